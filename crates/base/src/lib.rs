@@ -1,0 +1,16 @@
+//! Shared vocabulary for every Tessera crate: prefixes, AS numbers,
+//! address families and time.
+//!
+//! Nothing here touches a socket or reads a clock by itself: pure cores take
+//! [`Instant`] values as arguments so that tests and the simulator can drive
+//! them with a virtual clock.
+
+mod afi;
+mod asn;
+mod clock;
+mod prefix;
+
+pub use afi::{Afi, AfiSafi, Safi};
+pub use asn::Asn;
+pub use clock::{Clock, Instant, ManualClock, MonotonicClock};
+pub use prefix::{Prefix, Prefix4, Prefix6, PrefixError};

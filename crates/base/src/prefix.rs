@@ -1,0 +1,303 @@
+//! IP prefixes in a compact, `Copy` form.
+//!
+//! Address bits beyond the prefix length are kept as received: NLRI on the
+//! wire may carry them, and tools such as `bgpdump` print them. Use
+//! [`Prefix4::masked`] / [`Prefix6::masked`] for the canonical form.
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::str::FromStr;
+
+/// Why a prefix could not be built or parsed.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum PrefixError {
+    /// The length is larger than the address width.
+    BadLength,
+    /// The text is not `ADDR/LEN`.
+    BadSyntax,
+}
+
+impl fmt::Display for PrefixError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PrefixError::BadLength => f.write_str("prefix length exceeds address width"),
+            PrefixError::BadSyntax => f.write_str("expected ADDRESS/LENGTH"),
+        }
+    }
+}
+
+impl std::error::Error for PrefixError {}
+
+/// An IPv4 prefix: address in host byte order and a length of 0..=32.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Prefix4 {
+    addr: u32,
+    len: u8,
+}
+
+/// An IPv6 prefix: address in host byte order and a length of 0..=128.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Prefix6 {
+    addr: u128,
+    len: u8,
+}
+
+/// An IPv4 or IPv6 prefix.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Prefix {
+    V4(Prefix4),
+    V6(Prefix6),
+}
+
+const fn mask4(len: u8) -> u32 {
+    if len == 0 {
+        0
+    } else {
+        u32::MAX << (32 - len as u32)
+    }
+}
+
+const fn mask6(len: u8) -> u128 {
+    if len == 0 {
+        0
+    } else {
+        u128::MAX << (128 - len as u32)
+    }
+}
+
+impl Prefix4 {
+    pub const fn new(addr: u32, len: u8) -> Result<Self, PrefixError> {
+        if len > 32 {
+            return Err(PrefixError::BadLength);
+        }
+        Ok(Prefix4 { addr, len })
+    }
+    pub fn from_addr(addr: Ipv4Addr, len: u8) -> Result<Self, PrefixError> {
+        Self::new(u32::from(addr), len)
+    }
+    /// Builds a prefix from the (up to 4) leading octets carried in NLRI.
+    /// Missing octets are zero; extra octets are ignored.
+    pub fn from_nlri_bytes(len: u8, bytes: &[u8]) -> Result<Self, PrefixError> {
+        let mut a = [0u8; 4];
+        let n = bytes.len().min(4);
+        a[..n].copy_from_slice(&bytes[..n]);
+        Self::new(u32::from_be_bytes(a), len)
+    }
+    pub const fn addr_bits(self) -> u32 {
+        self.addr
+    }
+    pub fn addr(self) -> Ipv4Addr {
+        Ipv4Addr::from(self.addr)
+    }
+    pub const fn len(self) -> u8 {
+        self.len
+    }
+    /// Never true for a valid prefix object; `len() == 0` is the default route.
+    pub const fn is_empty(self) -> bool {
+        false
+    }
+    pub const fn masked(self) -> Self {
+        Prefix4 {
+            addr: self.addr & mask4(self.len),
+            len: self.len,
+        }
+    }
+    pub const fn contains_addr(self, a: u32) -> bool {
+        (a & mask4(self.len)) == (self.addr & mask4(self.len))
+    }
+    /// Octets needed to carry this prefix in NLRI.
+    pub const fn nlri_octets(self) -> usize {
+        (self.len as usize).div_ceil(8)
+    }
+}
+
+impl Prefix6 {
+    pub const fn new(addr: u128, len: u8) -> Result<Self, PrefixError> {
+        if len > 128 {
+            return Err(PrefixError::BadLength);
+        }
+        Ok(Prefix6 { addr, len })
+    }
+    pub fn from_addr(addr: Ipv6Addr, len: u8) -> Result<Self, PrefixError> {
+        Self::new(u128::from(addr), len)
+    }
+    /// Builds a prefix from the (up to 16) leading octets carried in NLRI.
+    pub fn from_nlri_bytes(len: u8, bytes: &[u8]) -> Result<Self, PrefixError> {
+        let mut a = [0u8; 16];
+        let n = bytes.len().min(16);
+        a[..n].copy_from_slice(&bytes[..n]);
+        Self::new(u128::from_be_bytes(a), len)
+    }
+    pub const fn addr_bits(self) -> u128 {
+        self.addr
+    }
+    pub fn addr(self) -> Ipv6Addr {
+        Ipv6Addr::from(self.addr)
+    }
+    pub const fn len(self) -> u8 {
+        self.len
+    }
+    pub const fn is_empty(self) -> bool {
+        false
+    }
+    pub const fn masked(self) -> Self {
+        Prefix6 {
+            addr: self.addr & mask6(self.len),
+            len: self.len,
+        }
+    }
+    pub const fn contains_addr(self, a: u128) -> bool {
+        (a & mask6(self.len)) == (self.addr & mask6(self.len))
+    }
+    pub const fn nlri_octets(self) -> usize {
+        (self.len as usize).div_ceil(8)
+    }
+}
+
+impl Prefix {
+    pub fn new(addr: IpAddr, len: u8) -> Result<Self, PrefixError> {
+        match addr {
+            IpAddr::V4(a) => Prefix4::from_addr(a, len).map(Prefix::V4),
+            IpAddr::V6(a) => Prefix6::from_addr(a, len).map(Prefix::V6),
+        }
+    }
+    pub fn addr(self) -> IpAddr {
+        match self {
+            Prefix::V4(p) => IpAddr::V4(p.addr()),
+            Prefix::V6(p) => IpAddr::V6(p.addr()),
+        }
+    }
+    pub const fn len(self) -> u8 {
+        match self {
+            Prefix::V4(p) => p.len,
+            Prefix::V6(p) => p.len,
+        }
+    }
+    pub const fn is_empty(self) -> bool {
+        false
+    }
+    pub const fn afi(self) -> crate::Afi {
+        match self {
+            Prefix::V4(_) => crate::Afi::Ipv4,
+            Prefix::V6(_) => crate::Afi::Ipv6,
+        }
+    }
+    pub const fn masked(self) -> Self {
+        match self {
+            Prefix::V4(p) => Prefix::V4(p.masked()),
+            Prefix::V6(p) => Prefix::V6(p.masked()),
+        }
+    }
+    pub const fn nlri_octets(self) -> usize {
+        (self.len() as usize).div_ceil(8)
+    }
+}
+
+impl From<Prefix4> for Prefix {
+    fn from(p: Prefix4) -> Self {
+        Prefix::V4(p)
+    }
+}
+
+impl From<Prefix6> for Prefix {
+    fn from(p: Prefix6) -> Self {
+        Prefix::V6(p)
+    }
+}
+
+impl fmt::Display for Prefix4 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.addr(), self.len)
+    }
+}
+
+impl fmt::Display for Prefix6 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.addr(), self.len)
+    }
+}
+
+impl fmt::Display for Prefix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Prefix::V4(p) => p.fmt(f),
+            Prefix::V6(p) => p.fmt(f),
+        }
+    }
+}
+
+fn split(s: &str) -> Result<(&str, u8), PrefixError> {
+    let (a, l) = s.split_once('/').ok_or(PrefixError::BadSyntax)?;
+    let len = l.parse::<u8>().map_err(|_| PrefixError::BadSyntax)?;
+    Ok((a, len))
+}
+
+impl FromStr for Prefix4 {
+    type Err = PrefixError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (a, len) = split(s)?;
+        let a: Ipv4Addr = a.parse().map_err(|_| PrefixError::BadSyntax)?;
+        Prefix4::from_addr(a, len)
+    }
+}
+
+impl FromStr for Prefix6 {
+    type Err = PrefixError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (a, len) = split(s)?;
+        let a: Ipv6Addr = a.parse().map_err(|_| PrefixError::BadSyntax)?;
+        Prefix6::from_addr(a, len)
+    }
+}
+
+impl FromStr for Prefix {
+    type Err = PrefixError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (a, len) = split(s)?;
+        let a: IpAddr = a.parse().map_err(|_| PrefixError::BadSyntax)?;
+        Prefix::new(a, len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn parse_and_print() {
+        let p: Prefix = "10.1.0.0/16".parse().unwrap();
+        assert_eq!(p.to_string(), "10.1.0.0/16");
+        assert_eq!(p.nlri_octets(), 2);
+        let p: Prefix = "2001:db8::/32".parse().unwrap();
+        assert_eq!(p.to_string(), "2001:db8::/32");
+        assert_eq!("10.0.0.0/33".parse::<Prefix>(), Err(PrefixError::BadLength));
+        assert_eq!("10.0.0.0".parse::<Prefix>(), Err(PrefixError::BadSyntax));
+        assert_eq!("::/129".parse::<Prefix>(), Err(PrefixError::BadLength));
+    }
+
+    #[test]
+    fn host_bits_are_kept_until_masked() {
+        let p = Prefix4::from_nlri_bytes(20, &[10, 1, 255]).unwrap();
+        assert_eq!(p.to_string(), "10.1.255.0/20");
+        assert_eq!(p.masked().to_string(), "10.1.240.0/20");
+        assert!(p.contains_addr(u32::from(Ipv4Addr::new(10, 1, 241, 9))));
+        assert!(!p.contains_addr(u32::from(Ipv4Addr::new(10, 2, 0, 0))));
+        let d = Prefix4::new(0, 0).unwrap();
+        assert!(d.contains_addr(u32::MAX));
+    }
+
+    proptest! {
+        #[test]
+        fn display_parse_roundtrip4(a: u32, l in 0u8..=32) {
+            let p = Prefix4::new(a, l).unwrap();
+            prop_assert_eq!(p.to_string().parse::<Prefix4>().unwrap(), p);
+        }
+        #[test]
+        fn display_parse_roundtrip6(a: u128, l in 0u8..=128) {
+            let p = Prefix6::new(a, l).unwrap();
+            prop_assert_eq!(p.to_string().parse::<Prefix6>().unwrap(), p);
+            prop_assert!(p.masked().contains_addr(a));
+        }
+    }
+}

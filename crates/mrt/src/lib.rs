@@ -1,0 +1,1 @@
+//! Streaming MRT reader and writer.

@@ -1,0 +1,4 @@
+fn main() {
+    eprintln!("tessera: no command yet");
+    std::process::exit(2);
+}
