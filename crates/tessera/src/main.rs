@@ -1,4 +1,54 @@
-fn main() {
-    eprintln!("tessera: no command yet");
-    std::process::exit(2);
+//! `tessera`: the command-line front end. Wiring only: every command parses
+//! its arguments here and calls into a library crate.
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+mod cmd;
+
+#[derive(Parser)]
+#[command(name = "tessera", version, about = "Tessera router tools")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Generate a synthetic MRT trace in memory, decode it and summarise it.
+    Demo(cmd::demo::Args),
+    /// MRT tools: dump, stats, write.
+    Mrt {
+        #[command(subcommand)]
+        command: MrtCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum MrtCommand {
+    /// Print records like `bgpdump` (`-m` one line per entry), or as JSON.
+    Dump(cmd::mrt_dump::Args),
+    /// Records per type, peers, distinct prefixes, time span.
+    Stats(cmd::mrt_stats::Args),
+    /// Re-encode what was read into a new MRT file.
+    Write(cmd::mrt_write::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let r = match cli.command {
+        Command::Demo(a) => cmd::demo::run(a),
+        Command::Mrt { command } => match command {
+            MrtCommand::Dump(a) => cmd::mrt_dump::run(a),
+            MrtCommand::Stats(a) => cmd::mrt_stats::run(a),
+            MrtCommand::Write(a) => cmd::mrt_write::run(a),
+        },
+    };
+    match r {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("tessera: {e}");
+            ExitCode::from(1)
+        }
+    }
 }

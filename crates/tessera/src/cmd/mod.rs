@@ -1,0 +1,9 @@
+//! One module per command; each has `Args` (clap) and `run`.
+
+pub mod demo;
+pub mod mrt_dump;
+pub mod mrt_stats;
+pub mod mrt_write;
+
+/// Errors surface to the user as one line of text.
+pub type CmdResult = Result<std::process::ExitCode, Box<dyn std::error::Error>>;

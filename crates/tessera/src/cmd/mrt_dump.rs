@@ -1,0 +1,8 @@
+use super::CmdResult;
+
+#[derive(clap::Args)]
+pub struct Args {}
+
+pub fn run(_a: Args) -> CmdResult {
+    Err("'mrt_dump' is not built yet".into())
+}
