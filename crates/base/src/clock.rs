@@ -20,13 +20,17 @@ impl Instant {
     pub const fn as_nanos(self) -> u64 {
         self.0
     }
-    /// `self + d`, saturating at the end of time.
-    pub fn add(self, d: Duration) -> Instant {
-        Instant(self.0.saturating_add(d.as_nanos().min(u64::MAX as u128) as u64))
-    }
     /// Time elapsed from `earlier` to `self`, zero if `earlier` is later.
     pub fn since(self, earlier: Instant) -> Duration {
         Duration::from_nanos(self.0.saturating_sub(earlier.0))
+    }
+}
+
+impl std::ops::Add<Duration> for Instant {
+    type Output = Instant;
+    /// `self + d`, saturating at the end of time.
+    fn add(self, d: Duration) -> Instant {
+        Instant(self.0.saturating_add(d.as_nanos().min(u64::MAX as u128) as u64))
     }
 }
 
@@ -69,7 +73,7 @@ impl ManualClock {
         }
     }
     pub fn advance(&self, d: Duration) {
-        self.now.set(self.now.get().add(d));
+        self.now.set(self.now.get() + d);
     }
     pub fn set(&self, t: Instant) {
         self.now.set(t);
