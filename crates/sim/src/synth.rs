@@ -193,7 +193,7 @@ impl SynthRib {
         // origins many prefixes, as in the real table.
         let u = rng.below(1 << 20) as f64 / (1 << 20) as f64;
         let origin_as = 1_000 + (u * u * ORIGIN_POOL as f64) as u32;
-        let origin_as = if origin_as % 7 == 0 {
+        let origin_as = if origin_as.is_multiple_of(7) {
             // Some origins have 4-octet ASNs (RFC 6793).
             196_608 + origin_as
         } else {
@@ -224,7 +224,7 @@ impl SynthRib {
             for hop in 1..len.saturating_sub(1) {
                 let h = mix(
                     mix(self.seed, origin_as as u64),
-                    (hop as u64) << 8 | pi as u64 % 3,
+                    ((hop as u64) << 8) | (pi as u64 % 3),
                 );
                 buf.asns.push(10_000 + (h % TRANSIT_POOL as u64) as u32);
             }
@@ -291,7 +291,7 @@ fn gen_v6(rng: &mut Rng, n: usize, out: &mut Vec<Prefix>) {
     let mut tries = 0usize;
     while seen.len() < n && tries < n * 20 + 1000 {
         tries += 1;
-        let hi = 0x2000u128 | rng.below(0x0c00) as u128 + 0x0400;
+        let hi = 0x2000u128 | (rng.below(0x0c00) as u128 + 0x0400);
         let addr = hi << 112 | (rng.next_u64() as u128) << 48;
         let Ok(p) = Prefix6::new(addr, lens.sample(rng).max(16)) else {
             continue;
