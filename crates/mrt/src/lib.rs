@@ -1,1 +1,2 @@
 //! Streaming MRT reader and writer.
+pub mod bgpdump;

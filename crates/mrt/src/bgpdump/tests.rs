@@ -1,0 +1,72 @@
+use super::*;
+
+fn info(mrt_type: u16, subtype: u16) -> RecordInfo {
+    RecordInfo {
+        timestamp: 1,
+        microseconds: 5,
+        mrt_type,
+        subtype,
+    }
+}
+
+fn peer_index_table() -> Vec<u8> {
+    let mut b = vec![10, 0, 0, 1, 0, 0, 0, 2];
+    // IPv4 peer, 2-octet AS 65001.
+    b.extend_from_slice(&[0, 1, 1, 1, 1, 192, 0, 2, 1, 0xfd, 0xe9]);
+    // IPv6 peer 2001:db8::1, 4-octet AS 4200000000.
+    b.extend_from_slice(&[
+        3, 2, 2, 2, 2, 0x20, 1, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1,
+    ]);
+    b.extend_from_slice(&4_200_000_000u32.to_be_bytes());
+    b
+}
+
+#[test]
+fn rib_lines() {
+    let mut d = Dumper::new();
+    let mut out = Vec::new();
+    d.record(&info(13, 1), &peer_index_table(), &mut out);
+    assert!(out.is_empty());
+    // 10.1.0.0/16, two entries: peer 0 with ORIGIN IGP, AS_PATH 65001 7,
+    // NEXT_HOP 192.0.2.1, COMMUNITIES no-export; peer 9 (not in the table).
+    let attrs: &[u8] = &[
+        0x40, 1, 1, 0, 0x40, 2, 10, 2, 2, 0, 0, 0xfd, 0xe9, 0, 0, 0, 7, 0x40, 3, 4, 192, 0, 2, 1,
+        0xc0, 8, 4, 0xff, 0xff, 0xff, 0x01,
+    ];
+    let mut body = vec![0, 0, 0, 0, 16, 10, 1, 0, 2];
+    for idx in [0u8, 9] {
+        body.extend_from_slice(&[0, idx, 0, 0, 0, 0, 0, attrs.len() as u8]);
+        body.extend_from_slice(attrs);
+    }
+    d.record(&info(13, 2), &body, &mut out);
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "TABLE_DUMP2|1|B|192.0.2.1|65001|10.1.0.0/16|65001 7|IGP|192.0.2.1|0|0|no-export|NAG||\n"
+    );
+    assert_eq!(d.skipped_entries(), 1);
+}
+
+#[test]
+fn et_state_change_and_truncated_bodies_do_not_panic() {
+    let mut d = Dumper::new();
+    let mut out = Vec::new();
+    let body = [0, 1, 0, 2, 0, 0, 0, 1, 1, 2, 3, 4, 5, 6, 7, 8, 0, 3, 0, 4];
+    d.record(&info(17, 0), &body, &mut out);
+    assert_eq!(out, b"BGP4MP_ET|1.000005|STATE|1.2.3.4|1|3|4\n");
+    // Every prefix of every body shape must be handled without panicking.
+    let pit = peer_index_table();
+    for t in [
+        (12, 1),
+        (12, 2),
+        (13, 1),
+        (13, 2),
+        (13, 10),
+        (16, 1),
+        (16, 4),
+        (17, 5),
+    ] {
+        for n in 0..pit.len() {
+            d.record(&info(t.0, t.1), &pit[..n], &mut out);
+        }
+    }
+}
