@@ -10,6 +10,7 @@ use std::fmt;
 use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::Path;
+use std::sync::mpsc;
 
 /// Why reading stopped early.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,10 +52,12 @@ impl RawReader {
         let n = read_full(&mut f, &mut magic)?;
         drop(f);
         let f = BufReader::with_capacity(1 << 16, File::open(path)?);
+        // Decompression (bzip2 above all) costs more than formatting, so it
+        // runs on its own thread.
         let inner: Box<dyn Read + Send> = if n >= 2 && magic[..2] == [0x1f, 0x8b] {
-            Box::new(flate2::read::MultiGzDecoder::new(f))
+            Box::new(Threaded::spawn(flate2::read::MultiGzDecoder::new(f)))
         } else if n == 3 && &magic == b"BZh" {
-            Box::new(bzip2::read::MultiBzDecoder::new(f))
+            Box::new(Threaded::spawn(bzip2::read::MultiBzDecoder::new(f)))
         } else {
             Box::new(f)
         };
@@ -111,6 +114,86 @@ impl RawReader {
         }
         self.offset = start + got + len as u64;
         Ok(Some((info, &self.body)))
+    }
+}
+
+/// A reader whose source is read ahead, in 1 MiB chunks, by a thread.
+struct Threaded {
+    rx: mpsc::Receiver<io::Result<Vec<u8>>>,
+    cur: Vec<u8>,
+    pos: usize,
+    done: bool,
+}
+
+impl Threaded {
+    fn spawn<R: Read + Send + 'static>(mut src: R) -> Threaded {
+        let (tx, rx) = mpsc::sync_channel(4);
+        std::thread::spawn(move || loop {
+            let mut buf = vec![0u8; 1 << 20];
+            let mut n = 0;
+            let mut err = None;
+            while n < buf.len() {
+                match src.read(&mut buf[n..]) {
+                    Ok(0) => break,
+                    Ok(k) => n += k,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        err = Some(e);
+                        break;
+                    }
+                }
+            }
+            buf.truncate(n);
+            // Bytes decoded before an error still count: the records they
+            // hold are complete and must be printed. A send error means the
+            // reader is gone: stop. An empty chunk marks the end.
+            if n > 0 && tx.send(Ok(buf)).is_err() {
+                return;
+            }
+            if let Some(e) = err {
+                let _ = tx.send(Err(e));
+                return;
+            }
+            if n == 0 {
+                let _ = tx.send(Ok(Vec::new()));
+                return;
+            }
+        });
+        Threaded {
+            rx,
+            cur: Vec::new(),
+            pos: 0,
+            done: false,
+        }
+    }
+}
+
+impl Read for Threaded {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while self.pos >= self.cur.len() {
+            if self.done {
+                return Ok(0);
+            }
+            match self.rx.recv() {
+                Ok(Ok(c)) => {
+                    self.done = c.is_empty();
+                    self.cur = c;
+                    self.pos = 0;
+                }
+                Ok(Err(e)) => {
+                    self.done = true;
+                    return Err(e);
+                }
+                Err(_) => {
+                    self.done = true;
+                    return Ok(0);
+                }
+            }
+        }
+        let n = buf.len().min(self.cur.len() - self.pos);
+        buf[..n].copy_from_slice(&self.cur[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
     }
 }
 
