@@ -1,0 +1,152 @@
+//! The one validating pass a speaker runs over a received UPDATE, applying
+//! RFC 4271 §6.3 checks and the RFC 7606 revised error handling.
+
+use crate::attr::mp::{MpReachView, MpUnreachView};
+use crate::attr::PathAttribute;
+use crate::consts::attr_type as at;
+use crate::error::{Disposition, WireError};
+use crate::update::UpdateView;
+
+/// A set of attribute type codes.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct AttrSet([u64; 4]);
+
+impl AttrSet {
+    pub const fn contains(&self, t: u8) -> bool {
+        self.0[(t >> 6) as usize] & (1 << (t & 63)) != 0
+    }
+    pub fn insert(&mut self, t: u8) {
+        self.0[(t >> 6) as usize] |= 1 << (t & 63);
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0 == [0; 4]
+    }
+}
+
+/// What [`UpdateView::validate`] found in an acceptable UPDATE.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ValidatedUpdate<'a> {
+    /// IPv4 unicast withdrawn routes.
+    pub withdrawn: usize,
+    /// IPv4 unicast NLRI.
+    pub announced: usize,
+    pub mp_reach: Option<MpReachView<'a>>,
+    pub mp_unreach: Option<MpUnreachView<'a>>,
+    /// Attribute types present (first occurrence, well-formed or not).
+    pub present: AttrSet,
+    /// RFC 7606 "attribute discard": malformed attributes to ignore.
+    pub discard: AttrSet,
+    /// RFC 7606 §3 g: types that repeated; ignore all but the first.
+    pub duplicates: AttrSet,
+    /// The first error that led to a discard, for logging.
+    pub first_discard_error: Option<WireError>,
+}
+
+impl<'a> UpdateView<'a> {
+    /// Checks the whole UPDATE once. Returns `Err` with the most severe
+    /// problem when it is [`Disposition::SessionReset`] or
+    /// [`Disposition::TreatAsWithdraw`] (RFC 7606 §3: the strongest action
+    /// wins); attribute-discard problems are reported in the summary.
+    /// On treat-as-withdraw the caller still reads [`Self::withdrawn`],
+    /// [`Self::nlri`] and [`Self::mp_reach`] to withdraw every NLRI.
+    ///
+    /// Semantic checks that need configuration (NEXT_HOP reachability,
+    /// LOCAL_PREF from eBGP, first AS in AS_PATH) are the speaker's.
+    pub fn validate(&self) -> Result<ValidatedUpdate<'a>, (WireError, Disposition)> {
+        let reset = |e: WireError| (e, Disposition::SessionReset);
+        // RFC 7606 §5.3: the NLRI fields must parse, else nothing can be
+        // withdrawn reliably.
+        let withdrawn = self.withdrawn().validate().map_err(reset)?;
+        let announced = self.nlri().validate().map_err(reset)?;
+        let mut s = ValidatedUpdate {
+            withdrawn,
+            announced,
+            mp_reach: None,
+            mp_unreach: None,
+            present: AttrSet::default(),
+            discard: AttrSet::default(),
+            duplicates: AttrSet::default(),
+            first_discard_error: None,
+        };
+        let mut worst: Option<(WireError, Disposition)> = None;
+        let mut note =
+            |e: WireError, s: &mut ValidatedUpdate<'a>| -> Result<(), (WireError, Disposition)> {
+                let d = e.disposition();
+                match d {
+                    Disposition::SessionReset => return Err((e, d)),
+                    Disposition::AttributeDiscard => {
+                        if let Some(a) = e.attr() {
+                            if matches!(e, WireError::DuplicateAttribute(_)) {
+                                s.duplicates.insert(a.type_code);
+                            } else {
+                                s.discard.insert(a.type_code);
+                            }
+                        }
+                        s.first_discard_error.get_or_insert(e);
+                    }
+                    Disposition::TreatAsWithdraw => {
+                        worst.get_or_insert((e, d));
+                    }
+                }
+                Ok(())
+            };
+        for a in self.attributes() {
+            let a = match a {
+                Ok(a) => a,
+                Err(e) => {
+                    note(e, &mut s)?;
+                    break;
+                }
+            };
+            if s.present.contains(a.type_code) {
+                note(WireError::DuplicateAttribute(a.attr_ref()), &mut s)?;
+                continue;
+            }
+            s.present.insert(a.type_code);
+            let opt_err = WireError::OptionalAttribute(a.attr_ref());
+            match a.typed(self.ctx()) {
+                Err(e) => note(e, &mut s)?,
+                Ok(PathAttribute::MpReach(m)) => {
+                    // RFC 7606 §7.11: MP errors reset the session.
+                    if !m.next_hop_len_ok() {
+                        return Err(reset(opt_err));
+                    }
+                    if crate::attr::mp::is_prefix_family(m.afi_safi) {
+                        m.nlri().validate().map_err(|_| reset(opt_err))?;
+                    }
+                    s.mp_reach = Some(m);
+                }
+                Ok(PathAttribute::MpUnreach(m)) => {
+                    if crate::attr::mp::is_prefix_family(m.afi_safi) {
+                        m.withdrawn().validate().map_err(|_| reset(opt_err))?;
+                    }
+                    s.mp_unreach = Some(m);
+                }
+                Ok(_) => {}
+            }
+        }
+        // RFC 4271 §6.3 / RFC 4760 §4 / RFC 7606 §3 d: mandatory attributes
+        // are only required when something is announced; NEXT_HOP only for
+        // the IPv4 NLRI field.
+        let mp_announces = s.mp_reach.is_some_and(|m| !m.nlri.is_empty());
+        if s.announced > 0 || mp_announces {
+            for t in [at::ORIGIN, at::AS_PATH] {
+                if !s.present.contains(t) {
+                    note(WireError::MissingWellKnown { type_code: t }, &mut s)?;
+                }
+            }
+            if s.announced > 0 && !s.present.contains(at::NEXT_HOP) {
+                note(
+                    WireError::MissingWellKnown {
+                        type_code: at::NEXT_HOP,
+                    },
+                    &mut s,
+                )?;
+            }
+        }
+        match worst {
+            Some(w) => Err(w),
+            None => Ok(s),
+        }
+    }
+}
