@@ -3,6 +3,7 @@
 #![allow(dead_code)] // Each test binary uses a different subset.
 
 pub mod pcap;
+pub mod tshark;
 
 use std::path::PathBuf;
 

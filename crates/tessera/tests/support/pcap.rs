@@ -282,6 +282,9 @@ mod pcap_tests {
         assert_eq!(off, file.len());
         // SYN, ACK, data(42), data(3), FIN, ACK: seq advances by payload.
         let base = 0x1000_0000u32;
-        assert_eq!(seqs, [base, base + 1, base + 1, base + 43, base + 46, base + 47]);
+        assert_eq!(
+            seqs,
+            [base, base + 1, base + 1, base + 43, base + 46, base + 47]
+        );
     }
 }
