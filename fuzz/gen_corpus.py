@@ -216,6 +216,34 @@ def handmade(c):
     # An End-of-RIB marker for IPv4 (RFC 4724 §2) and one for IPv6.
     c.add("bgp_message", bgp(2, b"\x00\x00\x00\x00"))
     c.add("bgp_message", bgp(2, b"\x00\x00\x00\x06\x80\x0f\x03\x00\x02\x01"))
+    # One value per attribute type bgp-wire knows, plus an unknown one, so
+    # bgp_attr_single starts with every decoder reachable (ctx byte 1:
+    # 4-octet AS; 0: 2-octet).
+    singles = [
+        (0x40, 1, b"\x00"),  # ORIGIN
+        (0x40, 2, b"\x02\x02\x00\x00\xfd\xe8\x00\x01\x00\x00"),  # AS_PATH
+        (0x40, 3, b"\xc0\x00\x02\x01"),  # NEXT_HOP
+        (0x80, 4, b"\x00\x00\x00\x64"),  # MULTI_EXIT_DISC
+        (0x40, 5, b"\x00\x00\x00\x64"),  # LOCAL_PREF
+        (0x40, 6, b""),  # ATOMIC_AGGREGATE
+        (0xC0, 7, b"\x00\x00\xfd\xe8\xc0\x00\x02\x01"),  # AGGREGATOR
+        (0xC0, 8, b"\xfd\xe8\x00\x01\xff\xff\xff\x01"),  # COMMUNITIES
+        (0x80, 9, b"\xc0\x00\x02\x01"),  # ORIGINATOR_ID
+        (0x80, 10, b"\xc0\x00\x02\x01\xc0\x00\x02\x02"),  # CLUSTER_LIST
+        (0x80, 14, b"\x00\x02\x01\x10" + b"\x20\x01\x0d\xb8" + b"\x00" * 12 + b"\x00\x20\x20\x01\x0d\xb8"),  # MP_REACH
+        (0x80, 15, b"\x00\x01\x01\x18\xc0\x00\x02"),  # MP_UNREACH
+        (0xC0, 16, b"\x00\x02\xfd\xe8\x00\x00\x00\x01"),  # EXTENDED_COMMUNITIES
+        (0xC0, 17, b"\x02\x01\x00\x01\x00\x00"),  # AS4_PATH
+        (0xC0, 18, b"\x00\x01\x00\x00\xc0\x00\x02\x01"),  # AS4_AGGREGATOR
+        (0xC0, 25, b"\x00\x02" + b"\x20\x01\x0d\xb8" + b"\x00" * 12 + b"\x00\x01"),  # IPV6_EXT_COMM
+        (0xC0, 32, b"\x00\x01\x00\x00\x00\x00\x00\x01\x00\x00\x00\x02"),  # LARGE_COMMUNITY
+        (0xC0, 35, b"\x00\x00\xfd\xe8"),  # ONLY_TO_CUSTOMER
+        (0xC0, 99, b"\x01\x02\x03"),  # unknown optional transitive
+    ]
+    for flags, t, v in singles:
+        for ctx in (0, 1):
+            c.add("bgp_attr_single", bytes([ctx, t, flags]) + v)
+            c.add("bgp_attributes", bytes([ctx, flags, t, len(v)]) + v)
 
 
 def main():
