@@ -18,13 +18,15 @@
 //! d.record(&info, &body, &mut out);
 //! assert_eq!(out, b"BGP4MP|1400000000|STATE|192.0.2.1|65001|1|2\n");
 //! ```
+//!
+//! Files are framed by [`crate::MrtReader`]: feed each
+//! [`crate::RawRecord`] from `next_raw` through [`RecordInfo::from_header`].
 
 mod attrs;
 mod fmt;
 mod line;
-pub mod raw;
 
-pub use raw::{RawError, RawReader};
+use crate::header::Header;
 
 /// The MRT common header fields (RFC 6396 §2) the output needs.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -34,6 +36,19 @@ pub struct RecordInfo {
     pub microseconds: u32,
     pub mrt_type: u16,
     pub subtype: u16,
+}
+
+impl RecordInfo {
+    /// The fields of a header framed by [`crate::MrtReader::next_raw`],
+    /// which has already split the `_ET` microseconds off the body.
+    pub fn from_header(h: &Header) -> RecordInfo {
+        RecordInfo {
+            timestamp: h.timestamp,
+            microseconds: h.microseconds.unwrap_or(0),
+            mrt_type: h.mrt_type,
+            subtype: h.subtype,
+        }
+    }
 }
 
 /// Formats MRT records as `bgpdump -m` lines. Keeps the last

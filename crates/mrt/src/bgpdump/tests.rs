@@ -70,3 +70,54 @@ fn et_state_change_and_truncated_bodies_do_not_panic() {
         }
     }
 }
+
+/// Frames `bytes` with `MrtReader::next_raw` and formats every record, the
+/// way `tessera mrt dump -m` does; returns the text and the first error.
+fn dump_stream(bytes: &[u8]) -> (String, Option<crate::MrtError>) {
+    let mut r = crate::MrtReader::new(bytes);
+    let mut d = Dumper::new();
+    let mut out = Vec::new();
+    let mut err = None;
+    while let Some(rec) = r.next_raw() {
+        match rec {
+            Ok(rec) => d.record(&RecordInfo::from_header(&rec.header), rec.body, &mut out),
+            Err(e) => err = err.or(Some(e)),
+        }
+    }
+    (String::from_utf8(out).unwrap(), err)
+}
+
+#[test]
+fn mrt_reader_frames_et_microseconds_and_truncation() {
+    use crate::{MrtWriter, Peering};
+    use base::Asn;
+    let peering = Peering {
+        peer_as: Asn(65001),
+        local_as: Asn(65002),
+        interface_index: 0,
+        peer_ip: "192.0.2.1".parse().unwrap(),
+        local_ip: "192.0.2.2".parse().unwrap(),
+    };
+    let mut w = MrtWriter::new(Vec::new());
+    // BGP4MP_ET: RFC 6396 §3 puts the microseconds in front of the body;
+    // next_raw must hand them over in the header, not in the body.
+    w.write_bgp4mp_state_change(7, Some(42), &peering, 1, 2)
+        .unwrap();
+    w.write_bgp4mp_state_change(8, None, &peering, 2, 3)
+        .unwrap();
+    let bytes = w.finish().unwrap();
+    let (text, err) = dump_stream(&bytes);
+    assert_eq!(err, None);
+    assert_eq!(
+        text,
+        "BGP4MP_ET|7.000042|STATE|192.0.2.1|65001|1|2\nBGP4MP|8|STATE|192.0.2.1|65001|2|3\n"
+    );
+    // Cut inside the second record: the first still prints, and the error
+    // names the offset where the damaged record starts (16 + 20 + 4 bytes
+    // for the ET record with its microseconds).
+    let (text, err) = dump_stream(&bytes[..bytes.len() - 3]);
+    assert_eq!(text, "BGP4MP_ET|7.000042|STATE|192.0.2.1|65001|1|2\n");
+    let err = err.expect("truncation must be reported");
+    assert!(err.is_fatal());
+    assert_eq!(err.offset, 40);
+}

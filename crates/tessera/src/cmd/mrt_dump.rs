@@ -1,16 +1,18 @@
 //! `tessera mrt dump -m FILE...`: bgpdump-compatible lines (see
-//! docs/bgpdump-format.md). Wiring only; the formatter is `mrt::bgpdump`.
+//! docs/bgpdump-format.md). Wiring only: `mrt::MrtReader` frames the records
+//! (decompressing on its background thread) and `mrt::bgpdump` formats them.
 
 use super::CmdResult;
-use mrt::bgpdump::{Dumper, RawReader};
+use mrt::bgpdump::{Dumper, RecordInfo};
+use mrt::MrtReader;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// One line per entry, like `bgpdump -m`.
-    #[arg(short = 'm')]
+    /// One line per entry, like `bgpdump -m` (the default).
+    #[arg(short = 'm', conflicts_with = "json")]
     oneline: bool,
     /// One JSON object per line (not available yet).
     #[arg(long)]
@@ -27,7 +29,7 @@ pub fn run(a: Args) -> CmdResult {
     if a.json {
         return Err("--json is not supported yet; use -m".into());
     }
-    // Without -m we print the -m format too (the only one implemented).
+    // Without -m we print the -m format too (the only text format).
     let _ = a.oneline;
     let stdout = io::stdout();
     let mut w = stdout.lock();
@@ -35,29 +37,38 @@ pub fn run(a: Args) -> CmdResult {
     let mut failed = false;
     for path in &a.files {
         let mut d = Dumper::new();
-        let mut r = RawReader::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let res = loop {
-            match r.next_record() {
-                Ok(Some((info, body))) => {
-                    d.record(&info, body, &mut out);
+        // `open` decompresses gzip/bzip2 on a background thread.
+        let mut r = MrtReader::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        while let Some(rec) = r.next_raw() {
+            match rec {
+                Ok(rec) => {
+                    d.record(&RecordInfo::from_header(&rec.header), rec.body, &mut out);
                     if out.len() >= CHUNK {
                         if let Some(code) = write_out(&mut w, &mut out)? {
                             return Ok(code);
                         }
                     }
                 }
-                Ok(None) => break Ok(()),
-                Err(e) => break Err(e),
+                Err(e) => {
+                    // Print what came before the error first, so stdout
+                    // holds every complete record.
+                    if let Some(code) = write_out(&mut w, &mut out)? {
+                        return Ok(code);
+                    }
+                    if let Some(code) = flush(&mut w)? {
+                        return Ok(code);
+                    }
+                    // bgpdump exits 0 on a truncated file; we report it
+                    // (docs/bgpdump-format.md). A non-fatal error (an _ET
+                    // record too short for its microseconds) skips the
+                    // record and reading goes on.
+                    eprintln!("tessera: {}: {e}", path.display());
+                    failed = true;
+                }
             }
-        };
+        }
         if let Some(code) = write_out(&mut w, &mut out)? {
             return Ok(code);
-        }
-        if let Err(e) = res {
-            // bgpdump exits 0 here; we report it (docs/bgpdump-format.md).
-            let _ = w.flush();
-            eprintln!("tessera: {}: {e}", path.display());
-            failed = true;
         }
         if d.skipped_entries() > 0 {
             eprintln!(
