@@ -9,6 +9,7 @@
 use crate::dist::{Discrete, AS_PATH_LEN, V4_PREFIX_LEN, V6_PREFIX_LEN};
 use crate::Rng;
 use base::{Asn, Prefix, Prefix4, Prefix6};
+use bgp_wire::Origin;
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -20,7 +21,8 @@ pub struct SynthConfig {
     pub prefixes_v6: usize,
     /// When true every peer announces every prefix (best-path selection
     /// competes on every prefix); otherwise peer 0 is a full feed and the
-    /// others cover a random 30-95% share each.
+    /// others cover a random 30-95% share each (peer 3, the first IPv6
+    /// session, is a full IPv6 feed).
     pub all_peers_all_prefixes: bool,
     pub seed: u64,
 }
@@ -35,14 +37,6 @@ impl Default for SynthConfig {
             seed: 1,
         }
     }
-}
-
-/// ORIGIN attribute values (RFC 4271 §5.1.1).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Origin {
-    Igp,
-    Egp,
-    Incomplete,
 }
 
 /// One peer of the synthetic collector.
@@ -148,7 +142,9 @@ impl SynthRib {
                 } else {
                     IpAddr::V4(Ipv4Addr::new(198, 18, (i >> 8) as u8, (i & 0xff) as u8 + 1))
                 };
-                let coverage = if cfg.all_peers_all_prefixes || i == 0 {
+                // Peer 0 (the first IPv4 session) and peer 3 (the first IPv6
+                // one) are full feeds, so every prefix has a route.
+                let coverage = if cfg.all_peers_all_prefixes || i == 0 || i == 3 {
                     1.0
                 } else {
                     0.30 + 0.65 * rng.below(1000) as f64 / 1000.0
@@ -199,14 +195,17 @@ impl SynthRib {
         } else {
             origin_as
         };
-        let base_len = self.path_len.sample(&mut rng).max(1);
-        let origin = match rng.below(100) {
+        // Path length and prepending belong to the origin, like its
+        // upstreams do.
+        let mut orng = Rng::new(mix(self.seed ^ 0x5eed, origin_as as u64));
+        let base_len = self.path_len.sample(&mut orng).max(1);
+        let origin = match orng.below(100) {
             0..=89 => Origin::Igp,
             90 => Origin::Egp,
             _ => Origin::Incomplete,
         };
-        let prepend = if rng.chance(0.04) {
-            1 + rng.below(3)
+        let prepend = if orng.chance(0.04) {
+            1 + orng.below(3)
         } else {
             0
         };
@@ -217,9 +216,13 @@ impl SynthRib {
             if !self.all && !rng.chance(peer.coverage) {
                 continue;
             }
+            // What a peer attaches depends on the (peer, origin AS) pair, not
+            // on the prefix, so prefixes of one origin share attribute sets
+            // as they do in real tables (about 3 routes per set).
+            let mut prng = Rng::new(mix(mix(self.seed, origin_as as u64), pi as u64 + 17));
             let start = buf.asns.len() as u32;
             // Peers see the prefix over paths of slightly different lengths.
-            let len = (base_len as i32 + rng.below(3) as i32 - 1).max(1) as u32;
+            let len = (base_len as i32 + prng.below(3) as i32 - 1).max(1) as u32;
             buf.asns.push(peer.asn.0);
             for hop in 1..len.saturating_sub(1) {
                 let h = mix(
@@ -236,16 +239,16 @@ impl SynthRib {
             }
             let path = (start, buf.asns.len() as u32);
             let cstart = buf.comms.len() as u32;
-            for _ in 0..rng.below(4) {
+            for _ in 0..prng.below(4) {
                 buf.comms
-                    .push((peer.asn.0 & 0xffff) << 16 | (rng.below(4000) as u32 + 1));
+                    .push(((peer.asn.0 & 0xffff) << 16) | (prng.below(4000) as u32 + 1));
             }
             let lstart = buf.large.len() as u32;
-            if rng.chance(0.1) {
-                buf.large.push([peer.asn.0, 1, rng.below(100) as u32]);
+            if prng.chance(0.1) {
+                buf.large.push([peer.asn.0, 1, prng.below(100) as u32]);
             }
             let med = if pi % 3 == 1 {
-                Some(rng.below(500) as u32)
+                Some(prng.below(500) as u32)
             } else {
                 None
             };
