@@ -229,7 +229,11 @@ fn malformed_attribute_dispositions_and_data() {
     // Attribute overrunning the attribute block: treat-as-withdraw (§4).
     // The cut-off last octet (0) then reads as NLRI 0.0.0.0/0, so the NLRI
     // can still be located.
-    let mut b = body(&[], &[origin(), as_path4(), tlv(0x40, 3, &[192, 0, 2, 0])], &[]);
+    let mut b = body(
+        &[],
+        &[origin(), as_path4(), tlv(0x40, 3, &[192, 0, 2, 0])],
+        &[],
+    );
     let alen = u16::from_be_bytes([b[2], b[3]]);
     b[2..4].copy_from_slice(&(alen - 1).to_be_bytes());
     let (e, d) = UpdateView::parse(&b, CTX).unwrap().validate().unwrap_err();
