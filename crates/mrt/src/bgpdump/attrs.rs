@@ -94,6 +94,8 @@ pub(crate) const COMMUNITIES: u32 = 8;
 pub(crate) const LOCAL_PREF: u32 = 5;
 pub(crate) const MED: u32 = 4;
 const AGGREGATOR: u32 = 7;
+const EXT_COMMUNITIES: u32 = 16;
+const LARGE_COMMUNITIES: u32 = 32;
 /// RFC 6793 §9.
 const AS_TRANS: u32 = 23456;
 
@@ -115,6 +117,10 @@ pub(crate) struct Attrs<'a> {
     /// Whether `as_path` holds 4-octet ASNs.
     pub(crate) as_path_four: bool,
     pub(crate) communities: Option<&'a [u8]>,
+    /// EXTENDED_COMMUNITIES (RFC 4360) and LARGE_COMMUNITY (RFC 8092): not
+    /// printed by `-m`, only by the JSON output.
+    pub(crate) ext_communities: Option<&'a [u8]>,
+    pub(crate) large_communities: Option<&'a [u8]>,
     pub(crate) reach: PerAfi<MpReach<'a>>,
     pub(crate) unreach: PerAfi<&'a [u8]>,
 }
@@ -143,6 +149,8 @@ impl<'a> Attrs<'a> {
             as4_path: None,
             as_path_four: four,
             communities: None,
+            ext_communities: None,
+            large_communities: None,
             reach: Default::default(),
             unreach: Default::default(),
         };
@@ -191,6 +199,8 @@ impl<'a> Attrs<'a> {
                 self.aggr_addr = z.arr();
             }
             COMMUNITIES => self.communities = Some(v),
+            EXT_COMMUNITIES => self.ext_communities = Some(v),
+            LARGE_COMMUNITIES => self.large_communities = Some(v),
             AS4_PATH => self.as4_path = Some(v),
             AS4_AGGREGATOR => {
                 self.new_aggr_as = z.u32();
@@ -388,16 +398,21 @@ pub(crate) fn write_communities(out: &mut Vec<u8>, data: &[u8]) {
         if i > 0 {
             out.push(b' ');
         }
-        let v = u32::from_be_bytes([c[0], c[1], c[2], c[3]]);
-        match v {
-            0xFFFF_FF01 => out.extend_from_slice(b"no-export"),
-            0xFFFF_FF02 => out.extend_from_slice(b"no-advertise"),
-            0xFFFF_FF03 => out.extend_from_slice(b"local-AS"),
-            _ => {
-                push_u32(out, v >> 16);
-                out.push(b':');
-                push_u32(out, v & 0xffff);
-            }
+        push_community(out, u32::from_be_bytes([c[0], c[1], c[2], c[3]]));
+    }
+}
+
+/// Appends one RFC 1997 community: `AS:VAL`, or one of the three names
+/// bgpdump knows.
+pub(crate) fn push_community(out: &mut Vec<u8>, v: u32) {
+    match v {
+        0xFFFF_FF01 => out.extend_from_slice(b"no-export"),
+        0xFFFF_FF02 => out.extend_from_slice(b"no-advertise"),
+        0xFFFF_FF03 => out.extend_from_slice(b"local-AS"),
+        _ => {
+            push_u32(out, v >> 16);
+            out.push(b':');
+            push_u32(out, v & 0xffff);
         }
     }
 }

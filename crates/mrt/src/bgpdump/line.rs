@@ -1,12 +1,14 @@
 //! The `-m` lines themselves: TABLE_DUMP, TABLE_DUMP_V2 and BGP4MP(_ET).
+//! In JSON mode the same walk writes the pieces of `super::json` instead.
 
 use super::attrs::{self, Attrs, Z};
 use super::fmt::{push_ipv4, push_ipv6, push_u32};
+use super::json;
 use super::{Dumper, RecordInfo};
 
 /// What goes in the NEXT_HOP field.
 #[derive(Clone, Copy)]
-enum Nh {
+pub(super) enum Nh {
     V4([u8; 4]),
     V6([u8; 16]),
     /// bgpdump leaves its buffer unset for odd MP next-hop lengths.
@@ -17,7 +19,7 @@ fn first4(a: &[u8; 16]) -> [u8; 4] {
     [a[0], a[1], a[2], a[3]]
 }
 
-fn push_addr(out: &mut Vec<u8>, a: &[u8; 16], v6: bool) {
+pub(super) fn push_addr(out: &mut Vec<u8>, a: &[u8; 16], v6: bool) {
     if v6 {
         push_ipv6(out, a);
     } else {
@@ -129,8 +131,22 @@ impl Dumper {
         let mut a = Attrs::read(&mut z, four);
         let merged = !four && a.merge_as4(&mut self.merged, &mut self.tmp);
 
+        let nh = match a.reach[2][1] {
+            Some(r) if a.has(attrs::MP_REACH) => Nh::V6(r.nh),
+            _ => Nh::V4(a.next_hop),
+        };
         self.set_head(b"TABLE_DUMP", info);
+        let merged = merged.then_some(self.merged.as_slice());
         out.extend_from_slice(&self.head);
+        if self.json {
+            // Same address families as the `-m` line below.
+            json::entry(out, b"B");
+            json::peer(out, &peer, sub == 2, peer_as);
+            json::prefix(out, &prefix, sub == 2, mask);
+            json::path_id(out, None);
+            json::tail(out, &a, merged, nh);
+            return;
+        }
         out.extend_from_slice(b"B|");
         // bgpdump prints IPv6 only for subtype 2 (AFI_IPv6), not 4.
         push_addr(out, &peer, sub == 2);
@@ -141,11 +157,7 @@ impl Dumper {
         out.push(b'/');
         push_u32(out, u32::from(mask));
         out.push(b'|');
-        let nh = match a.reach[2][1] {
-            Some(r) if a.has(attrs::MP_REACH) => Nh::V6(r.nh),
-            _ => Nh::V4(a.next_hop),
-        };
-        tail(out, &a, merged.then_some(self.merged.as_slice()), nh);
+        tail(out, &a, merged, nh);
     }
 
     /// TABLE_DUMP_V2 (RFC 6396 §4.3, RFC 8050 for ADD-PATH).
@@ -170,10 +182,14 @@ impl Dumper {
             let v6 = t & 1 != 0;
             let ip = z.addr(if v6 { 16 } else { 4 });
             let asn = z.asn(t & 2 != 0);
-            push_addr(&mut self.peer_text, &ip, v6);
-            self.peer_text.push(b'|');
-            push_u32(&mut self.peer_text, asn);
-            self.peer_text.push(b'|');
+            if self.json {
+                json::peer(&mut self.peer_text, &ip, v6, asn);
+            } else {
+                push_addr(&mut self.peer_text, &ip, v6);
+                self.peer_text.push(b'|');
+                push_u32(&mut self.peer_text, asn);
+                self.peer_text.push(b'|');
+            }
             // Peer text is at most ~60 bytes a peer and 65535 peers.
             self.peer_end.push(self.peer_text.len() as u32);
         }
@@ -201,16 +217,21 @@ impl Dumper {
             },
             info,
         );
-        self.head.extend_from_slice(b"B|");
         let mut z = Z::new(body);
         z.skip(4); // sequence
         let len = z.u8();
         let prefix = z.addr(usize::from(len).div_ceil(8));
         self.field.clear();
-        push_addr(&mut self.field, &prefix, v6);
-        self.field.push(b'/');
-        push_u32(&mut self.field, u32::from(len));
-        self.field.push(b'|');
+        if self.json {
+            json::entry(&mut self.head, b"B");
+            json::prefix(&mut self.field, &prefix, v6, len);
+        } else {
+            self.head.extend_from_slice(b"B|");
+            push_addr(&mut self.field, &prefix, v6);
+            self.field.push(b'/');
+            push_u32(&mut self.field, u32::from(len));
+            self.field.push(b'|');
+        }
         for _ in 0..z.u16() {
             let idx = z.u16();
             z.skip(4); // originated time
@@ -223,6 +244,11 @@ impl Dumper {
             out.extend_from_slice(&self.head);
             out.extend_from_slice(peer);
             out.extend_from_slice(&self.field);
+            if self.json {
+                json::path_id(out, add_path.then_some(path_id));
+                json::tail(out, &a, None, rib_next_hop(&a));
+                continue;
+            }
             if add_path {
                 push_u32(out, path_id);
                 out.push(b'|');
@@ -268,6 +294,12 @@ impl Dumper {
             info,
         );
         out.extend_from_slice(&self.head);
+        if self.json {
+            json::entry(out, b"STATE");
+            json::peer(out, &peer, v6, peer_as);
+            json::state(out, old, new);
+            return;
+        }
         out.extend_from_slice(b"STATE|");
         push_addr(out, &peer, v6);
         out.push(b'|');
@@ -332,15 +364,27 @@ impl Dumper {
         };
         self.set_head(format, info);
         self.field.clear();
-        push_addr(&mut self.field, &peer, v6);
-        self.field.push(b'|');
-        push_u32(&mut self.field, peer_as);
-        self.field.push(b'|');
+        if self.json {
+            json::peer(&mut self.field, &peer, v6, peer_as);
+        } else {
+            push_addr(&mut self.field, &peer, v6);
+            self.field.push(b'|');
+            push_u32(&mut self.field, peer_as);
+            self.field.push(b'|');
+        }
 
-        let (head, field) = (&self.head, &self.field);
+        let (head, field, js) = (&self.head, &self.field, self.json);
         let w = |out: &mut Vec<u8>, data: &[u8], pv6: bool| {
             prefixes(data, add_path, |id, len, p| {
                 out.extend_from_slice(head);
+                if js {
+                    json::entry(out, b"W");
+                    out.extend_from_slice(field);
+                    json::prefix(out, p, pv6, len);
+                    json::path_id(out, add_path.then_some(id));
+                    json::end(out);
+                    return;
+                }
                 out.extend_from_slice(b"W|");
                 out.extend_from_slice(field);
                 push_addr(out, p, pv6);
@@ -366,6 +410,14 @@ impl Dumper {
         let ann = |out: &mut Vec<u8>, data: &[u8], pv6: bool, nh: Nh| {
             prefixes(data, add_path, |id, len, p| {
                 out.extend_from_slice(head);
+                if js {
+                    json::entry(out, b"A");
+                    out.extend_from_slice(field);
+                    json::prefix(out, p, pv6, len);
+                    json::path_id(out, add_path.then_some(id));
+                    json::tail(out, &a, merged, nh);
+                    return;
+                }
                 out.extend_from_slice(b"A|");
                 out.extend_from_slice(field);
                 push_addr(out, p, pv6);

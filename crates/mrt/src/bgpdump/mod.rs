@@ -24,6 +24,7 @@
 
 mod attrs;
 mod fmt;
+mod json;
 mod line;
 
 use crate::header::Header;
@@ -67,11 +68,23 @@ pub struct Dumper {
     merged: Vec<u8>,
     tmp: Vec<u8>,
     skipped: u64,
+    /// Write JSON objects (docs/bgpdump-format.md) instead of `-m` lines.
+    json: bool,
 }
 
 impl Dumper {
+    /// A `bgpdump -m` formatter.
     pub fn new() -> Dumper {
         Dumper::default()
+    }
+
+    /// A formatter writing one JSON object per `-m` line, with the fields
+    /// documented in docs/bgpdump-format.md ("JSON output").
+    pub fn json() -> Dumper {
+        Dumper {
+            json: true,
+            ..Dumper::default()
+        }
     }
 
     /// RIB entries that could not be printed because their peer index was
@@ -93,6 +106,10 @@ impl Dumper {
 
     fn set_head(&mut self, format: &[u8], info: &RecordInfo) {
         self.head.clear();
+        if self.json {
+            json::head(&mut self.head, format, info);
+            return;
+        }
         self.head.extend_from_slice(format);
         self.head.push(b'|');
         fmt::push_u32(&mut self.head, info.timestamp);

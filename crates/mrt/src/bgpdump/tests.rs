@@ -121,3 +121,55 @@ fn mrt_reader_frames_et_microseconds_and_truncation() {
     assert!(err.is_fatal());
     assert_eq!(err.offset, 40);
 }
+
+#[test]
+fn json_objects() {
+    let mut d = Dumper::json();
+    let mut out = Vec::new();
+    d.record(&info(13, 1), &peer_index_table(), &mut out);
+    assert!(out.is_empty());
+    // 10.1.0.0/16 from peer 1 (IPv6, AS 4200000000), ADD-PATH path id 7:
+    // ORIGIN EGP, AS_PATH {1,2}, COMMUNITIES 1:2, LARGE_COMMUNITY 1:2:3,
+    // EXTENDED_COMMUNITIES 0002fde800000064, MED 5, ATOMIC_AGGREGATE,
+    // AGGREGATOR 9 192.0.2.9; no NEXT_HOP.
+    let attrs: &[u8] = &[
+        0x40, 1, 1, 1, 0x40, 2, 10, 1, 2, 0, 0, 0, 1, 0, 0, 0, 2, 0xc0, 8, 4, 0, 1, 0, 2, 0xc0, 32,
+        12, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0xc0, 16, 8, 0, 2, 0xfd, 0xe8, 0, 0, 0, 0x64, 0x80,
+        4, 4, 0, 0, 0, 5, 0x40, 6, 0, 0xc0, 7, 8, 0, 0, 0, 9, 192, 0, 2, 9,
+    ];
+    let mut body = vec![0, 0, 0, 0, 16, 10, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 7];
+    body.extend_from_slice(&(attrs.len() as u16).to_be_bytes());
+    body.extend_from_slice(attrs);
+    d.record(&info(13, 8), &body, &mut out);
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        concat!(
+            r#"{"type":"TABLE_DUMP2_AP","timestamp":1,"microseconds":0,"entry":"B","#,
+            r#""peer_ip":"2001:db8::1","peer_as":4200000000,"prefix":"10.1.0.0/16","#,
+            r#""path_id":7,"as_path":"{1,2}","origin":"EGP","next_hop":"255.255.255.255","#,
+            r#""local_pref":null,"med":5,"communities":["1:2"],"#,
+            r#""large_communities":["1:2:3"],"extended_communities":["0002fde800000064"],"#,
+            r#""atomic_aggregate":true,"aggregator":{"as":9,"ip":"192.0.2.9"}}"#,
+            "\n"
+        )
+    );
+    // BGP4MP_ET state change: microseconds kept as a number.
+    let mut out = Vec::new();
+    let body = [0, 1, 0, 2, 0, 0, 0, 1, 1, 2, 3, 4, 5, 6, 7, 8, 0, 3, 0, 4];
+    d.record(&info(17, 0), &body, &mut out);
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        concat!(
+            r#"{"type":"BGP4MP_ET","timestamp":1,"microseconds":5,"entry":"STATE","#,
+            r#""peer_ip":"1.2.3.4","peer_as":1,"old_state":3,"new_state":4}"#,
+            "\n"
+        )
+    );
+}
+
+#[test]
+fn json_strings_are_escaped() {
+    let mut out = Vec::new();
+    json::push_str(&mut out, b"a\"b\\c\n\x01");
+    assert_eq!(out, br#""a\"b\\c\u000a\u0001""#);
+}
