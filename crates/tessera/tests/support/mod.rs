@@ -2,6 +2,7 @@
 
 #![allow(dead_code)] // Each test binary uses a different subset.
 
+pub mod bgp_cases;
 pub mod pcap;
 pub mod tshark;
 
