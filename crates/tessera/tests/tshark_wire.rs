@@ -107,7 +107,106 @@ fn real_updates_dissect_cleanly() {
     std::fs::write(&file, p.finish()).expect("write pcap");
     assert_eq!(tshark::frame_count(&file), frames + 3, "frames read back");
     assert_dissects(&file, &expected);
+
+    // Field values: what bgp-wire decodes from the same bytes, flattened in
+    // wire order across all messages, against tshark's view.
+    let msgs: Vec<Vec<u8>> = SAMPLE_FILES
+        .iter()
+        .flat_map(|n| sample_messages(n, SAMPLE_PER_FILE))
+        .collect();
+    let want = decoded_fields(&msgs);
+    let names: Vec<&str> = want.iter().map(|(f, _)| *f).collect();
+    let rows = tshark::fields(&file, "bgp", &names);
     let _ = std::fs::remove_file(&file);
+    for (i, (f, values)) in want.iter().enumerate() {
+        let seen: Vec<&String> = rows.iter().flat_map(|r| r[i].iter()).collect();
+        assert!(!values.is_empty(), "{f}: sample holds no such values");
+        assert_eq!(seen.len(), values.len(), "{f}: number of values");
+        if let Some(k) = (0..values.len()).find(|&k| *seen[k] != values[k]) {
+            panic!(
+                "{f}: value {k}: tshark {:?}, bgp-wire {:?}",
+                seen[k], values[k]
+            );
+        }
+    }
+}
+
+/// Field name and the values bgp-wire decodes for it, in wire order.
+fn decoded_fields(msgs: &[Vec<u8>]) -> Vec<(&'static str, Vec<String>)> {
+    use bgp_wire::{Message, ParseCtx, PathAttribute};
+    let mut origin = Vec::new();
+    let mut next_hop = Vec::new();
+    let mut med = Vec::new();
+    let mut local_pref = Vec::new();
+    let mut as4 = Vec::new();
+    let mut seg_types = Vec::new();
+    let mut large_ga = Vec::new();
+    let mut nlri = Vec::new();
+    let mut withdrawn = Vec::new();
+    let mut mp6 = Vec::new();
+    let mut mp6_un = Vec::new();
+    let ctx = ParseCtx::modern();
+    for m in msgs {
+        let Ok((Message::Update(u), _)) = Message::parse(m, ctx) else {
+            continue;
+        };
+        for w in u.withdrawn() {
+            withdrawn.push(prefix_addr(w.expect("withdrawn").prefix));
+        }
+        for a in u.attributes() {
+            let a = a.expect("attribute frame");
+            let Ok(t) = a.typed(ctx) else { continue };
+            match t {
+                PathAttribute::Origin(o) => origin.push((o as u8).to_string()),
+                PathAttribute::NextHop(a) => next_hop.push(a.to_string()),
+                PathAttribute::Med(v) => med.push(v.to_string()),
+                PathAttribute::LocalPref(v) => local_pref.push(v.to_string()),
+                PathAttribute::AsPath(p) | PathAttribute::As4Path(p) => {
+                    for seg in p.segments() {
+                        seg_types.push((seg.kind as u8).to_string());
+                        as4.extend(seg.asns().map(|a| a.0.to_string()));
+                    }
+                }
+                PathAttribute::LargeCommunities(c) => {
+                    large_ga.extend(c.iter().map(|l| l.global_admin.to_string()))
+                }
+                PathAttribute::MpReach(r) if r.afi_safi == base::AfiSafi::IPV6_UNICAST => {
+                    mp6.extend(r.nlri().map(|n| prefix_addr(n.expect("mp nlri").prefix)))
+                }
+                PathAttribute::MpUnreach(r) if r.afi_safi == base::AfiSafi::IPV6_UNICAST => mp6_un
+                    .extend(
+                        r.withdrawn()
+                            .map(|n| prefix_addr(n.expect("mp nlri").prefix)),
+                    ),
+                _ => {}
+            }
+        }
+        for n in u.nlri() {
+            nlri.push(prefix_addr(n.expect("nlri").prefix));
+        }
+    }
+    vec![
+        ("bgp.update.path_attribute.origin", origin),
+        ("bgp.update.path_attribute.next_hop", next_hop),
+        ("bgp.update.path_attribute.multi_exit_disc", med),
+        ("bgp.update.path_attribute.local_pref", local_pref),
+        ("bgp.update.path_attribute.as_path_segment.type", seg_types),
+        ("bgp.update.path_attribute.as_path_segment.as4", as4),
+        ("bgp.large_communities.ga", large_ga),
+        ("bgp.nlri_prefix", nlri),
+        ("bgp.withdrawn_prefix", withdrawn),
+        ("bgp.mp_reach_nlri_ipv6_prefix", mp6),
+        ("bgp.mp_unreach_nlri_ipv6_prefix", mp6_un),
+    ]
+}
+
+/// The address part of a prefix as tshark prints it (host bits zeroed,
+/// since NLRI carry only the prefix octets).
+fn prefix_addr(p: base::Prefix) -> String {
+    match p {
+        base::Prefix::V4(p) => p.masked().addr().to_string(),
+        base::Prefix::V6(p) => p.masked().addr().to_string(),
+    }
 }
 
 /// The harness must be able to fail: a message whose path attribute length
