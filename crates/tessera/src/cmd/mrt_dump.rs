@@ -1,6 +1,7 @@
-//! `tessera mrt dump -m FILE...`: bgpdump-compatible lines (see
-//! docs/bgpdump-format.md). Wiring only: `mrt::MrtReader` frames the records
-//! (decompressing on its background thread) and `mrt::bgpdump` formats them.
+//! `tessera mrt dump [-m|--json] FILE...`: bgpdump-compatible lines, or
+//! the same entries as JSON objects, one a line (docs/bgpdump-format.md).
+//! Wiring only: `mrt::MrtReader` frames the records (decompressing on its
+//! background thread) and `mrt::bgpdump` formats them.
 
 use super::CmdResult;
 use mrt::bgpdump::{Dumper, RecordInfo};
@@ -14,7 +15,8 @@ pub struct Args {
     /// One line per entry, like `bgpdump -m` (the default).
     #[arg(short = 'm', conflicts_with = "json")]
     oneline: bool,
-    /// One JSON object per line (not available yet).
+    /// One JSON object per `-m` line, with the fields `-m` drops
+    /// (docs/bgpdump-format.md, "JSON output").
     #[arg(long)]
     json: bool,
     /// MRT files: plain, gzip or bzip2.
@@ -26,17 +28,18 @@ pub struct Args {
 const CHUNK: usize = 1 << 20;
 
 pub fn run(a: Args) -> CmdResult {
-    if a.json {
-        return Err("--json is not supported yet; use -m".into());
-    }
-    // Without -m we print the -m format too (the only text format).
+    // Without -m or --json we print the -m format (the only text format).
     let _ = a.oneline;
     let stdout = io::stdout();
     let mut w = stdout.lock();
     let mut out = Vec::with_capacity(CHUNK + (1 << 16));
     let mut failed = false;
     for path in &a.files {
-        let mut d = Dumper::new();
+        let mut d = if a.json {
+            Dumper::json()
+        } else {
+            Dumper::new()
+        };
         // `open` decompresses gzip/bzip2 on a background thread.
         let mut r = MrtReader::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
         while let Some(rec) = r.next_raw() {
