@@ -247,3 +247,277 @@ fn json_updates_2019_has_large_communities() {
     assert!(large > 0, "no large communities found");
     assert!(ext > 0, "no extended communities found");
 }
+
+/// What the data README lists for one file.
+struct Expect {
+    file: &'static str,
+    records: u64,
+    /// (type/subtype name, count); together they cover every record.
+    by_type: &'static [(&'static str, u64)],
+    peers: u64,
+    peer_table: u64,
+    prefixes: (u64, u64),
+    /// First and last header timestamps (epoch seconds).
+    span: (u64, u64),
+    truncated: bool,
+}
+
+const EXPECT: &[Expect] = &[
+    Expect {
+        file: "routeviews.route-views.jinx.ribs.1401487200.bz2",
+        records: 497_408,
+        by_type: &[
+            ("TABLE_DUMP_V2/PEER_INDEX_TABLE", 1),
+            ("TABLE_DUMP_V2/RIB_IPV4_UNICAST", 497_323),
+            ("TABLE_DUMP_V2/RIB_IPV6_UNICAST", 84),
+        ],
+        peers: 14,
+        peer_table: 14,
+        prefixes: (497_323, 84),
+        span: (1_401_487_200, 1_401_487_201),
+        truncated: false,
+    },
+    Expect {
+        file: "rib.bz2",
+        records: 25_879,
+        by_type: &[
+            ("TABLE_DUMP_V2/PEER_INDEX_TABLE", 1),
+            ("TABLE_DUMP_V2/RIB_IPV6_UNICAST", 25_878),
+        ],
+        peers: 27,
+        peer_table: 29,
+        prefixes: (0, 25_878),
+        span: (1_442_923_200, 1_442_923_201),
+        truncated: false,
+    },
+    Expect {
+        file: "rib.20140523.0600_firstMB.bz2",
+        records: 9_073,
+        by_type: &[
+            ("TABLE_DUMP_V2/PEER_INDEX_TABLE", 1),
+            ("TABLE_DUMP_V2/RIB_IPV4_UNICAST", 9_072),
+        ],
+        peers: 35,
+        peer_table: 47,
+        prefixes: (9_072, 0),
+        span: (1_400_824_800, 1_400_824_800),
+        truncated: true,
+    },
+    Expect {
+        file: "rib6.20151101.0600_firstMB.bz2",
+        records: 6_871,
+        by_type: &[
+            ("TABLE_DUMP_V2/PEER_INDEX_TABLE", 1),
+            ("TABLE_DUMP_V2/RIB_IPV6_UNICAST", 6_870),
+        ],
+        peers: 27,
+        peer_table: 29,
+        prefixes: (0, 6_870),
+        span: (1_446_357_600, 1_446_357_600),
+        truncated: true,
+    },
+    Expect {
+        file: "bview.20020722.2337.gz",
+        records: 115_521,
+        by_type: &[("TABLE_DUMP/AFI_IPV4", 115_521)],
+        peers: 36,
+        peer_table: 0,
+        prefixes: (112_988, 0),
+        span: (1_027_381_055, 1_027_381_057),
+        truncated: false,
+    },
+    Expect {
+        file: "bview.ipv4_unicast_add_path.gz",
+        records: 32,
+        by_type: &[
+            ("TABLE_DUMP_V2/PEER_INDEX_TABLE", 1),
+            ("TABLE_DUMP_V2/RIB_IPV4_UNICAST_ADDPATH", 31),
+        ],
+        peers: 3,
+        peer_table: 3,
+        prefixes: (31, 0),
+        span: (1_452_168_107, 1_452_168_107),
+        truncated: false,
+    },
+    Expect {
+        file: "bview.ipv6_unicast_add_path.gz",
+        records: 32,
+        by_type: &[
+            ("TABLE_DUMP_V2/PEER_INDEX_TABLE", 1),
+            ("TABLE_DUMP_V2/RIB_IPV6_UNICAST_ADDPATH", 31),
+        ],
+        peers: 3,
+        peer_table: 3,
+        prefixes: (0, 31),
+        span: (1_452_169_448, 1_452_169_448),
+        truncated: false,
+    },
+    Expect {
+        file: "updates.20190101.0000.gz",
+        records: 54_514,
+        by_type: &[
+            ("BGP4MP/MESSAGE_AS4", 54_471),
+            ("BGP4MP/STATE_CHANGE_AS4", 43),
+        ],
+        peers: 76,
+        peer_table: 0,
+        prefixes: (18_251, 249),
+        span: (1_546_300_800, 1_546_301_099),
+        truncated: false,
+    },
+    Expect {
+        file: "updates.20160811.1600.gz",
+        records: 17_406,
+        by_type: &[
+            ("BGP4MP/MESSAGE_AS4", 17_384),
+            ("BGP4MP/STATE_CHANGE_AS4", 22),
+        ],
+        peers: 40,
+        peer_table: 0,
+        prefixes: (1_623, 94),
+        span: (1_470_931_200, 1_470_931_499),
+        truncated: false,
+    },
+    Expect {
+        file: "update.bz2",
+        records: 15_044,
+        by_type: &[("BGP4MP/MESSAGE", 165), ("BGP4MP/MESSAGE_AS4", 14_879)],
+        peers: 27,
+        peer_table: 0,
+        prefixes: (0, 392),
+        span: (1_444_393_800, 1_444_394_700),
+        truncated: false,
+    },
+    Expect {
+        file: "routeviews.route-views.jinx.updates.1401493500.bz2",
+        records: 644,
+        by_type: &[("BGP4MP/MESSAGE_AS4", 644)],
+        peers: 3,
+        peer_table: 0,
+        prefixes: (525, 1),
+        span: (1_401_493_511, 1_401_494_382),
+        truncated: false,
+    },
+    Expect {
+        file: "updates.et-header.2015.gz",
+        records: 89_686,
+        by_type: &[
+            ("BGP4MP_ET/MESSAGE", 1),
+            ("BGP4MP_ET/MESSAGE_AS4", 89_681),
+            ("BGP4MP_ET/STATE_CHANGE_AS4", 4),
+        ],
+        peers: 1,
+        peer_table: 0,
+        prefixes: (577_706, 0),
+        span: (1_445_565_678, 1_445_565_715),
+        truncated: false,
+    },
+];
+
+fn expect(file: &str) -> &'static Expect {
+    EXPECT
+        .iter()
+        .find(|e| e.file == file)
+        .unwrap_or_else(|| panic!("no expectation for {file}"))
+}
+
+/// `mrt stats --json` against the README numbers.
+fn stats_match_readme(file: &str) {
+    let e = expect(file);
+    let mut r = Run::start(&["mrt", "stats", "--json"], &mrt_file(file));
+    let mut line = String::new();
+    assert!(r.line(&mut line), "{file}: no stats output");
+    let v: Value = serde_json::from_str(&line).unwrap_or_else(|err| panic!("{err}: {line}"));
+    let mut rest = String::new();
+    assert!(!r.line(&mut rest), "{file}: more than one line: {rest}");
+    let (ok, stderr) = r.finish();
+    // Stats report the error in the JSON instead of on stderr.
+    assert_eq!(ok, !e.truncated, "{file}: exit status; stderr: {stderr}");
+    let num = |k: &str| n(&v, k, &line);
+    assert_eq!(num("records"), e.records, "{file}: records");
+    assert_eq!(num("peers"), e.peers, "{file}: peers");
+    assert_eq!(num("peer_table_size"), e.peer_table, "{file}: PIT");
+    let (v4, v6) = e.prefixes;
+    assert_eq!(num("prefixes"), v4 + v6, "{file}: prefixes");
+    assert_eq!((num("prefixes_v4"), num("prefixes_v6")), (v4, v6), "{file}");
+    assert_eq!((num("unknown"), num("malformed")), (0, 0), "{file}");
+    let by_type = v["by_type"].as_object().expect("by_type object");
+    assert_eq!(by_type.len(), e.by_type.len(), "{file}: {by_type:?}");
+    for (name, count) in e.by_type {
+        assert_eq!(
+            by_type.get(*name).and_then(Value::as_u64),
+            Some(*count),
+            "{file}: {name}"
+        );
+    }
+    let first = n(&v["first_time"], "epoch", &line);
+    let last = n(&v["last_time"], "epoch", &line);
+    assert_eq!((first, last), e.span, "{file}: time span");
+    let compression = if file.ends_with(".bz2") {
+        "bzip2"
+    } else {
+        "gzip"
+    };
+    assert_eq!(s(&v, "compression", &line), compression);
+    assert!(
+        num("bytes") > num("file_bytes"),
+        "{file}: decompressed size"
+    );
+    if e.truncated {
+        let off = n(&v["error"], "offset", &line);
+        assert_eq!(off, num("bytes"), "{file}: error offset ends the records");
+        assert!(s(&v["error"], "message", &line).contains("truncated"));
+    } else {
+        assert_eq!(v["error"], Value::Null, "{file}");
+    }
+}
+
+macro_rules! stats_tests {
+    ($($name:ident: $file:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            stats_match_readme($file);
+        }
+    )*};
+}
+
+stats_tests! {
+    stats_jinx_rib: "routeviews.route-views.jinx.ribs.1401487200.bz2";
+    stats_rib_v6: "rib.bz2";
+    stats_rib_first_mb: "rib.20140523.0600_firstMB.bz2";
+    stats_rib6_first_mb: "rib6.20151101.0600_firstMB.bz2";
+    stats_bview_v1: "bview.20020722.2337.gz";
+    stats_add_path_v4: "bview.ipv4_unicast_add_path.gz";
+    stats_add_path_v6: "bview.ipv6_unicast_add_path.gz";
+    stats_updates_2019: "updates.20190101.0000.gz";
+    stats_updates_2016: "updates.20160811.1600.gz";
+    stats_update_v6: "update.bz2";
+    stats_jinx_updates: "routeviews.route-views.jinx.updates.1401493500.bz2";
+    stats_et_header: "updates.et-header.2015.gz";
+}
+
+/// The human-readable form names types and shows the ET microseconds.
+#[test]
+fn stats_text_form() {
+    let mut r = Run::start(&["mrt", "stats"], &mrt_file("updates.et-header.2015.gz"));
+    let mut all = String::new();
+    let mut line = String::new();
+    while r.line(&mut line) {
+        all.push_str(&line);
+        all.push('\n');
+    }
+    let (ok, stderr) = r.finish();
+    assert!(ok, "{stderr}");
+    for want in [
+        "records: 89686\n",
+        "  BGP4MP_ET/MESSAGE_AS4: 89681\n",
+        "peers: 1 with routes",
+        "prefixes: 577706 (IPv4 577706, IPv6 0)\n",
+        "time span: 2015-10-23T02:01:18.509481Z - 2015-10-23T02:01:55.574100Z \
+         (epoch 1445565678 - 1445565715)\n",
+        "compression: gzip, 3116363 bytes stored",
+        "error: none\n",
+    ] {
+        assert!(all.contains(want), "missing {want:?} in:\n{all}");
+    }
+}
