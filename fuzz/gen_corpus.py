@@ -16,6 +16,7 @@ Input formats (they must match fuzz/fuzz_targets/*.rs):
   bgp_nlri           AFI selector byte (bit0: 0 IPv4, 1 IPv6), then NLRI
   bgp_nlri_addpath   same, NLRI with 4-octet path identifiers (RFC 7911)
   mrt_records        a run of 1..4 consecutive raw MRT records
+  mrt_dump           the same seeds, for the bgpdump text/JSON formatter
 
 Usage: gen_corpus.py DATA_DIR CORPUS_DIR [MAX_RECORDS_PER_FILE]
 """
@@ -260,9 +261,11 @@ def main():
         for typ, sub, raw, payload in records(path, limit):
             window.append(raw)
             if len(window) == 4:
-                c.add("mrt_records", b"".join(window), ("run", typ, sub))
+                for t in ("mrt_records", "mrt_dump"):
+                    c.add(t, b"".join(window), ("run", typ, sub))
                 window = []
-            c.add("mrt_records", raw, (typ, sub, len(raw) // 512))
+            for t in ("mrt_records", "mrt_dump"):
+                c.add(t, raw, (typ, sub, len(raw) // 512))
             if typ not in (16, 17):
                 continue
             got = bgp4mp_message(sub, payload)
