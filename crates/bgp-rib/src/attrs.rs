@@ -1,0 +1,509 @@
+//! Attribute sets: the mutable [`AttrsBuilder`] that import/export policy
+//! edits, and the frozen, interned [`AttrSet`] the RIB stores.
+//!
+//! An [`AttrSet`] keeps the attributes encoded as wire TLVs (4-octet ASNs,
+//! sorted by type code, the next hop as NEXT_HOP or as an MP_REACH_NLRI
+//! without NLRI) in one boxed slice, plus a packed [`Summary`] of what
+//! best-path selection reads, so that selection never parses.
+
+use std::net::Ipv4Addr;
+
+use base::Asn;
+use bgp_wire::consts::attr_type as at;
+use bgp_wire::{
+    merge_as4_path, AttrIter, AttrValue, MpReach, MpReachView, NextHop, Origin, ParseCtx, PathAttr,
+    PathAttribute, RawAttr, SegmentType, UpdateView, WireError,
+};
+
+/// What the RIB stores attributes as: always 4-octet ASNs (RFC 6793).
+pub(crate) const STORE_CTX: ParseCtx = ParseCtx::modern();
+
+const HAS_LP: u8 = 1;
+const HAS_MED: u8 = 2;
+const HAS_ORIGINATOR: u8 = 4;
+const HAS_NEIGHBOR: u8 = 8;
+
+/// The fields best-path selection reads, precomputed and packed (28 bytes).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Summary {
+    local_pref: u32,
+    med: u32,
+    originator_id: u32,
+    neighbor_as: u32,
+    igp_metric: u32,
+    as_path_len: u16,
+    cluster_list_len: u16,
+    origin: Origin,
+    present: u8,
+}
+
+impl Default for Summary {
+    fn default() -> Self {
+        Summary {
+            local_pref: 0,
+            med: 0,
+            originator_id: 0,
+            neighbor_as: 0,
+            igp_metric: 0,
+            as_path_len: 0,
+            cluster_list_len: 0,
+            // RFC 4271 §9.1.2.2 c prefers lower ORIGIN; a set without one
+            // (only possible for locally built sets) ranks last.
+            origin: Origin::Incomplete,
+            present: 0,
+        }
+    }
+}
+
+impl Summary {
+    fn opt(&self, bit: u8, v: u32) -> Option<u32> {
+        (self.present & bit != 0).then_some(v)
+    }
+    /// LOCAL_PREF (RFC 4271 §5.1.5), if present.
+    pub fn local_pref(&self) -> Option<u32> {
+        self.opt(HAS_LP, self.local_pref)
+    }
+    /// MULTI_EXIT_DISC (RFC 4271 §5.1.4), if present.
+    pub fn med(&self) -> Option<u32> {
+        self.opt(HAS_MED, self.med)
+    }
+    /// ORIGINATOR_ID (RFC 4456 §8), if present.
+    pub fn originator_id(&self) -> Option<Ipv4Addr> {
+        self.opt(HAS_ORIGINATOR, self.originator_id)
+            .map(Ipv4Addr::from)
+    }
+    /// The neighbouring AS for MED comparison (RFC 4271 §9.1.2.2 c): the
+    /// first ASN of the path after any leading confederation segments
+    /// (RFC 5065 §5.3), when that segment is an AS_SEQUENCE.
+    pub fn neighbor_as(&self) -> Option<Asn> {
+        self.opt(HAS_NEIGHBOR, self.neighbor_as).map(Asn)
+    }
+    /// AS_PATH length for selection (RFC 4271 §9.1.2.2 a): an AS_SET counts
+    /// one, confederation segments count zero (RFC 5065 §5.3).
+    pub fn as_path_len(&self) -> u16 {
+        self.as_path_len
+    }
+    pub fn origin(&self) -> Origin {
+        self.origin
+    }
+    /// Number of CLUSTER_LIST entries (RFC 4456 §9).
+    pub fn cluster_list_len(&self) -> u16 {
+        self.cluster_list_len
+    }
+    /// The IGP cost to the next hop, as supplied by the caller.
+    pub fn igp_metric(&self) -> u32 {
+        self.igp_metric
+    }
+}
+
+/// An owned, editable attribute list: what import and export policy see.
+///
+/// The next hop is held apart from the attributes (it comes from NEXT_HOP or
+/// MP_REACH_NLRI depending on the family); MP_REACH/MP_UNREACH themselves are
+/// never held. `igp_metric` is the cost to the next hop (RFC 4271 §9.1.2.2
+/// e), an input from next-hop resolution, 0 by default.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AttrsBuilder {
+    attrs: Vec<PathAttr>,
+    next_hop: Option<NextHop>,
+    igp_metric: u32,
+    dirty: bool,
+}
+
+impl AttrsBuilder {
+    pub fn new() -> AttrsBuilder {
+        AttrsBuilder::default()
+    }
+
+    /// From owned attributes. NEXT_HOP becomes the next hop; an MP_REACH_NLRI
+    /// supplies it instead when present; MP_UNREACH_NLRI is dropped.
+    pub fn from_attrs<I: IntoIterator<Item = PathAttr>>(attrs: I) -> AttrsBuilder {
+        let mut b = AttrsBuilder::default();
+        let mut mp_nh = None;
+        for a in attrs {
+            match &a.value {
+                AttrValue::NextHop(n) => {
+                    b.next_hop.get_or_insert(NextHop::V4(*n));
+                }
+                AttrValue::MpReach(m) => mp_nh = mp_nh.or(m.next_hop()),
+                AttrValue::MpUnreach(_) => {}
+                _ => {
+                    if b.get(a.type_code()).is_none() {
+                        b.attrs.push(a);
+                    }
+                }
+            }
+        }
+        if mp_nh.is_some() {
+            b.next_hop = mp_nh;
+        }
+        b
+    }
+
+    /// From a received UPDATE. The next hop is MP_REACH_NLRI's when the
+    /// UPDATE has one, else NEXT_HOP's. Repeated attributes keep the first
+    /// (RFC 7606 §3 g). On a 2-octet session AS4_PATH is merged into AS_PATH
+    /// (RFC 6793 §4.2.3) and dropped. Fails only on attribute framing errors;
+    /// run [`UpdateView::validate`] first for the RFC 7606 checks.
+    pub fn from_update(u: &UpdateView<'_>) -> Result<AttrsBuilder, WireError> {
+        let ctx = u.ctx();
+        let mut attrs = Vec::new();
+        let mut mp_nh = None;
+        for a in u.attributes() {
+            let a: RawAttr<'_> = a?;
+            match a.type_code {
+                at::MP_UNREACH_NLRI => {}
+                at::MP_REACH_NLRI => {
+                    if let Ok(PathAttribute::MpReach(m)) = a.typed(ctx) {
+                        mp_nh = mp_nh.or_else(|| MpReachView::next_hop(&m));
+                    }
+                }
+                _ => attrs.push(a.to_owned(ctx)),
+            }
+        }
+        if !ctx.four_octet_asn {
+            merge_as4(&mut attrs);
+        }
+        let mut b = AttrsBuilder::from_attrs(attrs);
+        if mp_nh.is_some() {
+            b.next_hop = mp_nh;
+        }
+        b.dirty = false;
+        Ok(b)
+    }
+
+    /// The attributes, next hop excluded.
+    pub fn attrs(&self) -> &[PathAttr] {
+        &self.attrs
+    }
+    pub fn get(&self, type_code: u8) -> Option<&PathAttr> {
+        self.attrs.iter().find(|a| a.type_code() == type_code)
+    }
+    /// Replaces the attribute of the same type, or adds it. A NEXT_HOP
+    /// attribute sets the next hop instead.
+    pub fn set(&mut self, a: PathAttr) {
+        self.dirty = true;
+        if let AttrValue::NextHop(n) = a.value {
+            self.next_hop = Some(NextHop::V4(n));
+            return;
+        }
+        match self
+            .attrs
+            .iter_mut()
+            .find(|x| x.type_code() == a.type_code())
+        {
+            Some(x) => *x = a,
+            None => self.attrs.push(a),
+        }
+    }
+    /// Removes an attribute; returns whether it was there.
+    pub fn remove(&mut self, type_code: u8) -> bool {
+        let n = self.attrs.len();
+        self.attrs.retain(|a| a.type_code() != type_code);
+        let removed = self.attrs.len() != n;
+        self.dirty |= removed;
+        removed
+    }
+    pub fn local_pref(&self) -> Option<u32> {
+        match self.get(at::LOCAL_PREF).map(|a| &a.value) {
+            Some(AttrValue::LocalPref(v)) => Some(*v),
+            _ => None,
+        }
+    }
+    pub fn set_local_pref(&mut self, v: u32) {
+        self.set(PathAttr::new(AttrValue::LocalPref(v)));
+    }
+    pub fn med(&self) -> Option<u32> {
+        match self.get(at::MULTI_EXIT_DISC).map(|a| &a.value) {
+            Some(AttrValue::Med(v)) => Some(*v),
+            _ => None,
+        }
+    }
+    pub fn set_med(&mut self, v: u32) {
+        self.set(PathAttr::new(AttrValue::Med(v)));
+    }
+    pub fn next_hop(&self) -> Option<NextHop> {
+        self.next_hop
+    }
+    pub fn set_next_hop(&mut self, nh: NextHop) {
+        self.dirty = true;
+        self.next_hop = Some(nh);
+    }
+    pub fn igp_metric(&self) -> u32 {
+        self.igp_metric
+    }
+    pub fn set_igp_metric(&mut self, m: u32) {
+        self.dirty = true;
+        self.igp_metric = m;
+    }
+    /// Whether a setter ran since construction or [`Self::mark_clean`]. The
+    /// RIB uses it to reuse the interned set of an unmodified builder.
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
+    }
+    pub fn mark_clean(&mut self) {
+        self.dirty = false;
+    }
+
+    /// Encodes the stored form into `out` (cleared first) and returns the
+    /// summary. Attributes are sorted by type code so that the same set
+    /// received in a different order interns to the same handle.
+    pub(crate) fn encode(&self, out: &mut Vec<u8>) -> Summary {
+        out.clear();
+        let mut order: Vec<(u8, usize)> = self
+            .attrs
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (a.type_code(), i))
+            .collect();
+        order.sort_unstable();
+        let nh_attr = self.next_hop.map(|nh| match nh {
+            NextHop::V4(a) => PathAttr::new(AttrValue::NextHop(a)),
+            // RFC 4760 §3: IPv6 next hops travel in MP_REACH_NLRI; stored
+            // here with no NLRI, the exporter adds them.
+            other => PathAttr::new(AttrValue::MpReach(MpReach::new(
+                base::AfiSafi::IPV6_UNICAST,
+                other,
+                Vec::new(),
+            ))),
+        });
+        let nh_code = nh_attr.as_ref().map(PathAttr::type_code);
+        let mut nh_done = nh_attr.is_none();
+        let mut s = Summary {
+            igp_metric: self.igp_metric,
+            ..Summary::default()
+        };
+        for (code, i) in order {
+            if !nh_done && nh_code.is_some_and(|c| c <= code) {
+                if let Some(a) = &nh_attr {
+                    a.encode(STORE_CTX, out);
+                }
+                nh_done = true;
+            }
+            let Some(a) = self.attrs.get(i) else { continue };
+            a.encode(STORE_CTX, out);
+            summarize(&a.value, &mut s);
+        }
+        if let (false, Some(a)) = (nh_done, &nh_attr) {
+            a.encode(STORE_CTX, out);
+        }
+        s
+    }
+}
+
+/// Folds one attribute into the summary.
+fn summarize(v: &AttrValue, s: &mut Summary) {
+    match v {
+        AttrValue::Origin(o) => s.origin = *o,
+        AttrValue::LocalPref(v) => {
+            s.local_pref = *v;
+            s.present |= HAS_LP;
+        }
+        AttrValue::Med(v) => {
+            s.med = *v;
+            s.present |= HAS_MED;
+        }
+        AttrValue::OriginatorId(a) => {
+            s.originator_id = u32::from(*a);
+            s.present |= HAS_ORIGINATOR;
+        }
+        AttrValue::ClusterList(c) => {
+            s.cluster_list_len = c.len().min(u16::MAX as usize) as u16;
+        }
+        AttrValue::AsPath(p) => {
+            s.as_path_len = p.path_len().min(u16::MAX as usize) as u16;
+            let first = p.segments.iter().find(|seg| !seg.kind.is_confed());
+            if let Some(seg) = first.filter(|seg| seg.kind == SegmentType::Sequence) {
+                if let Some(a) = seg.asns.first() {
+                    s.neighbor_as = a.0;
+                    s.present |= HAS_NEIGHBOR;
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// RFC 6793 §4.2.3 on a 2-octet session: rebuild AS_PATH from AS4_PATH.
+fn merge_as4(attrs: &mut Vec<PathAttr>) {
+    let Some(i4) = attrs.iter().position(|a| a.type_code() == at::AS4_PATH) else {
+        return;
+    };
+    let as4 = match &attrs[i4].value {
+        AttrValue::As4Path(p) => Some(p.clone()),
+        _ => None,
+    };
+    // RFC 6793 §4.2.3: ignore AS4_PATH when AGGREGATOR holds a real ASN.
+    let agg_real = attrs.iter().any(|a| match &a.value {
+        AttrValue::Aggregator(g) => g.asn != Asn::TRANS,
+        _ => false,
+    });
+    attrs.remove(i4);
+    let (Some(as4), false) = (as4, agg_real) else {
+        return;
+    };
+    for a in attrs.iter_mut() {
+        if let AttrValue::AsPath(p) = &a.value {
+            a.value = AttrValue::AsPath(merge_as4_path(p, &as4));
+        }
+    }
+}
+
+/// A frozen attribute set as stored by the RIB: the TLVs in stored form and
+/// their [`Summary`]. Obtain one through [`crate::Interner::get`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct AttrSet {
+    raw: Box<[u8]>,
+    summary: Summary,
+}
+
+impl AttrSet {
+    pub(crate) fn new(raw: Box<[u8]>, summary: Summary) -> AttrSet {
+        AttrSet { raw, summary }
+    }
+    pub(crate) fn take_raw(&mut self) -> Box<[u8]> {
+        std::mem::take(&mut self.raw)
+    }
+    pub fn summary(&self) -> &Summary {
+        &self.summary
+    }
+    /// The stored TLVs (4-octet ASNs, see the module docs).
+    pub fn raw(&self) -> &[u8] {
+        &self.raw
+    }
+    /// The stored attributes; parse each with [`Self::ctx`].
+    pub fn attrs(&self) -> AttrIter<'_> {
+        AttrIter::new(&self.raw)
+    }
+    /// The context the stored attributes are encoded in.
+    pub const fn ctx() -> ParseCtx {
+        STORE_CTX
+    }
+    pub fn find(&self, type_code: u8) -> Option<RawAttr<'_>> {
+        self.attrs()
+            .map_while(Result::ok)
+            .find(|a| a.type_code == type_code)
+    }
+    pub fn next_hop(&self) -> Option<NextHop> {
+        if let Some(a) = self.find(at::NEXT_HOP) {
+            if let Ok(PathAttribute::NextHop(n)) = a.typed(STORE_CTX) {
+                return Some(NextHop::V4(n));
+            }
+        }
+        match self.find(at::MP_REACH_NLRI)?.typed(STORE_CTX) {
+            Ok(PathAttribute::MpReach(m)) => m.next_hop(),
+            _ => None,
+        }
+    }
+    /// An editable copy (for export policy).
+    pub fn to_builder(&self) -> AttrsBuilder {
+        let mut b = AttrsBuilder::from_attrs(
+            self.attrs()
+                .map_while(Result::ok)
+                .map(|a| a.to_owned(STORE_CTX)),
+        );
+        b.igp_metric = self.summary.igp_metric;
+        b
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bgp_wire::{AsPath, AsSegment, Community};
+
+    fn asp(segs: &[(SegmentType, &[u32])]) -> PathAttr {
+        PathAttr::new(AttrValue::AsPath(AsPath {
+            segments: segs
+                .iter()
+                .map(|(k, a)| AsSegment {
+                    kind: *k,
+                    asns: a.iter().map(|&x| Asn(x)).collect(),
+                })
+                .collect(),
+        }))
+    }
+
+    #[test]
+    fn summary_fields_and_path_length_rules() {
+        use SegmentType::*;
+        let b = AttrsBuilder::from_attrs([
+            PathAttr::new(AttrValue::Origin(Origin::Egp)),
+            asp(&[
+                (ConfedSequence, &[65001, 65002]),
+                (Sequence, &[64500, 64501]),
+                (Set, &[1, 2, 3]),
+                (ConfedSet, &[65003]),
+            ]),
+            PathAttr::new(AttrValue::NextHop(Ipv4Addr::new(192, 0, 2, 1))),
+            PathAttr::new(AttrValue::Med(7)),
+            PathAttr::new(AttrValue::OriginatorId(Ipv4Addr::new(10, 0, 0, 9))),
+            PathAttr::new(AttrValue::ClusterList(vec![Ipv4Addr::new(1, 1, 1, 1); 3])),
+        ]);
+        let mut out = Vec::new();
+        let s = b.encode(&mut out);
+        // RFC 4271 §9.1.2.2 a: 2 (sequence) + 1 (set) + 0 (confed).
+        assert_eq!(s.as_path_len(), 3);
+        assert_eq!(s.neighbor_as(), Some(Asn(64500)));
+        assert_eq!(s.origin(), Origin::Egp);
+        assert_eq!(s.med(), Some(7));
+        assert_eq!(s.local_pref(), None);
+        assert_eq!(s.originator_id(), Some(Ipv4Addr::new(10, 0, 0, 9)));
+        assert_eq!(s.cluster_list_len(), 3);
+        let set = AttrSet::new(out.into(), s);
+        assert_eq!(
+            set.next_hop(),
+            Some(NextHop::V4(Ipv4Addr::new(192, 0, 2, 1)))
+        );
+        // Stored sorted by type code.
+        let codes: Vec<u8> = set.attrs().map(|a| a.unwrap().type_code).collect();
+        assert_eq!(codes, vec![1, 2, 3, 4, 9, 10]);
+        assert_eq!(set.to_builder().attrs(), {
+            let mut v = b.attrs().to_vec();
+            v.sort_by_key(PathAttr::type_code);
+            v
+        });
+    }
+
+    #[test]
+    fn order_does_not_change_encoding_and_v6_next_hop_roundtrips() {
+        let nh = NextHop::V6("2001:db8::1".parse().unwrap());
+        let a = PathAttr::new(AttrValue::Communities(vec![Community(1)]));
+        let o = PathAttr::new(AttrValue::Origin(Origin::Igp));
+        let mut b1 = AttrsBuilder::from_attrs([a.clone(), o.clone()]);
+        b1.set_next_hop(nh);
+        let mut b2 = AttrsBuilder::from_attrs([o, a]);
+        b2.set_next_hop(nh);
+        let (mut e1, mut e2) = (Vec::new(), Vec::new());
+        assert_eq!(b1.encode(&mut e1), b2.encode(&mut e2));
+        assert_eq!(e1, e2);
+        let set = AttrSet::new(e1.into(), Summary::default());
+        assert_eq!(set.next_hop(), Some(nh));
+        // Leading confederation segment that is a set: no neighbour AS.
+        let mut s = Summary::default();
+        summarize(&asp(&[(SegmentType::Set, &[5, 6])]).value, &mut s);
+        assert_eq!(s.neighbor_as(), None);
+        assert_eq!(s.as_path_len(), 1);
+    }
+
+    #[test]
+    fn as4_path_is_merged_on_two_octet_sessions() {
+        let mut v = vec![
+            asp(&[(SegmentType::Sequence, &[64500, 23456, 23456])]),
+            PathAttr::new(AttrValue::As4Path(AsPath::from_sequence(vec![
+                Asn(400_000),
+                Asn(400_001),
+            ]))),
+        ];
+        merge_as4(&mut v);
+        assert_eq!(v.len(), 1);
+        assert_eq!(
+            v[0].value,
+            AttrValue::AsPath(AsPath::from_sequence(vec![
+                Asn(64500),
+                Asn(400_000),
+                Asn(400_001)
+            ]))
+        );
+    }
+}

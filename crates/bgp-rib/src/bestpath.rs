@@ -1,0 +1,242 @@
+//! Route selection: the BGP decision process, phase 2 (RFC 4271 §9.1.2),
+//! with the tie-breaking rules of §9.1.2.2 and the route-reflection and
+//! ordering extensions every implementation uses. Steps, in order:
+//!
+//! 1. Highest degree of preference: LOCAL_PREF (RFC 4271 §9.1.1, §5.1.5);
+//!    absent → [`BestPathConfig::default_local_pref`] (100). The shard
+//!    removes LOCAL_PREF from eBGP-learned routes before import policy, as
+//!    §5.1.5 requires, so eBGP routes get the default unless policy sets it.
+//! 2. Shortest AS_PATH (§9.1.2.2 a): an AS_SET counts 1, confederation
+//!    segments 0 (RFC 5065 §5.3).
+//! 3. Lowest ORIGIN (§9.1.2.2 b): IGP < EGP < INCOMPLETE.
+//! 4. Lowest MULTI_EXIT_DISC (§9.1.2.2 c), only between routes from the same
+//!    neighbouring AS unless [`BestPathConfig::always_compare_med`]. A
+//!    missing MED is 0 (§9.1.2.2 c) or, with
+//!    [`BestPathConfig::missing_med_worst`], the worst value.
+//! 5. eBGP-learned over iBGP-learned (§9.1.2.2 d).
+//! 6. Lowest interior cost to the next hop (§9.1.2.2 e), an input carried
+//!    in the attribute set (0 by default).
+//! 7. Lowest router id (§9.1.2.2 f), where a reflected route's
+//!    ORIGINATOR_ID stands in for the peer's BGP Identifier (RFC 4456 §9).
+//! 8. Shortest CLUSTER_LIST (RFC 4456 §9).
+//! 9. Lowest peer address (§9.1.2.2 g).
+//! 10. Lowest ADD-PATH path identifier: not in any RFC; it only separates
+//!     several paths from one peer (RFC 7911) so that the result never
+//!     depends on arrival order.
+//!
+//! Because step 4 applies only to some pairs, the relation is not
+//! transitive and a linear scan can depend on order (RFC 4271 §9.1.2.2
+//! allows this). [`BestPathConfig::deterministic_med`] removes the order
+//! dependence: routes are first grouped by neighbouring AS, each group's
+//! best is found with MED, and the group winners are compared.
+
+use std::cmp::Ordering;
+use std::net::IpAddr;
+
+use base::Asn;
+
+use crate::attrs::Summary;
+
+/// Selection options.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct BestPathConfig {
+    /// Compare MED between routes from different neighbouring ASes.
+    pub always_compare_med: bool,
+    /// Group by neighbouring AS before comparing MED, making the result
+    /// independent of arrival order.
+    pub deterministic_med: bool,
+    /// Treat a missing MED as the worst value instead of 0.
+    pub missing_med_worst: bool,
+    /// LOCAL_PREF assumed when a route has none.
+    pub default_local_pref: u32,
+}
+
+impl Default for BestPathConfig {
+    fn default() -> Self {
+        BestPathConfig {
+            always_compare_med: false,
+            deterministic_med: false,
+            missing_med_worst: false,
+            default_local_pref: 100,
+        }
+    }
+}
+
+/// The step that decided a comparison.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Step {
+    LocalPref,
+    AsPathLen,
+    Origin,
+    Med,
+    EbgpOverIbgp,
+    IgpMetric,
+    RouterId,
+    ClusterListLen,
+    PeerAddr,
+    PathId,
+    /// Nothing separated the two (same peer and path id).
+    Equal,
+}
+
+/// What selection needs to know about a path: its attributes' summary and
+/// the peer it came from.
+#[derive(Copy, Clone, Debug)]
+pub struct Candidate<'a> {
+    pub summary: &'a Summary,
+    pub ebgp: bool,
+    /// The peer's BGP Identifier (RFC 4271 §4.2), host order.
+    pub peer_bgp_id: u32,
+    pub peer_addr: IpAddr,
+    pub path_id: u32,
+}
+
+impl Candidate<'_> {
+    fn router_id(&self) -> u32 {
+        self.summary
+            .originator_id()
+            .map_or(self.peer_bgp_id, u32::from)
+    }
+    fn neighbor_as(&self) -> Option<Asn> {
+        self.summary.neighbor_as()
+    }
+}
+
+fn step(o: Ordering, s: Step) -> Option<(Ordering, Step)> {
+    (o != Ordering::Equal).then_some((o, s))
+}
+
+/// Compares two candidates. `Less` means `a` is preferred. Returns the
+/// deciding step.
+pub fn compare(a: &Candidate<'_>, b: &Candidate<'_>, cfg: &BestPathConfig) -> (Ordering, Step) {
+    compare_inner(a, b, cfg).unwrap_or((Ordering::Equal, Step::Equal))
+}
+
+fn compare_inner(
+    a: &Candidate<'_>,
+    b: &Candidate<'_>,
+    cfg: &BestPathConfig,
+) -> Option<(Ordering, Step)> {
+    let (sa, sb) = (a.summary, b.summary);
+    // 1. RFC 4271 §9.1.1: higher LOCAL_PREF wins.
+    let lp = |s: &Summary| s.local_pref().unwrap_or(cfg.default_local_pref);
+    if let Some(r) = step(lp(sb).cmp(&lp(sa)), Step::LocalPref) {
+        return Some(r);
+    }
+    // 2. §9.1.2.2 a: fewer ASes wins.
+    if let Some(r) = step(sa.as_path_len().cmp(&sb.as_path_len()), Step::AsPathLen) {
+        return Some(r);
+    }
+    // 3. §9.1.2.2 b: lower ORIGIN wins.
+    if let Some(r) = step((sa.origin() as u8).cmp(&(sb.origin() as u8)), Step::Origin) {
+        return Some(r);
+    }
+    // 4. §9.1.2.2 c: lower MED wins, between routes from one neighbour AS.
+    if cfg.always_compare_med || a.neighbor_as() == b.neighbor_as() {
+        let missing = if cfg.missing_med_worst { u32::MAX } else { 0 };
+        let med = |s: &Summary| s.med().unwrap_or(missing);
+        if let Some(r) = step(med(sa).cmp(&med(sb)), Step::Med) {
+            return Some(r);
+        }
+    }
+    // 5. §9.1.2.2 d: eBGP over iBGP.
+    if let Some(r) = step(b.ebgp.cmp(&a.ebgp), Step::EbgpOverIbgp) {
+        return Some(r);
+    }
+    // 6. §9.1.2.2 e: lower interior cost to the next hop.
+    if let Some(r) = step(sa.igp_metric().cmp(&sb.igp_metric()), Step::IgpMetric) {
+        return Some(r);
+    }
+    // 7. §9.1.2.2 f with RFC 4456 §9: lower (originator or peer) router id.
+    if let Some(r) = step(a.router_id().cmp(&b.router_id()), Step::RouterId) {
+        return Some(r);
+    }
+    // 8. RFC 4456 §9: shorter CLUSTER_LIST.
+    if let Some(r) = step(
+        sa.cluster_list_len().cmp(&sb.cluster_list_len()),
+        Step::ClusterListLen,
+    ) {
+        return Some(r);
+    }
+    // 9. §9.1.2.2 g: lower peer address.
+    if let Some(r) = step(a.peer_addr.cmp(&b.peer_addr), Step::PeerAddr) {
+        return Some(r);
+    }
+    // 10. Deterministic last resort for ADD-PATH (not an RFC step).
+    step(a.path_id.cmp(&b.path_id), Step::PathId)
+}
+
+/// Returns the index (into `cands`) of the best candidate, `None` when
+/// empty. See the module docs for the order-dependence rules.
+pub fn select(cands: &[Candidate<'_>], cfg: &BestPathConfig) -> Option<usize> {
+    select_by(cands.len(), |i| cands.get(i).copied(), cfg)
+}
+
+/// [`select`] over `n` candidates produced on demand (`None`: not
+/// eligible). Allocates only with more than 16 neighbouring ASes under
+/// deterministic MED.
+pub fn select_by<'a, F>(n: usize, get: F, cfg: &BestPathConfig) -> Option<usize>
+where
+    F: Fn(usize) -> Option<Candidate<'a>>,
+{
+    let better = |a: &Candidate<'_>, b: &Candidate<'_>| compare(a, b, cfg).0 == Ordering::Less;
+    if !cfg.deterministic_med || cfg.always_compare_med {
+        // With always_compare_med every step compares every pair, so the
+        // relation is a total order and a scan is already deterministic.
+        let mut best: Option<(usize, Candidate<'a>)> = None;
+        for i in 0..n {
+            let Some(c) = get(i) else { continue };
+            if best.as_ref().is_none_or(|(_, b)| better(&c, b)) {
+                best = Some((i, c));
+            }
+        }
+        return best.map(|(i, _)| i);
+    }
+    // Deterministic MED: best per neighbouring AS (MED always applies
+    // within a group), then the best among group winners (MED never
+    // applies between groups). Both relations are total orders.
+    type Group<'a> = Option<(Option<Asn>, usize, Candidate<'a>)>;
+    let mut arr: [Group<'a>; 16] = [None; 16];
+    let mut heap: Vec<Group<'a>>;
+    let groups: &mut [Group<'a>] = if n <= arr.len() {
+        &mut arr[..]
+    } else {
+        heap = vec![None; n];
+        &mut heap[..]
+    };
+    let mut used = 0;
+    for i in 0..n {
+        let Some(c) = get(i) else { continue };
+        let na = c.neighbor_as();
+        let slot = groups
+            .iter_mut()
+            .take(used)
+            .flatten()
+            .find(|(g, _, _)| *g == na);
+        match slot {
+            Some(g) => {
+                if better(&c, &g.2) {
+                    g.1 = i;
+                    g.2 = c;
+                }
+            }
+            None => {
+                if let Some(s) = groups.get_mut(used) {
+                    *s = Some((na, i, c));
+                    used += 1;
+                }
+            }
+        }
+    }
+    let mut best: Option<(usize, Candidate<'a>)> = None;
+    for (_, i, c) in groups.iter().take(used).flatten() {
+        if best.as_ref().is_none_or(|(_, b)| better(c, b)) {
+            best = Some((*i, *c));
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+#[cfg(test)]
+#[path = "bestpath_tests.rs"]
+mod tests;

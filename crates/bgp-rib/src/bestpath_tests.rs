@@ -1,0 +1,325 @@
+use super::*;
+use crate::attrs::AttrsBuilder;
+use bgp_wire::{AsPath, AttrValue, Origin, PathAttr};
+use std::net::Ipv4Addr;
+
+/// A path description: every field defaults to "neutral".
+#[derive(Clone)]
+struct P {
+    lp: Option<u32>,
+    path: Vec<u32>,
+    origin: Origin,
+    med: Option<u32>,
+    ebgp: bool,
+    igp: u32,
+    bgp_id: u32,
+    originator: Option<u32>,
+    clusters: usize,
+    addr: IpAddr,
+    path_id: u32,
+}
+
+impl Default for P {
+    fn default() -> Self {
+        P {
+            lp: None,
+            path: vec![65001, 65100],
+            origin: Origin::Igp,
+            med: None,
+            ebgp: true,
+            igp: 0,
+            bgp_id: 10,
+            originator: None,
+            clusters: 0,
+            addr: "192.0.2.10".parse().unwrap(),
+            path_id: 0,
+        }
+    }
+}
+
+impl P {
+    fn summary(&self) -> Summary {
+        let mut b = AttrsBuilder::from_attrs([
+            PathAttr::new(AttrValue::Origin(self.origin)),
+            PathAttr::new(AttrValue::AsPath(AsPath::from_sequence(
+                self.path.iter().map(|&a| Asn(a)).collect(),
+            ))),
+        ]);
+        if let Some(v) = self.lp {
+            b.set_local_pref(v);
+        }
+        if let Some(v) = self.med {
+            b.set_med(v);
+        }
+        if let Some(o) = self.originator {
+            b.set(PathAttr::new(AttrValue::OriginatorId(Ipv4Addr::from(o))));
+        }
+        if self.clusters > 0 {
+            b.set(PathAttr::new(AttrValue::ClusterList(vec![
+                Ipv4Addr::new(
+                    1, 1, 1, 1
+                );
+                self.clusters
+            ])));
+        }
+        b.set_igp_metric(self.igp);
+        b.encode(&mut Vec::new())
+    }
+}
+
+fn cand<'a>(p: &P, s: &'a Summary) -> Candidate<'a> {
+    Candidate {
+        summary: s,
+        ebgp: p.ebgp,
+        peer_bgp_id: p.bgp_id,
+        peer_addr: p.addr,
+        path_id: p.path_id,
+    }
+}
+
+/// Asserts that `win` beats `lose` at `expect`, in both argument orders and
+/// through `select` in both list orders.
+fn check(win: &P, lose: &P, cfg: &BestPathConfig, expect: Step) {
+    let (sw, sl) = (win.summary(), lose.summary());
+    let (w, l) = (cand(win, &sw), cand(lose, &sl));
+    assert_eq!(compare(&w, &l, cfg), (Ordering::Less, expect));
+    assert_eq!(compare(&l, &w, cfg), (Ordering::Greater, expect));
+    assert_eq!(select(&[w, l], cfg), Some(0));
+    assert_eq!(select(&[l, w], cfg), Some(1));
+}
+
+fn dflt() -> BestPathConfig {
+    BestPathConfig::default()
+}
+
+#[test]
+fn local_pref_beats_everything_after_it() {
+    let w = P {
+        lp: Some(200),
+        path: vec![1, 2, 3, 4],
+        origin: Origin::Incomplete,
+        ..P::default()
+    };
+    check(&w, &P::default(), &dflt(), Step::LocalPref);
+    // Missing LOCAL_PREF is the default (100), which beats 99.
+    let low = P {
+        lp: Some(99),
+        ..P::default()
+    };
+    check(&P::default(), &low, &dflt(), Step::LocalPref);
+    let cfg = BestPathConfig {
+        default_local_pref: 50,
+        ..dflt()
+    };
+    check(&low, &P::default(), &cfg, Step::LocalPref);
+}
+
+#[test]
+fn shorter_as_path_wins() {
+    let w = P {
+        path: vec![7],
+        origin: Origin::Incomplete,
+        med: Some(1000),
+        ..P::default()
+    };
+    check(&w, &P::default(), &dflt(), Step::AsPathLen);
+}
+
+#[test]
+fn lower_origin_wins() {
+    let w = P {
+        origin: Origin::Egp,
+        med: Some(50),
+        ..P::default()
+    };
+    let l = P {
+        origin: Origin::Incomplete,
+        ..P::default()
+    };
+    check(&w, &l, &dflt(), Step::Origin);
+    check(&P::default(), &w, &dflt(), Step::Origin);
+}
+
+#[test]
+fn med_only_within_one_neighbour_as_unless_always() {
+    let w = P {
+        med: Some(10),
+        ebgp: false,
+        ..P::default()
+    };
+    let l = P {
+        med: Some(20),
+        ..P::default()
+    };
+    check(&w, &l, &dflt(), Step::Med);
+    // Different neighbour AS: MED is skipped, eBGP decides.
+    let l2 = P {
+        path: vec![65002, 65100],
+        ..l.clone()
+    };
+    check(&l2, &w, &dflt(), Step::EbgpOverIbgp);
+    let always = BestPathConfig {
+        always_compare_med: true,
+        ..dflt()
+    };
+    check(&w, &l2, &always, Step::Med);
+}
+
+#[test]
+fn missing_med_is_zero_or_worst() {
+    let with = P {
+        med: Some(5),
+        ..P::default()
+    };
+    check(&P::default(), &with, &dflt(), Step::Med);
+    let worst = BestPathConfig {
+        missing_med_worst: true,
+        ..dflt()
+    };
+    check(&with, &P::default(), &worst, Step::Med);
+}
+
+#[test]
+fn ebgp_over_ibgp() {
+    let w = P {
+        igp: 100,
+        bgp_id: 99,
+        ..P::default()
+    };
+    let l = P {
+        ebgp: false,
+        ..P::default()
+    };
+    check(&w, &l, &dflt(), Step::EbgpOverIbgp);
+}
+
+#[test]
+fn lower_igp_metric_wins() {
+    let w = P {
+        igp: 5,
+        bgp_id: 99,
+        ..P::default()
+    };
+    let l = P {
+        igp: 6,
+        ..P::default()
+    };
+    check(&w, &l, &dflt(), Step::IgpMetric);
+}
+
+#[test]
+fn lower_router_id_with_originator_id_standing_in() {
+    let w = P {
+        bgp_id: 1,
+        clusters: 3,
+        addr: "192.0.2.99".parse().unwrap(),
+        ..P::default()
+    };
+    let l = P {
+        bgp_id: 2,
+        ..P::default()
+    };
+    check(&w, &l, &dflt(), Step::RouterId);
+    // RFC 4456 §9: ORIGINATOR_ID replaces the peer's id.
+    let refl = P {
+        bgp_id: 50,
+        originator: Some(0),
+        ..P::default()
+    };
+    check(&refl, &w, &dflt(), Step::RouterId);
+}
+
+#[test]
+fn shorter_cluster_list_wins() {
+    let w = P {
+        originator: Some(7),
+        clusters: 1,
+        addr: "192.0.2.200".parse().unwrap(),
+        ..P::default()
+    };
+    let l = P {
+        originator: Some(7),
+        clusters: 2,
+        ..P::default()
+    };
+    check(&w, &l, &dflt(), Step::ClusterListLen);
+}
+
+#[test]
+fn lower_peer_address_then_path_id() {
+    let w = P {
+        addr: "192.0.2.1".parse().unwrap(),
+        path_id: 9,
+        ..P::default()
+    };
+    check(&w, &P::default(), &dflt(), Step::PeerAddr);
+    let a = P {
+        path_id: 1,
+        ..P::default()
+    };
+    let b = P {
+        path_id: 2,
+        ..P::default()
+    };
+    check(&a, &b, &dflt(), Step::PathId);
+    let (sa, sa2) = (a.summary(), a.summary());
+    assert_eq!(
+        compare(&cand(&a, &sa), &cand(&a, &sa2), &dflt()),
+        (Ordering::Equal, Step::Equal)
+    );
+    assert_eq!(select(&[], &dflt()), None);
+}
+
+/// The classic MED cycle: r1 beats r2 on MED (same neighbour AS), r2 beats
+/// r3 and r3 beats r1 on router id (different neighbour AS).
+#[test]
+fn deterministic_med_removes_order_dependence() {
+    let r1 = P {
+        med: Some(10),
+        bgp_id: 3,
+        ..P::default()
+    };
+    let r2 = P {
+        med: Some(20),
+        bgp_id: 1,
+        addr: "192.0.2.2".parse().unwrap(),
+        ..P::default()
+    };
+    let r3 = P {
+        path: vec![65002, 65100],
+        med: Some(0),
+        bgp_id: 2,
+        addr: "192.0.2.3".parse().unwrap(),
+        ..P::default()
+    };
+    let ps = [r1, r2, r3];
+    let ss: Vec<Summary> = ps.iter().map(P::summary).collect();
+    let perms = [
+        [0, 1, 2],
+        [0, 2, 1],
+        [1, 0, 2],
+        [1, 2, 0],
+        [2, 0, 1],
+        [2, 1, 0],
+    ];
+    let run = |cfg: &BestPathConfig| -> Vec<usize> {
+        perms
+            .iter()
+            .map(|perm| {
+                let c: Vec<Candidate<'_>> = perm.iter().map(|&i| cand(&ps[i], &ss[i])).collect();
+                perm[select(&c, cfg).unwrap()]
+            })
+            .collect()
+    };
+    let plain = run(&dflt());
+    assert!(
+        plain.iter().any(|&w| w != plain[0]),
+        "the cycle should make a plain scan order dependent: {plain:?}"
+    );
+    let det = BestPathConfig {
+        deterministic_med: true,
+        ..dflt()
+    };
+    // Group AS 65001 → r1 (MED 10); vs r3 on router id 2 < 3 → r3.
+    assert_eq!(run(&det), vec![2; 6]);
+}

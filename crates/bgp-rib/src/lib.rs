@@ -1,0 +1,41 @@
+//! The pure RIB of Tessera's BGP speaker: no sockets, threads or clock.
+//!
+//! * The unit of state is a [`RibShard`]: it owns a subset of the prefixes
+//!   (chosen by [`shard_for`]) and everything per peer it needs for them,
+//!   including its own attribute [`Interner`]. Shards share nothing, so a
+//!   pipeline can give each to one thread; [`Rib`] is just S shards driven
+//!   from one thread, for tools and tests.
+//! * Attribute sets are hash-consed and reference counted ([`AttrSet`],
+//!   [`AttrHandle`], 4 bytes); the semantically relevant fields for
+//!   best-path selection are precomputed when a set is interned.
+//! * A stored path is 12 bytes ([`PathEntry`]); a prefix holds an exact-size
+//!   boxed slice of them plus the index of its best path (the Loc-RIB).
+//! * Best path follows RFC 4271 §9.1.2.2 with the usual tie-breakers, see
+//!   [`bestpath`].
+//! * Adj-RIB-Out per peer remembers what was last sent and queues deltas that
+//!   [`RibShard::drain_updates`] packs by attribute set.
+
+mod attrs;
+pub mod bestpath;
+mod export;
+mod hash;
+mod intern;
+mod policy;
+mod rib;
+mod shard;
+mod table;
+
+pub use attrs::{AttrSet, AttrsBuilder, Summary};
+pub use bestpath::{BestPathConfig, Step};
+pub use export::ExportBatch;
+pub use hash::shard_for;
+pub use intern::{AttrHandle, Interner};
+pub use policy::{AcceptAll, ExportPolicy, ExportVerdict, ImportPolicy, Verdict};
+pub use rib::Rib;
+pub use shard::{PeerConfig, PeerCounts, RibError, RibShard, RouteRef};
+pub use table::PathEntry;
+
+/// A peer's index within a shard. The caller assigns ids (dense, from 0) and
+/// registers the same peer under the same id in every shard.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct PeerId(pub u16);

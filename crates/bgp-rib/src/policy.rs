@@ -1,0 +1,69 @@
+//! Policy hooks. The policy language comes later; the RIB only needs a
+//! verdict per prefix and, on import, the chance to edit the attributes.
+
+use base::Prefix;
+
+use crate::attrs::{AttrSet, AttrsBuilder};
+use crate::PeerId;
+
+/// An import decision.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Accept,
+    Reject,
+}
+
+/// Import policy, run once per announced prefix on an editable copy of the
+/// UPDATE's attributes. Edits make the RIB intern a new set for that prefix;
+/// an untouched builder reuses the UPDATE's set.
+pub trait ImportPolicy {
+    fn import(&mut self, peer: PeerId, prefix: &Prefix, attrs: &mut AttrsBuilder) -> Verdict;
+}
+
+impl<F: FnMut(&Prefix, &mut AttrsBuilder) -> Verdict> ImportPolicy for F {
+    fn import(&mut self, _peer: PeerId, prefix: &Prefix, attrs: &mut AttrsBuilder) -> Verdict {
+        self(prefix, attrs)
+    }
+}
+
+/// Accepts everything unchanged, on import and export.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct AcceptAll;
+
+impl ImportPolicy for AcceptAll {
+    fn import(&mut self, _: PeerId, _: &Prefix, _: &mut AttrsBuilder) -> Verdict {
+        Verdict::Accept
+    }
+}
+
+/// An export decision.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExportVerdict {
+    /// Send the Loc-RIB attributes as they are.
+    Accept,
+    /// Do not send (withdraw if it was sent).
+    Reject,
+    /// Send these attributes instead.
+    Replace(AttrsBuilder),
+}
+
+/// Export policy: decides what `to` is sent for `prefix`, whose best path
+/// came from `from` with attributes `attrs`. Per-session rewriting that does
+/// not depend on policy (next-hop-self, prepending the local AS, dropping
+/// LOCAL_PREF towards eBGP) belongs to the UPDATE encoder, so that sets stay
+/// shared between peers here.
+pub trait ExportPolicy {
+    fn export(
+        &mut self,
+        to: PeerId,
+        prefix: &Prefix,
+        from: PeerId,
+        attrs: &AttrSet,
+    ) -> ExportVerdict;
+}
+
+impl ExportPolicy for AcceptAll {
+    fn export(&mut self, _: PeerId, _: &Prefix, _: PeerId, _: &AttrSet) -> ExportVerdict {
+        ExportVerdict::Accept
+    }
+}

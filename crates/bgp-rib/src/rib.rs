@@ -1,0 +1,121 @@
+//! The whole RIB as S shards driven from one thread: splits each batch by
+//! [`shard_for`] and forwards it. A threaded pipeline does the same split
+//! and sends each part to the thread that owns the shard instead.
+
+use base::Prefix;
+use bgp_wire::Nlri;
+
+use crate::attrs::AttrsBuilder;
+use crate::bestpath::BestPathConfig;
+use crate::hash::shard_for;
+use crate::policy::ImportPolicy;
+use crate::shard::{PeerConfig, PeerCounts, RibError, RibShard, RouteRef};
+use crate::PeerId;
+
+/// S shards; see the crate docs.
+#[derive(Debug)]
+pub struct Rib {
+    shards: Vec<RibShard>,
+    /// Per-shard scratch for splitting batches: (announce, withdraw).
+    split: Vec<(Vec<Nlri>, Vec<Nlri>)>,
+}
+
+impl Rib {
+    /// A RIB of `shards` shards (at least one).
+    pub fn new(shards: usize, cfg: BestPathConfig) -> Rib {
+        let n = shards.max(1);
+        Rib {
+            shards: (0..n).map(|_| RibShard::new(cfg)).collect(),
+            split: (0..n).map(|_| (Vec::new(), Vec::new())).collect(),
+        }
+    }
+
+    pub fn shards(&self) -> &[RibShard] {
+        &self.shards
+    }
+    pub fn shards_mut(&mut self) -> &mut [RibShard] {
+        &mut self.shards
+    }
+    pub fn shard_of(&self, prefix: &Prefix) -> usize {
+        shard_for(prefix, self.shards.len())
+    }
+
+    pub fn add_peer(&mut self, id: PeerId, cfg: PeerConfig) {
+        for s in &mut self.shards {
+            s.add_peer(id, cfg.clone());
+        }
+    }
+
+    /// [`RibShard::apply_update`] across shards.
+    pub fn apply_update<P: ImportPolicy + ?Sized>(
+        &mut self,
+        peer: PeerId,
+        announce: &[Nlri],
+        attrs: Option<&AttrsBuilder>,
+        withdraw: &[Nlri],
+        import: &mut P,
+        changed: &mut Vec<Prefix>,
+    ) -> Result<(), RibError> {
+        let n = self.shards.len();
+        for (a, w) in &mut self.split {
+            a.clear();
+            w.clear();
+        }
+        for x in announce {
+            if let Some((a, _)) = self.split.get_mut(shard_for(&x.prefix, n)) {
+                a.push(*x);
+            }
+        }
+        for x in withdraw {
+            if let Some((_, w)) = self.split.get_mut(shard_for(&x.prefix, n)) {
+                w.push(*x);
+            }
+        }
+        for (s, (a, w)) in self.shards.iter_mut().zip(&self.split) {
+            if a.is_empty() && w.is_empty() {
+                continue;
+            }
+            s.apply_update(peer, a, attrs, w, import, changed)?;
+        }
+        Ok(())
+    }
+
+    pub fn peer_down(&mut self, peer: PeerId, changed: &mut Vec<Prefix>) -> Result<(), RibError> {
+        for s in &mut self.shards {
+            s.peer_down(peer, changed)?;
+        }
+        Ok(())
+    }
+
+    pub fn lookup(&self, prefix: &Prefix) -> Option<RouteRef<'_>> {
+        self.shards.get(self.shard_of(prefix))?.lookup(prefix)
+    }
+
+    /// Every prefix of every shard (unordered).
+    pub fn iter(&self) -> impl Iterator<Item = RouteRef<'_>> + '_ {
+        self.shards.iter().flat_map(RibShard::iter)
+    }
+
+    pub fn prefix_count(&self) -> usize {
+        self.shards.iter().map(RibShard::prefix_count).sum()
+    }
+    pub fn path_count(&self) -> usize {
+        self.shards.iter().map(RibShard::path_count).sum()
+    }
+    /// Distinct attribute sets, summed over shards (a set used in two shards
+    /// counts twice: shards share nothing).
+    pub fn attr_set_count(&self) -> usize {
+        self.shards.iter().map(|s| s.interner().len()).sum()
+    }
+
+    pub fn peer_counts(&self, peer: PeerId) -> Option<PeerCounts> {
+        let mut total = PeerCounts::default();
+        for s in &self.shards {
+            let c = s.peer_counts(peer)?;
+            total.received += c.received;
+            total.accepted += c.accepted;
+            total.advertised += c.advertised;
+        }
+        Some(total)
+    }
+}

@@ -1,0 +1,506 @@
+//! One shard of the RIB: the prefixes it owns, their paths from every peer
+//! (Adj-RIB-In, post-policy), the selected best (Loc-RIB), per-peer export
+//! state (Adj-RIB-Out) and its own attribute interner.
+
+use std::net::{IpAddr, Ipv4Addr};
+
+use base::{Asn, Prefix};
+use bgp_wire::consts::attr_type as at;
+use bgp_wire::Nlri;
+
+use crate::attrs::{AttrSet, AttrsBuilder};
+use crate::bestpath::BestPathConfig;
+use crate::export::AdjOut;
+use crate::hash::FastMap;
+use crate::intern::{AttrHandle, Interner};
+use crate::policy::{ImportPolicy, Verdict};
+use crate::table::{self, Change, PathEntry, PrefixEntry, SelectCtx, Table};
+use crate::PeerId;
+
+/// What the RIB needs to know about a peer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PeerConfig {
+    pub asn: Asn,
+    /// BGP Identifier from its OPEN (RFC 4271 §4.2).
+    pub bgp_id: Ipv4Addr,
+    /// Session address (the §9.1.2.2 g tie-breaker).
+    pub addr: IpAddr,
+    /// External peer. Confederation-external peers count as internal for
+    /// selection (RFC 5065 §5.3) and should set this to false.
+    pub ebgp: bool,
+    /// Keep the pre-policy Adj-RIB-In (for soft reconfiguration inbound).
+    pub keep_pre_policy: bool,
+    /// Keep an Adj-RIB-Out for this peer and queue updates towards it.
+    pub export: bool,
+}
+
+/// Route counts of one peer in one shard (sum shards for the RIB).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct PeerCounts {
+    /// Paths currently received (accepted or rejected by import policy).
+    pub received: u64,
+    /// Paths currently accepted into the Adj-RIB-In.
+    pub accepted: u64,
+    /// Prefixes currently in the Adj-RIB-Out.
+    pub advertised: u64,
+}
+
+/// Why an operation was refused. Only caller mistakes; nothing a peer sends
+/// can produce these.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum RibError {
+    UnknownPeer(PeerId),
+    /// Announcements without attributes.
+    MissingAttributes,
+    /// A handle that is not live in this shard's interner.
+    DeadHandle(AttrHandle),
+}
+
+impl std::fmt::Display for RibError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RibError::UnknownPeer(p) => write!(f, "unknown peer {}", p.0),
+            RibError::MissingAttributes => f.write_str("announcement without attributes"),
+            RibError::DeadHandle(h) => write!(f, "dead attribute handle {}", h.index()),
+        }
+    }
+}
+
+impl std::error::Error for RibError {}
+
+#[derive(Debug)]
+pub(crate) struct PeerState {
+    pub(crate) cfg: PeerConfig,
+    pub(crate) accepted: u64,
+    /// Routes import policy rejected, so that `received` stays exact.
+    pub(crate) rejected: FastMap<(Prefix, u32), ()>,
+    /// Pre-policy Adj-RIB-In, when configured.
+    pub(crate) pre: Option<FastMap<(Prefix, u32), AttrHandle>>,
+    pub(crate) out: Option<AdjOut>,
+}
+
+/// One shard: see the module docs.
+#[derive(Debug, Default)]
+pub struct RibShard {
+    pub(crate) v4: Table<base::Prefix4>,
+    pub(crate) v6: Table<base::Prefix6>,
+    pub(crate) interner: Interner,
+    pub(crate) peers: Vec<Option<PeerState>>,
+    pub(crate) cfg: BestPathConfig,
+    paths: usize,
+}
+
+/// A prefix's paths as stored, with the Loc-RIB choice.
+#[derive(Copy, Clone, Debug)]
+pub struct RouteRef<'a> {
+    pub prefix: Prefix,
+    pub paths: &'a [PathEntry],
+    /// Index of the best path in `paths`.
+    pub best: Option<usize>,
+    interner: &'a Interner,
+}
+
+impl<'a> RouteRef<'a> {
+    pub fn best(&self) -> Option<(PathEntry, &'a AttrSet)> {
+        let p = *self.paths.get(self.best?)?;
+        Some((p, self.interner.get(p.attrs)?))
+    }
+    /// Every path with its attributes.
+    pub fn iter(&self) -> impl Iterator<Item = (PathEntry, &'a AttrSet)> + 'a {
+        let i = self.interner;
+        self.paths
+            .iter()
+            .filter_map(move |p| Some((*p, i.get(p.attrs)?)))
+    }
+}
+
+fn route_ref<'a>(prefix: Prefix, e: &'a PrefixEntry, interner: &'a Interner) -> RouteRef<'a> {
+    RouteRef {
+        prefix,
+        paths: &e.paths,
+        best: e.best_index(),
+        interner,
+    }
+}
+
+impl RibShard {
+    pub fn new(cfg: BestPathConfig) -> RibShard {
+        RibShard {
+            cfg,
+            ..RibShard::default()
+        }
+    }
+
+    pub fn config(&self) -> &BestPathConfig {
+        &self.cfg
+    }
+
+    /// Registers (or reconfigures) a peer. Reconfiguring keeps its routes
+    /// but does not reselect; call [`Self::peer_down`] first to flush.
+    pub fn add_peer(&mut self, id: PeerId, cfg: PeerConfig) {
+        let i = id.0 as usize;
+        if self.peers.len() <= i {
+            self.peers.resize_with(i + 1, || None);
+        }
+        if let Some(Some(p)) = self.peers.get_mut(i) {
+            if cfg.keep_pre_policy && p.pre.is_none() {
+                p.pre = Some(FastMap::default());
+            }
+            if cfg.export && p.out.is_none() {
+                p.out = Some(AdjOut::default());
+            }
+            p.cfg = cfg;
+            return;
+        }
+        let st = PeerState {
+            pre: cfg.keep_pre_policy.then(FastMap::default),
+            out: cfg.export.then(AdjOut::default),
+            cfg,
+            accepted: 0,
+            rejected: FastMap::default(),
+        };
+        if let Some(slot) = self.peers.get_mut(i) {
+            *slot = Some(st);
+        }
+    }
+
+    pub fn peer(&self, id: PeerId) -> Option<&PeerConfig> {
+        self.peer_state(id).map(|p| &p.cfg)
+    }
+
+    pub(crate) fn peer_state(&self, id: PeerId) -> Option<&PeerState> {
+        self.peers.get(id.0 as usize)?.as_ref()
+    }
+
+    fn peer_state_mut(&mut self, id: PeerId) -> Result<&mut PeerState, RibError> {
+        self.peers
+            .get_mut(id.0 as usize)
+            .and_then(Option::as_mut)
+            .ok_or(RibError::UnknownPeer(id))
+    }
+
+    pub fn interner(&self) -> &Interner {
+        &self.interner
+    }
+    /// Interns a set in this shard (one reference, owned by the caller;
+    /// give it back with [`Self::release`]).
+    pub fn intern(&mut self, b: &AttrsBuilder) -> AttrHandle {
+        self.interner.intern(b)
+    }
+    pub fn release(&mut self, h: AttrHandle) {
+        self.interner.release(h);
+    }
+    pub fn attrs(&self, h: AttrHandle) -> Option<&AttrSet> {
+        self.interner.get(h)
+    }
+
+    /// Applies one UPDATE's worth of changes from `peer`: withdrawals first,
+    /// then announcements, so a prefix in both ends up announced (RFC 4271
+    /// §4.3 says to treat such an UPDATE as if it were not withdrawn). `attrs` are the UPDATE's attributes; the shard drops
+    /// LOCAL_PREF from eBGP peers (RFC 4271 §5.1.5) and runs `import` per
+    /// announced prefix. Prefixes whose best path changed are appended to
+    /// `changed` (a prefix touched twice in a batch may appear twice).
+    pub fn apply_update<P: ImportPolicy + ?Sized>(
+        &mut self,
+        peer: PeerId,
+        announce: &[Nlri],
+        attrs: Option<&AttrsBuilder>,
+        withdraw: &[Nlri],
+        import: &mut P,
+        changed: &mut Vec<Prefix>,
+    ) -> Result<(), RibError> {
+        let ebgp = self.peer_state_mut(peer)?.cfg.ebgp;
+        for w in withdraw {
+            self.withdraw_one(peer, w.prefix, w.path_id.unwrap_or(0), changed);
+        }
+        if announce.is_empty() {
+            return Ok(());
+        }
+        let attrs = attrs.ok_or(RibError::MissingAttributes)?;
+        let mut base = attrs.clone();
+        if ebgp {
+            base.remove(at::LOCAL_PREF);
+        }
+        base.mark_clean();
+        let base_h = self.interner.intern(&base);
+        let mut work = base.clone();
+        for n in announce {
+            let prefix = n.prefix.masked();
+            let pid = n.path_id.unwrap_or(0);
+            self.set_pre_policy(peer, prefix, pid, Some(base_h));
+            match import.import(peer, &prefix, &mut work) {
+                Verdict::Accept => {
+                    let h = if work.is_dirty() {
+                        let h = self.interner.intern(&work);
+                        work.clone_from(&base);
+                        work.mark_clean();
+                        h
+                    } else {
+                        self.interner.acquire(base_h);
+                        base_h
+                    };
+                    self.note_rejected(peer, prefix, pid, false);
+                    self.insert_owned(peer, prefix, pid, h, changed);
+                }
+                Verdict::Reject => {
+                    if work.is_dirty() {
+                        work.clone_from(&base);
+                        work.mark_clean();
+                    }
+                    self.remove_path(peer, prefix, pid, changed);
+                    self.note_rejected(peer, prefix, pid, true);
+                }
+            }
+        }
+        self.interner.release(base_h);
+        Ok(())
+    }
+
+    /// Like [`Self::apply_update`] with an already interned set and no
+    /// import policy (for routes policy has already seen, and for
+    /// benchmarks). The caller keeps its own reference to `attrs`.
+    pub fn apply_interned(
+        &mut self,
+        peer: PeerId,
+        announce: &[Nlri],
+        attrs: AttrHandle,
+        withdraw: &[Nlri],
+        changed: &mut Vec<Prefix>,
+    ) -> Result<(), RibError> {
+        self.peer_state_mut(peer)?;
+        if !announce.is_empty() && self.interner.get(attrs).is_none() {
+            return Err(RibError::DeadHandle(attrs));
+        }
+        for w in withdraw {
+            self.withdraw_one(peer, w.prefix, w.path_id.unwrap_or(0), changed);
+        }
+        for n in announce {
+            let prefix = n.prefix.masked();
+            let pid = n.path_id.unwrap_or(0);
+            self.set_pre_policy(peer, prefix, pid, Some(attrs));
+            self.note_rejected(peer, prefix, pid, false);
+            self.interner.acquire(attrs);
+            self.insert_owned(peer, prefix, pid, attrs, changed);
+        }
+        Ok(())
+    }
+
+    fn withdraw_one(&mut self, peer: PeerId, prefix: Prefix, pid: u32, changed: &mut Vec<Prefix>) {
+        let prefix = prefix.masked();
+        self.set_pre_policy(peer, prefix, pid, None);
+        self.note_rejected(peer, prefix, pid, false);
+        self.remove_path(peer, prefix, pid, changed);
+    }
+
+    fn note_rejected(&mut self, peer: PeerId, prefix: Prefix, pid: u32, rejected: bool) {
+        let Ok(p) = self.peer_state_mut(peer) else {
+            return;
+        };
+        if rejected {
+            p.rejected.insert((prefix, pid), ());
+        } else if !p.rejected.is_empty() {
+            p.rejected.remove(&(prefix, pid));
+        }
+    }
+
+    /// Records (Some) or forgets (None) the pre-policy attributes.
+    fn set_pre_policy(&mut self, peer: PeerId, prefix: Prefix, pid: u32, h: Option<AttrHandle>) {
+        let Some(Some(p)) = self.peers.get_mut(peer.0 as usize) else {
+            return;
+        };
+        let Some(pre) = p.pre.as_mut() else {
+            return;
+        };
+        let old = match h {
+            Some(h) => {
+                self.interner.acquire(h);
+                pre.insert((prefix, pid), h)
+            }
+            None => pre.remove(&(prefix, pid)),
+        };
+        if let Some(o) = old {
+            self.interner.release(o);
+        }
+    }
+
+    /// Stores a path whose reference the caller hands over.
+    fn insert_owned(
+        &mut self,
+        peer: PeerId,
+        prefix: Prefix,
+        path_id: u32,
+        h: AttrHandle,
+        changed: &mut Vec<Prefix>,
+    ) {
+        let path = PathEntry {
+            peer,
+            path_id,
+            attrs: h,
+        };
+        let ctx = SelectCtx {
+            interner: &self.interner,
+            peers: &self.peers,
+            cfg: &self.cfg,
+        };
+        let ch = match prefix {
+            Prefix::V4(p) => table::upsert(&mut self.v4, p, path, &ctx),
+            Prefix::V6(p) => table::upsert(&mut self.v6, p, path, &ctx),
+        };
+        self.finish(peer, prefix, ch, changed);
+    }
+
+    fn remove_path(&mut self, peer: PeerId, prefix: Prefix, pid: u32, changed: &mut Vec<Prefix>) {
+        let ctx = SelectCtx {
+            interner: &self.interner,
+            peers: &self.peers,
+            cfg: &self.cfg,
+        };
+        let ch = match prefix {
+            Prefix::V4(p) => table::remove(&mut self.v4, p, peer, pid, &ctx),
+            Prefix::V6(p) => table::remove(&mut self.v6, p, peer, pid, &ctx),
+        };
+        self.finish(peer, prefix, ch, changed);
+    }
+
+    fn finish(&mut self, peer: PeerId, prefix: Prefix, ch: Change, changed: &mut Vec<Prefix>) {
+        if let Some(h) = ch.released {
+            self.interner.release(h);
+        }
+        if let Ok(p) = self.peer_state_mut(peer) {
+            if ch.added {
+                p.accepted += 1;
+            }
+            if ch.removed {
+                p.accepted = p.accepted.saturating_sub(1);
+            }
+        }
+        if ch.added {
+            self.paths += 1;
+        }
+        if ch.removed {
+            self.paths = self.paths.saturating_sub(1);
+        }
+        if ch.best_changed {
+            changed.push(prefix);
+        }
+    }
+
+    /// Removes every route of `peer` (session down) and reselects. The peer
+    /// stays registered with empty Adj-RIBs. Appends prefixes whose best
+    /// changed to `changed`.
+    pub fn peer_down(&mut self, peer: PeerId, changed: &mut Vec<Prefix>) -> Result<(), RibError> {
+        let st = self.peer_state_mut(peer)?;
+        st.accepted = 0;
+        st.rejected = FastMap::default();
+        let pre = st.pre.as_mut().map(std::mem::take);
+        let out = st.out.as_mut().map(std::mem::take);
+        let mut released = Vec::new();
+        if let Some(pre) = pre {
+            released.extend(pre.into_values());
+        }
+        if let Some(out) = out {
+            released.extend(out.into_handles());
+        }
+        let ctx = SelectCtx {
+            interner: &self.interner,
+            peers: &self.peers,
+            cfg: &self.cfg,
+        };
+        let mut n = table::remove_peer(&mut self.v4, peer, &ctx, &mut released, changed);
+        n += table::remove_peer(&mut self.v6, peer, &ctx, &mut released, changed);
+        self.paths = self.paths.saturating_sub(n);
+        for h in released {
+            self.interner.release(h);
+        }
+        Ok(())
+    }
+
+    /// The paths of one prefix (host bits ignored).
+    pub fn lookup(&self, prefix: &Prefix) -> Option<RouteRef<'_>> {
+        let p = prefix.masked();
+        let e = match p {
+            Prefix::V4(k) => self.v4.get(&k),
+            Prefix::V6(k) => self.v6.get(&k),
+        }?;
+        Some(route_ref(p, e, &self.interner))
+    }
+
+    /// Every prefix, IPv4 first, in table order (sort for display).
+    pub fn iter(&self) -> impl Iterator<Item = RouteRef<'_>> + '_ {
+        let i = &self.interner;
+        let v4 = self
+            .v4
+            .iter()
+            .map(move |(k, e)| route_ref(Prefix::V4(*k), e, i));
+        let v6 = self
+            .v6
+            .iter()
+            .map(move |(k, e)| route_ref(Prefix::V6(*k), e, i));
+        v4.chain(v6)
+    }
+
+    /// Prefixes stored.
+    pub fn prefix_count(&self) -> usize {
+        self.v4.len() + self.v6.len()
+    }
+    /// Paths stored (post-policy Adj-RIB-In, all peers).
+    pub fn path_count(&self) -> usize {
+        self.paths
+    }
+
+    pub fn peer_counts(&self, peer: PeerId) -> Option<PeerCounts> {
+        let p = self.peer_state(peer)?;
+        Some(PeerCounts {
+            received: p.accepted + p.rejected.len() as u64,
+            accepted: p.accepted,
+            advertised: p.out.as_ref().map_or(0, |o| o.sent_len() as u64),
+        })
+    }
+
+    /// The pre-policy attributes of a route, when the peer keeps them.
+    pub fn pre_policy(&self, peer: PeerId, prefix: &Prefix, path_id: u32) -> Option<&AttrSet> {
+        let pre = self.peer_state(peer)?.pre.as_ref()?;
+        self.interner.get(*pre.get(&(prefix.masked(), path_id))?)
+    }
+
+    /// Re-runs import policy over a peer's pre-policy Adj-RIB-In ("soft
+    /// reconfiguration inbound", the stored alternative to asking the peer
+    /// for a ROUTE-REFRESH, RFC 2918). Does nothing for peers without
+    /// `keep_pre_policy`.
+    pub fn reimport<P: ImportPolicy + ?Sized>(
+        &mut self,
+        peer: PeerId,
+        import: &mut P,
+        changed: &mut Vec<Prefix>,
+    ) -> Result<(), RibError> {
+        let st = self.peer_state_mut(peer)?;
+        let Some(pre) = st.pre.as_ref() else {
+            return Ok(());
+        };
+        let routes: Vec<((Prefix, u32), AttrHandle)> = pre.iter().map(|(k, v)| (*k, *v)).collect();
+        for ((prefix, pid), h) in routes {
+            let Some(set) = self.interner.get(h) else {
+                continue;
+            };
+            let mut b = set.to_builder();
+            b.mark_clean();
+            match import.import(peer, &prefix, &mut b) {
+                Verdict::Accept => {
+                    let nh = if b.is_dirty() {
+                        self.interner.intern(&b)
+                    } else {
+                        self.interner.acquire(h);
+                        h
+                    };
+                    self.note_rejected(peer, prefix, pid, false);
+                    self.insert_owned(peer, prefix, pid, nh, changed);
+                }
+                Verdict::Reject => {
+                    self.remove_path(peer, prefix, pid, changed);
+                    self.note_rejected(peer, prefix, pid, true);
+                }
+            }
+        }
+        Ok(())
+    }
+}

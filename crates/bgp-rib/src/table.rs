@@ -1,0 +1,206 @@
+//! Per-prefix storage: a hash table from a family's prefix type to an
+//! exact-size boxed slice of 12-byte path records and the best index.
+//!
+//! The slice is reallocated on every insert and removal. Per prefix that
+//! costs a copy of a handful of 12-byte records, and saves the growth slack
+//! and capacity word a `Vec` would keep for each of millions of prefixes.
+
+use std::hash::Hash;
+
+use base::{Prefix, Prefix4, Prefix6};
+
+use crate::bestpath::{self, BestPathConfig, Candidate};
+use crate::hash::FastMap;
+use crate::intern::{AttrHandle, Interner};
+use crate::shard::PeerState;
+use crate::PeerId;
+
+/// One stored path: 12 bytes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PathEntry {
+    pub peer: PeerId,
+    /// RFC 7911 path identifier; 0 without ADD-PATH.
+    pub path_id: u32,
+    pub attrs: AttrHandle,
+}
+
+pub(crate) const NO_BEST: u16 = u16::MAX;
+/// Paths per prefix are capped so that the best index fits in a u16.
+pub(crate) const MAX_PATHS: usize = NO_BEST as usize;
+
+#[derive(Debug)]
+pub(crate) struct PrefixEntry {
+    pub(crate) paths: Box<[PathEntry]>,
+    pub(crate) best: u16,
+}
+
+impl PrefixEntry {
+    pub(crate) fn best_path(&self) -> Option<&PathEntry> {
+        self.paths.get(self.best as usize)
+    }
+    pub(crate) fn best_index(&self) -> Option<usize> {
+        (self.best != NO_BEST && (self.best as usize) < self.paths.len())
+            .then_some(self.best as usize)
+    }
+}
+
+pub(crate) trait Key: Copy + Eq + Hash + Into<Prefix> {}
+impl Key for Prefix4 {}
+impl Key for Prefix6 {}
+
+pub(crate) type Table<K> = FastMap<K, PrefixEntry>;
+
+/// What selection reads besides the paths.
+pub(crate) struct SelectCtx<'a> {
+    pub(crate) interner: &'a Interner,
+    pub(crate) peers: &'a [Option<PeerState>],
+    pub(crate) cfg: &'a BestPathConfig,
+}
+
+/// Outcome of changing one prefix's path list.
+#[derive(Copy, Clone, Debug, Default)]
+pub(crate) struct Change {
+    /// The handle that is no longer referenced by the table.
+    pub(crate) released: Option<AttrHandle>,
+    /// Whether a path was added (not replaced).
+    pub(crate) added: bool,
+    /// Whether a path was removed.
+    pub(crate) removed: bool,
+    /// Whether the best path (its identity or attributes) changed.
+    pub(crate) best_changed: bool,
+    /// The path could not be stored (per-prefix path cap).
+    pub(crate) full: bool,
+}
+
+/// Recomputes the best index; returns whether the best differs from `old`
+/// (the best path before the list was modified).
+pub(crate) fn reselect(e: &mut PrefixEntry, old: Option<PathEntry>, ctx: &SelectCtx<'_>) -> bool {
+    let paths = &e.paths;
+    let get = |i: usize| -> Option<Candidate<'_>> {
+        let p = paths.get(i)?;
+        // Paths of unknown peers or with dead handles are not eligible;
+        // neither happens unless the shard's bookkeeping is wrong.
+        let peer = ctx.peers.get(p.peer.0 as usize)?.as_ref()?;
+        let set = ctx.interner.get(p.attrs)?;
+        Some(Candidate {
+            summary: set.summary(),
+            ebgp: peer.cfg.ebgp,
+            peer_bgp_id: u32::from(peer.cfg.bgp_id),
+            peer_addr: peer.cfg.addr,
+            path_id: p.path_id,
+        })
+    };
+    e.best = bestpath::select_by(paths.len(), get, ctx.cfg).map_or(NO_BEST, |i| i as u16);
+    old != e.best_path().copied()
+}
+
+/// Adds or replaces the path of (`peer`, `path_id`) under `key`.
+pub(crate) fn upsert<K: Key>(
+    t: &mut Table<K>,
+    key: K,
+    path: PathEntry,
+    ctx: &SelectCtx<'_>,
+) -> Change {
+    let mut ch = Change::default();
+    let e = t.entry(key).or_insert_with(|| PrefixEntry {
+        paths: Box::new([]),
+        best: NO_BEST,
+    });
+    let old = e.best_path().copied();
+    let same = |p: &&mut PathEntry| p.peer == path.peer && p.path_id == path.path_id;
+    if let Some(p) = e.paths.iter_mut().find(same) {
+        if p.attrs == path.attrs {
+            // Duplicate announcement: the caller's new reference is the one
+            // to drop.
+            ch.released = Some(path.attrs);
+            return ch;
+        }
+        ch.released = Some(p.attrs);
+        p.attrs = path.attrs;
+    } else {
+        if e.paths.len() >= MAX_PATHS {
+            ch.full = true;
+            ch.released = Some(path.attrs);
+            return ch;
+        }
+        let mut v = std::mem::take(&mut e.paths).into_vec();
+        v.reserve_exact(1);
+        v.push(path);
+        e.paths = v.into_boxed_slice();
+        ch.added = true;
+    }
+    ch.best_changed = reselect(e, old, ctx);
+    ch
+}
+
+/// Removes the path of (`peer`, `path_id`) under `key`, dropping the prefix
+/// when it was the last.
+pub(crate) fn remove<K: Key>(
+    t: &mut Table<K>,
+    key: K,
+    peer: PeerId,
+    path_id: u32,
+    ctx: &SelectCtx<'_>,
+) -> Change {
+    let mut ch = Change::default();
+    let Some(e) = t.get_mut(&key) else {
+        return ch;
+    };
+    let Some(i) = e
+        .paths
+        .iter()
+        .position(|p| p.peer == peer && p.path_id == path_id)
+    else {
+        return ch;
+    };
+    ch.removed = true;
+    let old = e.best_path().copied();
+    let mut v = std::mem::take(&mut e.paths).into_vec();
+    ch.released = Some(v.remove(i).attrs);
+    e.paths = v.into_boxed_slice();
+    if e.paths.is_empty() {
+        t.remove(&key);
+        ch.best_changed = true;
+        return ch;
+    }
+    ch.best_changed = reselect(e, old, ctx);
+    ch
+}
+
+/// Removes every path of `peer`; calls `released` for each handle and
+/// `changed` for each prefix whose best changed. Returns paths removed.
+pub(crate) fn remove_peer<K: Key>(
+    t: &mut Table<K>,
+    peer: PeerId,
+    ctx: &SelectCtx<'_>,
+    released: &mut Vec<AttrHandle>,
+    changed: &mut Vec<Prefix>,
+) -> usize {
+    let mut n = 0;
+    t.retain(|k, e| {
+        if !e.paths.iter().any(|p| p.peer == peer) {
+            return true;
+        }
+        let old = e.best_path().copied();
+        let mut v = std::mem::take(&mut e.paths).into_vec();
+        v.retain(|p| {
+            if p.peer == peer {
+                released.push(p.attrs);
+                n += 1;
+                false
+            } else {
+                true
+            }
+        });
+        e.paths = v.into_boxed_slice();
+        if e.paths.is_empty() {
+            changed.push((*k).into());
+            return false;
+        }
+        if reselect(e, old, ctx) {
+            changed.push((*k).into());
+        }
+        true
+    });
+    n
+}
