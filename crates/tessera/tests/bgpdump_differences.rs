@@ -422,8 +422,8 @@ fn rib_peer_index_outside_peer_table() {
 }
 
 /// A RIB record before any PEER_INDEX_TABLE. Not a difference: bgpdump
-/// 1.6.2 checks for the missing table, logs an error (to syslog) and skips
-/// the record; tessera skips its entries, reports them on stderr, exits 0.
+/// 1.6.2 checks for the missing table, logs `missing peer index table` (to
+/// syslog) and skips the record; tessera skips its entries, reports them on stderr, exits 0.
 /// Both print nothing. Kept so that the doc table stays accurate.
 #[test]
 fn rib_record_before_any_peer_table() {
@@ -452,7 +452,7 @@ fn rib_record_before_any_peer_table() {
 /// stores is still unset (e.g. `assert(-1 == attr->local_pref)`) and aborts
 /// with SIGABRT, printing nothing for the record. That holds for the
 /// attributes bgpdump stores a value for; a repeated ATOMIC_AGGREGATE (a
-/// flag only) is the control on which both agree.
+/// flag only) or unknown attribute are the controls on which both agree.
 #[test]
 fn duplicate_attribute_aborts_bgpdump() {
     if !bgpdump_available("duplicate_attribute_aborts_bgpdump") {
@@ -534,22 +534,35 @@ fn duplicate_attribute_aborts_bgpdump() {
         assert_eq!(b.text(), "", "{name}");
     }
 
-    // Control: ATOMIC_AGGREGATE twice; bgpdump only sets a flag bit.
-    let mut attrs = base_attrs();
-    attrs.push(PathAttr::new(AttrValue::AtomicAggregate));
-    attrs.push(PathAttr::new(AttrValue::AtomicAggregate));
-    let u = UpdateMessage {
-        withdrawn: vec![],
-        attributes: attrs,
-        nlri: vec![Nlri::new(prefix("10.8.0.0/16"))],
-    };
-    let f = dir.file("dup-atomic.mrt");
-    write_update(&f, &u);
-    let expect = format!("{head}0|0||AG||\n");
-    let (t, b) = (tessera(&f), bgpdump(&f));
-    assert_eq!(t.text(), expect);
-    assert!(b.status.success(), "bgpdump status {:?}", b.status);
-    assert_eq!(b.text(), expect);
+    // Controls: ATOMIC_AGGREGATE twice (bgpdump only sets a flag bit) and
+    // an unknown optional transitive type twice (bgpdump keeps a list).
+    let cases = [
+        (AttrValue::AtomicAggregate, "0|0||AG||\n"),
+        (
+            AttrValue::Raw {
+                type_code: 99,
+                value: vec![1],
+            },
+            "0|0||NAG||\n",
+        ),
+    ];
+    for (value, rest) in cases {
+        let mut attrs = base_attrs();
+        attrs.push(PathAttr::new(value.clone()));
+        attrs.push(PathAttr::new(value));
+        let u = UpdateMessage {
+            withdrawn: vec![],
+            attributes: attrs,
+            nlri: vec![Nlri::new(prefix("10.8.0.0/16"))],
+        };
+        let f = dir.file("dup-accepted.mrt");
+        write_update(&f, &u);
+        let expect = format!("{head}{rest}");
+        let (t, b) = (tessera(&f), bgpdump(&f));
+        assert_eq!(t.text(), expect);
+        assert!(b.status.success(), "bgpdump status {:?}", b.status);
+        assert_eq!(b.text(), expect);
+    }
 }
 
 /// RFC 1997: COMMUNITIES is a list of 4-octet values; a zero-length
