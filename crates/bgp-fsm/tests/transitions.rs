@@ -293,7 +293,7 @@ fn active_transitions() {
 #[test]
 fn open_sent_tcp_fails_goes_to_active() {
     let mut h = Harness::new(cfg());
-    h.to_open_sent();
+    h.reach_open_sent();
     assert_eq!(h.ev(Event::TcpConnectionFails), vec![]);
     assert_eq!(h.state(), State::Active);
     assert_eq!(h.fsm.timer(Timer::Hold), None);
@@ -304,7 +304,7 @@ fn open_sent_tcp_fails_goes_to_active() {
 #[test]
 fn open_sent_hold_timer_expires_sends_4_0() {
     let mut h = Harness::new(cfg());
-    h.to_open_sent();
+    h.reach_open_sent();
     assert_eq!(h.advance(239 * SEC), vec![]);
     let a = h.advance(SEC);
     assert_eq!(notif(&a), Some((4, 0)));
@@ -316,7 +316,7 @@ fn open_sent_hold_timer_expires_sends_4_0() {
 #[test]
 fn open_sent_open_errors() {
     let mut h = Harness::new(cfg());
-    h.to_open_sent();
+    h.reach_open_sent();
     let a = h.ev(Event::BgpOpen(bad_as_open()));
     assert_eq!(notif(&a), Some((2, 2)));
     assert_eq!(h.state(), State::Idle);
@@ -328,12 +328,12 @@ fn open_sent_open_errors() {
         })
     );
     let mut h = Harness::new(cfg());
-    h.to_open_sent();
+    h.reach_open_sent();
     let a = h.ev(Event::BgpHeaderErr(n(1, 1)));
     assert_eq!(notif(&a), Some((1, 1)));
     // NotifMsgVerErr: no NOTIFICATION, no counter increment.
     let mut h = Harness::new(cfg());
-    h.to_open_sent();
+    h.reach_open_sent();
     assert_eq!(h.ev(Event::NotifMsgVerErr), vec![Action::DropTcpConnection]);
     assert_eq!(h.fsm.connect_retry_counter(), 0);
     assert_eq!(h.state(), State::Idle);
@@ -342,31 +342,31 @@ fn open_sent_open_errors() {
 #[test]
 fn open_sent_unexpected_message_is_fsm_error_6608() {
     let mut h = Harness::new(cfg());
-    h.to_open_sent();
+    h.reach_open_sent();
     let a = h.ev(Event::KeepAliveMsg);
     assert_eq!(notif(&a), Some((5, 1)));
     assert_eq!(h.state(), State::Idle);
     // A timer event is FSM error with the unspecific subcode.
     let mut h = Harness::new(cfg());
-    h.to_open_sent();
+    h.reach_open_sent();
     assert_eq!(notif(&h.ev(Event::KeepaliveTimerExpires)), Some((5, 0)));
 }
 
 #[test]
 fn open_sent_collision_dump_and_stops() {
     let mut h = Harness::new(cfg());
-    h.to_open_sent();
+    h.reach_open_sent();
     let a = h.ev(Event::OpenCollisionDump);
     assert_eq!(notif(&a), Some((6, 7)));
     assert_eq!(h.state(), State::Idle);
     assert_eq!(h.fsm.connect_retry_counter(), 1);
     let mut h = Harness::new(cfg());
-    h.to_open_sent();
+    h.reach_open_sent();
     assert_eq!(notif(&h.ev(Event::AutomaticStop)), Some((6, 0)));
     assert_eq!(h.fsm.connect_retry_counter(), 1);
     // Start events and second connections are ignored.
     let mut h = Harness::new(cfg());
-    h.to_open_sent();
+    h.reach_open_sent();
     for e in [
         Event::ManualStart,
         Event::AutomaticStart,
@@ -383,7 +383,7 @@ fn open_sent_collision_dump_and_stops() {
 #[test]
 fn open_confirm_keepalives_and_hold() {
     let mut h = Harness::new(cfg());
-    h.to_open_confirm(30);
+    h.reach_open_confirm(30);
     let n = h.fsm.negotiated().unwrap();
     assert_eq!((n.hold_time, n.keepalive_interval), (30, 10));
     assert_eq!(h.advance(10 * SEC), vec![Action::SendKeepalive]);
@@ -400,7 +400,7 @@ fn open_confirm_keepalives_and_hold() {
 fn open_confirm_exits() {
     // NOTIFICATION received: no NOTIFICATION back, counter + 1.
     let mut h = Harness::new(cfg());
-    h.to_open_confirm(90);
+    h.reach_open_confirm(90);
     assert_eq!(
         h.ev(Event::NotifMsg(n(6, 2))),
         vec![Action::DropTcpConnection]
@@ -410,16 +410,16 @@ fn open_confirm_exits() {
     assert!(h.fsm.negotiated().is_none());
     // Version error: counter unchanged.
     let mut h = Harness::new(cfg());
-    h.to_open_confirm(90);
+    h.reach_open_confirm(90);
     h.ev(Event::NotifMsgVerErr);
     assert_eq!(h.fsm.connect_retry_counter(), 0);
     // An UPDATE before the KEEPALIVE is an FSM error (RFC 6608 subcode 2).
     let mut h = Harness::new(cfg());
-    h.to_open_confirm(90);
+    h.reach_open_confirm(90);
     assert_eq!(notif(&h.ev(Event::UpdateMsg)), Some((5, 2)));
     // ManualStop: Cease, counter zero.
     let mut h = Harness::new(cfg());
-    h.to_open_confirm(90);
+    h.reach_open_confirm(90);
     let a = h.ev(Event::ManualStop);
     assert_eq!(
         a,
@@ -428,14 +428,14 @@ fn open_confirm_exits() {
     assert_eq!(h.fsm.connect_retry_counter(), 0);
     // Collision dump.
     let mut h = Harness::new(cfg());
-    h.to_open_confirm(90);
+    h.reach_open_confirm(90);
     assert_eq!(notif(&h.ev(Event::OpenCollisionDump)), Some((6, 7)));
 }
 
 #[test]
 fn hold_time_zero_means_no_keepalives_and_no_hold_timer() {
     let mut h = Harness::new(cfg());
-    h.to_open_confirm(0);
+    h.reach_open_confirm(0);
     assert_eq!(h.fsm.timer(Timer::Keepalive), None);
     assert_eq!(h.fsm.timer(Timer::Hold), None);
     h.ev(Event::KeepAliveMsg);
@@ -451,7 +451,7 @@ fn hold_time_zero_means_no_keepalives_and_no_hold_timer() {
 #[test]
 fn established_traffic() {
     let mut h = Harness::new(cfg());
-    h.to_established(90);
+    h.reach_established(90);
     assert_eq!(h.fsm.timer(Timer::Hold), Some(h.now + 90 * SEC));
     h.advance(20 * SEC);
     assert_eq!(h.ev(Event::UpdateMsg), vec![Action::ProcessUpdate]);
@@ -470,7 +470,7 @@ fn established_traffic() {
 #[test]
 fn established_errors() {
     let mut h = Harness::new(cfg());
-    h.to_established(90);
+    h.reach_established(90);
     let a = h.ev(Event::UpdateMsgErr(n(3, 11)));
     assert_eq!(
         a,
@@ -486,40 +486,40 @@ fn established_errors() {
     assert_eq!(h.fsm.connect_retry_counter(), 1);
 
     let mut h = Harness::new(cfg());
-    h.to_established(90);
+    h.reach_established(90);
     let a = h.advance(90 * SEC);
     assert_eq!(notif(&a), Some((4, 0)));
     assert!(a.contains(&Action::SessionDown(DownReason::HoldTimerExpired)));
 
     let mut h = Harness::new(cfg());
-    h.to_established(90);
+    h.reach_established(90);
     let a = h.ev(Event::TcpConnectionFails);
     assert_eq!(notif(&a), None);
     assert!(a.contains(&Action::SessionDown(DownReason::TcpConnectionFails)));
 
     let mut h = Harness::new(cfg());
-    h.to_established(90);
+    h.reach_established(90);
     assert_eq!(notif(&h.ev(Event::BgpOpen(peer_open(90)))), Some((5, 3)));
 
     let mut h = Harness::new(cfg());
-    h.to_established(90);
+    h.reach_established(90);
     assert_eq!(notif(&h.ev(Event::BgpHeaderErr(n(1, 2)))), Some((1, 2)));
 
     let mut h = Harness::new(cfg());
-    h.to_established(90);
+    h.reach_established(90);
     assert_eq!(notif(&h.ev(Event::ConnectRetryTimerExpires)), Some((5, 0)));
 }
 
 #[test]
 fn established_collision_dump_needs_the_attribute() {
     let mut h = Harness::new(cfg());
-    h.to_established(90);
+    h.reach_established(90);
     assert_eq!(h.ev(Event::OpenCollisionDump), vec![]);
     assert_eq!(h.state(), State::Established);
     let mut c = cfg();
     c.collision_detect_established_state = true;
     let mut h = Harness::new(c);
-    h.to_established(90);
+    h.reach_established(90);
     let a = h.ev(Event::OpenCollisionDump);
     assert_eq!(notif(&a), Some((6, 7)));
     assert!(a.contains(&Action::SessionDown(DownReason::CollisionDump)));
@@ -530,7 +530,7 @@ fn automatic_stop_obeys_allow_automatic_stop() {
     let mut c = cfg();
     c.allow_automatic_stop = false;
     let mut h = Harness::new(c);
-    h.to_established(90);
+    h.reach_established(90);
     assert_eq!(h.ev(Event::AutomaticStop), vec![]);
     assert_eq!(h.state(), State::Established);
 }

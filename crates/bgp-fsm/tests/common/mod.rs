@@ -68,21 +68,21 @@ impl Harness {
     }
 
     /// Idle -> Connect -> OpenSent.
-    pub fn to_open_sent(&mut self) {
+    pub fn reach_open_sent(&mut self) {
         self.ev(Event::ManualStart);
         self.ev(Event::TcpCrAcked);
         assert_eq!(self.state(), State::OpenSent);
     }
 
-    pub fn to_open_confirm(&mut self, hold: u16) {
-        self.to_open_sent();
+    pub fn reach_open_confirm(&mut self, hold: u16) {
+        self.reach_open_sent();
         let a = self.ev(Event::BgpOpen(peer_open(hold)));
         assert_eq!(a, vec![Action::SendKeepalive]);
         assert_eq!(self.state(), State::OpenConfirm);
     }
 
-    pub fn to_established(&mut self, hold: u16) {
-        self.to_open_confirm(hold);
+    pub fn reach_established(&mut self, hold: u16) {
+        self.reach_open_confirm(hold);
         let a = self.ev(Event::KeepAliveMsg);
         assert!(matches!(a.as_slice(), [Action::SessionEstablished(_)]));
         assert_eq!(self.state(), State::Established);
