@@ -217,13 +217,19 @@ impl RibShard {
             return Ok(());
         }
         let attrs = attrs.ok_or(RibError::MissingAttributes)?;
-        let mut base = attrs.clone();
-        if ebgp {
-            base.remove(at::LOCAL_PREF);
-        }
-        base.mark_clean();
-        let base_h = self.interner.intern(&base);
+        let stripped;
+        let base = if ebgp && attrs.local_pref().is_some() {
+            let mut b = attrs.clone();
+            b.remove(at::LOCAL_PREF);
+            stripped = b;
+            &stripped
+        } else {
+            attrs
+        };
+        let base_h = self.interner.intern(base);
+        // The policy edits `work`; `is_dirty` tells whether it did.
         let mut work = base.clone();
+        work.mark_clean();
         for n in announce {
             let prefix = n.prefix.masked();
             let pid = n.path_id.unwrap_or(0);
@@ -232,7 +238,7 @@ impl RibShard {
                 Verdict::Accept => {
                     let h = if work.is_dirty() {
                         let h = self.interner.intern(&work);
-                        work.clone_from(&base);
+                        work.clone_from(base);
                         work.mark_clean();
                         h
                     } else {
@@ -244,7 +250,7 @@ impl RibShard {
                 }
                 Verdict::Reject => {
                     if work.is_dirty() {
-                        work.clone_from(&base);
+                        work.clone_from(base);
                         work.mark_clean();
                     }
                     self.remove_path(peer, prefix, pid, changed);
