@@ -76,7 +76,13 @@ fn workload(peers: usize, prefixes: usize) -> Workload {
         for r in buf.routes() {
             let key = format!(
                 "{:?}",
-                (r.origin, r.as_path, r.med, r.communities, r.large_communities)
+                (
+                    r.origin,
+                    r.as_path,
+                    r.med,
+                    r.communities,
+                    r.large_communities
+                )
             );
             groups
                 .entry((r.peer, key))

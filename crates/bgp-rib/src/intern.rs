@@ -35,7 +35,9 @@ struct Slot {
 #[derive(Debug)]
 pub struct Interner {
     slots: Vec<Slot>,
-    index: FastMap<u64, u32>,
+    /// Digest (32 bits: chains absorb collisions, full sets are compared)
+    /// to the first slot of its chain.
+    index: FastMap<u32, u32>,
     free: u32,
     live: usize,
     scratch: Vec<u8>,
@@ -53,8 +55,8 @@ impl Default for Interner {
     }
 }
 
-fn digest(summary: &Summary, raw: &[u8]) -> u64 {
-    hash_one(&(summary, raw))
+fn digest(summary: &Summary, raw: &[u8]) -> u32 {
+    (hash_one(&(summary, raw)) >> 32) as u32
 }
 
 impl Interner {
@@ -161,7 +163,7 @@ impl Interner {
     }
 
     /// Removes slot `idx` (whose successor is `next`) from digest chain `d`.
-    fn unlink(&mut self, d: u64, idx: u32, next: u32) {
+    fn unlink(&mut self, d: u32, idx: u32, next: u32) {
         let Some(&head) = self.index.get(&d) else {
             return;
         };
@@ -193,7 +195,7 @@ impl Interner {
             .map(|s| s.set.raw().len())
             .sum();
         self.slots.capacity() * std::mem::size_of::<Slot>()
-            + self.index.capacity() * (std::mem::size_of::<(u64, u32)>() + 1)
+            + self.index.capacity() * (std::mem::size_of::<(u32, u32)>() + 1)
             + raw
     }
 }

@@ -14,6 +14,11 @@
 //!   [`bestpath`].
 //! * Adj-RIB-Out per peer remembers what was last sent and queues deltas that
 //!   [`RibShard::drain_updates`] packs by attribute set.
+//!
+//! Measured (`examples/rib_mem.rs`, 10 peers × 100k shared prefixes, 1M
+//! paths, 2.3 paths per attribute set in the synthetic table): 73 bytes per
+//! path of RSS with one shard, of which ~53 are attribute sets. Shards do not
+//! share sets, so with 4 shards the same table needs 112 bytes per path.
 
 mod attrs;
 pub mod bestpath;
