@@ -506,4 +506,41 @@ mod tests {
             ]))
         );
     }
+
+    #[test]
+    fn from_update_takes_mp_next_hop_and_drops_mp_attributes() {
+        use bgp_wire::{MpReach, Nlri, UpdateMessage};
+        let nh6: std::net::Ipv6Addr = "2001:db8::1".parse().unwrap();
+        let p6: base::Prefix = "2001:db8:1::/48".parse().unwrap();
+        let m = UpdateMessage {
+            withdrawn: vec![],
+            attributes: vec![
+                PathAttr::new(AttrValue::Origin(Origin::Igp)),
+                asp(&[(SegmentType::Sequence, &[64500, 64501])]),
+                PathAttr::new(AttrValue::MpReach(MpReach::new(
+                    base::AfiSafi::IPV6_UNICAST,
+                    NextHop::V6(nh6),
+                    vec![Nlri::new(p6)],
+                ))),
+                PathAttr::new(AttrValue::LocalPref(7)),
+            ],
+            nlri: vec![],
+        };
+        let mut body = Vec::new();
+        m.encode_body(ParseCtx::modern(), &mut body).unwrap();
+        let v = UpdateView::parse(&body, ParseCtx::modern()).unwrap();
+        let b = AttrsBuilder::from_update(&v).unwrap();
+        assert!(!b.is_dirty());
+        assert_eq!(b.next_hop(), Some(NextHop::V6(nh6)));
+        assert_eq!(b.local_pref(), Some(7));
+        assert!(b.get(at::MP_REACH_NLRI).is_none());
+        assert_eq!(b.attrs().len(), 3);
+        // Truncated attribute block: a framing error, not a panic.
+        let cut = body.len() - 3;
+        let mut bad = body[..cut].to_vec();
+        bad[2..4].copy_from_slice(&((cut - 4) as u16).to_be_bytes());
+        if let Ok(v) = UpdateView::parse(&bad, ParseCtx::modern()) {
+            assert!(AttrsBuilder::from_update(&v).is_err());
+        }
+    }
 }
