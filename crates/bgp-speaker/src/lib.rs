@@ -1,0 +1,4 @@
+//! The runtime half of the BGP speaker: sockets, threads and timers around
+//! the pure `bgp-fsm` and `bgp-rib` cores.
+
+pub mod msg;

@@ -1,0 +1,1 @@
+//! tesserad configuration (see docs/config.md).

@@ -1,0 +1,1 @@
+//! Management plane: CLI protocol, rendering, metrics.
