@@ -90,6 +90,31 @@ pub enum SessionCmd {
     },
     /// Administrative start (RFC 4271 event 1).
     Start,
+    /// End the session task for good (peer removed or its session
+    /// parameters changed on reload): send this NOTIFICATION if a
+    /// connection is open, report `Down` if it was Established, exit.
+    Terminate { notification: NotificationMessage },
+}
+
+/// Everything the RIB thread receives, on one bounded channel so that it
+/// can block on a single receiver.
+#[derive(Debug)]
+pub enum RibMsg {
+    Input(RibInput),
+    /// Periodic wake-up (MRAI, back-pressure retries, timers).
+    Tick,
+}
+
+/// The sending side sessions hold. Bounded: a session that outruns the RIB
+/// waits here (asynchronously, so its keepalives keep flowing).
+#[derive(Clone, Debug)]
+pub struct RibSender(pub tokio::sync::mpsc::Sender<RibMsg>);
+
+impl RibSender {
+    /// Returns false when the RIB thread is gone (daemon shutting down).
+    pub async fn send(&self, input: RibInput) -> bool {
+        self.0.send(RibMsg::Input(input)).await.is_ok()
+    }
 }
 
 /// Session state as a number, for lock-free reads (`bgp_fsm::State` order).
