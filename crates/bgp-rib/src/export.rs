@@ -101,8 +101,8 @@ impl RibShard {
         let from_ibgp = !self.peer_state(from)?.cfg.ebgp;
         let to_ibgp = !self.peer_state(to)?.cfg.ebgp;
         // RFC 4271 §9.2: routes learned from an internal peer are not sent
-        // to other internal peers (no route reflection here yet).
-        if from_ibgp && to_ibgp {
+        // to other internal peers, unless the policy does route reflection.
+        if from_ibgp && to_ibgp && !policy.propagation_rules() {
             return None;
         }
         let verdict = policy.export(to, &prefix, from, set);
@@ -149,6 +149,21 @@ impl RibShard {
         }
         if let Some(h) = drop_ref {
             self.interner.release(h);
+        }
+    }
+
+    /// Queues everything the Adj-RIB-Out of `peer` holds to be sent again
+    /// (ROUTE-REFRESH, RFC 2918 §4). Follow with [`Self::export_full`] so
+    /// that routes whose export changed meanwhile are corrected too.
+    pub fn resend_all(&mut self, peer: PeerId) {
+        let Some(Some(st)) = self.peers.get_mut(peer.0 as usize) else {
+            return;
+        };
+        let Some(out) = st.out.as_mut() else {
+            return;
+        };
+        for (p, h) in &out.sent {
+            out.pending.insert(*p, Some(*h));
         }
     }
 

@@ -22,20 +22,28 @@
 
 mod attrs;
 pub mod bestpath;
+mod encode;
+mod encode_attrs;
 mod export;
+mod gr;
 mod hash;
 mod intern;
 mod policy;
+mod propagate;
 mod rib;
 mod shard;
 mod table;
 
 pub use attrs::{AttrSet, AttrsBuilder, Summary};
 pub use bestpath::{BestPathConfig, Step};
+pub use encode::{EncodeParams, NextHopMode, UpdateEncoder};
 pub use export::ExportBatch;
 pub use hash::shard_for;
 pub use intern::{AttrHandle, Interner};
 pub use policy::{AcceptAll, ExportPolicy, ExportVerdict, ImportPolicy, Verdict};
+pub use propagate::{
+    import_check, import_check_with_asn, ImportCheck, ImportReject, PeerRole, Propagation,
+};
 pub use rib::Rib;
 pub use shard::{PeerConfig, PeerCounts, RibError, RibShard, RouteRef};
 pub use table::PathEntry;

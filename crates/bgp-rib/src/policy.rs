@@ -60,6 +60,14 @@ pub trait ExportPolicy {
         from: PeerId,
         attrs: &AttrSet,
     ) -> ExportVerdict;
+
+    /// Whether this policy applies the iBGP propagation rules itself (as
+    /// [`crate::Propagation`] does, with route reflection). When false, the
+    /// shard applies plain RFC 4271 §9.2: routes from an internal peer are
+    /// not sent to other internal peers.
+    fn propagation_rules(&self) -> bool {
+        false
+    }
 }
 
 impl ExportPolicy for AcceptAll {

@@ -87,6 +87,42 @@ impl Rib {
         Ok(())
     }
 
+    /// [`RibShard::mark_stale`] across shards; returns paths flagged.
+    pub fn mark_stale(&mut self, peer: PeerId) -> Result<usize, RibError> {
+        let mut n = 0;
+        for s in &mut self.shards {
+            n += s.mark_stale(peer)?;
+        }
+        Ok(n)
+    }
+
+    /// [`RibShard::sweep_stale`] across shards; returns paths removed.
+    pub fn sweep_stale(
+        &mut self,
+        peer: PeerId,
+        changed: &mut Vec<Prefix>,
+    ) -> Result<usize, RibError> {
+        let mut n = 0;
+        for s in &mut self.shards {
+            n += s.sweep_stale(peer, changed)?;
+        }
+        Ok(n)
+    }
+
+    /// [`RibShard::sweep_stale_afi`] across shards; returns paths removed.
+    pub fn sweep_stale_afi(
+        &mut self,
+        peer: PeerId,
+        afi: base::Afi,
+        changed: &mut Vec<Prefix>,
+    ) -> Result<usize, RibError> {
+        let mut n = 0;
+        for s in &mut self.shards {
+            n += s.sweep_stale_afi(peer, afi, changed)?;
+        }
+        Ok(n)
+    }
+
     pub fn lookup(&self, prefix: &Prefix) -> Option<RouteRef<'_>> {
         self.shards.get(self.shard_of(prefix))?.lookup(prefix)
     }

@@ -87,7 +87,7 @@ pub struct RibShard {
     pub(crate) interner: Interner,
     pub(crate) peers: Vec<Option<PeerState>>,
     pub(crate) cfg: BestPathConfig,
-    paths: usize,
+    pub(crate) paths: usize,
 }
 
 /// A prefix's paths as stored, with the Loc-RIB choice.
@@ -340,6 +340,7 @@ impl RibShard {
     ) {
         let path = PathEntry {
             peer,
+            stale: false,
             path_id,
             attrs: h,
         };
@@ -412,8 +413,8 @@ impl RibShard {
             peers: &self.peers,
             cfg: &self.cfg,
         };
-        let mut n = table::remove_peer(&mut self.v4, peer, &ctx, &mut released, changed);
-        n += table::remove_peer(&mut self.v6, peer, &ctx, &mut released, changed);
+        let mut n = table::remove_peer(&mut self.v4, peer, false, &ctx, &mut released, changed);
+        n += table::remove_peer(&mut self.v6, peer, false, &ctx, &mut released, changed);
         self.paths = self.paths.saturating_sub(n);
         for h in released {
             self.interner.release(h);

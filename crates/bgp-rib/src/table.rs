@@ -15,10 +15,15 @@ use crate::intern::{AttrHandle, Interner};
 use crate::shard::PeerState;
 use crate::PeerId;
 
-/// One stored path: 12 bytes.
+/// One stored path: 12 bytes (the stale flag lives in what would be
+/// padding after the 2-byte peer id).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct PathEntry {
     pub peer: PeerId,
+    /// Kept from a session that went down with graceful restart (RFC 4724
+    /// §4.2) and not re-announced since. Stale paths take part in
+    /// selection like any other.
+    pub stale: bool,
     /// RFC 7911 path identifier; 0 without ADD-PATH.
     pub path_id: u32,
     pub attrs: AttrHandle,
@@ -111,12 +116,15 @@ pub(crate) fn upsert<K: Key>(
     if let Some(p) = e.paths.iter_mut().find(same) {
         if p.attrs == path.attrs {
             // Duplicate announcement: the caller's new reference is the one
-            // to drop.
+            // to drop. A re-announcement after a graceful restart clears
+            // the stale flag; selection does not read it.
+            p.stale = path.stale;
             ch.released = Some(path.attrs);
             return ch;
         }
         ch.released = Some(p.attrs);
         p.attrs = path.attrs;
+        p.stale = path.stale;
     } else {
         if e.paths.len() >= MAX_PATHS {
             ch.full = true;
@@ -167,24 +175,39 @@ pub(crate) fn remove<K: Key>(
     ch
 }
 
-/// Removes every path of `peer`; calls `released` for each handle and
-/// `changed` for each prefix whose best changed. Returns paths removed.
+/// Flags every path of `peer` stale; returns how many.
+pub(crate) fn mark_stale<K: Key>(t: &mut Table<K>, peer: PeerId) -> usize {
+    let mut n = 0;
+    for e in t.values_mut() {
+        for p in e.paths.iter_mut().filter(|p| p.peer == peer) {
+            p.stale = true;
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Removes every path of `peer` (only the stale ones with `only_stale`);
+/// collects each handle in `released` and each prefix whose best changed
+/// in `changed`. Returns paths removed.
 pub(crate) fn remove_peer<K: Key>(
     t: &mut Table<K>,
     peer: PeerId,
+    only_stale: bool,
     ctx: &SelectCtx<'_>,
     released: &mut Vec<AttrHandle>,
     changed: &mut Vec<Prefix>,
 ) -> usize {
     let mut n = 0;
+    let hit = |p: &PathEntry| p.peer == peer && (p.stale || !only_stale);
     t.retain(|k, e| {
-        if !e.paths.iter().any(|p| p.peer == peer) {
+        if !e.paths.iter().any(hit) {
             return true;
         }
         let old = e.best_path().copied();
         let mut v = std::mem::take(&mut e.paths).into_vec();
         v.retain(|p| {
-            if p.peer == peer {
+            if hit(p) {
                 released.push(p.attrs);
                 n += 1;
                 false

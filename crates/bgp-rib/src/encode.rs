@@ -1,0 +1,484 @@
+//! The UPDATE encoder: turns an [`ExportBatch`] drained from a shard's
+//! Adj-RIB-Out into complete BGP UPDATE messages for one session
+//! (RFC 4271 §4.3 and §9.2, RFC 4760, RFC 6793 §4.2.2, RFC 7911, RFC 8654,
+//! RFC 8950).
+//!
+//! * Per-session rewriting happens here, once per attribute set, so that
+//!   the RIB's sets stay shared between peers: towards eBGP the local AS is
+//!   prepended (not for route-server clients, RFC 7947 §2.2.2) and
+//!   LOCAL_PREF, ORIGINATOR_ID and CLUSTER_LIST are dropped; towards iBGP a
+//!   missing LOCAL_PREF becomes 100; 2-octet peers get AS_TRANS plus
+//!   AS4_PATH / AS4_AGGREGATOR; unknown transitive attributes get the
+//!   Partial bit and unknown non-transitive ones are dropped (§9.1.3); OTC
+//!   is added towards Customers, Peers and RS-Clients (RFC 9234 §5, see
+//!   [`UpdateEncoder::set_peer_role`]).
+//! * MULTI_EXIT_DISC is *not* touched here: like FRR, the received MED is
+//!   removed towards eBGP before export policy runs, so that a MED the
+//!   policy sets still goes out. That happens in
+//!   [`crate::Propagation`], which sees both ends of the route.
+//! * IPv4 unicast travels in the classic fields with NEXT_HOP, unless its
+//!   next hop is IPv6 (RFC 8950: then in MP_REACH_NLRI with AFI 1); IPv6
+//!   unicast travels in MP_REACH_NLRI / MP_UNREACH_NLRI with a global next
+//!   hop, plus the link-local one when the session has one (RFC 2545 §3).
+//! * Prefixes are packed as many per message as fit (4096 octets, or 65535
+//!   with extended messages, RFC 8654); nothing is allocated per prefix.
+//! * ADD-PATH send (RFC 7911): the Adj-RIB-Out holds one path per prefix,
+//!   so on families in `add_path_tx` the best path goes out with path
+//!   identifier 1 (and is withdrawn with it).
+
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use base::{Afi, AfiSafi, Asn, Prefix};
+use bgp_wire::consts::{attr_flags as af, attr_type as at, msg_type};
+use bgp_wire::{NextHop, HEADER_LEN, MARKER};
+
+use crate::encode_attrs::{put_attr, AttrBlock, Rewrite};
+use crate::export::ExportBatch;
+use crate::shard::RibShard;
+
+/// Which next hop to send.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum NextHopMode {
+    /// Self towards eBGP, unchanged towards iBGP and route-server clients
+    /// (BIRD's default).
+    #[default]
+    Auto,
+    /// Always our own address.
+    SelfAlways,
+    /// Always the route's next hop (third-party next hop).
+    Unchanged,
+}
+
+/// What the encoder needs to know about one session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EncodeParams {
+    pub local_asn: Asn,
+    pub peer_asn: Asn,
+    pub ebgp: bool,
+    /// RFC 6793 negotiated; if false, AS_PATH carries 2-octet ASNs with
+    /// AS_TRANS and the real path goes in AS4_PATH (and AS4_AGGREGATOR).
+    pub four_octet_asn: bool,
+    /// RFC 8654 negotiated: messages up to 65535 octets, else 4096.
+    pub extended_message: bool,
+    /// Negotiated families; empty means IPv4 unicast only (no
+    /// Multiprotocol capability exchanged, RFC 4760 §8). Prefixes of other
+    /// families are not sent.
+    pub families: Vec<AfiSafi>,
+    /// Families on which we send path identifiers (RFC 7911).
+    pub add_path_tx: Vec<AfiSafi>,
+    pub next_hop: NextHopMode,
+    pub local_v4: Option<Ipv4Addr>,
+    pub local_v6: Option<Ipv6Addr>,
+    pub local_v6_link_local: Option<Ipv6Addr>,
+    /// RFC 7947 route-server client: no local AS prepend, next hop
+    /// unchanged (under [`NextHopMode::Auto`]).
+    pub route_server: bool,
+}
+
+/// Where an IPv4 route's next hop goes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum V4Nh {
+    /// NEXT_HOP attribute, NLRI in the classic field.
+    Classic(Ipv4Addr),
+    /// RFC 8950: IPv6 next hop, NLRI in MP_REACH_NLRI with AFI 1.
+    Mp(NextHop),
+}
+
+/// One session's encoder; see the module docs.
+#[derive(Debug)]
+pub struct UpdateEncoder {
+    p: EncodeParams,
+    role: Option<u8>,
+    max: usize,
+    v4: bool,
+    v6: bool,
+    add_path_v4: bool,
+    add_path_v6: bool,
+    attrs: AttrBlock,
+}
+
+const MP_REACH_FLAGS: u8 = af::OPTIONAL | af::EXTENDED_LENGTH;
+
+fn is_link_local(a: &Ipv6Addr) -> bool {
+    a.segments()[0] & 0xffc0 == 0xfe80
+}
+
+/// Appends one NLRI entry, with `path_id` when sending ADD-PATH.
+fn put_nlri(out: &mut Vec<u8>, p: &Prefix, path_id: Option<u32>) {
+    if let Some(id) = path_id {
+        out.extend_from_slice(&id.to_be_bytes());
+    }
+    let n = p.nlri_octets();
+    out.push(p.len());
+    match p {
+        Prefix::V4(x) => out.extend_from_slice(&x.addr_bits().to_be_bytes()[..n]),
+        Prefix::V6(x) => out.extend_from_slice(&x.addr_bits().to_be_bytes()[..n]),
+    }
+}
+
+fn nlri_len(p: &Prefix, add_path: bool) -> usize {
+    1 + p.nlri_octets() + if add_path { 4 } else { 0 }
+}
+
+fn patch_u16(out: &mut [u8], at: usize, v: usize) {
+    if let Some(s) = out.get_mut(at..at + 2) {
+        s.copy_from_slice(&(v.min(u16::MAX as usize) as u16).to_be_bytes());
+    }
+}
+
+/// Patches the 2-octet length field at `at` to cover everything after it.
+fn patch_len(out: &mut [u8], at: usize) {
+    let n = out.len().saturating_sub(at + 2);
+    patch_u16(out, at, n);
+}
+
+fn begin(out: &mut Vec<u8>) -> usize {
+    let s = out.len();
+    out.extend_from_slice(&MARKER);
+    out.extend_from_slice(&[0, 0, msg_type::UPDATE]);
+    s
+}
+
+fn finish(out: &mut [u8], start: usize) {
+    let len = out.len() - start;
+    patch_u16(out, start + 16, len);
+}
+
+fn afi_safi_bytes(af: AfiSafi) -> [u8; 3] {
+    let a = af.afi.to_u16().to_be_bytes();
+    [a[0], a[1], af.safi.to_u8()]
+}
+
+impl UpdateEncoder {
+    pub fn new(p: EncodeParams) -> UpdateEncoder {
+        let has = |af: AfiSafi| p.families.contains(&af);
+        let v4 = has(AfiSafi::IPV4_UNICAST) || p.families.is_empty();
+        UpdateEncoder {
+            max: if p.extended_message { 65535 } else { 4096 },
+            v4,
+            v6: has(AfiSafi::IPV6_UNICAST),
+            add_path_v4: p.add_path_tx.contains(&AfiSafi::IPV4_UNICAST),
+            add_path_v6: p.add_path_tx.contains(&AfiSafi::IPV6_UNICAST),
+            role: None,
+            attrs: AttrBlock::default(),
+            p,
+        }
+    }
+
+    pub fn params(&self) -> &EncodeParams {
+        &self.p
+    }
+
+    /// The RFC 9234 role code we see the peer as (0 Provider, 1 RS, 2
+    /// RS-Client, 3 Customer, 4 Peer). Towards a Customer, Peer or
+    /// RS-Client, routes without ONLY_TO_CUSTOMER get one with the local AS
+    /// (RFC 9234 §5). Default: no role.
+    pub fn set_peer_role(&mut self, role: Option<u8>) {
+        self.role = role;
+    }
+
+    /// Largest message this session accepts.
+    pub fn max_message_len(&self) -> usize {
+        self.max
+    }
+
+    fn rewrite(&self) -> Rewrite {
+        Rewrite {
+            local_asn: self.p.local_asn,
+            ebgp: self.p.ebgp,
+            four_octet_asn: self.p.four_octet_asn,
+            route_server: self.p.route_server,
+            role: self.role,
+        }
+    }
+
+    fn path_id(&self, p: &Prefix) -> Option<u32> {
+        let on = match p {
+            Prefix::V4(_) => self.add_path_v4,
+            Prefix::V6(_) => self.add_path_v6,
+        };
+        on.then_some(1)
+    }
+
+    fn family_on(&self, p: &Prefix) -> bool {
+        match p {
+            Prefix::V4(_) => self.v4,
+            Prefix::V6(_) => self.v6,
+        }
+    }
+
+    /// Whether to put our own address as next hop for a route whose next
+    /// hop is `route_nh`.
+    fn use_self(&self) -> bool {
+        match self.p.next_hop {
+            NextHopMode::SelfAlways => true,
+            NextHopMode::Unchanged => false,
+            NextHopMode::Auto => self.p.ebgp && !self.p.route_server,
+        }
+    }
+
+    /// Our IPv6 next hop: global plus link-local when both are known
+    /// (RFC 2545 §3), else whichever is known, else the IPv4-mapped form of
+    /// our IPv4 address (IPv6 routes over an IPv4 session).
+    fn self_v6(&self) -> Option<NextHop> {
+        match (self.p.local_v6, self.p.local_v6_link_local) {
+            (Some(g), Some(l)) => Some(NextHop::V6LinkLocal(g, l)),
+            (Some(g), None) => Some(NextHop::V6(g)),
+            (None, Some(l)) => Some(NextHop::V6(l)),
+            (None, None) => self.p.local_v4.map(|a| NextHop::V6(a.to_ipv6_mapped())),
+        }
+    }
+
+    fn nh_v4(&self, route: Option<NextHop>) -> Option<V4Nh> {
+        let keep = match route {
+            _ if self.use_self() => None,
+            Some(NextHop::V4(a)) => Some(V4Nh::Classic(a)),
+            // A link-local next hop only means something on its own link;
+            // the global part goes on.
+            Some(NextHop::V6(g) | NextHop::V6LinkLocal(g, _)) if !is_link_local(&g) => {
+                Some(V4Nh::Mp(NextHop::V6(g)))
+            }
+            _ => None,
+        };
+        keep.or_else(|| match self.p.local_v4 {
+            Some(a) => Some(V4Nh::Classic(a)),
+            None => self.self_v6().map(V4Nh::Mp),
+        })
+    }
+
+    fn nh_v6(&self, route: Option<NextHop>) -> Option<NextHop> {
+        let keep = match route {
+            _ if self.use_self() => None,
+            Some(NextHop::V6(g) | NextHop::V6LinkLocal(g, _)) if !is_link_local(&g) => {
+                Some(NextHop::V6(g))
+            }
+            Some(NextHop::V4(a)) => Some(NextHop::V6(a.to_ipv6_mapped())),
+            _ => None,
+        };
+        keep.or_else(|| self.self_v6())
+    }
+
+    /// Appends complete UPDATE messages (19-byte header included) for
+    /// `batch` to `out`, packing as many prefixes per message as fit;
+    /// withdrawals are packed too. Returns the number of messages written.
+    /// Prefixes of families not negotiated are skipped, as are groups whose
+    /// attributes alone do not fit a message or that have no usable next
+    /// hop (no local address of the needed family).
+    pub fn encode(&mut self, shard: &RibShard, batch: &ExportBatch, out: &mut Vec<u8>) -> usize {
+        let mut n = 0;
+        n += self.withdraw_v4(&batch.withdraw, out);
+        n += self.withdraw_mp(&batch.withdraw, out);
+        let rw = self.rewrite();
+        for (h, prefixes) in &batch.announce {
+            let Some(set) = shard.attrs(*h) else { continue };
+            if !prefixes.iter().any(|p| self.family_on(p)) {
+                continue;
+            }
+            self.attrs.build(set, &rw);
+            let route_nh = set.next_hop();
+            if self.v4 {
+                match self.nh_v4(route_nh) {
+                    Some(V4Nh::Classic(a)) => n += self.announce_v4(prefixes, a, out),
+                    Some(V4Nh::Mp(nh)) => {
+                        n += self.announce_mp(prefixes, AfiSafi::IPV4_UNICAST, nh, out)
+                    }
+                    None => {}
+                }
+            }
+            if self.v6 {
+                if let Some(nh) = self.nh_v6(route_nh) {
+                    n += self.announce_mp(prefixes, AfiSafi::IPV6_UNICAST, nh, out);
+                }
+            }
+        }
+        n
+    }
+
+    /// IPv4 unicast withdrawals in the Withdrawn Routes field.
+    fn withdraw_v4(&self, list: &[Prefix], out: &mut Vec<u8>) -> usize {
+        if !self.v4 {
+            return 0;
+        }
+        let mut it = list
+            .iter()
+            .filter(|p| matches!(p, Prefix::V4(_)))
+            .peekable();
+        let mut n = 0;
+        while it.peek().is_some() {
+            let start = begin(out);
+            let wlen_at = out.len();
+            out.extend_from_slice(&[0, 0]);
+            let room = self.max - HEADER_LEN - 4;
+            let mut used = 0;
+            while let Some(p) = it.next_if(|p| used + nlri_len(p, self.add_path_v4) <= room) {
+                used += nlri_len(p, self.add_path_v4);
+                put_nlri(out, p, self.path_id(p));
+            }
+            if used == 0 {
+                // Unreachable (a prefix is at most 21 octets); do not loop.
+                out.truncate(start);
+                break;
+            }
+            patch_u16(out, wlen_at, used);
+            out.extend_from_slice(&[0, 0]);
+            finish(out, start);
+            n += 1;
+        }
+        n
+    }
+
+    /// IPv6 unicast withdrawals in MP_UNREACH_NLRI (RFC 4760 §4).
+    fn withdraw_mp(&self, list: &[Prefix], out: &mut Vec<u8>) -> usize {
+        if !self.v6 {
+            return 0;
+        }
+        let mut it = list
+            .iter()
+            .filter(|p| matches!(p, Prefix::V6(_)))
+            .peekable();
+        let mut n = 0;
+        while it.peek().is_some() {
+            let start = begin(out);
+            out.extend_from_slice(&[0, 0]);
+            let alen_at = out.len();
+            out.extend_from_slice(&[0, 0, MP_REACH_FLAGS, at::MP_UNREACH_NLRI, 0, 0]);
+            let vstart = out.len();
+            out.extend_from_slice(&afi_safi_bytes(AfiSafi::IPV6_UNICAST));
+            let room = self.max - (out.len() - start);
+            let mut used = 0;
+            while let Some(p) = it.next_if(|p| used + nlri_len(p, self.add_path_v6) <= room) {
+                used += nlri_len(p, self.add_path_v6);
+                put_nlri(out, p, self.path_id(p));
+            }
+            if used == 0 {
+                out.truncate(start);
+                break;
+            }
+            patch_len(out, vstart - 2);
+            patch_len(out, alen_at);
+            finish(out, start);
+            n += 1;
+        }
+        n
+    }
+
+    /// IPv4 prefixes of one group in the classic NLRI field.
+    fn announce_v4(&self, prefixes: &[Prefix], nh: Ipv4Addr, out: &mut Vec<u8>) -> usize {
+        let mut it = prefixes
+            .iter()
+            .filter(|p| matches!(p, Prefix::V4(_)))
+            .peekable();
+        let b = &self.attrs;
+        let head = b.block.get(..b.split_nh).unwrap_or_default();
+        let tail = b.block.get(b.split_nh..).unwrap_or_default();
+        let alen = b.block.len() + 7;
+        let Some(room) = self.max.checked_sub(HEADER_LEN + 4 + alen) else {
+            return 0;
+        };
+        let mut n = 0;
+        while it.peek().is_some() {
+            let start = begin(out);
+            out.extend_from_slice(&[0, 0]);
+            out.extend_from_slice(&(alen as u16).to_be_bytes());
+            out.extend_from_slice(head);
+            put_attr(out, af::TRANSITIVE, at::NEXT_HOP, &nh.octets());
+            out.extend_from_slice(tail);
+            let mut used = 0;
+            while let Some(p) = it.next_if(|p| used + nlri_len(p, self.add_path_v4) <= room) {
+                used += nlri_len(p, self.add_path_v4);
+                put_nlri(out, p, self.path_id(p));
+            }
+            if used == 0 {
+                out.truncate(start);
+                break;
+            }
+            finish(out, start);
+            n += 1;
+        }
+        n
+    }
+
+    /// Prefixes of `fam` in one group, in MP_REACH_NLRI (RFC 4760 §3),
+    /// placed in type-code order among the other attributes.
+    fn announce_mp(
+        &self,
+        prefixes: &[Prefix],
+        fam: AfiSafi,
+        nh: NextHop,
+        out: &mut Vec<u8>,
+    ) -> usize {
+        let want = |p: &&Prefix| p.afi() == fam.afi;
+        let add_path = match fam.afi {
+            Afi::Ipv4 => self.add_path_v4,
+            _ => self.add_path_v6,
+        };
+        let mut it = prefixes.iter().filter(want).peekable();
+        let b = &self.attrs;
+        let head = b.block.get(..b.split_mp).unwrap_or_default();
+        let tail = b.block.get(b.split_mp..).unwrap_or_default();
+        let nh_len = match nh {
+            NextHop::V4(_) => 4,
+            NextHop::V6(_) => 16,
+            NextHop::V6LinkLocal(..) => 32,
+        };
+        // Attribute header (4, extended length) + AFI/SAFI (3) + next-hop
+        // length (1) + next hop + reserved (1).
+        let mp_fixed = 4 + 3 + 1 + nh_len + 1;
+        let Some(room) = self
+            .max
+            .checked_sub(HEADER_LEN + 4 + b.block.len() + mp_fixed)
+        else {
+            return 0;
+        };
+        let mut n = 0;
+        while it.peek().is_some() {
+            let start = begin(out);
+            out.extend_from_slice(&[0, 0]);
+            let alen_at = out.len();
+            out.extend_from_slice(&[0, 0]);
+            out.extend_from_slice(head);
+            out.extend_from_slice(&[MP_REACH_FLAGS, at::MP_REACH_NLRI, 0, 0]);
+            let vstart = out.len();
+            out.extend_from_slice(&afi_safi_bytes(fam));
+            out.push(nh_len as u8);
+            match nh {
+                NextHop::V4(a) => out.extend_from_slice(&a.octets()),
+                NextHop::V6(g) => out.extend_from_slice(&g.octets()),
+                NextHop::V6LinkLocal(g, l) => {
+                    out.extend_from_slice(&g.octets());
+                    out.extend_from_slice(&l.octets());
+                }
+            }
+            out.push(0);
+            let mut used = 0;
+            while let Some(p) = it.next_if(|p| used + nlri_len(p, add_path) <= room) {
+                used += nlri_len(p, add_path);
+                put_nlri(out, p, add_path.then_some(1));
+            }
+            if used == 0 {
+                out.truncate(start);
+                break;
+            }
+            patch_len(out, vstart - 2);
+            out.extend_from_slice(tail);
+            patch_len(out, alen_at);
+            finish(out, start);
+            n += 1;
+        }
+        n
+    }
+
+    /// Appends the End-of-RIB marker for `af` (RFC 4724 §2): an empty UPDATE
+    /// for IPv4 unicast, else an UPDATE with an empty MP_UNREACH_NLRI.
+    pub fn end_of_rib(&self, af: AfiSafi, out: &mut Vec<u8>) {
+        let start = begin(out);
+        out.extend_from_slice(&[0, 0]);
+        if af == AfiSafi::IPV4_UNICAST {
+            out.extend_from_slice(&[0, 0]);
+        } else {
+            out.extend_from_slice(&[0, 6, af::OPTIONAL, at::MP_UNREACH_NLRI, 3]);
+            out.extend_from_slice(&afi_safi_bytes(af));
+        }
+        finish(out, start);
+    }
+}

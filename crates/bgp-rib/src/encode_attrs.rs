@@ -1,0 +1,278 @@
+//! Per-session rewriting of a stored [`AttrSet`] into the attribute block
+//! one peer is sent (RFC 4271 §5 and §9.2, RFC 4456, RFC 6793 §4.2.2,
+//! RFC 9234 §5). The next hop and MP_REACH_NLRI are not written here: they
+//! depend on the family and are added per message by the encoder.
+
+use base::Asn;
+use bgp_wire::attr::expected_class;
+use bgp_wire::consts::{attr_flags as af, attr_type as at};
+use bgp_wire::{AsPathView, Origin, RawAttr, SegmentType};
+
+use crate::attrs::AttrSet;
+
+/// RFC 9234 §4.1 role codes, as the role we see the peer in.
+pub(crate) mod role {
+    pub const PROVIDER: u8 = 0;
+    pub const RS: u8 = 1;
+    pub const RS_CLIENT: u8 = 2;
+    pub const CUSTOMER: u8 = 3;
+    pub const PEER: u8 = 4;
+}
+
+/// What the rewriting needs to know about the session.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Rewrite {
+    pub(crate) local_asn: Asn,
+    pub(crate) ebgp: bool,
+    pub(crate) four_octet_asn: bool,
+    pub(crate) route_server: bool,
+    /// RFC 9234 role of the peer, for OTC egress.
+    pub(crate) role: Option<u8>,
+}
+
+/// Reusable buffers: attributes are produced in any order into `pieces`,
+/// then concatenated by type code into `block` (RFC 4271 §5: the sender
+/// SHOULD order attributes by type code).
+#[derive(Debug, Default)]
+pub(crate) struct AttrBlock {
+    pieces: Vec<u8>,
+    index: Vec<(u8, u32, u32)>,
+    /// The rewritten attributes, sorted, without NEXT_HOP / MP_REACH_NLRI.
+    pub(crate) block: Vec<u8>,
+    /// Offset in `block` of the first attribute with a code above NEXT_HOP.
+    pub(crate) split_nh: usize,
+    /// Offset in `block` of the first attribute with a code above
+    /// MP_UNREACH_NLRI (where MP_REACH_NLRI goes, in order).
+    pub(crate) split_mp: usize,
+    /// Scratch for AS path values.
+    path_scratch: Vec<u8>,
+}
+
+/// Appends one TLV, choosing the length form from the value's size.
+pub(crate) fn put_attr(out: &mut Vec<u8>, flags: u8, code: u8, value: &[u8]) {
+    put_attr_with(out, flags, code, value.len(), |o| {
+        o.extend_from_slice(value)
+    });
+}
+
+fn put_attr_with(
+    out: &mut Vec<u8>,
+    flags: u8,
+    code: u8,
+    len: usize,
+    write: impl FnOnce(&mut Vec<u8>),
+) {
+    let len = len.min(u16::MAX as usize);
+    if len > 255 {
+        out.extend_from_slice(&[flags | af::EXTENDED_LENGTH, code]);
+        out.extend_from_slice(&(len as u16).to_be_bytes());
+    } else {
+        out.extend_from_slice(&[flags & !af::EXTENDED_LENGTH, code, len as u8]);
+    }
+    write(out);
+}
+
+/// ASNs in an AS path, as written: 2 or 4 octets each.
+fn put_asn(out: &mut Vec<u8>, a: Asn, four: bool) {
+    if four {
+        out.extend_from_slice(&a.0.to_be_bytes());
+    } else {
+        out.extend_from_slice(&a.to_u16_or_trans().to_be_bytes());
+    }
+}
+
+/// Writes an AS path value: `prepend` goes in front (merged into a leading
+/// AS_SEQUENCE with room, RFC 4271 §5.1.2), confederation segments are left
+/// out when `strip_confed` (RFC 5065 §5.3: they never leave the
+/// confederation; also RFC 6793 §3 for AS4_PATH).
+fn put_path(
+    out: &mut Vec<u8>,
+    path: Option<AsPathView<'_>>,
+    prepend: Option<Asn>,
+    four: bool,
+    strip_confed: bool,
+) {
+    let mut segs = path
+        .into_iter()
+        .flat_map(|p| p.segments())
+        .filter(|s| !(strip_confed && s.kind.is_confed()))
+        .peekable();
+    if let Some(a) = prepend {
+        match segs.peek() {
+            Some(s) if s.kind == SegmentType::Sequence && s.len() < 255 => {
+                out.extend_from_slice(&[s.kind as u8, (s.len() + 1) as u8]);
+                put_asn(out, a, four);
+                for x in s.asns() {
+                    put_asn(out, x, four);
+                }
+                segs.next();
+            }
+            _ => {
+                out.extend_from_slice(&[SegmentType::Sequence as u8, 1]);
+                put_asn(out, a, four);
+            }
+        }
+    }
+    for s in segs {
+        out.extend_from_slice(&[s.kind as u8, s.len() as u8]);
+        for x in s.asns() {
+            put_asn(out, x, four);
+        }
+    }
+}
+
+impl AttrBlock {
+    fn begin(&mut self) -> usize {
+        self.pieces.len()
+    }
+    fn end(&mut self, code: u8, start: usize) {
+        self.index
+            .push((code, start as u32, self.pieces.len() as u32));
+    }
+    fn add(&mut self, flags: u8, code: u8, value: &[u8]) {
+        let s = self.begin();
+        put_attr(&mut self.pieces, flags, code, value);
+        self.end(code, s);
+    }
+
+    /// Rewrites `set` for the session described by `rw` into `self.block`.
+    pub(crate) fn build(&mut self, set: &AttrSet, rw: &Rewrite) {
+        self.pieces.clear();
+        self.index.clear();
+        let (mut origin, mut lp, mut otc) = (false, false, false);
+        let mut path: Option<AsPathView<'_>> = None;
+        for a in set.attrs() {
+            // Stored sets were encoded by us; a framing error ends the set.
+            let Ok(a) = a else { break };
+            match a.type_code {
+                at::NEXT_HOP | at::MP_REACH_NLRI | at::MP_UNREACH_NLRI => {}
+                // Regenerated below when the peer needs them.
+                at::AS4_PATH | at::AS4_AGGREGATOR => {}
+                at::ORIGIN => {
+                    origin = true;
+                    self.add(a.flags, a.type_code, a.value);
+                }
+                at::AS_PATH => {
+                    // A stored path that does not parse is sent as empty
+                    // rather than as garbage.
+                    path = AsPathView::parse(a.value, true);
+                }
+                // RFC 4271 §5.1.5: LOCAL_PREF only within the AS; RFC 4456
+                // §8: ORIGINATOR_ID and CLUSTER_LIST are iBGP-only.
+                at::LOCAL_PREF | at::ORIGINATOR_ID | at::CLUSTER_LIST if rw.ebgp => {}
+                at::LOCAL_PREF => {
+                    lp = true;
+                    self.add(a.flags, a.type_code, a.value);
+                }
+                at::AGGREGATOR => self.aggregator(&a, rw),
+                at::ONLY_TO_CUSTOMER => {
+                    otc = true;
+                    self.add(a.flags, a.type_code, a.value);
+                }
+                code if expected_class(code).is_none() => {
+                    // RFC 4271 §9.1.3 / §5: unknown optional transitive
+                    // attributes go on with the Partial bit; unknown
+                    // non-transitive ones are dropped.
+                    if a.flags & af::TRANSITIVE != 0 {
+                        self.add(a.flags | af::PARTIAL, code, a.value);
+                    }
+                }
+                _ => self.add(a.flags, a.type_code, a.value),
+            }
+        }
+        if !origin {
+            // ORIGIN is mandatory (RFC 4271 §5.1.1); only a locally built
+            // set can lack it.
+            self.add(af::TRANSITIVE, at::ORIGIN, &[Origin::Incomplete as u8]);
+        }
+        self.as_path(path, rw);
+        if !rw.ebgp && !lp {
+            // RFC 4271 §5.1.5: LOCAL_PREF MUST go to internal peers;
+            // 100 is the customary default (BIRD, FRR).
+            self.add(af::TRANSITIVE, at::LOCAL_PREF, &100u32.to_be_bytes());
+        }
+        if !otc && matches!(rw.role, Some(role::CUSTOMER | role::PEER | role::RS_CLIENT)) {
+            // RFC 9234 §5: towards a Customer, Peer or RS-Client add OTC
+            // with the local AS when absent.
+            self.add(
+                af::OPTIONAL | af::TRANSITIVE,
+                at::ONLY_TO_CUSTOMER,
+                &rw.local_asn.0.to_be_bytes(),
+            );
+        }
+        self.assemble();
+    }
+
+    /// AS_PATH, and AS4_PATH for a 2-octet peer (RFC 6793 §4.2.2).
+    fn as_path(&mut self, path: Option<AsPathView<'_>>, rw: &Rewrite) {
+        // RFC 4271 §5.1.2: prepend our AS towards external peers; a route
+        // server does not (RFC 7947 §2.2.2).
+        let prepend = (rw.ebgp && !rw.route_server).then_some(rw.local_asn);
+        let strip = rw.ebgp;
+        let mut value = std::mem::take(&mut self.path_scratch);
+        value.clear();
+        put_path(&mut value, path, prepend, rw.four_octet_asn, strip);
+        self.add(af::TRANSITIVE, at::AS_PATH, &value);
+        if !rw.four_octet_asn {
+            // RFC 6793 §4.2.2: AS4_PATH only when some ASN needs 4 octets;
+            // never with confederation segments (§3).
+            let big = prepend.is_some_and(Asn::is_4byte)
+                || path.is_some_and(|p| {
+                    p.segments()
+                        .filter(|s| !s.kind.is_confed())
+                        .any(|s| s.asns().any(Asn::is_4byte))
+                });
+            if big {
+                value.clear();
+                put_path(&mut value, path, prepend, true, true);
+                self.add(af::OPTIONAL | af::TRANSITIVE, at::AS4_PATH, &value);
+            }
+        }
+        self.path_scratch = value;
+    }
+
+    /// AGGREGATOR: 2-octet form plus AS4_AGGREGATOR when the ASN does not
+    /// fit (RFC 6793 §4.2.2).
+    fn aggregator(&mut self, a: &RawAttr<'_>, rw: &Rewrite) {
+        let (Some(asn), Some(addr)) = (a.value.get(..4), a.value.get(4..8)) else {
+            self.add(a.flags, a.type_code, a.value);
+            return;
+        };
+        if rw.four_octet_asn || a.value.len() != 8 {
+            self.add(a.flags, a.type_code, a.value);
+            return;
+        }
+        let mut asn4 = [0u8; 4];
+        asn4.copy_from_slice(asn);
+        let asn = Asn(u32::from_be_bytes(asn4));
+        let mut v = [0u8; 6];
+        v[..2].copy_from_slice(&asn.to_u16_or_trans().to_be_bytes());
+        v[2..].copy_from_slice(addr);
+        self.add(a.flags, at::AGGREGATOR, &v);
+        if asn.is_4byte() {
+            self.add(af::OPTIONAL | af::TRANSITIVE, at::AS4_AGGREGATOR, a.value);
+        }
+    }
+
+    /// Concatenates the pieces by type code and records the split points.
+    fn assemble(&mut self) {
+        self.index.sort_unstable_by_key(|&(c, _, _)| c);
+        self.block.clear();
+        self.split_nh = usize::MAX;
+        self.split_mp = usize::MAX;
+        for &(code, s, e) in &self.index {
+            if code > at::NEXT_HOP && self.split_nh == usize::MAX {
+                self.split_nh = self.block.len();
+            }
+            if code > at::MP_UNREACH_NLRI && self.split_mp == usize::MAX {
+                self.split_mp = self.block.len();
+            }
+            if let Some(p) = self.pieces.get(s as usize..e as usize) {
+                self.block.extend_from_slice(p);
+            }
+        }
+        let n = self.block.len();
+        self.split_nh = self.split_nh.min(n);
+        self.split_mp = self.split_mp.min(n);
+    }
+}
