@@ -1,4 +1,5 @@
 //! The pure RIB of Tessera's BGP speaker: no sockets, threads or clock.
+//! Everything between received UPDATEs and the bytes sent to each peer.
 //!
 //! * The unit of state is a [`RibShard`]: it owns a subset of the prefixes
 //!   (chosen by [`shard_for`]) and everything per peer it needs for them,
@@ -8,12 +9,34 @@
 //! * Attribute sets are hash-consed and reference counted ([`AttrSet`],
 //!   [`AttrHandle`], 4 bytes); the semantically relevant fields for
 //!   best-path selection are precomputed when a set is interned.
-//! * A stored path is 12 bytes ([`PathEntry`]); a prefix holds an exact-size
-//!   boxed slice of them plus the index of its best path (the Loc-RIB).
+//! * A stored path is 12 bytes ([`PathEntry`], including the graceful
+//!   restart stale flag); a prefix holds an exact-size boxed slice of them
+//!   plus the index of its best path (the Loc-RIB).
 //! * Best path follows RFC 4271 §9.1.2.2 with the usual tie-breakers, see
 //!   [`bestpath`].
 //! * Adj-RIB-Out per peer remembers what was last sent and queues deltas that
-//!   [`RibShard::drain_updates`] packs by attribute set.
+//!   [`RibShard::drain_updates`] packs by attribute set;
+//!   [`RibShard::resend_all`] re-queues it for a ROUTE-REFRESH.
+//! * Which route may go to which peer regardless of user policy (iBGP
+//!   split horizon, route reflection RFC 4456, route-server clients RFC
+//!   7947, RFC 1997 well-known communities, RFC 9234 roles and OTC, MED not
+//!   leaving the AS) is [`Propagation`], an [`ExportPolicy`] wrapping the
+//!   user's; [`import_check`] is the ingress side (AS_PATH, ORIGINATOR_ID
+//!   and CLUSTER_LIST loops, OTC leaks).
+//! * [`UpdateEncoder`] turns a drained [`ExportBatch`] into UPDATE messages
+//!   for one session, doing the per-session rewriting (AS prepend, next
+//!   hop, LOCAL_PREF, AS4_PATH for 2-octet peers, MP_REACH for IPv6 and
+//!   RFC 8950) once per attribute set.
+//! * Graceful restart, helper side (RFC 4724 §4.2): [`RibShard::mark_stale`]
+//!   keeps a dropped peer's routes flagged stale, re-announcements clear
+//!   the flag, [`RibShard::sweep_stale`] / [`RibShard::sweep_stale_afi`]
+//!   remove what is left on End-of-RIB or timer expiry.
+//!
+//! Limitations: ADD-PATH *send* (RFC 7911) carries only the best path per
+//! prefix (path identifier 1), because the Adj-RIB-Out keeps one path per
+//! prefix; receiving ADD-PATH stores every path. No confederations: the
+//! encoder strips confederation segments towards eBGP and NO_EXPORT_SUBCONFED
+//! acts like NO_EXPORT.
 //!
 //! Measured (`examples/rib_mem.rs`, 10 peers × 100k shared prefixes, 1M
 //! paths, 2.3 paths per attribute set in the synthetic table): 73 bytes per
