@@ -324,8 +324,25 @@ fn summarize(v: &AttrValue, s: &mut Summary) {
     }
 }
 
-/// RFC 6793 §4.2.3 on a 2-octet session: rebuild AS_PATH from AS4_PATH.
+/// RFC 6793 §4.2.3 on a 2-octet session: rebuild AGGREGATOR from
+/// AS4_AGGREGATOR and AS_PATH from AS4_PATH, then drop both.
 fn merge_as4(attrs: &mut Vec<PathAttr>) {
+    let as4_agg = attrs.iter().find_map(|a| match &a.value {
+        AttrValue::As4Aggregator(g) => Some(*g),
+        _ => None,
+    });
+    attrs.retain(|a| a.type_code() != at::AS4_AGGREGATOR);
+    // An AGGREGATOR with a real ASN means the AS4 attributes are stale
+    // (added before an OLD speaker aggregated): ignore them.
+    let mut agg_real = false;
+    for a in attrs.iter_mut() {
+        if let AttrValue::Aggregator(g) = &mut a.value {
+            match as4_agg {
+                Some(real) if g.asn == Asn::TRANS => *g = real,
+                _ => agg_real |= g.asn != Asn::TRANS,
+            }
+        }
+    }
     let Some(i4) = attrs.iter().position(|a| a.type_code() == at::AS4_PATH) else {
         return;
     };
@@ -333,11 +350,6 @@ fn merge_as4(attrs: &mut Vec<PathAttr>) {
         AttrValue::As4Path(p) => Some(p.clone()),
         _ => None,
     };
-    // RFC 6793 §4.2.3: ignore AS4_PATH when AGGREGATOR holds a real ASN.
-    let agg_real = attrs.iter().any(|a| match &a.value {
-        AttrValue::Aggregator(g) => g.asn != Asn::TRANS,
-        _ => false,
-    });
     attrs.remove(i4);
     let (Some(as4), false) = (as4, agg_real) else {
         return;
@@ -497,6 +509,30 @@ mod tests {
         ];
         merge_as4(&mut v);
         assert_eq!(v.len(), 1);
+        let agg = |a: u32| bgp_wire::Aggregator {
+            asn: Asn(a),
+            addr: Ipv4Addr::new(10, 0, 0, 1),
+        };
+        // AS4_AGGREGATOR replaces an AS_TRANS AGGREGATOR and is dropped.
+        let mut w = vec![
+            PathAttr::new(AttrValue::Aggregator(agg(23456))),
+            PathAttr::new(AttrValue::As4Aggregator(agg(400_000))),
+        ];
+        merge_as4(&mut w);
+        assert_eq!(w, vec![PathAttr::new(AttrValue::Aggregator(agg(400_000)))]);
+        // A real 2-octet AGGREGATOR wins: AS4 attributes ignored.
+        let mut w = vec![
+            PathAttr::new(AttrValue::Aggregator(agg(64999))),
+            PathAttr::new(AttrValue::As4Aggregator(agg(400_000))),
+            asp(&[(SegmentType::Sequence, &[23456])]),
+            PathAttr::new(AttrValue::As4Path(AsPath::from_sequence(vec![Asn(
+                400_001,
+            )]))),
+        ];
+        merge_as4(&mut w);
+        assert_eq!(w.len(), 2);
+        assert_eq!(w[0].value, AttrValue::Aggregator(agg(64999)));
+        assert_eq!(w[1], asp(&[(SegmentType::Sequence, &[23456])]));
         assert_eq!(
             v[0].value,
             AttrValue::AsPath(AsPath::from_sequence(vec![
