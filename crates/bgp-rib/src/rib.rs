@@ -87,6 +87,18 @@ impl Rib {
         Ok(())
     }
 
+    /// [`RibShard::resend_all`] across shards.
+    pub fn resend_all(&mut self, peer: PeerId) {
+        for s in &mut self.shards {
+            s.resend_all(peer);
+        }
+    }
+
+    /// Stale paths of `peer`, summed over shards.
+    pub fn stale_count(&self, peer: PeerId) -> usize {
+        self.shards.iter().map(|s| s.stale_count(peer)).sum()
+    }
+
     /// [`RibShard::mark_stale`] across shards; returns paths flagged.
     pub fn mark_stale(&mut self, peer: PeerId) -> Result<usize, RibError> {
         let mut n = 0;

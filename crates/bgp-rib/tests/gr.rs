@@ -162,6 +162,7 @@ fn end_of_rib_sweeps_one_family() {
     )
     .unwrap();
     assert_eq!(rib.mark_stale(PeerId(0)), Ok(50));
+    assert_eq!(rib.stale_count(PeerId(0)), 50);
     rib.apply_update(
         PeerId(0),
         &n[..10],
