@@ -42,6 +42,8 @@
 //! paths, 2.3 paths per attribute set in the synthetic table): 73 bytes per
 //! path of RSS with one shard, of which ~53 are attribute sets. Shards do not
 //! share sets, so with 4 shards the same table needs 112 bytes per path.
+//! `examples/encode_speed.rs`: 1M /24s over 10k sets encode into 10k
+//! UPDATEs at ~70M prefixes/s (eBGP, and 2-octet iBGP with AS4_PATH).
 
 mod attrs;
 pub mod bestpath;
