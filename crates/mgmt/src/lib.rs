@@ -1,1 +1,25 @@
-//! Management plane: CLI protocol, rendering, metrics.
+//! Management plane of tesserad.
+//!
+//! - [`proto`]: the CLI protocol, one JSON request line and one JSON
+//!   response line over a Unix stream socket, versioned.
+//! - [`server`]: [`server::serve_unix`] runs the socket on its own std
+//!   threads and hands each request to a [`server::ControlHandler`] that the
+//!   daemon implements.
+//! - [`client`]: [`client::request`], what `tessera show ...` calls.
+//! - [`render`]: BIRD-like text for every response.
+//! - [`metrics`]: a Prometheus text-format (0.0.4) writer, a lock-free
+//!   latency histogram, and [`metrics::serve_metrics`], a minimal HTTP/1.1
+//!   server for `GET /metrics`.
+//!
+//! This crate knows nothing of BGP internals: the daemon fills the plain
+//! data types of [`proto`], which keeps the protocol stable while the RIB
+//! changes.
+
+pub mod client;
+mod line;
+pub mod metrics;
+pub mod proto;
+pub mod render;
+pub mod server;
+
+pub use server::ServerHandle;

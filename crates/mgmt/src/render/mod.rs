@@ -1,0 +1,158 @@
+//! BIRD-like text for every response. The words and column layout follow
+//! `birdc` (BIRD 2.0) so that operators and scripts used to BIRD read the
+//! same thing; times are BIRD's default `iso short ms` format.
+
+mod protocols;
+mod routes;
+mod time;
+
+pub use protocols::{render_protocols, HEADER as PROTOCOLS_HEADER};
+pub use routes::{render_route_count, render_routes};
+
+use crate::proto::{ActionResult, ConfigureResult, Data, Request, Response, StatusInfo};
+use std::fmt::Write as _;
+
+/// How times are shown.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RenderOpts {
+    /// Offset of local time from UTC, in seconds (0: show UTC).
+    pub utc_offset_secs: i32,
+}
+
+/// Text for `resp`, the answer to `req` (which says whether `all` was
+/// asked). Error responses render as their message; the caller decides
+/// where it goes (stderr) and the exit status.
+pub fn render(req: &Request, resp: &Response, o: &RenderOpts) -> String {
+    let mut out = String::new();
+    match resp {
+        Response::Error { message, .. } => {
+            out.push_str(message);
+            out.push('\n');
+        }
+        Response::Ok(data) => render_data(&mut out, req, data, o),
+    }
+    out
+}
+
+fn render_data(out: &mut String, req: &Request, data: &Data, o: &RenderOpts) {
+    let all = match req {
+        Request::ShowProtocols { all, .. } | Request::ShowRoute { all, .. } => *all,
+        Request::ShowNeighbor { .. } => true,
+        _ => false,
+    };
+    match data {
+        Data::Protocols(p) => render_protocols(out, p, all, o),
+        Data::Routes(r) => render_routes(out, r, all, o),
+        Data::RouteCount(c) => render_route_count(out, c),
+        Data::Status(s) => render_status(out, s, o),
+        Data::Action(a) => render_action(out, a),
+        Data::Configure(c) => render_configure(out, c),
+    }
+}
+
+/// `show status`, as BIRD's.
+pub fn render_status(out: &mut String, s: &StatusInfo, o: &RenderOpts) {
+    let _ = writeln!(out, "{}", s.version);
+    let _ = writeln!(out, "Router ID is {}", s.router_id);
+    out.push_str("Current server time is ");
+    time::date_time(out, s.server_time_ms, o.utc_offset_secs);
+    out.push_str("\nLast reboot on ");
+    time::date_time(out, s.started_ms, o.utc_offset_secs);
+    out.push('\n');
+    if let Some(r) = s.last_reconfig_ms {
+        out.push_str("Last reconfiguration on ");
+        time::date_time(out, r, o.utc_offset_secs);
+        out.push('\n');
+    }
+    out.push_str("Daemon is up and running\n");
+}
+
+/// `neighbor X disable` and friends: "peer1: disabled".
+pub fn render_action(out: &mut String, results: &[ActionResult]) {
+    for r in results {
+        let _ = writeln!(out, "{}: {}", r.protocol, r.result);
+    }
+}
+
+/// `configure [check]`.
+pub fn render_configure(out: &mut String, c: &ConfigureResult) {
+    let _ = writeln!(out, "Reading configuration from {}", c.path);
+    for m in &c.messages {
+        let _ = writeln!(out, "{m}");
+    }
+    out.push_str(match (c.check, c.changed) {
+        (true, _) => "Configuration OK\n",
+        (false, true) => "Reconfigured\n",
+        (false, false) => "Reconfiguration not needed\n",
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::ErrorCode;
+
+    #[test]
+    fn status_text() {
+        let s = StatusInfo {
+            version: "tesserad 0.1.0".into(),
+            router_id: "10.0.0.1".parse().unwrap(),
+            server_time_ms: 1_700_000_000_123,
+            started_ms: 1_699_990_000_000,
+            last_reconfig_ms: None,
+        };
+        let mut out = String::new();
+        render_status(&mut out, &s, &RenderOpts::default());
+        assert_eq!(
+            out,
+            "tesserad 0.1.0\n\
+             Router ID is 10.0.0.1\n\
+             Current server time is 2023-11-14 22:13:20.123\n\
+             Last reboot on 2023-11-14 19:26:40.000\n\
+             Daemon is up and running\n"
+        );
+    }
+
+    #[test]
+    fn configure_and_action_text() {
+        let req = Request::Configure { check: false };
+        let resp = Response::Ok(Data::Configure(ConfigureResult {
+            path: "/etc/tessera/tesserad.toml".into(),
+            check: false,
+            changed: true,
+            messages: vec!["peer2: added".into()],
+        }));
+        assert_eq!(
+            render(&req, &resp, &RenderOpts::default()),
+            "Reading configuration from /etc/tessera/tesserad.toml\npeer2: added\nReconfigured\n"
+        );
+        let resp = Response::Ok(Data::Configure(ConfigureResult {
+            path: "t.toml".into(),
+            check: true,
+            changed: true,
+            messages: vec![],
+        }));
+        assert_eq!(
+            render(&req, &resp, &RenderOpts::default()),
+            "Reading configuration from t.toml\nConfiguration OK\n"
+        );
+        let resp = Response::Ok(Data::Action(vec![ActionResult {
+            protocol: "peer1".into(),
+            result: "disabled".into(),
+        }]));
+        assert_eq!(
+            render(&req, &resp, &RenderOpts::default()),
+            "peer1: disabled\n"
+        );
+    }
+
+    #[test]
+    fn error_text() {
+        let req = Request::ShowStatus;
+        let resp = Response::error(ErrorCode::NotFound, "No such protocol peer9");
+        assert_eq!(
+            render(&req, &resp, &RenderOpts::default()),
+            "No such protocol peer9\n"
+        );
+    }
+}
