@@ -9,6 +9,9 @@ mod cmd;
 #[derive(Parser)]
 #[command(name = "tessera", version, about = "Tessera router tools")]
 struct Cli {
+    /// `--socket`, `--json` for the daemon commands (show, neighbor, configure).
+    #[command(flatten)]
+    ctl: cmd::ctl::GlobalArgs,
     #[command(subcommand)]
     command: Command,
 }
@@ -22,6 +25,9 @@ enum Command {
         #[command(subcommand)]
         command: MrtCommand,
     },
+    /// Daemon commands over tesserad's control socket, in BIRD's words.
+    #[command(flatten)]
+    Ctl(cmd::ctl::CtlCommand),
 }
 
 #[derive(Subcommand)]
@@ -36,7 +42,12 @@ enum MrtCommand {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.ctl.is_set() && !matches!(cli.command, Command::Ctl(_)) {
+        eprintln!("tessera: --socket/--json before the command apply only to daemon commands");
+        return ExitCode::from(2);
+    }
     let r = match cli.command {
+        Command::Ctl(c) => cmd::ctl::run(cli.ctl, c),
         Command::Demo(a) => cmd::demo::run(a),
         Command::Mrt { command } => match command {
             MrtCommand::Dump(a) => cmd::mrt_dump::run(a),
