@@ -85,13 +85,15 @@ pub fn request(path: &Path, req: &Request, timeout: Duration) -> io::Result<Resp
                 ),
             ))
         }
-        Ok(LineRead::TooLong) => return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!(
+        Ok(LineRead::TooLong) => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
                 "tesserad at {}: response larger than {MAX_RESPONSE_BYTES} bytes; narrow the query",
                 path.display()
             ),
-        )),
+            ))
+        }
         Err(e) => return Err(io_error(path, "reading response", &e, t)),
     }
     let env: ResponseEnvelope = serde_json::from_slice(&resp).map_err(|e| {

@@ -75,9 +75,7 @@ fn parse_value(s: &str) -> Option<f64> {
 /// Splits `name{labels} value [ts]`.
 fn parse_sample(line: &str) -> Result<Sample, CheckErrorKind> {
     use CheckErrorKind as K;
-    let name_end = line
-        .find(['{', ' ', '\t'])
-        .unwrap_or(line.len());
+    let name_end = line.find(['{', ' ', '\t']).unwrap_or(line.len());
     let (name, mut rest) = line.split_at(name_end);
     if !is_name(name, true) {
         return Err(K::BadMetricName);

@@ -20,6 +20,7 @@
 //! assert!(w.as_str().contains("tessera_bgp_session_up{peer=\"peer1\"} 1\n"));
 //! ```
 
+pub mod bgp;
 pub mod check;
 mod histogram;
 mod http;
