@@ -128,16 +128,16 @@ impl fmt::Display for ErrorKind {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PolicyError {
     /// Set by [`crate::compile_all`].
-    pub policy: Option<String>,
+    pub policy: Option<Box<str>>,
     /// Index of the term in `term`; `None` for the policy's `default`.
     pub term: Option<usize>,
-    pub term_name: Option<String>,
+    pub term_name: Option<Box<str>>,
     /// The TOML key path, e.g. `match.prefix` or `then.med`.
     pub field: &'static str,
     /// Position in the field's list, for list fields.
     pub index: Option<usize>,
     /// The offending text.
-    pub value: String,
+    pub value: Box<str>,
     pub kind: ErrorKind,
 }
 
