@@ -2,3 +2,4 @@
 //! the pure `bgp-fsm` and `bgp-rib` cores.
 
 pub mod msg;
+pub mod rib;

@@ -98,11 +98,22 @@ pub enum SessionCmd {
 
 /// Everything the RIB thread receives, on one bounded channel so that it
 /// can block on a single receiver.
-#[derive(Debug)]
 pub enum RibMsg {
     Input(RibInput),
     /// Periodic wake-up (MRAI, back-pressure retries, timers).
     Tick,
+    /// A control request (CLI, metrics, reload), run on the RIB thread.
+    Control(crate::rib::ControlFn),
+}
+
+impl std::fmt::Debug for RibMsg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RibMsg::Input(i) => f.debug_tuple("Input").field(i).finish(),
+            RibMsg::Tick => f.write_str("Tick"),
+            RibMsg::Control(_) => f.write_str("Control(..)"),
+        }
+    }
 }
 
 /// The sending side sessions hold. Bounded: a session that outruns the RIB

@@ -1,0 +1,45 @@
+//! Building the per-session UPDATE encoder from what was negotiated.
+
+use std::net::IpAddr;
+
+use bgp_rib::{EncodeParams, UpdateEncoder};
+
+use super::peer::PeerMeta;
+use crate::msg::SessionUp;
+
+/// The encoder for one Established session: the negotiated wire options
+/// (4-octet ASN, extended message, ADD-PATH send) and the per-session
+/// rewriting (next hop, AS prepend, route-server transparency).
+pub(super) fn encoder_for(meta: &PeerMeta, up: &SessionUp) -> UpdateEncoder {
+    let n = &up.negotiated;
+    let (local_v4, local_v6) = match up.local_addr.ip() {
+        IpAddr::V4(a) => (Some(a), None),
+        IpAddr::V6(a) => match a.to_ipv4_mapped() {
+            Some(v4) => (Some(v4), None),
+            None => (None, Some(a)),
+        },
+    };
+    let mut enc = UpdateEncoder::new(EncodeParams {
+        local_asn: meta.local_asn,
+        peer_asn: n.peer_asn,
+        ebgp: meta.ebgp,
+        four_octet_asn: n.four_octet_asn,
+        extended_message: n.extended_message,
+        families: n.families.clone(),
+        add_path_tx: n
+            .add_path
+            .iter()
+            .filter(|a| a.tx)
+            .map(|a| a.afi_safi)
+            .collect(),
+        next_hop: meta.next_hop,
+        local_v4,
+        local_v6,
+        local_v6_link_local: None,
+        route_server: meta.rs_client,
+    });
+    // RFC 9234 §5: OTC is added on egress towards Customers, Peers and
+    // RS-Clients.
+    enc.set_peer_role(meta.role);
+    enc
+}

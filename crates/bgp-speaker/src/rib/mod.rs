@@ -1,0 +1,533 @@
+//! The RIB thread: it owns the [`bgp_rib::Rib`] and the peer table, and
+//! is the only thread that touches them. Sessions feed it [`RibInput`]s
+//! through one bounded channel; it answers with encoded UPDATEs on each
+//! session's command channel. Control requests (CLI, metrics, reload)
+//! arrive on the same channel as closures, so they see a consistent RIB
+//! without locks.
+//!
+//! Loop: block for one message, then take up to [`MAX_BURST`] more that are
+//! already queued, apply them all, and only then run export for the
+//! prefixes whose best path changed. That batches export work under load
+//! (one UPDATE per attribute set, not per received UPDATE) while keeping
+//! latency low when idle.
+
+mod export;
+pub mod peer;
+mod policy;
+mod statics;
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, SystemTime};
+
+use base::{AfiSafi, Asn, Prefix};
+use bgp_rib::{BestPathConfig, PeerConfig, PeerId, PeerRole, Rib};
+use bgp_wire::consts::notify;
+use bgp_wire::NotificationMessage;
+use tokio::sync::mpsc::Receiver;
+use tracing::{debug, info, warn};
+
+use crate::msg::{DecodedUpdate, RibInput, RibMsg, SessionCmd, SessionUp};
+pub use peer::{MaxPrefix, MaxPrefixAction, PeerEntry, PeerMeta, PolicyRef, UpState};
+pub use statics::StaticRoute;
+
+/// The pseudo-peer that originates static routes.
+pub const STATIC_PEER: PeerId = PeerId(0);
+
+/// Messages taken per wake-up before export runs.
+pub const MAX_BURST: usize = 256;
+
+/// Stop handing a session more UPDATE bytes while this many are unwritten.
+pub const OUT_QUEUE_LIMIT: u64 = 16 << 20;
+
+/// A control request: runs on the RIB thread with the whole state.
+pub type ControlFn = Box<dyn FnOnce(&mut RibState) + Send>;
+
+/// Global settings the RIB thread needs.
+#[derive(Clone, Debug)]
+pub struct RibSettings {
+    pub router_id: Ipv4Addr,
+    pub cluster_id: Ipv4Addr,
+    pub local_asn: Asn,
+    pub bestpath: BestPathConfig,
+}
+
+/// Counters of the RIB thread, for `/metrics`.
+#[derive(Clone, Debug, Default)]
+pub struct RibCounters {
+    pub updates: u64,
+    pub prefixes_announced: u64,
+    pub prefixes_withdrawn: u64,
+    pub loops_rejected: u64,
+    pub best_changes: u64,
+    pub updates_sent: u64,
+    pub bytes_sent: u64,
+    /// Sum of wall time spent applying UPDATE batches, ns.
+    pub apply_ns: u64,
+    /// Sum of wall time spent exporting, ns.
+    pub export_ns: u64,
+}
+
+/// Everything the RIB thread owns.
+pub struct RibState {
+    pub settings: RibSettings,
+    pub rib: Rib,
+    /// By `PeerId`; slot 0 is the static pseudo-peer (always `None` here).
+    pub peers: Vec<Option<PeerEntry>>,
+    pub statics: Vec<StaticRoute>,
+    pub counters: RibCounters,
+    pub started: SystemTime,
+    /// Per-UPDATE RIB processing time (batch time / batch size).
+    pub latency: std::sync::Arc<mgmt::metrics::LatencyHistogram>,
+    /// Roles for the propagation rules, rebuilt when a peer goes up/down.
+    roles: Vec<Option<PeerRole>>,
+    changed: Vec<Prefix>,
+    scratch: Vec<u8>,
+    shutdown: bool,
+}
+
+impl RibState {
+    pub fn new(settings: RibSettings, shards: usize) -> RibState {
+        let mut rib = Rib::new(shards, settings.bestpath);
+        rib.add_peer(
+            STATIC_PEER,
+            PeerConfig {
+                asn: settings.local_asn,
+                bgp_id: settings.router_id,
+                addr: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+                ebgp: false,
+                keep_pre_policy: false,
+                export: false,
+            },
+        );
+        RibState {
+            settings,
+            rib,
+            peers: vec![None],
+            statics: Vec::new(),
+            counters: RibCounters::default(),
+            started: SystemTime::now(),
+            latency: Default::default(),
+            roles: vec![None],
+            changed: Vec::new(),
+            scratch: Vec::new(),
+            shutdown: false,
+        }
+    }
+
+    /// Adds a neighbour under `id` (ids are never reused: a neighbour reset
+    /// by a reload gets a new one, so late messages from the old session
+    /// cannot touch the new one).
+    pub fn insert_peer(&mut self, id: PeerId, entry: PeerEntry) {
+        let i = id.0 as usize;
+        if self.peers.len() <= i {
+            self.peers.resize_with(i + 1, || None);
+        }
+        if let Some(slot) = self.peers.get_mut(i) {
+            *slot = Some(entry);
+        }
+        self.rebuild_roles();
+    }
+
+    /// Removes a neighbour: terminates its session and flushes its routes.
+    pub fn remove_peer(&mut self, id: PeerId, notification: NotificationMessage) {
+        let Some(Some(entry)) = self.peers.get_mut(id.0 as usize).map(Option::take) else {
+            return;
+        };
+        let _ = entry.cmd.send(SessionCmd::Terminate { notification });
+        if entry.up.is_some() {
+            let _ = self.rib.peer_down(id, &mut self.changed);
+        }
+        self.rebuild_roles();
+    }
+
+    pub fn peer(&self, id: PeerId) -> Option<&PeerEntry> {
+        self.peers.get(id.0 as usize)?.as_ref()
+    }
+    pub fn peer_mut(&mut self, id: PeerId) -> Option<&mut PeerEntry> {
+        self.peers.get_mut(id.0 as usize)?.as_mut()
+    }
+    /// Peers with their ids, in id order.
+    pub fn peer_iter(&self) -> impl Iterator<Item = (PeerId, &PeerEntry)> + '_ {
+        self.peers
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| Some((PeerId(i as u16), p.as_ref()?)))
+    }
+    /// Finds a neighbour by name or address.
+    pub fn find_peer(&self, key: &str) -> Option<PeerId> {
+        let addr: Option<IpAddr> = key.parse().ok();
+        self.peer_iter()
+            .find(|(_, p)| p.meta.name == key || Some(p.meta.addr) == addr)
+            .map(|(id, _)| id)
+    }
+
+    /// Asks the loop to exit after this wake-up.
+    pub fn request_shutdown(&mut self) {
+        self.shutdown = true;
+    }
+
+    fn rebuild_roles(&mut self) {
+        self.roles = self
+            .peers
+            .iter()
+            .map(|p| {
+                let p = p.as_ref()?;
+                let up = p.up.as_ref()?;
+                Some(PeerRole {
+                    ebgp: p.meta.ebgp,
+                    rr_client: p.meta.rr_client,
+                    rs_client: p.meta.rs_client,
+                    role: p.meta.role,
+                    bgp_id: up.negotiated.peer_bgp_id,
+                })
+            })
+            .collect();
+    }
+
+    fn handle(&mut self, msg: RibMsg) {
+        match msg {
+            RibMsg::Input(i) => self.handle_input(i),
+            RibMsg::Tick => self.on_tick(),
+            RibMsg::Control(f) => f(self),
+        }
+    }
+
+    fn on_tick(&mut self) {
+        let now = std::time::Instant::now();
+        for i in 0..self.peers.len() {
+            let Some(Some(e)) = self.peers.get_mut(i) else {
+                continue;
+            };
+            if e.stale_until.is_some_and(|t| t <= now) {
+                e.stale_until = None;
+                info!(peer = %e.meta.name, "graceful restart timer expired; flushing stale routes");
+                let _ = self.rib.sweep_stale(PeerId(i as u16), &mut self.changed);
+            }
+        }
+    }
+
+    fn handle_input(&mut self, input: RibInput) {
+        match input {
+            RibInput::Up { peer, up } => self.on_up(peer, *up),
+            RibInput::Updates { peer, updates } => self.on_updates(peer, updates),
+            RibInput::RouteRefresh {
+                peer,
+                family,
+                subtype,
+            } => self.on_route_refresh(peer, family, subtype),
+            RibInput::Down {
+                peer,
+                reason,
+                graceful,
+            } => {
+                if let Some(e) = self.peer_mut(peer) {
+                    e.last_down = Some((SystemTime::now(), format!("{reason:?}")));
+                }
+                self.on_down(peer, graceful);
+            }
+        }
+    }
+
+    fn on_up(&mut self, id: PeerId, up: SessionUp) {
+        let Some(entry) = self.peers.get_mut(id.0 as usize).and_then(Option::as_mut) else {
+            return;
+        };
+        let n = &up.negotiated;
+        info!(peer = %entry.meta.name, remote = %up.remote_addr, "session established");
+        let encoder = export::encoder_for(&entry.meta, &up);
+        let cfg = PeerConfig {
+            asn: n.peer_asn,
+            bgp_id: n.peer_bgp_id,
+            addr: up.remote_addr.ip(),
+            ebgp: entry.meta.ebgp,
+            keep_pre_policy: entry.meta.keep_pre_policy,
+            export: true,
+        };
+        entry.max_prefix_tripped = false;
+        entry.max_prefix_warned = false;
+        // Stale routes from a graceful restart survive only if the new
+        // session negotiated GR again (RFC 4724 §4.2); they are swept by
+        // End-of-RIB or the restart timer.
+        let sweep_now = entry.stale_until.is_some() && n.graceful_restart.is_none();
+        if sweep_now {
+            entry.stale_until = None;
+        }
+        entry.up = Some(UpState {
+            eor_owed: n.families.clone(),
+            eor_received: Vec::new(),
+            negotiated: up.negotiated,
+            local_addr: up.local_addr,
+            remote_addr: up.remote_addr,
+            encoder,
+            since: SystemTime::now(),
+            last_flush: std::time::Instant::now(),
+        });
+        self.rib.add_peer(id, cfg);
+        if sweep_now {
+            let _ = self.rib.sweep_stale(id, &mut self.changed);
+        }
+        self.rebuild_roles();
+        self.export_full(id);
+    }
+
+    fn on_down(&mut self, id: PeerId, graceful: bool) {
+        let Some(entry) = self.peer_mut(id) else {
+            return;
+        };
+        let Some(up) = entry.up.take() else {
+            return;
+        };
+        let gr = up.negotiated.graceful_restart.as_ref().filter(|_| graceful);
+        if let Some(gr) = gr {
+            // RFC 4724 §4.2: helper mode keeps the routes, marked stale,
+            // for the peer's Restart Time.
+            let restart = Duration::from_secs(u64::from(gr.restart_time.max(1)));
+            entry.stale_until = Some(std::time::Instant::now() + restart);
+            info!(peer = %entry.meta.name, restart_s = restart.as_secs(), "session down; keeping its routes as stale (graceful restart)");
+            let _ = self.rib.mark_stale(id);
+        } else {
+            info!(peer = %entry.meta.name, "session down; flushing its routes");
+            entry.stale_until = None;
+            let _ = self.rib.peer_down(id, &mut self.changed);
+        }
+        self.rebuild_roles();
+    }
+
+    fn on_updates(&mut self, id: PeerId, updates: Vec<DecodedUpdate>) {
+        let t0 = std::time::Instant::now();
+        let Some(entry) = self.peers.get(id.0 as usize).and_then(Option::as_ref) else {
+            return;
+        };
+        if entry.up.is_none() {
+            return;
+        }
+        let from = self.roles.get(id.0 as usize).copied().flatten();
+        let mut importer = policy::Importer::new(entry, &self.settings);
+        let n_updates = updates.len().max(1) as u64;
+        for mut u in updates {
+            self.counters.updates += 1;
+            if let Some(af) = u.end_of_rib {
+                debug!(peer = %entry.meta.name, ?af, "End-of-RIB received");
+                if entry.stale_until.is_some() {
+                    let _ = self.rib.sweep_stale_afi(id, af.afi, &mut self.changed);
+                }
+                continue;
+            }
+            if let (Some(attrs), Some(from)) = (u.attrs.as_mut(), from.as_ref()) {
+                if !policy::import_allowed(&self.settings, entry, from, attrs) {
+                    // RFC 4271 §9.1.2 / RFC 4456 §8: a looped route is not
+                    // eligible; drop what this peer had for these prefixes.
+                    self.counters.loops_rejected += u.announce.len() as u64;
+                    u.withdraw.append(&mut u.announce);
+                }
+            }
+            self.counters.prefixes_announced += u.announce.len() as u64;
+            self.counters.prefixes_withdrawn += u.withdraw.len() as u64;
+            if let Err(e) = self.rib.apply_update(
+                id,
+                &u.announce,
+                u.attrs.as_ref(),
+                &u.withdraw,
+                &mut importer,
+                &mut self.changed,
+            ) {
+                warn!(peer = %entry.meta.name, error = %e, "UPDATE not applied");
+            }
+        }
+        let dt = t0.elapsed().as_nanos() as u64;
+        self.counters.apply_ns += dt;
+        for _ in 0..n_updates {
+            self.latency.record_ns(dt / n_updates);
+        }
+        self.check_max_prefix(id);
+    }
+
+    fn check_max_prefix(&mut self, id: PeerId) {
+        let received = self.rib.peer_counts(id).map_or(0, |c| c.received);
+        let Some(entry) = self.peer_mut(id) else {
+            return;
+        };
+        let Some(mp) = entry.meta.max_prefix else {
+            return;
+        };
+        if received > mp.limit && !entry.max_prefix_tripped {
+            entry.max_prefix_tripped = true;
+            warn!(peer = %entry.meta.name, received, limit = mp.limit, action = ?mp.action, "max-prefix exceeded");
+            let family = entry
+                .up
+                .as_ref()
+                .and_then(|u| u.negotiated.families.first().copied())
+                .unwrap_or(AfiSafi::IPV4_UNICAST);
+            let mut data = Vec::with_capacity(7);
+            data.extend_from_slice(&family.afi.to_u16().to_be_bytes());
+            data.push(family.safi.to_u8());
+            data.extend_from_slice(&(mp.limit.min(u32::MAX as u64) as u32).to_be_bytes());
+            // RFC 4486 §4: Cease, subcode 1, data AFI/SAFI/upper bound.
+            let notification =
+                NotificationMessage::new(notify::CEASE, notify::MAXIMUM_PREFIXES_REACHED, data);
+            match mp.action {
+                MaxPrefixAction::Warn => {}
+                MaxPrefixAction::Restart(d) => {
+                    let _ = entry.cmd.send(SessionCmd::Stop {
+                        notification,
+                        restart_after: Some(d),
+                    });
+                }
+                MaxPrefixAction::Shutdown => {
+                    entry.disabled = true;
+                    let _ = entry.cmd.send(SessionCmd::Stop {
+                        notification,
+                        restart_after: None,
+                    });
+                }
+            }
+        } else if !entry.max_prefix_warned
+            && mp.warn_percent > 0
+            && received * 100 >= mp.limit * u64::from(mp.warn_percent)
+        {
+            entry.max_prefix_warned = true;
+            warn!(peer = %entry.meta.name, received, limit = mp.limit, "max-prefix warning threshold reached");
+        }
+    }
+
+    fn on_route_refresh(&mut self, id: PeerId, family: AfiSafi, subtype: u8) {
+        // RFC 7313: only a plain request (0) asks us to re-send; BoRR/EoRR
+        // (1/2) bracket the peer's own re-advertisement.
+        if subtype != 0 {
+            return;
+        }
+        if self.peer(id).and_then(|p| p.up.as_ref()).is_none() {
+            return;
+        }
+        debug!(peer = id.0, ?family, "route refresh requested");
+        self.rib.resend_all(id);
+        self.export_full(id);
+    }
+
+    /// Re-applies import policy to `id`'s routes. With `prefer_wire` (the
+    /// CLI's `neighbor X refresh`) a ROUTE-REFRESH is sent when the peer
+    /// supports it (RFC 2918); otherwise (a policy change) the stored
+    /// pre-policy Adj-RIB-In is re-imported, falling back to ROUTE-REFRESH
+    /// when nothing is stored.
+    pub fn refresh_in(&mut self, id: PeerId, prefer_wire: bool) {
+        let Some(entry) = self.peers.get(id.0 as usize).and_then(Option::as_ref) else {
+            return;
+        };
+        let Some(up) = entry.up.as_ref() else {
+            return;
+        };
+        if entry.meta.keep_pre_policy && !(prefer_wire && up.negotiated.route_refresh) {
+            let mut importer = policy::Importer::new(entry, &self.settings);
+            for s in self.rib.shards_mut() {
+                let _ = s.reimport(id, &mut importer, &mut self.changed);
+            }
+        } else if up.negotiated.route_refresh {
+            for &family in &up.negotiated.families {
+                let _ = entry.cmd.send(SessionCmd::SendRouteRefresh { family });
+            }
+        }
+    }
+
+    /// Recomputes everything `id` should have (session up, export policy
+    /// change); only differences are queued.
+    pub fn export_full(&mut self, id: PeerId) {
+        let t0 = std::time::Instant::now();
+        let mut ex = policy::exporter(&self.peers, &self.roles, &self.settings);
+        for s in self.rib.shards_mut() {
+            let _ = s.export_full(id, &mut ex);
+        }
+        self.counters.export_ns += t0.elapsed().as_nanos() as u64;
+    }
+
+    /// Exports the changes collected since the last call and hands the
+    /// packed UPDATEs to the sessions that can take them.
+    fn propagate(&mut self) {
+        if !self.changed.is_empty() {
+            let t0 = std::time::Instant::now();
+            self.changed.sort_unstable();
+            self.changed.dedup();
+            self.counters.best_changes += self.changed.len() as u64;
+            let mut ex = policy::exporter(&self.peers, &self.roles, &self.settings);
+            let changed = std::mem::take(&mut self.changed);
+            for s in self.rib.shards_mut() {
+                s.export_changes(&changed, &mut ex);
+            }
+            self.changed = changed;
+            self.changed.clear();
+            self.counters.export_ns += t0.elapsed().as_nanos() as u64;
+        }
+        self.flush();
+    }
+
+    fn flush(&mut self) {
+        let now = std::time::Instant::now();
+        for i in 0..self.peers.len() {
+            let id = PeerId(i as u16);
+            let Some(Some(entry)) = self.peers.get_mut(i) else {
+                continue;
+            };
+            let Some(up) = entry.up.as_mut() else {
+                continue;
+            };
+            if entry.status.out_queued_bytes.load(Ordering::Relaxed) > OUT_QUEUE_LIMIT {
+                continue;
+            }
+            if now.duration_since(up.last_flush) < entry.meta.mrai && up.eor_owed.is_empty() {
+                continue;
+            }
+            self.scratch.clear();
+            let mut msgs = 0;
+            for s in self.rib.shards_mut() {
+                let batch = s.drain_updates(id);
+                if !batch.is_empty() {
+                    msgs += up.encoder.encode(s, &batch, &mut self.scratch);
+                }
+            }
+            // RFC 4724 §2: End-of-RIB after the initial table.
+            for af in up.eor_owed.drain(..) {
+                up.encoder.end_of_rib(af, &mut self.scratch);
+            }
+            if self.scratch.is_empty() {
+                continue;
+            }
+            up.last_flush = now;
+            self.counters.updates_sent += msgs as u64;
+            self.counters.bytes_sent += self.scratch.len() as u64;
+            let buf = std::mem::take(&mut self.scratch);
+            entry
+                .status
+                .out_queued_bytes
+                .fetch_add(buf.len() as u64, Ordering::Relaxed);
+            let _ = entry.cmd.send(SessionCmd::Send(buf));
+        }
+    }
+
+    /// Replaces the static routes (originated from [`STATIC_PEER`]).
+    pub fn set_statics(&mut self, routes: Vec<StaticRoute>) {
+        statics::replace(self, routes);
+    }
+
+    /// Total seconds since the RIB thread started.
+    pub fn uptime(&self) -> Duration {
+        self.started.elapsed().unwrap_or_default()
+    }
+}
+
+/// The RIB thread's loop; returns when every sender is gone or shutdown
+/// was requested.
+pub fn run(mut rx: Receiver<RibMsg>, mut st: RibState) {
+    while let Some(msg) = rx.blocking_recv() {
+        st.handle(msg);
+        for _ in 0..MAX_BURST {
+            match rx.try_recv() {
+                Ok(m) => st.handle(m),
+                Err(_) => break,
+            }
+        }
+        st.propagate();
+        if st.shutdown {
+            break;
+        }
+    }
+}

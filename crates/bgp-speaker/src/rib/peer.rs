@@ -1,0 +1,109 @@
+//! What the RIB thread keeps per configured neighbour: its configuration as
+//! the RIB needs it, the handle of its session task, and the state of the
+//! current Established session.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use base::{AfiSafi, Asn};
+use bgp_fsm::Negotiated;
+use bgp_policy::Policy;
+use bgp_rib::{NextHopMode, UpdateEncoder};
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::msg::{PeerStatus, SessionCmd};
+
+/// A policy attachment: a literal verdict or a compiled policy.
+#[derive(Clone, Debug)]
+pub enum PolicyRef {
+    AcceptAll,
+    RejectAll,
+    Named(String, Arc<Policy>),
+}
+
+impl PolicyRef {
+    pub fn name(&self) -> &str {
+        match self {
+            PolicyRef::AcceptAll => "accept",
+            PolicyRef::RejectAll => "reject",
+            PolicyRef::Named(n, _) => n,
+        }
+    }
+}
+
+/// What to do when a peer sends more prefixes than allowed (RFC 4486 §4
+/// Cease subcode 1 when tearing down).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum MaxPrefixAction {
+    Warn,
+    /// Tear down, start again after this delay.
+    Restart(Duration),
+    /// Tear down and stay down until `neighbor ADDR enable`.
+    Shutdown,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct MaxPrefix {
+    pub limit: u64,
+    pub action: MaxPrefixAction,
+    /// Log a warning when this percentage of the limit is reached.
+    pub warn_percent: u8,
+}
+
+/// A neighbour as the RIB thread knows it.
+#[derive(Clone, Debug)]
+pub struct PeerMeta {
+    pub name: String,
+    pub description: String,
+    pub addr: IpAddr,
+    pub remote_asn: Asn,
+    pub local_asn: Asn,
+    pub ebgp: bool,
+    pub rr_client: bool,
+    pub rs_client: bool,
+    /// RFC 9234 role of the peer as we see it (the code it should send).
+    pub role: Option<u8>,
+    pub next_hop: NextHopMode,
+    pub max_prefix: Option<MaxPrefix>,
+    pub import: PolicyRef,
+    pub export: PolicyRef,
+    /// Keep the pre-policy Adj-RIB-In (soft reconfiguration inbound).
+    pub keep_pre_policy: bool,
+    /// Families configured (the negotiated ones are a subset).
+    pub families: Vec<AfiSafi>,
+    /// Minimum interval between UPDATE flushes (MRAI, RFC 4271 §9.2.1.1).
+    pub mrai: Duration,
+}
+
+/// The live part of an Established session.
+pub struct UpState {
+    pub negotiated: Negotiated,
+    pub local_addr: SocketAddr,
+    pub remote_addr: SocketAddr,
+    pub encoder: UpdateEncoder,
+    pub since: SystemTime,
+    /// Families whose End-of-RIB we still owe after the initial export.
+    pub eor_owed: Vec<AfiSafi>,
+    /// Families the peer has sent End-of-RIB for.
+    pub eor_received: Vec<AfiSafi>,
+    pub last_flush: std::time::Instant,
+}
+
+/// One entry of the RIB thread's peer table.
+pub struct PeerEntry {
+    pub meta: PeerMeta,
+    pub cmd: UnboundedSender<SessionCmd>,
+    pub status: Arc<PeerStatus>,
+    pub up: Option<UpState>,
+    /// Max-prefix already tripped for this session (so we act once).
+    pub max_prefix_tripped: bool,
+    pub max_prefix_warned: bool,
+    /// The neighbour is administratively disabled.
+    pub disabled: bool,
+    /// Graceful restart helper (RFC 4724 §4.2): the peer's routes are kept
+    /// as stale until this deadline, End-of-RIB, or a session without GR.
+    pub stale_until: Option<std::time::Instant>,
+    /// When and why the last Established session ended.
+    pub last_down: Option<(SystemTime, String)>,
+}

@@ -1,0 +1,116 @@
+//! Glue between the peer table and the policy hooks of `bgp-rib`: the
+//! per-peer import policy, the export side (propagation rules of
+//! [`bgp_rib::Propagation`] around each target's export policy) and the
+//! ingress loop/OTC checks.
+
+use base::Prefix;
+use bgp_policy::RouteCtx;
+use bgp_rib::{
+    import_check_with_asn, AttrSet, AttrsBuilder, ExportPolicy, ExportVerdict, ImportPolicy,
+    PeerId, PeerRole, Propagation, Verdict,
+};
+
+use super::peer::{PeerEntry, PolicyRef};
+use super::RibSettings;
+
+fn ctx_for(entry: &PeerEntry, settings: &RibSettings, prefix: &Prefix) -> RouteCtx {
+    let local_addr = entry.up.as_ref().map(|u| u.local_addr.ip());
+    RouteCtx {
+        neighbor: entry.meta.addr,
+        neighbor_asn: entry.meta.remote_asn,
+        local_asn: entry.meta.local_asn,
+        router_id: settings.router_id,
+        local_addr,
+        afi: prefix.afi(),
+    }
+}
+
+/// Import policy of one peer.
+pub(super) struct Importer<'a> {
+    entry: &'a PeerEntry,
+    settings: &'a RibSettings,
+}
+
+impl<'a> Importer<'a> {
+    pub(super) fn new(entry: &'a PeerEntry, settings: &'a RibSettings) -> Importer<'a> {
+        Importer { entry, settings }
+    }
+}
+
+impl ImportPolicy for Importer<'_> {
+    fn import(&mut self, _peer: PeerId, prefix: &Prefix, attrs: &mut AttrsBuilder) -> Verdict {
+        match &self.entry.meta.import {
+            PolicyRef::AcceptAll => Verdict::Accept,
+            PolicyRef::RejectAll => Verdict::Reject,
+            PolicyRef::Named(_, p) => {
+                let ctx = ctx_for(self.entry, self.settings, prefix);
+                p.import(&ctx, prefix, attrs)
+            }
+        }
+    }
+}
+
+/// The user export policies of every peer, by target.
+pub(super) struct UserExport<'a> {
+    peers: &'a [Option<PeerEntry>],
+    settings: &'a RibSettings,
+}
+
+impl ExportPolicy for UserExport<'_> {
+    fn export(
+        &mut self,
+        to: PeerId,
+        prefix: &Prefix,
+        _from: PeerId,
+        attrs: &AttrSet,
+    ) -> ExportVerdict {
+        let Some(Some(entry)) = self.peers.get(to.0 as usize) else {
+            return ExportVerdict::Reject;
+        };
+        match &entry.meta.export {
+            PolicyRef::AcceptAll => ExportVerdict::Accept,
+            PolicyRef::RejectAll => ExportVerdict::Reject,
+            PolicyRef::Named(_, p) => {
+                let ctx = ctx_for(entry, self.settings, prefix);
+                p.export(&ctx, prefix, attrs)
+            }
+        }
+    }
+}
+
+/// The export side: propagation rules (iBGP/eBGP, RR, RS, OTC, well-known
+/// communities) around the target's own export policy. A peer that is not
+/// Established has no role and gets nothing.
+pub(super) type Exporter<'a> = Propagation<UserExport<'a>>;
+
+pub(super) fn exporter<'a>(
+    peers: &'a [Option<PeerEntry>],
+    roles: &[Option<PeerRole>],
+    settings: &'a RibSettings,
+) -> Exporter<'a> {
+    Propagation {
+        router_id: settings.router_id,
+        cluster_id: settings.cluster_id,
+        roles: roles.to_vec(),
+        inner: UserExport { peers, settings },
+    }
+}
+
+/// Ingress checks (loops, RFC 9234 OTC). Adds OTC where the RFC says so;
+/// returns false when the route is not eligible.
+pub(super) fn import_allowed(
+    settings: &RibSettings,
+    entry: &PeerEntry,
+    from: &PeerRole,
+    attrs: &mut AttrsBuilder,
+) -> bool {
+    import_check_with_asn(
+        settings.router_id,
+        settings.cluster_id,
+        entry.meta.local_asn,
+        Some(entry.meta.remote_asn),
+        from,
+        attrs,
+    )
+    .apply(attrs)
+}
