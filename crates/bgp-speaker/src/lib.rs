@@ -2,4 +2,5 @@
 //! the pure `bgp-fsm` and `bgp-rib` cores.
 
 pub mod msg;
+pub mod daemon;
 pub mod rib;

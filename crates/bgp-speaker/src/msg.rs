@@ -187,6 +187,9 @@ impl PeerStatus {
         }
     }
     pub fn last_error(&self) -> String {
-        self.last_error.lock().map(|g| g.clone()).unwrap_or_default()
+        self.last_error
+            .lock()
+            .map(|g| g.clone())
+            .unwrap_or_default()
     }
 }

@@ -22,16 +22,28 @@ pub(super) fn replace(st: &mut RibState, routes: Vec<StaticRoute>) {
     let gone: Vec<Nlri> = st
         .statics
         .iter()
-        .filter(|old| !routes.iter().any(|r| r.prefix.masked() == old.prefix.masked()))
+        .filter(|old| {
+            !routes
+                .iter()
+                .any(|r| r.prefix.masked() == old.prefix.masked())
+        })
         .map(|r| Nlri::new(r.prefix.masked()))
         .collect();
     if !gone.is_empty() {
-        let _ = st
-            .rib
-            .apply_update(STATIC_PEER, &[], None, &gone, &mut AcceptAll, &mut st.changed);
+        let _ = st.rib.apply_update(
+            STATIC_PEER,
+            &[],
+            None,
+            &gone,
+            &mut AcceptAll,
+            &mut st.changed,
+        );
     }
     for r in &routes {
-        let old = st.statics.iter().find(|o| o.prefix.masked() == r.prefix.masked());
+        let old = st
+            .statics
+            .iter()
+            .find(|o| o.prefix.masked() == r.prefix.masked());
         if old == Some(r) {
             continue;
         }

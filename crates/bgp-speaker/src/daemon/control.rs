@@ -1,0 +1,186 @@
+//! The CLI handler: every request is a closure run on the RIB thread
+//! (see [`crate::rib::ControlFn`]), answered through a std channel, so the
+//! control plane never takes a lock on routing state.
+
+use std::sync::mpsc as std_mpsc;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use base::Prefix;
+use bgp_wire::consts::notify;
+use bgp_wire::NotificationMessage;
+use mgmt::proto::{
+    ActionResult, ConfigureResult, Data, ErrorCode, NeighborAction, Request, Response, StatusInfo,
+};
+use mgmt::server::ControlHandler;
+use tokio::sync::mpsc::Sender;
+
+use super::query;
+use crate::msg::{RibMsg, SessionCmd};
+use crate::rib::RibState;
+
+/// How long a CLI request may wait for the RIB thread.
+const RIB_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Re-reads the configuration (`check`: validate only).
+pub type ReloadFn = dyn Fn(bool) -> Result<ConfigureResult, String> + Send + Sync;
+
+pub struct Control {
+    rib: Sender<RibMsg>,
+    reload: Arc<ReloadFn>,
+    started: SystemTime,
+}
+
+impl Control {
+    pub fn new(rib: Sender<RibMsg>, reload: Arc<ReloadFn>) -> Control {
+        Control {
+            rib,
+            reload,
+            started: SystemTime::now(),
+        }
+    }
+
+    /// Runs `f` on the RIB thread and waits for its answer.
+    pub fn call<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut RibState) -> R + Send + 'static,
+    ) -> Result<R, Response> {
+        let (tx, rx) = std_mpsc::sync_channel(1);
+        let job: crate::rib::ControlFn = Box::new(move |st: &mut RibState| {
+            let _ = tx.send(f(st));
+        });
+        self.rib
+            .blocking_send(RibMsg::Control(job))
+            .map_err(|_| Response::error(ErrorCode::Internal, "the RIB thread is gone"))?;
+        rx.recv_timeout(RIB_TIMEOUT)
+            .map_err(|_| Response::error(ErrorCode::Busy, "the RIB thread did not answer in 30 s"))
+    }
+}
+
+fn neighbor_action(
+    st: &mut RibState,
+    key: &str,
+    action: NeighborAction,
+) -> Result<ActionResult, String> {
+    let id = st
+        .find_peer(key)
+        .ok_or_else(|| format!("no neighbor {key}"))?;
+    let entry = st
+        .peer_mut(id)
+        .ok_or_else(|| format!("no neighbor {key}"))?;
+    let name = entry.meta.name.clone();
+    let result = match action {
+        NeighborAction::Enable => {
+            entry.disabled = false;
+            let _ = entry.cmd.send(SessionCmd::Start);
+            "enabled"
+        }
+        NeighborAction::Disable { message } => {
+            entry.disabled = true;
+            // RFC 8203/9003: Cease, Administrative Shutdown, with the text.
+            let n = NotificationMessage::shutdown(
+                notify::ADMINISTRATIVE_SHUTDOWN,
+                message.as_deref().unwrap_or(""),
+            );
+            let _ = entry.cmd.send(SessionCmd::Stop {
+                notification: n,
+                restart_after: None,
+            });
+            "disabled"
+        }
+        NeighborAction::Restart => {
+            entry.disabled = false;
+            let n = NotificationMessage::shutdown(notify::ADMINISTRATIVE_RESET, "");
+            let _ = entry.cmd.send(SessionCmd::Stop {
+                notification: n,
+                restart_after: Some(Duration::ZERO),
+            });
+            "restarted"
+        }
+        NeighborAction::Refresh => {
+            if entry.up.is_none() {
+                return Err(format!("{name}: session is not established"));
+            }
+            st.refresh_in(id, true);
+            "reloading"
+        }
+    };
+    Ok(ActionResult {
+        protocol: name.clone(),
+        result: format!("{name}: {result}"),
+    })
+}
+
+fn parse_prefix(s: &str) -> Result<Prefix, Response> {
+    if !s.contains('/') {
+        return Err(Response::error(
+            ErrorCode::Unsupported,
+            format!("show route for an address ({s}) is not supported yet; give a prefix such as {s}/24"),
+        ));
+    }
+    s.parse::<Prefix>()
+        .map_err(|e| Response::error(ErrorCode::BadRequest, format!("bad prefix {s}: {e:?}")))
+}
+
+impl ControlHandler for Control {
+    fn handle(&self, req: Request) -> Response {
+        let r = match req {
+            Request::ShowProtocols { all, name } => self
+                .call(move |st| query::protocols(st, all, name.as_deref()))
+                .map(Data::Protocols),
+            Request::ShowNeighbor { addr } => self
+                .call(move |st| {
+                    let id = st.find_peer(&addr);
+                    id.map(|id| {
+                        let name = st.peer(id).map(|p| p.meta.name.clone());
+                        query::protocols(st, true, name.as_deref())
+                    })
+                    .ok_or_else(|| {
+                        Response::error(ErrorCode::NotFound, format!("no neighbor {addr}"))
+                    })
+                })
+                .and_then(|r| r)
+                .map(Data::Protocols),
+            Request::ShowRoute {
+                prefix,
+                all,
+                protocol,
+                count_only,
+            } => {
+                if count_only {
+                    self.call(|st| query::route_count(st)).map(Data::RouteCount)
+                } else {
+                    match prefix.as_deref().map(parse_prefix).transpose() {
+                        Err(e) => Err(e),
+                        Ok(p) => self
+                            .call(move |st| query::routes(st, p, all, protocol.as_deref()))
+                            .map(Data::Routes),
+                    }
+                }
+            }
+            Request::ShowStatus => self.call(|st| st.settings.router_id).map(|router_id| {
+                Data::Status(StatusInfo {
+                    version: env!("CARGO_PKG_VERSION").to_string(),
+                    router_id,
+                    server_time_ms: query::unix_ms(SystemTime::now()),
+                    started_ms: query::unix_ms(self.started),
+                    last_reconfig_ms: None,
+                })
+            }),
+            Request::Neighbor {
+                addr_or_name,
+                action,
+            } => self
+                .call(move |st| neighbor_action(st, &addr_or_name, action))
+                .and_then(|r| r.map_err(|m| Response::error(ErrorCode::NotFound, m)))
+                .map(|a| Data::Action(vec![a])),
+            Request::Configure { check } => (self.reload)(check)
+                .map(Data::Configure)
+                .map_err(|m| Response::error(ErrorCode::Config, m)),
+        };
+        match r {
+            Ok(d) => Response::Ok(d),
+            Err(e) => e,
+        }
+    }
+}

@@ -1,0 +1,439 @@
+//! Answers to the CLI's questions, computed on the RIB thread from
+//! [`RibState`] (so they see one consistent RIB) and returned as `mgmt`
+//! data types.
+
+use std::net::IpAddr;
+use std::sync::atomic::Ordering;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use base::{Afi, AfiSafi, Prefix};
+use bgp_rib::{AttrSet, PeerId};
+use bgp_wire::{AttrValue, NextHop, SegmentType};
+use mgmt::proto::{
+    BgpInfo, BgpState, ChannelInfo, MessageCounts, Origin, PathInfo, ProtoState, ProtocolCount,
+    ProtocolInfo, ProtocolKind, RouteCount, RouteCounts, RouteInfo, TableCount,
+};
+
+use crate::msg::state;
+use crate::rib::{PeerEntry, RibState, STATIC_PEER};
+
+/// The name of the static-routes protocol in the CLI.
+pub const STATIC_NAME: &str = "static1";
+
+pub fn unix_ms(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+fn bgp_state(s: u8) -> BgpState {
+    match s {
+        state::IDLE => BgpState::Idle,
+        state::CONNECT => BgpState::Connect,
+        state::ACTIVE => BgpState::Active,
+        state::OPEN_SENT => BgpState::OpenSent,
+        state::OPEN_CONFIRM => BgpState::OpenConfirm,
+        state::ESTABLISHED => BgpState::Established,
+        _ => BgpState::Unknown,
+    }
+}
+
+fn family_name(af: AfiSafi) -> String {
+    let afi = if af.afi == Afi::Ipv4 { "ipv4" } else { "ipv6" };
+    if af == AfiSafi::IPV4_MULTICAST || af == AfiSafi::IPV6_MULTICAST {
+        format!("{afi} multicast")
+    } else {
+        afi.to_string()
+    }
+}
+
+fn table_of(af: AfiSafi) -> &'static str {
+    if af.afi == Afi::Ipv4 {
+        "master4"
+    } else {
+        "master6"
+    }
+}
+
+/// Per-protocol count of best paths (BIRD's "preferred").
+fn preferred_counts(st: &RibState) -> Vec<u64> {
+    let mut v = vec![0u64; st.peers.len().max(1)];
+    for r in st.rib.iter() {
+        if let Some((p, _)) = r.best() {
+            if let Some(c) = v.get_mut(p.peer.0 as usize) {
+                *c += 1;
+            }
+        }
+    }
+    v
+}
+
+fn peer_info(st: &RibState, id: PeerId, e: &PeerEntry, preferred: u64, all: bool) -> ProtocolInfo {
+    let s = e.status.state();
+    let counts = st.rib.peer_counts(id).unwrap_or_default();
+    let routes = RouteCounts {
+        received: counts.received,
+        accepted: counts.accepted,
+        filtered: counts.received.saturating_sub(counts.accepted),
+        sent: counts.advertised,
+        preferred,
+    };
+    let proto_state = if s == state::ESTABLISHED {
+        ProtoState::Up
+    } else if e.disabled {
+        ProtoState::Down
+    } else {
+        ProtoState::Start
+    };
+    let last_error = e.status.last_error();
+    let since_s = e.status.state_since.load(Ordering::Relaxed);
+    let mut info = bgp_state(s).as_str().to_string();
+    if s != state::ESTABLISHED && !last_error.is_empty() {
+        info = format!("{info}   {last_error}");
+    }
+    let channels = e
+        .meta
+        .families
+        .iter()
+        .map(|&af| ChannelInfo {
+            name: family_name(af),
+            up: e
+                .up
+                .as_ref()
+                .is_some_and(|u| u.negotiated.families.contains(&af)),
+            table: table_of(af).to_string(),
+            import_filter: Some(e.meta.import.name().to_string()),
+            export_filter: Some(e.meta.export.name().to_string()),
+            routes,
+        })
+        .collect();
+    let bgp = all.then(|| {
+        let up = e.up.as_ref();
+        let n = up.map(|u| &u.negotiated);
+        let mut caps = Vec::new();
+        if let Some(n) = n {
+            for af in &n.families {
+                caps.push(format!("Multiprotocol AF announced: {}", family_name(*af)));
+            }
+            if n.route_refresh {
+                caps.push("Route refresh".into());
+            }
+            if n.enhanced_route_refresh {
+                caps.push("Enhanced refresh".into());
+            }
+            if n.extended_message {
+                caps.push("Extended message".into());
+            }
+            if n.graceful_restart.is_some() {
+                caps.push("Graceful restart".into());
+            }
+            if n.four_octet_asn {
+                caps.push("4-octet AS numbers".into());
+            }
+            for a in &n.add_path {
+                let dir = match (a.rx, a.tx) {
+                    (true, true) => "RX TX",
+                    (true, false) => "RX",
+                    (false, true) => "TX",
+                    (false, false) => continue,
+                };
+                caps.push(format!("ADD-PATH {dir}: {}", family_name(a.afi_safi)));
+            }
+            if let Some(r) = n.peer_role {
+                caps.push(format!("Role: {r}"));
+            }
+        }
+        let msgs_in = MessageCounts {
+            update: e.status.updates_in.load(Ordering::Relaxed),
+            notification: e.status.notifications_in.load(Ordering::Relaxed),
+            keepalive: e.status.keepalives_in.load(Ordering::Relaxed),
+            ..MessageCounts::default()
+        };
+        let msgs_out = MessageCounts {
+            update: e.status.updates_out.load(Ordering::Relaxed),
+            notification: e.status.notifications_out.load(Ordering::Relaxed),
+            keepalive: e.status.keepalives_out.load(Ordering::Relaxed),
+            ..MessageCounts::default()
+        };
+        BgpInfo {
+            bgp_state: bgp_state(s),
+            neighbor_addr: e.meta.addr,
+            neighbor_port: up.map(|u| u.remote_addr.port()),
+            remote_as: e.meta.remote_asn.0,
+            local_as: e.meta.local_asn.0,
+            neighbor_id: n.map(|n| n.peer_bgp_id),
+            source_addr: up.map(|u| u.local_addr.ip()),
+            hold_time: n.map(|n| n.hold_time),
+            keepalive_time: n.map(|n| n.keepalive_interval),
+            hold_timer_left_ms: None,
+            keepalive_timer_left_ms: None,
+            local_capabilities: Vec::new(),
+            neighbor_capabilities: caps,
+            session: Some(format!(
+                "{}{}{}{}",
+                if e.meta.ebgp { "external" } else { "internal" },
+                if e.meta.rr_client {
+                    " route-reflector"
+                } else {
+                    ""
+                },
+                if e.meta.rs_client {
+                    " route-server"
+                } else {
+                    ""
+                },
+                if n.is_some_and(|n| n.four_octet_asn) {
+                    " AS4"
+                } else {
+                    ""
+                },
+            )),
+            messages_received: msgs_in,
+            messages_sent: msgs_out,
+        }
+    });
+    ProtocolInfo {
+        name: e.meta.name.clone(),
+        kind: ProtocolKind::Bgp,
+        table: None,
+        state: proto_state,
+        since_ms: since_s * 1000,
+        info: Some(info),
+        last_error: (!last_error.is_empty()).then_some(last_error),
+        description: (!e.meta.description.is_empty()).then(|| e.meta.description.clone()),
+        routes,
+        channels,
+        bgp,
+    }
+}
+
+/// `show protocols [all] [NAME]` and `show neighbor` (one entry).
+pub fn protocols(st: &RibState, all: bool, name: Option<&str>) -> Vec<ProtocolInfo> {
+    let preferred = preferred_counts(st);
+    let mut out = Vec::new();
+    if !st.statics.is_empty() && name.is_none_or(|n| n == STATIC_NAME) {
+        let n = st.statics.len() as u64;
+        out.push(ProtocolInfo {
+            name: STATIC_NAME.into(),
+            kind: ProtocolKind::Static,
+            table: Some("master4".into()),
+            state: ProtoState::Up,
+            since_ms: unix_ms(st.started),
+            info: None,
+            last_error: None,
+            description: None,
+            routes: RouteCounts {
+                received: n,
+                accepted: n,
+                filtered: 0,
+                sent: 0,
+                preferred: preferred.get(STATIC_PEER.0 as usize).copied().unwrap_or(0),
+            },
+            channels: Vec::new(),
+            bgp: None,
+        });
+    }
+    for (id, e) in st.peer_iter() {
+        if name.is_some_and(|n| n != e.meta.name && n.parse::<IpAddr>().ok() != Some(e.meta.addr)) {
+            continue;
+        }
+        let pref = preferred.get(id.0 as usize).copied().unwrap_or(0);
+        out.push(peer_info(st, id, e, pref, all));
+    }
+    out
+}
+
+fn protocol_name(st: &RibState, id: PeerId) -> String {
+    if id == STATIC_PEER {
+        return STATIC_NAME.into();
+    }
+    st.peer(id)
+        .map_or_else(|| format!("peer{}", id.0), |p| p.meta.name.clone())
+}
+
+fn path_info(
+    st: &RibState,
+    id: PeerId,
+    set: &AttrSet,
+    best: bool,
+    stale: bool,
+    all: bool,
+) -> PathInfo {
+    let since = st
+        .peer(id)
+        .and_then(|p| p.up.as_ref())
+        .map_or(st.started, |u| u.since);
+    let mut p = PathInfo::new(protocol_name(st, id), unix_ms(since));
+    p.best = best;
+    p.stale = stale;
+    if id == STATIC_PEER {
+        p.source = ProtocolKind::Static;
+        p.preference = 200;
+    } else {
+        p.from_addr = st.peer(id).map(|e| e.meta.addr);
+    }
+    match set.next_hop() {
+        Some(NextHop::V4(a)) => p.next_hop = Some(IpAddr::V4(a)),
+        Some(NextHop::V6(a)) => p.next_hop = Some(IpAddr::V6(a)),
+        Some(NextHop::V6LinkLocal(g, l)) => {
+            p.next_hop = Some(IpAddr::V6(g));
+            p.next_hop_link_local = Some(IpAddr::V6(l));
+        }
+        None => {}
+    }
+    p.via = p.next_hop;
+    let b = set.to_builder();
+    for a in b.attrs() {
+        match &a.value {
+            AttrValue::Origin(o) => {
+                p.origin = Some(match *o as u8 {
+                    0 => Origin::Igp,
+                    1 => Origin::Egp,
+                    _ => Origin::Incomplete,
+                })
+            }
+            AttrValue::AsPath(path) => {
+                let mut s = String::new();
+                for seg in &path.segments {
+                    let (open, close) = match seg.kind {
+                        SegmentType::Set => ("{", "}"),
+                        SegmentType::ConfedSequence => ("(", ")"),
+                        SegmentType::ConfedSet => ("[", "]"),
+                        _ => ("", ""),
+                    };
+                    if !s.is_empty() {
+                        s.push(' ');
+                    }
+                    s.push_str(open);
+                    let asns: Vec<String> = seg.asns.iter().map(|a| a.0.to_string()).collect();
+                    s.push_str(&asns.join(" "));
+                    s.push_str(close);
+                }
+                p.as_path = s;
+            }
+            AttrValue::Med(m) => p.med = Some(*m),
+            AttrValue::LocalPref(l) => p.local_pref = Some(*l),
+            AttrValue::AtomicAggregate => p.atomic_aggregate = true,
+            AttrValue::Aggregator(ag) => p.aggregator = Some((ag.asn.0, ag.addr)),
+            AttrValue::Communities(cs) => {
+                p.communities = cs
+                    .iter()
+                    .map(|c| ((c.0 >> 16) as u16, c.0 as u16))
+                    .collect()
+            }
+            AttrValue::ExtendedCommunities(cs) => {
+                p.ext_communities = cs.iter().map(|c| u64::from_be_bytes(c.0)).collect()
+            }
+            AttrValue::LargeCommunities(cs) => {
+                p.large_communities = cs
+                    .iter()
+                    .map(|c| (c.global_admin, c.local_data1, c.local_data2))
+                    .collect()
+            }
+            AttrValue::OriginatorId(o) => p.originator_id = Some(*o),
+            AttrValue::ClusterList(c) => p.cluster_list = c.clone(),
+            AttrValue::OnlyToCustomer(a) => p.otc = Some(a.0),
+            AttrValue::Raw { type_code, value } if all => {
+                let hex: String = value.iter().map(|b| format!("{b:02x}")).collect();
+                p.other.push((format!("attr{type_code}"), hex));
+            }
+            _ => {}
+        }
+    }
+    p
+}
+
+/// `show route [PREFIX] [all] [protocol NAME]`. Sorted by prefix, best
+/// path first.
+pub fn routes(
+    st: &RibState,
+    prefix: Option<Prefix>,
+    all: bool,
+    protocol: Option<&str>,
+) -> Vec<RouteInfo> {
+    let mut out = Vec::new();
+    let mut push = |r: bgp_rib::RouteRef<'_>| {
+        let mut paths = Vec::new();
+        for (i, (pe, set)) in r.iter().enumerate() {
+            let best = r.best == Some(i);
+            if protocol.is_some_and(|n| n != protocol_name(st, pe.peer)) {
+                continue;
+            }
+            paths.push(path_info(st, pe.peer, set, best, pe.stale, all));
+        }
+        if paths.is_empty() {
+            return;
+        }
+        paths.sort_by_key(|p| !p.best);
+        out.push((
+            r.prefix,
+            RouteInfo {
+                prefix: r.prefix.to_string(),
+                paths,
+            },
+        ));
+    };
+    match prefix {
+        Some(p) => {
+            if let Some(r) = st.rib.lookup(&p) {
+                push(r);
+            }
+        }
+        None => st.rib.iter().for_each(&mut push),
+    }
+    out.sort_by_key(|a| a.0);
+    out.into_iter().map(|(_, r)| r).collect()
+}
+
+/// `show route count`.
+pub fn route_count(st: &RibState) -> RouteCount {
+    let (mut p4, mut p6, mut n4, mut n6) = (0u64, 0u64, 0u64, 0u64);
+    let mut per: Vec<(u64, u64)> = vec![(0, 0); st.peers.len().max(1)];
+    for r in st.rib.iter() {
+        let n = r.paths.len() as u64;
+        match r.prefix {
+            Prefix::V4(_) => {
+                p4 += 1;
+                n4 += n;
+            }
+            Prefix::V6(_) => {
+                p6 += 1;
+                n6 += n;
+            }
+        }
+        for (i, pe) in r.paths.iter().enumerate() {
+            if let Some(c) = per.get_mut(pe.peer.0 as usize) {
+                c.0 += 1;
+                if r.best == Some(i) {
+                    c.1 += 1;
+                }
+            }
+        }
+    }
+    let per_protocol = per
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| c.0 > 0 || st.peers.get(*i).is_some_and(Option::is_some))
+        .map(|(i, c)| ProtocolCount {
+            protocol: protocol_name(st, PeerId(i as u16)),
+            paths: c.0,
+            best: c.1,
+        })
+        .collect();
+    RouteCount {
+        tables: vec![
+            TableCount {
+                table: "master4".into(),
+                matched: n4,
+                paths: n4,
+                prefixes: p4,
+            },
+            TableCount {
+                table: "master6".into(),
+                matched: n6,
+                paths: n6,
+                prefixes: p6,
+            },
+        ],
+        per_protocol,
+    }
+}
