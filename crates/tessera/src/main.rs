@@ -25,6 +25,8 @@ enum Command {
         #[command(subcommand)]
         command: MrtCommand,
     },
+    /// Replay BGP sessions into a router under test (or run a --sink).
+    Replay(cmd::replay::Args),
     /// Daemon commands over tesserad's control socket, in BIRD's words.
     #[command(flatten)]
     Ctl(cmd::ctl::CtlCommand),
@@ -49,6 +51,7 @@ fn main() -> ExitCode {
     let r = match cli.command {
         Command::Ctl(c) => cmd::ctl::run(cli.ctl, c),
         Command::Demo(a) => cmd::demo::run(a),
+        Command::Replay(a) => cmd::replay::run(a),
         Command::Mrt { command } => match command {
             MrtCommand::Dump(a) => cmd::mrt_dump::run(a),
             MrtCommand::Stats(a) => cmd::mrt_stats::run(a),

@@ -5,6 +5,7 @@ pub mod demo;
 pub mod mrt_dump;
 pub mod mrt_stats;
 pub mod mrt_write;
+pub mod replay;
 
 /// Errors surface to the user as one line of text.
 pub type CmdResult = Result<std::process::ExitCode, Box<dyn std::error::Error>>;
