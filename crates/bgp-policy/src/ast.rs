@@ -4,20 +4,23 @@
 
 use serde::Deserialize;
 
-/// A named policy: terms evaluated in order; the first term whose `match`
-/// holds runs its actions; a term ending in accept/reject stops evaluation.
-/// When no term decides, `default` applies.
+/// A named policy: terms evaluated in order; every term whose `match`
+/// holds runs its edits; the first one with `action` accept/reject stops
+/// evaluation. When no term decides, `default` applies. The full language
+/// is described in the crate docs.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyDef {
     #[serde(default)]
     pub term: Vec<TermDef>,
-    /// "accept" or "reject"; when absent, reject (RFC 8212 for eBGP).
+    /// "accept" or "reject"; when absent, reject. (Whether a peer with no
+    /// policy at all rejects, RFC 8212, is the daemon's decision.)
     #[serde(default)]
     pub default: Option<String>,
 }
 
-/// One term: all present match conditions must hold (AND).
+/// One term: all present match conditions must hold (AND); within a list
+/// condition any entry may match (OR).
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct TermDef {
@@ -33,30 +36,39 @@ pub struct TermDef {
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct MatchDef {
-    /// Prefix list entries: "10.0.0.0/8 le 24", "2001:db8::/32 ge 48 le 64".
+    /// Prefix list entries: "10.0.0.0/8" (exact), "10.0.0.0/8 le 24",
+    /// "10.0.0.0/8 ge 16", "2001:db8::/32 ge 48 le 64", "10.0.0.0/8+"
+    /// (or longer). Host bits beyond the length are an error.
     #[serde(default)]
     pub prefix: Vec<String>,
-    /// AS-path regular expression (FRR/Cisco style: `^65001_`, `_3356$`).
+    /// AS-path regular expression over ASNs (FRR/Cisco style: `^65001_`,
+    /// `_3356$`, `^$`, `.*`, `(a|b)`, `[0-9]` digit classes, `<lo-hi>`
+    /// ASN ranges); see `bgp_policy::regex`.
     #[serde(default)]
     pub as_path: Option<String>,
     #[serde(default)]
     pub origin_as: Vec<u32>,
-    /// "5", "<= 10", ">= 2".
+    /// "5", "<= 10", ">= 2", "< 3", "> 3", "== 4", "2-5".
     #[serde(default)]
     pub as_path_len: Option<String>,
-    /// Standard communities "65000:1", "65000:*", well-known names.
+    /// Standard communities "65000:1", "65000:*", "*:100-199", well-known
+    /// names ("no-export", "no-advertise", "no-export-subconfed",
+    /// "no-peer", "blackhole", "graceful-shutdown", "accept-own",
+    /// "llgr-stale", "no-llgr").
     #[serde(default)]
     pub community: Vec<String>,
-    /// Extended communities "rt:65000:1", "soo:65000:1".
+    /// Extended communities "rt:65000:1", "soo:192.0.2.1:7",
+    /// "rt:4200000000:5", "rt:65000:*", or "0x" + 16 hex digits.
     #[serde(default)]
     pub ext_community: Vec<String>,
-    /// Large communities "65000:1:2" (any field may be `*`).
+    /// Large communities "65000:1:2" (any field may be `*` or `LO-HI`).
     #[serde(default)]
     pub large_community: Vec<String>,
-    /// Next hop prefixes "192.0.2.0/24".
+    /// Next hop addresses or prefixes "192.0.2.0/24", "2001:db8::1".
     #[serde(default)]
     pub next_hop: Vec<String>,
-    /// Neighbour addresses or prefixes.
+    /// Neighbour addresses or prefixes: on import the peer the route came
+    /// from, on export the peer it goes to.
     #[serde(default)]
     pub neighbor: Vec<String>,
     /// "ipv4" or "ipv6".
@@ -64,22 +76,27 @@ pub struct MatchDef {
     pub afi: Option<String>,
 }
 
-/// Actions, applied in this order: modifications, then the verdict.
+/// Actions, applied in this order: local_pref, med, community_set,
+/// community_remove, community_add, ext/large removals and additions,
+/// prepend, next_hop; then the verdict. Additions and `community_set`
+/// take exact values; removals take patterns as in [`MatchDef`].
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct ActionDef {
-    /// "accept", "reject", or absent (continue with the next term).
+    /// "accept", "reject", or absent (continue with the next term, which
+    /// sees this term's edits).
     #[serde(default)]
     pub action: Option<String>,
     #[serde(default)]
     pub local_pref: Option<u32>,
-    /// A value, or "+N"/"-N" relative.
+    /// A value, or "+N"/"-N" relative (saturating; no MED counts as 0).
     #[serde(default)]
     pub med: Option<String>,
     #[serde(default)]
     pub community_add: Vec<String>,
     #[serde(default)]
     pub community_remove: Vec<String>,
+    /// Replaces all standard communities; `[]` removes them.
     #[serde(default)]
     pub community_set: Option<Vec<String>>,
     #[serde(default)]
@@ -90,12 +107,13 @@ pub struct ActionDef {
     pub large_community_add: Vec<String>,
     #[serde(default)]
     pub large_community_remove: Vec<String>,
-    /// Prepend this many copies of the local AS (or `prepend_as`).
+    /// Prepend this many copies (at most 64) of the local AS (or
+    /// `prepend_as`).
     #[serde(default)]
     pub prepend: Option<u8>,
     #[serde(default)]
     pub prepend_as: Option<u32>,
-    /// An address, or "self".
+    /// An address, or "self" (our address on the session).
     #[serde(default)]
     pub next_hop: Option<String>,
 }
