@@ -15,7 +15,14 @@ const X_AS: u32 = 65001;
 
 /// BIRD in the center, `start` builds daemon X on leaf 1; then routes both
 /// ways with attributes, and an extra prefix announced then withdrawn by X.
-fn against_bird(test: &str, tools: &[&str], start: impl Fn(&Lab, &Session) -> Box<dyn Peer>) {
+/// `x_v6_out`: whether X's IPv6 route is checked at BIRD (see
+/// `openbgpd_against_bird`).
+fn against_bird(
+    test: &str,
+    tools: &[&str],
+    x_v6_out: bool,
+    start: impl Fn(&Lab, &Session) -> Box<dyn Peer>,
+) {
     if !common::ready(&[common::bird::TOOLS, tools, &["ip"]].concat()) {
         return;
     }
@@ -28,17 +35,40 @@ fn against_bird(test: &str, tools: &[&str], start: impl Fn(&Lab, &Session) -> Bo
     wait_established(&lab, &bird, 20);
     wait_established(&lab, x.as_ref(), 10);
     // X -> BIRD, both families.
-    for r in xs.routes() {
+    for r in xs.routes().into_iter().filter(|r| x_v6_out || !r.v6) {
         let nh = r.next_hop.clone();
-        wait_route(&lab, &bird, &Expect { route: &r, as_path: vec![X_AS], next_hop: nh, med: true }, 10);
+        wait_route(
+            &lab,
+            &bird,
+            &Expect {
+                route: &r,
+                as_path: vec![X_AS],
+                next_hop: nh,
+                med: true,
+            },
+            10,
+        );
     }
     // BIRD -> X, both families.
     for r in bs.routes() {
         let nh = r.next_hop.clone();
-        wait_route(&lab, x.as_ref(), &Expect { route: &r, as_path: vec![BIRD_AS], next_hop: nh, med: true }, 10);
+        wait_route(
+            &lab,
+            x.as_ref(),
+            &Expect {
+                route: &r,
+                as_path: vec![BIRD_AS],
+                next_hop: nh,
+                med: true,
+            },
+            10,
+        );
     }
     // Withdrawal propagates (IPv4 and IPv6).
-    let extra = vec!["203.0.113.0/24".to_string(), "2001:db8:ee::/48".to_string()];
+    let mut extra = vec!["203.0.113.0/24".to_string()];
+    if x_v6_out {
+        extra.push("2001:db8:ee::/48".to_string());
+    }
     x.set_extra(&extra).unwrap_or_else(|e| lab.fail(&e));
     for p in &extra {
         wait_present(&lab, &bird, p, 10);
@@ -55,27 +85,39 @@ fn against_bird(test: &str, tools: &[&str], start: impl Fn(&Lab, &Session) -> Bo
 
 #[test]
 fn bird_against_bird() {
-    against_bird("bird", &[], |lab, s| Box::new(Bird::start(lab, "x-bird", s)));
+    against_bird("bird", &[], true, |lab, s| {
+        Box::new(Bird::start(lab, "x-bird", s))
+    });
 }
 
 #[test]
 fn frr_against_bird() {
-    against_bird("frr", common::frr::TOOLS, |lab, s| Box::new(common::frr::Frr::start(lab, "x-frr", s)));
+    against_bird("frr", common::frr::TOOLS, true, |lab, s| {
+        Box::new(common::frr::Frr::start(lab, "x-frr", s))
+    });
 }
 
 #[test]
 fn gobgp_against_bird() {
-    against_bird("gobgp", common::gobgp::TOOLS, |lab, s| Box::new(common::gobgp::Gobgp::start(lab, "x-gobgp", s)));
+    against_bird("gobgp", common::gobgp::TOOLS, true, |lab, s| {
+        Box::new(common::gobgp::Gobgp::start(lab, "x-gobgp", s))
+    });
 }
 
 #[test]
 fn openbgpd_against_bird() {
-    against_bird("openbgpd", common::openbgpd::TOOLS, |lab, s| {
+    // OpenBGPD 7.7 (portable, Linux) sends `::1` as the IPv6 next hop of
+    // IPv6 routes over an IPv4 session, whatever `local-address` or `set
+    // nexthop` says (BIRD: "Invalid NEXT_HOP attribute - address ::1 not
+    // directly reachable"), so its IPv6 routes are not checked here.
+    against_bird("openbgpd", common::openbgpd::TOOLS, false, |lab, s| {
         Box::new(common::openbgpd::Openbgpd::start(lab, "x-openbgpd", s))
     });
 }
 
 #[test]
 fn exabgp_against_bird() {
-    against_bird("exabgp", common::exabgp::TOOLS, |lab, s| Box::new(common::exabgp::Exabgp::start(lab, "x-exabgp", s)));
+    against_bird("exabgp", common::exabgp::TOOLS, true, |lab, s| {
+        Box::new(common::exabgp::Exabgp::start(lab, "x-exabgp", s))
+    });
 }

@@ -34,12 +34,28 @@ impl Bird {
         let pid = lab.spawn(
             name,
             &s.ns,
-            &["bird", "-f", "-c", &conf_path.display().to_string(), "-s", &sock.display().to_string()],
+            &[
+                "bird",
+                "-f",
+                "-c",
+                &conf_path.display().to_string(),
+                "-s",
+                &sock.display().to_string(),
+            ],
             &[],
         );
         lab.add_log(&format!("{name} log"), &dir.join("bird.log"));
-        let b = Bird { name: name.into(), pid, dir, sock, session: s.clone(), extra: Mutex::new(Vec::new()) };
-        lab.wait(10, &format!("{name} control socket"), || Ok(b.birdc(&["show", "status"]).ok()));
+        let b = Bird {
+            name: name.into(),
+            pid,
+            dir,
+            sock,
+            session: s.clone(),
+            extra: Mutex::new(Vec::new()),
+        };
+        lab.wait(10, &format!("{name} control socket"), || {
+            Ok(b.birdc(&["show", "status"]).ok())
+        });
         b
     }
 
@@ -73,14 +89,17 @@ impl Peer for Bird {
             Err(e) if e.contains("Network not found") => return Ok(None),
             r => r?,
         };
-        Ok((!out.contains("Network not found") && out.contains(prefix.split('/').next().unwrap_or(prefix)))
-            .then_some(out))
+        Ok((!out.contains("Network not found")
+            && out.contains(prefix.split('/').next().unwrap_or(prefix)))
+        .then_some(out))
     }
     fn set_extra(&self, prefixes: &[String]) -> Result<(), String> {
         let (v6, v4): (Vec<&String>, Vec<&String>) = prefixes.iter().partition(|p| p.contains(':'));
         let mut conf = String::new();
         for (name, ver, list) in [("extra4", 4, &v4), ("extra6", 6, &v6)] {
-            conf.push_str(&format!("protocol static {name} {{\n  ipv{ver} {{ table t{ver}; }};\n"));
+            conf.push_str(&format!(
+                "protocol static {name} {{\n  ipv{ver} {{ table t{ver}; }};\n"
+            ));
             for p in list.iter() {
                 conf.push_str(&format!("  route {p} unreachable;\n"));
             }
@@ -104,13 +123,21 @@ impl Peer for Bird {
         // summed over the channels.
         let out = self.protocol()?;
         let mut n = 0;
-        for l in out.lines().filter(|l| l.trim_start().starts_with("Import updates:")) {
-            n += l.split_whitespace().nth(2).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        for l in out
+            .lines()
+            .filter(|l| l.trim_start().starts_with("Import updates:"))
+        {
+            n += l
+                .split_whitespace()
+                .nth(2)
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0);
         }
         Ok(n)
     }
     fn shutdown(&self, msg: &str) -> Result<(), String> {
-        self.birdc(&["disable", "peer", &format!("\"{msg}\"")]).map(|_| ())
+        self.birdc(&["disable", "peer", &format!("\"{msg}\"")])
+            .map(|_| ())
     }
     fn enable(&self) -> Result<(), String> {
         self.birdc(&["enable", "peer"]).map(|_| ())

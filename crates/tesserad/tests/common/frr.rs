@@ -52,8 +52,16 @@ impl Frr {
             &[],
         );
         lab.add_log(&format!("{name} log"), &dir.join("bgpd.log"));
-        let f = Frr { name: name.into(), pid, dir, session: s.clone(), extra: Mutex::new(Vec::new()) };
-        lab.wait(15, &format!("{name} vty socket"), || Ok(f.vtysh(&["show version"]).ok()));
+        let f = Frr {
+            name: name.into(),
+            pid,
+            dir,
+            session: s.clone(),
+            extra: Mutex::new(Vec::new()),
+        };
+        lab.wait(15, &format!("{name} vty socket"), || {
+            Ok(f.vtysh(&["show version"]).ok())
+        });
         f
     }
 
@@ -69,7 +77,10 @@ impl Frr {
     }
 
     fn config(&self, lines: &[String]) -> Result<String, String> {
-        let mut cmds = vec!["configure terminal".to_string(), format!("router bgp {}", self.session.local_as)];
+        let mut cmds = vec![
+            "configure terminal".to_string(),
+            format!("router bgp {}", self.session.local_as),
+        ];
         cmds.extend_from_slice(lines);
         let refs: Vec<&str> = cmds.iter().map(|s| s.as_str()).collect();
         self.vtysh(&refs)
@@ -93,14 +104,20 @@ impl Peer for Frr {
     fn route(&self, prefix: &str) -> Result<Option<String>, String> {
         let afi = if prefix.contains(':') { "ipv6" } else { "ipv4" };
         let out = self.vtysh(&[&format!("show bgp {afi} unicast {prefix}")])?;
-        Ok((!out.contains("Network not in table") && out.contains("BGP routing table entry")).then_some(out))
+        Ok(
+            (!out.contains("Network not in table") && out.contains("BGP routing table entry"))
+                .then_some(out),
+        )
     }
     fn set_extra(&self, prefixes: &[String]) -> Result<(), String> {
         let mut old = self.extra.lock().unwrap_or_else(|e| e.into_inner());
         let mut lines = Vec::new();
         for (afi, v6) in [("ipv4", false), ("ipv6", true)] {
             lines.push(format!("address-family {afi} unicast"));
-            for p in old.iter().filter(|p| p.contains(':') == v6 && !prefixes.contains(p)) {
+            for p in old
+                .iter()
+                .filter(|p| p.contains(':') == v6 && !prefixes.contains(p))
+            {
                 lines.push(format!("no network {p}"));
             }
             for p in prefixes.iter().filter(|p| p.contains(':') == v6) {
@@ -116,7 +133,11 @@ impl Peer for Frr {
         Ok(())
     }
     fn request_refresh(&self) -> Result<(), String> {
-        self.vtysh(&[&format!("clear bgp ipv4 unicast {} soft in", self.session.peer_v4)]).map(|_| ())
+        self.vtysh(&[&format!(
+            "clear bgp ipv4 unicast {} soft in",
+            self.session.peer_v4
+        )])
+        .map(|_| ())
     }
     fn updates_received(&self) -> Result<u64, String> {
         // "    Updates:                2          3" (sent, received)
@@ -131,10 +152,15 @@ impl Peer for Frr {
             .ok_or_else(|| format!("unparsable: {line}"))
     }
     fn shutdown(&self, msg: &str) -> Result<(), String> {
-        self.config(&[format!("neighbor {} shutdown message {msg}", self.session.peer_v4)]).map(|_| ())
+        self.config(&[format!(
+            "neighbor {} shutdown message {msg}",
+            self.session.peer_v4
+        )])
+        .map(|_| ())
     }
     fn enable(&self) -> Result<(), String> {
-        self.config(&[format!("no neighbor {} shutdown", self.session.peer_v4)]).map(|_| ())
+        self.config(&[format!("no neighbor {} shutdown", self.session.peer_v4)])
+            .map(|_| ())
     }
     fn log(&self) -> String {
         std::fs::read_to_string(self.dir.join("bgpd.log")).unwrap_or_default()

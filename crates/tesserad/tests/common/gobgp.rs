@@ -29,10 +29,24 @@ impl Gobgp {
         let pid = lab.spawn(
             name,
             &s.ns,
-            &["gobgpd", "-f", &conf_path.display().to_string(), "--api-hosts", API, "-l", "debug"],
+            &[
+                "gobgpd",
+                "-f",
+                &conf_path.display().to_string(),
+                "--api-hosts",
+                API,
+                "-l",
+                "debug",
+            ],
             &[],
         );
-        let g = Gobgp { name: name.into(), pid, dir, session: s.clone(), extra: Mutex::new(Vec::new()) };
+        let g = Gobgp {
+            name: name.into(),
+            pid,
+            dir,
+            session: s.clone(),
+            extra: Mutex::new(Vec::new()),
+        };
         lab.wait(15, &format!("{name} API"), || Ok(g.gobgp(&["global"]).ok()));
         let routes = super::render_file("gobgp", "routes.tmpl", &vars);
         for line in routes.lines().filter(|l| !l.trim().is_empty()) {
@@ -46,7 +60,17 @@ impl Gobgp {
     }
 
     pub fn gobgp(&self, args: &[&str]) -> Result<String, String> {
-        let mut argv = vec!["ip", "netns", "exec", &self.session.ns, "gobgp", "-u", "127.0.0.1", "-p", "50051"];
+        let mut argv = vec![
+            "ip",
+            "netns",
+            "exec",
+            &self.session.ns,
+            "gobgp",
+            "-u",
+            "127.0.0.1",
+            "-p",
+            "50051",
+        ];
         argv.extend_from_slice(args);
         super::sh(&argv)
     }
@@ -72,7 +96,10 @@ impl Peer for Gobgp {
         self.pid
     }
     fn established(&self) -> Result<bool, String> {
-        Ok(self.neighbor()?.contains("BGP state = established"))
+        Ok(self
+            .neighbor()?
+            .to_lowercase()
+            .contains("bgp state = established"))
     }
     fn route(&self, prefix: &str) -> Result<Option<String>, String> {
         let out = self.gobgp(&["global", "rib", "-a", afi(prefix), prefix])?;
@@ -84,35 +111,55 @@ impl Peer for Gobgp {
             self.gobgp(&["global", "rib", "del", p, "-a", afi(p)])?;
         }
         for p in prefixes.iter().filter(|p| !old.contains(p)) {
-            let nh = if p.contains(':') { &self.session.local_v6 } else { &self.session.local_v4 };
+            let nh = if p.contains(':') {
+                &self.session.local_v6
+            } else {
+                &self.session.local_v4
+            };
             self.gobgp(&["global", "rib", "add", p, "-a", afi(p), "nexthop", nh])?;
         }
         *old = prefixes.to_vec();
         Ok(())
     }
     fn request_refresh(&self) -> Result<(), String> {
-        self.gobgp(&["neighbor", &self.session.peer_v4, "softresetin", "-a", "ipv4"]).map(|_| ())
+        self.gobgp(&[
+            "neighbor",
+            &self.session.peer_v4,
+            "softresetin",
+            "-a",
+            "ipv4",
+        ])
+        .map(|_| ())
     }
     fn updates_received(&self) -> Result<u64, String> {
-        // "    Update:                  2          3" (sent, received)
+        // "    Updates:                2          3" (sent, received)
         let out = self.neighbor()?;
         let line = out
             .lines()
-            .find(|l| l.trim_start().starts_with("Update:"))
-            .ok_or("no Update: line in gobgp neighbor")?;
+            .find(|l| l.trim_start().starts_with("Update"))
+            .ok_or_else(|| format!("no Updates line in gobgp neighbor:\n{out}"))?;
         line.split_whitespace()
             .nth(2)
             .and_then(|v| v.parse().ok())
             .ok_or_else(|| format!("unparsable: {line}"))
     }
     fn shutdown(&self, msg: &str) -> Result<(), String> {
-        self.gobgp(&["neighbor", &self.session.peer_v4, "disable", "--reason", msg]).map(|_| ())
+        self.gobgp(&[
+            "neighbor",
+            &self.session.peer_v4,
+            "disable",
+            "--reason",
+            msg,
+        ])
+        .map(|_| ())
     }
     fn enable(&self) -> Result<(), String> {
-        self.gobgp(&["neighbor", &self.session.peer_v4, "enable"]).map(|_| ())
+        self.gobgp(&["neighbor", &self.session.peer_v4, "enable"])
+            .map(|_| ())
     }
     fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.join("../").join(format!("{}.out", self.name))).unwrap_or_default()
+        std::fs::read_to_string(self.dir.join("../").join(format!("{}.out", self.name)))
+            .unwrap_or_default()
     }
     fn check(&self, text: &str, e: &Expect<'_>) -> Result<(), String> {
         let r = e.route;

@@ -67,6 +67,25 @@ fn ip(args: &[&str]) -> Result<(), String> {
     super::sh(&[&["ip"], args].concat()).map(|_| ())
 }
 
+/// No duplicate address detection in the namespace: link-local addresses
+/// are usable at once (BIRD sends a link-local IPv6 next hop when it has
+/// one, and a tentative one makes the first UPDATEs differ from later ones).
+fn no_dad(ns: &str) -> Result<(), String> {
+    for k in ["all", "default"] {
+        super::sh(&[
+            "ip",
+            "netns",
+            "exec",
+            ns,
+            "sysctl",
+            "-q",
+            "-w",
+            &format!("net.ipv6.conf.{k}.accept_dad=0"),
+        ])?;
+    }
+    Ok(())
+}
+
 impl Lab {
     /// Creates the center and `leaves` leaf namespaces with their links.
     pub fn star(test: &str, leaves: u8) -> Lab {
@@ -104,17 +123,61 @@ impl Lab {
     fn build(&self) -> Result<(), String> {
         let c = self.center_ns.as_str();
         ip(&["netns", "add", c])?;
+        no_dad(c)?;
         ip(&["-n", c, "link", "set", "lo", "up"])?;
         for l in &self.leaves {
             ip(&["netns", "add", &l.ns])?;
+            no_dad(&l.ns)?;
             ip(&["-n", &l.ns, "link", "set", "lo", "up"])?;
             let cif = format!("l{}", l.k);
-            ip(&["-n", c, "link", "add", &cif, "type", "veth", "peer", "name", "c", "netns", &l.ns])?;
-            ip(&["-n", c, "addr", "add", &format!("{}/24", l.center_v4), "dev", &cif])?;
+            ip(&[
+                "-n", c, "link", "add", &cif, "type", "veth", "peer", "name", "c", "netns", &l.ns,
+            ])?;
+            ip(&[
+                "-n",
+                c,
+                "addr",
+                "add",
+                &format!("{}/24", l.center_v4),
+                "dev",
+                &cif,
+            ])?;
             // nodad: the address is usable at once (no 1-2 s DAD wait).
-            ip(&["-n", c, "addr", "add", &format!("{}/64", l.center_v6), "dev", &cif, "nodad"])?;
-            ip(&["-n", &l.ns, "addr", "add", &format!("{}/24", l.v4), "dev", "c"])?;
-            ip(&["-n", &l.ns, "addr", "add", &format!("{}/64", l.v6), "dev", "c", "nodad"])?;
+            ip(&[
+                "-n",
+                c,
+                "addr",
+                "add",
+                &format!("{}/64", l.center_v6),
+                "dev",
+                &cif,
+                "nodad",
+            ])?;
+            ip(&[
+                "-n",
+                &l.ns,
+                "addr",
+                "add",
+                &format!("{}/24", l.v4),
+                "dev",
+                "c",
+            ])?;
+            ip(&[
+                "-n",
+                &l.ns,
+                "addr",
+                "add",
+                &format!("{}/64", l.v6),
+                "dev",
+                "c",
+                "nodad",
+            ])?;
+            // No link-local addresses: FRR's bgpd without zebra fails to
+            // parse an MP_REACH next hop of global + link-local (32 octets)
+            // ("wrong prefix length 48 for afi 1"), so every speaker sends
+            // global-only IPv6 next hops here.
+            ip(&["-n", c, "link", "set", &cif, "addrgenmode", "none"])?;
+            ip(&["-n", &l.ns, "link", "set", "c", "addrgenmode", "none"])?;
             ip(&["-n", c, "link", "set", &cif, "up"])?;
             ip(&["-n", &l.ns, "link", "set", "c", "up"])?;
         }
@@ -164,12 +227,15 @@ impl Lab {
             .unwrap_or_else(|e| panic!("cannot start {name} ({}): {e}", argv.join(" ")));
         let pid = child.id();
         self.add_log(name, &log);
-        self.daemons.lock().unwrap_or_else(|e| e.into_inner()).push(Daemon {
-            name: name.to_string(),
-            pid,
-            log,
-            child,
-        });
+        self.daemons
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Daemon {
+                name: name.to_string(),
+                pid,
+                log,
+                child,
+            });
         pid
     }
 
@@ -184,7 +250,9 @@ impl Lab {
     /// Whether daemon `name` is still running.
     pub fn alive(&self, name: &str) -> bool {
         let mut ds = self.daemons.lock().unwrap_or_else(|e| e.into_inner());
-        ds.iter_mut().find(|d| d.name == name).is_some_and(|d| d.alive())
+        ds.iter_mut()
+            .find(|d| d.name == name)
+            .is_some_and(|d| d.alive())
     }
 
     /// Kills daemon `name` now (it is dropped from the lab).
@@ -194,7 +262,9 @@ impl Lab {
     }
 
     pub fn signal(&self, pid: u32, sig: &str) {
-        let _ = Command::new("kill").args([&format!("-{sig}"), &pid.to_string()]).status();
+        let _ = Command::new("kill")
+            .args([&format!("-{sig}"), &pid.to_string()])
+            .status();
     }
 
     /// Tails of every registered log, for failure messages.
@@ -202,7 +272,11 @@ impl Lab {
         let logs = self.logs.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let mut s = format!("lab {} (files in {})", self.name, self.dir.display());
         for (name, p) in logs {
-            s.push_str(&format!("\n--- {name}: {} (last 25 lines)\n{}", p.display(), super::tail(&p, 25)));
+            s.push_str(&format!(
+                "\n--- {name}: {} (last 25 lines)\n{}",
+                p.display(),
+                super::tail(&p, 25)
+            ));
         }
         s
     }
@@ -231,7 +305,10 @@ impl Lab {
 
 impl Drop for Lab {
     fn drop(&mut self) {
-        self.daemons.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.daemons
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
         for ns in self.namespaces() {
             // Children a daemon forked (OpenBGPD's engines, ExaBGP's API
             // process) live in our namespaces only: kill what is left there.
@@ -241,7 +318,10 @@ impl Drop for Lab {
                     let _ = Command::new("kill").args(["-9", p]).status();
                 }
             }
-            let _ = Command::new("ip").args(["netns", "del", &ns]).stderr(Stdio::null()).status();
+            let _ = Command::new("ip")
+                .args(["netns", "del", &ns])
+                .stderr(Stdio::null())
+                .status();
         }
         if std::thread::panicking() {
             eprintln!("lab {}: logs kept in {}", self.name, self.dir.display());

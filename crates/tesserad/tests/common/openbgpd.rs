@@ -26,7 +26,15 @@ fn ensure_user() {
     if super::sh(&["getent", "passwd", "_openbgpd"]).is_err() {
         let _ = super::sh(&["systemd-sysusers", "/usr/lib/sysusers.d/openbgpd.conf"]);
         if super::sh(&["getent", "passwd", "_openbgpd"]).is_err() {
-            let _ = super::sh(&["useradd", "-r", "-d", "/run/openbgpd", "-s", "/usr/sbin/nologin", "_openbgpd"]);
+            let _ = super::sh(&[
+                "useradd",
+                "-r",
+                "-d",
+                "/run/openbgpd",
+                "-s",
+                "/usr/sbin/nologin",
+                "_openbgpd",
+            ]);
         }
     }
     let _ = std::fs::create_dir_all("/run/openbgpd");
@@ -46,8 +54,17 @@ impl Openbgpd {
         }
         let pid = lab.spawn(name, &s.ns, &[BGPD, "-d", "-v", "-f", &c], &[]);
         let sock = dir.join("bgpd.sock");
-        let o = Openbgpd { name: name.into(), pid, dir, sock, session: s.clone(), extra: Mutex::new(Vec::new()) };
-        lab.wait(15, &format!("{name} control socket"), || Ok(o.bgpctl(&["show"]).ok()));
+        let o = Openbgpd {
+            name: name.into(),
+            pid,
+            dir,
+            sock,
+            session: s.clone(),
+            extra: Mutex::new(Vec::new()),
+        };
+        lab.wait(15, &format!("{name} control socket"), || {
+            Ok(o.bgpctl(&["show"]).ok())
+        });
         o
     }
 
@@ -89,7 +106,8 @@ impl Peer for Openbgpd {
         Ok(())
     }
     fn request_refresh(&self) -> Result<(), String> {
-        self.bgpctl(&["neighbor", &self.session.peer_v4, "refresh"]).map(|_| ())
+        self.bgpctl(&["neighbor", &self.session.peer_v4, "refresh"])
+            .map(|_| ())
     }
     fn updates_received(&self) -> Result<u64, String> {
         // "  Updates                  3          2" (sent, received)
@@ -104,13 +122,16 @@ impl Peer for Openbgpd {
             .ok_or_else(|| format!("unparsable: {line}"))
     }
     fn shutdown(&self, msg: &str) -> Result<(), String> {
-        self.bgpctl(&["neighbor", &self.session.peer_v4, "down", msg]).map(|_| ())
+        self.bgpctl(&["neighbor", &self.session.peer_v4, "down", msg])
+            .map(|_| ())
     }
     fn enable(&self) -> Result<(), String> {
-        self.bgpctl(&["neighbor", &self.session.peer_v4, "up"]).map(|_| ())
+        self.bgpctl(&["neighbor", &self.session.peer_v4, "up"])
+            .map(|_| ())
     }
     fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.join("../").join(format!("{}.out", self.name))).unwrap_or_default()
+        std::fs::read_to_string(self.dir.join("../").join(format!("{}.out", self.name)))
+            .unwrap_or_default()
     }
     fn check(&self, text: &str, e: &Expect<'_>) -> Result<(), String> {
         let r = e.route;
@@ -120,7 +141,10 @@ impl Peer for Openbgpd {
             format!("Nexthop {} ", e.next_hop),
             format!("Communities: {}:{}", r.community.0, r.community.1),
             format!("rt {}:{}", r.ext_rt.0, r.ext_rt.1),
-            format!("Large Communities: {}:{}:{}", r.large.0, r.large.1, r.large.2),
+            format!(
+                "Large Communities: {}:{}:{}",
+                r.large.0, r.large.1, r.large.2
+            ),
         ];
         if e.med {
             need.push(format!("metric {},", r.med));

@@ -118,7 +118,11 @@ impl RouteSpec {
             large: (s.local_as, id, 7),
             ext_rt: (s.local_as, 1000 + id),
             med: 10 + id,
-            next_hop: if v6 { s.local_v6.clone() } else { s.local_v4.clone() },
+            next_hop: if v6 {
+                s.local_v6.clone()
+            } else {
+                s.local_v4.clone()
+            },
         }
     }
 }
@@ -165,11 +169,16 @@ pub trait Peer {
 
 /// Helper for `check` implementations: every needle must be in `text`.
 pub fn require_all(kind: &str, text: &str, needles: &[String]) -> Result<(), String> {
-    let missing: Vec<&String> = needles.iter().filter(|n| !text.contains(n.as_str())).collect();
+    let missing: Vec<&String> = needles
+        .iter()
+        .filter(|n| !text.contains(n.as_str()))
+        .collect();
     if missing.is_empty() {
         Ok(())
     } else {
-        Err(format!("{kind}: route lacks {missing:?}; it reads:\n{text}"))
+        Err(format!(
+            "{kind}: route lacks {missing:?}; it reads:\n{text}"
+        ))
     }
 }
 
@@ -182,12 +191,14 @@ pub fn wait_established(lab: &Lab, p: &dyn Peer, secs: u64) {
 
 /// Waits until `p` has `prefix` and it matches `e`; returns the text.
 pub fn wait_route(lab: &Lab, p: &dyn Peer, e: &Expect<'_>, secs: u64) -> String {
-    lab.wait(secs, &format!("{} has {} with its attributes", p.kind(), e.route.prefix), || {
-        match p.route(&e.route.prefix)? {
+    lab.wait(
+        secs,
+        &format!("{} has {} with its attributes", p.kind(), e.route.prefix),
+        || match p.route(&e.route.prefix)? {
             None => Err(format!("{} not in the RIB", e.route.prefix)),
             Some(t) => p.check(&t, e).map(|()| Some(t)),
-        }
-    })
+        },
+    )
 }
 
 /// Waits until `p` no longer has `prefix`.
@@ -199,5 +210,7 @@ pub fn wait_gone(lab: &Lab, p: &dyn Peer, prefix: &str, secs: u64) {
 
 /// Waits until `p` has `prefix` at all.
 pub fn wait_present(lab: &Lab, p: &dyn Peer, prefix: &str, secs: u64) -> String {
-    lab.wait(secs, &format!("{} has {prefix}", p.kind()), || p.route(prefix))
+    lab.wait(secs, &format!("{} has {prefix}", p.kind()), || {
+        p.route(prefix)
+    })
 }

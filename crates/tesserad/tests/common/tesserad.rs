@@ -88,8 +88,18 @@ impl Tesserad {
         let config = dir.join("tesserad.toml");
         std::fs::write(&config, cfg.render(&sock)).expect("tesserad.toml");
         let c = config.display().to_string();
-        let pid = lab.spawn("tesserad", &lab.center_ns, &[binary(), "-c", &c], &[("RUST_LOG", "info")]);
-        let t = Tesserad { pid, dir, sock, config };
+        let pid = lab.spawn(
+            "tesserad",
+            &lab.center_ns,
+            &[binary(), "-c", &c],
+            &[("RUST_LOG", "info")],
+        );
+        let t = Tesserad {
+            pid,
+            dir,
+            sock,
+            config,
+        };
         let start = std::time::Instant::now();
         loop {
             if !lab.alive("tesserad") {
@@ -112,11 +122,15 @@ impl Tesserad {
     /// Sends one request (the `request` object as JSON) and returns the
     /// response line; an `"error"` response is an `Err`.
     pub fn request(&self, request_json: &str) -> Result<String, String> {
-        let mut s = UnixStream::connect(&self.sock).map_err(|e| format!("connect {}: {e}", self.sock.display()))?;
-        s.set_read_timeout(Some(Duration::from_secs(10))).map_err(|e| e.to_string())?;
+        let mut s = UnixStream::connect(&self.sock)
+            .map_err(|e| format!("connect {}: {e}", self.sock.display()))?;
+        s.set_read_timeout(Some(Duration::from_secs(10)))
+            .map_err(|e| e.to_string())?;
         writeln!(s, "{{\"version\":1,\"request\":{request_json}}}").map_err(|e| e.to_string())?;
         let mut line = String::new();
-        BufReader::new(s).read_line(&mut line).map_err(|e| e.to_string())?;
+        BufReader::new(s)
+            .read_line(&mut line)
+            .map_err(|e| e.to_string())?;
         if line.contains("\"error\"") {
             Err(line)
         } else {
@@ -134,16 +148,23 @@ impl Tesserad {
 
     /// `show route PREFIX all`; `None` when tesserad has no path for it.
     pub fn route(&self, prefix: &str) -> Result<Option<String>, String> {
-        let r = self.request(&format!(r#"{{"command":"show_route","prefix":"{prefix}","all":true}}"#))?;
+        let r = self.request(&format!(
+            r#"{{"command":"show_route","prefix":"{prefix}","all":true}}"#
+        ))?;
         Ok(r.contains(prefix).then_some(r))
     }
 
     pub fn neighbor_action(&self, addr: &str, action_json: &str) -> Result<String, String> {
-        self.request(&format!(r#"{{"command":"neighbor","addr_or_name":"{addr}","action":{action_json}}}"#))
+        self.request(&format!(
+            r#"{{"command":"neighbor","addr_or_name":"{addr}","action":{action_json}}}"#
+        ))
     }
 
     pub fn disable(&self, addr: &str, msg: &str) -> Result<String, String> {
-        self.neighbor_action(addr, &format!(r#"{{"action":"disable","message":"{msg}"}}"#))
+        self.neighbor_action(
+            addr,
+            &format!(r#"{{"action":"disable","message":"{msg}"}}"#),
+        )
     }
 
     pub fn enable(&self, addr: &str) -> Result<String, String> {
