@@ -28,7 +28,9 @@ impl Rng {
     }
 }
 
-fn policy() -> Policy {
+/// With `edits`, accepted routes get LOCAL_PREF/community/MED changes;
+/// without, the same terms only decide.
+fn policy(edits: bool) -> Policy {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let prefixes: Vec<String> = (0..1000)
         .map(|_| {
@@ -60,6 +62,17 @@ then = {{ med = "+10", action = "accept" }}
 "#,
         prefixes.join(", ")
     );
+    let src = if edits {
+        src
+    } else {
+        src.lines()
+            .map(|l| match l.find("action = ") {
+                Some(i) if l.starts_with("then = {") => format!("then = {{ {}", &l[i..]),
+                _ => l.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
     let def: PolicyDef = toml::from_str(&src).expect("bench policy parses");
     compile(&def).expect("bench policy compiles")
 }
@@ -100,7 +113,8 @@ fn routes() -> (Vec<Prefix>, Vec<AttrsBuilder>) {
 }
 
 fn bench(c: &mut Criterion) {
-    let p = policy();
+    let p = policy(true);
+    let p_match = policy(false);
     let ctx = RouteCtx {
         neighbor: "192.0.2.1".parse().unwrap(),
         neighbor_asn: Asn(65001),
@@ -119,6 +133,18 @@ fn bench(c: &mut Criterion) {
         })
         .collect();
 
+    let (mut acc, mut rep) = (0, 0);
+    for (pre, s) in prefixes.iter().zip(&sets) {
+        match p.export(&ctx, pre, s) {
+            ExportVerdict::Accept => acc += 1,
+            ExportVerdict::Replace(_) => rep += 1,
+            ExportVerdict::Reject => {}
+        }
+    }
+    eprintln!(
+        "routes: {ROUTES}, accepted unchanged {acc}, accepted with edits {rep}, rejected {}",
+        ROUTES - acc - rep
+    );
     let mut g = c.benchmark_group("policy");
     g.throughput(Throughput::Elements(ROUTES as u64));
     g.sample_size(20);
@@ -155,6 +181,16 @@ fn bench(c: &mut Criterion) {
                     ExportVerdict::Replace(_) => 2,
                     ExportVerdict::Reject => 0,
                 };
+            }
+            acc
+        })
+    });
+    g.bench_function("export_match_only_100k", |bch| {
+        bch.iter(|| {
+            let mut acc = 0usize;
+            for (pre, s) in prefixes.iter().zip(&sets) {
+                acc +=
+                    usize::from(p_match.export(&ctx, black_box(pre), s) != ExportVerdict::Reject);
             }
             acc
         })

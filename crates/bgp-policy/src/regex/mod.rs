@@ -58,17 +58,22 @@ impl Bits {
         self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
     }
     fn or(&mut self, o: &Bits) {
-        for (a, b) in self.0.iter_mut().zip(o.0) {
+        self.or_n(o, WORDS);
+    }
+    /// `or` over the first `n` words only (the rest are zero).
+    #[inline]
+    fn or_n(&mut self, o: &Bits, n: usize) {
+        for (a, b) in self.0.iter_mut().zip(o.0).take(n) {
             *a |= b;
         }
     }
     fn is_empty(&self) -> bool {
         self.0.iter().all(|w| *w == 0)
     }
-    /// Calls `f` with each set index.
+    /// Calls `f` with each set index within the first `n` words.
     #[inline]
-    fn for_each(&self, mut f: impl FnMut(usize)) {
-        for (wi, w) in self.0.iter().enumerate() {
+    fn for_each(&self, n: usize, mut f: impl FnMut(usize)) {
+        for (wi, w) in self.0.iter().enumerate().take(n) {
             let mut w = *w;
             while w != 0 {
                 let b = w.trailing_zeros() as usize;
@@ -104,6 +109,8 @@ pub struct AsPathRegex {
     /// The start state needs to be re-entered at later positions (the
     /// expression is not anchored with `^` on every branch).
     search: bool,
+    /// Bitset words in use: states / 64, rounded up.
+    words: usize,
     source: Box<str>,
 }
 
@@ -187,6 +194,7 @@ impl AsPathRegex {
         };
         let start = b.compile(&ast, ACCEPT as u16).map_err(|e| (0, e))?;
         let states = b.states;
+        let states_len = states.len();
         let mut closure = vec![[Bits::default(); 4]; states.len()];
         let mut stack = Vec::new();
         for (s, row) in closure.iter_mut().enumerate() {
@@ -225,6 +233,7 @@ impl AsPathRegex {
             start,
             closure,
             search,
+            words: states_len.div_ceil(64),
             source: src.into(),
         })
     }
@@ -236,9 +245,9 @@ impl AsPathRegex {
     #[inline]
     fn close(&self, pre: &Bits, flags: usize) -> Bits {
         let mut out = Bits::default();
-        pre.for_each(|s| {
+        pre.for_each(self.words, |s| {
             if let Some(row) = self.closure.get(s) {
-                out.or(&row[flags & 3]);
+                out.or_n(&row[flags & 3], self.words);
             }
         });
         out
@@ -255,7 +264,7 @@ impl AsPathRegex {
                 return true;
             }
             pre = Bits::default();
-            cur.for_each(|s| {
+            cur.for_each(self.words, |s| {
                 if let Some(St::Tok(a, next)) = self.states.get(s) {
                     if a.matches(asn) {
                         pre.set(usize::from(*next));
