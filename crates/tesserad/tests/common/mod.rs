@@ -12,6 +12,7 @@ pub mod gobgp;
 pub mod lab;
 pub mod openbgpd;
 pub mod peer;
+pub mod scenario;
 pub mod tesserad;
 
 use std::path::PathBuf;

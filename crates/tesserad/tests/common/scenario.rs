@@ -1,0 +1,233 @@
+//! The interop scenarios run against tesserad, one function each, generic
+//! over the peer daemon (`Start` builds one on a leaf). tesserad sits in the
+//! center namespace (AS 65000, router id 10.0.0.1); peers on leaves.
+//! Every step is bounded; a failure names the step and shows log tails.
+
+use super::lab::Lab;
+use super::peer::{wait_established, wait_route, Expect, Peer, Session};
+use super::tesserad::{compact, Config, Neighbor, Tesserad};
+
+pub const T_AS: u32 = 65000;
+pub type Start = fn(&Lab, &str, &Session) -> Box<dyn Peer>;
+
+fn neighbor(lab: &Lab, k: u8, remote_as: u32) -> Neighbor {
+    let l = lab.leaf(k);
+    Neighbor {
+        name: format!("peer{k}"),
+        addr: l.v4.clone(),
+        local_addr: l.center_v4.clone(),
+        remote_as,
+        hold: 9,
+        rr_client: false,
+        rs_client: false,
+        max_prefix: None,
+    }
+}
+
+fn config(neighbors: Vec<Neighbor>) -> Config {
+    Config {
+        asn: T_AS,
+        router_id: "10.0.0.1".into(),
+        neighbors,
+        cluster_id: None,
+    }
+}
+
+fn wait_t_up(lab: &Lab, t: &Tesserad, addr: &str) {
+    lab.wait(
+        20,
+        &format!("tesserad session to {addr} Established"),
+        || t.established(addr).map(|up| up.then_some(())),
+    );
+}
+
+/// Session up; IPv4 + IPv6 routes both ways with AS path, the three kinds
+/// of communities, MED and next hop; withdrawals both families; route
+/// refresh asked by the peer is answered (the peer's UPDATE count grows).
+pub fn basic(test: &str, tools: &[&str], start: Start) {
+    if !super::ready(tools) {
+        return;
+    }
+    let lab = Lab::star(test, 1);
+    let p_as = 65001;
+    let t = Tesserad::start(&lab, &config(vec![neighbor(&lab, 1, p_as)]));
+    let s = Session::leaf(lab.leaf(1), p_as, T_AS);
+    let p = start(&lab, "peer1", &s);
+    wait_established(&lab, p.as_ref(), 20);
+    wait_t_up(&lab, &t, &s.local_v4);
+    // Peer -> tesserad: attributes as tesserad stores them.
+    for r in s.routes() {
+        let got = lab.wait(10, &format!("tesserad has {}", r.prefix), || {
+            t.route(&r.prefix)
+        });
+        let c = compact(&got);
+        for needle in [
+            format!("{}", p_as),
+            format!("{}", r.med),
+            format!("{}", r.next_hop),
+            format!("{}:{}", r.community.0, r.community.1),
+            format!("{}:{}:{}", r.large.0, r.large.1, r.large.2),
+            format!("{}:{}", r.ext_rt.0, r.ext_rt.1),
+        ] {
+            if !c.contains(&needle) {
+                lab.fail(&format!(
+                    "tesserad's route {} lacks {needle}: {got}",
+                    r.prefix
+                ));
+            }
+        }
+    }
+    // tesserad -> peer is covered by the RR/RS scenarios (tesserad
+    // re-advertises what it learned); here: withdrawals propagate.
+    let extra = vec!["203.0.113.0/24".to_string(), "2001:db8:ee::/48".to_string()];
+    p.set_extra(&extra).unwrap_or_else(|e| lab.fail(&e));
+    for x in &extra {
+        lab.wait(10, &format!("tesserad has {x}"), || t.route(x));
+    }
+    p.set_extra(&[]).unwrap_or_else(|e| lab.fail(&e));
+    for x in &extra {
+        lab.wait(10, &format!("tesserad drops {x}"), || {
+            Ok(t.route(x)?.is_none().then_some(()))
+        });
+    }
+    // Route refresh: tesserad resends when asked.
+    let before = p.updates_received().unwrap_or_else(|e| lab.fail(&e));
+    p.request_refresh().unwrap_or_else(|e| lab.fail(&e));
+    lab.wait(
+        10,
+        "peer receives UPDATEs again after ROUTE-REFRESH",
+        || Ok((p.updates_received()? > before).then_some(())),
+    );
+}
+
+/// Two clients of the same daemon kind: client 1's routes reach client 2
+/// with attributes intact. `rr`: iBGP, tesserad reflects (RFC 4456);
+/// otherwise eBGP route server (RFC 7947): AS path and next hop untouched.
+pub fn two_clients(test: &str, tools: &[&str], start: Start, rr: bool) {
+    if !super::ready(tools) {
+        return;
+    }
+    let lab = Lab::star(test, 2);
+    let (a1, a2) = if rr { (T_AS, T_AS) } else { (65001, 65002) };
+    let mut n1 = neighbor(&lab, 1, a1);
+    let mut n2 = neighbor(&lab, 2, a2);
+    n1.rr_client = rr;
+    n2.rr_client = rr;
+    n1.rs_client = !rr;
+    n2.rs_client = !rr;
+    let mut cfg = config(vec![n1, n2]);
+    if rr {
+        cfg.cluster_id = Some("10.0.0.1".into());
+    }
+    let t = Tesserad::start(&lab, &cfg);
+    let s1 = Session::leaf(lab.leaf(1), a1, T_AS);
+    let s2 = Session::leaf(lab.leaf(2), a2, T_AS);
+    let p1 = start(&lab, "client1", &s1);
+    let p2 = start(&lab, "client2", &s2);
+    wait_established(&lab, p1.as_ref(), 20);
+    wait_established(&lab, p2.as_ref(), 20);
+    for r in s1.routes() {
+        // RR keeps the next hop (iBGP); an RS keeps it too (RFC 7947 §2.1).
+        let e = Expect {
+            route: &r,
+            as_path: if rr { vec![] } else { vec![a1] },
+            next_hop: r.next_hop.clone(),
+            med: true,
+        };
+        wait_route(&lab, p2.as_ref(), &e, 15);
+    }
+    if !lab.alive("tesserad") {
+        lab.fail("tesserad died during the scenario");
+    }
+    drop(t);
+}
+
+/// tesserad's max-prefix limit (2) trips when the peer sends more: the
+/// peer's session goes down (Cease, Maximum Number of Prefixes Reached,
+/// RFC 4486).
+pub fn max_prefix(test: &str, tools: &[&str], start: Start) {
+    if !super::ready(tools) {
+        return;
+    }
+    let lab = Lab::star(test, 1);
+    let mut n = neighbor(&lab, 1, 65001);
+    n.max_prefix = Some(4);
+    let t = Tesserad::start(&lab, &config(vec![n]));
+    let s = Session::leaf(lab.leaf(1), 65001, T_AS);
+    let p = start(&lab, "peer1", &s);
+    wait_established(&lab, p.as_ref(), 20);
+    wait_t_up(&lab, &t, &s.local_v4);
+    let many: Vec<String> = (0..8).map(|i| format!("203.0.{i}.0/24")).collect();
+    p.set_extra(&many).unwrap_or_else(|e| lab.fail(&e));
+    lab.wait(15, "tesserad closes the session over max-prefix", || {
+        Ok((!t.established(&s.local_v4)?).then_some(()))
+    });
+    let n = t.neighbor(&s.local_v4).unwrap_or_else(|e| lab.fail(&e));
+    if !n.to_lowercase().contains("prefix") {
+        lab.fail(&format!(
+            "tesserad's neighbor shows no max-prefix reason: {n}"
+        ));
+    }
+}
+
+/// Shutdown communication (RFC 9003) both ways.
+pub fn shutdown_message(test: &str, tools: &[&str], start: Start) {
+    if !super::ready(tools) {
+        return;
+    }
+    let lab = Lab::star(test, 1);
+    let t = Tesserad::start(&lab, &config(vec![neighbor(&lab, 1, 65001)]));
+    let s = Session::leaf(lab.leaf(1), 65001, T_AS);
+    let p = start(&lab, "peer1", &s);
+    wait_established(&lab, p.as_ref(), 20);
+    wait_t_up(&lab, &t, &s.local_v4);
+    // tesserad -> peer
+    t.disable(&s.local_v4, "tessera maintenance 42")
+        .unwrap_or_else(|e| lab.fail(&e));
+    lab.wait(10, "peer logs tesserad's shutdown message", || {
+        Ok(p.log().contains("tessera maintenance 42").then_some(()))
+    });
+    t.enable(&s.local_v4).unwrap_or_else(|e| lab.fail(&e));
+    wait_established(&lab, p.as_ref(), 20);
+    // peer -> tesserad
+    if let Err(e) = p.shutdown("peer maintenance 7") {
+        lab.fail(&format!("{} cannot send a shutdown message: {e}", p.kind()));
+    }
+    lab.wait(10, "tesserad shows the peer's shutdown message", || {
+        Ok(t.neighbor(&s.local_v4)?
+            .contains("peer maintenance 7")
+            .then_some(()))
+    });
+}
+
+/// Hold timer expiry both ways: a SIGSTOPped peer is dropped by tesserad
+/// within the hold time; a SIGSTOPped tesserad is dropped by the peer.
+pub fn hold_timer(test: &str, tools: &[&str], start: Start) {
+    if !super::ready(tools) {
+        return;
+    }
+    let lab = Lab::star(test, 1);
+    let mut n = neighbor(&lab, 1, 65001);
+    n.hold = 3;
+    let t = Tesserad::start(&lab, &config(vec![n]));
+    let s = Session::leaf(lab.leaf(1), 65001, T_AS).with_hold(3);
+    let p = start(&lab, "peer1", &s);
+    wait_established(&lab, p.as_ref(), 20);
+    wait_t_up(&lab, &t, &s.local_v4);
+    lab.signal(p.pid(), "STOP");
+    lab.wait(
+        8,
+        "tesserad's hold timer expires on the frozen peer",
+        || Ok((!t.established(&s.local_v4)?).then_some(())),
+    );
+    lab.signal(p.pid(), "CONT");
+    wait_t_up(&lab, &t, &s.local_v4);
+    wait_established(&lab, p.as_ref(), 20);
+    lab.signal(t.pid, "STOP");
+    lab.wait(
+        8,
+        "the peer's hold timer expires on frozen tesserad",
+        || Ok((!p.established()?).then_some(())),
+    );
+    lab.signal(t.pid, "CONT");
+}

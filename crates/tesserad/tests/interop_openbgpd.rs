@@ -1,0 +1,46 @@
+//! tesserad against openbgpd: the scenario list of `tests/interop/openbgpd/README.md`.
+//! Each test fails with "tesserad does not start: ..." until the daemon runs.
+
+mod common;
+
+use common::peer::{Peer, Session};
+use common::scenario;
+use common::Lab;
+
+fn start(lab: &Lab, name: &str, s: &Session) -> Box<dyn Peer> {
+    Box::new(common::openbgpd::Openbgpd::start(lab, name, s))
+}
+
+fn tools() -> Vec<&'static str> {
+    [common::openbgpd::TOOLS, &["ip"]].concat()
+}
+
+#[test]
+fn session_routes_withdraw_refresh() {
+    scenario::basic("openbgpd-basic", &tools(), start);
+}
+
+#[test]
+fn max_prefix() {
+    scenario::max_prefix("openbgpd-maxpfx", &tools(), start);
+}
+
+#[test]
+fn shutdown_message_both_ways() {
+    scenario::shutdown_message("openbgpd-shutdown", &tools(), start);
+}
+
+#[test]
+fn hold_timer_expiry_both_ways() {
+    scenario::hold_timer("openbgpd-hold", &tools(), start);
+}
+
+#[test]
+fn route_reflector_two_ibgp_clients() {
+    scenario::two_clients("openbgpd-rr", &tools(), start, true);
+}
+
+#[test]
+fn route_server_two_clients() {
+    scenario::two_clients("openbgpd-rs", &tools(), start, false);
+}
