@@ -57,9 +57,6 @@ impl Bits {
     fn has(&self, i: usize) -> bool {
         self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
     }
-    fn or(&mut self, o: &Bits) {
-        self.or_n(o, WORDS);
-    }
     /// `or` over the first `n` words only (the rest are zero).
     #[inline]
     fn or_n(&mut self, o: &Bits, n: usize) {
