@@ -62,9 +62,9 @@ pub fn basic(test: &str, tools: &[&str], start: Start) {
         });
         let c = compact(&got);
         for needle in [
-            format!("{}", p_as),
-            format!("{}", r.med),
-            format!("{}", r.next_hop),
+            p_as.to_string(),
+            r.med.to_string(),
+            r.next_hop.clone(),
             format!("{}:{}", r.community.0, r.community.1),
             format!("{}:{}:{}", r.large.0, r.large.1, r.large.2),
             format!("{}:{}", r.ext_rt.0, r.ext_rt.1),
