@@ -4,3 +4,4 @@
 pub mod msg;
 pub mod daemon;
 pub mod rib;
+pub mod sess;

@@ -1,0 +1,190 @@
+//! Per-connection reader and writer tasks. The reader frames messages and
+//! hands them to the session task; the writer sends urgent messages (OPEN,
+//! KEEPALIVE, NOTIFICATION, ROUTE-REFRESH) ahead of UPDATE backlog, which it
+//! writes in chunks cut at message boundaries, so a large export never
+//! delays a keepalive by more than one chunk.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use bgp_wire::{frame, ParseCtx, WireError, HEADER_LEN};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::mpsc;
+
+use crate::msg::PeerStatus;
+
+/// Largest piece of UPDATE backlog written before urgent messages get a
+/// turn.
+const CHUNK: usize = 64 * 1024;
+
+/// What the reader reports.
+#[derive(Debug)]
+pub enum ReadEvent {
+    /// One whole message: type and body (header stripped), and its total
+    /// length on the wire.
+    Msg {
+        ty: u8,
+        body: Vec<u8>,
+        len: usize,
+    },
+    /// The byte stream cannot be framed (RFC 4271 §6.1); the data is what
+    /// the error's offsets refer to.
+    HeaderErr(WireError, Vec<u8>),
+    Closed(String),
+}
+
+/// Frames messages until the connection closes or the session goes away.
+pub async fn reader(mut rd: OwnedReadHalf, tx: mpsc::Sender<ReadEvent>) {
+    // Frame with the extended limit; the session enforces 4096 when
+    // extended messages were not negotiated (RFC 8654 §4).
+    let ctx = ParseCtx {
+        extended_message: true,
+        ..ParseCtx::legacy()
+    };
+    let mut buf: Vec<u8> = Vec::with_capacity(2 * 65536);
+    let mut start = 0usize;
+    loop {
+        loop {
+            let rest = buf.get(start..).unwrap_or(&[]);
+            match frame(rest, ctx) {
+                Ok(Some(f)) => {
+                    let ev = ReadEvent::Msg {
+                        ty: f.header.msg_type,
+                        body: f.body.to_vec(),
+                        len: f.len,
+                    };
+                    start += f.len;
+                    if tx.send(ev).await.is_err() {
+                        return;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    let data = rest
+                        .get(..HEADER_LEN.min(rest.len()))
+                        .unwrap_or(&[])
+                        .to_vec();
+                    let _ = tx.send(ReadEvent::HeaderErr(e, data)).await;
+                    return;
+                }
+            }
+        }
+        if start > 0 {
+            buf.drain(..start);
+            start = 0;
+        }
+        if buf.capacity() - buf.len() < 4096 {
+            buf.reserve(65536);
+        }
+        match rd.read_buf(&mut buf).await {
+            Ok(0) => {
+                let _ = tx
+                    .send(ReadEvent::Closed("connection closed by peer".into()))
+                    .await;
+                return;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                let _ = tx.send(ReadEvent::Closed(format!("read error: {e}"))).await;
+                return;
+            }
+        }
+    }
+}
+
+/// A message for the writer.
+#[derive(Debug)]
+pub enum WriteMsg {
+    Urgent(Vec<u8>),
+    /// Write what is queued as urgent, then close the connection.
+    Close,
+}
+
+/// Where the chunk that starts at `off` should end: whole messages, at
+/// least [`CHUNK`] bytes unless the buffer ends first.
+fn chunk_end(buf: &[u8], off: usize) -> (usize, u64) {
+    let mut end = off;
+    let mut updates = 0u64;
+    while end < buf.len() && end - off < CHUNK {
+        let len = buf
+            .get(end + 16..end + 18)
+            .map_or(0, |b| u16::from_be_bytes([b[0], b[1]]) as usize);
+        if len < HEADER_LEN {
+            // Not a message boundary (cannot happen with our encoder):
+            // write the rest as it is.
+            return (buf.len(), updates);
+        }
+        if buf.get(end + 18) == Some(&bgp_wire::consts::msg_type::UPDATE) {
+            updates += 1;
+        }
+        end = (end + len).min(buf.len());
+    }
+    (end, updates)
+}
+
+/// Writes until the connection fails, `Close` arrives or the session goes
+/// away.
+pub async fn writer(
+    mut wr: OwnedWriteHalf,
+    mut urgent: mpsc::UnboundedReceiver<WriteMsg>,
+    mut bulk: mpsc::UnboundedReceiver<Vec<u8>>,
+    status: Arc<PeerStatus>,
+) {
+    let mut cur: Option<(Vec<u8>, usize)> = None;
+    loop {
+        while let Ok(m) = urgent.try_recv() {
+            match m {
+                WriteMsg::Urgent(b) => {
+                    if wr.write_all(&b).await.is_err() {
+                        return;
+                    }
+                }
+                WriteMsg::Close => {
+                    let _ = wr.flush().await;
+                    let _ = wr.shutdown().await;
+                    return;
+                }
+            }
+        }
+        if let Some((buf, off)) = cur.as_mut() {
+            let (end, updates) = chunk_end(buf, *off);
+            let Some(piece) = buf.get(*off..end) else {
+                cur = None;
+                continue;
+            };
+            if wr.write_all(piece).await.is_err() {
+                return;
+            }
+            status
+                .out_queued_bytes
+                .fetch_sub((end - *off) as u64, Ordering::Relaxed);
+            status.updates_out.fetch_add(updates, Ordering::Relaxed);
+            status.msgs_out.fetch_add(updates, Ordering::Relaxed);
+            *off = end;
+            if *off >= buf.len() {
+                cur = None;
+            }
+            continue;
+        }
+        tokio::select! {
+            biased;
+            m = urgent.recv() => match m {
+                Some(WriteMsg::Urgent(b)) => {
+                    if wr.write_all(&b).await.is_err() {
+                        return;
+                    }
+                }
+                Some(WriteMsg::Close) | None => {
+                    let _ = wr.flush().await;
+                    let _ = wr.shutdown().await;
+                    return;
+                }
+            },
+            b = bulk.recv() => match b {
+                Some(b) => cur = Some((b, 0)),
+                None => return,
+            },
+        }
+    }
+}

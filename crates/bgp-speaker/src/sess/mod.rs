@@ -1,0 +1,778 @@
+//! Session tasks: one tokio task per neighbour drives the pure
+//! [`bgp_fsm::Fsm`] with socket events and timer deadlines, performs its
+//! actions, decodes UPDATEs (RFC 7606 applied) and hands them to the RIB
+//! thread in batches. Reading and writing run in their own tasks
+//! ([`io`]), so neither RIB work nor a large UPDATE backlog can delay a
+//! keepalive.
+
+mod decode;
+pub mod io;
+pub mod listener;
+pub mod md5;
+
+use std::net::{IpAddr, SocketAddr};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base::{AfiSafi, Asn, Instant as FsmInstant};
+use bgp_fsm::{
+    collision, Action, DownReason, Event, Fsm, Jitter, Negotiated, SessionConfig, State,
+};
+use bgp_rib::PeerId;
+use bgp_wire::consts::{msg_type, notify};
+use bgp_wire::{
+    encode_keepalive, NotificationMessage, NotificationView, OpenView, ParseCtx, RouteRefresh,
+    WireError,
+};
+use tokio::net::{TcpSocket, TcpStream};
+use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
+use tokio::task::JoinHandle;
+use tracing::{debug, info, warn};
+
+use crate::msg::{DecodedUpdate, PeerStatus, RibInput, RibSender, SessionCmd, SessionUp};
+use decode::{decode_update, Decoded};
+pub use listener::{listen, Registry};
+
+/// UPDATEs per batch handed to the RIB.
+const BATCH: usize = 256;
+/// Wait before an automatic restart after an error (BIRD's "error wait").
+const RESTART_DELAY: Duration = Duration::from_secs(5);
+/// Outgoing connection attempts give up after this.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Everything a session needs to know about its neighbour.
+#[derive(Clone, Debug)]
+pub struct SessionParams {
+    pub peer: PeerId,
+    pub name: String,
+    pub remote: SocketAddr,
+    pub local: Option<IpAddr>,
+    pub fsm: SessionConfig,
+    pub md5_password: Option<String>,
+    /// IP TTL / hop limit of our packets (eBGP multihop); `None`: the
+    /// system default.
+    pub ttl: Option<u8>,
+    /// Start at once (false: administratively down until `Start`).
+    pub start: bool,
+}
+
+/// What the daemon keeps of a session task.
+#[derive(Clone, Debug)]
+pub struct SessionHandle {
+    pub peer: PeerId,
+    pub cmd: UnboundedSender<SessionCmd>,
+    pub status: Arc<PeerStatus>,
+}
+
+/// Starts the task of one neighbour and registers it with the listener.
+pub fn spawn_session(
+    rt: &tokio::runtime::Handle,
+    p: SessionParams,
+    rib: RibSender,
+    registry: &Registry,
+    _mrt: Option<()>,
+) -> SessionHandle {
+    let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+    let (in_tx, in_rx) = mpsc::unbounded_channel();
+    registry.register(
+        listener::canonical(p.remote.ip()),
+        in_tx,
+        p.md5_password.clone(),
+    );
+    let status = Arc::new(PeerStatus::default());
+    let handle = SessionHandle {
+        peer: p.peer,
+        cmd: cmd_tx,
+        status: status.clone(),
+    };
+    let s = Session::new(p, rib, status, registry.clone());
+    rt.spawn(s.run(cmd_rx, in_rx));
+    handle
+}
+
+struct Conn {
+    frames: mpsc::Receiver<io::ReadEvent>,
+    urgent: UnboundedSender<io::WriteMsg>,
+    bulk: UnboundedSender<Vec<u8>>,
+    local: SocketAddr,
+    remote: SocketAddr,
+    outgoing: bool,
+    reader: JoinHandle<()>,
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        self.reader.abort();
+        let _ = self.urgent.send(io::WriteMsg::Close);
+    }
+}
+
+struct Session {
+    p: SessionParams,
+    fsm: Fsm,
+    rib: RibSender,
+    status: Arc<PeerStatus>,
+    registry: Registry,
+    origin: tokio::time::Instant,
+    rng: u64,
+    conn: Option<Conn>,
+    /// An incoming connection that collided with `conn` (§6.8), kept until
+    /// the collision can be resolved on the peer's BGP Identifier.
+    pending: Option<TcpStream>,
+    connecting: Option<JoinHandle<std::io::Result<TcpStream>>>,
+    restart_at: Option<tokio::time::Instant>,
+    admin_down: bool,
+    negotiated: Option<Negotiated>,
+    ctx: ParseCtx,
+    batch: Vec<DecodedUpdate>,
+    actions: Vec<Action>,
+    terminate: bool,
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+fn encode_notification(n: &NotificationMessage) -> Vec<u8> {
+    let mut out = Vec::new();
+    let _ = n.encode(ParseCtx::legacy(), &mut out);
+    out
+}
+
+fn describe_notification(n: &NotificationView<'_>) -> String {
+    let mut s = format!("NOTIFICATION {}/{}", n.code, n.subcode);
+    if let Some(Ok(text)) = n.shutdown_communication() {
+        s.push_str(&format!(" \"{text}\""));
+    }
+    s
+}
+
+async fn connect(
+    remote: SocketAddr,
+    local: Option<IpAddr>,
+    md5: Option<String>,
+    ttl: Option<u8>,
+) -> std::io::Result<TcpStream> {
+    let s = if remote.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
+    if let Some(key) = md5.as_deref() {
+        md5::set_md5(s.as_raw_fd(), remote.ip(), key.as_bytes())?;
+    }
+    if let Some(l) = local {
+        s.bind(SocketAddr::new(l, 0))?;
+    }
+    if let Some(t) = ttl {
+        let r = socket2::SockRef::from(&s);
+        if remote.is_ipv4() {
+            r.set_ttl_v4(u32::from(t))?;
+        } else {
+            r.set_unicast_hops_v6(u32::from(t))?;
+        }
+    }
+    match tokio::time::timeout(CONNECT_TIMEOUT, s.connect(remote)).await {
+        Ok(r) => r,
+        Err(_) => Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            "connect timed out",
+        )),
+    }
+}
+
+impl Session {
+    fn new(
+        p: SessionParams,
+        rib: RibSender,
+        status: Arc<PeerStatus>,
+        registry: Registry,
+    ) -> Session {
+        let seed = u64::from(p.peer.0).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ unix_now();
+        Session {
+            fsm: Fsm::new(p.fsm.clone()),
+            admin_down: !p.start,
+            p,
+            rib,
+            status,
+            registry,
+            origin: tokio::time::Instant::now(),
+            rng: seed | 1,
+            conn: None,
+            pending: None,
+            connecting: None,
+            restart_at: None,
+            negotiated: None,
+            ctx: ParseCtx::legacy(),
+            batch: Vec::new(),
+            actions: Vec::new(),
+            terminate: false,
+        }
+    }
+
+    fn now(&self) -> FsmInstant {
+        FsmInstant::from_nanos(self.origin.elapsed().as_nanos() as u64)
+    }
+
+    /// RFC 4271 §10 jitter from a xorshift generator.
+    fn jitter(&mut self) -> Jitter {
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        Jitter::new((self.rng >> 32) as u16)
+    }
+
+    fn deadline(&self) -> Option<tokio::time::Instant> {
+        let fsm = self
+            .fsm
+            .next_deadline()
+            .map(|d| self.origin + Duration::from_nanos(d.as_nanos()));
+        match (fsm, self.restart_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    async fn run(
+        mut self,
+        mut cmd_rx: UnboundedReceiver<SessionCmd>,
+        mut in_rx: UnboundedReceiver<TcpStream>,
+    ) {
+        if !self.admin_down {
+            let ev = self.fsm.start_event(true);
+            self.drive(ev).await;
+        }
+        while !self.terminate {
+            let deadline = self.deadline();
+            let sleep = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            let connecting = async {
+                match self.connecting.as_mut() {
+                    Some(h) => h.await,
+                    None => std::future::pending().await,
+                }
+            };
+            let frame = async {
+                match self.conn.as_mut() {
+                    Some(c) => c.frames.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                c = cmd_rx.recv() => match c {
+                    Some(c) => self.on_cmd(c).await,
+                    None => break,
+                },
+                s = in_rx.recv() => {
+                    if let Some(s) = s {
+                        self.on_incoming(s).await;
+                    }
+                }
+                r = connecting => {
+                    self.connecting = None;
+                    self.on_connected(r).await;
+                }
+                f = frame => {
+                    self.on_frame(f).await;
+                    // Take what else is ready before handing the batch over.
+                    for _ in 0..BATCH {
+                        let Some(c) = self.conn.as_mut() else { break };
+                        match c.frames.try_recv() {
+                            Ok(f) => self.on_frame(Some(f)).await,
+                            Err(_) => break,
+                        }
+                    }
+                    self.flush_batch().await;
+                }
+                _ = sleep => self.on_deadline().await,
+            }
+        }
+        self.registry
+            .unregister(listener::canonical(self.p.remote.ip()));
+    }
+
+    async fn on_deadline(&mut self) {
+        if self
+            .restart_at
+            .is_some_and(|t| t <= tokio::time::Instant::now())
+        {
+            self.restart_at = None;
+            if !self.admin_down && self.fsm.state() == State::Idle {
+                let ev = self.fsm.start_event(false);
+                self.drive(ev).await;
+            }
+        }
+        let now = self.now();
+        let j = self.jitter();
+        let mut out = std::mem::take(&mut self.actions);
+        self.fsm.on_timer(now, j, &mut out);
+        self.perform(&mut out).await;
+        self.actions = out;
+    }
+
+    async fn on_cmd(&mut self, c: SessionCmd) {
+        match c {
+            SessionCmd::Send(buf) => match self.conn.as_ref() {
+                Some(conn) if self.fsm.state() == State::Established => {
+                    let _ = conn.bulk.send(buf);
+                }
+                _ => {
+                    // Session gone since the RIB encoded this: drop it.
+                    self.status
+                        .out_queued_bytes
+                        .fetch_sub(buf.len() as u64, Ordering::Relaxed);
+                }
+            },
+            SessionCmd::SendRouteRefresh { family } => {
+                if self.fsm.state() == State::Established
+                    && self.negotiated.as_ref().is_some_and(|n| n.route_refresh)
+                {
+                    let rr = RouteRefresh {
+                        afi: family.afi,
+                        safi: family.safi,
+                        subtype: 0,
+                    };
+                    let mut out = Vec::new();
+                    if rr.encode(self.ctx, &mut out).is_ok() {
+                        self.send_urgent(out);
+                        self.status.msgs_out.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+            SessionCmd::Stop {
+                notification,
+                restart_after,
+            } => {
+                self.stop(notification).await;
+                match restart_after {
+                    Some(d) => {
+                        self.admin_down = false;
+                        self.restart_at = Some(tokio::time::Instant::now() + d);
+                    }
+                    None => self.admin_down = true,
+                }
+            }
+            SessionCmd::Start => {
+                self.admin_down = false;
+                self.restart_at = None;
+                if self.fsm.state() == State::Idle {
+                    let ev = self.fsm.start_event(true);
+                    self.drive(ev).await;
+                }
+            }
+            SessionCmd::Terminate { notification } => {
+                self.stop(notification).await;
+                self.terminate = true;
+            }
+        }
+    }
+
+    /// Administrative stop (event 2) with our NOTIFICATION instead of the
+    /// FSM's plain Cease.
+    async fn stop(&mut self, n: NotificationMessage) {
+        if self.conn.is_some()
+            && matches!(
+                self.fsm.state(),
+                State::OpenSent | State::OpenConfirm | State::Established
+            )
+        {
+            self.send_urgent(encode_notification(&n));
+            self.status
+                .notifications_out
+                .fetch_add(1, Ordering::Relaxed);
+            self.status
+                .set_last_error(format!("sent {}", describe_notification(&n.view())));
+        }
+        let now = self.now();
+        let j = self.jitter();
+        let mut out = std::mem::take(&mut self.actions);
+        self.fsm.handle(now, j, Event::ManualStop, &mut out);
+        // Our NOTIFICATION is already queued; skip the FSM's own.
+        out.retain(|a| !matches!(a, Action::SendNotification(_)));
+        self.perform(&mut out).await;
+        self.actions = out;
+        self.pending = None;
+    }
+
+    async fn on_incoming(&mut self, s: TcpStream) {
+        if self.admin_down || self.terminate {
+            return;
+        }
+        let state = self.fsm.state();
+        if self.conn.is_none() && matches!(state, State::Connect | State::Active | State::Idle) {
+            if state == State::Idle {
+                // A peer connecting to an idle (not administratively down)
+                // session: start passively on this connection.
+                self.restart_at = None;
+                let ev = self.fsm.start_event(false);
+                self.drive(ev).await;
+                if self.fsm.state() == State::Idle {
+                    return;
+                }
+            }
+            if let Some(h) = self.connecting.take() {
+                h.abort();
+            }
+            if self.attach(s, false) {
+                self.drive(Event::TcpConnectionConfirmed).await;
+            }
+        } else if state == State::Established {
+            // §6.8: a connection colliding with an Established session is
+            // closed (CollisionDetectEstablishedState is off).
+            debug!(peer = %self.p.name, "incoming connection while Established: closed");
+        } else {
+            self.pending = Some(s);
+        }
+    }
+
+    async fn on_connected(
+        &mut self,
+        r: Result<std::io::Result<TcpStream>, tokio::task::JoinError>,
+    ) {
+        match r {
+            Ok(Ok(s)) => {
+                if self.conn.is_some() {
+                    return;
+                }
+                if self.attach(s, true) {
+                    self.drive(Event::TcpCrAcked).await;
+                } else {
+                    self.drive(Event::TcpConnectionFails).await;
+                }
+            }
+            Ok(Err(e)) => {
+                debug!(peer = %self.p.name, "connect failed: {e}");
+                self.status.set_last_error(format!("Socket: {e}"));
+                self.drive(Event::TcpConnectionFails).await;
+            }
+            Err(_) => {}
+        }
+    }
+
+    fn attach(&mut self, s: TcpStream, outgoing: bool) -> bool {
+        let (Ok(local), Ok(remote)) = (s.local_addr(), s.peer_addr()) else {
+            return false;
+        };
+        let _ = s.set_nodelay(true);
+        let (rd, wr) = s.into_split();
+        let (ftx, frx) = mpsc::channel(1024);
+        let (utx, urx) = mpsc::unbounded_channel();
+        let (btx, brx) = mpsc::unbounded_channel();
+        let reader = tokio::spawn(io::reader(rd, ftx));
+        tokio::spawn(io::writer(wr, urx, brx, self.status.clone()));
+        self.conn = Some(Conn {
+            frames: frx,
+            urgent: utx,
+            bulk: btx,
+            local,
+            remote,
+            outgoing,
+            reader,
+        });
+        true
+    }
+
+    fn send_urgent(&self, b: Vec<u8>) {
+        if let Some(c) = self.conn.as_ref() {
+            let _ = c.urgent.send(io::WriteMsg::Urgent(b));
+        }
+    }
+
+    async fn drive(&mut self, ev: Event) {
+        let now = self.now();
+        let j = self.jitter();
+        let mut out = std::mem::take(&mut self.actions);
+        self.fsm.handle(now, j, ev, &mut out);
+        self.perform(&mut out).await;
+        self.actions = out;
+    }
+
+    async fn perform(&mut self, out: &mut Vec<Action>) {
+        let before = self.status.state();
+        for a in out.drain(..) {
+            match a {
+                Action::InitiateTcpConnection => {
+                    if self.connecting.is_none() && self.conn.is_none() {
+                        let (r, l, m, t) = (
+                            self.p.remote,
+                            self.p.local,
+                            self.p.md5_password.clone(),
+                            self.p.ttl,
+                        );
+                        self.connecting = Some(tokio::spawn(connect(r, l, m, t)));
+                    }
+                }
+                Action::DropTcpConnection => {
+                    if let Some(h) = self.connecting.take() {
+                        h.abort();
+                    }
+                    self.conn = None;
+                    self.status.out_queued_bytes.store(0, Ordering::Relaxed);
+                }
+                Action::SendOpen => {
+                    let mut b = Vec::new();
+                    if self
+                        .fsm
+                        .open_message()
+                        .encode(ParseCtx::legacy(), &mut b)
+                        .is_ok()
+                    {
+                        self.send_urgent(b);
+                        self.status.msgs_out.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                Action::SendKeepalive => {
+                    let mut b = Vec::with_capacity(19);
+                    if encode_keepalive(self.ctx, &mut b).is_ok() {
+                        self.send_urgent(b);
+                        self.status.keepalives_out.fetch_add(1, Ordering::Relaxed);
+                        self.status.msgs_out.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                Action::SendNotification(n) => {
+                    warn!(peer = %self.p.name, code = n.code, subcode = n.subcode, "sending NOTIFICATION");
+                    self.status
+                        .set_last_error(format!("sent {}", describe_notification(&n.view())));
+                    self.send_urgent(encode_notification(&n));
+                    self.status
+                        .notifications_out
+                        .fetch_add(1, Ordering::Relaxed);
+                    self.status.msgs_out.fetch_add(1, Ordering::Relaxed);
+                }
+                Action::SessionEstablished(n) => self.established(*n).await,
+                Action::SessionDown(reason) => self.down(reason).await,
+                Action::ProcessUpdate => {}
+            }
+        }
+        let s = self.fsm.state() as u8;
+        if s != before {
+            self.status.state.store(s, Ordering::Relaxed);
+            self.status.state_since.store(unix_now(), Ordering::Relaxed);
+            if self.fsm.state() == State::Idle {
+                self.conn = None;
+                self.negotiated = None;
+                self.ctx = ParseCtx::legacy();
+                if let Some(s) = self.pending.take() {
+                    // The surviving side of a collision, or a connection
+                    // that arrived while the old one was failing.
+                    if !self.admin_down && !self.terminate {
+                        Box::pin(self.on_incoming(s)).await;
+                        return;
+                    }
+                }
+                if !self.admin_down && !self.terminate && self.restart_at.is_none() {
+                    self.restart_at = Some(tokio::time::Instant::now() + RESTART_DELAY);
+                }
+            }
+        }
+    }
+
+    async fn established(&mut self, n: Negotiated) {
+        let Some(c) = self.conn.as_ref() else {
+            return;
+        };
+        info!(peer = %self.p.name, remote = %c.remote, "Established");
+        // A pending colliding connection loses to an Established one.
+        self.pending = None;
+        self.ctx = n.parse_ctx();
+        self.status
+            .established_count
+            .fetch_add(1, Ordering::Relaxed);
+        self.status.set_last_error(String::new());
+        let up = SessionUp {
+            negotiated: n.clone(),
+            local_addr: c.local,
+            remote_addr: c.remote,
+        };
+        self.negotiated = Some(n);
+        self.rib
+            .send(RibInput::Up {
+                peer: self.p.peer,
+                up: Box::new(up),
+            })
+            .await;
+    }
+
+    async fn down(&mut self, reason: DownReason) {
+        self.flush_batch().await;
+        let graceful = self
+            .negotiated
+            .as_ref()
+            .is_some_and(|n| n.graceful_restart.is_some())
+            && matches!(
+                reason,
+                DownReason::TcpConnectionFails | DownReason::HoldTimerExpired
+            );
+        info!(peer = %self.p.name, ?reason, "session down");
+        self.rib
+            .send(RibInput::Down {
+                peer: self.p.peer,
+                reason,
+                graceful,
+            })
+            .await;
+    }
+
+    async fn flush_batch(&mut self) {
+        if self.batch.is_empty() {
+            return;
+        }
+        let updates = std::mem::take(&mut self.batch);
+        self.rib
+            .send(RibInput::Updates {
+                peer: self.p.peer,
+                updates,
+            })
+            .await;
+    }
+
+    /// Resolves a collision (§6.8) once the peer's BGP Identifier is known
+    /// on `conn` (OpenConfirm).
+    async fn resolve_collision(&mut self) {
+        let (Some(pending), Some(c)) = (self.pending.as_ref(), self.conn.as_ref()) else {
+            return;
+        };
+        let _ = pending;
+        let Some(peer_id) = self.fsm.negotiated().map(|n| n.peer_bgp_id) else {
+            return;
+        };
+        let peer_asn = self.fsm.negotiated().map_or(Asn(0), |n| n.peer_asn);
+        let cfg = self.fsm.config();
+        let keep_current =
+            collision::keeps(c.outgoing, cfg.bgp_id, cfg.local_asn, peer_id, peer_asn);
+        if keep_current {
+            self.pending = None;
+        } else {
+            info!(peer = %self.p.name, "connection collision: keeping the peer's connection");
+            self.drive(Event::OpenCollisionDump).await;
+        }
+    }
+
+    async fn on_frame(&mut self, f: Option<io::ReadEvent>) {
+        let Some(f) = f else {
+            self.drive(Event::TcpConnectionFails).await;
+            return;
+        };
+        match f {
+            io::ReadEvent::Closed(why) => {
+                debug!(peer = %self.p.name, "{why}");
+                if self.fsm.state() == State::Established {
+                    self.status.set_last_error(why);
+                }
+                self.drive(Event::TcpConnectionFails).await;
+            }
+            io::ReadEvent::HeaderErr(e, data) => {
+                self.drive(Event::header_err(e, &data)).await;
+            }
+            io::ReadEvent::Msg { ty, body, len } => {
+                self.status.msgs_in.fetch_add(1, Ordering::Relaxed);
+                if len > 4096 && !self.ctx.extended_message && ty != msg_type::OPEN {
+                    let e = WireError::BadMessageLength { length: len as u16 };
+                    self.drive(Event::header_err(e, &body)).await;
+                    return;
+                }
+                self.on_message(ty, &body).await;
+            }
+        }
+    }
+
+    async fn on_message(&mut self, ty: u8, body: &[u8]) {
+        match ty {
+            msg_type::OPEN => {
+                let ev = match OpenView::parse(body).and_then(|o| {
+                    o.validate()?;
+                    o.to_owned()
+                }) {
+                    Ok(o) => Event::BgpOpen(o),
+                    Err(e) => Event::open_msg_err(e, body),
+                };
+                self.drive(ev).await;
+                if self.fsm.state() == State::OpenConfirm && self.pending.is_some() {
+                    self.resolve_collision().await;
+                }
+            }
+            msg_type::KEEPALIVE => {
+                self.status.keepalives_in.fetch_add(1, Ordering::Relaxed);
+                self.drive(Event::KeepAliveMsg).await;
+            }
+            msg_type::NOTIFICATION => {
+                self.status.notifications_in.fetch_add(1, Ordering::Relaxed);
+                match NotificationView::parse(body) {
+                    Ok(n) => {
+                        let text = format!("Received: {}", describe_notification(&n));
+                        warn!(peer = %self.p.name, "{text}");
+                        self.status.set_last_error(text);
+                        let ev = Event::notification_received(n);
+                        self.drive(ev).await;
+                    }
+                    Err(_) => self.drive(Event::TcpConnectionFails).await,
+                }
+            }
+            msg_type::UPDATE => {
+                self.status.updates_in.fetch_add(1, Ordering::Relaxed);
+                if self.fsm.state() != State::Established {
+                    // The FSM answers with an FSM error (§8.2.2).
+                    self.drive(Event::UpdateMsg).await;
+                    return;
+                }
+                let t0 = std::time::Instant::now();
+                let decoded = decode_update(body, self.ctx);
+                self.status
+                    .decode_ns
+                    .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                match decoded {
+                    Decoded::Ok(d, note) => {
+                        if let Some((e, disp)) = note {
+                            warn!(peer = %self.p.name, error = ?e, ?disp, "RFC 7606: malformed UPDATE handled without reset");
+                        }
+                        self.drive(Event::UpdateMsg).await;
+                        self.batch.push(d);
+                        if self.batch.len() >= BATCH {
+                            self.flush_batch().await;
+                        }
+                    }
+                    Decoded::Reset(ev) => {
+                        self.flush_batch().await;
+                        self.drive(ev).await;
+                    }
+                }
+            }
+            msg_type::ROUTE_REFRESH => match RouteRefresh::parse(body) {
+                Ok(rr) => {
+                    if self.fsm.state() == State::Established {
+                        self.flush_batch().await;
+                        self.rib
+                            .send(RibInput::RouteRefresh {
+                                peer: self.p.peer,
+                                family: AfiSafi::new(rr.afi, rr.safi),
+                                subtype: rr.subtype,
+                            })
+                            .await;
+                    }
+                }
+                Err(e) => {
+                    // RFC 7313 §5: a bad ROUTE-REFRESH length is 7/1.
+                    let n = NotificationMessage::new(
+                        notify::ROUTE_REFRESH_MESSAGE_ERROR,
+                        notify::INVALID_MESSAGE_LENGTH,
+                        body.to_vec(),
+                    );
+                    warn!(peer = %self.p.name, error = ?e, "malformed ROUTE-REFRESH");
+                    self.drive(Event::UpdateMsgErr(n)).await;
+                }
+            },
+            _ => {
+                let e = WireError::BadMessageType { msg_type: ty };
+                self.drive(Event::header_err(e, body)).await;
+            }
+        }
+    }
+}
