@@ -1,6 +1,256 @@
 //! Daemon assembly: the tokio runtime for sessions, the RIB thread, the
-//! control socket, `/metrics`, signals and reload.
+//! control socket, `/metrics`, signals and reload. Everything here is
+//! wiring; the behaviour lives in [`crate::rib`], the session tasks and the
+//! pure crates.
 
 pub mod control;
 pub mod metrics;
 pub mod query;
+mod reload;
+mod spec;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bgp_rib::PeerId;
+use bgp_wire::consts::notify;
+use bgp_wire::NotificationMessage;
+use tokio::sync::mpsc;
+use tracing::{error, info, warn};
+
+use crate::msg::{RibMsg, RibSender};
+use crate::rib::{self, PeerEntry, RibState};
+use crate::sess::{spawn_session, Registry, SessionParams};
+pub use spec::{NeighborSpec, Spec};
+
+/// Capacity of the session -> RIB channel, in messages (each a batch).
+const RIB_CHANNEL: usize = 1024;
+
+/// `tesserad -p`: loads and validates the configuration, compiles its
+/// policies, and describes it in one line.
+pub fn check(path: &Path) -> Result<String, String> {
+    let spec = Spec::load(path)?;
+    Ok(format!(
+        "{}: configuration OK ({} neighbors, {} static routes, {} policies)",
+        path.display(),
+        spec.neighbors.len(),
+        spec.statics.len(),
+        spec.policy_count
+    ))
+}
+
+/// What reload needs to reach: the shared parts of the running daemon.
+pub(crate) struct Running {
+    pub path: PathBuf,
+    pub spec: Spec,
+    /// Neighbour name -> the id of its current session.
+    pub ids: std::collections::BTreeMap<String, PeerId>,
+    pub next_id: u16,
+    pub rt: tokio::runtime::Handle,
+    pub rib_tx: mpsc::Sender<RibMsg>,
+    pub registry: Registry,
+    pub last_reload_ms: Option<u64>,
+}
+
+impl Running {
+    /// Starts the session task of one neighbour under a fresh id and
+    /// registers it with the RIB thread.
+    pub(crate) fn start_neighbor(&mut self, n: &NeighborSpec) -> Option<(PeerId, PeerEntry)> {
+        let id = PeerId(self.next_id);
+        self.next_id = self.next_id.checked_add(1)?;
+        let params = SessionParams {
+            peer: id,
+            name: n.meta.name.clone(),
+            remote: n.remote,
+            local: n.local,
+            fsm: n.fsm.clone(),
+            md5_password: n.md5_password.clone(),
+            ttl: n.ttl,
+            start: n.enabled,
+        };
+        let h = spawn_session(
+            &self.rt,
+            params,
+            RibSender(self.rib_tx.clone()),
+            &self.registry,
+            None,
+        );
+        self.ids.insert(n.meta.name.clone(), id);
+        Some((
+            id,
+            PeerEntry {
+                meta: n.meta.clone(),
+                cmd: h.cmd,
+                status: h.status,
+                up: None,
+                max_prefix_tripped: false,
+                max_prefix_warned: false,
+                disabled: !n.enabled,
+                stale_until: None,
+                last_down: None,
+            },
+        ))
+    }
+}
+
+fn init_logging(filter: &str) {
+    let f = tracing_subscriber::EnvFilter::try_new(filter)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(f)
+        .with_target(false)
+        .try_init();
+}
+
+/// Runs the daemon until SIGTERM/SIGINT. Returns an error (and starts
+/// nothing) when the configuration is invalid.
+pub fn run(path: &Path, log: Option<&str>) -> Result<(), String> {
+    let spec = Spec::load(path)?;
+    let filter = log
+        .map(str::to_string)
+        .or_else(|| std::env::var("RUST_LOG").ok())
+        .unwrap_or_else(|| spec.log_level.clone());
+    init_logging(&filter);
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("session")
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+
+    let (rib_tx, rib_rx) = mpsc::channel::<RibMsg>(RIB_CHANNEL);
+    let mut st = RibState::new(spec.rib.clone(), 1);
+    let latency = st.latency.clone();
+    let registry = Registry::default();
+
+    let listen = spec.listen.clone();
+    let control_path = spec.control_socket.clone();
+    let metrics_addr = spec.metrics;
+    let neighbors = spec.neighbors.clone();
+    let statics = spec.statics.clone();
+    let mut running = Running {
+        path: path.to_path_buf(),
+        spec,
+        ids: Default::default(),
+        next_id: 1,
+        rt: rt.handle().clone(),
+        rib_tx: rib_tx.clone(),
+        registry: registry.clone(),
+        last_reload_ms: None,
+    };
+    // Sessions are spawned before the RIB thread runs, but every message
+    // they send waits in the channel until it does, and the peer table is
+    // complete by then.
+    {
+        let _guard = rt.enter();
+        for n in &neighbors {
+            if let Some((id, entry)) = running.start_neighbor(n) {
+                st.insert_peer(id, entry);
+            }
+        }
+    }
+    st.set_statics(statics);
+
+    let rib_thread = std::thread::Builder::new()
+        .name("rib".into())
+        .spawn(move || rib::run(rib_rx, st))
+        .map_err(|e| format!("cannot start the RIB thread: {e}"))?;
+
+    if !listen.is_empty() {
+        let reg = registry.clone();
+        rt.block_on(async { crate::sess::listen(listen, reg).await })
+            .map_err(|e| format!("cannot listen: {e}"))?;
+    }
+
+    // Periodic wake-up of the RIB thread (MRAI, back-pressure, GR timers).
+    let tick_tx = rib_tx.clone();
+    rt.spawn(async move {
+        let mut iv = tokio::time::interval(Duration::from_millis(100));
+        loop {
+            iv.tick().await;
+            if tick_tx.try_send(RibMsg::Tick).is_err() && tick_tx.is_closed() {
+                break;
+            }
+        }
+    });
+
+    let running = Arc::new(Mutex::new(running));
+    let reload_fn: Arc<control::ReloadFn> = {
+        let running = running.clone();
+        Arc::new(move |check: bool| reload::reload(&running, check))
+    };
+    let ctl = Arc::new(control::Control::new(rib_tx.clone(), reload_fn.clone()));
+    if let Some(dir) = control_path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let _ctl_server = mgmt::server::serve_unix(&control_path, ctl.clone()).map_err(|e| {
+        format!(
+            "cannot open the control socket {}: {e}",
+            control_path.display()
+        )
+    })?;
+    let _metrics_server = match metrics_addr {
+        Some(a) => Some(
+            mgmt::metrics::serve_metrics(
+                a,
+                Arc::new(metrics::Metrics {
+                    control: ctl.clone(),
+                    latency,
+                }),
+            )
+            .map_err(|e| format!("cannot serve /metrics on {a}: {e}"))?,
+        ),
+        None => None,
+    };
+    info!(config = %path.display(), control = %control_path.display(), "tesserad running");
+
+    rt.block_on(async {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (Ok(mut hup), Ok(mut term), Ok(mut int)) = (
+            signal(SignalKind::hangup()),
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) else {
+            error!("cannot install signal handlers");
+            return;
+        };
+        loop {
+            tokio::select! {
+                _ = hup.recv() => {
+                    let f = reload_fn.clone();
+                    match tokio::task::spawn_blocking(move || f(false)).await {
+                        Ok(Ok(r)) => info!(changed = r.changed, "SIGHUP: configuration reloaded"),
+                        Ok(Err(e)) => warn!("SIGHUP: configuration not reloaded, keeping the old one: {e}"),
+                        Err(e) => warn!("SIGHUP: reload failed: {e}"),
+                    }
+                }
+                _ = term.recv() => break,
+                _ = int.recv() => break,
+            }
+        }
+    });
+
+    info!("shutting down");
+    // RFC 4486/8203: tell every peer why we go away.
+    let _ = ctl.call(|st: &mut RibState| {
+        let ids: Vec<PeerId> = st.peer_iter().map(|(id, _)| id).collect();
+        for id in ids {
+            let n = NotificationMessage::shutdown(
+                notify::ADMINISTRATIVE_SHUTDOWN,
+                "tesserad shutting down",
+            );
+            st.remove_peer(id, n);
+        }
+        st.request_shutdown();
+    });
+    // Give the session tasks a moment to write their NOTIFICATIONs.
+    rt.block_on(tokio::time::sleep(Duration::from_millis(300)));
+    drop(rib_tx);
+    drop(ctl);
+    let _ = rib_thread.join();
+    let _ = std::fs::remove_file(&control_path);
+    rt.shutdown_timeout(Duration::from_secs(1));
+    Ok(())
+}

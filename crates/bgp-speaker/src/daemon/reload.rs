@@ -1,0 +1,132 @@
+//! `configure` and SIGHUP: read the file again, and if it is valid apply
+//! the difference. An invalid file changes nothing (the error names file,
+//! line and field). Only neighbours whose session parameters changed are
+//! reset; policy changes are applied to the stored routes.
+
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use bgp_wire::consts::notify;
+use bgp_wire::NotificationMessage;
+use mgmt::proto::ConfigureResult;
+use tracing::info;
+
+use super::query::unix_ms;
+use super::{Running, Spec};
+use crate::msg::RibMsg;
+use crate::rib::{ControlFn, PeerEntry, RibState};
+
+fn run_on_rib(running: &Running, f: impl FnOnce(&mut RibState) + Send + 'static) {
+    let job: ControlFn = Box::new(f);
+    let _ = running.rib_tx.blocking_send(RibMsg::Control(job));
+}
+
+pub(super) fn reload(
+    running: &Arc<Mutex<Running>>,
+    check: bool,
+) -> Result<ConfigureResult, String> {
+    let mut r = running
+        .lock()
+        .map_err(|_| "reload state poisoned".to_string())?;
+    let new = Spec::load(&r.path)?;
+    let plan = config::diff(&r.spec.config, &new.config);
+    let mut messages = plan.describe();
+    let path = r.path.display().to_string();
+    if check {
+        if messages.is_empty() {
+            messages.push("no changes".into());
+        }
+        return Ok(ConfigureResult {
+            path,
+            check,
+            changed: !plan.is_empty(),
+            messages,
+        });
+    }
+    if plan.global_reset {
+        return Err(format!(
+            "{path}: router id, AS or listen addresses changed; restart tesserad to apply"
+        ));
+    }
+    info!(changes = messages.len(), "applying new configuration");
+    let reset_note = |sub: u8| NotificationMessage::shutdown(sub, "configuration changed");
+    // Removed and reset neighbours: terminate their sessions.
+    let mut gone = Vec::new();
+    for name in plan.removed.iter().chain(&plan.reset) {
+        if let Some(id) = r.ids.remove(name) {
+            let sub = if plan.removed.contains(name) {
+                notify::PEER_DECONFIGURED
+            } else {
+                notify::OTHER_CONFIGURATION_CHANGE
+            };
+            gone.push((id, reset_note(sub)));
+        }
+        if let Some(old) = r.spec.neighbor(name) {
+            r.registry.unregister(old.remote.ip());
+        }
+    }
+    run_on_rib(&r, move |st| {
+        for (id, n) in gone {
+            st.remove_peer(id, n);
+        }
+    });
+    // New and reset neighbours: fresh sessions under fresh ids.
+    let mut fresh: Vec<(bgp_rib::PeerId, PeerEntry)> = Vec::new();
+    for name in plan.added.iter().chain(&plan.reset) {
+        if let Some(n) = new.neighbor(name).cloned() {
+            let _guard = r.rt.enter();
+            if let Some(x) = r.start_neighbor(&n) {
+                fresh.push(x);
+            }
+        }
+    }
+    // Soft changes: new metadata (policies, RR/RS flags, max-prefix), then
+    // re-import from the stored Adj-RIB-In and re-export.
+    let mut soft = Vec::new();
+    for name in &plan.soft {
+        if let (Some(id), Some(n)) = (r.ids.get(name), new.neighbor(name)) {
+            soft.push((*id, n.meta.clone(), n.enabled));
+        }
+    }
+    let statics = plan.statics_changed.then(|| new.statics.clone());
+    run_on_rib(&r, move |st| {
+        for (id, e) in fresh {
+            st.insert_peer(id, e);
+        }
+        for (id, meta, enabled) in soft {
+            if let Some(e) = st.peer_mut(id) {
+                e.meta = meta;
+                if enabled == e.disabled {
+                    e.disabled = !enabled;
+                    let _ = e.cmd.send(if enabled {
+                        crate::msg::SessionCmd::Start
+                    } else {
+                        crate::msg::SessionCmd::Stop {
+                            notification: NotificationMessage::shutdown(
+                                notify::ADMINISTRATIVE_SHUTDOWN,
+                                "disabled in the configuration",
+                            ),
+                            restart_after: None,
+                        }
+                    });
+                }
+            }
+            st.refresh_in(id, false);
+            st.export_full(id);
+        }
+        if let Some(s) = statics {
+            st.set_statics(s);
+        }
+    });
+    r.spec = new;
+    r.last_reload_ms = Some(unix_ms(SystemTime::now()));
+    if messages.is_empty() {
+        messages.push("no changes".into());
+    }
+    Ok(ConfigureResult {
+        path,
+        check,
+        changed: !plan.is_empty(),
+        messages,
+    })
+}

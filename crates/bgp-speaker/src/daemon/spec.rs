@@ -1,0 +1,264 @@
+//! The validated configuration turned into what the runtime needs: FSM
+//! session configs, RIB peer metadata with compiled policies, static routes.
+
+use std::collections::BTreeMap;
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bgp_fsm::{ConnectionMode, DampConfig, SessionConfig};
+use bgp_policy::Policy;
+use bgp_rib::{AttrsBuilder, BestPathConfig, NextHopMode};
+use bgp_wire::capability::{add_path_mode, AddPathFamily, GrFamily};
+use bgp_wire::{
+    AsPath, AttrValue, Capability, Community, LargeCommunity, NextHop, Origin, PathAttr,
+};
+
+use crate::rib::{MaxPrefix, MaxPrefixAction, PeerMeta, PolicyRef, RibSettings, StaticRoute};
+
+/// One neighbour, ready to spawn.
+#[derive(Clone, Debug)]
+pub struct NeighborSpec {
+    pub meta: PeerMeta,
+    pub remote: SocketAddr,
+    pub local: Option<IpAddr>,
+    pub fsm: SessionConfig,
+    pub md5_password: Option<String>,
+    pub ttl: Option<u8>,
+    pub enabled: bool,
+}
+
+/// The daemon's view of one configuration.
+#[derive(Clone, Debug)]
+pub struct Spec {
+    pub config: config::Config,
+    pub rib: RibSettings,
+    pub listen: Vec<SocketAddr>,
+    pub control_socket: PathBuf,
+    pub metrics: Option<SocketAddr>,
+    pub log_level: String,
+    pub neighbors: Vec<NeighborSpec>,
+    pub statics: Vec<StaticRoute>,
+    pub policy_count: usize,
+}
+
+fn policy_ref(name: &config::PolicyName, compiled: &BTreeMap<String, Arc<Policy>>) -> PolicyRef {
+    match name {
+        config::PolicyName::Accept => PolicyRef::AcceptAll,
+        config::PolicyName::Reject => PolicyRef::RejectAll,
+        config::PolicyName::Named(n) => match compiled.get(n) {
+            Some(p) => PolicyRef::Named(n.clone(), p.clone()),
+            // Validated by the config crate; be safe anyway.
+            None => PolicyRef::RejectAll,
+        },
+    }
+}
+
+fn session_config(c: &config::Config, n: &config::Neighbor) -> SessionConfig {
+    let mut s = SessionConfig::new(c.router.asn, Some(n.remote_as), c.router.id);
+    s.hold_time = n.hold_time;
+    s.families = n.families.clone();
+    s.four_octet_asn = n.four_octet_asn;
+    s.route_refresh = n.route_refresh;
+    s.enhanced_route_refresh = n.enhanced_route_refresh;
+    s.extended_message = n.extended_message;
+    let mode = match (n.add_path.receive, n.add_path.send) {
+        (true, true) => Some(add_path_mode::BOTH),
+        (true, false) => Some(add_path_mode::RECEIVE),
+        (false, true) => Some(add_path_mode::SEND),
+        (false, false) => None,
+    };
+    s.add_path = mode
+        .map(|m| {
+            n.families
+                .iter()
+                .map(|&af| AddPathFamily {
+                    afi_safi: af,
+                    send_receive: m,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    s.role = n.role.map(config::Role::code);
+    s.role_strict = n.role_strict;
+    if n.graceful_restart {
+        // RFC 4724 §3: helper mode (we do not preserve forwarding state, so
+        // no F bits), Restart Time as configured.
+        s.extra_capabilities.push(Capability::GracefulRestart {
+            flags: 0,
+            restart_time: n.restart_time.min(4095),
+            families: n
+                .families
+                .iter()
+                .map(|&af| GrFamily {
+                    afi_safi: af,
+                    flags: 0,
+                })
+                .collect(),
+        });
+    }
+    s.connect_retry_time = Duration::from_secs(u64::from(n.connect_retry.max(1)));
+    s.delay_open = n.delay_open.map(|d| Duration::from_secs(u64::from(d)));
+    s.connection_mode = match n.connection {
+        config::Connection::Both => ConnectionMode::Both,
+        config::Connection::Passive => ConnectionMode::Passive,
+        config::Connection::Active => ConnectionMode::ActiveOnly,
+    };
+    // IdleHold back-off for flapping peers (RFC 4271 §8.1.1).
+    s.damp = Some(DampConfig::default());
+    s
+}
+
+fn static_route(st: &config::Static) -> StaticRoute {
+    let mut b = AttrsBuilder::new();
+    let origin = match st.origin {
+        0 => Origin::Igp,
+        1 => Origin::Egp,
+        _ => Origin::Incomplete,
+    };
+    b.set(PathAttr::new(AttrValue::Origin(origin)));
+    b.set(PathAttr::new(AttrValue::AsPath(AsPath::from_sequence(
+        Vec::new(),
+    ))));
+    match st.next_hop {
+        Some(IpAddr::V4(a)) => b.set_next_hop(NextHop::V4(a)),
+        Some(IpAddr::V6(a)) => b.set_next_hop(NextHop::V6(a)),
+        // "self": the encoder puts our session address in.
+        None => {}
+    }
+    if let Some(l) = st.local_pref {
+        b.set_local_pref(l);
+    }
+    if let Some(m) = st.med {
+        b.set_med(m);
+    }
+    if !st.communities.is_empty() {
+        let cs = st.communities.iter().map(|&c| Community(c)).collect();
+        b.set(PathAttr::new(AttrValue::Communities(cs)));
+    }
+    if !st.large_communities.is_empty() {
+        let cs = st
+            .large_communities
+            .iter()
+            .map(|&(g, a, c)| LargeCommunity {
+                global_admin: g,
+                local_data1: a,
+                local_data2: c,
+            })
+            .collect();
+        b.set(PathAttr::new(AttrValue::LargeCommunities(cs)));
+    }
+    b.mark_clean();
+    StaticRoute {
+        prefix: st.prefix,
+        attrs: b,
+    }
+}
+
+impl Spec {
+    /// Loads, validates and compiles; every error names the file and line.
+    pub fn load(path: &Path) -> Result<Spec, String> {
+        let c = config::load(path).map_err(|e| e.to_string())?;
+        Spec::from_config(c)
+    }
+
+    pub fn from_config(c: config::Config) -> Result<Spec, String> {
+        if c.router.pipeline != config::Pipeline::Sequential {
+            let at = c
+                .locate("router")
+                .map(|l| format!("{}:{}: ", l.file, l.line))
+                .unwrap_or_default();
+            return Err(format!(
+                "{at}router.pipeline: {:?} is not supported yet; only \"sequential\" runs today",
+                c.router.pipeline
+            ));
+        }
+        if let Some(m) = &c.mrt {
+            if m.updates.is_some() || m.rib.is_some() {
+                let at = c
+                    .locate("router")
+                    .map(|l| format!("{}: ", l.file))
+                    .unwrap_or_default();
+                return Err(format!(
+                    "{at}[mrt]: MRT dumps from the daemon are not supported yet"
+                ));
+            }
+        }
+        let mut compiled = BTreeMap::new();
+        for (name, def) in &c.policies {
+            let p = bgp_policy::compile(def).map_err(|e| {
+                let at = c
+                    .locate(&format!("policy.{name}"))
+                    .map(|l| format!("{}:{}:{}: ", l.file, l.line, l.col))
+                    .unwrap_or_default();
+                format!("{at}policy.{name}: {e}")
+            })?;
+            compiled.insert(name.clone(), Arc::new(p));
+        }
+        let neighbors = c
+            .neighbors
+            .iter()
+            .map(|n| NeighborSpec {
+                meta: PeerMeta {
+                    name: n.name.clone(),
+                    description: n.description.clone(),
+                    addr: n.address,
+                    remote_asn: n.remote_as,
+                    local_asn: c.router.asn,
+                    ebgp: n.ebgp,
+                    rr_client: n.route_reflector_client,
+                    rs_client: n.route_server_client,
+                    role: n.role.map(config::Role::peer_code),
+                    next_hop: match n.next_hop {
+                        config::NextHop::Auto => NextHopMode::Auto,
+                        config::NextHop::SelfAlways => NextHopMode::SelfAlways,
+                        config::NextHop::Unchanged => NextHopMode::Unchanged,
+                    },
+                    max_prefix: n.max_prefix.map(|m| MaxPrefix {
+                        limit: m.limit,
+                        action: match m.action {
+                            config::MaxPrefixAction::Warn => MaxPrefixAction::Warn,
+                            config::MaxPrefixAction::Shutdown => MaxPrefixAction::Shutdown,
+                            config::MaxPrefixAction::Restart(s) => {
+                                MaxPrefixAction::Restart(Duration::from_secs(u64::from(s)))
+                            }
+                        },
+                        warn_percent: m.warn_threshold,
+                    }),
+                    import: policy_ref(&n.import, &compiled),
+                    export: policy_ref(&n.export, &compiled),
+                    keep_pre_policy: n.soft_reconfiguration_inbound,
+                    families: n.families.clone(),
+                    mrai: Duration::from_secs(u64::from(n.mrai)),
+                },
+                remote: SocketAddr::new(n.address, n.port),
+                local: n.local_address,
+                fsm: session_config(&c, n),
+                md5_password: n.password.clone(),
+                ttl: n.ttl,
+                enabled: n.enabled,
+            })
+            .collect();
+        Ok(Spec {
+            rib: RibSettings {
+                router_id: c.router.id,
+                cluster_id: c.router.cluster_id,
+                local_asn: c.router.asn,
+                bestpath: BestPathConfig::default(),
+            },
+            listen: c.router.listen.clone(),
+            control_socket: c.control.socket.clone(),
+            metrics: c.control.metrics,
+            log_level: c.log_level.clone(),
+            neighbors,
+            statics: c.statics.iter().map(static_route).collect(),
+            policy_count: compiled.len(),
+            config: c,
+        })
+    }
+
+    pub fn neighbor(&self, name: &str) -> Option<&NeighborSpec> {
+        self.neighbors.iter().find(|n| n.meta.name == name)
+    }
+}
