@@ -2,6 +2,7 @@
 //! the pure `bgp-fsm` and `bgp-rib` cores.
 
 pub mod msg;
+pub mod mrt_dump;
 pub mod daemon;
 pub mod rib;
 pub mod sess;

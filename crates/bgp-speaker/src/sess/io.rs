@@ -21,12 +21,11 @@ const CHUNK: usize = 64 * 1024;
 /// What the reader reports.
 #[derive(Debug)]
 pub enum ReadEvent {
-    /// One whole message: type and body (header stripped), and its total
-    /// length on the wire.
+    /// One whole message, header included (MRT dumps record it as it
+    /// came); the body starts at [`HEADER_LEN`].
     Msg {
         ty: u8,
-        body: Vec<u8>,
-        len: usize,
+        raw: Vec<u8>,
     },
     /// The byte stream cannot be framed (RFC 4271 §6.1); the data is what
     /// the error's offsets refer to.
@@ -51,8 +50,7 @@ pub async fn reader(mut rd: OwnedReadHalf, tx: mpsc::Sender<ReadEvent>) {
                 Ok(Some(f)) => {
                     let ev = ReadEvent::Msg {
                         ty: f.header.msg_type,
-                        body: f.body.to_vec(),
-                        len: f.len,
+                        raw: rest.get(..f.len).unwrap_or(&[]).to_vec(),
                     };
                     start += f.len;
                     if tx.send(ev).await.is_err() {

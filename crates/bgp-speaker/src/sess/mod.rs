@@ -24,13 +24,14 @@ use bgp_rib::PeerId;
 use bgp_wire::consts::{msg_type, notify};
 use bgp_wire::{
     encode_keepalive, NotificationMessage, NotificationView, OpenView, ParseCtx, RouteRefresh,
-    WireError,
+    WireError, HEADER_LEN,
 };
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 use tokio::task::JoinHandle;
 use tracing::{debug, info, warn};
 
+use crate::mrt_dump::{MrtPeer, MrtSink};
 use crate::msg::{DecodedUpdate, PeerStatus, RibInput, RibSender, SessionCmd, SessionUp};
 use decode::{decode_update, Decoded};
 pub use listener::{listen, Registry};
@@ -72,7 +73,7 @@ pub fn spawn_session(
     p: SessionParams,
     rib: RibSender,
     registry: &Registry,
-    _mrt: Option<()>,
+    mrt: Option<MrtSink>,
 ) -> SessionHandle {
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let (in_tx, in_rx) = mpsc::unbounded_channel();
@@ -87,7 +88,7 @@ pub fn spawn_session(
         cmd: cmd_tx,
         status: status.clone(),
     };
-    let s = Session::new(p, rib, status, registry.clone());
+    let s = Session::new(p, rib, status, registry.clone(), mrt);
     rt.spawn(s.run(cmd_rx, in_rx));
     handle
 }
@@ -129,6 +130,25 @@ struct Session {
     batch: Vec<DecodedUpdate>,
     actions: Vec<Action>,
     terminate: bool,
+    mrt: Option<MrtSink>,
+}
+
+/// Whether an Established session that ended for `reason` keeps its
+/// routes as stale (graceful restart negotiated). RFC 4724 §4.2: only an
+/// unexpected end of the TCP session. RFC 8538 §4 (N bit): also every
+/// NOTIFICATION sent or received, except Cease/Hard Reset (6/9) — and the
+/// Hold Timer expiring. Administrative stops flush: we decided to drop
+/// the peer.
+fn graceful_down(reason: DownReason, n_bit: bool) -> bool {
+    match reason {
+        DownReason::TcpConnectionFails => true,
+        DownReason::ManualStop | DownReason::AutomaticStop => false,
+        DownReason::NotificationReceived { code, subcode }
+        | DownReason::MessageError { code, subcode } => {
+            n_bit && !(code == notify::CEASE && subcode == notify::HARD_RESET)
+        }
+        DownReason::HoldTimerExpired | DownReason::CollisionDump | DownReason::FsmError(_) => n_bit,
+    }
 }
 
 fn unix_now() -> u64 {
@@ -191,6 +211,7 @@ impl Session {
         rib: RibSender,
         status: Arc<PeerStatus>,
         registry: Registry,
+        mrt: Option<MrtSink>,
     ) -> Session {
         let seed = u64::from(p.peer.0).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ unix_now();
         Session {
@@ -211,6 +232,36 @@ impl Session {
             batch: Vec::new(),
             actions: Vec::new(),
             terminate: false,
+            mrt,
+        }
+    }
+
+    /// The session as MRT records it: the connection's addresses when
+    /// there is one, else the configured ones.
+    fn mrt_peer(&self) -> MrtPeer {
+        let peer_as = self
+            .fsm
+            .negotiated()
+            .map(|n| n.peer_asn)
+            .or(self.p.fsm.peer_asn)
+            .unwrap_or(Asn(0));
+        let (peer_ip, local_ip) = match self.conn.as_ref() {
+            Some(c) => (c.remote.ip(), c.local.ip()),
+            None => {
+                let r = self.p.remote.ip();
+                let unspec = if r.is_ipv4() {
+                    IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED)
+                } else {
+                    IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED)
+                };
+                (r, self.p.local.unwrap_or(unspec))
+            }
+        };
+        MrtPeer {
+            peer_as,
+            local_as: self.p.fsm.local_asn,
+            peer_ip: listener::canonical(peer_ip),
+            local_ip: listener::canonical(local_ip),
         }
     }
 
@@ -554,6 +605,9 @@ impl Session {
         }
         let s = self.fsm.state() as u8;
         if s != before {
+            if let Some(m) = self.mrt.as_ref() {
+                m.state_change(&self.mrt_peer(), before, s);
+            }
             self.status.state.store(s, Ordering::Relaxed);
             self.status.state_since.store(unix_now(), Ordering::Relaxed);
             if self.fsm.state() == State::Idle {
@@ -606,11 +660,8 @@ impl Session {
         let graceful = self
             .negotiated
             .as_ref()
-            .is_some_and(|n| n.graceful_restart.is_some())
-            && matches!(
-                reason,
-                DownReason::TcpConnectionFails | DownReason::HoldTimerExpired
-            );
+            .and_then(|n| n.graceful_restart.as_ref())
+            .is_some_and(|gr| graceful_down(reason, gr.notification));
         info!(peer = %self.p.name, ?reason, "session down");
         self.rib
             .send(RibInput::Down {
@@ -672,14 +723,22 @@ impl Session {
             io::ReadEvent::HeaderErr(e, data) => {
                 self.drive(Event::header_err(e, &data)).await;
             }
-            io::ReadEvent::Msg { ty, body, len } => {
+            io::ReadEvent::Msg { ty, raw } => {
                 self.status.msgs_in.fetch_add(1, Ordering::Relaxed);
+                if let Some(m) = self.mrt.as_ref() {
+                    m.message(&self.mrt_peer(), &raw);
+                }
+                let body = raw.get(HEADER_LEN..).unwrap_or(&[]);
+                let len = raw.len();
+                // RFC 8654 §4: without the Extended Message capability a
+                // message over 4096 octets is a header error (1/2).
                 if len > 4096 && !self.ctx.extended_message && ty != msg_type::OPEN {
                     let e = WireError::BadMessageLength { length: len as u16 };
-                    self.drive(Event::header_err(e, &body)).await;
+                    let hdr = raw.get(..HEADER_LEN).unwrap_or(&[]);
+                    self.drive(Event::header_err(e, hdr)).await;
                     return;
                 }
-                self.on_message(ty, &body).await;
+                self.on_message(ty, body).await;
             }
         }
     }
