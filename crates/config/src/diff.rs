@@ -1,26 +1,52 @@
 //! What a reload has to do: compare the running configuration with the
 //! new one. Only neighbours whose *session* parameters changed are reset;
-//! policy and propagation changes are applied to the existing routes.
+//! policy and propagation changes are applied to the existing routes (from
+//! the stored Adj-RIB-In, or with a ROUTE-REFRESH, RFC 2918).
+
+use bgp_policy::ast::PolicyDef;
 
 use crate::{Config, Neighbor, PolicyName};
 
-/// The outcome of [`diff`], by neighbour name.
+/// The outcome of [`diff`]. Neighbours are named by [`Neighbor::name`]
+/// (a renamed neighbour is removed and added), in the new file's order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ReloadPlan {
-    /// Router id, AS or listen addresses changed: everything restarts.
+    /// `router.id`, `router.asn` or `router.listen` changed: every session
+    /// restarts (the daemon asks for a restart instead). The neighbours are
+    /// then all in [`ReloadPlan::reset`] too.
     pub global_reset: bool,
+    /// New neighbours: start them.
     pub added: Vec<String>,
+    /// Gone neighbours: Cease/3 "Peer De-configured" (RFC 4486), drop
+    /// their routes.
     pub removed: Vec<String>,
-    /// Session parameters changed: reset (NOTIFICATION Cease/6, "other
-    /// configuration change", RFC 4486).
+    /// Session parameters changed (address, port, AS, local address,
+    /// password, timers, connection mode, families, capabilities, ADD-PATH,
+    /// role, TTL): Cease/6 "Other Configuration Change" and reconnect.
     pub reset: Vec<String>,
-    /// Only policies or propagation settings changed: re-import and/or
-    /// re-export without a reset.
+    /// Everything else changed (policies, RR/RS client, next hop,
+    /// max-prefix, MRAI, description, enabled, soft reconfiguration): new
+    /// settings without a reset. The union of [`ReloadPlan::reimport`],
+    /// [`ReloadPlan::reexport`] and neighbours with metadata-only changes.
     pub soft: Vec<String>,
+    /// Import side changed (the import policy's name or its definition,
+    /// soft reconfiguration, the cluster id for iBGP): run the new import
+    /// policy over the stored Adj-RIB-In, or ask for a ROUTE-REFRESH.
+    pub reimport: Vec<String>,
+    /// Export side changed (export policy or definition, RR/RS client,
+    /// next hop mode, the cluster id for iBGP): re-advertise the Loc-RIB.
+    pub reexport: Vec<String>,
+    /// `[[static]]` changed: originate the new set, withdraw the rest.
     pub statics_changed: bool,
+    /// Other changed settings by path (`control.socket`, `control.metrics`,
+    /// `log.level`, `log.file`, `mrt`, `router.pipeline`, `router.threads`,
+    /// `router.cluster_id`, `router.listen`): the daemon applies what it
+    /// can live and says which need a restart.
+    pub other: Vec<String>,
 }
 
 impl ReloadPlan {
+    /// Nothing to do.
     pub fn is_empty(&self) -> bool {
         !self.global_reset
             && self.added.is_empty()
@@ -28,9 +54,10 @@ impl ReloadPlan {
             && self.reset.is_empty()
             && self.soft.is_empty()
             && !self.statics_changed
+            && self.other.is_empty()
     }
 
-    /// One line per change, for `configure` and the log.
+    /// One line per change, for `tessera configure` and the log.
     pub fn describe(&self) -> Vec<String> {
         let mut v = Vec::new();
         if self.global_reset {
@@ -39,22 +66,33 @@ impl ReloadPlan {
         for (what, list) in [
             ("added", &self.added),
             ("removed", &self.removed),
-            ("reset", &self.reset),
-            ("policies re-applied", &self.soft),
+            ("reset (session parameters changed)", &self.reset),
         ] {
             for n in list {
                 v.push(format!("{n}: {what}"));
             }
         }
+        for n in &self.soft {
+            let what = match (self.reimport.contains(n), self.reexport.contains(n)) {
+                (true, true) => "import and export re-applied",
+                (true, false) => "import re-applied",
+                (false, true) => "export re-applied",
+                (false, false) => "settings updated",
+            };
+            v.push(format!("{n}: {what}"));
+        }
         if self.statics_changed {
             v.push("static routes changed".into());
+        }
+        for o in &self.other {
+            v.push(format!("{o} changed"));
         }
         v
     }
 }
 
 /// The session half of a neighbour: what the OPEN, the TCP connection or
-/// the FSM depend on.
+/// the FSM depend on. A change here needs a new session.
 fn session_key(n: &Neighbor) -> impl PartialEq + '_ {
     (
         (
@@ -82,52 +120,60 @@ fn session_key(n: &Neighbor) -> impl PartialEq + '_ {
     )
 }
 
-fn policy_def<'a>(c: &'a Config, p: &PolicyName) -> Option<&'a bgp_policy::ast::PolicyDef> {
+fn policy_def<'a>(c: &'a Config, p: &PolicyName) -> Option<&'a PolicyDef> {
     match p {
         PolicyName::Named(n) => c.policies.get(n),
         _ => None,
     }
 }
 
-fn soft_changed(old: &Config, o: &Neighbor, new: &Config, n: &Neighbor) -> bool {
-    o.import != n.import
-        || o.export != n.export
-        || policy_def(old, &o.import) != policy_def(new, &n.import)
-        || policy_def(old, &o.export) != policy_def(new, &n.export)
-        || o.route_reflector_client != n.route_reflector_client
-        || o.route_server_client != n.route_server_client
-        || o.next_hop != n.next_hop
-        || o.max_prefix != n.max_prefix
-        || o.description != n.description
-        || o.mrai != n.mrai
-        || o.soft_reconfiguration_inbound != n.soft_reconfiguration_inbound
-        || o.enabled != n.enabled
-        || o.router_cluster_differs(old, new)
-}
-
-impl Neighbor {
-    fn router_cluster_differs(&self, old: &Config, new: &Config) -> bool {
-        self.route_reflector_client && old.router.cluster_id != new.router.cluster_id
-    }
+/// Same attachment and, for a named policy, the same definition.
+fn same_policy(old: &Config, o: &PolicyName, new: &Config, n: &PolicyName) -> bool {
+    o == n && policy_def(old, o) == policy_def(new, n)
 }
 
 /// Compares two configurations.
 pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
+    let (ro, rn) = (&old.router, &new.router);
     let mut p = ReloadPlan {
-        global_reset: old.router.id != new.router.id
-            || old.router.asn != new.router.asn
-            || old.router.listen != new.router.listen,
+        global_reset: ro.id != rn.id || ro.asn != rn.asn || ro.listen != rn.listen,
         statics_changed: old.statics != new.statics,
         ..ReloadPlan::default()
     };
+    let cluster_changed = ro.cluster_id != rn.cluster_id;
     for n in &new.neighbors {
-        match old.neighbor(&n.name) {
-            None => p.added.push(n.name.clone()),
-            Some(o) if p.global_reset || session_key(o) != session_key(n) => {
-                p.reset.push(n.name.clone())
-            }
-            Some(o) if soft_changed(old, o, new, n) => p.soft.push(n.name.clone()),
-            Some(_) => {}
+        let Some(o) = old.neighbor(&n.name) else {
+            p.added.push(n.name.clone());
+            continue;
+        };
+        if p.global_reset || session_key(o) != session_key(n) {
+            p.reset.push(n.name.clone());
+            continue;
+        }
+        // The cluster id is in the CLUSTER_LIST we add when reflecting and
+        // the one we check for loops on receipt (RFC 4456 §8): every iBGP
+        // session sees it.
+        let cluster = cluster_changed && !n.ebgp;
+        let reimport = !same_policy(old, &o.import, new, &n.import)
+            || o.soft_reconfiguration_inbound != n.soft_reconfiguration_inbound
+            || cluster;
+        let reexport = !same_policy(old, &o.export, new, &n.export)
+            || o.route_reflector_client != n.route_reflector_client
+            || o.route_server_client != n.route_server_client
+            || o.next_hop != n.next_hop
+            || cluster;
+        let meta = o.max_prefix != n.max_prefix
+            || o.description != n.description
+            || o.mrai != n.mrai
+            || o.enabled != n.enabled;
+        if reimport {
+            p.reimport.push(n.name.clone());
+        }
+        if reexport {
+            p.reexport.push(n.name.clone());
+        }
+        if reimport || reexport || meta {
+            p.soft.push(n.name.clone());
         }
     }
     for o in &old.neighbors {
@@ -135,5 +181,24 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
             p.removed.push(o.name.clone());
         }
     }
+    let others: [(&str, bool); 9] = [
+        ("router.listen", ro.listen != rn.listen),
+        ("router.cluster_id", cluster_changed),
+        ("router.pipeline", ro.pipeline != rn.pipeline),
+        ("router.threads", ro.threads != rn.threads),
+        ("control.socket", old.control.socket != new.control.socket),
+        (
+            "control.metrics",
+            old.control.metrics != new.control.metrics,
+        ),
+        ("log.level", old.log_level != new.log_level),
+        ("log.file", old.log_file != new.log_file),
+        ("mrt", old.mrt != new.mrt),
+    ];
+    p.other = others
+        .iter()
+        .filter(|(_, changed)| *changed)
+        .map(|(k, _)| k.to_string())
+        .collect();
     p
 }

@@ -5,25 +5,46 @@
 //! and which only need their policies re-applied.
 //!
 //! Nothing here opens a socket or starts a thread: the daemon applies the
-//! result.
+//! result, and keeps its running configuration when [`load`] fails.
+//!
+//! ```
+//! let c = config::parse(
+//!     "[router]\nid = \"192.0.2.1\"\nasn = 65000\n\n\
+//!      [[neighbor]]\naddress = \"192.0.2.2\"\nremote_as = 65001\n",
+//!     "tesserad.toml",
+//! )
+//! .unwrap();
+//! assert_eq!(c.neighbors[0].name, "n192_0_2_2");
+//! let e = config::parse("[router]\nid = \"192.0.2.1\"\nasn = 0\n", "t.toml").unwrap_err();
+//! assert_eq!(
+//!     e.to_string(),
+//!     "t.toml:3:7: router.asn: 0 is not an AS number (1..4294967295, or asdot \"X.Y\")"
+//! );
+//! ```
 
 mod diff;
 mod locate;
+mod model;
+mod neighbor;
 mod raw;
 mod validate;
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use base::{AfiSafi, Asn, Prefix};
 use bgp_policy::ast::PolicyDef;
 
 pub use diff::{diff, ReloadPlan};
 pub use locate::Location;
+pub use model::{
+    AddPath, Connection, Control, MaxPrefix, MaxPrefixAction, Mrt, Neighbor, NextHop, Pipeline,
+    PolicyName, Role, Router, Static,
+};
 
-/// A configuration error: where, which field, what.
+/// A configuration error: where, which field, what. Further errors found
+/// in the same pass are in [`ConfigError::more`], in file order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConfigError {
     pub file: String,
@@ -33,237 +54,102 @@ pub struct ConfigError {
     /// Dotted path of the field (`neighbor[1].remote_as`), or empty.
     pub field: String,
     pub message: String,
+    /// The other errors, each without `more` of its own.
+    pub more: Vec<ConfigError>,
+}
+
+impl ConfigError {
+    /// This error alone, without [`ConfigError::more`]: one line.
+    pub fn first(&self) -> String {
+        let mut s = if self.line == 0 {
+            format!("{}: ", self.file)
+        } else {
+            format!("{}:{}:{}: ", self.file, self.line, self.col)
+        };
+        if !self.field.is_empty() {
+            s.push_str(&self.field);
+            s.push_str(": ");
+        }
+        s.push_str(&self.message);
+        s
+    }
+
+    /// Every error, first one included, one line each.
+    pub fn lines(&self) -> Vec<String> {
+        std::iter::once(self.first())
+            .chain(self.more.iter().map(ConfigError::first))
+            .collect()
+    }
 }
 
 impl fmt::Display for ConfigError {
+    /// One line per error, like a compiler.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line == 0 {
-            write!(f, "{}: ", self.file)?;
-        } else {
-            write!(f, "{}:{}:{}: ", self.file, self.line, self.col)?;
-        }
-        if !self.field.is_empty() {
-            write!(f, "{}: ", self.field)?;
-        }
-        f.write_str(&self.message)
+        f.write_str(&self.lines().join("\n"))
     }
 }
 
 impl std::error::Error for ConfigError {}
 
-/// How UPDATE processing is parallelised (issue 5); only `sequential`
-/// runs today, the daemon refuses the others with "not supported yet".
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Pipeline {
-    Sequential,
-    PerPeer,
-    WorkerPool,
-    Sharded,
-}
-
-/// A policy attachment.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PolicyName {
-    Accept,
-    Reject,
-    Named(String),
-}
-
-impl PolicyName {
-    pub fn as_str(&self) -> &str {
-        match self {
-            PolicyName::Accept => "accept",
-            PolicyName::Reject => "reject",
-            PolicyName::Named(n) => n,
-        }
-    }
-}
-
-/// `[router]`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Router {
-    pub id: Ipv4Addr,
-    pub asn: Asn,
-    pub listen: Vec<SocketAddr>,
-    pub hold_time: u16,
-    pub keepalive: Option<u16>,
-    pub connect_retry: u32,
-    pub cluster_id: Ipv4Addr,
-    pub pipeline: Pipeline,
-    pub threads: Option<u16>,
-    /// When a neighbour names no policy; `None`: RFC 8212 (reject for
-    /// eBGP, accept for iBGP).
-    pub default_import: Option<PolicyName>,
-    pub default_export: Option<PolicyName>,
-}
-
-/// `[control]`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Control {
-    pub socket: PathBuf,
-    pub metrics: Option<SocketAddr>,
-}
-
-/// `[mrt]`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Mrt {
-    pub updates: Option<String>,
-    pub updates_interval: u32,
-    pub rib: Option<String>,
-    pub rib_interval: u32,
-}
-
-/// TCP connection mode of a neighbour.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Connection {
-    Both,
-    Passive,
-    Active,
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
-pub struct AddPath {
-    pub receive: bool,
-    pub send: bool,
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum NextHop {
-    Auto,
-    SelfAlways,
-    Unchanged,
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum MaxPrefixAction {
-    Warn,
-    /// Seconds.
-    Restart(u32),
-    Shutdown,
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct MaxPrefix {
-    pub limit: u64,
-    pub action: MaxPrefixAction,
-    /// Percent of the limit at which a warning is logged (0: none).
-    pub warn_threshold: u8,
-}
-
-/// RFC 9234 roles, as we see the neighbour's role... written from our side
-/// as in the RFC: `role = "provider"` means *we* are the provider.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Role {
-    Provider,
-    Rs,
-    RsClient,
-    Customer,
-    Peer,
-}
-
-impl Role {
-    /// The RFC 9234 §4.1 code of this role.
-    pub fn code(self) -> u8 {
-        match self {
-            Role::Provider => 0,
-            Role::Rs => 1,
-            Role::RsClient => 2,
-            Role::Customer => 3,
-            Role::Peer => 4,
-        }
-    }
-    /// The role the neighbour must have when we have this one.
-    pub fn peer_code(self) -> u8 {
-        match self {
-            Role::Provider => 3,
-            Role::Rs => 2,
-            Role::RsClient => 1,
-            Role::Customer => 0,
-            Role::Peer => 4,
-        }
-    }
-}
-
-/// `[[neighbor]]`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Neighbor {
-    pub name: String,
-    pub description: String,
-    pub address: IpAddr,
-    pub remote_as: Asn,
-    pub ebgp: bool,
-    pub local_address: Option<IpAddr>,
-    pub port: u16,
-    pub connection: Connection,
-    pub hold_time: u16,
-    pub keepalive: Option<u16>,
-    pub connect_retry: u32,
-    pub delay_open: Option<u32>,
-    pub families: Vec<AfiSafi>,
-    pub add_path: AddPath,
-    pub route_reflector_client: bool,
-    pub route_server_client: bool,
-    pub next_hop: NextHop,
-    pub max_prefix: Option<MaxPrefix>,
-    pub password: Option<String>,
-    pub import: PolicyName,
-    pub export: PolicyName,
-    pub role: Option<Role>,
-    pub role_strict: bool,
-    pub graceful_restart: bool,
-    pub restart_time: u16,
-    pub route_refresh: bool,
-    pub enhanced_route_refresh: bool,
-    pub extended_message: bool,
-    pub four_octet_asn: bool,
-    pub enabled: bool,
-    pub ttl: Option<u8>,
-    pub soft_reconfiguration_inbound: bool,
-    /// MinRouteAdvertisementInterval, seconds (RFC 4271 §9.2.1.1).
-    pub mrai: u32,
-}
-
-/// `[[static]]`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Static {
-    pub prefix: Prefix,
-    /// `None`: "self" (our address on each session).
-    pub next_hop: Option<IpAddr>,
-    pub communities: Vec<u32>,
-    pub large_communities: Vec<(u32, u32, u32)>,
-    pub local_pref: Option<u32>,
-    pub med: Option<u32>,
-    /// 0 IGP, 1 EGP, 2 incomplete.
-    pub origin: u8,
-}
-
-/// A whole, validated configuration.
+/// A whole, validated configuration. Compare two with [`diff`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
+    /// The file name given to [`load`] or [`parse`], used in messages.
     pub file: String,
     pub router: Router,
     pub control: Control,
+    /// `log.level`, default `"info"`: a level (`error`, `warn`, `info`,
+    /// `debug`, `trace`) or a tracing filter (`info,bgp_speaker=debug`).
+    /// `RUST_LOG` overrides it.
     pub log_level: String,
+    /// `log.file`: append logs there instead of standard error.
+    pub log_file: Option<PathBuf>,
+    /// `[mrt]`, when present.
     pub mrt: Option<Mrt>,
+    /// `[[neighbor]]`, in file order; names and addresses are unique.
     pub neighbors: Vec<Neighbor>,
+    /// `[[static]]`, in file order; prefixes are unique.
     pub statics: Vec<Static>,
+    /// `[policy.NAME]`, each known to compile with `bgp_policy::compile`.
     pub policies: BTreeMap<String, PolicyDef>,
-    locations: BTreeMap<String, Location>,
+    index: Arc<locate::Index>,
 }
 
 impl Config {
-    /// Where a dotted path (`policy.NAME`, `neighbor[2]`, `router`) is
-    /// defined, for errors found after loading.
+    /// Where a dotted path is written: `router`, `router.asn`,
+    /// `neighbor[2]`, `neighbor[2].import`, `policy.NAME`,
+    /// `policy.NAME.term[0].match.prefix[1]`, `static[0].prefix`. Falls
+    /// back to the closest enclosing field that is in the file (a defaulted
+    /// `neighbor[2].port` gives the `[[neighbor]]` header), so that errors
+    /// found by later layers still get a line. `None` for a path outside
+    /// the file altogether.
     pub fn locate(&self, path: &str) -> Option<Location> {
-        self.locations.get(path).cloned()
+        let (line, col) = self.index.nearest(path)?;
+        Some(Location {
+            file: self.file.clone(),
+            line,
+            col,
+        })
     }
 
+    /// The `[[neighbor]]` header of the neighbour called `name`.
+    pub fn locate_neighbor(&self, name: &str) -> Option<Location> {
+        let i = self.neighbors.iter().position(|n| n.name == name)?;
+        self.locate(&format!("neighbor[{i}]"))
+    }
+
+    /// The neighbour called `name`.
     pub fn neighbor(&self, name: &str) -> Option<&Neighbor> {
         self.neighbors.iter().find(|n| n.name == name)
     }
+
+    /// The neighbour with this address.
+    pub fn neighbor_by_address(&self, addr: std::net::IpAddr) -> Option<&Neighbor> {
+        self.neighbors.iter().find(|n| n.address == addr)
+    }
 }
 
-/// Reads and validates a file.
+/// Reads and validates a file. Errors name `path` as given.
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
@@ -272,11 +158,13 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
         col: 0,
         field: String::new(),
         message: format!("cannot read: {e}"),
+        more: Vec::new(),
     })?;
     parse(&text, &file)
 }
 
-/// Parses and validates configuration text; `file_name` is used in errors.
+/// Parses and validates configuration text; `file_name` is used in errors
+/// and [`Location`]s.
 pub fn parse(text: &str, file_name: &str) -> Result<Config, ConfigError> {
     validate::parse(text, file_name)
 }

@@ -1,69 +1,96 @@
-//! The TOML document as written: serde structs with spans on the values
-//! that semantic checks may have to point at. [`crate::validate`] turns it
-//! into the typed [`crate::Config`].
+//! The TOML document as written: serde structs with every key optional
+//! where the schema has a default, and `deny_unknown_fields` everywhere so
+//! that a misspelt key is an error, not a silently ignored line.
+//! [`crate::validate`] turns this into the typed [`crate::Config`]; field
+//! positions come from [`crate::locate::Index`], not from here.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use bgp_policy::ast::PolicyDef;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
-use toml::Spanned;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawConfig {
-    pub router: Option<Spanned<RawRouter>>,
+    pub router: Option<RawRouter>,
     #[serde(default)]
     pub control: RawControl,
     #[serde(default)]
     pub log: RawLog,
+    pub mrt: Option<RawMrt>,
     #[serde(default)]
-    pub mrt: Option<Spanned<RawMrt>>,
-    #[serde(default)]
-    pub neighbor: Vec<Spanned<RawNeighbor>>,
+    pub neighbor: Vec<RawNeighbor>,
     #[serde(default, rename = "static")]
-    pub statics: Vec<Spanned<RawStatic>>,
+    pub statics: Vec<RawStatic>,
     #[serde(default)]
-    pub policy: BTreeMap<String, Spanned<PolicyDef>>,
+    pub policy: BTreeMap<String, PolicyDef>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawRouter {
-    pub id: Spanned<String>,
-    pub asn: Spanned<AsnValue>,
-    pub listen: Option<Vec<Spanned<String>>>,
-    pub hold_time: Option<Spanned<u16>>,
-    pub keepalive: Option<Spanned<u16>>,
-    pub connect_retry: Option<Spanned<u32>>,
-    pub cluster_id: Option<Spanned<String>>,
-    pub pipeline: Option<Spanned<String>>,
-    pub threads: Option<Spanned<u16>>,
-    pub default_import: Option<Spanned<String>>,
-    pub default_export: Option<Spanned<String>>,
+    pub id: String,
+    pub asn: AsnValue,
+    pub listen: Option<Vec<String>>,
+    pub hold_time: Option<u16>,
+    pub keepalive: Option<u16>,
+    pub connect_retry: Option<u32>,
+    pub cluster_id: Option<String>,
+    pub pipeline: Option<String>,
+    pub threads: Option<u16>,
+    pub default_import: Option<String>,
+    pub default_export: Option<String>,
 }
 
-/// An AS number as an integer or in asdot ("1.10").
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
+/// An AS number as an integer (asplain) or a string: asdot `"1.10"`
+/// (RFC 5396) or asplain digits.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AsnValue {
     Int(i64),
     Text(String),
+}
+
+impl<'de> Deserialize<'de> for AsnValue {
+    // Hand-written rather than `#[serde(untagged)]`: an untagged enum
+    // replaces the real type error with "did not match any variant".
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = AsnValue;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an AS number (integer, or asdot \"X.Y\")")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<AsnValue, E> {
+                Ok(AsnValue::Int(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<AsnValue, E> {
+                Ok(AsnValue::Int(i64::try_from(v).unwrap_or(i64::MAX)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<AsnValue, E> {
+                Ok(AsnValue::Text(v.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawControl {
     pub socket: Option<String>,
-    pub metrics: Option<Spanned<String>>,
+    pub metrics: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawLog {
     pub level: Option<String>,
+    pub file: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawMrt {
     pub updates: Option<String>,
@@ -72,48 +99,72 @@ pub struct RawMrt {
     pub rib_interval: Option<u32>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawMaxPrefix {
     pub limit: u64,
-    pub action: Option<Spanned<String>>,
+    pub action: Option<String>,
     pub restart_after: Option<u32>,
     pub warn_threshold: Option<u8>,
 }
 
-/// `max_prefix = 1000` or `max_prefix = { limit = 1000, action = "restart" }`.
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
+/// `max_prefix = 1000` or `max_prefix = { limit = 1000, action = "restart" }`
+/// (or a `[neighbor.max_prefix]` sub-table).
+#[derive(Debug)]
 pub enum MaxPrefixValue {
-    Limit(u64),
+    Limit(i64),
     Table(RawMaxPrefix),
+}
+
+impl<'de> Deserialize<'de> for MaxPrefixValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = MaxPrefixValue;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a prefix count or a table { limit, action, ... }")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<MaxPrefixValue, E> {
+                Ok(MaxPrefixValue::Limit(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<MaxPrefixValue, E> {
+                Ok(MaxPrefixValue::Limit(i64::try_from(v).unwrap_or(i64::MAX)))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, m: A) -> Result<MaxPrefixValue, A::Error> {
+                // Errors inside the table keep their own position.
+                RawMaxPrefix::deserialize(de::value::MapAccessDeserializer::new(m))
+                    .map(MaxPrefixValue::Table)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawNeighbor {
-    pub address: Spanned<String>,
-    pub remote_as: Spanned<AsnValue>,
-    pub name: Option<Spanned<String>>,
+    pub address: String,
+    pub remote_as: AsnValue,
+    pub name: Option<String>,
     pub description: Option<String>,
-    pub local_address: Option<Spanned<String>>,
+    pub local_address: Option<String>,
     pub port: Option<u16>,
     pub passive: Option<bool>,
-    pub connection: Option<Spanned<String>>,
-    pub hold_time: Option<Spanned<u16>>,
+    pub connection: Option<String>,
+    pub hold_time: Option<u16>,
     pub keepalive: Option<u16>,
     pub connect_retry: Option<u32>,
     pub delay_open: Option<u32>,
-    pub families: Option<Vec<Spanned<String>>>,
-    pub add_path: Option<Spanned<String>>,
-    pub route_reflector_client: Option<Spanned<bool>>,
-    pub route_server_client: Option<Spanned<bool>>,
-    pub next_hop: Option<Spanned<String>>,
-    pub max_prefix: Option<Spanned<MaxPrefixValue>>,
-    pub password: Option<Spanned<String>>,
-    pub import: Option<Spanned<String>>,
-    pub export: Option<Spanned<String>>,
-    pub role: Option<Spanned<String>>,
+    pub families: Option<Vec<String>>,
+    pub add_path: Option<String>,
+    pub route_reflector_client: Option<bool>,
+    pub route_server_client: Option<bool>,
+    pub next_hop: Option<String>,
+    pub max_prefix: Option<MaxPrefixValue>,
+    pub password: Option<String>,
+    pub import: Option<String>,
+    pub export: Option<String>,
+    pub role: Option<String>,
     pub role_strict: Option<bool>,
     pub graceful_restart: Option<bool>,
     pub restart_time: Option<u16>,
@@ -127,16 +178,16 @@ pub struct RawNeighbor {
     pub mrai: Option<u32>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawStatic {
-    pub prefix: Spanned<String>,
-    pub next_hop: Option<Spanned<String>>,
+    pub prefix: String,
+    pub next_hop: Option<String>,
     #[serde(default)]
-    pub communities: Vec<Spanned<String>>,
+    pub communities: Vec<String>,
     #[serde(default)]
-    pub large_communities: Vec<Spanned<String>>,
+    pub large_communities: Vec<String>,
     pub local_pref: Option<u32>,
     pub med: Option<u32>,
-    pub origin: Option<Spanned<String>>,
+    pub origin: Option<String>,
 }

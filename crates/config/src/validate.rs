@@ -1,638 +1,536 @@
-//! Raw document -> typed [`Config`], with every semantic check pointing at
-//! the offending value.
+//! Raw document -> typed [`Config`]: the whole-file pass. Every check
+//! names the field it refuses by its dotted path; the position comes from
+//! the [`Index`] of the same text. One error per item (the router, each
+//! neighbour, static, policy) is collected, so that a file with several
+//! mistakes is fixed in one round.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::ops::Range;
 use std::path::PathBuf;
+use std::sync::Arc;
 
-use base::{AfiSafi, Asn, Prefix};
-use toml::Spanned;
+use base::{Asn, Prefix};
+use bgp_policy::ast::PolicyDef;
+use bgp_policy::PolicyError;
 
-use crate::locate::{line_col, path_at, Location};
-use crate::raw::{AsnValue, MaxPrefixValue, RawConfig, RawNeighbor, RawRouter, RawStatic};
-use crate::{
-    AddPath, Config, ConfigError, Connection, Control, MaxPrefix, MaxPrefixAction, Mrt, Neighbor,
-    NextHop, Pipeline, PolicyName, Role, Router, Static,
-};
+use crate::locate::Index;
+use crate::raw::{AsnValue, RawConfig, RawMrt, RawRouter, RawStatic};
+use crate::{Config, ConfigError, Control, Mrt, Pipeline, PolicyName, Router, Static};
 
-struct Ctx<'a> {
-    text: &'a str,
-    file: &'a str,
+pub(crate) type R<T> = Result<T, ConfigError>;
+
+/// What every check needs: the file name and where each path is.
+pub(crate) struct Ctx<'a> {
+    pub file: &'a str,
+    pub index: &'a Index,
 }
 
 impl Ctx<'_> {
-    fn err(&self, span: Range<usize>, msg: impl Into<String>) -> ConfigError {
-        let (line, col) = line_col(self.text, span.start);
+    /// An error about the field at `path`.
+    pub fn err(&self, path: &str, msg: impl Into<String>) -> ConfigError {
+        let (line, col) = self.index.nearest(path).unwrap_or((0, 0));
         ConfigError {
             file: self.file.to_string(),
             line,
             col,
-            field: path_at(self.text, span.start),
+            field: path.to_string(),
             message: msg.into(),
-        }
-    }
-    fn err_field(&self, span: Range<usize>, field: String, msg: impl Into<String>) -> ConfigError {
-        let mut e = self.err(span, msg);
-        e.field = field;
-        e
-    }
-    fn loc(&self, span: Range<usize>) -> Location {
-        let (line, col) = line_col(self.text, span.start);
-        Location {
-            file: self.file.to_string(),
-            line,
-            col,
+            more: Vec::new(),
         }
     }
 }
 
-type R<T> = Result<T, ConfigError>;
+/// `[A-Za-z0-9_-]+`: neighbour and policy names, which appear in CLI
+/// commands and metric labels.
+pub(crate) fn is_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.chars()
+            .all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '-')
+}
 
-fn asn(c: &Ctx<'_>, v: &Spanned<AsnValue>) -> R<Asn> {
-    let bad = || c.err(v.span(), "an AS number is 1..4294967295 or asdot X.Y");
-    match v.get_ref() {
-        AsnValue::Int(i) if (1..=u32::MAX as i64).contains(i) => Ok(Asn(*i as u32)),
-        AsnValue::Int(_) => Err(bad()),
+/// One of a fixed set of strings.
+pub(crate) fn choice<T: Copy>(c: &Ctx<'_>, path: &str, v: &str, opts: &[(&str, T)]) -> R<T> {
+    if let Some((_, t)) = opts.iter().find(|(k, _)| *k == v) {
+        return Ok(*t);
+    }
+    let names: Vec<String> = opts.iter().map(|(k, _)| format!("\"{k}\"")).collect();
+    Err(c.err(
+        path,
+        format!(
+            "unknown value \"{v}\", expected one of {}",
+            names.join(", ")
+        ),
+    ))
+}
+
+/// `65000`, `"65000"` or asdot `"1.10"` (RFC 5396).
+pub(crate) fn asn(c: &Ctx<'_>, path: &str, v: &AsnValue) -> R<Asn> {
+    const WHAT: &str = "is not an AS number (1..4294967295, or asdot \"X.Y\")";
+    let n = match v {
+        AsnValue::Int(i) => u32::try_from(*i)
+            .ok()
+            .filter(|&n| n != 0)
+            .ok_or_else(|| c.err(path, format!("{i} {WHAT}")))?,
         AsnValue::Text(s) => {
-            let (hi, lo) = s.split_once('.').ok_or_else(bad)?;
-            let hi: u16 = hi.parse().map_err(|_| bad())?;
-            let lo: u16 = lo.parse().map_err(|_| bad())?;
-            let v = (u32::from(hi) << 16) | u32::from(lo);
-            if v == 0 {
-                return Err(bad());
-            }
-            Ok(Asn(v))
+            let asdot = s.split_once('.').and_then(|(hi, lo)| {
+                let hi: u16 = hi.parse().ok()?;
+                let lo: u16 = lo.parse().ok()?;
+                Some((u32::from(hi) << 16) | u32::from(lo))
+            });
+            asdot
+                .or_else(|| s.parse::<u32>().ok())
+                .filter(|&n| n != 0)
+                .ok_or_else(|| c.err(path, format!("\"{s}\" {WHAT}")))?
         }
+    };
+    if Asn(n) == Asn::TRANS {
+        return Err(c.err(
+            path,
+            "23456 is AS_TRANS (RFC 6793 §9), not an AS of its own",
+        ));
     }
+    Ok(Asn(n))
 }
 
-fn ipv4(c: &Ctx<'_>, v: &Spanned<String>) -> R<Ipv4Addr> {
-    v.get_ref().parse().map_err(|_| {
+pub(crate) fn ip(c: &Ctx<'_>, path: &str, v: &str) -> R<IpAddr> {
+    v.parse()
+        .map_err(|_| c.err(path, format!("\"{v}\" is not an IP address")))
+}
+
+fn router_id(c: &Ctx<'_>, path: &str, v: &str) -> R<Ipv4Addr> {
+    let a: Ipv4Addr = v
+        .parse()
+        .map_err(|_| c.err(path, format!("\"{v}\" is not an IPv4 address")))?;
+    if a.is_unspecified() {
+        return Err(c.err(path, "0.0.0.0 is not a valid identifier (RFC 6286 §2.1)"));
+    }
+    Ok(a)
+}
+
+fn sockaddr(c: &Ctx<'_>, path: &str, v: &str) -> R<SocketAddr> {
+    v.parse().map_err(|_| {
         c.err(
-            v.span(),
-            format!("\"{}\" is not an IPv4 address", v.get_ref()),
+            path,
+            format!("\"{v}\" is not ADDRESS:PORT (\"[ADDRESS]:PORT\" for IPv6)"),
         )
     })
 }
 
-fn ip(c: &Ctx<'_>, v: &Spanned<String>) -> R<IpAddr> {
-    v.get_ref().parse().map_err(|_| {
-        c.err(
-            v.span(),
-            format!("\"{}\" is not an IP address", v.get_ref()),
-        )
-    })
-}
-
-fn sockaddr(c: &Ctx<'_>, v: &Spanned<String>) -> R<SocketAddr> {
-    v.get_ref().parse().map_err(|_| {
-        c.err(
-            v.span(),
-            format!(
-                "\"{}\" is not ADDRESS:PORT ([v6]:port for IPv6)",
-                v.get_ref()
-            ),
-        )
-    })
-}
-
-fn hold(c: &Ctx<'_>, v: &Spanned<u16>) -> R<u16> {
-    match *v.get_ref() {
+/// RFC 4271 §4.2: "the Hold Time MUST be either zero or at least three
+/// seconds".
+pub(crate) fn hold(c: &Ctx<'_>, path: &str, v: u16) -> R<u16> {
+    match v {
         1 | 2 => Err(c.err(
-            v.span(),
-            "hold time must be 0 or at least 3 seconds (RFC 4271 §4.2)",
+            path,
+            format!("{v}: the hold time is 0 or at least 3 seconds (RFC 4271 §4.2)"),
         )),
         h => Ok(h),
     }
 }
 
-fn policy_name(
+/// A keepalive interval shorter than the hold time (RFC 4271 §10
+/// suggests a third); none at all when the hold time is 0.
+pub(crate) fn keepalive(c: &Ctx<'_>, path: &str, k: Option<u16>, hold: u16) -> R<Option<u16>> {
+    match k {
+        Some(0) => Err(c.err(path, "the keepalive interval is at least 1 second")),
+        Some(k) if hold != 0 && k >= hold => Err(c.err(
+            path,
+            format!("{k}: the keepalive interval must be shorter than the hold time ({hold})"),
+        )),
+        k => Ok(k),
+    }
+}
+
+/// At least one second: these drive timers.
+pub(crate) fn seconds(c: &Ctx<'_>, path: &str, v: u32) -> R<u32> {
+    if v == 0 {
+        return Err(c.err(path, "must be at least 1 second"));
+    }
+    Ok(v)
+}
+
+pub(crate) fn policy_name(
     c: &Ctx<'_>,
-    v: &Spanned<String>,
-    policies: &BTreeMap<String, Spanned<bgp_policy::ast::PolicyDef>>,
+    path: &str,
+    v: &str,
+    policies: &BTreeMap<String, PolicyDef>,
 ) -> R<PolicyName> {
-    match v.get_ref().as_str() {
+    match v {
         "accept" => Ok(PolicyName::Accept),
         "reject" => Ok(PolicyName::Reject),
         n if policies.contains_key(n) => Ok(PolicyName::Named(n.to_string())),
-        n => Err(c.err(v.span(), format!("unknown policy \"{n}\""))),
+        n => Err(c.err(path, format!("unknown policy \"{n}\""))),
     }
 }
 
-fn family(c: &Ctx<'_>, v: &Spanned<String>) -> R<AfiSafi> {
-    match v.get_ref().as_str() {
-        "ipv4-unicast" | "ipv4" => Ok(AfiSafi::IPV4_UNICAST),
-        "ipv6-unicast" | "ipv6" => Ok(AfiSafi::IPV6_UNICAST),
-        "ipv4-multicast" => Ok(AfiSafi::IPV4_MULTICAST),
-        "ipv6-multicast" => Ok(AfiSafi::IPV6_MULTICAST),
-        other => Err(c.err(
-            v.span(),
-            format!("unknown family \"{other}\" (ipv4-unicast, ipv6-unicast, ipv4-multicast, ipv6-multicast)"),
-        )),
-    }
-}
-
-fn router(c: &Ctx<'_>, r: &Spanned<RawRouter>, raw: &RawConfig) -> R<Router> {
-    let rr = r.get_ref();
-    let id = ipv4(c, &rr.id)?;
-    if id.is_unspecified() {
-        return Err(c.err(rr.id.span(), "the router id must not be 0.0.0.0"));
-    }
+fn router(c: &Ctx<'_>, rr: &RawRouter, policies: &BTreeMap<String, PolicyDef>) -> R<Router> {
+    let id = router_id(c, "router.id", &rr.id)?;
+    let asn = asn(c, "router.asn", &rr.asn)?;
     let listen = match &rr.listen {
         None => vec![
-            "0.0.0.0:179"
-                .parse()
-                .map_err(|_| c.err(r.span(), "internal"))?,
-            "[::]:179"
-                .parse()
-                .map_err(|_| c.err(r.span(), "internal"))?,
+            SocketAddr::from((Ipv4Addr::UNSPECIFIED, 179)),
+            SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, 179)),
         ],
-        Some(l) => l.iter().map(|a| sockaddr(c, a)).collect::<R<Vec<_>>>()?,
-    };
-    let hold_time = rr
-        .hold_time
-        .as_ref()
-        .map(|h| hold(c, h))
-        .transpose()?
-        .unwrap_or(90);
-    if let Some(k) = &rr.keepalive {
-        if hold_time != 0 && *k.get_ref() >= hold_time {
-            return Err(c.err(k.span(), "keepalive must be shorter than the hold time"));
+        Some(l) => {
+            let mut v: Vec<SocketAddr> = Vec::new();
+            for (i, a) in l.iter().enumerate() {
+                let path = format!("router.listen[{i}]");
+                let s = sockaddr(c, &path, a)?;
+                if v.contains(&s) {
+                    return Err(c.err(&path, format!("{s} is listed twice")));
+                }
+                v.push(s);
+            }
+            v
         }
+    };
+    let hold_time = match rr.hold_time {
+        Some(h) => hold(c, "router.hold_time", h)?,
+        None => 90,
+    };
+    let keepalive = keepalive(c, "router.keepalive", rr.keepalive, hold_time)?;
+    let connect_retry = match rr.connect_retry {
+        Some(s) => seconds(c, "router.connect_retry", s)?,
+        None => 120,
+    };
+    let pipeline = match &rr.pipeline {
+        None => Pipeline::Sequential,
+        Some(p) => choice(
+            c,
+            "router.pipeline",
+            p,
+            &[
+                ("sequential", Pipeline::Sequential),
+                ("per-peer", Pipeline::PerPeer),
+                ("worker-pool", Pipeline::WorkerPool),
+                ("sharded", Pipeline::Sharded),
+            ],
+        )?,
+    };
+    if rr.threads == Some(0) {
+        return Err(c.err("router.threads", "at least 1 thread"));
     }
-    let pipeline = match rr
-        .pipeline
-        .as_ref()
-        .map(|p| (p.get_ref().as_str(), p.span()))
-    {
-        None | Some(("sequential", _)) => Pipeline::Sequential,
-        Some(("per-peer", _)) => Pipeline::PerPeer,
-        Some(("worker-pool", _)) => Pipeline::WorkerPool,
-        Some(("sharded", _)) => Pipeline::Sharded,
-        Some((other, span)) => {
-            return Err(c.err(
-                span,
-                format!(
-                    "unknown pipeline \"{other}\" (sequential, per-peer, worker-pool, sharded)"
-                ),
-            ))
-        }
+    let cluster_id = match &rr.cluster_id {
+        Some(v) => router_id(c, "router.cluster_id", v)?,
+        None => id,
     };
-    let cluster_id = rr
-        .cluster_id
-        .as_ref()
-        .map(|v| ipv4(c, v))
-        .transpose()?
-        .unwrap_or(id);
     let default_import = rr
         .default_import
         .as_ref()
-        .map(|v| policy_name(c, v, &raw.policy))
+        .map(|v| policy_name(c, "router.default_import", v, policies))
         .transpose()?;
     let default_export = rr
         .default_export
         .as_ref()
-        .map(|v| policy_name(c, v, &raw.policy))
+        .map(|v| policy_name(c, "router.default_export", v, policies))
         .transpose()?;
     Ok(Router {
         id,
-        asn: asn(c, &rr.asn)?,
+        asn,
         listen,
         hold_time,
-        keepalive: rr.keepalive.as_ref().map(|k| *k.get_ref()),
-        connect_retry: rr.connect_retry.as_ref().map_or(120, |v| *v.get_ref()),
+        keepalive,
+        connect_retry,
         cluster_id,
         pipeline,
-        threads: rr.threads.as_ref().map(|t| *t.get_ref()),
+        threads: rr.threads,
         default_import,
         default_export,
     })
 }
 
-fn neighbor(
-    c: &Ctx<'_>,
-    idx: usize,
-    n: &Spanned<RawNeighbor>,
-    r: &Router,
-    raw: &RawConfig,
-) -> R<Neighbor> {
-    let rn = n.get_ref();
-    let address = ip(c, &rn.address)?;
-    let remote_as = asn(c, &rn.remote_as)?;
-    let ebgp = remote_as != r.asn;
-    let name = match &rn.name {
-        Some(s) => {
-            let ok = !s.get_ref().is_empty()
-                && s.get_ref()
-                    .chars()
-                    .all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '-');
-            if !ok {
-                return Err(c.err(s.span(), "a name is letters, digits, '_' and '-'"));
-            }
-            s.get_ref().clone()
-        }
-        None => format!("n{}", address.to_string().replace(['.', ':'], "_")),
-    };
-    let local_address = rn.local_address.as_ref().map(|v| ip(c, v)).transpose()?;
-    if let (Some(l), Some(span)) = (local_address, rn.local_address.as_ref().map(|v| v.span())) {
-        if l.is_ipv4() != address.is_ipv4() {
-            return Err(c.err(span, "local_address must be of the same family as address"));
-        }
-    }
-    let connection = match (rn.passive, rn.connection.as_ref()) {
-        (_, Some(v)) => match v.get_ref().as_str() {
-            "both" => Connection::Both,
-            "passive" => Connection::Passive,
-            "active" => Connection::Active,
-            o => {
-                return Err(c.err(
-                    v.span(),
-                    format!("unknown connection mode \"{o}\" (both, passive, active)"),
-                ))
-            }
-        },
-        (Some(true), None) => Connection::Passive,
-        _ => Connection::Both,
-    };
-    let hold_time = rn
-        .hold_time
-        .as_ref()
-        .map(|h| hold(c, h))
-        .transpose()?
-        .unwrap_or(r.hold_time);
-    let families = match &rn.families {
-        Some(f) if f.is_empty() => {
-            return Err(c.err(n.span(), "families must not be empty"));
-        }
-        Some(f) => {
-            let mut v = Vec::new();
-            for x in f {
-                let af = family(c, x)?;
-                if !v.contains(&af) {
-                    v.push(af);
-                }
-            }
-            v
-        }
-        None => vec![AfiSafi::IPV4_UNICAST, AfiSafi::IPV6_UNICAST],
-    };
-    let add_path = match rn
-        .add_path
-        .as_ref()
-        .map(|v| (v.get_ref().as_str(), v.span()))
-    {
-        None | Some(("off", _)) => AddPath::default(),
-        Some(("receive", _)) => AddPath {
-            receive: true,
-            send: false,
-        },
-        Some(("send", _)) => AddPath {
-            receive: false,
-            send: true,
-        },
-        Some(("both", _)) => AddPath {
-            receive: true,
-            send: true,
-        },
-        Some((o, span)) => {
-            return Err(c.err(
-                span,
-                format!("unknown add_path \"{o}\" (off, receive, send, both)"),
-            ))
-        }
-    };
-    let rr_client = rn
-        .route_reflector_client
-        .as_ref()
-        .is_some_and(|v| *v.get_ref());
-    if rr_client && ebgp {
-        let span = rn
-            .route_reflector_client
-            .as_ref()
-            .map_or(n.span(), |v| v.span());
+/// A policy name, then the compiler's verdict at the exact list entry.
+fn policy(c: &Ctx<'_>, name: &str, def: &PolicyDef) -> R<()> {
+    let base = format!("policy.{name}");
+    if !is_name(name) || name == "accept" || name == "reject" {
         return Err(c.err(
-            span,
-            "a route reflector client must be an iBGP neighbor (RFC 4456)",
+            &base,
+            format!(
+                "\"{name}\" is not a policy name (letters, digits, '_', '-'; \
+                 not \"accept\" or \"reject\")"
+            ),
         ));
     }
-    let rs_client = rn
-        .route_server_client
-        .as_ref()
-        .is_some_and(|v| *v.get_ref());
-    if rs_client && !ebgp {
-        let span = rn
-            .route_server_client
-            .as_ref()
-            .map_or(n.span(), |v| v.span());
-        return Err(c.err(
-            span,
-            "a route server client must be an eBGP neighbor (RFC 7947)",
-        ));
-    }
-    let next_hop = match rn
-        .next_hop
-        .as_ref()
-        .map(|v| (v.get_ref().as_str(), v.span()))
-    {
-        None | Some(("auto", _)) => NextHop::Auto,
-        Some(("self", _)) => NextHop::SelfAlways,
-        Some(("unchanged", _)) => NextHop::Unchanged,
-        Some((o, span)) => {
-            return Err(c.err(
-                span,
-                format!("unknown next_hop \"{o}\" (auto, self, unchanged)"),
-            ))
-        }
-    };
-    let max_prefix = match &rn.max_prefix {
-        None => None,
-        Some(v) => Some(match v.get_ref() {
-            MaxPrefixValue::Limit(l) => MaxPrefix {
-                limit: *l,
-                action: MaxPrefixAction::Shutdown,
-                warn_threshold: 75,
-            },
-            MaxPrefixValue::Table(t) => {
-                let action = match t.action.as_ref().map(|a| (a.get_ref().as_str(), a.span())) {
-                    None | Some(("shutdown", _)) => MaxPrefixAction::Shutdown,
-                    Some(("warn", _)) => MaxPrefixAction::Warn,
-                    Some(("restart", _)) => MaxPrefixAction::Restart(t.restart_after.unwrap_or(60)),
-                    Some((o, span)) => {
-                        return Err(c.err(
-                            span,
-                            format!("unknown max_prefix action \"{o}\" (warn, restart, shutdown)"),
-                        ))
-                    }
-                };
-                if t.warn_threshold.is_some_and(|w| w > 100) {
-                    return Err(c.err(v.span(), "warn_threshold is a percentage (0-100)"));
-                }
-                MaxPrefix {
-                    limit: t.limit,
-                    action,
-                    warn_threshold: t.warn_threshold.unwrap_or(75),
-                }
-            }
-        }),
-    };
-    if let Some(p) = &rn.password {
-        if p.get_ref().len() > 80 || p.get_ref().is_empty() {
-            return Err(c.err(
-                p.span(),
-                "a TCP-MD5 password is 1 to 80 bytes (Linux TCP_MD5SIG_MAXKEYLEN)",
-            ));
-        }
-    }
-    let default_pol = |d: &Option<PolicyName>| {
-        d.clone().unwrap_or(if ebgp {
-            PolicyName::Reject
-        } else {
-            PolicyName::Accept
-        })
-    };
-    let import = match &rn.import {
-        Some(v) => policy_name(c, v, &raw.policy)?,
-        None => default_pol(&r.default_import),
-    };
-    let export = match &rn.export {
-        Some(v) => policy_name(c, v, &raw.policy)?,
-        None => default_pol(&r.default_export),
-    };
-    let role = match rn.role.as_ref().map(|v| (v.get_ref().as_str(), v.span())) {
-        None => None,
-        Some(("provider", _)) => Some(Role::Provider),
-        Some(("rs", _)) => Some(Role::Rs),
-        Some(("rs-client", _)) => Some(Role::RsClient),
-        Some(("customer", _)) => Some(Role::Customer),
-        Some(("peer", _)) => Some(Role::Peer),
-        Some((o, span)) => {
-            return Err(c.err(
-                span,
-                format!("unknown role \"{o}\" (provider, rs, rs-client, customer, peer)"),
-            ))
-        }
-    };
-    let _ = idx;
-    Ok(Neighbor {
-        name,
-        description: rn.description.clone().unwrap_or_default(),
-        address,
-        remote_as,
-        ebgp,
-        local_address,
-        port: rn.port.unwrap_or(179),
-        connection,
-        hold_time,
-        keepalive: rn.keepalive.or(r.keepalive),
-        connect_retry: rn.connect_retry.unwrap_or(r.connect_retry),
-        delay_open: rn.delay_open,
-        families,
-        add_path,
-        route_reflector_client: rr_client,
-        route_server_client: rs_client,
-        next_hop,
-        max_prefix,
-        password: rn.password.as_ref().map(|p| p.get_ref().clone()),
-        import,
-        export,
-        role,
-        role_strict: rn.role_strict.unwrap_or(false),
-        graceful_restart: rn.graceful_restart.unwrap_or(true),
-        restart_time: rn.restart_time.unwrap_or(120),
-        route_refresh: rn.route_refresh.unwrap_or(true),
-        enhanced_route_refresh: rn.enhanced_route_refresh.unwrap_or(true),
-        extended_message: rn.extended_message.unwrap_or(true),
-        four_octet_asn: rn.four_octet_asn.unwrap_or(true),
-        enabled: rn.enabled.unwrap_or(true),
-        ttl: rn.ttl,
-        soft_reconfiguration_inbound: rn.soft_reconfiguration_inbound.unwrap_or(true),
-        mrai: rn.mrai.unwrap_or(0),
-    })
+    bgp_policy::compile(def)
+        .map(|_| ())
+        .map_err(|e| c.err(&policy_error_path(&base, &e), policy_error_message(&e)))
 }
 
-fn community(c: &Ctx<'_>, v: &Spanned<String>) -> R<u32> {
-    let bad = || {
-        c.err(
-            v.span(),
-            format!("\"{}\" is not a community ASN:VALUE", v.get_ref()),
-        )
-    };
-    let (a, b) = v.get_ref().split_once(':').ok_or_else(bad)?;
-    let a: u16 = a.trim().parse().map_err(|_| bad())?;
-    let b: u16 = b.trim().parse().map_err(|_| bad())?;
-    Ok((u32::from(a) << 16) | u32::from(b))
-}
-
-fn large(c: &Ctx<'_>, v: &Spanned<String>) -> R<(u32, u32, u32)> {
-    let bad = || {
-        c.err(
-            v.span(),
-            format!("\"{}\" is not a large community A:B:C", v.get_ref()),
-        )
-    };
-    let mut it = v.get_ref().split(':').map(|x| x.trim().parse::<u32>());
-    match (it.next(), it.next(), it.next(), it.next()) {
-        (Some(Ok(a)), Some(Ok(b)), Some(Ok(d)), None) => Ok((a, b, d)),
-        _ => Err(bad()),
+/// `policy.NAME.term[T].match.prefix[I]` for a compile error.
+pub(crate) fn policy_error_path(base: &str, e: &PolicyError) -> String {
+    let mut p = base.to_string();
+    if let Some(t) = e.term {
+        p.push_str(&format!(".term[{t}]"));
     }
+    if !e.field.is_empty() {
+        p.push('.');
+        p.push_str(e.field);
+    }
+    if let Some(i) = e.index {
+        p.push_str(&format!("[{i}]"));
+    }
+    p
 }
 
-fn static_route(c: &Ctx<'_>, s: &Spanned<RawStatic>) -> R<Static> {
-    let rs = s.get_ref();
-    let prefix: Prefix = rs.prefix.get_ref().parse().map_err(|_| {
+fn policy_error_message(e: &PolicyError) -> String {
+    format!("\"{}\": {}", e.value, e.kind)
+}
+
+fn community(c: &Ctx<'_>, path: &str, v: &str) -> R<u32> {
+    bgp_policy::parse_std(v)
+        .map(|x| x.0)
+        .map_err(|k| c.err(path, format!("\"{v}\": {k}")))
+}
+
+fn large(c: &Ctx<'_>, path: &str, v: &str) -> R<(u32, u32, u32)> {
+    bgp_policy::parse_large(v)
+        .map(|l| (l.global_admin, l.local_data1, l.local_data2))
+        .map_err(|k| c.err(path, format!("\"{v}\": {k}")))
+}
+
+fn static_route(c: &Ctx<'_>, i: usize, rs: &RawStatic) -> R<Static> {
+    let at = |k: &str| format!("static[{i}].{k}");
+    let prefix: Prefix = rs.prefix.parse().map_err(|_| {
         c.err(
-            rs.prefix.span(),
-            format!("\"{}\" is not a prefix", rs.prefix.get_ref()),
+            &at("prefix"),
+            format!("\"{}\" is not a prefix ADDRESS/LENGTH", rs.prefix),
         )
     })?;
     if prefix.masked() != prefix {
         return Err(c.err(
-            rs.prefix.span(),
-            format!("\"{}\" has host bits set", rs.prefix.get_ref()),
+            &at("prefix"),
+            format!(
+                "\"{}\" has bits set beyond the prefix length (did you mean {}?)",
+                rs.prefix,
+                prefix.masked()
+            ),
         ));
     }
-    let next_hop = match &rs.next_hop {
-        None => None,
-        Some(v) if v.get_ref() == "self" => None,
+    let next_hop = match rs.next_hop.as_deref() {
+        None | Some("self") => None,
         Some(v) => {
-            let a = ip(c, v)?;
-            if a.is_ipv4() != matches!(prefix, Prefix::V4(_)) && a.is_ipv6() {
-                return Err(c.err(v.span(), "an IPv4 prefix needs an IPv4 next hop here"));
+            let a = ip(c, &at("next_hop"), v)?;
+            // No RFC 8950 (IPv4 NLRI over an IPv6 next hop) for statics.
+            if a.is_ipv4() != matches!(prefix, Prefix::V4(_)) {
+                return Err(c.err(
+                    &at("next_hop"),
+                    format!("{a} is not of the family of {prefix}"),
+                ));
             }
             Some(a)
         }
     };
-    let origin = match rs.origin.as_ref().map(|v| (v.get_ref().as_str(), v.span())) {
-        None | Some(("igp", _)) => 0,
-        Some(("egp", _)) => 1,
-        Some(("incomplete", _)) => 2,
-        Some((o, span)) => {
-            return Err(c.err(
-                span,
-                format!("unknown origin \"{o}\" (igp, egp, incomplete)"),
-            ))
-        }
+    let origin = match &rs.origin {
+        None => 0,
+        Some(o) => choice(
+            c,
+            &at("origin"),
+            o,
+            &[("igp", 0), ("egp", 1), ("incomplete", 2)],
+        )?,
     };
+    let mut communities = Vec::new();
+    for (j, v) in rs.communities.iter().enumerate() {
+        communities.push(community(c, &format!("static[{i}].communities[{j}]"), v)?);
+    }
+    let mut large_communities = Vec::new();
+    for (j, v) in rs.large_communities.iter().enumerate() {
+        large_communities.push(large(c, &format!("static[{i}].large_communities[{j}]"), v)?);
+    }
     Ok(Static {
         prefix,
         next_hop,
-        communities: rs
-            .communities
-            .iter()
-            .map(|v| community(c, v))
-            .collect::<R<_>>()?,
-        large_communities: rs
-            .large_communities
-            .iter()
-            .map(|v| large(c, v))
-            .collect::<R<_>>()?,
+        communities,
+        large_communities,
         local_pref: rs.local_pref,
         med: rs.med,
         origin,
     })
 }
 
-pub fn parse(text: &str, file: &str) -> R<Config> {
-    let c = Ctx { text, file };
-    let raw: RawConfig = toml::from_str(text).map_err(|e| {
-        let span = e.span().unwrap_or(0..0);
-        let mut err = c.err(span, e.message().to_string());
-        err.message = err.message.trim_end().to_string();
-        err
-    })?;
-    let Some(r) = raw.router.as_ref() else {
-        return Err(ConfigError {
-            file: file.to_string(),
-            line: 1,
-            col: 1,
-            field: "router".into(),
-            message: "missing [router] table (id and asn are required)".into(),
+/// `error`, `info`, ... or a tracing filter `info,bgp_speaker=debug`.
+fn log_level(c: &Ctx<'_>, v: &str) -> R<String> {
+    const LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
+    let ok = !v.is_empty()
+        && v.split(',').all(|d| {
+            let level =
+                d.rsplit_once('=')
+                    .map_or(d, |(target, l)| if target.is_empty() { "" } else { l });
+            LEVELS.contains(&level.trim().to_ascii_lowercase().as_str())
         });
+    if !ok {
+        return Err(c.err(
+            "log.level",
+            format!(
+                "\"{v}\" is not a level (error, warn, info, debug, trace) \
+                 or a filter such as \"info,bgp_speaker=debug\""
+            ),
+        ));
+    }
+    Ok(v.to_string())
+}
+
+fn mrt(c: &Ctx<'_>, m: &RawMrt) -> R<Mrt> {
+    for (k, v) in [("updates", &m.updates), ("rib", &m.rib)] {
+        if v.as_deref().is_some_and(|s| s.trim().is_empty()) {
+            return Err(c.err(&format!("mrt.{k}"), "an empty file name"));
+        }
+    }
+    if m.updates.is_none() && m.updates_interval.is_some() {
+        return Err(c.err("mrt.updates_interval", "set without mrt.updates"));
+    }
+    if m.rib.is_none() && m.rib_interval.is_some() {
+        return Err(c.err("mrt.rib_interval", "set without mrt.rib"));
+    }
+    Ok(Mrt {
+        updates: m.updates.clone(),
+        updates_interval: match m.updates_interval {
+            Some(s) => seconds(c, "mrt.updates_interval", s)?,
+            None => 300,
+        },
+        rib: m.rib.clone(),
+        rib_interval: match m.rib_interval {
+            Some(s) => seconds(c, "mrt.rib_interval", s)?,
+            None => 7200,
+        },
+    })
+}
+
+/// Keeps the value and records the error.
+fn keep<T>(errors: &mut Vec<ConfigError>, r: R<T>) -> Option<T> {
+    r.map_err(|e| errors.push(e)).ok()
+}
+
+/// Parses, validates and indexes a whole file.
+pub fn parse(text: &str, file: &str) -> R<Config> {
+    let index = Index::build(text);
+    let c = Ctx {
+        file,
+        index: &index,
     };
-    let router = router(&c, r, &raw)?;
-    let mut locations = BTreeMap::new();
-    locations.insert("router".to_string(), c.loc(r.span()));
+    let raw: RawConfig = toml::from_str(text).map_err(|e| serde_error(&c, text, &e))?;
+    let mut errors = Vec::new();
 
-    // Policies compile here so that their errors carry the file position.
-    let mut policies = BTreeMap::new();
-    for (name, p) in &raw.policy {
-        locations.insert(format!("policy.{name}"), c.loc(p.span()));
-        if let Err(e) = bgp_policy::compile(p.get_ref()) {
-            return Err(c.err_field(p.span(), format!("policy.{name}"), e.to_string()));
-        }
-        policies.insert(name.clone(), p.get_ref().clone());
+    for (name, def) in &raw.policy {
+        keep(&mut errors, policy(&c, name, def));
     }
-
+    let router = match &raw.router {
+        Some(r) => keep(&mut errors, router(&c, r, &raw.policy)),
+        None => {
+            errors.push(c.err("router", "missing [router] table (id and asn are required)"));
+            None
+        }
+    };
     let mut neighbors = Vec::new();
-    let mut names = HashSet::new();
-    let mut addrs = HashSet::new();
-    for (i, n) in raw.neighbor.iter().enumerate() {
-        let nb = neighbor(&c, i, n, &router, &raw)?;
-        let field = format!("neighbor[{i}]");
-        if !addrs.insert(nb.address) {
-            let span = n.get_ref().address.span();
-            return Err(c.err_field(
-                span,
-                format!("{field}.address"),
-                format!("duplicate neighbor address {}", nb.address),
-            ));
+    if let Some(r) = &router {
+        let mut names: HashMap<String, usize> = HashMap::new();
+        let mut addrs: HashMap<IpAddr, usize> = HashMap::new();
+        for (i, n) in raw.neighbor.iter().enumerate() {
+            let Some(nb) = keep(
+                &mut errors,
+                crate::neighbor::neighbor(&c, i, n, r, &raw.policy),
+            ) else {
+                continue;
+            };
+            if let Some(j) = addrs.insert(nb.address, i) {
+                errors.push(c.err(
+                    &format!("neighbor[{i}].address"),
+                    format!("{} is also neighbor[{j}]", nb.address),
+                ));
+            }
+            if let Some(j) = names.insert(nb.name.clone(), i) {
+                let path = if n.name.is_some() {
+                    format!("neighbor[{i}].name")
+                } else {
+                    format!("neighbor[{i}]")
+                };
+                errors.push(c.err(
+                    &path,
+                    format!("the name \"{}\" is also neighbor[{j}]'s", nb.name),
+                ));
+            }
+            neighbors.push(nb);
         }
-        if !names.insert(nb.name.clone()) {
-            return Err(c.err_field(
-                n.span(),
-                format!("{field}.name"),
-                format!("duplicate neighbor name \"{}\"", nb.name),
-            ));
-        }
-        locations.insert(field, c.loc(n.span()));
-        neighbors.push(nb);
     }
-    let mut statics = Vec::new();
+    let mut statics: Vec<Static> = Vec::new();
     for (i, s) in raw.statics.iter().enumerate() {
-        let st = static_route(&c, s)?;
-        if statics.iter().any(|x: &Static| x.prefix == st.prefix) {
-            return Err(c.err_field(
-                s.get_ref().prefix.span(),
-                format!("static[{i}].prefix"),
-                format!("duplicate static route {}", st.prefix),
+        let Some(st) = keep(&mut errors, static_route(&c, i, s)) else {
+            continue;
+        };
+        if let Some(j) = statics.iter().position(|x| x.prefix == st.prefix) {
+            errors.push(c.err(
+                &format!("static[{i}].prefix"),
+                format!("{} is also static[{j}]", st.prefix),
             ));
         }
-        locations.insert(format!("static[{i}]"), c.loc(s.span()));
         statics.push(st);
     }
     let metrics = raw
         .control
         .metrics
         .as_ref()
-        .map(|m| sockaddr(&c, m))
-        .transpose()?;
-    let mrt = raw.mrt.as_ref().map(|m| {
-        let m = m.get_ref();
-        Mrt {
-            updates: m.updates.clone(),
-            updates_interval: m.updates_interval.unwrap_or(300),
-            rib: m.rib.clone(),
-            rib_interval: m.rib_interval.unwrap_or(7200),
+        .and_then(|m| keep(&mut errors, sockaddr(&c, "control.metrics", m)));
+    let socket = raw
+        .control
+        .socket
+        .clone()
+        .unwrap_or_else(|| "/run/tessera/tesserad.sock".into());
+    if socket.is_empty() {
+        errors.push(c.err("control.socket", "an empty path"));
+    }
+    let log_level = raw
+        .log
+        .level
+        .as_deref()
+        .and_then(|l| keep(&mut errors, log_level(&c, l)))
+        .unwrap_or_else(|| "info".into());
+    let mrt = raw.mrt.as_ref().and_then(|m| keep(&mut errors, mrt(&c, m)));
+
+    if let (true, Some(router)) = (errors.is_empty(), router) {
+        return Ok(Config {
+            file: file.to_string(),
+            router,
+            control: Control {
+                socket: PathBuf::from(socket),
+                metrics,
+            },
+            log_level,
+            log_file: raw.log.file.map(PathBuf::from),
+            mrt,
+            neighbors,
+            statics,
+            policies: raw.policy,
+            index: Arc::new(index),
+        });
+    }
+    // File order, as a compiler would print them.
+    errors.sort_by_key(|e| (e.line, e.col));
+    let mut all = errors.into_iter();
+    let Some(mut head) = all.next() else {
+        // Unreachable: no router is an error of its own.
+        return Err(c.err("router", "missing [router] table"));
+    };
+    head.more = all.collect();
+    Err(head)
+}
+
+/// A serde error: toml gives the message and a byte span, the index the
+/// field path.
+fn serde_error(c: &Ctx<'_>, text: &str, e: &toml::de::Error) -> ConfigError {
+    let (line, col, field) = match e.span() {
+        Some(s) => {
+            let (l, col) = crate::locate::line_col(text, s.start);
+            (l, col, c.index.path_at(s.start).unwrap_or("").to_string())
         }
-    });
-    Ok(Config {
-        file: file.to_string(),
-        router,
-        control: Control {
-            socket: PathBuf::from(
-                raw.control
-                    .socket
-                    .clone()
-                    .unwrap_or_else(|| "/run/tessera/tesserad.sock".into()),
-            ),
-            metrics,
-        },
-        log_level: raw.log.level.clone().unwrap_or_else(|| "info".into()),
-        mrt,
-        neighbors,
-        statics,
-        policies,
-        locations,
-    })
+        None => (0, 0, String::new()),
+    };
+    ConfigError {
+        file: c.file.to_string(),
+        line,
+        col,
+        field,
+        message: e.message().trim_end().to_string(),
+        more: Vec::new(),
+    }
 }

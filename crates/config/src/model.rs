@@ -1,0 +1,297 @@
+//! The validated configuration: every value parsed, every default filled.
+//! Each field names its TOML key and default; `docs/config.md` has the
+//! operator's version of the same text.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+
+use base::{AfiSafi, Asn, Prefix};
+
+/// How UPDATE processing is parallelised (`router.pipeline`). Only
+/// `Sequential` runs today; the daemon refuses the others with "not
+/// supported yet", which is why it is also the default.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Pipeline {
+    Sequential,
+    PerPeer,
+    WorkerPool,
+    Sharded,
+}
+
+/// A policy attachment: `import`/`export` of a neighbour, or the router's
+/// `default_import`/`default_export`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PolicyName {
+    /// The literal `"accept"`: everything passes unchanged.
+    Accept,
+    /// The literal `"reject"`: nothing passes.
+    Reject,
+    /// A `[policy.NAME]` table (checked to exist).
+    Named(String),
+}
+
+impl PolicyName {
+    /// The name as written in the file.
+    pub fn as_str(&self) -> &str {
+        match self {
+            PolicyName::Accept => "accept",
+            PolicyName::Reject => "reject",
+            PolicyName::Named(n) => n,
+        }
+    }
+}
+
+/// `[router]`: the speaker itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Router {
+    /// `id`, required: the BGP Identifier (RFC 4271 §4.2), a non-zero IPv4
+    /// address.
+    pub id: Ipv4Addr,
+    /// `asn`, required: the local AS, `65000` or asdot `"1.10"`.
+    pub asn: Asn,
+    /// `listen`, default `["0.0.0.0:179", "[::]:179"]`; `[]`: accept no
+    /// connections (every neighbour must then connect actively).
+    pub listen: Vec<SocketAddr>,
+    /// `hold_time`, seconds, default 90; 0 (no keepalives) or >= 3
+    /// (RFC 4271 §4.2). Neighbours inherit it.
+    pub hold_time: u16,
+    /// `keepalive`, seconds; `None` (default): a third of the negotiated
+    /// hold time (RFC 4271 §10). Neighbours inherit it.
+    pub keepalive: Option<u16>,
+    /// `connect_retry`, seconds, default 120 (RFC 4271 §10, BIRD's default
+    /// too). Neighbours inherit it.
+    pub connect_retry: u32,
+    /// `cluster_id` (RFC 4456 §7), default the router id.
+    pub cluster_id: Ipv4Addr,
+    /// `pipeline`, default `"sequential"`.
+    pub pipeline: Pipeline,
+    /// `threads`, default `None`: one per CPU core. For the parallel
+    /// pipelines.
+    pub threads: Option<u16>,
+    /// `default_import`: the policy of neighbours that name none. `None`
+    /// (default): RFC 8212, reject for eBGP and accept for iBGP. Already
+    /// applied to [`Neighbor::import`]; kept for display.
+    pub default_import: Option<PolicyName>,
+    /// `default_export`, as `default_import`.
+    pub default_export: Option<PolicyName>,
+}
+
+/// `[control]`: how operators reach the daemon.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Control {
+    /// `socket`, default `/run/tessera/tesserad.sock`: the Unix socket of
+    /// the `tessera` CLI.
+    pub socket: PathBuf,
+    /// `metrics`: `ADDR:PORT` of the Prometheus `/metrics` endpoint; none
+    /// by default.
+    pub metrics: Option<SocketAddr>,
+}
+
+/// `[mrt]`: MRT dumps (RFC 6396). File names are templates with `%Y %m %d
+/// %H %M %S` (UTC), expanded at each rotation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mrt {
+    /// `updates`: BGP4MP messages of every session.
+    pub updates: Option<String>,
+    /// `updates_interval`, seconds, default 300: rotation of `updates`.
+    pub updates_interval: u32,
+    /// `rib`: periodic TABLE_DUMP_V2 snapshots of the Loc-RIB.
+    pub rib: Option<String>,
+    /// `rib_interval`, seconds, default 7200.
+    pub rib_interval: u32,
+}
+
+/// `connection`: who opens the TCP connection.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Connection {
+    /// Connect and accept (default); collisions resolved per RFC 4271 §6.8.
+    Both,
+    /// Only accept (`passive = true`).
+    Passive,
+    /// Only connect.
+    Active,
+}
+
+/// `add_path` (RFC 7911), for every family of the neighbour.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub struct AddPath {
+    /// We accept several paths per prefix from the neighbour.
+    pub receive: bool,
+    /// We send several paths per prefix to the neighbour.
+    pub send: bool,
+}
+
+/// `next_hop`: the NEXT_HOP we send.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum NextHop {
+    /// RFC 4271 §5.1.3: ourselves towards eBGP, unchanged towards iBGP and
+    /// route server clients (RFC 7947 §2.1).
+    Auto,
+    /// `"self"`: always our session address.
+    SelfAlways,
+    /// `"unchanged"`: never rewritten (eBGP multihop to a route server...).
+    Unchanged,
+}
+
+/// `max_prefix.action`: what to do when a neighbour sends too many.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum MaxPrefixAction {
+    /// Log, keep the session and the routes.
+    Warn,
+    /// Cease/1 (RFC 4486), reconnect after this many seconds
+    /// (`restart_after`, default 60).
+    Restart(u32),
+    /// Cease/1 and stay down until `tessera neighbor ADDR enable` (default).
+    Shutdown,
+}
+
+/// `max_prefix`: a bound on the prefixes accepted from a neighbour
+/// (counted after import policy, over all families).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct MaxPrefix {
+    /// `limit`, >= 1.
+    pub limit: u64,
+    pub action: MaxPrefixAction,
+    /// `warn_threshold`, percent of the limit at which a warning is logged
+    /// once, default 75; 0: no early warning.
+    pub warn_threshold: u8,
+}
+
+/// `role` (RFC 9234), written from our side: `role = "provider"` means
+/// *we* are the neighbour's provider.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Role {
+    Provider,
+    Rs,
+    RsClient,
+    Customer,
+    Peer,
+}
+
+impl Role {
+    /// The RFC 9234 §4.1 code of this role, sent in our OPEN.
+    pub fn code(self) -> u8 {
+        match self {
+            Role::Provider => 0,
+            Role::Rs => 1,
+            Role::RsClient => 2,
+            Role::Customer => 3,
+            Role::Peer => 4,
+        }
+    }
+    /// The role the neighbour must announce when we have this one
+    /// (RFC 9234 §4.2, Table 2).
+    pub fn peer_code(self) -> u8 {
+        match self {
+            Role::Provider => 3,
+            Role::Rs => 2,
+            Role::RsClient => 1,
+            Role::Customer => 0,
+            Role::Peer => 4,
+        }
+    }
+}
+
+/// `[[neighbor]]`: one BGP session. Times are seconds, as on the wire.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Neighbor {
+    /// `name`, default derived from the address (`192.0.2.2` ->
+    /// `n192_0_2_2`); unique, `[A-Za-z0-9_-]`. Reloads match neighbours
+    /// by name.
+    pub name: String,
+    /// `description`, default empty: shown by `show protocols`.
+    pub description: String,
+    /// `address`, required: the neighbour's IPv4 or IPv6 address.
+    pub address: IpAddr,
+    /// `remote_as`, required.
+    pub remote_as: Asn,
+    /// `remote_as != router.asn`.
+    pub ebgp: bool,
+    /// `local_address`: source address of our connection (same family as
+    /// `address`); default chosen by the kernel.
+    pub local_address: Option<IpAddr>,
+    /// `port`, default 179.
+    pub port: u16,
+    /// `connection` (`"both"`, `"passive"`, `"active"`), or
+    /// `passive = true`; default both.
+    pub connection: Connection,
+    /// `hold_time`, default `router.hold_time`.
+    pub hold_time: u16,
+    /// `keepalive`, default `router.keepalive` (`None`: hold time / 3).
+    pub keepalive: Option<u16>,
+    /// `connect_retry`, default `router.connect_retry`.
+    pub connect_retry: u32,
+    /// `delay_open` (RFC 4271 §8.1.1 DelayOpenTime); none by default.
+    pub delay_open: Option<u32>,
+    /// `families`: default the family of `address` (`ipv4-unicast` or
+    /// `ipv6-unicast`), as BIRD and GoBGP do. Never empty, no duplicates.
+    pub families: Vec<AfiSafi>,
+    /// `add_path` (`"off"` default, `"receive"`, `"send"`, `"both"`).
+    pub add_path: AddPath,
+    /// `route_reflector_client` (RFC 4456), default false; iBGP only.
+    pub route_reflector_client: bool,
+    /// `route_server_client` (RFC 7947), default false; eBGP only. The AS
+    /// path and next hop pass unchanged.
+    pub route_server_client: bool,
+    /// `next_hop` (`"auto"` default, `"self"`, `"unchanged"`).
+    pub next_hop: NextHop,
+    /// `max_prefix`: a count, or a table; none by default.
+    pub max_prefix: Option<MaxPrefix>,
+    /// `password`: TCP-MD5 key (RFC 2385), 1 to 80 bytes.
+    pub password: Option<String>,
+    /// `import`: a policy name, `"accept"` or `"reject"`. Default
+    /// `router.default_import`, else RFC 8212: reject for eBGP, accept
+    /// for iBGP.
+    pub import: PolicyName,
+    /// `export`, as `import`.
+    pub export: PolicyName,
+    /// `role` (RFC 9234); none by default (no capability sent).
+    pub role: Option<Role>,
+    /// `role_strict`, default false: refuse a neighbour that sends no role.
+    pub role_strict: bool,
+    /// `graceful_restart` (RFC 4724 helper), default true.
+    pub graceful_restart: bool,
+    /// `restart_time`, seconds, default 120, at most 4095.
+    pub restart_time: u16,
+    /// `route_refresh` (RFC 2918), default true.
+    pub route_refresh: bool,
+    /// `enhanced_route_refresh` (RFC 7313), default true.
+    pub enhanced_route_refresh: bool,
+    /// `extended_message` (RFC 8654), default true.
+    pub extended_message: bool,
+    /// `four_octet_asn` (RFC 6793), default true.
+    pub four_octet_asn: bool,
+    /// `enabled`, default true; false: configured but administratively
+    /// down.
+    pub enabled: bool,
+    /// `ttl`: IP TTL of the session (BIRD `multihop N`, FRR
+    /// `ebgp-multihop N`); default 1 for eBGP, 64 for iBGP (kernel).
+    pub ttl: Option<u8>,
+    /// `soft_reconfiguration_inbound`, default true: keep the pre-policy
+    /// Adj-RIB-In so that import policy changes apply without asking the
+    /// neighbour for a ROUTE-REFRESH.
+    pub soft_reconfiguration_inbound: bool,
+    /// `mrai`, seconds, default 0: MinRouteAdvertisementInterval
+    /// (RFC 4271 §9.2.1.1).
+    pub mrai: u32,
+}
+
+/// `[[static]]`: a route we originate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Static {
+    /// `prefix`, required, without host bits.
+    pub prefix: Prefix,
+    /// `next_hop`: an address of the prefix's family; `None` for `"self"`
+    /// (default): our address on each session.
+    pub next_hop: Option<IpAddr>,
+    /// `communities`: `"65000:1"` or well-known names (`"no-export"`).
+    pub communities: Vec<u32>,
+    /// `large_communities`: `"65000:1:2"`, as (global, data1, data2).
+    pub large_communities: Vec<(u32, u32, u32)>,
+    /// `local_pref`, for iBGP neighbours.
+    pub local_pref: Option<u32>,
+    /// `med`.
+    pub med: Option<u32>,
+    /// `origin`: 0 `"igp"` (default), 1 `"egp"`, 2 `"incomplete"`.
+    pub origin: u8,
+}

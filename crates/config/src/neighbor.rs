@@ -1,0 +1,340 @@
+//! One `[[neighbor]]`: parse each value, fill defaults from `[router]`,
+//! and refuse combinations that cannot work.
+
+use std::collections::BTreeMap;
+
+use base::AfiSafi;
+use bgp_policy::ast::PolicyDef;
+
+use crate::raw::{MaxPrefixValue, RawNeighbor};
+use crate::validate::{asn, choice, hold, ip, is_name, keepalive, policy_name, seconds, Ctx, R};
+use crate::{
+    AddPath, Connection, MaxPrefix, MaxPrefixAction, Neighbor, NextHop, PolicyName, Role, Router,
+};
+
+/// Linux `TCP_MD5SIG_MAXKEYLEN`.
+const MD5_MAX: usize = 80;
+
+const FAMILIES: &[(&str, AfiSafi)] = &[
+    ("ipv4-unicast", AfiSafi::IPV4_UNICAST),
+    ("ipv6-unicast", AfiSafi::IPV6_UNICAST),
+    ("ipv4-multicast", AfiSafi::IPV4_MULTICAST),
+    ("ipv6-multicast", AfiSafi::IPV6_MULTICAST),
+];
+
+fn max_prefix(c: &Ctx<'_>, at: &dyn Fn(&str) -> String, v: &MaxPrefixValue) -> R<MaxPrefix> {
+    let (limit, action, restart_after, warn_threshold) = match v {
+        MaxPrefixValue::Limit(l) => (*l, None, None, None),
+        MaxPrefixValue::Table(t) => (
+            i64::try_from(t.limit).unwrap_or(i64::MAX),
+            t.action.as_deref(),
+            t.restart_after,
+            t.warn_threshold,
+        ),
+    };
+    let limit_path = match v {
+        MaxPrefixValue::Limit(_) => at("max_prefix"),
+        MaxPrefixValue::Table(_) => at("max_prefix.limit"),
+    };
+    let limit = u64::try_from(limit)
+        .ok()
+        .filter(|&l| l >= 1)
+        .ok_or_else(|| c.err(&limit_path, format!("{limit}: the limit is at least 1")))?;
+    #[derive(Copy, Clone)]
+    enum A {
+        Warn,
+        Restart,
+        Shutdown,
+    }
+    let a = match action {
+        None => A::Shutdown,
+        Some(s) => choice(
+            c,
+            &at("max_prefix.action"),
+            s,
+            &[
+                ("warn", A::Warn),
+                ("restart", A::Restart),
+                ("shutdown", A::Shutdown),
+            ],
+        )?,
+    };
+    let action = match (a, restart_after) {
+        (A::Restart, r) => MaxPrefixAction::Restart(match r {
+            Some(s) => seconds(c, &at("max_prefix.restart_after"), s)?,
+            None => 60,
+        }),
+        (_, Some(_)) => {
+            return Err(c.err(
+                &at("max_prefix.restart_after"),
+                "only meaningful with action = \"restart\"",
+            ))
+        }
+        (A::Warn, None) => MaxPrefixAction::Warn,
+        (A::Shutdown, None) => MaxPrefixAction::Shutdown,
+    };
+    if let Some(w) = warn_threshold.filter(|&w| w > 100) {
+        return Err(c.err(
+            &at("max_prefix.warn_threshold"),
+            format!("{w}: a percentage of the limit, 0 to 100"),
+        ));
+    }
+    Ok(MaxPrefix {
+        limit,
+        action,
+        warn_threshold: warn_threshold.unwrap_or(75),
+    })
+}
+
+fn families(c: &Ctx<'_>, at: &dyn Fn(&str) -> String, f: &[String]) -> R<Vec<AfiSafi>> {
+    if f.is_empty() {
+        return Err(c.err(&at("families"), "at least one family"));
+    }
+    let mut v = Vec::with_capacity(f.len());
+    for (i, x) in f.iter().enumerate() {
+        let path = format!("{}[{i}]", at("families"));
+        let af = choice(c, &path, x, FAMILIES)?;
+        if v.contains(&af) {
+            return Err(c.err(&path, format!("\"{x}\" is listed twice")));
+        }
+        v.push(af);
+    }
+    Ok(v)
+}
+
+pub(crate) fn neighbor(
+    c: &Ctx<'_>,
+    i: usize,
+    rn: &RawNeighbor,
+    r: &Router,
+    policies: &BTreeMap<String, PolicyDef>,
+) -> R<Neighbor> {
+    let at = |k: &str| format!("neighbor[{i}].{k}");
+    let address = ip(c, &at("address"), &rn.address)?;
+    if address.is_unspecified() || address.is_multicast() {
+        return Err(c.err(
+            &at("address"),
+            format!("{address} cannot be a neighbour's address"),
+        ));
+    }
+    let remote_as = asn(c, &at("remote_as"), &rn.remote_as)?;
+    let ebgp = remote_as != r.asn;
+    let name = match &rn.name {
+        Some(s) if is_name(s) => s.clone(),
+        Some(s) => {
+            return Err(c.err(
+                &at("name"),
+                format!("\"{s}\" is not a name (1 to 64 letters, digits, '_' and '-')"),
+            ))
+        }
+        None => format!("n{}", address.to_string().replace(['.', ':'], "_")),
+    };
+    let local_address = match &rn.local_address {
+        None => None,
+        Some(v) => {
+            let l = ip(c, &at("local_address"), v)?;
+            if l.is_ipv4() != address.is_ipv4() {
+                return Err(c.err(
+                    &at("local_address"),
+                    format!("{l} is not of the family of {address}"),
+                ));
+            }
+            Some(l)
+        }
+    };
+    if rn.port == Some(0) {
+        return Err(c.err(&at("port"), "0 is not a port"));
+    }
+    let modes = [
+        ("both", Connection::Both),
+        ("passive", Connection::Passive),
+        ("active", Connection::Active),
+    ];
+    let connection = match (rn.passive, rn.connection.as_deref()) {
+        (None | Some(false), None) => Connection::Both,
+        (Some(true), None) => Connection::Passive,
+        (passive, Some(m)) => {
+            let m = choice(c, &at("connection"), m, &modes)?;
+            if passive == Some(true) && m != Connection::Passive {
+                return Err(c.err(&at("passive"), "contradicts connection"));
+            }
+            m
+        }
+    };
+    let hold_time = match rn.hold_time {
+        Some(h) => hold(c, &at("hold_time"), h)?,
+        None => r.hold_time,
+    };
+    let keepalive = match rn.keepalive {
+        Some(k) => keepalive(c, &at("keepalive"), Some(k), hold_time)?,
+        // The router's keepalive was checked against the router's hold time;
+        // a shorter per-neighbour hold time falls back to hold / 3.
+        None => r.keepalive.filter(|&k| hold_time == 0 || k < hold_time),
+    };
+    let connect_retry = match rn.connect_retry {
+        Some(s) => seconds(c, &at("connect_retry"), s)?,
+        None => r.connect_retry,
+    };
+    let delay_open = rn
+        .delay_open
+        .map(|s| seconds(c, &at("delay_open"), s))
+        .transpose()?;
+    let families = match &rn.families {
+        Some(f) => families(c, &at, f)?,
+        None if address.is_ipv4() => vec![AfiSafi::IPV4_UNICAST],
+        None => vec![AfiSafi::IPV6_UNICAST],
+    };
+    let add_path = match rn.add_path.as_deref() {
+        None => AddPath::default(),
+        Some(v) => {
+            let (receive, send) = choice(
+                c,
+                &at("add_path"),
+                v,
+                &[
+                    ("off", (false, false)),
+                    ("receive", (true, false)),
+                    ("send", (false, true)),
+                    ("both", (true, true)),
+                ],
+            )?;
+            AddPath { receive, send }
+        }
+    };
+    let rr_client = rn.route_reflector_client.unwrap_or(false);
+    if rr_client && ebgp {
+        return Err(c.err(
+            &at("route_reflector_client"),
+            format!(
+                "AS {remote_as} is not the local AS {}: route reflection is for iBGP (RFC 4456)",
+                r.asn
+            ),
+        ));
+    }
+    let rs_client = rn.route_server_client.unwrap_or(false);
+    if rs_client && !ebgp {
+        return Err(c.err(
+            &at("route_server_client"),
+            format!(
+                "AS {remote_as} is the local AS: a route server client is an eBGP neighbour (RFC 7947)"
+            ),
+        ));
+    }
+    let next_hop = match rn.next_hop.as_deref() {
+        None => NextHop::Auto,
+        Some(v) => choice(
+            c,
+            &at("next_hop"),
+            v,
+            &[
+                ("auto", NextHop::Auto),
+                ("self", NextHop::SelfAlways),
+                ("unchanged", NextHop::Unchanged),
+            ],
+        )?,
+    };
+    let max_prefix = rn
+        .max_prefix
+        .as_ref()
+        .map(|v| max_prefix(c, &at, v))
+        .transpose()?;
+    if let Some(p) = &rn.password {
+        if p.is_empty() || p.len() > MD5_MAX {
+            return Err(c.err(
+                &at("password"),
+                format!("a TCP-MD5 key is 1 to {MD5_MAX} bytes, not {}", p.len()),
+            ));
+        }
+    }
+    // RFC 8212: without a policy, nothing is exchanged with eBGP peers.
+    let default = |d: &Option<PolicyName>| {
+        d.clone().unwrap_or(if ebgp {
+            PolicyName::Reject
+        } else {
+            PolicyName::Accept
+        })
+    };
+    let import = match &rn.import {
+        Some(v) => policy_name(c, &at("import"), v, policies)?,
+        None => default(&r.default_import),
+    };
+    let export = match &rn.export {
+        Some(v) => policy_name(c, &at("export"), v, policies)?,
+        None => default(&r.default_export),
+    };
+    let role = match rn.role.as_deref() {
+        None => None,
+        Some(v) => Some(choice(
+            c,
+            &at("role"),
+            v,
+            &[
+                ("provider", Role::Provider),
+                ("rs", Role::Rs),
+                ("rs-client", Role::RsClient),
+                ("customer", Role::Customer),
+                ("peer", Role::Peer),
+            ],
+        )?),
+    };
+    if role.is_some() && !ebgp {
+        return Err(c.err(&at("role"), "roles are for eBGP sessions (RFC 9234 §4)"));
+    }
+    let role_strict = rn.role_strict.unwrap_or(false);
+    if role_strict && role.is_none() {
+        return Err(c.err(&at("role_strict"), "needs a role"));
+    }
+    // RFC 4724 §3: Restart Time is a 12-bit field.
+    let restart_time = rn.restart_time.unwrap_or(120);
+    if restart_time > 4095 {
+        return Err(c.err(
+            &at("restart_time"),
+            format!("{restart_time}: at most 4095 seconds (RFC 4724 §3)"),
+        ));
+    }
+    let four_octet_asn = rn.four_octet_asn.unwrap_or(true);
+    if !four_octet_asn && (remote_as.is_4byte() || r.asn.is_4byte()) {
+        return Err(c.err(
+            &at("four_octet_asn"),
+            "false needs 2-octet ASNs on both sides (RFC 6793)",
+        ));
+    }
+    if rn.ttl == Some(0) {
+        return Err(c.err(&at("ttl"), "a TTL is 1 to 255"));
+    }
+    Ok(Neighbor {
+        name,
+        description: rn.description.clone().unwrap_or_default(),
+        address,
+        remote_as,
+        ebgp,
+        local_address,
+        port: rn.port.unwrap_or(179),
+        connection,
+        hold_time,
+        keepalive,
+        connect_retry,
+        delay_open,
+        families,
+        add_path,
+        route_reflector_client: rr_client,
+        route_server_client: rs_client,
+        next_hop,
+        max_prefix,
+        password: rn.password.clone(),
+        import,
+        export,
+        role,
+        role_strict,
+        graceful_restart: rn.graceful_restart.unwrap_or(true),
+        restart_time,
+        route_refresh: rn.route_refresh.unwrap_or(true),
+        enhanced_route_refresh: rn.enhanced_route_refresh.unwrap_or(true),
+        extended_message: rn.extended_message.unwrap_or(true),
+        four_octet_asn,
+        enabled: rn.enabled.unwrap_or(true),
+        ttl: rn.ttl,
+        soft_reconfiguration_inbound: rn.soft_reconfiguration_inbound.unwrap_or(true),
+        mrai: rn.mrai.unwrap_or(0),
+    })
+}
