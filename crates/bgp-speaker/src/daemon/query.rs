@@ -67,6 +67,54 @@ fn preferred_counts(st: &RibState) -> Vec<u64> {
     v
 }
 
+/// RFC 4271 §4.5 / RFC 4486 names of a NOTIFICATION code and subcode, as
+/// BIRD prints them.
+pub fn notification_name(code: u8, subcode: u8) -> &'static str {
+    match (code, subcode) {
+        (1, _) => "Message header error",
+        (2, 2) => "Bad peer AS",
+        (2, 3) => "Bad BGP identifier",
+        (2, 6) => "Unacceptable hold time",
+        (2, 7) => "Unsupported capability",
+        (2, 11) => "Role mismatch",
+        (2, _) => "OPEN message error",
+        (3, _) => "UPDATE message error",
+        (4, _) => "Hold timer expired",
+        (5, _) => "Finite state machine error",
+        (6, 1) => "Maximum number of prefixes reached",
+        (6, 2) => "Administrative shutdown",
+        (6, 3) => "Peer de-configured",
+        (6, 4) => "Administrative reset",
+        (6, 5) => "Connection rejected",
+        (6, 6) => "Other configuration change",
+        (6, 7) => "Connection collision resolution",
+        (6, 8) => "Out of resources",
+        (6, 9) => "Hard reset",
+        (6, _) => "Cease",
+        (7, _) => "ROUTE-REFRESH message error",
+        _ => "Unknown error",
+    }
+}
+
+/// "sent NOTIFICATION 6/1 ..." -> the same with the RFC name added.
+fn explain(err: &str) -> String {
+    let Some(i) = err.find("NOTIFICATION ") else {
+        return err.to_string();
+    };
+    let rest = &err[i + 13..];
+    let num: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '/')
+        .collect();
+    let Some((c, s)) = num.split_once('/') else {
+        return err.to_string();
+    };
+    match (c.parse::<u8>(), s.parse::<u8>()) {
+        (Ok(c), Ok(s)) => format!("{err} ({})", notification_name(c, s)),
+        _ => err.to_string(),
+    }
+}
+
 fn peer_info(st: &RibState, id: PeerId, e: &PeerEntry, preferred: u64, all: bool) -> ProtocolInfo {
     let s = e.status.state();
     let counts = st.rib.peer_counts(id).unwrap_or_default();
@@ -84,7 +132,7 @@ fn peer_info(st: &RibState, id: PeerId, e: &PeerEntry, preferred: u64, all: bool
     } else {
         ProtoState::Start
     };
-    let last_error = e.status.last_error();
+    let last_error = explain(&e.status.last_error());
     let since_s = e.status.state_since.load(Ordering::Relaxed);
     let mut info = bgp_state(s).as_str().to_string();
     if s != state::ESTABLISHED && !last_error.is_empty() {

@@ -12,13 +12,12 @@ use crate::msg::SessionUp;
 /// rewriting (next hop, AS prepend, route-server transparency).
 pub(super) fn encoder_for(meta: &PeerMeta, up: &SessionUp) -> UpdateEncoder {
     let n = &up.negotiated;
-    let (local_v4, local_v6) = match up.local_addr.ip() {
-        IpAddr::V4(a) => (Some(a), None),
-        IpAddr::V6(a) => match a.to_ipv4_mapped() {
-            Some(v4) => (Some(v4), None),
-            None => (None, Some(a)),
-        },
+    let local = match up.local_addr.ip() {
+        IpAddr::V6(a) => a.to_ipv4_mapped().map_or(IpAddr::V6(a), IpAddr::V4),
+        v4 => v4,
     };
+    // Next hops for both families from the addresses on the session's link.
+    let link = super::ifaddr::link_addrs(local);
     let mut enc = UpdateEncoder::new(EncodeParams {
         local_asn: meta.local_asn,
         peer_asn: n.peer_asn,
@@ -33,9 +32,9 @@ pub(super) fn encoder_for(meta: &PeerMeta, up: &SessionUp) -> UpdateEncoder {
             .map(|a| a.afi_safi)
             .collect(),
         next_hop: meta.next_hop,
-        local_v4,
-        local_v6,
-        local_v6_link_local: None,
+        local_v4: link.v4,
+        local_v6: link.v6,
+        local_v6_link_local: link.v6_link_local,
         route_server: meta.rs_client,
     });
     // RFC 9234 §5: OTC is added on egress towards Customers, Peers and

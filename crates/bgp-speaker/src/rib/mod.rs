@@ -12,6 +12,7 @@
 //! latency low when idle.
 
 mod export;
+pub mod ifaddr;
 pub mod peer;
 mod policy;
 mod statics;

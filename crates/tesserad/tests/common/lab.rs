@@ -35,6 +35,7 @@ pub struct Lab {
     pub dir: PathBuf,
     daemons: Mutex<Vec<Daemon>>,
     logs: Mutex<Vec<(String, PathBuf)>>,
+    lan: bool,
 }
 
 /// A daemon process; killed on drop (after SIGCONT, in case it was frozen).
@@ -89,6 +90,18 @@ fn no_dad(ns: &str) -> Result<(), String> {
 impl Lab {
     /// Creates the center and `leaves` leaf namespaces with their links.
     pub fn star(test: &str, leaves: u8) -> Lab {
+        Lab::new(test, leaves, false)
+    }
+
+    /// All leaves and the centre on one LAN (a bridge in the centre):
+    /// 10.0.0.1 / fd00::1 for the centre, 10.0.0.(k+1) / fd00::(k+1) for
+    /// leaf k. An IXP: what a route server (RFC 7947) serves, where next
+    /// hops of other clients are directly reachable.
+    pub fn lan(test: &str, leaves: u8) -> Lab {
+        Lab::new(test, leaves, true)
+    }
+
+    fn new(test: &str, leaves: u8, lan: bool) -> Lab {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let pid = std::process::id();
         let name = format!("ts{pid}-{n}");
@@ -102,16 +115,32 @@ impl Lab {
             dir,
             daemons: Mutex::new(Vec::new()),
             logs: Mutex::new(Vec::new()),
+            lan,
         };
         // Registered before creation so Drop cleans a half-built lab too.
         for k in 1..=leaves {
+            let (v4, v6, cv4, cv6) = if lan {
+                (
+                    format!("10.0.0.{}", k + 1),
+                    format!("fd00::{}", k + 1),
+                    "10.0.0.1".to_string(),
+                    "fd00::1".to_string(),
+                )
+            } else {
+                (
+                    format!("10.0.{k}.2"),
+                    format!("fd00:{k}::2"),
+                    format!("10.0.{k}.1"),
+                    format!("fd00:{k}::1"),
+                )
+            };
             lab.leaves.push(Leaf {
                 k,
                 ns: format!("{}-l{k}", lab.name),
-                v4: format!("10.0.{k}.2"),
-                v6: format!("fd00:{k}::2"),
-                center_v4: format!("10.0.{k}.1"),
-                center_v6: format!("fd00:{k}::1"),
+                v4,
+                v6,
+                center_v4: cv4,
+                center_v6: cv6,
             });
         }
         if let Err(e) = lab.build() {
@@ -125,6 +154,13 @@ impl Lab {
         ip(&["netns", "add", c])?;
         no_dad(c)?;
         ip(&["-n", c, "link", "set", "lo", "up"])?;
+        if self.lan {
+            ip(&["-n", c, "link", "add", "br0", "type", "bridge"])?;
+            ip(&["-n", c, "link", "set", "br0", "addrgenmode", "none"])?;
+            ip(&["-n", c, "addr", "add", "10.0.0.1/24", "dev", "br0"])?;
+            ip(&["-n", c, "addr", "add", "fd00::1/64", "dev", "br0", "nodad"])?;
+            ip(&["-n", c, "link", "set", "br0", "up"])?;
+        }
         for l in &self.leaves {
             ip(&["netns", "add", &l.ns])?;
             no_dad(&l.ns)?;
@@ -133,26 +169,30 @@ impl Lab {
             ip(&[
                 "-n", c, "link", "add", &cif, "type", "veth", "peer", "name", "c", "netns", &l.ns,
             ])?;
-            ip(&[
-                "-n",
-                c,
-                "addr",
-                "add",
-                &format!("{}/24", l.center_v4),
-                "dev",
-                &cif,
-            ])?;
-            // nodad: the address is usable at once (no 1-2 s DAD wait).
-            ip(&[
-                "-n",
-                c,
-                "addr",
-                "add",
-                &format!("{}/64", l.center_v6),
-                "dev",
-                &cif,
-                "nodad",
-            ])?;
+            if self.lan {
+                ip(&["-n", c, "link", "set", &cif, "master", "br0"])?;
+            } else {
+                ip(&[
+                    "-n",
+                    c,
+                    "addr",
+                    "add",
+                    &format!("{}/24", l.center_v4),
+                    "dev",
+                    &cif,
+                ])?;
+                // nodad: the address is usable at once (no 1-2 s DAD wait).
+                ip(&[
+                    "-n",
+                    c,
+                    "addr",
+                    "add",
+                    &format!("{}/64", l.center_v6),
+                    "dev",
+                    &cif,
+                    "nodad",
+                ])?;
+            }
             ip(&[
                 "-n",
                 &l.ns,

@@ -65,9 +65,13 @@ pub fn basic(test: &str, tools: &[&str], start: Start) {
             p_as.to_string(),
             r.med.to_string(),
             r.next_hop.clone(),
-            format!("{}:{}", r.community.0, r.community.1),
-            format!("{}:{}:{}", r.large.0, r.large.1, r.large.2),
-            format!("{}:{}", r.ext_rt.0, r.ext_rt.1),
+            // The CLI's JSON: communities as [asn,value], large ones as
+            // [g,l1,l2], extended ones as the 8 octets in a u64 (route
+            // target, 2-octet AS specific: type 0x00, subtype 0x02).
+            format!("[{},{}]", r.community.0, r.community.1),
+            format!("[{},{},{}]", r.large.0, r.large.1, r.large.2),
+            (((0x0002u64) << 48) | (u64::from(r.ext_rt.0) << 32) | u64::from(r.ext_rt.1))
+                .to_string(),
         ] {
             if !c.contains(&needle) {
                 lab.fail(&format!(
@@ -107,7 +111,7 @@ pub fn two_clients(test: &str, tools: &[&str], start: Start, rr: bool) {
     if !super::ready(tools) {
         return;
     }
-    let lab = Lab::star(test, 2);
+    let lab = Lab::lan(test, 2);
     let (a1, a2) = if rr { (T_AS, T_AS) } else { (65001, 65002) };
     let mut n1 = neighbor(&lab, 1, a1);
     let mut n2 = neighbor(&lab, 2, a2);

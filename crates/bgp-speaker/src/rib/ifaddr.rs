@@ -1,0 +1,87 @@
+//! Our addresses on the interface a session runs over, so that routes of
+//! the other family get a usable next hop (an IPv6 route on an IPv4
+//! session needs our IPv6 address on that link, RFC 4760 §3 / RFC 2545 §3,
+//! and the reverse for RFC 8950).
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+/// IPv4, global IPv6 and link-local IPv6 addresses of the interface that
+/// holds `local`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinkAddrs {
+    pub v4: Option<Ipv4Addr>,
+    pub v6: Option<Ipv6Addr>,
+    pub v6_link_local: Option<Ipv6Addr>,
+}
+
+fn is_link_local(a: &Ipv6Addr) -> bool {
+    (a.segments()[0] & 0xffc0) == 0xfe80
+}
+
+/// Reads the interface list (getifaddrs); empty when `local` is on no
+/// interface (e.g. a loopback alias in a test).
+pub fn link_addrs(local: IpAddr) -> LinkAddrs {
+    let mut out = LinkAddrs::default();
+    let mut all: Vec<(String, IpAddr)> = Vec::new();
+    // SAFETY: getifaddrs fills a linked list we walk read-only and free
+    // with freeifaddrs; every pointer is checked for null before use.
+    unsafe {
+        let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
+        if libc::getifaddrs(&mut head) != 0 {
+            return out;
+        }
+        let mut p = head;
+        while !p.is_null() {
+            let ifa = &*p;
+            p = ifa.ifa_next;
+            if ifa.ifa_addr.is_null() || ifa.ifa_name.is_null() {
+                continue;
+            }
+            let name = std::ffi::CStr::from_ptr(ifa.ifa_name)
+                .to_string_lossy()
+                .into_owned();
+            match i32::from((*ifa.ifa_addr).sa_family) {
+                libc::AF_INET => {
+                    let sa = &*(ifa.ifa_addr as *const libc::sockaddr_in);
+                    let a = Ipv4Addr::from(u32::from_be(sa.sin_addr.s_addr));
+                    all.push((name, IpAddr::V4(a)));
+                }
+                libc::AF_INET6 => {
+                    let sa = &*(ifa.ifa_addr as *const libc::sockaddr_in6);
+                    all.push((name, IpAddr::V6(Ipv6Addr::from(sa.sin6_addr.s6_addr))));
+                }
+                _ => {}
+            }
+        }
+        libc::freeifaddrs(head);
+    }
+    let Some(iface) = all
+        .iter()
+        .find(|(_, a)| *a == local)
+        .map(|(n, _)| n.clone())
+    else {
+        return out;
+    };
+    for (n, a) in &all {
+        if *n != iface {
+            continue;
+        }
+        match a {
+            IpAddr::V4(v) => {
+                out.v4.get_or_insert(*v);
+            }
+            IpAddr::V6(v) if is_link_local(v) => {
+                out.v6_link_local.get_or_insert(*v);
+            }
+            IpAddr::V6(v) => {
+                out.v6.get_or_insert(*v);
+            }
+        }
+    }
+    match local {
+        IpAddr::V4(v) => out.v4 = Some(v),
+        IpAddr::V6(v) if !is_link_local(&v) => out.v6 = Some(v),
+        IpAddr::V6(_) => {}
+    }
+    out
+}
