@@ -354,9 +354,9 @@ fn log_level(c: &Ctx<'_>, v: &str) -> R<String> {
     const LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
     let ok = !v.is_empty()
         && v.split(',').all(|d| {
-            let level =
-                d.rsplit_once('=')
-                    .map_or(d, |(target, l)| if target.is_empty() { "" } else { l });
+            let level = d
+                .rsplit_once('=')
+                .map_or(d, |(target, l)| if target.is_empty() { "" } else { l });
             LEVELS.contains(&level.trim().to_ascii_lowercase().as_str())
         });
     if !ok {
@@ -433,13 +433,16 @@ pub fn parse(text: &str, file: &str) -> R<Config> {
             ) else {
                 continue;
             };
-            if let Some(j) = addrs.insert(nb.address, i) {
+            let dup_addr = addrs.insert(nb.address, i);
+            if let Some(j) = dup_addr {
                 errors.push(c.err(
                     &format!("neighbor[{i}].address"),
                     format!("{} is also neighbor[{j}]", nb.address),
                 ));
             }
-            if let Some(j) = names.insert(nb.name.clone(), i) {
+            // A derived name repeats with the address: one error is enough.
+            let derived_dup = dup_addr.is_some() && n.name.is_none();
+            if let (Some(j), false) = (names.insert(nb.name.clone(), i), derived_dup) {
                 let path = if n.name.is_some() {
                     format!("neighbor[{i}].name")
                 } else {
@@ -530,7 +533,69 @@ fn serde_error(c: &Ctx<'_>, text: &str, e: &toml::de::Error) -> ConfigError {
         line,
         col,
         field,
-        message: e.message().trim_end().to_string(),
+        message: suggest(e.message().trim_end()),
         more: Vec::new(),
+    }
+}
+
+/// serde's "unknown field `remote-as`, expected one of `address`, ..."
+/// becomes "unknown field `remote-as`, did you mean `remote_as`?" when one
+/// known field is close; otherwise the message stays as it is.
+fn suggest(msg: &str) -> String {
+    let Some(rest) = msg.strip_prefix("unknown field `") else {
+        return msg.to_string();
+    };
+    let Some((field, known)) = rest.split_once('`') else {
+        return msg.to_string();
+    };
+    let norm = |s: &str| s.to_ascii_lowercase().replace('-', "_");
+    let best = known
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|k| (distance(&norm(field), &norm(k)), k))
+        .min();
+    match best {
+        Some((d, k)) if d <= 2 && d < field.len() => {
+            format!("unknown field `{field}`, did you mean `{k}`?")
+        }
+        _ => msg.to_string(),
+    }
+}
+
+/// Levenshtein distance; config keys are short.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev.get(j).copied().unwrap_or(0) + usize::from(ca != *cb);
+            let del = prev.get(j + 1).copied().unwrap_or(0) + 1;
+            let ins = cur.get(j).copied().unwrap_or(0) + 1;
+            if let Some(c) = cur.get_mut(j + 1) {
+                *c = sub.min(del).min(ins);
+            }
+        }
+        prev = cur;
+    }
+    prev.last().copied().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions() {
+        assert_eq!(distance("kitten", "sitting"), 3);
+        assert_eq!(distance("", "ab"), 2);
+        assert_eq!(
+            suggest("unknown field `remote-as`, expected one of `address`, `remote_as`"),
+            "unknown field `remote-as`, did you mean `remote_as`?"
+        );
+        let far = "unknown field `colour`, expected one of `prefix`, `afi`";
+        assert_eq!(suggest(far), far);
+        assert_eq!(suggest("missing field `x`"), "missing field `x`");
     }
 }
