@@ -547,7 +547,17 @@ impl Session {
     }
 
     async fn perform(&mut self, out: &mut Vec<Action>) {
+        // The FSM is already in its new state: publish it before acting,
+        // so whoever sees `RibInput::Up` also sees Established.
         let before = self.status.state();
+        let s = self.fsm.state() as u8;
+        if s != before {
+            if let Some(m) = self.mrt.as_ref() {
+                m.state_change(&self.mrt_peer(), before, s);
+            }
+            self.status.state.store(s, Ordering::Relaxed);
+            self.status.state_since.store(unix_now(), Ordering::Relaxed);
+        }
         for a in out.drain(..) {
             match a {
                 Action::InitiateTcpConnection => {
@@ -603,28 +613,20 @@ impl Session {
                 Action::ProcessUpdate => {}
             }
         }
-        let s = self.fsm.state() as u8;
-        if s != before {
-            if let Some(m) = self.mrt.as_ref() {
-                m.state_change(&self.mrt_peer(), before, s);
+        if s != before && self.fsm.state() == State::Idle {
+            self.conn = None;
+            self.negotiated = None;
+            self.ctx = ParseCtx::legacy();
+            if let Some(s) = self.pending.take() {
+                // The surviving side of a collision, or a connection
+                // that arrived while the old one was failing.
+                if !self.admin_down && !self.terminate {
+                    Box::pin(self.on_incoming(s)).await;
+                    return;
+                }
             }
-            self.status.state.store(s, Ordering::Relaxed);
-            self.status.state_since.store(unix_now(), Ordering::Relaxed);
-            if self.fsm.state() == State::Idle {
-                self.conn = None;
-                self.negotiated = None;
-                self.ctx = ParseCtx::legacy();
-                if let Some(s) = self.pending.take() {
-                    // The surviving side of a collision, or a connection
-                    // that arrived while the old one was failing.
-                    if !self.admin_down && !self.terminate {
-                        Box::pin(self.on_incoming(s)).await;
-                        return;
-                    }
-                }
-                if !self.admin_down && !self.terminate && self.restart_at.is_none() {
-                    self.restart_at = Some(tokio::time::Instant::now() + RESTART_DELAY);
-                }
+            if !self.admin_down && !self.terminate && self.restart_at.is_none() {
+                self.restart_at = Some(tokio::time::Instant::now() + RESTART_DELAY);
             }
         }
     }

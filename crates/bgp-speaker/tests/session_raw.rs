@@ -1,0 +1,239 @@
+//! The session against a hand-driven peer on a local socket: RFC 7606
+//! treat-as-withdraw and attribute discard reach the RIB as such, an
+//! UPDATE that cannot be parsed resets the session with the exact
+//! NOTIFICATION of RFC 4271 §6.3, an empty UPDATE is the IPv4 End-of-RIB,
+//! ROUTE-REFRESH reaches the RIB, and a big `Send` backlog does not hold
+//! back keepalives.
+
+mod session_common;
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use base::{AfiSafi, Prefix};
+use bgp_fsm::{ConnectionMode, DownReason};
+use bgp_speaker::msg::{RibInput, RibMsg, SessionCmd};
+use bgp_speaker::sess::{spawn_session, Registry, SessionHandle};
+use session_common::*;
+use tokio::net::TcpListener;
+use tokio::sync::mpsc::Receiver;
+
+const PEER_AS: u32 = 65002;
+
+/// Our session (127.78.n.1) connected to a raw peer (127.78.n.2), both
+/// past the OPEN exchange and Established.
+async fn established(n: u8) -> (SessionHandle, RawPeer, Receiver<RibMsg>) {
+    let us = IpAddr::from([127, 78, n, 1]);
+    let peer_ip = IpAddr::from([127, 78, n, 2]);
+    let l = TcpListener::bind(SocketAddr::new(peer_ip, 0))
+        .await
+        .expect("bind raw peer");
+    let remote = l.local_addr().expect("addr");
+    let (rib, mut rx) = rib_channel();
+    let mut p = params(remote, us, PEER_AS, ConnectionMode::Both);
+    p.fsm.families = vec![AfiSafi::IPV4_UNICAST];
+    let h = spawn_session(
+        &tokio::runtime::Handle::current(),
+        p,
+        rib,
+        &Registry::default(),
+        None,
+    );
+    let (s, from) = tokio::time::timeout(Duration::from_secs(5), l.accept())
+        .await
+        .expect("the session connects within 5 s")
+        .expect("accept");
+    assert_eq!(from.ip(), us, "connects from the configured local address");
+    let mut peer = RawPeer::new(s);
+    peer.handshake(PEER_AS, Ipv4Addr::new(10, 255, 0, 2)).await;
+    expect_input(&mut rx, 5, "Up", |i| {
+        matches!(i, RibInput::Up { .. }).then_some(())
+    })
+    .await;
+    (h, peer, rx)
+}
+
+/// ORIGIN IGP, AS_PATH [65002] (4-octet), NEXT_HOP 192.0.2.1.
+fn good_attrs() -> Vec<u8> {
+    let mut a = vec![0x40, 1, 1, 0];
+    a.extend_from_slice(&[0x40, 2, 6, 2, 1]);
+    a.extend_from_slice(&PEER_AS.to_be_bytes());
+    a.extend_from_slice(&[0x40, 3, 4, 192, 0, 2, 1]);
+    a
+}
+
+fn update(withdrawn: &[u8], attrs: &[u8], nlri: &[u8]) -> Vec<u8> {
+    let mut b = Vec::new();
+    b.extend_from_slice(&(withdrawn.len() as u16).to_be_bytes());
+    b.extend_from_slice(withdrawn);
+    b.extend_from_slice(&(attrs.len() as u16).to_be_bytes());
+    b.extend_from_slice(attrs);
+    b.extend_from_slice(nlri);
+    message(2, &b)
+}
+
+fn pfx(s: &str) -> Prefix {
+    s.parse().expect("prefix")
+}
+
+async fn next_updates(rx: &mut Receiver<RibMsg>) -> Vec<bgp_speaker::msg::DecodedUpdate> {
+    expect_input(rx, 5, "UPDATEs", |i| match i {
+        RibInput::Updates { updates, .. } => Some(updates.clone()),
+        _ => None,
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rfc7606_treat_as_withdraw_and_attribute_discard() {
+    let (h, mut peer, mut rx) = established(1).await;
+
+    // A valid announcement first.
+    peer.send(&update(&[], &good_attrs(), &[16, 10, 4])).await;
+    let u = next_updates(&mut rx).await;
+    assert_eq!(u.len(), 1);
+    assert_eq!(u[0].announce.len(), 1);
+    assert_eq!(u[0].announce[0].prefix, pfx("10.4.0.0/16"));
+    assert!(u[0].attrs.is_some());
+
+    // ORIGIN 7 is undefined: RFC 7606 §7.1 treat-as-withdraw. The
+    // announced prefix and the withdrawn one both become withdrawals.
+    let mut bad = good_attrs();
+    bad[3] = 7;
+    peer.send(&update(&[16, 10, 4], &bad, &[16, 10, 5])).await;
+    let u = next_updates(&mut rx).await;
+    assert_eq!(u.len(), 1);
+    assert!(u[0].announce.is_empty(), "{u:?}");
+    assert!(u[0].attrs.is_none());
+    let w: Vec<Prefix> = u[0].withdraw.iter().map(|n| n.prefix).collect();
+    assert_eq!(w, vec![pfx("10.4.0.0/16"), pfx("10.5.0.0/16")]);
+
+    // ATOMIC_AGGREGATE with a 1-octet value: RFC 7606 §7.6 attribute
+    // discard. The route stays, without the attribute.
+    let mut a = good_attrs();
+    a.extend_from_slice(&[0x40, 6, 1, 0]);
+    peer.send(&update(&[], &a, &[16, 10, 6])).await;
+    let u = next_updates(&mut rx).await;
+    assert_eq!(u[0].announce.len(), 1);
+    assert_eq!(u[0].announce[0].prefix, pfx("10.6.0.0/16"));
+    let attrs = u[0].attrs.as_ref().expect("attributes kept");
+    assert!(attrs.get(6).is_none(), "ATOMIC_AGGREGATE must be discarded");
+    assert!(attrs.get(1).is_some() && attrs.get(2).is_some());
+
+    // An empty UPDATE is the IPv4 unicast End-of-RIB (RFC 4724 §2).
+    peer.send(&update(&[], &[], &[])).await;
+    let u = next_updates(&mut rx).await;
+    assert_eq!(u[0].end_of_rib, Some(AfiSafi::IPV4_UNICAST));
+
+    // ROUTE-REFRESH for IPv4 unicast (RFC 2918).
+    peer.send(&message(5, &[0, 1, 0, 1])).await;
+    let (fam, sub) = expect_input(&mut rx, 5, "RouteRefresh", |i| match i {
+        RibInput::RouteRefresh {
+            family, subtype, ..
+        } => Some((*family, *subtype)),
+        _ => None,
+    })
+    .await;
+    assert_eq!((fam, sub), (AfiSafi::IPV4_UNICAST, 0));
+
+    // Still up: none of this reset the session.
+    assert_eq!(h.status.notifications_out.load(Ordering::Relaxed), 0);
+    assert_eq!(h.status.updates_in.load(Ordering::Relaxed), 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unparsable_update_resets_with_exact_notification() {
+    let (h, mut peer, mut rx) = established(2).await;
+    // Total Path Attribute Length 200 in a 23-octet UPDATE body: the NLRI
+    // cannot be located, so RFC 7606 §4 leaves only a session reset with
+    // UPDATE Message Error / Malformed Attribute List (3/1), no data.
+    let mut b = vec![0, 0, 0, 200];
+    b.extend_from_slice(&good_attrs());
+    peer.send(&message(2, &b)).await;
+
+    let (ty, body) = peer.read_non_keepalive(5).await.expect("NOTIFICATION");
+    assert_eq!(ty, 3, "NOTIFICATION");
+    assert_eq!(body, vec![3, 1], "exactly 3/1 with no data");
+    assert!(peer.read(5).await.is_none(), "connection closed after it");
+    let reason = expect_input(&mut rx, 5, "Down", |i| match i {
+        RibInput::Down {
+            reason, graceful, ..
+        } => Some((*reason, *graceful)),
+        _ => None,
+    })
+    .await;
+    assert_eq!(
+        reason,
+        (
+            DownReason::MessageError {
+                code: 3,
+                subcode: 1
+            },
+            false
+        )
+    );
+    assert!(
+        h.status.last_error().contains("3/1"),
+        "{}",
+        h.status.last_error()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keepalives_are_not_held_back_by_a_send_backlog() {
+    let (h, mut peer, mut rx) = established(3).await;
+    // 8 MB of UPDATEs queued at once, then a ROUTE-REFRESH: urgent
+    // messages (OPEN, KEEPALIVE, NOTIFICATION, ROUTE-REFRESH) share one
+    // queue that the writer serves between 64 KB chunks of the backlog, so
+    // the ROUTE-REFRESH (unlike a KEEPALIVE, sent on demand, not on a
+    // timer) shows that a keepalive would not wait behind the backlog.
+    let one = update(&[], &good_attrs(), &[24, 10, 9, 9]);
+    let mut big = Vec::with_capacity(8 << 20);
+    while big.len() < (8 << 20) {
+        big.extend_from_slice(&one);
+    }
+    let total = big.len() as u64;
+    h.status
+        .out_queued_bytes
+        .fetch_add(total, Ordering::Relaxed);
+    h.cmd.send(SessionCmd::Send(big)).expect("alive");
+    h.cmd
+        .send(SessionCmd::SendRouteRefresh {
+            family: AfiSafi::IPV4_UNICAST,
+        })
+        .expect("alive");
+    // The ROUTE-REFRESH must arrive before the whole backlog: read until
+    // it shows up and count the UPDATEs in front of it.
+    let mut updates_before = 0u64;
+    loop {
+        let (ty, _) = peer.read(10).await.expect("message");
+        match ty {
+            2 => updates_before += 1,
+            5 => break,
+            _ => {}
+        }
+    }
+    let all = total / one.len() as u64;
+    assert!(
+        updates_before < all / 2,
+        "ROUTE-REFRESH waited behind {updates_before} of {all} UPDATEs"
+    );
+    // Drain the rest; the queued byte count returns to zero.
+    let mut seen = updates_before;
+    while seen < all {
+        match peer.read(10).await {
+            Some((2, _)) => seen += 1,
+            Some(_) => {}
+            None => panic!("backlog cut short at {seen} of {all}"),
+        }
+    }
+    wait_for(5, "out_queued_bytes to drain", || {
+        match h.status.out_queued_bytes.load(Ordering::Relaxed) {
+            0 => Ok(()),
+            n => Err(format!("{n} bytes still queued")),
+        }
+    });
+    assert_eq!(h.status.updates_out.load(Ordering::Relaxed), all);
+    assert!(rx.try_recv().is_err() || h.status.state() == 5);
+}
