@@ -102,7 +102,8 @@ pub struct Config {
     /// `debug`, `trace`) or a tracing filter (`info,bgp_speaker=debug`).
     /// `RUST_LOG` overrides it.
     pub log_level: String,
-    /// `log.file`: append logs there instead of standard error.
+    /// `log.file`: append logs there instead of standard error (the daemon
+    /// does not use it yet).
     pub log_file: Option<PathBuf>,
     /// `[mrt]`, when present.
     pub mrt: Option<Mrt>,

@@ -145,8 +145,9 @@ pub enum MaxPrefixAction {
     Shutdown,
 }
 
-/// `max_prefix`: a bound on the prefixes accepted from a neighbour
-/// (counted after import policy, over all families).
+/// `max_prefix`: a bound on the prefixes received from a neighbour
+/// (counted before import policy, as BIRD's `receive limit`, over all
+/// families).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct MaxPrefix {
     /// `limit`, >= 1.
@@ -264,8 +265,8 @@ pub struct Neighbor {
     /// `enabled`, default true; false: configured but administratively
     /// down.
     pub enabled: bool,
-    /// `ttl`: IP TTL of the session (BIRD `multihop N`, FRR
-    /// `ebgp-multihop N`); default 1 for eBGP, 64 for iBGP (kernel).
+    /// `ttl`: IP TTL of our packets on the session (BIRD `multihop N`, FRR
+    /// `ebgp-multihop N`); `None` (default): the system default.
     pub ttl: Option<u8>,
     /// `soft_reconfiguration_inbound`, default true: keep the pre-policy
     /// Adj-RIB-In so that import policy changes apply without asking the
