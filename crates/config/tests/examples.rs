@@ -51,7 +51,8 @@ fn complete_example() {
     assert_eq!(t6.families, [AfiSafi::IPV6_UNICAST]);
     let acme = c.neighbor("cust_acme").expect("cust_acme");
     assert_eq!(
-        acme.max_prefix.map(|m| (m.limit, m.action, m.warn_threshold)),
+        acme.max_prefix
+            .map(|m| (m.limit, m.action, m.warn_threshold)),
         Some((50, MaxPrefixAction::Restart(300), 80))
     );
     let core = c.neighbor("core2").expect("core2");
@@ -61,7 +62,10 @@ fn complete_example() {
     assert!(c.mrt.as_ref().is_some_and(|m| m.rib_interval == 7200));
     // Where things are, for errors found later.
     let l = c.locate("policy.acme_in").expect("located");
-    assert_eq!(l.file, root().join("examples/tesserad.toml").display().to_string());
+    assert_eq!(
+        l.file,
+        root().join("examples/tesserad.toml").display().to_string()
+    );
     assert!(l.line > 100, "{l}");
 }
 
