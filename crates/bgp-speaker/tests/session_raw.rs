@@ -9,7 +9,7 @@ mod session_common;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use base::{AfiSafi, Prefix};
 use bgp_fsm::{ConnectionMode, DownReason};
@@ -24,15 +24,25 @@ const PEER_AS: u32 = 65002;
 /// Our session (127.78.n.1) connected to a raw peer (127.78.n.2), both
 /// past the OPEN exchange and Established.
 async fn established(n: u8) -> (SessionHandle, RawPeer, Receiver<RibMsg>) {
+    established_with(n, 90, 1024).await
+}
+
+/// [`established`] with our hold time and the RIB channel's capacity.
+async fn established_with(
+    n: u8,
+    hold: u16,
+    rib_cap: usize,
+) -> (SessionHandle, RawPeer, Receiver<RibMsg>) {
     let us = IpAddr::from([127, 78, n, 1]);
     let peer_ip = IpAddr::from([127, 78, n, 2]);
     let l = TcpListener::bind(SocketAddr::new(peer_ip, 0))
         .await
         .expect("bind raw peer");
     let remote = l.local_addr().expect("addr");
-    let (rib, mut rx) = rib_channel();
+    let (rib, mut rx) = rib_channel_cap(rib_cap);
     let mut p = params(remote, us, PEER_AS, ConnectionMode::Both);
     p.fsm.families = vec![AfiSafi::IPV4_UNICAST];
+    p.fsm.hold_time = hold;
     let h = spawn_session(
         &tokio::runtime::Handle::current(),
         p,
@@ -236,4 +246,52 @@ async fn keepalives_are_not_held_back_by_a_send_backlog() {
     });
     assert_eq!(h.status.updates_out.load(Ordering::Relaxed), all);
     assert!(rx.try_recv().is_err() || h.status.state() == 5);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_rib_neither_delays_keepalives_nor_expires_the_hold_timer() {
+    // Hold time 3 s (keepalive every second); the RIB takes one message
+    // and is then not read for 5 s while the peer has sent 2000 UPDATEs.
+    let (h, mut peer, mut rx) = established_with(4, 3, 1).await;
+    const N: u32 = 2000;
+    let mut all = Vec::new();
+    for i in 0..N {
+        all.extend_from_slice(&update(
+            &[],
+            &good_attrs(),
+            &[24, 10, (i >> 8) as u8, i as u8],
+        ));
+    }
+    peer.send(&all).await;
+
+    let t0 = Instant::now();
+    let mut last_ka = Instant::now();
+    let mut keepalives = 0;
+    peer.send(&message(4, &[])).await;
+    while t0.elapsed() < Duration::from_secs(5) {
+        if last_ka.elapsed() >= Duration::from_millis(900) {
+            peer.send(&message(4, &[])).await;
+            last_ka = Instant::now();
+        }
+        match peer.read(1).await {
+            Some((4, _)) => keepalives += 1,
+            Some((ty, body)) => panic!("unexpected message {ty}: {body:?}"),
+            None => {}
+        }
+    }
+    assert!(keepalives >= 4, "only {keepalives} KEEPALIVEs in 5 s");
+    assert_eq!(h.status.state(), bgp_speaker::msg::state::ESTABLISHED);
+    assert_eq!(h.status.notifications_out.load(Ordering::Relaxed), 0);
+
+    // Now drain: every UPDATE arrives, in order.
+    let mut got = Vec::new();
+    while got.len() < N as usize {
+        for u in next_updates(&mut rx).await {
+            got.extend(u.announce.iter().map(|n| n.prefix));
+        }
+    }
+    let want: Vec<Prefix> = (0..N)
+        .map(|i| pfx(&format!("10.{}.{}.0/24", i >> 8, i & 0xff)))
+        .collect();
+    assert_eq!(got, want);
 }

@@ -121,8 +121,19 @@ fn chunk_end(buf: &[u8], off: usize) -> (usize, u64) {
     (end, updates)
 }
 
+/// Subtracts `n` from the queued-bytes gauge without wrapping below zero.
+pub fn sub_queued(status: &PeerStatus, n: u64) {
+    let _ = status
+        .out_queued_bytes
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+            Some(v.saturating_sub(n))
+        });
+}
+
 /// Writes until the connection fails, `Close` arrives or the session goes
-/// away.
+/// away. Every byte handed over in `bulk` leaves
+/// [`PeerStatus::out_queued_bytes`] exactly once: when written, or when
+/// the writer ends with it unsent.
 pub async fn writer(
     mut wr: OwnedWriteHalf,
     mut urgent: mpsc::UnboundedReceiver<WriteMsg>,
@@ -130,6 +141,23 @@ pub async fn writer(
     status: Arc<PeerStatus>,
 ) {
     let mut cur: Option<(Vec<u8>, usize)> = None;
+    write_loop(&mut wr, &mut urgent, &mut bulk, &status, &mut cur).await;
+    let mut unsent = cur.map_or(0, |(b, off)| b.len().saturating_sub(off)) as u64;
+    // Refuse further sends, then count what is still queued.
+    bulk.close();
+    while let Ok(b) = bulk.try_recv() {
+        unsent += b.len() as u64;
+    }
+    sub_queued(&status, unsent);
+}
+
+async fn write_loop(
+    wr: &mut OwnedWriteHalf,
+    urgent: &mut mpsc::UnboundedReceiver<WriteMsg>,
+    bulk: &mut mpsc::UnboundedReceiver<Vec<u8>>,
+    status: &PeerStatus,
+    cur: &mut Option<(Vec<u8>, usize)>,
+) {
     loop {
         while let Ok(m) = urgent.try_recv() {
             match m {
@@ -148,20 +176,18 @@ pub async fn writer(
         if let Some((buf, off)) = cur.as_mut() {
             let (end, updates) = chunk_end(buf, *off);
             let Some(piece) = buf.get(*off..end) else {
-                cur = None;
+                *cur = None;
                 continue;
             };
             if wr.write_all(piece).await.is_err() {
                 return;
             }
-            status
-                .out_queued_bytes
-                .fetch_sub((end - *off) as u64, Ordering::Relaxed);
+            sub_queued(status, (end - *off) as u64);
             status.updates_out.fetch_add(updates, Ordering::Relaxed);
             status.msgs_out.fetch_add(updates, Ordering::Relaxed);
             *off = end;
             if *off >= buf.len() {
-                cur = None;
+                *cur = None;
             }
             continue;
         }
@@ -180,7 +206,7 @@ pub async fn writer(
                 }
             },
             b = bulk.recv() => match b {
-                Some(b) => cur = Some((b, 0)),
+                Some(b) => *cur = Some((b, 0)),
                 None => return,
             },
         }

@@ -57,9 +57,25 @@ impl Registry {
 
     /// Forgets a session (neighbour removed).
     pub fn unregister(&self, addr: IpAddr) {
+        self.remove(addr, None);
+    }
+
+    /// Forgets `addr` only while it still belongs to the session that owns
+    /// `tx`: a session ending after the daemon replaced it (reload) must
+    /// not unregister its successor.
+    pub(crate) fn unregister_if(&self, addr: IpAddr, tx: &UnboundedSender<TcpStream>) {
+        self.remove(addr, Some(tx));
+    }
+
+    fn remove(&self, addr: IpAddr, only: Option<&UnboundedSender<TcpStream>>) {
         let Ok(mut g) = self.0.lock() else {
             return;
         };
+        if let Some(tx) = only {
+            if !g.peers.get(&addr).is_some_and(|e| e.tx.same_channel(tx)) {
+                return;
+            }
+        }
         if let Some(e) = g.peers.remove(&addr) {
             if e.md5.is_some() {
                 for (fd, v6) in &g.listeners {

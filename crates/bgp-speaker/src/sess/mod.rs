@@ -27,12 +27,13 @@ use bgp_wire::{
     WireError, HEADER_LEN,
 };
 use tokio::net::{TcpSocket, TcpStream};
+use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 use tokio::task::JoinHandle;
 use tracing::{debug, info, warn};
 
 use crate::mrt_dump::{MrtPeer, MrtSink};
-use crate::msg::{DecodedUpdate, PeerStatus, RibInput, RibSender, SessionCmd, SessionUp};
+use crate::msg::{DecodedUpdate, PeerStatus, RibInput, RibMsg, RibSender, SessionCmd, SessionUp};
 use decode::{decode_update, Decoded};
 pub use listener::{listen, Registry};
 
@@ -79,7 +80,7 @@ pub fn spawn_session(
     let (in_tx, in_rx) = mpsc::unbounded_channel();
     registry.register(
         listener::canonical(p.remote.ip()),
-        in_tx,
+        in_tx.clone(),
         p.md5_password.clone(),
     );
     let status = Arc::new(PeerStatus::default());
@@ -88,7 +89,7 @@ pub fn spawn_session(
         cmd: cmd_tx,
         status: status.clone(),
     };
-    let s = Session::new(p, rib, status, registry.clone(), mrt);
+    let s = Session::new(p, rib, status, registry.clone(), mrt, in_tx.clone());
     rt.spawn(s.run(cmd_rx, in_rx));
     handle
 }
@@ -131,6 +132,8 @@ struct Session {
     actions: Vec<Action>,
     terminate: bool,
     mrt: Option<MrtSink>,
+    /// Our registration with the listener (to unregister only ourselves).
+    inbound: UnboundedSender<TcpStream>,
 }
 
 /// Whether an Established session that ended for `reason` keeps its
@@ -212,6 +215,7 @@ impl Session {
         status: Arc<PeerStatus>,
         registry: Registry,
         mrt: Option<MrtSink>,
+        inbound: UnboundedSender<TcpStream>,
     ) -> Session {
         let seed = u64::from(p.peer.0).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ unix_now();
         Session {
@@ -233,6 +237,7 @@ impl Session {
             actions: Vec::new(),
             terminate: false,
             mrt,
+            inbound,
         }
     }
 
@@ -311,9 +316,19 @@ impl Session {
                     None => std::future::pending().await,
                 }
             };
+            // A full batch the RIB has not taken yet stops reading (TCP
+            // back-pressure to the peer); timers and commands go on.
+            let blocked = self.batch.len() >= BATCH;
             let frame = async {
                 match self.conn.as_mut() {
-                    Some(c) => c.frames.recv().await,
+                    Some(c) if !blocked => c.frames.recv().await,
+                    _ => std::future::pending().await,
+                }
+            };
+            let rib = (!self.batch.is_empty()).then(|| self.rib.0.clone());
+            let rib_ready = async move {
+                match rib {
+                    Some(tx) => tx.reserve_owned().await.ok(),
                     None => std::future::pending().await,
                 }
             };
@@ -331,26 +346,47 @@ impl Session {
                     self.connecting = None;
                     self.on_connected(r).await;
                 }
+                p = rib_ready => {
+                    let updates = std::mem::take(&mut self.batch);
+                    if let Some(p) = p {
+                        p.send(RibMsg::Input(RibInput::Updates {
+                            peer: self.p.peer,
+                            updates,
+                        }));
+                    }
+                }
                 f = frame => {
                     self.on_frame(f).await;
                     // Take what else is ready before handing the batch over.
-                    for _ in 0..BATCH {
+                    for _ in 0..4 * BATCH {
+                        if self.batch.len() >= BATCH {
+                            break;
+                        }
                         let Some(c) = self.conn.as_mut() else { break };
                         match c.frames.try_recv() {
                             Ok(f) => self.on_frame(Some(f)).await,
                             Err(_) => break,
                         }
                     }
-                    self.flush_batch().await;
+                    self.try_flush();
                 }
                 _ = sleep => self.on_deadline().await,
             }
         }
         self.registry
-            .unregister(listener::canonical(self.p.remote.ip()));
+            .unregister_if(listener::canonical(self.p.remote.ip()), &self.inbound);
     }
 
     async fn on_deadline(&mut self) {
+        // RIB back-pressure stops us reading, not the peer talking: while
+        // its messages wait in the reader's queue the peer is alive, and
+        // RFC 4271 §8.2.2 restarts the HoldTimer on each of them anyway.
+        if self.fsm.state() == State::Established
+            && !self.batch.is_empty()
+            && self.conn.as_ref().is_some_and(|c| !c.frames.is_empty())
+        {
+            self.drive(Event::KeepAliveMsg).await;
+        }
         if self
             .restart_at
             .is_some_and(|t| t <= tokio::time::Instant::now())
@@ -373,13 +409,14 @@ impl Session {
         match c {
             SessionCmd::Send(buf) => match self.conn.as_ref() {
                 Some(conn) if self.fsm.state() == State::Established => {
-                    let _ = conn.bulk.send(buf);
+                    if let Err(e) = conn.bulk.send(buf) {
+                        // The writer has ended (and counted what it had).
+                        io::sub_queued(&self.status, e.0.len() as u64);
+                    }
                 }
                 _ => {
                     // Session gone since the RIB encoded this: drop it.
-                    self.status
-                        .out_queued_bytes
-                        .fetch_sub(buf.len() as u64, Ordering::Relaxed);
+                    io::sub_queued(&self.status, buf.len() as u64);
                 }
             },
             SessionCmd::SendRouteRefresh { family } => {
@@ -461,9 +498,12 @@ impl Session {
         if self.conn.is_none() && matches!(state, State::Connect | State::Active | State::Idle) {
             if state == State::Idle {
                 // A peer connecting to an idle (not administratively down)
-                // session: start passively on this connection.
+                // session: start at once on this connection. A damped
+                // automatic start would sit in IdleHold and drop it, and
+                // two speakers backing off that way can miss each other
+                // for minutes; the peer is evidently ready now.
                 self.restart_at = None;
-                let ev = self.fsm.start_event(false);
+                let ev = self.fsm.start_event(true);
                 self.drive(ev).await;
                 if self.fsm.state() == State::Idle {
                     return;
@@ -481,6 +521,10 @@ impl Session {
             debug!(peer = %self.p.name, "incoming connection while Established: closed");
         } else {
             self.pending = Some(s);
+            if state == State::OpenConfirm {
+                // The peer's BGP Identifier is already known (§6.8).
+                self.resolve_collision().await;
+            }
         }
     }
 
@@ -575,8 +619,8 @@ impl Session {
                     if let Some(h) = self.connecting.take() {
                         h.abort();
                     }
+                    // The writer subtracts whatever it leaves unsent.
                     self.conn = None;
-                    self.status.out_queued_bytes.store(0, Ordering::Relaxed);
                 }
                 Action::SendOpen => {
                     let mut b = Vec::new();
@@ -674,6 +718,27 @@ impl Session {
             .await;
     }
 
+    /// Hands the batch to the RIB if its queue has room; otherwise keeps
+    /// it (the main loop then waits for room without blocking timers).
+    fn try_flush(&mut self) {
+        if self.batch.is_empty() {
+            return;
+        }
+        let updates = std::mem::take(&mut self.batch);
+        let m = RibMsg::Input(RibInput::Updates {
+            peer: self.p.peer,
+            updates,
+        });
+        if let Err(TrySendError::Full(RibMsg::Input(RibInput::Updates { updates, .. }))) =
+            self.rib.0.try_send(m)
+        {
+            self.batch = updates;
+        }
+    }
+
+    /// Hands the batch over, waiting for room: only where order matters
+    /// and the session is about to change anyway (ROUTE-REFRESH, reset,
+    /// down).
     async fn flush_batch(&mut self) {
         if self.batch.is_empty() {
             return;
@@ -796,9 +861,6 @@ impl Session {
                         }
                         self.drive(Event::UpdateMsg).await;
                         self.batch.push(d);
-                        if self.batch.len() >= BATCH {
-                            self.flush_batch().await;
-                        }
                     }
                     Decoded::Reset(ev) => {
                         self.flush_batch().await;

@@ -144,7 +144,12 @@ impl Drop for Bird {
 
 /// The RIB thread's end: a bounded channel like the daemon's.
 pub fn rib_channel() -> (RibSender, mpsc::Receiver<RibMsg>) {
-    let (tx, rx) = mpsc::channel(1024);
+    rib_channel_cap(1024)
+}
+
+/// A RIB channel of `cap` messages (small: to exercise back-pressure).
+pub fn rib_channel_cap(cap: usize) -> (RibSender, mpsc::Receiver<RibMsg>) {
+    let (tx, rx) = mpsc::channel(cap);
     (RibSender(tx), rx)
 }
 
