@@ -118,9 +118,9 @@ fn static_route(st: &config::Static) -> StaticRoute {
         _ => Origin::Incomplete,
     };
     b.set(PathAttr::new(AttrValue::Origin(origin)));
-    b.set(PathAttr::new(AttrValue::AsPath(AsPath::from_sequence(
-        Vec::new(),
-    ))));
+    b.set(PathAttr::new(AttrValue::AsPath(AsPath {
+        segments: Vec::new(),
+    })));
     match st.next_hop {
         Some(IpAddr::V4(a)) => b.set_next_hop(NextHop::V4(a)),
         Some(IpAddr::V6(a)) => b.set_next_hop(NextHop::V6(a)),
