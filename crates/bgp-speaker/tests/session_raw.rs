@@ -295,3 +295,117 @@ async fn a_stalled_rib_neither_delays_keepalives_nor_expires_the_hold_timer() {
         .collect();
     assert_eq!(got, want);
 }
+
+/// Both connections of a collision (§6.8): `c1` ours (outgoing, OPEN
+/// already read from it), `c2` the peer's (incoming, nothing read yet),
+/// and the OPEN the peer sends with Identifier `peer_id`.
+async fn collision(
+    n: u8,
+    peer_id: Ipv4Addr,
+) -> (
+    RawPeer,
+    RawPeer,
+    Vec<u8>,
+    SocketAddr,
+    Receiver<RibMsg>,
+    SessionHandle,
+) {
+    let us = IpAddr::from([127, 78, n, 1]);
+    let peer_ip = IpAddr::from([127, 78, n, 2]);
+    let l = TcpListener::bind(SocketAddr::new(peer_ip, 0))
+        .await
+        .expect("bind raw peer");
+    let reg = Registry::default();
+    let ours = SocketAddr::new(us, 17900);
+    bgp_speaker::sess::listen(vec![ours], reg.clone())
+        .await
+        .expect("bind our listener");
+    let (rib, rx) = rib_channel();
+    let mut p = params(
+        l.local_addr().expect("addr"),
+        us,
+        PEER_AS,
+        ConnectionMode::Both,
+    );
+    p.fsm.families = vec![AfiSafi::IPV4_UNICAST];
+    // Kept alive by the caller: dropping the handle ends the session.
+    let h = spawn_session(&tokio::runtime::Handle::current(), p, rib, &reg, None);
+    let (s1, _) = tokio::time::timeout(Duration::from_secs(5), l.accept())
+        .await
+        .expect("outgoing connection in time")
+        .expect("accept");
+    let mut c1 = RawPeer::new(s1);
+    let (ty, _) = c1.read(5).await.expect("OPEN on our connection");
+    assert_eq!(ty, 1);
+
+    // The peer's own connection, from its address.
+    let sock = tokio::net::TcpSocket::new_v4().expect("socket");
+    sock.bind(SocketAddr::new(peer_ip, 0)).expect("bind");
+    let s2 = tokio::time::timeout(Duration::from_secs(5), sock.connect(ours))
+        .await
+        .expect("connect in time")
+        .expect("connect");
+    // Give the listener a moment to hand it to the session.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let o = bgp_wire::OpenMessage::new(
+        base::Asn(PEER_AS),
+        90,
+        peer_id,
+        vec![
+            bgp_wire::Capability::Multiprotocol(AfiSafi::IPV4_UNICAST),
+            bgp_wire::Capability::FourOctetAsn(base::Asn(PEER_AS)),
+        ],
+    );
+    let mut open = Vec::new();
+    o.encode(bgp_wire::ParseCtx::legacy(), &mut open)
+        .expect("encode");
+    (c1, RawPeer::new(s2), open, ours, rx, h)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn collision_keeps_the_peers_connection_when_its_identifier_is_higher() {
+    // We are 10.255.0.1, the peer 10.255.0.9: the connection it opened
+    // survives; ours is closed with Cease 6/7.
+    let (mut c1, mut c2, open, ours, mut rx, _h) = collision(5, Ipv4Addr::new(10, 255, 0, 9)).await;
+    c1.send(&open).await;
+    let (ty, body) = c1.read_non_keepalive(5).await.expect("NOTIFICATION");
+    assert_eq!(
+        (ty, body),
+        (3, vec![6, 7]),
+        "Cease / Connection Collision Resolution"
+    );
+    assert!(c1.read(5).await.is_none(), "our connection is closed");
+
+    let (ty, _) = c2.read(5).await.expect("OPEN on the surviving connection");
+    assert_eq!(ty, 1);
+    c2.send(&open).await;
+    c2.send(&message(4, &[])).await;
+    let local = expect_input(&mut rx, 5, "Up", |i| match i {
+        RibInput::Up { up, .. } => Some(up.local_addr),
+        _ => None,
+    })
+    .await;
+    assert_eq!(local, ours, "established on the incoming connection");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn collision_keeps_our_connection_when_our_identifier_is_higher() {
+    // The peer is 10.0.0.9 < 10.255.0.1: our outgoing connection
+    // survives and the incoming one is closed.
+    let (mut c1, mut c2, open, ours, mut rx, _h) = collision(6, Ipv4Addr::new(10, 0, 0, 9)).await;
+    c1.send(&open).await;
+    c1.send(&message(4, &[])).await;
+    let local = expect_input(&mut rx, 5, "Up", |i| match i {
+        RibInput::Up { up, .. } => Some(up.local_addr),
+        _ => None,
+    })
+    .await;
+    assert_ne!(local, ours, "established on our outgoing connection");
+    // The incoming connection never got an OPEN and is closed.
+    assert!(
+        c2.read(5).await.is_none(),
+        "the colliding connection is closed"
+    );
+    let (ty, _) = c1.read(3).await.expect("KEEPALIVE on the kept connection");
+    assert_eq!(ty, 4);
+}

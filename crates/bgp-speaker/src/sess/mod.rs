@@ -60,7 +60,9 @@ pub struct SessionParams {
     pub start: bool,
 }
 
-/// What the daemon keeps of a session task.
+/// What the daemon keeps of a session task. The task ends when every
+/// clone of `cmd` is dropped (abruptly: no NOTIFICATION, no `Down`); use
+/// [`SessionCmd::Terminate`] for an orderly end.
 #[derive(Clone, Debug)]
 pub struct SessionHandle {
     pub peer: PeerId,
