@@ -9,6 +9,7 @@ mod decode;
 pub mod io;
 pub mod listener;
 pub mod md5;
+mod recv;
 
 use std::net::{IpAddr, SocketAddr};
 use std::os::fd::AsRawFd;
@@ -16,16 +17,13 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use base::{AfiSafi, Asn, Instant as FsmInstant};
+use base::{Asn, Instant as FsmInstant};
 use bgp_fsm::{
     collision, Action, DownReason, Event, Fsm, Jitter, Negotiated, SessionConfig, State,
 };
 use bgp_rib::PeerId;
-use bgp_wire::consts::{msg_type, notify};
-use bgp_wire::{
-    encode_keepalive, NotificationMessage, NotificationView, OpenView, ParseCtx, RouteRefresh,
-    WireError, HEADER_LEN,
-};
+use bgp_wire::consts::notify;
+use bgp_wire::{encode_keepalive, NotificationMessage, NotificationView, ParseCtx, RouteRefresh};
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
@@ -34,7 +32,6 @@ use tracing::{debug, info, warn};
 
 use crate::mrt_dump::{MrtPeer, MrtSink};
 use crate::msg::{DecodedUpdate, PeerStatus, RibInput, RibMsg, RibSender, SessionCmd, SessionUp};
-use decode::{decode_update, Decoded};
 pub use listener::{listen, Registry};
 
 /// UPDATEs per batch handed to the RIB.
@@ -775,129 +772,31 @@ impl Session {
             self.drive(Event::OpenCollisionDump).await;
         }
     }
+}
 
-    async fn on_frame(&mut self, f: Option<io::ReadEvent>) {
-        let Some(f) = f else {
-            self.drive(Event::TcpConnectionFails).await;
-            return;
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn graceful_down_follows_rfc4724_and_rfc8538() {
+        // Without the N bit only a TCP failure keeps the routes.
+        assert!(graceful_down(DownReason::TcpConnectionFails, false));
+        assert!(!graceful_down(DownReason::HoldTimerExpired, false));
+        let cease = DownReason::NotificationReceived {
+            code: notify::CEASE,
+            subcode: 2,
         };
-        match f {
-            io::ReadEvent::Closed(why) => {
-                debug!(peer = %self.p.name, "{why}");
-                if self.fsm.state() == State::Established {
-                    self.status.set_last_error(why);
-                }
-                self.drive(Event::TcpConnectionFails).await;
-            }
-            io::ReadEvent::HeaderErr(e, data) => {
-                self.drive(Event::header_err(e, &data)).await;
-            }
-            io::ReadEvent::Msg { ty, raw } => {
-                self.status.msgs_in.fetch_add(1, Ordering::Relaxed);
-                if let Some(m) = self.mrt.as_ref() {
-                    m.message(&self.mrt_peer(), &raw);
-                }
-                let body = raw.get(HEADER_LEN..).unwrap_or(&[]);
-                let len = raw.len();
-                // RFC 8654 §4: without the Extended Message capability a
-                // message over 4096 octets is a header error (1/2).
-                if len > 4096 && !self.ctx.extended_message && ty != msg_type::OPEN {
-                    let e = WireError::BadMessageLength { length: len as u16 };
-                    let hdr = raw.get(..HEADER_LEN).unwrap_or(&[]);
-                    self.drive(Event::header_err(e, hdr)).await;
-                    return;
-                }
-                self.on_message(ty, body).await;
-            }
-        }
-    }
-
-    async fn on_message(&mut self, ty: u8, body: &[u8]) {
-        match ty {
-            msg_type::OPEN => {
-                let ev = match OpenView::parse(body).and_then(|o| {
-                    o.validate()?;
-                    o.to_owned()
-                }) {
-                    Ok(o) => Event::BgpOpen(o),
-                    Err(e) => Event::open_msg_err(e, body),
-                };
-                self.drive(ev).await;
-                if self.fsm.state() == State::OpenConfirm && self.pending.is_some() {
-                    self.resolve_collision().await;
-                }
-            }
-            msg_type::KEEPALIVE => {
-                self.status.keepalives_in.fetch_add(1, Ordering::Relaxed);
-                self.drive(Event::KeepAliveMsg).await;
-            }
-            msg_type::NOTIFICATION => {
-                self.status.notifications_in.fetch_add(1, Ordering::Relaxed);
-                match NotificationView::parse(body) {
-                    Ok(n) => {
-                        let text = format!("Received: {}", describe_notification(&n));
-                        warn!(peer = %self.p.name, "{text}");
-                        self.status.set_last_error(text);
-                        let ev = Event::notification_received(n);
-                        self.drive(ev).await;
-                    }
-                    Err(_) => self.drive(Event::TcpConnectionFails).await,
-                }
-            }
-            msg_type::UPDATE => {
-                self.status.updates_in.fetch_add(1, Ordering::Relaxed);
-                if self.fsm.state() != State::Established {
-                    // The FSM answers with an FSM error (§8.2.2).
-                    self.drive(Event::UpdateMsg).await;
-                    return;
-                }
-                let t0 = std::time::Instant::now();
-                let decoded = decode_update(body, self.ctx);
-                self.status
-                    .decode_ns
-                    .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
-                match decoded {
-                    Decoded::Ok(d, note) => {
-                        if let Some((e, disp)) = note {
-                            warn!(peer = %self.p.name, error = ?e, ?disp, "RFC 7606: malformed UPDATE handled without reset");
-                        }
-                        self.drive(Event::UpdateMsg).await;
-                        self.batch.push(d);
-                    }
-                    Decoded::Reset(ev) => {
-                        self.flush_batch().await;
-                        self.drive(ev).await;
-                    }
-                }
-            }
-            msg_type::ROUTE_REFRESH => match RouteRefresh::parse(body) {
-                Ok(rr) => {
-                    if self.fsm.state() == State::Established {
-                        self.flush_batch().await;
-                        self.rib
-                            .send(RibInput::RouteRefresh {
-                                peer: self.p.peer,
-                                family: AfiSafi::new(rr.afi, rr.safi),
-                                subtype: rr.subtype,
-                            })
-                            .await;
-                    }
-                }
-                Err(e) => {
-                    // RFC 7313 §5: a bad ROUTE-REFRESH length is 7/1.
-                    let n = NotificationMessage::new(
-                        notify::ROUTE_REFRESH_MESSAGE_ERROR,
-                        notify::INVALID_MESSAGE_LENGTH,
-                        body.to_vec(),
-                    );
-                    warn!(peer = %self.p.name, error = ?e, "malformed ROUTE-REFRESH");
-                    self.drive(Event::UpdateMsgErr(n)).await;
-                }
-            },
-            _ => {
-                let e = WireError::BadMessageType { msg_type: ty };
-                self.drive(Event::header_err(e, body)).await;
-            }
-        }
+        assert!(!graceful_down(cease, false));
+        // With it, NOTIFICATIONs too, except Cease/Hard Reset.
+        assert!(graceful_down(cease, true));
+        assert!(graceful_down(DownReason::HoldTimerExpired, true));
+        let hard = DownReason::NotificationReceived {
+            code: notify::CEASE,
+            subcode: notify::HARD_RESET,
+        };
+        assert!(!graceful_down(hard, true));
+        // Our own administrative stop never does.
+        assert!(!graceful_down(DownReason::ManualStop, true));
     }
 }

@@ -1,0 +1,143 @@
+//! The receive side of a session: framed messages from the reader task
+//! -> MRT record, FSM events, decoded UPDATEs into the batch for the RIB.
+
+use std::sync::atomic::Ordering;
+
+use base::AfiSafi;
+use bgp_fsm::{Event, State};
+use bgp_wire::consts::{msg_type, notify};
+use bgp_wire::{
+    NotificationMessage, NotificationView, OpenView, RouteRefresh, WireError, HEADER_LEN,
+};
+use tracing::{debug, warn};
+
+use super::decode::{decode_update, Decoded};
+use super::{describe_notification, io, Session};
+use crate::msg::RibInput;
+
+impl Session {
+    pub(super) async fn on_frame(&mut self, f: Option<io::ReadEvent>) {
+        let Some(f) = f else {
+            self.drive(Event::TcpConnectionFails).await;
+            return;
+        };
+        match f {
+            io::ReadEvent::Closed(why) => {
+                debug!(peer = %self.p.name, "{why}");
+                if self.fsm.state() == State::Established {
+                    self.status.set_last_error(why);
+                }
+                self.drive(Event::TcpConnectionFails).await;
+            }
+            io::ReadEvent::HeaderErr(e, data) => {
+                self.drive(Event::header_err(e, &data)).await;
+            }
+            io::ReadEvent::Msg { ty, raw } => {
+                self.status.msgs_in.fetch_add(1, Ordering::Relaxed);
+                if let Some(m) = self.mrt.as_ref() {
+                    m.message(&self.mrt_peer(), &raw);
+                }
+                let body = raw.get(HEADER_LEN..).unwrap_or(&[]);
+                let len = raw.len();
+                // RFC 8654 §4: without the Extended Message capability a
+                // message over 4096 octets is a header error (1/2).
+                if len > 4096 && !self.ctx.extended_message && ty != msg_type::OPEN {
+                    let e = WireError::BadMessageLength { length: len as u16 };
+                    let hdr = raw.get(..HEADER_LEN).unwrap_or(&[]);
+                    self.drive(Event::header_err(e, hdr)).await;
+                    return;
+                }
+                self.on_message(ty, body).await;
+            }
+        }
+    }
+
+    async fn on_message(&mut self, ty: u8, body: &[u8]) {
+        match ty {
+            msg_type::OPEN => {
+                let ev = match OpenView::parse(body).and_then(|o| {
+                    o.validate()?;
+                    o.to_owned()
+                }) {
+                    Ok(o) => Event::BgpOpen(o),
+                    Err(e) => Event::open_msg_err(e, body),
+                };
+                self.drive(ev).await;
+                if self.fsm.state() == State::OpenConfirm && self.pending.is_some() {
+                    self.resolve_collision().await;
+                }
+            }
+            msg_type::KEEPALIVE => {
+                self.status.keepalives_in.fetch_add(1, Ordering::Relaxed);
+                self.drive(Event::KeepAliveMsg).await;
+            }
+            msg_type::NOTIFICATION => {
+                self.status.notifications_in.fetch_add(1, Ordering::Relaxed);
+                match NotificationView::parse(body) {
+                    Ok(n) => {
+                        let text = format!("Received: {}", describe_notification(&n));
+                        warn!(peer = %self.p.name, "{text}");
+                        self.status.set_last_error(text);
+                        let ev = Event::notification_received(n);
+                        self.drive(ev).await;
+                    }
+                    Err(_) => self.drive(Event::TcpConnectionFails).await,
+                }
+            }
+            msg_type::UPDATE => {
+                self.status.updates_in.fetch_add(1, Ordering::Relaxed);
+                if self.fsm.state() != State::Established {
+                    // The FSM answers with an FSM error (§8.2.2).
+                    self.drive(Event::UpdateMsg).await;
+                    return;
+                }
+                let t0 = std::time::Instant::now();
+                let decoded = decode_update(body, self.ctx);
+                self.status
+                    .decode_ns
+                    .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                match decoded {
+                    Decoded::Ok(d, note) => {
+                        if let Some((e, disp)) = note {
+                            warn!(peer = %self.p.name, error = ?e, ?disp, "RFC 7606: malformed UPDATE handled without reset");
+                        }
+                        self.drive(Event::UpdateMsg).await;
+                        self.batch.push(d);
+                    }
+                    Decoded::Reset(ev) => {
+                        self.flush_batch().await;
+                        self.drive(ev).await;
+                    }
+                }
+            }
+            msg_type::ROUTE_REFRESH => match RouteRefresh::parse(body) {
+                Ok(rr) => {
+                    if self.fsm.state() == State::Established {
+                        self.flush_batch().await;
+                        self.rib
+                            .send(RibInput::RouteRefresh {
+                                peer: self.p.peer,
+                                family: AfiSafi::new(rr.afi, rr.safi),
+                                subtype: rr.subtype,
+                            })
+                            .await;
+                    }
+                }
+                Err(e) => {
+                    // RFC 7313 §5: a bad ROUTE-REFRESH length is 7/1.
+                    let n = NotificationMessage::new(
+                        notify::ROUTE_REFRESH_MESSAGE_ERROR,
+                        notify::INVALID_MESSAGE_LENGTH,
+                        body.to_vec(),
+                    );
+                    warn!(peer = %self.p.name, error = ?e, "malformed ROUTE-REFRESH");
+                    self.drive(Event::UpdateMsgErr(n)).await;
+                }
+            },
+            _ => {
+                let e = WireError::BadMessageType { msg_type: ty };
+                self.drive(Event::header_err(e, body)).await;
+            }
+        }
+    }
+}
