@@ -167,8 +167,17 @@ fn encode_notification(n: &NotificationMessage) -> Vec<u8> {
 
 fn describe_notification(n: &NotificationView<'_>) -> String {
     let mut s = format!("NOTIFICATION {}/{}", n.code, n.subcode);
-    if let Some(Ok(text)) = n.shutdown_communication() {
-        s.push_str(&format!(" \"{text}\""));
+    match n.shutdown_communication() {
+        Some(Ok(text)) => s.push_str(&format!(" \"{text}\"")),
+        Some(Err(e)) => {
+            // Show what came, so a peer's malformed RFC 9003 text is
+            // visible rather than silently dropped.
+            let shown = String::from_utf8_lossy(n.data.get(..n.data.len().min(256)).unwrap_or(&[]));
+            s.push_str(&format!(
+                " (malformed shutdown communication {e:?}: {shown:?})"
+            ));
+        }
+        None => {}
     }
     s
 }

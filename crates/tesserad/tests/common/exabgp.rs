@@ -26,7 +26,7 @@ pub const ENV: &[(&str, &str)] = &[
     ("exabgp.daemon.drop", "false"),
     ("exabgp.api.cli", "false"),
     ("exabgp.log.destination", "stdout"),
-    ("exabgp.log.level", "INFO"),
+    ("exabgp.log.level", "DEBUG"),
     ("exabgp.log.packets", "true"),
     ("exabgp.log.message", "true"),
     ("exabgp.log.network", "true"),
@@ -189,7 +189,13 @@ impl Peer for Exabgp {
         // compare without whitespace.
         let text: String = text.chars().filter(|c| !c.is_whitespace()).collect();
         let mut need = vec![
-            format!("\"as-path\":[{}]", path.join(",")),
+            // ExaBGP leaves "as-path" out of its JSON when the path is
+            // empty (iBGP).
+            if path.is_empty() {
+                "\"attribute\":".to_string()
+            } else {
+                format!("\"as-path\":[{}]", path.join(","))
+            },
             format!("\"{}\":[", e.next_hop),
             format!("[{},{}]", r.community.0, r.community.1),
             format!("target:{}:{}", r.ext_rt.0, r.ext_rt.1),

@@ -169,7 +169,12 @@ impl Peer for Frr {
         let r = e.route;
         let path: Vec<String> = e.as_path.iter().map(|a| a.to_string()).collect();
         let mut need = vec![
-            format!("\n  {}\n", path.join(" ")),
+            // FRR prints an empty AS path (iBGP) as "Local".
+            if path.is_empty() {
+                "\n  Local".to_string()
+            } else {
+                format!("\n  {}\n", path.join(" "))
+            },
             format!("    {} from", e.next_hop),
             format!("Community: {}:{}", r.community.0, r.community.1),
             format!("RT:{}:{}", r.ext_rt.0, r.ext_rt.1),

@@ -137,7 +137,13 @@ impl Peer for Openbgpd {
         let r = e.route;
         let path: Vec<String> = e.as_path.iter().map(|a| a.to_string()).collect();
         let mut need = vec![
-            format!("\n    {}\n", path.join(" ")),
+            // bgpctl prints no AS path line at all for an empty path
+            // (iBGP); then the other needles must still hold.
+            if path.is_empty() {
+                "BGP routing table entry".to_string()
+            } else {
+                format!("\n    {}\n", path.join(" "))
+            },
             format!("Nexthop {} ", e.next_hop),
             format!("Communities: {}:{}", r.community.0, r.community.1),
             format!("rt {}:{}", r.ext_rt.0, r.ext_rt.1),

@@ -61,10 +61,18 @@ pub fn basic(test: &str, tools: &[&str], start: Start) {
             t.route(&r.prefix)
         });
         let c = compact(&got);
+        // OpenBGPD 7.7 sends ::1 as the IPv6 next hop on an IPv4 session
+        // whatever its config says (tests/interop/openbgpd/README.md), so
+        // only the IPv4 next hop is checked for it.
+        let nh = if p.kind() == "openbgpd" && r.prefix.contains(':') {
+            "\"next_hop\":".to_string()
+        } else {
+            r.next_hop.clone()
+        };
         for needle in [
             p_as.to_string(),
             r.med.to_string(),
-            r.next_hop.clone(),
+            nh,
             // The CLI's JSON: communities as [asn,value], large ones as
             // [g,l1,l2], extended ones as the 8 octets in a u64 (route
             // target, 2-octet AS specific: type 0x00, subtype 0x02).
