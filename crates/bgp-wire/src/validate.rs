@@ -106,6 +106,13 @@ impl<'a> UpdateView<'a> {
             let opt_err = WireError::OptionalAttribute(a.attr_ref());
             match a.typed(self.ctx()) {
                 Err(e) => note(e, &mut s)?,
+                // RFC 7606 §7.2: a segment with a Path Segment Length of
+                // zero makes AS_PATH malformed (treat-as-withdraw). The
+                // view itself keeps empty segments because MRT archives
+                // carry them; only a received UPDATE is held to §7.2.
+                Ok(PathAttribute::AsPath(p)) if p.segments().any(|g| g.is_empty()) => {
+                    note(WireError::MalformedAsPath(a.attr_ref()), &mut s)?
+                }
                 Ok(PathAttribute::MpReach(m)) => {
                     // RFC 7606 §7.11: MP errors reset the session.
                     if !m.next_hop_len_ok() {
@@ -148,5 +155,45 @@ impl<'a> UpdateView<'a> {
             Some(w) => Err(w),
             None => Ok(s),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ctx::ParseCtx;
+    use crate::error::{Disposition, WireError};
+    use crate::update::UpdateView;
+
+    /// ORIGIN, the given AS_PATH value, NEXT_HOP, and 10.0.0.0/8.
+    fn body(as_path: &[u8]) -> Vec<u8> {
+        let mut a = vec![0x40, 1, 1, 0, 0x40, 2, as_path.len() as u8];
+        a.extend_from_slice(as_path);
+        a.extend_from_slice(&[0x40, 3, 4, 192, 0, 2, 1]);
+        let mut b = vec![0, 0, 0, a.len() as u8];
+        b.extend_from_slice(&a);
+        b.extend_from_slice(&[8, 10]);
+        b
+    }
+
+    #[test]
+    fn zero_length_as_path_segment_is_treat_as_withdraw() {
+        let ctx = ParseCtx::modern();
+        // RFC 7606 §7.2: AS_SEQUENCE [65001] then an empty AS_SEQUENCE.
+        let bad = body(&[2, 1, 0, 0, 0xfd, 0xe9, 2, 0]);
+        let u = UpdateView::parse(&bad, ctx).unwrap();
+        match u.validate() {
+            Err((WireError::MalformedAsPath(a), Disposition::TreatAsWithdraw)) => {
+                assert_eq!(a.type_code, 2)
+            }
+            other => panic!("want treat-as-withdraw for an empty segment, got {other:?}"),
+        }
+        // The same path without the empty segment is fine.
+        let good = body(&[2, 1, 0, 0, 0xfd, 0xe9]);
+        assert!(UpdateView::parse(&good, ctx).unwrap().validate().is_ok());
+        // An empty AS_PATH (no segment at all, iBGP) stays valid.
+        assert!(UpdateView::parse(&body(&[]), ctx)
+            .unwrap()
+            .validate()
+            .is_ok());
     }
 }
