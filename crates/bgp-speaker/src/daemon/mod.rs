@@ -25,7 +25,7 @@ use crate::sess::{spawn_session, Registry, SessionParams};
 pub use spec::{NeighborSpec, Spec};
 
 /// Capacity of the session -> RIB channel, in messages (each a batch).
-const RIB_CHANNEL: usize = 1024;
+const RIB_CHANNEL: usize = 64;
 
 /// `tesserad -p`: loads and validates the configuration, compiles its
 /// policies, and describes it in one line.
@@ -51,6 +51,8 @@ pub(crate) struct Running {
     pub rib_tx: mpsc::Sender<RibMsg>,
     pub registry: Registry,
     pub last_reload_ms: Option<u64>,
+    /// Where sessions record received messages (`[mrt] updates`).
+    pub mrt: Option<crate::mrt_dump::MrtSink>,
 }
 
 impl Running {
@@ -74,7 +76,7 @@ impl Running {
             params,
             RibSender(self.rib_tx.clone()),
             &self.registry,
-            None,
+            self.mrt.clone(),
         );
         self.ids.insert(n.meta.name.clone(), id);
         Some((
@@ -130,6 +132,25 @@ pub fn run(path: &Path, log: Option<&str>) -> Result<(), String> {
     let metrics_addr = spec.metrics;
     let neighbors = spec.neighbors.clone();
     let statics = spec.statics.clone();
+    // BGP4MP_ET dumps of every received message (RFC 6396 §4.4), written
+    // by their own thread.
+    let (mrt, mrt_dumper) = match spec
+        .config
+        .mrt
+        .as_ref()
+        .and_then(|m| m.updates.clone().map(|t| (t, m.updates_interval)))
+    {
+        Some((template, every)) => {
+            let cfg = crate::mrt_dump::MrtDumpConfig {
+                template: template.clone(),
+                interval: Some(Duration::from_secs(u64::from(every.max(1)))),
+            };
+            let (sink, dumper) = crate::mrt_dump::MrtSink::start(cfg)
+                .map_err(|e| format!("cannot start MRT dumps to {template}: {e}"))?;
+            (Some(sink), Some(dumper))
+        }
+        None => (None, None),
+    };
     let mut running = Running {
         path: path.to_path_buf(),
         spec,
@@ -139,6 +160,7 @@ pub fn run(path: &Path, log: Option<&str>) -> Result<(), String> {
         rib_tx: rib_tx.clone(),
         registry: registry.clone(),
         last_reload_ms: None,
+        mrt,
     };
     // Sessions are spawned before the RIB thread runs, but every message
     // they send waits in the channel until it does, and the peer table is
@@ -252,5 +274,13 @@ pub fn run(path: &Path, log: Option<&str>) -> Result<(), String> {
     let _ = rib_thread.join();
     let _ = std::fs::remove_file(&control_path);
     rt.shutdown_timeout(Duration::from_secs(1));
+    if let Some(d) = mrt_dumper {
+        if let Ok(mut r) = running.lock() {
+            r.mrt = None;
+        }
+        if let Err(e) = d.finish() {
+            warn!("MRT dump: {e}");
+        }
+    }
     Ok(())
 }

@@ -174,16 +174,14 @@ impl Spec {
                 c.router.pipeline
             ));
         }
-        if let Some(m) = &c.mrt {
-            if m.updates.is_some() || m.rib.is_some() {
-                let at = c
-                    .locate("router")
-                    .map(|l| format!("{}: ", l.file))
-                    .unwrap_or_default();
-                return Err(format!(
-                    "{at}[mrt]: MRT dumps from the daemon are not supported yet"
-                ));
-            }
+        if c.mrt.as_ref().is_some_and(|m| m.rib.is_some()) {
+            let at = c
+                .locate("mrt.rib")
+                .map(|l| format!("{}:{}:{}: ", l.file, l.line, l.col))
+                .unwrap_or_default();
+            return Err(format!(
+                "{at}mrt.rib: periodic TABLE_DUMP_V2 RIB dumps are not supported yet (mrt.updates is)"
+            ));
         }
         let mut compiled = BTreeMap::new();
         for (name, def) in &c.policies {

@@ -179,8 +179,30 @@ impl Peer for Exabgp {
         Ok(())
     }
     fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.join("../").join(format!("{}.out", self.name)))
-            .unwrap_or_default()
+        let text = std::fs::read_to_string(self.dir.join("../").join(format!("{}.out", self.name)))
+            .unwrap_or_default();
+        // ExaBGP 4.2.21 cannot print a received RFC 9003 shutdown
+        // communication: its decoder raises a TypeError (bytes % str in
+        // notification.py) and it answers 1/0. Its packet log (DEBUG) still
+        // shows the bytes, so the payloads are decoded here and appended.
+        let mut decoded = String::new();
+        for l in text.lines() {
+            if let Some((_, hex)) = l.split_once("received complete TCP payload") {
+                let hex: String = hex
+                    .split(')')
+                    .nth(1)
+                    .unwrap_or("")
+                    .chars()
+                    .filter(char::is_ascii_hexdigit)
+                    .collect();
+                let bytes: Vec<u8> = (0..hex.len() / 2)
+                    .filter_map(|i| u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok())
+                    .collect();
+                decoded.push_str(&String::from_utf8_lossy(&bytes));
+                decoded.push('\n');
+            }
+        }
+        text + "\n--- decoded payloads ---\n" + &decoded
     }
     fn check(&self, text: &str, e: &Expect<'_>) -> Result<(), String> {
         let r = e.route;
