@@ -553,7 +553,11 @@ impl Session {
             }
             Ok(Err(e)) => {
                 debug!(peer = %self.p.name, "connect failed: {e}");
-                self.status.set_last_error(format!("Socket: {e}"));
+                // A NOTIFICATION explains more than the reconnect
+                // attempts that follow it; keep it (BIRD does the same).
+                if !self.status.last_error().contains("NOTIFICATION") {
+                    self.status.set_last_error(format!("Socket: {e}"));
+                }
                 self.drive(Event::TcpConnectionFails).await;
             }
             Err(_) => {}
