@@ -25,8 +25,8 @@ impl RibShard {
             .ok_or(RibError::UnknownPeer(peer))?;
         st.rejected = FastMap::default();
         let mut released = Vec::new();
-        if let Some(pre) = st.pre.as_mut().map(std::mem::take) {
-            released.extend(pre.into_values());
+        if let Some(pre) = st.pre.as_mut() {
+            released.extend(pre.take_handles());
         }
         if let Some(out) = st.out.as_mut().map(std::mem::take) {
             released.extend(out.into_handles());

@@ -45,6 +45,7 @@
 //! `examples/encode_speed.rs`: 1M /24s over 10k sets encode into 10k
 //! UPDATEs at ~70M prefixes/s (eBGP, and 2-octet iBGP with AS4_PATH).
 
+mod adjin;
 mod attrs;
 pub mod bestpath;
 mod encode;

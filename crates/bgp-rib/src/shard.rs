@@ -8,6 +8,7 @@ use base::{Asn, Prefix};
 use bgp_wire::consts::attr_type as at;
 use bgp_wire::Nlri;
 
+use crate::adjin::PreIn;
 use crate::attrs::{AttrSet, AttrsBuilder};
 use crate::bestpath::BestPathConfig;
 use crate::export::AdjOut;
@@ -74,8 +75,8 @@ pub(crate) struct PeerState {
     pub(crate) accepted: u64,
     /// Routes import policy rejected, so that `received` stays exact.
     pub(crate) rejected: FastMap<(Prefix, u32), ()>,
-    /// Pre-policy Adj-RIB-In, when configured.
-    pub(crate) pre: Option<FastMap<(Prefix, u32), AttrHandle>>,
+    /// Pre-policy Adj-RIB-In, when configured (see [`PreIn`]).
+    pub(crate) pre: Option<PreIn>,
     pub(crate) out: Option<AdjOut>,
 }
 
@@ -144,7 +145,13 @@ impl RibShard {
         }
         if let Some(Some(p)) = self.peers.get_mut(i) {
             if cfg.keep_pre_policy && p.pre.is_none() {
-                p.pre = Some(FastMap::default());
+                // Routes already stored may be post-policy sets.
+                let empty = p.accepted == 0 && p.rejected.is_empty();
+                p.pre = Some(if empty {
+                    PreIn::complete()
+                } else {
+                    PreIn::partial()
+                });
             }
             if cfg.export && p.out.is_none() {
                 p.out = Some(AdjOut::default());
@@ -153,7 +160,7 @@ impl RibShard {
             return;
         }
         let st = PeerState {
-            pre: cfg.keep_pre_policy.then(FastMap::default),
+            pre: cfg.keep_pre_policy.then(PreIn::complete),
             out: cfg.export.then(AdjOut::default),
             cfg,
             accepted: 0,
@@ -233,7 +240,6 @@ impl RibShard {
         for n in announce {
             let prefix = n.prefix.masked();
             let pid = n.path_id.unwrap_or(0);
-            self.set_pre_policy(peer, prefix, pid, Some(base_h));
             match import.import(peer, &prefix, &mut work) {
                 Verdict::Accept => {
                     let h = if work.is_dirty() {
@@ -246,7 +252,8 @@ impl RibShard {
                         base_h
                     };
                     self.note_rejected(peer, prefix, pid, false);
-                    self.insert_owned(peer, prefix, pid, h, changed);
+                    let stored = self.insert_owned(peer, prefix, pid, h, changed);
+                    self.note_pre_policy(peer, prefix, pid, Some(base_h), stored.then_some(h));
                 }
                 Verdict::Reject => {
                     if work.is_dirty() {
@@ -255,6 +262,7 @@ impl RibShard {
                     }
                     self.remove_path(peer, prefix, pid, changed);
                     self.note_rejected(peer, prefix, pid, true);
+                    self.note_pre_policy(peer, prefix, pid, Some(base_h), None);
                 }
             }
         }
@@ -283,22 +291,22 @@ impl RibShard {
         for n in announce {
             let prefix = n.prefix.masked();
             let pid = n.path_id.unwrap_or(0);
-            self.set_pre_policy(peer, prefix, pid, Some(attrs));
             self.note_rejected(peer, prefix, pid, false);
             self.interner.acquire(attrs);
-            self.insert_owned(peer, prefix, pid, attrs, changed);
+            let stored = self.insert_owned(peer, prefix, pid, attrs, changed);
+            self.note_pre_policy(peer, prefix, pid, Some(attrs), stored.then_some(attrs));
         }
         Ok(())
     }
 
     fn withdraw_one(&mut self, peer: PeerId, prefix: Prefix, pid: u32, changed: &mut Vec<Prefix>) {
         let prefix = prefix.masked();
-        self.set_pre_policy(peer, prefix, pid, None);
+        self.note_pre_policy(peer, prefix, pid, None, None);
         self.note_rejected(peer, prefix, pid, false);
         self.remove_path(peer, prefix, pid, changed);
     }
 
-    fn note_rejected(&mut self, peer: PeerId, prefix: Prefix, pid: u32, rejected: bool) {
+    pub(crate) fn note_rejected(&mut self, peer: PeerId, prefix: Prefix, pid: u32, rejected: bool) {
         let Ok(p) = self.peer_state_mut(peer) else {
             return;
         };
@@ -309,35 +317,16 @@ impl RibShard {
         }
     }
 
-    /// Records (Some) or forgets (None) the pre-policy attributes.
-    fn set_pre_policy(&mut self, peer: PeerId, prefix: Prefix, pid: u32, h: Option<AttrHandle>) {
-        let Some(Some(p)) = self.peers.get_mut(peer.0 as usize) else {
-            return;
-        };
-        let Some(pre) = p.pre.as_mut() else {
-            return;
-        };
-        let old = match h {
-            Some(h) => {
-                self.interner.acquire(h);
-                pre.insert((prefix, pid), h)
-            }
-            None => pre.remove(&(prefix, pid)),
-        };
-        if let Some(o) = old {
-            self.interner.release(o);
-        }
-    }
-
-    /// Stores a path whose reference the caller hands over.
-    fn insert_owned(
+    /// Stores a path whose reference the caller hands over; false when it
+    /// could not be stored (the per-prefix path cap).
+    pub(crate) fn insert_owned(
         &mut self,
         peer: PeerId,
         prefix: Prefix,
         path_id: u32,
         h: AttrHandle,
         changed: &mut Vec<Prefix>,
-    ) {
+    ) -> bool {
         let path = PathEntry {
             peer,
             stale: false,
@@ -354,9 +343,16 @@ impl RibShard {
             Prefix::V6(p) => table::upsert(&mut self.v6, p, path, &ctx),
         };
         self.finish(peer, prefix, ch, changed);
+        !ch.full
     }
 
-    fn remove_path(&mut self, peer: PeerId, prefix: Prefix, pid: u32, changed: &mut Vec<Prefix>) {
+    pub(crate) fn remove_path(
+        &mut self,
+        peer: PeerId,
+        prefix: Prefix,
+        pid: u32,
+        changed: &mut Vec<Prefix>,
+    ) {
         let ctx = SelectCtx {
             interner: &self.interner,
             peers: &self.peers,
@@ -399,12 +395,11 @@ impl RibShard {
         let st = self.peer_state_mut(peer)?;
         st.accepted = 0;
         st.rejected = FastMap::default();
-        let pre = st.pre.as_mut().map(std::mem::take);
-        let out = st.out.as_mut().map(std::mem::take);
-        let mut released = Vec::new();
-        if let Some(pre) = pre {
-            released.extend(pre.into_values());
+        let mut released: Vec<AttrHandle> = Vec::new();
+        if let Some(pre) = st.pre.as_mut() {
+            released.extend(pre.take_handles());
         }
+        let out = st.out.as_mut().map(std::mem::take);
         if let Some(out) = out {
             released.extend(out.into_handles());
         }
@@ -462,52 +457,5 @@ impl RibShard {
             accepted: p.accepted,
             advertised: p.out.as_ref().map_or(0, |o| o.sent_len() as u64),
         })
-    }
-
-    /// The pre-policy attributes of a route, when the peer keeps them.
-    pub fn pre_policy(&self, peer: PeerId, prefix: &Prefix, path_id: u32) -> Option<&AttrSet> {
-        let pre = self.peer_state(peer)?.pre.as_ref()?;
-        self.interner.get(*pre.get(&(prefix.masked(), path_id))?)
-    }
-
-    /// Re-runs import policy over a peer's pre-policy Adj-RIB-In ("soft
-    /// reconfiguration inbound", the stored alternative to asking the peer
-    /// for a ROUTE-REFRESH, RFC 2918). Does nothing for peers without
-    /// `keep_pre_policy`.
-    pub fn reimport<P: ImportPolicy + ?Sized>(
-        &mut self,
-        peer: PeerId,
-        import: &mut P,
-        changed: &mut Vec<Prefix>,
-    ) -> Result<(), RibError> {
-        let st = self.peer_state_mut(peer)?;
-        let Some(pre) = st.pre.as_ref() else {
-            return Ok(());
-        };
-        let routes: Vec<((Prefix, u32), AttrHandle)> = pre.iter().map(|(k, v)| (*k, *v)).collect();
-        for ((prefix, pid), h) in routes {
-            let Some(set) = self.interner.get(h) else {
-                continue;
-            };
-            let mut b = set.to_builder();
-            b.mark_clean();
-            match import.import(peer, &prefix, &mut b) {
-                Verdict::Accept => {
-                    let nh = if b.is_dirty() {
-                        self.interner.intern(&b)
-                    } else {
-                        self.interner.acquire(h);
-                        h
-                    };
-                    self.note_rejected(peer, prefix, pid, false);
-                    self.insert_owned(peer, prefix, pid, nh, changed);
-                }
-                Verdict::Reject => {
-                    self.remove_path(peer, prefix, pid, changed);
-                    self.note_rejected(peer, prefix, pid, true);
-                }
-            }
-        }
-        Ok(())
     }
 }

@@ -1,0 +1,197 @@
+//! The pre-policy Adj-RIB-In ("soft reconfiguration inbound"): what a peer
+//! sent before import policy, so that a policy change can be applied
+//! without asking the peer for a ROUTE-REFRESH (RFC 2918).
+//!
+//! Stored as a difference: most routes leave import policy unchanged, and
+//! then their post-policy path already holds the very same interned set
+//! (the handle is shared). Only routes that policy rejected or modified
+//! keep an entry of their own; the pre-policy set of every other route is
+//! its (non-stale) path in the table. That costs nothing per unchanged
+//! route, where a full copy cost a hash-map slot per path (more than
+//! everything else the RIB keeps for it).
+
+use base::Prefix;
+
+use crate::attrs::AttrSet;
+use crate::hash::FastMap;
+use crate::intern::AttrHandle;
+use crate::policy::{ImportPolicy, Verdict};
+use crate::shard::{RibError, RibShard};
+use crate::table::{Key, PrefixEntry, Table};
+use crate::PeerId;
+
+/// One peer's pre-policy Adj-RIB-In, see the module docs.
+#[derive(Debug)]
+pub(crate) struct PreIn {
+    /// Pre-policy sets of the routes whose stored path (if any) does not
+    /// hold that same set. Holds a reference on each handle.
+    diff: FastMap<(Prefix, u32), AttrHandle>,
+    /// False when the store was switched on while the peer already had
+    /// routes: their paths may be post-policy sets, so only `diff` counts
+    /// until the peer's routes are flushed.
+    loc_is_pre: bool,
+}
+
+impl PreIn {
+    /// An empty store for a peer without routes.
+    pub(crate) fn complete() -> PreIn {
+        PreIn {
+            diff: FastMap::default(),
+            loc_is_pre: true,
+        }
+    }
+    /// A store for a peer that already has routes (see `loc_is_pre`).
+    pub(crate) fn partial() -> PreIn {
+        PreIn {
+            diff: FastMap::default(),
+            loc_is_pre: false,
+        }
+    }
+    /// Empties the store (session gone: the next one starts from nothing)
+    /// and returns the references it held.
+    pub(crate) fn take_handles(&mut self) -> impl Iterator<Item = AttrHandle> {
+        std::mem::replace(self, PreIn::complete())
+            .diff
+            .into_values()
+    }
+}
+
+/// The non-stale path of (`peer`, `pid`) in `e`, if any.
+fn live_path(e: &PrefixEntry, peer: PeerId, pid: u32) -> Option<AttrHandle> {
+    e.paths
+        .iter()
+        .find(|p| p.peer == peer && p.path_id == pid && !p.stale)
+        .map(|p| p.attrs)
+}
+
+/// Every non-stale path of `peer` whose key `skip` does not hold.
+fn collect_live<K: Key>(
+    t: &Table<K>,
+    peer: PeerId,
+    skip: &FastMap<(Prefix, u32), AttrHandle>,
+    out: &mut Vec<((Prefix, u32), AttrHandle)>,
+) {
+    for (k, e) in t.iter() {
+        for p in e.paths.iter().filter(|p| p.peer == peer && !p.stale) {
+            let key = ((*k).into(), p.path_id);
+            if !skip.contains_key(&key) {
+                out.push((key, p.attrs));
+            }
+        }
+    }
+}
+
+impl RibShard {
+    /// Records the pre-policy set of a route after import: `pre` is what the
+    /// peer sent, `stored` the handle its path now holds (None: rejected,
+    /// withdrawn or not stored). An entry is kept only when they differ;
+    /// `pre` None forgets the route.
+    pub(crate) fn note_pre_policy(
+        &mut self,
+        peer: PeerId,
+        prefix: Prefix,
+        pid: u32,
+        pre: Option<AttrHandle>,
+        stored: Option<AttrHandle>,
+    ) {
+        let Some(Some(p)) = self.peers.get_mut(peer.0 as usize) else {
+            return;
+        };
+        let Some(store) = p.pre.as_mut() else {
+            return;
+        };
+        let keep = pre.filter(|&h| !store.loc_is_pre || stored != Some(h));
+        let old = match keep {
+            Some(h) => {
+                self.interner.acquire(h);
+                store.diff.insert((prefix, pid), h)
+            }
+            None if store.diff.is_empty() => None,
+            None => store.diff.remove(&(prefix, pid)),
+        };
+        if let Some(o) = old {
+            self.interner.release(o);
+        }
+    }
+
+    /// Routes of `peer` whose pre-policy set is stored apart from its path
+    /// (import policy rejected or modified them); 0 without the store.
+    pub fn pre_policy_kept(&self, peer: PeerId) -> usize {
+        self.peer_state(peer)
+            .and_then(|p| p.pre.as_ref())
+            .map_or(0, |s| s.diff.len())
+    }
+
+    /// The pre-policy attributes of a route, when the peer keeps them.
+    pub fn pre_policy(&self, peer: PeerId, prefix: &Prefix, path_id: u32) -> Option<&AttrSet> {
+        let store = self.peer_state(peer)?.pre.as_ref()?;
+        let key = (prefix.masked(), path_id);
+        if let Some(&h) = store.diff.get(&key) {
+            return self.interner.get(h);
+        }
+        if !store.loc_is_pre {
+            return None;
+        }
+        let e = match key.0 {
+            Prefix::V4(k) => self.v4.get(&k),
+            Prefix::V6(k) => self.v6.get(&k),
+        }?;
+        self.interner.get(live_path(e, peer, path_id)?)
+    }
+
+    /// Re-runs import policy over a peer's pre-policy Adj-RIB-In ("soft
+    /// reconfiguration inbound", the stored alternative to asking the peer
+    /// for a ROUTE-REFRESH, RFC 2918). Does nothing for peers without
+    /// `keep_pre_policy`.
+    pub fn reimport<P: ImportPolicy + ?Sized>(
+        &mut self,
+        peer: PeerId,
+        import: &mut P,
+        changed: &mut Vec<Prefix>,
+    ) -> Result<(), RibError> {
+        let st = self.peer_state(peer).ok_or(RibError::UnknownPeer(peer))?;
+        let Some(store) = st.pre.as_ref() else {
+            return Ok(());
+        };
+        let mut routes: Vec<((Prefix, u32), AttrHandle)> =
+            store.diff.iter().map(|(k, v)| (*k, *v)).collect();
+        if store.loc_is_pre {
+            collect_live(&self.v4, peer, &store.diff, &mut routes);
+            collect_live(&self.v6, peer, &store.diff, &mut routes);
+        }
+        // Each route's update below may drop the last reference its old
+        // path or entry held; keep every collected set alive until done.
+        for (_, h) in &routes {
+            self.interner.acquire(*h);
+        }
+        for &((prefix, pid), h) in &routes {
+            let Some(set) = self.interner.get(h) else {
+                continue;
+            };
+            let mut b = set.to_builder();
+            b.mark_clean();
+            match import.import(peer, &prefix, &mut b) {
+                Verdict::Accept => {
+                    let nh = if b.is_dirty() {
+                        self.interner.intern(&b)
+                    } else {
+                        self.interner.acquire(h);
+                        h
+                    };
+                    self.note_rejected(peer, prefix, pid, false);
+                    let stored = self.insert_owned(peer, prefix, pid, nh, changed);
+                    self.note_pre_policy(peer, prefix, pid, Some(h), stored.then_some(nh));
+                }
+                Verdict::Reject => {
+                    self.remove_path(peer, prefix, pid, changed);
+                    self.note_rejected(peer, prefix, pid, true);
+                    self.note_pre_policy(peer, prefix, pid, Some(h), None);
+                }
+            }
+        }
+        for (_, h) in routes {
+            self.interner.release(h);
+        }
+        Ok(())
+    }
+}
