@@ -301,10 +301,21 @@ impl Lab {
         ds.retain(|d| d.name != name);
     }
 
+    /// Signals `pid` and all its descendants: OpenBGPD (and FRR's
+    /// helpers) run several processes, and freezing only the parent leaves
+    /// the session engine sending keepalives.
     pub fn signal(&self, pid: u32, sig: &str) {
-        let _ = Command::new("kill")
-            .args([&format!("-{sig}"), &pid.to_string()])
-            .status();
+        let mut all = vec![pid];
+        let mut i = 0;
+        while let Some(&p) = all.get(i) {
+            all.extend(children(p));
+            i += 1;
+        }
+        for p in all {
+            let _ = Command::new("kill")
+                .args([&format!("-{sig}"), &p.to_string()])
+                .status();
+        }
     }
 
     /// Tails of every registered log, for failure messages.
@@ -370,4 +381,29 @@ impl Drop for Lab {
         }
         std::thread::sleep(Duration::from_millis(0));
     }
+}
+
+/// Direct children of `pid`, from /proc.
+fn children(pid: u32) -> Vec<u32> {
+    let mut v = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return v;
+    };
+    for e in dir.flatten() {
+        let Some(child) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+            continue;
+        };
+        // "pid (comm) state ppid ...": comm may contain spaces; split after ')'.
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if ppid == Some(pid) {
+            v.push(child);
+        }
+    }
+    v
 }
