@@ -262,6 +262,12 @@ fn raw_peer_framing_errors() {
             Want::Withdraw,
         ),
         (
+            "2 octets left after the last attribute",
+            "§4",
+            [base.clone(), vec![0xc0, 8]].concat(),
+            Want::Withdraw,
+        ),
+        (
             "ORIGIN missing",
             "§3 d",
             [as_path(), nh.clone()].concat(),
@@ -402,6 +408,12 @@ fn raw_peer_framing_errors() {
                 &[origin(), as_path(), mp(16, &[200, 0x20, 0x01])].concat(),
                 &[],
             ),
+            Want::Reset(3, 9),
+        ),
+        (
+            "MP_UNREACH_NLRI IPv6 prefix length 200",
+            "§5.3, §7.11; RFC 4760 §7",
+            update(&[], &attr(0x80, 15, &[0, 2, 1, 200, 0x20, 0x01]), &[]),
             Want::Reset(3, 9),
         ),
     ];
