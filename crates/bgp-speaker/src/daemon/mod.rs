@@ -24,8 +24,16 @@ use crate::rib::{self, PeerEntry, RibState};
 use crate::sess::{spawn_session, Registry, SessionParams};
 pub use spec::{NeighborSpec, Spec};
 
-/// Capacity of the session -> RIB channel, in messages (each a batch).
-const RIB_CHANNEL: usize = 64;
+/// Capacity of the session -> RIB channel, in messages (each a batch of
+/// up to 256 decoded UPDATEs with owned attributes and NLRI vectors).
+/// Small on purpose: it is the back-pressure point, and everything queued
+/// here is a decoded copy of the peers' tables on top of the RIB. With
+/// 1024 a full-table load queued most of the table (10 peers x 100k
+/// routes: 320 bytes of peak RSS per stored path against 89 with 16, and
+/// glibc keeps the sessions' arenas at that size); 16 batches are still
+/// ~25 ms of RIB work, enough to keep the RIB thread busy (load time did
+/// not get worse: scripts/bench-rib-memory, 4 and 64 measured too).
+const RIB_CHANNEL: usize = 16;
 
 /// `tesserad -p`: loads and validates the configuration, compiles its
 /// policies, and describes it in one line.
