@@ -335,7 +335,9 @@ fn raw_peer_framing_errors() {
                             closed(&mut p, "route not installed (treated as withdraw?)")
                         })?;
                     if r.contains(needle) {
-                        return Err(format!("route kept WITH the attribute ({needle}): {r}"));
+                        return Err(format!(
+                            "route kept WITH the attribute to discard ({needle}): {r}"
+                        ));
                     }
                     if name.starts_with("COMMUNITIES") && !r.contains("[65003,1]") {
                         return Err(format!("the first COMMUNITIES was not kept: {r}"));
