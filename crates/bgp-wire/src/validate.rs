@@ -53,6 +53,19 @@ impl<'a> UpdateView<'a> {
     /// Semantic checks that need configuration (NEXT_HOP reachability,
     /// LOCAL_PREF from eBGP, first AS in AS_PATH) are the speaker's.
     pub fn validate(&self) -> Result<ValidatedUpdate<'a>, (WireError, Disposition)> {
+        self.validate_from(false)
+    }
+
+    /// [`Self::validate`] for an UPDATE from an external (`ebgp`) or
+    /// internal peer. From an external peer a malformed LOCAL_PREF,
+    /// ORIGINATOR_ID or CLUSTER_LIST is discarded instead of withdrawing
+    /// the route (RFC 7606 §7.5, §7.9, §7.10): those attributes are
+    /// ignored from eBGP anyway. Well-formed ones from eBGP are the
+    /// speaker's to drop.
+    pub fn validate_from(
+        &self,
+        ebgp: bool,
+    ) -> Result<ValidatedUpdate<'a>, (WireError, Disposition)> {
         let reset = |e: WireError| (e, Disposition::SessionReset);
         // RFC 7606 §5.3: the NLRI fields must parse, else nothing can be
         // withdrawn reliably.
@@ -71,7 +84,18 @@ impl<'a> UpdateView<'a> {
         let mut worst: Option<(WireError, Disposition)> = None;
         let mut note =
             |e: WireError, s: &mut ValidatedUpdate<'a>| -> Result<(), (WireError, Disposition)> {
-                let d = e.disposition();
+                let mut d = e.disposition();
+                if ebgp
+                    && d == Disposition::TreatAsWithdraw
+                    && e.attr().is_some_and(|a| {
+                        matches!(
+                            a.type_code,
+                            at::LOCAL_PREF | at::ORIGINATOR_ID | at::CLUSTER_LIST
+                        )
+                    })
+                {
+                    d = Disposition::AttributeDiscard;
+                }
                 match d {
                     Disposition::SessionReset => return Err((e, d)),
                     Disposition::AttributeDiscard => {

@@ -40,8 +40,9 @@ fn all_as_withdrawn(u: &UpdateView<'_>, d: &mut DecodedUpdate) -> Result<(), Wir
     Ok(())
 }
 
-/// Decodes and validates one UPDATE body.
-pub fn decode_update(body: &[u8], ctx: ParseCtx) -> Decoded {
+/// Decodes and validates one UPDATE body from an external (`ebgp`) or
+/// internal peer.
+pub fn decode_update(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded {
     let reset = |e: WireError| Decoded::Reset(Event::update_msg_err(e, body));
     let u = match UpdateView::parse(body, ctx) {
         Ok(u) => u,
@@ -52,7 +53,7 @@ pub fn decode_update(body: &[u8], ctx: ParseCtx) -> Decoded {
         d.end_of_rib = Some(af);
         return Decoded::Ok(d, None);
     }
-    match u.validate() {
+    match u.validate_from(ebgp) {
         Err((e, Disposition::SessionReset)) => reset(e),
         Err((e, disp)) => {
             // Treat-as-withdraw (or anything milder reported as an error).
@@ -92,6 +93,15 @@ pub fn decode_update(body: &[u8], ctx: ParseCtx) -> Decoded {
                         }
                     }
                     b.mark_clean();
+                }
+                // RFC 7606 §7.9/§7.10 (and RFC 4456 §8): ORIGINATOR_ID
+                // and CLUSTER_LIST from an external peer are discarded.
+                if ebgp {
+                    let had = b.remove(bgp_wire::consts::attr_type::ORIGINATOR_ID)
+                        | b.remove(bgp_wire::consts::attr_type::CLUSTER_LIST);
+                    if had {
+                        b.mark_clean();
+                    }
                 }
                 d.attrs = Some(b);
             }

@@ -92,7 +92,7 @@ impl Session {
                     return;
                 }
                 let t0 = std::time::Instant::now();
-                let decoded = decode_update(body, self.ctx);
+                let decoded = decode_update(body, self.ctx, !self.p.fsm.is_ibgp());
                 self.status
                     .decode_ns
                     .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
