@@ -15,6 +15,7 @@ use base::Prefix;
 use crate::attrs::AttrSet;
 use crate::hash::FastMap;
 use crate::intern::AttrHandle;
+use crate::key::PKey;
 use crate::policy::{ImportPolicy, Verdict};
 use crate::shard::{RibError, RibShard};
 use crate::table::{Key, PrefixEntry, Table};
@@ -25,7 +26,7 @@ use crate::PeerId;
 pub(crate) struct PreIn {
     /// Pre-policy sets of the routes whose stored path (if any) does not
     /// hold that same set. Holds a reference on each handle.
-    diff: FastMap<(Prefix, u32), AttrHandle>,
+    diff: FastMap<(PKey, u32), AttrHandle>,
     /// False when the store was switched on while the peer already had
     /// routes: their paths may be post-policy sets, so only `diff` counts
     /// until the peer's routes are flushed.
@@ -68,14 +69,14 @@ fn live_path(e: &PrefixEntry, peer: PeerId, pid: u32) -> Option<AttrHandle> {
 fn collect_live<K: Key>(
     t: &Table<K>,
     peer: PeerId,
-    skip: &FastMap<(Prefix, u32), AttrHandle>,
+    skip: &FastMap<(PKey, u32), AttrHandle>,
     out: &mut Vec<((Prefix, u32), AttrHandle)>,
 ) {
     for (k, e) in t.iter() {
+        let prefix: Prefix = (*k).into();
         for p in e.paths.iter().filter(|p| p.peer == peer && !p.stale) {
-            let key = ((*k).into(), p.path_id);
-            if !skip.contains_key(&key) {
-                out.push((key, p.attrs));
+            if skip.is_empty() || !skip.contains_key(&(PKey::from(prefix), p.path_id)) {
+                out.push(((prefix, p.path_id), p.attrs));
             }
         }
     }
@@ -104,10 +105,10 @@ impl RibShard {
         let old = match keep {
             Some(h) => {
                 self.interner.acquire(h);
-                store.diff.insert((prefix, pid), h)
+                store.diff.insert((PKey::from(prefix), pid), h)
             }
             None if store.diff.is_empty() => None,
-            None => store.diff.remove(&(prefix, pid)),
+            None => store.diff.remove(&(PKey::from(prefix), pid)),
         };
         if let Some(o) = old {
             self.interner.release(o);
@@ -125,14 +126,13 @@ impl RibShard {
     /// The pre-policy attributes of a route, when the peer keeps them.
     pub fn pre_policy(&self, peer: PeerId, prefix: &Prefix, path_id: u32) -> Option<&AttrSet> {
         let store = self.peer_state(peer)?.pre.as_ref()?;
-        let key = (prefix.masked(), path_id);
-        if let Some(&h) = store.diff.get(&key) {
+        if let Some(&h) = store.diff.get(&(PKey::from(*prefix), path_id)) {
             return self.interner.get(h);
         }
         if !store.loc_is_pre {
             return None;
         }
-        let e = match key.0 {
+        let e = match prefix.masked() {
             Prefix::V4(k) => self.v4.get(&k),
             Prefix::V6(k) => self.v6.get(&k),
         }?;
@@ -153,8 +153,11 @@ impl RibShard {
         let Some(store) = st.pre.as_ref() else {
             return Ok(());
         };
-        let mut routes: Vec<((Prefix, u32), AttrHandle)> =
-            store.diff.iter().map(|(k, v)| (*k, *v)).collect();
+        let mut routes: Vec<((Prefix, u32), AttrHandle)> = store
+            .diff
+            .iter()
+            .filter_map(|((k, pid), h)| Some(((k.prefix()?, *pid), *h)))
+            .collect();
         if store.loc_is_pre {
             collect_live(&self.v4, peer, &store.diff, &mut routes);
             collect_live(&self.v6, peer, &store.diff, &mut routes);

@@ -10,6 +10,7 @@ use base::Prefix;
 use crate::attrs::AttrSet;
 use crate::hash::FastMap;
 use crate::intern::AttrHandle;
+use crate::key::PKey;
 use crate::policy::{ExportPolicy, ExportVerdict};
 use crate::shard::{RibError, RibShard};
 use crate::PeerId;
@@ -19,8 +20,8 @@ use crate::PeerId;
 /// which always equals `sent`'s, so `pending` holds no references.
 #[derive(Debug, Default)]
 pub(crate) struct AdjOut {
-    sent: FastMap<Prefix, AttrHandle>,
-    pending: FastMap<Prefix, Option<AttrHandle>>,
+    sent: FastMap<PKey, AttrHandle>,
+    pending: FastMap<PKey, Option<AttrHandle>>,
 }
 
 impl AdjOut {
@@ -131,19 +132,20 @@ impl RibShard {
             return;
         };
         let mut drop_ref = None;
-        match (out.sent.entry(prefix), want) {
+        let key = PKey::from(prefix);
+        match (out.sent.entry(key), want) {
             (Entry::Occupied(o), Some(h)) if *o.get() == h => drop_ref = Some(h),
             (Entry::Occupied(mut o), Some(h)) => {
                 drop_ref = Some(o.insert(h));
-                out.pending.insert(prefix, Some(h));
+                out.pending.insert(key, Some(h));
             }
             (Entry::Occupied(o), None) => {
                 drop_ref = Some(o.remove());
-                out.pending.insert(prefix, None);
+                out.pending.insert(key, None);
             }
             (Entry::Vacant(v), Some(h)) => {
                 v.insert(h);
-                out.pending.insert(prefix, Some(h));
+                out.pending.insert(key, Some(h));
             }
             (Entry::Vacant(_), None) => {}
         }
@@ -177,7 +179,10 @@ impl RibShard {
             return batch;
         };
         let mut groups: FastMap<AttrHandle, usize> = FastMap::default();
-        for (p, h) in out.pending.drain() {
+        for (k, h) in out.pending.drain() {
+            let Some(p) = k.prefix() else {
+                continue;
+            };
             match h {
                 None => batch.withdraw.push(p),
                 Some(h) => {
@@ -201,6 +206,6 @@ impl RibShard {
     /// What the Adj-RIB-Out of `peer` holds for `prefix`.
     pub fn adj_out(&self, peer: PeerId, prefix: &Prefix) -> Option<&AttrSet> {
         let out = self.peer_state(peer)?.out.as_ref()?;
-        self.interner.get(*out.sent.get(&prefix.masked())?)
+        self.interner.get(*out.sent.get(&PKey::from(*prefix))?)
     }
 }

@@ -54,6 +54,7 @@ mod export;
 mod gr;
 mod hash;
 mod intern;
+mod key;
 mod policy;
 mod propagate;
 mod rib;

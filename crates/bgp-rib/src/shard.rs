@@ -14,6 +14,7 @@ use crate::bestpath::BestPathConfig;
 use crate::export::AdjOut;
 use crate::hash::FastMap;
 use crate::intern::{AttrHandle, Interner};
+use crate::key::PKey;
 use crate::policy::{ImportPolicy, Verdict};
 use crate::table::{self, Change, PathEntry, PrefixEntry, SelectCtx, Table};
 use crate::PeerId;
@@ -74,7 +75,7 @@ pub(crate) struct PeerState {
     pub(crate) cfg: PeerConfig,
     pub(crate) accepted: u64,
     /// Routes import policy rejected, so that `received` stays exact.
-    pub(crate) rejected: FastMap<(Prefix, u32), ()>,
+    pub(crate) rejected: FastMap<(PKey, u32), ()>,
     /// Pre-policy Adj-RIB-In, when configured (see [`PreIn`]).
     pub(crate) pre: Option<PreIn>,
     pub(crate) out: Option<AdjOut>,
@@ -311,9 +312,9 @@ impl RibShard {
             return;
         };
         if rejected {
-            p.rejected.insert((prefix, pid), ());
+            p.rejected.insert((PKey::from(prefix), pid), ());
         } else if !p.rejected.is_empty() {
-            p.rejected.remove(&(prefix, pid));
+            p.rejected.remove(&(PKey::from(prefix), pid));
         }
     }
 
