@@ -144,7 +144,13 @@ impl Peer for Openbgpd {
             } else {
                 format!("\n    {}\n", path.join(" "))
             },
-            format!("Nexthop {} ", e.next_hop),
+            // OpenBGPD 7.7 sends ::1 as the IPv6 next hop on an IPv4
+            // session (README), and a route server passes it on unchanged.
+            if e.next_hop.contains(':') {
+                "Nexthop ".to_string()
+            } else {
+                format!("Nexthop {} ", e.next_hop)
+            },
             format!("Communities: {}:{}", r.community.0, r.community.1),
             format!("rt {}:{}", r.ext_rt.0, r.ext_rt.1),
             format!(
