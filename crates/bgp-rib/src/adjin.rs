@@ -123,6 +123,14 @@ impl RibShard {
             .map_or(0, |s| s.diff.len())
     }
 
+    /// Whether [`Self::reimport`] would see every route of `peer`: the store
+    /// is on and was on since the peer's routes were last flushed.
+    pub fn pre_policy_complete(&self, peer: PeerId) -> bool {
+        self.peer_state(peer)
+            .and_then(|p| p.pre.as_ref())
+            .is_some_and(|s| s.loc_is_pre)
+    }
+
     /// The pre-policy attributes of a route, when the peer keeps them.
     pub fn pre_policy(&self, peer: PeerId, prefix: &Prefix, path_id: u32) -> Option<&AttrSet> {
         let store = self.peer_state(peer)?.pre.as_ref()?;

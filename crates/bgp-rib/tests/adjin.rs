@@ -105,6 +105,7 @@ fn only_rejected_or_modified_routes_keep_an_entry() {
 fn without_the_store_nothing_is_kept() {
     let mut s = shard(false);
     load(&mut s);
+    assert!(!s.pre_policy_complete(P));
     assert_eq!(s.pre_policy_kept(P), 0);
     assert_eq!(pre_med(&s, "10.0.0.0/8"), None);
     assert_eq!(pre_med(&s, "12.0.0.0/8"), None);
@@ -153,6 +154,7 @@ fn store_switched_on_later_trusts_only_its_entries() {
     let mut cfg = s.peer(P).unwrap().clone();
     cfg.keep_pre_policy = true;
     s.add_peer(P, cfg);
+    assert!(!s.pre_policy_complete(P));
     assert_eq!(pre_med(&s, "11.0.0.0/8"), None);
     assert_eq!(pre_med(&s, "10.0.0.0/8"), None);
     let mut ch = Vec::new();
@@ -160,6 +162,7 @@ fn store_switched_on_later_trusts_only_its_entries() {
     assert_eq!(post_med(&s, "11.0.0.0/8"), Some(99), "not re-imported");
     // After a flush the store is complete again.
     s.peer_down(P, &mut ch).unwrap();
+    assert!(s.pre_policy_complete(P));
     load(&mut s);
     assert_eq!(pre_med(&s, "10.0.0.0/8"), Some(5));
     assert_eq!(pre_med(&s, "11.0.0.0/8"), Some(5));

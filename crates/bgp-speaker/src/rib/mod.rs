@@ -410,7 +410,8 @@ impl RibState {
     /// CLI's `neighbor X refresh`) a ROUTE-REFRESH is sent when the peer
     /// supports it (RFC 2918); otherwise (a policy change) the stored
     /// pre-policy Adj-RIB-In is re-imported, falling back to ROUTE-REFRESH
-    /// when nothing is stored.
+    /// when it does not hold every route (soft reconfiguration switched on
+    /// by a reload: the store starts with the next session).
     pub fn refresh_in(&mut self, id: PeerId, prefer_wire: bool) {
         let Some(entry) = self.peers.get(id.0 as usize).and_then(Option::as_ref) else {
             return;
@@ -418,7 +419,9 @@ impl RibState {
         let Some(up) = entry.up.as_ref() else {
             return;
         };
-        if entry.meta.keep_pre_policy && !(prefer_wire && up.negotiated.route_refresh) {
+        let stored = entry.meta.keep_pre_policy
+            && self.rib.shards().iter().all(|s| s.pre_policy_complete(id));
+        if stored && !(prefer_wire && up.negotiated.route_refresh) {
             let mut importer = policy::Importer::new(entry, &self.settings);
             for s in self.rib.shards_mut() {
                 let _ = s.reimport(id, &mut importer, &mut self.changed);
