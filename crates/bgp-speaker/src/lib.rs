@@ -1,8 +1,8 @@
 //! The runtime half of the BGP speaker: sockets, threads and timers around
 //! the pure `bgp-fsm` and `bgp-rib` cores.
 
-pub mod msg;
-pub mod mrt_dump;
 pub mod daemon;
+pub mod mrt_dump;
+pub mod msg;
 pub mod rib;
 pub mod sess;
