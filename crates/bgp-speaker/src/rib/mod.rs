@@ -338,9 +338,7 @@ impl RibState {
         }
         let dt = t0.elapsed().as_nanos() as u64;
         self.counters.apply_ns += dt;
-        for _ in 0..n_updates {
-            self.latency.record_ns(dt / n_updates);
-        }
+        self.latency.record_ns_n(dt / n_updates, n_updates);
         self.check_max_prefix(id);
     }
 
@@ -437,10 +435,12 @@ impl RibState {
     /// change); only differences are queued.
     pub fn export_full(&mut self, id: PeerId) {
         let t0 = std::time::Instant::now();
-        let mut ex = policy::exporter(&self.peers, &self.roles, &self.settings);
+        let roles = std::mem::take(&mut self.roles);
+        let mut ex = policy::exporter(&self.peers, roles, &self.settings);
         for s in self.rib.shards_mut() {
             let _ = s.export_full(id, &mut ex);
         }
+        self.roles = ex.roles;
         self.counters.export_ns += t0.elapsed().as_nanos() as u64;
     }
 
@@ -452,11 +452,13 @@ impl RibState {
             self.changed.sort_unstable();
             self.changed.dedup();
             self.counters.best_changes += self.changed.len() as u64;
-            let mut ex = policy::exporter(&self.peers, &self.roles, &self.settings);
+            let roles = std::mem::take(&mut self.roles);
+            let mut ex = policy::exporter(&self.peers, roles, &self.settings);
             let changed = std::mem::take(&mut self.changed);
             for s in self.rib.shards_mut() {
                 s.export_changes(&changed, &mut ex);
             }
+            self.roles = ex.roles;
             self.changed = changed;
             self.changed.clear();
             self.counters.export_ns += t0.elapsed().as_nanos() as u64;

@@ -85,13 +85,13 @@ pub(super) type Exporter<'a> = Propagation<UserExport<'a>>;
 
 pub(super) fn exporter<'a>(
     peers: &'a [Option<PeerEntry>],
-    roles: &[Option<PeerRole>],
+    roles: Vec<Option<PeerRole>>,
     settings: &'a RibSettings,
 ) -> Exporter<'a> {
     Propagation {
         router_id: settings.router_id,
         cluster_id: settings.cluster_id,
-        roles: roles.to_vec(),
+        roles,
         inner: UserExport { peers, settings },
     }
 }

@@ -62,6 +62,17 @@ impl LatencyHistogram {
         self.sum_ns.fetch_add(ns, Ordering::Relaxed);
     }
 
+    /// Records `n` samples of `ns` each (a batch's per-item average) with
+    /// two atomic adds instead of `2n`.
+    #[inline]
+    pub fn record_ns_n(&self, ns: u64, n: u64) {
+        if let Some(b) = self.buckets.get(bucket_index(ns)) {
+            b.fetch_add(n, Ordering::Relaxed);
+        }
+        self.sum_ns
+            .fetch_add(ns.saturating_mul(n), Ordering::Relaxed);
+    }
+
     /// Records the time elapsed since `start`.
     #[inline]
     pub fn record_since(&self, start: std::time::Instant) {
