@@ -1,0 +1,197 @@
+//! The device interface: a batch source and sink of packets from a pool.
+//!
+//! Every packet I/O backend (AF_XDP, AF_PACKET in crate `io`; the in-memory
+//! and pcap devices here) implements [`Device`]. The run-to-completion
+//! driver in crate `graph` polls `rx_burst` on each device bound to a
+//! `FromDevice` element, pushes the batch through the graph, then hands each
+//! `ToDevice` element's batch to `tx_burst` of its device.
+//!
+//! Contract:
+//! * A device is owned and polled by one core (no locks; seed 003 rule 1).
+//! * `rx_burst` copies or maps received frames into buffers taken from the
+//!   pool it is given, appends them to the batch, and never appends more than
+//!   `max` or than the batch's room. When the pool runs dry it stops early
+//!   and counts that itself.
+//! * `tx_burst` consumes packets from the front of the batch; the ones it
+//!   could not send (ring full) stay in the batch for the caller, which
+//!   drops them with a counted reason. A sent packet's buffer goes back to
+//!   its pool once the device is done with it (immediately for copy-mode
+//!   devices).
+//! * Neither call blocks.
+
+use crate::batch::Batch;
+use crate::pool::Pool;
+
+/// Per-device counters kept by the device itself.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct DevStats {
+    /// Frames received and handed to the graph.
+    pub rx: u64,
+    /// Frames transmitted.
+    pub tx: u64,
+    /// Frames received but lost because the pool was empty.
+    pub rx_nobuf: u64,
+    /// Frames dropped by the device (ring full, too large, I/O error).
+    pub tx_dropped: u64,
+}
+
+/// A packet source and sink polled in batches.
+pub trait Device {
+    /// Interface name as written in the graph config (`FromDevice(NAME)`).
+    fn name(&self) -> &str;
+    /// Receives up to `max` frames into buffers from `pool`, appending them
+    /// to `batch`; returns how many were appended.
+    fn rx_burst(&mut self, pool: &Pool, batch: &mut Batch, max: usize) -> usize;
+    /// Sends packets from the front of `batch`, removing the sent ones;
+    /// returns how many were sent.
+    fn tx_burst(&mut self, batch: &mut Batch) -> usize;
+    /// Pushes out anything the device buffered (e.g. kicks the kernel).
+    fn flush(&mut self) {}
+    /// Counters.
+    fn stats(&self) -> DevStats;
+}
+
+/// What a [`MemDevice`] does with transmitted frames.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TxMode {
+    /// Keep a copy of each frame (allocates; for golden tests).
+    Capture,
+    /// Count and recycle (no allocation; for benchmarks and the allocation
+    /// test).
+    Discard,
+}
+
+/// An in-memory device: receives from a list of frames (once, or cycling
+/// forever) and captures or discards what it sends. Used by tests, the
+/// pcap golden tests and the benchmarks.
+#[derive(Debug)]
+pub struct MemDevice {
+    name: String,
+    frames: Vec<Vec<u8>>,
+    next: usize,
+    cycle: bool,
+    mode: TxMode,
+    sent: Vec<Vec<u8>>,
+    stats: DevStats,
+}
+
+impl MemDevice {
+    /// A device that receives `frames` once, in order, and captures output.
+    pub fn new(name: &str, frames: Vec<Vec<u8>>) -> MemDevice {
+        MemDevice {
+            name: name.to_string(),
+            frames,
+            next: 0,
+            cycle: false,
+            mode: TxMode::Capture,
+            sent: Vec::new(),
+            stats: DevStats::default(),
+        }
+    }
+    /// A device that receives `frames` round and round forever and discards
+    /// output.
+    pub fn cycling(name: &str, frames: Vec<Vec<u8>>) -> MemDevice {
+        MemDevice {
+            cycle: true,
+            mode: TxMode::Discard,
+            ..MemDevice::new(name, frames)
+        }
+    }
+    /// Sets the transmit mode.
+    pub fn with_tx_mode(mut self, mode: TxMode) -> MemDevice {
+        self.mode = mode;
+        self
+    }
+    /// Frames sent so far (in `Capture` mode).
+    pub fn sent(&self) -> &[Vec<u8>] {
+        &self.sent
+    }
+    /// Takes the captured frames.
+    pub fn take_sent(&mut self) -> Vec<Vec<u8>> {
+        std::mem::take(&mut self.sent)
+    }
+    /// Frames not yet received (0 for a cycling device with frames).
+    pub fn pending_rx(&self) -> usize {
+        if self.cycle {
+            0
+        } else {
+            self.frames.len().saturating_sub(self.next)
+        }
+    }
+    /// Queues one more frame for reception.
+    pub fn inject(&mut self, frame: Vec<u8>) {
+        self.frames.push(frame);
+    }
+}
+
+impl Device for MemDevice {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn rx_burst(&mut self, pool: &Pool, batch: &mut Batch, max: usize) -> usize {
+        let mut n = 0;
+        let want = max.min(batch.room());
+        while n < want {
+            if self.next >= self.frames.len() {
+                if self.cycle && !self.frames.is_empty() {
+                    self.next = 0;
+                } else {
+                    break;
+                }
+            }
+            let Some(f) = self.frames.get(self.next) else {
+                break;
+            };
+            let Some(p) = pool.alloc_from(f) else {
+                self.stats.rx_nobuf += 1;
+                break;
+            };
+            self.next += 1;
+            if batch.push(p).is_err() {
+                break;
+            }
+            n += 1;
+        }
+        self.stats.rx += n as u64;
+        n
+    }
+    fn tx_burst(&mut self, batch: &mut Batch) -> usize {
+        let n = batch.len();
+        for p in batch.drain() {
+            if self.mode == TxMode::Capture {
+                self.sent.push(p.data().to_vec());
+            }
+        }
+        self.stats.tx += n as u64;
+        n
+    }
+    fn stats(&self) -> DevStats {
+        self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mem_device_once_and_cycle() {
+        let pool = Pool::new(16);
+        let mut d = MemDevice::new("a", vec![vec![1], vec![2], vec![3]]);
+        let mut b = Batch::with_capacity(2);
+        assert_eq!(d.rx_burst(&pool, &mut b, 8), 2);
+        assert_eq!(d.tx_burst(&mut b), 2);
+        assert_eq!(d.rx_burst(&pool, &mut b, 8), 1);
+        assert_eq!(d.rx_burst(&pool, &mut b, 8), 0);
+        d.tx_burst(&mut b);
+        assert_eq!(d.sent(), &[vec![1], vec![2], vec![3]]);
+        let mut c = MemDevice::cycling("c", vec![vec![1], vec![2]]);
+        let mut b = Batch::with_capacity(5);
+        assert_eq!(c.rx_burst(&pool, &mut b, 5), 5);
+        assert_eq!(b.as_slice()[4].data(), &[1]);
+        c.tx_burst(&mut b);
+        assert!(c.sent().is_empty());
+        assert_eq!(c.stats().tx, 5);
+        assert_eq!(pool.available(), 16);
+    }
+}

@@ -1,0 +1,39 @@
+//! Packets for Tessera's forwarding plane.
+//!
+//! What this crate owns:
+//! * [`Pool`] and [`Packet`]: per-core pools of fixed-size buffers
+//!   (2 KiB, 128 B headroom by default) allocated once; a packet returns
+//!   its buffer to its pool when dropped. No allocation per packet after
+//!   warm-up (proven by `crates/elements/tests/alloc.rs`).
+//! * [`Batch`]: a bounded list of packets (up to [`MAX_BATCH`] = 256),
+//!   the unit that devices and graph elements exchange.
+//! * [`Device`]: the batch source/sink interface every I/O backend
+//!   implements (crate `io` for AF_XDP/AF_PACKET; [`MemDevice`] here).
+//! * [`hdr`]: zero-copy views and mutators for Ethernet (+ one VLAN tag),
+//!   ARP, IPv4, IPv6, ICMPv4/v6, UDP, TCP; [`checksum`]: RFC 1071 and
+//!   RFC 1624 incremental update.
+//! * [`pcap`]: classic libpcap reader/writer for tests; [`build`]: frame
+//!   builders for tests and benchmarks.
+//!
+//! Design: a `Packet` is a 48-byte handle (buffer pointer, pool `Rc`,
+//! offsets, annotations), moved, never copied, between elements. Pools are
+//! `Rc`-based so packets cannot cross threads: one core owns a pool, its
+//! queues and its packets (RouteBricks, seed 003).
+//!
+//! Limits: no scatter-gather (one buffer per packet, so frames up to
+//! `buf_size - headroom`); IPv6 extension headers are not walked; pool
+//! exhaustion is reported, never papered over by allocating.
+
+pub mod batch;
+pub mod build;
+pub mod checksum;
+pub mod dev;
+pub mod hdr;
+pub mod pcap;
+pub mod pool;
+
+pub use batch::{Batch, MAX_BATCH};
+pub use dev::{DevStats, Device, MemDevice, TxMode};
+pub use hdr::ether::Mac;
+pub use hdr::HdrError;
+pub use pool::{Anno, NoRoom, Packet, Pool, PoolError};
