@@ -1,0 +1,308 @@
+//! A minimal static IPv4 forwarder and the poll loop that drives it: the
+//! test and benchmark load for the devices of this crate, not the router
+//! (crate `elements` has the real element graph). It checks the IPv4
+//! header, decrements the TTL with an incremental checksum update
+//! (RFC 1624 eqn. 3), looks the destination up in a short static route list,
+//! and rewrites both MAC addresses. No ARP, no ICMP errors: frames that
+//! need them are dropped and counted.
+
+use crate::device::{Batch, FrameRx, FrameTx};
+use crate::error::IoError;
+use base::Prefix4;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+/// A static route: destinations in `prefix` leave by `port` towards the
+/// neighbour whose MAC is `next_hop_mac`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Route4 {
+    pub prefix: Prefix4,
+    pub port: usize,
+    pub next_hop_mac: [u8; 6],
+}
+
+/// Per-forwarder (so per-core) counters; every drop is counted by reason.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct FwdCounters {
+    pub forwarded: u64,
+    pub not_ipv4: u64,
+    pub bad_header: u64,
+    pub ttl_expired: u64,
+    pub no_route: u64,
+    /// The route points back out of the arrival port.
+    pub hairpin: u64,
+    pub tx_full: u64,
+}
+
+impl FwdCounters {
+    pub fn add(&mut self, o: &FwdCounters) {
+        self.forwarded += o.forwarded;
+        self.not_ipv4 += o.not_ipv4;
+        self.bad_header += o.bad_header;
+        self.ttl_expired += o.ttl_expired;
+        self.no_route += o.no_route;
+        self.hairpin += o.hairpin;
+        self.tx_full += o.tx_full;
+    }
+}
+
+/// Static IPv4 forwarder over a handful of routes (linear longest match).
+#[derive(Clone, Debug)]
+pub struct StaticForwarder {
+    port_macs: Vec<[u8; 6]>,
+    routes: Vec<Route4>,
+    pub counters: FwdCounters,
+}
+
+const ETH_HLEN: usize = 14;
+
+/// RFC 1624 eqn. 3: `HC' = ~(~HC + ~m + m')` in one's complement.
+fn csum_replace(hc: u16, m: u16, m_new: u16) -> u16 {
+    let mut s = u32::from(!hc) + u32::from(!m) + u32::from(m_new);
+    s = (s & 0xffff) + (s >> 16);
+    s = (s & 0xffff) + (s >> 16);
+    !(s as u16)
+}
+
+impl StaticForwarder {
+    /// `port_macs[i]` is the MAC of port `i` (the new source MAC of frames
+    /// leaving by it). Routes pointing at unknown ports are rejected.
+    pub fn new(port_macs: Vec<[u8; 6]>, mut routes: Vec<Route4>) -> Result<Self, IoError> {
+        if routes.iter().any(|r| r.port >= port_macs.len()) {
+            return Err(IoError::Config("route to a port that does not exist"));
+        }
+        // Longest prefix first, so the first match is the longest.
+        routes.sort_by_key(|r| core::cmp::Reverse(r.prefix.len()));
+        Ok(StaticForwarder {
+            port_macs,
+            routes,
+            counters: FwdCounters::default(),
+        })
+    }
+
+    /// Rewrites `frame` in place for forwarding and returns its output
+    /// port, or `None` (counted) when it is dropped.
+    pub fn process(&mut self, frame: &mut [u8]) -> Option<usize> {
+        let c = &mut self.counters;
+        let Some(eth) = frame.get(12..14) else {
+            c.bad_header += 1;
+            return None;
+        };
+        if eth != [0x08, 0x00] {
+            c.not_ipv4 += 1;
+            return None;
+        }
+        let Some(ip) = frame.get_mut(ETH_HLEN..) else {
+            c.bad_header += 1;
+            return None;
+        };
+        let ihl = match ip.first() {
+            Some(&b) if b >> 4 == 4 && b & 0xf >= 5 => usize::from(b & 0xf) * 4,
+            _ => {
+                c.bad_header += 1;
+                return None;
+            }
+        };
+        if ip.len() < ihl {
+            c.bad_header += 1;
+            return None;
+        }
+        let total = usize::from(u16::from_be_bytes([ip[2], ip[3]]));
+        if total < ihl || total > ip.len() {
+            c.bad_header += 1;
+            return None;
+        }
+        let ttl = ip[8];
+        if ttl <= 1 {
+            c.ttl_expired += 1;
+            return None;
+        }
+        let dst = u32::from_be_bytes([ip[16], ip[17], ip[18], ip[19]]);
+        let Some(r) = self.routes.iter().find(|r| r.prefix.contains_addr(dst)) else {
+            c.no_route += 1;
+            return None;
+        };
+        let old = u16::from_be_bytes([ttl, ip[9]]);
+        ip[8] = ttl - 1;
+        let new = u16::from_be_bytes([ip[8], ip[9]]);
+        let hc = u16::from_be_bytes([ip[10], ip[11]]);
+        ip[10..12].copy_from_slice(&csum_replace(hc, old, new).to_be_bytes());
+        let src_mac = self.port_macs.get(r.port).copied().unwrap_or_default();
+        frame[0..6].copy_from_slice(&r.next_hop_mac);
+        frame[6..12].copy_from_slice(&src_mac);
+        Some(r.port)
+    }
+}
+
+/// How the poll loop behaves when idle.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct LoopConfig {
+    pub batch: Batch,
+    /// Empty rounds to spin before sleeping in `poll(2)`.
+    pub idle_spins: u32,
+    /// Sleep bound when idle; also how often the stop flag is seen.
+    pub sleep_ms: i32,
+}
+
+impl Default for LoopConfig {
+    fn default() -> Self {
+        LoopConfig {
+            batch: Batch::default(),
+            idle_spins: 64,
+            sleep_ms: 10,
+        }
+    }
+}
+
+/// Runs one core's poll loop over `ports` until `stop` is set: each round
+/// takes at most `kp` frames from every port, forwards them, and kicks a
+/// port's TX whenever `kn` frames are queued on it (and at the end of the
+/// round). `stop` is read once per round, never per packet.
+pub fn run<D: FrameRx + FrameTx>(
+    ports: &mut [D],
+    fwd: &mut StaticForwarder,
+    cfg: LoopConfig,
+    stop: &AtomicBool,
+) -> Result<(), IoError> {
+    let batch = cfg.batch.validate()?;
+    let mut fds = Vec::with_capacity(ports.len());
+    fds.extend(ports.iter().filter_map(|p| p.poll_fd()));
+    let mut idle = 0u32;
+    while !stop.load(Ordering::Relaxed) {
+        let mut got = 0usize;
+        for i in 0..ports.len() {
+            let (left, rest) = ports.split_at_mut(i);
+            let Some((me, right)) = rest.split_first_mut() else {
+                break;
+            };
+            let mut err = None;
+            got += me.rx_batch(batch.kp, |frame| {
+                let Some(o) = fwd.process(frame) else { return };
+                let out = if o < i {
+                    left.get_mut(o)
+                } else if o > i {
+                    right.get_mut(o - i - 1)
+                } else {
+                    None
+                };
+                let Some(out) = out else {
+                    fwd.counters.hairpin += 1;
+                    return;
+                };
+                match out.tx_push(frame) {
+                    Ok(true) => fwd.counters.forwarded += 1,
+                    Ok(false) => fwd.counters.tx_full += 1,
+                    Err(e) => err = Some(e),
+                }
+                if out.tx_pending() >= batch.kn {
+                    if let Err(e) = out.tx_flush() {
+                        err = Some(e);
+                    }
+                }
+            })?;
+            if let Some(e) = err {
+                return Err(e);
+            }
+        }
+        for p in ports.iter_mut() {
+            p.tx_flush()?;
+        }
+        if got > 0 {
+            idle = 0;
+        } else {
+            idle += 1;
+            if idle >= cfg.idle_spins {
+                if fds.is_empty() {
+                    std::thread::sleep(
+                        std::time::Duration::from_millis(cfg.sleep_ms.max(0) as u64),
+                    );
+                } else {
+                    crate::sys::poll_many(&fds, cfg.sleep_ms)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(ttl: u8, dst: [u8; 4]) -> Vec<u8> {
+        let mut f = vec![0u8; 14 + 20];
+        f[12] = 0x08;
+        f[14] = 0x45;
+        f[16..18].copy_from_slice(&20u16.to_be_bytes());
+        f[22] = ttl;
+        f[23] = 17;
+        f[26..30].copy_from_slice(&[10, 0, 1, 2]);
+        f[30..34].copy_from_slice(&dst);
+        let ck = ip_checksum(&f[14..34]);
+        f[24..26].copy_from_slice(&ck.to_be_bytes());
+        f
+    }
+
+    fn ip_checksum(h: &[u8]) -> u16 {
+        let mut s = 0u32;
+        for w in h.chunks(2) {
+            s += u32::from(u16::from_be_bytes([w[0], *w.get(1).unwrap_or(&0)]));
+        }
+        while s > 0xffff {
+            s = (s & 0xffff) + (s >> 16);
+        }
+        !(s as u16)
+    }
+
+    fn fwd() -> StaticForwarder {
+        let p = |a, l| Prefix4::new(a, l).unwrap();
+        StaticForwarder::new(
+            vec![[2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]],
+            vec![
+                Route4 {
+                    prefix: p(0x0a00_0000, 8),
+                    port: 0,
+                    next_hop_mac: [0xaa; 6],
+                },
+                Route4 {
+                    prefix: p(0x0a00_0200, 24),
+                    port: 1,
+                    next_hop_mac: [0xbb; 6],
+                },
+            ],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn forwards_with_ttl_and_checksum_update() {
+        let mut f = fwd();
+        let mut fr = frame(64, [10, 0, 2, 9]);
+        assert_eq!(f.process(&mut fr), Some(1), "longest match wins");
+        assert_eq!(fr[22], 63);
+        assert_eq!(ip_checksum(&fr[14..34]), 0, "checksum still verifies");
+        assert_eq!(&fr[0..6], &[0xbb; 6]);
+        assert_eq!(&fr[6..12], &[2, 0, 0, 0, 0, 2]);
+        let mut fr = frame(9, [10, 7, 0, 1]);
+        assert_eq!(f.process(&mut fr), Some(0));
+        assert_eq!(f.counters.forwarded, 0, "process does not count sends");
+    }
+
+    #[test]
+    fn drops_are_counted_by_reason() {
+        let mut f = fwd();
+        assert_eq!(f.process(&mut frame(1, [10, 0, 2, 9])), None);
+        assert_eq!(f.process(&mut frame(64, [192, 0, 2, 1])), None);
+        let mut arp = frame(64, [10, 0, 2, 9]);
+        arp[12..14].copy_from_slice(&[0x08, 0x06]);
+        assert_eq!(f.process(&mut arp), None);
+        let mut short = frame(64, [10, 0, 2, 9]);
+        short.truncate(20);
+        assert_eq!(f.process(&mut short), None);
+        assert_eq!(f.process(&mut []), None);
+        let c = f.counters;
+        assert_eq!(
+            (c.ttl_expired, c.no_route, c.not_ipv4, c.bad_header),
+            (1, 1, 1, 2)
+        );
+    }
+}

@@ -1,0 +1,40 @@
+//! Packet I/O for Tessera's forwarding plane (Linux only).
+//!
+//! What this crate owns:
+//! - [`xdp`]: AF_XDP in copy mode. The XSKMAP, a six-instruction XDP
+//!   program and its attachment are made with raw `bpf(2)` calls (no libbpf,
+//!   libxdp or clang); each [`xdp::XskSocket`] has its own UMEM and its
+//!   fill, completion, RX and TX rings.
+//! - [`packet`]: AF_PACKET with TPACKET_V3 RX and TX rings, optionally in a
+//!   `PACKET_FANOUT` group, the fallback for devices without XDP.
+//! - [`pcap`]: pcap files as RX and TX devices for golden tests.
+//! - [`rss`]: a software RSS stage (5-tuple hash to per-core SPSC rings)
+//!   for devices with a single RX queue.
+//! - [`fwd`]: a small static IPv4 forwarder and poll loop used by the tests,
+//!   the `fwd` example and the veth benchmark.
+//!
+//! Design: one device value per (interface, queue), owned by one core, so
+//! the fast path has no locks and no shared atomics; counters are plain
+//! per-device integers. Polling takes at most `kp` frames per queue per
+//! round and kicks TX after `kn` frames (RouteBricks' batch sizes,
+//! [`device::Batch`]). Devices implement [`device::FrameRx`] and
+//! [`device::FrameTx`] over byte frames; a receive callback sees the frame
+//! in place in the kernel ring.
+//!
+//! Limits: copy mode only (zero-copy does not work on veth); one UMEM per
+//! socket, so forwarding between sockets copies each frame once; no
+//! multi-buffer (jumbo) frames; the kernel's L4 checksum offload must be off
+//! on peers whose frames we forward (a veth frame may carry a partial
+//! checksum); no IPv6 in the test forwarder.
+
+#![cfg(target_os = "linux")]
+
+pub mod device;
+pub mod error;
+pub mod fwd;
+pub mod packet;
+pub mod sys;
+pub mod xdp;
+
+pub use device::{Batch, DevStats, FrameRx, FrameTx};
+pub use error::{IoError, Op};
