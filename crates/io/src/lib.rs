@@ -7,7 +7,10 @@
 //!   fill, completion, RX and TX rings.
 //! - [`packet`]: AF_PACKET with TPACKET_V3 RX and TX rings, optionally in a
 //!   `PACKET_FANOUT` group, the fallback for devices without XDP.
-//! - [`pcap`]: pcap files as RX and TX devices for golden tests.
+//! - [`pcap`]: pcap files as RX and TX devices for golden tests (the file
+//!   format itself is crate `pkt`'s).
+//! - [`pktdev`]: [`pktdev::PktDevice`] turns any device here into a
+//!   `pkt::Device` (the batch source/sink the element graph drives).
 //! - [`rss`]: a software RSS stage (5-tuple hash to per-core SPSC rings)
 //!   for devices with a single RX queue.
 //! - [`fwd`]: a small static IPv4 forwarder and poll loop used by the tests,
@@ -33,6 +36,8 @@ pub mod device;
 pub mod error;
 pub mod fwd;
 pub mod packet;
+pub mod pcap;
+pub mod pktdev;
 pub mod sys;
 pub mod xdp;
 
