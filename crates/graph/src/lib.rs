@@ -1,1 +1,30 @@
-//! placeholder
+//! The element graph of Tessera's forwarding plane (after Click, seed 004
+//! §2.2.2 and the Click paper it cites).
+//!
+//! What this crate owns:
+//! * [`lang`]: the configuration language (`name :: Class(args);`,
+//!   `a [1] -> [0] b;`, `a -> b -> c;`), with `file:line:col` errors.
+//! * [`Element`] / [`Factory`]: the element interface. Elements take whole
+//!   batches and emit each packet on an output port through [`Output`] or
+//!   drop it with a [`DropReason`]. The graph is generic over one element
+//!   type, which crate `elements` makes an enum of every kind, so dispatch
+//!   is a `match` per batch, never a `dyn` call per packet.
+//! * [`Graph`]: built once from a config; pending input batches allocated
+//!   at build time; push to completion in topological order; per-element
+//!   [`ElemStats`] (received, emitted, drops by reason) as plain integers,
+//!   because a graph belongs to one core.
+//! * [`Runner`]: the run-to-completion driver over any [`pkt::Device`].
+//!
+//! Limits: push processing only (no Click pull ports: a Queue releases on
+//! tick, schedulers are future work); no compound elements; a push output
+//! connects to exactly one input (use Tee to copy).
+
+pub mod driver;
+pub mod element;
+pub mod graph;
+pub mod lang;
+
+pub use driver::{BindError, Runner, RunnerStats};
+pub use element::{BuildError, DeviceRole, DropReason, ElemStats, Element, Factory, Output, Ports};
+pub use graph::Graph;
+pub use lang::{parse, Arg, Config, ConfigError, Pos};

@@ -1,0 +1,288 @@
+//! The element interface, drop reasons and per-element counters.
+
+use pkt::{Batch, Packet, Pool};
+
+use crate::lang::Arg;
+
+/// Why a packet was dropped. Every drop in the graph is counted under one
+/// of these, per element (see [`ElemStats::drops`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum DropReason {
+    /// Sent to an output port with no connection.
+    Unconnected,
+    /// The downstream input was full (more than its in-degree × 256).
+    Overflow,
+    /// Left in a batch by an element that did not consume it (a bug).
+    Unprocessed,
+    /// The pool had no buffer for a new packet (ICMP error, ARP request,
+    /// Tee copy).
+    NoBuffer,
+    /// The device's transmit ring was full.
+    TxFull,
+    /// Shorter than an Ethernet header, or an unknown EtherType.
+    BadEther,
+    /// IPv4 header fails RFC 1812 §5.2.2 checks (length, version, IHL).
+    BadIpHeader,
+    /// IPv4 header checksum wrong.
+    BadIpChecksum,
+    /// IPv4 source address invalid for forwarding (RFC 1812 §5.3.7).
+    BadIpSource,
+    /// IPv6 header malformed (RFC 8200 §3).
+    BadIp6Header,
+    /// IPv6 source or destination invalid (multicast source, loopback).
+    BadIp6Address,
+    /// No route to the destination.
+    NoRoute,
+    /// TTL or hop limit expired (an ICMP error may have been sent instead
+    /// of this when enabled: then this is not counted).
+    TtlExpired,
+    /// An ICMP error was not generated (RFC 1812 §4.3.2.7: never about an
+    /// ICMP error, a non-first fragment, or a multicast/broadcast).
+    IcmpSuppressed,
+    /// Malformed or foreign ARP.
+    BadArp,
+    /// Malformed or foreign Neighbor Discovery message.
+    BadNd,
+    /// Neighbour unresolved and its hold queue full.
+    Unresolved,
+    /// Not for one of the element's addresses.
+    NotForUs,
+    /// Matched no classifier pattern.
+    NoMatch,
+    /// A Queue was full.
+    QueueFull,
+    /// Rejected by a filter.
+    Filtered,
+    /// Dropped on purpose (Discard).
+    Discarded,
+}
+
+impl DropReason {
+    /// Number of reasons.
+    pub const COUNT: usize = DropReason::Discarded as usize + 1;
+    /// Every reason, in order.
+    pub const ALL: [DropReason; DropReason::COUNT] = [
+        DropReason::Unconnected,
+        DropReason::Overflow,
+        DropReason::Unprocessed,
+        DropReason::NoBuffer,
+        DropReason::TxFull,
+        DropReason::BadEther,
+        DropReason::BadIpHeader,
+        DropReason::BadIpChecksum,
+        DropReason::BadIpSource,
+        DropReason::BadIp6Header,
+        DropReason::BadIp6Address,
+        DropReason::NoRoute,
+        DropReason::TtlExpired,
+        DropReason::IcmpSuppressed,
+        DropReason::BadArp,
+        DropReason::BadNd,
+        DropReason::Unresolved,
+        DropReason::NotForUs,
+        DropReason::NoMatch,
+        DropReason::QueueFull,
+        DropReason::Filtered,
+        DropReason::Discarded,
+    ];
+    /// A stable lower-case name for counters.
+    pub fn name(self) -> &'static str {
+        match self {
+            DropReason::Unconnected => "unconnected",
+            DropReason::Overflow => "overflow",
+            DropReason::Unprocessed => "unprocessed",
+            DropReason::NoBuffer => "no_buffer",
+            DropReason::TxFull => "tx_full",
+            DropReason::BadEther => "bad_ether",
+            DropReason::BadIpHeader => "bad_ip_header",
+            DropReason::BadIpChecksum => "bad_ip_checksum",
+            DropReason::BadIpSource => "bad_ip_source",
+            DropReason::BadIp6Header => "bad_ip6_header",
+            DropReason::BadIp6Address => "bad_ip6_address",
+            DropReason::NoRoute => "no_route",
+            DropReason::TtlExpired => "ttl_expired",
+            DropReason::IcmpSuppressed => "icmp_suppressed",
+            DropReason::BadArp => "bad_arp",
+            DropReason::BadNd => "bad_nd",
+            DropReason::Unresolved => "unresolved",
+            DropReason::NotForUs => "not_for_us",
+            DropReason::NoMatch => "no_match",
+            DropReason::QueueFull => "queue_full",
+            DropReason::Filtered => "filtered",
+            DropReason::Discarded => "discarded",
+        }
+    }
+}
+
+/// Counters the graph keeps for every element. Plain integers: a graph
+/// belongs to one core, so there are no shared atomics on the fast path.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ElemStats {
+    /// Packets handed to the element.
+    pub rx: u64,
+    /// Packets the element emitted on any port.
+    pub tx: u64,
+    /// Drops by reason, indexed by `DropReason as usize`.
+    pub drops: [u64; DropReason::COUNT],
+}
+
+impl ElemStats {
+    /// Drops for one reason.
+    pub fn dropped(&self, r: DropReason) -> u64 {
+        self.drops[r as usize]
+    }
+    /// All drops.
+    pub fn total_drops(&self) -> u64 {
+        self.drops.iter().sum()
+    }
+}
+
+/// The role of a device element, so the driver can bind it to a device.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum DeviceRole<'a> {
+    /// Receives from the named device (packets are injected on input 0).
+    From(&'a str),
+    /// Transmits to the named device (see [`Element::tx_batch`]).
+    To(&'a str),
+}
+
+/// Where a connected output port leads: a downstream input slot.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Target {
+    pub(crate) slot: u32,
+}
+
+pub(crate) const UNCONNECTED: u32 = u32::MAX;
+
+/// What an element uses to emit and drop packets while it runs.
+pub struct Output<'a> {
+    pub(crate) targets: &'a [Target],
+    pub(crate) pending: &'a mut [Batch],
+    pub(crate) stats: &'a mut ElemStats,
+    pub(crate) pool: &'a Pool,
+    pub(crate) now_ns: u64,
+}
+
+impl Output<'_> {
+    /// Emits `p` on output `port`.
+    #[inline]
+    pub fn push(&mut self, port: u16, p: Packet) {
+        let slot = match self.targets.get(usize::from(port)) {
+            Some(t) if t.slot != UNCONNECTED => t.slot as usize,
+            _ => {
+                self.stats.drops[DropReason::Unconnected as usize] += 1;
+                return;
+            }
+        };
+        match self.pending.get_mut(slot) {
+            Some(b) => match b.push(p) {
+                Ok(()) => self.stats.tx += 1,
+                Err(_) => self.stats.drops[DropReason::Overflow as usize] += 1,
+            },
+            None => self.stats.drops[DropReason::Unconnected as usize] += 1,
+        }
+    }
+    /// Drops `p` (its buffer returns to the pool), counting `reason`.
+    #[inline]
+    pub fn drop(&mut self, p: Packet, reason: DropReason) {
+        self.stats.drops[reason as usize] += 1;
+        drop(p);
+    }
+    /// Counts a drop for a packet that was never allocated or was already
+    /// consumed (e.g. an ICMP error that could not be built).
+    #[inline]
+    pub fn count_drop(&mut self, reason: DropReason) {
+        self.stats.drops[reason as usize] += 1;
+    }
+    /// The core's pool, for elements that create packets.
+    #[inline]
+    pub fn pool(&self) -> &Pool {
+        self.pool
+    }
+    /// The driver's clock in nanoseconds (monotonic; set once per poll).
+    #[inline]
+    pub fn now_ns(&self) -> u64 {
+        self.now_ns
+    }
+    /// Number of output ports this element has.
+    pub fn ports(&self) -> usize {
+        self.targets.len()
+    }
+}
+
+/// Port counts of an element.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Ports {
+    /// Inputs.
+    pub inputs: u16,
+    /// Outputs.
+    pub outputs: u16,
+}
+
+/// A packet-processing element. The graph calls it with whole batches;
+/// dispatch is static when `Self` is an enum of element kinds (crate
+/// `elements` has `AnyElement`).
+pub trait Element {
+    /// Class name as in the config.
+    fn class(&self) -> &'static str;
+    /// Number of input and output ports.
+    fn ports(&self) -> Ports;
+    /// Processes every packet of `batch` (which arrived on `input`),
+    /// emitting each on a port of `out` or dropping it with a reason. The
+    /// batch must be left empty.
+    fn process(&mut self, input: u16, batch: &mut Batch, out: &mut Output<'_>);
+    /// True if [`Element::tick`] should run once per driver poll (queues,
+    /// timers).
+    fn wants_tick(&self) -> bool {
+        false
+    }
+    /// Periodic work: release queued packets, retransmit requests, age
+    /// entries.
+    fn tick(&mut self, _out: &mut Output<'_>) {}
+    /// The device binding of FromDevice/ToDevice elements.
+    fn device(&self) -> Option<DeviceRole<'_>> {
+        None
+    }
+    /// For ToDevice: the packets waiting to be sent.
+    fn tx_batch(&mut self) -> Option<&mut Batch> {
+        None
+    }
+    /// Element-specific counters (besides [`ElemStats`]).
+    fn counters(&self, _f: &mut dyn FnMut(&'static str, u64)) {}
+}
+
+/// Error from a factory about one element.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildError {
+    /// Index of the offending argument, or `None` for the element as a
+    /// whole (unknown class, missing argument).
+    pub arg: Option<usize>,
+    /// What is wrong.
+    pub msg: String,
+}
+
+impl BuildError {
+    /// An error about argument `i`.
+    pub fn arg(i: usize, msg: impl Into<String>) -> BuildError {
+        BuildError {
+            arg: Some(i),
+            msg: msg.into(),
+        }
+    }
+    /// An error about the element.
+    pub fn elem(msg: impl Into<String>) -> BuildError {
+        BuildError {
+            arg: None,
+            msg: msg.into(),
+        }
+    }
+}
+
+/// Makes elements from class names and arguments.
+pub trait Factory {
+    /// The element type (an enum of every kind, for static dispatch).
+    type Elem: Element;
+    /// Builds one element.
+    fn build(&mut self, name: &str, class: &str, args: &[Arg]) -> Result<Self::Elem, BuildError>;
+}

@@ -1,0 +1,393 @@
+//! The built graph: elements, edges, pending input batches, and the
+//! push loop.
+//!
+//! Every element input has a pending batch sized 256 × (number of
+//! connections into it, at least 1) allocated at build time. Running the
+//! graph visits elements in a topological order of the edges (back edges,
+//! e.g. ICMP errors fed back to the route lookup, are ignored for the
+//! order) and hands each non-empty pending batch to its element, which
+//! pushes packets straight into downstream pending batches. Passes repeat
+//! while a back edge left work behind, up to a bound, so a cycle can never
+//! spin the core; leftovers wait for the next poll.
+
+use pkt::{Batch, Pool, MAX_BATCH};
+
+use crate::element::{DropReason, ElemStats, Element, Factory, Output, Target, UNCONNECTED};
+use crate::lang::{parse, Config, ConfigError, Pos};
+
+/// Passes over the graph per `run` at most (bounds work on cycles).
+const MAX_PASSES: usize = 8;
+
+/// A graph of elements of type `E`, owned by one core.
+pub struct Graph<E: Element> {
+    elems: Vec<E>,
+    names: Vec<String>,
+    stats: Vec<ElemStats>,
+    /// First input slot of each element; its inputs are consecutive.
+    in_base: Vec<u32>,
+    /// First output target of each element.
+    out_base: Vec<u32>,
+    targets: Vec<Target>,
+    pending: Vec<Batch>,
+    scratch: Vec<Batch>,
+    /// Element index owning each slot, and the input port.
+    slot_owner: Vec<(u32, u16)>,
+    order: Vec<u32>,
+    tickers: Vec<u32>,
+    pool: Pool,
+    now_ns: u64,
+}
+
+impl<E: Element> std::fmt::Debug for Graph<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Graph").field("names", &self.names).finish()
+    }
+}
+
+fn cfg_err(file: &str, pos: Pos, msg: impl Into<String>) -> ConfigError {
+    ConfigError {
+        file: file.to_string(),
+        pos,
+        msg: msg.into(),
+    }
+}
+
+impl<E: Element> Graph<E> {
+    /// Parses `src` and builds the graph with `factory`. `file` names the
+    /// source in errors; `pool` is this core's pool.
+    pub fn from_str<F: Factory<Elem = E>>(
+        src: &str,
+        file: &str,
+        factory: &mut F,
+        pool: Pool,
+    ) -> Result<Self, ConfigError> {
+        let cfg = parse(src, file)?;
+        Self::build(&cfg, file, factory, pool)
+    }
+
+    /// Builds a graph from a parsed config.
+    pub fn build<F: Factory<Elem = E>>(
+        cfg: &Config,
+        file: &str,
+        factory: &mut F,
+        pool: Pool,
+    ) -> Result<Self, ConfigError> {
+        let mut elems = Vec::with_capacity(cfg.decls.len());
+        let mut names = Vec::with_capacity(cfg.decls.len());
+        for d in &cfg.decls {
+            let e = factory.build(&d.name, &d.class, &d.args).map_err(|e| {
+                let pos = e.arg.and_then(|i| d.args.get(i)).map_or(d.pos, |a| a.pos);
+                cfg_err(file, pos, format!("{} ({}): {}", d.name, d.class, e.msg))
+            })?;
+            elems.push(e);
+            names.push(d.name.clone());
+        }
+        let n = elems.len();
+        let index = |name: &str| names.iter().position(|x| x == name);
+        let (mut in_base, mut out_base) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut slots, mut outs) = (0u32, 0u32);
+        for e in &elems {
+            let p = e.ports();
+            in_base.push(slots);
+            out_base.push(outs);
+            slots += u32::from(p.inputs);
+            outs += u32::from(p.outputs);
+        }
+        let mut targets = vec![Target { slot: UNCONNECTED }; outs as usize];
+        let mut indeg = vec![0usize; slots as usize];
+        let mut adj: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for c in &cfg.conns {
+            let from = index(&c.from)
+                .ok_or_else(|| cfg_err(file, c.pos, format!("no element '{}'", c.from)))?;
+            let to = index(&c.to)
+                .ok_or_else(|| cfg_err(file, c.pos, format!("no element '{}'", c.to)))?;
+            let (fp, tp) = (elems[from].ports(), elems[to].ports());
+            if c.out >= fp.outputs {
+                return Err(cfg_err(
+                    file,
+                    c.pos,
+                    format!(
+                        "{} has {} output(s); no output {}",
+                        c.from, fp.outputs, c.out
+                    ),
+                ));
+            }
+            if c.input >= tp.inputs {
+                return Err(cfg_err(
+                    file,
+                    c.pos,
+                    format!("{} has {} input(s); no input {}", c.to, tp.inputs, c.input),
+                ));
+            }
+            let t = &mut targets[(out_base[from] + u32::from(c.out)) as usize];
+            if t.slot != UNCONNECTED {
+                // Push outputs connect to exactly one input (Click rule).
+                return Err(cfg_err(
+                    file,
+                    c.pos,
+                    format!("{} output {} connected twice", c.from, c.out),
+                ));
+            }
+            let slot = in_base[to] + u32::from(c.input);
+            t.slot = slot;
+            indeg[slot as usize] += 1;
+            adj[from].push(to as u32);
+        }
+        let mut slot_owner = Vec::with_capacity(slots as usize);
+        for (i, e) in elems.iter().enumerate() {
+            for p in 0..e.ports().inputs {
+                slot_owner.push((i as u32, p));
+            }
+        }
+        let cap = |s: usize| MAX_BATCH * indeg[s].max(1) + MAX_BATCH;
+        let pending = (0..slots as usize)
+            .map(|s| Batch::with_capacity(cap(s)))
+            .collect();
+        let scratch = (0..slots as usize)
+            .map(|s| Batch::with_capacity(cap(s)))
+            .collect();
+        let order = topo_order(&adj);
+        let tickers = (0..n as u32)
+            .filter(|&i| elems[i as usize].wants_tick())
+            .collect();
+        Ok(Graph {
+            stats: vec![ElemStats::default(); n],
+            elems,
+            names,
+            in_base,
+            out_base,
+            targets,
+            pending,
+            scratch,
+            slot_owner,
+            order,
+            tickers,
+            pool,
+            now_ns: 0,
+        })
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.elems.len()
+    }
+    /// True when the graph has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.elems.is_empty()
+    }
+    /// Index of the element called `name`.
+    pub fn find(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| n == name)
+    }
+    /// Name of element `i`.
+    pub fn name(&self, i: usize) -> Option<&str> {
+        self.names.get(i).map(String::as_str)
+    }
+    /// Element `i`.
+    pub fn element(&self, i: usize) -> Option<&E> {
+        self.elems.get(i)
+    }
+    /// Element `i`, writable (e.g. to swap a FIB or add a neighbour).
+    pub fn element_mut(&mut self, i: usize) -> Option<&mut E> {
+        self.elems.get_mut(i)
+    }
+    /// Counters of element `i`.
+    pub fn stats(&self, i: usize) -> Option<&ElemStats> {
+        self.stats.get(i)
+    }
+    /// Counters of the element called `name`.
+    pub fn stats_of(&self, name: &str) -> Option<&ElemStats> {
+        self.find(name).and_then(|i| self.stats.get(i))
+    }
+    /// Iterates `(name, element, stats)`.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &E, &ElemStats)> {
+        self.names
+            .iter()
+            .zip(&self.elems)
+            .zip(&self.stats)
+            .map(|((n, e), s)| (n.as_str(), e, s))
+    }
+    /// Total drops per reason over all elements.
+    pub fn drops_by_reason(&self) -> [u64; DropReason::COUNT] {
+        let mut t = [0u64; DropReason::COUNT];
+        for s in &self.stats {
+            for (a, b) in t.iter_mut().zip(s.drops.iter()) {
+                *a += b;
+            }
+        }
+        t
+    }
+    /// The pool this graph allocates from.
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+    /// Sets the clock elements see (nanoseconds, monotonic).
+    pub fn set_now_ns(&mut self, ns: u64) {
+        self.now_ns = ns;
+    }
+
+    /// Moves packets from `batch` into input `input` of element `elem`
+    /// (the driver's FromDevice injection). Packets that do not fit are
+    /// dropped and counted as overflow on that element.
+    pub fn inject(&mut self, elem: usize, input: u16, batch: &mut Batch) {
+        let Some(&base) = self.in_base.get(elem) else {
+            batch.clear();
+            return;
+        };
+        let slot = base as usize + usize::from(input);
+        let n = batch.len();
+        let moved = match self.pending.get_mut(slot) {
+            Some(p) if usize::from(input) < usize::from(self.elems[elem].ports().inputs) => {
+                p.take_from(batch)
+            }
+            _ => 0,
+        };
+        if n > moved {
+            if let Some(s) = self.stats.get_mut(elem) {
+                s.drops[DropReason::Overflow as usize] += (n - moved) as u64;
+            }
+            batch.clear();
+        }
+    }
+
+    fn run_elem(&mut self, i: usize) -> bool {
+        let e = &mut self.elems[i];
+        let p = e.ports();
+        let base = self.in_base[i] as usize;
+        let ob = self.out_base[i] as usize;
+        let targets = &self.targets[ob..ob + usize::from(p.outputs)];
+        let mut did = false;
+        for port in 0..p.inputs {
+            let slot = base + usize::from(port);
+            if self.pending[slot].is_empty() {
+                continue;
+            }
+            did = true;
+            std::mem::swap(&mut self.pending[slot], &mut self.scratch[slot]);
+            let batch = &mut self.scratch[slot];
+            let stats = &mut self.stats[i];
+            stats.rx += batch.len() as u64;
+            let mut out = Output {
+                targets,
+                pending: &mut self.pending,
+                stats,
+                pool: &self.pool,
+                now_ns: self.now_ns,
+            };
+            e.process(port, batch, &mut out);
+            if !batch.is_empty() {
+                out.stats.drops[DropReason::Unprocessed as usize] += batch.len() as u64;
+                batch.clear();
+            }
+        }
+        did
+    }
+
+    /// Pushes every pending packet through the graph (run to completion).
+    pub fn run(&mut self) {
+        for _ in 0..MAX_PASSES {
+            let mut did = false;
+            for k in 0..self.order.len() {
+                let i = self.order[k] as usize;
+                did |= self.run_elem(i);
+            }
+            if !did || self.pending.iter().all(Batch::is_empty) {
+                return;
+            }
+        }
+    }
+
+    /// Runs `tick` of every element that wants it, then runs the graph.
+    pub fn tick(&mut self) {
+        for k in 0..self.tickers.len() {
+            let i = self.tickers[k] as usize;
+            let p = self.elems[i].ports();
+            let ob = self.out_base[i] as usize;
+            let mut out = Output {
+                targets: &self.targets[ob..ob + usize::from(p.outputs)],
+                pending: &mut self.pending,
+                stats: &mut self.stats[i],
+                pool: &self.pool,
+                now_ns: self.now_ns,
+            };
+            self.elems[i].tick(&mut out);
+        }
+        self.run();
+    }
+
+    /// Packets waiting in pending inputs (0 after a complete `run`).
+    pub fn pending_len(&self) -> usize {
+        self.pending.iter().map(Batch::len).sum()
+    }
+
+    /// Counts `n` drops for `reason` on element `i` (used by the driver for
+    /// transmit failures).
+    pub fn count_drops(&mut self, i: usize, reason: DropReason, n: u64) {
+        if let Some(s) = self.stats.get_mut(i) {
+            s.drops[reason as usize] += n;
+        }
+    }
+
+    /// Which element and input port a slot belongs to (for diagnostics).
+    pub fn slot_owner(&self, slot: usize) -> Option<(usize, u16)> {
+        self.slot_owner.get(slot).map(|&(e, p)| (e as usize, p))
+    }
+}
+
+/// Reverse post-order DFS from every element in declaration order: a
+/// topological order when the graph is acyclic, and a reasonable one
+/// (sources first) when it has cycles.
+fn topo_order(adj: &[Vec<u32>]) -> Vec<u32> {
+    let n = adj.len();
+    let mut state = vec![0u8; n]; // 0 new, 1 on stack, 2 done
+    let mut post = Vec::with_capacity(n);
+    let mut has_pred = vec![false; n];
+    for (i, a) in adj.iter().enumerate() {
+        for &j in a {
+            if j as usize != i {
+                has_pred[j as usize] = true;
+            }
+        }
+    }
+    let roots: Vec<usize> = (0..n).filter(|&i| !has_pred[i]).chain(0..n).collect();
+    for r in roots {
+        if state[r] != 0 {
+            continue;
+        }
+        // Iterative DFS: (node, next child index).
+        let mut stack = vec![(r, 0usize)];
+        state[r] = 1;
+        while let Some(&mut (v, ref mut k)) = stack.last_mut() {
+            if let Some(&w) = adj[v].get(*k) {
+                *k += 1;
+                if state[w as usize] == 0 {
+                    state[w as usize] = 1;
+                    stack.push((w as usize, 0));
+                }
+            } else {
+                state[v] = 2;
+                post.push(v as u32);
+                stack.pop();
+            }
+        }
+    }
+    post.reverse();
+    post
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn topo() {
+        // 0 -> 1 -> 2, 2 -> 1 (cycle), 3 -> 2
+        let adj = vec![vec![1], vec![2], vec![1], vec![2]];
+        let o = topo_order(&adj);
+        assert_eq!(o.len(), 4);
+        let pos = |x: u32| o.iter().position(|&y| y == x).unwrap();
+        assert!(pos(0) < pos(1));
+        assert!(pos(1) < pos(2));
+        assert!(pos(3) < pos(2));
+    }
+}
