@@ -19,6 +19,10 @@ pub enum Phase {
     /// Keeping the established session up.
     Hold,
     Accept,
+    /// Reading the input file.
+    Input,
+    /// The monitor session.
+    Monitor,
 }
 
 impl fmt::Display for Phase {
@@ -31,6 +35,8 @@ impl fmt::Display for Phase {
             Phase::Send => "sending UPDATEs",
             Phase::Hold => "holding the session",
             Phase::Accept => "accepting a session",
+            Phase::Input => "reading the input",
+            Phase::Monitor => "monitor session",
         })
     }
 }
@@ -63,10 +69,14 @@ pub enum ReplayError {
     Config(&'static str),
     /// A feature of the full replay client that is not written yet.
     Unsupported(&'static str),
+    /// The MRT input is damaged beyond the records already read.
+    Mrt(mrt::MrtError),
+    /// The input cannot be replayed as asked.
+    Input(&'static str),
 }
 
 impl ReplayError {
-    pub(crate) fn io(phase: Phase, e: &io::Error) -> ReplayError {
+    pub fn io(phase: Phase, e: &io::Error) -> ReplayError {
         match e.kind() {
             // Read/write timeouts surface as WouldBlock or TimedOut
             // depending on the platform.
@@ -118,6 +128,8 @@ impl fmt::Display for ReplayError {
             ReplayError::Encode => f.write_str("could not encode a message (workload bug)"),
             ReplayError::Config(what) => write!(f, "bad configuration: {what}"),
             ReplayError::Unsupported(what) => write!(f, "not supported yet: {what}"),
+            ReplayError::Mrt(e) => write!(f, "MRT input: {e}"),
+            ReplayError::Input(what) => write!(f, "input: {what}"),
         }
     }
 }

@@ -17,7 +17,17 @@
 //! reading) and silence beyond the hold time all end a session with a
 //! [`ReplayError`] that names the step.
 
+mod attrs;
+mod conn;
+mod driver;
+pub mod dut;
 pub mod error;
+pub mod monitor;
+pub mod mrt_rib;
+pub mod mrt_updates;
+mod pack;
+pub mod run;
+pub mod schedule;
 pub mod sender;
 pub mod session;
 pub mod sink;
@@ -25,11 +35,18 @@ pub mod stats;
 pub mod workload;
 
 pub use error::{Phase, ReplayError};
-pub use sender::{start, Replay, ReplayConfig, SenderVariant};
+pub use monitor::{Monitor, MonitorConfig, MonitorMode, MonitorSnapshot, MonitorStats};
+pub use mrt_rib::{rib_workload, RibOptions, RibPeer, RibSummary};
+pub use mrt_updates::{update_workload, TracePeer, UpdateOptions, UpdateSummary};
+pub use run::{run, Progress, RunConfig, RunResult, Sample};
+pub use schedule::{schedule, Mix, Order};
+pub use sender::{start, Pacing, Replay, ReplayConfig, SenderVariant};
 pub use session::{Negotiated, SessionConfig};
 pub use sink::{Sink, SinkConfig, SinkSnapshot, SinkStats};
 pub use stats::{PeerState, ReplayStats, Snapshot};
-pub use workload::{Feed, FeedParams, Sharing, SyntheticSpec, Workload};
+pub use workload::{
+    Event, EventKind, Feed, FeedParams, MsgInfo, Sharing, Source, Step, SyntheticSpec, Workload,
+};
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};

@@ -3,22 +3,29 @@
 //! End-of-RIB, then keepalives until told to stop.
 //!
 //! The three sender variants are those of the Quagga multicore study's
-//! simulation client (seed 000, §4.1): trace order over all sessions, round
-//! robin N messages per session, and one thread per peer. Only the last is
-//! written so far.
+//! simulation client (seed 000 §4.1.2):
+//! 1. [`SenderVariant::TraceOrder`]: one thread writes every session's
+//!    messages in one global order ([`crate::schedule`]: the trace's own
+//!    order, or the order the traffic [`Mix`] makes);
+//! 2. [`SenderVariant::RoundRobin`]: one thread, N messages per session in
+//!    turn;
+//! 3. [`SenderVariant::ThreadPerPeer`]: a thread per session, each writing
+//!    as fast as the DUT reads; a mix limits how many send at once.
+//!
+//! Every session is established before the first UPDATE goes out (the
+//! seed measured only after connection establishment, §4.2.1), so the
+//! clock in [`ReplayStats::started`] starts with all peers ready.
 
+use crate::conn::{Conn, Wrote};
 use crate::error::{Phase, ReplayError};
-use crate::session::{
-    check_established, connect, handshake, send_notification, MsgReader, Negotiated, SessionConfig,
-};
-use crate::stats::{PeerState, ReplayStats};
-use crate::workload::{end_of_rib_v4, Workload};
+use crate::schedule::{Mix, Order};
+use crate::session::SessionConfig;
+use crate::stats::{PeerState, PeerStats, ReplayStats};
+use crate::workload::{end_of_rib_v4, end_of_rib_v6, EventKind, Feed, Workload, CHUNK_BYTES};
 use base::Asn;
-use bgp_wire::encode_keepalive;
-use std::io::{self, Write};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -26,8 +33,7 @@ use std::time::{Duration, Instant};
 /// How messages are spread over the sessions in time.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum SenderVariant {
-    /// One thread writes every session's messages in trace order (for MRT
-    /// update dumps: the order the collector saw them).
+    /// One thread writes every session's messages in one global order.
     TraceOrder,
     /// One thread writes `batch` messages to each session in turn.
     RoundRobin { batch: u32 },
@@ -54,6 +60,32 @@ impl FromStr for SenderVariant {
     }
 }
 
+/// When messages go out.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Pacing {
+    /// As fast as the DUT reads (the seed's setting, §4.2.1).
+    Fast,
+    /// At the trace's own timestamps, `speed` times faster (1.0 = real
+    /// time). Needs a timed workload (an update dump).
+    Trace { speed: f64 },
+}
+
+impl FromStr for Pacing {
+    type Err = &'static str;
+    /// `fast`, `trace` (real time) or `trace:F` (F times faster).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = "expected fast, trace or trace:SPEED (e.g. trace:10)";
+        match s {
+            "fast" => Ok(Pacing::Fast),
+            "trace" => Ok(Pacing::Trace { speed: 1.0 }),
+            _ => match s.strip_prefix("trace:").map(str::parse::<f64>) {
+                Some(Ok(speed)) if speed.is_finite() && speed > 0.0 => Ok(Pacing::Trace { speed }),
+                _ => Err(bad),
+            },
+        }
+    }
+}
+
 /// Everything a replay run needs besides the workload.
 #[derive(Clone, Debug)]
 pub struct ReplayConfig {
@@ -66,9 +98,31 @@ pub struct ReplayConfig {
     pub connect_timeout: Duration,
     pub open_timeout: Duration,
     pub variant: SenderVariant,
+    pub mix: Mix,
+    pub pacing: Pacing,
+    /// Seed of the random interleave (trace order without a trace).
+    pub seed: u64,
 }
 
 impl ReplayConfig {
+    /// Defaults: hold time 90 s, 10 s connect and OPEN bounds,
+    /// thread-per-peer, normal mix, as fast as possible.
+    pub fn new(target: SocketAddr, target_as: Asn, local_as: Asn, sources: Vec<IpAddr>) -> Self {
+        ReplayConfig {
+            target,
+            target_as,
+            local_as,
+            sources,
+            hold_time: 90,
+            connect_timeout: Duration::from_secs(10),
+            open_timeout: Duration::from_secs(10),
+            variant: SenderVariant::ThreadPerPeer,
+            mix: Mix::Normal,
+            pacing: Pacing::Fast,
+            seed: 1,
+        }
+    }
+
     fn session(&self, i: usize) -> Result<SessionConfig, ReplayError> {
         let src = *self
             .sources
@@ -88,7 +142,19 @@ impl ReplayConfig {
             hold_time: self.hold_time,
             connect_timeout: self.connect_timeout,
             open_timeout: self.open_timeout,
+            graceful_restart: false,
         })
+    }
+
+    /// The single-threaded order this configuration sends in, if any.
+    pub fn order(&self) -> Option<Order> {
+        let window = self.mix.window();
+        match (self.variant, self.mix) {
+            (SenderVariant::ThreadPerPeer, _) => None,
+            (SenderVariant::TraceOrder, Mix::Normal) => Some(Order::Trace { seed: self.seed }),
+            (SenderVariant::TraceOrder, _) => Some(Order::RoundRobin { batch: 1, window }),
+            (SenderVariant::RoundRobin { batch }, _) => Some(Order::RoundRobin { batch, window }),
+        }
     }
 }
 
@@ -101,43 +167,67 @@ pub struct Replay {
 
 /// Starts the sessions. Returns at once; watch [`Replay::stats`].
 pub fn start(cfg: &ReplayConfig, workload: Arc<Workload>) -> Result<Replay, ReplayError> {
-    match cfg.variant {
-        SenderVariant::ThreadPerPeer => {}
-        SenderVariant::TraceOrder => {
-            return Err(ReplayError::Unsupported(
-                "sender variant trace-order (use thread-per-peer)",
-            ))
-        }
-        SenderVariant::RoundRobin { .. } => {
-            return Err(ReplayError::Unsupported(
-                "sender variant round-robin (use thread-per-peer)",
-            ))
-        }
-    }
-    if cfg.sources.len() < workload.feeds.len() {
+    let n = workload.feeds.len();
+    if cfg.sources.len() < n {
         return Err(ReplayError::Config("fewer source addresses than peers"));
     }
     if cfg.hold_time != 0 && cfg.hold_time < 3 {
         return Err(ReplayError::Config("hold time must be 0 or at least 3 s"));
     }
-    let stats = Arc::new(ReplayStats::new(workload.feeds.len()));
-    let stop = Arc::new(AtomicBool::new(false));
-    let mut threads = Vec::with_capacity(workload.feeds.len());
-    for i in 0..workload.feeds.len() {
-        let scfg = cfg.session(i)?;
-        let (w, st, sp) = (workload.clone(), stats.clone(), stop.clone());
-        let h = std::thread::Builder::new()
-            .name(format!("replay-peer-{i}"))
-            .spawn(move || {
-                let r = run_peer(i, &scfg, &w, &st, &sp);
-                if let (Err(e), Some(p)) = (r, st.peers.get(i)) {
-                    p.fail(e);
-                }
-                r
-            })
-            .map_err(|e| ReplayError::io(Phase::Connect, &e))?;
-        threads.push(h);
+    let order = cfg.order();
+    if let Pacing::Trace { .. } = cfg.pacing {
+        if !workload.is_timed() {
+            return Err(ReplayError::Config(
+                "pacing by trace time needs an update dump (the input has no timestamps)",
+            ));
+        }
+        if matches!(order, Some(Order::RoundRobin { .. })) {
+            return Err(ReplayError::Config(
+                "pacing by trace time works with trace order or thread-per-peer only",
+            ));
+        }
     }
+    let stats = Arc::new(ReplayStats::new(n));
+    let stop = Arc::new(AtomicBool::new(false));
+    let sessions = (0..n)
+        .map(|i| cfg.session(i))
+        .collect::<Result<Vec<_>, _>>()?;
+    let spawn_err = |e: std::io::Error| ReplayError::io(Phase::Connect, &e);
+    let threads = match order {
+        None => {
+            let gate = Arc::new(Gate::new(n, cfg.mix.window()));
+            let mut threads = Vec::with_capacity(n);
+            for (i, scfg) in sessions.into_iter().enumerate() {
+                let (w, st, sp, g, pacing) = (
+                    workload.clone(),
+                    stats.clone(),
+                    stop.clone(),
+                    gate.clone(),
+                    cfg.pacing,
+                );
+                let h = std::thread::Builder::new()
+                    .name(format!("replay-peer-{i}"))
+                    .spawn(move || {
+                        let r = run_peer(i, &scfg, &w, &st, &sp, &g, pacing);
+                        if let (Err(e), Some(p)) = (r, st.peers.get(i)) {
+                            p.fail(e);
+                        }
+                        r
+                    })
+                    .map_err(spawn_err)?;
+                threads.push(h);
+            }
+            threads
+        }
+        Some(order) => {
+            let (w, st, sp, pacing) = (workload.clone(), stats.clone(), stop.clone(), cfg.pacing);
+            let h = std::thread::Builder::new()
+                .name("replay-driver".into())
+                .spawn(move || crate::driver::run(&sessions, &w, order, pacing, &st, &sp))
+                .map_err(spawn_err)?;
+            vec![h]
+        }
+    };
     Ok(Replay {
         stats,
         stop,
@@ -159,74 +249,94 @@ impl Replay {
         self.stop.store(true, Relaxed);
     }
 
-    /// Whether every peer thread has ended (stopped or failed).
+    /// Whether every sender thread has ended (stopped or failed).
     pub fn finished(&self) -> bool {
         self.threads.iter().all(JoinHandle::is_finished)
     }
 
-    /// Stops (if not yet) and waits; one result per peer.
+    /// Stops (if not yet) and waits; one result per peer (read from the
+    /// per-peer stats, so the single-threaded variants report per peer
+    /// too).
     pub fn join(self) -> Vec<Result<(), ReplayError>> {
         self.request_stop();
-        self.threads
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or(Err(ReplayError::Unsupported("peer thread panicked (bug)")))
+        let mut thread_err = None;
+        for h in self.threads {
+            match h.join() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => thread_err = thread_err.or(Some(e)),
+                Err(_) => {
+                    thread_err = Some(ReplayError::Unsupported("sender thread panicked (bug)"))
+                }
+            }
+        }
+        self.stats
+            .peers
+            .iter()
+            .map(|p| match (p.error(), thread_err) {
+                (Some(e), _) => Err(e),
+                (None, Some(e)) if p.state() != PeerState::Stopped => Err(e),
+                _ => Ok(()),
             })
             .collect()
     }
 }
 
-/// How long a write may make no progress before the DUT counts as stuck.
-fn stall_limit(neg: &Negotiated) -> Duration {
-    Duration::from_secs(u64::from(neg.hold_time.max(60)))
+/// Start barrier and concurrency window for thread-per-peer.
+struct Gate {
+    n: usize,
+    window: Option<usize>,
+    /// Peers whose session is up or failed.
+    ready: AtomicUsize,
+    /// Peers done sending (or failed).
+    done: AtomicUsize,
 }
 
-/// Outcome of a bounded write.
-enum Wrote {
-    All,
-    Stopped,
-}
-
-/// Writes all of `buf`, giving up when `stop` is set or nothing moves for
-/// `limit`. The socket's write timeout (1 s) makes this poll the flags.
-fn write_bounded(
-    s: &mut TcpStream,
-    mut buf: &[u8],
-    stop: &AtomicBool,
-    reader_failed: &AtomicBool,
-    limit: Duration,
-) -> Result<Wrote, ReplayError> {
-    let mut stalled_since: Option<Instant> = None;
-    while !buf.is_empty() {
-        if stop.load(Relaxed) || reader_failed.load(Relaxed) {
-            return Ok(Wrote::Stopped);
-        }
-        match s.write(buf) {
-            Ok(0) => return Err(ReplayError::Closed { phase: Phase::Send }),
-            Ok(n) => {
-                buf = buf.get(n..).unwrap_or(&[]);
-                stalled_since = None;
-            }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) =>
-            {
-                let since = *stalled_since.get_or_insert_with(Instant::now);
-                if since.elapsed() >= limit {
-                    return Err(ReplayError::Timeout {
-                        phase: Phase::Send,
-                        secs: limit.as_secs() as u32,
-                    });
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(ReplayError::io(Phase::Send, &e)),
+impl Gate {
+    fn new(n: usize, window: Option<usize>) -> Gate {
+        Gate {
+            n,
+            window,
+            ready: AtomicUsize::new(0),
+            done: AtomicUsize::new(0),
         }
     }
-    Ok(Wrote::All)
+
+    /// Waits until every session is ready, then until peer `i` may send:
+    /// with a window of k, peer i starts once i+1-k peers are done, so
+    /// at most k send at once and the next joins as one finishes.
+    fn wait_turn(&self, i: usize, stop: &AtomicBool) -> bool {
+        let need = self.window.map_or(0, |k| (i + 1).saturating_sub(k));
+        loop {
+            if stop.load(Relaxed) {
+                return false;
+            }
+            if self.ready.load(Relaxed) >= self.n && self.done.load(Relaxed) >= need {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+}
+
+/// Counts a peer as ready / done exactly once, whatever path it leaves by.
+struct Mark<'a> {
+    counter: &'a AtomicUsize,
+    set: bool,
+}
+
+impl Mark<'_> {
+    fn set(&mut self) {
+        if !self.set {
+            self.set = true;
+            self.counter.fetch_add(1, Relaxed);
+        }
+    }
+}
+
+impl Drop for Mark<'_> {
+    fn drop(&mut self) {
+        self.set();
+    }
 }
 
 fn run_peer(
@@ -235,147 +345,185 @@ fn run_peer(
     w: &Workload,
     stats: &Arc<ReplayStats>,
     stop: &Arc<AtomicBool>,
+    gate: &Gate,
+    pacing: Pacing,
 ) -> Result<(), ReplayError> {
+    let mut ready = Mark {
+        counter: &gate.ready,
+        set: false,
+    };
+    let mut done = Mark {
+        counter: &gate.done,
+        set: false,
+    };
     let (Some(feed), Some(ps)) = (w.feeds.get(i), stats.peers.get(i)) else {
         return Err(ReplayError::Config("peer index out of range"));
     };
     ps.set_state(PeerState::Connecting);
-    let mut s = connect(cfg)?;
-    let mut rd = MsgReader::new();
-    let neg = handshake(&mut s, &mut rd, cfg)?;
+    let conn = Conn::open(i, cfg, stats, stop);
+    ready.set();
+    let mut conn = Some(conn?);
     ps.set_state(PeerState::Established);
-
-    // Read everything the DUT sends so its TCP window never closes on us;
-    // a NOTIFICATION or silence beyond the hold time ends the session.
-    let reader_failed = Arc::new(AtomicBool::new(false));
-    let reader = {
-        let mut rs = s
-            .try_clone()
-            .map_err(|e| ReplayError::io(Phase::Hold, &e))?;
-        let failed = reader_failed.clone();
-        let stop_r = Arc::new(AtomicBool::new(false));
-        let stops = [stop.clone(), stop_r.clone()];
-        let st = stats.clone();
-        let h = std::thread::Builder::new()
-            .name(format!("replay-read-{i}"))
-            .spawn(move || {
-                let counter = st.peers.get(i).map(|p| &p.messages_received);
-                let r = read_loop(&mut rs, rd, neg, &stops, counter);
-                if r.is_err() {
-                    failed.store(true, Relaxed);
-                }
-                r
-            })
-            .map_err(|e| ReplayError::io(Phase::Hold, &e))?;
-        (h, stop_r)
-    };
-    let result = send_and_hold(&mut s, feed, &neg, ps, stop, &reader_failed);
-    reader.1.store(true, Relaxed);
-    let rres = reader.0.join().unwrap_or(Err(ReplayError::Unsupported(
-        "reader thread panicked (bug)",
-    )));
-    match (result, rres) {
-        (Err(e), _) | (Ok(()), Err(e)) => Err(e),
-        (Ok(()), Ok(())) => {
-            ps.set_state(PeerState::Stopped);
-            Ok(())
-        }
+    if !gate.wait_turn(i, stop) {
+        return finish_stopped(conn, ps);
     }
-}
-
-fn send_and_hold(
-    s: &mut TcpStream,
-    feed: &crate::workload::Feed,
-    neg: &Negotiated,
-    ps: &crate::stats::PeerStats,
-    stop: &AtomicBool,
-    reader_failed: &AtomicBool,
-) -> Result<(), ReplayError> {
-    s.set_write_timeout(Some(Duration::from_secs(1)))
-        .map_err(|e| ReplayError::io(Phase::Send, &e))?;
-    let limit = stall_limit(neg);
-    let mut last_write = Instant::now();
-    for (bytes, c) in feed.chunk_slices() {
-        ps.mark_first_update(Instant::now());
-        match write_bounded(s, bytes, stop, reader_failed, limit)? {
-            Wrote::All => {}
-            Wrote::Stopped => return leave(s, reader_failed),
-        }
-        last_write = Instant::now();
-        ps.updates_sent.fetch_add(u64::from(c.messages), Relaxed);
-        ps.prefixes_sent.fetch_add(u64::from(c.prefixes), Relaxed);
-    }
-    if let Wrote::Stopped = write_bounded(s, &end_of_rib_v4(), stop, reader_failed, limit)? {
-        return leave(s, reader_failed);
-    }
-    ps.mark_eor(Instant::now());
-    ps.set_state(PeerState::EorSent);
-
-    let mut ka = Vec::with_capacity(19);
-    encode_keepalive(neg.ctx, &mut ka).map_err(|_| ReplayError::Encode)?;
-    let interval = neg.keepalive_interval();
+    stats.mark_started();
+    let t0 = stats.started().unwrap_or_else(Instant::now);
+    let n = feed.msgs.len();
+    let (mut k, mut ev) = (0usize, 0usize);
     loop {
-        if stop.load(Relaxed) || reader_failed.load(Relaxed) {
-            return leave(s, reader_failed);
+        // Session events due before message k (trace STATE_CHANGEs).
+        while let Some(e) = feed.events.get(ev).filter(|e| e.before as usize <= k) {
+            ev += 1;
+            apply_event(i, e.kind, &mut conn, cfg, stats, stop)?;
         }
+        if k >= n || stop.load(Relaxed) {
+            break;
+        }
+        let limit = feed.events.get(ev).map_or(n, |e| e.before as usize).min(n);
+        let b = match pacing {
+            Pacing::Fast => feed.chunk_end(k, limit),
+            Pacing::Trace { speed } => {
+                if !wait_due(feed, k, t0, speed, conn.as_mut(), stop)? {
+                    break;
+                }
+                due_end(feed, k, limit, t0, speed)
+            }
+        };
+        let (p, wd) = feed.counts(k, b);
+        match conn.as_mut() {
+            Some(c) => {
+                ps.mark_first_update(Instant::now());
+                if c.write(feed.range(k, b), stop)? == Wrote::Stopped {
+                    return finish_stopped(conn, ps);
+                }
+                ps.sent((b - k) as u64, p, wd);
+            }
+            None => {
+                ps.skipped.fetch_add((b - k) as u64, Relaxed);
+            }
+        }
+        k = b;
+    }
+    if stop.load(Relaxed) {
+        return finish_stopped(conn, ps);
+    }
+    if let Some(c) = conn.as_mut() {
+        if send_eor(c, feed, stop)? == Wrote::Stopped {
+            return finish_stopped(conn, ps);
+        }
+        ps.mark_eor(Instant::now());
+        ps.set_state(PeerState::EorSent);
+    }
+    ps.finished.store(true, Relaxed);
+    done.set();
+    // Hold the session up until told to stop.
+    while !stop.load(Relaxed) {
         std::thread::sleep(Duration::from_millis(100));
-        if let Some(iv) = interval {
-            if last_write.elapsed() >= iv {
-                if let Wrote::Stopped = write_bounded(s, &ka, stop, reader_failed, limit)? {
-                    return leave(s, reader_failed);
-                }
-                last_write = Instant::now();
+        if let Some(c) = conn.as_mut() {
+            if !c.healthy() || c.keepalive_if_due(stop)? == Wrote::Stopped {
+                break;
             }
         }
     }
+    finish_stopped(conn, ps)
 }
 
-/// Closes on request with Cease / Administrative Shutdown (RFC 4486 §3);
-/// when the reader failed, its error is what the caller reports.
-fn leave(s: &mut TcpStream, reader_failed: &AtomicBool) -> Result<(), ReplayError> {
-    if !reader_failed.load(Relaxed) {
-        send_notification(s, 6, 2);
-    } else {
-        let _ = s.shutdown(std::net::Shutdown::Both);
+/// End-of-RIB for IPv4, and for IPv6 when the feed carried any (RFC 4724
+/// §2: one marker per address family).
+pub(crate) fn send_eor(c: &mut Conn, feed: &Feed, stop: &AtomicBool) -> Result<Wrote, ReplayError> {
+    if c.write(&end_of_rib_v4(), stop)? == Wrote::Stopped {
+        return Ok(Wrote::Stopped);
+    }
+    if feed.has_v6 {
+        return c.write(&end_of_rib_v6(), stop);
+    }
+    Ok(Wrote::All)
+}
+
+/// Closes (if open) and reports the reader's error, if any.
+fn finish_stopped(conn: Option<Conn>, ps: &PeerStats) -> Result<(), ReplayError> {
+    if let Some(c) = conn {
+        c.close()?;
+    }
+    if ps.state() != PeerState::Failed {
+        ps.set_state(PeerState::Stopped);
     }
     Ok(())
 }
 
-/// Reads and discards until `stop`; errors on NOTIFICATION, close, or no
-/// message within the hold time (RFC 4271 §6.5).
-fn read_loop(
-    s: &mut TcpStream,
-    mut rd: MsgReader,
-    neg: Negotiated,
-    stops: &[Arc<AtomicBool>; 2],
-    received: Option<&std::sync::atomic::AtomicU64>,
+/// Applies a trace session event to peer `i`'s connection.
+pub(crate) fn apply_event(
+    i: usize,
+    kind: EventKind,
+    conn: &mut Option<Conn>,
+    cfg: &SessionConfig,
+    stats: &Arc<ReplayStats>,
+    stop: &Arc<AtomicBool>,
 ) -> Result<(), ReplayError> {
-    let stopped = || stops.iter().any(|f| f.load(Relaxed));
-    s.set_read_timeout(Some(Duration::from_millis(200)))
-        .map_err(|e| ReplayError::io(Phase::Hold, &e))?;
-    let hold = Duration::from_secs(u64::from(neg.hold_time));
-    let mut last = Instant::now();
-    while !stopped() {
-        match rd.next(s, neg.ctx, Phase::Hold) {
-            Ok(Some(m)) => {
-                check_established(m.msg_type, rd.bytes(m), Phase::Hold)?;
-                last = Instant::now();
-                if let Some(c) = received {
-                    c.fetch_add(1, Relaxed);
+    let ps = stats.peers.get(i);
+    match kind {
+        EventKind::Down => {
+            if let Some(c) = conn.take() {
+                c.close()?;
+                if let Some(p) = ps {
+                    p.set_state(PeerState::Down);
                 }
             }
-            Ok(None) => {
-                if !hold.is_zero() && last.elapsed() > hold {
-                    return Err(ReplayError::Timeout {
-                        phase: Phase::Hold,
-                        secs: u32::from(neg.hold_time),
-                    });
+        }
+        EventKind::Up => {
+            if conn.is_none() {
+                *conn = Some(Conn::open(i, cfg, stats, stop)?);
+                if let Some(p) = ps {
+                    p.set_state(PeerState::Established);
                 }
             }
-            // Our own shutdown on stop closes the socket under the reader.
-            Err(_) if stopped() => return Ok(()),
-            Err(e) => return Err(e),
         }
     }
     Ok(())
+}
+
+/// When message `k` is due under trace pacing.
+pub(crate) fn due(feed: &Feed, k: usize, t0: Instant, speed: f64) -> Instant {
+    let us = feed.time_us(k).unwrap_or(0) as f64 / speed;
+    t0 + Duration::from_secs_f64(us / 1e6)
+}
+
+/// Sleeps until message `k` is due, keeping the session alive; false when
+/// stopped.
+pub(crate) fn wait_due(
+    feed: &Feed,
+    k: usize,
+    t0: Instant,
+    speed: f64,
+    mut conn: Option<&mut Conn>,
+    stop: &AtomicBool,
+) -> Result<bool, ReplayError> {
+    let at = due(feed, k, t0, speed);
+    loop {
+        if stop.load(Relaxed) {
+            return Ok(false);
+        }
+        let now = Instant::now();
+        if now >= at {
+            return Ok(true);
+        }
+        std::thread::sleep((at - now).min(Duration::from_millis(100)));
+        if let Some(c) = conn.as_deref_mut() {
+            if c.keepalive_if_due(stop)? == Wrote::Stopped {
+                return Ok(false);
+            }
+        }
+    }
+}
+
+/// Messages from `k` already due now, as one write (at least one).
+fn due_end(feed: &Feed, k: usize, limit: usize, t0: Instant, speed: f64) -> usize {
+    let now = Instant::now();
+    let start = feed.start_of(k);
+    let mut b = k + 1;
+    while b < limit && due(feed, b, t0, speed) <= now && feed.start_of(b) - start < CHUNK_BYTES {
+        b += 1;
+    }
+    b.min(limit.max(k + 1))
 }

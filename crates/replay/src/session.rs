@@ -34,6 +34,10 @@ pub struct SessionConfig {
     pub connect_timeout: Duration,
     /// Bound on the OPEN/KEEPALIVE exchange.
     pub open_timeout: Duration,
+    /// Advertise the Graceful Restart capability with no families (RFC 4724
+    /// §3): we are a receiving speaker that understands End-of-RIB, so the
+    /// DUT sends one after its initial update (the monitor needs it).
+    pub graceful_restart: bool,
 }
 
 /// What the handshake settled.
@@ -57,18 +61,21 @@ impl Negotiated {
 /// Our capabilities: multiprotocol IPv4 and IPv6 unicast (RFC 4760),
 /// route refresh (RFC 2918, so DUTs that insist on it are happy; we never
 /// send one) and 4-octet AS (RFC 6793).
-pub fn our_open(local_as: Asn, hold_time: u16, bgp_id: Ipv4Addr) -> OpenMessage {
-    OpenMessage::new(
-        local_as,
-        hold_time,
-        bgp_id,
-        vec![
-            Capability::Multiprotocol(AfiSafi::IPV4_UNICAST),
-            Capability::Multiprotocol(AfiSafi::IPV6_UNICAST),
-            Capability::RouteRefresh,
-            Capability::FourOctetAsn(local_as),
-        ],
-    )
+pub fn our_open(local_as: Asn, hold_time: u16, bgp_id: Ipv4Addr, gr: bool) -> OpenMessage {
+    let mut caps = vec![
+        Capability::Multiprotocol(AfiSafi::IPV4_UNICAST),
+        Capability::Multiprotocol(AfiSafi::IPV6_UNICAST),
+        Capability::RouteRefresh,
+        Capability::FourOctetAsn(local_as),
+    ];
+    if gr {
+        caps.push(Capability::GracefulRestart {
+            flags: 0,
+            restart_time: 0,
+            families: Vec::new(),
+        });
+    }
+    OpenMessage::new(local_as, hold_time, bgp_id, caps)
 }
 
 /// Connects from `cfg.source` to `cfg.target`, retrying refused connects
@@ -257,9 +264,14 @@ pub fn handshake(
 ) -> Result<Negotiated, ReplayError> {
     let deadline = Instant::now() + cfg.open_timeout;
     let mut out = Vec::with_capacity(128);
-    our_open(cfg.local_as, cfg.hold_time, cfg.bgp_id)
-        .encode(ParseCtx::legacy(), &mut out)
-        .map_err(|_| ReplayError::Encode)?;
+    our_open(
+        cfg.local_as,
+        cfg.hold_time,
+        cfg.bgp_id,
+        cfg.graceful_restart,
+    )
+    .encode(ParseCtx::legacy(), &mut out)
+    .map_err(|_| ReplayError::Encode)?;
     stream
         .set_write_timeout(Some(cfg.open_timeout))
         .map_err(|e| ReplayError::io(Phase::Open, &e))?;

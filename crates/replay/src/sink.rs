@@ -213,6 +213,7 @@ fn serve(
         hold_time: cfg.hold_time,
         connect_timeout: Duration::ZERO,
         open_timeout: cfg.open_timeout,
+        graceful_restart: false,
     };
     let mut rd = MsgReader::new();
     let neg = handshake(&mut s, &mut rd, &scfg)?;

@@ -8,17 +8,19 @@
 //! speaker dumping its Adj-RIB-Out would.
 //!
 //! Synthetic workloads come from [`sim::SynthRib`], so prefix lengths and
-//! AS-path lengths follow real tables. MRT-driven workloads (issue 5) will
-//! produce the same [`Feed`] type.
+//! AS-path lengths follow real tables. MRT RIB dumps ([`crate::mrt_rib`])
+//! and update dumps ([`crate::mrt_updates`]) produce the same [`Feed`]s;
+//! update dumps add per-message timestamps, session events and the global
+//! trace order.
 
 use crate::error::ReplayError;
-use base::{Asn, Prefix, Prefix4};
+use crate::pack::Packer;
+use base::{Asn, Prefix};
 use bgp_wire::{
-    AsPath, AttrValue, Community, LargeCommunity, Nlri, ParseCtx, PathAttr, HEADER_LEN, MARKER,
+    AsPath, AttrValue, Community, LargeCommunity, ParseCtx, PathAttr, HEADER_LEN, MARKER,
 };
-use sim::{EntryBuf, RouteView, SynthConfig, SynthRib};
-use std::collections::HashMap;
-use std::net::Ipv4Addr;
+use sim::{RouteView, SynthConfig, SynthRib};
+use std::net::{Ipv4Addr, Ipv6Addr};
 
 /// RFC 4271 §4: without extended messages (RFC 8654) a message is at most
 /// 4096 octets. Replay never negotiates extended messages, so every DUT
@@ -27,7 +29,7 @@ pub const MAX_MESSAGE: usize = 4096;
 
 /// Target size of one write: big enough that syscalls are not the
 /// bottleneck, small enough that the per-second report moves smoothly.
-const CHUNK_BYTES: usize = 64 * 1024;
+pub const CHUNK_BYTES: usize = 64 * 1024;
 
 /// How the peers' prefix sets relate.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -58,45 +60,179 @@ pub struct FeedParams {
     pub ibgp: bool,
     /// NEXT_HOP (RFC 4271 §5.1.3); normally the session's source address.
     pub next_hop: Ipv4Addr,
+    /// Next hop of IPv6 routes (MP_REACH_NLRI, RFC 4760 §3); `None` uses
+    /// the IPv4-mapped form of `next_hop` (RFC 4291 §2.5.5.2), which is
+    /// what speakers put there for IPv6 routes over an IPv4 session.
+    pub next_hop6: Option<Ipv6Addr>,
 }
 
-/// A run of whole messages inside [`Feed::bytes`], written with one call.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Chunk {
-    /// End offset (exclusive) in `bytes`; the chunk starts where the
-    /// previous one ended.
-    pub end: usize,
-    pub messages: u32,
-    pub prefixes: u32,
-}
+impl FeedParams {
+    /// eBGP parameters with the next hop at `source`.
+    pub fn ebgp(local_as: Asn, next_hop: Ipv4Addr) -> FeedParams {
+        FeedParams {
+            local_as,
+            ibgp: false,
+            next_hop,
+            next_hop6: None,
+        }
+    }
 
-/// One peer's pre-encoded announcements, End-of-RIB not included.
-#[derive(Clone, Debug, Default)]
-pub struct Feed {
-    pub bytes: Vec<u8>,
-    pub chunks: Vec<Chunk>,
-    pub messages: u64,
-    pub prefixes: u64,
-    /// Distinct attribute sets, i.e. how well the routes packed.
-    pub attr_sets: usize,
-}
-
-impl Feed {
-    /// The chunks with their byte ranges.
-    pub fn chunk_slices(&self) -> impl Iterator<Item = (&[u8], Chunk)> + '_ {
-        let mut start = 0;
-        self.chunks.iter().map(move |c| {
-            let s = self.bytes.get(start..c.end).unwrap_or(&[]);
-            start = c.end;
-            (s, *c)
-        })
+    pub fn next_hop6(&self) -> Ipv6Addr {
+        self.next_hop6
+            .unwrap_or_else(|| self.next_hop.to_ipv6_mapped())
     }
 }
 
-/// What every peer sends.
+/// One message inside [`Feed::bytes`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct MsgInfo {
+    /// End offset (exclusive); the message starts where the previous one
+    /// ended.
+    pub end: usize,
+    /// Announced prefixes (NLRI plus MP_REACH_NLRI).
+    pub prefixes: u32,
+    /// Withdrawn prefixes (withdrawn routes plus MP_UNREACH_NLRI).
+    pub withdrawn: u32,
+}
+
+/// A session event of an update trace (BGP4MP STATE_CHANGE, RFC 6396
+/// §4.4.1), taking effect before message `before` of the feed.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    pub before: u32,
+    pub kind: EventKind,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum EventKind {
+    /// The recorded session left Established: close ours (Cease), so the
+    /// DUT withdraws what this peer announced.
+    Down,
+    /// The recorded session reached Established: open ours again.
+    Up,
+}
+
+/// One peer's pre-encoded UPDATEs, End-of-RIB not included.
 #[derive(Clone, Debug, Default)]
+pub struct Feed {
+    /// Whole BGP messages back to back, ready to write.
+    pub bytes: Vec<u8>,
+    pub msgs: Vec<MsgInfo>,
+    /// Trace time of each message in microseconds since the trace's first
+    /// record; empty for workloads without timing (synthetic, RIB dumps).
+    pub times_us: Vec<u64>,
+    /// Sorted by `before`.
+    pub events: Vec<Event>,
+    pub messages: u64,
+    pub prefixes: u64,
+    pub withdrawn: u64,
+    /// Distinct attribute sets, i.e. how well the routes packed.
+    pub attr_sets: usize,
+    /// Whether any message carries IPv6 (then IPv6 End-of-RIB is sent too).
+    pub has_v6: bool,
+    /// Who this peer is in the input ("AS3856 206.220.231.55"), or empty.
+    pub label: String,
+}
+
+impl Feed {
+    /// Appends one whole message.
+    pub fn push_msg(&mut self, msg: &[u8], prefixes: u32, withdrawn: u32, time_us: Option<u64>) {
+        self.bytes.extend_from_slice(msg);
+        self.msgs.push(MsgInfo {
+            end: self.bytes.len(),
+            prefixes,
+            withdrawn,
+        });
+        if let Some(t) = time_us {
+            self.times_us.push(t);
+        }
+        self.messages += 1;
+        self.prefixes += u64::from(prefixes);
+        self.withdrawn += u64::from(withdrawn);
+    }
+
+    /// Where message `k` starts in `bytes`.
+    pub fn start_of(&self, k: usize) -> usize {
+        match k.checked_sub(1) {
+            None => 0,
+            Some(p) => self.msgs.get(p).map_or(self.bytes.len(), |m| m.end),
+        }
+    }
+
+    /// The bytes of messages `a..b`.
+    pub fn range(&self, a: usize, b: usize) -> &[u8] {
+        let end = self.start_of(b);
+        self.bytes.get(self.start_of(a)..end).unwrap_or(&[])
+    }
+
+    /// Announced and withdrawn prefixes in messages `a..b`.
+    pub fn counts(&self, a: usize, b: usize) -> (u64, u64) {
+        self.msgs
+            .get(a..b)
+            .unwrap_or(&[])
+            .iter()
+            .fold((0, 0), |(p, w), m| {
+                (p + u64::from(m.prefixes), w + u64::from(m.withdrawn))
+            })
+    }
+
+    /// Trace time of message `k`, if the feed is timed.
+    pub fn time_us(&self, k: usize) -> Option<u64> {
+        self.times_us.get(k).copied()
+    }
+
+    /// The end of the next write starting at message `a`: whole messages
+    /// up to about [`CHUNK_BYTES`], never past `limit`.
+    pub fn chunk_end(&self, a: usize, limit: usize) -> usize {
+        let start = self.start_of(a);
+        let mut b = a;
+        while b < limit {
+            b += 1;
+            if self.start_of(b) - start >= CHUNK_BYTES {
+                break;
+            }
+        }
+        b
+    }
+}
+
+/// One message of the global send order: message `msg` of feed `peer`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    pub peer: u32,
+    pub msg: u32,
+}
+
+/// Where a workload came from.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    Synthetic,
+    RibDump,
+    UpdateTrace,
+}
+
+/// What every peer sends.
+#[derive(Clone, Debug)]
 pub struct Workload {
     pub feeds: Vec<Feed>,
+    /// The input's own global order (update traces); empty otherwise.
+    pub trace: Vec<Step>,
+    /// Distinct prefixes the DUT should hold once everything is in (and
+    /// export to a monitor); `None` for update traces, whose end state
+    /// depends on withdrawals and session resets.
+    pub expected_prefixes: Option<u64>,
+    pub source: Source,
+}
+
+impl Default for Workload {
+    fn default() -> Self {
+        Workload {
+            feeds: Vec::new(),
+            trace: Vec::new(),
+            expected_prefixes: None,
+            source: Source::Synthetic,
+        }
+    }
 }
 
 impl Workload {
@@ -104,8 +240,23 @@ impl Workload {
         self.feeds.iter().map(|f| f.prefixes).sum()
     }
 
+    pub fn total_withdrawn(&self) -> u64 {
+        self.feeds.iter().map(|f| f.withdrawn).sum()
+    }
+
     pub fn total_messages(&self) -> u64 {
         self.feeds.iter().map(|f| f.messages).sum()
+    }
+
+    pub fn total_bytes(&self) -> usize {
+        self.feeds.iter().map(|f| f.bytes.len()).sum()
+    }
+
+    /// Whether every feed has per-message times (pacing by the trace's
+    /// own timing is possible).
+    pub fn is_timed(&self) -> bool {
+        self.feeds.iter().all(|f| f.times_us.len() == f.msgs.len())
+            && self.feeds.iter().any(|f| !f.msgs.is_empty())
     }
 
     /// Builds a synthetic workload; `params` has one entry per peer.
@@ -146,7 +297,7 @@ impl Workload {
             ));
         }
         let mut packers: Vec<Packer> = params.iter().map(|p| Packer::new(*p)).collect();
-        let mut buf = EntryBuf::default();
+        let mut buf = sim::EntryBuf::default();
         for (idx, prefix) in rib.prefixes.iter().enumerate() {
             let Prefix::V4(p4) = *prefix else { continue };
             rib.entries(idx, &mut buf);
@@ -154,7 +305,9 @@ impl Workload {
                 Sharing::Shared => {
                     for r in buf.routes() {
                         if let Some(pk) = packers.get_mut(usize::from(r.peer)) {
-                            pk.add(p4, &r);
+                            let params = pk.params;
+                            encode_attrs(&params, &r, pk.scratch());
+                            pk.add4(p4);
                         }
                     }
                 }
@@ -164,7 +317,9 @@ impl Workload {
                         buf.routes().find(|r| usize::from(r.peer) == owner),
                         packers.get_mut(owner),
                     ) {
-                        pk.add(p4, &r);
+                        let params = pk.params;
+                        encode_attrs(&params, &r, pk.scratch());
+                        pk.add4(p4);
                     }
                 }
             }
@@ -173,7 +328,12 @@ impl Workload {
             .into_iter()
             .map(Packer::finish)
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Workload { feeds })
+        Ok(Workload {
+            feeds,
+            trace: Vec::new(),
+            expected_prefixes: Some(total as u64),
+            source: Source::Synthetic,
+        })
     }
 }
 
@@ -187,104 +347,20 @@ pub fn end_of_rib_v4() -> Vec<u8> {
     out
 }
 
+/// The IPv6 unicast End-of-RIB marker: an UPDATE whose only attribute is
+/// an empty MP_UNREACH_NLRI for AFI 2, SAFI 1 (RFC 4724 §2).
+pub fn end_of_rib_v6() -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER_LEN + 10);
+    let s = begin(&mut out);
+    out.extend_from_slice(&[0, 0, 0, 6, 0x80, 15, 3, 0, 2, 1]);
+    finish(&mut out, s);
+    out
+}
+
 /// The context our UPDATEs are encoded in: 4-octet ASNs (required of the
 /// peer at OPEN), no extended messages, no ADD-PATH.
 pub const fn send_ctx() -> ParseCtx {
     ParseCtx::legacy().with_four_octet_asn(true)
-}
-
-/// Groups one peer's routes by encoded attribute bytes, then frames them.
-struct Packer {
-    params: FeedParams,
-    index: HashMap<Vec<u8>, usize>,
-    groups: Vec<(Vec<u8>, Vec<Prefix4>)>,
-    scratch: Vec<u8>,
-}
-
-impl Packer {
-    fn new(params: FeedParams) -> Packer {
-        Packer {
-            params,
-            index: HashMap::new(),
-            groups: Vec::new(),
-            scratch: Vec::with_capacity(256),
-        }
-    }
-
-    fn add(&mut self, prefix: Prefix4, r: &RouteView<'_>) {
-        self.scratch.clear();
-        encode_attrs(&self.params, r, &mut self.scratch);
-        // Look up by slice so that only a new attribute set allocates.
-        let gi = match self.index.get(self.scratch.as_slice()) {
-            Some(&gi) => gi,
-            None => {
-                let gi = self.groups.len();
-                self.groups.push((self.scratch.clone(), Vec::new()));
-                self.index.insert(self.scratch.clone(), gi);
-                gi
-            }
-        };
-        if let Some(g) = self.groups.get_mut(gi) {
-            g.1.push(prefix);
-        }
-    }
-
-    fn finish(self) -> Result<Feed, ReplayError> {
-        let mut feed = Feed {
-            attr_sets: self.groups.len(),
-            ..Feed::default()
-        };
-        let mut chunk = Chunk {
-            end: 0,
-            messages: 0,
-            prefixes: 0,
-        };
-        let mut nlri = Vec::with_capacity(MAX_MESSAGE);
-        for (attrs, prefixes) in &self.groups {
-            // Header, withdrawn length, attribute length, attributes.
-            let fixed = HEADER_LEN + 2 + 2 + attrs.len();
-            let room = MAX_MESSAGE
-                .checked_sub(fixed)
-                .filter(|r| *r >= 5)
-                .ok_or(ReplayError::Encode)?;
-            let mut rest = prefixes.as_slice();
-            while !rest.is_empty() {
-                nlri.clear();
-                let mut n = 0usize;
-                for p in rest {
-                    let e = Nlri::new(Prefix::V4(*p));
-                    if nlri.len() + e.encoded_len() > room {
-                        break;
-                    }
-                    e.encode(&mut nlri);
-                    n += 1;
-                }
-                rest = rest.get(n..).unwrap_or(&[]);
-                let s = begin(&mut feed.bytes);
-                feed.bytes.extend_from_slice(&[0, 0]);
-                let alen = u16::try_from(attrs.len()).map_err(|_| ReplayError::Encode)?;
-                feed.bytes.extend_from_slice(&alen.to_be_bytes());
-                feed.bytes.extend_from_slice(attrs);
-                feed.bytes.extend_from_slice(&nlri);
-                finish(&mut feed.bytes, s);
-                chunk.messages += 1;
-                chunk.prefixes += n as u32;
-                feed.messages += 1;
-                feed.prefixes += n as u64;
-                if feed.bytes.len() - chunk.end >= CHUNK_BYTES {
-                    chunk.end = feed.bytes.len();
-                    feed.chunks.push(chunk);
-                    chunk.messages = 0;
-                    chunk.prefixes = 0;
-                }
-            }
-        }
-        if feed.bytes.len() > chunk.end {
-            chunk.end = feed.bytes.len();
-            feed.chunks.push(chunk);
-        }
-        Ok(feed)
-    }
 }
 
 /// Appends the path attributes of one route in type-code order
@@ -358,13 +434,14 @@ mod tests {
                 local_as: Asn(65001),
                 ibgp,
                 next_hop: Ipv4Addr::new(127, 0, 0, 2 + i as u8),
+                next_hop6: None,
             })
             .collect()
     }
 
     /// Parses every message of a feed; returns (prefixes per message set,
     /// first AS of each path).
-    fn decode(feed: &Feed) -> (Vec<Prefix>, HashSet<u32>, HashSet<Ipv4Addr>) {
+    pub(crate) fn decode(feed: &Feed) -> (Vec<Prefix>, HashSet<u32>, HashSet<Ipv4Addr>) {
         let mut prefixes = Vec::new();
         let mut first_as = HashSet::new();
         let mut next_hops = HashSet::new();
@@ -409,9 +486,12 @@ mod tests {
         for (i, f) in w.feeds.iter().enumerate() {
             assert!(f.bytes.len() >= f.messages as usize * (HEADER_LEN + 4));
             assert!(f.messages < f.prefixes, "routes must pack");
-            assert_eq!(f.chunks.last().map(|c| c.end), Some(f.bytes.len()));
-            let sum: u64 = f.chunks.iter().map(|c| u64::from(c.prefixes)).sum();
+            assert_eq!(f.msgs.last().map(|c| c.end), Some(f.bytes.len()));
+            let sum: u64 = f.msgs.iter().map(|c| u64::from(c.prefixes)).sum();
             assert_eq!(sum, f.prefixes);
+            assert_eq!(f.range(0, f.msgs.len()), &f.bytes[..]);
+            let c = f.chunk_end(0, f.msgs.len());
+            assert!(c >= 1 && f.start_of(c) <= CHUNK_BYTES + MAX_MESSAGE);
             let (p, first, nh) = decode(f);
             assert_eq!(p.len(), 5_000);
             assert_eq!(first, HashSet::from([65001]));
@@ -454,5 +534,10 @@ mod tests {
         };
         assert_eq!(n, 23);
         assert_eq!(u.end_of_rib(), Some(base::AfiSafi::IPV4_UNICAST));
+        let m = end_of_rib_v6();
+        let (Message::Update(u), _) = Message::parse(&m, send_ctx()).unwrap() else {
+            panic!("not an UPDATE")
+        };
+        assert_eq!(u.end_of_rib(), Some(base::AfiSafi::IPV6_UNICAST));
     }
 }

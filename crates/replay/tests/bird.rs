@@ -118,6 +118,9 @@ fn two_peers_reach_bird_and_leave_cleanly() {
         connect_timeout: Duration::from_secs(5),
         open_timeout: Duration::from_secs(5),
         variant: SenderVariant::ThreadPerPeer,
+        mix: replay::Mix::Normal,
+        pacing: replay::Pacing::Fast,
+        seed: 1,
     };
     let params: Vec<FeedParams> = sources
         .iter()
@@ -128,6 +131,7 @@ fn two_peers_reach_bird_and_leave_cleanly() {
                 IpAddr::V4(a) => *a,
                 IpAddr::V6(_) => unreachable!(),
             },
+            next_hop6: None,
         })
         .collect();
     let spec = SyntheticSpec {

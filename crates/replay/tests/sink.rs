@@ -4,8 +4,8 @@
 
 use base::Asn;
 use replay::{
-    source_addresses, start, FeedParams, ReplayConfig, SenderVariant, Sharing, Sink, SinkConfig,
-    SyntheticSpec, Workload,
+    source_addresses, start, FeedParams, Mix, Pacing, ReplayConfig, SenderVariant, Sharing, Sink,
+    SinkConfig, SyntheticSpec, Workload,
 };
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -32,6 +32,9 @@ fn config(target: SocketAddr, peers: usize, variant: SenderVariant) -> ReplayCon
         connect_timeout: Duration::from_secs(5),
         open_timeout: Duration::from_secs(5),
         variant,
+        mix: replay::Mix::Normal,
+        pacing: replay::Pacing::Fast,
+        seed: 1,
     }
 }
 
@@ -46,6 +49,7 @@ fn workload(cfg: &ReplayConfig, peers: usize, prefixes: usize, sharing: Sharing)
                 IpAddr::V4(a) => *a,
                 IpAddr::V6(_) => unreachable!(),
             },
+            next_hop6: None,
         })
         .collect();
     let spec = SyntheticSpec {
@@ -61,9 +65,25 @@ fn workload(cfg: &ReplayConfig, peers: usize, prefixes: usize, sharing: Sharing)
 fn sink_counts_exactly_what_replay_sent() {
     let t0 = Instant::now();
     let sink = sink();
-    for (sharing, peers) in [(Sharing::Shared, 3), (Sharing::Unique, 2)] {
+    for (sharing, peers, variant, mix) in [
+        (
+            Sharing::Shared,
+            3,
+            SenderVariant::ThreadPerPeer,
+            Mix::Normal,
+        ),
+        (Sharing::Unique, 2, SenderVariant::ThreadPerPeer, Mix::Worst),
+        (Sharing::Unique, 3, SenderVariant::TraceOrder, Mix::Normal),
+        (
+            Sharing::Shared,
+            4,
+            SenderVariant::RoundRobin { batch: 4 },
+            Mix::Mix3,
+        ),
+    ] {
         let before = sink.stats().snapshot();
-        let cfg = config(sink.local_addr(), peers, SenderVariant::ThreadPerPeer);
+        let mut cfg = config(sink.local_addr(), peers, variant);
+        cfg.mix = mix;
         let w = Arc::new(workload(&cfg, peers, 20_000, sharing));
         let (want_prefixes, want_updates) = (w.total_prefixes(), w.total_messages());
         assert_eq!(want_prefixes, peers as u64 * 20_000);
@@ -85,7 +105,7 @@ fn sink_counts_exactly_what_replay_sent() {
         assert_eq!(got.prefixes - before.prefixes, want_prefixes);
         // Every UPDATE plus one End-of-RIB per peer.
         assert_eq!(got.updates - before.updates, want_updates + peers as u64);
-        assert_eq!(got.withdrawn, 0);
+        assert_eq!(got.withdrawn, 0, "{variant:?} {mix:?}");
         assert_eq!(got.malformed, 0);
         assert!(r.stats().send_window().is_some());
         let results = r.join();
@@ -96,11 +116,14 @@ fn sink_counts_exactly_what_replay_sent() {
 }
 
 #[test]
-fn unsupported_variants_and_unreachable_targets_fail_clearly() {
-    let cfg = config("127.0.0.1:1".parse().unwrap(), 1, SenderVariant::TraceOrder);
+fn bad_pacing_and_unreachable_targets_fail_clearly() {
+    let mut cfg = config("127.0.0.1:1".parse().unwrap(), 1, SenderVariant::TraceOrder);
+    cfg.pacing = Pacing::Trace { speed: 1.0 };
     let w = Arc::new(workload(&cfg, 1, 10, Sharing::Unique));
-    let e = start(&cfg, w.clone()).err().expect("not supported yet");
-    assert!(e.to_string().contains("not supported yet"), "{e}");
+    let e = start(&cfg, w.clone())
+        .err()
+        .expect("synthetic input has no times");
+    assert!(e.to_string().contains("timestamps"), "{e}");
 
     // Nothing listens on port 1: refused until the connect timeout.
     let mut cfg = config(

@@ -91,6 +91,7 @@ pub fn run(a: Args) -> CmdResult {
                 local_as,
                 ibgp: local_as == target_as,
                 next_hop: *nh,
+                next_hop6: None,
             }),
             IpAddr::V6(_) => Err("IPv6 source addresses are not supported yet (IPv4 NEXT_HOP)"),
         })
@@ -127,6 +128,9 @@ pub fn run(a: Args) -> CmdResult {
         connect_timeout: Duration::from_secs(a.connect_timeout),
         open_timeout: Duration::from_secs(a.open_timeout),
         variant,
+        mix: replay::Mix::Normal,
+        pacing: replay::Pacing::Fast,
+        seed: a.seed,
     };
     let r = replay::start(&cfg, workload.clone())?;
     replay::stop_on_ctrl_c(r.stop_flag())?;

@@ -1,0 +1,244 @@
+//! Rewriting a stored route's path attributes for our session: what a
+//! speaker that learned the route would send to the DUT.
+//!
+//! Works on raw bytes, one pass, into a reused buffer (no allocation per
+//! route). The rules:
+//! - AS_PATH: eBGP prepends our AS (RFC 4271 §5.1.2), iBGP keeps it.
+//!   2-octet input (legacy TABLE_DUMP, RFC 6396 §4.2) is widened to the
+//!   4-octet form our session uses (RFC 6793 §4.1).
+//! - NEXT_HOP: ours (§5.1.3), for IPv4; IPv6 routes get MP_REACH_NLRI
+//!   built by the packer, so stored MP_REACH/MP_UNREACH are dropped.
+//! - LOCAL_PREF, ORIGINATOR_ID, CLUSTER_LIST: iBGP only (§5.1.5, RFC 4456).
+//! - AS4_PATH / AS4_AGGREGATOR: dropped between 4-octet speakers
+//!   (RFC 6793 §4.1).
+//! - Unknown optional transitive attributes pass with the Partial bit
+//!   (§9.1.3 via [`bgp_wire::PathAttr::for_propagation`] rules); unknown
+//!   non-transitive ones are dropped.
+//! - Missing ORIGIN (and AS_PATH on eBGP, LOCAL_PREF on iBGP) are added
+//!   so that the DUT does not treat the route as withdrawn (RFC 7606 §3.d).
+
+use crate::pack::put_attr;
+use crate::workload::FeedParams;
+use bgp_wire::consts::{attr_flags as af, attr_type as at};
+use bgp_wire::{AttrIter, RawAttr};
+
+/// Why a stored route was left out.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Skip {
+    /// The attribute block does not frame (RFC 7606 §4).
+    Malformed,
+}
+
+const WELL_KNOWN: u8 = af::TRANSITIVE;
+
+/// Writes the rewritten attributes of one stored route into `out`.
+/// `as4`: the stored AS_PATH/AGGREGATOR use 4-octet ASNs. `v6`: the route
+/// is IPv6 (no NEXT_HOP attribute).
+pub(crate) fn rewrite(
+    raw: &[u8],
+    p: &FeedParams,
+    as4: bool,
+    v6: bool,
+    out: &mut Vec<u8>,
+) -> Result<(), Skip> {
+    // Validate framing first so that a bad block leaves `out` untouched.
+    if AttrIter::new(raw).any(|a| a.is_err()) {
+        return Err(Skip::Malformed);
+    }
+    let mut next = 1u8; // the lowest mandatory type code not yet handled
+    for a in AttrIter::new(raw).map_while(Result::ok) {
+        fill_mandatory(p, v6, a.type_code, &mut next, out);
+        copy_attr(&a, p, as4, out);
+    }
+    fill_mandatory(p, v6, u8::MAX, &mut next, out);
+    Ok(())
+}
+
+/// Emits the attributes we always send (ORIGIN, AS_PATH on eBGP,
+/// NEXT_HOP for IPv4, LOCAL_PREF on iBGP) with type codes below `upto`
+/// that the input skipped, keeping the output in type-code order.
+fn fill_mandatory(p: &FeedParams, v6: bool, upto: u8, next: &mut u8, out: &mut Vec<u8>) {
+    // A stored NEXT_HOP is replaced by ours, so it is emitted when reached.
+    let upto_incl = if upto == at::NEXT_HOP { upto + 1 } else { upto };
+    while *next < upto_incl && *next <= at::LOCAL_PREF {
+        match *next {
+            // IGP: the most common value (RFC 4271 §5.1.1).
+            at::ORIGIN => put_attr(out, WELL_KNOWN, at::ORIGIN, &[0]),
+            at::AS_PATH if !p.ibgp => {
+                let mut v = [2u8, 1, 0, 0, 0, 0];
+                v[2..].copy_from_slice(&p.local_as.0.to_be_bytes());
+                put_attr(out, WELL_KNOWN, at::AS_PATH, &v);
+            }
+            at::AS_PATH => put_attr(out, WELL_KNOWN, at::AS_PATH, &[]),
+            at::NEXT_HOP if !v6 => put_attr(out, WELL_KNOWN, at::NEXT_HOP, &p.next_hop.octets()),
+            at::LOCAL_PREF if p.ibgp => {
+                put_attr(out, WELL_KNOWN, at::LOCAL_PREF, &100u32.to_be_bytes())
+            }
+            _ => {}
+        }
+        *next += 1;
+    }
+    // A present mandatory attribute counts as handled.
+    if upto <= at::LOCAL_PREF && *next == upto {
+        *next += 1;
+    }
+}
+
+fn copy_attr(a: &RawAttr<'_>, p: &FeedParams, as4: bool, out: &mut Vec<u8>) {
+    match a.type_code {
+        at::AS_PATH => put_as_path(a.value, p, as4, out),
+        // Replaced by ours (fill_mandatory) or by the packer's MP_REACH.
+        at::NEXT_HOP | at::MP_REACH_NLRI | at::MP_UNREACH_NLRI => {}
+        at::AS4_PATH | at::AS4_AGGREGATOR => {}
+        at::LOCAL_PREF | at::ORIGINATOR_ID | at::CLUSTER_LIST if !p.ibgp => {}
+        at::AGGREGATOR if !as4 && a.value.len() == 6 => {
+            // 2-octet AS + address -> 4-octet AS + address.
+            let mut v = [0u8; 8];
+            v[2..].copy_from_slice(a.value);
+            put_attr(out, a.flags, at::AGGREGATOR, &v);
+        }
+        t => match bgp_wire::attr::expected_class(t) {
+            Some(_) => put_attr(out, a.flags, t, a.value),
+            None if a.flags & af::TRANSITIVE != 0 => {
+                put_attr(out, a.flags | af::PARTIAL, t, a.value)
+            }
+            None => {}
+        },
+    }
+}
+
+/// Appends AS_PATH in 4-octet form, with our AS in front on eBGP.
+fn put_as_path(value: &[u8], p: &FeedParams, as4: bool, out: &mut Vec<u8>) {
+    let hdr = out.len();
+    // Extended length always: the final length is unknown until written.
+    out.extend_from_slice(&[WELL_KNOWN | af::EXTENDED_LENGTH, at::AS_PATH, 0, 0]);
+    let vstart = out.len();
+    let w = if as4 { 4 } else { 2 };
+    let mut rest = value;
+    let mut first = true;
+    let mut prepended = p.ibgp;
+    while let [kind, n, tail @ ..] = rest {
+        let len = usize::from(*n) * w;
+        let Some(asns) = tail.get(..len) else { break };
+        rest = tail.get(len..).unwrap_or(&[]);
+        // Our AS joins a leading AS_SEQUENCE with room; otherwise it gets
+        // a segment of its own (RFC 4271 §5.1.2).
+        let join = first && !prepended && *kind == 2 && *n < 255;
+        first = false;
+        if !prepended && !join {
+            out.extend_from_slice(&[2, 1]);
+            out.extend_from_slice(&p.local_as.0.to_be_bytes());
+            prepended = true;
+        }
+        out.push(*kind);
+        out.push(if join { *n + 1 } else { *n });
+        if join {
+            out.extend_from_slice(&p.local_as.0.to_be_bytes());
+            prepended = true;
+        }
+        for asn in asns.chunks_exact(w) {
+            match asn {
+                [a, b] => out.extend_from_slice(&[0, 0, *a, *b]),
+                _ => out.extend_from_slice(asn),
+            }
+        }
+    }
+    if !prepended {
+        out.extend_from_slice(&[2, 1]);
+        out.extend_from_slice(&p.local_as.0.to_be_bytes());
+    }
+    let vlen = (out.len() - vstart).min(usize::from(u16::MAX)) as u16;
+    if let Some(l) = out.get_mut(hdr + 2..hdr + 4) {
+        l.copy_from_slice(&vlen.to_be_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use base::Asn;
+    use bgp_wire::{ParseCtx, PathAttribute};
+    use std::net::Ipv4Addr;
+
+    fn params(ibgp: bool) -> FeedParams {
+        FeedParams {
+            local_as: Asn(65001),
+            ibgp,
+            next_hop: Ipv4Addr::new(127, 0, 0, 9),
+            next_hop6: None,
+        }
+    }
+
+    fn typed(out: &[u8]) -> Vec<(u8, String)> {
+        let ctx = ParseCtx::legacy().with_four_octet_asn(true);
+        AttrIter::new(out)
+            .map(|a| {
+                let a = a.expect("frames");
+                (a.type_code, format!("{:?}", a.typed(ctx).expect("valid")))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn ebgp_prepends_and_replaces_next_hop() {
+        // ORIGIN IGP, AS_PATH 4-octet [3356 174], NEXT_HOP 1.2.3.4,
+        // LOCAL_PREF 200, MP_REACH (abbreviated), COMMUNITIES 1:2.
+        let raw = [
+            0x40, 1, 1, 0, //
+            0x40, 2, 10, 2, 2, 0, 0, 0x0d, 0x1c, 0, 0, 0, 174, //
+            0x40, 3, 4, 1, 2, 3, 4, //
+            0x40, 5, 4, 0, 0, 0, 200, //
+            0x80, 14, 5, 4, 10, 0, 0, 1, //
+            0xc0, 8, 4, 0, 1, 0, 2,
+        ];
+        let mut out = Vec::new();
+        rewrite(&raw, &params(false), true, false, &mut out).unwrap();
+        let t = typed(&out);
+        let codes: Vec<u8> = t.iter().map(|x| x.0).collect();
+        assert_eq!(codes, vec![1, 2, 3, 8], "{t:?}");
+        assert!(t[2].1.contains("127.0.0.9"), "{t:?}");
+        let ctx = ParseCtx::legacy().with_four_octet_asn(true);
+        let path = AttrIter::new(&out)
+            .nth(1)
+            .unwrap()
+            .unwrap()
+            .typed(ctx)
+            .unwrap();
+        let PathAttribute::AsPath(p) = path else {
+            panic!()
+        };
+        let asns: Vec<u32> = p.segments().flat_map(|s| s.asns()).map(|a| a.0).collect();
+        assert_eq!(asns, vec![65001, 3356, 174]);
+    }
+
+    #[test]
+    fn two_octet_paths_widen_and_missing_attributes_are_added() {
+        // AS_PATH 2-octet [701 1239] only; IPv4 route, iBGP.
+        let raw = [0x40, 2, 6, 2, 2, 0x02, 0xbd, 0x04, 0xd7];
+        let mut out = Vec::new();
+        rewrite(&raw, &params(true), false, false, &mut out).unwrap();
+        let ctx = ParseCtx::legacy().with_four_octet_asn(true);
+        let codes: Vec<u8> = AttrIter::new(&out).map(|a| a.unwrap().type_code).collect();
+        assert_eq!(codes, vec![1, 2, 3, 5]);
+        let PathAttribute::AsPath(p) = AttrIter::new(&out)
+            .nth(1)
+            .unwrap()
+            .unwrap()
+            .typed(ctx)
+            .unwrap()
+        else {
+            panic!()
+        };
+        let asns: Vec<u32> = p.segments().flat_map(|s| s.asns()).map(|a| a.0).collect();
+        assert_eq!(asns, vec![701, 1239], "iBGP does not prepend");
+        // IPv6 routes get no NEXT_HOP; a bad block is refused.
+        out.clear();
+        rewrite(&raw, &params(false), false, true, &mut out).unwrap();
+        let codes: Vec<u8> = AttrIter::new(&out).map(|a| a.unwrap().type_code).collect();
+        assert_eq!(codes, vec![1, 2]);
+        assert_eq!(
+            rewrite(&[0x40, 1, 5, 0], &params(false), true, false, &mut out),
+            Err(Skip::Malformed)
+        );
+    }
+}
