@@ -22,9 +22,11 @@
 //!   hop, plus the link-local one when the session has one (RFC 2545 §3).
 //! * Prefixes are packed as many per message as fit (4096 octets, or 65535
 //!   with extended messages, RFC 8654); nothing is allocated per prefix.
-//! * ADD-PATH send (RFC 7911): the Adj-RIB-Out holds one path per prefix,
-//!   so on families in `add_path_tx` the best path goes out with path
-//!   identifier 1 (and is withdrawn with it).
+//! * ADD-PATH send (RFC 7911): on families in `add_path_tx` every NLRI
+//!   carries a path identifier: the one the ADD-PATH Adj-RIB-Out allocated
+//!   (`announce_paths` / `withdraw_paths` of the batch), or 1 for a batch
+//!   from a single-path Adj-RIB-Out. On other families the identifier is
+//!   omitted.
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
@@ -101,6 +103,33 @@ const MP_REACH_FLAGS: u8 = af::OPTIONAL | af::EXTENDED_LENGTH;
 
 fn is_link_local(a: &Ipv6Addr) -> bool {
     a.segments()[0] & 0xffc0 == 0xfe80
+}
+
+/// An NLRI to encode: a prefix, and the path identifier it goes under on
+/// ADD-PATH families. Generic so that the single-path case stays a plain
+/// slice of prefixes.
+trait Item {
+    fn prefix(&self) -> &Prefix;
+    fn path_id(&self) -> u32;
+}
+
+impl Item for Prefix {
+    fn prefix(&self) -> &Prefix {
+        self
+    }
+    /// A single-path Adj-RIB-Out sends its one path as identifier 1.
+    fn path_id(&self) -> u32 {
+        1
+    }
+}
+
+impl Item for (Prefix, u32) {
+    fn prefix(&self) -> &Prefix {
+        &self.0
+    }
+    fn path_id(&self) -> u32 {
+        self.1
+    }
 }
 
 /// Appends one NLRI entry, with `path_id` when sending ADD-PATH.
@@ -192,12 +221,13 @@ impl UpdateEncoder {
         }
     }
 
-    fn path_id(&self, p: &Prefix) -> Option<u32> {
-        let on = match p {
+    /// The identifier to put before `p`'s NLRI, if its family sends them.
+    fn path_id<T: Item>(&self, p: &T) -> Option<u32> {
+        let on = match p.prefix() {
             Prefix::V4(_) => self.add_path_v4,
             Prefix::V6(_) => self.add_path_v6,
         };
-        on.then_some(1)
+        on.then(|| p.path_id())
     }
 
     fn family_on(&self, p: &Prefix) -> bool {
@@ -268,40 +298,60 @@ impl UpdateEncoder {
         let mut n = 0;
         n += self.withdraw_v4(&batch.withdraw, out);
         n += self.withdraw_mp(&batch.withdraw, out);
-        let rw = self.rewrite();
+        n += self.withdraw_v4(&batch.withdraw_paths, out);
+        n += self.withdraw_mp(&batch.withdraw_paths, out);
         for (h, prefixes) in &batch.announce {
-            let Some(set) = shard.attrs(*h) else { continue };
-            if !prefixes.iter().any(|p| self.family_on(p)) {
-                continue;
-            }
-            self.attrs.build(set, &rw);
-            let route_nh = set.next_hop();
-            if self.v4 {
-                match self.nh_v4(route_nh) {
-                    Some(V4Nh::Classic(a)) => n += self.announce_v4(prefixes, a, out),
-                    Some(V4Nh::Mp(nh)) => {
-                        n += self.announce_mp(prefixes, AfiSafi::IPV4_UNICAST, nh, out)
-                    }
-                    None => {}
+            n += self.announce_group(shard, *h, prefixes, out);
+        }
+        for (h, paths) in &batch.announce_paths {
+            n += self.announce_group(shard, *h, paths, out);
+        }
+        n
+    }
+
+    /// The messages for one attribute set.
+    fn announce_group<T: Item>(
+        &mut self,
+        shard: &RibShard,
+        h: crate::AttrHandle,
+        prefixes: &[T],
+        out: &mut Vec<u8>,
+    ) -> usize {
+        let Some(set) = shard.attrs(h) else {
+            return 0;
+        };
+        if !prefixes.iter().any(|p| self.family_on(p.prefix())) {
+            return 0;
+        }
+        let rw = self.rewrite();
+        self.attrs.build(set, &rw);
+        let route_nh = set.next_hop();
+        let mut n = 0;
+        if self.v4 {
+            match self.nh_v4(route_nh) {
+                Some(V4Nh::Classic(a)) => n += self.announce_v4(prefixes, a, out),
+                Some(V4Nh::Mp(nh)) => {
+                    n += self.announce_mp(prefixes, AfiSafi::IPV4_UNICAST, nh, out)
                 }
+                None => {}
             }
-            if self.v6 {
-                if let Some(nh) = self.nh_v6(route_nh) {
-                    n += self.announce_mp(prefixes, AfiSafi::IPV6_UNICAST, nh, out);
-                }
+        }
+        if self.v6 {
+            if let Some(nh) = self.nh_v6(route_nh) {
+                n += self.announce_mp(prefixes, AfiSafi::IPV6_UNICAST, nh, out);
             }
         }
         n
     }
 
     /// IPv4 unicast withdrawals in the Withdrawn Routes field.
-    fn withdraw_v4(&self, list: &[Prefix], out: &mut Vec<u8>) -> usize {
+    fn withdraw_v4<T: Item>(&self, list: &[T], out: &mut Vec<u8>) -> usize {
         if !self.v4 {
             return 0;
         }
         let mut it = list
             .iter()
-            .filter(|p| matches!(p, Prefix::V4(_)))
+            .filter(|p| matches!(p.prefix(), Prefix::V4(_)))
             .peekable();
         let mut n = 0;
         while it.peek().is_some() {
@@ -310,9 +360,11 @@ impl UpdateEncoder {
             out.extend_from_slice(&[0, 0]);
             let room = self.max - HEADER_LEN - 4;
             let mut used = 0;
-            while let Some(p) = it.next_if(|p| used + nlri_len(p, self.add_path_v4) <= room) {
-                used += nlri_len(p, self.add_path_v4);
-                put_nlri(out, p, self.path_id(p));
+            while let Some(p) =
+                it.next_if(|p| used + nlri_len(p.prefix(), self.add_path_v4) <= room)
+            {
+                used += nlri_len(p.prefix(), self.add_path_v4);
+                put_nlri(out, p.prefix(), self.path_id(p));
             }
             if used == 0 {
                 // Unreachable (a prefix is at most 21 octets); do not loop.
@@ -328,13 +380,13 @@ impl UpdateEncoder {
     }
 
     /// IPv6 unicast withdrawals in MP_UNREACH_NLRI (RFC 4760 §4).
-    fn withdraw_mp(&self, list: &[Prefix], out: &mut Vec<u8>) -> usize {
+    fn withdraw_mp<T: Item>(&self, list: &[T], out: &mut Vec<u8>) -> usize {
         if !self.v6 {
             return 0;
         }
         let mut it = list
             .iter()
-            .filter(|p| matches!(p, Prefix::V6(_)))
+            .filter(|p| matches!(p.prefix(), Prefix::V6(_)))
             .peekable();
         let mut n = 0;
         while it.peek().is_some() {
@@ -346,9 +398,11 @@ impl UpdateEncoder {
             out.extend_from_slice(&afi_safi_bytes(AfiSafi::IPV6_UNICAST));
             let room = self.max - (out.len() - start);
             let mut used = 0;
-            while let Some(p) = it.next_if(|p| used + nlri_len(p, self.add_path_v6) <= room) {
-                used += nlri_len(p, self.add_path_v6);
-                put_nlri(out, p, self.path_id(p));
+            while let Some(p) =
+                it.next_if(|p| used + nlri_len(p.prefix(), self.add_path_v6) <= room)
+            {
+                used += nlri_len(p.prefix(), self.add_path_v6);
+                put_nlri(out, p.prefix(), self.path_id(p));
             }
             if used == 0 {
                 out.truncate(start);
@@ -363,10 +417,10 @@ impl UpdateEncoder {
     }
 
     /// IPv4 prefixes of one group in the classic NLRI field.
-    fn announce_v4(&self, prefixes: &[Prefix], nh: Ipv4Addr, out: &mut Vec<u8>) -> usize {
+    fn announce_v4<T: Item>(&self, prefixes: &[T], nh: Ipv4Addr, out: &mut Vec<u8>) -> usize {
         let mut it = prefixes
             .iter()
-            .filter(|p| matches!(p, Prefix::V4(_)))
+            .filter(|p| matches!(p.prefix(), Prefix::V4(_)))
             .peekable();
         let b = &self.attrs;
         let head = b.block.get(..b.split_nh).unwrap_or_default();
@@ -384,9 +438,11 @@ impl UpdateEncoder {
             put_attr(out, af::TRANSITIVE, at::NEXT_HOP, &nh.octets());
             out.extend_from_slice(tail);
             let mut used = 0;
-            while let Some(p) = it.next_if(|p| used + nlri_len(p, self.add_path_v4) <= room) {
-                used += nlri_len(p, self.add_path_v4);
-                put_nlri(out, p, self.path_id(p));
+            while let Some(p) =
+                it.next_if(|p| used + nlri_len(p.prefix(), self.add_path_v4) <= room)
+            {
+                used += nlri_len(p.prefix(), self.add_path_v4);
+                put_nlri(out, p.prefix(), self.path_id(p));
             }
             if used == 0 {
                 out.truncate(start);
@@ -400,14 +456,14 @@ impl UpdateEncoder {
 
     /// Prefixes of `fam` in one group, in MP_REACH_NLRI (RFC 4760 §3),
     /// placed in type-code order among the other attributes.
-    fn announce_mp(
+    fn announce_mp<T: Item>(
         &self,
-        prefixes: &[Prefix],
+        prefixes: &[T],
         fam: AfiSafi,
         nh: NextHop,
         out: &mut Vec<u8>,
     ) -> usize {
-        let want = |p: &&Prefix| p.afi() == fam.afi;
+        let want = |p: &&T| p.prefix().afi() == fam.afi;
         let add_path = match fam.afi {
             Afi::Ipv4 => self.add_path_v4,
             _ => self.add_path_v6,
@@ -451,9 +507,9 @@ impl UpdateEncoder {
             }
             out.push(0);
             let mut used = 0;
-            while let Some(p) = it.next_if(|p| used + nlri_len(p, add_path) <= room) {
-                used += nlri_len(p, add_path);
-                put_nlri(out, p, add_path.then_some(1));
+            while let Some(p) = it.next_if(|p| used + nlri_len(p.prefix(), add_path) <= room) {
+                used += nlri_len(p.prefix(), add_path);
+                put_nlri(out, p.prefix(), add_path.then(|| p.path_id()));
             }
             if used == 0 {
                 out.truncate(start);

@@ -2,11 +2,17 @@
 //! and the queue of changes not yet drained, packed by attribute set so that
 //! one UPDATE carries every prefix that shares a set (RFC 4271 §9.2: an
 //! UPDATE advertises prefixes sharing one set of attributes).
+//!
+//! A peer without ADD-PATH send keeps one handle per prefix ([`BestOut`],
+//! this module); a peer with it keeps a set of paths per prefix
+//! ([`crate::addpath`]). The mode is per peer, so the cost of ADD-PATH is
+//! paid only by the peers that negotiated it.
 
 use std::collections::hash_map::Entry;
 
 use base::Prefix;
 
+use crate::addpath::PathsOut;
 use crate::attrs::AttrSet;
 use crate::hash::FastMap;
 use crate::intern::AttrHandle;
@@ -15,27 +21,57 @@ use crate::policy::{ExportPolicy, ExportVerdict};
 use crate::shard::{RibError, RibShard};
 use crate::PeerId;
 
-/// One peer's Adj-RIB-Out. `sent` holds a reference on each handle;
-/// `pending` maps each changed prefix to its new state (`None`: withdraw),
-/// which always equals `sent`'s, so `pending` holds no references.
+/// One peer's Adj-RIB-Out in single-path mode. `sent` holds a reference on
+/// each handle; `pending` maps each changed prefix to its new state
+/// (`None`: withdraw), which always equals `sent`'s, so `pending` holds no
+/// references.
 #[derive(Debug, Default)]
-pub(crate) struct AdjOut {
+pub(crate) struct BestOut {
     sent: FastMap<PKey, AttrHandle>,
     pending: FastMap<PKey, Option<AttrHandle>>,
 }
 
-impl AdjOut {
-    pub(crate) fn sent_len(&self) -> usize {
-        self.sent.len()
+/// One peer's Adj-RIB-Out: the best path only, or several paths per
+/// prefix with path identifiers (RFC 7911).
+#[derive(Debug)]
+pub(crate) enum AdjOut {
+    Best(BestOut),
+    Paths(Box<PathsOut>),
+}
+
+impl Default for AdjOut {
+    fn default() -> AdjOut {
+        AdjOut::Best(BestOut::default())
     }
-    pub(crate) fn into_handles(self) -> impl Iterator<Item = AttrHandle> {
-        self.sent.into_values()
+}
+
+impl AdjOut {
+    /// Prefixes (paths, with ADD-PATH) currently advertised.
+    pub(crate) fn sent_len(&self) -> usize {
+        match self {
+            AdjOut::Best(o) => o.sent.len(),
+            AdjOut::Paths(o) => o.sent_len(),
+        }
+    }
+    /// Empties it (keeping the mode) and returns the references it held.
+    pub(crate) fn take_handles(&mut self) -> Vec<AttrHandle> {
+        match self {
+            AdjOut::Best(o) => std::mem::take(o).sent.into_values().collect(),
+            AdjOut::Paths(o) => o.take_handles(),
+        }
+    }
+    pub(crate) fn is_paths(&self) -> bool {
+        matches!(self, AdjOut::Paths(_))
     }
 }
 
 /// The queued changes for one peer. The handles are live until the next
 /// mutating call on the shard (the Adj-RIB-Out holds them); look them up with
 /// [`RibShard::attrs`] and encode right away.
+///
+/// A peer without ADD-PATH send gets `announce` and `withdraw`; a peer
+/// with it (see [`RibShard::set_add_path_send`]) gets `announce_paths` and
+/// `withdraw_paths`, where each prefix carries the path identifier to send.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ExportBatch {
     /// Prefixes to announce, grouped by attribute set; groups ordered by
@@ -43,11 +79,19 @@ pub struct ExportBatch {
     pub announce: Vec<(AttrHandle, Vec<Prefix>)>,
     /// Prefixes to withdraw, sorted.
     pub withdraw: Vec<Prefix>,
+    /// ADD-PATH: (prefix, path identifier) to announce, grouped by
+    /// attribute set; groups ordered by handle, entries sorted.
+    pub announce_paths: Vec<(AttrHandle, Vec<(Prefix, u32)>)>,
+    /// ADD-PATH: (prefix, path identifier) to withdraw, sorted.
+    pub withdraw_paths: Vec<(Prefix, u32)>,
 }
 
 impl ExportBatch {
     pub fn is_empty(&self) -> bool {
-        self.announce.is_empty() && self.withdraw.is_empty()
+        self.announce.is_empty()
+            && self.withdraw.is_empty()
+            && self.announce_paths.is_empty()
+            && self.withdraw_paths.is_empty()
     }
 }
 
@@ -55,17 +99,37 @@ impl RibShard {
     /// Recomputes what every exporting peer should have for each prefix in
     /// `changed` (the output of the update operations) and queues the
     /// differences.
+    ///
+    /// ADD-PATH peers also get the prefixes where only a non-best path
+    /// changed, which the shard collects itself (callers need not know);
+    /// call this even with `changed` empty while
+    /// [`Self::path_changes_pending`] is true.
     pub fn export_changes<E: ExportPolicy + ?Sized>(&mut self, changed: &[Prefix], policy: &mut E) {
+        let others = std::mem::take(&mut self.path_changed);
         for i in 0..self.peers.len() {
             let to = PeerId(i as u16);
-            let exporting = self.peer_state(to).is_some_and(|p| p.out.is_some());
-            if !exporting {
+            let Some(out) = self.peer_state(to).and_then(|p| p.out.as_ref()) else {
                 continue;
-            }
+            };
+            let paths = out.is_paths();
             for p in changed {
                 self.export_one(to, p.masked(), policy);
             }
+            if paths {
+                for p in &others {
+                    self.export_one(to, *p, policy);
+                }
+            }
         }
+        // Keep the allocation for the next batch.
+        self.path_changed = others;
+        self.path_changed.clear();
+    }
+
+    /// Whether prefixes with changes that only ADD-PATH peers see are
+    /// waiting for [`Self::export_changes`].
+    pub fn path_changes_pending(&self) -> bool {
+        !self.path_changed.is_empty()
     }
 
     /// Queues the whole Loc-RIB towards `to` (session up, or a ROUTE-REFRESH
@@ -117,7 +181,20 @@ impl RibShard {
         }
     }
 
-    fn export_one<E: ExportPolicy + ?Sized>(&mut self, to: PeerId, prefix: Prefix, policy: &mut E) {
+    pub(crate) fn export_one<E: ExportPolicy + ?Sized>(
+        &mut self,
+        to: PeerId,
+        prefix: Prefix,
+        policy: &mut E,
+    ) {
+        let paths = self
+            .peer_state(to)
+            .and_then(|p| p.out.as_ref())
+            .is_some_and(AdjOut::is_paths);
+        if paths {
+            self.export_paths(to, prefix, policy);
+            return;
+        }
         let want = self.desired(to, prefix, policy);
         let Some(Some(st)) = self.peers.get_mut(to.0 as usize) else {
             if let Some(h) = want {
@@ -125,7 +202,7 @@ impl RibShard {
             }
             return;
         };
-        let Some(out) = st.out.as_mut() else {
+        let Some(AdjOut::Best(out)) = st.out.as_mut() else {
             if let Some(h) = want {
                 self.interner.release(h);
             }
@@ -161,11 +238,14 @@ impl RibShard {
         let Some(Some(st)) = self.peers.get_mut(peer.0 as usize) else {
             return;
         };
-        let Some(out) = st.out.as_mut() else {
-            return;
-        };
-        for (p, h) in &out.sent {
-            out.pending.insert(*p, Some(*h));
+        match st.out.as_mut() {
+            Some(AdjOut::Best(out)) => {
+                for (p, h) in &out.sent {
+                    out.pending.insert(*p, Some(*h));
+                }
+            }
+            Some(AdjOut::Paths(out)) => out.resend_all(),
+            None => {}
         }
     }
 
@@ -175,8 +255,13 @@ impl RibShard {
         let Some(Some(st)) = self.peers.get_mut(peer.0 as usize) else {
             return batch;
         };
-        let Some(out) = st.out.as_mut() else {
-            return batch;
+        let out = match st.out.as_mut() {
+            Some(AdjOut::Best(out)) => out,
+            Some(AdjOut::Paths(out)) => {
+                out.drain(&mut batch);
+                return batch;
+            }
+            None => return batch,
         };
         let mut groups: FastMap<AttrHandle, usize> = FastMap::default();
         for (k, h) in out.pending.drain() {
@@ -203,9 +288,37 @@ impl RibShard {
         batch
     }
 
-    /// What the Adj-RIB-Out of `peer` holds for `prefix`.
+    /// What the Adj-RIB-Out of `peer` holds for `prefix` (with ADD-PATH,
+    /// the path with the lowest identifier; see [`Self::adj_out_paths`]).
     pub fn adj_out(&self, peer: PeerId, prefix: &Prefix) -> Option<&AttrSet> {
-        let out = self.peer_state(peer)?.out.as_ref()?;
-        self.interner.get(*out.sent.get(&PKey::from(*prefix))?)
+        match self.peer_state(peer)?.out.as_ref()? {
+            AdjOut::Best(out) => self.interner.get(*out.sent.get(&PKey::from(*prefix))?),
+            AdjOut::Paths(out) => {
+                let first = out.paths_of(prefix).min_by_key(|(id, _)| *id)?;
+                self.interner.get(first.1)
+            }
+        }
+    }
+
+    /// Every path the Adj-RIB-Out of `peer` holds for `prefix`, as (path
+    /// identifier, attributes), sorted by identifier. Without ADD-PATH
+    /// send, the one path with identifier 0.
+    pub fn adj_out_paths(&self, peer: PeerId, prefix: &Prefix) -> Vec<(u32, &AttrSet)> {
+        let mut v: Vec<(u32, &AttrSet)> = match self.peer_state(peer).and_then(|p| p.out.as_ref()) {
+            Some(AdjOut::Best(out)) => out
+                .sent
+                .get(&PKey::from(*prefix))
+                .and_then(|h| self.interner.get(*h))
+                .map(|s| (0, s))
+                .into_iter()
+                .collect(),
+            Some(AdjOut::Paths(out)) => out
+                .paths_of(prefix)
+                .filter_map(|(id, h)| Some((id, self.interner.get(h)?)))
+                .collect(),
+            None => Vec::new(),
+        };
+        v.sort_unstable_by_key(|(id, _)| *id);
+        v
     }
 }

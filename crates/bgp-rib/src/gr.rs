@@ -28,8 +28,8 @@ impl RibShard {
         if let Some(pre) = st.pre.as_mut() {
             released.extend(pre.take_handles());
         }
-        if let Some(out) = st.out.as_mut().map(std::mem::take) {
-            released.extend(out.into_handles());
+        if let Some(out) = st.out.as_mut() {
+            released.extend(out.take_handles());
         }
         for h in released {
             self.interner.release(h);
@@ -77,11 +77,21 @@ impl RibShard {
             cfg: &self.cfg,
         };
         let mut n = 0;
+        let mut others = (self.add_path_peers > 0).then_some(&mut self.path_changed);
         if afi.is_none_or(|a| a == Afi::Ipv4) {
-            n += table::remove_peer(&mut self.v4, peer, true, &ctx, &mut released, changed);
+            let o = others.as_deref_mut();
+            n += table::remove_peer(&mut self.v4, peer, true, &ctx, &mut released, changed, o);
         }
         if afi.is_none_or(|a| a == Afi::Ipv6) {
-            n += table::remove_peer(&mut self.v6, peer, true, &ctx, &mut released, changed);
+            n += table::remove_peer(
+                &mut self.v6,
+                peer,
+                true,
+                &ctx,
+                &mut released,
+                changed,
+                others,
+            );
         }
         self.paths = self.paths.saturating_sub(n);
         if let Some(Some(st)) = self.peers.get_mut(peer.0 as usize) {

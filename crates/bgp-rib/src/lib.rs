@@ -51,6 +51,7 @@
 //! `examples/encode_speed.rs`: 1M /24s over 10k sets encode into 10k
 //! UPDATEs at ~70M prefixes/s (eBGP, and 2-octet iBGP with AS4_PATH).
 
+mod addpath;
 mod adjin;
 mod attrs;
 pub mod bestpath;
@@ -63,10 +64,12 @@ mod intern;
 mod key;
 mod policy;
 mod propagate;
+mod refresh;
 mod rib;
 mod shard;
 mod table;
 
+pub use addpath::{AddPathSend, PathSelection};
 pub use attrs::{AttrSet, AttrsBuilder, Summary};
 pub use bestpath::{BestPathConfig, Step};
 pub use encode::{EncodeParams, NextHopMode, UpdateEncoder};

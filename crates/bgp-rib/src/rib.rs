@@ -5,6 +5,7 @@
 use base::Prefix;
 use bgp_wire::Nlri;
 
+use crate::addpath::AddPathSend;
 use crate::attrs::AttrsBuilder;
 use crate::bestpath::BestPathConfig;
 use crate::hash::shard_for;
@@ -85,6 +86,24 @@ impl Rib {
             s.peer_down(peer, changed)?;
         }
         Ok(())
+    }
+
+    /// [`RibShard::set_add_path_send`] across shards.
+    pub fn set_add_path_send(
+        &mut self,
+        peer: PeerId,
+        cfg: Option<AddPathSend>,
+    ) -> Result<(), RibError> {
+        for s in &mut self.shards {
+            s.set_add_path_send(peer, cfg)?;
+        }
+        Ok(())
+    }
+
+    /// Whether any shard has changes only ADD-PATH peers see waiting for
+    /// [`RibShard::export_changes`] (see there).
+    pub fn path_changes_pending(&self) -> bool {
+        self.shards.iter().any(RibShard::path_changes_pending)
     }
 
     /// [`RibShard::resend_all`] across shards.

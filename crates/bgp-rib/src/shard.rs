@@ -90,6 +90,12 @@ pub struct RibShard {
     pub(crate) peers: Vec<Option<PeerState>>,
     pub(crate) cfg: BestPathConfig,
     pub(crate) paths: usize,
+    /// Peers whose Adj-RIB-Out keeps several paths per prefix (ADD-PATH
+    /// send); while zero, changes to non-best paths are not tracked.
+    pub(crate) add_path_peers: usize,
+    /// Prefixes where a path other than the best changed since the last
+    /// [`Self::export_changes`]: only ADD-PATH peers need to hear of them.
+    pub(crate) path_changed: Vec<Prefix>,
 }
 
 /// A prefix's paths as stored, with the Loc-RIB choice.
@@ -386,6 +392,8 @@ impl RibShard {
         }
         if ch.best_changed {
             changed.push(prefix);
+        } else if self.add_path_peers > 0 && (ch.added || ch.removed || ch.replaced) {
+            self.path_changed.push(prefix);
         }
     }
 
@@ -400,17 +408,27 @@ impl RibShard {
         if let Some(pre) = st.pre.as_mut() {
             released.extend(pre.take_handles());
         }
-        let out = st.out.as_mut().map(std::mem::take);
-        if let Some(out) = out {
-            released.extend(out.into_handles());
+        if let Some(out) = st.out.as_mut() {
+            // The mode (ADD-PATH or not) stays until the next session sets it.
+            released.extend(out.take_handles());
         }
         let ctx = SelectCtx {
             interner: &self.interner,
             peers: &self.peers,
             cfg: &self.cfg,
         };
-        let mut n = table::remove_peer(&mut self.v4, peer, false, &ctx, &mut released, changed);
-        n += table::remove_peer(&mut self.v6, peer, false, &ctx, &mut released, changed);
+        let mut others = (self.add_path_peers > 0).then_some(&mut self.path_changed);
+        let (v4, v6) = (&mut self.v4, &mut self.v6);
+        let mut n = table::remove_peer(
+            v4,
+            peer,
+            false,
+            &ctx,
+            &mut released,
+            changed,
+            others.as_deref_mut(),
+        );
+        n += table::remove_peer(v6, peer, false, &ctx, &mut released, changed, others);
         self.paths = self.paths.saturating_sub(n);
         for h in released {
             self.interner.release(h);

@@ -71,32 +71,62 @@ pub(crate) struct Change {
     pub(crate) added: bool,
     /// Whether a path was removed.
     pub(crate) removed: bool,
+    /// Whether a stored path got a different attribute set.
+    pub(crate) replaced: bool,
     /// Whether the best path (its identity or attributes) changed.
     pub(crate) best_changed: bool,
     /// The path could not be stored (per-prefix path cap).
     pub(crate) full: bool,
 }
 
+/// The selection input for `p`. Paths of unknown peers or with dead
+/// handles are not eligible; neither happens unless the shard's
+/// bookkeeping is wrong.
+fn candidate<'a>(p: &PathEntry, ctx: &SelectCtx<'a>) -> Option<Candidate<'a>> {
+    let peer = ctx.peers.get(p.peer.0 as usize)?.as_ref()?;
+    let set = ctx.interner.get(p.attrs)?;
+    Some(Candidate {
+        summary: set.summary(),
+        ebgp: peer.cfg.ebgp,
+        peer_bgp_id: u32::from(peer.cfg.bgp_id),
+        peer_addr: peer.cfg.addr,
+        path_id: p.path_id,
+    })
+}
+
 /// Recomputes the best index; returns whether the best differs from `old`
 /// (the best path before the list was modified).
 pub(crate) fn reselect(e: &mut PrefixEntry, old: Option<PathEntry>, ctx: &SelectCtx<'_>) -> bool {
     let paths = &e.paths;
-    let get = |i: usize| -> Option<Candidate<'_>> {
-        let p = paths.get(i)?;
-        // Paths of unknown peers or with dead handles are not eligible;
-        // neither happens unless the shard's bookkeeping is wrong.
-        let peer = ctx.peers.get(p.peer.0 as usize)?.as_ref()?;
-        let set = ctx.interner.get(p.attrs)?;
-        Some(Candidate {
-            summary: set.summary(),
-            ebgp: peer.cfg.ebgp,
-            peer_bgp_id: u32::from(peer.cfg.bgp_id),
-            peer_addr: peer.cfg.addr,
-            path_id: p.path_id,
-        })
-    };
+    let get = |i: usize| candidate(paths.get(i)?, ctx);
     e.best = bestpath::select_by(paths.len(), get, ctx.cfg).map_or(NO_BEST, |i| i as u16);
     old != e.best_path().copied()
+}
+
+/// Appends to `out` the indices of the `n` most preferred eligible paths of
+/// `e`, best first: the Loc-RIB best, then the best of the rest, and so on
+/// (the decision process run again without the paths already taken, as
+/// FRR's `addpath-tx-best-selected` does). O(n × paths).
+pub(crate) fn rank(e: &PrefixEntry, n: usize, ctx: &SelectCtx<'_>, out: &mut Vec<usize>) {
+    let Some(best) = e.best_index() else {
+        return;
+    };
+    let start = out.len();
+    out.push(best);
+    let paths = &e.paths;
+    while out.len() - start < n {
+        let taken = out.get(start..).unwrap_or_default();
+        let get = |i: usize| {
+            if taken.contains(&i) {
+                return None;
+            }
+            candidate(paths.get(i)?, ctx)
+        };
+        match bestpath::select_by(paths.len(), get, ctx.cfg) {
+            Some(i) => out.push(i),
+            None => break,
+        }
+    }
 }
 
 /// Adds or replaces the path of (`peer`, `path_id`) under `key`.
@@ -123,6 +153,7 @@ pub(crate) fn upsert<K: Key>(
             return ch;
         }
         ch.released = Some(p.attrs);
+        ch.replaced = true;
         p.attrs = path.attrs;
         p.stale = path.stale;
     } else {
@@ -188,8 +219,9 @@ pub(crate) fn mark_stale<K: Key>(t: &mut Table<K>, peer: PeerId) -> usize {
 }
 
 /// Removes every path of `peer` (only the stale ones with `only_stale`);
-/// collects each handle in `released` and each prefix whose best changed
-/// in `changed`. Returns paths removed.
+/// collects each handle in `released`, each prefix whose best changed in
+/// `changed` and, when given, each other prefix that lost a path in
+/// `others` (what ADD-PATH peers must hear about). Returns paths removed.
 pub(crate) fn remove_peer<K: Key>(
     t: &mut Table<K>,
     peer: PeerId,
@@ -197,6 +229,7 @@ pub(crate) fn remove_peer<K: Key>(
     ctx: &SelectCtx<'_>,
     released: &mut Vec<AttrHandle>,
     changed: &mut Vec<Prefix>,
+    mut others: Option<&mut Vec<Prefix>>,
 ) -> usize {
     let mut n = 0;
     let hit = |p: &PathEntry| p.peer == peer && (p.stale || !only_stale);
@@ -222,6 +255,8 @@ pub(crate) fn remove_peer<K: Key>(
         }
         if reselect(e, old, ctx) {
             changed.push((*k).into());
+        } else if let Some(o) = others.as_deref_mut() {
+            o.push((*k).into());
         }
         true
     });

@@ -145,6 +145,7 @@ fn encode_one(p: EncodeParams, set: &AttrsBuilder, prefixes: &[Prefix]) -> Vec<M
     let batch = ExportBatch {
         announce: vec![(h, prefixes.to_vec())],
         withdraw: vec![],
+        ..Default::default()
     };
     let ctx = ctx_for(&p);
     let mut enc = UpdateEncoder::new(p);
@@ -351,6 +352,7 @@ fn two_octet_peer_gets_as_trans_and_as4_path() {
     let batch = ExportBatch {
         announce: vec![(h, vec![pfx("10.0.0.0/8")])],
         withdraw: vec![],
+        ..Default::default()
     };
     UpdateEncoder::new(p.clone()).encode(&s, &batch, &mut out);
     let f = frame(&out, ParseCtx::legacy()).unwrap().unwrap();
@@ -432,6 +434,7 @@ fn otc_is_added_towards_customers_only() {
         let batch = ExportBatch {
             announce: vec![(h, vec![pfx("10.0.0.0/8")])],
             withdraw: vec![],
+            ..Default::default()
         };
         let mut enc = UpdateEncoder::new(params(true));
         enc.set_peer_role(role);
@@ -475,6 +478,7 @@ fn hundred_thousand_prefixes_fill_the_fewest_messages() {
     let batch = ExportBatch {
         announce: vec![],
         withdraw: prefixes.clone(),
+        ..Default::default()
     };
     let mut out = Vec::new();
     let n = UpdateEncoder::new(params(true)).encode(&s, &batch, &mut out);
@@ -502,6 +506,7 @@ fn ipv6_withdrawals_and_announcements_pack_in_mp_attributes() {
     let batch = ExportBatch {
         announce: vec![],
         withdraw: v6.clone(),
+        ..Default::default()
     };
     let mut out = Vec::new();
     let n = UpdateEncoder::new(params(true)).encode(&s, &batch, &mut out);
@@ -519,6 +524,7 @@ fn ipv6_withdrawals_and_announcements_pack_in_mp_attributes() {
     let batch = ExportBatch {
         announce: vec![(h, v6.clone())],
         withdraw: vec![],
+        ..Default::default()
     };
     out.clear();
     UpdateEncoder::new(params(true)).encode(&s, &batch, &mut out);
@@ -550,6 +556,7 @@ fn add_path_tx_sends_path_id_one() {
     let batch = ExportBatch {
         announce: vec![],
         withdraw: vec![pfx("10.0.0.0/8")],
+        ..Default::default()
     };
     let mut out = Vec::new();
     UpdateEncoder::new(p.clone()).encode(&s, &batch, &mut out);

@@ -5,4 +5,5 @@ pub mod daemon;
 pub mod mrt_dump;
 pub mod msg;
 pub mod rib;
+pub mod rib_dump;
 pub mod sess;

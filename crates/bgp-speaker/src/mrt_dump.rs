@@ -220,7 +220,7 @@ pub fn expand_template(template: &str, secs: u64) -> String {
     out
 }
 
-fn compression_for(path: &str) -> Compression {
+pub(crate) fn compression_for(path: &str) -> Compression {
     if path.ends_with(".gz") {
         Compression::Gzip
     } else if path.ends_with(".bz2") {

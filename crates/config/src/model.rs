@@ -119,6 +119,10 @@ pub struct AddPath {
     pub receive: bool,
     /// We send several paths per prefix to the neighbour.
     pub send: bool,
+    /// `add_path_send`: with `send`, at most this many paths per prefix,
+    /// the most preferred first (`"best-N"`); `None` sends every path
+    /// (`"all"`, the default).
+    pub send_max: Option<u16>,
 }
 
 /// `next_hop`: the NEXT_HOP we send.

@@ -102,6 +102,20 @@ fn families(c: &Ctx<'_>, at: &dyn Fn(&str) -> String, f: &[String]) -> R<Vec<Afi
     Ok(v)
 }
 
+/// `add_path_send`: `"all"` (`None`) or `"best-N"` with N from 1 to 65535.
+fn add_path_send(c: &Ctx<'_>, path: &str, v: &str) -> R<Option<u16>> {
+    if v == "all" {
+        return Ok(None);
+    }
+    match v.strip_prefix("best-").map(str::parse::<u16>) {
+        Some(Ok(n)) if n >= 1 => Ok(Some(n)),
+        _ => Err(c.err(
+            path,
+            format!("unknown value \"{v}\", expected \"all\" or \"best-N\" with N from 1 to 65535"),
+        )),
+    }
+}
+
 pub(crate) fn neighbor(
     c: &Ctx<'_>,
     i: usize,
@@ -198,8 +212,25 @@ pub(crate) fn neighbor(
                     ("both", (true, true)),
                 ],
             )?;
-            AddPath { receive, send }
+            AddPath {
+                receive,
+                send,
+                send_max: None,
+            }
         }
+    };
+    let add_path = match rn.add_path_send.as_deref() {
+        None => add_path,
+        Some(_) if !add_path.send => {
+            return Err(c.err(
+                &at("add_path_send"),
+                "needs add_path = \"send\" or \"both\"",
+            ))
+        }
+        Some(v) => AddPath {
+            send_max: add_path_send(c, &at("add_path_send"), v)?,
+            ..add_path
+        },
     };
     let rr_client = rn.route_reflector_client.unwrap_or(false);
     if rr_client && ebgp {

@@ -157,6 +157,7 @@ pub struct RawNeighbor {
     pub delay_open: Option<u32>,
     pub families: Option<Vec<String>>,
     pub add_path: Option<String>,
+    pub add_path_send: Option<String>,
     pub route_reflector_client: Option<bool>,
     pub route_server_client: Option<bool>,
     pub next_hop: Option<String>,

@@ -165,11 +165,9 @@ fn feature_examples_mean_what_they_say() {
     assert_eq!(c.statics[0].large_communities, [(64500, 1, 100)]);
 
     let c = block_after("MRT dumps");
-    // RIB snapshots are not written by the daemon yet; the example shows
-    // update dumps only.
-    assert!(c
-        .mrt
-        .is_some_and(|m| m.updates.is_some() && m.rib.is_none()));
+    assert!(c.mrt.is_some_and(|m| m.updates.is_some()
+        && m.rib.as_deref() == Some("/var/lib/tessera/mrt/bview.%Y%m%d.%H%M.gz")
+        && m.rib_interval == 7200));
 
     let c = block_after("Metrics and the control socket");
     assert!(c.router.listen.is_empty());

@@ -151,6 +151,27 @@ impl<W: Write> MrtWriter<W> {
         add_path: bool,
         entries: &[RibEntry<'_>],
     ) -> io::Result<()> {
+        self.write_rib_entries(
+            timestamp,
+            sequence,
+            prefix,
+            safi,
+            add_path,
+            entries.iter().copied(),
+        )
+    }
+
+    /// [`Self::write_rib`] with the entries from an iterator, so that a
+    /// caller dumping a whole table need not collect each prefix's entries.
+    pub fn write_rib_entries<'e>(
+        &mut self,
+        timestamp: u32,
+        sequence: u32,
+        prefix: Prefix,
+        safi: Safi,
+        add_path: bool,
+        entries: impl ExactSizeIterator<Item = RibEntry<'e>>,
+    ) -> io::Result<()> {
         let subtype =
             Rib::subtype_for(AfiSafi::new(prefix.afi(), safi), add_path).ok_or_else(|| {
                 io::Error::new(
@@ -161,13 +182,7 @@ impl<W: Write> MrtWriter<W> {
         self.buf.clear();
         let h = Header::new(timestamp, None, types::TABLE_DUMP_V2, subtype);
         self.buf.resize(12, 0);
-        Rib::encode_parts(
-            sequence,
-            prefix,
-            entries.iter().copied(),
-            add_path,
-            &mut self.buf,
-        )?;
+        Rib::encode_parts(sequence, prefix, entries, add_path, &mut self.buf)?;
         self.patch_header(&h)?;
         self.emit()
     }

@@ -159,6 +159,23 @@ pub fn run(path: &Path, log: Option<&str>) -> Result<(), String> {
         }
         None => (None, None),
     };
+    // TABLE_DUMP_V2 snapshots, encoded by the RIB thread and written by
+    // their own thread.
+    if let Some((template, every)) = spec
+        .config
+        .mrt
+        .as_ref()
+        .and_then(|m| m.rib.clone().map(|t| (t, m.rib_interval)))
+    {
+        let cfg = crate::rib_dump::RibDumpConfig {
+            template: template.clone(),
+            interval: Duration::from_secs(u64::from(every.max(1))),
+        };
+        st.rib_dumper = Some(
+            crate::rib_dump::RibDumper::start(cfg)
+                .map_err(|e| format!("cannot start MRT RIB dumps to {template}: {e}"))?,
+        );
+    }
     let mut running = Running {
         path: path.to_path_buf(),
         spec,

@@ -174,15 +174,6 @@ impl Spec {
                 c.router.pipeline
             ));
         }
-        if c.mrt.as_ref().is_some_and(|m| m.rib.is_some()) {
-            let at = c
-                .locate("mrt.rib")
-                .map(|l| format!("{}:{}:{}: ", l.file, l.line, l.col))
-                .unwrap_or_default();
-            return Err(format!(
-                "{at}mrt.rib: periodic TABLE_DUMP_V2 RIB dumps are not supported yet (mrt.updates is)"
-            ));
-        }
         let mut compiled = BTreeMap::new();
         for (name, def) in &c.policies {
             let p = bgp_policy::compile(def).map_err(|e| {
@@ -229,6 +220,10 @@ impl Spec {
                     keep_pre_policy: n.soft_reconfiguration_inbound,
                     families: n.families.clone(),
                     mrai: Duration::from_secs(u64::from(n.mrai)),
+                    add_path_send: match n.add_path.send_max {
+                        None => bgp_rib::PathSelection::All,
+                        Some(max) => bgp_rib::PathSelection::Best(max),
+                    },
                 },
                 remote: SocketAddr::new(n.address, n.port),
                 local: n.local_address,

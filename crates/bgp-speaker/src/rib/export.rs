@@ -2,7 +2,8 @@
 
 use std::net::IpAddr;
 
-use bgp_rib::{EncodeParams, UpdateEncoder};
+use base::AfiSafi;
+use bgp_rib::{AddPathSend, EncodeParams, UpdateEncoder};
 
 use super::peer::PeerMeta;
 use crate::msg::SessionUp;
@@ -41,4 +42,20 @@ pub(super) fn encoder_for(meta: &PeerMeta, up: &SessionUp) -> UpdateEncoder {
     // RS-Clients.
     enc.set_peer_role(meta.role);
     enc
+}
+
+/// What the RIB's Adj-RIB-Out keeps for this session: several paths per
+/// prefix on the families where ADD-PATH send was negotiated (we sent
+/// send, the peer receive; RFC 7911 §4), else `None` (the best path only).
+/// Must agree with the encoder's `add_path_tx`, which comes from the same
+/// negotiation.
+pub(super) fn add_path_send(meta: &PeerMeta, up: &SessionUp) -> Option<AddPathSend> {
+    let n = &up.negotiated;
+    let tx = |af: AfiSafi| n.add_path.iter().any(|a| a.afi_safi == af && a.tx);
+    let (v4, v6) = (tx(AfiSafi::IPV4_UNICAST), tx(AfiSafi::IPV6_UNICAST));
+    (v4 || v6).then_some(AddPathSend {
+        ipv4_unicast: v4,
+        ipv6_unicast: v6,
+        select: meta.add_path_send,
+    })
 }

@@ -18,8 +18,8 @@ fn is_link_local(a: &Ipv6Addr) -> bool {
     (a.segments()[0] & 0xffc0) == 0xfe80
 }
 
-/// Reads the interface list (getifaddrs); empty when `local` is on no
-/// interface (e.g. a loopback alias in a test).
+/// Reads the interface list (getifaddrs). When `local` is on no interface
+/// (e.g. a loopback alias in a test) only `local` itself is returned.
 pub fn link_addrs(local: IpAddr) -> LinkAddrs {
     let mut out = LinkAddrs::default();
     let mut all: Vec<(String, IpAddr)> = Vec::new();
@@ -55,15 +55,15 @@ pub fn link_addrs(local: IpAddr) -> LinkAddrs {
         }
         libc::freeifaddrs(head);
     }
-    let Some(iface) = all
+    // The session's own address is always usable for its family, even
+    // when no interface holds it (a 127/8 address other than 127.0.0.1 is
+    // local on Linux without being configured anywhere).
+    let iface = all
         .iter()
         .find(|(_, a)| *a == local)
-        .map(|(n, _)| n.clone())
-    else {
-        return out;
-    };
+        .map(|(n, _)| n.clone());
     for (n, a) in &all {
-        if *n != iface {
+        if Some(n) != iface.as_ref() {
             continue;
         }
         match a {

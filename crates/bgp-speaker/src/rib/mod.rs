@@ -11,6 +11,7 @@
 //! (one UPDATE per attribute set, not per received UPDATE) while keeping
 //! latency low when idle.
 
+mod dump;
 mod export;
 pub mod ifaddr;
 pub mod peer;
@@ -37,6 +38,26 @@ pub const STATIC_PEER: PeerId = PeerId(0);
 
 /// Messages taken per wake-up before export runs.
 pub const MAX_BURST: usize = 256;
+
+/// How long routes flagged stale by a peer's Beginning-of-RIB-Refresh wait
+/// for its End-of-RIB-Refresh (RFC 7313 §4 leaves the value to us; FRR and
+/// BIRD use minutes too).
+pub const ENHANCED_REFRESH_STALE: Duration = Duration::from_secs(360);
+
+/// ROUTE-REFRESH subtypes (RFC 7313 §3).
+mod route_refresh {
+    pub const REQUEST: u8 = 0;
+    pub const BORR: u8 = 1;
+    pub const EORR: u8 = 2;
+}
+
+fn route_refresh_msg(af: AfiSafi, subtype: u8) -> bgp_wire::RouteRefresh {
+    bgp_wire::RouteRefresh {
+        afi: af.afi,
+        safi: af.safi,
+        subtype,
+    }
+}
 
 /// Stop handing a session more UPDATE bytes while this many are unwritten.
 pub const OUT_QUEUE_LIMIT: u64 = 16 << 20;
@@ -82,6 +103,8 @@ pub struct RibState {
     pub latency: std::sync::Arc<mgmt::metrics::LatencyHistogram>,
     /// Roles for the propagation rules, rebuilt when a peer goes up/down.
     roles: Vec<Option<PeerRole>>,
+    /// Periodic TABLE_DUMP_V2 snapshots (`[mrt] rib`).
+    pub rib_dumper: Option<crate::rib_dump::RibDumper>,
     changed: Vec<Prefix>,
     scratch: Vec<u8>,
     shutdown: bool,
@@ -110,6 +133,7 @@ impl RibState {
             started: SystemTime::now(),
             latency: Default::default(),
             roles: vec![None],
+            rib_dumper: None,
             changed: Vec::new(),
             scratch: Vec::new(),
             shutdown: false,
@@ -195,6 +219,7 @@ impl RibState {
     }
 
     fn on_tick(&mut self) {
+        self.maybe_dump_rib();
         let now = std::time::Instant::now();
         for i in 0..self.peers.len() {
             let Some(Some(e)) = self.peers.get_mut(i) else {
@@ -204,6 +229,19 @@ impl RibState {
                 e.stale_until = None;
                 info!(peer = %e.meta.name, "graceful restart timer expired; flushing stale routes");
                 let _ = self.rib.sweep_stale(PeerId(i as u16), &mut self.changed);
+            }
+            if let Some(up) = e.up.as_mut() {
+                let rib = &mut self.rib;
+                let changed = &mut self.changed;
+                let name = &e.meta.name;
+                up.refreshing.retain(|&(afi, deadline)| {
+                    if deadline > now {
+                        return true;
+                    }
+                    warn!(peer = %name, ?afi, "no End-of-RIB-Refresh in time; purging stale routes");
+                    let _ = rib.sweep_stale_afi(PeerId(i as u16), afi, changed);
+                    false
+                });
             }
         }
     }
@@ -237,6 +275,7 @@ impl RibState {
         let n = &up.negotiated;
         info!(peer = %entry.meta.name, remote = %up.remote_addr, "session established");
         let encoder = export::encoder_for(&entry.meta, &up);
+        let add_path_send = export::add_path_send(&entry.meta, &up);
         let cfg = PeerConfig {
             asn: n.peer_asn,
             bgp_id: n.peer_bgp_id,
@@ -257,6 +296,8 @@ impl RibState {
         entry.up = Some(UpState {
             eor_owed: n.families.clone(),
             eor_received: Vec::new(),
+            refresh_owed: Vec::new(),
+            refreshing: Vec::new(),
             negotiated: up.negotiated,
             local_addr: up.local_addr,
             remote_addr: up.remote_addr,
@@ -265,6 +306,7 @@ impl RibState {
             last_flush: std::time::Instant::now(),
         });
         self.rib.add_peer(id, cfg);
+        let _ = self.rib.set_add_path_send(id, add_path_send);
         if sweep_now {
             let _ = self.rib.sweep_stale(id, &mut self.changed);
         }
@@ -391,17 +433,48 @@ impl RibState {
     }
 
     fn on_route_refresh(&mut self, id: PeerId, family: AfiSafi, subtype: u8) {
-        // RFC 7313: only a plain request (0) asks us to re-send; BoRR/EoRR
-        // (1/2) bracket the peer's own re-advertisement.
-        if subtype != 0 {
+        let Some(entry) = self.peers.get_mut(id.0 as usize).and_then(Option::as_mut) else {
             return;
-        }
-        if self.peer(id).and_then(|p| p.up.as_ref()).is_none() {
+        };
+        let Some(up) = entry.up.as_mut() else {
             return;
+        };
+        let enhanced = up.negotiated.enhanced_route_refresh;
+        match subtype {
+            route_refresh::REQUEST => {
+                debug!(peer = %entry.meta.name, ?family, "route refresh requested");
+                if enhanced && !up.refresh_owed.contains(&family) {
+                    up.refresh_owed.push(family);
+                }
+                self.rib.resend_all(id);
+                self.export_full(id);
+            }
+            // RFC 7313 §4: the peer re-advertises everything of the family
+            // between BoRR and EoRR; what it does not re-advertise is gone.
+            // Without the capability the subtypes are ignored (§5).
+            route_refresh::BORR if enhanced => {
+                debug!(peer = %entry.meta.name, ?family, "Beginning-of-RIB-Refresh");
+                let deadline = std::time::Instant::now() + ENHANCED_REFRESH_STALE;
+                up.refreshing.retain(|(a, _)| *a != family.afi);
+                up.refreshing.push((family.afi, deadline));
+                let _ = self.rib.mark_stale_afi(id, family.afi);
+            }
+            route_refresh::EORR if enhanced => {
+                let Some(i) = up.refreshing.iter().position(|(a, _)| *a == family.afi) else {
+                    // §4: an EoRR without a BoRR is ignored.
+                    return;
+                };
+                up.refreshing.swap_remove(i);
+                let n = self
+                    .rib
+                    .sweep_stale_afi(id, family.afi, &mut self.changed)
+                    .unwrap_or(0);
+                debug!(peer = %entry.meta.name, ?family, purged = n, "End-of-RIB-Refresh");
+            }
+            _ => {
+                debug!(peer = %entry.meta.name, subtype, "ROUTE-REFRESH subtype ignored");
+            }
         }
-        debug!(peer = id.0, ?family, "route refresh requested");
-        self.rib.resend_all(id);
-        self.export_full(id);
     }
 
     /// Re-applies import policy to `id`'s routes. With `prefer_wire` (the
@@ -447,7 +520,9 @@ impl RibState {
     /// Exports the changes collected since the last call and hands the
     /// packed UPDATEs to the sessions that can take them.
     fn propagate(&mut self) {
-        if !self.changed.is_empty() {
+        // ADD-PATH peers also hear of non-best path changes, which the RIB
+        // tracks itself.
+        if !self.changed.is_empty() || self.rib.path_changes_pending() {
             let t0 = std::time::Instant::now();
             self.changed.sort_unstable();
             self.changed.dedup();
@@ -479,11 +554,21 @@ impl RibState {
             if entry.status.out_queued_bytes.load(Ordering::Relaxed) > OUT_QUEUE_LIMIT {
                 continue;
             }
-            if now.duration_since(up.last_flush) < entry.meta.mrai && up.eor_owed.is_empty() {
+            if now.duration_since(up.last_flush) < entry.meta.mrai
+                && up.eor_owed.is_empty()
+                && up.refresh_owed.is_empty()
+            {
                 continue;
             }
             self.scratch.clear();
             let mut msgs = 0;
+            // RFC 7313 §4: BoRR, the re-sent routes, then EoRR. Everything
+            // queued for the peer is drained below in this same buffer, so
+            // the EoRR cannot overtake any re-sent route.
+            let ctx = up.negotiated.parse_ctx();
+            for &af in &up.refresh_owed {
+                let _ = route_refresh_msg(af, route_refresh::BORR).encode(ctx, &mut self.scratch);
+            }
             for s in self.rib.shards_mut() {
                 let batch = s.drain_updates(id);
                 if !batch.is_empty() {
@@ -493,6 +578,9 @@ impl RibState {
             // RFC 4724 §2: End-of-RIB after the initial table.
             for af in up.eor_owed.drain(..) {
                 up.encoder.end_of_rib(af, &mut self.scratch);
+            }
+            for af in up.refresh_owed.drain(..) {
+                let _ = route_refresh_msg(af, route_refresh::EORR).encode(ctx, &mut self.scratch);
             }
             if self.scratch.is_empty() {
                 continue;

@@ -74,6 +74,8 @@ pub struct PeerMeta {
     pub families: Vec<AfiSafi>,
     /// Minimum interval between UPDATE flushes (MRAI, RFC 4271 §9.2.1.1).
     pub mrai: Duration,
+    /// Which paths go out on families with ADD-PATH send (RFC 7911).
+    pub add_path_send: bgp_rib::PathSelection,
 }
 
 /// The live part of an Established session.
@@ -87,6 +89,13 @@ pub struct UpState {
     pub eor_owed: Vec<AfiSafi>,
     /// Families the peer has sent End-of-RIB for.
     pub eor_received: Vec<AfiSafi>,
+    /// Families whose ROUTE-REFRESH we are answering: with enhanced route
+    /// refresh (RFC 7313 §4) the re-sent routes go out between a BoRR and
+    /// an EoRR for each.
+    pub refresh_owed: Vec<AfiSafi>,
+    /// Families the peer is re-advertising after its BoRR, with the time
+    /// after which stale routes are purged if no EoRR came (RFC 7313 §4).
+    pub refreshing: Vec<(base::Afi, std::time::Instant)>,
     pub last_flush: std::time::Instant,
 }
 
