@@ -2,6 +2,7 @@
 //! the pure `bgp-fsm` and `bgp-rib` cores.
 
 pub mod daemon;
+pub mod fib_feed;
 pub mod mrt_dump;
 pub mod msg;
 pub mod rib;

@@ -116,6 +116,20 @@ fn init_logging(filter: &str) {
 /// Runs the daemon until SIGTERM/SIGINT. Returns an error (and starts
 /// nothing) when the configuration is invalid.
 pub fn run(path: &Path, log: Option<&str>) -> Result<(), String> {
+    run_with(path, log, Hooks::default())
+}
+
+/// What an embedding binary attaches to the daemon (wiring only).
+#[derive(Default)]
+pub struct Hooks {
+    /// Follows the Loc-RIB's best routes: the whole table first, then the
+    /// changes (see [`crate::fib_feed`]). `tesserad` uses it for its
+    /// `[dataplane]`.
+    pub best_feed: Option<crate::fib_feed::BestSender>,
+}
+
+/// [`run`] with [`Hooks`].
+pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), String> {
     let spec = Spec::load(path)?;
     let filter = log
         .map(str::to_string)
@@ -132,6 +146,9 @@ pub fn run(path: &Path, log: Option<&str>) -> Result<(), String> {
 
     let (rib_tx, rib_rx) = mpsc::channel::<RibMsg>(RIB_CHANNEL);
     let mut st = RibState::new(spec.rib.clone(), 1);
+    if let Some(tx) = hooks.best_feed {
+        st.best_feed.subscribe(&st.rib, tx);
+    }
     let latency = st.latency.clone();
     let registry = Registry::default();
 

@@ -105,6 +105,8 @@ pub struct RibState {
     roles: Vec<Option<PeerRole>>,
     /// Periodic TABLE_DUMP_V2 snapshots (`[mrt] rib`).
     pub rib_dumper: Option<crate::rib_dump::RibDumper>,
+    /// Followers of the Loc-RIB's best routes (a forwarding plane).
+    pub best_feed: crate::fib_feed::BestFeed,
     changed: Vec<Prefix>,
     scratch: Vec<u8>,
     shutdown: bool,
@@ -134,6 +136,7 @@ impl RibState {
             latency: Default::default(),
             roles: vec![None],
             rib_dumper: None,
+            best_feed: Default::default(),
             changed: Vec::new(),
             scratch: Vec::new(),
             shutdown: false,
@@ -534,6 +537,7 @@ impl RibState {
                 s.export_changes(&changed, &mut ex);
             }
             self.roles = ex.roles;
+            self.best_feed.publish(&self.rib, &changed);
             self.changed = changed;
             self.changed.clear();
             self.counters.export_ns += t0.elapsed().as_nanos() as u64;

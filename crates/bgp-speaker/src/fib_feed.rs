@@ -1,0 +1,122 @@
+//! Loc-RIB best-route changes for a forwarding plane (the `fib` crate, or
+//! anything else that wants to follow the best routes, as BIRD's `kernel`
+//! protocol does).
+//!
+//! A subscriber is a bounded channel of batches. On subscription it gets
+//! the whole Loc-RIB (in batches of [`SNAPSHOT_BATCH`]), then, after every
+//! export round of the RIB thread, one batch with each prefix whose best
+//! path changed, in the order the RIB saw them. The channel is bounded on
+//! purpose: a forwarding plane that cannot keep up slows the RIB rather
+//! than growing an unbounded queue; a subscriber that hangs up is dropped.
+//!
+//! Resolution of next hops to interfaces and MAC addresses is the
+//! subscriber's business; here the next hop is the BGP NEXT_HOP as stored
+//! (post-import-policy), with the IPv6 global address when a link-local one
+//! is also present.
+
+use std::net::IpAddr;
+use std::sync::mpsc::{SyncSender, TrySendError};
+
+use base::Prefix;
+use bgp_rib::Rib;
+use bgp_wire::NextHop;
+
+/// Routes per batch when the whole Loc-RIB is sent at subscription.
+pub const SNAPSHOT_BATCH: usize = 4096;
+
+/// One Loc-RIB change: the new best next hop, or `None` when the prefix has
+/// no route any more.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct BestChange {
+    pub prefix: Prefix,
+    pub next_hop: Option<IpAddr>,
+}
+
+/// The sending half of a subscription.
+pub type BestSender = SyncSender<Vec<BestChange>>;
+
+fn ip_of(nh: NextHop) -> IpAddr {
+    match nh {
+        NextHop::V4(a) => IpAddr::V4(a),
+        NextHop::V6(a) | NextHop::V6LinkLocal(a, _) => IpAddr::V6(a),
+    }
+}
+
+/// The best next hop of `prefix` in `rib` now.
+pub fn best_next_hop(rib: &Rib, prefix: &Prefix) -> Option<IpAddr> {
+    let r = rib.lookup(prefix)?;
+    let (_, attrs) = r.best()?;
+    attrs.next_hop().map(ip_of)
+}
+
+/// The subscribers of one RIB thread.
+#[derive(Default)]
+pub struct BestFeed {
+    subs: Vec<BestSender>,
+    batch: Vec<BestChange>,
+}
+
+impl BestFeed {
+    pub fn is_empty(&self) -> bool {
+        self.subs.is_empty()
+    }
+
+    /// Sends the whole Loc-RIB of `rib` to `tx`, then registers it.
+    pub fn subscribe(&mut self, rib: &Rib, tx: BestSender) {
+        let mut batch = Vec::with_capacity(SNAPSHOT_BATCH);
+        for r in rib.iter() {
+            let Some((_, attrs)) = r.best() else {
+                continue;
+            };
+            batch.push(BestChange {
+                prefix: r.prefix,
+                next_hop: attrs.next_hop().map(ip_of),
+            });
+            if batch.len() == SNAPSHOT_BATCH {
+                let full = std::mem::replace(&mut batch, Vec::with_capacity(SNAPSHOT_BATCH));
+                if tx.send(full).is_err() {
+                    return;
+                }
+            }
+        }
+        if !batch.is_empty() && tx.send(batch).is_err() {
+            return;
+        }
+        self.subs.push(tx);
+    }
+
+    /// Sends the current best next hop of each of `changed` to every
+    /// subscriber (blocking while a subscriber's channel is full).
+    pub fn publish(&mut self, rib: &Rib, changed: &[Prefix]) {
+        if self.subs.is_empty() || changed.is_empty() {
+            return;
+        }
+        self.batch.clear();
+        self.batch.extend(changed.iter().map(|p| BestChange {
+            prefix: *p,
+            next_hop: best_next_hop(rib, p),
+        }));
+        let last = self.subs.len() - 1;
+        let mut i = 0;
+        while i < self.subs.len() {
+            let b = if i == last {
+                std::mem::take(&mut self.batch)
+            } else {
+                self.batch.clone()
+            };
+            let gone = match self.subs[i].try_send(b) {
+                Ok(()) => false,
+                Err(TrySendError::Full(b)) => self.subs[i].send(b).is_err(),
+                Err(TrySendError::Disconnected(_)) => true,
+            };
+            if gone {
+                self.subs.swap_remove(i);
+                if self.subs.is_empty() {
+                    break;
+                }
+            } else {
+                i += 1;
+            }
+        }
+    }
+}
