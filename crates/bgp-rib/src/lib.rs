@@ -36,9 +36,14 @@
 //!   the flag, [`RibShard::sweep_stale`] / [`RibShard::sweep_stale_afi`]
 //!   remove what is left on End-of-RIB or timer expiry.
 //!
-//! Limitations: ADD-PATH *send* (RFC 7911) carries only the best path per
-//! prefix (path identifier 1), because the Adj-RIB-Out keeps one path per
-//! prefix; receiving ADD-PATH stores every path. No confederations: the
+//! * ADD-PATH send (RFC 7911, [`AddPathSend`]): a peer that negotiated it keeps
+//!   several paths per prefix in its Adj-RIB-Out (all, or the best N), each
+//!   under its own path identifier; other peers keep one handle per prefix.
+//! * Enhanced route refresh (RFC 7313): [`Rib::mark_stale_afi`] flags a
+//!   family's routes at the peer's BoRR; the EoRR sweep reuses the graceful
+//!   restart one.
+//!
+//! Limitations: no confederations: the
 //! encoder strips confederation segments towards eBGP and NO_EXPORT_SUBCONFED
 //! acts like NO_EXPORT.
 //!
