@@ -8,13 +8,64 @@
 //! * [`Lpm`] is the read side, used by forwarding workers: `lookup` and
 //!   `lookup_batch` (which may prefetch). It takes `&self` and never locks.
 //! * [`LpmMut`] is the write side: incremental insert and remove, used off
-//!   the forwarding cores; publication to workers is by snapshot swap.
+//!   the forwarding cores; publication to workers is by [`publish`]
+//!   (left-right: two copies, an atomic index, per-reader epochs).
 //! * [`reference`] holds the naive implementations every fast one is tested
 //!   against.
+//!
+//! # The fast tables: [`Poptrie4`] and [`Poptrie6`]
+//!
+//! One generic [`Poptrie`] (Asai & Ohara, "Poptrie: A Compressed Trie with
+//! Population Count for Fast and Scalable Software IP Routing Table Lookup",
+//! SIGCOMM 2015) serves both families.
+//!
+//! **Lookup structures.** A direct-pointing array indexed by the first
+//! [`DIRECT_BITS`] (18) address bits: `2^18` `u32` entries (1 MiB), each either
+//! a leaf (bit 31 set; the next hop, or "no route") or the index of a root
+//! node. Below it, 64-ary nodes of 24 bytes (`vector`, `leafvec`: `u64`;
+//! `base0`, `base1`: `u32`) consume 6 address bits each. A position whose
+//! `vector` bit is set is an internal child at `nodes[base1 + popcount(vector
+//! up to the position) - 1]`; other positions are leaves, run-length
+//! compressed by `leafvec` into `leaves[base0 + popcount(leafvec up to the
+//! position) - 1]` (`u32`). Children of a node are contiguous, and so are its
+//! leaves, so a node costs one cache line and no pointers. IPv4 needs at most
+//! 3 node levels (18 + 6 + 6 + 6 >= 32); IPv6 at most 19.
+//!
+//! **Lookup cost.** Most IPv4 destinations end in the direct array or at the
+//! first node: 2-3 dependent memory reads. `lookup_batch` works in groups of
+//! 16 addresses and prefetches each stage's next read for the whole group
+//! before using it, so the misses of a group overlap. On x86_64 a POPCNT
+//! build of the lookup is selected at run time.
+//!
+//! **Updates.** A `BTreeMap<(address, length), next hop>` holds every route
+//! (the control structure) and is the truth; the lookup structures are
+//! derived from it. Each direct slot's subtree lives in its own pool blocks
+//! (power-of-two size classes with free lists); a route longer than 18 bits
+//! rebuilds the subtree of its one slot (typically one node and up to 64
+//! leaves); a route of 18 bits or fewer repaints the direct slots it covers
+//! where no longer route owns them, and rebuilds the subtrees below them.
+//! Removing a route therefore restores whatever covers it.
+//!
+//! **Memory** (500k-route IPv4 table): see `docs/BENCHMARKS.md`; lookup side
+//! about 1 MiB direct + nodes + leaves, control side about 24 bytes per
+//! route plus 1.5 MiB of per-slot arrays. [`Poptrie::memory`] reports both.
+//!
+//! **Limits.** Next hops up to [`NextHop::MAX_VALID`]; pools up to 2^31
+//! entries ([`LpmError::Full`] past that). Lookups never allocate and never
+//! panic (all indexing is checked; a corrupted index reads as "no route").
+//! Updates to short prefixes (a /8 covers 1024 direct slots) cost more than
+//! updates to long ones. The table is not internally synchronised: share it
+//! through [`publish`].
 
+mod key;
+mod poptrie;
+pub mod publish;
 pub mod reference;
 
 use base::{Prefix4, Prefix6};
+
+pub use key::Key;
+pub use poptrie::{MemoryUsage, Poptrie, Poptrie4, Poptrie6, DIRECT_BITS};
 
 /// A next-hop index. Implementations may reserve high values internally;
 /// valid next hops are `0..=NextHop::MAX_VALID`.

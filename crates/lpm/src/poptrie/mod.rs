@@ -1,0 +1,324 @@
+//! Poptrie (Asai & Ohara, SIGCOMM 2015): a direct-pointing array on the
+//! first [`DIRECT_BITS`] address bits, then 64-ary nodes that find a child
+//! or a leaf by the population count of a bitmap.
+//!
+//! One generic implementation serves IPv4 ([`Poptrie4`]) and IPv6
+//! ([`Poptrie6`]); `update.rs` holds the write side (control map, subtree
+//! rebuilds), this file the read side.
+
+mod pool;
+mod update;
+
+use std::collections::BTreeMap;
+
+use crate::key::Key;
+use crate::{Lpm, NextHop};
+use pool::Pool;
+
+/// Bits resolved by the direct-pointing array: `2^18` entries of 4 bytes
+/// (1 MiB). Every prefix of this length or shorter is expanded into it.
+pub const DIRECT_BITS: u32 = 18;
+
+/// Direct entry flag: the low 31 bits are a leaf value, not a node index.
+const LEAF: u32 = 1 << 31;
+/// Leaf value meaning "no route" (next hops are at most 2^20 - 1).
+pub(crate) const NO_ROUTE: u32 = LEAF - 1;
+/// Lookups in a batch whose memory accesses are overlapped.
+const GROUP: usize = 16;
+
+/// An internal node: 64 positions, each either a child node or a leaf.
+///
+/// Position `i` is a child when bit `i` of `vector` is set; the child is
+/// `nodes[base1 + rank(vector, i) - 1]` where `rank` counts set bits at
+/// positions `0..=i`. Leaves are compressed: runs of positions with the same
+/// next hop share one leaf, and bit `i` of `leafvec` marks the first leaf
+/// position of each run, so a leaf position's value is
+/// `leaves[base0 + rank(leafvec, i) - 1]`. 24 bytes.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
+pub(crate) struct Node {
+    pub(crate) vector: u64,
+    pub(crate) leafvec: u64,
+    pub(crate) base0: u32,
+    pub(crate) base1: u32,
+}
+
+/// Where a direct slot's subtree lives in the pools.
+#[derive(Copy, Clone, Debug, Default)]
+pub(crate) struct Sub {
+    node: u32,
+    leaf: u32,
+    /// Size classes; `nclass == NO_SUB` when the slot has no subtree.
+    nclass: u8,
+    lclass: u8,
+}
+
+const NO_SUB: u8 = u8::MAX;
+
+/// The generic table; use [`Poptrie4`] or [`Poptrie6`].
+#[derive(Clone, Debug)]
+pub struct Poptrie<K: Key> {
+    /// `2^DIRECT_BITS` entries: `LEAF | value`, or a root node index.
+    direct: Vec<u32>,
+    nodes: Pool<Node>,
+    leaves: Pool<u32>,
+    /// Control plane: every route, ordered by (address, length), which is
+    /// also a valid "paint" order (a covering prefix sorts before the
+    /// prefixes it covers).
+    routes: BTreeMap<(K, u8), u32>,
+    /// Per direct slot: value and length of the longest route of length
+    /// `<= DIRECT_BITS` covering the slot (`NO_ROUTE`/`NO_LEN` if none).
+    best: Vec<u32>,
+    best_len: Vec<u8>,
+    subs: Vec<Sub>,
+    /// Scratch space reused by rebuilds (no allocation per update once warm).
+    scratch_nodes: Vec<Node>,
+    scratch_leaves: Vec<u32>,
+    scratch_routes: Vec<(K, u8, u32)>,
+    /// The CPU has a POPCNT instruction (checked once at construction).
+    popcnt: bool,
+}
+
+const NO_LEN: u8 = u8::MAX;
+
+/// IPv4 Poptrie.
+pub type Poptrie4 = Poptrie<u32>;
+/// IPv6 Poptrie.
+pub type Poptrie6 = Poptrie<u128>;
+
+/// Sizes of a table's parts, in bytes.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct MemoryUsage {
+    /// What lookups touch: direct array, node pool and leaf pool (capacity).
+    pub lookup: usize,
+    /// Node and leaf entries in live blocks (allocation rounding included).
+    pub live_nodes: usize,
+    pub live_leaves: usize,
+    /// Estimate of the write side: route map and per-slot control arrays.
+    pub control: usize,
+}
+
+fn has_popcnt() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("popcnt")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+#[inline(always)]
+fn decode(v: u32) -> Option<NextHop> {
+    if v >= NO_ROUTE {
+        None
+    } else {
+        Some(NextHop(v))
+    }
+}
+
+/// Hints the CPU to fetch the cache line holding `p`. Prefetching never
+/// faults, so any address is fine; elsewhere than x86_64 it does nothing.
+#[inline(always)]
+fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: PREFETCHT0 is a hint: it does not dereference `p` in the
+        // language sense and never faults, even on an invalid address; SSE is
+        // part of the x86_64 baseline.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = p;
+    }
+}
+
+/// Bits `0..=i` of a 64-bit map.
+#[inline(always)]
+fn upto(i: u32) -> u64 {
+    u64::MAX >> (63 - (i & 63))
+}
+
+/// The result of visiting one node.
+enum Step {
+    Child(usize),
+    Leaf(usize),
+}
+
+impl<K: Key> Poptrie<K> {
+    /// Most node levels a lookup can visit (past the direct array).
+    const MAX_LEVELS: u32 = (K::BITS - DIRECT_BITS) / 6 + 1;
+
+    #[inline(always)]
+    fn step(n: &Node, a: K, off: u32) -> Step {
+        let c = a.chunk6(off);
+        let m = upto(c);
+        if (n.vector >> c) & 1 != 0 {
+            Step::Child(
+                (n.base1 as usize)
+                    .wrapping_add((n.vector & m).count_ones() as usize)
+                    .wrapping_sub(1),
+            )
+        } else {
+            Step::Leaf(
+                (n.base0 as usize)
+                    .wrapping_add((n.leafvec & m).count_ones() as usize)
+                    .wrapping_sub(1),
+            )
+        }
+    }
+
+    /// Walks nodes from `idx` at bit offset `off`; returns the leaf value.
+    #[inline(always)]
+    fn walk(&self, a: K, mut idx: usize, mut off: u32) -> u32 {
+        let nodes = &self.nodes.items[..];
+        for _ in 0..Self::MAX_LEVELS {
+            let Some(n) = nodes.get(idx) else {
+                return NO_ROUTE;
+            };
+            match Self::step(n, a, off) {
+                Step::Child(i) => {
+                    idx = i;
+                    off += 6;
+                }
+                Step::Leaf(i) => return self.leaves.items.get(i).copied().unwrap_or(NO_ROUTE),
+            }
+        }
+        NO_ROUTE
+    }
+
+    #[inline(always)]
+    fn lookup_body(&self, a: K) -> u32 {
+        let d = self
+            .direct
+            .get(a.top(DIRECT_BITS))
+            .copied()
+            .unwrap_or(LEAF | NO_ROUTE);
+        if d & LEAF != 0 {
+            return d & !LEAF;
+        }
+        self.walk(a, d as usize, DIRECT_BITS)
+    }
+
+    /// Batched lookup in groups of [`GROUP`]: stage 1 prefetches every
+    /// direct entry, stage 2 reads them and prefetches the first node, stage
+    /// 3 visits that node and prefetches the leaf or next node, stage 4
+    /// finishes. Independent misses of a group overlap instead of queueing.
+    #[inline(always)]
+    fn batch_body(&self, addrs: &[K], out: &mut [Option<NextHop>]) {
+        let direct = &self.direct[..];
+        let nodes = &self.nodes.items[..];
+        let leaves = &self.leaves.items[..];
+        for (ac, oc) in addrs.chunks(GROUP).zip(out.chunks_mut(GROUP)) {
+            let mut d = [0u32; GROUP];
+            // 0: value in `d` final; 1: `st` is a leaf index; 2: a node index.
+            let mut kind = [0u8; GROUP];
+            let mut st = [0usize; GROUP];
+            for a in ac {
+                prefetch(direct.as_ptr().wrapping_add(a.top(DIRECT_BITS)));
+            }
+            for ((a, dv), st) in ac.iter().zip(d.iter_mut()).zip(st.iter_mut()) {
+                let v = direct
+                    .get(a.top(DIRECT_BITS))
+                    .copied()
+                    .unwrap_or(LEAF | NO_ROUTE);
+                *dv = v;
+                if v & LEAF == 0 {
+                    *st = v as usize;
+                    prefetch(nodes.as_ptr().wrapping_add(*st));
+                }
+            }
+            for (((a, dv), k), st) in ac
+                .iter()
+                .zip(d.iter_mut())
+                .zip(kind.iter_mut())
+                .zip(st.iter_mut())
+            {
+                if *dv & LEAF != 0 {
+                    *dv &= !LEAF;
+                    continue;
+                }
+                match nodes.get(*st) {
+                    None => *dv = NO_ROUTE,
+                    Some(n) => match Self::step(n, *a, DIRECT_BITS) {
+                        Step::Leaf(i) => {
+                            *k = 1;
+                            *st = i;
+                            prefetch(leaves.as_ptr().wrapping_add(i));
+                        }
+                        Step::Child(i) => {
+                            *k = 2;
+                            *st = i;
+                            prefetch(nodes.as_ptr().wrapping_add(i));
+                        }
+                    },
+                }
+            }
+            for ((((a, dv), k), st), o) in ac
+                .iter()
+                .zip(d.iter())
+                .zip(kind.iter())
+                .zip(st.iter())
+                .zip(oc.iter_mut())
+            {
+                let v = match *k {
+                    0 => *dv,
+                    1 => leaves.get(*st).copied().unwrap_or(NO_ROUTE),
+                    _ => self.walk(*a, *st, DIRECT_BITS + 6),
+                };
+                *o = decode(v);
+            }
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    fn lookup_popcnt(&self, a: K) -> u32 {
+        self.lookup_body(a)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    fn batch_popcnt(&self, addrs: &[K], out: &mut [Option<NextHop>]) {
+        self.batch_body(addrs, out)
+    }
+
+    /// Sizes of the lookup structures and the control side.
+    pub fn memory(&self) -> MemoryUsage {
+        let per_route = std::mem::size_of::<(K, u8, u32)>() + 16; // B-tree slot + node overhead
+        MemoryUsage {
+            lookup: self.direct.capacity() * 4 + self.nodes.bytes() + self.leaves.bytes(),
+            live_nodes: self.nodes.live() * std::mem::size_of::<Node>(),
+            live_leaves: self.leaves.live() * 4,
+            control: self.routes.len() * per_route
+                + self.best.capacity() * 4
+                + self.best_len.capacity()
+                + self.subs.capacity() * std::mem::size_of::<Sub>(),
+        }
+    }
+}
+
+impl<K: Key> Lpm<K> for Poptrie<K> {
+    #[inline]
+    fn lookup(&self, addr: K) -> Option<NextHop> {
+        #[cfg(target_arch = "x86_64")]
+        if self.popcnt {
+            // SAFETY: `popcnt` is true only when the CPU reported POPCNT.
+            return decode(unsafe { self.lookup_popcnt(addr) });
+        }
+        decode(self.lookup_body(addr))
+    }
+
+    fn lookup_batch(&self, addrs: &[K], out: &mut [Option<NextHop>]) {
+        #[cfg(target_arch = "x86_64")]
+        if self.popcnt {
+            // SAFETY: `popcnt` is true only when the CPU reported POPCNT.
+            unsafe { self.batch_popcnt(addrs, out) };
+            return;
+        }
+        self.batch_body(addrs, out)
+    }
+}
