@@ -4,7 +4,7 @@
 //! ```text
 //! fwd --mode xdp|xdp-drv|packet --port r0 --port r1 \
 //!     --route 10.1.0.0/24=0,02:00:00:00:0a:00 --route 10.2.0.0/24=1,02:00:00:00:0b:00 \
-//!     [--queues N] [--kp 32] [--kn 32] [--idle-spins 64] [--duration SECS]
+//!     [--queues N] [--frames 4096] [--kp 32] [--kn 32] [--idle-spins 64] [--nap-us 0] [--duration SECS]
 //! ```
 //! Runs until SIGINT/SIGTERM or `--duration`, then prints one line of
 //! counters and its own CPU time.
@@ -56,6 +56,7 @@ struct Args {
     ports: Vec<String>,
     routes: Vec<Route4>,
     queues: u32,
+    frames: u32,
     cfg: LoopConfig,
     duration: Option<Duration>,
 }
@@ -66,6 +67,7 @@ fn parse_args() -> Result<Args, String> {
         ports: vec![],
         routes: vec![],
         queues: 1,
+        frames: 4096,
         cfg: LoopConfig::default(),
         duration: None,
     };
@@ -84,8 +86,10 @@ fn parse_args() -> Result<Args, String> {
                 )
             }
             "--queues" => a.queues = num(v()?)? as u32,
+            "--frames" => a.frames = num(v()?)? as u32,
             "--kp" => a.cfg.batch.kp = num(v()?)? as usize,
             "--kn" => a.cfg.batch.kn = num(v()?)? as usize,
+            "--nap-us" => a.cfg.nap_us = num(v()?)? as u32,
             "--idle-spins" => a.cfg.idle_spins = num(v()?)? as u32,
             "--duration" => a.duration = Some(Duration::from_secs(num(v()?)?)),
             _ => return Err(format!("unknown argument {k}")),
@@ -173,6 +177,7 @@ fn main() {
     };
     let mut handles = Vec::new();
     for q in 0..a.queues {
+        let frames = a.frames;
         let (f, cfg, ports, progs, mode) = (
             f.clone(),
             a.cfg,
@@ -194,11 +199,21 @@ fn main() {
                     }
                     worker(devs, f, cfg)
                 } else {
-                    let devs = progs
+                    let xc = XskConfig {
+                        frame_count: frames,
+                        ring_size: (frames / 2).max(64),
+                        ..XskConfig::new(q)
+                    };
+                    let mut devs = progs
                         .iter()
-                        .map(|pr| XskSocket::open(pr, &XskConfig::new(q)))
+                        .map(|pr| XskSocket::open(pr, &xc))
                         .collect::<Result<Vec<_>, _>>()?;
-                    worker(devs, f, cfg)
+                    let mut f = f;
+                    fwd::run(&mut devs, &mut f, cfg, &STOP)?;
+                    for (i, d) in devs.iter().enumerate() {
+                        println!("fwd: queue {q} port {i} kernel {:?}", d.kernel_stats());
+                    }
+                    Ok((f.counters, devs.iter().map(|p| p.stats()).collect()))
                 }
             },
         ));

@@ -38,6 +38,7 @@ pub mod fwd;
 pub mod packet;
 pub mod pcap;
 pub mod pktdev;
+pub mod rss;
 pub mod sys;
 pub mod xdp;
 
