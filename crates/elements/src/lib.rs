@@ -1,1 +1,269 @@
-//! placeholder
+//! The elements of Tessera's forwarding graph and the factory that builds
+//! them from a config.
+//!
+//! What this crate owns: [`AnyElement`], an enum of every element kind,
+//! which implements [`graph::Element`] with one `match` per batch (static
+//! dispatch); [`Env`], the [`graph::Factory`] that turns `Class(args)`
+//! into elements and hands program-provided FIB tables to the lookups.
+//!
+//! Elements (each documented with ports, config, counters and an example):
+//! [`FromDevice`], [`ToDevice`], [`Classifier`], [`CheckIpHeader`],
+//! [`CheckIp6Header`], [`Ip4Lookup`], [`Ip6Lookup`], [`DecIpTtl`],
+//! [`DecIp6HopLimit`], [`IcmpError`], [`IcmpEcho`], [`EtherRewrite`]
+//! (neighbour table with ARP and NDP), [`Queue`], [`Counter`],
+//! [`Discard`], [`Tee`], [`PortFilter`].
+//!
+//! All elements work on whole Ethernet frames; `anno.l3` (set by the
+//! header checks) says where the IP header starts. Drops are counted by the
+//! graph per element and [`graph::DropReason`].
+//!
+//! Limits: no IPv4 fragmentation or options processing (packets with
+//! options are forwarded as is), no IPv6 extension-header walk, no
+//! neighbour unreachability detection beyond request retries, no
+//! schedulers yet (round-robin, stride, proportional share, NICBalance).
+//!
+//! A whole router: see `tests/router.rs` and `benches/router.rs`.
+
+pub mod args;
+pub mod basic;
+pub mod check;
+pub mod classify;
+pub mod icmp;
+pub mod lookup;
+pub mod neigh;
+
+use std::collections::HashMap;
+
+use graph::{Arg, BuildError, DeviceRole, Element, Factory, Output, Ports};
+use pkt::Batch;
+
+pub use basic::{Counter, Discard, FromDevice, PortFilter, Queue, Tee, ToDevice};
+pub use check::{CheckIp6Header, CheckIpHeader};
+pub use classify::Classifier;
+pub use icmp::{
+    icmp4_error, icmp6_error, DecIp6HopLimit, DecIpTtl, IcmpEcho, IcmpError, IcmpSrc, SrcAddrs,
+};
+pub use lookup::{Ip4Lookup, Ip6Lookup, NextHopTable, NhEntry, ProvidedTable, Table};
+pub use neigh::EtherRewrite;
+
+/// Every element kind.
+#[derive(Debug)]
+pub enum AnyElement {
+    /// See [`FromDevice`].
+    FromDevice(FromDevice),
+    /// See [`ToDevice`].
+    ToDevice(ToDevice),
+    /// See [`Classifier`].
+    Classifier(Classifier),
+    /// See [`CheckIpHeader`].
+    CheckIpHeader(CheckIpHeader),
+    /// See [`CheckIp6Header`].
+    CheckIp6Header(CheckIp6Header),
+    /// See [`Ip4Lookup`].
+    Ip4Lookup(Ip4Lookup),
+    /// See [`Ip6Lookup`].
+    Ip6Lookup(Ip6Lookup),
+    /// See [`DecIpTtl`].
+    DecIpTtl(DecIpTtl),
+    /// See [`DecIp6HopLimit`].
+    DecIp6HopLimit(DecIp6HopLimit),
+    /// See [`IcmpError`].
+    IcmpError(IcmpError),
+    /// See [`IcmpEcho`].
+    IcmpEcho(IcmpEcho),
+    /// See [`EtherRewrite`].
+    EtherRewrite(EtherRewrite),
+    /// See [`Queue`].
+    Queue(Queue),
+    /// See [`Counter`].
+    Counter(Counter),
+    /// See [`Discard`].
+    Discard(Discard),
+    /// See [`Tee`].
+    Tee(Tee),
+    /// See [`PortFilter`].
+    PortFilter(PortFilter),
+}
+
+const fn ports(inputs: u16, outputs: u16) -> Ports {
+    Ports { inputs, outputs }
+}
+
+impl Element for AnyElement {
+    fn class(&self) -> &'static str {
+        match self {
+            AnyElement::FromDevice(_) => "FromDevice",
+            AnyElement::ToDevice(_) => "ToDevice",
+            AnyElement::Classifier(_) => "Classifier",
+            AnyElement::CheckIpHeader(_) => "CheckIpHeader",
+            AnyElement::CheckIp6Header(_) => "CheckIp6Header",
+            AnyElement::Ip4Lookup(_) => "Ip4Lookup",
+            AnyElement::Ip6Lookup(_) => "Ip6Lookup",
+            AnyElement::DecIpTtl(_) => "DecIpTtl",
+            AnyElement::DecIp6HopLimit(_) => "DecIp6HopLimit",
+            AnyElement::IcmpError(_) => "IcmpError",
+            AnyElement::IcmpEcho(_) => "IcmpEcho",
+            AnyElement::EtherRewrite(_) => "EtherRewrite",
+            AnyElement::Queue(_) => "Queue",
+            AnyElement::Counter(_) => "Counter",
+            AnyElement::Discard(_) => "Discard",
+            AnyElement::Tee(_) => "Tee",
+            AnyElement::PortFilter(_) => "PortFilter",
+        }
+    }
+
+    fn ports(&self) -> Ports {
+        match self {
+            AnyElement::FromDevice(e) => e.ports(),
+            AnyElement::ToDevice(e) => e.ports(),
+            AnyElement::Classifier(e) => ports(1, e.outputs()),
+            AnyElement::Ip4Lookup(e) => ports(1, e.outputs),
+            AnyElement::Ip6Lookup(e) => ports(1, e.outputs),
+            AnyElement::DecIpTtl(_) | AnyElement::DecIp6HopLimit(_) | AnyElement::IcmpEcho(_) => {
+                ports(1, 2)
+            }
+            AnyElement::EtherRewrite(_) => ports(2, 1),
+            AnyElement::Discard(_) => ports(1, 0),
+            AnyElement::Tee(e) => ports(1, e.n),
+            AnyElement::CheckIpHeader(_)
+            | AnyElement::CheckIp6Header(_)
+            | AnyElement::IcmpError(_)
+            | AnyElement::Queue(_)
+            | AnyElement::Counter(_)
+            | AnyElement::PortFilter(_) => ports(1, 1),
+        }
+    }
+
+    #[inline]
+    fn process(&mut self, input: u16, batch: &mut Batch, out: &mut Output<'_>) {
+        match self {
+            AnyElement::FromDevice(e) => e.process(batch, out),
+            AnyElement::ToDevice(e) => e.process(batch, out),
+            AnyElement::Classifier(e) => e.process(batch, out),
+            AnyElement::CheckIpHeader(e) => e.process(batch, out),
+            AnyElement::CheckIp6Header(e) => e.process(batch, out),
+            AnyElement::Ip4Lookup(e) => e.process4(batch, out),
+            AnyElement::Ip6Lookup(e) => e.process6(batch, out),
+            AnyElement::DecIpTtl(e) => e.process(batch, out),
+            AnyElement::DecIp6HopLimit(e) => e.process(batch, out),
+            AnyElement::IcmpError(e) => e.process(batch, out),
+            AnyElement::IcmpEcho(e) => e.process(batch, out),
+            AnyElement::EtherRewrite(e) => e.process(input, batch, out),
+            AnyElement::Queue(e) => e.process(batch, out),
+            AnyElement::Counter(e) => e.process(batch, out),
+            AnyElement::Discard(e) => e.process(batch, out),
+            AnyElement::Tee(e) => e.process(batch, out),
+            AnyElement::PortFilter(e) => e.process(batch, out),
+        }
+    }
+
+    fn wants_tick(&self) -> bool {
+        matches!(self, AnyElement::Queue(_) | AnyElement::EtherRewrite(_))
+    }
+
+    fn tick(&mut self, out: &mut Output<'_>) {
+        match self {
+            AnyElement::Queue(q) => q.tick(out),
+            AnyElement::EtherRewrite(e) => e.tick(out),
+            _ => {}
+        }
+    }
+
+    fn device(&self) -> Option<DeviceRole<'_>> {
+        match self {
+            AnyElement::FromDevice(e) => Some(DeviceRole::From(&e.dev)),
+            AnyElement::ToDevice(e) => Some(e.role()),
+            _ => None,
+        }
+    }
+
+    fn tx_batch(&mut self) -> Option<&mut Batch> {
+        match self {
+            AnyElement::ToDevice(e) => Some(&mut e.tx),
+            _ => None,
+        }
+    }
+
+    fn counters(&self, f: &mut dyn FnMut(&'static str, u64)) {
+        match self {
+            AnyElement::Counter(c) => {
+                f("packets", c.packets);
+                f("bytes", c.bytes);
+            }
+            AnyElement::Queue(q) => {
+                f("length", q.len() as u64);
+                f("highwater", q.highwater as u64);
+            }
+            AnyElement::EtherRewrite(e) => e.counters(f),
+            _ => {}
+        }
+    }
+}
+
+/// The element factory, holding tables the program provides to
+/// `Ip4Lookup(TABLE name)` / `Ip6Lookup(TABLE name)`. Build one per core
+/// (each graph takes its tables out of it).
+#[derive(Default)]
+pub struct Env {
+    tables4: HashMap<String, ProvidedTable<u32>>,
+    tables6: HashMap<String, ProvidedTable<u128>>,
+}
+
+impl Env {
+    /// An empty environment.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Provides an IPv4 table under `name`.
+    pub fn add_table4(&mut self, name: &str, table: Box<dyn Table<u32>>, nexthops: NextHopTable) {
+        self.tables4
+            .insert(name.to_string(), ProvidedTable { table, nexthops });
+    }
+    /// Provides an IPv6 table under `name`.
+    pub fn add_table6(&mut self, name: &str, table: Box<dyn Table<u128>>, nexthops: NextHopTable) {
+        self.tables6
+            .insert(name.to_string(), ProvidedTable { table, nexthops });
+    }
+}
+
+fn no_args(args: &[Arg]) -> Result<(), BuildError> {
+    match args.first() {
+        Some(_) => Err(BuildError::arg(0, "this element takes no arguments")),
+        None => Ok(()),
+    }
+}
+
+impl Factory for Env {
+    type Elem = AnyElement;
+    fn build(&mut self, _name: &str, class: &str, args: &[Arg]) -> Result<AnyElement, BuildError> {
+        Ok(match class {
+            "FromDevice" => AnyElement::FromDevice(FromDevice::new(args)?),
+            "ToDevice" => AnyElement::ToDevice(ToDevice::new(args)?),
+            "Classifier" => AnyElement::Classifier(Classifier::new(args)?),
+            "CheckIpHeader" => AnyElement::CheckIpHeader(CheckIpHeader::new(args)?),
+            "CheckIp6Header" => {
+                no_args(args)?;
+                AnyElement::CheckIp6Header(CheckIp6Header)
+            }
+            "Ip4Lookup" => AnyElement::Ip4Lookup(Ip4Lookup::new4(args, self)?),
+            "Ip6Lookup" => AnyElement::Ip6Lookup(Ip6Lookup::new6(args, self)?),
+            "DecIpTtl" => AnyElement::DecIpTtl(DecIpTtl::new(args)?),
+            "DecIp6HopLimit" => AnyElement::DecIp6HopLimit(DecIp6HopLimit::new(args)?),
+            "IcmpError" => AnyElement::IcmpError(IcmpError::new(args)?),
+            "IcmpEcho" => AnyElement::IcmpEcho(IcmpEcho::new(args)?),
+            "EtherRewrite" => AnyElement::EtherRewrite(EtherRewrite::new(args)?),
+            "Queue" => AnyElement::Queue(Queue::new(args)?),
+            "Counter" => {
+                no_args(args)?;
+                AnyElement::Counter(Counter::default())
+            }
+            "Discard" => {
+                no_args(args)?;
+                AnyElement::Discard(Discard)
+            }
+            "Tee" => AnyElement::Tee(Tee::new(args)?),
+            "PortFilter" => AnyElement::PortFilter(PortFilter::new(args)?),
+            other => return Err(BuildError::elem(format!("unknown element class '{other}'"))),
+        })
+    }
+}

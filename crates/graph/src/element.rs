@@ -205,6 +205,13 @@ impl Output<'_> {
     pub fn now_ns(&self) -> u64 {
         self.now_ns
     }
+    /// True when output `port` is connected to something.
+    #[inline]
+    pub fn connected(&self, port: u16) -> bool {
+        self.targets
+            .get(usize::from(port))
+            .is_some_and(|t| t.slot != UNCONNECTED)
+    }
     /// Number of output ports this element has.
     pub fn ports(&self) -> usize {
         self.targets.len()
