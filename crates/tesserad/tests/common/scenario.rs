@@ -103,31 +103,48 @@ pub fn basic(test: &str, tools: &[&str], start: Start) {
         });
     }
     // Route refresh, tesserad -> peer: tesserad asks (RFC 2918), the
-    // peer re-sends, tesserad's UPDATE count grows.
-    let updates_in = |t: &Tesserad| -> Result<u64, String> {
+    // peer answers with its routes again (UPDATEs; with enhanced route
+    // refresh also BoRR/EoRR, so both kinds are counted).
+    //
+    // OpenBGPD 7.7 receives our ROUTE-REFRESH (captured with tshark: AFI
+    // 1/2, subtype 0, SAFI 1, well-formed) but its RDE refuses it with
+    // "route refresh: AID IPv4 unicast not negotiated" although both OPENs
+    // carry the MP capability for both families and routes of both flow;
+    // see tests/interop/openbgpd/README.md. For it, the check is that its
+    // log shows the request arrived and was parsed for each family.
+    let answers_in = |t: &Tesserad| -> Result<u64, String> {
         let n = compact(&t.neighbor(&s.local_v4)?);
         let at = n
             .find("\"messages_received\":")
             .ok_or_else(|| format!("no messages_received in {n}"))?;
         let rest = n.get(at..).unwrap_or("");
-        let u = rest
-            .find("\"update\":")
-            .and_then(|i| rest.get(i + 9..))
-            .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
-            .and_then(|d| d.parse().ok())
-            .ok_or_else(|| format!("no update count in {rest}"))?;
-        Ok(u)
+        let count = |key: &str| -> Result<u64, String> {
+            rest.find(key)
+                .and_then(|i| rest.get(i + key.len()..))
+                .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+                .and_then(|d| d.parse().ok())
+                .ok_or_else(|| format!("no {key} count in {rest}"))
+        };
+        Ok(count("\"update\":")? + count("\"route_refresh\":")?)
     };
-    // OpenBGPD 7.7 did not re-send within 10 s after our ROUTE-REFRESH in
-    // this lab (BIRD, FRR, GoBGP and ExaBGP do, so the message itself is
-    // right); not asserted for it until that is understood.
-    if p.kind() != "openbgpd" {
-        let before = updates_in(&t).unwrap_or_else(|e| lab.fail(&e));
-        t.refresh(&s.local_v4).unwrap_or_else(|e| lab.fail(&e));
+    let before = answers_in(&t).unwrap_or_else(|e| lab.fail(&e));
+    t.refresh(&s.local_v4).unwrap_or_else(|e| lab.fail(&e));
+    if p.kind() == "openbgpd" {
+        lab.wait(
+            10,
+            "OpenBGPD logs our ROUTE-REFRESH for both families",
+            || {
+                let log = p.log();
+                Ok((log.contains("route refresh: AID IPv4 unicast")
+                    && log.contains("route refresh: AID IPv6 unicast"))
+                .then_some(()))
+            },
+        );
+    } else {
         lab.wait(
             10,
             "tesserad receives UPDATEs again after its ROUTE-REFRESH",
-            || Ok((updates_in(&t)? > before).then_some(())),
+            || Ok((answers_in(&t)? > before).then_some(())),
         );
     }
     // Route refresh, peer -> tesserad: tesserad re-sends when asked.
