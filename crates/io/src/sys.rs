@@ -224,7 +224,7 @@ pub fn enter_netns(path: &str) -> Result<(), IoError> {
 }
 
 /// Waits up to `timeout_ms` for any of `fds` to become readable.
-pub(crate) fn poll_many(fds: &[RawFd], timeout_ms: i32) -> Result<bool, IoError> {
+pub fn poll_many(fds: &[RawFd], timeout_ms: i32) -> Result<bool, IoError> {
     let mut p = [libc::pollfd {
         fd: -1,
         events: libc::POLLIN,

@@ -1,0 +1,452 @@
+//! The dataplane runtime: one worker thread per core, each owning one
+//! queue of every port, plus the FIB thread, the only writer of the
+//! published [`FibTables`].
+//!
+//! Queues: with AF_XDP, core `q` binds a socket to RX queue `q` of every
+//! port, so the device's own flow hashing (RSS, or the sender's queue on a
+//! veth) spreads the load; a port with fewer RX queues than cores is
+//! refused (use `af_packet`, or fewer cores). With AF_PACKET, every core
+//! opens a socket per port in one `PACKET_FANOUT_HASH` group per port: the
+//! kernel's flow hash picks the core, so a flow stays on one core. Each
+//! core runs its loop to completion on its own queues; nothing on the
+//! packet path is shared but the read-mostly tables.
+//!
+//! The FIB thread takes batches of [`Change`]s from a channel, coalesces
+//! what is queued, applies them to the [`Fib`], takes learned neighbours
+//! from the workers' rings, publishes the deltas in one left-right swap,
+//! and optionally exports the resolved routes to the kernel.
+
+pub mod arp;
+pub mod worker;
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{mpsc, Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use io::packet::{Fanout, FanoutMode, PacketConfig, PacketSocket};
+use io::rss::{spsc, Consumer};
+use io::xdp::{XdpMode, XdpProgram, XskConfig, XskSocket};
+use io::IoError;
+use lpm::publish::{left_right, Writer};
+
+use crate::kernel::{self, KernelConfig};
+use crate::resolve::{Change, Fib, FibStats, PortSpec};
+use crate::table::FibTables;
+pub use worker::{Learned, LoopConfig, PortInfo, Worker, WorkerCounters};
+
+/// Which packet I/O the workers use.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum IoMode {
+    /// AF_XDP copy mode, generic (skb) XDP hook.
+    AfXdp,
+    /// AF_XDP copy mode, the driver's XDP hook.
+    AfXdpDriver,
+    /// AF_PACKET TPACKET_V3 with a hash fanout group per port.
+    AfPacket,
+}
+
+/// One dataplane interface and the router's addresses on it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PortConfig {
+    pub name: String,
+    pub addrs: Vec<(IpAddr, u8)>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DataplaneConfig {
+    pub ports: Vec<PortConfig>,
+    pub mode: IoMode,
+    /// Worker threads (one queue of every port each).
+    pub cores: usize,
+    pub loop_cfg: LoopConfig,
+    /// Install resolved routes into the kernel too.
+    pub kernel: Option<KernelConfig>,
+}
+
+/// Why the dataplane could not start.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum DpError {
+    Io(IoError),
+    Config(&'static str),
+    /// Port `usize` has fewer RX queues than there are cores.
+    TooFewQueues(usize),
+    Kernel(kernel::KernelError),
+    /// A worker thread ended before saying it was ready.
+    WorkerGone,
+}
+
+impl std::fmt::Display for DpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DpError::Io(e) => write!(f, "{e}"),
+            DpError::Config(s) => write!(f, "{s}"),
+            DpError::TooFewQueues(p) => write!(
+                f,
+                "dataplane port {p} has fewer RX queues than cores (lower `cores`, or use af_packet)"
+            ),
+            DpError::Kernel(e) => write!(f, "kernel export: {e:?}"),
+            DpError::WorkerGone => write!(f, "a dataplane worker stopped during start-up"),
+        }
+    }
+}
+
+impl std::error::Error for DpError {}
+
+impl From<IoError> for DpError {
+    fn from(e: IoError) -> Self {
+        DpError::Io(e)
+    }
+}
+
+/// What the FIB thread reports (also readable while running).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct FibReport {
+    pub stats: FibStats,
+    /// Left-right publications and the deltas they carried.
+    pub publishes: u64,
+    pub deltas: u64,
+    /// Neighbours learned from the workers.
+    pub learned: u64,
+    /// Routes written to / failed in the kernel.
+    pub kernel_ok: u64,
+    pub kernel_err: u64,
+    /// The feed channel was closed by the sender.
+    pub feed_closed: bool,
+}
+
+/// Final counters.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub total: WorkerCounters,
+    pub per_core: Vec<WorkerCounters>,
+    pub fib: FibReport,
+    /// Errors of workers that stopped on one.
+    pub errors: Vec<IoError>,
+}
+
+/// A running dataplane. Drop or [`Dataplane::stop`] stops it.
+pub struct Dataplane {
+    stop: Arc<AtomicBool>,
+    workers: Vec<JoinHandle<Result<WorkerCounters, IoError>>>,
+    fib: Option<JoinHandle<FibReport>>,
+    live: Arc<Mutex<FibReport>>,
+}
+
+fn read_mac(name: &str) -> Result<[u8; 6], DpError> {
+    let s = std::fs::read_to_string(format!("/sys/class/net/{name}/address"))
+        .map_err(|_| DpError::Io(IoError::NoSuchInterface))?;
+    let mut m = [0u8; 6];
+    let mut it = s.trim().split(':');
+    for b in &mut m {
+        *b = it
+            .next()
+            .and_then(|x| u8::from_str_radix(x, 16).ok())
+            .ok_or(DpError::Config("unreadable interface MAC address"))?;
+    }
+    Ok(m)
+}
+
+fn rx_queues(name: &str) -> usize {
+    std::fs::read_dir(format!("/sys/class/net/{name}/queues"))
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with("rx-"))
+                .count()
+        })
+        .unwrap_or(1)
+        .max(1)
+}
+
+/// Starts the dataplane: FIB thread fed by `feed`, and `cfg.cores`
+/// workers. Returns once every worker has opened its queues.
+pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Dataplane, DpError> {
+    if cfg.ports.is_empty() || cfg.ports.len() > 16 {
+        return Err(DpError::Config("a dataplane needs 1..=16 ports"));
+    }
+    if cfg.cores == 0 || cfg.cores > 64 {
+        return Err(DpError::Config("dataplane cores must be in 1..=64"));
+    }
+    cfg.loop_cfg.batch.validate()?;
+    let mut info = Vec::new();
+    for p in &cfg.ports {
+        info.push(PortInfo {
+            name: p.name.clone(),
+            mac: read_mac(&p.name)?,
+            v4: p
+                .addrs
+                .iter()
+                .filter_map(|(a, l)| match a {
+                    IpAddr::V4(a) => Some((*a, *l)),
+                    IpAddr::V6(_) => None,
+                })
+                .collect::<Vec<(Ipv4Addr, u8)>>(),
+        });
+    }
+    let specs: Vec<PortSpec> = cfg
+        .ports
+        .iter()
+        .map(|p| PortSpec {
+            name: p.name.clone(),
+            addrs: p.addrs.clone(),
+        })
+        .collect();
+    let exporter = match &cfg.kernel {
+        Some(k) => {
+            let idx = cfg
+                .ports
+                .iter()
+                .map(|p| io::sys::ifindex(&p.name))
+                .collect::<Result<Vec<_>, _>>()?;
+            Some(kernel::Exporter::open(k.clone(), idx).map_err(DpError::Kernel)?)
+        }
+        None => None,
+    };
+    let mut fib = Fib::new(&specs, exporter.is_some());
+    let mut writer = left_right(FibTables::new());
+    // Connected prefixes are in place before any packet is read.
+    let _ = writer.publish(&fib.take_deltas());
+
+    let progs = match cfg.mode {
+        IoMode::AfXdp | IoMode::AfXdpDriver => {
+            let mode = if cfg.mode == IoMode::AfXdp {
+                XdpMode::Skb
+            } else {
+                XdpMode::Driver
+            };
+            let mut v = Vec::new();
+            for (i, p) in cfg.ports.iter().enumerate() {
+                if rx_queues(&p.name) < cfg.cores {
+                    return Err(DpError::TooFewQueues(i));
+                }
+                v.push(XdpProgram::attach(&p.name, mode, cfg.cores as u32)?);
+            }
+            v
+        }
+        IoMode::AfPacket => Vec::new(),
+    };
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let (ready_tx, ready_rx) = mpsc::channel::<Result<(), IoError>>();
+    let mut workers = Vec::new();
+    let mut consumers: Vec<Consumer<Learned>> = Vec::new();
+    let group_base = (std::process::id() as u16).wrapping_mul(31);
+    for core in 0..cfg.cores {
+        let (p, c) = spsc::<Learned>(256);
+        consumers.push(c);
+        let w = Worker::new(info.clone(), writer.reader(), p);
+        let multi = cfg.cores > 1;
+        let (stop, ready, progs, ports, mode, lc) = (
+            Arc::clone(&stop),
+            ready_tx.clone(),
+            progs.clone(),
+            cfg.ports.clone(),
+            cfg.mode,
+            cfg.loop_cfg,
+        );
+        let h = std::thread::Builder::new()
+            .name(format!("dp-core{core}"))
+            .spawn(move || -> Result<WorkerCounters, IoError> {
+                let mut w = w;
+                if mode == IoMode::AfPacket {
+                    let socks = ports
+                        .iter()
+                        .enumerate()
+                        .map(|(i, p)| {
+                            let mut pc = PacketConfig::new(&p.name);
+                            // Every core's socket on a port joins the
+                            // port's group: the kernel's flow hash picks
+                            // the core.
+                            if multi {
+                                pc.fanout = Some(Fanout {
+                                    group: group_base.wrapping_add(i as u16),
+                                    mode: FanoutMode::Hash,
+                                });
+                            }
+                            PacketSocket::open(&pc)
+                        })
+                        .collect::<Result<Vec<_>, _>>();
+                    let mut socks = match socks {
+                        Ok(s) => {
+                            let _ = ready.send(Ok(()));
+                            s
+                        }
+                        Err(e) => {
+                            let _ = ready.send(Err(e));
+                            return Err(e);
+                        }
+                    };
+                    drop(ready);
+                    w.run(&mut socks, lc, &stop)?;
+                } else {
+                    let socks = progs
+                        .iter()
+                        .map(|pr| XskSocket::open(pr, &XskConfig::new(core as u32)))
+                        .collect::<Result<Vec<_>, _>>();
+                    let mut socks = match socks {
+                        Ok(s) => {
+                            let _ = ready.send(Ok(()));
+                            s
+                        }
+                        Err(e) => {
+                            let _ = ready.send(Err(e));
+                            return Err(e);
+                        }
+                    };
+                    drop(ready);
+                    w.run(&mut socks, lc, &stop)?;
+                }
+                Ok(w.counters)
+            })
+            .map_err(|_| DpError::Config("cannot spawn a dataplane thread"))?;
+        workers.push(h);
+    }
+    drop(ready_tx);
+    let mut failed = None;
+    for _ in 0..cfg.cores {
+        match ready_rx.recv_timeout(Duration::from_secs(10)) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => failed = Some(DpError::Io(e)),
+            Err(_) => failed = Some(DpError::WorkerGone),
+        }
+    }
+    let live = Arc::new(Mutex::new(FibReport::default()));
+    let mut dp = Dataplane {
+        stop: Arc::clone(&stop),
+        workers,
+        fib: None,
+        live: Arc::clone(&live),
+    };
+    if let Some(e) = failed {
+        dp.halt();
+        return Err(e);
+    }
+    let fib_stop = Arc::clone(&stop);
+    dp.fib = Some(
+        std::thread::Builder::new()
+            .name("dp-fib".into())
+            .spawn(move || {
+                fib_thread(
+                    &mut fib,
+                    &mut writer,
+                    feed,
+                    consumers,
+                    &fib_stop,
+                    exporter,
+                    &live,
+                )
+            })
+            .map_err(|_| DpError::Config("cannot spawn the FIB thread"))?,
+    );
+    Ok(dp)
+}
+
+/// How long the FIB thread waits for a feed batch before looking at the
+/// learned-neighbour rings again.
+const FIB_TICK: Duration = Duration::from_millis(2);
+/// Feed batches coalesced into one publication at most.
+const COALESCE: usize = 64;
+
+fn fib_thread(
+    fib: &mut Fib,
+    writer: &mut Writer<FibTables>,
+    feed: Receiver<Vec<Change>>,
+    mut learn: Vec<Consumer<Learned>>,
+    stop: &AtomicBool,
+    mut exporter: Option<kernel::Exporter>,
+    live: &Mutex<FibReport>,
+) -> FibReport {
+    let mut r = FibReport::default();
+    let mut deltas = Vec::new();
+    while !stop.load(Ordering::Relaxed) {
+        let mut took = 0;
+        if !r.feed_closed {
+            match feed.recv_timeout(FIB_TICK) {
+                Ok(b) => {
+                    fib.apply(&b);
+                    took += 1;
+                    while took < COALESCE {
+                        let Ok(b) = feed.try_recv() else { break };
+                        fib.apply(&b);
+                        took += 1;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => r.feed_closed = true,
+            }
+        } else {
+            std::thread::sleep(FIB_TICK);
+        }
+        for c in &mut learn {
+            while let Some(l) = c.pop() {
+                fib.learn(l.ip, l.mac);
+                r.learned += 1;
+            }
+            c.release();
+        }
+        fib.drain_deltas_into(&mut deltas);
+        if !deltas.is_empty() {
+            let _ = writer.publish(&deltas);
+            r.publishes += 1;
+            r.deltas += deltas.len() as u64;
+            deltas.clear();
+        }
+        if let Some(k) = exporter.as_mut() {
+            let ex = fib.take_exported();
+            if !ex.is_empty() {
+                let (ok, err) = k.apply(&ex);
+                r.kernel_ok += ok;
+                r.kernel_err += err;
+            }
+        }
+        r.stats = fib.stats();
+        if took > 0 || r.learned > 0 {
+            *live.lock().unwrap_or_else(PoisonError::into_inner) = r;
+        }
+    }
+    if let Some(k) = exporter.as_mut() {
+        k.withdraw_all();
+    }
+    r
+}
+
+impl Dataplane {
+    /// The FIB thread's counters now.
+    pub fn fib_report(&self) -> FibReport {
+        *self.live.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn halt(&mut self) -> Report {
+        self.stop.store(true, Ordering::Relaxed);
+        let mut rep = Report::default();
+        for h in self.workers.drain(..) {
+            match h.join() {
+                Ok(Ok(c)) => {
+                    rep.total.add(&c);
+                    rep.per_core.push(c);
+                }
+                Ok(Err(e)) => rep.errors.push(e),
+                Err(_) => rep.errors.push(IoError::Config("worker panicked")),
+            }
+        }
+        if let Some(f) = self.fib.take() {
+            if let Ok(r) = f.join() {
+                rep.fib = r;
+            }
+        }
+        rep
+    }
+
+    /// Stops every thread and returns the counters.
+    pub fn stop(mut self) -> Report {
+        self.halt()
+    }
+}
+
+impl Drop for Dataplane {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}

@@ -1,0 +1,170 @@
+//! The local channel between tesserad and a separate dataplane process:
+//! batches of [`Change`]s on a Unix stream socket.
+//!
+//! Frame: `u32` (big endian) count of records, then the records. A record
+//! is `family` (4 or 6), prefix length, the prefix address (4 or 16
+//! bytes), then the next hop: `0` (no route), or `4`/`6` and the address.
+//! Decoding checks every length and family; a bad frame is an error that
+//! ends the connection (the sender is local and trusted, but a bug must
+//! not turn into a wrong FIB).
+
+use std::io::{Read, Write};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use base::Prefix;
+
+use crate::resolve::Change;
+
+/// Largest batch accepted from the socket.
+pub const MAX_BATCH: u32 = 1 << 20;
+
+/// Why a frame was refused.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FeedError {
+    /// The stream ended (cleanly between frames, or cut inside one).
+    Closed,
+    BadFamily(u8),
+    BadLength(u8),
+    TooLarge(u32),
+    Io(std::io::ErrorKind),
+}
+
+fn put_addr(out: &mut Vec<u8>, a: IpAddr) {
+    match a {
+        IpAddr::V4(v) => {
+            out.push(4);
+            out.extend_from_slice(&v.octets());
+        }
+        IpAddr::V6(v) => {
+            out.push(6);
+            out.extend_from_slice(&v.octets());
+        }
+    }
+}
+
+/// Appends the frame of `batch` to `out`.
+pub fn encode(batch: &[Change], out: &mut Vec<u8>) {
+    out.extend_from_slice(&(batch.len() as u32).to_be_bytes());
+    for c in batch {
+        let a = c.prefix.addr();
+        match a {
+            IpAddr::V4(v) => {
+                out.extend_from_slice(&[4, c.prefix.len()]);
+                out.extend_from_slice(&v.octets());
+            }
+            IpAddr::V6(v) => {
+                out.extend_from_slice(&[6, c.prefix.len()]);
+                out.extend_from_slice(&v.octets());
+            }
+        }
+        match c.next_hop {
+            None => out.push(0),
+            Some(nh) => put_addr(out, nh),
+        }
+    }
+}
+
+/// Writes one batch.
+pub fn write_batch<W: Write>(
+    w: &mut W,
+    batch: &[Change],
+    scratch: &mut Vec<u8>,
+) -> Result<(), FeedError> {
+    scratch.clear();
+    encode(batch, scratch);
+    w.write_all(scratch).map_err(|e| FeedError::Io(e.kind()))
+}
+
+fn read_exact<R: Read>(r: &mut R, b: &mut [u8]) -> Result<(), FeedError> {
+    r.read_exact(b).map_err(|e| match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => FeedError::Closed,
+        k => FeedError::Io(k),
+    })
+}
+
+fn read_addr<R: Read>(r: &mut R, fam: u8) -> Result<IpAddr, FeedError> {
+    match fam {
+        4 => {
+            let mut b = [0u8; 4];
+            read_exact(r, &mut b)?;
+            Ok(IpAddr::V4(Ipv4Addr::from(b)))
+        }
+        6 => {
+            let mut b = [0u8; 16];
+            read_exact(r, &mut b)?;
+            Ok(IpAddr::V6(Ipv6Addr::from(b)))
+        }
+        f => Err(FeedError::BadFamily(f)),
+    }
+}
+
+/// Reads one batch (blocking).
+pub fn read_batch<R: Read>(r: &mut R) -> Result<Vec<Change>, FeedError> {
+    let mut n = [0u8; 4];
+    read_exact(r, &mut n)?;
+    let n = u32::from_be_bytes(n);
+    if n > MAX_BATCH {
+        return Err(FeedError::TooLarge(n));
+    }
+    let mut v = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let mut h = [0u8; 2];
+        read_exact(r, &mut h)?;
+        let a = read_addr(r, h[0])?;
+        let prefix = Prefix::new(a, h[1]).map_err(|_| FeedError::BadLength(h[1]))?;
+        let mut f = [0u8; 1];
+        read_exact(r, &mut f)?;
+        let next_hop = match f[0] {
+            0 => None,
+            fam => Some(read_addr(r, fam)?),
+        };
+        v.push(Change { prefix, next_hop });
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_rejects() {
+        let b = vec![
+            Change {
+                prefix: "203.0.113.0/24".parse().expect("p"),
+                next_hop: Some("10.2.0.2".parse().expect("ip")),
+            },
+            Change {
+                prefix: "2001:db8::/32".parse().expect("p"),
+                next_hop: None,
+            },
+            Change {
+                prefix: "0.0.0.0/0".parse().expect("p"),
+                next_hop: Some("2001:db8::1".parse().expect("ip")),
+            },
+        ];
+        let mut w = Vec::new();
+        encode(&b, &mut w);
+        encode(&[], &mut w);
+        let mut r = &w[..];
+        assert_eq!(read_batch(&mut r), Ok(b));
+        assert_eq!(read_batch(&mut r), Ok(vec![]));
+        assert_eq!(read_batch(&mut r), Err(FeedError::Closed));
+        let mut cut = Vec::new();
+        encode(&read_batch(&mut &w[..]).expect("again"), &mut cut);
+        cut.truncate(9);
+        assert_eq!(read_batch(&mut &cut[..]), Err(FeedError::Closed));
+        assert_eq!(
+            read_batch(&mut &[0, 0, 0, 1, 4, 33, 1, 2, 3, 4, 0][..]),
+            Err(FeedError::BadLength(33))
+        );
+        assert_eq!(
+            read_batch(&mut &[0, 0, 0, 1, 5, 8][..]),
+            Err(FeedError::BadFamily(5))
+        );
+        assert_eq!(
+            read_batch(&mut &[0xff, 0, 0, 0][..]),
+            Err(FeedError::TooLarge(0xff00_0000))
+        );
+    }
+}

@@ -1,0 +1,48 @@
+//! The FIB: from best routes to forwarding tables (Linux only for the
+//! dataplane and kernel parts).
+//!
+//! What this crate owns:
+//! - [`table`]: [`table::FibTables`], what forwarding cores read: the IPv4
+//!   and IPv6 Poptrie tables of crate `lpm` (prefix -> [`lpm::NextHop`]),
+//!   the adjacency table (`NextHop` -> output port, gateway, MAC) and the
+//!   learned neighbours. [`table::FibDelta`] is one change to them; the
+//!   whole struct is published by `lpm::publish` (left-right), so a batch
+//!   of route and adjacency changes becomes visible to readers at once and
+//!   forwarding never pauses or takes a lock.
+//! - [`resolve`]: [`resolve::Fib`], the control side, owned by one thread:
+//!   it takes best-route changes ([`resolve::Change`], what tesserad's
+//!   `bgp_speaker::fib_feed` sends), resolves each BGP next hop to
+//!   (port, neighbour) through the connected prefixes of the dataplane's
+//!   ports, or recursively through another route when the next hop is not
+//!   on-link, keeps the refcounted next-hop table, and emits deltas.
+//! - [`dataplane`]: the per-core IPv4 forwarder over `io` devices that reads
+//!   the published tables (with ARP for the router's addresses and its
+//!   neighbours), and the runtime that starts one worker per core plus the
+//!   FIB thread.
+//! - [`kernel`]: optional export of resolved routes into the Linux kernel
+//!   with raw rtnetlink, in batches (like BIRD's `kernel` protocol).
+//! - [`feed`]: the wire format of best-route changes on the local Unix
+//!   socket between tesserad and a separate dataplane process.
+//!
+//! Threads: one FIB thread (the only writer of the tables), one worker per
+//! core (readers; each owns its queues of every port). Workers send learned
+//! neighbours to the FIB thread over per-core SPSC rings (`io::rss::spsc`),
+//! so even ARP learning has no shared lock.
+//!
+//! Limits: the built-in forwarder is IPv4 only (IPv6 routes are kept in the
+//! IPv6 table, for the element graph of crate `elements`); no ICMP errors
+//! (TTL-expired and unresolved packets are dropped and counted); recursive
+//! resolution goes through at most a few levels and is recomputed per
+//! batch for the routes that need it; ECMP is not done (one next hop per
+//! prefix, as the feed gives).
+
+#![cfg(target_os = "linux")]
+
+pub mod dataplane;
+pub mod feed;
+pub mod kernel;
+pub mod resolve;
+pub mod table;
+
+pub use resolve::{Change, Fib, FibStats, PortSpec};
+pub use table::{Adjacency, FibDelta, FibTables, Hop};

@@ -1,0 +1,428 @@
+//! The control side of the FIB: best routes in, table deltas out.
+//!
+//! Resolution (what a router does between its RIB and its FIB, cf. RFC 4271
+//! §5.1.3 and §9.1.2.1 "the immediate next-hop address is determined by
+//! performing a best matching route lookup for the IP address in the
+//! NEXT_HOP attribute"):
+//! - a next hop inside a connected prefix of a dataplane port is on-link:
+//!   the adjacency is (that port, the next hop);
+//! - otherwise the longest *other* route covering the next hop is used,
+//!   and the route inherits that route's adjacency (recursive resolution).
+//!   Such routes are remembered and re-resolved after every batch that
+//!   changed something, up to [`MAX_PASSES`] times, so a change of the
+//!   covering route moves them too;
+//! - a route whose next hop resolves nowhere is kept (it may resolve later)
+//!   but not installed.
+//!
+//! Adjacencies are interned by (port, gateway) and reference counted: the
+//! first route to use one allocates a `NextHop` id (reusing freed ids) and
+//! emits [`FibDelta::SetAdj`]; the last route to leave emits
+//! [`FibDelta::ClearAdj`] after its own route delta, so readers never see a
+//! route pointing at a missing adjacency. Connected prefixes hold one
+//! reference each and are never removed; a BGP route for exactly a
+//! connected prefix is ignored (connected wins, as in every router).
+
+use std::collections::{HashMap, HashSet};
+use std::net::IpAddr;
+
+use base::Prefix;
+use lpm::NextHop;
+
+use crate::table::{Adjacency, FibDelta};
+
+/// Re-resolution passes per batch (a recursive route resolved through a
+/// route that is itself recursive needs one pass per level).
+pub const MAX_PASSES: usize = 4;
+
+/// One best-route change: the new best next hop, or `None` when the prefix
+/// has no route any more (the shape of `bgp_speaker::fib_feed::BestChange`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    pub prefix: Prefix,
+    pub next_hop: Option<IpAddr>,
+}
+
+/// A dataplane port as the FIB sees it: its connected prefixes (the
+/// router's own addresses on it, with their prefix lengths).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PortSpec {
+    pub name: String,
+    pub addrs: Vec<(IpAddr, u8)>,
+}
+
+/// Counters of the control side.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct FibStats {
+    /// Changes taken in.
+    pub changes: u64,
+    /// Routes (BGP) known / installed now.
+    pub routes: u64,
+    pub installed: u64,
+    /// Changes for a connected prefix (ignored).
+    pub shadowed: u64,
+    /// Next-hop ids in use (connected ones included).
+    pub next_hops: u64,
+    /// Deltas emitted.
+    pub deltas: u64,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct Route {
+    gw: IpAddr,
+    nh: Option<NextHop>,
+}
+
+#[derive(Copy, Clone, Debug)]
+struct Slot {
+    adj: Adjacency,
+    refs: u32,
+}
+
+/// Best routes, connected prefixes, and the next-hop table; produces
+/// [`FibDelta`]s. Single-threaded (the FIB thread owns it).
+#[derive(Debug, Default)]
+pub struct Fib {
+    /// Connected prefixes, longest first, with their port.
+    connected: Vec<(Prefix, u16)>,
+    own: HashSet<IpAddr>,
+    routes: HashMap<Prefix, Route>,
+    /// Routes whose next hop is not on-link.
+    recursive: HashSet<Prefix>,
+    slots: Vec<Option<Slot>>,
+    index: HashMap<(u16, Option<IpAddr>), NextHop>,
+    free: Vec<NextHop>,
+    neigh: HashMap<IpAddr, [u8; 6]>,
+    out: Vec<FibDelta>,
+    /// Route changes after resolution, for kernel export: prefix and
+    /// (port, gateway), or `None` when the prefix left the FIB.
+    exported: Vec<(Prefix, Option<(u16, IpAddr)>)>,
+    export: bool,
+    stats: FibStats,
+}
+
+fn insert_delta(p: Prefix, nh: NextHop) -> FibDelta {
+    match p {
+        Prefix::V4(p) => FibDelta::Insert4(p, nh),
+        Prefix::V6(p) => FibDelta::Insert6(p, nh),
+    }
+}
+
+fn remove_delta(p: Prefix) -> FibDelta {
+    match p {
+        Prefix::V4(p) => FibDelta::Remove4(p),
+        Prefix::V6(p) => FibDelta::Remove6(p),
+    }
+}
+
+fn host_len(a: IpAddr) -> u8 {
+    if a.is_ipv4() {
+        32
+    } else {
+        128
+    }
+}
+
+impl Fib {
+    /// A FIB over `ports` (port `i` is `ports[i]`); the connected prefixes'
+    /// deltas are pending in [`Fib::take_deltas`]. `export` keeps the list
+    /// of resolved route changes for [`Fib::take_exported`].
+    pub fn new(ports: &[PortSpec], export: bool) -> Self {
+        let mut f = Fib {
+            export,
+            ..Fib::default()
+        };
+        for (i, p) in ports.iter().enumerate() {
+            let port = u16::try_from(i).unwrap_or(u16::MAX);
+            for &(a, len) in &p.addrs {
+                f.own.insert(a);
+                let Ok(pfx) = Prefix::new(a, len) else {
+                    continue;
+                };
+                let pfx = pfx.masked();
+                if f.connected.iter().any(|(c, _)| *c == pfx) {
+                    continue;
+                }
+                f.connected.push((pfx, port));
+                let nh = f.adj_ref(port, None);
+                f.push(insert_delta(pfx, nh));
+            }
+        }
+        f.connected
+            .sort_by_key(|(p, _)| core::cmp::Reverse(p.len()));
+        f
+    }
+
+    fn push(&mut self, d: FibDelta) {
+        self.stats.deltas += 1;
+        self.out.push(d);
+    }
+
+    /// The deltas produced since the last call, in the order they must be
+    /// applied (publish them as one batch).
+    pub fn take_deltas(&mut self) -> Vec<FibDelta> {
+        std::mem::take(&mut self.out)
+    }
+
+    /// Moves the pending deltas into `v` (keeps both allocations).
+    pub fn drain_deltas_into(&mut self, v: &mut Vec<FibDelta>) {
+        v.append(&mut self.out);
+    }
+
+    /// Resolved route changes since the last call (only with `export`).
+    pub fn take_exported(&mut self) -> Vec<(Prefix, Option<(u16, IpAddr)>)> {
+        std::mem::take(&mut self.exported)
+    }
+
+    pub fn stats(&self) -> FibStats {
+        let mut s = self.stats;
+        s.routes = self.routes.len() as u64;
+        s.next_hops = self.slots.iter().flatten().count() as u64;
+        s
+    }
+
+    /// Whether `a` is one of the router's own addresses.
+    pub fn is_own(&self, a: IpAddr) -> bool {
+        self.own.contains(&a)
+    }
+
+    /// The port of the connected prefix containing `a`.
+    pub fn on_link(&self, a: IpAddr) -> Option<u16> {
+        let host = Prefix::new(a, host_len(a)).ok()?;
+        self.connected
+            .iter()
+            .find(|(p, _)| contains(*p, host))
+            .map(|&(_, port)| port)
+    }
+
+    /// Where `prefix` is forwarded now: (port, gateway), if installed.
+    pub fn resolved(&self, prefix: Prefix) -> Option<(u16, IpAddr)> {
+        let r = self.routes.get(&prefix.masked())?;
+        let a = self.slots.get(r.nh?.0 as usize)?.as_ref()?.adj;
+        Some((a.port, a.gw?))
+    }
+
+    /// The adjacency of next hop `nh`.
+    pub fn adjacency(&self, nh: NextHop) -> Option<Adjacency> {
+        self.slots.get(nh.0 as usize)?.as_ref().map(|s| s.adj)
+    }
+
+    fn adj_ref(&mut self, port: u16, gw: Option<IpAddr>) -> NextHop {
+        if let Some(&nh) = self.index.get(&(port, gw)) {
+            if let Some(Some(s)) = self.slots.get_mut(nh.0 as usize) {
+                s.refs += 1;
+                return nh;
+            }
+        }
+        let nh = self.free.pop().unwrap_or(NextHop(self.slots.len() as u32));
+        let adj = Adjacency {
+            port,
+            gw,
+            mac: gw.and_then(|g| self.neigh.get(&g).copied()),
+        };
+        let i = nh.0 as usize;
+        if self.slots.len() <= i {
+            self.slots.resize(i + 1, None);
+        }
+        if let Some(s) = self.slots.get_mut(i) {
+            *s = Some(Slot { adj, refs: 1 });
+        }
+        self.index.insert((port, gw), nh);
+        self.push(FibDelta::SetAdj(nh, adj));
+        nh
+    }
+
+    fn adj_unref(&mut self, nh: NextHop) {
+        let Some(Some(s)) = self.slots.get_mut(nh.0 as usize) else {
+            return;
+        };
+        s.refs = s.refs.saturating_sub(1);
+        if s.refs > 0 {
+            return;
+        }
+        let key = (s.adj.port, s.adj.gw);
+        if let Some(x) = self.slots.get_mut(nh.0 as usize) {
+            *x = None;
+        }
+        self.index.remove(&key);
+        self.free.push(nh);
+        self.push(FibDelta::ClearAdj(nh));
+    }
+
+    /// Resolves next hop `gw` of `prefix`: on-link, or through the longest
+    /// other installed route covering it.
+    fn resolve(&self, gw: IpAddr, prefix: Prefix) -> Option<(u16, IpAddr)> {
+        if self.own.contains(&gw) {
+            return None;
+        }
+        if let Some(port) = self.on_link(gw) {
+            return Some((port, gw));
+        }
+        for len in (0..=host_len(gw)).rev() {
+            let Ok(p) = Prefix::new(gw, len) else {
+                continue;
+            };
+            let p = p.masked();
+            if p == prefix {
+                continue;
+            }
+            let Some(r) = self.routes.get(&p) else {
+                continue;
+            };
+            let Some(nh) = r.nh else { continue };
+            let a = self.slots.get(nh.0 as usize)?.as_ref()?.adj;
+            return Some((a.port, a.gw?));
+        }
+        None
+    }
+
+    /// Applies a batch of best-route changes; deltas accumulate.
+    pub fn apply(&mut self, changes: &[Change]) {
+        let mut any = false;
+        for c in changes {
+            self.stats.changes += 1;
+            any |= self.apply_one(c.prefix.masked(), c.next_hop);
+        }
+        if any && !self.recursive.is_empty() {
+            self.reresolve();
+        }
+    }
+
+    /// Sets `prefix`'s route to `gw` (or removes it); returns whether the
+    /// installed state changed.
+    fn apply_one(&mut self, prefix: Prefix, gw: Option<IpAddr>) -> bool {
+        if self.connected.iter().any(|(p, _)| *p == prefix) {
+            self.stats.shadowed += 1;
+            return false;
+        }
+        let old = self.routes.get(&prefix).copied();
+        let Some(gw) = gw else {
+            let Some(old) = old else { return false };
+            self.routes.remove(&prefix);
+            self.recursive.remove(&prefix);
+            if let Some(nh) = old.nh {
+                self.push(remove_delta(prefix));
+                self.note_export(prefix, None);
+                self.adj_unref(nh);
+                self.stats.installed = self.stats.installed.saturating_sub(1);
+                return true;
+            }
+            return false;
+        };
+        if self.on_link(gw).is_some() {
+            self.recursive.remove(&prefix);
+        } else {
+            self.recursive.insert(prefix);
+        }
+        let target = self.resolve(gw, prefix);
+        self.set_route(prefix, gw, target, old)
+    }
+
+    fn set_route(
+        &mut self,
+        prefix: Prefix,
+        gw: IpAddr,
+        target: Option<(u16, IpAddr)>,
+        old: Option<Route>,
+    ) -> bool {
+        let old_nh = old.and_then(|r| r.nh);
+        let old_key = old_nh
+            .and_then(|nh| self.adjacency(nh))
+            .map(|a| (a.port, a.gw));
+        let new_key = target.map(|(p, g)| (p, Some(g)));
+        if old_key == new_key && old_key.is_some() {
+            self.routes.insert(prefix, Route { gw, nh: old_nh });
+            return false;
+        }
+        let nh = target.map(|(p, g)| self.adj_ref(p, Some(g)));
+        self.routes.insert(prefix, Route { gw, nh });
+        match (nh, old_nh) {
+            (Some(n), _) => {
+                self.push(insert_delta(prefix, n));
+                self.note_export(prefix, target);
+                if old_nh.is_none() {
+                    self.stats.installed += 1;
+                }
+            }
+            (None, Some(_)) => {
+                self.push(remove_delta(prefix));
+                self.note_export(prefix, None);
+                self.stats.installed = self.stats.installed.saturating_sub(1);
+            }
+            (None, None) => return false,
+        }
+        if let Some(o) = old_nh {
+            self.adj_unref(o);
+        }
+        true
+    }
+
+    fn note_export(&mut self, p: Prefix, via: Option<(u16, IpAddr)>) {
+        if self.export {
+            self.exported.push((p, via));
+        }
+    }
+
+    fn reresolve(&mut self) {
+        let mut todo: Vec<Prefix> = self.recursive.iter().copied().collect();
+        // Shorter prefixes first: a covering route settles before the
+        // routes resolved through it.
+        todo.sort_by_key(|p| p.len());
+        for _ in 0..MAX_PASSES {
+            let mut changed = false;
+            for &p in &todo {
+                let Some(r) = self.routes.get(&p).copied() else {
+                    continue;
+                };
+                let target = self.resolve(r.gw, p);
+                changed |= self.set_route(p, r.gw, target, Some(r));
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+
+    /// A neighbour's MAC learned by a worker (ARP): updates the adjacencies
+    /// through it and the neighbour table. No delta when nothing changed.
+    pub fn learn(&mut self, ip: IpAddr, mac: [u8; 6]) {
+        if self.neigh.get(&ip) == Some(&mac) {
+            return;
+        }
+        self.neigh.insert(ip, mac);
+        self.push(FibDelta::Neigh(ip, Some(mac)));
+        let mut set = Vec::new();
+        for (i, s) in self.slots.iter_mut().enumerate() {
+            if let Some(s) = s {
+                if s.adj.gw == Some(ip) {
+                    s.adj.mac = Some(mac);
+                    set.push(FibDelta::SetAdj(NextHop(i as u32), s.adj));
+                }
+            }
+        }
+        for d in set {
+            self.push(d);
+        }
+    }
+
+    /// Gateways of adjacencies whose MAC is unknown, with their port (the
+    /// dataplane asks for them by ARP).
+    pub fn unresolved_gateways(&self) -> Vec<(u16, IpAddr)> {
+        self.slots
+            .iter()
+            .flatten()
+            .filter(|s| s.adj.mac.is_none())
+            .filter_map(|s| Some((s.adj.port, s.adj.gw?)))
+            .collect()
+    }
+}
+
+fn contains(outer: Prefix, inner: Prefix) -> bool {
+    match (outer, inner) {
+        (Prefix::V4(o), Prefix::V4(i)) => o.len() <= i.len() && o.contains_addr(i.addr_bits()),
+        (Prefix::V6(o), Prefix::V6(i)) => o.len() <= i.len() && o.contains_addr(i.addr_bits()),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests;

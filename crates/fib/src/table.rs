@@ -1,0 +1,252 @@
+//! What the forwarding cores read: LPM tables, adjacencies, neighbours.
+//!
+//! The three parts are one value so that `lpm::publish` swaps them
+//! together: a route never points at an adjacency readers cannot see yet,
+//! and an adjacency is cleared only in a batch that no longer uses it.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+
+use base::{Prefix4, Prefix6};
+use lpm::publish::Absorb;
+use lpm::{Lpm, LpmError, LpmMut, NextHop, Poptrie4, Poptrie6};
+
+/// Where packets of a next hop go.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Adjacency {
+    /// Dataplane port (index into the configured interfaces).
+    pub port: u16,
+    /// The neighbour to send to; `None` for a connected prefix, where the
+    /// packet's destination is the neighbour.
+    pub gw: Option<IpAddr>,
+    /// The gateway's MAC, once learned (ARP); `None` until then.
+    pub mac: Option<[u8; 6]>,
+}
+
+/// One change to [`FibTables`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FibDelta {
+    Insert4(Prefix4, NextHop),
+    Remove4(Prefix4),
+    Insert6(Prefix6, NextHop),
+    Remove6(Prefix6),
+    /// Sets adjacency `NextHop` (new, or its MAC changed).
+    SetAdj(NextHop, Adjacency),
+    /// Frees adjacency `NextHop` (no route uses it any more).
+    ClearAdj(NextHop),
+    /// A neighbour's MAC (for connected destinations); `None` forgets it.
+    Neigh(IpAddr, Option<[u8; 6]>),
+}
+
+/// Where a looked-up packet goes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Hop {
+    /// Out of `port` to `mac`.
+    Ready { port: u16, mac: [u8; 6] },
+    /// Out of `port`, but `target`'s MAC is not known yet.
+    Resolve { port: u16, target: IpAddr },
+}
+
+/// The forwarding state of one dataplane.
+#[derive(Clone, Debug, Default)]
+pub struct FibTables {
+    pub v4: Poptrie4,
+    pub v6: Poptrie6,
+    adj: Vec<Option<Adjacency>>,
+    neigh: HashMap<IpAddr, [u8; 6]>,
+}
+
+impl FibTables {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adjacency `nh`, if set.
+    #[inline]
+    pub fn adjacency(&self, nh: NextHop) -> Option<&Adjacency> {
+        self.adj.get(nh.0 as usize).and_then(Option::as_ref)
+    }
+
+    /// The learned MAC of neighbour `ip`.
+    #[inline]
+    pub fn neighbour(&self, ip: IpAddr) -> Option<[u8; 6]> {
+        self.neigh.get(&ip).copied()
+    }
+
+    /// Looks `dst` up and says where it goes.
+    #[inline]
+    pub fn route4(&self, dst: u32) -> Option<Hop> {
+        let nh = self.v4.lookup(dst)?;
+        let a = self.adjacency(nh)?;
+        let target = a.gw.unwrap_or(IpAddr::V4(std::net::Ipv4Addr::from(dst)));
+        let mac = match a.gw {
+            Some(_) => a.mac,
+            None => self.neighbour(target),
+        };
+        Some(match mac {
+            Some(mac) => Hop::Ready { port: a.port, mac },
+            None => Hop::Resolve {
+                port: a.port,
+                target,
+            },
+        })
+    }
+
+    /// Number of adjacency slots in use.
+    pub fn adjacencies(&self) -> usize {
+        self.adj.iter().flatten().count()
+    }
+}
+
+impl Absorb<FibDelta> for FibTables {
+    fn absorb(&mut self, d: &FibDelta) -> Result<(), LpmError> {
+        match *d {
+            FibDelta::Insert4(p, nh) => self.v4.insert(p, nh).map(|_| ()),
+            FibDelta::Remove4(p) => {
+                self.v4.remove(p);
+                Ok(())
+            }
+            FibDelta::Insert6(p, nh) => self.v6.insert(p, nh).map(|_| ()),
+            FibDelta::Remove6(p) => {
+                self.v6.remove(p);
+                Ok(())
+            }
+            FibDelta::SetAdj(nh, a) => {
+                let i = nh.0 as usize;
+                if nh.0 > NextHop::MAX_VALID {
+                    return Err(LpmError::NextHopTooLarge);
+                }
+                if self.adj.len() <= i {
+                    self.adj.resize(i + 1, None);
+                }
+                if let Some(s) = self.adj.get_mut(i) {
+                    *s = Some(a);
+                }
+                Ok(())
+            }
+            FibDelta::ClearAdj(nh) => {
+                if let Some(s) = self.adj.get_mut(nh.0 as usize) {
+                    *s = None;
+                }
+                Ok(())
+            }
+            FibDelta::Neigh(ip, Some(m)) => {
+                self.neigh.insert(ip, m);
+                Ok(())
+            }
+            FibDelta::Neigh(ip, None) => {
+                self.neigh.remove(&ip);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// So that an `elements` lookup (or any `Lpm` user) can read the IPv4 part
+/// through the same published handle.
+impl Lpm<u32> for FibTables {
+    #[inline]
+    fn lookup(&self, addr: u32) -> Option<NextHop> {
+        self.v4.lookup(addr)
+    }
+    #[inline]
+    fn lookup_batch(&self, addrs: &[u32], out: &mut [Option<NextHop>]) {
+        self.v4.lookup_batch(addrs, out)
+    }
+}
+
+impl Lpm<u128> for FibTables {
+    #[inline]
+    fn lookup(&self, addr: u128) -> Option<NextHop> {
+        self.v6.lookup(addr)
+    }
+    #[inline]
+    fn lookup_batch(&self, addrs: &[u128], out: &mut [Option<NextHop>]) {
+        self.v6.lookup_batch(addrs, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::Ipv4Addr;
+
+    fn p4(s: &str) -> Prefix4 {
+        s.parse().expect("prefix")
+    }
+
+    #[test]
+    fn route4_resolves_gateway_and_connected_macs() {
+        let mut t = FibTables::new();
+        let gw = IpAddr::V4(Ipv4Addr::new(10, 2, 0, 2));
+        for d in [
+            FibDelta::SetAdj(
+                NextHop(0),
+                Adjacency {
+                    port: 1,
+                    gw: None,
+                    mac: None,
+                },
+            ),
+            FibDelta::SetAdj(
+                NextHop(1),
+                Adjacency {
+                    port: 1,
+                    gw: Some(gw),
+                    mac: Some([7; 6]),
+                },
+            ),
+            FibDelta::Insert4(p4("10.2.0.0/24"), NextHop(0)),
+            FibDelta::Insert4(p4("203.0.113.0/24"), NextHop(1)),
+        ] {
+            t.absorb(&d).expect("absorb");
+        }
+        assert_eq!(
+            t.route4(0xcb00_7105),
+            Some(Hop::Ready {
+                port: 1,
+                mac: [7; 6]
+            })
+        );
+        let d = u32::from(Ipv4Addr::new(10, 2, 0, 9));
+        assert_eq!(
+            t.route4(d),
+            Some(Hop::Resolve {
+                port: 1,
+                target: IpAddr::V4(Ipv4Addr::new(10, 2, 0, 9))
+            }),
+            "connected destination without a neighbour entry"
+        );
+        t.absorb(&FibDelta::Neigh(
+            IpAddr::V4(Ipv4Addr::new(10, 2, 0, 9)),
+            Some([9; 6]),
+        ))
+        .expect("neigh");
+        assert_eq!(
+            t.route4(d),
+            Some(Hop::Ready {
+                port: 1,
+                mac: [9; 6]
+            })
+        );
+        assert_eq!(t.route4(0x0808_0808), None);
+        t.absorb(&FibDelta::ClearAdj(NextHop(1))).expect("clear");
+        assert_eq!(
+            t.route4(0xcb00_7105),
+            None,
+            "dangling next hop reads as no route"
+        );
+        assert_eq!(t.adjacencies(), 1);
+        assert_eq!(
+            t.absorb(&FibDelta::SetAdj(
+                NextHop(NextHop::MAX_VALID + 1),
+                Adjacency {
+                    port: 0,
+                    gw: None,
+                    mac: None
+                }
+            )),
+            Err(LpmError::NextHopTooLarge)
+        );
+    }
+}
