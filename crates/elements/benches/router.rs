@@ -1,1 +1,181 @@
-fn main() {}
+//! Whole-graph forwarding benchmark (issue 4: "whole graph from memory
+//! batches ... on 64 B packets, one core: at least 20 Mpps").
+//!
+//! The graph: FromDevice -> Classifier -> CheckIpHeader -> Ip4Lookup over
+//! the full IPv4 table of the RouteViews jinx RIB (497k prefixes, from
+//! `/work/shared/data/mrt/`, in a `Poptrie4` read through the lock-free
+//! `lpm::publish` handle, one read section per batch) -> DecIpTtl ->
+//! EtherRewrite (static neighbours) -> ToDevice. Input: 4096 distinct
+//! 64-byte UDP frames (60 bytes + FCS) to random hosts inside the table's
+//! prefixes, replayed from memory; output discarded. The baseline in the
+//! same run is the cost of the device copy alone (FromDevice -> ToDevice).
+//!
+//! Run: `cargo bench -p elements --bench router`.
+
+use std::path::PathBuf;
+
+use base::Prefix;
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use elements::{AnyElement, Env, NextHopTable, NhEntry};
+use graph::{Graph, Runner};
+use lpm::publish::left_right;
+use lpm::{LpmMut, NextHop, Poptrie4};
+use mrt::{Body, MrtReader};
+use pkt::{build, Device, Mac, MemDevice, Pool};
+
+const POLLS: u64 = 64;
+const BURST: usize = 256;
+
+fn mrt_file(name: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/mrt");
+    assert!(
+        d.is_dir(),
+        "shared MRT data missing: expected {} (see /work/shared/data/mrt/README.md)",
+        d.display()
+    );
+    d.join(name)
+}
+
+/// The IPv4 prefixes of the jinx full-table RIB.
+fn full_table() -> Vec<base::Prefix4> {
+    let path = mrt_file("routeviews.route-views.jinx.ribs.1401487200.bz2");
+    let mut r = MrtReader::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut v = Vec::new();
+    while let Some(rec) = r.next_record() {
+        let Ok(rec) = rec else { break };
+        if let Body::Rib(rib) = rec.body {
+            if let Prefix::V4(p) = rib.prefix {
+                v.push(p);
+            }
+        }
+    }
+    v
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+}
+
+const GW: [[u8; 4]; 4] = [[10, 0, 1, 2], [10, 0, 1, 3], [10, 0, 2, 2], [10, 0, 2, 3]];
+
+fn router(prefixes: &[base::Prefix4], frames: Vec<Vec<u8>>) -> Runner<AnyElement, MemDevice> {
+    let mut t = Poptrie4::new();
+    for (i, p) in prefixes.iter().enumerate() {
+        t.insert(*p, NextHop((i % 4) as u32)).expect("insert");
+    }
+    let w = left_right(t);
+    let mut nh = NextHopTable::new();
+    for (i, g) in GW.iter().enumerate() {
+        let mut gw = [0u8; 16];
+        gw[..4].copy_from_slice(g);
+        nh.set(
+            NextHop(i as u32),
+            NhEntry {
+                port: (i / 2) as u16,
+                gw,
+            },
+        );
+    }
+    let mut env = Env::new();
+    env.add_table4("fib", Box::new(w.reader()), nh);
+    // The writer half is dropped: the table stays alive through the reader.
+    drop(w);
+    let cfg = "
+        in0 :: FromDevice(eth0); out0 :: ToDevice(eth0); out1 :: ToDevice(eth1);
+        c :: Classifier(ip, -);
+        rt :: Ip4Lookup(TABLE fib, PORTS 2);
+        rw0 :: EtherRewrite(MAC 02:00:00:00:00:01, IP 10.0.1.1,
+                            NEIGH 10.0.1.2 02:00:00:00:01:02, NEIGH 10.0.1.3 02:00:00:00:01:03);
+        rw1 :: EtherRewrite(MAC 02:00:00:00:00:02, IP 10.0.2.1,
+                            NEIGH 10.0.2.2 02:00:00:00:02:02, NEIGH 10.0.2.3 02:00:00:00:02:03);
+        in0 -> c; c [1] -> Discard;
+        c [0] -> CheckIpHeader -> rt;
+        rt [0] -> DecIpTtl -> rw0 -> out0;
+        rt [1] -> DecIpTtl -> rw1 -> out1;
+    ";
+    let g = Graph::from_str(cfg, "bench.click", &mut env, Pool::new(4096)).unwrap();
+    Runner::new(
+        g,
+        vec![
+            MemDevice::cycling("eth0", frames),
+            MemDevice::cycling("eth1", vec![]),
+        ],
+        BURST,
+    )
+    .unwrap()
+}
+
+fn frames(prefixes: &[base::Prefix4], n: usize) -> Vec<Vec<u8>> {
+    let mut r = Rng(0x9e37_79b9_7f4a_7c15);
+    let (rm, am) = (Mac([2, 0, 0, 0, 0, 1]), Mac([2, 0, 0, 0, 1, 2]));
+    (0..n)
+        .map(|_| {
+            let p = prefixes[(r.next() % prefixes.len() as u64) as usize];
+            let host = (r.next() as u32)
+                .checked_shr(u32::from(p.len()))
+                .unwrap_or(0);
+            let dst = (p.masked().addr_bits() | host).to_be_bytes();
+            build::udp4(rm, am, [10, 0, 1, 2], dst, 64, 1000, 2000, &[0; 18])
+        })
+        .collect()
+}
+
+fn bench(c: &mut Criterion) {
+    let prefixes = full_table();
+    assert!(prefixes.len() > 400_000, "expected a full table");
+    let fr = frames(&prefixes, 4096);
+    assert_eq!(fr[0].len(), 60, "64-byte frames on the wire");
+    let mut r = router(&prefixes, fr.clone());
+    // Warm up and check that the graph forwards (not drops) them.
+    for _ in 0..POLLS {
+        r.poll();
+    }
+    let fwd = r.devices()[0].stats().tx + r.devices()[1].stats().tx;
+    assert!(
+        fwd * 10 >= r.stats().rx * 9,
+        "most packets must be forwarded: {fwd} of {}",
+        r.stats().rx
+    );
+
+    let mut g = c.benchmark_group("router");
+    g.throughput(Throughput::Elements(POLLS * BURST as u64));
+    g.bench_function("ip4_full_table_64B", |b| {
+        b.iter(|| {
+            for _ in 0..POLLS {
+                r.poll();
+            }
+        })
+    });
+    let mut base = {
+        let mut env = Env::new();
+        let g = Graph::from_str(
+            "FromDevice(eth0) -> ToDevice(eth0);",
+            "base.click",
+            &mut env,
+            Pool::new(4096),
+        )
+        .unwrap();
+        Runner::new(g, vec![MemDevice::cycling("eth0", fr)], BURST).unwrap()
+    };
+    g.bench_function("baseline_device_copy_only", |b| {
+        b.iter(|| {
+            for _ in 0..POLLS {
+                base.poll();
+            }
+        })
+    });
+    g.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20);
+    targets = bench
+}
+criterion_main!(benches);
