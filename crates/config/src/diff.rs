@@ -194,6 +194,7 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
         ("log.level", old.log_level != new.log_level),
         ("log.file", old.log_file != new.log_file),
         ("mrt", old.mrt != new.mrt),
+        ("dataplane", old.dataplane != new.dataplane),
     ];
     p.other = others
         .iter()

@@ -22,6 +22,7 @@
 //! );
 //! ```
 
+mod dataplane;
 mod diff;
 mod locate;
 mod model;
@@ -36,6 +37,7 @@ use std::sync::Arc;
 
 use bgp_policy::ast::PolicyDef;
 
+pub use dataplane::{Dataplane, DataplaneInterface, DataplaneIo, KernelExport};
 pub use diff::{diff, ReloadPlan};
 pub use locate::Location;
 pub use model::{
@@ -107,6 +109,8 @@ pub struct Config {
     pub log_file: Option<PathBuf>,
     /// `[mrt]`, when present.
     pub mrt: Option<Mrt>,
+    /// `[dataplane]`, when present (see [`Dataplane`]).
+    pub dataplane: Option<Dataplane>,
     /// `[[neighbor]]`, in file order; names and addresses are unique.
     pub neighbors: Vec<Neighbor>,
     /// `[[static]]`, in file order; prefixes are unique.

@@ -20,6 +20,7 @@ pub struct RawConfig {
     #[serde(default)]
     pub log: RawLog,
     pub mrt: Option<RawMrt>,
+    pub dataplane: Option<crate::dataplane::RawDataplane>,
     #[serde(default)]
     pub neighbor: Vec<RawNeighbor>,
     #[serde(default, rename = "static")]

@@ -489,6 +489,10 @@ pub fn parse(text: &str, file: &str) -> R<Config> {
         .and_then(|l| keep(&mut errors, log_level(&c, l)))
         .unwrap_or_else(|| "info".into());
     let mrt = raw.mrt.as_ref().and_then(|m| keep(&mut errors, mrt(&c, m)));
+    let dataplane = raw
+        .dataplane
+        .as_ref()
+        .and_then(|d| keep(&mut errors, crate::dataplane::validate(&c, d)));
 
     if let (true, Some(router)) = (errors.is_empty(), router) {
         return Ok(Config {
@@ -501,6 +505,7 @@ pub fn parse(text: &str, file: &str) -> R<Config> {
             log_level,
             log_file: raw.log.file.map(PathBuf::from),
             mrt,
+            dataplane,
             neighbors,
             statics,
             policies: raw.policy,

@@ -1,0 +1,278 @@
+//! `[dataplane]`: Tessera's own forwarding plane (crate `fib`), run inside
+//! tesserad, or in a separate process fed over a Unix socket.
+//!
+//! ```toml
+//! [dataplane]
+//! io = "af_xdp"            # af_xdp | af_xdp_driver | af_packet
+//! cores = 1                # worker threads, one queue of every port each
+//! kp = 32                  # RX batch (RouteBricks kp)
+//! kn = 32                  # TX batch before a kick (RouteBricks kn)
+//! kernel = false           # also install resolved routes into Linux
+//! kernel_table = 254
+//! kernel_metric = 20
+//! feed_socket = "/run/tessera/feed.sock"   # separate dataplane process
+//!
+//! [[dataplane.interface]]
+//! name = "eth1"
+//! addresses = ["10.1.0.1/24"]
+//! ```
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use crate::validate::{Ctx, R};
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDataplane {
+    pub io: Option<String>,
+    pub cores: Option<u32>,
+    pub kp: Option<u32>,
+    pub kn: Option<u32>,
+    pub kernel: Option<bool>,
+    pub kernel_table: Option<u32>,
+    pub kernel_metric: Option<u32>,
+    pub feed_socket: Option<String>,
+    #[serde(default)]
+    pub interface: Vec<RawInterface>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawInterface {
+    pub name: String,
+    #[serde(default)]
+    pub addresses: Vec<String>,
+}
+
+/// Packet I/O of the dataplane workers.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum DataplaneIo {
+    /// AF_XDP, generic XDP hook (works on every device).
+    AfXdp,
+    /// AF_XDP, the driver's XDP hook.
+    AfXdpDriver,
+    /// AF_PACKET TPACKET_V3 (hash fanout over the cores).
+    AfPacket,
+}
+
+/// Install resolved routes into the kernel as well (BIRD's `kernel`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct KernelExport {
+    pub table: u32,
+    pub metric: u32,
+}
+
+/// One dataplane port and the router's addresses on it (its connected
+/// prefixes, against which BGP next hops are resolved).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DataplaneInterface {
+    pub name: String,
+    pub addresses: Vec<(IpAddr, u8)>,
+}
+
+/// `[dataplane]`, validated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dataplane {
+    pub io: DataplaneIo,
+    pub cores: u16,
+    pub kp: u16,
+    pub kn: u16,
+    pub kernel: Option<KernelExport>,
+    /// When set, tesserad serves its best routes on this socket and does
+    /// not forward itself; `tesserad --dataplane` forwards, fed from it.
+    pub feed_socket: Option<PathBuf>,
+    pub interfaces: Vec<DataplaneInterface>,
+}
+
+fn address(c: &Ctx<'_>, path: &str, s: &str) -> R<(IpAddr, u8)> {
+    let bad = || {
+        c.err(
+            path,
+            format!("{s:?}: expected ADDRESS/LENGTH (10.1.0.1/24)"),
+        )
+    };
+    let (a, l) = s.split_once('/').ok_or_else(bad)?;
+    let a: IpAddr = a.parse().map_err(|_| bad())?;
+    let l: u8 = l.parse().map_err(|_| bad())?;
+    let max = if a.is_ipv4() { 32 } else { 128 };
+    if l > max {
+        return Err(c.err(path, format!("{s:?}: prefix length above {max}")));
+    }
+    Ok((a, l))
+}
+
+fn batch(c: &Ctx<'_>, path: &str, v: Option<u32>) -> R<u16> {
+    match v {
+        None => Ok(32),
+        Some(n @ 1..=4096) => Ok(n as u16),
+        Some(n) => Err(c.err(path, format!("{n}: a batch size is 1..=4096"))),
+    }
+}
+
+pub(crate) fn validate(c: &Ctx<'_>, d: &RawDataplane) -> R<Dataplane> {
+    let io = match d.io.as_deref().unwrap_or("af_xdp") {
+        "af_xdp" => DataplaneIo::AfXdp,
+        "af_xdp_driver" => DataplaneIo::AfXdpDriver,
+        "af_packet" => DataplaneIo::AfPacket,
+        o => {
+            return Err(c.err(
+                "dataplane.io",
+                format!("{o:?}: expected \"af_xdp\", \"af_xdp_driver\" or \"af_packet\""),
+            ))
+        }
+    };
+    let cores = match d.cores {
+        None => 1,
+        Some(n @ 1..=64) => n as u16,
+        Some(n) => return Err(c.err("dataplane.cores", format!("{n}: cores is 1..=64"))),
+    };
+    let kp = batch(c, "dataplane.kp", d.kp)?;
+    let kn = batch(c, "dataplane.kn", d.kn)?;
+    if d.kernel != Some(true) && (d.kernel_table.is_some() || d.kernel_metric.is_some()) {
+        return Err(c.err(
+            "dataplane.kernel_table",
+            "kernel_table/kernel_metric set without kernel = true",
+        ));
+    }
+    let kernel = (d.kernel == Some(true)).then(|| KernelExport {
+        table: d.kernel_table.unwrap_or(254),
+        metric: d.kernel_metric.unwrap_or(20),
+    });
+    if let Some(t) = d.kernel_table {
+        if t == 0 || t >= 0xffff_fff0 {
+            return Err(c.err("dataplane.kernel_table", format!("{t}: not a table id")));
+        }
+    }
+    let feed_socket = match d.feed_socket.as_deref() {
+        Some("") => return Err(c.err("dataplane.feed_socket", "an empty path")),
+        s => s.map(PathBuf::from),
+    };
+    if d.interface.is_empty() || d.interface.len() > 16 {
+        return Err(c.err(
+            "dataplane",
+            "a dataplane needs 1..=16 [[dataplane.interface]] tables",
+        ));
+    }
+    let mut interfaces: Vec<DataplaneInterface> = Vec::new();
+    for (i, r) in d.interface.iter().enumerate() {
+        let path = format!("dataplane.interface[{i}]");
+        if r.name.is_empty() || r.name.len() > 15 {
+            return Err(c.err(&format!("{path}.name"), "an interface name is 1..=15 bytes"));
+        }
+        if interfaces.iter().any(|x| x.name == r.name) {
+            return Err(c.err(
+                &format!("{path}.name"),
+                format!("{:?} is listed twice", r.name),
+            ));
+        }
+        let addresses = r
+            .addresses
+            .iter()
+            .enumerate()
+            .map(|(k, a)| address(c, &format!("{path}.addresses[{k}]"), a))
+            .collect::<R<Vec<_>>>()?;
+        interfaces.push(DataplaneInterface {
+            name: r.name.clone(),
+            addresses,
+        });
+    }
+    Ok(Dataplane {
+        io,
+        cores,
+        kp,
+        kn,
+        kernel,
+        feed_socket,
+        interfaces,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    const HEAD: &str = "[router]\nid = \"192.0.2.1\"\nasn = 65000\n\n";
+
+    #[test]
+    fn parses_defaults_and_everything() {
+        let c = crate::parse(
+            &format!("{HEAD}[dataplane]\n[[dataplane.interface]]\nname = \"r0\"\naddresses = [\"10.1.0.1/24\", \"2001:db8::1/64\"]\n"),
+            "t.toml",
+        )
+        .expect("valid");
+        let d = c.dataplane.expect("dataplane");
+        assert_eq!(
+            (d.io, d.cores, d.kp, d.kn),
+            (super::DataplaneIo::AfXdp, 1, 32, 32)
+        );
+        assert_eq!(d.kernel, None);
+        assert_eq!(d.interfaces[0].addresses.len(), 2);
+        assert_eq!(
+            d.interfaces[0].addresses[0],
+            ("10.1.0.1".parse().expect("ip"), 24)
+        );
+        let c = crate::parse(
+            &format!("{HEAD}[dataplane]\nio = \"af_packet\"\ncores = 2\nkp = 64\nkn = 16\nkernel = true\nkernel_table = 100\nfeed_socket = \"/tmp/f.sock\"\n[[dataplane.interface]]\nname = \"r0\"\n"),
+            "t.toml",
+        )
+        .expect("valid");
+        let d = c.dataplane.expect("dataplane");
+        assert_eq!(
+            (d.io, d.cores, d.kp, d.kn),
+            (super::DataplaneIo::AfPacket, 2, 64, 16)
+        );
+        assert_eq!(
+            d.kernel,
+            Some(super::KernelExport {
+                table: 100,
+                metric: 20
+            })
+        );
+        assert_eq!(
+            d.feed_socket.as_deref(),
+            Some(std::path::Path::new("/tmp/f.sock"))
+        );
+        assert!(crate::parse(HEAD, "t.toml")
+            .expect("valid")
+            .dataplane
+            .is_none());
+    }
+
+    #[test]
+    fn rejects_bad_values_with_their_field() {
+        for (body, field) in [
+            (
+                "io = \"dpdk\"\n[[dataplane.interface]]\nname = \"r0\"\n",
+                "dataplane.io",
+            ),
+            (
+                "cores = 0\n[[dataplane.interface]]\nname = \"r0\"\n",
+                "dataplane.cores",
+            ),
+            (
+                "kp = 5000\n[[dataplane.interface]]\nname = \"r0\"\n",
+                "dataplane.kp",
+            ),
+            (
+                "kernel_table = 5\n[[dataplane.interface]]\nname = \"r0\"\n",
+                "dataplane.kernel_table",
+            ),
+            ("", "dataplane"),
+            (
+                "[[dataplane.interface]]\nname = \"r0\"\naddresses = [\"10.1.0.1\"]\n",
+                "dataplane.interface[0].addresses[0]",
+            ),
+            (
+                "[[dataplane.interface]]\nname = \"r0\"\n[[dataplane.interface]]\nname = \"r0\"\n",
+                "dataplane.interface[1].name",
+            ),
+        ] {
+            let e = crate::parse(&format!("{HEAD}[dataplane]\n{body}"), "t.toml").expect_err(body);
+            assert_eq!(e.field, field, "{body}: {e}");
+        }
+        let e = crate::parse(&format!("{HEAD}[dataplane]\nspeed = 1\n"), "t.toml")
+            .expect_err("unknown key");
+        assert!(e.message.contains("speed"), "{e}");
+    }
+}
