@@ -18,6 +18,7 @@
 //! [`ReplayError`] that names the step.
 
 mod attrs;
+pub mod bench;
 mod conn;
 mod driver;
 pub mod dut;

@@ -1,0 +1,585 @@
+//! The devices under test: tesserad in each pipeline mode and thread
+//! count, and four daemons from Debian. Each gets a configuration written
+//! here with accept-all import from the generator peers, export to the
+//! monitor only, no route limits, no kernel (FIB) installation, and its
+//! own directory for config, control socket and log; it runs in the DUT
+//! namespace through `ip netns exec`, in the foreground, so its pid is the
+//! one `/proc` is read for (plus its children: OpenBGPD's engines).
+//!
+//! Why export to the monitor only: "accept all" both ways would make every
+//! DUT send each generator the others' routes, which multiplies the DUT's
+//! work by the peer count in the unique scenarios and loads the generator
+//! host with reading it, while convergence is measured at the monitor.
+//!
+//! | DUT | started as | notes |
+//! |---|---|---|
+//! | tesserad | `tesserad -c FILE --log warn` | `router.pipeline`/`threads`; a config error naming the pipeline is reported as "not supported" |
+//! | BIRD 2 | `bird -f -c FILE -s SOCK` | no `protocol kernel`; traces: `multihop` + recursive next hops over a static default |
+//! | FRR | `/usr/lib/frr/bgpd -Z -n -S` | no zebra, no kernel install, own `--vty_socket` dir, `-P 0` (no vty port) |
+//! | GoBGP | `gobgpd -f FILE.toml` | global export policy: accept towards the monitor's neighbor set only |
+//! | OpenBGPD | `/usr/sbin/bgpd -d -f FILE` | `fib-update no`, own `socket`, root; traces: `nexthop qualify via default` |
+
+use crate::bench::netns::{peer_addr, sh, DUT_ADDR, DUT_ADDR6, MONITOR_ADDR, PEERS_ADDR6};
+use crate::bench::BenchError;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+/// AS numbers: outside every range the synthetic generator draws from
+/// (origins 1000-61000 and 196608+, transits 10000-13000, extra peer
+/// ASes 64512+), so no path carries them and no DUT drops a route as a
+/// loop.
+pub const DUT_AS: u32 = 65000;
+pub const GENERATOR_AS: u32 = 65001;
+pub const MONITOR_AS: u32 = 65002;
+/// Long enough that a DUT busy for minutes (GoBGP at 1M routes) is not
+/// dropped for missed keepalives.
+pub const HOLD_TIME: u16 = 240;
+
+/// Which daemon.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DutKind {
+    Tesserad {
+        /// `router.pipeline`: sequential, per-peer, worker-pool, sharded.
+        pipeline: String,
+        /// `router.threads`; `None` leaves tesserad's default.
+        threads: Option<u32>,
+    },
+    Bird,
+    Frr,
+    Gobgp,
+    Openbgpd,
+}
+
+/// A DUT as named on the command line (`tesserad:sharded:2`, `bird`, ...).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DutSpec {
+    pub kind: DutKind,
+}
+
+impl FromStr for DutSpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let mut it = s.split(':');
+        let kind = match it.next().unwrap_or("") {
+            "tesserad" => {
+                let pipeline = it.next().unwrap_or("sequential").to_string();
+                if !["sequential", "per-peer", "worker-pool", "sharded"].contains(&pipeline.as_str())
+                {
+                    return Err(format!(
+                        "{s}: pipeline must be sequential, per-peer, worker-pool or sharded"
+                    ));
+                }
+                let threads = match it.next() {
+                    None => None,
+                    Some(t) => match t.parse::<u32>() {
+                        Ok(n) if n > 0 => Some(n),
+                        _ => return Err(format!("{s}: thread count must be a positive integer")),
+                    },
+                };
+                DutKind::Tesserad { pipeline, threads }
+            }
+            "bird" => DutKind::Bird,
+            "frr" => DutKind::Frr,
+            "gobgp" => DutKind::Gobgp,
+            "openbgpd" => DutKind::Openbgpd,
+            other => {
+                return Err(format!(
+                    "unknown DUT {other:?}: expected tesserad[:PIPELINE[:THREADS]], bird, frr, gobgp or openbgpd"
+                ))
+            }
+        };
+        if it.next().is_some() {
+            return Err(format!("{s}: too many ':' fields"));
+        }
+        Ok(DutSpec { kind })
+    }
+}
+
+impl DutSpec {
+    /// The label in tables and charts, e.g. `tesserad-sharded-2`.
+    pub fn label(&self) -> String {
+        match &self.kind {
+            DutKind::Tesserad { pipeline, threads } => match threads {
+                Some(t) => format!("tesserad-{pipeline}-{t}"),
+                None => format!("tesserad-{pipeline}"),
+            },
+            DutKind::Bird => "bird".into(),
+            DutKind::Frr => "frr".into(),
+            DutKind::Gobgp => "gobgp".into(),
+            DutKind::Openbgpd => "openbgpd".into(),
+        }
+    }
+
+    /// The binary that must exist for this DUT.
+    pub fn binary<'a>(&self, tesserad: &'a Path) -> &'a Path {
+        match self.kind {
+            DutKind::Tesserad { .. } => tesserad,
+            DutKind::Bird => Path::new("/usr/sbin/bird"),
+            DutKind::Frr => Path::new("/usr/lib/frr/bgpd"),
+            DutKind::Gobgp => Path::new("/usr/bin/gobgpd"),
+            DutKind::Openbgpd => Path::new("/usr/sbin/bgpd"),
+        }
+    }
+
+    /// `bird --version` and the like, for the report.
+    pub fn version(&self, tesserad: &Path) -> String {
+        let bin = self.binary(tesserad).display().to_string();
+        let args: &[&str] = match self.kind {
+            DutKind::Openbgpd => &["-V"],
+            _ => &["--version"],
+        };
+        let out = Command::new(&bin).args(args).stdin(Stdio::null()).output();
+        let text = match out {
+            Ok(o) => format!(
+                "{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            ),
+            Err(e) => format!("{bin}: {e}"),
+        };
+        text.lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    }
+}
+
+/// What a DUT is configured for.
+#[derive(Clone, Debug)]
+pub struct DutEnv<'a> {
+    pub ns: &'a str,
+    /// Config, sockets and log go here (short path: Unix sockets).
+    pub dir: &'a Path,
+    pub peers: usize,
+    pub tesserad: &'a Path,
+    /// Trace workloads keep recorded next hops, which are not on the link.
+    pub foreign_next_hops: bool,
+}
+
+/// A started DUT; stopped on drop.
+#[derive(Debug)]
+pub struct RunningDut {
+    pub pid: u32,
+    pub log: PathBuf,
+    child: Child,
+}
+
+impl RunningDut {
+    /// The last lines of its log, for error messages.
+    pub fn log_tail(&self) -> String {
+        log_tail(&self.log)
+    }
+
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// SIGTERM, then SIGKILL after 5 s.
+    pub fn stop(&mut self) {
+        // SAFETY: kill(2) has no memory preconditions.
+        unsafe {
+            libc::kill(self.pid as i32, libc::SIGTERM);
+        }
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(5) {
+            if !self.alive() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for RunningDut {
+    fn drop(&mut self) {
+        if self.alive() {
+            self.stop();
+        }
+    }
+}
+
+fn log_tail(p: &Path) -> String {
+    let text = std::fs::read_to_string(p).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(8)..].join(" | ")
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> Result<PathBuf, (BenchError, String)> {
+    let p = dir.join(name);
+    std::fs::write(&p, text)
+        .map_err(|e| (BenchError::DutStart, format!("{}: {e}", p.display())))?;
+    Ok(p)
+}
+
+fn peers(n: usize) -> impl Iterator<Item = (usize, std::net::Ipv4Addr)> {
+    (0..n).filter_map(|i| peer_addr(i).map(|a| (i, a)))
+}
+
+/// Writes the config, starts the daemon and waits until it listens on
+/// port 179 in its namespace (at most 20 s).
+pub fn start(spec: &DutSpec, env: &DutEnv<'_>) -> Result<RunningDut, (BenchError, String)> {
+    std::fs::create_dir_all(env.dir)
+        .map_err(|e| (BenchError::DutStart, format!("{}: {e}", env.dir.display())))?;
+    let d = env.dir.display().to_string();
+    let argv: Vec<String> = match &spec.kind {
+        DutKind::Tesserad { pipeline, threads } => {
+            let conf = write(
+                env.dir,
+                "tesserad.toml",
+                &tesserad_conf(env, pipeline, *threads),
+            )?;
+            let c = conf.display().to_string();
+            let bin = env.tesserad.display().to_string();
+            // A pipeline tesserad does not run yet is a config error:
+            // report it as such, before anything is started.
+            if let Err(e) = sh(&bin, &["-p", "-c", &c]) {
+                let kind = if e.contains("pipeline") || e.contains("not supported") {
+                    BenchError::Unsupported
+                } else {
+                    BenchError::DutStart
+                };
+                return Err((kind, e));
+            }
+            vec![bin, "-c".into(), c, "--log".into(), "warn".into()]
+        }
+        DutKind::Bird => {
+            let conf = write(env.dir, "bird.conf", &bird_conf(env))?;
+            let c = conf.display().to_string();
+            sh("bird", &["-p", "-c", &c]).map_err(|e| (BenchError::DutStart, e))?;
+            vec![
+                "bird".into(),
+                "-f".into(),
+                "-c".into(),
+                c,
+                "-s".into(),
+                format!("{d}/bird.ctl"),
+            ]
+        }
+        DutKind::Frr => {
+            let conf = write(env.dir, "bgpd.conf", &frr_conf(env))?;
+            [
+                "/usr/lib/frr/bgpd",
+                "-Z",
+                "-n",
+                "-S",
+                "-f",
+                &conf.display().to_string(),
+                "-i",
+                &format!("{d}/bgpd.pid"),
+                "--vty_socket",
+                &d,
+                "-P",
+                "0",
+                "-l",
+                &DUT_ADDR.to_string(),
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+        }
+        DutKind::Gobgp => {
+            let conf = write(env.dir, "gobgpd.toml", &gobgp_conf(env))?;
+            [
+                "gobgpd",
+                "-f",
+                &conf.display().to_string(),
+                "--api-hosts",
+                "127.0.0.1:50051",
+                "-l",
+                "warn",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+        }
+        DutKind::Openbgpd => {
+            ensure_openbgpd_user();
+            let conf = write(env.dir, "bgpd.conf", &openbgpd_conf(env))?;
+            let c = conf.display().to_string();
+            sh("/usr/sbin/bgpd", &["-n", "-f", &c]).map_err(|e| (BenchError::DutStart, e))?;
+            vec!["/usr/sbin/bgpd".into(), "-d".into(), "-f".into(), c]
+        }
+    };
+    let log = env.dir.join("daemon.log");
+    let out = std::fs::File::create(&log)
+        .map_err(|e| (BenchError::DutStart, format!("{}: {e}", log.display())))?;
+    let err = out
+        .try_clone()
+        .map_err(|e| (BenchError::DutStart, e.to_string()))?;
+    let child = Command::new("ip")
+        .args(["netns", "exec", env.ns])
+        .args(&argv)
+        .current_dir(env.dir)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .map_err(|e| (BenchError::DutStart, format!("{}: {e}", argv.join(" "))))?;
+    let mut dut = RunningDut {
+        pid: child.id(),
+        log,
+        child,
+    };
+    let t0 = Instant::now();
+    loop {
+        if !dut.alive() {
+            let tail = dut.log_tail();
+            let kind = if tail.contains("pipeline") {
+                BenchError::Unsupported
+            } else {
+                BenchError::DutExited
+            };
+            return Err((kind, format!("{} exited: {tail}", argv.join(" "))));
+        }
+        if listening(env.ns) {
+            return Ok(dut);
+        }
+        if t0.elapsed() > Duration::from_secs(20) {
+            return Err((
+                BenchError::DutStart,
+                format!("not listening on port 179 after 20 s: {}", dut.log_tail()),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Whether something listens on TCP port 179 in `ns`.
+fn listening(ns: &str) -> bool {
+    sh("ip", &["netns", "exec", ns, "ss", "-Hltn", "sport = :179"])
+        .is_ok_and(|o| o.contains("LISTEN"))
+}
+
+/// OpenBGPD drops privileges to `_openbgpd` and chroots to its home; the
+/// Debian package creates the user through systemd-sysusers, which
+/// containers often never run.
+fn ensure_openbgpd_user() {
+    if sh("getent", &["passwd", "_openbgpd"]).is_err() {
+        let _ = sh("systemd-sysusers", &["/usr/lib/sysusers.d/openbgpd.conf"]);
+        if sh("getent", &["passwd", "_openbgpd"]).is_err() {
+            let _ = sh(
+                "useradd",
+                &[
+                    "-r",
+                    "-d",
+                    "/run/openbgpd",
+                    "-s",
+                    "/usr/sbin/nologin",
+                    "_openbgpd",
+                ],
+            );
+        }
+    }
+    let _ = std::fs::create_dir_all("/run/openbgpd");
+}
+
+fn tesserad_conf(env: &DutEnv<'_>, pipeline: &str, threads: Option<u32>) -> String {
+    let mut s = format!(
+        "# generated by tessera bench (schema: docs/config.md)\n[router]\nid = \"{DUT_ADDR}\"\n\
+         asn = {DUT_AS}\nlisten = [\"{DUT_ADDR}:179\"]\nhold_time = {HOLD_TIME}\n\
+         pipeline = \"{pipeline}\"\n"
+    );
+    if let Some(t) = threads {
+        let _ = writeln!(s, "threads = {t}");
+    }
+    let _ = write!(
+        s,
+        "\n[control]\nsocket = \"{}/tesserad.sock\"\n",
+        env.dir.display()
+    );
+    for (i, a) in peers(env.peers) {
+        let _ = write!(
+            s,
+            "\n[[neighbor]]\nname = \"g{i}\"\naddress = \"{a}\"\nremote_as = {GENERATOR_AS}\n\
+             passive = true\nfamilies = [\"ipv4-unicast\", \"ipv6-unicast\"]\nimport = \"accept\"\nexport = \"reject\"\n"
+        );
+    }
+    let _ = write!(
+        s,
+        "\n[[neighbor]]\nname = \"monitor\"\naddress = \"{MONITOR_ADDR}\"\nremote_as = {MONITOR_AS}\n\
+         passive = true\nfamilies = [\"ipv4-unicast\", \"ipv6-unicast\"]\nimport = \"reject\"\nexport = \"accept\"\n"
+    );
+    s
+}
+
+fn bird_conf(env: &DutEnv<'_>) -> String {
+    let mut s = format!(
+        "# generated by tessera bench\nrouter id {DUT_ADDR};\nlog \"{}/bird.log\" {{ warning, error, fatal }};\n\
+         protocol device {{ }}\n",
+        env.dir.display()
+    );
+    // Direct sessions need next hops on the link; trace next hops are
+    // elsewhere, so resolve them recursively over a static default.
+    let (extra, gw) = if env.foreign_next_hops {
+        s.push_str(&format!(
+            "protocol static {{ ipv4; route 0.0.0.0/0 via {MONITOR_ADDR}; }}\n\
+             protocol static {{ ipv6; route ::/0 via {PEERS_ADDR6}; }}\n"
+        ));
+        ("  multihop;\n", " gateway recursive;")
+    } else {
+        ("", "")
+    };
+    let _ = write!(
+        s,
+        "template bgp gen {{\n  local {DUT_ADDR} as {DUT_AS};\n  passive on;\n  hold time {HOLD_TIME};\n{extra}\
+         \x20 ipv4 {{ import all; export none;{gw} }};\n  ipv6 {{ import all; export none;{gw} }};\n}}\n"
+    );
+    for (i, a) in peers(env.peers) {
+        let _ = writeln!(
+            s,
+            "protocol bgp g{i} from gen {{ neighbor {a} as {GENERATOR_AS}; }}"
+        );
+    }
+    let _ = write!(
+        s,
+        "protocol bgp monitor {{\n  local {DUT_ADDR} as {DUT_AS};\n  neighbor {MONITOR_ADDR} as {MONITOR_AS};\n\
+         \x20 passive on;\n  hold time {HOLD_TIME};\n  ipv4 {{ import none; export all; }};\n\
+         \x20 ipv6 {{ import none; export all; next hop address {DUT_ADDR6}; }};\n}}\n"
+    );
+    s
+}
+
+fn frr_conf(env: &DutEnv<'_>) -> String {
+    let mut s = format!(
+        "! generated by tessera bench\nfrr defaults traditional\nhostname dut\n\
+         log file {}/bgpd.log warnings\n!\nrouter bgp {DUT_AS}\n bgp router-id {DUT_ADDR}\n\
+         \x20no bgp ebgp-requires-policy\n no bgp default ipv4-unicast\n\
+         \x20neighbor GEN peer-group\n neighbor GEN remote-as {GENERATOR_AS}\n neighbor GEN passive\n\
+         \x20neighbor GEN timers 30 {HOLD_TIME}\n",
+        env.dir.display()
+    );
+    if env.foreign_next_hops {
+        // bgpd without zebra cannot tell connected networks; let it accept
+        // next hops that are not on the link.
+        s.push_str(" neighbor GEN ebgp-multihop 255\n");
+    }
+    for (_, a) in peers(env.peers) {
+        let _ = writeln!(s, " neighbor {a} peer-group GEN");
+    }
+    let _ = write!(
+        s,
+        " neighbor {MONITOR_ADDR} remote-as {MONITOR_AS}\n neighbor {MONITOR_ADDR} passive\n\
+         \x20neighbor {MONITOR_ADDR} timers 30 {HOLD_TIME}\n neighbor {MONITOR_ADDR} advertisement-interval 0\n\
+         \x20address-family ipv4 unicast\n  neighbor GEN activate\n  neighbor GEN route-map NONE out\n\
+         \x20 neighbor {MONITOR_ADDR} activate\n exit-address-family\n address-family ipv6 unicast\n\
+         \x20 neighbor GEN activate\n  neighbor GEN route-map NONE out\n  neighbor {MONITOR_ADDR} activate\n\
+         \x20 neighbor {MONITOR_ADDR} route-map NH6 out\n exit-address-family\n!\nroute-map NONE deny 10\n!\n\
+         route-map NH6 permit 10\n set ipv6 next-hop global {DUT_ADDR6}\n!\n"
+    );
+    s
+}
+
+fn gobgp_conf(env: &DutEnv<'_>) -> String {
+    let mut s = format!(
+        "# generated by tessera bench\n[global.config]\n  as = {DUT_AS}\n  router-id = \"{DUT_ADDR}\"\n\
+         \x20 port = 179\n  local-address-list = [\"{DUT_ADDR}\"]\n\
+         [global.apply-policy.config]\n  export-policy-list = [\"to-monitor\"]\n\
+         \x20 default-export-policy = \"reject-route\"\n  default-import-policy = \"accept-route\"\n\n\
+         [[defined-sets.neighbor-sets]]\n  neighbor-set-name = \"monitor\"\n  neighbor-info-list = [\"{MONITOR_ADDR}\"]\n\n\
+         [[policy-definitions]]\n  name = \"to-monitor\"\n  [[policy-definitions.statements]]\n    name = \"accept\"\n\
+         \x20   [policy-definitions.statements.conditions.match-neighbor-set]\n      neighbor-set = \"monitor\"\n\
+         \x20   [policy-definitions.statements.actions]\n      route-disposition = \"accept-route\"\n"
+    );
+    let mut neighbor = |addr: String, asn: u32| {
+        let _ = write!(
+            s,
+            "\n[[neighbors]]\n  [neighbors.config]\n    neighbor-address = \"{addr}\"\n    peer-as = {asn}\n\
+             \x20 [neighbors.transport.config]\n    passive-mode = true\n    local-address = \"{DUT_ADDR}\"\n\
+             \x20 [neighbors.timers.config]\n    hold-time = {HOLD_TIME}\n\
+             \x20 [[neighbors.afi-safis]]\n    [neighbors.afi-safis.config]\n      afi-safi-name = \"ipv4-unicast\"\n\
+             \x20 [[neighbors.afi-safis]]\n    [neighbors.afi-safis.config]\n      afi-safi-name = \"ipv6-unicast\"\n"
+        );
+    };
+    for (_, a) in peers(env.peers) {
+        neighbor(a.to_string(), GENERATOR_AS);
+    }
+    neighbor(MONITOR_ADDR.to_string(), MONITOR_AS);
+    s
+}
+
+fn openbgpd_conf(env: &DutEnv<'_>) -> String {
+    let mut s = format!(
+        "# generated by tessera bench\nAS {DUT_AS}\nrouter-id {DUT_ADDR}\nsocket \"{}/bgpd.sock\"\n\
+         listen on {DUT_ADDR}\nfib-update no\n",
+        env.dir.display()
+    );
+    if env.foreign_next_hops {
+        s.push_str("nexthop qualify via default\n");
+    }
+    let _ = write!(
+        s,
+        "group \"gen\" {{\n  remote-as {GENERATOR_AS}\n  passive\n  holdtime {HOLD_TIME}\n  announce IPv4 unicast\n\
+         \x20 announce IPv6 unicast\n"
+    );
+    for (_, a) in peers(env.peers) {
+        let _ = writeln!(s, "  neighbor {a}");
+    }
+    let _ = write!(
+        s,
+        "}}\nneighbor {MONITOR_ADDR} {{\n  remote-as {MONITOR_AS}\n  passive\n  holdtime {HOLD_TIME}\n\
+         \x20 announce IPv4 unicast\n  announce IPv6 unicast\n  local-address {DUT_ADDR}\n\
+         \x20 local-address {DUT_ADDR6}\n}}\nallow from any\nallow to {MONITOR_ADDR}\n"
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dut_specs_parse() {
+        let s: DutSpec = "tesserad:sharded:2"
+            .parse()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.label(), "tesserad-sharded-2");
+        assert_eq!(
+            "tesserad".parse::<DutSpec>().map(|s| s.label()),
+            Ok("tesserad-sequential".into())
+        );
+        assert_eq!("bird".parse::<DutSpec>().map(|s| s.kind), Ok(DutKind::Bird));
+        assert!("tesserad:fast".parse::<DutSpec>().is_err());
+        assert!("tesserad:sharded:0".parse::<DutSpec>().is_err());
+        assert!("tesserad:sharded:2:x".parse::<DutSpec>().is_err());
+        assert!("quagga".parse::<DutSpec>().is_err());
+    }
+
+    #[test]
+    fn configs_name_every_peer_and_the_monitor() {
+        let dir = Path::new("/tmp/x");
+        let env = DutEnv {
+            ns: "n",
+            dir,
+            peers: 3,
+            tesserad: Path::new("tesserad"),
+            foreign_next_hops: false,
+        };
+        for text in [
+            tesserad_conf(&env, "sharded", Some(2)),
+            bird_conf(&env),
+            frr_conf(&env),
+            gobgp_conf(&env),
+            openbgpd_conf(&env),
+        ] {
+            for a in ["198.18.1.1", "198.18.1.3", "198.18.0.2"] {
+                assert!(text.contains(a), "{a} missing in\n{text}");
+            }
+            assert!(!text.contains("198.18.1.4"), "{text}");
+        }
+        assert!(tesserad_conf(&env, "sharded", Some(2)).contains("threads = 2"));
+        assert!(openbgpd_conf(&env).contains("fib-update no"));
+        assert!(!bird_conf(&env).contains("multihop"));
+        let env = DutEnv {
+            foreign_next_hops: true,
+            ..env
+        };
+        assert!(bird_conf(&env).contains("gateway recursive"));
+        assert!(openbgpd_conf(&env).contains("nexthop qualify via default"));
+    }
+}

@@ -1,0 +1,494 @@
+//! `tessera bench`: the bgperf-style benchmark of BGP daemons (issue 5).
+//!
+//! One call of [`run`] builds the topology ([`netns`]: the DUT in one
+//! network namespace, generator and monitor in another, addresses from
+//! 198.18.0.0/15 that exist only there), then for every case of every
+//! [`Scenario`]:
+//! 1. measures the generator ceiling: the same replay into a sink that
+//!    only counts, at the DUT's address ([`ceiling`]);
+//! 2. for every DUT ([`daemons`]) and repetition: starts a fresh daemon,
+//!    replays into it with a monitor session attached, stops it, and keeps
+//!    the [`RunResult`] (convergence at the monitor, UPDATEs/s,
+//!    prefixes/s, DUT CPU-seconds and peak RSS from /proc).
+//!
+//! [`report`] then writes CSV, JSON and SVG charts into the output
+//! directory. A DUT that cannot run a configuration (a tesserad pipeline
+//! not implemented yet) is recorded as "not supported" and skipped; one
+//! that fails or does not converge is recorded as such; neither stops the
+//! benchmark.
+//!
+//! Limits: the DUT and the generator share the machine (on 2 cores they
+//! compete), so the ceiling is measured in the same run and reported next
+//! to every figure; generator sessions are IPv4 (RIB dumps replay their
+//! IPv4 routes only; traces carry IPv6 routes over IPv4 sessions).
+
+pub mod daemons;
+pub mod netns;
+pub mod report;
+pub mod scenario;
+
+pub use daemons::{DutKind, DutSpec};
+pub use scenario::{Case, Scenario};
+
+use crate::monitor::{MonitorConfig, MonitorMode};
+use crate::run::{Progress, RunConfig, RunResult};
+use crate::sender::{Pacing, ReplayConfig, SenderVariant};
+use crate::sink::{Sink, SinkConfig};
+use base::Asn;
+use daemons::{DutEnv, DUT_AS, GENERATOR_AS, HOLD_TIME, MONITOR_AS};
+use netns::{in_netns, peer_addr, Topology, DUT_ADDR, MONITOR_ADDR};
+use std::fmt;
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+/// What went wrong, by step; the detail text travels next to it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum BenchError {
+    /// Namespaces or links could not be built (not root, no iproute2).
+    Netns,
+    /// The DUT's config was refused or it never listened.
+    DutStart,
+    /// The DUT exited during the run.
+    DutExited,
+    /// The DUT does not support this configuration.
+    Unsupported,
+    /// The replay itself failed.
+    Replay,
+    /// The workload could not be built.
+    Workload,
+    /// Writing results failed.
+    Output,
+}
+
+impl fmt::Display for BenchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BenchError::Netns => "network namespaces",
+            BenchError::DutStart => "starting the DUT",
+            BenchError::DutExited => "the DUT exited",
+            BenchError::Unsupported => "not supported",
+            BenchError::Replay => "replay",
+            BenchError::Workload => "building the workload",
+            BenchError::Output => "writing results",
+        })
+    }
+}
+
+/// Everything `tessera bench` was asked for.
+#[derive(Clone, Debug)]
+pub struct BenchConfig {
+    pub scenarios: Vec<Scenario>,
+    pub duts: Vec<DutSpec>,
+    pub reps: usize,
+    pub scale: f64,
+    pub out: PathBuf,
+    pub tesserad: PathBuf,
+    /// Bound on each run from the start of sending.
+    pub timeout: Duration,
+    pub ceiling: bool,
+    pub mrt_dir: PathBuf,
+    pub seed: u64,
+    /// Namespace name prefix (default `tb<pid>`).
+    pub name: String,
+}
+
+/// How one run ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Status {
+    Converged,
+    NotConverged,
+    NotSupported(String),
+    Failed(BenchError, String),
+}
+
+impl Status {
+    pub fn word(&self) -> &'static str {
+        match self {
+            Status::Converged => "converged",
+            Status::NotConverged => "not-converged",
+            Status::NotSupported(_) => "not-supported",
+            Status::Failed(..) => "failed",
+        }
+    }
+
+    pub fn detail(&self) -> String {
+        match self {
+            Status::Converged | Status::NotConverged => String::new(),
+            Status::NotSupported(s) => s.clone(),
+            Status::Failed(e, s) => format!("{e}: {s}"),
+        }
+    }
+}
+
+/// One run: a case, a DUT (or the ceiling) and a repetition.
+#[derive(Clone, Debug)]
+pub struct Measurement {
+    pub case: String,
+    /// The DUT label, or [`CEILING`].
+    pub dut: String,
+    pub rep: usize,
+    pub status: Status,
+    pub result: Option<RunResult>,
+}
+
+/// The DUT label of generator-ceiling runs.
+pub const CEILING: &str = "generator-ceiling";
+
+/// What a whole benchmark produced.
+#[derive(Clone, Debug, Default)]
+pub struct BenchReport {
+    pub cases: Vec<(String, String)>,
+    pub runs: Vec<Measurement>,
+    /// (DUT label, version line).
+    pub versions: Vec<(String, String)>,
+    pub duts: Vec<String>,
+    pub started: String,
+    pub scale: f64,
+    pub reps: usize,
+}
+
+/// Runs the benchmark. `say` gets the status lines (one a second while a
+/// run is under way). `stop` ends it early (Ctrl-C).
+pub fn run(
+    cfg: &BenchConfig,
+    stop: &AtomicBool,
+    say: &mut (dyn FnMut(&str) + Send),
+) -> Result<BenchReport, (BenchError, String)> {
+    netns::check_privileges().map_err(|e| (BenchError::Netns, e))?;
+    for d in &cfg.duts {
+        let bin = d.binary(&cfg.tesserad);
+        if !bin.exists() {
+            return Err((
+                BenchError::DutStart,
+                format!("{}: {} not found", d.label(), bin.display()),
+            ));
+        }
+    }
+    let mut rep = BenchReport {
+        duts: cfg.duts.iter().map(DutSpec::label).collect(),
+        versions: cfg
+            .duts
+            .iter()
+            .map(|d| (d.label(), d.version(&cfg.tesserad)))
+            .collect(),
+        started: now_utc(),
+        scale: cfg.scale,
+        reps: cfg.reps,
+        ..BenchReport::default()
+    };
+    let work = std::env::temp_dir().join(format!("{}-work", cfg.name));
+    for s in &cfg.scenarios {
+        let t0 = Instant::now();
+        say(&format!("building workload {s:?} (scale {})", cfg.scale));
+        let cases = scenario::cases(s, cfg.scale, cfg.seed, &cfg.mrt_dir)
+            .map_err(|e| (BenchError::Workload, e))?;
+        say(&format!(
+            "built {} case(s) in {:.1} s",
+            cases.len(),
+            t0.elapsed().as_secs_f64()
+        ));
+        for case in &cases {
+            if stop.load(Relaxed) {
+                break;
+            }
+            rep.cases.push((case.name.clone(), case.about.clone()));
+            run_case(cfg, case, &work, stop, say, &mut rep.runs)?;
+            // Partial results survive a later crash or Ctrl-C.
+            report::write_all(&rep, &cfg.out).map_err(|e| (BenchError::Output, e))?;
+        }
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    report::write_all(&rep, &cfg.out).map_err(|e| (BenchError::Output, e))?;
+    Ok(rep)
+}
+
+fn run_case(
+    cfg: &BenchConfig,
+    case: &Case,
+    work: &std::path::Path,
+    stop: &AtomicBool,
+    say: &mut (dyn FnMut(&str) + Send),
+    runs: &mut Vec<Measurement>,
+) -> Result<(), (BenchError, String)> {
+    say(&format!("case {}: {}", case.name, case.about));
+    let topo = Topology::create(&cfg.name, case.peers())?;
+    if cfg.ceiling {
+        for r in 1..=cfg.reps {
+            if stop.load(Relaxed) {
+                return Ok(());
+            }
+            let m = ceiling(cfg, case, &topo, r, stop, say);
+            say(&summary_line(&m));
+            runs.push(m);
+        }
+    }
+    for d in &cfg.duts {
+        for r in 1..=cfg.reps {
+            if stop.load(Relaxed) {
+                return Ok(());
+            }
+            let m = one_dut_run(cfg, case, d, &topo, work, r, stop, say);
+            say(&summary_line(&m));
+            let unsupported = matches!(m.status, Status::NotSupported(_));
+            runs.push(m);
+            if unsupported {
+                break;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn summary_line(m: &Measurement) -> String {
+    let r = m.result.as_ref();
+    let f = |v: Option<f64>, unit: &str| v.map_or("-".into(), |x| format!("{x:.2}{unit}"));
+    format!(
+        "== {} {} rep {}: {} conv {} cpu {} rss {} {}",
+        m.case,
+        m.dut,
+        m.rep,
+        m.status.word(),
+        f(r.and_then(|r| r.convergence_secs), " s"),
+        f(r.and_then(|r| r.dut_cpu_secs), " s"),
+        f(
+            r.and_then(|r| r.dut_peak_rss_kib)
+                .map(|k| k as f64 / 1024.0),
+            " MiB"
+        ),
+        m.status.detail()
+    )
+}
+
+fn replay_config(case: &Case, target: SocketAddr) -> ReplayConfig {
+    let sources: Vec<IpAddr> = (0..case.peers())
+        .filter_map(peer_addr)
+        .map(IpAddr::V4)
+        .collect();
+    let mut rc = ReplayConfig::new(target, Asn(DUT_AS), Asn(GENERATOR_AS), sources);
+    rc.hold_time = HOLD_TIME;
+    rc.connect_timeout = Duration::from_secs(30);
+    rc.open_timeout = Duration::from_secs(30);
+    rc.mix = case.mix;
+    rc.pacing = Pacing::Fast;
+    // The traffic mixes are defined for one sender thread per peer
+    // (a mix limits how many send at once).
+    rc.variant = SenderVariant::ThreadPerPeer;
+    rc
+}
+
+fn progress_printer<'a>(
+    tag: &'a str,
+    say: &'a mut (dyn FnMut(&str) + Send),
+) -> impl FnMut(&Progress) + Send + 'a {
+    move |p: &Progress| say(&format!("[{tag}] {}", p.line()))
+}
+
+/// The generator alone: the same replay into a counting sink listening at
+/// the DUT's address. Convergence is the sink's first UPDATE to its last
+/// End-of-RIB.
+fn ceiling(
+    cfg: &BenchConfig,
+    case: &Case,
+    topo: &Topology,
+    rep: usize,
+    stop: &AtomicBool,
+    say: &mut (dyn FnMut(&str) + Send),
+) -> Measurement {
+    let mk = |status, result| Measurement {
+        case: case.name.clone(),
+        dut: CEILING.into(),
+        rep,
+        status,
+        result,
+    };
+    let target = SocketAddr::new(IpAddr::V4(DUT_ADDR), 179);
+    let sink = in_netns(&topo.dut_ns, || {
+        Sink::start(SinkConfig {
+            listen: target,
+            local_as: Asn(DUT_AS),
+            bgp_id: DUT_ADDR,
+            hold_time: HOLD_TIME,
+            open_timeout: Duration::from_secs(30),
+        })
+    });
+    let sink = match sink {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => return mk(Status::Failed(BenchError::Replay, e.to_string()), None),
+        Err(e) => return mk(Status::Failed(BenchError::Netns, e), None),
+    };
+    let rc = replay_config(case, target);
+    let rcfg = RunConfig {
+        timeout: cfg.timeout,
+        ..RunConfig::default()
+    };
+    let tag = format!("{} {CEILING} {rep}", case.name);
+    let w = case.workload.clone();
+    let mut pr = progress_printer(&tag, say);
+    let res = in_netns(&topo.peers_ns, || {
+        crate::run::run(&rc, w, &rcfg, stop, &mut pr)
+    });
+    let mut result = match res {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => return mk(Status::Failed(BenchError::Replay, e.to_string()), None),
+        Err(e) => return mk(Status::Failed(BenchError::Netns, e), None),
+    };
+    let want_eor = case.peers() as u64;
+    sink.wait_end_of_rib(want_eor, Duration::from_secs(30));
+    let snap = sink.stats().snapshot();
+    let window = sink
+        .stats()
+        .receive_window()
+        .map(|(a, b)| b.saturating_duration_since(a).as_secs_f64());
+    let ok = snap.end_of_rib >= want_eor && snap.prefixes >= result.prefixes_sent;
+    result.monitor_prefixes = Some(snap.prefixes);
+    result.monitor_updates = Some(snap.updates);
+    result.expected_prefixes = Some(result.prefixes_sent);
+    result.converged = ok && window.is_some();
+    result.convergence_secs = window.filter(|_| ok);
+    result.updates_per_sec = result
+        .convergence_secs
+        .map(|c| result.updates_sent as f64 / c.max(1e-6));
+    result.prefixes_per_sec = result
+        .convergence_secs
+        .map(|c| result.prefixes_sent as f64 / c.max(1e-6));
+    let status = if result.converged {
+        Status::Converged
+    } else {
+        Status::NotConverged
+    };
+    mk(status, Some(result))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn one_dut_run(
+    cfg: &BenchConfig,
+    case: &Case,
+    d: &DutSpec,
+    topo: &Topology,
+    work: &std::path::Path,
+    rep: usize,
+    stop: &AtomicBool,
+    say: &mut (dyn FnMut(&str) + Send),
+) -> Measurement {
+    let label = d.label();
+    let mk = |status, result| Measurement {
+        case: case.name.clone(),
+        dut: label.clone(),
+        rep,
+        status,
+        result,
+    };
+    let dir = work.join(format!("{}-{}-{rep}", case.name, label));
+    let _ = std::fs::remove_dir_all(&dir);
+    let env = DutEnv {
+        ns: &topo.dut_ns,
+        dir: &dir,
+        peers: case.peers(),
+        tesserad: &cfg.tesserad,
+        foreign_next_hops: case.foreign_next_hops,
+    };
+    let mut dut = match daemons::start(d, &env) {
+        Ok(x) => x,
+        Err((BenchError::Unsupported, s)) => return mk(Status::NotSupported(s), None),
+        Err((e, s)) => return mk(Status::Failed(e, s), None),
+    };
+    let target = SocketAddr::new(IpAddr::V4(DUT_ADDR), 179);
+    let rc = replay_config(case, target);
+    let rcfg = RunConfig {
+        monitor: Some(MonitorConfig {
+            mode: MonitorMode::Connect {
+                target,
+                source: Some(IpAddr::V4(MONITOR_ADDR)),
+            },
+            local_as: Asn(MONITOR_AS),
+            peer_as: Some(Asn(DUT_AS)),
+            bgp_id: MONITOR_ADDR,
+            hold_time: HOLD_TIME,
+            connect_timeout: Duration::from_secs(30),
+            open_timeout: Duration::from_secs(30),
+        }),
+        timeout: cfg.timeout,
+        dut_pids: vec![dut.pid],
+        quiet: Duration::from_secs(3),
+        ..RunConfig::default()
+    };
+    let tag = format!("{} {label} {rep}", case.name);
+    let w = case.workload.clone();
+    let mut pr = progress_printer(&tag, say);
+    let res = in_netns(&topo.peers_ns, || {
+        crate::run::run(&rc, w, &rcfg, stop, &mut pr)
+    });
+    let alive = dut.alive();
+    let tail = dut.log_tail();
+    dut.stop();
+    let r = match res {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => {
+            let kind = if alive {
+                BenchError::Replay
+            } else {
+                BenchError::DutExited
+            };
+            return mk(Status::Failed(kind, format!("{e}; log: {tail}")), None);
+        }
+        Err(e) => return mk(Status::Failed(BenchError::Netns, e), None),
+    };
+    let status = if r.converged {
+        Status::Converged
+    } else if !alive {
+        Status::Failed(BenchError::DutExited, tail)
+    } else if let Some((_, e)) = r.errors.first() {
+        Status::Failed(BenchError::Replay, format!("{e}; log: {tail}"))
+    } else {
+        Status::NotConverged
+    };
+    mk(status, Some(r))
+}
+
+/// Current UTC time, ISO 8601, without a date crate.
+pub fn now_utc() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_date_is_well_formed() {
+        let s = now_utc();
+        assert_eq!(s.len(), 20, "{s}");
+        assert!(s.starts_with("20") && s.ends_with('Z'), "{s}");
+    }
+
+    #[test]
+    fn status_words() {
+        assert_eq!(Status::NotSupported("x".into()).word(), "not-supported");
+        assert_eq!(
+            Status::Failed(BenchError::DutExited, "y".into()).detail(),
+            "the DUT exited: y"
+        );
+    }
+}

@@ -1,0 +1,269 @@
+//! The benchmark's scenarios (issue 5) and the workloads they replay.
+//!
+//! | name | what |
+//! |---|---|
+//! | `a` | 1 peer x 1M unique prefixes |
+//! | `b` | 10 peers x 100k prefixes shared by all, each peer with its own AS paths, MEDs, communities |
+//! | `c30` | 30 peers x 10k unique |
+//! | `c10` | 10 peers x 100k unique |
+//! | `c` | both of the above |
+//! | `d` | every IPv4 RIB dump of the shared MRT data, every peer in each |
+//! | `e` | the five traffic mixes of seed 000 Table 4.3 on a real update trace |
+//! | `synthetic:PxN:shared` / `:unique` | any synthetic size |
+//!
+//! `--scale F` multiplies every prefix count (synthetic sizes, the RIB
+//! dumps' prefix cap, the trace's message cap) so a quick run keeps the
+//! shape of the full one. Each scenario expands into cases: one workload
+//! replayed with one traffic mix.
+
+use crate::bench::daemons::GENERATOR_AS;
+use crate::bench::netns::peer_addr;
+use crate::error::ReplayError;
+use crate::mrt_rib::{rib_workload, RibOptions};
+use crate::mrt_updates::{update_workload, UpdateOptions};
+use crate::schedule::Mix;
+use crate::workload::{FeedParams, Sharing, SyntheticSpec, Workload};
+use base::Asn;
+use std::path::Path;
+use std::sync::Arc;
+
+/// The IPv4 RIB dumps of the shared data set (README there); the IPv6
+/// ones (`rib.bz2`, `rib6.*`) need IPv6 generator sessions, not yet.
+pub const RIB_DUMPS: &[&str] = &[
+    "routeviews.route-views.jinx.ribs.1401487200.bz2",
+    "bview.20020722.2337.gz",
+    "rib.20140523.0600_firstMB.bz2",
+];
+/// The update trace of scenario (e): 76 RIPE RIS peers, 5 minutes.
+pub const UPDATE_TRACE: &str = "updates.20190101.0000.gz";
+/// Full-scale caps of (d) and (e) that `--scale` shrinks.
+const RIB_FULL_PREFIXES: f64 = 500_000.0;
+const TRACE_FULL_MESSAGES: f64 = 60_000.0;
+
+/// One scenario as named on the command line.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Scenario {
+    Synthetic {
+        name: String,
+        peers: usize,
+        prefixes: usize,
+        sharing: Sharing,
+    },
+    RibDumps,
+    TraceMixes,
+}
+
+impl Scenario {
+    /// Parses one name; `c` gives two scenarios.
+    pub fn parse(s: &str) -> Result<Vec<Scenario>, String> {
+        let syn = |name: &str, peers, prefixes, sharing| Scenario::Synthetic {
+            name: name.into(),
+            peers,
+            prefixes,
+            sharing,
+        };
+        Ok(match s {
+            "a" => vec![syn("a-1x1M-unique", 1, 1_000_000, Sharing::Unique)],
+            "b" => vec![syn("b-10x100k-shared", 10, 100_000, Sharing::Shared)],
+            "c30" => vec![syn("c-30x10k-unique", 30, 10_000, Sharing::Unique)],
+            "c10" => vec![syn("c-10x100k-unique", 10, 100_000, Sharing::Unique)],
+            "c" => vec![
+                syn("c-30x10k-unique", 30, 10_000, Sharing::Unique),
+                syn("c-10x100k-unique", 10, 100_000, Sharing::Unique),
+            ],
+            "d" => vec![Scenario::RibDumps],
+            "e" => vec![Scenario::TraceMixes],
+            _ => {
+                let rest = s
+                    .strip_prefix("synthetic:")
+                    .ok_or_else(|| format!("unknown scenario {s:?}: expected a, b, c, c30, c10, d, e or synthetic:PxN:shared|unique"))?;
+                let (size, mode) = rest.split_once(':').unwrap_or((rest, "shared"));
+                let (peers, prefixes) =
+                    crate::parse_synthetic(size).map_err(|e| format!("{s}: {e}"))?;
+                let sharing = match mode {
+                    "shared" => Sharing::Shared,
+                    "unique" => Sharing::Unique,
+                    _ => return Err(format!("{s}: expected :shared or :unique")),
+                };
+                vec![syn(
+                    &format!("{peers}x{prefixes}-{mode}"),
+                    peers,
+                    prefixes,
+                    sharing,
+                )]
+            }
+        })
+    }
+}
+
+/// One measured case: a workload and how it is sent.
+#[derive(Clone, Debug)]
+pub struct Case {
+    /// File-name safe: letters, digits, `-`, `.`.
+    pub name: String,
+    pub workload: Arc<Workload>,
+    pub mix: Mix,
+    /// Recorded next hops (traces): DUTs must resolve them recursively.
+    pub foreign_next_hops: bool,
+    /// What the case is, for the report.
+    pub about: String,
+}
+
+impl Case {
+    pub fn peers(&self) -> usize {
+        self.workload.feeds.len()
+    }
+}
+
+fn params(i: usize) -> FeedParams {
+    let nh = peer_addr(i).unwrap_or(std::net::Ipv4Addr::UNSPECIFIED);
+    FeedParams::ebgp(Asn(GENERATOR_AS), nh)
+}
+
+fn scaled(n: f64, scale: f64) -> u64 {
+    (n * scale).round().max(1.0) as u64
+}
+
+/// Builds the cases of `s`. `mrt_dir` holds the shared MRT files.
+pub fn cases(s: &Scenario, scale: f64, seed: u64, mrt_dir: &Path) -> Result<Vec<Case>, String> {
+    match s {
+        Scenario::Synthetic {
+            name,
+            peers,
+            prefixes,
+            sharing,
+        } => {
+            let n = scaled(*prefixes as f64, scale) as usize;
+            let spec = SyntheticSpec {
+                peers: *peers,
+                prefixes: n,
+                sharing: *sharing,
+                seed,
+            };
+            let p: Vec<FeedParams> = (0..*peers).map(params).collect();
+            let w = Workload::synthetic(&spec, &p).map_err(|e| format!("{name}: {e}"))?;
+            let about = format!(
+                "{peers} peers x {n} prefixes, {}",
+                if *sharing == Sharing::Shared {
+                    "shared"
+                } else {
+                    "unique"
+                }
+            );
+            let name = if scale == 1.0 {
+                name.clone()
+            } else {
+                format!("{name}-scale{scale}")
+            };
+            Ok(vec![Case {
+                name,
+                workload: Arc::new(w),
+                mix: Mix::Normal,
+                foreign_next_hops: false,
+                about,
+            }])
+        }
+        Scenario::RibDumps => {
+            let mut out = Vec::new();
+            for f in RIB_DUMPS {
+                let path = mrt_dir.join(f);
+                if !path.exists() {
+                    return Err(format!(
+                        "{} is missing (scenario d needs the shared MRT data)",
+                        path.display()
+                    ));
+                }
+                let opts = RibOptions {
+                    peers: None,
+                    max_prefixes: (scale < 1.0).then(|| scaled(RIB_FULL_PREFIXES, scale)),
+                    no_ipv4: false,
+                    no_ipv6: true,
+                };
+                let (w, sum) = rib_workload(&path, &opts, &params).map_err(|e| rib_err(f, e))?;
+                let short = f.split('.').take(3).collect::<Vec<_>>().join("-");
+                out.push(Case {
+                    name: format!("d-{short}"),
+                    about: format!(
+                        "RIB dump {f}: {} peers, {} routes, {} prefixes",
+                        sum.peers.len(),
+                        w.total_prefixes(),
+                        w.expected_prefixes.unwrap_or(0)
+                    ),
+                    workload: Arc::new(w),
+                    mix: Mix::Normal,
+                    foreign_next_hops: false,
+                });
+            }
+            Ok(out)
+        }
+        Scenario::TraceMixes => {
+            let path = mrt_dir.join(UPDATE_TRACE);
+            if !path.exists() {
+                return Err(format!(
+                    "{} is missing (scenario e needs the shared MRT data)",
+                    path.display()
+                ));
+            }
+            let opts = UpdateOptions {
+                peers: None,
+                max_messages: (scale < 1.0).then(|| scaled(TRACE_FULL_MESSAGES, scale)),
+                // Session resets in a 5-minute trace would make every DUT's
+                // end state depend on timing; keep sessions up.
+                ignore_state_changes: true,
+            };
+            let (w, sum) = update_workload(&path, &opts).map_err(|e| rib_err(UPDATE_TRACE, e))?;
+            let w = Arc::new(w);
+            Ok(Mix::ALL
+                .iter()
+                .map(|m| Case {
+                    name: format!("e-{}", m.name()),
+                    about: format!(
+                        "update trace {UPDATE_TRACE}: {} peers, {} UPDATEs, mix {}",
+                        sum.peers.len(),
+                        w.total_messages(),
+                        m.name()
+                    ),
+                    workload: w.clone(),
+                    mix: *m,
+                    foreign_next_hops: true,
+                })
+                .collect())
+        }
+    }
+}
+
+fn rib_err(f: &str, e: ReplayError) -> String {
+    format!("{f}: {e}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scenario_names_parse() {
+        assert_eq!(Scenario::parse("c").map(|v| v.len()), Ok(2));
+        let b = Scenario::parse("synthetic:2x2000:shared").unwrap_or_default();
+        assert_eq!(
+            b,
+            vec![Scenario::Synthetic {
+                name: "2x2000-shared".into(),
+                peers: 2,
+                prefixes: 2000,
+                sharing: Sharing::Shared
+            }]
+        );
+        assert!(Scenario::parse("synthetic:2x2000:both").is_err());
+        assert!(Scenario::parse("f").is_err());
+    }
+
+    #[test]
+    fn scale_shrinks_synthetic_cases() {
+        let s = Scenario::parse("b").unwrap_or_default();
+        let c = cases(&s[0], 0.001, 1, Path::new("/nonexistent")).unwrap_or_default();
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].peers(), 10);
+        assert_eq!(c[0].workload.expected_prefixes, Some(100));
+        assert_eq!(c[0].workload.total_prefixes(), 1000);
+    }
+}
