@@ -5,6 +5,8 @@ pub mod daemon;
 pub mod fib_feed;
 pub mod mrt_dump;
 pub mod msg;
+pub mod pipeline;
 pub mod rib;
 pub mod rib_dump;
 pub mod sess;
+pub mod stages;

@@ -8,8 +8,8 @@
 //! bounded channel: the RIB never sees a socket or raw bytes.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use base::AfiSafi;
@@ -37,6 +37,10 @@ pub struct SessionUp {
     pub negotiated: Negotiated,
     pub local_addr: SocketAddr,
     pub remote_addr: SocketAddr,
+    /// Set by [`RibSender`] when the RIB is split over several shard
+    /// threads: the End-of-RIB after the initial table goes out once,
+    /// after every shard's part of it (RFC 4724 §2).
+    pub eor_barrier: Option<Arc<FlushBarrier>>,
 }
 
 /// Session task -> RIB thread.
@@ -58,6 +62,10 @@ pub enum RibInput {
         peer: PeerId,
         family: AfiSafi,
         subtype: u8,
+        /// Set by [`RibSender`] with several shards: the BoRR goes out
+        /// before any shard's re-sent routes and the EoRR after all of
+        /// them (RFC 7313 §4).
+        barrier: Option<Arc<FlushBarrier>>,
     },
     /// The Established session ended: flush its routes (or mark them stale
     /// under graceful restart, RFC 4724 §4.2).
@@ -116,15 +124,253 @@ impl std::fmt::Debug for RibMsg {
     }
 }
 
-/// The sending side sessions hold. Bounded: a session that outruns the RIB
+/// The sending side sessions hold, over the RIB's shard threads (one
+/// for the sequential pipeline). Bounded: a session that outruns the RIB
 /// waits here (asynchronously, so its keepalives keep flowing).
+///
+/// With several shards an UPDATE batch is split by
+/// [`bgp_rib::shard_for`] here, on the session's thread, so each shard
+/// thread gets only its own prefixes; the other inputs go to every shard.
 #[derive(Clone, Debug)]
-pub struct RibSender(pub tokio::sync::mpsc::Sender<RibMsg>);
+pub struct RibSender {
+    shards: Arc<[tokio::sync::mpsc::Sender<RibMsg>]>,
+}
+
+/// Room reserved on every shard's channel (see [`RibSender::reserve`]).
+pub struct RibPermit {
+    permits: Vec<tokio::sync::mpsc::OwnedPermit<RibMsg>>,
+}
+
+impl RibPermit {
+    /// Sends one batch, split over the shards.
+    pub fn send_updates(self, peer: PeerId, updates: Vec<DecodedUpdate>) {
+        let n = self.permits.len();
+        if n == 1 {
+            if let Some(p) = self.permits.into_iter().next() {
+                p.send(RibMsg::Input(RibInput::Updates { peer, updates }));
+            }
+            return;
+        }
+        let parts = split_updates(updates, n);
+        for (p, updates) in self.permits.into_iter().zip(parts) {
+            if !updates.is_empty() {
+                p.send(RibMsg::Input(RibInput::Updates { peer, updates }));
+            }
+        }
+    }
+}
 
 impl RibSender {
-    /// Returns false when the RIB thread is gone (daemon shutting down).
+    /// One RIB thread (the sequential pipeline, and tests).
+    pub fn new(tx: tokio::sync::mpsc::Sender<RibMsg>) -> RibSender {
+        RibSender {
+            shards: Arc::from(vec![tx]),
+        }
+    }
+
+    /// One channel per shard thread, in shard order (the index
+    /// [`bgp_rib::shard_for`] returns).
+    pub fn sharded(txs: Vec<tokio::sync::mpsc::Sender<RibMsg>>) -> RibSender {
+        RibSender {
+            shards: Arc::from(txs),
+        }
+    }
+
+    pub fn shard_count(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// Sends `input` where it belongs: UPDATEs split by shard, the rest to
+    /// every shard. Returns false when the RIB is gone (shutting down).
     pub async fn send(&self, input: RibInput) -> bool {
-        self.0.send(RibMsg::Input(input)).await.is_ok()
+        let n = self.shards.len();
+        if n == 1 {
+            return match self.shards.first() {
+                Some(tx) => tx.send(RibMsg::Input(input)).await.is_ok(),
+                None => false,
+            };
+        }
+        match input {
+            RibInput::Updates { peer, updates } => {
+                let parts = split_updates(updates, n);
+                let mut ok = true;
+                for (tx, updates) in self.shards.iter().zip(parts) {
+                    if !updates.is_empty() {
+                        let m = RibMsg::Input(RibInput::Updates { peer, updates });
+                        ok &= tx.send(m).await.is_ok();
+                    }
+                }
+                ok
+            }
+            RibInput::Up { peer, mut up } => {
+                up.eor_barrier = Some(FlushBarrier::new(n));
+                let mut ok = true;
+                for tx in self.shards.iter() {
+                    let m = RibMsg::Input(RibInput::Up {
+                        peer,
+                        up: up.clone(),
+                    });
+                    ok &= tx.send(m).await.is_ok();
+                }
+                ok
+            }
+            RibInput::RouteRefresh {
+                peer,
+                family,
+                subtype,
+                ..
+            } => {
+                let barrier = Some(FlushBarrier::new(n));
+                let mut ok = true;
+                for tx in self.shards.iter() {
+                    let m = RibMsg::Input(RibInput::RouteRefresh {
+                        peer,
+                        family,
+                        subtype,
+                        barrier: barrier.clone(),
+                    });
+                    ok &= tx.send(m).await.is_ok();
+                }
+                ok
+            }
+            RibInput::Down {
+                peer,
+                reason,
+                graceful,
+            } => {
+                let mut ok = true;
+                for tx in self.shards.iter() {
+                    let m = RibMsg::Input(RibInput::Down {
+                        peer,
+                        reason,
+                        graceful,
+                    });
+                    ok &= tx.send(m).await.is_ok();
+                }
+                ok
+            }
+        }
+    }
+
+    /// Hands `updates` over if every shard's channel has room now;
+    /// otherwise gives them back untouched.
+    pub fn try_send_updates(
+        &self,
+        peer: PeerId,
+        updates: Vec<DecodedUpdate>,
+    ) -> Result<(), Vec<DecodedUpdate>> {
+        let mut permits = Vec::with_capacity(self.shards.len());
+        for tx in self.shards.iter() {
+            match tx.clone().try_reserve_owned() {
+                Ok(p) => permits.push(p),
+                Err(_) => return Err(updates),
+            }
+        }
+        RibPermit { permits }.send_updates(peer, updates);
+        Ok(())
+    }
+
+    /// Waits for room on every shard's channel (cancel-safe: dropping the
+    /// future releases what it reserved). None when the RIB is gone.
+    pub async fn reserve(&self) -> Option<RibPermit> {
+        let mut permits = Vec::with_capacity(self.shards.len());
+        for tx in self.shards.iter() {
+            permits.push(tx.clone().reserve_owned().await.ok()?);
+        }
+        Some(RibPermit { permits })
+    }
+}
+
+/// Most shard threads a RIB is split over.
+pub const MAX_SHARDS: usize = 64;
+
+/// Splits a batch by owning shard, keeping arrival order within each
+/// shard. An UPDATE whose prefixes all belong to one shard moves whole (no
+/// copy); one spanning shards is cut, its attributes cloned once per shard
+/// that gets announcements. End-of-RIB markers go to every shard (each
+/// sweeps its own stale routes, RFC 4724 §4.2).
+pub fn split_updates(updates: Vec<DecodedUpdate>, n: usize) -> Vec<Vec<DecodedUpdate>> {
+    let n = n.clamp(1, MAX_SHARDS);
+    let mut out: Vec<Vec<DecodedUpdate>> = (0..n).map(|_| Vec::new()).collect();
+    for u in updates {
+        if u.end_of_rib.is_some() || (u.announce.is_empty() && u.withdraw.is_empty()) {
+            for part in out.iter_mut() {
+                part.push(u.clone());
+            }
+            continue;
+        }
+        let first = u
+            .announce
+            .first()
+            .or(u.withdraw.first())
+            .map_or(0, |x| bgp_rib::shard_for(&x.prefix, n));
+        let single = u
+            .announce
+            .iter()
+            .chain(&u.withdraw)
+            .all(|x| bgp_rib::shard_for(&x.prefix, n) == first);
+        if single {
+            if let Some(part) = out.get_mut(first) {
+                part.push(u);
+            }
+            continue;
+        }
+        // Which shards already got their part of this UPDATE (n <= 64,
+        // see MAX_SHARDS).
+        let mut touched = 0u64;
+        for (list, is_announce) in [(&u.announce, true), (&u.withdraw, false)] {
+            for x in list {
+                let s = bgp_rib::shard_for(&x.prefix, n);
+                let Some(part) = out.get_mut(s) else {
+                    continue;
+                };
+                let bit = 1u64 << (s % 64);
+                if touched & bit == 0 {
+                    touched |= bit;
+                    part.push(DecodedUpdate::default());
+                }
+                let Some(d) = part.last_mut() else { continue };
+                if is_announce {
+                    if d.attrs.is_none() {
+                        d.attrs.clone_from(&u.attrs);
+                    }
+                    d.announce.push(*x);
+                } else {
+                    d.withdraw.push(*x);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Orders the output of several shard threads to one session around a
+/// marker: the first shard to flush writes the head (BoRR, RFC 7313 §4)
+/// before its routes, the last one the tail (End-of-RIB, RFC 4724 §2, or
+/// EoRR) after its routes. Shards pass while holding the session's
+/// [`PeerStatus::out_lock`], and hand their bytes to the session under it,
+/// so the session's queue sees head, every shard's routes, tail.
+#[derive(Debug)]
+pub struct FlushBarrier {
+    started: AtomicBool,
+    remaining: std::sync::atomic::AtomicUsize,
+}
+
+impl FlushBarrier {
+    /// A barrier `parts` shards must pass.
+    pub fn new(parts: usize) -> Arc<FlushBarrier> {
+        Arc::new(FlushBarrier {
+            started: AtomicBool::new(false),
+            remaining: std::sync::atomic::AtomicUsize::new(parts.max(1)),
+        })
+    }
+    /// True for the first caller only.
+    pub fn first(&self) -> bool {
+        !self.started.swap(true, Ordering::AcqRel)
+    }
+    /// Counts one shard through; true for the last.
+    pub fn last(&self) -> bool {
+        self.remaining.fetch_sub(1, Ordering::AcqRel) == 1
     }
 }
 
@@ -175,6 +421,16 @@ pub struct PeerStatus {
     pub decode_ns: AtomicU64,
     /// Human-readable last error (NOTIFICATION sent/received, socket error).
     pub last_error: Mutex<String>,
+    /// Prefixes received from the peer, summed over the RIB's shards
+    /// (each shard adds the change of its own count), for max-prefix.
+    pub rib_received: AtomicU64,
+    /// Max-prefix already acted on / warned about in this session (reset
+    /// by the session before it reports Established).
+    pub max_prefix_tripped: AtomicBool,
+    pub max_prefix_warned: AtomicBool,
+    /// Held by a shard thread while it passes a [`FlushBarrier`] and hands
+    /// its bytes over, so markers and routes reach the session in order.
+    pub out_lock: Mutex<()>,
 }
 
 impl PeerStatus {

@@ -1,6 +1,8 @@
-//! The CLI handler: every request is a closure run on the RIB thread
+//! The CLI handler: every request is a closure run on the RIB threads
 //! (see [`crate::rib::ControlFn`]), answered through a std channel, so the
-//! control plane never takes a lock on routing state.
+//! control plane never takes a lock on routing state. With a split RIB
+//! the closure runs on every shard thread and the answers are merged
+//! ([`super::merge`]).
 
 use std::sync::mpsc as std_mpsc;
 use std::sync::Arc;
@@ -15,8 +17,9 @@ use mgmt::proto::{
 use mgmt::server::ControlHandler;
 use tokio::sync::mpsc::Sender;
 
-use super::query;
+use super::{merge, query};
 use crate::msg::{RibMsg, SessionCmd};
+use crate::pipeline::CallError;
 use crate::rib::RibState;
 
 /// How long a CLI request may wait for the RIB thread.
@@ -26,13 +29,14 @@ const RIB_TIMEOUT: Duration = Duration::from_secs(30);
 pub type ReloadFn = dyn Fn(bool) -> Result<ConfigureResult, String> + Send + Sync;
 
 pub struct Control {
-    rib: Sender<RibMsg>,
+    /// One channel per RIB thread, in shard order.
+    rib: Vec<Sender<RibMsg>>,
     reload: Arc<ReloadFn>,
     started: SystemTime,
 }
 
 impl Control {
-    pub fn new(rib: Sender<RibMsg>, reload: Arc<ReloadFn>) -> Control {
+    pub fn new(rib: Vec<Sender<RibMsg>>, reload: Arc<ReloadFn>) -> Control {
         Control {
             rib,
             reload,
@@ -40,20 +44,36 @@ impl Control {
         }
     }
 
-    /// Runs `f` on the RIB thread and waits for its answer.
+    /// Runs `f` on the primary RIB thread only and waits for its answer
+    /// (for what every shard knows alike, such as the router id).
     pub fn call<R: Send + 'static>(
         &self,
         f: impl FnOnce(&mut RibState) -> R + Send + 'static,
     ) -> Result<R, Response> {
+        let Some(rib) = self.rib.first() else {
+            return Err(Response::error(ErrorCode::Internal, "no RIB thread"));
+        };
         let (tx, rx) = std_mpsc::sync_channel(1);
         let job: crate::rib::ControlFn = Box::new(move |st: &mut RibState| {
             let _ = tx.send(f(st));
         });
-        self.rib
-            .blocking_send(RibMsg::Control(job))
+        rib.blocking_send(RibMsg::Control(job))
             .map_err(|_| Response::error(ErrorCode::Internal, "the RIB thread is gone"))?;
         rx.recv_timeout(RIB_TIMEOUT)
             .map_err(|_| Response::error(ErrorCode::Busy, "the RIB thread did not answer in 30 s"))
+    }
+
+    /// Runs `f` on every RIB thread; the answers in shard order.
+    pub fn call_all<R: Send + 'static>(
+        &self,
+        f: impl Fn(&mut RibState) -> R + Send + Sync + 'static,
+    ) -> Result<Vec<R>, Response> {
+        crate::pipeline::call_all(&self.rib, RIB_TIMEOUT, f).map_err(|e| match e {
+            CallError::Gone => Response::error(ErrorCode::Internal, "a RIB thread is gone"),
+            CallError::Timeout => {
+                Response::error(ErrorCode::Busy, "a RIB thread did not answer in 30 s")
+            }
+        })
     }
 }
 
@@ -62,6 +82,8 @@ fn neighbor_action(
     key: &str,
     action: NeighborAction,
 ) -> Result<ActionResult, String> {
+    // Commands to the session go once, from the primary shard.
+    let primary = st.part.is_primary();
     let id = st
         .find_peer(key)
         .ok_or_else(|| format!("no neighbor {key}"))?;
@@ -72,7 +94,9 @@ fn neighbor_action(
     let result = match action {
         NeighborAction::Enable => {
             entry.disabled = false;
-            let _ = entry.cmd.send(SessionCmd::Start);
+            if primary {
+                let _ = entry.cmd.send(SessionCmd::Start);
+            }
             "enabled"
         }
         NeighborAction::Disable { message } => {
@@ -82,19 +106,23 @@ fn neighbor_action(
                 notify::ADMINISTRATIVE_SHUTDOWN,
                 message.as_deref().unwrap_or(""),
             );
-            let _ = entry.cmd.send(SessionCmd::Stop {
-                notification: n,
-                restart_after: None,
-            });
+            if primary {
+                let _ = entry.cmd.send(SessionCmd::Stop {
+                    notification: n,
+                    restart_after: None,
+                });
+            }
             "disabled"
         }
         NeighborAction::Restart => {
             entry.disabled = false;
             let n = NotificationMessage::shutdown(notify::ADMINISTRATIVE_RESET, "");
-            let _ = entry.cmd.send(SessionCmd::Stop {
-                notification: n,
-                restart_after: Some(Duration::ZERO),
-            });
+            if primary {
+                let _ = entry.cmd.send(SessionCmd::Stop {
+                    notification: n,
+                    restart_after: Some(Duration::ZERO),
+                });
+            }
             "restarted"
         }
         NeighborAction::Refresh => {
@@ -126,10 +154,10 @@ impl ControlHandler for Control {
     fn handle(&self, req: Request) -> Response {
         let r = match req {
             Request::ShowProtocols { all, name } => self
-                .call(move |st| query::protocols(st, all, name.as_deref()))
-                .map(Data::Protocols),
+                .call_all(move |st| query::protocols(st, all, name.as_deref()))
+                .map(|p| Data::Protocols(merge::protocols(p))),
             Request::ShowNeighbor { addr } => self
-                .call(move |st| {
+                .call_all(move |st| {
                     let id = st.find_peer(&addr);
                     id.map(|id| {
                         let name = st.peer(id).map(|p| p.meta.name.clone());
@@ -139,8 +167,8 @@ impl ControlHandler for Control {
                         Response::error(ErrorCode::NotFound, format!("no neighbor {addr}"))
                     })
                 })
-                .and_then(|r| r)
-                .map(Data::Protocols),
+                .and_then(|r| r.into_iter().collect::<Result<Vec<_>, _>>())
+                .map(|p| Data::Protocols(merge::protocols(p))),
             Request::ShowRoute {
                 prefix,
                 all,
@@ -148,13 +176,16 @@ impl ControlHandler for Control {
                 count_only,
             } => {
                 if count_only {
-                    self.call(|st| query::route_count(st)).map(Data::RouteCount)
+                    self.call_all(|st| query::route_count(st))
+                        .map(|c| Data::RouteCount(merge::route_count(c)))
                 } else {
                     match prefix.as_deref().map(parse_prefix).transpose() {
                         Err(e) => Err(e),
                         Ok(p) => self
-                            .call(move |st| query::routes(st, p, all, protocol.as_deref()))
-                            .map(Data::Routes),
+                            .call_all(move |st| {
+                                query::routes_keyed(st, p, all, protocol.as_deref())
+                            })
+                            .map(|r| Data::Routes(merge::routes(r))),
                     }
                 }
             }
@@ -171,8 +202,17 @@ impl ControlHandler for Control {
                 addr_or_name,
                 action,
             } => self
-                .call(move |st| neighbor_action(st, &addr_or_name, action))
-                .and_then(|r| r.map_err(|m| Response::error(ErrorCode::NotFound, m)))
+                .call_all(move |st| neighbor_action(st, &addr_or_name, action.clone()))
+                .and_then(|mut r| {
+                    // Every shard has the same peer table: the primary's
+                    // answer stands for all.
+                    let first = if r.is_empty() {
+                        Err("no RIB thread".to_string())
+                    } else {
+                        r.swap_remove(0)
+                    };
+                    first.map_err(|m| Response::error(ErrorCode::NotFound, m))
+                })
                 .map(|a| Data::Action(vec![a])),
             Request::Configure { check } => (self.reload)(check)
                 .map(Data::Configure)

@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
-use mgmt::metrics::{bgp, LatencyHistogram, MetricType, MetricsSource, MetricsWriter};
+use mgmt::metrics::{bgp, LatencyHistogram, MetricType, MetricsSource, MetricsWriter, Stage};
 
 use super::control::Control;
-use super::query;
+use super::{merge, query};
 use crate::rib::RibCounters;
 
 pub struct Metrics {
@@ -16,7 +16,7 @@ pub struct Metrics {
 
 impl MetricsSource for Metrics {
     fn render(&self, out: &mut MetricsWriter) {
-        let Ok((protos, count, c, attr_sets)) = self.control.call(|st| {
+        let Ok(parts) = self.control.call_all(|st| {
             (
                 query::protocols(st, true, None),
                 query::route_count(st),
@@ -26,10 +26,48 @@ impl MetricsSource for Metrics {
         }) else {
             return;
         };
-        bgp::write_protocols(out, &protos);
-        bgp::write_rib(out, &count);
+        let shards = parts.len();
+        let mut protos = Vec::with_capacity(shards);
+        let mut counts = Vec::with_capacity(shards);
+        let mut counters = Vec::with_capacity(shards);
+        let mut attr_sets = 0;
+        for (p, c, k, a) in parts {
+            protos.push(p);
+            counts.push(c);
+            counters.push(k);
+            attr_sets += a;
+        }
+        bgp::write_protocols(out, &merge::protocols(protos));
+        bgp::write_rib(out, &merge::route_count(counts));
         bgp::write_latency(out, &self.latency, None);
-        write_counters(out, &c, attr_sets);
+        write_counters(out, &merge::counters(&counters), attr_sets);
+        write_stages(out);
+        out.header(
+            "tessera_rib_threads",
+            MetricType::Gauge,
+            "RIB threads (shards) of the UPDATE pipeline",
+        );
+        out.sample_u64("tessera_rib_threads", &[], shards as u64);
+    }
+}
+
+/// Per-stage latency histograms and sample counts (seed 000 Table 4.2;
+/// see [`crate::stages`]).
+fn write_stages(w: &mut MetricsWriter) {
+    let s = &crate::stages::STAGES;
+    w.stage_latencies(
+        "tessera_stage_seconds",
+        "Time per item in each UPDATE processing stage",
+        s,
+    );
+    w.header(
+        "tessera_stage_total",
+        MetricType::Counter,
+        "Items timed in each UPDATE processing stage",
+    );
+    for st in Stage::ALL {
+        let n = s.get(st).snapshot().count();
+        w.sample_u64("tessera_stage_total", &[("stage", st.as_str())], n);
     }
 }
 

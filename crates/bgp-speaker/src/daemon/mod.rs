@@ -4,6 +4,7 @@
 //! pure crates.
 
 pub mod control;
+pub mod merge;
 pub mod metrics;
 pub mod query;
 mod reload;
@@ -20,20 +21,10 @@ use tokio::sync::mpsc;
 use tracing::{error, info, warn};
 
 use crate::msg::{RibMsg, RibSender};
+use crate::pipeline::{Mode, Pipeline};
 use crate::rib::{self, PeerEntry, RibState};
 use crate::sess::{spawn_session, Registry, SessionParams};
 pub use spec::{NeighborSpec, Spec};
-
-/// Capacity of the session -> RIB channel, in messages (each a batch of
-/// up to 256 decoded UPDATEs with owned attributes and NLRI vectors).
-/// Small on purpose: it is the back-pressure point, and everything queued
-/// here is a decoded copy of the peers' tables on top of the RIB. With
-/// 1024 a full-table load queued most of the table (10 peers x 100k
-/// routes: 320 bytes of peak RSS per stored path against 89 with 16, and
-/// glibc keeps the sessions' arenas at that size); 16 batches are still
-/// ~25 ms of RIB work, enough to keep the RIB thread busy (load time did
-/// not get worse: scripts/bench-rib-memory, 4 and 64 measured too).
-const RIB_CHANNEL: usize = 16;
 
 /// `tesserad -p`: loads and validates the configuration, compiles its
 /// policies, and describes it in one line.
@@ -56,7 +47,10 @@ pub(crate) struct Running {
     pub ids: std::collections::BTreeMap<String, PeerId>,
     pub next_id: u16,
     pub rt: tokio::runtime::Handle,
-    pub rib_tx: mpsc::Sender<RibMsg>,
+    /// What sessions send through (split by shard).
+    pub rib: RibSender,
+    /// One channel per RIB thread, for control jobs.
+    pub rib_txs: Vec<mpsc::Sender<RibMsg>>,
     pub registry: Registry,
     pub last_reload_ms: Option<u64>,
     /// Where sessions record received messages (`[mrt] updates`).
@@ -82,7 +76,7 @@ impl Running {
         let h = spawn_session(
             &self.rt,
             params,
-            RibSender(self.rib_tx.clone()),
+            self.rib.clone(),
             &self.registry,
             self.mrt.clone(),
         );
@@ -94,8 +88,6 @@ impl Running {
                 cmd: h.cmd,
                 status: h.status,
                 up: None,
-                max_prefix_tripped: false,
-                max_prefix_warned: false,
                 disabled: !n.enabled,
                 stale_until: None,
                 last_down: None,
@@ -137,20 +129,24 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         .unwrap_or_else(|| spec.log_level.clone());
     init_logging(&filter);
 
+    let mode = spec.mode;
+    // Sessions read, frame and decode on these threads; the sharded
+    // pipeline gets as many as it has shards, up to the CPU count.
+    let workers = match mode {
+        Mode::Sequential => 2,
+        Mode::Sharded(n) => n.clamp(2, crate::pipeline::default_threads().max(2)),
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(workers)
         .thread_name("session")
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
 
-    let (rib_tx, rib_rx) = mpsc::channel::<RibMsg>(RIB_CHANNEL);
-    let mut st = RibState::new(spec.rib.clone(), 1);
-    if let Some(tx) = hooks.best_feed {
-        st.best_feed.subscribe(&st.rib, tx);
-    }
-    let latency = st.latency.clone();
+    let mut pipeline = Pipeline::new(mode);
+    let latency: Arc<mgmt::metrics::LatencyHistogram> = Default::default();
     let registry = Registry::default();
+    let rib_settings = spec.rib.clone();
 
     let listen = spec.listen.clone();
     let control_path = spec.control_socket.clone();
@@ -178,6 +174,7 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
     };
     // TABLE_DUMP_V2 snapshots, encoded by the RIB thread and written by
     // their own thread.
+    let mut rib_dumper = None;
     if let Some((template, every)) = spec
         .config
         .mrt
@@ -188,10 +185,9 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
             template: template.clone(),
             interval: Duration::from_secs(u64::from(every.max(1))),
         };
-        st.rib_dumper = Some(
-            crate::rib_dump::RibDumper::start(cfg)
-                .map_err(|e| format!("cannot start MRT RIB dumps to {template}: {e}"))?,
-        );
+        let d = crate::rib_dump::RibDumper::start(cfg)
+            .map_err(|e| format!("cannot start MRT RIB dumps to {template}: {e}"))?;
+        rib_dumper = Some(rib::SharedRibDump::new(d, mode.shards()));
     }
     let mut running = Running {
         path: path.to_path_buf(),
@@ -199,28 +195,47 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         ids: Default::default(),
         next_id: 1,
         rt: rt.handle().clone(),
-        rib_tx: rib_tx.clone(),
+        rib: pipeline.sender(),
+        rib_txs: pipeline.senders().to_vec(),
         registry: registry.clone(),
         last_reload_ms: None,
         mrt,
     };
-    // Sessions are spawned before the RIB thread runs, but every message
-    // they send waits in the channel until it does, and the peer table is
-    // complete by then.
+    // Sessions are spawned before the RIB threads run, but every message
+    // they send waits in the channels until they do, and the peer tables
+    // are complete by then.
+    let mut entries: Vec<(PeerId, PeerEntry)> = Vec::new();
     {
         let _guard = rt.enter();
         for n in &neighbors {
-            if let Some((id, entry)) = running.start_neighbor(n) {
-                st.insert_peer(id, entry);
+            if let Some(x) = running.start_neighbor(n) {
+                entries.push(x);
             }
         }
     }
-    st.set_statics(statics);
-
-    let rib_thread = std::thread::Builder::new()
-        .name("rib".into())
-        .spawn(move || rib::run(rib_rx, st))
-        .map_err(|e| format!("cannot start the RIB thread: {e}"))?;
+    let best_feed = hooks.best_feed;
+    pipeline.spawn(|part| {
+        let mut st = RibState::with_part(rib_settings.clone(), 1, part);
+        st.latency = latency.clone();
+        st.rib_dumper = rib_dumper.clone();
+        // Each shard follows its own prefixes on a clone of the channel:
+        // the subscriber's snapshot is the union of the shards'.
+        if let Some(tx) = &best_feed {
+            st.best_feed.subscribe(&st.rib, tx.clone());
+        }
+        for (id, e) in &entries {
+            st.insert_peer(*id, e.copy_idle());
+        }
+        st.set_statics(statics.clone());
+        st
+    })?;
+    drop(entries);
+    info!(
+        pipeline = mode.name(),
+        rib_threads = mode.shards(),
+        session_threads = workers,
+        "UPDATE pipeline started"
+    );
 
     if !listen.is_empty() {
         let reg = registry.clone();
@@ -229,12 +244,16 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
     }
 
     // Periodic wake-up of the RIB thread (MRAI, back-pressure, GR timers).
-    let tick_tx = rib_tx.clone();
+    let tick_txs = pipeline.senders().to_vec();
     rt.spawn(async move {
         let mut iv = tokio::time::interval(Duration::from_millis(100));
         loop {
             iv.tick().await;
-            if tick_tx.try_send(RibMsg::Tick).is_err() && tick_tx.is_closed() {
+            let mut closed = false;
+            for tx in &tick_txs {
+                closed |= tx.try_send(RibMsg::Tick).is_err() && tx.is_closed();
+            }
+            if closed {
                 break;
             }
         }
@@ -245,7 +264,10 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         let running = running.clone();
         Arc::new(move |check: bool| reload::reload(&running, check))
     };
-    let ctl = Arc::new(control::Control::new(rib_tx.clone(), reload_fn.clone()));
+    let ctl = Arc::new(control::Control::new(
+        pipeline.senders().to_vec(),
+        reload_fn.clone(),
+    ));
     if let Some(dir) = control_path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
@@ -298,7 +320,7 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
 
     info!("shutting down");
     // RFC 4486/8203: tell every peer why we go away.
-    let _ = ctl.call(|st: &mut RibState| {
+    let _ = ctl.call_all(|st: &mut RibState| {
         let ids: Vec<PeerId> = st.peer_iter().map(|(id, _)| id).collect();
         for id in ids {
             let n = NotificationMessage::shutdown(
@@ -311,9 +333,8 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
     });
     // Give the session tasks a moment to write their NOTIFICATIONs.
     rt.block_on(tokio::time::sleep(Duration::from_millis(300)));
-    drop(rib_tx);
     drop(ctl);
-    let _ = rib_thread.join();
+    pipeline.join();
     let _ = std::fs::remove_file(&control_path);
     rt.shutdown_timeout(Duration::from_secs(1));
     if let Some(d) = mrt_dumper {

@@ -398,6 +398,19 @@ pub fn routes(
     all: bool,
     protocol: Option<&str>,
 ) -> Vec<RouteInfo> {
+    routes_keyed(st, prefix, all, protocol)
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect()
+}
+
+/// [`routes`] with each route's prefix, for merging shards.
+pub fn routes_keyed(
+    st: &RibState,
+    prefix: Option<Prefix>,
+    all: bool,
+    protocol: Option<&str>,
+) -> Vec<(Prefix, RouteInfo)> {
     let mut out = Vec::new();
     let mut push = |r: bgp_rib::RouteRef<'_>| {
         let mut paths = Vec::new();
@@ -429,7 +442,7 @@ pub fn routes(
         None => st.rib.iter().for_each(&mut push),
     }
     out.sort_by_key(|a| a.0);
-    out.into_iter().map(|(_, r)| r).collect()
+    out
 }
 
 /// `show route count`.

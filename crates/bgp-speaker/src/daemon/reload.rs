@@ -16,9 +16,12 @@ use super::{Running, Spec};
 use crate::msg::RibMsg;
 use crate::rib::{ControlFn, PeerEntry, RibState};
 
-fn run_on_rib(running: &Running, f: impl FnOnce(&mut RibState) + Send + 'static) {
-    let job: ControlFn = Box::new(f);
-    let _ = running.rib_tx.blocking_send(RibMsg::Control(job));
+/// Runs a job on every RIB thread; `make(i)` builds the one for shard `i`
+/// (each gets its own copy of what it applies).
+fn run_on_all(running: &Running, mut make: impl FnMut(usize) -> ControlFn) {
+    for (i, tx) in running.rib_txs.iter().enumerate() {
+        let _ = tx.blocking_send(RibMsg::Control(make(i)));
+    }
 }
 
 pub(super) fn reload(
@@ -65,10 +68,13 @@ pub(super) fn reload(
             r.registry.unregister(old.remote.ip());
         }
     }
-    run_on_rib(&r, move |st| {
-        for (id, n) in gone {
-            st.remove_peer(id, n);
-        }
+    run_on_all(&r, |_| {
+        let gone = gone.clone();
+        Box::new(move |st: &mut RibState| {
+            for (id, n) in gone {
+                st.remove_peer(id, n);
+            }
+        })
     });
     // New and reset neighbours: fresh sessions under fresh ids.
     let mut fresh: Vec<(bgp_rib::PeerId, PeerEntry)> = Vec::new();
@@ -89,15 +95,45 @@ pub(super) fn reload(
         }
     }
     let statics = plan.statics_changed.then(|| new.statics.clone());
-    run_on_rib(&r, move |st| {
-        for (id, e) in fresh {
-            st.insert_peer(id, e);
-        }
-        for (id, meta, enabled) in soft {
-            if let Some(e) = st.peer_mut(id) {
-                e.meta = meta;
-                if enabled == e.disabled {
-                    e.disabled = !enabled;
+    run_on_all(&r, |_| {
+        let fresh: Vec<(bgp_rib::PeerId, PeerEntry)> =
+            fresh.iter().map(|(id, e)| (*id, e.copy_idle())).collect();
+        let soft = soft.clone();
+        let statics = statics.clone();
+        Box::new(move |st: &mut RibState| apply_soft(st, fresh, soft, statics))
+    });
+    r.spec = new;
+    r.last_reload_ms = Some(unix_ms(SystemTime::now()));
+    if messages.is_empty() {
+        messages.push("no changes".into());
+    }
+    Ok(ConfigureResult {
+        path,
+        check,
+        changed: !plan.is_empty(),
+        messages,
+    })
+}
+
+/// The RIB thread's half of a reload: new neighbours, changed metadata
+/// (re-import and re-export), static routes.
+fn apply_soft(
+    st: &mut RibState,
+    fresh: Vec<(bgp_rib::PeerId, PeerEntry)>,
+    soft: Vec<(bgp_rib::PeerId, crate::rib::PeerMeta, bool)>,
+    statics: Option<Vec<crate::rib::StaticRoute>>,
+) {
+    let primary = st.part.is_primary();
+    for (id, e) in fresh {
+        st.insert_peer(id, e);
+    }
+    for (id, meta, enabled) in soft {
+        if let Some(e) = st.peer_mut(id) {
+            e.meta = meta;
+            if enabled == e.disabled {
+                e.disabled = !enabled;
+                // The session hears it once, from the primary shard.
+                if primary {
                     let _ = e.cmd.send(if enabled {
                         crate::msg::SessionCmd::Start
                     } else {
@@ -111,22 +147,11 @@ pub(super) fn reload(
                     });
                 }
             }
-            st.refresh_in(id, false);
-            st.export_full(id);
         }
-        if let Some(s) = statics {
-            st.set_statics(s);
-        }
-    });
-    r.spec = new;
-    r.last_reload_ms = Some(unix_ms(SystemTime::now()));
-    if messages.is_empty() {
-        messages.push("no changes".into());
+        st.refresh_in(id, false);
+        st.export_full(id);
     }
-    Ok(ConfigureResult {
-        path,
-        check,
-        changed: !plan.is_empty(),
-        messages,
-    })
+    if let Some(s) = statics {
+        st.set_statics(s);
+    }
 }

@@ -41,6 +41,8 @@ pub struct Spec {
     pub neighbors: Vec<NeighborSpec>,
     pub statics: Vec<StaticRoute>,
     pub policy_count: usize,
+    /// `router.pipeline` and `router.threads`.
+    pub mode: crate::pipeline::Mode,
 }
 
 fn policy_ref(name: &config::PolicyName, compiled: &BTreeMap<String, Arc<Policy>>) -> PolicyRef {
@@ -164,16 +166,14 @@ impl Spec {
     }
 
     pub fn from_config(c: config::Config) -> Result<Spec, String> {
-        if c.router.pipeline != config::Pipeline::Sequential {
-            let at = c
-                .locate("router")
-                .map(|l| format!("{}:{}: ", l.file, l.line))
-                .unwrap_or_default();
-            return Err(format!(
-                "{at}router.pipeline: {:?} is not supported yet; only \"sequential\" runs today",
-                c.router.pipeline
-            ));
-        }
+        let mode = crate::pipeline::Mode::from_config(c.router.pipeline, c.router.threads)
+            .map_err(|e| {
+                let at = c
+                    .locate("router")
+                    .map(|l| format!("{}:{}: ", l.file, l.line))
+                    .unwrap_or_default();
+                format!("{at}{e}")
+            })?;
         let mut compiled = BTreeMap::new();
         for (name, def) in &c.policies {
             let p = bgp_policy::compile(def).map_err(|e| {
@@ -247,6 +247,7 @@ impl Spec {
             neighbors,
             statics: c.statics.iter().map(static_route).collect(),
             policy_count: compiled.len(),
+            mode,
             config: c,
         })
     }

@@ -3,6 +3,7 @@
 //! index table and one RIB record per prefix, encoded in chunks.
 
 use std::net::{IpAddr, Ipv4Addr};
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use base::{Prefix, Safi};
@@ -27,20 +28,94 @@ fn secs(t: SystemTime) -> u32 {
         .map_or(0, |d| u32::try_from(d.as_secs()).unwrap_or(u32::MAX))
 }
 
-impl RibState {
-    /// Writes a snapshot now if one is due (called on every tick).
-    pub(crate) fn maybe_dump_rib(&mut self) {
-        let Some(mut d) = self.rib_dumper.take() else {
-            return;
-        };
-        if let Some(at) = d.due(SystemTime::now()) {
-            self.dump_rib(&mut d, at);
-        }
-        self.rib_dumper = Some(d);
+/// The RIB dumper shared by the shard threads of a split RIB. A snapshot
+/// is a round: the first shard to find it due writes the PEER_INDEX_TABLE,
+/// then every shard appends its own prefixes' records (under the lock, so
+/// records of two shards never interleave inside a chunk and sequence
+/// numbers stay unique), and the last one ends the file.
+pub struct SharedRibDump {
+    parts: usize,
+    inner: Mutex<Round>,
+}
+
+struct Round {
+    dumper: RibDumper,
+    /// Rounds started so far; a shard remembers the last it joined.
+    number: u64,
+    active: Option<Active>,
+}
+
+struct Active {
+    at: u64,
+    remaining: usize,
+    seq: u32,
+    index_of: Vec<u16>,
+    originated: Vec<u32>,
+}
+
+impl SharedRibDump {
+    pub fn new(dumper: RibDumper, parts: usize) -> Arc<SharedRibDump> {
+        Arc::new(SharedRibDump {
+            parts: parts.max(1),
+            inner: Mutex::new(Round {
+                dumper,
+                number: 0,
+                active: None,
+            }),
+        })
     }
 
-    /// Encodes the whole RIB into `d` as one snapshot stamped `at`.
-    pub(crate) fn dump_rib(&self, d: &mut RibDumper, at: u64) {
+    /// Snapshots started so far.
+    pub fn dumps(&self) -> u64 {
+        self.inner.lock().map_or(0, |g| g.dumper.dumps)
+    }
+}
+
+impl RibState {
+    /// Writes this shard's part of a snapshot if one is due or under way
+    /// (called on every tick).
+    pub(crate) fn maybe_dump_rib(&mut self) {
+        let Some(shared) = self.rib_dumper.clone() else {
+            return;
+        };
+        let Ok(mut g) = shared.inner.lock() else {
+            return;
+        };
+        let round = &mut *g;
+        if round.active.is_none() {
+            let Some(at) = round.dumper.due(SystemTime::now()) else {
+                return;
+            };
+            let Some((index_of, originated)) = self.dump_header(&mut round.dumper, at) else {
+                return;
+            };
+            round.number += 1;
+            round.active = Some(Active {
+                at,
+                remaining: shared.parts,
+                seq: 0,
+                index_of,
+                originated,
+            });
+        }
+        if self.dumped_round == round.number {
+            return;
+        }
+        self.dumped_round = round.number;
+        let Some(a) = round.active.as_mut() else {
+            return;
+        };
+        let ok = self.dump_records(&mut round.dumper, a);
+        a.remaining -= 1;
+        if a.remaining == 0 || !ok {
+            round.dumper.end();
+            round.active = None;
+        }
+    }
+
+    /// Starts a snapshot stamped `at` with the PEER_INDEX_TABLE; returns
+    /// the peer id -> index map and the per-peer originated times.
+    fn dump_header(&self, d: &mut RibDumper, at: u64) -> Option<(Vec<u16>, Vec<u32>)> {
         let ts = u32::try_from(at).unwrap_or(u32::MAX);
         // PEER_INDEX_TABLE: index 0 is this router (static routes), then
         // every configured neighbour; `index_of[peer id]` maps to it.
@@ -71,20 +146,30 @@ impl RibState {
         }
 
         if !d.begin(at) {
-            return;
+            return None;
         }
-        let mut w = MrtWriter::new(Vec::with_capacity(CHUNK + (64 << 10)));
+        let mut w = MrtWriter::new(Vec::with_capacity(64 << 10));
         let ok = w
             .write_peer_index_table(ts, self.settings.router_id, "tesserad", &peers)
             .is_ok();
-        if !ok {
+        let bytes = w.finish().ok().filter(|_| ok);
+        if !bytes.is_some_and(|b| d.chunk(b)) {
             warn!("MRT RIB dump: peer index table not encodable");
             d.end();
-            return;
+            return None;
         }
+        Some((index_of, originated))
+    }
+
+    /// Appends one RIB record per prefix of this shard; false when the
+    /// writer is gone.
+    fn dump_records(&self, d: &mut RibDumper, a: &mut Active) -> bool {
+        let ts = u32::try_from(a.at).unwrap_or(u32::MAX);
+        let (index_of, originated) = (&a.index_of, &a.originated);
+        let mut w = MrtWriter::new(Vec::with_capacity(CHUNK + (64 << 10)));
         let mut attrs = Vec::new();
         let mut pos: Vec<EntryPos> = Vec::new();
-        let mut seq: u32 = 0;
+        let mut seq: u32 = a.seq;
         let mut in_chunk = 0usize;
         for r in self.rib.iter() {
             attrs.clear();
@@ -139,16 +224,17 @@ impl RibState {
                 {
                     Ok(bytes) => {
                         if !d.chunk(bytes) {
-                            return;
+                            return false;
                         }
                     }
                     Err(e) => warn!("MRT RIB dump: {e}"),
                 }
             }
         }
-        if let Ok(bytes) = w.finish() {
-            d.chunk(bytes);
+        a.seq = seq;
+        match w.finish() {
+            Ok(bytes) => d.chunk(bytes),
+            Err(_) => true,
         }
-        d.end();
     }
 }

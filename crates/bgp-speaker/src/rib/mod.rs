@@ -1,9 +1,20 @@
-//! The RIB thread: it owns the [`bgp_rib::Rib`] and the peer table, and
-//! is the only thread that touches them. Sessions feed it [`RibInput`]s
+//! A RIB thread: it owns a [`bgp_rib::Rib`] and a copy of the peer table,
+//! and is the only thread that touches them. Sessions feed it [`RibInput`]s
 //! through one bounded channel; it answers with encoded UPDATEs on each
 //! session's command channel. Control requests (CLI, metrics, reload)
 //! arrive on the same channel as closures, so they see a consistent RIB
 //! without locks.
+//!
+//! In the sequential pipeline there is one such thread with the whole RIB.
+//! In the sharded pipeline ([`crate::pipeline`]) there are S, each with the
+//! prefixes [`bgp_rib::shard_for`] gives its [`Part`] and its own peer
+//! table, policies, Adj-RIB-Out and encoders: a shard exports and encodes
+//! its prefixes for every peer by itself. What spans shards goes through
+//! [`PeerStatus`](crate::msg::PeerStatus) atomics (max-prefix totals) and
+//! [`FlushBarrier`](crate::msg::FlushBarrier)s (End-of-RIB, BoRR/EoRR
+//! order); control requests fan out to every shard and merge. Commands to a
+//! session that must be sent once (Start, Stop, Terminate, ROUTE-REFRESH
+//! requests) come from the primary shard only.
 //!
 //! Loop: block for one message, then take up to [`MAX_BURST`] more that are
 //! already queued, apply them all, and only then run export for the
@@ -13,6 +24,7 @@
 
 mod dump;
 mod export;
+mod flush;
 pub mod ifaddr;
 pub mod peer;
 mod policy;
@@ -30,6 +42,8 @@ use tokio::sync::mpsc::Receiver;
 use tracing::{debug, info, warn};
 
 use crate::msg::{DecodedUpdate, RibInput, RibMsg, SessionCmd, SessionUp};
+use crate::stages::Stage;
+pub use dump::SharedRibDump;
 pub use peer::{MaxPrefix, MaxPrefixAction, PeerEntry, PeerMeta, PolicyRef, UpState};
 pub use statics::StaticRoute;
 
@@ -65,6 +79,27 @@ pub const OUT_QUEUE_LIMIT: u64 = 16 << 20;
 /// A control request: runs on the RIB thread with the whole state.
 pub type ControlFn = Box<dyn FnOnce(&mut RibState) + Send>;
 
+/// Which part of the RIB a RIB thread owns: the prefixes that
+/// [`bgp_rib::shard_for`]`(prefix, count)` maps to `index`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Part {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl Part {
+    /// The whole RIB (sequential pipeline).
+    pub const WHOLE: Part = Part { index: 0, count: 1 };
+
+    pub fn owns(&self, prefix: &Prefix) -> bool {
+        self.count <= 1 || bgp_rib::shard_for(prefix, self.count) == self.index
+    }
+    /// The shard that sends the session commands that must go once.
+    pub fn is_primary(&self) -> bool {
+        self.index == 0
+    }
+}
+
 /// Global settings the RIB thread needs.
 #[derive(Clone, Debug)]
 pub struct RibSettings {
@@ -93,6 +128,8 @@ pub struct RibCounters {
 /// Everything the RIB thread owns.
 pub struct RibState {
     pub settings: RibSettings,
+    /// The prefixes this thread owns.
+    pub part: Part,
     pub rib: Rib,
     /// By `PeerId`; slot 0 is the static pseudo-peer (always `None` here).
     pub peers: Vec<Option<PeerEntry>>,
@@ -104,16 +141,27 @@ pub struct RibState {
     /// Roles for the propagation rules, rebuilt when a peer goes up/down.
     roles: Vec<Option<PeerRole>>,
     /// Periodic TABLE_DUMP_V2 snapshots (`[mrt] rib`).
-    pub rib_dumper: Option<crate::rib_dump::RibDumper>,
+    pub rib_dumper: Option<std::sync::Arc<SharedRibDump>>,
     /// Followers of the Loc-RIB's best routes (a forwarding plane).
     pub best_feed: crate::fib_feed::BestFeed,
     changed: Vec<Prefix>,
     scratch: Vec<u8>,
     shutdown: bool,
+    /// Per peer id: the received count this shard last added to
+    /// `PeerStatus::rib_received`.
+    reported: Vec<u64>,
+    /// The RIB dump round this shard last contributed to.
+    pub(crate) dumped_round: u64,
 }
 
 impl RibState {
     pub fn new(settings: RibSettings, shards: usize) -> RibState {
+        RibState::with_part(settings, shards, Part::WHOLE)
+    }
+
+    /// The state of one shard thread of a split RIB (`shards` is the
+    /// number of [`bgp_rib::RibShard`]s inside this thread's own `Rib`).
+    pub fn with_part(settings: RibSettings, shards: usize, part: Part) -> RibState {
         let mut rib = Rib::new(shards, settings.bestpath);
         rib.add_peer(
             STATIC_PEER,
@@ -128,6 +176,7 @@ impl RibState {
         );
         RibState {
             settings,
+            part,
             rib,
             peers: vec![None],
             statics: Vec::new(),
@@ -140,6 +189,8 @@ impl RibState {
             changed: Vec::new(),
             scratch: Vec::new(),
             shutdown: false,
+            reported: Vec::new(),
+            dumped_round: 0,
         }
     }
 
@@ -162,9 +213,22 @@ impl RibState {
         let Some(Some(entry)) = self.peers.get_mut(id.0 as usize).map(Option::take) else {
             return;
         };
-        let _ = entry.cmd.send(SessionCmd::Terminate { notification });
+        if self.part.is_primary() {
+            let _ = entry.cmd.send(SessionCmd::Terminate { notification });
+        }
         if entry.up.is_some() {
             let _ = self.rib.peer_down(id, &mut self.changed);
+        }
+        // Take this shard's share out of the peer's total.
+        if let Some(r) = self.reported.get_mut(id.0 as usize) {
+            let _ =
+                entry
+                    .status
+                    .rib_received
+                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                        Some(v.saturating_sub(*r))
+                    });
+            *r = 0;
         }
         self.rebuild_roles();
     }
@@ -257,7 +321,11 @@ impl RibState {
                 peer,
                 family,
                 subtype,
-            } => self.on_route_refresh(peer, family, subtype),
+                barrier,
+            } => {
+                self.on_route_refresh(peer, family, subtype, barrier);
+                self.sync_received(peer);
+            }
             RibInput::Down {
                 peer,
                 reason,
@@ -267,8 +335,36 @@ impl RibState {
                     e.last_down = Some((SystemTime::now(), format!("{reason:?}")));
                 }
                 self.on_down(peer, graceful);
+                self.sync_received(peer);
             }
         }
+    }
+
+    /// Adds the change of this shard's received count for `id` to the
+    /// peer's total over all shards (max-prefix, RFC 4486).
+    fn sync_received(&mut self, id: PeerId) {
+        let now = self.rib.peer_counts(id).map_or(0, |c| c.received);
+        let i = id.0 as usize;
+        if self.reported.len() <= i {
+            self.reported.resize(i + 1, 0);
+        }
+        let Some(r) = self.reported.get_mut(i) else {
+            return;
+        };
+        if *r == now {
+            return;
+        }
+        let Some(Some(e)) = self.peers.get(i) else {
+            return;
+        };
+        let old = *r;
+        *r = now;
+        let _ = e
+            .status
+            .rib_received
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                Some(v.saturating_add(now).saturating_sub(old))
+            });
     }
 
     fn on_up(&mut self, id: PeerId, up: SessionUp) {
@@ -287,8 +383,6 @@ impl RibState {
             keep_pre_policy: entry.meta.keep_pre_policy,
             export: true,
         };
-        entry.max_prefix_tripped = false;
-        entry.max_prefix_warned = false;
         // Stale routes from a graceful restart survive only if the new
         // session negotiated GR again (RFC 4724 §4.2); they are swept by
         // End-of-RIB or the restart timer.
@@ -305,6 +399,7 @@ impl RibState {
             local_addr: up.local_addr,
             remote_addr: up.remote_addr,
             encoder,
+            eor_barrier: up.eor_barrier,
             since: SystemTime::now(),
             last_flush: std::time::Instant::now(),
         });
@@ -351,6 +446,7 @@ impl RibState {
         let from = self.roles.get(id.0 as usize).copied().flatten();
         let mut importer = policy::Importer::new(entry, &self.settings);
         let n_updates = updates.len().max(1) as u64;
+        let mut policy_ns = 0u64;
         for mut u in updates {
             self.counters.updates += 1;
             if let Some(af) = u.end_of_rib {
@@ -361,7 +457,10 @@ impl RibState {
                 continue;
             }
             if let (Some(attrs), Some(from)) = (u.attrs.as_mut(), from.as_ref()) {
-                if !policy::import_allowed(&self.settings, entry, from, attrs) {
+                let tp = std::time::Instant::now();
+                let allowed = policy::import_allowed(&self.settings, entry, from, attrs);
+                policy_ns += crate::stages::elapsed_ns(tp);
+                if !allowed {
                     // RFC 4271 §9.1.2 / RFC 4456 §8: a looped route is not
                     // eligible; drop what this peer had for these prefixes.
                     self.counters.loops_rejected += u.announce.len() as u64;
@@ -384,19 +483,29 @@ impl RibState {
         let dt = t0.elapsed().as_nanos() as u64;
         self.counters.apply_ns += dt;
         self.latency.record_ns_n(dt / n_updates, n_updates);
+        let stages = &crate::stages::STAGES;
+        stages.record_ns_n(Stage::Policy, policy_ns / n_updates, n_updates);
+        stages.record_ns_n(
+            Stage::RibUpdate,
+            dt.saturating_sub(policy_ns) / n_updates,
+            n_updates,
+        );
+        self.sync_received(id);
         self.check_max_prefix(id);
     }
 
+    /// Acts on the peer's received count summed over every shard; the
+    /// shard that first sees the limit crossed acts, once per session.
     fn check_max_prefix(&mut self, id: PeerId) {
-        let received = self.rib.peer_counts(id).map_or(0, |c| c.received);
         let Some(entry) = self.peer_mut(id) else {
             return;
         };
         let Some(mp) = entry.meta.max_prefix else {
             return;
         };
-        if received > mp.limit && !entry.max_prefix_tripped {
-            entry.max_prefix_tripped = true;
+        let received = entry.status.rib_received.load(Ordering::Relaxed);
+        let tripped = &entry.status.max_prefix_tripped;
+        if received > mp.limit && !tripped.swap(true, Ordering::Relaxed) {
             warn!(peer = %entry.meta.name, received, limit = mp.limit, action = ?mp.action, "max-prefix exceeded");
             let family = entry
                 .up
@@ -426,16 +535,22 @@ impl RibState {
                     });
                 }
             }
-        } else if !entry.max_prefix_warned
-            && mp.warn_percent > 0
+        } else if mp.warn_percent > 0
             && received * 100 >= mp.limit * u64::from(mp.warn_percent)
+            && !tripped.load(Ordering::Relaxed)
+            && !entry.status.max_prefix_warned.swap(true, Ordering::Relaxed)
         {
-            entry.max_prefix_warned = true;
             warn!(peer = %entry.meta.name, received, limit = mp.limit, "max-prefix warning threshold reached");
         }
     }
 
-    fn on_route_refresh(&mut self, id: PeerId, family: AfiSafi, subtype: u8) {
+    fn on_route_refresh(
+        &mut self,
+        id: PeerId,
+        family: AfiSafi,
+        subtype: u8,
+        barrier: Option<std::sync::Arc<crate::msg::FlushBarrier>>,
+    ) {
         let Some(entry) = self.peers.get_mut(id.0 as usize).and_then(Option::as_mut) else {
             return;
         };
@@ -446,8 +561,8 @@ impl RibState {
         match subtype {
             route_refresh::REQUEST => {
                 debug!(peer = %entry.meta.name, ?family, "route refresh requested");
-                if enhanced && !up.refresh_owed.contains(&family) {
-                    up.refresh_owed.push(family);
+                if enhanced && !up.refresh_owed.iter().any(|(f, _)| *f == family) {
+                    up.refresh_owed.push((family, barrier));
                 }
                 self.rib.resend_all(id);
                 self.export_full(id);
@@ -500,7 +615,7 @@ impl RibState {
             for s in self.rib.shards_mut() {
                 let _ = s.reimport(id, &mut importer, &mut self.changed);
             }
-        } else if up.negotiated.route_refresh {
+        } else if up.negotiated.route_refresh && self.part.is_primary() {
             for &family in &up.negotiated.families {
                 let _ = entry.cmd.send(SessionCmd::SendRouteRefresh { family });
             }
@@ -530,6 +645,8 @@ impl RibState {
             self.changed.sort_unstable();
             self.changed.dedup();
             self.counters.best_changes += self.changed.len() as u64;
+            let n_changed = self.changed.len() as u64;
+            let t_best = crate::stages::elapsed_ns(t0);
             let roles = std::mem::take(&mut self.roles);
             let mut ex = policy::exporter(&self.peers, roles, &self.settings);
             let changed = std::mem::take(&mut self.changed);
@@ -537,68 +654,19 @@ impl RibState {
                 s.export_changes(&changed, &mut ex);
             }
             self.roles = ex.roles;
+            let t_export = crate::stages::elapsed_ns(t0).saturating_sub(t_best);
+            let tf = std::time::Instant::now();
             self.best_feed.publish(&self.rib, &changed);
+            let t_best = t_best + crate::stages::elapsed_ns(tf);
             self.changed = changed;
             self.changed.clear();
             self.counters.export_ns += t0.elapsed().as_nanos() as u64;
+            let stages = &crate::stages::STAGES;
+            let n = n_changed.max(1);
+            stages.record_ns_n(Stage::BestPath, t_best / n, n);
+            stages.record_ns_n(Stage::Export, t_export / n, n);
         }
         self.flush();
-    }
-
-    fn flush(&mut self) {
-        let now = std::time::Instant::now();
-        for i in 0..self.peers.len() {
-            let id = PeerId(i as u16);
-            let Some(Some(entry)) = self.peers.get_mut(i) else {
-                continue;
-            };
-            let Some(up) = entry.up.as_mut() else {
-                continue;
-            };
-            if entry.status.out_queued_bytes.load(Ordering::Relaxed) > OUT_QUEUE_LIMIT {
-                continue;
-            }
-            if now.duration_since(up.last_flush) < entry.meta.mrai
-                && up.eor_owed.is_empty()
-                && up.refresh_owed.is_empty()
-            {
-                continue;
-            }
-            self.scratch.clear();
-            let mut msgs = 0;
-            // RFC 7313 §4: BoRR, the re-sent routes, then EoRR. Everything
-            // queued for the peer is drained below in this same buffer, so
-            // the EoRR cannot overtake any re-sent route.
-            let ctx = up.negotiated.parse_ctx();
-            for &af in &up.refresh_owed {
-                let _ = route_refresh_msg(af, route_refresh::BORR).encode(ctx, &mut self.scratch);
-            }
-            for s in self.rib.shards_mut() {
-                let batch = s.drain_updates(id);
-                if !batch.is_empty() {
-                    msgs += up.encoder.encode(s, &batch, &mut self.scratch);
-                }
-            }
-            // RFC 4724 §2: End-of-RIB after the initial table.
-            for af in up.eor_owed.drain(..) {
-                up.encoder.end_of_rib(af, &mut self.scratch);
-            }
-            for af in up.refresh_owed.drain(..) {
-                let _ = route_refresh_msg(af, route_refresh::EORR).encode(ctx, &mut self.scratch);
-            }
-            if self.scratch.is_empty() {
-                continue;
-            }
-            up.last_flush = now;
-            self.counters.updates_sent += msgs as u64;
-            self.counters.bytes_sent += self.scratch.len() as u64;
-            let buf = std::mem::take(&mut self.scratch);
-            entry
-                .status
-                .out_queued_bytes
-                .fetch_add(buf.len() as u64, Ordering::Relaxed);
-            let _ = entry.cmd.send(SessionCmd::Send(buf));
-        }
     }
 
     /// Replaces the static routes (originated from [`STATIC_PEER`]).

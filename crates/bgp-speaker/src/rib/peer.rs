@@ -87,27 +87,28 @@ pub struct UpState {
     pub since: SystemTime,
     /// Families whose End-of-RIB we still owe after the initial export.
     pub eor_owed: Vec<AfiSafi>,
+    /// With a split RIB: the End-of-RIB goes out after every shard's
+    /// initial export (see `crate::msg::FlushBarrier`).
+    pub eor_barrier: Option<Arc<crate::msg::FlushBarrier>>,
     /// Families the peer has sent End-of-RIB for.
     pub eor_received: Vec<AfiSafi>,
     /// Families whose ROUTE-REFRESH we are answering: with enhanced route
     /// refresh (RFC 7313 §4) the re-sent routes go out between a BoRR and
     /// an EoRR for each.
-    pub refresh_owed: Vec<AfiSafi>,
+    pub refresh_owed: Vec<(AfiSafi, Option<Arc<crate::msg::FlushBarrier>>)>,
     /// Families the peer is re-advertising after its BoRR, with the time
     /// after which stale routes are purged if no EoRR came (RFC 7313 §4).
     pub refreshing: Vec<(base::Afi, std::time::Instant)>,
     pub last_flush: std::time::Instant,
 }
 
-/// One entry of the RIB thread's peer table.
+/// One entry of the RIB thread's peer table. Every shard thread of a split
+/// RIB has its own copy ([`PeerEntry::copy_idle`] before the session is up).
 pub struct PeerEntry {
     pub meta: PeerMeta,
     pub cmd: UnboundedSender<SessionCmd>,
     pub status: Arc<PeerStatus>,
     pub up: Option<UpState>,
-    /// Max-prefix already tripped for this session (so we act once).
-    pub max_prefix_tripped: bool,
-    pub max_prefix_warned: bool,
     /// The neighbour is administratively disabled.
     pub disabled: bool,
     /// Graceful restart helper (RFC 4724 §4.2): the peer's routes are kept
@@ -115,4 +116,20 @@ pub struct PeerEntry {
     pub stale_until: Option<std::time::Instant>,
     /// When and why the last Established session ended.
     pub last_down: Option<(SystemTime, String)>,
+}
+
+impl PeerEntry {
+    /// A copy for another shard thread. Only for entries whose session is
+    /// not up yet (a new neighbour): the live session state is per shard.
+    pub fn copy_idle(&self) -> PeerEntry {
+        PeerEntry {
+            meta: self.meta.clone(),
+            cmd: self.cmd.clone(),
+            status: self.status.clone(),
+            up: None,
+            disabled: self.disabled,
+            stale_until: self.stale_until,
+            last_down: self.last_down.clone(),
+        }
+    }
 }

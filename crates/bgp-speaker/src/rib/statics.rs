@@ -19,6 +19,12 @@ pub struct StaticRoute {
 /// Withdraws statics that are gone and (re)announces the rest; unchanged
 /// routes produce no export because the Adj-RIB-Out only queues differences.
 pub(super) fn replace(st: &mut RibState, routes: Vec<StaticRoute>) {
+    // A shard thread originates only the prefixes it owns.
+    let part = st.part;
+    let routes: Vec<StaticRoute> = routes
+        .into_iter()
+        .filter(|r| part.owns(&r.prefix))
+        .collect();
     let gone: Vec<Nlri> = st
         .statics
         .iter()

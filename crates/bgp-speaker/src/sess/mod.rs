@@ -25,13 +25,12 @@ use bgp_rib::PeerId;
 use bgp_wire::consts::notify;
 use bgp_wire::{encode_keepalive, NotificationMessage, NotificationView, ParseCtx, RouteRefresh};
 use tokio::net::{TcpSocket, TcpStream};
-use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
 use tokio::task::JoinHandle;
 use tracing::{debug, info, warn};
 
 use crate::mrt_dump::{MrtPeer, MrtSink};
-use crate::msg::{DecodedUpdate, PeerStatus, RibInput, RibMsg, RibSender, SessionCmd, SessionUp};
+use crate::msg::{DecodedUpdate, PeerStatus, RibInput, RibSender, SessionCmd, SessionUp};
 pub use listener::{listen, Registry};
 
 /// UPDATEs per batch handed to the RIB.
@@ -333,10 +332,10 @@ impl Session {
                     _ => std::future::pending().await,
                 }
             };
-            let rib = (!self.batch.is_empty()).then(|| self.rib.0.clone());
+            let rib = (!self.batch.is_empty()).then(|| self.rib.clone());
             let rib_ready = async move {
                 match rib {
-                    Some(tx) => tx.reserve_owned().await.ok(),
+                    Some(tx) => tx.reserve().await,
                     None => std::future::pending().await,
                 }
             };
@@ -357,10 +356,7 @@ impl Session {
                 p = rib_ready => {
                     let updates = std::mem::take(&mut self.batch);
                     if let Some(p) = p {
-                        p.send(RibMsg::Input(RibInput::Updates {
-                            peer: self.p.peer,
-                            updates,
-                        }));
+                        p.send_updates(self.p.peer, updates);
                     }
                 }
                 f = frame => {
@@ -699,10 +695,19 @@ impl Session {
             .established_count
             .fetch_add(1, Ordering::Relaxed);
         self.status.set_last_error(String::new());
+        // A new session gets its own max-prefix verdict; reset before the
+        // RIB hears of it.
+        self.status
+            .max_prefix_tripped
+            .store(false, Ordering::Relaxed);
+        self.status
+            .max_prefix_warned
+            .store(false, Ordering::Relaxed);
         let up = SessionUp {
             negotiated: n.clone(),
             local_addr: c.local,
             remote_addr: c.remote,
+            eor_barrier: None,
         };
         self.negotiated = Some(n);
         self.rib
@@ -737,13 +742,7 @@ impl Session {
             return;
         }
         let updates = std::mem::take(&mut self.batch);
-        let m = RibMsg::Input(RibInput::Updates {
-            peer: self.p.peer,
-            updates,
-        });
-        if let Err(TrySendError::Full(RibMsg::Input(RibInput::Updates { updates, .. }))) =
-            self.rib.0.try_send(m)
-        {
+        if let Err(updates) = self.rib.try_send_updates(self.p.peer, updates) {
             self.batch = updates;
         }
     }

@@ -119,6 +119,7 @@ impl Session {
                                 peer: self.p.peer,
                                 family: AfiSafi::new(rr.afi, rr.safi),
                                 subtype: rr.subtype,
+                                barrier: None,
                             })
                             .await;
                     }

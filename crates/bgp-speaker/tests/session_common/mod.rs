@@ -150,7 +150,7 @@ pub fn rib_channel() -> (RibSender, mpsc::Receiver<RibMsg>) {
 /// A RIB channel of `cap` messages (small: to exercise back-pressure).
 pub fn rib_channel_cap(cap: usize) -> (RibSender, mpsc::Receiver<RibMsg>) {
     let (tx, rx) = mpsc::channel(cap);
-    (RibSender(tx), rx)
+    (RibSender::new(tx), rx)
 }
 
 /// The next `RibInput`, or None after `timeout`.

@@ -191,6 +191,14 @@ impl StageLatencies {
         }
     }
 
+    /// Records `n` samples of `ns` each (a batch's per-item average).
+    #[inline]
+    pub fn record_ns_n(&self, stage: Stage, ns: u64, n: u64) {
+        if let Some(h) = self.hist.get(stage as usize) {
+            h.record_ns_n(ns, n);
+        }
+    }
+
     pub fn get(&self, stage: Stage) -> &LatencyHistogram {
         // `Stage` has exactly as many variants as the array has entries.
         &self.hist[stage as usize]

@@ -1,0 +1,214 @@
+//! The UPDATE pipeline modes (`router.pipeline`, Tessera issue 5) and the
+//! threads that run them.
+//!
+//! * `sequential`: one RIB thread owns the whole RIB (the baseline, like
+//!   the Quagga the seeds started from). Sessions still read and decode on
+//!   the session runtime's threads.
+//! * `sharded` (the default): prefixes are hashed by
+//!   [`bgp_rib::shard_for`] to S shards, S = `router.threads`; each shard is
+//!   a [`RibState`] owned by exactly one thread, so the RIB takes no locks.
+//!   Sessions split each decoded batch by shard on their own thread
+//!   ([`RibSender`]) and send each part over that shard's bounded channel.
+//!   A shard keeps its own copy of the peer table, policies, Adj-RIB-Out
+//!   and UPDATE encoders, and exports and encodes its prefixes for every
+//!   peer in parallel with the other shards (so "update groups" are
+//!   implicit: each shard packs per attribute set for each peer).
+//!   What needs all shards: End-of-RIB and BoRR/EoRR order
+//!   ([`crate::msg::FlushBarrier`]), the max-prefix total
+//!   (`PeerStatus::rib_received`), control requests ([`call_all`], answers
+//!   merged by the caller), RIB dumps ([`crate::rib::SharedRibDump`]) and
+//!   the best-route feed (each shard publishes its own prefixes on a clone
+//!   of the subscriber's channel: the snapshot is the union of the shards'
+//!   snapshots).
+//! * `per-peer` (the seeds' PBTS) and `worker-pool` (DTS) are not
+//!   implemented: [`Mode::from_config`] refuses them with a clear error.
+//!
+//! Limits: the shard count is fixed at start (`router.threads` changes
+//! need a restart); a prefix's shard depends on S, so RIB dumps and
+//! `show route` come out in a different (hash) order per S; interned
+//! attribute sets are per shard, so memory per path grows with S (see the
+//! `bgp-rib` crate docs).
+
+use std::sync::mpsc as std_mpsc;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use tokio::sync::mpsc::{self, Sender};
+
+use crate::msg::{RibMsg, RibSender, MAX_SHARDS};
+use crate::rib::{self, Part, RibState};
+
+/// Capacity of each session -> RIB channel, in messages (each a batch of
+/// up to 256 decoded UPDATEs with owned attributes and NLRI vectors).
+/// Small on purpose: it is the back-pressure point, and everything queued
+/// here is a decoded copy of the peers' tables on top of the RIB. With
+/// 1024 a full-table load queued most of the table (10 peers x 100k
+/// routes: 320 bytes of peak RSS per stored path against 89 with 16, and
+/// glibc keeps the sessions' arenas at that size); 16 batches are still
+/// ~25 ms of RIB work, enough to keep the RIB thread busy (load time did
+/// not get worse: scripts/bench-rib-memory, 4 and 64 measured too).
+pub const RIB_CHANNEL: usize = 16;
+
+/// How UPDATEs are processed.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Sequential,
+    /// S shard threads.
+    Sharded(usize),
+}
+
+impl Mode {
+    /// The mode a configuration asks for; `threads` None means one per
+    /// CPU. Errors name the mode that is not supported.
+    pub fn from_config(p: config::Pipeline, threads: Option<u16>) -> Result<Mode, String> {
+        match p {
+            config::Pipeline::Sequential => Ok(Mode::Sequential),
+            config::Pipeline::Sharded => {
+                let n = threads.map_or_else(default_threads, usize::from);
+                Ok(Mode::Sharded(n.clamp(1, MAX_SHARDS)))
+            }
+            config::Pipeline::PerPeer => Err(
+                "router.pipeline: \"per-peer\" is not supported yet; use \"sharded\" or \"sequential\""
+                    .into(),
+            ),
+            config::Pipeline::WorkerPool => Err(
+                "router.pipeline: \"worker-pool\" is not supported yet; use \"sharded\" or \"sequential\""
+                    .into(),
+            ),
+        }
+    }
+
+    /// RIB threads.
+    pub fn shards(&self) -> usize {
+        match *self {
+            Mode::Sequential => 1,
+            Mode::Sharded(n) => n.clamp(1, MAX_SHARDS),
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Mode::Sequential => "sequential",
+            Mode::Sharded(_) => "sharded",
+        }
+    }
+}
+
+/// CPUs available to this process.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The RIB threads of one mode: channels first (sessions need a sender
+/// before the RIB threads' peer tables can be built), threads on
+/// [`Pipeline::spawn`].
+pub struct Pipeline {
+    mode: Mode,
+    txs: Vec<Sender<RibMsg>>,
+    rxs: Vec<mpsc::Receiver<RibMsg>>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Pipeline {
+    /// The channels of `mode`'s RIB threads; nothing runs yet (inputs wait
+    /// in the channels).
+    pub fn new(mode: Mode) -> Pipeline {
+        let count = mode.shards();
+        let (txs, rxs) = (0..count)
+            .map(|_| mpsc::channel::<RibMsg>(RIB_CHANNEL))
+            .unzip();
+        Pipeline {
+            mode,
+            txs,
+            rxs,
+            threads: Vec::new(),
+        }
+    }
+
+    /// Starts the RIB threads; `make` builds each one's state (called in
+    /// shard order, on this thread). Does nothing the second time.
+    pub fn spawn(&mut self, mut make: impl FnMut(Part) -> RibState) -> Result<(), String> {
+        let count = self.txs.len();
+        for (index, rx) in std::mem::take(&mut self.rxs).into_iter().enumerate() {
+            let st = make(Part { index, count });
+            let name = if count == 1 {
+                "rib".to_string()
+            } else {
+                format!("rib-{index}")
+            };
+            let h = std::thread::Builder::new()
+                .name(name)
+                .spawn(move || rib::run(rx, st))
+                .map_err(|e| format!("cannot start a RIB thread: {e}"))?;
+            self.threads.push(h);
+        }
+        Ok(())
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// What sessions send their inputs through.
+    pub fn sender(&self) -> RibSender {
+        RibSender::sharded(self.txs.clone())
+    }
+
+    /// One channel per RIB thread, in shard order (control requests).
+    pub fn senders(&self) -> &[Sender<RibMsg>] {
+        &self.txs
+    }
+
+    /// Drops this handle's senders and waits for the threads, which end
+    /// when every sender is gone or shutdown was requested.
+    pub fn join(self) {
+        drop(self.txs);
+        for t in self.threads {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Why a fanned-out control request has no answer.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CallError {
+    /// A RIB thread is gone (shutting down).
+    Gone,
+    /// A RIB thread did not answer in time.
+    Timeout,
+}
+
+/// Runs `f` on every RIB thread and returns the answers in shard order.
+/// Blocking: not for a tokio worker thread.
+pub fn call_all<R: Send + 'static>(
+    txs: &[Sender<RibMsg>],
+    timeout: Duration,
+    f: impl Fn(&mut RibState) -> R + Send + Sync + 'static,
+) -> Result<Vec<R>, CallError> {
+    let f = Arc::new(f);
+    let (tx, rx) = std_mpsc::sync_channel(txs.len().max(1));
+    for (i, rib) in txs.iter().enumerate() {
+        let f = f.clone();
+        let tx = tx.clone();
+        let job: rib::ControlFn = Box::new(move |st: &mut RibState| {
+            let _ = tx.send((i, f(st)));
+        });
+        rib.blocking_send(RibMsg::Control(job))
+            .map_err(|_| CallError::Gone)?;
+    }
+    drop(tx);
+    let deadline = std::time::Instant::now() + timeout;
+    let mut out: Vec<Option<R>> = (0..txs.len()).map(|_| None).collect();
+    for _ in 0..txs.len() {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let (i, r) = rx.recv_timeout(left).map_err(|e| match e {
+            std_mpsc::RecvTimeoutError::Timeout => CallError::Timeout,
+            std_mpsc::RecvTimeoutError::Disconnected => CallError::Gone,
+        })?;
+        if let Some(slot) = out.get_mut(i) {
+            *slot = Some(r);
+        }
+    }
+    out.into_iter().map(|r| r.ok_or(CallError::Gone)).collect()
+}
