@@ -47,8 +47,11 @@ impl FromDevice {
 /// `ToDevice(NAME [, BURST n])`: packets to transmit on device NAME.
 ///
 /// * Ports: input 0; no outputs. Packets wait in a transmit batch (up to
-///   `BURST`, default 1024) that the driver hands to the device each poll.
-/// * Counters: drops `tx_full` when the batch or the device ring is full.
+///   `BURST`, default 1024) that the driver hands to the device each poll;
+///   what the device does not take waits for the next poll (the batch is
+///   this element's transmit ring, and its length a queue NICBalance can
+///   watch).
+/// * Counters: drops `tx_full` when the batch is full.
 ///
 /// ```text
 /// rw0 :: EtherRewrite(MAC 02:00:00:00:00:01, IP 10.0.0.1) -> ToDevice(eth0);

@@ -11,7 +11,8 @@
 //! [`CheckIp6Header`], [`Ip4Lookup`], [`Ip6Lookup`], [`DecIpTtl`],
 //! [`DecIp6HopLimit`], [`IcmpError`], [`IcmpEcho`], [`EtherRewrite`]
 //! (neighbour table with ARP and NDP), [`Queue`], [`Counter`],
-//! [`Discard`], [`Tee`], [`PortFilter`].
+//! [`Discard`], [`Tee`], [`PortFilter`], [`Scheduler`] (RoundRobinSched,
+//! StrideSched, PsSched), [`NicBalance`].
 //!
 //! All elements work on whole Ethernet frames; `anno.l3` (set by the
 //! header checks) says where the IP header starts. Drops are counted by the
@@ -19,8 +20,10 @@
 //!
 //! Limits: no IPv4 fragmentation or options processing (packets with
 //! options are forwarded as is), no IPv6 extension-header walk, no
-//! neighbour unreachability detection beyond request retries, no
-//! schedulers yet (round-robin, stride, proportional share, NICBalance).
+//! neighbour unreachability detection beyond request retries; queues and
+//! schedulers release on the driver's tick (push-only graph, no Click pull
+//! ports). Virtual routers and the NICBalance algorithm itself live in
+//! crate `graph` (`VrScheduler`, `Runner`).
 //!
 //! A whole router: see `tests/router.rs` and `benches/router.rs`.
 
@@ -31,6 +34,7 @@ pub mod classify;
 pub mod icmp;
 pub mod lookup;
 pub mod neigh;
+pub mod sched;
 
 use std::collections::HashMap;
 
@@ -45,6 +49,7 @@ pub use icmp::{
 };
 pub use lookup::{Ip4Lookup, Ip6Lookup, NextHopTable, NhEntry, ProvidedTable, Table};
 pub use neigh::EtherRewrite;
+pub use sched::{NicBalance, Sched, Scheduler};
 
 /// Every element kind.
 #[derive(Debug)]
@@ -83,6 +88,10 @@ pub enum AnyElement {
     Tee(Tee),
     /// See [`PortFilter`].
     PortFilter(PortFilter),
+    /// See [`Scheduler`] (RoundRobinSched, StrideSched, PsSched).
+    Sched(Scheduler),
+    /// See [`NicBalance`].
+    NicBalance(NicBalance),
 }
 
 const fn ports(inputs: u16, outputs: u16) -> Ports {
@@ -109,6 +118,12 @@ impl Element for AnyElement {
             AnyElement::Discard(_) => "Discard",
             AnyElement::Tee(_) => "Tee",
             AnyElement::PortFilter(_) => "PortFilter",
+            AnyElement::Sched(s) => match s.kind() {
+                Sched::RoundRobin => "RoundRobinSched",
+                Sched::Stride => "StrideSched",
+                Sched::Share => "PsSched",
+            },
+            AnyElement::NicBalance(_) => "NICBalance",
         }
     }
 
@@ -124,6 +139,8 @@ impl Element for AnyElement {
             }
             AnyElement::EtherRewrite(_) => ports(2, 1),
             AnyElement::Discard(_) => ports(1, 0),
+            AnyElement::Sched(s) => ports(s.inputs(), 1),
+            AnyElement::NicBalance(_) => ports(0, 0),
             AnyElement::Tee(e) => ports(1, e.n),
             AnyElement::CheckIpHeader(_)
             | AnyElement::CheckIp6Header(_)
@@ -154,17 +171,27 @@ impl Element for AnyElement {
             AnyElement::Discard(e) => e.process(batch, out),
             AnyElement::Tee(e) => e.process(batch, out),
             AnyElement::PortFilter(e) => e.process(batch, out),
+            AnyElement::Sched(e) => e.process(input, batch, out),
+            AnyElement::NicBalance(_) => {
+                for p in batch.drain() {
+                    out.drop(p, graph::DropReason::Unconnected);
+                }
+            }
         }
     }
 
     fn wants_tick(&self) -> bool {
-        matches!(self, AnyElement::Queue(_) | AnyElement::EtherRewrite(_))
+        matches!(
+            self,
+            AnyElement::Queue(_) | AnyElement::EtherRewrite(_) | AnyElement::Sched(_)
+        )
     }
 
     fn tick(&mut self, out: &mut Output<'_>) {
         match self {
             AnyElement::Queue(q) => q.tick(out),
             AnyElement::EtherRewrite(e) => e.tick(out),
+            AnyElement::Sched(e) => e.tick(out),
             _ => {}
         }
     }
@@ -195,7 +222,24 @@ impl Element for AnyElement {
                 f("highwater", q.highwater as u64);
             }
             AnyElement::EtherRewrite(e) => e.counters(f),
+            AnyElement::Sched(e) => e.counters(f),
             _ => {}
+        }
+    }
+
+    fn queue_len(&self) -> Option<usize> {
+        match self {
+            AnyElement::Queue(q) => Some(q.len()),
+            AnyElement::Sched(s) => Some(s.len()),
+            AnyElement::ToDevice(t) => Some(t.tx.len()),
+            _ => None,
+        }
+    }
+
+    fn balance(&self) -> Option<&graph::BalanceSpec> {
+        match self {
+            AnyElement::NicBalance(b) => Some(&b.spec),
+            _ => None,
         }
     }
 }
@@ -263,6 +307,10 @@ impl Factory for Env {
             }
             "Tee" => AnyElement::Tee(Tee::new(args)?),
             "PortFilter" => AnyElement::PortFilter(PortFilter::new(args)?),
+            "RoundRobinSched" => AnyElement::Sched(Scheduler::new(Sched::RoundRobin, args)?),
+            "StrideSched" => AnyElement::Sched(Scheduler::new(Sched::Stride, args)?),
+            "PsSched" => AnyElement::Sched(Scheduler::new(Sched::Share, args)?),
+            "NICBalance" => AnyElement::NicBalance(NicBalance::new(args)?),
             other => return Err(BuildError::elem(format!("unknown element class '{other}'"))),
         })
     }

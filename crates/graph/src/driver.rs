@@ -5,11 +5,52 @@
 //! them through the graph to completion, runs element ticks (queues,
 //! neighbour timers), then hands each `ToDevice` element's batch to its
 //! device. Nothing is shared with other cores; counters are plain integers.
+//!
+//! Receivers are polled by weight: each has tickets (at most
+//! [`MAX_TICKETS`], polled every round) that a `NICBalance` element in the
+//! graph lowers, or suspends, under transmit congestion (see
+//! [`crate::balance`]). [`Runner::receive`] and [`Runner::process`] are the
+//! two halves of a poll, separately callable by the virtual-router
+//! scheduler ([`crate::vr`]).
 
 use pkt::{Batch, Device, Pool};
 
-use crate::element::{DeviceRole, DropReason, Element};
+use crate::balance::{decide, ewma, Action, BalanceSpec, BalanceStats, MAX_TICKETS, TICKET_STEP};
+use crate::element::{DeviceRole, Element};
 use crate::graph::Graph;
+
+/// A receiving device bound to a FromDevice element, with its weight.
+#[derive(Copy, Clone, Debug)]
+struct RxBind {
+    dev: usize,
+    elem: usize,
+    tickets: u32,
+    credit: u32,
+    suspended: u32,
+    /// Packets received since the last balance evaluation.
+    count: u64,
+}
+
+/// A transmitting ToDevice element and its device.
+#[derive(Copy, Clone, Debug)]
+struct TxBind {
+    elem: usize,
+    dev: usize,
+    /// Packets sent since the last balance evaluation.
+    count: u64,
+}
+
+/// A NICBalance correlation resolved to indices.
+#[derive(Debug)]
+struct Balance {
+    spec: BalanceSpec,
+    tx: usize,
+    rx: Vec<usize>,
+    queues: Vec<usize>,
+    ema: u64,
+    since: u32,
+    stats: BalanceStats,
+}
 
 /// A device name in the graph with no matching device.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,8 +88,9 @@ pub struct Runner<E: Element, D: Device> {
     /// The graph.
     pub graph: Graph<E>,
     devices: Vec<D>,
-    rx: Vec<(usize, usize)>,
-    tx: Vec<(usize, usize)>,
+    rx: Vec<RxBind>,
+    tx: Vec<TxBind>,
+    balances: Vec<Balance>,
     pool: Pool,
     rx_batch: Batch,
     burst: usize,
@@ -77,10 +119,58 @@ impl<E: Element, D: Device> Runner<E, D> {
                     device: dev.to_string(),
                 })?;
             if is_rx {
-                rx.push((di, i));
+                rx.push(RxBind {
+                    dev: di,
+                    elem: i,
+                    tickets: MAX_TICKETS,
+                    credit: 0,
+                    suspended: 0,
+                    count: 0,
+                });
             } else {
-                tx.push((i, di));
+                tx.push(TxBind {
+                    elem: i,
+                    dev: di,
+                    count: 0,
+                });
             }
+        }
+        let mut balances = Vec::new();
+        for (name, e, _) in graph.iter() {
+            let Some(spec) = e.balance() else { continue };
+            let missing = |what: &str| BindError {
+                element: name.to_string(),
+                device: what.to_string(),
+            };
+            let tx_i = tx
+                .iter()
+                .position(|t| graph.name(t.elem) == Some(spec.tx.as_str()))
+                .ok_or_else(|| missing(&spec.tx))?;
+            let mut rx_i = Vec::new();
+            for r in &spec.rx {
+                rx_i.push(
+                    rx.iter()
+                        .position(|b| graph.name(b.elem) == Some(r.as_str()))
+                        .ok_or_else(|| missing(r))?,
+                );
+            }
+            let mut queues = Vec::new();
+            for q in &spec.queues {
+                let qi = graph
+                    .find(q)
+                    .filter(|&qi| graph.element(qi).and_then(Element::queue_len).is_some())
+                    .ok_or_else(|| missing(q))?;
+                queues.push(qi);
+            }
+            balances.push(Balance {
+                spec: spec.clone(),
+                tx: tx_i,
+                rx: rx_i,
+                queues,
+                ema: 0,
+                since: 0,
+                stats: BalanceStats::default(),
+            });
         }
         let pool = graph.pool().clone();
         let burst = burst.clamp(1, pkt::MAX_BATCH);
@@ -89,6 +179,7 @@ impl<E: Element, D: Device> Runner<E, D> {
             devices,
             rx,
             tx,
+            balances,
             pool,
             rx_batch: Batch::with_capacity(burst),
             burst,
@@ -100,11 +191,30 @@ impl<E: Element, D: Device> Runner<E, D> {
     /// One round: receive, process, tick, transmit. Returns the number of
     /// packets received.
     pub fn poll(&mut self) -> usize {
+        let got = self.receive();
+        self.process();
+        got
+    }
+
+    /// The first half of a poll: sets the clock and receives from every
+    /// device whose turn it is (by tickets; suspended ones skip), leaving
+    /// the packets at the FromDevice inputs. Returns packets received.
+    pub fn receive(&mut self) -> usize {
         self.graph
             .set_now_ns(self.clock.elapsed().as_nanos() as u64);
         let mut got = 0;
         for k in 0..self.rx.len() {
-            let (di, ei) = self.rx[k];
+            let b = &mut self.rx[k];
+            if b.suspended > 0 {
+                b.suspended -= 1;
+                continue;
+            }
+            b.credit += b.tickets;
+            if b.credit < MAX_TICKETS {
+                continue;
+            }
+            b.credit -= MAX_TICKETS;
+            let (di, ei) = (b.dev, b.elem);
             let Some(dev) = self.devices.get_mut(di) else {
                 continue;
             };
@@ -112,20 +222,41 @@ impl<E: Element, D: Device> Runner<E, D> {
             for p in self.rx_batch.iter_mut() {
                 p.anno.in_port = di as u16;
             }
+            let b = &mut self.rx[k];
+            b.count += n as u64;
+            if n > 0 {
+                // Additive increase (seed 004 §4.4.2).
+                b.tickets = (b.tickets + TICKET_STEP).min(MAX_TICKETS);
+            }
             got += n;
             self.graph.inject(ei, 0, &mut self.rx_batch);
         }
-        self.graph.run();
-        self.graph.tick();
-        self.flush_tx();
-        self.stats.polls += 1;
         self.stats.rx += got as u64;
         got
     }
 
+    /// The second half of a poll: runs the graph to completion, the
+    /// element ticks, transmits, and evaluates NICBalance correlations.
+    pub fn process(&mut self) {
+        self.graph.run();
+        self.graph.tick();
+        self.flush_tx();
+        self.stats.polls += 1;
+        if !self.balances.is_empty() {
+            self.balance();
+        }
+    }
+
+    /// Packets waiting at the graph's inputs (received, not processed).
+    pub fn staged(&self) -> usize {
+        self.graph.pending_len()
+    }
+
     fn flush_tx(&mut self) {
         for k in 0..self.tx.len() {
-            let (ei, di) = self.tx[k];
+            let TxBind {
+                elem: ei, dev: di, ..
+            } = self.tx[k];
             let (Some(e), Some(dev)) = (self.graph.element_mut(ei), self.devices.get_mut(di))
             else {
                 continue;
@@ -134,15 +265,77 @@ impl<E: Element, D: Device> Runner<E, D> {
             if b.is_empty() {
                 continue;
             }
+            // What the device did not take stays in the element's batch
+            // (its transmit ring) for the next poll; the element drops
+            // `tx_full` when that batch is full.
             let sent = dev.tx_burst(b);
-            let left = b.len() as u64;
-            b.clear();
             dev.flush();
             self.stats.tx += sent as u64;
-            if left > 0 {
-                self.graph.count_drops(ei, DropReason::TxFull, left);
+            self.tx[k].count += sent as u64;
+        }
+    }
+
+    /// Seed 004 §4.7, once every `interval` polls per correlation.
+    fn balance(&mut self) {
+        for bi in 0..self.balances.len() {
+            let bal = &mut self.balances[bi];
+            bal.since += 1;
+            if bal.since < bal.spec.interval.max(1) {
+                continue;
+            }
+            bal.since = 0;
+            bal.stats.evaluations += 1;
+            let n = bal.queues.len().max(1) as u64;
+            let total: u64 = bal
+                .queues
+                .iter()
+                .filter_map(|&q| self.graph.element(q).and_then(Element::queue_len))
+                .map(|l| l as u64)
+                .sum();
+            bal.ema = ewma(bal.ema, total / n, bal.spec.qstability);
+            bal.stats.qema = bal.ema >> 8;
+            let sent = self.tx.get(bal.tx).map_or(0, |t| t.count);
+            if (bal.ema >> 8) > u64::from(bal.spec.qthreshold) {
+                bal.stats.congested += 1;
+                for &ri in &bal.rx {
+                    let Some(r) = self.rx.get_mut(ri) else {
+                        continue;
+                    };
+                    let ratio = r.count as f64 / sent.max(1) as f64;
+                    match decide(&bal.spec, ratio, r.tickets) {
+                        Action::Keep => {}
+                        Action::Lower(t) => {
+                            r.tickets = t;
+                            bal.stats.lowered += 1;
+                        }
+                        Action::Suspend => {
+                            r.suspended = bal.spec.suspend;
+                            bal.stats.suspended += 1;
+                        }
+                    }
+                }
             }
         }
+        // Rates are per interval: reset the counters every correlation
+        // read (correlations share one interval length in practice).
+        if self.balances.iter().all(|b| b.since == 0) {
+            for r in &mut self.rx {
+                r.count = 0;
+            }
+            for t in &mut self.tx {
+                t.count = 0;
+            }
+        }
+    }
+
+    /// Counters of each NICBalance correlation, in config order.
+    pub fn balance_stats(&self) -> Vec<BalanceStats> {
+        self.balances.iter().map(|b| b.stats).collect()
+    }
+
+    /// Current tickets of each receiver, in config order (for tests).
+    pub fn rx_tickets(&self) -> Vec<u32> {
+        self.rx.iter().map(|r| r.tickets).collect()
     }
 
     /// Polls until no device has anything to receive and the graph is

@@ -259,6 +259,15 @@ pub trait Element {
     }
     /// Element-specific counters (besides [`ElemStats`]).
     fn counters(&self, _f: &mut dyn FnMut(&'static str, u64)) {}
+    /// For queueing elements: packets stored (read by NICBalance).
+    fn queue_len(&self) -> Option<usize> {
+        None
+    }
+    /// For a NICBalance element: the correlation the driver enforces (see
+    /// [`crate::balance`]).
+    fn balance(&self) -> Option<&crate::balance::BalanceSpec> {
+        None
+    }
 }
 
 /// Error from a factory about one element.

@@ -13,18 +13,28 @@
 //!   at build time; push to completion in topological order; per-element
 //!   [`ElemStats`] (received, emitted, drops by reason) as plain integers,
 //!   because a graph belongs to one core.
-//! * [`Runner`]: the run-to-completion driver over any [`pkt::Device`].
+//! * [`Runner`]: the run-to-completion driver over any [`pkt::Device`],
+//!   polling receivers by weight, with NICBalance's adaptive RX/TX
+//!   scheduling ([`balance`], seed 004 §4.4/§4.7).
+//! * [`VrScheduler`]: virtual routers (independent graphs with their own
+//!   FIBs) sharing a core under proportional-share scheduling with a
+//!   batching throttle ([`vr`], seed 002 slides 30-38).
 //!
-//! Limits: push processing only (no Click pull ports: a Queue releases on
-//! tick, schedulers are future work); no compound elements; a push output
-//! connects to exactly one input (use Tee to copy).
+//! Limits: push processing only (no Click pull ports: queues and packet
+//! schedulers release on tick, at most their BURST per poll); no compound
+//! elements; a push output connects to exactly one input (use Tee to
+//! copy).
 
+pub mod balance;
 pub mod driver;
 pub mod element;
 pub mod graph;
 pub mod lang;
+pub mod vr;
 
+pub use balance::{BalanceSpec, BalanceStats};
 pub use driver::{BindError, Runner, RunnerStats};
 pub use element::{BuildError, DeviceRole, DropReason, ElemStats, Element, Factory, Output, Ports};
 pub use graph::Graph;
 pub use lang::{parse, Arg, Config, ConfigError, Pos};
+pub use vr::{Charge, VrConfig, VrScheduler, VrStats};

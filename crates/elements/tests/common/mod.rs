@@ -2,6 +2,8 @@
 //! router config and packet helpers.
 #![allow(dead_code)]
 
+pub mod bus;
+
 use elements::{AnyElement, Env};
 use graph::{Graph, Runner};
 use pkt::{Mac, MemDevice, Pool};
