@@ -169,6 +169,31 @@ fn router_golden() {
     assert_eq!(drops[DropReason::NoRoute as usize], 0);
     assert_eq!(pool.available(), pool.capacity(), "every buffer returned");
 
+    // Byte for byte: the forwarded frames must equal what the builders
+    // make for the next hop (new MACs, TTL/hop limit one less, IPv4
+    // checksum as if computed afresh: RFC 1624's incremental update is
+    // exact), and the ARP reply what a builder makes for A.
+    let fwd: Vec<Vec<u8>> = [1, 2, 4, 5].iter().map(|&i| out1[i].clone()).collect();
+    golden(
+        "router_forwarded",
+        &fwd,
+        &[
+            build::udp4(B, R1, A4, B4, 63, 1000, 2000, b"hello B"),
+            build::tcp4(B, R1, A4, [192, 168, 5, 5], 29, 40000, 80, 0x02, b""),
+            build::udp6(B, R1, &v6(1, 2), &v6(2, 2), 63, 1000, 2000, b"hello B6"),
+            build::udp6(B, R1, &v6(1, 2), &v6(0x99, 5), 63, 1000, 2000, b"via B"),
+        ],
+    );
+    golden(
+        "router_arp_reply",
+        &out0[..1],
+        &[build::arp(A, R0, ARP_REPLY, R0, R04, A, A4)],
+    );
+    // The ICMP time exceeded quotes the expired datagram whole (RFC 1812
+    // §4.3.2.3: up to 576 bytes): its IP header and UDP header and data.
+    let expired = build::udp4(R0, A, A4, B4, 1, 1000, 2000, b"expiring");
+    let quote = &expired[14..14 + 36];
+    assert_eq!(&out0[1][42..], quote);
     tshark_clean(&write_pcap("router_out_eth0.pcap", &out0), 10);
     tshark_clean(&write_pcap("router_out_eth1.pcap", &out1), 7);
 }
@@ -185,4 +210,69 @@ fn tshark_flags_bad_checksum() {
         text.contains("Bad]"),
         "tshark did not flag the corrupted checksum"
     );
+}
+
+#[test]
+fn live_fib_through_read_handle() {
+    use elements::{NextHopTable, NhEntry};
+    use lpm::publish::{left_right, Delta};
+    use lpm::{NextHop, Poptrie4};
+    // The FIB is a left-right Poptrie read through a ReadHandle; the
+    // writer publishes a route change while the graph runs.
+    let mut w = left_right(Poptrie4::new());
+    let p: base::Prefix4 = "198.51.100.0/24".parse().unwrap();
+    w.publish(&[Delta::Insert(p, NextHop(0))]).unwrap();
+    let mut nh = NextHopTable::new();
+    let gw = |a: [u8; 4]| {
+        let mut g = [0u8; 16];
+        g[..4].copy_from_slice(&a);
+        g
+    };
+    nh.set(
+        NextHop(0),
+        NhEntry {
+            port: 0,
+            gw: gw(A4),
+        },
+    );
+    nh.set(
+        NextHop(1),
+        NhEntry {
+            port: 1,
+            gw: gw(B4),
+        },
+    );
+    let mut env = Env::new();
+    env.add_table4("fib", Box::new(w.reader()), nh);
+    let cfg = "in0 :: FromDevice(eth0); in1 :: FromDevice(eth1);
+        rt :: Ip4Lookup(TABLE fib, PORTS 2);
+        in0 -> CheckIpHeader -> rt; in1 -> Discard;
+        rt [0] -> DecIpTtl -> EtherRewrite(MAC 02:00:00:00:00:01, NEIGH 10.0.1.2 02:00:00:00:01:02) -> ToDevice(eth0);
+        rt [1] -> DecIpTtl -> EtherRewrite(MAC 02:00:00:00:00:02, NEIGH 10.0.2.2 02:00:00:00:02:02) -> ToDevice(eth1);";
+    let mut r = runner(
+        cfg,
+        &mut env,
+        Pool::new(256),
+        MemDevice::new("eth0", vec![]),
+        MemDevice::new("eth1", vec![]),
+        32,
+    );
+    let pkt = build::udp4(R0, A, A4, [198, 51, 100, 7], 64, 1, 2, b"x");
+    r.devices_mut()[0].inject(pkt.clone());
+    r.poll();
+    assert_eq!(
+        (r.devices()[0].sent().len(), r.devices()[1].sent().len()),
+        (1, 0)
+    );
+    w.publish(&[Delta::Insert(p, NextHop(1))]).unwrap();
+    r.devices_mut()[0].inject(pkt.clone());
+    r.poll();
+    assert_eq!(
+        (r.devices()[0].sent().len(), r.devices()[1].sent().len()),
+        (1, 1)
+    );
+    w.publish(&[Delta::Remove(p)]).unwrap();
+    r.devices_mut()[0].inject(pkt);
+    r.poll();
+    assert_eq!(r.graph.drops_by_reason()[DropReason::NoRoute as usize], 1);
 }
