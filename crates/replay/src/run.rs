@@ -232,9 +232,19 @@ pub fn run(
     }
     let dut1 = dut::sample(&cfg.dut_pids);
     let t0 = replay.stats().started().unwrap_or(t_run);
+    // The loop may end between two samples; close the series with the
+    // final counts so charts end where the run did.
+    let (snap, msnap) = (
+        replay.stats().snapshot(),
+        monitor.as_ref().map(|m| m.stats().snapshot()),
+    );
+    series.push(Sample {
+        t: secs_between(t0, Instant::now()),
+        monitor_prefixes: msnap.map_or(0, |m| m.prefixes),
+        prefixes_sent: snap.prefixes_sent,
+        updates_sent: snap.updates_sent,
+    });
     let send_window = replay.stats().send_window();
-    let snap = replay.stats().snapshot();
-    let msnap = monitor.as_ref().map(|m| m.stats().snapshot());
     let results = replay.join();
     let mut errors: Vec<(usize, ReplayError)> = results
         .iter()

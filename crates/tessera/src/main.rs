@@ -27,6 +27,9 @@ enum Command {
     },
     /// Replay BGP sessions into a router under test (or run a --sink).
     Replay(cmd::replay::Args),
+    /// Benchmark BGP daemons (tesserad, BIRD, FRR, GoBGP, OpenBGPD) in
+    /// network namespaces: convergence, CPU, memory (needs root).
+    Bench(cmd::bench::Args),
     /// Daemon commands over tesserad's control socket, in BIRD's words.
     #[command(flatten)]
     Ctl(cmd::ctl::CtlCommand),
@@ -52,6 +55,7 @@ fn main() -> ExitCode {
         Command::Ctl(c) => cmd::ctl::run(cli.ctl, c),
         Command::Demo(a) => cmd::demo::run(a),
         Command::Replay(a) => cmd::replay::run(a),
+        Command::Bench(a) => cmd::bench::run(a),
         Command::Mrt { command } => match command {
             MrtCommand::Dump(a) => cmd::mrt_dump::run(a),
             MrtCommand::Stats(a) => cmd::mrt_stats::run(a),

@@ -1,5 +1,6 @@
 //! One module per command; each has `Args` (clap) and `run`.
 
+pub mod bench;
 pub mod ctl;
 pub mod demo;
 pub mod mrt_dump;

@@ -1,0 +1,121 @@
+//! `tessera bench`: the bgperf-style benchmark of BGP daemons. Argument
+//! parsing only; the work is `replay::bench` (topology, daemons, runs,
+//! report). See docs/bench.md.
+
+use super::CmdResult;
+use replay::bench::{self, BenchConfig, DutSpec, Scenario, Status};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Scenarios, comma-separated: a, b, c (= c30,c10), c30, c10, d, e, or
+    /// synthetic:PEERSxPREFIXES:shared|unique.
+    #[arg(long, default_value = "a,b,c")]
+    scenarios: String,
+    /// DUTs, repeatable or comma-separated: tesserad[:PIPELINE[:THREADS]]
+    /// (PIPELINE: sequential, per-peer, worker-pool, sharded), bird, frr,
+    /// gobgp, openbgpd.
+    #[arg(
+        long = "dut",
+        value_delimiter = ',',
+        default_value = "tesserad:sequential,tesserad:sharded:1,tesserad:sharded:2,bird,frr,gobgp,openbgpd"
+    )]
+    duts: Vec<String>,
+    /// Repetitions of every run (median and spread are reported).
+    #[arg(long, default_value_t = 3)]
+    reps: usize,
+    /// Multiply every prefix count by this (e.g. 0.01 for a quick run).
+    #[arg(long, default_value_t = 1.0)]
+    scale: f64,
+    /// Output directory (CSV, JSON, SVG).
+    #[arg(long, default_value = "bench-out")]
+    out: PathBuf,
+    /// The tesserad binary; default: next to this tessera binary.
+    #[arg(long)]
+    tesserad: Option<PathBuf>,
+    /// Seconds each run may take from the start of sending.
+    #[arg(long, default_value_t = 600)]
+    timeout: u64,
+    /// Skip the generator-ceiling runs.
+    #[arg(long)]
+    no_ceiling: bool,
+    /// Directory of the shared MRT files (scenarios d and e).
+    #[arg(long, default_value = "../shared/data/mrt")]
+    mrt_dir: PathBuf,
+    /// RNG seed of the synthetic tables.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+pub fn run(a: Args) -> CmdResult {
+    if !(a.scale > 0.0 && a.scale.is_finite()) {
+        return Err("--scale must be a positive number".into());
+    }
+    if a.reps == 0 {
+        return Err("--reps must be at least 1".into());
+    }
+    let mut scenarios = Vec::new();
+    for s in a
+        .scenarios
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        scenarios.extend(Scenario::parse(s)?);
+    }
+    let duts = a
+        .duts
+        .iter()
+        .map(|d| d.trim().parse::<DutSpec>())
+        .collect::<Result<Vec<_>, _>>()?;
+    let tesserad = match a.tesserad {
+        Some(p) => p,
+        None => std::env::current_exe()?
+            .parent()
+            .map(|d| d.join("tesserad"))
+            .ok_or("cannot locate tesserad; pass --tesserad")?,
+    };
+    let cfg = BenchConfig {
+        scenarios,
+        duts,
+        reps: a.reps,
+        scale: a.scale,
+        out: a.out.clone(),
+        tesserad,
+        timeout: Duration::from_secs(a.timeout),
+        ceiling: !a.no_ceiling,
+        mrt_dir: a.mrt_dir,
+        seed: a.seed,
+        name: format!("tb{}", std::process::id()),
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    replay::stop_on_ctrl_c(stop.clone())?;
+    let mut say = |l: &str| {
+        println!("{l}");
+        let _ = std::io::stdout().flush();
+    };
+    let rep = bench::run(&cfg, &stop, &mut say).map_err(|(e, s)| format!("{e}: {s}"))?;
+    let bad = rep
+        .runs
+        .iter()
+        .filter(|m| matches!(m.status, Status::Failed(..) | Status::NotConverged))
+        .count();
+    println!(
+        "results in {}: summary.md, summary.csv, runs.csv, results.json, *.svg",
+        a.out.display()
+    );
+    print!(
+        "{}",
+        bench::report::summary_md(&rep, &bench::report::summarize(&rep))
+    );
+    if bad > 0 {
+        eprintln!("tessera bench: {bad} run(s) failed or did not converge");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
