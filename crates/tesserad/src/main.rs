@@ -1,5 +1,8 @@
 //! tesserad: the Tessera BGP daemon. Wiring only: arguments, logging, and a
-//! call into `bgp_speaker::daemon`.
+//! call into `bgp_speaker::daemon`; with a `[dataplane]` section, also the
+//! forwarding plane of crate `fib` (see `dataplane.rs`).
+
+mod dataplane;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,6 +27,10 @@ struct Args {
     /// and $RUST_LOG.
     #[arg(long)]
     log: Option<String>,
+    /// Run only the forwarding plane of `[dataplane]`, fed by a tesserad
+    /// over `[dataplane] feed_socket`.
+    #[arg(long)]
+    dataplane: bool,
 }
 
 fn main() -> ExitCode {
@@ -40,7 +47,46 @@ fn main() -> ExitCode {
             }
         };
     }
-    match bgp_speaker::daemon::run(&args.config, args.log.as_deref()) {
+    // The daemon reads the file again; here only `[dataplane]` matters.
+    let dp = match config::load(&args.config) {
+        Ok(c) => c.dataplane,
+        Err(e) => {
+            eprintln!("tesserad: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if args.dataplane {
+        let Some(d) = dp else {
+            eprintln!("tesserad: --dataplane needs a [dataplane] section");
+            return ExitCode::FAILURE;
+        };
+        return match dataplane::run_separate(&d) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("tesserad: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    let mut hooks = bgp_speaker::daemon::Hooks::default();
+    let mut running = None;
+    if let Some(d) = &dp {
+        match dataplane::start(d) {
+            Ok((r, tx)) => {
+                hooks.best_feed = Some(tx);
+                running = Some(r);
+            }
+            Err(e) => {
+                eprintln!("tesserad: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let r = bgp_speaker::daemon::run_with(&args.config, args.log.as_deref(), hooks);
+    if let Some(dataplane::Running::InProcess(dp)) = running {
+        dataplane::print_report(&dp.stop());
+    }
+    match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("tesserad: {e}");

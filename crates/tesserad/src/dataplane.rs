@@ -1,0 +1,221 @@
+//! Wiring of `[dataplane]`: the forwarding plane of crate `fib` run inside
+//! tesserad (fed by the best-route hook), tesserad serving its best routes
+//! on `feed_socket`, or `tesserad --dataplane` forwarding, fed from that
+//! socket.
+
+use std::collections::HashMap;
+use std::io::BufReader;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::time::Duration;
+
+use base::Prefix;
+use bgp_speaker::fib_feed::BestChange;
+use fib::dataplane::{self, DataplaneConfig, IoMode, LoopConfig, PortConfig};
+use fib::kernel::KernelConfig;
+use fib::Change;
+
+/// Batches in flight between the RIB and the FIB thread.
+const FEED_DEPTH: usize = 64;
+
+fn conv(b: Vec<BestChange>) -> Vec<Change> {
+    b.into_iter()
+        .map(|c| Change {
+            prefix: c.prefix,
+            next_hop: c.next_hop,
+        })
+        .collect()
+}
+
+fn dp_config(d: &config::Dataplane) -> DataplaneConfig {
+    DataplaneConfig {
+        ports: d
+            .interfaces
+            .iter()
+            .map(|i| PortConfig {
+                name: i.name.clone(),
+                addrs: i.addresses.clone(),
+            })
+            .collect(),
+        mode: match d.io {
+            config::DataplaneIo::AfXdp => IoMode::AfXdp,
+            config::DataplaneIo::AfXdpDriver => IoMode::AfXdpDriver,
+            config::DataplaneIo::AfPacket => IoMode::AfPacket,
+        },
+        cores: usize::from(d.cores),
+        loop_cfg: LoopConfig {
+            batch: io::Batch {
+                kp: usize::from(d.kp),
+                kn: usize::from(d.kn),
+            },
+            ..LoopConfig::default()
+        },
+        kernel: d.kernel.map(|k| KernelConfig {
+            table: k.table,
+            metric: k.metric,
+        }),
+    }
+}
+
+/// One line of final counters on standard error (tests read it).
+pub fn print_report(r: &dataplane::Report) {
+    let t = &r.total;
+    eprintln!(
+        "dataplane: rx={} forwarded={} no_route={} unresolved={} ttl_expired={} local={} bad_header={} \
+         not_ip={} ipv6={} hairpin={} tx_full={} arp_in={} arp_replies={} arp_requests={} \
+         fib_changes={} fib_routes={} fib_installed={} publishes={} deltas={} learned={} \
+         kernel_ok={} kernel_err={} errors={:?}",
+        t.rx,
+        t.forwarded,
+        t.no_route,
+        t.unresolved,
+        t.ttl_expired,
+        t.local,
+        t.bad_header,
+        t.not_ip,
+        t.ipv6,
+        t.hairpin,
+        t.tx_full,
+        t.arp_in,
+        t.arp_replies,
+        t.arp_requests,
+        r.fib.stats.changes,
+        r.fib.stats.routes,
+        r.fib.stats.installed,
+        r.fib.publishes,
+        r.fib.deltas,
+        r.fib.learned,
+        r.fib.kernel_ok,
+        r.fib.kernel_err,
+        r.errors
+    );
+}
+
+/// What `[dataplane]` starts next to the daemon.
+pub enum Running {
+    /// Forwarding in this process.
+    InProcess(dataplane::Dataplane),
+    /// Serving the feed socket to a separate dataplane process.
+    Feed,
+}
+
+/// Starts what `[dataplane]` asks for; returns the best-route hook to give
+/// the daemon.
+pub fn start(d: &config::Dataplane) -> Result<(Running, SyncSender<Vec<BestChange>>), String> {
+    let (tx, rx) = mpsc::sync_channel::<Vec<BestChange>>(FEED_DEPTH);
+    if let Some(path) = &d.feed_socket {
+        let l = bind(path)?;
+        std::thread::Builder::new()
+            .name("dp-feed".into())
+            .spawn(move || serve_feed(l, rx))
+            .map_err(|e| e.to_string())?;
+        return Ok((Running::Feed, tx));
+    }
+    let (ctx, crx) = mpsc::sync_channel::<Vec<Change>>(FEED_DEPTH);
+    std::thread::Builder::new()
+        .name("dp-conv".into())
+        .spawn(move || {
+            while let Ok(b) = rx.recv() {
+                if ctx.send(conv(b)).is_err() {
+                    break;
+                }
+            }
+        })
+        .map_err(|e| e.to_string())?;
+    let dp = dataplane::start(&dp_config(d), crx).map_err(|e| format!("dataplane: {e}"))?;
+    Ok((Running::InProcess(dp), tx))
+}
+
+fn bind(path: &Path) -> Result<UnixListener, String> {
+    let _ = std::fs::remove_file(path);
+    UnixListener::bind(path).map_err(|e| format!("dataplane.feed_socket {}: {e}", path.display()))
+}
+
+/// Keeps a mirror of the best routes; each dataplane that connects gets
+/// the whole mirror, then every change. One client at a time (a new one
+/// replaces the old).
+fn serve_feed(l: UnixListener, rx: Receiver<Vec<BestChange>>) {
+    let mut mirror: HashMap<Prefix, std::net::IpAddr> = HashMap::new();
+    let mut client: Option<UnixStream> = None;
+    let mut scratch = Vec::new();
+    let _ = l.set_nonblocking(true);
+    loop {
+        if let Ok((s, _)) = l.accept() {
+            let _ = s.set_nonblocking(false);
+            let mut s = s;
+            let all: Vec<Change> = mirror
+                .iter()
+                .map(|(p, n)| Change {
+                    prefix: *p,
+                    next_hop: Some(*n),
+                })
+                .collect();
+            let ok = all
+                .chunks(4096)
+                .all(|c| fib::feed::write_batch(&mut s, c, &mut scratch).is_ok());
+            client = ok.then_some(s);
+        }
+        match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(b) => {
+                let b = conv(b);
+                for c in &b {
+                    match c.next_hop {
+                        Some(n) => mirror.insert(c.prefix, n),
+                        None => mirror.remove(&c.prefix),
+                    };
+                }
+                if let Some(s) = client.as_mut() {
+                    if fib::feed::write_batch(s, &b, &mut scratch).is_err() {
+                        client = None;
+                    }
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+        }
+    }
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::Relaxed);
+}
+
+/// `tesserad --dataplane`: forwards, fed from `feed_socket`, until SIGTERM
+/// or SIGINT; reconnects when tesserad goes away.
+pub fn run_separate(d: &config::Dataplane) -> Result<(), String> {
+    let Some(path) = d.feed_socket.clone() else {
+        return Err("--dataplane needs [dataplane] feed_socket".into());
+    };
+    // SAFETY: the handler only stores to an atomic (async-signal-safe).
+    unsafe {
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+    }
+    let (tx, rx) = mpsc::sync_channel::<Vec<Change>>(FEED_DEPTH);
+    let dp = dataplane::start(&dp_config(d), rx).map_err(|e| format!("dataplane: {e}"))?;
+    std::thread::Builder::new()
+        .name("dp-feed".into())
+        .spawn(move || loop {
+            let Ok(s) = UnixStream::connect(&path) else {
+                std::thread::sleep(Duration::from_millis(200));
+                continue;
+            };
+            let mut r = BufReader::new(s);
+            while let Ok(b) = fib::feed::read_batch(&mut r) {
+                if tx.send(b).is_err() {
+                    return;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        })
+        .map_err(|e| e.to_string())?;
+    while !STOP.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    print_report(&dp.stop());
+    Ok(())
+}
