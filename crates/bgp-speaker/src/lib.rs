@@ -3,6 +3,7 @@
 
 pub mod daemon;
 pub mod fib_feed;
+pub mod inproc;
 pub mod mrt_dump;
 pub mod msg;
 pub mod pipeline;

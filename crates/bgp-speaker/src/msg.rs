@@ -183,36 +183,51 @@ impl RibSender {
     /// Sends `input` where it belongs: UPDATEs split by shard, the rest to
     /// every shard. Returns false when the RIB is gone (shutting down).
     pub async fn send(&self, input: RibInput) -> bool {
+        let mut ok = true;
+        for (tx, m) in self.route(input) {
+            ok &= tx.send(m).await.is_ok();
+        }
+        ok
+    }
+
+    /// [`Self::send`] for a thread outside the async runtime (benchmarks,
+    /// in-process tests).
+    pub fn blocking_send(&self, input: RibInput) -> bool {
+        let mut ok = true;
+        for (tx, m) in self.route(input) {
+            ok &= tx.blocking_send(m).is_ok();
+        }
+        ok
+    }
+
+    /// Which shard gets what of `input`.
+    fn route(&self, input: RibInput) -> Vec<(&tokio::sync::mpsc::Sender<RibMsg>, RibMsg)> {
         let n = self.shards.len();
         if n == 1 {
-            return match self.shards.first() {
-                Some(tx) => tx.send(RibMsg::Input(input)).await.is_ok(),
-                None => false,
-            };
+            return self
+                .shards
+                .first()
+                .map(|tx| (tx, RibMsg::Input(input)))
+                .into_iter()
+                .collect();
         }
         match input {
-            RibInput::Updates { peer, updates } => {
-                let parts = split_updates(updates, n);
-                let mut ok = true;
-                for (tx, updates) in self.shards.iter().zip(parts) {
-                    if !updates.is_empty() {
-                        let m = RibMsg::Input(RibInput::Updates { peer, updates });
-                        ok &= tx.send(m).await.is_ok();
-                    }
-                }
-                ok
-            }
+            RibInput::Updates { peer, updates } => self
+                .shards
+                .iter()
+                .zip(split_updates(updates, n))
+                .filter(|(_, u)| !u.is_empty())
+                .map(|(tx, updates)| (tx, RibMsg::Input(RibInput::Updates { peer, updates })))
+                .collect(),
             RibInput::Up { peer, mut up } => {
                 up.eor_barrier = Some(FlushBarrier::new(n));
-                let mut ok = true;
-                for tx in self.shards.iter() {
-                    let m = RibMsg::Input(RibInput::Up {
-                        peer,
-                        up: up.clone(),
-                    });
-                    ok &= tx.send(m).await.is_ok();
-                }
-                ok
+                self.shards
+                    .iter()
+                    .map(|tx| {
+                        let up = up.clone();
+                        (tx, RibMsg::Input(RibInput::Up { peer, up }))
+                    })
+                    .collect()
             }
             RibInput::RouteRefresh {
                 peer,
@@ -221,34 +236,35 @@ impl RibSender {
                 ..
             } => {
                 let barrier = Some(FlushBarrier::new(n));
-                let mut ok = true;
-                for tx in self.shards.iter() {
-                    let m = RibMsg::Input(RibInput::RouteRefresh {
-                        peer,
-                        family,
-                        subtype,
-                        barrier: barrier.clone(),
-                    });
-                    ok &= tx.send(m).await.is_ok();
-                }
-                ok
+                self.shards
+                    .iter()
+                    .map(|tx| {
+                        let m = RibInput::RouteRefresh {
+                            peer,
+                            family,
+                            subtype,
+                            barrier: barrier.clone(),
+                        };
+                        (tx, RibMsg::Input(m))
+                    })
+                    .collect()
             }
             RibInput::Down {
                 peer,
                 reason,
                 graceful,
-            } => {
-                let mut ok = true;
-                for tx in self.shards.iter() {
-                    let m = RibMsg::Input(RibInput::Down {
+            } => self
+                .shards
+                .iter()
+                .map(|tx| {
+                    let m = RibInput::Down {
                         peer,
                         reason,
                         graceful,
-                    });
-                    ok &= tx.send(m).await.is_ok();
-                }
-                ok
-            }
+                    };
+                    (tx, RibMsg::Input(m))
+                })
+                .collect(),
         }
     }
 

@@ -669,6 +669,14 @@ impl RibState {
         self.flush();
     }
 
+    /// Runs the export round now: everything applied so far is exported,
+    /// encoded and handed to the sessions (ignoring MRAI only in that a
+    /// peer with MRAI 0 is flushed). For in-process tests and benchmarks,
+    /// as a control job.
+    pub fn settle(&mut self) {
+        self.propagate();
+    }
+
     /// Replaces the static routes (originated from [`STATIC_PEER`]).
     pub fn set_statics(&mut self, routes: Vec<StaticRoute>) {
         statics::replace(self, routes);

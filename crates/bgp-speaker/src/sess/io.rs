@@ -8,11 +8,12 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use bgp_wire::{frame, ParseCtx, WireError, HEADER_LEN};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::mpsc;
 
 use crate::msg::PeerStatus;
+use crate::stages::{self, Stage};
 
 /// Largest piece of UPDATE backlog written before urgent messages get a
 /// turn.
@@ -34,7 +35,7 @@ pub enum ReadEvent {
 }
 
 /// Frames messages until the connection closes or the session goes away.
-pub async fn reader(mut rd: OwnedReadHalf, tx: mpsc::Sender<ReadEvent>) {
+pub async fn reader(rd: OwnedReadHalf, tx: mpsc::Sender<ReadEvent>) {
     // Frame with the extended limit; the session enforces 4096 when
     // extended messages were not negotiated (RFC 8654 §4).
     let ctx = ParseCtx {
@@ -45,6 +46,7 @@ pub async fn reader(mut rd: OwnedReadHalf, tx: mpsc::Sender<ReadEvent>) {
     let mut start = 0usize;
     loop {
         loop {
+            let t0 = std::time::Instant::now();
             let rest = buf.get(start..).unwrap_or(&[]);
             match frame(rest, ctx) {
                 Ok(Some(f)) => {
@@ -53,6 +55,7 @@ pub async fn reader(mut rd: OwnedReadHalf, tx: mpsc::Sender<ReadEvent>) {
                         raw: rest.get(..f.len).unwrap_or(&[]).to_vec(),
                     };
                     start += f.len;
+                    stages::record(Stage::Framing, t0);
                     if tx.send(ev).await.is_err() {
                         return;
                     }
@@ -75,7 +78,24 @@ pub async fn reader(mut rd: OwnedReadHalf, tx: mpsc::Sender<ReadEvent>) {
         if buf.capacity() - buf.len() < 4096 {
             buf.reserve(65536);
         }
-        match rd.read_buf(&mut buf).await {
+        // Readiness first, then a non-blocking read: the socket_read stage
+        // times the system call, not the wait for data.
+        let got = loop {
+            let t0 = std::time::Instant::now();
+            match rd.try_read_buf(&mut buf) {
+                Ok(n) => {
+                    stages::record(Stage::SocketRead, t0);
+                    break Ok(n);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    if let Err(e) = rd.readable().await {
+                        break Err(e);
+                    }
+                }
+                Err(e) => break Err(e),
+            }
+        };
+        match got {
             Ok(0) => {
                 let _ = tx
                     .send(ReadEvent::Closed("connection closed by peer".into()))
@@ -179,9 +199,11 @@ async fn write_loop(
                 *cur = None;
                 continue;
             };
+            let t0 = std::time::Instant::now();
             if wr.write_all(piece).await.is_err() {
                 return;
             }
+            stages::record(Stage::Write, t0);
             sub_queued(status, (end - *off) as u64);
             status.updates_out.fetch_add(updates, Ordering::Relaxed);
             status.msgs_out.fetch_add(updates, Ordering::Relaxed);

@@ -5,7 +5,7 @@
 //! ([`io`]), so neither RIB work nor a large UPDATE backlog can delay a
 //! keepalive.
 
-mod decode;
+pub mod decode;
 pub mod io;
 pub mod listener;
 pub mod md5;

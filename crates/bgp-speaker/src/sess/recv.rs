@@ -93,9 +93,9 @@ impl Session {
                 }
                 let t0 = std::time::Instant::now();
                 let decoded = decode_update(body, self.ctx, !self.p.fsm.is_ibgp());
-                self.status
-                    .decode_ns
-                    .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                let ns = crate::stages::elapsed_ns(t0);
+                self.status.decode_ns.fetch_add(ns, Ordering::Relaxed);
+                crate::stages::STAGES.record_ns(crate::stages::Stage::Parse, ns);
                 match decoded {
                     Decoded::Ok(d, note) => {
                         if let Some((e, disp)) = note {

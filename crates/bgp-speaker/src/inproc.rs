@@ -1,0 +1,272 @@
+//! The UPDATE pipeline run in-process, without sockets: the same RIB
+//! threads, [`RibSender`] split and control fan-out the daemon uses, with
+//! fake sessions whose command channels the caller reads. For the
+//! differential test of the pipeline modes and the throughput benchmark
+//! (`benches/pipeline.rs`); not used by the daemon.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use base::{AfiSafi, Asn, Prefix};
+use bgp_fsm::{DownReason, Negotiated};
+use bgp_rib::{BestPathConfig, NextHopMode, PathSelection, PeerId};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
+
+use crate::msg::{DecodedUpdate, PeerStatus, RibInput, RibSender, SessionCmd, SessionUp};
+use crate::pipeline::{call_all, CallError, Mode, Pipeline};
+use crate::rib::{PeerEntry, PeerMeta, PolicyRef, RibSettings, RibState};
+
+/// Our AS in the in-process pipeline.
+pub const LOCAL_ASN: u32 = 65000;
+
+/// One fake neighbour: eBGP with its own AS, IPv4 and IPv6 unicast.
+#[derive(Clone, Debug)]
+pub struct FakePeer {
+    pub asn: u32,
+    pub addr: IpAddr,
+}
+
+impl FakePeer {
+    /// The `i`-th of a set: AS 64512+i, address 10.255.i/8 style.
+    pub fn nth(i: usize) -> FakePeer {
+        let i = i as u32;
+        FakePeer {
+            asn: 64512 + i,
+            addr: IpAddr::V4(Ipv4Addr::from(0x0aff_0000 + i + 1)),
+        }
+    }
+}
+
+/// One route as the Loc-RIB holds it: every path (peer id, attributes'
+/// wire form) and which one is best.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LocRoute {
+    pub prefix: Prefix,
+    pub paths: Vec<(u16, Vec<u8>)>,
+    pub best: Option<(u16, Vec<u8>)>,
+}
+
+/// A running pipeline with fake sessions.
+pub struct InProc {
+    pipeline: Pipeline,
+    rib: RibSender,
+    /// Per fake peer (index i is `PeerId(i + 1)`): what the RIB sent it.
+    outs: Vec<Mutex<UnboundedReceiver<SessionCmd>>>,
+    statuses: Vec<Arc<PeerStatus>>,
+    peers: Vec<FakePeer>,
+}
+
+/// What a fake peer's session negotiated (4-octet ASN, IPv4 and IPv6 unicast,
+/// route refresh and enhanced route refresh).
+pub fn negotiated(p: &FakePeer) -> Negotiated {
+    Negotiated {
+        peer_asn: Asn(p.asn),
+        peer_bgp_id: match p.addr {
+            IpAddr::V4(a) => a,
+            IpAddr::V6(_) => Ipv4Addr::new(10, 0, 0, 1),
+        },
+        hold_time: 90,
+        keepalive_interval: 30,
+        four_octet_asn: true,
+        families: vec![AfiSafi::IPV4_UNICAST, AfiSafi::IPV6_UNICAST],
+        add_path: Vec::new(),
+        extended_message: false,
+        route_refresh: true,
+        enhanced_route_refresh: true,
+        graceful_restart: None,
+        llgr: None,
+        local_role: None,
+        peer_role: None,
+        fqdn: None,
+    }
+}
+
+fn meta(p: &FakePeer, i: usize) -> PeerMeta {
+    PeerMeta {
+        name: format!("peer{i}"),
+        description: String::new(),
+        addr: p.addr,
+        remote_asn: Asn(p.asn),
+        local_asn: Asn(LOCAL_ASN),
+        ebgp: true,
+        rr_client: false,
+        rs_client: false,
+        role: None,
+        next_hop: NextHopMode::Auto,
+        max_prefix: None,
+        import: PolicyRef::AcceptAll,
+        export: PolicyRef::AcceptAll,
+        keep_pre_policy: false,
+        families: vec![AfiSafi::IPV4_UNICAST, AfiSafi::IPV6_UNICAST],
+        // Flush on every export round, so what a peer receives does not
+        // depend on timing.
+        mrai: Duration::ZERO,
+        add_path_send: PathSelection::All,
+    }
+}
+
+impl InProc {
+    /// Starts `mode` with `peers` configured (not yet up).
+    pub fn start(mode: Mode, peers: &[FakePeer]) -> Result<InProc, String> {
+        let settings = RibSettings {
+            router_id: Ipv4Addr::new(10, 0, 0, 254),
+            cluster_id: Ipv4Addr::new(10, 0, 0, 254),
+            local_asn: Asn(LOCAL_ASN),
+            bestpath: BestPathConfig::default(),
+        };
+        let mut pipeline = Pipeline::new(mode);
+        let mut entries = Vec::new();
+        let mut outs = Vec::new();
+        let mut statuses = Vec::new();
+        for (i, p) in peers.iter().enumerate() {
+            let (tx, rx) = unbounded_channel();
+            let status = Arc::new(PeerStatus::default());
+            entries.push(PeerEntry {
+                meta: meta(p, i + 1),
+                cmd: tx,
+                status: status.clone(),
+                up: None,
+                disabled: false,
+                stale_until: None,
+                last_down: None,
+            });
+            outs.push(Mutex::new(rx));
+            statuses.push(status);
+        }
+        pipeline.spawn(|part| {
+            let mut st = RibState::with_part(settings.clone(), 1, part);
+            for (i, e) in entries.iter().enumerate() {
+                st.insert_peer(PeerId(i as u16 + 1), e.copy_idle());
+            }
+            st
+        })?;
+        Ok(InProc {
+            rib: pipeline.sender(),
+            pipeline,
+            outs,
+            statuses,
+            peers: peers.to_vec(),
+        })
+    }
+
+    pub fn id(i: usize) -> PeerId {
+        PeerId(i as u16 + 1)
+    }
+
+    /// What sessions would send through.
+    pub fn sender(&self) -> RibSender {
+        self.rib.clone()
+    }
+
+    /// Peer `i` reaches Established.
+    pub fn up(&self, i: usize) {
+        let Some(p) = self.peers.get(i) else {
+            return;
+        };
+        let port = 179;
+        let up = SessionUp {
+            negotiated: negotiated(p),
+            local_addr: SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 254)), port),
+            remote_addr: SocketAddr::new(p.addr, 40000),
+            eor_barrier: None,
+        };
+        self.rib.blocking_send(RibInput::Up {
+            peer: Self::id(i),
+            up: Box::new(up),
+        });
+    }
+
+    /// Peer `i`'s session ends (no graceful restart).
+    pub fn down(&self, i: usize) {
+        self.rib.blocking_send(RibInput::Down {
+            peer: Self::id(i),
+            reason: DownReason::TcpConnectionFails,
+            graceful: false,
+        });
+    }
+
+    /// Peer `i` sends ROUTE-REFRESH (RFC 2918/7313 request).
+    pub fn route_refresh(&self, i: usize, family: AfiSafi) {
+        self.rib.blocking_send(RibInput::RouteRefresh {
+            peer: Self::id(i),
+            family,
+            subtype: 0,
+            barrier: None,
+        });
+    }
+
+    /// A batch of decoded UPDATEs from peer `i`.
+    pub fn updates(&self, i: usize, updates: Vec<DecodedUpdate>) {
+        self.rib.blocking_send(RibInput::Updates {
+            peer: Self::id(i),
+            updates,
+        });
+    }
+
+    /// Runs `f` on every RIB thread.
+    pub fn call_all<R: Send + 'static>(
+        &self,
+        f: impl Fn(&mut RibState) -> R + Send + Sync + 'static,
+    ) -> Result<Vec<R>, CallError> {
+        call_all(self.pipeline.senders(), Duration::from_secs(60), f)
+    }
+
+    /// Waits until everything sent so far is applied, exported and handed
+    /// to the fake sessions.
+    pub fn settle(&self) -> Result<(), CallError> {
+        self.call_all(RibState::settle).map(|_| ())
+    }
+
+    /// The Loc-RIB, merged over shards, sorted by prefix.
+    pub fn loc_rib(&self) -> Result<Vec<LocRoute>, CallError> {
+        let parts = self.call_all(|st| {
+            st.rib
+                .iter()
+                .map(|r| LocRoute {
+                    prefix: r.prefix,
+                    paths: r
+                        .iter()
+                        .map(|(p, a)| (p.peer.0, a.raw().to_vec()))
+                        .collect(),
+                    best: r.best().map(|(p, a)| (p.peer.0, a.raw().to_vec())),
+                })
+                .collect::<Vec<_>>()
+        })?;
+        let mut all: Vec<LocRoute> = parts.into_iter().flatten().collect();
+        all.sort_by_key(|r| r.prefix);
+        for r in &mut all {
+            r.paths.sort();
+        }
+        Ok(all)
+    }
+
+    /// Takes the encoded messages the RIB handed peer `i` so far (one
+    /// buffer per hand-over, each whole BGP messages), counting them off
+    /// the peer's queued bytes as the session's writer would.
+    pub fn take_output(&self, i: usize) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        let (Some(rx), Some(st)) = (self.outs.get(i), self.statuses.get(i)) else {
+            return out;
+        };
+        let Ok(mut rx) = rx.lock() else {
+            return out;
+        };
+        while let Ok(c) = rx.try_recv() {
+            if let SessionCmd::Send(b) = c {
+                crate::sess::io::sub_queued(st, b.len() as u64);
+                out.push(b);
+            }
+        }
+        out
+    }
+
+    /// Stops the RIB threads.
+    pub fn shutdown(self) {
+        let _ = call_all(self.pipeline.senders(), Duration::from_secs(60), |st| {
+            st.request_shutdown()
+        });
+        drop(self.rib);
+        self.pipeline.join();
+    }
+}

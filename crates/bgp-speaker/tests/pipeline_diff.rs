@@ -1,0 +1,472 @@
+//! Differential test of the UPDATE pipeline modes (Tessera issue 5): every
+//! mode gets the same inputs, through the same RIB threads, session-side
+//! split and control fan-out the daemon runs ([`bgp_speaker::inproc`]), and
+//! must end with the same Loc-RIB and the same Adj-RIB-Out towards every
+//! peer (decoded from the UPDATE bytes the peer was handed, so packing may
+//! differ but the routes may not). Also checked in every mode: one
+//! End-of-RIB per family, after the whole initial table (RFC 4724 §2), and
+//! BoRR / re-sent routes / EoRR in that order (RFC 7313 §4).
+//!
+//! Inputs: a synthetic mix (peers announcing shared prefixes with competing
+//! AS paths and MEDs, multi-prefix UPDATEs spanning shards, withdrawals,
+//! re-announcements, a session reset) and the first UPDATEs of the real
+//! trace `updates.20190101.0000.gz`, spread over its first peers.
+
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::path::PathBuf;
+
+use base::{AfiSafi, Asn, Prefix, Prefix4, Prefix6};
+use bgp_rib::AttrsBuilder;
+use bgp_speaker::inproc::{negotiated, FakePeer, InProc, LocRoute};
+use bgp_speaker::msg::DecodedUpdate;
+use bgp_speaker::pipeline::Mode;
+use bgp_speaker::sess::decode::{decode_update, Decoded};
+use bgp_wire::consts::msg_type;
+use bgp_wire::{
+    AsPath, AttrValue, Community, NextHop, Nlri, Origin, ParseCtx, PathAttr, UpdateView,
+};
+
+const MODES: [Mode; 4] = [
+    Mode::Sequential,
+    Mode::Sharded(1),
+    Mode::Sharded(2),
+    Mode::Sharded(4),
+];
+
+/// What one peer was sent, replayed: its Adj-RIB-Out as the peer sees it
+/// (prefix -> attributes rendered without the MP_REACH NLRI, so packing
+/// does not matter), and the markers in arrival order with the number of
+/// routes announced before each.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct PeerView {
+    routes: BTreeMap<Prefix, String>,
+    /// ("EoR v4" / "BoRR v4" / ..., announcements received before it).
+    markers: Vec<(String, usize)>,
+    announced: usize,
+}
+
+fn family(afi: u16) -> &'static str {
+    if afi == 2 {
+        "v6"
+    } else {
+        "v4"
+    }
+}
+
+impl PeerView {
+    fn apply(&mut self, bufs: &[Vec<u8>], ctx: ParseCtx) {
+        for buf in bufs {
+            let mut rest: &[u8] = buf;
+            while let Ok(Some(f)) = bgp_wire::frame(rest, ctx) {
+                match f.header.msg_type {
+                    msg_type::UPDATE => self.update(f.body, ctx),
+                    msg_type::ROUTE_REFRESH => {
+                        let afi = u16::from_be_bytes([f.body[0], f.body[1]]);
+                        let name = match f.body[2] {
+                            1 => "BoRR",
+                            2 => "EoRR",
+                            _ => "RR",
+                        };
+                        self.markers
+                            .push((format!("{name} {}", family(afi)), self.announced));
+                    }
+                    t => panic!("unexpected message type {t} sent to a peer"),
+                }
+                rest = &rest[f.len..];
+            }
+            assert!(rest.is_empty(), "a hand-over ended inside a message");
+        }
+    }
+
+    fn update(&mut self, body: &[u8], ctx: ParseCtx) {
+        let u = UpdateView::parse(body, ctx).expect("we send valid UPDATEs");
+        if let Some(af) = u.end_of_rib() {
+            let name = format!("EoR {}", family(af.afi.to_u16()));
+            self.markers.push((name, self.announced));
+            return;
+        }
+        let owned = u.to_owned().expect("valid");
+        let mut key = String::new();
+        for a in &owned.attributes {
+            match &a.value {
+                AttrValue::MpReach(m) => key.push_str(&format!("nh={:?};", m.next_hop)),
+                AttrValue::MpUnreach(_) => {}
+                v => key.push_str(&format!("{v:?};")),
+            }
+        }
+        for n in u.withdrawn() {
+            self.routes.remove(&n.expect("valid").prefix);
+        }
+        if let Some(Ok(w)) = u.mp_unreach() {
+            for n in w.withdrawn() {
+                self.routes.remove(&n.expect("valid").prefix);
+            }
+        }
+        let mut announce = |n: Nlri| {
+            self.announced += 1;
+            self.routes.insert(n.prefix, key.clone());
+        };
+        for n in u.nlri() {
+            announce(n.expect("valid"));
+        }
+        if let Some(Ok(r)) = u.mp_reach() {
+            for n in r.nlri() {
+                announce(n.expect("valid"));
+            }
+        }
+    }
+}
+
+/// Everything compared between modes.
+#[derive(Debug, PartialEq, Eq)]
+struct Outcome {
+    loc_rib: Vec<LocRoute>,
+    peers: Vec<BTreeMap<Prefix, String>>,
+    /// Per peer: the markers in order, each with the announcements
+    /// received since the previous marker where that is fixed by the
+    /// input (the whole table before an End-of-RIB or between BoRR and
+    /// EoRR), else None (how often a prefix that changed twice was sent
+    /// depends on how the RIB batched its wake-ups).
+    markers: Vec<Vec<(String, Option<usize>)>>,
+}
+
+fn marker_spans(m: &[(String, usize)]) -> Vec<(String, Option<usize>)> {
+    let mut prev: Option<&str> = None;
+    let mut at = 0;
+    m.iter()
+        .map(|(name, n)| {
+            let fixed = match prev {
+                None => name.starts_with("EoR"),
+                Some(p) => p.starts_with("EoR") && name.starts_with("EoR") || p.starts_with("BoRR"),
+            };
+            let span = fixed.then_some(n - at);
+            prev = Some(name);
+            at = *n;
+            (name.clone(), span)
+        })
+        .collect()
+}
+
+fn attrs(path: &[u32], med: Option<u32>, nh: NextHop, comm: Option<u32>) -> AttrsBuilder {
+    let mut b = AttrsBuilder::new();
+    b.set(PathAttr::new(AttrValue::Origin(Origin::Igp)));
+    let asns = path.iter().map(|&a| Asn(a)).collect();
+    b.set(PathAttr::new(AttrValue::AsPath(AsPath::from_sequence(
+        asns,
+    ))));
+    b.set_next_hop(nh);
+    if let Some(m) = med {
+        b.set_med(m);
+    }
+    if let Some(c) = comm {
+        b.set(PathAttr::new(AttrValue::Communities(vec![Community(c)])));
+    }
+    b.mark_clean();
+    b
+}
+
+fn v4(i: u32) -> Prefix {
+    Prefix::V4(Prefix4::new(0x0a00_0000 | (i << 8), 24).expect("valid"))
+}
+fn v6(i: u32) -> Prefix {
+    let a = Ipv6Addr::new(0x2001, 0xdb8, (i >> 16) as u16, i as u16, 0, 0, 0, 0);
+    Prefix::V6(Prefix6::new(u128::from(a), 64).expect("valid"))
+}
+
+fn announce(prefixes: &[Prefix], a: AttrsBuilder) -> DecodedUpdate {
+    DecodedUpdate {
+        attrs: Some(a),
+        announce: prefixes.iter().map(|p| Nlri::new(*p)).collect(),
+        withdraw: Vec::new(),
+        end_of_rib: None,
+    }
+}
+fn withdraw(prefixes: &[Prefix]) -> DecodedUpdate {
+    DecodedUpdate {
+        attrs: None,
+        announce: Vec::new(),
+        withdraw: prefixes.iter().map(|p| Nlri::new(*p)).collect(),
+        end_of_rib: None,
+    }
+}
+
+/// Peer `p`'s UPDATEs for one round: `round` varies the attributes so a
+/// re-announcement really changes something. Prefixes are shared: peer p
+/// announces every prefix i with i % (p + 2) != 1, in UPDATEs of 1..=17
+/// prefixes (so most span shards).
+fn synthetic_round(p: usize, peer_asn: u32, round: u32) -> Vec<DecodedUpdate> {
+    let nh4 = NextHop::V4(Ipv4Addr::new(10, 255, 0, p as u8 + 1));
+    let nh6 = NextHop::V6(Ipv6Addr::new(
+        0x2001,
+        0xdb8,
+        0xffff,
+        0,
+        0,
+        0,
+        0,
+        p as u16 + 1,
+    ));
+    let mut out = Vec::new();
+    let mut i = 0u32;
+    let mut k = 0u32;
+    while i < 1500 {
+        let n = 1 + (k * 7 + p as u32) % 17;
+        let set: Vec<Prefix> = (i..(i + n).min(1500))
+            .filter(|x| x % (p as u32 + 2) != 1)
+            .map(|x| if x % 10 == 9 { v6(x) } else { v4(x) })
+            .collect();
+        i += n;
+        k += 1;
+        if set.is_empty() {
+            continue;
+        }
+        // Path lengths 1..4 and MEDs vary with the UPDATE and the peer,
+        // so best-path selection goes several ways.
+        let len = 1 + (k + p as u32 + round) % 4;
+        let mut path = vec![peer_asn];
+        path.extend((0..len).map(|j| 64900 + (j * 13 + k) % 50));
+        let med = (!(k + round).is_multiple_of(3)).then_some((k * 31 + p as u32 * 7 + round) % 200);
+        // Mixed families in one UPDATE cannot share a next hop; split.
+        let (s4, s6): (Vec<Prefix>, Vec<Prefix>) =
+            set.iter().partition(|p| matches!(p, Prefix::V4(_)));
+        let comm = k.is_multiple_of(5).then_some((65000 << 16) | k);
+        if !s4.is_empty() {
+            out.push(announce(&s4, attrs(&path, med, nh4, comm)));
+        }
+        if !s6.is_empty() {
+            out.push(announce(&s6, attrs(&path, med, nh6, comm)));
+        }
+    }
+    out
+}
+
+/// Runs `script` against `mode` with `peers`, then reads everything back.
+fn run(mode: Mode, peers: &[FakePeer], script: &dyn Fn(&InProc)) -> Outcome {
+    let ip = InProc::start(mode, peers).expect("start pipeline");
+    script(&ip);
+    ip.settle().expect("settle");
+    let loc_rib = ip.loc_rib().expect("loc rib");
+    let mut views = Vec::new();
+    for (i, p) in peers.iter().enumerate() {
+        let ctx = negotiated(p).parse_ctx();
+        let mut v = PeerView::default();
+        v.apply(&ip.take_output(i), ctx);
+        views.push(v);
+    }
+    ip.shutdown();
+    Outcome {
+        loc_rib,
+        peers: views.iter().map(|v| v.routes.clone()).collect(),
+        markers: views.iter().map(|v| marker_spans(&v.markers)).collect(),
+    }
+}
+
+fn compare_modes(name: &str, peers: &[FakePeer], script: &dyn Fn(&InProc)) -> Outcome {
+    let base = run(Mode::Sequential, peers, script);
+    for mode in &MODES[1..] {
+        let o = run(*mode, peers, script);
+        assert_eq!(
+            o.loc_rib.len(),
+            base.loc_rib.len(),
+            "{name}: {mode:?} Loc-RIB size differs from sequential"
+        );
+        for (a, b) in o.loc_rib.iter().zip(&base.loc_rib) {
+            assert_eq!(a, b, "{name}: {mode:?} Loc-RIB differs from sequential");
+        }
+        for (i, (a, b)) in o.peers.iter().zip(&base.peers).enumerate() {
+            assert_eq!(
+                a.len(),
+                b.len(),
+                "{name}: {mode:?} Adj-RIB-Out of peer {i} has a different size"
+            );
+            assert!(a == b, "{name}: {mode:?} Adj-RIB-Out of peer {i} differs");
+        }
+        assert_eq!(
+            o.markers, base.markers,
+            "{name}: {mode:?} End-of-RIB / refresh markers differ"
+        );
+    }
+    base
+}
+
+#[test]
+fn synthetic_mix_same_in_every_mode() {
+    let peers: Vec<FakePeer> = (0..6).map(FakePeer::nth).collect();
+    let script = |ip: &InProc| {
+        // Peers 0..4 up and loaded; peer 5 comes up afterwards (its
+        // initial table is then the whole Loc-RIB).
+        for i in 0..5 {
+            ip.up(i);
+        }
+        // Where the End-of-RIB falls depends on what else the RIB took in
+        // the same wake-up; settle so that it is the same in every run.
+        ip.settle().expect("settle");
+        for round in 0..2 {
+            for (i, p) in peers.iter().enumerate().take(5) {
+                let ups = synthetic_round(i, p.asn, round);
+                for chunk in ups.chunks(64) {
+                    ip.updates(i, chunk.to_vec());
+                }
+            }
+        }
+        // Withdrawals from two peers, one prefix in both lists.
+        let w: Vec<Prefix> = (0..1500).step_by(3).map(v4).collect();
+        ip.updates(0, vec![withdraw(&w)]);
+        let w: Vec<Prefix> = (0..1500).step_by(7).map(v4).collect();
+        ip.updates(3, vec![withdraw(&w)]);
+        // Peer 2 resets and comes back with half its table. What it was
+        // sent before is gone with the session (a real session drops it).
+        ip.settle().expect("settle");
+        let _ = ip.take_output(2);
+        ip.down(2);
+        ip.up(2);
+        ip.settle().expect("settle");
+        let half: Vec<DecodedUpdate> = synthetic_round(2, peers[2].asn, 5)
+            .into_iter()
+            .step_by(2)
+            .collect();
+        ip.updates(2, half);
+        let _ = ip.settle();
+        ip.up(5);
+        let _ = ip.settle();
+        // Peer 1 asks for everything again (enhanced: BoRR .. EoRR).
+        ip.route_refresh(1, AfiSafi::IPV4_UNICAST);
+    };
+    let o = compare_modes("synthetic", &peers, &script);
+    // The inputs really competed, and the monitor got the whole table.
+    assert!(o.loc_rib.len() > 1200, "Loc-RIB has {}", o.loc_rib.len());
+    let multi = o.loc_rib.iter().filter(|r| r.paths.len() >= 3).count();
+    assert!(multi > 500, "only {multi} prefixes with 3+ paths");
+    let best_from: std::collections::BTreeSet<u16> = o
+        .loc_rib
+        .iter()
+        .filter_map(|r| r.best.as_ref().map(|b| b.0))
+        .collect();
+    assert!(best_from.len() >= 4, "best paths from {best_from:?} only");
+    let monitor = &o.peers[5];
+    assert_eq!(monitor.len(), o.loc_rib.len(), "monitor table size");
+    // One End-of-RIB per family for the late peer, after the whole table.
+    let m = &o.markers[5];
+    let whole = Some(o.loc_rib.len());
+    assert_eq!(
+        m,
+        &[
+            ("EoR v4".to_string(), whole),
+            ("EoR v6".to_string(), Some(0))
+        ],
+        "late peer: one End-of-RIB per family, after the whole table"
+    );
+    // Peer 1: EoR pair at its Up, then BoRR, the re-sent table, EoRR.
+    let m = &o.markers[1];
+    let names: Vec<&str> = m.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["EoR v4", "EoR v6", "BoRR v4", "EoRR v4"], "{m:?}");
+    assert_eq!(
+        m[3].1,
+        Some(o.peers[1].len()),
+        "peer 1's whole table between BoRR and EoRR: {m:?}"
+    );
+}
+
+fn mrt_path() -> PathBuf {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data/mrt/updates.20190101.0000.gz");
+    assert!(
+        p.exists(),
+        "{} is missing: the shared MRT data set is needed (see /work/shared/data/mrt/README.md)",
+        p.display()
+    );
+    p
+}
+
+/// The first `limit` UPDATEs of the trace, as (fake peer index, decoded
+/// UPDATE) in trace order: the trace's peers are spread over `npeers` fake
+/// peers (the n-th peer seen goes to n % npeers), which take the AS and
+/// address of the first trace peer each gets.
+fn mrt_excerpt(npeers: usize, limit: usize) -> (Vec<FakePeer>, Vec<(usize, DecodedUpdate)>) {
+    let mut r = mrt::MrtReader::open(mrt_path()).expect("open MRT file");
+    let mut peers: Vec<(IpAddr, u32)> = Vec::new();
+    let mut out = Vec::new();
+    while let Some(rec) = r.next_record() {
+        let Ok(rec) = rec else { continue };
+        let mrt::Body::Message(m) = rec.body else {
+            continue;
+        };
+        if m.bgp_type() != Some(msg_type::UPDATE) || m.is_add_path() {
+            continue;
+        }
+        let key = (m.peering.peer_ip, m.peering.peer_as.0);
+        let i = match peers.iter().position(|k| *k == key) {
+            Some(i) => i,
+            None => {
+                peers.push(key);
+                peers.len() - 1
+            }
+        } % npeers;
+        let ctx = ParseCtx {
+            four_octet_asn: m.is_as4(),
+            ..ParseCtx::legacy()
+        };
+        let Some(body) = m.message.get(bgp_wire::HEADER_LEN..) else {
+            continue;
+        };
+        if let Decoded::Ok(d, _) = decode_update(body, ctx, true) {
+            out.push((i, d));
+        }
+        if out.len() >= limit {
+            break;
+        }
+    }
+    let fakes = peers
+        .iter()
+        .take(npeers)
+        .map(|&(addr, asn)| FakePeer { asn, addr })
+        .collect();
+    (fakes, out)
+}
+
+#[test]
+fn mrt_trace_excerpt_same_in_every_mode() {
+    let (mut peers, updates) = mrt_excerpt(6, 30_000);
+    assert!(
+        peers.len() >= 3,
+        "only {} peers in the excerpt",
+        peers.len()
+    );
+    // A monitor that sends nothing.
+    peers.push(FakePeer {
+        asn: 64999,
+        addr: IpAddr::V4(Ipv4Addr::new(10, 255, 255, 1)),
+    });
+    let n = peers.len();
+    let script = move |ip: &InProc| {
+        for i in 0..n {
+            ip.up(i);
+        }
+        ip.settle().expect("settle");
+        // Batches as a session would make them: consecutive UPDATEs of one
+        // peer, up to 256.
+        let mut batch: Vec<DecodedUpdate> = Vec::new();
+        let mut from = usize::MAX;
+        for (i, u) in &updates {
+            if *i != from || batch.len() >= 256 {
+                if !batch.is_empty() {
+                    ip.updates(from, std::mem::take(&mut batch));
+                }
+                from = *i;
+            }
+            batch.push(u.clone());
+        }
+        if !batch.is_empty() {
+            ip.updates(from, batch);
+        }
+    };
+    let o = compare_modes("mrt", &peers, &script);
+    assert!(o.loc_rib.len() > 5000, "Loc-RIB has {}", o.loc_rib.len());
+    let monitor = &o.peers[n - 1];
+    assert!(
+        monitor.len() > 5000,
+        "monitor Adj-RIB-Out has {}",
+        monitor.len()
+    );
+}
