@@ -50,7 +50,7 @@
 //! about 1 MiB direct + nodes + leaves, control side about 24 bytes per
 //! route plus 1.5 MiB of per-slot arrays. [`Poptrie::memory`] reports both.
 //!
-//! **Limits.** Next hops up to [`NextHop::MAX_VALID`]; pools up to 2^31
+//! **Limits.** Next hops up to [`NextHop::MAX_VALID`]; pools up to 2^30
 //! entries ([`LpmError::Full`] past that). Lookups never allocate and never
 //! panic (all indexing is checked; a corrupted index reads as "no route").
 //! Updates to short prefixes (a /8 covers 1024 direct slots) cost more than

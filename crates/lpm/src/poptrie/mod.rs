@@ -6,6 +6,7 @@
 //! ([`Poptrie6`]); `update.rs` holds the write side (control map, subtree
 //! rebuilds), this file the read side.
 
+mod huge;
 mod pool;
 mod update;
 
@@ -23,8 +24,19 @@ pub const DIRECT_BITS: u32 = 18;
 const LEAF: u32 = 1 << 31;
 /// Leaf value meaning "no route" (next hops are at most 2^20 - 1).
 pub(crate) const NO_ROUTE: u32 = LEAF - 1;
-/// Lookups in a batch whose memory accesses are overlapped.
-const GROUP: usize = 16;
+/// Batched-lookup lane state: a leaf index whose leaf is prefetched but not
+/// yet read (pool indices stay below 2^30, see `pool.rs`).
+const PENDING: u32 = 1 << 30;
+/// Lookups of a batch advanced together (their misses overlap), per family.
+const GROUP4: usize = 64;
+const GROUP6: usize = 16;
+/// Stand-in visited by batched lanes that are already done.
+const EMPTY_NODE: Node = Node {
+    vector: 0,
+    leafvec: 0,
+    base0: 0,
+    base1: 0,
+};
 
 /// An internal node: 64 positions, each either a child node or a leaf.
 ///
@@ -136,6 +148,13 @@ fn prefetch<T>(p: *const T) {
     }
 }
 
+/// Prefetches the 24 bytes at `p`, which may straddle two cache lines.
+#[inline(always)]
+fn prefetch_node<T>(p: *const T) {
+    prefetch(p);
+    prefetch(p.cast::<u8>().wrapping_add(std::mem::size_of::<Node>() - 1));
+}
+
 /// Bits `0..=i` of a 64-bit map.
 #[inline(always)]
 fn upto(i: u32) -> u64 {
@@ -203,74 +222,115 @@ impl<K: Key> Poptrie<K> {
         self.walk(a, d as usize, DIRECT_BITS)
     }
 
-    /// Batched lookup in groups of [`GROUP`]: stage 1 prefetches every
-    /// direct entry, stage 2 reads them and prefetches the first node, stage
-    /// 3 visits that node and prefetches the leaf or next node, stage 4
-    /// finishes. Independent misses of a group overlap instead of queueing.
+    /// Batched lookup in groups of lanes advanced in lock step,
+    /// one trie level per round: a round visits the node of every lane that
+    /// still has one (its cache line was prefetched in the previous round)
+    /// and prefetches where each lane goes next, so the misses of a group
+    /// overlap instead of queueing. The per-lane work is branch-free (selects
+    /// instead of `if`), because whether an address ends in the direct array
+    /// or in a node is close to random and mispredicted branches would cost
+    /// more than the memory they hide.
     #[inline(always)]
     fn batch_body(&self, addrs: &[K], out: &mut [Option<NextHop>]) {
+        // IPv4 lanes mostly finish after one node, so a wide group is
+        // cheap and hides more misses; IPv6 lanes go 3-5 levels deep and a
+        // narrow group keeps the per-round state in registers and L1
+        // (measured: docs/BENCHMARKS.md, LPM section).
+        if K::BITS == 32 {
+            for (ac, oc) in addrs.chunks(GROUP4).zip(out.chunks_mut(GROUP4)) {
+                self.group::<GROUP4>(ac, oc);
+            }
+        } else {
+            for (ac, oc) in addrs.chunks(GROUP6).zip(out.chunks_mut(GROUP6)) {
+                self.group::<GROUP6>(ac, oc);
+            }
+        }
+    }
+
+    /// One group of at most `N` addresses. Lane state `cur`: `LEAF |
+    /// value` (done), `PENDING | leaf index` (leaf prefetched, not yet
+    /// read) or a node index (node prefetched, not yet visited).
+    #[inline(always)]
+    fn group<const N: usize>(&self, ac: &[K], oc: &mut [Option<NextHop>]) {
         let direct = &self.direct[..];
         let nodes = &self.nodes.items[..];
         let leaves = &self.leaves.items[..];
-        for (ac, oc) in addrs.chunks(GROUP).zip(out.chunks_mut(GROUP)) {
-            let mut d = [0u32; GROUP];
-            // 0: value in `d` final; 1: `st` is a leaf index; 2: a node index.
-            let mut kind = [0u8; GROUP];
-            let mut st = [0usize; GROUP];
-            for a in ac {
-                prefetch(direct.as_ptr().wrapping_add(a.top(DIRECT_BITS)));
-            }
-            for ((a, dv), st) in ac.iter().zip(d.iter_mut()).zip(st.iter_mut()) {
-                let v = direct
-                    .get(a.top(DIRECT_BITS))
-                    .copied()
-                    .unwrap_or(LEAF | NO_ROUTE);
-                *dv = v;
-                if v & LEAF == 0 {
-                    *st = v as usize;
-                    prefetch(nodes.as_ptr().wrapping_add(*st));
-                }
-            }
-            for (((a, dv), k), st) in ac
-                .iter()
-                .zip(d.iter_mut())
-                .zip(kind.iter_mut())
-                .zip(st.iter_mut())
-            {
-                if *dv & LEAF != 0 {
-                    *dv &= !LEAF;
-                    continue;
-                }
-                match nodes.get(*st) {
-                    None => *dv = NO_ROUTE,
-                    Some(n) => match Self::step(n, *a, DIRECT_BITS) {
-                        Step::Leaf(i) => {
-                            *k = 1;
-                            *st = i;
-                            prefetch(leaves.as_ptr().wrapping_add(i));
-                        }
-                        Step::Child(i) => {
-                            *k = 2;
-                            *st = i;
-                            prefetch(nodes.as_ptr().wrapping_add(i));
-                        }
-                    },
-                }
-            }
-            for ((((a, dv), k), st), o) in ac
-                .iter()
-                .zip(d.iter())
-                .zip(kind.iter())
-                .zip(st.iter())
-                .zip(oc.iter_mut())
-            {
-                let v = match *k {
-                    0 => *dv,
-                    1 => leaves.get(*st).copied().unwrap_or(NO_ROUTE),
-                    _ => self.walk(*a, *st, DIRECT_BITS + 6),
+        let np = nodes.as_ptr();
+        let lp = leaves.as_ptr();
+        let mut cur = [LEAF | NO_ROUTE; N];
+        for (c, a) in cur.iter_mut().zip(ac) {
+            let v = direct
+                .get(a.top(DIRECT_BITS))
+                .copied()
+                .unwrap_or(LEAF | NO_ROUTE);
+            *c = v;
+            // A leaf's "node" is index 0: a harmless prefetch, no branch.
+            let i = if v & (LEAF | PENDING) == 0 {
+                v as usize
+            } else {
+                0
+            };
+            prefetch_node(np.wrapping_add(i));
+        }
+        let mut off = DIRECT_BITS;
+        for _ in 0..Self::MAX_LEVELS {
+            let mut any = 0u32;
+            for (c, a) in cur.iter_mut().zip(ac) {
+                let v = *c;
+                let is_node = v & (LEAF | PENDING) == 0;
+                let n = nodes
+                    .get(if is_node { v as usize } else { 0 })
+                    .unwrap_or(&EMPTY_NODE);
+                let ch = a.chunk6(off);
+                let m = upto(ch);
+                let is_child = (n.vector >> ch) & 1 != 0;
+                let child = n
+                    .base1
+                    .wrapping_add((n.vector & m).count_ones())
+                    .wrapping_sub(1);
+                let leaf = n
+                    .base0
+                    .wrapping_add((n.leafvec & m).count_ones())
+                    .wrapping_sub(1);
+                let next = if is_child {
+                    child & !(LEAF | PENDING)
+                } else {
+                    PENDING | (leaf & !(LEAF | PENDING))
                 };
-                *o = decode(v);
+                *c = if is_node { next } else { v };
+                // Lanes going on to another node keep the group going.
+                any |= u32::from(is_node & is_child);
+                let p = if !is_node {
+                    np.cast::<u8>()
+                } else if is_child {
+                    np.wrapping_add(child as usize).cast::<u8>()
+                } else {
+                    lp.wrapping_add(leaf as usize).cast::<u8>()
+                };
+                prefetch_node(p);
             }
+            if any == 0 {
+                break;
+            }
+            off += 6;
+        }
+        for (c, o) in cur.iter().zip(oc.iter_mut()) {
+            let v = *c;
+            let pending = v & LEAF == 0 && v & PENDING != 0;
+            let l = leaves
+                .get(if pending { (v & !PENDING) as usize } else { 0 })
+                .copied()
+                .unwrap_or(NO_ROUTE);
+            let r = if v & LEAF != 0 {
+                v & !LEAF
+            } else if pending {
+                l
+            } else {
+                // Still at a node after MAX_LEVELS rounds: impossible for a
+                // well-formed trie; answer "no route" rather than loop.
+                NO_ROUTE
+            };
+            *o = decode(r);
         }
     }
 

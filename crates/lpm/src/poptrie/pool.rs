@@ -5,9 +5,10 @@
 
 use crate::LpmError;
 
-/// Largest index a pool may hand out: node indices share a `u32` with the
-/// leaf flag (bit 31) in the direct table.
-const MAX_INDEX: usize = (1 << 31) - 1;
+/// Largest index a pool may hand out: indices share a `u32` with the leaf
+/// flag (bit 31) in the direct table, and with the pending-leaf flag (bit
+/// 30) in the batched lookup's per-lane state.
+const MAX_INDEX: usize = (1 << 30) - 1;
 
 #[derive(Clone, Debug)]
 pub(crate) struct Pool<T> {
@@ -42,6 +43,13 @@ impl<T: Copy + Default> Pool<T> {
                 let s = self.items.len();
                 if s + size > MAX_INDEX {
                     return Err(LpmError::Full);
+                }
+                if s + size > self.items.capacity() {
+                    // Grow by doubling, and advise before the new pages are
+                    // first touched (advice does not convert touched pages).
+                    self.items
+                        .reserve((s + size).max(self.items.capacity() * 2) - s);
+                    super::huge::advise(&self.items);
                 }
                 self.items.resize(s + size, T::default());
                 s as u32

@@ -1,0 +1,204 @@
+//! Measures the Poptrie tables on one benchmark table and writes that table
+//! and its lookup addresses in `dpdk-test-fib`'s file formats, so that
+//! `scripts/bench-lpm` can run DPDK's `rte_lpm`/`rte_fib` on exactly the same
+//! routes and destinations in the same run.
+//!
+//! ```text
+//! cargo run --release -p lpm --example lpm_compare -- TABLE OUTDIR
+//! ```
+//!
+//! TABLE is `v4-real` (the jinx full feed, ~497k routes), `v4-synth` (800k
+//! synthetic routes, real length mix), `v6` (real route-views6 table padded
+//! to 200k) or `churn` (route changes per second through `publish` while a
+//! reader looks up). Prints `key=value` lines; cycles are TSC ticks, the
+//! unit `dpdk-test-fib` reports, so the two compare without a clock
+//! conversion.
+
+#[path = "../tests/common/mod.rs"]
+#[allow(clippy::type_complexity)]
+mod common;
+
+use std::hint::black_box;
+use std::io::Write;
+use std::path::Path;
+use std::time::Instant;
+
+use lpm::{Lpm, LpmMut, NextHop, Poptrie4, Poptrie6};
+
+/// Lookups per measured pass; a multiple of DPDK's burst of 64.
+const N_ADDRS: usize = 1 << 20;
+/// Batch size handed to `lookup_batch` (DPDK's `BURST_SZ`).
+const BURST: usize = 64;
+const PASSES: usize = 7;
+
+fn tsc() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: RDTSC has no preconditions on x86_64.
+        unsafe { core::arch::x86_64::_rdtsc() }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        0
+    }
+}
+
+/// Best of `PASSES` runs of `f` over `n` lookups: (cycles, ns) per lookup.
+fn measure(n: usize, mut f: impl FnMut()) -> (f64, f64) {
+    f(); // warm the caches and the branch predictors
+    let mut best = (f64::MAX, f64::MAX);
+    for _ in 0..PASSES {
+        let (t0, c0) = (Instant::now(), tsc());
+        f();
+        let (c1, t1) = (tsc(), t0.elapsed());
+        let c = (c1.wrapping_sub(c0)) as f64 / n as f64;
+        let ns = t1.as_nanos() as f64 / n as f64;
+        if ns < best.1 {
+            best = (c, ns);
+        }
+    }
+    best
+}
+
+fn report<A: Copy>(label: &str, t: &dyn Lpm<A>, addrs: &[A]) {
+    let mut out = vec![None; BURST];
+    let (bc, bns) = measure(addrs.len(), || {
+        for chunk in addrs.chunks(BURST) {
+            t.lookup_batch(chunk, &mut out);
+            black_box(&out);
+        }
+    });
+    let (sc, sns) = measure(addrs.len(), || {
+        let mut acc = 0u32;
+        for &a in addrs {
+            acc = acc.wrapping_add(t.lookup(black_box(a)).map_or(1, |n| n.0));
+        }
+        black_box(acc);
+    });
+    println!("{label}_batched_cycles={bc:.1} {label}_batched_ns={bns:.2}");
+    println!("{label}_single_cycles={sc:.1} {label}_single_ns={sns:.2}");
+}
+
+fn write_file(path: &Path, lines: impl Iterator<Item = String>) {
+    let f = std::fs::File::create(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut w = std::io::BufWriter::new(f);
+    for l in lines {
+        writeln!(w, "{l}").unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
+}
+
+fn run_v4(name: &str, routes: common::Routes4, out: &Path) {
+    let t0 = Instant::now();
+    let t = Poptrie4::from_routes(routes.iter().copied()).expect("build");
+    let build = t0.elapsed();
+    let t0 = Instant::now();
+    let mut inc = Poptrie4::new();
+    for &(p, nh) in &routes {
+        inc.insert(p, nh).expect("insert");
+    }
+    let inc_build = t0.elapsed();
+    let m = t.memory();
+    println!(
+        "table={name} routes={} build_ms={:.0} incremental_build_ms={:.0} inserts_per_s={:.0}",
+        t.len(),
+        build.as_secs_f64() * 1e3,
+        inc_build.as_secs_f64() * 1e3,
+        routes.len() as f64 / inc_build.as_secs_f64()
+    );
+    println!(
+        "lookup_bytes={} live_node_bytes={} live_leaf_bytes={} control_bytes={}",
+        m.lookup, m.live_nodes, m.live_leaves, m.control
+    );
+    // DPDK's rte_lpm refuses /0; the tables here have none, and a /0 would
+    // be skipped for both sides alike.
+    write_file(
+        &out.join("routes.txt"),
+        routes
+            .iter()
+            .filter(|(p, _)| !p.is_empty())
+            .map(|(p, nh)| format!("{}/{} {}", p.masked().addr(), p.len(), nh.0)),
+    );
+    for (kind, addrs) in [
+        ("uniform", common::dests_uniform4(N_ADDRS, 7)),
+        ("inroute", common::dests_in4(&routes, N_ADDRS, 8)),
+    ] {
+        write_file(
+            &out.join(format!("ips-{kind}.txt")),
+            addrs
+                .iter()
+                .map(|&a| std::net::Ipv4Addr::from(a).to_string()),
+        );
+        report(&format!("ours_{kind}"), &t, &addrs);
+    }
+}
+
+fn run_v6(routes: common::Routes6, out: &Path) {
+    let t0 = Instant::now();
+    let t = Poptrie6::from_routes(routes.iter().copied()).expect("build");
+    let build = t0.elapsed();
+    let m = t.memory();
+    println!(
+        "table=v6 routes={} build_ms={:.0}",
+        t.len(),
+        build.as_secs_f64() * 1e3
+    );
+    println!(
+        "lookup_bytes={} live_node_bytes={} live_leaf_bytes={} control_bytes={}",
+        m.lookup, m.live_nodes, m.live_leaves, m.control
+    );
+    write_file(
+        &out.join("routes.txt"),
+        routes
+            .iter()
+            .filter(|(p, _)| !p.is_empty())
+            .map(|(p, nh)| format!("{}/{} {}", p.masked().addr(), p.len(), nh.0)),
+    );
+    let addrs = common::dests_in6(&routes, N_ADDRS, 9);
+    write_file(
+        &out.join("ips-inroute.txt"),
+        addrs
+            .iter()
+            .map(|&a| std::net::Ipv6Addr::from(a).to_string()),
+    );
+    report("ours_inroute", &t, &addrs);
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let (Some(which), Some(out)) = (args.get(1), args.get(2)) else {
+        eprintln!("usage: lpm_compare v4-real|v4-synth|v6|churn OUTDIR");
+        std::process::exit(2);
+    };
+    let out = Path::new(out);
+    std::fs::create_dir_all(out).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+    match which.as_str() {
+        "v4-real" => {
+            let (v4, _) = common::load_routes(common::REAL_V4);
+            run_v4("v4-real", common::dedup4(v4), out);
+        }
+        "v4-synth" => {
+            let (v4, _) = common::load_routes(common::REAL_V4);
+            run_v4("v4-synth", common::synth4(&v4, 800_000, 42), out);
+        }
+        "v6" => {
+            let (_, v6) = common::load_routes(common::REAL_V6);
+            run_v6(common::pad6(&v6, 200_000, 43), out);
+        }
+        "churn" => {
+            let (v4, _) = common::load_routes(common::REAL_V4);
+            let r = common::churn4(&common::dedup4(v4), 1_000, 3.0);
+            println!(
+                "table=churn routes={} batch={} changes_per_s={:.0} publishes={} reader_lookups={} reader_misses={}",
+                r.routes, r.batch, r.changes_per_s, r.publishes, r.lookups, r.misses
+            );
+            if r.misses != 0 {
+                std::process::exit(1);
+            }
+        }
+        other => {
+            eprintln!("unknown table {other}");
+            std::process::exit(2);
+        }
+    }
+    let _ = NextHop(0);
+}
