@@ -10,7 +10,7 @@ mod huge;
 mod pool;
 mod update;
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use crate::key::Key;
 use crate::{Lpm, NextHop};
@@ -74,10 +74,15 @@ pub struct Poptrie<K: Key> {
     direct: Vec<u32>,
     nodes: Pool<Node>,
     leaves: Pool<u32>,
-    /// Control plane: every route, ordered by (address, length), which is
-    /// also a valid "paint" order (a covering prefix sorts before the
-    /// prefixes it covers).
-    routes: BTreeMap<(K, u8), u32>,
+    /// Control plane, the truth the lookup side is derived from. Routes of
+    /// `DIRECT_BITS` or fewer bits, by (address, length): a change looks up
+    /// the routes covering it by exact key.
+    short: HashMap<(K, u8), u32>,
+    /// Longer routes, per direct slot, sorted by (address, length), which is
+    /// the order `build_node` paints in (a covering route first). A change
+    /// edits one small vector and rebuilds that slot from it.
+    long: Vec<Vec<(K, u8, u32)>>,
+    n_long: usize,
     /// Per direct slot: value and length of the longest route of length
     /// `<= DIRECT_BITS` covering the slot (`NO_ROUTE`/`NO_LEN` if none).
     best: Vec<u32>,
@@ -86,7 +91,6 @@ pub struct Poptrie<K: Key> {
     /// Scratch space reused by rebuilds (no allocation per update once warm).
     scratch_nodes: Vec<Node>,
     scratch_leaves: Vec<u32>,
-    scratch_routes: Vec<(K, u8, u32)>,
     /// The CPU has a POPCNT instruction (checked once at construction).
     popcnt: bool,
 }
@@ -348,12 +352,17 @@ impl<K: Key> Poptrie<K> {
 
     /// Sizes of the lookup structures and the control side.
     pub fn memory(&self) -> MemoryUsage {
-        let per_route = std::mem::size_of::<(K, u8, u32)>() + 16; // B-tree slot + node overhead
+        // Hash map slot plus control byte and load-factor slack; a long route
+        // is one vector element.
+        let per_short = (std::mem::size_of::<((K, u8), u32)>() + 1) * 8 / 7;
+        let per_long = std::mem::size_of::<(K, u8, u32)>();
         MemoryUsage {
             lookup: self.direct.capacity() * 4 + self.nodes.bytes() + self.leaves.bytes(),
             live_nodes: self.nodes.live() * std::mem::size_of::<Node>(),
             live_leaves: self.leaves.live() * 4,
-            control: self.routes.len() * per_route
+            control: self.short.capacity() * per_short
+                + self.long.iter().map(|v| v.capacity()).sum::<usize>() * per_long
+                + self.long.capacity() * std::mem::size_of::<Vec<(K, u8, u32)>>()
                 + self.best.capacity() * 4
                 + self.best_len.capacity()
                 + self.subs.capacity() * std::mem::size_of::<Sub>(),

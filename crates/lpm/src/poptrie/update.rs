@@ -5,7 +5,7 @@
 //! those slots whose inherited route changed. Removal therefore always falls
 //! back to the covering route, whatever was inserted in between.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use base::{Prefix4, Prefix6};
 
@@ -115,13 +115,14 @@ impl<K: Key> Poptrie<K> {
             direct: vec![LEAF | NO_ROUTE; n],
             nodes: Pool::new(),
             leaves: Pool::new(),
-            routes: BTreeMap::new(),
+            short: HashMap::new(),
+            long: vec![Vec::new(); n],
+            n_long: 0,
             best: vec![NO_ROUTE; n],
             best_len: vec![NO_LEN; n],
             subs: vec![EMPTY_SUB; n],
             scratch_nodes: Vec::new(),
             scratch_leaves: Vec::new(),
-            scratch_routes: Vec::new(),
             popcnt: has_popcnt(),
         }
     }
@@ -130,64 +131,56 @@ impl<K: Key> Poptrie<K> {
     /// them one by one). Later duplicates of a prefix replace earlier ones.
     fn build(routes: impl IntoIterator<Item = (K, u8, NextHop)>) -> Result<Self, LpmError> {
         let mut t = Self::new();
+        let mut all: Vec<(K, u8, u32)> = Vec::new();
         for (a, l, nh) in routes {
             if nh.0 > NextHop::MAX_VALID {
                 return Err(LpmError::NextHopTooLarge);
             }
             let l = l.min(K::BITS as u8);
-            t.routes.insert((a.masked(l), l), nh.0);
+            all.push((a.masked(l), l, nh.0));
         }
-        for (&(a, l), &v) in &t.routes {
+        // Stable sort, then keep the last of each run of equal prefixes.
+        all.sort_by_key(|&(a, l, _)| (a, l));
+        let mut dedup: Vec<(K, u8, u32)> = Vec::with_capacity(all.len());
+        for r in all {
+            match dedup.last_mut() {
+                Some(last) if (last.0, last.1) == (r.0, r.1) => *last = r,
+                _ => dedup.push(r),
+            }
+        }
+        t.short.reserve(dedup.len() / 16);
+        // (address, length) order is a valid paint order: a covering route
+        // sorts before the routes it covers.
+        for &(a, l, v) in &dedup {
             if u32::from(l) <= DIRECT_BITS {
                 paint(&mut t.best, &mut t.best_len, a, l, v);
+                t.short.insert((a, l), v);
+            } else if let Some(slot) = t.long.get_mut(a.top(DIRECT_BITS)) {
+                slot.push((a, l, v));
+                t.n_long += 1;
             }
         }
         for (d, b) in t.direct.iter_mut().zip(&t.best) {
             *d = LEAF | b;
         }
-        // Long routes grouped by slot, in map order.
-        // `install` does not read the map, so lend it out while iterating.
-        let routes = std::mem::take(&mut t.routes);
-        let mut scratch = std::mem::take(&mut t.scratch_routes);
-        let mut cur = None;
-        for (&(a, l), &v) in &routes {
-            if u32::from(l) <= DIRECT_BITS {
-                continue;
+        for s in 0..t.long.len() {
+            if t.long.get(s).is_some_and(|v| !v.is_empty()) {
+                t.rebuild_slot(s)?;
             }
-            let s = a.top(DIRECT_BITS);
-            if cur != Some(s) {
-                if let Some(c) = cur {
-                    install(&mut t, c, &scratch)?;
-                }
-                scratch.clear();
-                cur = Some(s);
-            }
-            scratch.push((a, l, v));
         }
-        if let Some(c) = cur {
-            install(&mut t, c, &scratch)?;
-        }
-        t.routes = routes;
-        scratch.clear();
-        t.scratch_routes = scratch;
         Ok(t)
     }
 
-    /// Rebuilds the subtree of direct slot `s` from the route map.
+    /// Rebuilds the subtree of direct slot `s` from its long routes.
     fn rebuild_slot(&mut self, s: usize) -> Result<(), LpmError> {
-        let lo = K::from_top(s, DIRECT_BITS);
-        let hi = lo.last(DIRECT_BITS as u8);
-        let mut scratch = std::mem::take(&mut self.scratch_routes);
-        scratch.clear();
-        scratch.extend(
-            self.routes
-                .range((lo, 0)..=(hi, u8::MAX))
-                .filter(|(k, _)| u32::from(k.1) > DIRECT_BITS)
-                .map(|(k, v)| (k.0, k.1, *v)),
-        );
-        let r = install(self, s, &scratch);
-        scratch.clear();
-        self.scratch_routes = scratch;
+        // `install` does not read `long`, so lend the slot's vector out.
+        let Some(v) = self.long.get_mut(s).map(std::mem::take) else {
+            return Ok(());
+        };
+        let r = install(self, s, &v);
+        if let Some(slot) = self.long.get_mut(s) {
+            *slot = v;
+        }
         r
     }
 
@@ -212,11 +205,11 @@ impl<K: Key> Poptrie<K> {
         let last = a.last(l).top(DIRECT_BITS);
         // The route of length <= l that now covers the prefix: itself if
         // present, else the longest shorter route covering it.
-        let (v, vl) = match self.routes.get(&(a, l)) {
+        let (v, vl) = match self.short.get(&(a, l)) {
             Some(&v) => (v, l),
             None => (0..l)
                 .rev()
-                .find_map(|m| self.routes.get(&(a.masked(m), m)).map(|&v| (v, m)))
+                .find_map(|m| self.short.get(&(a.masked(m), m)).map(|&v| (v, m)))
                 .unwrap_or((NO_ROUTE, NO_LEN)),
         };
         for s in first..=last {
@@ -238,23 +231,47 @@ impl<K: Key> Poptrie<K> {
         Ok(())
     }
 
+    /// Sets the control entry of `a/l` (`Some`) or removes it (`None`);
+    /// returns the previous value.
+    fn set_control(&mut self, a: K, l: u8, v: Option<u32>) -> Option<u32> {
+        if u32::from(l) <= DIRECT_BITS {
+            return match v {
+                Some(v) => self.short.insert((a, l), v),
+                None => self.short.remove(&(a, l)),
+            };
+        }
+        let Some(slot) = self.long.get_mut(a.top(DIRECT_BITS)) else {
+            return None;
+        };
+        match (slot.binary_search_by_key(&(a, l), |r| (r.0, r.1)), v) {
+            (Ok(i), Some(v)) => slot.get_mut(i).map(|r| std::mem::replace(&mut r.2, v)),
+            (Ok(i), None) => {
+                self.n_long -= 1;
+                Some(slot.remove(i).2)
+            }
+            (Err(i), Some(v)) => {
+                slot.insert(i, (a, l, v));
+                self.n_long += 1;
+                None
+            }
+            (Err(_), None) => None,
+        }
+    }
+
     fn insert_raw(&mut self, a: K, l: u8, nh: NextHop) -> Result<Option<NextHop>, LpmError> {
         if nh.0 > NextHop::MAX_VALID {
             return Err(LpmError::NextHopTooLarge);
         }
         let l = l.min(K::BITS as u8);
         let a = a.masked(l);
-        let old = self.routes.insert((a, l), nh.0);
+        let old = self.set_control(a, l, Some(nh.0));
         if old == Some(nh.0) {
             return Ok(old.map(NextHop));
         }
         if let Err(e) = self.apply(a, l) {
-            // Out of pool space: put the map back and rebuild, which needs
-            // no more space than before.
-            match old {
-                Some(o) => self.routes.insert((a, l), o),
-                None => self.routes.remove(&(a, l)),
-            };
+            // Out of pool space: put the control entry back and rebuild,
+            // which needs no more space than before.
+            self.set_control(a, l, old);
             let _ = self.apply(a, l);
             return Err(e);
         }
@@ -264,18 +281,32 @@ impl<K: Key> Poptrie<K> {
     fn remove_raw(&mut self, a: K, l: u8) -> Option<NextHop> {
         let l = l.min(K::BITS as u8);
         let a = a.masked(l);
-        let old = self.routes.remove(&(a, l))?;
+        let old = self.set_control(a, l, None)?;
         // A rebuild after a removal needs no more space than the table
         // already holds (freed blocks are reused first), so it cannot fail
-        // in practice; if it ever did, the route is gone from the map and
-        // the next rebuild of the slot repairs the lookup side.
+        // in practice; if it ever did, the route is gone from the control
+        // side and the next rebuild of the slot repairs the lookup side.
         let _ = self.apply(a, l);
         Some(NextHop(old))
     }
 
-    /// Every route, in (address, length) order.
+    /// Number of routes.
+    fn count(&self) -> usize {
+        self.short.len() + self.n_long
+    }
+
+    /// Every route: those of up to [`DIRECT_BITS`] bits in no defined
+    /// order, then the longer ones in (address, length) order.
     pub fn iter(&self) -> impl Iterator<Item = (K, u8, NextHop)> + '_ {
-        self.routes.iter().map(|(&(a, l), &v)| (a, l, NextHop(v)))
+        self.short
+            .iter()
+            .map(|(&(a, l), &v)| (a, l, NextHop(v)))
+            .chain(
+                self.long
+                    .iter()
+                    .flatten()
+                    .map(|&(a, l, v)| (a, l, NextHop(v))),
+            )
     }
 }
 
@@ -385,7 +416,7 @@ impl LpmMut<Prefix4> for Poptrie<u32> {
         self.remove_raw(p.addr_bits(), p.len())
     }
     fn len(&self) -> usize {
-        self.routes.len()
+        self.count()
     }
 }
 
@@ -397,6 +428,6 @@ impl LpmMut<Prefix6> for Poptrie<u128> {
         self.remove_raw(p.addr_bits(), p.len())
     }
     fn len(&self) -> usize {
-        self.routes.len()
+        self.count()
     }
 }
