@@ -240,9 +240,7 @@ impl<K: Key> Poptrie<K> {
                 None => self.short.remove(&(a, l)),
             };
         }
-        let Some(slot) = self.long.get_mut(a.top(DIRECT_BITS)) else {
-            return None;
-        };
+        let slot = self.long.get_mut(a.top(DIRECT_BITS))?;
         match (slot.binary_search_by_key(&(a, l), |r| (r.0, r.1)), v) {
             (Ok(i), Some(v)) => slot.get_mut(i).map(|r| std::mem::replace(&mut r.2, v)),
             (Ok(i), None) => {
