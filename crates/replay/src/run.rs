@@ -8,7 +8,8 @@
 //!   monitor thread;
 //! - for an update trace: once every peer has sent everything and the
 //!   DUT's End-of-RIB has reached the monitor, the monitor's last change
-//!   after `quiet` seconds without one;
+//!   after `quiet` seconds without one (twice that for a DUT that sends
+//!   no End-of-RIB);
 //! - without a monitor: when the last End-of-RIB was written (what the
 //!   generator managed, not what the DUT did).
 //!
@@ -211,9 +212,15 @@ pub fn run(
                 (Some(m), Some(_)) => m.reached_at(),
                 (Some(m), None) => {
                     let quiet_since = m.last_change().max(all_sent_at.unwrap_or(now));
-                    (all_sent
-                        && m.end_of_rib_at().is_some()
-                        && now.duration_since(quiet_since) >= cfg.quiet)
+                    // A DUT that sends no End-of-RIB to a peer without
+                    // Graceful Restart families (GoBGP) must stay quiet
+                    // twice as long instead.
+                    let quiet_for = if m.end_of_rib_at().is_some() {
+                        cfg.quiet
+                    } else {
+                        cfg.quiet * 2
+                    };
+                    (all_sent && now.duration_since(quiet_since) >= quiet_for)
                         .then(|| m.last_change().max(t0))
                 }
                 (None, _) => all_sent_at,

@@ -341,6 +341,9 @@ fn ceiling(
         .stats()
         .receive_window()
         .map(|(a, b)| b.saturating_duration_since(a).as_secs_f64());
+    // From the sink's first UPDATE to its last End-of-RIB, but never less
+    // than the generator took to write it all.
+    let window = window.map(|w| w.max(result.send_secs.unwrap_or(0.0)));
     let ok = snap.end_of_rib >= want_eor && snap.prefixes >= result.prefixes_sent;
     result.monitor_prefixes = Some(snap.prefixes);
     result.monitor_updates = Some(snap.updates);

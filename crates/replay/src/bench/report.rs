@@ -27,6 +27,8 @@ pub struct SummaryRow {
     pub updates_per_s: Option<f64>,
     pub prefixes_per_s: Option<f64>,
     pub cpu: Option<(f64, f64, f64)>,
+    /// Prefixes the monitor held at the end (median; traces differ per DUT).
+    pub monitor_prefixes: Option<f64>,
     /// Peak RSS, MiB.
     pub rss_mib: Option<(f64, f64, f64)>,
     /// "converged", or the first status that was not.
@@ -103,6 +105,8 @@ pub fn summarize(rep: &BenchReport) -> Vec<SummaryRow> {
                 updates_per_s: spread(&vals(&runs, |r| r.updates_per_sec)).map(|s| s.0),
                 prefixes_per_s: spread(&vals(&runs, |r| r.prefixes_per_sec)).map(|s| s.0),
                 cpu: spread(&vals(&runs, |r| r.dut_cpu_secs)),
+                monitor_prefixes: spread(&vals(&runs, |r| r.monitor_prefixes.map(|p| p as f64)))
+                    .map(|s| s.0),
                 rss_mib: spread(&vals(&runs, |r| {
                     r.dut_peak_rss_kib.map(|k| k as f64 / 1024.0)
                 })),
@@ -186,8 +190,8 @@ pub fn summary_md(rep: &BenchReport, rows: &[SummaryRow]) -> String {
         "Started {} (UTC), scale {}, {} repetition(s); median [min-max].\n",
         rep.started, rep.scale, rep.reps
     );
-    s.push_str("| case | DUT | converged | convergence s | above ceiling s | prefixes/s | CPU-s | peak RSS MiB | note |\n");
-    s.push_str("|---|---|---|---|---|---|---|---|---|\n");
+    s.push_str("| case | DUT | converged | convergence s | above ceiling s | prefixes/s | CPU-s | peak RSS MiB | at monitor | note |\n");
+    s.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
     let f = |v: Option<(f64, f64, f64)>, p: usize| {
         v.map_or("-".to_string(), |(m, l, h)| {
             format!("{m:.p$} [{l:.p$}-{h:.p$}]")
@@ -201,7 +205,7 @@ pub fn summary_md(rep: &BenchReport, rows: &[SummaryRow]) -> String {
         };
         let _ = writeln!(
             s,
-            "| {} | {} | {}/{} | {} | {} | {} | {} | {} | {note} |",
+            "| {} | {} | {}/{} | {} | {} | {} | {} | {} | {} | {note} |",
             r.case,
             r.dut,
             r.converged,
@@ -211,6 +215,7 @@ pub fn summary_md(rep: &BenchReport, rows: &[SummaryRow]) -> String {
             r.prefixes_per_s.map_or("-".into(), |x| format!("{x:.0}")),
             f(r.cpu, 2),
             f(r.rss_mib, 0),
+            r.monitor_prefixes.map_or("-".into(), |x| format!("{x:.0}")),
         );
     }
     s.push_str("\nVersions:\n\n");
@@ -234,7 +239,7 @@ pub fn to_json(rep: &BenchReport, rows: &[SummaryRow]) -> serde_json::Value {
             "case": r.case, "dut": r.dut, "runs": r.runs, "converged": r.converged,
             "convergence_s": t(r.conv), "above_ceiling_s": r.above_ceiling,
             "updates_per_s": r.updates_per_s, "prefixes_per_s": r.prefixes_per_s,
-            "dut_cpu_s": t(r.cpu), "dut_peak_rss_mib": t(r.rss_mib), "status": r.status,
+            "dut_cpu_s": t(r.cpu), "monitor_prefixes": r.monitor_prefixes, "dut_peak_rss_mib": t(r.rss_mib), "status": r.status,
         })).collect::<Vec<_>>(),
         "runs": rep.runs.iter().map(|m| {
             let mut v = m.result.as_ref().map_or_else(
