@@ -7,9 +7,9 @@ use std::path::PathBuf;
 
 use base::{AfiSafi, Asn, Prefix};
 
-/// How UPDATE processing is parallelised (`router.pipeline`). Only
-/// `Sequential` runs today; the daemon refuses the others with "not
-/// supported yet", which is why it is also the default.
+/// How UPDATE processing is parallelised (`router.pipeline`). `Sharded`
+/// (the default) and `Sequential` run; the daemon refuses `PerPeer` and
+/// `WorkerPool` with "not supported yet".
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Pipeline {
     Sequential,
@@ -63,7 +63,7 @@ pub struct Router {
     pub connect_retry: u32,
     /// `cluster_id` (RFC 4456 §7), default the router id.
     pub cluster_id: Ipv4Addr,
-    /// `pipeline`, default `"sequential"`.
+    /// `pipeline`, default `"sharded"`.
     pub pipeline: Pipeline,
     /// `threads`, default `None`: one per CPU core. For the parallel
     /// pipelines.

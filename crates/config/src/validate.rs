@@ -195,7 +195,7 @@ fn router(c: &Ctx<'_>, rr: &RawRouter, policies: &BTreeMap<String, PolicyDef>) -
         None => 120,
     };
     let pipeline = match &rr.pipeline {
-        None => Pipeline::Sequential,
+        None => Pipeline::Sharded,
         Some(p) => choice(
             c,
             "router.pipeline",

@@ -332,7 +332,7 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         st.request_shutdown();
     });
     // Give the session tasks a moment to write their NOTIFICATIONs.
-    rt.block_on(tokio::time::sleep(Duration::from_millis(300)));
+    rt.block_on(async { tokio::time::sleep(Duration::from_millis(300)).await });
     drop(ctl);
     pipeline.join();
     let _ = std::fs::remove_file(&control_path);
