@@ -82,7 +82,12 @@ fn main() -> ExitCode {
             }
         }
     }
-    let r = bgp_speaker::daemon::run_with(&args.config, args.log.as_deref(), hooks);
+    // A panic while the daemon shuts down must not lose the dataplane's
+    // counters (nor leave its threads running): catch it, stop, report.
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        bgp_speaker::daemon::run_with(&args.config, args.log.as_deref(), hooks)
+    }))
+    .unwrap_or_else(|_| Err("the daemon panicked".into()));
     if let Some(dataplane::Running::InProcess(dp)) = running {
         dataplane::print_report(&dp.stop());
     }

