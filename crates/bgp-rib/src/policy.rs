@@ -18,6 +18,11 @@ pub enum Verdict {
 /// an untouched builder reuses the UPDATE's set.
 pub trait ImportPolicy {
     fn import(&mut self, peer: PeerId, prefix: &Prefix, attrs: &mut AttrsBuilder) -> Verdict;
+    /// True when [`Self::import`] accepts every route unchanged: the RIB
+    /// then skips the per-UPDATE editable copy and the per-prefix call.
+    fn accepts_all(&self) -> bool {
+        false
+    }
 }
 
 impl<F: FnMut(&Prefix, &mut AttrsBuilder) -> Verdict> ImportPolicy for F {
@@ -33,6 +38,9 @@ pub struct AcceptAll;
 impl ImportPolicy for AcceptAll {
     fn import(&mut self, _: PeerId, _: &Prefix, _: &mut AttrsBuilder) -> Verdict {
         Verdict::Accept
+    }
+    fn accepts_all(&self) -> bool {
+        true
     }
 }
 

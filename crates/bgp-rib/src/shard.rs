@@ -241,6 +241,19 @@ impl RibShard {
             attrs
         };
         let base_h = self.interner.intern(base);
+        if import.accepts_all() {
+            // Every prefix takes the UPDATE's set: no editable copy.
+            for n in announce {
+                let prefix = n.prefix.masked();
+                let pid = n.path_id.unwrap_or(0);
+                self.interner.acquire(base_h);
+                self.note_rejected(peer, prefix, pid, false);
+                let stored = self.insert_owned(peer, prefix, pid, base_h, changed);
+                self.note_pre_policy(peer, prefix, pid, Some(base_h), stored.then_some(base_h));
+            }
+            self.interner.release(base_h);
+            return Ok(());
+        }
         // The policy edits `work`; `is_dirty` tells whether it did.
         let mut work = base.clone();
         work.mark_clean();

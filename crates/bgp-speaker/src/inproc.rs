@@ -6,11 +6,12 @@
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use base::{AfiSafi, Asn, Prefix};
+use base::{AfiSafi, Asn, Prefix, Prefix4};
 use bgp_fsm::{DownReason, Negotiated};
-use bgp_rib::{BestPathConfig, NextHopMode, PathSelection, PeerId};
+use bgp_rib::{AttrsBuilder, BestPathConfig, NextHopMode, PathSelection, PeerId};
+use bgp_wire::{AsPath, AttrValue, NextHop, Nlri, Origin, PathAttr};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 
 use crate::msg::{DecodedUpdate, PeerStatus, RibInput, RibSender, SessionCmd, SessionUp};
@@ -269,4 +270,112 @@ impl InProc {
         drop(self.rib);
         self.pipeline.join();
     }
+}
+
+/// Benchmark workload: peer `p`'s table of `m` shared /24s (10.0.0.0/8
+/// upwards), 8 prefixes per UPDATE with one attribute set each (AS paths
+/// of 2..5 ASNs and MEDs varying with the UPDATE and the peer, so best
+/// paths compete), in session batches of up to 256 UPDATEs.
+/// Peer `p`'s table: every prefix, in UPDATEs of 8 sharing one set.
+pub fn shared_table(p: usize, asn: u32, m: usize) -> Vec<Vec<DecodedUpdate>> {
+    let mut ups = Vec::new();
+    for (k, chunk) in (0..m as u32).collect::<Vec<_>>().chunks(8).enumerate() {
+        let k = k as u32;
+        let mut b = AttrsBuilder::new();
+        b.set(PathAttr::new(AttrValue::Origin(Origin::Igp)));
+        let len = 1 + (k + p as u32) % 4;
+        let mut path = vec![Asn(asn)];
+        path.extend((0..len).map(|j| Asn(64900 + (j * 13 + k) % 50)));
+        b.set(PathAttr::new(AttrValue::AsPath(AsPath::from_sequence(
+            path,
+        ))));
+        b.set_next_hop(NextHop::V4(Ipv4Addr::new(10, 255, 0, p as u8 + 1)));
+        b.set_med((k * 31 + p as u32 * 7) % 100);
+        b.mark_clean();
+        let announce = chunk
+            .iter()
+            .map(|&i| {
+                let a = 0x0a00_0000 | (i << 8);
+                Nlri::new(Prefix::V4(Prefix4::new(a, 24).expect("valid")))
+            })
+            .collect();
+        ups.push(DecodedUpdate {
+            attrs: Some(Arc::new(b)),
+            announce,
+            withdraw: Vec::new(),
+            end_of_rib: None,
+        });
+    }
+    // Session batches of up to 256 UPDATEs.
+    ups.chunks(256).map(<[DecodedUpdate]>::to_vec).collect()
+}
+
+/// One load: start, bring every peer up, push every table from one thread
+/// per peer, wait for the export to be handed over. Returns the time from
+/// the first push to the last hand-over.
+pub fn timed_load(mode: Mode, peers: &[FakePeer], tables: &[Vec<Vec<DecodedUpdate>>]) -> Duration {
+    timed_load_cpu(mode, peers, tables).0
+}
+
+/// CPU time of this process so far (all threads).
+pub fn process_cpu() -> Duration {
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; RUSAGE_SELF is always valid.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return Duration::ZERO;
+    }
+    let tv = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec.max(0) as u64) + Duration::from_micros(t.tv_usec.max(0) as u64)
+    };
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// [`timed_load`] with the CPU time of the process over the same span
+/// (the RIB threads, the feeders' split and sends).
+pub fn timed_load_cpu(
+    mode: Mode,
+    peers: &[FakePeer],
+    tables: &[Vec<Vec<DecodedUpdate>>],
+) -> (Duration, Duration) {
+    let Ok(ip) = InProc::start(mode, peers) else {
+        return (Duration::ZERO, Duration::ZERO);
+    };
+    for i in 0..peers.len() {
+        ip.up(i);
+    }
+    let _ = ip.settle();
+    let inputs: Vec<Vec<Vec<DecodedUpdate>>> = tables.to_vec();
+    let t0 = Instant::now();
+    let c0 = process_cpu();
+    std::thread::scope(|s| {
+        for (i, batches) in inputs.into_iter().enumerate() {
+            let tx = ip.sender();
+            s.spawn(move || {
+                for updates in batches {
+                    tx.blocking_send(RibInput::Updates {
+                        peer: InProc::id(i),
+                        updates,
+                    });
+                }
+            });
+        }
+    });
+    let _ = ip.settle();
+    let dt = t0.elapsed();
+    let cpu = process_cpu().saturating_sub(c0);
+    // Check the work was done (outside the timed part).
+    let routes = ip.loc_rib().map(|r| r.len()).unwrap_or(0);
+    assert_eq!(
+        routes,
+        tables.first().map_or(0, |t| t
+            .iter()
+            .map(|b| b.iter().map(|u| u.announce.len()).sum::<usize>())
+            .sum())
+    );
+    for i in 0..peers.len() {
+        let _ = ip.take_output(i);
+    }
+    ip.shutdown();
+    (dt, cpu)
 }

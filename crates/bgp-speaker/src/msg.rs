@@ -24,7 +24,9 @@ use bgp_wire::{Nlri, NotificationMessage};
 pub struct DecodedUpdate {
     /// Path attributes (MP_REACH/MP_UNREACH removed: their next hop is in
     /// the builder's next hop, their NLRI in `announce`/`withdraw`).
-    pub attrs: Option<AttrsBuilder>,
+    /// Shared, so that the parts of an UPDATE split over RIB shards do not
+    /// each copy them.
+    pub attrs: Option<Arc<AttrsBuilder>>,
     pub announce: Vec<Nlri>,
     pub withdraw: Vec<Nlri>,
     /// This UPDATE is the End-of-RIB marker of this family (RFC 4724 §2).
@@ -302,8 +304,8 @@ pub const MAX_SHARDS: usize = 64;
 
 /// Splits a batch by owning shard, keeping arrival order within each
 /// shard. An UPDATE whose prefixes all belong to one shard moves whole (no
-/// copy); one spanning shards is cut, its attributes cloned once per shard
-/// that gets announcements. End-of-RIB markers go to every shard (each
+/// copy); one spanning shards is cut, its attributes shared by the parts
+/// that get announcements. End-of-RIB markers go to every shard (each
 /// sweeps its own stale routes, RFC 4724 §4.2).
 pub fn split_updates(updates: Vec<DecodedUpdate>, n: usize) -> Vec<Vec<DecodedUpdate>> {
     let n = n.clamp(1, MAX_SHARDS);

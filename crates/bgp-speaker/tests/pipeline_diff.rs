@@ -176,7 +176,7 @@ fn v6(i: u32) -> Prefix {
 
 fn announce(prefixes: &[Prefix], a: AttrsBuilder) -> DecodedUpdate {
     DecodedUpdate {
-        attrs: Some(a),
+        attrs: Some(std::sync::Arc::new(a)),
         announce: prefixes.iter().map(|p| Nlri::new(*p)).collect(),
         withdraw: Vec::new(),
         end_of_rib: None,

@@ -35,7 +35,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime};
 
 use base::{AfiSafi, Asn, Prefix};
-use bgp_rib::{BestPathConfig, PeerConfig, PeerId, PeerRole, Rib};
+use bgp_rib::{BestPathConfig, ImportCheck, PeerConfig, PeerId, PeerRole, Rib};
 use bgp_wire::consts::notify;
 use bgp_wire::NotificationMessage;
 use tokio::sync::mpsc::Receiver;
@@ -458,7 +458,13 @@ impl RibState {
             }
             if let (Some(attrs), Some(from)) = (u.attrs.as_mut(), from.as_ref()) {
                 let tp = std::time::Instant::now();
-                let allowed = policy::import_allowed(&self.settings, entry, from, attrs);
+                let check = policy::import_check(&self.settings, entry, from, attrs);
+                // Only an OTC to add (RFC 9234 §5) needs a private copy of
+                // attributes other shards may share.
+                let allowed = match check {
+                    ImportCheck::AddOtc(_) => check.apply(std::sync::Arc::make_mut(attrs)),
+                    _ => check.is_accept(),
+                };
                 policy_ns += crate::stages::elapsed_ns(tp);
                 if !allowed {
                     // RFC 4271 §9.1.2 / RFC 4456 §8: a looped route is not
@@ -472,7 +478,7 @@ impl RibState {
             if let Err(e) = self.rib.apply_update(
                 id,
                 &u.announce,
-                u.attrs.as_ref(),
+                u.attrs.as_deref(),
                 &u.withdraw,
                 &mut importer,
                 &mut self.changed,

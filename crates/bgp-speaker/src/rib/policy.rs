@@ -6,8 +6,8 @@
 use base::Prefix;
 use bgp_policy::RouteCtx;
 use bgp_rib::{
-    import_check_with_asn, AttrSet, AttrsBuilder, ExportPolicy, ExportVerdict, ImportPolicy,
-    PeerId, PeerRole, Propagation, Verdict,
+    import_check_with_asn, AttrSet, AttrsBuilder, ExportPolicy, ExportVerdict, ImportCheck,
+    ImportPolicy, PeerId, PeerRole, Propagation, Verdict,
 };
 
 use super::peer::{PeerEntry, PolicyRef};
@@ -38,6 +38,10 @@ impl<'a> Importer<'a> {
 }
 
 impl ImportPolicy for Importer<'_> {
+    fn accepts_all(&self) -> bool {
+        matches!(self.entry.meta.import, PolicyRef::AcceptAll)
+    }
+
     fn import(&mut self, _peer: PeerId, prefix: &Prefix, attrs: &mut AttrsBuilder) -> Verdict {
         match &self.entry.meta.import {
             PolicyRef::AcceptAll => Verdict::Accept,
@@ -96,14 +100,14 @@ pub(super) fn exporter<'a>(
     }
 }
 
-/// Ingress checks (loops, RFC 9234 OTC). Adds OTC where the RFC says so;
-/// returns false when the route is not eligible.
-pub(super) fn import_allowed(
+/// Ingress checks (loops, RFC 9234 OTC): whether the route is eligible
+/// and whether OTC must be added ([`ImportCheck::apply`] does it).
+pub(super) fn import_check(
     settings: &RibSettings,
     entry: &PeerEntry,
     from: &PeerRole,
-    attrs: &mut AttrsBuilder,
-) -> bool {
+    attrs: &AttrsBuilder,
+) -> ImportCheck {
     import_check_with_asn(
         settings.router_id,
         settings.cluster_id,
@@ -112,5 +116,4 @@ pub(super) fn import_allowed(
         from,
         attrs,
     )
-    .apply(attrs)
 }

@@ -103,7 +103,7 @@ pub fn decode_update(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded {
                         b.mark_clean();
                     }
                 }
-                d.attrs = Some(b);
+                d.attrs = Some(std::sync::Arc::new(b));
             }
             let note = v
                 .first_discard_error

@@ -1,0 +1,70 @@
+//! Prints the in-process throughput of each UPDATE pipeline mode and
+//! thread count (prefixes/s, median and spread of R runs, ratios against
+//! sequential measured in the same run). Runs are interleaved across the
+//! modes (round-robin), so a load change on a shared machine hits every
+//! mode alike. The workload is `inproc::shared_table`: N peers x M shared
+//! prefixes, one feeder thread per peer.
+//!
+//! `cargo run --release -p bgp-speaker --example pipeline_modes -- [N] [M] [R] [THREADS,...]`
+//! (defaults 10 20000 5 1,2,4,8).
+
+use bgp_speaker::inproc::{shared_table, timed_load_cpu, FakePeer};
+use bgp_speaker::pipeline::Mode;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let arg = |i: usize, d: usize| args.get(i).and_then(|s| s.parse().ok()).unwrap_or(d);
+    let (n, m, reps) = (arg(0, 10), arg(1, 20_000), arg(2, 5).max(1));
+    let threads: Vec<usize> = args
+        .get(3)
+        .map(|s| s.split(',').filter_map(|t| t.parse().ok()).collect())
+        .unwrap_or_else(|| vec![1, 2, 4, 8]);
+    let peers: Vec<FakePeer> = (0..n).map(FakePeer::nth).collect();
+    let tables: Vec<_> = peers
+        .iter()
+        .enumerate()
+        .map(|(i, p)| shared_table(i, p.asn, m))
+        .collect();
+    let mut modes = vec![Mode::Sequential];
+    modes.extend(threads.iter().map(|&t| Mode::Sharded(t)));
+    let mut secs: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
+    let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
+    // One warm-up of each, not counted.
+    for mode in &modes {
+        timed_load_cpu(*mode, &peers, &tables);
+    }
+    for _ in 0..reps {
+        for (i, mode) in modes.iter().enumerate() {
+            let (w, c) = timed_load_cpu(*mode, &peers, &tables);
+            secs[i].push(w.as_secs_f64());
+            cpu[i].push(c.as_secs_f64());
+        }
+    }
+    let prefixes = (n * m) as f64;
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let base = median(&mut secs[0].clone());
+    println!(
+        "{n} peers x {m} shared prefixes, {reps} runs each, {} CPUs",
+        bgp_speaker::pipeline::default_threads()
+    );
+    println!(
+        "| mode | RIB threads | median s | min..max s | prefixes/s | vs sequential | CPU s (median) |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for (i, mode) in modes.iter().enumerate() {
+        let mut v = secs[i].clone();
+        let med = median(&mut v);
+        let (lo, hi) = (v[0], v[v.len() - 1]);
+        let c = median(&mut cpu[i].clone());
+        println!(
+            "| {} | {} | {med:.3} | {lo:.3}..{hi:.3} | {:.0} | {:.2}x | {c:.3} |",
+            mode.name(),
+            mode.shards(),
+            prefixes / med,
+            base / med
+        );
+    }
+}
