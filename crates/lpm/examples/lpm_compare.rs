@@ -29,7 +29,7 @@ use lpm::{Lpm, LpmMut, Poptrie4, Poptrie6};
 const N_ADDRS: usize = 1 << 20;
 /// Batch size handed to `lookup_batch` (DPDK's `BURST_SZ`).
 const BURST: usize = 64;
-const PASSES: usize = 7;
+const PASSES: usize = 15;
 
 fn tsc() -> u64 {
     #[cfg(target_arch = "x86_64")]

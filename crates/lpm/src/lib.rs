@@ -32,30 +32,50 @@
 //! 3 node levels (18 + 6 + 6 + 6 >= 32); IPv6 at most 19.
 //!
 //! **Lookup cost.** Most IPv4 destinations end in the direct array or at the
-//! first node: 2-3 dependent memory reads. `lookup_batch` works in groups of
-//! 16 addresses and prefetches each stage's next read for the whole group
-//! before using it, so the misses of a group overlap. On x86_64 a POPCNT
-//! build of the lookup is selected at run time.
+//! first node: 2-3 dependent memory reads. `lookup_batch` advances a group
+//! of lanes (64 for IPv4, 16 for IPv6) one trie level per round: each round
+//! visits every lane's node, whose line the previous round prefetched, and
+//! prefetches where the lane goes next, so the misses of a group overlap.
+//! The per-lane work uses selects, not branches: whether an address ends in
+//! the direct array or in a node is close to random, and mispredictions
+//! cost more than the misses they hide. On x86_64 a POPCNT build of both
+//! paths is selected at run time. The node and leaf pools are advised for
+//! transparent huge pages (`MADV_HUGEPAGE`; Debian's THP mode is
+//! `madvise`), since a random lookup otherwise misses the TLB on every
+//! array.
 //!
-//! **Updates.** A `BTreeMap<(address, length), next hop>` holds every route
-//! (the control structure) and is the truth; the lookup structures are
-//! derived from it. Each direct slot's subtree lives in its own pool blocks
-//! (power-of-two size classes with free lists); a route longer than 18 bits
-//! rebuilds the subtree of its one slot (typically one node and up to 64
-//! leaves); a route of 18 bits or fewer repaints the direct slots it covers
-//! where no longer route owns them, and rebuilds the subtrees below them.
-//! Removing a route therefore restores whatever covers it.
+//! **Updates.** The control side is the truth; the lookup side is derived
+//! from it. Routes of up to 18 bits live in a hash map keyed by (address,
+//! length); longer routes live in one sorted vector per direct slot. Each
+//! slot's subtree has its own pool blocks (power-of-two size classes with
+//! free lists). A route longer than 18 bits edits its slot's vector and
+//! rebuilds that slot's subtree (typically one node and up to 64 leaves); a
+//! route of 18 bits or fewer repaints the direct slots it covers where no
+//! longer short route owns them (the covering route is found by up to 18
+//! exact-key probes) and rebuilds the subtrees below them. Removing a route
+//! therefore restores whatever covers it. A bulk build ([`Poptrie4::
+//! from_routes`]) sorts once and builds every slot once.
 //!
-//! **Memory** (500k-route IPv4 table): see `docs/BENCHMARKS.md`; lookup side
-//! about 1 MiB direct + nodes + leaves, control side about 24 bytes per
-//! route plus 1.5 MiB of per-slot arrays. [`Poptrie::memory`] reports both.
+//! **Publication.** [`publish`] keeps two copies (left-right): the writer
+//! applies a batch of deltas to the copy readers are not using, swaps an
+//! atomic index, waits for readers still in the old copy (per-reader
+//! epochs), and replays the batch there. Readers never lock and never do an
+//! atomic read-modify-write; a batch becomes visible all at once.
+//!
+//! **Memory** (497k-route IPv4 table, see `docs/BENCHMARKS.md`): lookup
+//! side 4.5 MiB (1 MiB direct array, 1.1 MiB live nodes, 1.8 MiB live
+//! leaves, the rest pool slack); control side about 19 MiB (per-slot
+//! vectors and arrays of 2^18 entries dominate). [`Poptrie::memory`]
+//! reports both. Left-right publication doubles everything.
 //!
 //! **Limits.** Next hops up to [`NextHop::MAX_VALID`]; pools up to 2^30
 //! entries ([`LpmError::Full`] past that). Lookups never allocate and never
 //! panic (all indexing is checked; a corrupted index reads as "no route").
 //! Updates to short prefixes (a /8 covers 1024 direct slots) cost more than
-//! updates to long ones. The table is not internally synchronised: share it
-//! through [`publish`].
+//! updates to long ones, and so do updates under a crowded IPv6 /18 (its
+//! whole subtree is rebuilt). Pools never shrink. The table is not
+//! internally synchronised: share it through [`publish`]; a reader that is
+//! descheduled inside a read section delays the writer (not other readers).
 
 mod key;
 mod poptrie;

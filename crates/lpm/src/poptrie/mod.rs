@@ -159,6 +159,21 @@ fn prefetch_node<T>(p: *const T) {
     prefetch(p.cast::<u8>().wrapping_add(std::mem::size_of::<Node>() - 1));
 }
 
+/// Writes the positions of the set bits of `bits` to `act`; returns how
+/// many.
+#[inline(always)]
+fn list(act: &mut [u8], mut bits: u64) -> usize {
+    let mut k = 0;
+    while bits != 0 {
+        if let Some(x) = act.get_mut(k) {
+            *x = bits.trailing_zeros() as u8;
+        }
+        k += 1;
+        bits &= bits - 1;
+    }
+    k
+}
+
 /// Bits `0..=i` of a 64-bit map.
 #[inline(always)]
 fn upto(i: u32) -> u64 {
@@ -251,6 +266,55 @@ impl<K: Key> Poptrie<K> {
         }
     }
 
+    /// The rounds of a group where few lanes are at a node, from bit offset
+    /// `off`: the node lanes (`mask`) are listed once and each round visits only the listed ones,
+    /// then lists those that went on to a child.
+    #[inline(always)]
+    fn sparse_rounds(&self, ac: &[K], cur: &mut [u32], mask: u64, mut off: u32) {
+        let nodes = &self.nodes.items[..];
+        let np = nodes.as_ptr();
+        let lp = self.leaves.items.as_ptr();
+        let mut act = [0u8; 64];
+        let mut k = list(&mut act, mask);
+        for _ in 0..Self::MAX_LEVELS {
+            if k == 0 {
+                break;
+            }
+            let mut next_mask = 0u64;
+            for &i in act.iter().take(k) {
+                let i = usize::from(i);
+                let (Some(c), Some(a)) = (cur.get_mut(i), ac.get(i)) else {
+                    continue;
+                };
+                let n = nodes.get(*c as usize).unwrap_or(&EMPTY_NODE);
+                let ch = a.chunk6(off);
+                let m = upto(ch);
+                let is_child = (n.vector >> ch) & 1 != 0;
+                let child = n
+                    .base1
+                    .wrapping_add((n.vector & m).count_ones())
+                    .wrapping_sub(1);
+                let leaf = n
+                    .base0
+                    .wrapping_add((n.leafvec & m).count_ones())
+                    .wrapping_sub(1);
+                *c = if is_child {
+                    child & !(LEAF | PENDING)
+                } else {
+                    PENDING | (leaf & !(LEAF | PENDING))
+                };
+                prefetch_node(if is_child {
+                    np.wrapping_add(child as usize).cast::<u8>()
+                } else {
+                    lp.wrapping_add(leaf as usize).cast::<u8>()
+                });
+                next_mask |= u64::from(is_child) << (i & 63);
+            }
+            k = list(&mut act, next_mask);
+            off += 6;
+        }
+    }
+
     /// One group of at most `N` addresses. Lane state `cur`: `LEAF |
     /// value` (done), `PENDING | leaf index` (leaf prefetched, not yet
     /// read) or a node index (node prefetched, not yet visited).
@@ -262,24 +326,30 @@ impl<K: Key> Poptrie<K> {
         let np = nodes.as_ptr();
         let lp = leaves.as_ptr();
         let mut cur = [LEAF | NO_ROUTE; N];
-        for (c, a) in cur.iter_mut().zip(ac) {
+        let mut mask = 0u64;
+        for (i, (c, a)) in cur.iter_mut().zip(ac).enumerate() {
             let v = direct
                 .get(a.top(DIRECT_BITS))
                 .copied()
                 .unwrap_or(LEAF | NO_ROUTE);
             *c = v;
+            let is_node = v & (LEAF | PENDING) == 0;
             // A leaf's "node" is index 0: a harmless prefetch, no branch.
-            let i = if v & (LEAF | PENDING) == 0 {
-                v as usize
-            } else {
-                0
-            };
-            prefetch_node(np.wrapping_add(i));
+            prefetch_node(np.wrapping_add(if is_node { v as usize } else { 0 }));
+            // (N <= 64: the lanes fit a bit mask.)
+            mask |= u64::from(is_node) << (i & 63);
+        }
+        if (mask.count_ones() as usize) * 4 < ac.len() * 3 {
+            // Few lanes at a node (destinations in short routes or in no
+            // route): visit only those.
+            self.sparse_rounds(ac, &mut cur, mask, DIRECT_BITS);
+            Self::finish(&cur, oc, leaves);
+            return;
         }
         let mut off = DIRECT_BITS;
         for _ in 0..Self::MAX_LEVELS {
-            let mut any = 0u32;
-            for (c, a) in cur.iter_mut().zip(ac) {
+            let mut any = 0u64;
+            for (i, (c, a)) in cur.iter_mut().zip(ac).enumerate() {
                 let v = *c;
                 let is_node = v & (LEAF | PENDING) == 0;
                 let n = nodes
@@ -303,7 +373,7 @@ impl<K: Key> Poptrie<K> {
                 };
                 *c = if is_node { next } else { v };
                 // Lanes going on to another node keep the group going.
-                any |= u32::from(is_node & is_child);
+                any |= u64::from(is_node & is_child) << (i & 63);
                 let p = if !is_node {
                     np.cast::<u8>()
                 } else if is_child {
@@ -317,7 +387,19 @@ impl<K: Key> Poptrie<K> {
                 break;
             }
             off += 6;
+            if (any.count_ones() as usize) * 4 < ac.len() * 3 {
+                // Most lanes are done (IPv6 lanes end at different depths):
+                // go on with only the others.
+                self.sparse_rounds(ac, &mut cur, any, off);
+                break;
+            }
         }
+        Self::finish(&cur, oc, leaves);
+    }
+
+    /// Reads the pending leaves and writes the answers.
+    #[inline(always)]
+    fn finish(cur: &[u32], oc: &mut [Option<NextHop>], leaves: &[u32]) {
         for (c, o) in cur.iter().zip(oc.iter_mut()) {
             let v = *c;
             let pending = v & LEAF == 0 && v & PENDING != 0;

@@ -1,5 +1,6 @@
-//! The write side: the route map is the truth; the direct array and the
-//! subtrees are derived from it. An update to a prefix longer than
+//! The write side: the control entries (hash map of short routes, sorted
+//! per-slot vectors of long ones) are the truth; the direct array and the
+//! subtrees are derived from them. An update to a prefix longer than
 //! [`DIRECT_BITS`] rebuilds the one subtree under its direct slot; a shorter
 //! prefix repaints the direct slots it covers and rebuilds the subtrees of
 //! those slots whose inherited route changed. Removal therefore always falls
