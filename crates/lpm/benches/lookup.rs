@@ -146,7 +146,7 @@ fn churn(_c: &mut Criterion) {
     let (v4, _) = common::load_routes(common::REAL_V4);
     let v4 = common::dedup4(v4);
     for batch in [100, 1_000, 10_000] {
-        let r = common::churn4(&v4, batch, 2.0);
+        let r = common::churn4(&v4, batch, 2.0, true);
         eprintln!(
             "lpm_churn/batch {batch}: {:.0} changes/s through publish ({} publishes), reader {} lookups, {} failed",
             r.changes_per_s, r.publishes, r.lookups, r.misses

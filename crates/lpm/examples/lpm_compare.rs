@@ -186,12 +186,19 @@ fn main() {
         }
         "churn" => {
             let (v4, _) = common::load_routes(common::REAL_V4);
-            let r = common::churn4(&common::dedup4(v4), 1_000, 3.0);
-            println!(
-                "table=churn routes={} batch={} changes_per_s={:.0} publishes={} reader_lookups={} reader_misses={}",
-                r.routes, r.batch, r.changes_per_s, r.publishes, r.lookups, r.misses
-            );
-            if r.misses != 0 {
+            let v4 = common::dedup4(v4);
+            let mut failed = 0;
+            for batch in [1_000, 10_000] {
+                for reader in [false, true] {
+                    let r = common::churn4(&v4, batch, 2.0, reader);
+                    println!(
+                        "churn routes={} batch={} reader={reader} changes_per_s={:.0} publishes={} reader_lookups={} reader_misses={}",
+                        r.routes, r.batch, r.changes_per_s, r.publishes, r.lookups, r.misses
+                    );
+                    failed += r.misses;
+                }
+            }
+            if failed != 0 {
                 std::process::exit(1);
             }
         }

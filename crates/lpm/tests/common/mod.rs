@@ -245,8 +245,8 @@ pub struct Churn {
 /// are next-hop changes, a quarter withdrawals and a quarter
 /// re-announcements, all on odd-indexed routes; the reader's destinations
 /// lie in even-indexed routes, which stay, so any miss is a lookup that
-/// failed during an update.
-pub fn churn4(routes: &[(Prefix4, NextHop)], batch: usize, secs: f64) -> Churn {
+/// failed during an update. `reader: false` measures the writer alone.
+pub fn churn4(routes: &[(Prefix4, NextHop)], batch: usize, secs: f64, reader: bool) -> Churn {
     use lpm::publish::{left_right, Delta};
     use lpm::Lpm;
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -257,7 +257,9 @@ pub fn churn4(routes: &[(Prefix4, NextHop)], batch: usize, secs: f64) -> Churn {
     let stable: Vec<_> = routes.iter().copied().step_by(2).collect();
     let flappy: Vec<_> = routes.iter().copied().skip(1).step_by(2).collect();
     let addrs = dests_in4(&stable, 1 << 16, 11);
-    let stop = Arc::new(AtomicBool::new(false));
+    // Without a reader the loop below runs as if the reader had stopped
+    // at once: the writer-only baseline.
+    let stop = Arc::new(AtomicBool::new(!reader));
     let (lookups, misses) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
     let mut h = w.reader();
     let reader = {
