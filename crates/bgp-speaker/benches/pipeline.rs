@@ -28,7 +28,7 @@ fn modes(c: &mut Criterion) {
     let tables: Vec<Vec<Vec<DecodedUpdate>>> = peers
         .iter()
         .enumerate()
-        .map(|(i, p)| shared_table(i, p.asn, m))
+        .map(|(i, p)| shared_table(i, p.asn, m, 8))
         .collect();
     let mut g = c.benchmark_group("pipeline");
     g.sample_size(10);

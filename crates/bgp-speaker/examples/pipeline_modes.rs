@@ -5,8 +5,8 @@
 //! mode alike. The workload is `inproc::shared_table`: N peers x M shared
 //! prefixes, one feeder thread per peer.
 //!
-//! `cargo run --release -p bgp-speaker --example pipeline_modes -- [N] [M] [R] [THREADS,...]`
-//! (defaults 10 20000 5 1,2,4,8).
+//! `cargo run --release -p bgp-speaker --example pipeline_modes -- [N] [M] [R] [THREADS,...] [P]`
+//! (defaults 10 20000 5 1,2,4,8 8; P is prefixes per UPDATE).
 
 use bgp_speaker::inproc::{shared_table, timed_load_cpu, FakePeer};
 use bgp_speaker::pipeline::Mode;
@@ -19,11 +19,12 @@ fn main() {
         .get(3)
         .map(|s| s.split(',').filter_map(|t| t.parse().ok()).collect())
         .unwrap_or_else(|| vec![1, 2, 4, 8]);
+    let per_update = arg(4, 8);
     let peers: Vec<FakePeer> = (0..n).map(FakePeer::nth).collect();
     let tables: Vec<_> = peers
         .iter()
         .enumerate()
-        .map(|(i, p)| shared_table(i, p.asn, m))
+        .map(|(i, p)| shared_table(i, p.asn, m, per_update))
         .collect();
     let mut modes = vec![Mode::Sequential];
     modes.extend(threads.iter().map(|&t| Mode::Sharded(t)));
@@ -47,7 +48,7 @@ fn main() {
     };
     let base = median(&mut secs[0].clone());
     println!(
-        "{n} peers x {m} shared prefixes, {reps} runs each, {} CPUs",
+        "{n} peers x {m} shared prefixes, {per_update} per UPDATE, {reps} runs each, {} CPUs",
         bgp_speaker::pipeline::default_threads()
     );
     println!(

@@ -273,13 +273,16 @@ impl InProc {
 }
 
 /// Benchmark workload: peer `p`'s table of `m` shared /24s (10.0.0.0/8
-/// upwards), 8 prefixes per UPDATE with one attribute set each (AS paths
-/// of 2..5 ASNs and MEDs varying with the UPDATE and the peer, so best
-/// paths compete), in session batches of up to 256 UPDATEs.
-/// Peer `p`'s table: every prefix, in UPDATEs of 8 sharing one set.
-pub fn shared_table(p: usize, asn: u32, m: usize) -> Vec<Vec<DecodedUpdate>> {
+/// upwards), `per_update` prefixes per UPDATE, one attribute set per
+/// UPDATE (AS paths of 2..5 ASNs and MEDs varying with the UPDATE and the
+/// peer, so best paths compete), in session batches of up to 256 UPDATEs.
+pub fn shared_table(p: usize, asn: u32, m: usize, per_update: usize) -> Vec<Vec<DecodedUpdate>> {
     let mut ups = Vec::new();
-    for (k, chunk) in (0..m as u32).collect::<Vec<_>>().chunks(8).enumerate() {
+    for (k, chunk) in (0..m as u32)
+        .collect::<Vec<_>>()
+        .chunks(per_update.max(1))
+        .enumerate()
+    {
         let k = k as u32;
         let mut b = AttrsBuilder::new();
         b.set(PathAttr::new(AttrValue::Origin(Origin::Igp)));

@@ -1,5 +1,29 @@
 //! The runtime half of the BGP speaker: sockets, threads and timers around
 //! the pure `bgp-fsm` and `bgp-rib` cores.
+//!
+//! Owns: session tasks (TCP, FSM driving, framing, RFC 7606 decoding) on a
+//! tokio runtime ([`sess`]); the RIB threads ([`rib`]) and how UPDATEs
+//! reach them ([`pipeline`]: `sequential`, one RIB thread, or `sharded`,
+//! the default, S threads each owning the prefixes `bgp_rib::shard_for`
+//! gives it, fed by the sessions' split batches ([`msg::RibSender`]));
+//! MRT dumps; the best-route feed for a forwarding plane ([`fib_feed`]);
+//! the daemon wiring, CLI and `/metrics` ([`daemon`]); per-stage latency
+//! histograms ([`stages`]); an in-process pipeline for tests and
+//! benchmarks ([`inproc`]).
+//!
+//! Design: the RIB is never locked. Each RIB thread owns its state and is
+//! fed by bounded channels carrying batches; control requests are closures
+//! run on every RIB thread and merged. Cross-shard order (End-of-RIB after
+//! the whole initial table, BoRR/EoRR around a re-sent table) is kept by a
+//! per-marker barrier under a per-session lock taken only while markers are
+//! owed; max-prefix counts are summed in a per-peer atomic.
+//!
+//! Limits: `per-peer` (PBTS) and `worker-pool` (DTS) are refused as not
+//! supported yet; the shard count is fixed at start; every shard keeps its
+//! own attribute interner and encodes its own UPDATEs, so an UPDATE whose
+//! prefixes span S shards is applied, interned and re-encoded S times
+//! (memory and CPU per route grow with S, see docs/BENCHMARKS.md
+//! "Pipeline modes").
 
 pub mod daemon;
 pub mod fib_feed;

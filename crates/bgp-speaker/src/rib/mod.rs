@@ -18,9 +18,9 @@
 //!
 //! Loop: block for one message, then take up to [`MAX_BURST`] more that are
 //! already queued, apply them all, and only then run export for the
-//! prefixes whose best path changed. That batches export work under load
-//! (one UPDATE per attribute set, not per received UPDATE) while keeping
-//! latency low when idle.
+//! prefixes whose best path changed, at most once per [`ROUND_MIN`] (see
+//! [`run`]). That batches export work under load (one UPDATE per attribute
+//! set, not per received UPDATE) while keeping latency low when idle.
 
 mod dump;
 mod export;
@@ -52,6 +52,11 @@ pub const STATIC_PEER: PeerId = PeerId(0);
 
 /// Messages taken per wake-up before export runs.
 pub const MAX_BURST: usize = 256;
+
+/// Least time between two export rounds while input keeps arriving (see
+/// [`run`]). Far below any MRAI (RFC 4271 §9.2.1.1: 30 s for eBGP by
+/// default elsewhere); it bounds the delay a route waits under load.
+pub const ROUND_MIN: Duration = Duration::from_millis(5);
 
 /// How long routes flagged stale by a peer's Beginning-of-RIB-Refresh wait
 /// for its End-of-RIB-Refresh (RFC 7313 §4 leaves the value to us; FRR and
@@ -696,7 +701,80 @@ impl RibState {
 
 /// The RIB thread's loop; returns when every sender is gone or shutdown
 /// was requested.
+///
+/// Export rounds are spaced at least [`ROUND_MIN`] apart: input arriving
+/// within that time of the last round is applied as it comes and exported
+/// together when the interval is over. Idle, the first message after a
+/// pause is exported at once. Under load this coalesces the best-path
+/// changes of many batches into one round (a prefix announced by ten
+/// peers is exported once, not ten times), which matters most for shard
+/// threads: each sees a fraction of every batch, and without the spacing
+/// ran one small round per batch, exporting and encoding ~8x more UPDATEs
+/// at 8 shards than the sequential thread for the same table.
 pub fn run(mut rx: Receiver<RibMsg>, mut st: RibState) {
+    // A timer for the bounded wait; the channel itself is tokio's.
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+    else {
+        warn!("RIB thread: no timer runtime; exporting after every burst");
+        return run_unspaced(rx, st);
+    };
+    let mut last_round = std::time::Instant::now()
+        .checked_sub(ROUND_MIN)
+        .unwrap_or_else(std::time::Instant::now);
+    let mut dirty = false;
+    loop {
+        let msg = if dirty {
+            let wait = ROUND_MIN.saturating_sub(last_round.elapsed());
+            if wait.is_zero() {
+                None
+            } else {
+                match rt.block_on(async { tokio::time::timeout(wait, rx.recv()).await }) {
+                    Ok(Some(m)) => Some(m),
+                    Ok(None) => {
+                        st.propagate();
+                        break;
+                    }
+                    Err(_) => None,
+                }
+            }
+        } else {
+            match rx.blocking_recv() {
+                Some(m) => Some(m),
+                None => break,
+            }
+        };
+        match msg {
+            Some(m) => {
+                st.handle(m);
+                for _ in 0..MAX_BURST {
+                    match rx.try_recv() {
+                        Ok(m) => st.handle(m),
+                        Err(_) => break,
+                    }
+                }
+                dirty = true;
+                if last_round.elapsed() >= ROUND_MIN {
+                    st.propagate();
+                    last_round = std::time::Instant::now();
+                    dirty = false;
+                }
+            }
+            None => {
+                st.propagate();
+                last_round = std::time::Instant::now();
+                dirty = false;
+            }
+        }
+        if st.shutdown {
+            break;
+        }
+    }
+}
+
+/// [`run`] without round spacing: an export round after every burst.
+fn run_unspaced(mut rx: Receiver<RibMsg>, mut st: RibState) {
     while let Some(msg) = rx.blocking_recv() {
         st.handle(msg);
         for _ in 0..MAX_BURST {
