@@ -205,6 +205,11 @@ impl InProc {
         });
     }
 
+    /// One channel per RIB thread (for a [`crate::daemon::control::Control`]).
+    pub fn senders(&self) -> &[tokio::sync::mpsc::Sender<crate::msg::RibMsg>] {
+        self.pipeline.senders()
+    }
+
     /// Runs `f` on every RIB thread.
     pub fn call_all<R: Send + 'static>(
         &self,
