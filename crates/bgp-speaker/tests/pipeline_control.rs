@@ -202,3 +202,31 @@ fn cli_and_metrics_merge_shards() {
         );
     }
 }
+
+/// `router.pipeline`/`router.threads` reach the daemon's spec; the modes
+/// that are not implemented are refused by name, never run as another.
+#[test]
+fn pipeline_config_modes() {
+    let spec = |extra: &str| {
+        let text = format!("[router]\nid = \"192.0.2.1\"\nasn = 64500\n{extra}");
+        let c = config::parse(&text, "t.toml").expect("valid configuration");
+        bgp_speaker::daemon::Spec::from_config(c)
+    };
+    let default = spec("").expect("default accepted");
+    assert_eq!(
+        default.mode,
+        Mode::Sharded(bgp_speaker::pipeline::default_threads())
+    );
+    let s = spec("pipeline = \"sharded\"\nthreads = 3\n").expect("sharded");
+    assert_eq!(s.mode, Mode::Sharded(3));
+    assert_eq!(s.mode.shards(), 3);
+    let s = spec("pipeline = \"sequential\"\nthreads = 3\n").expect("sequential");
+    assert_eq!(s.mode.shards(), 1);
+    for mode in ["per-peer", "worker-pool"] {
+        let e = spec(&format!("pipeline = \"{mode}\"\n")).expect_err("refused");
+        assert!(
+            e.contains(mode) && e.contains("not supported yet") && e.starts_with("t.toml:"),
+            "{e}"
+        );
+    }
+}
