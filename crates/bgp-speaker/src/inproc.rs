@@ -171,6 +171,7 @@ impl InProc {
             local_addr: SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 254)), port),
             remote_addr: SocketAddr::new(p.addr, 40000),
             eor_barrier: None,
+            since: std::time::SystemTime::now(),
         };
         self.rib.blocking_send(RibInput::Up {
             peer: Self::id(i),

@@ -43,6 +43,9 @@ pub struct SessionUp {
     /// threads: the End-of-RIB after the initial table goes out once,
     /// after every shard's part of it (RFC 4724 §2).
     pub eor_barrier: Option<Arc<FlushBarrier>>,
+    /// When the session reached Established (every shard shows the same
+    /// time in `show protocols`, `show route` and RIB dumps).
+    pub since: std::time::SystemTime,
 }
 
 /// Session task -> RIB thread.

@@ -147,12 +147,21 @@ fn cli_and_metrics_merge_shards() {
     assert_eq!(r.len(), 350, "sequential show route");
     for mode in [Mode::Sharded(2), Mode::Sharded(3)] {
         let a = run(mode);
-        // Paths carry the time their session came up, which each shard
-        // took itself; everything else must match.
+        // Paths carry the time their session came up, which differs
+        // between runs; everything else must match.
         assert!(
             routes_without_times(&a.routes) == routes_without_times(&base.routes),
             "{mode:?}: show route differs from sequential"
         );
+        // Within one run every shard shows the same time for a peer.
+        let Data::Routes(r) = &a.routes else {
+            panic!("routes")
+        };
+        let mut since = std::collections::BTreeMap::new();
+        for p in r.iter().flat_map(|x| &x.paths) {
+            let t = *since.entry(p.from.clone()).or_insert(p.since_ms);
+            assert_eq!(t, p.since_ms, "{mode:?}: {} up since two times", p.from);
+        }
         assert_eq!(a.count, base.count, "{mode:?}: show route count");
         // Protocol rows carry times (since_ms); compare the counts.
         let (Data::Protocols(p), Data::Protocols(q)) = (&a.protocols, &base.protocols) else {

@@ -405,7 +405,7 @@ impl RibState {
             remote_addr: up.remote_addr,
             encoder,
             eor_barrier: up.eor_barrier,
-            since: SystemTime::now(),
+            since: up.since,
             last_flush: std::time::Instant::now(),
         });
         self.rib.add_peer(id, cfg);

@@ -708,6 +708,7 @@ impl Session {
             local_addr: c.local,
             remote_addr: c.remote,
             eor_barrier: None,
+            since: std::time::SystemTime::now(),
         };
         self.negotiated = Some(n);
         self.rib
