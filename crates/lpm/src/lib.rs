@@ -33,9 +33,11 @@
 //!
 //! **Lookup cost.** Most IPv4 destinations end in the direct array or at the
 //! first node: 2-3 dependent memory reads. `lookup_batch` advances a group
-//! of lanes (64 for IPv4, 16 for IPv6) one trie level per round: each round
+//! of 64 lanes one trie level per round: each round
 //! visits every lane's node, whose line the previous round prefetched, and
-//! prefetches where the lane goes next, so the misses of a group overlap.
+//! prefetches where the lane goes next, so the misses of a group overlap;
+//! once fewer than 3/4 of the lanes are still at a node, the rounds visit
+//! only those (listed from a bit mask).
 //! The per-lane work uses selects, not branches: whether an address ends in
 //! the direct array or in a node is close to random, and mispredictions
 //! cost more than the misses they hide. On x86_64 a POPCNT build of both

@@ -27,9 +27,9 @@ pub(crate) const NO_ROUTE: u32 = LEAF - 1;
 /// Batched-lookup lane state: a leaf index whose leaf is prefetched but not
 /// yet read (pool indices stay below 2^30, see `pool.rs`).
 const PENDING: u32 = 1 << 30;
-/// Lookups of a batch advanced together (their misses overlap), per family.
-const GROUP4: usize = 64;
-const GROUP6: usize = 16;
+/// Lookups of a batch advanced together (their misses overlap). At most
+/// 64: the lanes of a group are tracked in a `u64` bit mask.
+const GROUP: usize = 64;
 /// Stand-in visited by batched lanes that are already done.
 const EMPTY_NODE: Node = Node {
     vector: 0,
@@ -251,24 +251,17 @@ impl<K: Key> Poptrie<K> {
     /// more than the memory they hide.
     #[inline(always)]
     fn batch_body(&self, addrs: &[K], out: &mut [Option<NextHop>]) {
-        // IPv4 lanes mostly finish after one node, so a wide group is
-        // cheap and hides more misses; IPv6 lanes go 3-5 levels deep and a
-        // narrow group keeps the per-round state in registers and L1
-        // (measured: docs/BENCHMARKS.md, LPM section).
-        if K::BITS == 32 {
-            for (ac, oc) in addrs.chunks(GROUP4).zip(out.chunks_mut(GROUP4)) {
-                self.group::<GROUP4>(ac, oc);
-            }
-        } else {
-            for (ac, oc) in addrs.chunks(GROUP6).zip(out.chunks_mut(GROUP6)) {
-                self.group::<GROUP6>(ac, oc);
-            }
+        // 64 lanes measured best for both families (16 and 32 were as good
+        // or slower; docs/BENCHMARKS.md, LPM section), now that lanes which
+        // are done are skipped.
+        for (ac, oc) in addrs.chunks(GROUP).zip(out.chunks_mut(GROUP)) {
+            self.group::<GROUP>(ac, oc);
         }
     }
 
     /// The rounds of a group where few lanes are at a node, from bit offset
-    /// `off`: the node lanes (`mask`) are listed once and each round visits only the listed ones,
-    /// then lists those that went on to a child.
+    /// `off`: the node lanes (`mask`) are listed once, each round visits
+    /// only the listed ones, then lists those that went on to a child.
     #[inline(always)]
     fn sparse_rounds(&self, ac: &[K], cur: &mut [u32], mask: u64, mut off: u32) {
         let nodes = &self.nodes.items[..];
