@@ -231,6 +231,11 @@ fn pipeline_config_modes() {
     assert_eq!(s.mode.shards(), 3);
     let s = spec("pipeline = \"sequential\"\nthreads = 3\n").expect("sequential");
     assert_eq!(s.mode.shards(), 1);
+    for bad in ["threads = 0\n", "threads = 65\n"] {
+        let text = format!("[router]\nid = \"192.0.2.1\"\nasn = 64500\n{bad}");
+        let e = config::parse(&text, "t.toml").expect_err("refused");
+        assert!(e.to_string().contains("router.threads"), "{e}");
+    }
     for mode in ["per-peer", "worker-pool"] {
         let e = spec(&format!("pipeline = \"{mode}\"\n")).expect_err("refused");
         assert!(

@@ -211,6 +211,11 @@ fn router(c: &Ctx<'_>, rr: &RawRouter, policies: &BTreeMap<String, PolicyDef>) -
     if rr.threads == Some(0) {
         return Err(c.err("router.threads", "at least 1 thread"));
     }
+    // The sharded pipeline runs one RIB thread per shard, and sessions
+    // split UPDATEs with a 64-bit shard mask.
+    if rr.threads.is_some_and(|t| t > 64) {
+        return Err(c.err("router.threads", "at most 64 threads"));
+    }
     let cluster_id = match &rr.cluster_id {
         Some(v) => router_id(c, "router.cluster_id", v)?,
         None => id,
