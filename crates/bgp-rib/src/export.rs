@@ -124,6 +124,17 @@ impl RibShard {
         // Keep the allocation for the next batch.
         self.path_changed = others;
         self.path_changed.clear();
+        self.clear_export_cache();
+    }
+
+    /// Drops the per-call verdict cache and the references it holds (the
+    /// source sets it is keyed by may be freed after the call).
+    fn clear_export_cache(&mut self) {
+        for (_, h) in self.export_cache.drain() {
+            if let Some(h) = h {
+                self.interner.release(h);
+            }
+        }
     }
 
     /// Whether prefixes with changes that only ADD-PATH peers see are
@@ -146,6 +157,7 @@ impl RibShard {
         for p in all {
             self.export_one(to, p, policy);
         }
+        self.clear_export_cache();
         Ok(())
     }
 
@@ -156,8 +168,7 @@ impl RibShard {
         prefix: Prefix,
         policy: &mut E,
     ) -> Option<AttrHandle> {
-        let r = self.lookup(&prefix)?;
-        let (best, set) = r.best()?;
+        let best = self.lookup(&prefix)?.best()?.0;
         let from = best.peer;
         // Not echoed back to the peer it came from.
         if from == to {
@@ -170,15 +181,34 @@ impl RibShard {
         if from_ibgp && to_ibgp && !policy.propagation_rules() {
             return None;
         }
-        let verdict = policy.export(to, &prefix, from, set);
-        match verdict {
+        // The prefixes of one UPDATE share (from, set): ask the policy once
+        // (and intern its rewrite once) when it does not look at prefixes.
+        let key = (to, from, best.attrs);
+        let cacheable = policy.prefix_independent(to);
+        if cacheable {
+            if let Some(&hit) = self.export_cache.get(&key) {
+                if let Some(h) = hit {
+                    self.interner.acquire(h);
+                }
+                return hit;
+            }
+        }
+        let set = self.interner.get(best.attrs)?;
+        let want = match policy.export(to, &prefix, from, set) {
             ExportVerdict::Reject => None,
             ExportVerdict::Accept => {
                 self.interner.acquire(best.attrs);
                 Some(best.attrs)
             }
             ExportVerdict::Replace(b) => Some(self.interner.intern(&b)),
+        };
+        if cacheable {
+            if let Some(h) = want {
+                self.interner.acquire(h);
+            }
+            self.export_cache.insert(key, want);
         }
+        want
     }
 
     pub(crate) fn export_one<E: ExportPolicy + ?Sized>(

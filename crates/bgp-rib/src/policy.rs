@@ -76,10 +76,22 @@ pub trait ExportPolicy {
     fn propagation_rules(&self) -> bool {
         false
     }
+
+    /// True when, for the duration of one export call, the verdict towards
+    /// `to` depends only on the source peer and the attribute set, not on
+    /// the prefix: the shard then computes it once per (to, from, set) and
+    /// reuses it for every prefix sharing them (one UPDATE's worth of
+    /// prefixes usually does).
+    fn prefix_independent(&self, _to: PeerId) -> bool {
+        false
+    }
 }
 
 impl ExportPolicy for AcceptAll {
     fn export(&mut self, _: PeerId, _: &Prefix, _: PeerId, _: &AttrSet) -> ExportVerdict {
         ExportVerdict::Accept
+    }
+    fn prefix_independent(&self, _: PeerId) -> bool {
+        true
     }
 }

@@ -177,6 +177,11 @@ impl<E: ExportPolicy> ExportPolicy for Propagation<E> {
     fn propagation_rules(&self) -> bool {
         true
     }
+
+    /// The rules here look at roles and attributes only.
+    fn prefix_independent(&self, to: PeerId) -> bool {
+        self.inner.prefix_independent(to)
+    }
 }
 
 /// RFC 4456 §8: ORIGINATOR_ID if absent, cluster id prepended to

@@ -96,6 +96,10 @@ pub struct RibShard {
     /// Prefixes where a path other than the best changed since the last
     /// [`Self::export_changes`]: only ADD-PATH peers need to hear of them.
     pub(crate) path_changed: Vec<Prefix>,
+    /// Export verdicts of the current export call for prefix-independent
+    /// policies, by (to, from, source set); each `Some` holds a reference.
+    /// Emptied when the call ends (see `export.rs`).
+    pub(crate) export_cache: FastMap<(PeerId, PeerId, AttrHandle), Option<AttrHandle>>,
 }
 
 /// A prefix's paths as stored, with the Loc-RIB choice.

@@ -456,3 +456,100 @@ fn import_otc_rules() {
     assert_eq!(chk(r(1), &otc(path(1), 5)), ImportCheck::Accept);
     assert!(!ImportCheck::Reject(ImportReject::RouteLeak).apply(&mut b));
 }
+
+/// [`AcceptAll`] without the prefix-independence promise: the shard asks
+/// it for every prefix.
+struct NoCache;
+
+impl ExportPolicy for NoCache {
+    fn export(
+        &mut self,
+        to: PeerId,
+        p: &Prefix,
+        from: PeerId,
+        a: &bgp_rib::AttrSet,
+    ) -> ExportVerdict {
+        AcceptAll.export(to, p, from, a)
+    }
+}
+
+/// The per-call verdict cache (one verdict per (to, from, set) for
+/// prefix-independent policies) changes nothing: the Adj-RIB-Out towards
+/// every peer is the same as when the policy is asked for every prefix,
+/// through a full export and through incremental changes, and it keeps no
+/// attribute set alive after the call.
+#[test]
+fn export_verdict_cache_changes_nothing() {
+    let mut cached = shard();
+    let mut plain = shard();
+    let mut p_cached = prop();
+    let mut p_plain = Propagation {
+        router_id: ROUTER_ID,
+        cluster_id: CLUSTER,
+        roles: (0..8).map(role).collect(),
+        inner: NoCache,
+    };
+    let sets = [
+        (CUSTOMER, with(base_attrs(), AttrValue::Med(7))),
+        (PROVIDER, with(base_attrs(), AttrValue::Med(3))),
+        (CLIENT_A, base_attrs()),
+        (NONCLIENT, with(base_attrs(), AttrValue::LocalPref(200))),
+        (
+            LATERAL,
+            with(
+                base_attrs(),
+                AttrValue::Communities(vec![Community(0xFFFF_FF01)]),
+            ),
+        ),
+        (RS_CLIENT, with(base_attrs(), AttrValue::Med(1))),
+    ];
+    let prefixes: Vec<Prefix> = (0..300u32)
+        .map(|i| Prefix::V4(base::Prefix4::new(0x0a00_0000 | (i << 8), 24).unwrap()))
+        .collect();
+    let announce = |s: &mut RibShard, round: usize| {
+        let mut changed = Vec::new();
+        for (k, chunk) in prefixes.chunks(50).enumerate() {
+            let (from, b) = &sets[(k + round) % sets.len()];
+            let nlri: Vec<Nlri> = chunk.iter().map(|p| Nlri::new(*p)).collect();
+            s.apply_update(*from, &nlri, Some(b), &[], &mut AcceptAll, &mut changed)
+                .unwrap();
+        }
+        changed
+    };
+    let compare = |a: &RibShard, b: &RibShard, what: &str| {
+        let mut sent = 0;
+        for to in 1..8 {
+            for p in &prefixes {
+                let x = a.adj_out(PeerId(to), p).map(|s| s.raw().to_vec());
+                let y = b.adj_out(PeerId(to), p).map(|s| s.raw().to_vec());
+                assert_eq!(x, y, "{what}: to {to}, {p}");
+                sent += usize::from(x.is_some());
+            }
+        }
+        sent
+    };
+    announce(&mut cached, 0);
+    announce(&mut plain, 0);
+    for to in 1..8 {
+        cached.export_full(PeerId(to), &mut p_cached).unwrap();
+        plain.export_full(PeerId(to), &mut p_plain).unwrap();
+    }
+    let sent = compare(&cached, &plain, "full export");
+    assert!(sent > 600, "only {sent} routes exported");
+    assert_eq!(
+        cached.interner().len(),
+        plain.interner().len(),
+        "sets kept alive"
+    );
+    // Another round moves every block to another peer's set.
+    let c1 = announce(&mut cached, 1);
+    let c2 = announce(&mut plain, 1);
+    cached.export_changes(&c1, &mut p_cached);
+    plain.export_changes(&c2, &mut p_plain);
+    compare(&cached, &plain, "changes");
+    assert_eq!(
+        cached.interner().len(),
+        plain.interner().len(),
+        "sets kept alive"
+    );
+}

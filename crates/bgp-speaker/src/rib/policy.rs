@@ -61,6 +61,14 @@ pub(super) struct UserExport<'a> {
 }
 
 impl ExportPolicy for UserExport<'_> {
+    /// Literal verdicts do not look at the prefix; compiled policies may.
+    fn prefix_independent(&self, to: PeerId) -> bool {
+        match self.peers.get(to.0 as usize) {
+            Some(Some(e)) => !matches!(e.meta.export, PolicyRef::Named(..)),
+            _ => true,
+        }
+    }
+
     fn export(
         &mut self,
         to: PeerId,
