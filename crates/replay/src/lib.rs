@@ -26,6 +26,7 @@ pub mod error;
 pub mod monitor;
 pub mod mrt_rib;
 pub mod mrt_updates;
+mod nexthop;
 mod pack;
 pub mod run;
 pub mod schedule;

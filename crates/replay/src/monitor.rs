@@ -238,6 +238,15 @@ impl Monitor {
         self.epoch + Duration::from_nanos(self.stats.last_change_ns.load(Relaxed))
     }
 
+    /// When the prefix set last changed; `None` while it never has (the
+    /// DUT sent nothing but End-of-RIB, or nothing at all).
+    pub fn changed_at(&self) -> Option<Instant> {
+        match self.stats.last_change_ns.load(Relaxed) {
+            0 => None,
+            ns => Some(self.epoch + Duration::from_nanos(ns)),
+        }
+    }
+
     /// When the DUT's first End-of-RIB arrived.
     pub fn end_of_rib_at(&self) -> Option<Instant> {
         self.at(self.stats.eor_ns.load(Relaxed))

@@ -12,18 +12,24 @@
 //! were sent by the collector, not by the peer, and are skipped; so are
 //! OPEN, KEEPALIVE and NOTIFICATION records.
 //!
+//! With [`UpdateOptions::next_hops`], every next hop is set to the
+//! replaying session's own address ([`crate::nexthop`], patched in place):
+//! recorded next hops are not reachable where the trace is replayed, and
+//! DUTs differ in whether they keep such routes.
+//!
 //! STATE_CHANGE records become session events of the peer's feed: leaving
 //! Established closes our session (the DUT flushes the peer's routes),
 //! reaching Established opens it again.
 
 use crate::error::{Phase, ReplayError};
+use crate::nexthop::{set_next_hops, NhError};
 use crate::workload::{send_ctx, Event, EventKind, Feed, Source, Step, Workload, MAX_MESSAGE};
 use base::Asn;
 use bgp_wire::{merge_as4_path, AttrValue, Message, MpNlri, ParseCtx, UpdateMessage, UpdateView};
 use mrt::bgp4mp::state;
 use mrt::{Body, ErrorKind, MrtReader};
 use std::collections::HashMap;
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 
 /// Which parts of an update dump to replay.
@@ -35,6 +41,9 @@ pub struct UpdateOptions {
     pub max_messages: Option<u64>,
     /// Ignore STATE_CHANGE records (keep every session up).
     pub ignore_state_changes: bool,
+    /// Session number -> (IPv4, IPv6) next hop to put in every UPDATE of
+    /// that session; `None` keeps the recorded next hops.
+    pub next_hops: Option<fn(usize) -> (Ipv4Addr, Ipv6Addr)>,
 }
 
 /// One replayed session of an update dump.
@@ -59,6 +68,10 @@ pub struct UpdateSummary {
     /// UPDATEs over 4096 octets after re-encoding (extended messages,
     /// RFC 8654, are not negotiated by replay).
     pub too_long: u64,
+    /// Next hops set to the session's own (see [`UpdateOptions::next_hops`]).
+    pub next_hops_rewritten: u64,
+    /// MP_REACH next hops of other forms (RFC 8950, other families), kept.
+    pub next_hops_kept: u64,
     /// OPEN, KEEPALIVE, NOTIFICATION, ROUTE-REFRESH and _LOCAL records.
     pub not_replayed: u64,
     /// Records or UPDATEs that did not decode.
@@ -159,16 +172,13 @@ pub fn update_workload(
                     continue;
                 }
                 let fits = m.is_as4() && !m.is_add_path() && m.message.len() <= MAX_MESSAGE;
-                let msg: &[u8] = if fits {
+                scratch.clear();
+                if fits {
                     sum.stored_as_is += 1;
-                    m.message
+                    scratch.extend_from_slice(m.message);
                 } else {
-                    scratch.clear();
                     match reencode(m.message, m.is_as4(), m.is_add_path(), &mut scratch) {
-                        Ok(()) if scratch.len() <= MAX_MESSAGE => {
-                            sum.reencoded += 1;
-                            &scratch
-                        }
+                        Ok(()) if scratch.len() <= MAX_MESSAGE => sum.reencoded += 1,
                         Ok(()) => {
                             sum.too_long += 1;
                             continue;
@@ -178,7 +188,21 @@ pub fn update_workload(
                             continue;
                         }
                     }
-                };
+                }
+                if let Some(nh) = opts.next_hops {
+                    let (nh4, nh6) = nh(si);
+                    match set_next_hops(&mut scratch, nh4, nh6) {
+                        Ok(d) => {
+                            sum.next_hops_rewritten += u64::from(d.rewritten);
+                            sum.next_hops_kept += u64::from(d.kept);
+                        }
+                        Err(NhError::Malformed) => {
+                            sum.malformed += 1;
+                            continue;
+                        }
+                    }
+                }
+                let msg: &[u8] = &scratch;
                 let Some((ann, wd, v6)) = count(msg) else {
                     sum.malformed += 1;
                     continue;
@@ -367,5 +391,63 @@ mod tests {
         }
         assert_eq!(asns, vec![701, 4_200_000_000]);
         assert_eq!(count(&out), Some((1, 0, false)));
+    }
+
+    #[test]
+    fn trace_next_hops_become_the_sessions_own() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/data/mrt/updates.20190101.0000.gz");
+        assert!(
+            path.exists(),
+            "{} is missing: the shared MRT data set is needed",
+            path.display()
+        );
+        fn nh(i: usize) -> (std::net::Ipv4Addr, std::net::Ipv6Addr) {
+            (
+                std::net::Ipv4Addr::new(198, 18, 1, 1 + i as u8),
+                "2001:2::2"
+                    .parse()
+                    .unwrap_or(std::net::Ipv6Addr::UNSPECIFIED),
+            )
+        }
+        let opts = UpdateOptions {
+            max_messages: Some(3000),
+            ignore_state_changes: true,
+            next_hops: Some(nh),
+            ..UpdateOptions::default()
+        };
+        let (w, sum) = update_workload(&path, &opts).expect("trace reads");
+        assert!(sum.next_hops_rewritten > 1000, "{sum:?}");
+        let (mut v4, mut v6) = (0, 0);
+        for (i, f) in w.feeds.iter().enumerate() {
+            let (own4, own6) = nh(i);
+            for k in 0..f.msgs.len() {
+                let msg = f.range(k, k + 1);
+                let (Message::Update(u), _) = Message::parse(msg, send_ctx()).expect("parses")
+                else {
+                    panic!("not an UPDATE")
+                };
+                for a in u.attributes() {
+                    if let bgp_wire::PathAttribute::NextHop(x) =
+                        a.expect("frames").typed(send_ctx()).expect("valid")
+                    {
+                        assert_eq!(x, own4, "peer {i} message {k}");
+                        v4 += 1;
+                    }
+                }
+                if let Some(Ok(mp)) = u.mp_reach() {
+                    if mp.afi_safi.afi == base::Afi::Ipv6 {
+                        assert_eq!(
+                            mp.next_hop(),
+                            Some(bgp_wire::NextHop::V6(own6)),
+                            "peer {i} message {k}"
+                        );
+                        v6 += 1;
+                    }
+                }
+            }
+        }
+        assert!(v4 > 0 && v6 > 0, "both families seen: {v4} {v6}");
+        assert_eq!(v4 + v6, sum.next_hops_rewritten, "{sum:?}");
     }
 }

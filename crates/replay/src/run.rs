@@ -9,7 +9,10 @@
 //! - for an update trace: once every peer has sent everything and the
 //!   DUT's End-of-RIB has reached the monitor, the monitor's last change
 //!   after `quiet` seconds without one (twice that for a DUT that sends
-//!   no End-of-RIB);
+//!   no End-of-RIB). A trace that announced prefixes while the monitor's
+//!   table never changed has not converged (the DUT passed nothing on):
+//!   [`RunResult::not_converged`] says so, instead of a convergence time of
+//!   zero;
 //! - without a monitor: when the last End-of-RIB was written (what the
 //!   generator managed, not what the DUT did).
 //!
@@ -136,6 +139,8 @@ pub struct RunResult {
     pub monitor_prefixes: Option<u64>,
     pub monitor_updates: Option<u64>,
     pub converged: bool,
+    /// Why the run did not converge, when it did not.
+    pub not_converged: Option<&'static str>,
     pub convergence_secs: Option<f64>,
     pub updates_per_sec: Option<f64>,
     pub prefixes_per_sec: Option<f64>,
@@ -174,6 +179,7 @@ pub fn run(
     let mut converged_at: Option<Instant> = None;
     let mut all_sent_at: Option<Instant> = None;
     let mut seen_at: Option<Instant> = None;
+    let mut reason: Option<&'static str> = None;
     let mut last_sample = t_run - cfg.sample_every;
     loop {
         std::thread::sleep(Duration::from_millis(5).min(cfg.sample_every));
@@ -210,19 +216,22 @@ pub fn run(
         if converged_at.is_none() {
             converged_at = match (&monitor, expected) {
                 (Some(m), Some(_)) => m.reached_at(),
-                (Some(m), None) => {
-                    let quiet_since = m.last_change().max(all_sent_at.unwrap_or(now));
-                    // A DUT that sends no End-of-RIB to a peer without
-                    // Graceful Restart families (GoBGP) must stay quiet
-                    // twice as long instead.
-                    let quiet_for = if m.end_of_rib_at().is_some() {
-                        cfg.quiet
-                    } else {
-                        cfg.quiet * 2
-                    };
-                    (all_sent && now.duration_since(quiet_since) >= quiet_for)
-                        .then(|| m.last_change().max(t0))
-                }
+                (Some(m), None) => match trace_end(&TraceState {
+                    all_sent_at,
+                    changed_at: m.changed_at(),
+                    end_of_rib: m.end_of_rib_at().is_some(),
+                    quiet: cfg.quiet,
+                    announced: snap.prefixes_sent,
+                    now,
+                    t0,
+                }) {
+                    TraceEnd::Running => None,
+                    TraceEnd::Converged(t) => Some(t),
+                    TraceEnd::NothingReceived => {
+                        reason = Some(NOTHING_RECEIVED);
+                        break;
+                    }
+                },
                 (None, _) => all_sent_at,
             };
             if converged_at.is_some() {
@@ -234,6 +243,17 @@ pub fn run(
         let dead = snap.failed >= snap.peers || msnap.is_some_and(|m| m.failed);
         let late = now.duration_since(t0) >= cfg.timeout;
         if held || dead || late || stop.load(Relaxed) || replay.finished() {
+            if converged_at.is_none() {
+                reason = Some(if stop.load(Relaxed) {
+                    "interrupted"
+                } else if late {
+                    "timeout"
+                } else if dead {
+                    "sessions failed"
+                } else {
+                    "replay ended before convergence"
+                });
+            }
             break;
         }
     }
@@ -276,6 +296,7 @@ pub fn run(
         monitor_prefixes: msnap.map(|m| m.prefixes),
         monitor_updates: msnap.map(|m| m.updates),
         converged: conv.is_some(),
+        not_converged: if conv.is_some() { None } else { reason },
         convergence_secs: conv,
         updates_per_sec: conv.map(|c| snap.updates_sent as f64 / c.max(1e-6)),
         prefixes_per_sec: conv.map(|c| snap.prefixes_sent as f64 / c.max(1e-6)),
@@ -283,6 +304,56 @@ pub fn run(
         dut_peak_rss_kib: rss,
         series,
     })
+}
+
+/// Why a trace run ended without converging: the DUT never changed the
+/// monitor's table although the trace announced prefixes.
+pub const NOTHING_RECEIVED: &str = "monitor received no routes";
+
+/// What the convergence check of an update trace looks at.
+struct TraceState {
+    /// When every peer had sent everything.
+    all_sent_at: Option<Instant>,
+    /// The monitor's last table change; `None`: never.
+    changed_at: Option<Instant>,
+    /// The DUT's End-of-RIB has reached the monitor.
+    end_of_rib: bool,
+    quiet: Duration,
+    /// Prefixes the trace announced so far.
+    announced: u64,
+    now: Instant,
+    /// Start of the run (sessions up).
+    t0: Instant,
+}
+
+#[derive(Debug, PartialEq)]
+enum TraceEnd {
+    Running,
+    /// Converged at this instant (the monitor's last change).
+    Converged(Instant),
+    /// Quiet for the whole quiet period after sending, yet the monitor
+    /// never saw a route: a DUT that dropped everything, not one that
+    /// converged instantly.
+    NothingReceived,
+}
+
+fn trace_end(s: &TraceState) -> TraceEnd {
+    let Some(sent) = s.all_sent_at else {
+        return TraceEnd::Running;
+    };
+    // A DUT that sends no End-of-RIB to a peer without Graceful Restart
+    // families (GoBGP) must stay quiet twice as long instead.
+    let quiet_for = if s.end_of_rib { s.quiet } else { s.quiet * 2 };
+    let quiet_since = s.changed_at.map_or(sent, |c| c.max(sent));
+    if s.now.saturating_duration_since(quiet_since) < quiet_for {
+        return TraceEnd::Running;
+    }
+    match s.changed_at {
+        Some(c) => TraceEnd::Converged(c.max(s.t0)),
+        None if s.announced > 0 => TraceEnd::NothingReceived,
+        // Withdrawals only: nothing to wait for.
+        None => TraceEnd::Converged(s.t0),
+    }
 }
 
 fn secs_between(a: Instant, b: Instant) -> f64 {
@@ -414,5 +485,63 @@ impl RunResult {
             self.prefixes_chart(&format!("Prefixes over time: {label}"))
                 .to_svg(),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(t0: Instant, changed: Option<u64>, now: u64, eor: bool) -> TraceState {
+        let ms = Duration::from_millis;
+        TraceState {
+            all_sent_at: Some(t0 + ms(1000)),
+            changed_at: changed.map(|c| t0 + ms(c)),
+            end_of_rib: eor,
+            quiet: Duration::from_secs(3),
+            announced: 500,
+            now: t0 + ms(now),
+            t0,
+        }
+    }
+
+    #[test]
+    fn silent_monitor_is_not_converged_at_zero() {
+        let t0 = Instant::now();
+        // Still within the quiet period after sending: keep waiting.
+        assert_eq!(trace_end(&state(t0, None, 3500, true)), TraceEnd::Running);
+        // Quiet after sending, but the monitor never saw a route.
+        assert_eq!(
+            trace_end(&state(t0, None, 4100, true)),
+            TraceEnd::NothingReceived
+        );
+        // Without End-of-RIB the quiet period doubles.
+        assert_eq!(trace_end(&state(t0, None, 4100, false)), TraceEnd::Running);
+        assert_eq!(
+            trace_end(&state(t0, None, 7100, false)),
+            TraceEnd::NothingReceived
+        );
+        // A trace with nothing to announce has nothing to wait for.
+        let mut s = state(t0, None, 4100, true);
+        s.announced = 0;
+        assert_eq!(trace_end(&s), TraceEnd::Converged(t0));
+    }
+
+    #[test]
+    fn trace_converges_at_the_last_change_after_quiet() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        assert_eq!(
+            trace_end(&state(t0, Some(1500), 4400, true)),
+            TraceEnd::Running
+        );
+        assert_eq!(
+            trace_end(&state(t0, Some(1500), 4600, true)),
+            TraceEnd::Converged(t0 + ms(1500))
+        );
+        // Nothing is done before every peer has sent everything.
+        let mut s = state(t0, Some(1500), 60_000, true);
+        s.all_sent_at = None;
+        assert_eq!(trace_end(&s), TraceEnd::Running);
     }
 }

@@ -98,7 +98,8 @@ pub struct BenchConfig {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Status {
     Converged,
-    NotConverged,
+    /// With the reason (timeout, nothing received, ...).
+    NotConverged(String),
     NotSupported(String),
     Failed(BenchError, String),
 }
@@ -107,7 +108,7 @@ impl Status {
     pub fn word(&self) -> &'static str {
         match self {
             Status::Converged => "converged",
-            Status::NotConverged => "not-converged",
+            Status::NotConverged(_) => "not-converged",
             Status::NotSupported(_) => "not-supported",
             Status::Failed(..) => "failed",
         }
@@ -115,8 +116,8 @@ impl Status {
 
     pub fn detail(&self) -> String {
         match self {
-            Status::Converged | Status::NotConverged => String::new(),
-            Status::NotSupported(s) => s.clone(),
+            Status::Converged => String::new(),
+            Status::NotConverged(s) | Status::NotSupported(s) => s.clone(),
             Status::Failed(e, s) => format!("{e}: {s}"),
         }
     }
@@ -357,9 +358,15 @@ fn ceiling(
         .convergence_secs
         .map(|c| result.prefixes_sent as f64 / c.max(1e-6));
     let status = if result.converged {
+        result.not_converged = None;
         Status::Converged
     } else {
-        Status::NotConverged
+        let why = format!(
+            "sink got {} of {} prefixes, {} of {want_eor} End-of-RIB",
+            snap.prefixes, result.prefixes_sent, snap.end_of_rib
+        );
+        result.not_converged = Some("sink incomplete");
+        Status::NotConverged(why)
     };
     mk(status, Some(result))
 }
@@ -445,7 +452,7 @@ fn one_dut_run(
     } else if let Some((_, e)) = r.errors.first() {
         Status::Failed(BenchError::Replay, format!("{e}; log: {tail}"))
     } else {
-        Status::NotConverged
+        Status::NotConverged(r.not_converged.unwrap_or("unknown").to_string())
     };
     mk(status, Some(r))
 }
@@ -489,6 +496,9 @@ mod tests {
     #[test]
     fn status_words() {
         assert_eq!(Status::NotSupported("x".into()).word(), "not-supported");
+        let nc = Status::NotConverged(crate::run::NOTHING_RECEIVED.into());
+        assert_eq!(nc.word(), "not-converged");
+        assert_eq!(nc.detail(), "monitor received no routes");
         assert_eq!(
             Status::Failed(BenchError::DutExited, "y".into()).detail(),
             "the DUT exited: y"

@@ -17,13 +17,14 @@
 //! replayed with one traffic mix.
 
 use crate::bench::daemons::GENERATOR_AS;
-use crate::bench::netns::peer_addr;
+use crate::bench::netns::{peer_addr, PEERS_ADDR6};
 use crate::error::ReplayError;
 use crate::mrt_rib::{rib_workload, RibOptions};
 use crate::mrt_updates::{update_workload, UpdateOptions};
 use crate::schedule::Mix;
 use crate::workload::{FeedParams, Sharing, SyntheticSpec, Workload};
 use base::Asn;
+use std::net::{Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -116,8 +117,21 @@ impl Case {
 }
 
 fn params(i: usize) -> FeedParams {
-    let nh = peer_addr(i).unwrap_or(std::net::Ipv4Addr::UNSPECIFIED);
-    FeedParams::ebgp(Asn(GENERATOR_AS), nh)
+    let (nh, nh6) = trace_next_hops(i);
+    FeedParams {
+        next_hop6: Some(nh6),
+        ..FeedParams::ebgp(Asn(GENERATOR_AS), nh)
+    }
+}
+
+/// The next hops generator peer `i` announces: its own IPv4 address, and
+/// for IPv6 routes (carried over the IPv4 session) the peers' namespace's
+/// IPv6 address on the link. Both are on the DUT's link, so every DUT
+/// resolves them the same way; recorded next hops are not (a DUT that
+/// checks reachability would drop those routes, one that does not would
+/// keep them, and the tables would differ).
+fn trace_next_hops(i: usize) -> (Ipv4Addr, Ipv6Addr) {
+    (peer_addr(i).unwrap_or(Ipv4Addr::UNSPECIFIED), PEERS_ADDR6)
 }
 
 fn scaled(n: f64, scale: f64) -> u64 {
@@ -210,6 +224,8 @@ pub fn cases(s: &Scenario, scale: f64, seed: u64, mrt_dir: &Path) -> Result<Vec<
                 // Session resets in a 5-minute trace would make every DUT's
                 // end state depend on timing; keep sessions up.
                 ignore_state_changes: true,
+                // Every DUT must see reachable next hops (see trace_next_hops).
+                next_hops: Some(trace_next_hops),
             };
             let (w, sum) = update_workload(&path, &opts).map_err(|e| rib_err(UPDATE_TRACE, e))?;
             let w = Arc::new(w);
@@ -225,7 +241,7 @@ pub fn cases(s: &Scenario, scale: f64, seed: u64, mrt_dir: &Path) -> Result<Vec<
                     ),
                     workload: w.clone(),
                     mix: *m,
-                    foreign_next_hops: true,
+                    foreign_next_hops: false,
                 })
                 .collect())
         }

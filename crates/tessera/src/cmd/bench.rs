@@ -103,7 +103,7 @@ pub fn run(a: Args) -> CmdResult {
     let bad = rep
         .runs
         .iter()
-        .filter(|m| matches!(m.status, Status::Failed(..) | Status::NotConverged))
+        .filter(|m| matches!(m.status, Status::Failed(..) | Status::NotConverged(_)))
         .count();
     println!(
         "results in {}: summary.md, summary.csv, runs.csv, results.json, *.svg",
