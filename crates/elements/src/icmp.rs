@@ -239,6 +239,9 @@ impl DecIpTtl {
             let Some(mut ip) = p
                 .data_mut()
                 .get_mut(l3..)
+                // The mutable view does not check the version: an IPv6
+                // packet here must not have its "TTL" decremented.
+                .filter(|b| b.first().is_some_and(|v| v >> 4 == 4))
                 .and_then(|b| Ipv4Mut::parse(b).ok())
             else {
                 out.drop(p, DropReason::BadIpHeader);
@@ -288,6 +291,7 @@ impl DecIp6HopLimit {
             let Some(mut ip) = p
                 .data_mut()
                 .get_mut(l3..)
+                .filter(|b| b.first().is_some_and(|v| v >> 4 == 6))
                 .and_then(|b| Ipv6Mut::parse(b).ok())
             else {
                 out.drop(p, DropReason::BadIp6Header);
