@@ -42,6 +42,12 @@
 //! * Enhanced route refresh (RFC 7313): [`Rib::mark_stale_afi`] flags a
 //!   family's routes at the peer's BoRR; the EoRR sweep reuses the graceful
 //!   restart one.
+//! * Policy shortcuts: an import policy that [`ImportPolicy::accepts_all`]
+//!   skips the per-UPDATE editable copy; an export policy that is
+//!   [`ExportPolicy::prefix_independent`] towards a peer is asked once per
+//!   (peer, source peer, set) within one export call, its rewrite (such as
+//!   the eBGP MED strip) interned once, the cache dropped when the call
+//!   ends.
 //!
 //! Limitations: no confederations: the
 //! encoder strips confederation segments towards eBGP and NO_EXPORT_SUBCONFED
