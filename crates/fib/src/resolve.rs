@@ -60,6 +60,11 @@ pub struct FibStats {
     pub installed: u64,
     /// Changes for a connected prefix (ignored).
     pub shadowed: u64,
+    /// Routes known but not installed now: their next hop is on no
+    /// dataplane port and no other route covers it (e.g. a peer that
+    /// advertises its own session address on a link that is not a
+    /// dataplane port).
+    pub unresolved: u64,
     /// Next-hop ids in use (connected ones included).
     pub next_hops: u64,
     /// Deltas emitted.
@@ -176,6 +181,7 @@ impl Fib {
     pub fn stats(&self) -> FibStats {
         let mut s = self.stats;
         s.routes = self.routes.len() as u64;
+        s.unresolved = s.routes.saturating_sub(s.installed);
         s.next_hops = self.slots.iter().flatten().count() as u64;
         s
     }

@@ -65,7 +65,7 @@ pub fn print_report(r: &dataplane::Report) {
     eprintln!(
         "dataplane: rx={} forwarded={} no_route={} unresolved={} ttl_expired={} local={} bad_header={} \
          not_ip={} ipv6={} hairpin={} tx_full={} arp_in={} arp_replies={} arp_requests={} \
-         fib_changes={} fib_routes={} fib_installed={} publishes={} deltas={} learned={} \
+         fib_changes={} fib_routes={} fib_installed={} fib_unresolved={} publishes={} deltas={} learned={} \
          kernel_ok={} kernel_err={} errors={:?}",
         t.rx,
         t.forwarded,
@@ -84,6 +84,7 @@ pub fn print_report(r: &dataplane::Report) {
         r.fib.stats.changes,
         r.fib.stats.routes,
         r.fib.stats.installed,
+        r.fib.stats.unresolved,
         r.fib.publishes,
         r.fib.deltas,
         r.fib.learned,

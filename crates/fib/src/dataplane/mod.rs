@@ -135,9 +135,10 @@ pub struct Dataplane {
     live: Arc<Mutex<FibReport>>,
 }
 
-/// The interface's MAC by `SIOCGIFHWADDR` (not sysfs: /sys shows the
-/// namespace that mounted it, not the calling thread's).
-fn read_mac(name: &str) -> Result<[u8; 6], DpError> {
+/// An `ifreq` named `name` and a datagram socket to run interface ioctls
+/// on (in the calling thread's network namespace, unlike /sys, which shows
+/// the namespace that mounted it).
+fn ifreq_socket(name: &str) -> Result<(std::os::fd::OwnedFd, libc::ifreq), DpError> {
     let b = name.as_bytes();
     if b.is_empty() || b.len() >= libc::IFNAMSIZ {
         return Err(DpError::Io(IoError::NoSuchInterface));
@@ -145,7 +146,7 @@ fn read_mac(name: &str) -> Result<[u8; 6], DpError> {
     // SAFETY: plain socket(2); checked below.
     let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
     if fd < 0 {
-        return Err(DpError::Config("cannot open a socket to read a MAC"));
+        return Err(DpError::Config("cannot open a socket for interface ioctls"));
     }
     // SAFETY: fd is ours; OwnedFd closes it.
     let fd = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
@@ -154,6 +155,12 @@ fn read_mac(name: &str) -> Result<[u8; 6], DpError> {
     for (d, s) in ifr.ifr_name.iter_mut().zip(b) {
         *d = *s as libc::c_char;
     }
+    Ok((fd, ifr))
+}
+
+/// The interface's MAC by `SIOCGIFHWADDR`.
+fn read_mac(name: &str) -> Result<[u8; 6], DpError> {
+    let (fd, mut ifr) = ifreq_socket(name)?;
     // SAFETY: SIOCGIFHWADDR fills the ifreq we pass.
     let rc = unsafe {
         libc::ioctl(
@@ -174,15 +181,48 @@ fn read_mac(name: &str) -> Result<[u8; 6], DpError> {
     Ok(m)
 }
 
-fn rx_queues(name: &str) -> usize {
-    std::fs::read_dir(format!("/sys/class/net/{name}/queues"))
-        .map(|d| {
-            d.flatten()
-                .filter(|e| e.file_name().to_string_lossy().starts_with("rx-"))
-                .count()
-        })
-        .unwrap_or(1)
-        .max(1)
+/// `struct ethtool_channels` (linux/ethtool.h).
+#[repr(C)]
+#[derive(Default)]
+struct EthtoolChannels {
+    cmd: u32,
+    max_rx: u32,
+    max_tx: u32,
+    max_other: u32,
+    max_combined: u32,
+    rx_count: u32,
+    tx_count: u32,
+    other_count: u32,
+    combined_count: u32,
+}
+
+const SIOCETHTOOL: libc::c_ulong = 0x8946;
+const ETHTOOL_GCHANNELS: u32 = 0x3c;
+
+/// The interface's RX queues in use, by `ETHTOOL_GCHANNELS` (what
+/// `ethtool -l` shows: separate RX plus combined channels). `None` when the
+/// driver does not say; the AF_XDP bind then tells.
+fn rx_queues(name: &str) -> Option<usize> {
+    let (fd, mut ifr) = ifreq_socket(name).ok()?;
+    let mut ch = EthtoolChannels {
+        cmd: ETHTOOL_GCHANNELS,
+        ..EthtoolChannels::default()
+    };
+    ifr.ifr_ifru.ifru_data = (&mut ch as *mut EthtoolChannels).cast();
+    // SAFETY: SIOCETHTOOL with ETHTOOL_GCHANNELS fills the
+    // ethtool_channels that ifru_data points to, which outlives the call.
+    let rc = unsafe {
+        libc::ioctl(
+            std::os::fd::AsRawFd::as_raw_fd(&fd),
+            SIOCETHTOOL as _,
+            &mut ifr as *mut libc::ifreq,
+        )
+    };
+    if rc < 0 {
+        return None;
+    }
+    let n = ch.rx_count.saturating_add(ch.combined_count);
+    (n > 0).then_some(n as usize)
 }
 
 /// Starts the dataplane: FIB thread fed by `feed`, and `cfg.cores`
@@ -243,7 +283,7 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
             };
             let mut v = Vec::new();
             for (i, p) in cfg.ports.iter().enumerate() {
-                if rx_queues(&p.name) < cfg.cores {
+                if rx_queues(&p.name).is_some_and(|q| q < cfg.cores) {
                     return Err(DpError::TooFewQueues(i));
                 }
                 v.push(XdpProgram::attach(&p.name, mode, cfg.cores as u32)?);
@@ -473,5 +513,25 @@ impl Dataplane {
 impl Drop for Dataplane {
     fn drop(&mut self) {
         self.halt();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Loopback exists in every namespace; it has a MAC of zeros and no
+    /// ethtool channels. A name that does not exist is an error, not a
+    /// guess.
+    #[test]
+    fn interface_ioctls_read_the_callers_namespace() {
+        assert_eq!(read_mac("lo"), Ok([0; 6]));
+        assert_eq!(
+            read_mac("no-such-if0"),
+            Err(DpError::Io(IoError::NoSuchInterface))
+        );
+        assert_eq!(rx_queues("no-such-if0"), None);
+        assert!(read_mac("").is_err());
+        assert!(read_mac("a-name-longer-than-ifnamsiz").is_err());
     }
 }

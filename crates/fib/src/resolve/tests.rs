@@ -326,3 +326,60 @@ fn naive(model: &HashMap<Prefix, IpAddr>, a: u32) -> Option<(u16, Option<IpAddr>
         .find_map(|p| resolve(model, p, 3))
         .map(|(port, gw)| (port, Some(gw)))
 }
+
+/// The netns proof's case (tesserad issue 4): 203.0.113.0/24 via a
+/// gateway inside port r1's connected prefix is resolved on-link and is
+/// what a worker reads after one left-right publication; via an address on
+/// no port (BIRD's own session address on a non-dataplane link, what BIRD
+/// sends unless told otherwise) it is kept but neither installed nor
+/// published, and the stats say so.
+#[test]
+fn gateway_on_connected_prefix_is_installed_and_published() {
+    use lpm::publish::left_right;
+    let mut f = Fib::new(&ports(), false);
+    let mut w = left_right(FibTables::new());
+    let mut r = w.reader();
+    w.publish(&f.take_deltas()).expect("connected");
+    let dst = u32::from(Ipv4Addr::new(203, 0, 113, 1));
+    assert_eq!(r.read().route4(dst), None);
+
+    f.apply(&[ch("203.0.113.0/24", Some("10.9.0.2"))]);
+    let s = f.stats();
+    assert_eq!((s.routes, s.installed, s.unresolved), (1, 0, 1), "{s:?}");
+    assert!(f.take_deltas().is_empty(), "nothing to publish");
+    assert_eq!(f.resolved(pfx("203.0.113.0/24")), None);
+
+    f.apply(&[ch("203.0.113.0/24", Some("10.2.0.2"))]);
+    let s = f.stats();
+    assert_eq!((s.routes, s.installed, s.unresolved), (1, 1, 0), "{s:?}");
+    assert_eq!(f.resolved(pfx("203.0.113.0/24")), Some((1, ip("10.2.0.2"))));
+    w.publish(&f.take_deltas()).expect("route");
+    assert_eq!(
+        r.read().route4(dst),
+        Some(Hop::Resolve {
+            port: 1,
+            target: ip("10.2.0.2")
+        }),
+        "the worker's view: out of r1, ARP for the gateway"
+    );
+    f.learn(ip("10.2.0.2"), [2; 6]);
+    w.publish(&f.take_deltas()).expect("neighbour");
+    assert_eq!(
+        r.read().route4(dst),
+        Some(Hop::Ready {
+            port: 1,
+            mac: [2; 6]
+        })
+    );
+    // Moving to B2 (r2) and withdrawing are published the same way.
+    f.apply(&[ch("203.0.113.0/24", Some("10.3.0.2"))]);
+    w.publish(&f.take_deltas()).expect("move");
+    assert!(matches!(
+        r.read().route4(dst),
+        Some(Hop::Resolve { port: 2, .. })
+    ));
+    f.apply(&[ch("203.0.113.0/24", None)]);
+    w.publish(&f.take_deltas()).expect("withdraw");
+    assert_eq!(r.read().route4(dst), None);
+    assert_eq!(f.stats().routes, 0);
+}
