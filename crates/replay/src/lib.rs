@@ -95,19 +95,50 @@ pub fn source_addresses(base: IpAddr, count: usize) -> Result<Vec<IpAddr>, Repla
 /// Sets `flag` on the first Ctrl-C (SIGINT) and exits the process on the
 /// second, so a stuck shutdown can still be interrupted.
 pub fn stop_on_ctrl_c(flag: Arc<AtomicBool>) -> Result<(), ReplayError> {
+    stop_on_signals(flag, || {})
+}
+
+/// Sets `flag` on the first SIGINT, SIGTERM or SIGHUP (a terminal closed,
+/// `kill`, `timeout`, systemd stopping a unit: all mean "stop and clean
+/// up"); on the second runs `last_cleanup` and exits with 128 + the
+/// signal number, so a stuck shutdown can still be interrupted without
+/// leaving what `last_cleanup` removes (the bench's namespaces) behind.
+pub fn stop_on_signals(
+    flag: Arc<AtomicBool>,
+    last_cleanup: impl FnOnce() + Send + 'static,
+) -> Result<(), ReplayError> {
+    use tokio::signal::unix::{signal, SignalKind};
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| ReplayError::io(Phase::Hold, &e))?;
+    // Registered here, before returning, so that a signal arriving right
+    // after this call is already caught (not the default action: exit).
+    let (mut int, mut term, mut hup) = rt
+        .block_on(async {
+            Ok::<_, std::io::Error>((
+                signal(SignalKind::interrupt())?,
+                signal(SignalKind::terminate())?,
+                signal(SignalKind::hangup())?,
+            ))
+        })
+        .map_err(|e| ReplayError::io(Phase::Hold, &e))?;
     std::thread::Builder::new()
-        .name("ctrl-c".into())
+        .name("signals".into())
         .spawn(move || {
             rt.block_on(async {
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    flag.store(true, Relaxed);
-                }
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    std::process::exit(130);
+                for n in 0.. {
+                    let sig = tokio::select! {
+                        _ = int.recv() => libc::SIGINT,
+                        _ = term.recv() => libc::SIGTERM,
+                        _ = hup.recv() => libc::SIGHUP,
+                    };
+                    if n == 0 {
+                        flag.store(true, Relaxed);
+                        continue;
+                    }
+                    last_cleanup();
+                    std::process::exit(128 + sig);
                 }
             })
         })

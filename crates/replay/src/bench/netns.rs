@@ -209,6 +209,18 @@ impl Topology {
     }
 }
 
+/// Removes the namespaces of the bench run named `name` (and kills what
+/// runs in them), whatever state that run is in: the last cleanup when a
+/// second signal ends the process before [`Topology`]'s drop could run.
+pub fn remove_named(name: &str) {
+    let t = Topology {
+        dut_ns: format!("{name}-d"),
+        peers_ns: format!("{name}-p"),
+        detail: String::new(),
+    };
+    t.remove();
+}
+
 impl Drop for Topology {
     fn drop(&mut self) {
         self.remove();

@@ -104,7 +104,9 @@ pub struct Case {
     pub name: String,
     pub workload: Arc<Workload>,
     pub mix: Mix,
-    /// Recorded next hops (traces): DUTs must resolve them recursively.
+    /// Next hops not on the link: DUTs must resolve them recursively. No
+    /// built-in scenario sets it any more (trace next hops are rewritten
+    /// to the sending peer's own, see `trace_next_hops`).
     pub foreign_next_hops: bool,
     /// What the case is, for the report.
     pub about: String,

@@ -94,7 +94,11 @@ pub fn run(a: Args) -> CmdResult {
         name: format!("tb{}", std::process::id()),
     };
     let stop = Arc::new(AtomicBool::new(false));
-    replay::stop_on_ctrl_c(stop.clone())?;
+    // SIGINT, SIGTERM, SIGHUP: stop, stop the daemons, remove the
+    // namespaces, write what was measured. A second signal exits at once
+    // but still removes the namespaces (and kills the daemons in them).
+    let name = cfg.name.clone();
+    replay::stop_on_signals(stop.clone(), move || bench::netns::remove_named(&name))?;
     let mut say = |l: &str| {
         println!("{l}");
         let _ = std::io::stdout().flush();
