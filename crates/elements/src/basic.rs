@@ -2,7 +2,7 @@
 
 use std::collections::VecDeque;
 
-use graph::{Arg, BuildError, DeviceRole, DropReason, Output, Ports};
+use graph::{Arg, BuildError, DeviceRole, DropReason, Output, Ports, Verdict};
 use pkt::{Batch, Packet};
 
 use crate::args::{each, keyword, num, unknown};
@@ -38,9 +38,7 @@ impl FromDevice {
     }
     #[inline]
     pub(crate) fn process(&mut self, batch: &mut Batch, out: &mut Output<'_>) {
-        for p in batch.drain() {
-            out.push(0, p);
-        }
+        out.forward_all(0, batch);
     }
 }
 
@@ -87,10 +85,10 @@ impl ToDevice {
     }
     #[inline]
     pub(crate) fn process(&mut self, batch: &mut Batch, out: &mut Output<'_>) {
+        // One bulk move into the transmit ring; what does not fit drops.
+        self.tx.take_from(batch);
         for p in batch.drain() {
-            if let Err(p) = self.tx.push(p) {
-                out.drop(p, DropReason::TxFull);
-            }
+            out.drop(p, DropReason::TxFull);
         }
     }
     pub(crate) fn role(&self) -> DeviceRole<'_> {
@@ -117,11 +115,9 @@ pub struct Counter {
 impl Counter {
     #[inline]
     pub(crate) fn process(&mut self, batch: &mut Batch, out: &mut Output<'_>) {
-        for p in batch.drain() {
-            self.packets += 1;
-            self.bytes += p.len() as u64;
-            out.push(0, p);
-        }
+        self.packets += batch.len() as u64;
+        self.bytes += batch.iter().map(|p| p.len() as u64).sum::<u64>();
+        out.forward_all(0, batch);
     }
 }
 
@@ -349,13 +345,13 @@ impl PortFilter {
 
     #[inline]
     pub(crate) fn process(&mut self, batch: &mut Batch, out: &mut Output<'_>) {
-        for p in batch.drain() {
-            if self.allows(&p) {
-                out.push(0, p);
+        out.dispatch(batch, |p| {
+            if self.allows(p) {
+                Verdict::port(0)
             } else {
-                out.drop(p, DropReason::Filtered);
+                Verdict::drop(DropReason::Filtered)
             }
-        }
+        });
     }
 }
 

@@ -1,6 +1,6 @@
 //! CheckIpHeader and CheckIp6Header: validate IP headers before routing.
 
-use graph::{Arg, BuildError, DropReason, Output};
+use graph::{Arg, BuildError, DropReason, Output, Verdict};
 use pkt::hdr::ether::{parse_l2, ETH_IPV4, ETH_IPV6};
 use pkt::hdr::ip4::Ipv4;
 use pkt::hdr::ip6::Ipv6;
@@ -57,15 +57,13 @@ impl CheckIpHeader {
 
     #[inline]
     pub(crate) fn process(&mut self, batch: &mut Batch, out: &mut Output<'_>) {
-        for mut p in batch.drain() {
-            match self.check(p.data()) {
-                Ok(l3) => {
-                    p.anno.l3 = l3;
-                    out.push(0, p);
-                }
-                Err(r) => out.drop(p, r),
+        out.dispatch(batch, |p| match self.check(p.data()) {
+            Ok(l3) => {
+                p.anno.l3 = l3;
+                Verdict::port(0)
             }
-        }
+            Err(r) => Verdict::drop(r),
+        });
     }
 }
 
@@ -101,14 +99,12 @@ impl CheckIp6Header {
 
     #[inline]
     pub(crate) fn process(&mut self, batch: &mut Batch, out: &mut Output<'_>) {
-        for mut p in batch.drain() {
-            match Self::check(p.data()) {
-                Ok(l3) => {
-                    p.anno.l3 = l3;
-                    out.push(0, p);
-                }
-                Err(r) => out.drop(p, r),
+        out.dispatch(batch, |p| match Self::check(p.data()) {
+            Ok(l3) => {
+                p.anno.l3 = l3;
+                Verdict::port(0)
             }
-        }
+            Err(r) => Verdict::drop(r),
+        });
     }
 }

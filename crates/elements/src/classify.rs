@@ -1,7 +1,7 @@
 //! Classifier: sends packets to an output by Ethernet type, IP protocol
 //! and L4 ports.
 
-use graph::{Arg, BuildError, DropReason, Output};
+use graph::{Arg, BuildError, DropReason, Output, Verdict};
 use pkt::hdr::ether::{parse_l2, ETH_ARP, ETH_IPV4, ETH_IPV6};
 use pkt::hdr::ip4::Ipv4;
 use pkt::hdr::ip6::Ipv6;
@@ -195,11 +195,9 @@ impl Classifier {
 
     #[inline]
     pub(crate) fn process(&mut self, batch: &mut Batch, out: &mut Output<'_>) {
-        for p in batch.drain() {
-            match self.classify(&p) {
-                Some(port) => out.push(port, p),
-                None => out.drop(p, DropReason::NoMatch),
-            }
-        }
+        out.dispatch(batch, |p| match self.classify(p) {
+            Some(port) => Verdict::port(port),
+            None => Verdict::drop(DropReason::NoMatch),
+        });
     }
 }

@@ -3,7 +3,7 @@
 
 use std::net::IpAddr;
 
-use graph::{Arg, BuildError, DropReason, Output};
+use graph::{Arg, BuildError, DropReason, Output, Verdict};
 use pkt::checksum;
 use pkt::hdr::ether::{EtherMut, Mac, ETH_IPV4, ETH_IPV6};
 use pkt::hdr::icmp::{Icmp, IcmpMut, ICMP4_ECHO, ICMP4_ECHO_REPLY, ICMP6_ECHO, ICMP6_ECHO_REPLY};
@@ -234,7 +234,8 @@ impl DecIpTtl {
     }
     #[inline]
     pub(crate) fn process(&mut self, batch: &mut Batch, out: &mut Output<'_>) {
-        for mut p in batch.drain() {
+        let errors = out.connected(1);
+        out.dispatch(batch, |p| {
             let l3 = usize::from(p.anno.l3.max(14));
             let Some(mut ip) = p
                 .data_mut()
@@ -244,22 +245,20 @@ impl DecIpTtl {
                 .filter(|b| b.first().is_some_and(|v| v >> 4 == 4))
                 .and_then(|b| Ipv4Mut::parse(b).ok())
             else {
-                out.drop(p, DropReason::BadIpHeader);
-                continue;
+                return Verdict::drop(DropReason::BadIpHeader);
             };
             if ip.ttl() > 1 {
                 ip.dec_ttl();
-                out.push(0, p);
-                continue;
+                return Verdict::port(0);
             }
             match self.src.for_port(p.anno.in_port) {
-                Some(src) if out.connected(1) => match icmp4_error(&mut p, src, 11, 0, [0; 4]) {
-                    Ok(()) => out.push(1, p),
-                    Err(r) => out.drop(p, r),
+                Some(src) if errors => match icmp4_error(p, src, 11, 0, [0; 4]) {
+                    Ok(()) => Verdict::port(1),
+                    Err(r) => Verdict::drop(r),
                 },
-                _ => out.drop(p, DropReason::TtlExpired),
+                _ => Verdict::drop(DropReason::TtlExpired),
             }
-        }
+        });
     }
 }
 
@@ -286,7 +285,8 @@ impl DecIp6HopLimit {
     }
     #[inline]
     pub(crate) fn process(&mut self, batch: &mut Batch, out: &mut Output<'_>) {
-        for mut p in batch.drain() {
+        let errors = out.connected(1);
+        out.dispatch(batch, |p| {
             let l3 = usize::from(p.anno.l3.max(14));
             let Some(mut ip) = p
                 .data_mut()
@@ -294,22 +294,20 @@ impl DecIp6HopLimit {
                 .filter(|b| b.first().is_some_and(|v| v >> 4 == 6))
                 .and_then(|b| Ipv6Mut::parse(b).ok())
             else {
-                out.drop(p, DropReason::BadIp6Header);
-                continue;
+                return Verdict::drop(DropReason::BadIp6Header);
             };
             if ip.hop_limit() > 1 {
                 ip.dec_hop_limit();
-                out.push(0, p);
-                continue;
+                return Verdict::port(0);
             }
             match self.src.for_port(p.anno.in_port) {
-                Some(src) if out.connected(1) => match icmp6_error(&mut p, &src, 3, 0, [0; 4]) {
-                    Ok(()) => out.push(1, p),
-                    Err(r) => out.drop(p, r),
+                Some(src) if errors => match icmp6_error(p, &src, 3, 0, [0; 4]) {
+                    Ok(()) => Verdict::port(1),
+                    Err(r) => Verdict::drop(r),
                 },
-                _ => out.drop(p, DropReason::TtlExpired),
+                _ => Verdict::drop(DropReason::TtlExpired),
             }
-        }
+        });
     }
 }
 

@@ -5,7 +5,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use base::{Prefix4, Prefix6};
-use graph::{Arg, BuildError, DropReason, Output};
+use graph::{Arg, BuildError, DropReason, Output, Verdict};
 use lpm::reference::{Reference4, Reference6};
 use lpm::{Lpm, LpmMut, NextHop};
 use pkt::hdr::ip4::Ipv4;
@@ -232,31 +232,77 @@ impl<A: Copy + Default> Lookup<A> {
         self.nh = nh;
     }
 
-    /// Looks up a chunk and emits. `dst` reads a packet's destination and
-    /// returns it with its gateway bytes.
+    /// Looks up the batch and emits. `dst` reads a packet's destination
+    /// (`None`: not a valid header of this family); `bytes` turns it into
+    /// the gateway annotation for connected routes.
     #[inline]
     fn run(
         &mut self,
         batch: &mut Batch,
         out: &mut Output<'_>,
-        dst: impl Fn(&pkt::Packet) -> Option<(A, [u8; 16])>,
+        dst: impl Fn(&pkt::Packet) -> Option<A>,
+        bytes: impl Fn(A) -> [u8; 16],
     ) {
+        if batch.len() <= MAX_BATCH {
+            // The usual case: one table lookup for the whole batch and one
+            // dispatch (the destination is read once per packet).
+            let n = batch.len();
+            let mut valid = [false; MAX_BATCH];
+            for ((slot, ok), p) in self
+                .addrs
+                .iter_mut()
+                .zip(valid.iter_mut())
+                .zip(batch.as_slice())
+            {
+                (*slot, *ok) = dst(p).map_or((A::default(), false), |a| (a, true));
+            }
+            self.table
+                .lookup_batch(&self.addrs[..n], &mut self.res[..n]);
+            let (addrs, res, nh, noroute) = (&self.addrs, &self.res, &self.nh, self.noroute);
+            let mut k = 0;
+            out.dispatch(batch, |p| {
+                let i = k;
+                k += 1;
+                let (Some(&a), Some(true)) = (addrs.get(i), valid.get(i).copied()) else {
+                    return Verdict::drop(DropReason::BadIpHeader);
+                };
+                match res
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .and_then(|h| nh.get(h).map(|e| (h, e)))
+                {
+                    Some((h, e)) => {
+                        p.anno.nh = h.0;
+                        p.anno.gw = if e.gw == [0; 16] { bytes(a) } else { e.gw };
+                        Verdict::port(e.port)
+                    }
+                    None => match noroute {
+                        Some(port) => Verdict::port(port),
+                        None => Verdict::drop(DropReason::NoRoute),
+                    },
+                }
+            });
+            return;
+        }
+        // A batch larger than the lookup arrays (several upstreams fed
+        // this input): chunk by chunk, one push per packet.
         while !batch.is_empty() {
             let n = batch.len().min(MAX_BATCH);
             for (slot, p) in self.addrs.iter_mut().zip(batch.as_slice().iter().take(n)) {
-                *slot = dst(p).map_or(A::default(), |d| d.0);
+                *slot = dst(p).unwrap_or_default();
             }
             let (addrs, res) = (&self.addrs[..n], &mut self.res[..n]);
             self.table.lookup_batch(addrs, res);
             for (mut p, r) in batch.drain_front(n).zip(self.res.iter()) {
-                let Some((_, dbytes)) = dst(&p) else {
+                let Some(a) = dst(&p) else {
                     out.drop(p, DropReason::BadIpHeader);
                     continue;
                 };
                 match r.and_then(|nh| self.nh.get(nh).map(|e| (nh, e))) {
                     Some((nh, e)) => {
                         p.anno.nh = nh.0;
-                        p.anno.gw = if e.gw == [0; 16] { dbytes } else { e.gw };
+                        p.anno.gw = if e.gw == [0; 16] { bytes(a) } else { e.gw };
                         out.push(e.port, p);
                     }
                     None => match self.noroute {
@@ -304,13 +350,27 @@ impl Lookup<u32> {
 
     #[inline]
     pub(crate) fn process4(&mut self, batch: &mut Batch, out: &mut Output<'_>) {
-        self.run(batch, out, |p| {
-            let ip = Ipv4::parse(p.data().get(usize::from(p.anno.l3.max(14))..)?).ok()?;
-            let d = ip.dst();
-            let mut g = [0u8; 16];
-            g[..4].copy_from_slice(&d);
-            Some((u32::from_be_bytes(d), g))
-        })
+        self.run(
+            batch,
+            out,
+            |p| {
+                let l3 = usize::from(p.anno.l3);
+                if l3 != 0 {
+                    // A header check upstream validated this header (it set
+                    // `l3`): read the version and destination only.
+                    let h = p.data().get(l3..)?.first_chunk::<20>()?;
+                    let d = h.last_chunk::<4>()?;
+                    return (h[0] >> 4 == 4).then(|| u32::from_be_bytes(*d));
+                }
+                let ip = Ipv4::parse(p.data().get(14..)?).ok()?;
+                Some(u32::from_be_bytes(ip.dst()))
+            },
+            |a| {
+                let mut g = [0u8; 16];
+                g[..4].copy_from_slice(&a.to_be_bytes());
+                g
+            },
+        )
     }
 }
 
@@ -340,10 +400,14 @@ impl Lookup<u128> {
 
     #[inline]
     pub(crate) fn process6(&mut self, batch: &mut Batch, out: &mut Output<'_>) {
-        self.run(batch, out, |p| {
-            let ip = Ipv6::parse(p.data().get(usize::from(p.anno.l3.max(14))..)?).ok()?;
-            let d = ip.dst();
-            Some((u128::from_be_bytes(d), d))
-        })
+        self.run(
+            batch,
+            out,
+            |p| {
+                let ip = Ipv6::parse(p.data().get(usize::from(p.anno.l3.max(14))..)?).ok()?;
+                Some(u128::from_be_bytes(ip.dst()))
+            },
+            u128::to_be_bytes,
+        )
     }
 }

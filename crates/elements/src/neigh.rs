@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 use std::net::IpAddr;
 
-use graph::{Arg, BuildError, DropReason, Output};
+use graph::{Arg, BuildError, DropReason, Output, Verdict};
 use pkt::checksum;
 use pkt::hdr::arp::{self, Arp, ARP_REPLY, ARP_REQUEST};
 use pkt::hdr::ether::{parse_l2, EtherMut, Mac, BROADCAST, ETH_ARP, ETH_IPV6};
@@ -230,24 +230,10 @@ impl EtherRewrite {
 
     #[inline]
     fn emit(&self, mut p: Packet, dst: Mac, out: &mut Output<'_>) {
-        // Drop a VLAN tag: the frame leaves untagged.
-        let Ok(l2) = parse_l2(p.data()) else {
-            out.drop(p, DropReason::BadEther);
-            return;
-        };
-        if l2.l3 == 18 && p.pull_front(4).is_err() {
-            out.drop(p, DropReason::BadEther);
-            return;
+        match rewrite(&mut p, dst, self.mac) {
+            Ok(()) => out.push(0, p),
+            Err(r) => out.drop(p, r),
         }
-        p.anno.l3 = 14;
-        match EtherMut::parse(p.data_mut()) {
-            Ok(mut e) => e.write(dst, self.mac, l2.ethertype),
-            Err(_) => {
-                out.drop(p, DropReason::BadEther);
-                return;
-            }
-        }
-        out.push(0, p);
     }
 
     fn request(&mut self, i: usize, now: u64, out: &mut Output<'_>) {
@@ -453,6 +439,22 @@ impl EtherRewrite {
     #[inline]
     pub(crate) fn process(&mut self, input: u16, batch: &mut Batch, out: &mut Output<'_>) {
         if input == 0 {
+            // Resolved neighbours (the fast path) in one dispatch; the
+            // rest stay in the batch for the hold queue and requests.
+            out.dispatch(batch, |p| {
+                let v6 = is_v6(p);
+                let mac = self
+                    .find(&p.anno.gw, v6)
+                    .and_then(|i| self.table.get(i))
+                    .and_then(|n| n.mac);
+                match mac {
+                    Some(m) => match rewrite(p, m, self.mac) {
+                        Ok(()) => Verdict::port(0),
+                        Err(r) => Verdict::drop(r),
+                    },
+                    None => Verdict::KEEP,
+                }
+            });
             for p in batch.drain() {
                 self.send(p, out);
             }
@@ -506,6 +508,20 @@ impl EtherRewrite {
             self.last = 0;
         }
     }
+}
+
+/// Writes the Ethernet header for the next hop `dst` from `mine`,
+/// removing a VLAN tag (the frame leaves untagged).
+#[inline]
+fn rewrite(p: &mut Packet, dst: Mac, mine: Mac) -> Result<(), DropReason> {
+    let l2 = parse_l2(p.data()).map_err(|_| DropReason::BadEther)?;
+    if l2.l3 == 18 {
+        p.pull_front(4).map_err(|_| DropReason::BadEther)?;
+    }
+    p.anno.l3 = 14;
+    EtherMut::parse(p.data_mut())
+        .map(|mut e| e.write(dst, mine, l2.ethertype))
+        .map_err(|_| DropReason::BadEther)
 }
 
 #[inline]

@@ -34,6 +34,10 @@ pub struct Graph<E: Element> {
     slot_owner: Vec<(u32, u16)>,
     order: Vec<u32>,
     tickers: Vec<u32>,
+    /// Per-packet verdicts and kept packets for `Output::dispatch`, sized
+    /// for the largest pending batch.
+    verdicts: Vec<u16>,
+    keep: Batch,
     pool: Pool,
     now_ns: u64,
 }
@@ -146,6 +150,7 @@ impl<E: Element> Graph<E> {
         let scratch = (0..slots as usize)
             .map(|s| Batch::with_capacity(cap(s)))
             .collect();
+        let max_cap = (0..slots as usize).map(cap).max().unwrap_or(MAX_BATCH);
         let order = topo_order(&adj);
         let tickers = (0..n as u32)
             .filter(|&i| elems[i as usize].wants_tick())
@@ -162,6 +167,8 @@ impl<E: Element> Graph<E> {
             slot_owner,
             order,
             tickers,
+            verdicts: vec![0; max_cap],
+            keep: Batch::with_capacity(max_cap),
             pool,
             now_ns: 0,
         })
@@ -273,6 +280,8 @@ impl<E: Element> Graph<E> {
                 stats,
                 pool: &self.pool,
                 now_ns: self.now_ns,
+                verdicts: &mut self.verdicts,
+                keep: &mut self.keep,
             };
             e.process(port, batch, &mut out);
             if !batch.is_empty() {
@@ -309,6 +318,8 @@ impl<E: Element> Graph<E> {
                 stats: &mut self.stats[i],
                 pool: &self.pool,
                 now_ns: self.now_ns,
+                verdicts: &mut self.verdicts,
+                keep: &mut self.keep,
             };
             self.elems[i].tick(&mut out);
         }

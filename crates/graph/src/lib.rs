@@ -34,7 +34,9 @@ pub mod vr;
 
 pub use balance::{BalanceSpec, BalanceStats};
 pub use driver::{BindError, Runner, RunnerStats};
-pub use element::{BuildError, DeviceRole, DropReason, ElemStats, Element, Factory, Output, Ports};
+pub use element::{
+    BuildError, DeviceRole, DropReason, ElemStats, Element, Factory, Output, Ports, Verdict,
+};
 pub use graph::Graph;
 pub use lang::{parse, Arg, Config, ConfigError, Pos};
 pub use vr::{Charge, VrConfig, VrScheduler, VrStats};
