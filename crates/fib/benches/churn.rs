@@ -1,0 +1,363 @@
+//! FIB churn while forwarding (issue 4): the real ~500k-route IPv4 table
+//! is moved, whole, back and forth between two gateways on two ports,
+//! through the control path a live router uses (`Fib::apply`: resolution,
+//! refcounted adjacencies, deltas; then one `lpm::publish` left-right swap
+//! per batch), while a forwarding [`Worker`] runs its real per-batch loop
+//! over in-memory ports whose frames all go to destinations inside the
+//! table. A frame that finds no route or an unresolved adjacency is a
+//! packet lost to an update: the target is zero of them at >= 1M changes/s.
+//!
+//! Baselines in the same run: the writer alone (no reader) and the worker
+//! alone (no churn). `cargo bench -p fib --bench churn` (env `SECS`:
+//! seconds per phase, default 3; `BATCH`: changes per publication,
+//! default 4096). Prints one result block on stdout.
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use base::{Prefix, Prefix4};
+use fib::dataplane::{LoopConfig, PortInfo, Worker, WorkerCounters};
+use fib::{Change, Fib, FibTables, PortSpec};
+use io::rss::spsc;
+use io::{DevStats, FrameRx, FrameTx, IoError};
+use lpm::publish::{left_right, Writer};
+use mrt::{Body, MrtReader};
+
+const REAL_V4: &str = "routeviews.route-views.jinx.ribs.1401487200.bz2";
+const G1: Ipv4Addr = Ipv4Addr::new(10, 2, 0, 2);
+const G2: Ipv4Addr = Ipv4Addr::new(10, 3, 0, 2);
+const MAC1: [u8; 6] = [2, 0, 0, 0, 0x0b, 0];
+const MAC2: [u8; 6] = [2, 0, 0, 0, 0x0c, 0];
+const FRAME: usize = 64;
+
+fn routes() -> Vec<Prefix4> {
+    let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/mrt");
+    let p = d.join(REAL_V4);
+    assert!(
+        p.is_file(),
+        "shared MRT data missing: {} (see /work/shared/data/mrt/README.md)",
+        p.display()
+    );
+    let mut r = MrtReader::open(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let mut v = Vec::new();
+    while let Some(rec) = r.next_record() {
+        let Ok(rec) = rec else { break };
+        if let Body::Rib(rib) = rec.body {
+            if let Prefix::V4(p) = rib.prefix {
+                // Connected prefixes of the bench's ports stay connected.
+                if p.len() >= 8 && (p.addr_bits() >> 24) != 10 {
+                    v.push(p);
+                }
+            }
+        }
+    }
+    v.sort_unstable_by_key(|p| (p.addr_bits(), p.len()));
+    v.dedup();
+    v
+}
+
+/// Frames to hosts inside the table's prefixes, from port 0; ports 1 and
+/// 2 count what they transmit, per destination MAC.
+struct MemPort {
+    frames: Vec<[u8; FRAME]>,
+    next: usize,
+    buf: [u8; FRAME],
+    pending: usize,
+    to_g1: u64,
+    to_g2: u64,
+}
+
+impl MemPort {
+    fn new(frames: Vec<[u8; FRAME]>) -> Self {
+        MemPort {
+            frames,
+            next: 0,
+            buf: [0; FRAME],
+            pending: 0,
+            to_g1: 0,
+            to_g2: 0,
+        }
+    }
+}
+
+impl FrameRx for MemPort {
+    fn rx_batch<F: FnMut(&mut [u8])>(&mut self, max: usize, mut f: F) -> Result<usize, IoError> {
+        if self.frames.is_empty() {
+            return Ok(0);
+        }
+        for _ in 0..max {
+            // A fresh copy: the worker rewrites TTL, checksum and MACs.
+            self.buf = self.frames[self.next];
+            self.next = (self.next + 1) % self.frames.len();
+            f(&mut self.buf);
+        }
+        Ok(max)
+    }
+    fn wait_rx(&mut self, _: i32) -> Result<bool, IoError> {
+        Ok(!self.frames.is_empty())
+    }
+    fn stats(&self) -> DevStats {
+        DevStats::default()
+    }
+}
+
+impl FrameTx for MemPort {
+    fn tx_push(&mut self, frame: &[u8]) -> Result<bool, IoError> {
+        match frame.get(0..6) {
+            Some(m) if m == MAC1 => self.to_g1 += 1,
+            Some(m) if m == MAC2 => self.to_g2 += 1,
+            _ => {}
+        }
+        self.pending += 1;
+        Ok(true)
+    }
+    fn tx_flush(&mut self) -> Result<(), IoError> {
+        self.pending = 0;
+        Ok(())
+    }
+    fn tx_pending(&self) -> usize {
+        self.pending
+    }
+}
+
+fn frame_to(dst: Ipv4Addr, src_mac: [u8; 6], dst_mac: [u8; 6]) -> [u8; FRAME] {
+    let mut f = [0u8; FRAME];
+    f[0..6].copy_from_slice(&dst_mac);
+    f[6..12].copy_from_slice(&src_mac);
+    f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+    let ip = &mut f[14..34];
+    ip[0] = 0x45;
+    ip[2..4].copy_from_slice(&46u16.to_be_bytes());
+    ip[8] = 64;
+    ip[9] = 17;
+    ip[12..16].copy_from_slice(&[10, 1, 0, 2]);
+    ip[16..20].copy_from_slice(&dst.octets());
+    let mut s = 0u32;
+    for w in ip.chunks(2) {
+        s += u32::from(u16::from_be_bytes([w[0], w[1]]));
+    }
+    while s > 0xffff {
+        s = (s & 0xffff) + (s >> 16);
+    }
+    ip[10..12].copy_from_slice(&(!(s as u16)).to_be_bytes());
+    f
+}
+
+fn ports() -> (Vec<PortSpec>, Vec<PortInfo>) {
+    let a = [(10, 1), (10, 2), (10, 3)];
+    let spec = a
+        .iter()
+        .enumerate()
+        .map(|(i, (x, y))| PortSpec {
+            name: format!("m{i}"),
+            addrs: vec![(IpAddr::V4(Ipv4Addr::new(*x, *y, 0, 1)), 24)],
+        })
+        .collect();
+    let info = a
+        .iter()
+        .enumerate()
+        .map(|(i, (x, y))| PortInfo {
+            name: format!("m{i}"),
+            mac: [2, 0, 0, 0, 1, i as u8],
+            v4: vec![(Ipv4Addr::new(*x, *y, 0, 1), 24)],
+        })
+        .collect();
+    (spec, info)
+}
+
+struct Churned {
+    changes: u64,
+    publishes: u64,
+    secs: f64,
+}
+
+/// Moves the whole table to the other gateway, `batch` changes per
+/// publication, until `secs` pass (whole rounds are not required).
+fn churn(
+    fib: &mut Fib,
+    w: &mut Writer<FibTables>,
+    table: &[Prefix4],
+    batch: usize,
+    secs: f64,
+    round: &mut u64,
+) -> Churned {
+    let mut changes = 0u64;
+    let mut publishes = 0u64;
+    let mut deltas = Vec::new();
+    let mut cs: Vec<Change> = Vec::with_capacity(batch);
+    let t0 = Instant::now();
+    'outer: loop {
+        *round += 1;
+        let gw = IpAddr::V4(if *round % 2 == 1 { G2 } else { G1 });
+        for chunk in table.chunks(batch) {
+            cs.clear();
+            cs.extend(chunk.iter().map(|p| Change {
+                prefix: Prefix::V4(*p),
+                next_hop: Some(gw),
+            }));
+            fib.apply(&cs);
+            fib.drain_deltas_into(&mut deltas);
+            w.publish(&deltas).expect("publish");
+            deltas.clear();
+            changes += cs.len() as u64;
+            publishes += 1;
+            if t0.elapsed().as_secs_f64() >= secs {
+                break 'outer;
+            }
+        }
+    }
+    Churned {
+        changes,
+        publishes,
+        secs: t0.elapsed().as_secs_f64(),
+    }
+}
+
+struct Fwd {
+    c: WorkerCounters,
+    to_g1: u64,
+    to_g2: u64,
+    secs: f64,
+}
+
+fn spawn_worker(
+    w: &Writer<FibTables>,
+    info: Vec<PortInfo>,
+    frames: Vec<[u8; FRAME]>,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<Fwd> {
+    let reader = w.reader();
+    std::thread::spawn(move || {
+        let (p, _c) = spsc(16);
+        let mut wk = Worker::new(info, reader, p);
+        let mut ports = vec![
+            MemPort::new(frames),
+            MemPort::new(Vec::new()),
+            MemPort::new(Vec::new()),
+        ];
+        let batch = LoopConfig::default().batch;
+        let t0 = Instant::now();
+        while !stop.load(Ordering::Relaxed) {
+            wk.round(&mut ports, batch).expect("round");
+        }
+        Fwd {
+            c: wk.counters,
+            to_g1: ports.iter().map(|p| p.to_g1).sum(),
+            to_g2: ports.iter().map(|p| p.to_g2).sum(),
+            secs: t0.elapsed().as_secs_f64(),
+        }
+    })
+}
+
+fn env_or(k: &str, d: f64) -> f64 {
+    std::env::var(k)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(d)
+}
+
+fn main() {
+    // `cargo test --benches` runs benches with no `--bench`; do nothing.
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let secs = env_or("SECS", 3.0);
+    let batch = env_or("BATCH", 4096.0).max(1.0) as usize;
+    let table = routes();
+    let (spec, info) = ports();
+    let mut fib = Fib::new(&spec, false);
+    let mut w = left_right(FibTables::new());
+    let t = Instant::now();
+    let mut init: Vec<Change> = table
+        .iter()
+        .map(|p| Change {
+            prefix: Prefix::V4(*p),
+            next_hop: Some(IpAddr::V4(G1)),
+        })
+        .collect();
+    fib.apply(&init);
+    fib.learn(IpAddr::V4(G1), MAC1);
+    fib.learn(IpAddr::V4(G2), MAC2);
+    w.publish(&fib.take_deltas()).expect("initial table");
+    init.clear();
+    let load = t.elapsed().as_secs_f64();
+    assert_eq!(fib.stats().installed, table.len() as u64, "whole table");
+
+    // Destinations: one host in each of 64k prefixes spread over the table.
+    let step = (table.len() / 65536).max(1);
+    let frames: Vec<[u8; FRAME]> = table
+        .iter()
+        .step_by(step)
+        .map(|p| {
+            let host = p.addr_bits() | u32::from(p.len() < 32);
+            frame_to(Ipv4Addr::from(host), [2, 0, 0, 0, 0x0a, 0], info[0].mac)
+        })
+        .collect();
+
+    let mut round = 0u64;
+    // Baseline 1: the writer alone.
+    let alone = churn(&mut fib, &mut w, &table, batch, secs, &mut round);
+    // Baseline 2: the worker alone.
+    let stop = Arc::new(AtomicBool::new(false));
+    let h = spawn_worker(&w, info.clone(), frames.clone(), Arc::clone(&stop));
+    std::thread::sleep(Duration::from_secs_f64(secs));
+    stop.store(true, Ordering::Relaxed);
+    let idle = h.join().expect("worker");
+    // Both at once.
+    let stop = Arc::new(AtomicBool::new(false));
+    let h = spawn_worker(&w, info, frames.clone(), Arc::clone(&stop));
+    let both = churn(&mut fib, &mut w, &table, batch, secs, &mut round);
+    stop.store(true, Ordering::Relaxed);
+    let fwd = h.join().expect("worker");
+
+    let lost = |f: &Fwd| f.c.no_route + f.c.unresolved + f.c.hairpin + f.c.tx_full;
+    let rate = |c: &Churned| c.changes as f64 / c.secs;
+    let pps = |f: &Fwd| f.c.forwarded as f64 / f.secs;
+    println!(
+        "fib churn: {} IPv4 routes ({REAL_V4}), loaded in {load:.2} s; batch {batch} changes/publication; {} destinations",
+        table.len(),
+        frames.len()
+    );
+    println!(
+        "writer alone:      {:.2} M changes/s ({} changes, {} publications, {:.2} s)",
+        rate(&alone) / 1e6,
+        alone.changes,
+        alone.publishes,
+        alone.secs
+    );
+    println!(
+        "writer + worker:   {:.2} M changes/s ({} changes, {} publications, {:.2} s) = {:.2}x alone",
+        rate(&both) / 1e6,
+        both.changes,
+        both.publishes,
+        both.secs,
+        rate(&both) / rate(&alone)
+    );
+    println!(
+        "worker alone:      {:.2} Mpps forwarded, lost {} (to G1 {}, to G2 {})",
+        pps(&idle) / 1e6,
+        lost(&idle),
+        idle.to_g1,
+        idle.to_g2
+    );
+    println!(
+        "worker + churn:    {:.2} Mpps forwarded = {:.2}x alone, lost to updates {} (no_route {}, unresolved {}), to G1 {}, to G2 {}, read sections {}",
+        pps(&fwd) / 1e6,
+        pps(&fwd) / pps(&idle),
+        lost(&fwd),
+        fwd.c.no_route,
+        fwd.c.unresolved,
+        fwd.to_g1,
+        fwd.to_g2,
+        fwd.c.sections
+    );
+    assert_eq!(lost(&idle) + lost(&fwd), 0, "packets lost to FIB updates");
+    assert_eq!(fwd.c.forwarded, fwd.c.rx, "every frame forwarded");
+    assert!(
+        fwd.to_g1 > 0 && fwd.to_g2 > 0,
+        "the worker saw the table move"
+    );
+}
