@@ -447,3 +447,100 @@ pub trait Factory {
     /// Builds one element.
     fn build(&mut self, name: &str, class: &str, args: &[Arg]) -> Result<Self::Elem, BuildError>;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batch_of(pool: &Pool, lens: &[usize]) -> Batch {
+        let mut b = Batch::with_capacity(8);
+        for &l in lens {
+            let mut p = pool.alloc().unwrap();
+            p.set_len(l).unwrap();
+            b.push(p).unwrap();
+        }
+        b
+    }
+
+    #[test]
+    fn dispatch_moves_drops_and_keeps() {
+        let pool = Pool::new(64);
+        // Output 0 -> slot 0 (capacity 4), output 1 -> slot 1, output 2
+        // unconnected.
+        let targets = [
+            Target { slot: 0 },
+            Target { slot: 1 },
+            Target { slot: UNCONNECTED },
+        ];
+        let mut pending = vec![Batch::with_capacity(4), Batch::with_capacity(8)];
+        let mut stats = ElemStats::default();
+        let mut verdicts = vec![0u16; 8];
+        let mut keep = Batch::with_capacity(8);
+        let mut out = Output {
+            targets: &targets,
+            pending: &mut pending,
+            stats: &mut stats,
+            pool: &pool,
+            now_ns: 0,
+            verdicts: &mut verdicts,
+            keep: &mut keep,
+        };
+        // Mixed: by length 10 -> port 0, 20 -> port 1, 30 -> drop,
+        // 40 -> keep, 50 -> unconnected port 2.
+        let mut b = batch_of(&pool, &[10, 20, 30, 40, 10, 50, 40]);
+        out.dispatch(&mut b, |p| match p.len() {
+            10 => Verdict::port(0),
+            20 => Verdict::port(1),
+            30 => Verdict::drop(DropReason::Filtered),
+            40 => Verdict::KEEP,
+            _ => Verdict::port(2),
+        });
+        assert_eq!(b.len(), 2, "kept packets stay in the batch");
+        assert!(b.iter().all(|p| p.len() == 40));
+        // Uniform: the whole batch moves to port 0; capacity 4 with 2
+        // already there, so 2 of 4 overflow.
+        let mut u = batch_of(&pool, &[11, 11, 11, 11]);
+        out.dispatch(&mut u, |_| Verdict::port(0));
+        assert!(u.is_empty());
+        assert_eq!(pending[0].len(), 4);
+        assert_eq!(pending[1].len(), 1);
+        assert_eq!(
+            pending[0].iter().map(|p| p.len()).collect::<Vec<_>>(),
+            [10, 10, 11, 11]
+        );
+        assert_eq!(stats.tx, 5);
+        assert_eq!(stats.dropped(DropReason::Filtered), 1);
+        assert_eq!(stats.dropped(DropReason::Unconnected), 1);
+        assert_eq!(stats.dropped(DropReason::Overflow), 2);
+        drop((b, pending));
+        assert_eq!(pool.available(), pool.capacity(), "every buffer returned");
+    }
+
+    #[test]
+    fn forward_all_swaps_into_an_empty_input() {
+        let pool = Pool::new(16);
+        let targets = [Target { slot: 0 }];
+        let mut pending = vec![Batch::with_capacity(8)];
+        let mut stats = ElemStats::default();
+        let mut verdicts = vec![0u16; 8];
+        let mut keep = Batch::with_capacity(8);
+        let mut out = Output {
+            targets: &targets,
+            pending: &mut pending,
+            stats: &mut stats,
+            pool: &pool,
+            now_ns: 0,
+            verdicts: &mut verdicts,
+            keep: &mut keep,
+        };
+        let mut b = batch_of(&pool, &[1, 2, 3]);
+        out.forward_all(0, &mut b);
+        assert!(b.is_empty());
+        assert_eq!(b.capacity(), 8);
+        assert_eq!(
+            pending[0].iter().map(|p| p.len()).collect::<Vec<_>>(),
+            [1, 2, 3]
+        );
+        assert_eq!(stats.tx, 3);
+    }
+}
