@@ -512,9 +512,13 @@ fn openbgpd_conf(env: &DutEnv<'_>) -> String {
     if env.foreign_next_hops {
         s.push_str("nexthop qualify via default\n");
     }
+    // Trace UPDATEs keep their recorded AS_PATH, whose first AS is the
+    // recorded peer's, not the generator's: OpenBGPD checks that by default
+    // (RFC 4271 §6.3 leaves the check optional) and would reset every
+    // trace session with 3/11; the other DUTs accept such paths.
     let _ = write!(
         s,
-        "group \"gen\" {{\n  remote-as {GENERATOR_AS}\n  passive\n  holdtime {HOLD_TIME}\n  announce IPv4 unicast\n\
+        "group \"gen\" {{\n  remote-as {GENERATOR_AS}\n  passive\n  holdtime {HOLD_TIME}\n  enforce neighbor-as no\n  announce IPv4 unicast\n\
          \x20 announce IPv6 unicast\n"
     );
     for (_, a) in peers(env.peers) {
