@@ -2,11 +2,13 @@
 //! DUT (tesserad, BIRD, FRR, GoBGP, OpenBGPD) fed 2 peers x 2000 shared
 //! prefixes, one repetition. Asserts each DUT converged to exactly 2000
 //! prefixes at the monitor, the generator ceiling was measured, and the
-//! CSV, JSON and SVG outputs are complete and well-formed; also that a
-//! tesserad pipeline mode tesserad refuses is reported, not fatal.
+//! CSV, JSON and SVG outputs are complete and well-formed. tesserad's
+//! default pipeline, `sharded`, must converge at 1 and 2 threads; the
+//! other modes (`per-peer`, `worker-pool`) must converge or be reported as
+//! not supported, never fail.
 //!
 //! Needs root (namespaces) and the Debian daemons; fails with the reason
-//! when either is missing. Bounded: the command is killed after 150 s and
+//! when either is missing. Bounded: the command is killed after 240 s and
 //! the bench removes its namespaces itself.
 
 use std::path::{Path, PathBuf};
@@ -15,6 +17,8 @@ use std::time::{Duration, Instant};
 
 const DUTS: &[&str] = &["tesserad", "bird", "frr", "gobgp", "openbgpd"];
 const EXPECTED: u64 = 2000;
+const SHARDED: &[&str] = &["tesserad:sharded:1", "tesserad:sharded:2"];
+const OPTIONAL: &[&str] = &["tesserad:per-peer:2", "tesserad:worker-pool:2"];
 
 /// tesserad sits next to tessera in the target dir when the workspace was
 /// built (`cargo test --workspace`); otherwise build it.
@@ -123,8 +127,11 @@ fn bench_smoke_every_dut_converges_exactly() {
     let out = std::env::temp_dir().join(format!("bench-smoke-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     let mut duts: Vec<String> = DUTS.iter().map(|s| s.to_string()).collect();
-    // A mode tesserad may not run yet: reported as not supported (or run).
-    duts.push("tesserad:sharded:2".into());
+    // tesserad's default pipeline at 1 and 2 threads (must converge), and
+    // modes that may not be implemented yet (reported as not supported).
+    for m in SHARDED.iter().chain(OPTIONAL) {
+        duts.push(m.to_string());
+    }
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_tessera"));
     cmd.args([
         "bench",
@@ -139,7 +146,7 @@ fn bench_smoke_every_dut_converges_exactly() {
     .arg("--out")
     .arg(&out);
     let t0 = Instant::now();
-    let (ok, log, pid) = run_bounded(&mut cmd, Duration::from_secs(150));
+    let (ok, log, pid) = run_bounded(&mut cmd, Duration::from_secs(240));
     assert!(ok, "tessera bench failed after {:?}:\n{log}", t0.elapsed());
     let j: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(out.join("results.json")).expect("results.json"),
@@ -180,17 +187,30 @@ fn bench_smoke_every_dut_converges_exactly() {
             "{label}"
         );
     }
-    let sharded = runs
-        .iter()
-        .find(|r| r["dut"] == "tesserad-sharded-2")
-        .expect("sharded row");
-    assert!(
-        ["converged", "not-supported"].contains(&sharded["status"].as_str().unwrap_or("")),
-        "{sharded}"
-    );
-    // 1 ceiling + 5 DUTs + sharded.
-    check_csv(&out.join("runs.csv"), 7);
-    check_csv(&out.join("summary.csv"), 7);
+    let row = |spec: &str| {
+        let label = spec.replace(':', "-");
+        runs.iter()
+            .find(|r| r["dut"] == label.as_str())
+            .unwrap_or_else(|| panic!("no run for {label}:\n{log}"))
+            .clone()
+    };
+    for spec in SHARDED {
+        let r = row(spec);
+        assert_eq!(r["status"], "converged", "{spec}: {}\n{log}", r["detail"]);
+        assert_eq!(r["monitor_prefixes"], EXPECTED, "{spec}");
+    }
+    for spec in OPTIONAL {
+        let r = row(spec);
+        match r["status"].as_str().unwrap_or("") {
+            "converged" => assert_eq!(r["monitor_prefixes"], EXPECTED, "{spec}"),
+            "not-supported" => {}
+            s => panic!("{spec}: {s}: {}\n{log}", r["detail"]),
+        }
+    }
+    // 1 ceiling + 5 DUTs + 4 more tesserad modes.
+    let rows = 1 + DUTS.len() + SHARDED.len() + OPTIONAL.len();
+    check_csv(&out.join("runs.csv"), rows);
+    check_csv(&out.join("summary.csv"), rows);
     let md = std::fs::read_to_string(out.join("summary.md")).expect("summary.md");
     assert!(md.contains("| 2x2000-shared | bird | 1/1 |"), "{md}");
     for f in [

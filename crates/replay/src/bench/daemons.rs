@@ -578,6 +578,7 @@ mod tests {
         }
         assert!(tesserad_conf(&env, "sharded", Some(2)).contains("threads = 2"));
         assert!(openbgpd_conf(&env).contains("fib-update no"));
+        assert!(openbgpd_conf(&env).contains("enforce neighbor-as no"));
         assert!(!bird_conf(&env).contains("multihop"));
         let env = DutEnv {
             foreign_next_hops: true,
