@@ -25,7 +25,7 @@
 use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 
-use base::Prefix;
+use base::{Prefix, Prefix4, Prefix6};
 use lpm::NextHop;
 
 use crate::table::{Adjacency, FibDelta};
@@ -77,6 +77,43 @@ struct Route {
     nh: Option<NextHop>,
 }
 
+/// BGP routes by prefix, one map per family: an IPv4 key is 8 bytes
+/// instead of the 32 of `Prefix`, so a full table's map is about half the
+/// memory, and the churn hot path (one probe per change into a 500k-entry
+/// map, a cache miss each) touches half the lines.
+#[derive(Debug, Default)]
+struct Routes {
+    v4: HashMap<Prefix4, Route>,
+    v6: HashMap<Prefix6, Route>,
+}
+
+impl Routes {
+    #[inline]
+    fn get(&self, p: Prefix) -> Option<Route> {
+        match p {
+            Prefix::V4(p) => self.v4.get(&p).copied(),
+            Prefix::V6(p) => self.v6.get(&p).copied(),
+        }
+    }
+    #[inline]
+    fn insert(&mut self, p: Prefix, r: Route) {
+        match p {
+            Prefix::V4(p) => self.v4.insert(p, r),
+            Prefix::V6(p) => self.v6.insert(p, r),
+        };
+    }
+    #[inline]
+    fn remove(&mut self, p: Prefix) {
+        match p {
+            Prefix::V4(p) => self.v4.remove(&p),
+            Prefix::V6(p) => self.v6.remove(&p),
+        };
+    }
+    fn len(&self) -> usize {
+        self.v4.len() + self.v6.len()
+    }
+}
+
 #[derive(Copy, Clone, Debug)]
 struct Slot {
     adj: Adjacency,
@@ -89,8 +126,9 @@ struct Slot {
 pub struct Fib {
     /// Connected prefixes, longest first, with their port.
     connected: Vec<(Prefix, u16)>,
-    own: HashSet<IpAddr>,
-    routes: HashMap<Prefix, Route>,
+    /// The router's own addresses (a handful: a scan beats hashing).
+    own: Vec<IpAddr>,
+    routes: Routes,
     /// Routes whose next hop is not on-link.
     recursive: HashSet<Prefix>,
     slots: Vec<Option<Slot>>,
@@ -139,7 +177,9 @@ impl Fib {
         for (i, p) in ports.iter().enumerate() {
             let port = u16::try_from(i).unwrap_or(u16::MAX);
             for &(a, len) in &p.addrs {
-                f.own.insert(a);
+                if !f.own.contains(&a) {
+                    f.own.push(a);
+                }
                 let Ok(pfx) = Prefix::new(a, len) else {
                     continue;
                 };
@@ -202,7 +242,7 @@ impl Fib {
 
     /// Where `prefix` is forwarded now: (port, gateway), if installed.
     pub fn resolved(&self, prefix: Prefix) -> Option<(u16, IpAddr)> {
-        let r = self.routes.get(&prefix.masked())?;
+        let r = self.routes.get(prefix.masked())?;
         let a = self.slots.get(r.nh?.0 as usize)?.as_ref()?.adj;
         Some((a.port, a.gw?))
     }
@@ -257,10 +297,21 @@ impl Fib {
     /// Resolves next hop `gw` of `prefix`: on-link, or through the longest
     /// other installed route covering it.
     fn resolve(&self, gw: IpAddr, prefix: Prefix) -> Option<(u16, IpAddr)> {
+        self.resolve_with(gw, prefix, self.on_link(gw))
+    }
+
+    /// [`Fib::resolve`] with `on_link(gw)` already known (the hot path of
+    /// [`Fib::apply`] needs it anyway).
+    fn resolve_with(
+        &self,
+        gw: IpAddr,
+        prefix: Prefix,
+        on_link: Option<u16>,
+    ) -> Option<(u16, IpAddr)> {
         if self.own.contains(&gw) {
             return None;
         }
-        if let Some(port) = self.on_link(gw) {
+        if let Some(port) = on_link {
             return Some((port, gw));
         }
         for len in (0..=host_len(gw)).rev() {
@@ -271,7 +322,7 @@ impl Fib {
             if p == prefix {
                 continue;
             }
-            let Some(r) = self.routes.get(&p) else {
+            let Some(r) = self.routes.get(p) else {
                 continue;
             };
             let Some(nh) = r.nh else { continue };
@@ -300,11 +351,13 @@ impl Fib {
             self.stats.shadowed += 1;
             return false;
         }
-        let old = self.routes.get(&prefix).copied();
+        let old = self.routes.get(prefix);
         let Some(gw) = gw else {
             let Some(old) = old else { return false };
-            self.routes.remove(&prefix);
-            self.recursive.remove(&prefix);
+            self.routes.remove(prefix);
+            if !self.recursive.is_empty() {
+                self.recursive.remove(&prefix);
+            }
             if let Some(nh) = old.nh {
                 self.push(remove_delta(prefix));
                 self.note_export(prefix, None);
@@ -314,12 +367,15 @@ impl Fib {
             }
             return false;
         };
-        if self.on_link(gw).is_some() {
-            self.recursive.remove(&prefix);
-        } else {
+        let on_link = self.on_link(gw);
+        if on_link.is_none() {
             self.recursive.insert(prefix);
+        } else if !self.recursive.is_empty() {
+            // Skipping the empty set saves a hash per change in the usual
+            // all-on-link table (this is the churn hot path).
+            self.recursive.remove(&prefix);
         }
-        let target = self.resolve(gw, prefix);
+        let target = self.resolve_with(gw, prefix, on_link);
         self.set_route(prefix, gw, target, old)
     }
 
@@ -376,7 +432,7 @@ impl Fib {
         for _ in 0..MAX_PASSES {
             let mut changed = false;
             for &p in &todo {
-                let Some(r) = self.routes.get(&p).copied() else {
+                let Some(r) = self.routes.get(p) else {
                     continue;
                 };
                 let target = self.resolve(r.gw, p);
