@@ -157,9 +157,10 @@ impl Topology {
         let r = sh("ip", &["-n", p, "-batch", &path.display().to_string()]);
         let _ = std::fs::remove_file(&path);
         r?;
-        // Trace workloads keep their recorded next hops; a default route
-        // towards the peers' side makes them resolvable for DUTs that
-        // check (OpenBGPD with `nexthop qualify via default`, BIRD).
+        // For cases with next hops off the link (`Case::foreign_next_hops`;
+        // no built-in scenario since traces get the peers' own next hops),
+        // a default route towards the peers' side makes them resolvable
+        // for DUTs that check (OpenBGPD `nexthop qualify via default`, BIRD).
         sh(
             "ip",
             &[
