@@ -13,8 +13,11 @@
 //! with next hop 10.2.0.2 (B); ping, UDP and TCP cross R; then BIRD is
 //! reconfigured to announce it via 10.3.0.2 (B2) and the UDP stream moves
 //! to B2 while it runs. The dataplane's counters (printed by tesserad on
-//! SIGTERM) must account for the traffic. Needs root, `ip`, `ethtool`,
-//! `bird`, `birdc`; every step is bounded and everything is torn down.
+//! SIGTERM) must account for the traffic. The `fib_feed_*` variants feed
+//! the `fib` dataplane in-process instead of BIRD + tesserad, to tell a
+//! forwarding fault from a routing one. Needs root, `ip`, `ethtool`,
+//! `ping`, `bird`, `birdc`; every step is bounded (a pass takes a few
+//! seconds, a failure under a minute) and everything is torn down.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream, UdpSocket};
@@ -416,7 +419,7 @@ fn scenario(io_mode: &str, src: Source) {
     wait_for(
         &lab,
         "the route in the dataplane (tag 0 probes reach B)",
-        25,
+        20,
         &diag,
         || {
             send(&lab, 0, 5);
@@ -463,7 +466,7 @@ fn scenario(io_mode: &str, src: Source) {
         ])
         .expect("birdc configure");
     }
-    wait_for(&lab, "the route to move to B2", 15, &diag, || {
+    wait_for(&lab, "the route to move to B2", 10, &diag, || {
         send(&lab, 2, 5);
         get(&nc)[2] > 0
     });
@@ -541,7 +544,7 @@ fn tcp(lab: &Lab) -> usize {
         let l = TcpListener::bind(("10.2.0.2", 5002)).expect("bind tcp");
         tx.send(()).expect("ready");
         l.set_nonblocking(true).expect("nb");
-        let end = Instant::now() + Duration::from_secs(15);
+        let end = Instant::now() + Duration::from_secs(8);
         let mut c = loop {
             match l.accept() {
                 Ok((c, _)) => break c,
@@ -550,7 +553,7 @@ fn tcp(lab: &Lab) -> usize {
             }
         };
         c.set_nonblocking(false).expect("blocking");
-        c.set_read_timeout(Some(Duration::from_secs(10)))
+        c.set_read_timeout(Some(Duration::from_secs(5)))
             .expect("timeout");
         let mut n = 0;
         let mut b = vec![0u8; 65536];
@@ -579,7 +582,7 @@ fn tcp(lab: &Lab) -> usize {
             Duration::from_secs(5),
         )
         .expect("connect through Tessera");
-        c.set_write_timeout(Some(Duration::from_secs(10)))
+        c.set_write_timeout(Some(Duration::from_secs(5)))
             .expect("timeout");
         let data: Vec<u8> = (0..N).map(|i| (i % 251) as u8).collect();
         c.write_all(&data).expect("write");
