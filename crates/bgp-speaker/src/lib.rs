@@ -3,23 +3,25 @@
 //!
 //! Owns: session tasks (TCP, FSM driving, framing, RFC 7606 decoding) on a
 //! tokio runtime ([`sess`]); the RIB threads ([`rib`]) and how UPDATEs
-//! reach them ([`pipeline`]: `sequential`, one RIB thread, or `sharded`,
+//! reach them ([`pipeline`]: `sequential`, one RIB thread; `sharded`,
 //! the default, S threads each owning the prefixes `bgp_rib::shard_for`
-//! gives it, fed by the sessions' split batches ([`msg::RibSender`]));
+//! gives it, fed by the sessions' split batches ([`msg::RibSender`]);
+//! `per-peer` and `worker-pool`, a shared RIB of locked stripes applied
+//! by each session's own thread or by a pool of workers ([`striped`]));
 //! MRT dumps; the best-route feed for a forwarding plane ([`fib_feed`]);
 //! the daemon wiring, CLI and `/metrics` ([`daemon`]); per-stage latency
 //! histograms ([`stages`]); an in-process pipeline for tests and
 //! benchmarks ([`inproc`]).
 //!
-//! Design: the RIB is never locked. Each RIB thread owns its state and is
-//! fed by bounded channels carrying batches; control requests are closures
-//! run on every RIB thread and merged. Cross-shard order (End-of-RIB after
+//! Design: in `sequential` and `sharded` the RIB is never locked. Each RIB
+//! thread owns its state and is fed by bounded channels carrying batches;
+//! control requests are closures run on every RIB thread (or, striped, on
+//! every stripe under its lock) and merged. Cross-shard order (End-of-RIB after
 //! the whole initial table, BoRR/EoRR around a re-sent table) is kept by a
 //! per-marker barrier under a per-session lock taken only while markers are
 //! owed; max-prefix counts are summed in a per-peer atomic.
 //!
-//! Limits: `per-peer` (PBTS) and `worker-pool` (DTS) are refused as not
-//! supported yet; the shard count is fixed at start; every shard keeps its
+//! Limits: the shard and stripe counts are fixed at start; every shard keeps its
 //! own attribute interner and encodes its own UPDATEs, so an UPDATE whose
 //! prefixes span S shards is applied, interned and re-encoded S times
 //! (memory and CPU per route grow with S, see docs/BENCHMARKS.md
@@ -35,3 +37,4 @@ pub mod rib;
 pub mod rib_dump;
 pub mod sess;
 pub mod stages;
+pub mod striped;

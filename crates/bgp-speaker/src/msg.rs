@@ -130,146 +130,217 @@ impl std::fmt::Debug for RibMsg {
 }
 
 /// The sending side sessions hold, over the RIB's shard threads (one
-/// for the sequential pipeline). Bounded: a session that outruns the RIB
-/// waits here (asynchronously, so its keepalives keep flowing).
+/// for the sequential pipeline), or over the locked stripes of the
+/// `per-peer` and `worker-pool` pipelines ([`crate::striped`]). Bounded:
+/// a session that outruns the RIB waits here (asynchronously, so its
+/// keepalives keep flowing).
 ///
 /// With several shards an UPDATE batch is split by
 /// [`bgp_rib::shard_for`] here, on the session's thread, so each shard
 /// thread gets only its own prefixes; the other inputs go to every shard.
 #[derive(Clone, Debug)]
 pub struct RibSender {
-    shards: Arc<[tokio::sync::mpsc::Sender<RibMsg>]>,
+    backend: Backend,
 }
 
-/// Room reserved on every shard's channel (see [`RibSender::reserve`]).
+#[derive(Clone, Debug)]
+enum Backend {
+    /// One channel per RIB thread (sequential, sharded).
+    Channels(Arc<[tokio::sync::mpsc::Sender<RibMsg>]>),
+    /// `per-peer`: the caller applies its input to the stripes itself.
+    Striped(Arc<crate::striped::Stripes>),
+    /// `worker-pool`: the input goes to the next worker's queue.
+    Pool(Arc<crate::striped::Pool>),
+}
+
+/// Room reserved for one batch (see [`RibSender::reserve`]).
 pub struct RibPermit {
-    permits: Vec<tokio::sync::mpsc::OwnedPermit<RibMsg>>,
+    inner: PermitInner,
+}
+
+enum PermitInner {
+    Channels(Vec<tokio::sync::mpsc::OwnedPermit<RibMsg>>),
+    Striped(Arc<crate::striped::Stripes>),
+    Pool(crate::striped::PoolPermit),
 }
 
 impl RibPermit {
     /// Sends one batch, split over the shards.
     pub fn send_updates(self, peer: PeerId, updates: Vec<DecodedUpdate>) {
-        let n = self.permits.len();
-        if n == 1 {
-            if let Some(p) = self.permits.into_iter().next() {
-                p.send(RibMsg::Input(RibInput::Updates { peer, updates }));
+        match self.inner {
+            PermitInner::Channels(permits) => {
+                let n = permits.len();
+                if n == 1 {
+                    if let Some(p) = permits.into_iter().next() {
+                        p.send(RibMsg::Input(RibInput::Updates { peer, updates }));
+                    }
+                    return;
+                }
+                let parts = split_updates(updates, n);
+                for (p, updates) in permits.into_iter().zip(parts) {
+                    if !updates.is_empty() {
+                        p.send(RibMsg::Input(RibInput::Updates { peer, updates }));
+                    }
+                }
             }
-            return;
+            PermitInner::Striped(s) => s.apply_input(RibInput::Updates { peer, updates }),
+            PermitInner::Pool(p) => p.send(RibInput::Updates { peer, updates }),
         }
-        let parts = split_updates(updates, n);
-        for (p, updates) in self.permits.into_iter().zip(parts) {
-            if !updates.is_empty() {
-                p.send(RibMsg::Input(RibInput::Updates { peer, updates }));
-            }
+    }
+}
+
+/// Which part of `input` each of `n` RIB parts gets, as (part index,
+/// message): UPDATEs split by [`bgp_rib::shard_for`], the rest to every
+/// part, with a [`FlushBarrier`] for the markers that must go out once.
+pub fn fan_out(input: RibInput, n: usize) -> Vec<(usize, RibMsg)> {
+    if n <= 1 {
+        return vec![(0, RibMsg::Input(input))];
+    }
+    match input {
+        RibInput::Updates { peer, updates } => split_updates(updates, n)
+            .into_iter()
+            .enumerate()
+            .filter(|(_, u)| !u.is_empty())
+            .map(|(i, updates)| (i, RibMsg::Input(RibInput::Updates { peer, updates })))
+            .collect(),
+        RibInput::Up { peer, mut up } => {
+            up.eor_barrier = Some(FlushBarrier::new(n));
+            (0..n)
+                .map(|i| {
+                    let up = up.clone();
+                    (i, RibMsg::Input(RibInput::Up { peer, up }))
+                })
+                .collect()
         }
+        RibInput::RouteRefresh {
+            peer,
+            family,
+            subtype,
+            ..
+        } => {
+            let barrier = Some(FlushBarrier::new(n));
+            (0..n)
+                .map(|i| {
+                    let m = RibInput::RouteRefresh {
+                        peer,
+                        family,
+                        subtype,
+                        barrier: barrier.clone(),
+                    };
+                    (i, RibMsg::Input(m))
+                })
+                .collect()
+        }
+        RibInput::Down {
+            peer,
+            reason,
+            graceful,
+        } => (0..n)
+            .map(|i| {
+                let m = RibInput::Down {
+                    peer,
+                    reason,
+                    graceful,
+                };
+                (i, RibMsg::Input(m))
+            })
+            .collect(),
     }
 }
 
 impl RibSender {
     /// One RIB thread (the sequential pipeline, and tests).
     pub fn new(tx: tokio::sync::mpsc::Sender<RibMsg>) -> RibSender {
-        RibSender {
-            shards: Arc::from(vec![tx]),
-        }
+        RibSender::sharded(vec![tx])
     }
 
     /// One channel per shard thread, in shard order (the index
     /// [`bgp_rib::shard_for`] returns).
     pub fn sharded(txs: Vec<tokio::sync::mpsc::Sender<RibMsg>>) -> RibSender {
         RibSender {
-            shards: Arc::from(txs),
+            backend: Backend::Channels(Arc::from(txs)),
         }
     }
 
+    /// The `per-peer` pipeline: senders apply their input themselves.
+    pub fn striped(s: Arc<crate::striped::Stripes>) -> RibSender {
+        RibSender {
+            backend: Backend::Striped(s),
+        }
+    }
+
+    /// The `worker-pool` pipeline.
+    pub fn pool(p: Arc<crate::striped::Pool>) -> RibSender {
+        RibSender {
+            backend: Backend::Pool(p),
+        }
+    }
+
+    /// The `per-peer` pipeline: each session gets its own thread.
+    pub fn is_per_peer(&self) -> bool {
+        matches!(self.backend, Backend::Striped(_))
+    }
+
+    /// Parts the RIB is split into (shards or stripes).
     pub fn shard_count(&self) -> usize {
-        self.shards.len()
+        match &self.backend {
+            Backend::Channels(c) => c.len(),
+            Backend::Striped(s) => s.len(),
+            Backend::Pool(p) => p.stripes().len(),
+        }
     }
 
     /// Sends `input` where it belongs: UPDATEs split by shard, the rest to
     /// every shard. Returns false when the RIB is gone (shutting down).
     pub async fn send(&self, input: RibInput) -> bool {
-        let mut ok = true;
-        for (tx, m) in self.route(input) {
-            ok &= tx.send(m).await.is_ok();
+        match &self.backend {
+            Backend::Channels(txs) => {
+                let mut ok = true;
+                for (i, m) in fan_out(input, txs.len()) {
+                    if let Some(tx) = txs.get(i) {
+                        ok &= tx.send(m).await.is_ok();
+                    }
+                }
+                ok
+            }
+            Backend::Striped(s) => {
+                s.apply_input(input);
+                true
+            }
+            Backend::Pool(p) => match p.reserve().await {
+                Some(permit) => {
+                    permit.send(input);
+                    true
+                }
+                None => false,
+            },
         }
-        ok
     }
 
     /// [`Self::send`] for a thread outside the async runtime (benchmarks,
     /// in-process tests).
     pub fn blocking_send(&self, input: RibInput) -> bool {
-        let mut ok = true;
-        for (tx, m) in self.route(input) {
-            ok &= tx.blocking_send(m).is_ok();
-        }
-        ok
-    }
-
-    /// Which shard gets what of `input`.
-    fn route(&self, input: RibInput) -> Vec<(&tokio::sync::mpsc::Sender<RibMsg>, RibMsg)> {
-        let n = self.shards.len();
-        if n == 1 {
-            return self
-                .shards
-                .first()
-                .map(|tx| (tx, RibMsg::Input(input)))
-                .into_iter()
-                .collect();
-        }
-        match input {
-            RibInput::Updates { peer, updates } => self
-                .shards
-                .iter()
-                .zip(split_updates(updates, n))
-                .filter(|(_, u)| !u.is_empty())
-                .map(|(tx, updates)| (tx, RibMsg::Input(RibInput::Updates { peer, updates })))
-                .collect(),
-            RibInput::Up { peer, mut up } => {
-                up.eor_barrier = Some(FlushBarrier::new(n));
-                self.shards
-                    .iter()
-                    .map(|tx| {
-                        let up = up.clone();
-                        (tx, RibMsg::Input(RibInput::Up { peer, up }))
-                    })
-                    .collect()
+        match &self.backend {
+            Backend::Channels(txs) => {
+                let mut ok = true;
+                for (i, m) in fan_out(input, txs.len()) {
+                    if let Some(tx) = txs.get(i) {
+                        ok &= tx.blocking_send(m).is_ok();
+                    }
+                }
+                ok
             }
-            RibInput::RouteRefresh {
-                peer,
-                family,
-                subtype,
-                ..
-            } => {
-                let barrier = Some(FlushBarrier::new(n));
-                self.shards
-                    .iter()
-                    .map(|tx| {
-                        let m = RibInput::RouteRefresh {
-                            peer,
-                            family,
-                            subtype,
-                            barrier: barrier.clone(),
-                        };
-                        (tx, RibMsg::Input(m))
-                    })
-                    .collect()
+            Backend::Striped(s) => {
+                s.apply_input(input);
+                true
             }
-            RibInput::Down {
-                peer,
-                reason,
-                graceful,
-            } => self
-                .shards
-                .iter()
-                .map(|tx| {
-                    let m = RibInput::Down {
-                        peer,
-                        reason,
-                        graceful,
-                    };
-                    (tx, RibMsg::Input(m))
-                })
-                .collect(),
+            Backend::Pool(p) => match p.blocking_reserve() {
+                Some(permit) => {
+                    permit.send(input);
+                    true
+                }
+                None => false,
+            },
         }
     }
 
@@ -280,25 +351,42 @@ impl RibSender {
         peer: PeerId,
         updates: Vec<DecodedUpdate>,
     ) -> Result<(), Vec<DecodedUpdate>> {
-        let mut permits = Vec::with_capacity(self.shards.len());
-        for tx in self.shards.iter() {
-            match tx.clone().try_reserve_owned() {
-                Ok(p) => permits.push(p),
-                Err(_) => return Err(updates),
+        let inner = match &self.backend {
+            Backend::Channels(txs) => {
+                let mut permits = Vec::with_capacity(txs.len());
+                for tx in txs.iter() {
+                    match tx.clone().try_reserve_owned() {
+                        Ok(p) => permits.push(p),
+                        Err(_) => return Err(updates),
+                    }
+                }
+                PermitInner::Channels(permits)
             }
-        }
-        RibPermit { permits }.send_updates(peer, updates);
+            Backend::Striped(s) => PermitInner::Striped(s.clone()),
+            Backend::Pool(p) => match p.try_reserve() {
+                Some(permit) => PermitInner::Pool(permit),
+                None => return Err(updates),
+            },
+        };
+        RibPermit { inner }.send_updates(peer, updates);
         Ok(())
     }
 
     /// Waits for room on every shard's channel (cancel-safe: dropping the
     /// future releases what it reserved). None when the RIB is gone.
     pub async fn reserve(&self) -> Option<RibPermit> {
-        let mut permits = Vec::with_capacity(self.shards.len());
-        for tx in self.shards.iter() {
-            permits.push(tx.clone().reserve_owned().await.ok()?);
-        }
-        Some(RibPermit { permits })
+        let inner = match &self.backend {
+            Backend::Channels(txs) => {
+                let mut permits = Vec::with_capacity(txs.len());
+                for tx in txs.iter() {
+                    permits.push(tx.clone().reserve_owned().await.ok()?);
+                }
+                PermitInner::Channels(permits)
+            }
+            Backend::Striped(s) => PermitInner::Striped(s.clone()),
+            Backend::Pool(p) => PermitInner::Pool(p.reserve().await?),
+        };
+        Some(RibPermit { inner })
     }
 }
 

@@ -20,8 +20,15 @@
 //!   the best-route feed (each shard publishes its own prefixes on a clone
 //!   of the subscriber's channel: the snapshot is the union of the shards'
 //!   snapshots).
-//! * `per-peer` (the seeds' PBTS) and `worker-pool` (DTS) are not
-//!   implemented: [`Mode::from_config`] refuses them with a clear error.
+//! * `per-peer` (the seeds' PBTS) and `worker-pool` (DTS): one shared RIB
+//!   of [`crate::striped::STRIPES`] locked stripes (the same parts as
+//!   `sharded` with that many shards, so the same results); no thread owns
+//!   a stripe. In `per-peer` each session applies its own input, on its
+//!   own thread (the daemon gives every session an OS thread with its own
+//!   runtime, so its socket readiness is its own); in `worker-pool` N
+//!   workers (`router.threads`) take inputs round-robin from per-worker
+//!   queues. A master thread runs ticks, control requests and export
+//!   rounds. See [`crate::striped`].
 //!
 //! Limits: the shard count is fixed at start (`router.threads` changes
 //! need a restart); a prefix's shard depends on S, so RIB dumps and
@@ -56,6 +63,10 @@ pub enum Mode {
     Sequential,
     /// S shard threads.
     Sharded(usize),
+    /// Locked stripes, each session's thread applies its own input.
+    PerPeer,
+    /// Locked stripes, N worker threads.
+    WorkerPool(usize),
 }
 
 impl Mode {
@@ -68,22 +79,31 @@ impl Mode {
                 let n = threads.map_or_else(default_threads, usize::from);
                 Ok(Mode::Sharded(n.clamp(1, MAX_SHARDS)))
             }
-            config::Pipeline::PerPeer => Err(
-                "router.pipeline: \"per-peer\" is not supported yet; use \"sharded\" or \"sequential\""
-                    .into(),
-            ),
-            config::Pipeline::WorkerPool => Err(
-                "router.pipeline: \"worker-pool\" is not supported yet; use \"sharded\" or \"sequential\""
-                    .into(),
-            ),
+            // One thread per peer: `threads` does not apply.
+            config::Pipeline::PerPeer => Ok(Mode::PerPeer),
+            config::Pipeline::WorkerPool => {
+                let n = threads.map_or_else(default_threads, usize::from);
+                Ok(Mode::WorkerPool(n.clamp(1, MAX_SHARDS)))
+            }
         }
     }
 
-    /// RIB threads.
+    /// Parts the RIB is split into: RIB threads, or locked stripes.
     pub fn shards(&self) -> usize {
         match *self {
             Mode::Sequential => 1,
             Mode::Sharded(n) => n.clamp(1, MAX_SHARDS),
+            Mode::PerPeer | Mode::WorkerPool(_) => crate::striped::STRIPES,
+        }
+    }
+
+    /// Threads doing RIB work: shard threads, workers, or None for one
+    /// per peer.
+    pub fn threads(&self) -> Option<usize> {
+        match *self {
+            Mode::Sequential => Some(1),
+            Mode::Sharded(n) | Mode::WorkerPool(n) => Some(n.clamp(1, MAX_SHARDS)),
+            Mode::PerPeer => None,
         }
     }
 
@@ -91,6 +111,8 @@ impl Mode {
         match self {
             Mode::Sequential => "sequential",
             Mode::Sharded(_) => "sharded",
+            Mode::PerPeer => "per-peer",
+            Mode::WorkerPool(_) => "worker-pool",
         }
     }
 }
@@ -108,6 +130,9 @@ pub struct Pipeline {
     txs: Vec<Sender<RibMsg>>,
     rxs: Vec<mpsc::Receiver<RibMsg>>,
     threads: Vec<JoinHandle<()>>,
+    /// `per-peer` / `worker-pool`: the locked stripes; `txs` are then the
+    /// master thread's control channels, one per stripe.
+    striped: Option<crate::striped::Striped>,
 }
 
 impl Pipeline {
@@ -118,11 +143,17 @@ impl Pipeline {
         let (txs, rxs) = (0..count)
             .map(|_| mpsc::channel::<RibMsg>(RIB_CHANNEL))
             .unzip();
+        let striped = match mode {
+            Mode::PerPeer => Some(crate::striped::Striped::new(None)),
+            Mode::WorkerPool(n) => Some(crate::striped::Striped::new(Some(n))),
+            Mode::Sequential | Mode::Sharded(_) => None,
+        };
         Pipeline {
             mode,
             txs,
             rxs,
             threads: Vec::new(),
+            striped,
         }
     }
 
@@ -130,6 +161,15 @@ impl Pipeline {
     /// shard order, on this thread). Does nothing the second time.
     pub fn spawn(&mut self, mut make: impl FnMut(Part) -> RibState) -> Result<(), String> {
         let count = self.txs.len();
+        if let Some(sp) = self.striped.as_mut() {
+            if self.rxs.is_empty() {
+                return Ok(());
+            }
+            for index in 0..count {
+                sp.stripes.install(index, make(Part { index, count }));
+            }
+            return sp.spawn(std::mem::take(&mut self.rxs));
+        }
         for (index, rx) in std::mem::take(&mut self.rxs).into_iter().enumerate() {
             let st = make(Part { index, count });
             let name = if count == 1 {
@@ -152,7 +192,13 @@ impl Pipeline {
 
     /// What sessions send their inputs through.
     pub fn sender(&self) -> RibSender {
-        RibSender::sharded(self.txs.clone())
+        match &self.striped {
+            Some(sp) => match &sp.pool {
+                Some(p) => RibSender::pool(p.clone()),
+                None => RibSender::striped(sp.stripes.clone()),
+            },
+            None => RibSender::sharded(self.txs.clone()),
+        }
     }
 
     /// One channel per RIB thread, in shard order (control requests).
@@ -164,6 +210,9 @@ impl Pipeline {
     /// when every sender is gone or shutdown was requested.
     pub fn join(self) {
         drop(self.txs);
+        if let Some(sp) = self.striped {
+            sp.join();
+        }
         for t in self.threads {
             let _ = t.join();
         }

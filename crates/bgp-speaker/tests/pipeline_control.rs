@@ -145,7 +145,12 @@ fn cli_and_metrics_merge_shards() {
         panic!("routes")
     };
     assert_eq!(r.len(), 350, "sequential show route");
-    for mode in [Mode::Sharded(2), Mode::Sharded(3)] {
+    for mode in [
+        Mode::Sharded(2),
+        Mode::Sharded(3),
+        Mode::PerPeer,
+        Mode::WorkerPool(2),
+    ] {
         let a = run(mode);
         // Paths carry the time their session came up, which differs
         // between runs; everything else must match.
@@ -213,7 +218,7 @@ fn cli_and_metrics_merge_shards() {
 }
 
 /// `router.pipeline`/`router.threads` reach the daemon's spec; the modes
-/// that are not implemented are refused by name, never run as another.
+/// each get the mode they name.
 #[test]
 fn pipeline_config_modes() {
     let spec = |extra: &str| {
@@ -236,11 +241,12 @@ fn pipeline_config_modes() {
         let e = config::parse(&text, "t.toml").expect_err("refused");
         assert!(e.to_string().contains("router.threads"), "{e}");
     }
-    for mode in ["per-peer", "worker-pool"] {
-        let e = spec(&format!("pipeline = \"{mode}\"\n")).expect_err("refused");
-        assert!(
-            e.contains(mode) && e.contains("not supported yet") && e.starts_with("t.toml:"),
-            "{e}"
-        );
-    }
+    let s = spec("pipeline = \"per-peer\"\nthreads = 3\n").expect("per-peer");
+    assert_eq!(s.mode, Mode::PerPeer);
+    assert_eq!(s.mode.threads(), None, "one thread per peer");
+    assert_eq!(s.mode.shards(), bgp_speaker::striped::STRIPES);
+    let s = spec("pipeline = \"worker-pool\"\nthreads = 3\n").expect("worker-pool");
+    assert_eq!(s.mode, Mode::WorkerPool(3));
+    assert_eq!(s.mode.threads(), Some(3));
+    assert_eq!(s.mode.shards(), bgp_speaker::striped::STRIPES);
 }

@@ -27,11 +27,14 @@ use bgp_wire::{
     AsPath, AttrValue, Community, NextHop, Nlri, Origin, ParseCtx, PathAttr, UpdateView,
 };
 
-const MODES: [Mode; 4] = [
+const MODES: [Mode; 7] = [
     Mode::Sequential,
     Mode::Sharded(1),
     Mode::Sharded(2),
     Mode::Sharded(4),
+    Mode::PerPeer,
+    Mode::WorkerPool(2),
+    Mode::WorkerPool(4),
 ];
 
 /// What one peer was sent, replayed: its Adj-RIB-Out as the peer sees it
@@ -469,4 +472,46 @@ fn mrt_trace_excerpt_same_in_every_mode() {
         "monitor Adj-RIB-Out has {}",
         monitor.len()
     );
+}
+
+/// Every peer fed from its own thread at once (as sessions do): in
+/// `per-peer` the feeders apply to the locked stripes concurrently, in
+/// `worker-pool` several workers hold batches of one peer at the same
+/// time. The end state must not depend on the interleaving.
+#[test]
+fn concurrent_feeders_same_in_every_mode() {
+    let peers: Vec<FakePeer> = (0..5).map(FakePeer::nth).collect();
+    let script = |ip: &InProc| {
+        for i in 0..peers.len() {
+            ip.up(i);
+        }
+        ip.settle().expect("settle");
+        std::thread::scope(|s| {
+            // Peer 4 is the monitor: it sends nothing.
+            for (i, p) in peers.iter().enumerate().take(4) {
+                let tx = ip.sender();
+                s.spawn(move || {
+                    let send = |updates: Vec<DecodedUpdate>| {
+                        tx.blocking_send(bgp_speaker::msg::RibInput::Updates {
+                            peer: InProc::id(i),
+                            updates,
+                        })
+                    };
+                    for round in 0..3 {
+                        // Small batches, so that one peer has several in
+                        // flight.
+                        for chunk in synthetic_round(i, p.asn, round).chunks(8) {
+                            assert!(send(chunk.to_vec()), "RIB gone");
+                        }
+                    }
+                    // Withdraw what was just (re-)announced, in part.
+                    let w: Vec<Prefix> = (0..1500).step_by(i + 3).map(v4).collect();
+                    assert!(send(vec![withdraw(&w)]), "RIB gone");
+                });
+            }
+        });
+    };
+    let o = compare_modes("concurrent", &peers, &script);
+    assert!(o.loc_rib.len() > 1200, "Loc-RIB has {}", o.loc_rib.len());
+    assert_eq!(o.peers[4].len(), o.loc_rib.len(), "monitor table size");
 }

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 
 use base::{AfiSafi, Asn, Prefix};
 
-/// How UPDATE processing is parallelised (`router.pipeline`). `Sharded`
-/// (the default) and `Sequential` run; the daemon refuses `PerPeer` and
-/// `WorkerPool` with "not supported yet".
+/// How UPDATE processing is parallelised (`router.pipeline`): `Sharded`
+/// (the default), `Sequential`, `PerPeer` (the seeds' PBTS, one thread per
+/// peer over a locked RIB) and `WorkerPool` (DTS, `threads` workers).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Pipeline {
     Sequential,
@@ -65,8 +65,8 @@ pub struct Router {
     pub cluster_id: Ipv4Addr,
     /// `pipeline`, default `"sharded"`.
     pub pipeline: Pipeline,
-    /// `threads`, default `None`: one per CPU core. For the parallel
-    /// pipelines.
+    /// `threads`, default `None`: one per CPU core. Shards of `sharded`,
+    /// workers of `worker-pool`; not used by `sequential` and `per-peer`.
     pub threads: Option<u16>,
     /// `default_import`: the policy of neighbours that name none. `None`
     /// (default): RFC 8212, reject for eBGP and accept for iBGP. Already

@@ -264,6 +264,11 @@ impl RibState {
         self.shutdown = true;
     }
 
+    /// Whether [`Self::request_shutdown`] was called.
+    pub fn shutdown_requested(&self) -> bool {
+        self.shutdown
+    }
+
     fn rebuild_roles(&mut self) {
         self.roles = self
             .peers
@@ -282,7 +287,7 @@ impl RibState {
             .collect();
     }
 
-    fn handle(&mut self, msg: RibMsg) {
+    pub(crate) fn handle(&mut self, msg: RibMsg) {
         match msg {
             RibMsg::Input(i) => self.handle_input(i),
             RibMsg::Tick => self.on_tick(),
@@ -648,7 +653,7 @@ impl RibState {
 
     /// Exports the changes collected since the last call and hands the
     /// packed UPDATEs to the sessions that can take them.
-    fn propagate(&mut self) {
+    pub(crate) fn propagate(&mut self) {
         // ADD-PATH peers also hear of non-best path changes, which the RIB
         // tracks itself.
         if !self.changed.is_empty() || self.rib.path_changes_pending() {

@@ -87,8 +87,29 @@ pub fn spawn_session(
         cmd: cmd_tx,
         status: status.clone(),
     };
+    let per_peer = rib.is_per_peer();
+    let name = format!("peer-{}", p.peer.0);
     let s = Session::new(p, rib, status, registry.clone(), mrt, in_tx.clone());
-    rt.spawn(s.run(cmd_rx, in_rx));
+    let task = s.run(cmd_rx, in_rx);
+    if !per_peer {
+        rt.spawn(task);
+        return handle;
+    }
+    // `per-peer` (PBTS): the session, its reader and writer run on a thread
+    // of their own, with their own runtime and so their own socket
+    // readiness; the session applies its input to the RIB there.
+    let spawned = std::thread::Builder::new().name(name).spawn(move || {
+        match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(own) => own.block_on(task),
+            Err(e) => warn!("cannot start a session runtime: {e}"),
+        }
+    });
+    if let Err(e) = spawned {
+        warn!("cannot start a session thread: {e}");
+    }
     handle
 }
 
@@ -563,6 +584,16 @@ impl Session {
     fn attach(&mut self, s: TcpStream, outgoing: bool) -> bool {
         let (Ok(local), Ok(remote)) = (s.local_addr(), s.peer_addr()) else {
             return false;
+        };
+        // `per-peer`: an accepted connection was registered with the
+        // listener's runtime; move it to this session's own one.
+        let s = if !outgoing && self.rib.is_per_peer() {
+            match s.into_std().and_then(TcpStream::from_std) {
+                Ok(s) => s,
+                Err(_) => return false,
+            }
+        } else {
+            s
         };
         let _ = s.set_nodelay(true);
         let (rd, wr) = s.into_split();

@@ -1,0 +1,525 @@
+//! The shared, locked RIB of the `per-peer` (the seeds' PBTS) and
+//! `worker-pool` (DTS) pipelines (Tessera issue 5).
+//!
+//! The RIB is cut into [`STRIPES`] stripes by [`bgp_rib::shard_for`], each
+//! a [`RibState`] for one [`Part`] behind its own mutex: the same parts
+//! the `sharded` mode gives its threads, so the same inputs give the same
+//! Loc-RIB and Adj-RIB-Out (the differential test checks it). What differs
+//! is who runs them: no thread owns a stripe; whoever has the work locks
+//! the stripe, applies and exports there, and unlocks.
+//!
+//! * `per-peer`: the session's own thread applies its input
+//!   ([`Stripes::apply_input`]): it splits a batch by stripe and locks each
+//!   stripe in turn, holding one lock at a time. A peer's inputs come from
+//!   that one thread, so they are applied in order.
+//! * `worker-pool`: sessions hand inputs to N workers round-robin
+//!   ([`Pool`]), one queue per worker, none shared. Two batches of one peer
+//!   can be on two workers at once; the ordering point is per peer and
+//!   per stripe: the dispatcher numbers each peer's inputs, and a stripe
+//!   applies a peer's input number k only after number k-1
+//!   ([`Stripes::apply_in_turn`], a condition variable on the stripe's
+//!   lock). Each stripe therefore sees each peer's inputs in the order the
+//!   session sent them, exactly what a shard thread sees in `sharded`, while
+//!   the two batches still run in parallel on different stripes. Workers
+//!   cannot deadlock: a worker only waits for an earlier input of the same
+//!   peer, enqueued before its own, and the earliest unfinished input of
+//!   all waits for nothing.
+//! * A master thread ([`run_master`]) runs housekeeping: ticks and control
+//!   requests arrive on one channel per stripe (so
+//!   [`crate::pipeline::call_all`] and the answer merge work as in
+//!   `sharded`) and run under that stripe's lock, and export rounds of
+//!   stripes left dirty are run every [`ROUND_MIN`]. In `worker-pool`, a
+//!   control request first waits until every input dispatched before it
+//!   is applied (inputs and control travel on different queues).
+//!
+//! Export rounds on a stripe are spaced [`ROUND_MIN`] apart as on a shard
+//! thread: input arriving sooner is applied and left for the master's
+//! round. Limits: the stripe count is fixed; each stripe has its own peer
+//! table, encoders and interned attributes (memory grows with it, as with
+//! shards); a slow stripe holds up only the peers whose input needs it.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use bgp_rib::PeerId;
+use tokio::sync::mpsc;
+
+use crate::msg::{fan_out, RibInput, RibMsg};
+use crate::rib::{RibState, ROUND_MIN};
+
+/// Stripes of the locked RIB. Enough that threads rarely meet on one lock
+/// (16 stripes for up to 8 busy threads), few enough that each export
+/// round still packs many prefixes per UPDATE.
+pub const STRIPES: usize = 16;
+
+/// Capacity of each worker's queue, in batches (as
+/// [`crate::pipeline::RIB_CHANNEL`]: the back-pressure point).
+pub const WORKER_QUEUE: usize = 16;
+
+struct StripeState {
+    /// None until the pipeline is spawned; inputs wait in `pending`.
+    st: Option<RibState>,
+    pending: Vec<RibMsg>,
+    dirty: bool,
+    last_round: Instant,
+    /// Per peer id: the sequence number of the next input of that peer
+    /// this stripe may apply (`worker-pool` only).
+    turns: Vec<u64>,
+}
+
+struct Stripe {
+    state: Mutex<StripeState>,
+    turn: Condvar,
+}
+
+/// The stripes of the shared RIB.
+pub struct Stripes {
+    parts: Vec<Stripe>,
+    shutdown: AtomicBool,
+}
+
+impl std::fmt::Debug for Stripes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Stripes({})", self.parts.len())
+    }
+}
+
+fn lock(s: &Stripe) -> MutexGuard<'_, StripeState> {
+    // A panic under the lock leaves a RibState mid-update; going on is
+    // better than taking the daemon down with it (as a shard thread would).
+    s.state.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn apply_locked(s: &mut StripeState, msg: RibMsg) -> bool {
+    let Some(st) = s.st.as_mut() else {
+        s.pending.push(msg);
+        return false;
+    };
+    st.handle(msg);
+    if s.last_round.elapsed() >= ROUND_MIN {
+        st.propagate();
+        s.last_round = Instant::now();
+        s.dirty = false;
+    } else {
+        s.dirty = true;
+    }
+    st.shutdown_requested()
+}
+
+impl Stripes {
+    pub fn new(n: usize) -> Arc<Stripes> {
+        let start = Instant::now()
+            .checked_sub(ROUND_MIN)
+            .unwrap_or_else(Instant::now);
+        Arc::new(Stripes {
+            parts: (0..n.max(1))
+                .map(|_| Stripe {
+                    state: Mutex::new(StripeState {
+                        st: None,
+                        pending: Vec::new(),
+                        dirty: false,
+                        last_round: start,
+                        turns: Vec::new(),
+                    }),
+                    turn: Condvar::new(),
+                })
+                .collect(),
+            shutdown: AtomicBool::new(false),
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.parts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.parts.is_empty()
+    }
+
+    /// Gives stripe `i` its state and applies what waited for it.
+    pub(crate) fn install(&self, i: usize, st: RibState) {
+        let Some(s) = self.parts.get(i) else { return };
+        let mut g = lock(s);
+        g.st = Some(st);
+        for m in std::mem::take(&mut g.pending) {
+            apply_locked(&mut g, m);
+        }
+    }
+
+    /// Applies `msg` on stripe `i` under its lock.
+    pub(crate) fn apply(&self, i: usize, msg: RibMsg) {
+        let Some(s) = self.parts.get(i) else { return };
+        if apply_locked(&mut lock(s), msg) {
+            self.shutdown.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// `per-peer`: the calling (session) thread splits `input` by stripe
+    /// and applies each part, one stripe lock at a time.
+    pub fn apply_input(&self, input: RibInput) {
+        for (i, m) in fan_out(input, self.parts.len()) {
+            self.apply(i, m);
+        }
+    }
+
+    /// `worker-pool`: applies `msg` (this stripe's part of `peer`'s input
+    /// number `seq`, None if it has none) once the stripe has applied the
+    /// peer's input `seq - 1`, then lets `seq + 1` through.
+    fn apply_in_turn(&self, i: usize, peer: PeerId, seq: u64, msg: Option<RibMsg>) {
+        let Some(s) = self.parts.get(i) else { return };
+        let slot = usize::from(peer.0);
+        let mut g = lock(s);
+        if g.turns.len() <= slot {
+            g.turns.resize(slot + 1, 0);
+        }
+        while g.turns.get(slot).is_some_and(|&t| t != seq) {
+            g = s.turn.wait(g).unwrap_or_else(|e| e.into_inner());
+        }
+        let mut stop = false;
+        if let Some(m) = msg {
+            stop = apply_locked(&mut g, m);
+        }
+        if let Some(t) = g.turns.get_mut(slot) {
+            *t += 1;
+        }
+        drop(g);
+        s.turn.notify_all();
+        if stop {
+            self.shutdown.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Export rounds of the stripes whose last round is [`ROUND_MIN`] old
+    /// and that applied something since.
+    fn rounds(&self) {
+        for s in &self.parts {
+            let mut g = lock(s);
+            if g.dirty && g.last_round.elapsed() >= ROUND_MIN {
+                if let Some(st) = g.st.as_mut() {
+                    st.propagate();
+                }
+                g.last_round = Instant::now();
+                g.dirty = false;
+            }
+        }
+    }
+
+    /// A last export round everywhere (shutdown).
+    fn finish(&self) {
+        for s in &self.parts {
+            let mut g = lock(s);
+            if let Some(st) = g.st.as_mut() {
+                st.propagate();
+            }
+            g.dirty = false;
+        }
+    }
+
+    fn is_shutdown(&self) -> bool {
+        self.shutdown.load(Ordering::Relaxed)
+    }
+}
+
+/// Inputs dispatched to and finished by the workers (`worker-pool`), so
+/// that a control request can wait for what was sent before it.
+#[derive(Debug, Default)]
+pub struct Progress {
+    dispatched: AtomicU64,
+    done: Mutex<u64>,
+    cv: Condvar,
+}
+
+impl Progress {
+    fn finished_one(&self) {
+        let mut d = self.done.lock().unwrap_or_else(|e| e.into_inner());
+        *d += 1;
+        drop(d);
+        self.cv.notify_all();
+    }
+
+    /// Waits until every input dispatched so far is applied (bounded:
+    /// a control request must not hang the master for good).
+    fn wait_dispatched(&self, limit: Duration) {
+        let target = self.dispatched.load(Ordering::Acquire);
+        let deadline = Instant::now() + limit;
+        let mut d = self.done.lock().unwrap_or_else(|e| e.into_inner());
+        while *d < target {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            d = match self.cv.wait_timeout(d, left) {
+                Ok((g, _)) => g,
+                Err(e) => e.into_inner().0,
+            };
+        }
+    }
+}
+
+enum Job {
+    Input {
+        peer: PeerId,
+        seq: u64,
+        input: RibInput,
+    },
+    Stop,
+}
+
+/// The `worker-pool` dispatcher: one queue per worker, inputs numbered
+/// per peer and handed round-robin.
+pub struct Pool {
+    stripes: Arc<Stripes>,
+    queues: Vec<mpsc::Sender<Job>>,
+    next: AtomicUsize,
+    /// Per peer id: the sequence number its next input gets. Held while
+    /// the input is enqueued, so numbers and queue order agree.
+    seqs: Mutex<Vec<u64>>,
+    progress: Arc<Progress>,
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Pool({} workers)", self.queues.len())
+    }
+}
+
+/// Room reserved on one worker's queue.
+pub struct PoolPermit {
+    pool: Arc<Pool>,
+    permit: mpsc::OwnedPermit<Job>,
+}
+
+fn input_peer(i: &RibInput) -> PeerId {
+    match i {
+        RibInput::Up { peer, .. }
+        | RibInput::Updates { peer, .. }
+        | RibInput::RouteRefresh { peer, .. }
+        | RibInput::Down { peer, .. } => *peer,
+    }
+}
+
+impl PoolPermit {
+    /// Numbers `input` in its peer's order and enqueues it.
+    pub fn send(self, input: RibInput) {
+        let peer = input_peer(&input);
+        let slot = usize::from(peer.0);
+        let mut seqs = self.pool.seqs.lock().unwrap_or_else(|e| e.into_inner());
+        if seqs.len() <= slot {
+            seqs.resize(slot + 1, 0);
+        }
+        let Some(s) = seqs.get_mut(slot) else { return };
+        let seq = *s;
+        *s += 1;
+        self.pool.progress.dispatched.fetch_add(1, Ordering::AcqRel);
+        self.permit.send(Job::Input { peer, seq, input });
+    }
+}
+
+impl Pool {
+    /// A pool of `workers` queues over `stripes`, and the receiving ends
+    /// for [`Pool::spawn_workers`].
+    fn new(stripes: Arc<Stripes>, workers: usize) -> (Arc<Pool>, Vec<mpsc::Receiver<Job>>) {
+        let (queues, rxs) = (0..workers.max(1))
+            .map(|_| mpsc::channel(WORKER_QUEUE))
+            .unzip();
+        let pool = Arc::new(Pool {
+            stripes,
+            queues,
+            next: AtomicUsize::new(0),
+            seqs: Mutex::new(Vec::new()),
+            progress: Arc::new(Progress::default()),
+        });
+        (pool, rxs)
+    }
+
+    pub fn stripes(&self) -> &Arc<Stripes> {
+        &self.stripes
+    }
+
+    fn pick(&self) -> &mpsc::Sender<Job> {
+        let n = self.queues.len().max(1);
+        let i = self.next.fetch_add(1, Ordering::Relaxed) % n;
+        // i < n = queues.len() unless there are no queues (never: new
+        // makes at least one).
+        &self.queues[i.min(self.queues.len().saturating_sub(1))]
+    }
+
+    /// Waits for room on the next worker's queue.
+    pub async fn reserve(self: &Arc<Self>) -> Option<PoolPermit> {
+        let permit = self.pick().clone().reserve_owned().await.ok()?;
+        Some(PoolPermit {
+            pool: self.clone(),
+            permit,
+        })
+    }
+
+    /// Room on the next worker's queue now, or None.
+    pub fn try_reserve(self: &Arc<Self>) -> Option<PoolPermit> {
+        let permit = self.pick().clone().try_reserve_owned().ok()?;
+        Some(PoolPermit {
+            pool: self.clone(),
+            permit,
+        })
+    }
+
+    /// [`Self::reserve`] outside the async runtime (benchmarks, tests).
+    pub fn blocking_reserve(self: &Arc<Self>) -> Option<PoolPermit> {
+        let tx = self.pick().clone();
+        loop {
+            match tx.clone().try_reserve_owned() {
+                Ok(permit) => {
+                    return Some(PoolPermit {
+                        pool: self.clone(),
+                        permit,
+                    })
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => return None,
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    std::thread::sleep(Duration::from_micros(50));
+                }
+            }
+        }
+    }
+
+    /// Asks every worker to exit after what is queued.
+    fn stop(&self) {
+        for q in &self.queues {
+            loop {
+                match q.try_send(Job::Stop) {
+                    Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => break,
+                    Err(mpsc::error::TrySendError::Full(_)) => {
+                        std::thread::sleep(Duration::from_micros(200));
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn worker(mut rx: mpsc::Receiver<Job>, stripes: Arc<Stripes>, progress: Arc<Progress>) {
+    let n = stripes.len();
+    while let Some(job) = rx.blocking_recv() {
+        let Job::Input { peer, seq, input } = job else {
+            break;
+        };
+        let mut parts: Vec<Option<RibMsg>> = (0..n).map(|_| None).collect();
+        for (i, m) in fan_out(input, n) {
+            if let Some(slot) = parts.get_mut(i) {
+                *slot = Some(m);
+            }
+        }
+        // Every stripe, even one without a part, so that its turn for this
+        // peer moves on.
+        for (i, m) in parts.into_iter().enumerate() {
+            stripes.apply_in_turn(i, peer, seq, m);
+        }
+        progress.finished_one();
+    }
+}
+
+/// The master thread: control requests and ticks (one channel per
+/// stripe), and the spaced export rounds. Returns when every control
+/// sender is gone or shutdown was requested.
+fn run_master(
+    stripes: Arc<Stripes>,
+    rxs: Vec<mpsc::Receiver<RibMsg>>,
+    progress: Option<Arc<Progress>>,
+    rt: tokio::runtime::Runtime,
+) {
+    rt.block_on(async {
+        let mut set = tokio::task::JoinSet::new();
+        for (i, mut rx) in rxs.into_iter().enumerate() {
+            let s = stripes.clone();
+            let p = progress.clone();
+            set.spawn(async move {
+                while let Some(m) = rx.recv().await {
+                    if let (Some(p), RibMsg::Control(_)) = (&p, &m) {
+                        p.wait_dispatched(Duration::from_secs(60));
+                    }
+                    s.apply(i, m);
+                    if s.is_shutdown() {
+                        break;
+                    }
+                }
+            });
+        }
+        let mut iv = tokio::time::interval(ROUND_MIN);
+        iv.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                r = set.join_next() => if r.is_none() { break },
+                _ = iv.tick() => stripes.rounds(),
+            }
+            if stripes.is_shutdown() {
+                break;
+            }
+        }
+    });
+    stripes.finish();
+}
+
+/// The threads of a striped pipeline.
+pub(crate) struct Striped {
+    pub stripes: Arc<Stripes>,
+    pub pool: Option<Arc<Pool>>,
+    worker_rxs: Vec<mpsc::Receiver<Job>>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Striped {
+    /// `workers` None: `per-peer`; Some(n): `worker-pool` with n workers.
+    pub fn new(workers: Option<usize>) -> Striped {
+        let stripes = Stripes::new(STRIPES);
+        let (pool, worker_rxs) = match workers {
+            Some(n) => {
+                let (p, rxs) = Pool::new(stripes.clone(), n);
+                (Some(p), rxs)
+            }
+            None => (None, Vec::new()),
+        };
+        Striped {
+            stripes,
+            pool,
+            worker_rxs,
+            threads: Vec::new(),
+        }
+    }
+
+    /// Starts the master (over the control channels `rxs`) and workers.
+    pub fn spawn(&mut self, rxs: Vec<mpsc::Receiver<RibMsg>>) -> Result<(), String> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .map_err(|e| format!("cannot start the RIB master's timer: {e}"))?;
+        let progress = self.pool.as_ref().map(|p| p.progress.clone());
+        for (i, rx) in std::mem::take(&mut self.worker_rxs).into_iter().enumerate() {
+            let s = self.stripes.clone();
+            let p = progress.clone().unwrap_or_default();
+            let h = std::thread::Builder::new()
+                .name(format!("rib-worker-{i}"))
+                .spawn(move || worker(rx, s, p))
+                .map_err(|e| format!("cannot start a RIB worker: {e}"))?;
+            self.threads.push(h);
+        }
+        let s = self.stripes.clone();
+        let h = std::thread::Builder::new()
+            .name("rib-master".into())
+            .spawn(move || run_master(s, rxs, progress, rt))
+            .map_err(|e| format!("cannot start the RIB master: {e}"))?;
+        self.threads.push(h);
+        Ok(())
+    }
+
+    /// Stops the workers after their queues and waits for every thread
+    /// (the master ends once the control senders are dropped).
+    pub fn join(self) {
+        if let Some(p) = &self.pool {
+            p.stop();
+        }
+        drop(self.pool);
+        for t in self.threads {
+            let _ = t.join();
+        }
+    }
+}
