@@ -55,10 +55,31 @@ fn fnv(h: &mut u64, data: &[u8]) {
     }
 }
 
+/// A receive buffer of 16 MiB (SO_RCVBUFFORCE: the tests run as root), so
+/// a receiving thread descheduled for a while on the shared 2-core machine
+/// does not drop datagrams the forwarder delivered: these tests are about
+/// forwarding, not about the receiver keeping up.
+fn big_rcvbuf(s: &UdpSocket) {
+    use std::os::fd::AsRawFd;
+    let v: libc::c_int = 16 << 20;
+    // SAFETY: setsockopt reads one c_int from a live local; the fd is open.
+    let rc = unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUFFORCE,
+            (&v as *const libc::c_int).cast(),
+            core::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(rc, 0, "SO_RCVBUFFORCE: {}", std::io::Error::last_os_error());
+}
+
 fn udp_transfer(t: &Topo) -> u32 {
     let (ready_tx, ready_rx) = mpsc::channel();
     let server = in_ns(&t.b, move || {
         let s = UdpSocket::bind((B_IP, 5001)).expect("bind udp");
+        big_rcvbuf(&s);
         s.set_read_timeout(Some(Duration::from_secs(3)))
             .expect("timeout");
         ready_tx.send(()).expect("ready");

@@ -252,12 +252,33 @@ fn tesserad_conf(lab: &Lab, io: &str) -> PathBuf {
 /// Datagrams received per tag (first byte & 3), readable while running.
 type Counts = Arc<[AtomicU32; 4]>;
 
+/// A receive buffer of 16 MiB (SO_RCVBUFFORCE: the tests run as root), so
+/// a receiving thread descheduled for a while on the shared 2-core machine
+/// does not drop datagrams the forwarder delivered: these tests are about
+/// forwarding, not about the receiver keeping up.
+fn big_rcvbuf(s: &UdpSocket) {
+    use std::os::fd::AsRawFd;
+    let v: libc::c_int = 16 << 20;
+    // SAFETY: setsockopt reads one c_int from a live local; the fd is open.
+    let rc = unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUFFORCE,
+            (&v as *const libc::c_int).cast(),
+            core::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(rc, 0, "SO_RCVBUFFORCE: {}", std::io::Error::last_os_error());
+}
+
 /// A UDP sink on 203.0.113.1:5001 in a namespace until `stop`.
 fn sink(ns: String, stop: Arc<AtomicBool>) -> (Counts, std::thread::JoinHandle<()>) {
     let n: Counts = Arc::new(Default::default());
     let n2 = Arc::clone(&n);
     let h = in_ns(ns, move || {
         let s = UdpSocket::bind(("203.0.113.1", 5001)).expect("bind sink");
+        big_rcvbuf(&s);
         s.set_read_timeout(Some(Duration::from_millis(100)))
             .expect("timeout");
         let mut b = [0u8; 1500];
