@@ -33,9 +33,13 @@ fn modes(c: &mut Criterion) {
     let mut g = c.benchmark_group("pipeline");
     g.sample_size(10);
     g.throughput(Throughput::Elements((n * m) as u64));
-    let mut cases = vec![("sequential".to_string(), Mode::Sequential)];
+    let mut cases = vec![
+        ("sequential".to_string(), Mode::Sequential),
+        ("per-peer".to_string(), Mode::PerPeer),
+    ];
     for t in [1, 2, 4, 8] {
         cases.push((format!("sharded/{t}"), Mode::Sharded(t)));
+        cases.push((format!("worker-pool/{t}"), Mode::WorkerPool(t)));
     }
     for (name, mode) in cases {
         g.bench_function(&name, |b| {

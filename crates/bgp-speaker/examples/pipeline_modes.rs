@@ -3,7 +3,8 @@
 //! sequential measured in the same run). Runs are interleaved across the
 //! modes (round-robin), so a load change on a shared machine hits every
 //! mode alike. The workload is `inproc::shared_table`: N peers x M shared
-//! prefixes, one feeder thread per peer.
+//! prefixes, one feeder thread per peer (in `per-peer` the feeders do the
+//! RIB work themselves, standing in for the sessions' own threads).
 //!
 //! `cargo run --release -p bgp-speaker --example pipeline_modes -- [N] [M] [R] [THREADS,...] [P]`
 //! (defaults 10 20000 5 1,2,4,8 8; P is prefixes per UPDATE).
@@ -26,8 +27,9 @@ fn main() {
         .enumerate()
         .map(|(i, p)| shared_table(i, p.asn, m, per_update))
         .collect();
-    let mut modes = vec![Mode::Sequential];
+    let mut modes = vec![Mode::Sequential, Mode::PerPeer];
     modes.extend(threads.iter().map(|&t| Mode::Sharded(t)));
+    modes.extend(threads.iter().map(|&t| Mode::WorkerPool(t)));
     let mut secs: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
     let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
     // One warm-up of each, not counted.
@@ -54,6 +56,7 @@ fn main() {
     println!(
         "| mode | RIB threads | median s | min..max s | prefixes/s | vs sequential | CPU s (median) |"
     );
+    // per-peer: the feeder (session) threads do the RIB work, one per peer.
     println!("|---|---|---|---|---|---|---|");
     for (i, mode) in modes.iter().enumerate() {
         let mut v = secs[i].clone();
@@ -63,7 +66,8 @@ fn main() {
         println!(
             "| {} | {} | {med:.3} | {lo:.3}..{hi:.3} | {:.0} | {:.2}x | {c:.3} |",
             mode.name(),
-            mode.shards(),
+            mode.threads()
+                .map_or_else(|| format!("{n} (per peer)"), |t| t.to_string()),
             prefixes / med,
             base / med
         );
