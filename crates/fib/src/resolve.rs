@@ -34,6 +34,10 @@ use crate::table::{Adjacency, FibDelta};
 /// route that is itself recursive needs one pass per level).
 pub const MAX_PASSES: usize = 4;
 
+/// Changes per touch pass of [`Fib::apply`] (their route-map lines must
+/// still be in cache when the real pass reaches them).
+const TOUCH: usize = 64;
+
 /// One best-route change: the new best next hop, or `None` when the prefix
 /// has no route any more (the shape of `bgp_speaker::fib_feed::BestChange`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -335,9 +339,20 @@ impl Fib {
     /// Applies a batch of best-route changes; deltas accumulate.
     pub fn apply(&mut self, changes: &[Change]) {
         let mut any = false;
-        for c in changes {
-            self.stats.changes += 1;
-            any |= self.apply_one(c.prefix.masked(), c.next_hop);
+        for chunk in changes.chunks(TOUCH) {
+            // Touch pass: independent lookups, so the CPU overlaps their
+            // cache misses into the route map (one per change in a full
+            // table); the real pass below, with its dependent work per
+            // change, then finds the lines in cache.
+            let mut found = 0usize;
+            for c in chunk {
+                found += usize::from(self.routes.get(c.prefix.masked()).is_some());
+            }
+            std::hint::black_box(found);
+            for c in chunk {
+                self.stats.changes += 1;
+                any |= self.apply_one(c.prefix.masked(), c.next_hop);
+            }
         }
         if any && !self.recursive.is_empty() {
             self.reresolve();
