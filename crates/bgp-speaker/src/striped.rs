@@ -38,7 +38,7 @@
 //! table, encoders and interned attributes (memory grows with it, as with
 //! shards); a slow stripe holds up only the peers whose input needs it.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -69,6 +69,9 @@ struct StripeState {
     /// Per peer id: the sequence number of the next input of that peer
     /// this stripe may apply (`worker-pool` only).
     turns: Vec<u64>,
+    /// Shutdown was requested on this stripe (counted once in
+    /// [`Stripes::stopped`]).
+    stopped: bool,
 }
 
 struct Stripe {
@@ -79,7 +82,9 @@ struct Stripe {
 /// The stripes of the shared RIB.
 pub struct Stripes {
     parts: Vec<Stripe>,
-    shutdown: AtomicBool,
+    /// Stripes on which shutdown was requested: the master stops once
+    /// every stripe has answered the request (as every shard thread does).
+    stopped: AtomicUsize,
 }
 
 impl std::fmt::Debug for Stripes {
@@ -94,6 +99,7 @@ fn lock(s: &Stripe) -> MutexGuard<'_, StripeState> {
     s.state.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Applies `msg`; true when this made the stripe stop (once per stripe).
 fn apply_locked(s: &mut StripeState, msg: RibMsg) -> bool {
     let Some(st) = s.st.as_mut() else {
         s.pending.push(msg);
@@ -107,7 +113,9 @@ fn apply_locked(s: &mut StripeState, msg: RibMsg) -> bool {
     } else {
         s.dirty = true;
     }
-    st.shutdown_requested()
+    let stop = st.shutdown_requested() && !s.stopped;
+    s.stopped |= stop;
+    stop
 }
 
 impl Stripes {
@@ -124,11 +132,12 @@ impl Stripes {
                         dirty: false,
                         last_round: start,
                         turns: Vec::new(),
+                        stopped: false,
                     }),
                     turn: Condvar::new(),
                 })
                 .collect(),
-            shutdown: AtomicBool::new(false),
+            stopped: AtomicUsize::new(0),
         })
     }
 
@@ -154,7 +163,7 @@ impl Stripes {
     pub(crate) fn apply(&self, i: usize, msg: RibMsg) {
         let Some(s) = self.parts.get(i) else { return };
         if apply_locked(&mut lock(s), msg) {
-            self.shutdown.store(true, Ordering::Relaxed);
+            self.stopped.fetch_add(1, Ordering::AcqRel);
         }
     }
 
@@ -189,7 +198,7 @@ impl Stripes {
         drop(g);
         s.turn.notify_all();
         if stop {
-            self.shutdown.store(true, Ordering::Relaxed);
+            self.stopped.fetch_add(1, Ordering::AcqRel);
         }
     }
 
@@ -220,7 +229,7 @@ impl Stripes {
     }
 
     fn is_shutdown(&self) -> bool {
-        self.shutdown.load(Ordering::Relaxed)
+        self.stopped.load(Ordering::Acquire) >= self.parts.len()
     }
 }
 
@@ -523,6 +532,30 @@ impl Striped {
         drop(self.pool);
         for t in self.threads {
             let _ = t.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::inproc::{FakePeer, InProc};
+    use crate::pipeline::Mode;
+
+    /// A shutdown request is answered by every stripe (the master does not
+    /// stop after the first), in both striped modes, and the threads end.
+    #[test]
+    fn shutdown_answered_by_every_stripe() {
+        for mode in [Mode::PerPeer, Mode::WorkerPool(2)] {
+            let ip = InProc::start(mode, &[FakePeer::nth(0)]).expect("start");
+            ip.up(0);
+            let answers = ip
+                .call_all(|st| {
+                    st.request_shutdown();
+                    st.part.index
+                })
+                .expect("every stripe answers");
+            assert_eq!(answers, (0..super::STRIPES).collect::<Vec<_>>(), "{mode:?}");
+            ip.shutdown();
         }
     }
 }

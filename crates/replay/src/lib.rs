@@ -98,6 +98,17 @@ pub fn stop_on_ctrl_c(flag: Arc<AtomicBool>) -> Result<(), ReplayError> {
     stop_on_signals(flag, || {})
 }
 
+static EXIT_GATE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Call before returning from `main` after [`stop_on_signals`]: when a
+/// second signal is being handled, blocks until its cleanup has run and
+/// the process exits with 128 + the signal (so the orderly path, which
+/// the first signal started, cannot end the process first with its own
+/// status while the namespaces are still being removed).
+pub fn signal_exit_gate() {
+    drop(EXIT_GATE.lock().unwrap_or_else(|e| e.into_inner()));
+}
+
 /// Sets `flag` on the first SIGINT, SIGTERM or SIGHUP (a terminal closed,
 /// `kill`, `timeout`, systemd stopping a unit: all mean "stop and clean
 /// up"); on the second runs `last_cleanup` and exits with 128 + the
@@ -137,6 +148,10 @@ pub fn stop_on_signals(
                         flag.store(true, Relaxed);
                         continue;
                     }
+                    // Held until exit: the main thread, finishing its
+                    // orderly stop meanwhile, waits in `signal_exit_gate`
+                    // instead of exiting before the cleanup is done.
+                    let _gate = EXIT_GATE.lock().unwrap_or_else(|e| e.into_inner());
                     last_cleanup();
                     std::process::exit(128 + sig);
                 }

@@ -91,7 +91,7 @@ fn start_bench(out: &Path) -> (Child, Cleanup, Vec<i32>) {
         .args([
             "bench",
             "--scenarios",
-            "synthetic:2x100000:shared",
+            "synthetic:10x100000:shared",
             "--dut",
             "bird",
             "--reps",
@@ -120,7 +120,7 @@ fn start_bench(out: &Path) -> (Child, Cleanup, Vec<i32>) {
         let pids = ns_pids(&dut_ns);
         if !pids.is_empty() {
             // Let the replay get under way.
-            std::thread::sleep(Duration::from_millis(1500));
+            std::thread::sleep(Duration::from_millis(500));
             let pids = ns_pids(&dut_ns);
             assert!(!pids.is_empty(), "DUT gone before the signal");
             return (child, guard, pids);
@@ -199,7 +199,11 @@ fn second_signal_exits_at_once_and_still_removes_namespaces() {
         std::thread::sleep(Duration::from_millis(50));
     }
     for p in dut_pids {
-        assert!(!alive(p), "DUT process {p} still runs after two signals");
+        assert!(
+            !alive(p),
+            "DUT process {p} ({}) still runs after two signals:\n{log}",
+            std::fs::read_to_string(format!("/proc/{p}/cmdline")).unwrap_or_default()
+        );
     }
     let _ = std::fs::remove_dir_all(&out);
     let _ = std::fs::remove_file(out.with_extension("log"));

@@ -103,7 +103,9 @@ pub fn run(a: Args) -> CmdResult {
         println!("{l}");
         let _ = std::io::stdout().flush();
     };
-    let rep = bench::run(&cfg, &stop, &mut say).map_err(|(e, s)| format!("{e}: {s}"))?;
+    let rep = bench::run(&cfg, &stop, &mut say);
+    replay::signal_exit_gate();
+    let rep = rep.map_err(|(e, s)| format!("{e}: {s}"))?;
     let bad = rep
         .runs
         .iter()
@@ -117,6 +119,12 @@ pub fn run(a: Args) -> CmdResult {
         "{}",
         bench::report::summary_md(&rep, &bench::report::summarize(&rep))
     );
+    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        // A signal between two runs skips the rest: the run is not
+        // complete even when every run it did converged.
+        eprintln!("tessera bench: interrupted; the runs above are all that was measured");
+        return Ok(ExitCode::from(1));
+    }
     if bad > 0 {
         eprintln!("tessera bench: {bad} run(s) failed or did not converge");
         return Ok(ExitCode::from(1));
