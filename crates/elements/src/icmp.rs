@@ -224,17 +224,21 @@ fn src_arg<A>(args: &[Arg], pick: impl Fn(IpAddr) -> Option<A>) -> Result<SrcAdd
 #[derive(Debug)]
 pub struct DecIpTtl {
     pub(crate) src: SrcAddrs<[u8; 4]>,
+    /// Time-exceeded errors generated (counter `icmp_errors`).
+    pub errors: u64,
 }
 
 impl DecIpTtl {
     pub(crate) fn new(args: &[Arg]) -> Result<Self, BuildError> {
         Ok(DecIpTtl {
             src: src_arg(args, v4)?,
+            errors: 0,
         })
     }
     #[inline]
     pub(crate) fn process(&mut self, batch: &mut Batch, out: &mut Output<'_>) {
         let errors = out.connected(1);
+        let mut made = 0u64;
         out.dispatch(batch, |p| {
             let l3 = usize::from(p.anno.l3.max(14));
             let Some(mut ip) = p
@@ -253,12 +257,16 @@ impl DecIpTtl {
             }
             match self.src.for_port(p.anno.in_port) {
                 Some(src) if errors => match icmp4_error(p, src, 11, 0, [0; 4]) {
-                    Ok(()) => Verdict::port(1),
+                    Ok(()) => {
+                        made += 1;
+                        Verdict::port(1)
+                    }
                     Err(r) => Verdict::drop(r),
                 },
                 _ => Verdict::drop(DropReason::TtlExpired),
             }
         });
+        self.errors += made;
     }
 }
 
@@ -275,17 +283,21 @@ impl DecIpTtl {
 #[derive(Debug)]
 pub struct DecIp6HopLimit {
     pub(crate) src: SrcAddrs<[u8; 16]>,
+    /// Time-exceeded errors generated (counter `icmp_errors`).
+    pub errors: u64,
 }
 
 impl DecIp6HopLimit {
     pub(crate) fn new(args: &[Arg]) -> Result<Self, BuildError> {
         Ok(DecIp6HopLimit {
             src: src_arg(args, v6)?,
+            errors: 0,
         })
     }
     #[inline]
     pub(crate) fn process(&mut self, batch: &mut Batch, out: &mut Output<'_>) {
         let errors = out.connected(1);
+        let mut made = 0u64;
         out.dispatch(batch, |p| {
             let l3 = usize::from(p.anno.l3.max(14));
             let Some(mut ip) = p
@@ -302,12 +314,16 @@ impl DecIp6HopLimit {
             }
             match self.src.for_port(p.anno.in_port) {
                 Some(src) if errors => match icmp6_error(p, &src, 3, 0, [0; 4]) {
-                    Ok(()) => Verdict::port(1),
+                    Ok(()) => {
+                        made += 1;
+                        Verdict::port(1)
+                    }
                     Err(r) => Verdict::drop(r),
                 },
                 _ => Verdict::drop(DropReason::TtlExpired),
             }
         });
+        self.errors += made;
     }
 }
 

@@ -222,6 +222,8 @@ impl Element for AnyElement {
                 f("highwater", q.highwater as u64);
             }
             AnyElement::EtherRewrite(e) => e.counters(f),
+            AnyElement::DecIpTtl(e) => f("icmp_errors", e.errors),
+            AnyElement::DecIp6HopLimit(e) => f("icmp_errors", e.errors),
             AnyElement::Sched(e) => e.counters(f),
             _ => {}
         }

@@ -21,6 +21,23 @@ use crate::args::{each, ip, keyword, num16, unknown};
 pub trait Table<A: Copy> {
     /// `out[i]` answers `addrs[i]`.
     fn lookup_batch(&mut self, addrs: &[A], out: &mut [Option<NextHop>]);
+
+    /// For a table that carries its own next hops (a live FIB, whose
+    /// adjacencies change together with its routes): looks the batch up
+    /// and fills `entries[i]` for `out[i]` in the same read section, so a
+    /// route and its adjacency come from one published version; returns
+    /// `true`. The default returns `false` after a plain lookup: the
+    /// element's static [`NextHopTable`] maps the next hops.
+    fn lookup_entries(
+        &mut self,
+        addrs: &[A],
+        out: &mut [Option<NextHop>],
+        entries: &mut [Option<NhEntry>],
+    ) -> bool {
+        let _ = entries;
+        self.lookup_batch(addrs, out);
+        false
+    }
 }
 
 impl<A: Copy, T: Lpm<A> + ?Sized> Table<A> for Arc<T> {
@@ -109,6 +126,8 @@ pub struct Lookup<A: Copy> {
     pub(crate) noroute: Option<u16>,
     addrs: Box<[A; MAX_BATCH]>,
     res: Box<[Option<NextHop>; MAX_BATCH]>,
+    /// Entries filled by a table with its own next hops.
+    ents: Box<[Option<NhEntry>; MAX_BATCH]>,
 }
 
 impl<A: Copy> std::fmt::Debug for Lookup<A> {
@@ -223,6 +242,7 @@ impl<A: Copy + Default> Lookup<A> {
             noroute,
             addrs: Box::new([A::default(); MAX_BATCH]),
             res: Box::new([None; MAX_BATCH]),
+            ents: Box::new([None; MAX_BATCH]),
         })
     }
 
@@ -256,9 +276,13 @@ impl<A: Copy + Default> Lookup<A> {
             {
                 (*slot, *ok) = dst(p).map_or((A::default(), false), |a| (a, true));
             }
-            self.table
-                .lookup_batch(&self.addrs[..n], &mut self.res[..n]);
-            let (addrs, res, nh, noroute) = (&self.addrs, &self.res, &self.nh, self.noroute);
+            let own = self.table.lookup_entries(
+                &self.addrs[..n],
+                &mut self.res[..n],
+                &mut self.ents[..n],
+            );
+            let (addrs, res, ents, nh, noroute) =
+                (&self.addrs, &self.res, &self.ents, &self.nh, self.noroute);
             let mut k = 0;
             out.dispatch(batch, |p| {
                 let i = k;
@@ -266,12 +290,13 @@ impl<A: Copy + Default> Lookup<A> {
                 let (Some(&a), Some(true)) = (addrs.get(i), valid.get(i).copied()) else {
                     return Verdict::drop(DropReason::BadIpHeader);
                 };
-                match res
-                    .get(i)
-                    .copied()
-                    .flatten()
-                    .and_then(|h| nh.get(h).map(|e| (h, e)))
-                {
+                let hop = res.get(i).copied().flatten();
+                let entry = match (hop, own) {
+                    (Some(h), true) => ents.get(i).copied().flatten().map(|e| (h, e)),
+                    (Some(h), false) => nh.get(h).map(|e| (h, *e)),
+                    (None, _) => None,
+                };
+                match entry {
                     Some((h, e)) => {
                         p.anno.nh = h.0;
                         p.anno.gw = if e.gw == [0; 16] { bytes(a) } else { e.gw };
@@ -292,14 +317,23 @@ impl<A: Copy + Default> Lookup<A> {
             for (slot, p) in self.addrs.iter_mut().zip(batch.as_slice().iter().take(n)) {
                 *slot = dst(p).unwrap_or_default();
             }
-            let (addrs, res) = (&self.addrs[..n], &mut self.res[..n]);
-            self.table.lookup_batch(addrs, res);
-            for (mut p, r) in batch.drain_front(n).zip(self.res.iter()) {
+            let (addrs, res, ents) = (&self.addrs[..n], &mut self.res[..n], &mut self.ents[..n]);
+            let own = self.table.lookup_entries(addrs, res, ents);
+            for ((mut p, r), en) in batch
+                .drain_front(n)
+                .zip(self.res.iter())
+                .zip(self.ents.iter())
+            {
                 let Some(a) = dst(&p) else {
                     out.drop(p, DropReason::BadIpHeader);
                     continue;
                 };
-                match r.and_then(|nh| self.nh.get(nh).map(|e| (nh, e))) {
+                let entry = match (*r, own) {
+                    (Some(h), true) => en.map(|e| (h, e)),
+                    (Some(h), false) => self.nh.get(h).map(|e| (h, *e)),
+                    (None, _) => None,
+                };
+                match entry {
                     Some((nh, e)) => {
                         p.anno.nh = nh.0;
                         p.anno.gw = if e.gw == [0; 16] { bytes(a) } else { e.gw };

@@ -71,6 +71,10 @@ pub struct EtherRewrite {
     hold_cap: usize,
     retry_ns: u64,
     requests: u64,
+    /// ARP replies and Neighbor Advertisements sent.
+    replies: u64,
+    /// Packets received on input 1 (ARP and ND).
+    control_in: u64,
 }
 
 fn key4(a: [u8; 4]) -> [u8; 16] {
@@ -91,6 +95,8 @@ impl EtherRewrite {
             hold_cap: 64,
             retry_ns: 1_000_000_000,
             requests: 0,
+            replies: 0,
+            control_in: 0,
         };
         let mut have_mac = false;
         for (i, a) in each(args) {
@@ -167,6 +173,8 @@ impl EtherRewrite {
         f("neighbours", self.table.len() as u64);
         f("held", self.held.len() as u64);
         f("requests", self.requests);
+        f("replies", self.replies);
+        f("control_in", self.control_in);
     }
 
     #[inline]
@@ -329,6 +337,7 @@ impl EtherRewrite {
                     .get_mut(14..)
                     .is_some_and(|b| arp::write(b, ARP_REPLY, mine, tpa, sha, spa).is_ok());
             if ok {
+                self.replies += 1;
                 out.push(0, p);
                 return;
             }
@@ -420,6 +429,7 @@ impl EtherRewrite {
                     &dst,
                     0x80 | solicited | 0x20,
                 ) {
+                    self.replies += 1;
                     out.push(0, p);
                 } else {
                     out.drop(p, DropReason::BadNd);
@@ -460,6 +470,7 @@ impl EtherRewrite {
             }
             return;
         }
+        self.control_in += batch.len() as u64;
         for p in batch.drain() {
             match parse_l2(p.data()).map(|l| l.ethertype) {
                 Ok(ETH_ARP) => self.on_arp(p, out),

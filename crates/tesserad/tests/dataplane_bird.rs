@@ -15,7 +15,17 @@
 //! to B2 while it runs. The dataplane's counters (printed by tesserad on
 //! SIGTERM) must account for the traffic. The `fib_feed_*` variants feed
 //! the `fib` dataplane in-process instead of BIRD + tesserad, to tell a
-//! forwarding fault from a routing one. Needs root, `ip`, `ethtool`,
+//! forwarding fault from a routing one.
+//!
+//! Every host and R's ports also have IPv6 (2001:db8:N::/64, R is ::1).
+//! With the element-graph engine (the default, tesserad's too) the test
+//! also proves: ping6 across R (to B's connected address; in the
+//! `fib_feed_*` variants also to 2001:db8:ff::1 on B's loopback through a
+//! fed IPv6 route), ping and ping6 to R's own addresses (ICMP echo), and
+//! `ping -t 1` / `ping -6 -t 1` through R answered by R's ICMP time
+//! exceeded (RFC 1812 §5.3.1, RFC 4443 §3.3). The `fast_engine_*`
+//! variants run the hand-written IPv4 forwarder (`Engine::Fast`) through
+//! the IPv4 part only. Needs root, `ip`, `ethtool`,
 //! `ping`, `bird`, `birdc`; every step is bounded (a pass takes a few
 //! seconds, a failure under a minute) and everything is torn down.
 
@@ -118,6 +128,54 @@ impl Lab {
             ("c", &["ip", "addr", "add", "10.3.0.2/24", "dev", "c0"]),
             ("b", &["ip", "addr", "add", "203.0.113.1/32", "dev", "lo"]),
             ("c", &["ip", "addr", "add", "203.0.113.1/32", "dev", "lo"]),
+            // IPv6 without duplicate address detection (no waiting).
+            (
+                "a",
+                &[
+                    "ip",
+                    "-6",
+                    "addr",
+                    "add",
+                    "2001:db8:1::2/64",
+                    "dev",
+                    "a0",
+                    "nodad",
+                ],
+            ),
+            (
+                "b",
+                &[
+                    "ip",
+                    "-6",
+                    "addr",
+                    "add",
+                    "2001:db8:2::2/64",
+                    "dev",
+                    "b0",
+                    "nodad",
+                ],
+            ),
+            (
+                "c",
+                &[
+                    "ip",
+                    "-6",
+                    "addr",
+                    "add",
+                    "2001:db8:3::2/64",
+                    "dev",
+                    "c0",
+                    "nodad",
+                ],
+            ),
+            (
+                "b",
+                &["ip", "-6", "addr", "add", "2001:db8:ff::1/128", "dev", "lo"],
+            ),
+            (
+                "c",
+                &["ip", "-6", "addr", "add", "2001:db8:ff::1/128", "dev", "lo"],
+            ),
             ("r", &["ip", "addr", "add", "10.9.0.1/24", "dev", "rc"]),
             ("g", &["ip", "addr", "add", "10.9.0.2/24", "dev", "gc"]),
             // BIRD's static gateways must look reachable to BIRD itself.
@@ -160,6 +218,14 @@ impl Lab {
         for (n, gw) in [("a", "10.1.0.1"), ("b", "10.2.0.1"), ("c", "10.3.0.1")] {
             lab.exec(n, &["ip", "route", "add", "default", "via", gw])
                 .expect("default route");
+        }
+        for (n, gw) in [
+            ("a", "2001:db8:1::1"),
+            ("b", "2001:db8:2::1"),
+            ("c", "2001:db8:3::1"),
+        ] {
+            lab.exec(n, &["ip", "-6", "route", "add", "default", "via", gw])
+                .expect("default IPv6 route");
         }
         lab
     }
@@ -240,9 +306,9 @@ fn tesserad_conf(lab: &Lab, io: &str) -> PathBuf {
          [control]\nsocket = \"{}\"\n\n\
          [[neighbor]]\naddress = \"10.9.0.2\"\nremote_as = 65001\nhold_time = 9\nconnect_retry = 1\n\n\
          [dataplane]\nio = \"{io}\"\nkp = 32\nkn = 32\n\n\
-         [[dataplane.interface]]\nname = \"r0\"\naddresses = [\"10.1.0.1/24\"]\n\n\
-         [[dataplane.interface]]\nname = \"r1\"\naddresses = [\"10.2.0.1/24\"]\n\n\
-         [[dataplane.interface]]\nname = \"r2\"\naddresses = [\"10.3.0.1/24\"]\n",
+         [[dataplane.interface]]\nname = \"r0\"\naddresses = [\"10.1.0.1/24\", \"2001:db8:1::1/64\"]\n\n\
+         [[dataplane.interface]]\nname = \"r1\"\naddresses = [\"10.2.0.1/24\", \"2001:db8:2::1/64\"]\n\n\
+         [[dataplane.interface]]\nname = \"r2\"\naddresses = [\"10.3.0.1/24\", \"2001:db8:3::1/64\"]\n",
         lab.dir.join("tesserad.sock").display()
     );
     std::fs::write(&p, text).expect("tesserad.toml");
@@ -367,7 +433,72 @@ fn change(via: &str) -> Vec<fib::Change> {
     }]
 }
 
-fn scenario(io_mode: &str, src: Source) {
+/// Runs `ping ARGS` in A; its whole output (a failed ping is not an error
+/// here: the caller checks the text).
+fn ping(lab: &Lab, args: &[&str]) -> String {
+    let mut v = vec!["ping", "-n"];
+    v.extend_from_slice(args);
+    lab.exec("a", &v).unwrap_or_else(|e| e)
+}
+
+/// The element-graph engine's extra proofs: IPv6 forwarding, ICMP echo
+/// for R's own addresses, ICMP time exceeded for IPv4 and IPv6.
+fn graph_proofs(lab: &Lab, fed_v6: bool) {
+    let mut v6 = vec!["2001:db8:2::2"];
+    if fed_v6 {
+        v6.push("2001:db8:ff::1");
+    }
+    for dst in v6 {
+        // Warm-up: the first echo may wait for neighbour discovery.
+        let _ = ping(lab, &["-6", "-c", "2", "-i", "0.2", "-W", "1", dst]);
+        let out = ping(lab, &["-6", "-c", "5", "-i", "0.2", "-W", "2", dst]);
+        assert!(
+            out.contains("5 received"),
+            "ping6 {dst} through Tessera: {out}\n{}",
+            lab.log("tesserad.log")
+        );
+    }
+    for dst in ["10.1.0.1", "2001:db8:1::1", "10.2.0.1"] {
+        let out = ping(lab, &["-c", "3", "-i", "0.2", "-W", "2", dst]);
+        assert!(out.contains("3 received"), "R answers ping {dst}: {out}");
+    }
+    let out = ping(
+        lab,
+        &["-c", "2", "-i", "0.2", "-W", "2", "-t", "1", "10.2.0.2"],
+    );
+    assert!(
+        out.contains("From 10.1.0.1") && out.contains("Time to live exceeded"),
+        "ICMP time exceeded from R: {out}"
+    );
+    let out = ping(
+        lab,
+        &[
+            "-6",
+            "-c",
+            "2",
+            "-i",
+            "0.2",
+            "-W",
+            "2",
+            "-t",
+            "1",
+            "2001:db8:2::2",
+        ],
+    );
+    assert!(
+        out.contains("From 2001:db8:1::1") && out.contains("Time exceeded"),
+        "ICMPv6 time exceeded from R: {out}"
+    );
+    // With hop limit 2 the packet crosses R (R decrements it to 1).
+    let out = ping(
+        lab,
+        &["-c", "2", "-i", "0.2", "-W", "2", "-t", "2", "10.2.0.2"],
+    );
+    assert!(out.contains("2 received"), "TTL 2 crosses R: {out}");
+}
+
+fn scenario(io_mode: &str, src: Source, engine: fib::dataplane::Engine) {
+    let graph = engine == fib::dataplane::Engine::Graph;
     let mut lab = Lab::new(io_mode);
     let sock = lab.dir.join("bird.ctl").display().to_string();
     let mut direct = None;
@@ -394,16 +525,23 @@ fn scenario(io_mode: &str, src: Source) {
                 _ => fib::dataplane::IoMode::AfPacket,
             };
             let cfg = fib::dataplane::DataplaneConfig {
-                ports: [("r0", "10.1.0.1"), ("r1", "10.2.0.1"), ("r2", "10.3.0.1")]
-                    .iter()
-                    .map(|(n, a)| fib::dataplane::PortConfig {
-                        name: n.to_string(),
-                        addrs: vec![(a.parse().expect("ip"), 24)],
-                    })
-                    .collect(),
+                ports: [
+                    ("r0", "10.1.0.1", "2001:db8:1::1"),
+                    ("r1", "10.2.0.1", "2001:db8:2::1"),
+                    ("r2", "10.3.0.1", "2001:db8:3::1"),
+                ]
+                .iter()
+                .map(|(n, a, a6)| fib::dataplane::PortConfig {
+                    name: n.to_string(),
+                    addrs: vec![(a.parse().expect("ip"), 24), (a6.parse().expect("ip"), 64)],
+                })
+                .collect(),
                 mode,
                 cores: 1,
-                loop_cfg: fib::dataplane::LoopConfig::default(),
+                loop_cfg: fib::dataplane::LoopConfig {
+                    engine,
+                    ..fib::dataplane::LoopConfig::default()
+                },
                 kernel: None,
             };
             if mode == fib::dataplane::IoMode::AfXdp {
@@ -422,7 +560,12 @@ fn scenario(io_mode: &str, src: Source) {
                 .join()
                 .expect("start thread")
                 .expect("dataplane starts");
-            tx.send(change("10.2.0.2")).expect("feed");
+            let mut first = change("10.2.0.2");
+            first.push(fib::Change {
+                prefix: "2001:db8:ff::/64".parse().expect("prefix"),
+                next_hop: Some("2001:db8:2::2".parse().expect("ip")),
+            });
+            tx.send(first).expect("feed");
             direct = Some((dp, tx));
         }
     }
@@ -467,6 +610,10 @@ fn scenario(io_mode: &str, src: Source) {
         lab.log("tesserad.log")
     );
 
+    if graph {
+        graph_proofs(&lab, direct.is_some());
+    }
+
     // UDP to the BGP-learned prefix: all to B.
     send(&lab, 1, 500);
     // TCP A -> B, 1 MiB, checked end to end.
@@ -499,16 +646,18 @@ fn scenario(io_mode: &str, src: Source) {
     sink_c.join().expect("sink C");
     let (nb, nc) = (get(&nb), get(&nc));
 
+    let direct_run = direct.is_some();
     let line =
         if let Some((dp, _)) = direct {
             let r = dp.stop();
             let t = r.total;
             format!(
             "dataplane: rx={} forwarded={} no_route={} unresolved={} ttl_expired={} bad_header={} \
-             arp_replies={} arp_requests={} fib_changes={} publishes={} learned={} errors={:?}",
+             arp_replies={} arp_requests={} icmp_errors={} ipv6={} fib_changes={} publishes={} \
+             learned={} errors={:?}",
             t.rx, t.forwarded, t.no_route, t.unresolved, t.ttl_expired, t.bad_header,
-            t.arp_replies, t.arp_requests, r.fib.stats.changes, r.fib.publishes, r.fib.learned,
-            r.errors
+            t.arp_replies, t.arp_requests, t.icmp_errors, t.ipv6, r.fib.stats.changes,
+            r.fib.publishes, r.fib.learned, r.errors
         )
         } else {
             // tesserad prints its dataplane counters on SIGTERM.
@@ -549,6 +698,11 @@ fn scenario(io_mode: &str, src: Source) {
         "{line}"
     );
     assert!(line.contains("errors=[]"), "{line}");
+    if graph && direct_run {
+        // Two IPv4 and two IPv6 time-exceeded errors (ping -c 2 each).
+        assert!(counter(&line, "icmp_errors") >= 4, "{line}");
+        assert!(counter(&line, "ipv6") >= 14, "{line}");
+    }
 }
 
 struct StopOnDrop(Arc<AtomicBool>);
@@ -613,22 +767,35 @@ fn tcp(lab: &Lab) -> usize {
     server.join().expect("tcp server")
 }
 
+use fib::dataplane::Engine;
+
 #[test]
 fn bird_route_moves_traffic_af_xdp() {
-    scenario("af_xdp", Source::Bird);
+    // tesserad runs the default engine: the element graph.
+    scenario("af_xdp", Source::Bird, Engine::Graph);
 }
 
 #[test]
 fn bird_route_moves_traffic_af_packet() {
-    scenario("af_packet", Source::Bird);
+    scenario("af_packet", Source::Bird, Engine::Graph);
 }
 
 #[test]
 fn fib_feed_moves_traffic_af_xdp() {
-    scenario("af_xdp", Source::Direct);
+    scenario("af_xdp", Source::Direct, Engine::Graph);
 }
 
 #[test]
 fn fib_feed_moves_traffic_af_packet() {
-    scenario("af_packet", Source::Direct);
+    scenario("af_packet", Source::Direct, Engine::Graph);
+}
+
+#[test]
+fn fast_engine_af_xdp() {
+    scenario("af_xdp", Source::Direct, Engine::Fast);
+}
+
+#[test]
+fn fast_engine_af_packet() {
+    scenario("af_packet", Source::Direct, Engine::Fast);
 }

@@ -17,6 +17,7 @@
 //! and optionally exports the resolved routes to the kernel.
 
 pub mod arp;
+pub mod graph_engine;
 pub mod worker;
 
 use std::net::{IpAddr, Ipv4Addr};
@@ -35,7 +36,37 @@ use lpm::publish::{left_right, Writer};
 use crate::kernel::{self, KernelConfig};
 use crate::resolve::{Change, Fib, FibStats, PortSpec};
 use crate::table::FibTables;
-pub use worker::{Learned, LoopConfig, PortInfo, Worker, WorkerCounters};
+pub use graph_engine::{GraphPort, GraphWorker, LiveTable};
+pub use worker::{Engine, Learned, LoopConfig, PortInfo, Worker, WorkerCounters};
+
+/// What a worker thread runs once its sockets are open.
+enum Job {
+    Fast(Box<Worker>),
+    Graph {
+        ports: Vec<GraphPort>,
+        v4: lpm::publish::ReadHandle<FibTables>,
+        v6: lpm::publish::ReadHandle<FibTables>,
+    },
+}
+
+fn serve<D: io::FrameRx + io::FrameTx>(
+    mut socks: Vec<D>,
+    job: Job,
+    lc: LoopConfig,
+    stop: &AtomicBool,
+) -> Result<WorkerCounters, IoError> {
+    match job {
+        Job::Fast(mut w) => {
+            w.run(&mut socks, lc, stop)?;
+            Ok(w.counters)
+        }
+        Job::Graph { ports, v4, v6 } => {
+            let mut g = GraphWorker::new(&ports, socks, v4, v6, lc)?;
+            g.run(lc, stop)?;
+            Ok(g.counters())
+        }
+    }
+}
 
 /// Which packet I/O the workers use.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -235,6 +266,12 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
         return Err(DpError::Config("dataplane cores must be in 1..=64"));
     }
     cfg.loop_cfg.batch.validate()?;
+    let frames = cfg.loop_cfg.xdp_frames;
+    if !frames.is_power_of_two() || !(64..=1 << 20).contains(&frames) {
+        return Err(DpError::Config(
+            "dataplane frames must be a power of two in 64..=1048576",
+        ));
+    }
     let mut info = Vec::new();
     for p in &cfg.ports {
         info.push(PortInfo {
@@ -301,7 +338,21 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
     for core in 0..cfg.cores {
         let (p, c) = spsc::<Learned>(256);
         consumers.push(c);
-        let w = Worker::new(info.clone(), writer.reader(), p);
+        let job = match cfg.loop_cfg.engine {
+            Engine::Fast => Job::Fast(Box::new(Worker::new(info.clone(), writer.reader(), p))),
+            Engine::Graph => Job::Graph {
+                ports: info
+                    .iter()
+                    .zip(&cfg.ports)
+                    .map(|(i, p)| GraphPort {
+                        mac: i.mac,
+                        addrs: p.addrs.clone(),
+                    })
+                    .collect(),
+                v4: writer.reader(),
+                v6: writer.reader(),
+            },
+        };
         let multi = cfg.cores > 1;
         let (stop, ready, progs, ports, mode, lc) = (
             Arc::clone(&stop),
@@ -314,7 +365,6 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
         let h = std::thread::Builder::new()
             .name(format!("dp-core{core}"))
             .spawn(move || -> Result<WorkerCounters, IoError> {
-                let mut w = w;
                 if mode == IoMode::AfPacket {
                     let socks = ports
                         .iter()
@@ -333,37 +383,23 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
                             PacketSocket::open(&pc)
                         })
                         .collect::<Result<Vec<_>, _>>();
-                    let mut socks = match socks {
-                        Ok(s) => {
-                            let _ = ready.send(Ok(()));
-                            s
-                        }
-                        Err(e) => {
-                            let _ = ready.send(Err(e));
-                            return Err(e);
-                        }
-                    };
+                    let _ = ready.send(socks.as_ref().map(|_| ()).map_err(|e| *e));
                     drop(ready);
-                    w.run(&mut socks, lc, &stop)?;
+                    serve(socks?, job, lc, &stop)
                 } else {
                     let socks = progs
                         .iter()
-                        .map(|pr| XskSocket::open(pr, &XskConfig::new(core as u32)))
+                        .map(|pr| {
+                            let mut xc = XskConfig::new(core as u32);
+                            xc.frame_count = lc.xdp_frames;
+                            xc.ring_size = (lc.xdp_frames / 2).max(xc.ring_size.min(lc.xdp_frames));
+                            XskSocket::open(pr, &xc)
+                        })
                         .collect::<Result<Vec<_>, _>>();
-                    let mut socks = match socks {
-                        Ok(s) => {
-                            let _ = ready.send(Ok(()));
-                            s
-                        }
-                        Err(e) => {
-                            let _ = ready.send(Err(e));
-                            return Err(e);
-                        }
-                    };
+                    let _ = ready.send(socks.as_ref().map(|_| ()).map_err(|e| *e));
                     drop(ready);
-                    w.run(&mut socks, lc, &stop)?;
+                    serve(socks?, job, lc, &stop)
                 }
-                Ok(w.counters)
             })
             .map_err(|_| DpError::Config("cannot spawn a dataplane thread"))?;
         workers.push(h);

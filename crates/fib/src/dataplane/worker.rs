@@ -82,8 +82,11 @@ pub struct WorkerCounters {
     pub arp_requests: u64,
     /// Learned neighbours lost because the ring to the FIB thread was full.
     pub learn_dropped: u64,
-    /// Read sections entered (one per non-empty batch).
+    /// Read sections entered (one per non-empty batch; graph engine:
+    /// polls).
     pub sections: u64,
+    /// ICMP time-exceeded errors sent (graph engine).
+    pub icmp_errors: u64,
 }
 
 impl WorkerCounters {
@@ -105,7 +108,20 @@ impl WorkerCounters {
         f(&mut self.arp_requests, o.arp_requests);
         f(&mut self.learn_dropped, o.learn_dropped);
         f(&mut self.sections, o.sections);
+        f(&mut self.icmp_errors, o.icmp_errors);
     }
+}
+
+/// Which forwarder the per-core workers run.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Engine {
+    /// The element graph of crate `elements` (IPv4 and IPv6, ICMP echo
+    /// and time-exceeded, ARP and NDP): see [`super::graph_engine`].
+    #[default]
+    Graph,
+    /// The hand-written IPv4-only forwarder of this module (no ICMP
+    /// errors): fewer instructions per packet, kept as an option.
+    Fast,
 }
 
 /// How the worker's poll loop behaves.
@@ -116,6 +132,9 @@ pub struct LoopConfig {
     pub idle_spins: u32,
     /// Sleep bound when idle (also how often `stop` is seen).
     pub sleep_ms: i32,
+    pub engine: Engine,
+    /// AF_XDP UMEM frames per socket (power of two; half RX, half TX).
+    pub xdp_frames: u32,
 }
 
 impl Default for LoopConfig {
@@ -124,6 +143,8 @@ impl Default for LoopConfig {
             batch: Batch::default(),
             idle_spins: 64,
             sleep_ms: 5,
+            engine: Engine::Graph,
+            xdp_frames: 4096,
         }
     }
 }

@@ -1,0 +1,369 @@
+//! The element-graph engine: each core runs a Click-style graph of crate
+//! `elements` over its queue of every port, reading the published
+//! [`FibTables`] for IPv4 and IPv6.
+//!
+//! Per port `i` the graph is
+//!
+//! ```text
+//! FromDevice(p<i>) -> Classifier(arp, NS, NA, ip, ip6)
+//!   arp/NS/NA -> [1] EtherRewrite rw<i>   (answers, learns; RFC 826, RFC 4861)
+//!   ip  -> CheckIpHeader  -> IcmpEcho -> own address? Discard -> DecIpTtl -> Ip4Lookup
+//!   ip6 -> CheckIp6Header -> IcmpEcho -> own address? Discard -> DecIp6HopLimit -> Ip6Lookup
+//! Ip4Lookup [i], Ip6Lookup [i] -> [0] rw<i> -> ToDevice(p<i>)
+//! ```
+//!
+//! Echo replies and ICMP time-exceeded errors (RFC 1812 §5.3.1, RFC 4443
+//! §3.3, from the arrival port's address) go back into the lookup and
+//! leave like any routed packet. The lookups read the live tables through
+//! [`LiveTable`]: one left-right read section per batch covers the LPM
+//! lookup and the adjacency (port, gateway) of every packet, so a route
+//! and its adjacency always come from one published version. The
+//! gateway's MAC comes from the port's EtherRewrite, which resolves it
+//! with ARP or Neighbor Solicitation on this core.
+//!
+//! Neighbours: each core's EtherRewrite keeps its own neighbour table
+//! (nothing shared, no locks); the FIB thread's learned-neighbour rings
+//! are used by the `fast` engine only. The adjacency MACs that the FIB
+//! holds are not needed here.
+//!
+//! Buffers: one `pkt::Pool` per core; `io::pktdev::PktDevice` copies each
+//! received frame into a pool buffer and each sent packet into the TX
+//! ring, recycling the buffer at once, so nothing is allocated per packet
+//! after warm-up. Counters are the graph's per-element plain integers.
+
+use std::fmt::Write as _;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use elements::{AnyElement, Env, NextHopTable, NhEntry, Table};
+use graph::{DropReason, Element, Graph, Runner};
+use io::pktdev::PktDevice;
+use io::{FrameRx, FrameTx, IoError};
+use lpm::publish::ReadHandle;
+use lpm::{Lpm, NextHop};
+use pkt::Pool;
+
+use super::worker::{LoopConfig, WorkerCounters};
+use crate::table::FibTables;
+
+/// Packet buffers per core (RX batches of every port, hold queues, ICMP
+/// and ARP frames built in the graph).
+const POOL_BUFFERS: usize = 4096;
+
+/// A port as the graph needs it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GraphPort {
+    pub mac: [u8; 6],
+    pub addrs: Vec<(IpAddr, u8)>,
+}
+
+/// The published tables as a table of the lookup elements: the LPM
+/// result and its adjacency in one read section (see
+/// [`Table::lookup_entries`]).
+pub struct LiveTable(pub ReadHandle<FibTables>);
+
+fn entry(t: &FibTables, nh: NextHop) -> Option<NhEntry> {
+    let a = t.adjacency(nh)?;
+    let mut gw = [0u8; 16];
+    match a.gw {
+        Some(IpAddr::V4(g)) => {
+            if let Some(s) = gw.get_mut(..4) {
+                s.copy_from_slice(&g.octets());
+            }
+        }
+        Some(IpAddr::V6(g)) => gw = g.octets(),
+        // Connected: the lookup puts the destination in `anno.gw`.
+        None => {}
+    }
+    Some(NhEntry { port: a.port, gw })
+}
+
+fn fill(t: &FibTables, out: &[Option<NextHop>], entries: &mut [Option<NhEntry>]) {
+    for (e, r) in entries.iter_mut().zip(out) {
+        *e = r.and_then(|nh| entry(t, nh));
+    }
+}
+
+impl Table<u32> for LiveTable {
+    #[inline]
+    fn lookup_batch(&mut self, addrs: &[u32], out: &mut [Option<NextHop>]) {
+        self.0.read().v4.lookup_batch(addrs, out)
+    }
+    #[inline]
+    fn lookup_entries(
+        &mut self,
+        addrs: &[u32],
+        out: &mut [Option<NextHop>],
+        entries: &mut [Option<NhEntry>],
+    ) -> bool {
+        let t = self.0.read();
+        t.v4.lookup_batch(addrs, out);
+        fill(&t, out, entries);
+        true
+    }
+}
+
+impl Table<u128> for LiveTable {
+    #[inline]
+    fn lookup_batch(&mut self, addrs: &[u128], out: &mut [Option<NextHop>]) {
+        self.0.read().v6.lookup_batch(addrs, out)
+    }
+    #[inline]
+    fn lookup_entries(
+        &mut self,
+        addrs: &[u128],
+        out: &mut [Option<NextHop>],
+        entries: &mut [Option<NhEntry>],
+    ) -> bool {
+        let t = self.0.read();
+        t.v6.lookup_batch(addrs, out);
+        fill(&t, out, entries);
+        true
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().fold(String::new(), |mut s, x| {
+        let _ = write!(s, "{x:02x}");
+        s
+    })
+}
+
+fn mac_str(m: &[u8; 6]) -> String {
+    m.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+/// The router's own-address branch of one family: echo to own addresses,
+/// then own addresses and `local` (multicast, broadcast: never forwarded,
+/// RFC 1812 §5.3.5, RFC 4291 §2.7; nothing here routes multicast) to
+/// `mine` (a Discard: no local stack in the dataplane), then the
+/// TTL/hop-limit decrement. `own` pairs each address with the Classifier
+/// tests matching it as destination.
+fn family(
+    s: &mut String,
+    f: &str,
+    own: &[(IpAddr, String)],
+    local: &[&str],
+    srcs: &[String],
+    dec: &str,
+) {
+    let rt = format!("rt{f}");
+    let ttl = format!("ttl{f}");
+    if srcs.is_empty() {
+        let _ = writeln!(s, "{ttl} :: {dec};");
+    } else {
+        let _ = writeln!(s, "{ttl} :: {dec}(SRC {});", srcs.join(" "));
+    }
+    let _ = writeln!(s, "{ttl} [0] -> {rt}; {ttl} [1] -> {rt};");
+    let mut tests: Vec<&str> = own.iter().map(|(_, t)| t.as_str()).collect();
+    tests.extend_from_slice(local);
+    let _ = writeln!(s, "local{f} :: Classifier({}, -);", tests.join(", "));
+    for k in 0..tests.len() {
+        let _ = writeln!(s, "local{f} [{k}] -> mine;");
+    }
+    let _ = writeln!(s, "local{f} [{}] -> {ttl};", tests.len());
+    if own.is_empty() {
+        let _ = writeln!(s, "head{f} :: Counter; head{f} -> local{f};");
+        return;
+    }
+    let addrs: Vec<String> = own.iter().map(|(a, _)| format!("ADDR {a}")).collect();
+    let _ = writeln!(s, "head{f} :: IcmpEcho({});", addrs.join(", "));
+    let _ = writeln!(s, "head{f} [0] -> {rt}; head{f} [1] -> local{f};");
+}
+
+/// The graph config of one core for `ports` (devices `p0`, `p1`, ... in
+/// port order, so `anno.in_port` is the port index).
+pub fn graph_config(ports: &[GraphPort]) -> String {
+    let n = ports.len();
+    let mut s = String::new();
+    let _ = writeln!(s, "rt4 :: Ip4Lookup(TABLE fib4, PORTS {n});");
+    let _ = writeln!(s, "rt6 :: Ip6Lookup(TABLE fib6, PORTS {n});");
+    let _ = writeln!(s, "mine :: Discard;");
+    let mut own4 = Vec::new();
+    let mut own6 = Vec::new();
+    for p in ports {
+        for (a, _) in &p.addrs {
+            match a {
+                // Destination at 14 + 16 (IPv4) and 14 + 24 (IPv6).
+                IpAddr::V4(x) => own4.push((*a, format!("30/{}", hex(&x.octets())))),
+                IpAddr::V6(x) => {
+                    let o = x.octets();
+                    own6.push((*a, format!("38/{} 46/{}", hex(&o[..8]), hex(&o[8..]))));
+                }
+            }
+        }
+    }
+    // SRC of the ICMP errors: the arrival port's first address of the
+    // family (RFC 1812 §4.3.2.4), else any of the router's.
+    let pick = |v6: bool| -> Vec<String> {
+        let first = |p: &GraphPort| p.addrs.iter().map(|(a, _)| *a).find(|a| a.is_ipv6() == v6);
+        let any = ports.iter().find_map(first);
+        match any {
+            None => Vec::new(),
+            Some(any) => ports
+                .iter()
+                .map(|p| first(p).unwrap_or(any).to_string())
+                .collect(),
+        }
+    };
+    // 224.0.0.0/24 (link-local multicast) and the limited broadcast;
+    // every IPv6 multicast destination (ff00::/8).
+    let local4 = ["30/e00000", "30/ffffffff"];
+    let local6 = ["38/ff"];
+    family(&mut s, "4", &own4, &local4, &pick(false), "DecIpTtl");
+    family(&mut s, "6", &own6, &local6, &pick(true), "DecIp6HopLimit");
+    for (i, p) in ports.iter().enumerate() {
+        let mut rw = format!("MAC {}, RETRY_MS 200", mac_str(&p.mac));
+        for (a, _) in &p.addrs {
+            let k = if a.is_ipv4() { "IP" } else { "IP6" };
+            let _ = write!(rw, ", {k} {a}");
+        }
+        let _ = writeln!(
+            s,
+            "in{i} :: FromDevice(p{i}); rw{i} :: EtherRewrite({rw});\n\
+             c{i} :: Classifier(arp, ip6 icmp6 54/87, ip6 icmp6 54/88, ip, ip6);\n\
+             in{i} -> c{i}; c{i} [0] -> [1] rw{i}; c{i} [1] -> [1] rw{i}; c{i} [2] -> [1] rw{i};\n\
+             c{i} [3] -> CheckIpHeader -> head4; c{i} [4] -> CheckIp6Header -> head6;\n\
+             rt4 [{i}] -> rw{i}; rt6 [{i}] -> rw{i}; rw{i} -> ToDevice(p{i});"
+        );
+    }
+    s
+}
+
+/// One core's graph over its queue of every port.
+pub struct GraphWorker<D: FrameRx + FrameTx> {
+    runner: Runner<AnyElement, PktDevice<D>>,
+}
+
+impl<D: FrameRx + FrameTx> GraphWorker<D> {
+    /// Builds this core's graph. `v4` and `v6` read the same published
+    /// tables (one handle per lookup element).
+    pub fn new(
+        ports: &[GraphPort],
+        devs: Vec<D>,
+        v4: ReadHandle<FibTables>,
+        v6: ReadHandle<FibTables>,
+        cfg: LoopConfig,
+    ) -> Result<Self, IoError> {
+        let batch = cfg.batch.validate()?;
+        let mut env = Env::new();
+        env.add_table4("fib4", Box::new(LiveTable(v4)), NextHopTable::new());
+        env.add_table6("fib6", Box::new(LiveTable(v6)), NextHopTable::new());
+        let text = graph_config(ports);
+        let g = Graph::from_str(&text, "dataplane", &mut env, Pool::new(POOL_BUFFERS))
+            .map_err(|_| IoError::Config("the dataplane graph does not build"))?;
+        let devices = devs
+            .into_iter()
+            .enumerate()
+            .map(|(i, d)| PktDevice::new(&format!("p{i}"), d, batch))
+            .collect();
+        let runner = Runner::new(g, devices, batch.kp.min(pkt::MAX_BATCH))
+            .map_err(|_| IoError::Config("a dataplane graph device is missing"))?;
+        Ok(GraphWorker { runner })
+    }
+
+    /// Polls until `stop` is set (read once per round); sleeps in
+    /// `poll(2)` after `idle_spins` empty rounds. An I/O error seen by a
+    /// device ends the loop with that error.
+    pub fn run(&mut self, cfg: LoopConfig, stop: &AtomicBool) -> Result<(), IoError> {
+        let fds: Vec<_> = self
+            .runner
+            .devices()
+            .iter()
+            .filter_map(|d| d.inner().poll_fd())
+            .collect();
+        let mut idle = 0u32;
+        while !stop.load(Ordering::Relaxed) {
+            if self.runner.poll() > 0 {
+                idle = 0;
+                continue;
+            }
+            idle = idle.saturating_add(1);
+            if idle >= cfg.idle_spins {
+                if fds.is_empty() {
+                    std::thread::sleep(Duration::from_millis(cfg.sleep_ms.max(0) as u64));
+                } else {
+                    io::sys::poll_many(&fds, cfg.sleep_ms)?;
+                }
+            }
+        }
+        match self.runner.devices().iter().find_map(|d| d.last_error()) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// One poll (receive, graph, ticks, transmit); frames received.
+    pub fn poll(&mut self) -> usize {
+        self.runner.poll()
+    }
+
+    /// The graph itself (per-element counters).
+    pub fn graph(&self) -> &Graph<AnyElement> {
+        &self.runner.graph
+    }
+
+    /// This core's counters in the dataplane's terms.
+    pub fn counters(&self) -> WorkerCounters {
+        let g = &self.runner.graph;
+        let d = g.drops_by_reason();
+        let drop = |r: DropReason| d.get(r as usize).copied().unwrap_or(0);
+        let mut c = WorkerCounters {
+            rx: self.runner.stats().rx,
+            sections: self.runner.stats().polls,
+            no_route: drop(DropReason::NoRoute),
+            unresolved: drop(DropReason::Unresolved),
+            ttl_expired: drop(DropReason::TtlExpired),
+            bad_header: [
+                DropReason::BadEther,
+                DropReason::BadIpHeader,
+                DropReason::BadIpChecksum,
+                DropReason::BadIpSource,
+                DropReason::BadIp6Header,
+                DropReason::BadIp6Address,
+            ]
+            .iter()
+            .map(|r| drop(*r))
+            .sum(),
+            not_ip: drop(DropReason::NoMatch),
+            local: drop(DropReason::Discarded),
+            tx_full: drop(DropReason::TxFull),
+            ..WorkerCounters::default()
+        };
+        let mut sent = 0;
+        for dev in self.runner.devices() {
+            let s = pkt::Device::stats(dev);
+            sent += s.tx;
+            c.tx_full += s.tx_dropped;
+        }
+        for (name, e, st) in g.iter() {
+            if name.starts_with("rw") {
+                e.counters(&mut |k, v| match k {
+                    "replies" => c.arp_replies += v,
+                    "requests" => c.arp_requests += v,
+                    "control_in" => c.arp_in += v,
+                    _ => {}
+                });
+            }
+            if name.starts_with("ttl") {
+                e.counters(&mut |k, v| {
+                    if k == "icmp_errors" {
+                        c.icmp_errors += v;
+                    }
+                });
+            }
+            // Every IPv6 packet passes one header check.
+            if e.class() == "CheckIp6Header" {
+                c.ipv6 += st.rx;
+            }
+        }
+        // Frames sent other than ARP/ND replies and requests (echo
+        // replies and ICMP errors count as forwarded).
+        c.forwarded = sent.saturating_sub(c.arp_replies + c.arp_requests);
+        c
+    }
+}
