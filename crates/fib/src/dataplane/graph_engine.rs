@@ -302,6 +302,11 @@ impl<D: FrameRx + FrameTx> GraphWorker<D> {
         self.runner.poll()
     }
 
+    /// This core's devices, in port order.
+    pub fn devices_mut(&mut self) -> &mut [PktDevice<D>] {
+        self.runner.devices_mut()
+    }
+
     /// The graph itself (per-element counters).
     pub fn graph(&self) -> &Graph<AnyElement> {
         &self.runner.graph

@@ -1,0 +1,341 @@
+//! The element-graph engine without the kernel: a [`GraphWorker`] over
+//! in-memory devices, fed by a real [`Fib`] through the left-right
+//! publication. Proves IPv4 and IPv6 forwarding over routes and
+//! adjacencies that change live, ARP and NDP resolution, ICMP time
+//! exceeded, echo for the router's own addresses, drops by reason, and no
+//! allocation per packet after warm-up (a counting global allocator).
+
+#![cfg(target_os = "linux")]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::net::IpAddr;
+
+use fib::dataplane::{GraphPort, GraphWorker, LoopConfig};
+use fib::{Change, Fib, FibTables, PortSpec};
+use io::{DevStats, FrameRx, FrameTx, IoError};
+use lpm::publish::{left_right, Writer};
+use pkt::build;
+use pkt::hdr::arp::{ARP_REPLY, ARP_REQUEST};
+use pkt::hdr::ether::{Mac, BROADCAST};
+
+struct Counting;
+
+thread_local! {
+    static ON: Cell<bool> = const { Cell::new(false) };
+    static COUNT: Cell<u64> = const { Cell::new(0) };
+}
+
+fn note() {
+    let _ = ON.try_with(|on| {
+        if on.get() {
+            let _ = COUNT.try_with(|c| c.set(c.get() + 1));
+        }
+    });
+}
+
+// SAFETY: forwards every call to the system allocator unchanged; the
+// bookkeeping touches only const-initialised thread locals.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        note();
+        // SAFETY: same contract as ours.
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        // SAFETY: same contract as ours.
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        note();
+        // SAFETY: same contract as ours.
+        unsafe { System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static A: Counting = Counting;
+
+/// An in-memory port: receives queued frames (once, or round and round),
+/// captures or only counts what is sent.
+#[derive(Default)]
+struct Mem {
+    rx: Vec<Vec<u8>>,
+    next: usize,
+    cycle: bool,
+    capture: bool,
+    sent: Vec<Vec<u8>>,
+    count: u64,
+    buf: Vec<u8>,
+}
+
+impl Mem {
+    fn new(capture: bool) -> Mem {
+        Mem {
+            capture,
+            buf: vec![0; 2048],
+            ..Mem::default()
+        }
+    }
+}
+
+impl FrameRx for Mem {
+    fn rx_batch<F: FnMut(&mut [u8])>(&mut self, max: usize, mut f: F) -> Result<usize, IoError> {
+        let mut n = 0;
+        while n < max {
+            if self.next >= self.rx.len() {
+                if self.cycle && !self.rx.is_empty() {
+                    self.next = 0;
+                } else {
+                    break;
+                }
+            }
+            let Some(fr) = self.rx.get(self.next) else {
+                break;
+            };
+            let b = &mut self.buf[..fr.len()];
+            b.copy_from_slice(fr);
+            f(b);
+            self.next += 1;
+            n += 1;
+        }
+        if !self.cycle {
+            self.rx.drain(..self.next);
+            self.next = 0;
+        }
+        Ok(n)
+    }
+    fn wait_rx(&mut self, _timeout_ms: i32) -> Result<bool, IoError> {
+        Ok(false)
+    }
+    fn stats(&self) -> DevStats {
+        DevStats::default()
+    }
+}
+
+impl FrameTx for Mem {
+    fn tx_push(&mut self, frame: &[u8]) -> Result<bool, IoError> {
+        self.count += 1;
+        if self.capture {
+            self.sent.push(frame.to_vec());
+        }
+        Ok(true)
+    }
+    fn tx_flush(&mut self) -> Result<(), IoError> {
+        Ok(())
+    }
+    fn tx_pending(&self) -> usize {
+        0
+    }
+}
+
+const R0: Mac = Mac([2, 0, 0, 0, 0, 0x10]);
+const R1: Mac = Mac([2, 0, 0, 0, 0, 0x11]);
+const HA: Mac = Mac([2, 0, 0, 0, 0, 0xa]);
+const HB: Mac = Mac([2, 0, 0, 0, 0, 0xb]);
+
+fn v6(s: &str) -> [u8; 16] {
+    s.parse::<std::net::Ipv6Addr>().expect("v6").octets()
+}
+
+fn addrs(i: u8) -> Vec<(IpAddr, u8)> {
+    vec![
+        (format!("10.{i}.0.1").parse().expect("ip"), 24),
+        (format!("2001:db8:{i}::1").parse().expect("ip"), 64),
+    ]
+}
+
+struct Rig {
+    fib: Fib,
+    w: Writer<FibTables>,
+    g: GraphWorker<Mem>,
+}
+
+impl Rig {
+    fn new(capture: bool) -> Rig {
+        let specs: Vec<PortSpec> = (1..=2)
+            .map(|i| PortSpec {
+                name: format!("p{i}"),
+                addrs: addrs(i),
+            })
+            .collect();
+        let mut fib = Fib::new(&specs, false);
+        let mut w = left_right(FibTables::new());
+        w.publish(&fib.take_deltas()).expect("connected");
+        let ports = [(R0, 1), (R1, 2)].map(|(m, i)| GraphPort {
+            mac: m.0,
+            addrs: addrs(i),
+        });
+        let g = GraphWorker::new(
+            &ports,
+            vec![Mem::new(capture), Mem::new(capture)],
+            w.reader(),
+            w.reader(),
+            LoopConfig::default(),
+        )
+        .expect("graph builds");
+        Rig { fib, w, g }
+    }
+    fn route(&mut self, prefix: &str, via: &str) {
+        self.fib.apply(&[Change {
+            prefix: prefix.parse().expect("prefix"),
+            next_hop: Some(via.parse().expect("ip")),
+        }]);
+        self.w.publish(&self.fib.take_deltas()).expect("publish");
+    }
+    fn inject(&mut self, port: usize, f: Vec<u8>) {
+        self.g.devices_mut()[port].inner_mut().rx.push(f);
+        self.g.poll();
+    }
+    fn take(&mut self, port: usize) -> Vec<Vec<u8>> {
+        std::mem::take(&mut self.g.devices_mut()[port].inner_mut().sent)
+    }
+}
+
+#[test]
+fn forwards_v4_and_v6_over_a_live_fib_with_icmp_errors() {
+    let mut r = Rig::new(true);
+    r.route("203.0.113.0/24", "10.2.0.2");
+    r.route("2001:db8:ff::/64", "2001:db8:2::2");
+
+    // A resolves R: R answers and learns A (RFC 826 merge).
+    let q = build::arp(
+        BROADCAST,
+        HA,
+        ARP_REQUEST,
+        HA,
+        [10, 1, 0, 2],
+        Mac::default(),
+        [10, 1, 0, 1],
+    );
+    r.inject(0, q);
+    let out = r.take(0);
+    assert_eq!(out.len(), 1, "one ARP reply");
+    assert_eq!(&out[0][0..6], &HA.0);
+    assert_eq!(&out[0][6..12], &R0.0);
+
+    // IPv4 to the fed route: B is unknown, so R asks ARP on port 1 and
+    // holds the packet; B's reply releases it, rewritten, TTL 63.
+    let u = build::udp4(R0, HA, [10, 1, 0, 2], [203, 0, 113, 5], 64, 1, 2, b"v4");
+    r.inject(0, u.clone());
+    let out = r.take(1);
+    assert_eq!(out.len(), 1, "an ARP request for the gateway");
+    assert_eq!(&out[0][12..14], &[8, 6]);
+    assert_eq!(&out[0][38..42], &[10, 2, 0, 2]);
+    let rep = build::arp(R1, HB, ARP_REPLY, HB, [10, 2, 0, 2], R1, [10, 2, 0, 1]);
+    r.inject(1, rep);
+    let out = r.take(1);
+    assert_eq!(out.len(), 1, "the held packet");
+    assert_eq!(&out[0][0..6], &HB.0);
+    assert_eq!(&out[0][6..12], &R1.0);
+    assert_eq!(out[0][14 + 8], 63, "TTL decremented");
+    assert_eq!(
+        pkt::checksum::checksum(&out[0][14..34]),
+        0,
+        "header checksum verifies"
+    );
+
+    // IPv6: Neighbor Solicitation for the gateway, its advertisement,
+    // then the packet with hop limit 63.
+    let (a6, b6) = (v6("2001:db8:1::2"), v6("2001:db8:2::2"));
+    let u6 = build::udp6(R0, HA, &a6, &v6("2001:db8:ff::5"), 64, 1, 2, b"v6");
+    r.inject(0, u6.clone());
+    let out = r.take(1);
+    assert_eq!(out.len(), 1, "a Neighbor Solicitation");
+    assert_eq!(out[0][54], 135);
+    r.inject(1, build::na6(R1, HB, &b6, &v6("2001:db8:2::1")));
+    let out = r.take(1);
+    assert_eq!(out.len(), 1, "the held IPv6 packet");
+    assert_eq!(&out[0][0..6], &HB.0);
+    assert_eq!(out[0][14 + 7], 63, "hop limit decremented");
+
+    // Resolved now: straight through.
+    r.inject(0, u.clone());
+    r.inject(0, u6.clone());
+    assert_eq!(r.take(1).len(), 2);
+
+    // TTL 1: ICMP time exceeded from 10.1.0.1 back to A (A is known).
+    let t1 = build::udp4(R0, HA, [10, 1, 0, 2], [203, 0, 113, 5], 1, 1, 2, b"t");
+    r.inject(0, t1);
+    let out = r.take(0);
+    assert_eq!(out.len(), 1, "an ICMP error to A");
+    let e = &out[0];
+    assert_eq!((&e[0..6], e[14 + 9]), (&HA.0[..], 1), "ICMP to A's MAC");
+    assert_eq!(
+        &e[14 + 12..14 + 16],
+        &[10, 1, 0, 1],
+        "from the arrival port"
+    );
+    assert_eq!(&e[14 + 16..14 + 20], &[10, 1, 0, 2]);
+    assert_eq!((e[34], e[35]), (11, 0), "time exceeded, in transit");
+    assert_eq!(r.g.counters().icmp_errors, 1);
+
+    // Echo to R's own address on the other port.
+    let p = build::ping4(R0, HA, [10, 1, 0, 2], [10, 2, 0, 1], 64, 7, 1, b"hi");
+    r.inject(0, p);
+    let out = r.take(0);
+    assert_eq!(out.len(), 1, "echo reply");
+    assert_eq!(out[0][34], 0, "echo reply type");
+    assert_eq!(&out[0][14 + 12..14 + 16], &[10, 2, 0, 1]);
+
+    // The route moves to A's side, live: the same packet leaves port 0.
+    r.route("203.0.113.0/24", "10.1.0.2");
+    r.inject(0, u.clone());
+    let out = r.take(0);
+    assert_eq!(out.len(), 1, "moved to port 0 (hairpin allowed)");
+    assert_eq!(&out[0][0..6], &HA.0);
+    assert!(r.take(1).is_empty());
+
+    // No route and a bad header are dropped by reason.
+    r.inject(
+        0,
+        build::udp4(R0, HA, [10, 1, 0, 2], [198, 51, 100, 1], 64, 1, 2, b"x"),
+    );
+    let mut bad = u.clone();
+    bad[14] = 0x46; // IHL 6 > the header checksum covers: bad header
+    r.inject(0, bad);
+    let c = r.g.counters();
+    assert_eq!(c.no_route, 1, "{c:?}");
+    assert!(c.bad_header >= 1, "{c:?}");
+    assert_eq!(
+        c.ipv6, 2,
+        "two IPv6 packets were routed (ND goes to EtherRewrite): {c:?}"
+    );
+}
+
+#[test]
+fn no_allocation_per_packet_after_warm_up() {
+    let mut r = Rig::new(false);
+    r.route("203.0.113.0/24", "10.2.0.2");
+    r.route("2001:db8:ff::/64", "2001:db8:2::2");
+    let (a6, b6) = (v6("2001:db8:1::2"), v6("2001:db8:2::2"));
+    // Warm-up: resolve B on both families (no static neighbours).
+    let rep = build::arp(R1, HB, ARP_REPLY, HB, [10, 2, 0, 2], R1, [10, 2, 0, 1]);
+    let u = build::udp4(R0, HA, [10, 1, 0, 2], [203, 0, 113, 5], 64, 1, 2, b"v4");
+    let u6 = build::udp6(R0, HA, &a6, &v6("2001:db8:ff::5"), 64, 1, 2, b"v6");
+    r.inject(0, u.clone());
+    r.inject(0, u6.clone());
+    r.inject(1, rep);
+    r.inject(1, build::na6(R1, HB, &b6, &v6("2001:db8:2::1")));
+    let t1 = build::udp4(R0, HA, [10, 1, 0, 2], [203, 0, 113, 5], 1, 1, 2, b"t");
+    let d = r.g.devices_mut();
+    let p0 = d[0].inner_mut();
+    p0.rx = vec![u, u6, t1];
+    p0.cycle = true;
+    p0.next = 0;
+    for _ in 0..200 {
+        r.g.poll();
+    }
+    let before = r.g.counters();
+    ON.with(|o| o.set(true));
+    for _ in 0..2000 {
+        r.g.poll();
+    }
+    ON.with(|o| o.set(false));
+    let after = r.g.counters();
+    let n = COUNT.with(Cell::get);
+    let fwd = after.forwarded - before.forwarded;
+    assert!(fwd > 10_000, "forwarded {fwd}");
+    assert!(after.icmp_errors > before.icmp_errors);
+    assert_eq!(n, 0, "allocations while forwarding {fwd} packets");
+}
