@@ -87,15 +87,52 @@ pub(crate) fn hash_one<T: Hash + ?Sized>(v: &T) -> u64 {
     h.finish()
 }
 
-/// The shard (0..`shards`) that owns `prefix`. Host bits are ignored, so
+/// Address bits of an IPv4 prefix that choose its shard: every prefix of
+/// /20 or longer inside one /20 block lands in the same shard.
+pub const SHARD_BLOCK_V4: u8 = 20;
+/// The same for IPv6: one /32 block (a typical LIR allocation).
+pub const SHARD_BLOCK_V6: u8 = 32;
+
+/// The shard (0..`shards`) that owns `prefix`. Only the first
+/// [`SHARD_BLOCK_V4`] / [`SHARD_BLOCK_V6`] bits of the (masked) address
+/// count, with the prefix length capped there: neighbouring more-specifics
+/// share a shard. That is what makes the split cheap: a peer packs the
+/// prefixes that share an attribute set into one UPDATE (RFC 4271 §9.2),
+/// and those are mostly one origin's adjacent prefixes, so an UPDATE
+/// usually lands whole in one shard instead of being cut into S parts that
+/// are each applied, interned, loop-checked and re-encoded (measured in
+/// docs/BENCHMARKS.md "Pipeline modes"). A full table still has ~100k
+/// such blocks, enough to spread evenly. Host bits are ignored, so
 /// `10.1.255.0/20` and `10.1.240.0/20` land together. The hash is salted
-/// differently from the shards' own tables so that the prefixes of one shard
-/// still spread over all of its buckets. `shards == 0` is treated as 1.
+/// differently from the shards' own tables so that the prefixes of one
+/// shard still spread over all of its buckets. `shards == 0` is treated as
+/// 1.
 pub fn shard_for(prefix: &Prefix, shards: usize) -> usize {
     let mut h = FastHasher { h: 0x5bd1_e995 };
-    prefix.masked().hash(&mut h);
+    match prefix {
+        Prefix::V4(p) => {
+            let len = p.len().min(SHARD_BLOCK_V4);
+            let bits = p.addr_bits() & mask(u64::from(len), 32) as u32;
+            h.add(u64::from(bits) | (u64::from(len) << 32));
+        }
+        Prefix::V6(p) => {
+            let len = p.len().min(SHARD_BLOCK_V6);
+            let top = (p.addr_bits() >> 64) as u64 & mask(u64::from(len), 64);
+            h.add(top);
+            h.add(u64::from(len) | 1 << 8);
+        }
+    }
     let x = h.finish() >> 32;
     ((x * shards.max(1) as u64) >> 32) as usize
+}
+
+/// The top `len` of `width` bits set (len <= width <= 64).
+const fn mask(len: u64, width: u32) -> u64 {
+    if len == 0 {
+        0
+    } else {
+        (u64::MAX << (width as u64 - len)) & (u64::MAX >> (64 - width))
+    }
 }
 
 #[cfg(test)]
@@ -118,5 +155,25 @@ mod tests {
         let b: Prefix = "10.1.240.0/20".parse().unwrap();
         assert_eq!(shard_for(&a, 7), shard_for(&b, 7));
         assert_eq!(shard_for(&a, 0), 0);
+        // More-specifics of one block share a shard; shorter prefixes and
+        // other families are keyed apart.
+        let c: Prefix = "10.1.241.0/24".parse().unwrap();
+        let d: Prefix = "10.1.240.128/25".parse().unwrap();
+        let e: Prefix = "2001:db8:1::/48".parse().unwrap();
+        let f: Prefix = "2001:db8:ffff::/64".parse().unwrap();
+        for n in [2, 7, 64] {
+            assert_eq!(shard_for(&a, n), shard_for(&c, n));
+            assert_eq!(shard_for(&a, n), shard_for(&d, n));
+            assert_eq!(shard_for(&e, n), shard_for(&f, n));
+        }
+        // /20 blocks of /24s spread over the shards.
+        let mut counts = [0usize; 8];
+        for i in 0..64_000u32 {
+            let p = Prefix::V4(base::Prefix4::new(0x0a00_0000 | (i << 8), 24).unwrap());
+            counts[shard_for(&p, 8)] += 1;
+        }
+        for c in counts {
+            assert!((6_800..9_200).contains(&c), "uneven shards: {counts:?}");
+        }
     }
 }

@@ -7,7 +7,9 @@
 //! RIB work themselves, standing in for the sessions' own threads).
 //!
 //! `cargo run --release -p bgp-speaker --example pipeline_modes -- [N] [M] [R] [THREADS,...] [P]`
-//! (defaults 10 20000 5 1,2,4,8 8; P is prefixes per UPDATE).
+//! (defaults 10 20000 5 1,2,4,8 8; P is prefixes per UPDATE). An optional
+//! 6th argument keeps only the named modes (`sharded,per-peer`), plus
+//! `sequential`.
 
 use bgp_speaker::inproc::{shared_table, timed_load_cpu, FakePeer};
 use bgp_speaker::pipeline::Mode;
@@ -30,6 +32,12 @@ fn main() {
     let mut modes = vec![Mode::Sequential, Mode::PerPeer];
     modes.extend(threads.iter().map(|&t| Mode::Sharded(t)));
     modes.extend(threads.iter().map(|&t| Mode::WorkerPool(t)));
+    // Optional 6th argument: which modes to run (names, comma-separated;
+    // sequential always runs, as the baseline), e.g. for profiling one.
+    if let Some(only) = args.get(5) {
+        let only: Vec<&str> = only.split(',').collect();
+        modes.retain(|m| *m == Mode::Sequential || only.contains(&m.name()));
+    }
     let mut secs: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
     let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
     // One warm-up of each, not counted.

@@ -169,11 +169,24 @@ fn attrs(path: &[u32], med: Option<u32>, nh: NextHop, comm: Option<u32>) -> Attr
     b
 }
 
+// Neighbouring i land in different shard blocks (`bgp_rib::shard_for`
+// keys on the /20 and /32 around a prefix), so that multi-prefix UPDATEs
+// span shards and the split is exercised.
 fn v4(i: u32) -> Prefix {
-    Prefix::V4(Prefix4::new(0x0a00_0000 | (i << 8), 24).expect("valid"))
+    let a = 0x0a00_0000 | ((i & 7) << 20) | ((i >> 3) << 8);
+    Prefix::V4(Prefix4::new(a, 24).expect("valid"))
 }
 fn v6(i: u32) -> Prefix {
-    let a = Ipv6Addr::new(0x2001, 0xdb8, (i >> 16) as u16, i as u16, 0, 0, 0, 0);
+    let a = Ipv6Addr::new(
+        0x2001,
+        0xdb8 + (i & 7) as u16,
+        (i >> 16) as u16,
+        i as u16,
+        0,
+        0,
+        0,
+        0,
+    );
     Prefix::V6(Prefix6::new(u128::from(a), 64).expect("valid"))
 }
 
