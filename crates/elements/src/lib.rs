@@ -48,7 +48,7 @@ pub use icmp::{
     icmp4_error, icmp6_error, DecIp6HopLimit, DecIpTtl, IcmpEcho, IcmpError, IcmpSrc, SrcAddrs,
 };
 pub use lookup::{Ip4Lookup, Ip6Lookup, NextHopTable, NhEntry, ProvidedTable, Table};
-pub use neigh::EtherRewrite;
+pub use neigh::{EtherRewrite, NeighShare};
 pub use sched::{NicBalance, Sched, Scheduler};
 
 /// Every element kind.

@@ -60,7 +60,6 @@ struct Neigh {
 ///                     NEIGH 10.0.1.2 02:00:00:00:01:02);
 /// rw0 -> ToDevice(eth0);  c [0] -> [1] rw0;
 /// ```
-#[derive(Debug)]
 pub struct EtherRewrite {
     mac: Mac,
     ip4: Vec<[u8; 4]>,
@@ -75,6 +74,38 @@ pub struct EtherRewrite {
     replies: u64,
     /// Packets received on input 1 (ARP and ND).
     control_in: u64,
+    /// Neighbours shared with other cores, if the program set it.
+    share: Option<Box<dyn NeighShare>>,
+}
+
+/// Neighbours shared beyond one element, e.g. between the cores of a
+/// dataplane through its control thread (an ARP reply can reach a core
+/// other than the one that asked). Called off the fast path only: when a
+/// neighbour is learned, and when an unresolved one is due for a request.
+pub trait NeighShare {
+    /// The MAC someone else learned for `addr`.
+    fn lookup(&mut self, addr: IpAddr) -> Option<Mac>;
+    /// This element learned (or relearned) `addr` at `mac`.
+    fn learned(&mut self, addr: IpAddr, mac: Mac);
+}
+
+impl std::fmt::Debug for EtherRewrite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EtherRewrite")
+            .field("mac", &self.mac)
+            .field("neighbours", &self.table.len())
+            .field("held", &self.held.len())
+            .field("shared", &self.share.is_some())
+            .finish()
+    }
+}
+
+fn ip_of(addr: &[u8; 16], v6: bool) -> IpAddr {
+    if v6 {
+        IpAddr::from(*addr)
+    } else {
+        IpAddr::from([addr[0], addr[1], addr[2], addr[3]])
+    }
 }
 
 fn key4(a: [u8; 4]) -> [u8; 16] {
@@ -97,6 +128,7 @@ impl EtherRewrite {
             requests: 0,
             replies: 0,
             control_in: 0,
+            share: None,
         };
         let mut have_mac = false;
         for (i, a) in each(args) {
@@ -135,6 +167,11 @@ impl EtherRewrite {
         e.held = VecDeque::with_capacity(e.hold_cap);
         e.table.reserve(MAX_NEIGH.saturating_sub(e.table.len()));
         Ok(e)
+    }
+
+    /// Shares learned neighbours through `s` (see [`NeighShare`]).
+    pub fn set_share(&mut self, s: Box<dyn NeighShare>) {
+        self.share = Some(s);
     }
 
     /// Adds or replaces a static neighbour.
@@ -196,24 +233,33 @@ impl EtherRewrite {
         if m.is_multicast() {
             return;
         }
-        match self.find(&addr, v6) {
-            Some(i) => {
-                if let Some(n) = self.table.get_mut(i) {
-                    if !n.fixed {
-                        n.mac = Some(m);
-                        n.tries = 0;
-                    }
+        let changed = match self.find(&addr, v6) {
+            Some(i) => match self.table.get_mut(i) {
+                Some(n) if !n.fixed => {
+                    let c = n.mac != Some(m);
+                    n.mac = Some(m);
+                    n.tries = 0;
+                    c
                 }
+                _ => false,
+            },
+            None if create && self.table.len() < MAX_NEIGH => {
+                self.table.push(Neigh {
+                    addr,
+                    v6,
+                    mac: Some(m),
+                    fixed: false,
+                    tries: 0,
+                    last_req_ns: 0,
+                });
+                true
             }
-            None if create && self.table.len() < MAX_NEIGH => self.table.push(Neigh {
-                addr,
-                v6,
-                mac: Some(m),
-                fixed: false,
-                tries: 0,
-                last_req_ns: 0,
-            }),
             None => return,
+        };
+        if changed {
+            if let Some(s) = self.share.as_mut() {
+                s.learned(ip_of(&addr, v6), m);
+            }
         }
         self.release(out);
     }
@@ -245,6 +291,15 @@ impl EtherRewrite {
     }
 
     fn request(&mut self, i: usize, now: u64, out: &mut Output<'_>) {
+        if let (Some(s), Some(n)) = (self.share.as_mut(), self.table.get_mut(i)) {
+            if let Some(m) = s.lookup(ip_of(&n.addr, n.v6)) {
+                // Another core learned it: no request needed.
+                n.mac = Some(m);
+                n.tries = 0;
+                self.release(out);
+                return;
+            }
+        }
         let Some(n) = self.table.get_mut(i) else {
             return;
         };

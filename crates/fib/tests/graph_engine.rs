@@ -171,6 +171,7 @@ impl Rig {
             vec![Mem::new(capture), Mem::new(capture)],
             w.reader(),
             w.reader(),
+            None,
             LoopConfig::default(),
         )
         .expect("graph builds");
@@ -338,4 +339,74 @@ fn no_allocation_per_packet_after_warm_up() {
     assert!(fwd > 10_000, "forwarded {fwd}");
     assert!(after.icmp_errors > before.icmp_errors);
     assert_eq!(n, 0, "allocations while forwarding {fwd} packets");
+}
+
+/// Two cores: core 1 asks ARP for B, B's reply reaches core 2 (as with
+/// a hash fanout). Core 2 tells the FIB thread, which publishes the
+/// neighbour; core 1 finds it there when its request is due and releases
+/// the held packet without asking again.
+#[test]
+fn a_neighbour_learned_on_one_core_resolves_on_another() {
+    let specs: Vec<PortSpec> = (1..=2)
+        .map(|i| PortSpec {
+            name: format!("p{i}"),
+            addrs: addrs(i),
+        })
+        .collect();
+    let mut fib = Fib::new(&specs, false);
+    let mut w = left_right(FibTables::new());
+    fib.apply(&[Change {
+        prefix: "203.0.113.0/24".parse().expect("prefix"),
+        next_hop: Some("10.2.0.2".parse().expect("ip")),
+    }]);
+    w.publish(&fib.take_deltas()).expect("publish");
+    let ports = [(R0, 1), (R1, 2)].map(|(m, i)| GraphPort {
+        mac: m.0,
+        addrs: addrs(i),
+    });
+    let mut rings = Vec::new();
+    let mut cores: Vec<GraphWorker<Mem>> = (0..2)
+        .map(|_| {
+            let (p, c) = io::rss::spsc::<fib::dataplane::Learned>(16);
+            rings.push(c);
+            GraphWorker::new(
+                &ports,
+                vec![Mem::new(true), Mem::new(true)],
+                w.reader(),
+                w.reader(),
+                Some((w.reader(), p)),
+                LoopConfig::default(),
+            )
+            .expect("graph builds")
+        })
+        .collect();
+    let u = build::udp4(R0, HA, [10, 1, 0, 2], [203, 0, 113, 5], 64, 1, 2, b"v4");
+    let [c1, c2] = &mut cores[..] else {
+        panic!("two cores")
+    };
+    c1.devices_mut()[0].inner_mut().rx.push(u);
+    c1.poll();
+    let asked = std::mem::take(&mut c1.devices_mut()[1].inner_mut().sent);
+    assert_eq!(asked.len(), 1, "core 1 asks ARP");
+    let rep = build::arp(R1, HB, ARP_REPLY, HB, [10, 2, 0, 2], R1, [10, 2, 0, 1]);
+    c2.devices_mut()[1].inner_mut().rx.push(rep);
+    c2.poll();
+    // The FIB thread's part.
+    let mut learned = 0;
+    for c in &mut rings {
+        while let Some(l) = c.pop() {
+            fib.learn(l.ip, l.mac);
+            learned += 1;
+        }
+        c.release();
+    }
+    assert_eq!(learned, 1, "core 2 told the FIB thread");
+    w.publish(&fib.take_deltas()).expect("publish");
+    // Core 1's retry falls due (RETRY_MS 200).
+    std::thread::sleep(std::time::Duration::from_millis(260));
+    c1.poll();
+    let out = std::mem::take(&mut c1.devices_mut()[1].inner_mut().sent);
+    assert_eq!(out.len(), 1, "the held packet, and no second request");
+    assert_eq!(&out[0][0..6], &HB.0);
+    assert_eq!(&out[0][12..14], &[8, 0]);
 }

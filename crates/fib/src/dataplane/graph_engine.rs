@@ -36,15 +36,19 @@ use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use elements::{AnyElement, Env, NextHopTable, NhEntry, Table};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use elements::{AnyElement, Env, NeighShare, NextHopTable, NhEntry, Table};
 use graph::{DropReason, Element, Graph, Runner};
 use io::pktdev::PktDevice;
+use io::rss::Producer;
 use io::{FrameRx, FrameTx, IoError};
 use lpm::publish::ReadHandle;
 use lpm::{Lpm, NextHop};
 use pkt::Pool;
 
-use super::worker::{LoopConfig, WorkerCounters};
+use super::worker::{Learned, LoopConfig, WorkerCounters};
 use crate::table::FibTables;
 
 /// Packet buffers per core (RX batches of every port, hold queues, ICMP
@@ -120,6 +124,42 @@ impl Table<u128> for LiveTable {
         t.v6.lookup_batch(addrs, out);
         fill(&t, out, entries);
         true
+    }
+}
+
+/// One core's link to the FIB thread for neighbours: learned ones go out
+/// on the core's SPSC ring, everyone's come back in the published tables.
+struct Shared {
+    fib: ReadHandle<FibTables>,
+    learn: Producer<Learned>,
+    /// Learned neighbours lost to a full ring.
+    dropped: u64,
+}
+
+/// [`NeighShare`] for the EtherRewrite of one port.
+struct PortShare {
+    port: u16,
+    inner: Rc<RefCell<Shared>>,
+}
+
+impl NeighShare for PortShare {
+    fn lookup(&mut self, addr: IpAddr) -> Option<pkt::hdr::ether::Mac> {
+        let mut s = self.inner.borrow_mut();
+        let m = s.fib.read().neighbour(addr);
+        m.map(pkt::hdr::ether::Mac)
+    }
+    fn learned(&mut self, addr: IpAddr, mac: pkt::hdr::ether::Mac) {
+        let mut s = self.inner.borrow_mut();
+        let l = Learned {
+            port: self.port,
+            ip: addr,
+            mac: mac.0,
+        };
+        if s.learn.push(l).is_ok() {
+            s.learn.publish();
+        } else {
+            s.dropped += 1;
+        }
     }
 }
 
@@ -237,16 +277,22 @@ pub fn graph_config(ports: &[GraphPort]) -> String {
 /// One core's graph over its queue of every port.
 pub struct GraphWorker<D: FrameRx + FrameTx> {
     runner: Runner<AnyElement, PktDevice<D>>,
+    shared: Option<Rc<RefCell<Shared>>>,
 }
 
 impl<D: FrameRx + FrameTx> GraphWorker<D> {
     /// Builds this core's graph. `v4` and `v6` read the same published
-    /// tables (one handle per lookup element).
+    /// tables (one handle per lookup element). With `share` (a third
+    /// handle and this core's ring to the FIB thread), neighbours this
+    /// core learns go to the FIB thread, and a neighbour due for a
+    /// request is first looked up in the published tables: an ARP reply
+    /// or advertisement that reached another core resolves it here too.
     pub fn new(
         ports: &[GraphPort],
         devs: Vec<D>,
         v4: ReadHandle<FibTables>,
         v6: ReadHandle<FibTables>,
+        share: Option<(ReadHandle<FibTables>, Producer<Learned>)>,
         cfg: LoopConfig,
     ) -> Result<Self, IoError> {
         let batch = cfg.batch.validate()?;
@@ -254,8 +300,26 @@ impl<D: FrameRx + FrameTx> GraphWorker<D> {
         env.add_table4("fib4", Box::new(LiveTable(v4)), NextHopTable::new());
         env.add_table6("fib6", Box::new(LiveTable(v6)), NextHopTable::new());
         let text = graph_config(ports);
-        let g = Graph::from_str(&text, "dataplane", &mut env, Pool::new(POOL_BUFFERS))
+        let mut g = Graph::from_str(&text, "dataplane", &mut env, Pool::new(POOL_BUFFERS))
             .map_err(|_| IoError::Config("the dataplane graph does not build"))?;
+        let shared = share.map(|(fib, learn)| {
+            Rc::new(RefCell::new(Shared {
+                fib,
+                learn,
+                dropped: 0,
+            }))
+        });
+        if let Some(sh) = &shared {
+            for i in 0..ports.len() {
+                let e = g.find(&format!("rw{i}")).and_then(|k| g.element_mut(k));
+                if let Some(AnyElement::EtherRewrite(rw)) = e {
+                    rw.set_share(Box::new(PortShare {
+                        port: i as u16,
+                        inner: Rc::clone(sh),
+                    }));
+                }
+            }
+        }
         let devices = devs
             .into_iter()
             .enumerate()
@@ -263,7 +327,7 @@ impl<D: FrameRx + FrameTx> GraphWorker<D> {
             .collect();
         let runner = Runner::new(g, devices, batch.kp.min(pkt::MAX_BATCH))
             .map_err(|_| IoError::Config("a dataplane graph device is missing"))?;
-        Ok(GraphWorker { runner })
+        Ok(GraphWorker { runner, shared })
     }
 
     /// Polls until `stop` is set (read once per round); sleeps in
@@ -337,6 +401,7 @@ impl<D: FrameRx + FrameTx> GraphWorker<D> {
             not_ip: drop(DropReason::NoMatch),
             local: drop(DropReason::Discarded),
             tx_full: drop(DropReason::TxFull),
+            learn_dropped: self.shared.as_ref().map_or(0, |s| s.borrow().dropped),
             ..WorkerCounters::default()
         };
         let mut sent = 0;

@@ -46,6 +46,10 @@ enum Job {
         ports: Vec<GraphPort>,
         v4: lpm::publish::ReadHandle<FibTables>,
         v6: lpm::publish::ReadHandle<FibTables>,
+        share: (
+            lpm::publish::ReadHandle<FibTables>,
+            io::rss::Producer<Learned>,
+        ),
     },
 }
 
@@ -60,8 +64,13 @@ fn serve<D: io::FrameRx + io::FrameTx>(
             w.run(&mut socks, lc, stop)?;
             Ok(w.counters)
         }
-        Job::Graph { ports, v4, v6 } => {
-            let mut g = GraphWorker::new(&ports, socks, v4, v6, lc)?;
+        Job::Graph {
+            ports,
+            v4,
+            v6,
+            share,
+        } => {
+            let mut g = GraphWorker::new(&ports, socks, v4, v6, Some(share), lc)?;
             g.run(lc, stop)?;
             Ok(g.counters())
         }
@@ -351,6 +360,7 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
                     .collect(),
                 v4: writer.reader(),
                 v6: writer.reader(),
+                share: (writer.reader(), p),
             },
         };
         let multi = cfg.cores > 1;
