@@ -497,7 +497,7 @@ fn graph_proofs(lab: &Lab, fed_v6: bool) {
     assert!(out.contains("2 received"), "TTL 2 crosses R: {out}");
 }
 
-fn scenario(io_mode: &str, src: Source, engine: fib::dataplane::Engine) {
+fn scenario(io_mode: &str, src: Source, engine: fib::dataplane::Engine, cores: usize) {
     let graph = engine == fib::dataplane::Engine::Graph;
     let mut lab = Lab::new(io_mode);
     let sock = lab.dir.join("bird.ctl").display().to_string();
@@ -537,14 +537,14 @@ fn scenario(io_mode: &str, src: Source, engine: fib::dataplane::Engine) {
                 })
                 .collect(),
                 mode,
-                cores: 1,
+                cores,
                 loop_cfg: fib::dataplane::LoopConfig {
                     engine,
                     ..fib::dataplane::LoopConfig::default()
                 },
                 kernel: None,
             };
-            if mode == fib::dataplane::IoMode::AfXdp {
+            if mode == fib::dataplane::IoMode::AfXdp && cores == 1 {
                 // A veth has one RX queue: AF_XDP on two cores must be
                 // refused, which proves the queue count is read in R's
                 // namespace (ethtool ioctl), not the test's (/sys).
@@ -772,30 +772,38 @@ use fib::dataplane::Engine;
 #[test]
 fn bird_route_moves_traffic_af_xdp() {
     // tesserad runs the default engine: the element graph.
-    scenario("af_xdp", Source::Bird, Engine::Graph);
+    scenario("af_xdp", Source::Bird, Engine::Graph, 1);
 }
 
 #[test]
 fn bird_route_moves_traffic_af_packet() {
-    scenario("af_packet", Source::Bird, Engine::Graph);
+    scenario("af_packet", Source::Bird, Engine::Graph, 1);
 }
 
 #[test]
 fn fib_feed_moves_traffic_af_xdp() {
-    scenario("af_xdp", Source::Direct, Engine::Graph);
+    scenario("af_xdp", Source::Direct, Engine::Graph, 1);
 }
 
 #[test]
 fn fib_feed_moves_traffic_af_packet() {
-    scenario("af_packet", Source::Direct, Engine::Graph);
+    scenario("af_packet", Source::Direct, Engine::Graph, 1);
+}
+
+/// Two cores on AF_PACKET (hash fanout): a neighbour's ARP reply may
+/// reach the core that did not ask; the cores share learned neighbours
+/// through the FIB thread.
+#[test]
+fn fib_feed_two_cores_af_packet() {
+    scenario("af_packet", Source::Direct, Engine::Graph, 2);
 }
 
 #[test]
 fn fast_engine_af_xdp() {
-    scenario("af_xdp", Source::Direct, Engine::Fast);
+    scenario("af_xdp", Source::Direct, Engine::Fast, 1);
 }
 
 #[test]
 fn fast_engine_af_packet() {
-    scenario("af_packet", Source::Direct, Engine::Fast);
+    scenario("af_packet", Source::Direct, Engine::Fast, 1);
 }
