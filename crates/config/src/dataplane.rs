@@ -11,6 +11,8 @@
 //! kernel_table = 254
 //! kernel_metric = 20
 //! feed_socket = "/run/tessera/feed.sock"   # separate dataplane process
+//! engine = "graph"         # graph (element graph, IPv4 + IPv6) | fast (IPv4 only)
+//! frames = 4096            # AF_XDP UMEM frames per socket (power of two)
 //!
 //! [[dataplane.interface]]
 //! name = "eth1"
@@ -35,6 +37,8 @@ pub struct RawDataplane {
     pub kernel_table: Option<u32>,
     pub kernel_metric: Option<u32>,
     pub feed_socket: Option<String>,
+    pub engine: Option<String>,
+    pub frames: Option<u32>,
     #[serde(default)]
     pub interface: Vec<RawInterface>,
 }
@@ -56,6 +60,15 @@ pub enum DataplaneIo {
     AfXdpDriver,
     /// AF_PACKET TPACKET_V3 (hash fanout over the cores).
     AfPacket,
+}
+
+/// The forwarder each worker core runs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum DataplaneEngine {
+    /// The element graph (IPv4 and IPv6, ICMP errors and echo, ARP/NDP).
+    Graph,
+    /// The hand-written IPv4-only forwarder.
+    Fast,
 }
 
 /// Install resolved routes into the kernel as well (BIRD's `kernel`).
@@ -85,6 +98,11 @@ pub struct Dataplane {
     /// not forward itself; `tesserad --dataplane` forwards, fed from it.
     pub feed_socket: Option<PathBuf>,
     pub interfaces: Vec<DataplaneInterface>,
+    /// `engine`: "graph" (default) or "fast".
+    pub engine: DataplaneEngine,
+    /// `frames`: AF_XDP UMEM frames per socket (power of two, 64..=1M;
+    /// default 4096).
+    pub frames: u32,
 }
 
 fn address(c: &Ctx<'_>, path: &str, s: &str) -> R<(IpAddr, u8)> {
@@ -128,6 +146,26 @@ pub(crate) fn validate(c: &Ctx<'_>, d: &RawDataplane) -> R<Dataplane> {
         None => 1,
         Some(n @ 1..=64) => n as u16,
         Some(n) => return Err(c.err("dataplane.cores", format!("{n}: cores is 1..=64"))),
+    };
+    let engine = match d.engine.as_deref().unwrap_or("graph") {
+        "graph" => DataplaneEngine::Graph,
+        "fast" => DataplaneEngine::Fast,
+        o => {
+            return Err(c.err(
+                "dataplane.engine",
+                format!("{o:?}: expected \"graph\" or \"fast\""),
+            ))
+        }
+    };
+    let frames = match d.frames {
+        None => 4096,
+        Some(n) if n.is_power_of_two() && (64..=1 << 20).contains(&n) => n,
+        Some(n) => {
+            return Err(c.err(
+                "dataplane.frames",
+                format!("{n}: frames is a power of two in 64..=1048576"),
+            ))
+        }
     };
     let kp = batch(c, "dataplane.kp", d.kp)?;
     let kn = batch(c, "dataplane.kn", d.kn)?;
@@ -187,6 +225,8 @@ pub(crate) fn validate(c: &Ctx<'_>, d: &RawDataplane) -> R<Dataplane> {
         kernel,
         feed_socket,
         interfaces,
+        engine,
+        frames,
     })
 }
 
@@ -207,13 +247,14 @@ mod tests {
             (super::DataplaneIo::AfXdp, 1, 32, 32)
         );
         assert_eq!(d.kernel, None);
+        assert_eq!((d.engine, d.frames), (super::DataplaneEngine::Graph, 4096));
         assert_eq!(d.interfaces[0].addresses.len(), 2);
         assert_eq!(
             d.interfaces[0].addresses[0],
             ("10.1.0.1".parse().expect("ip"), 24)
         );
         let c = crate::parse(
-            &format!("{HEAD}[dataplane]\nio = \"af_packet\"\ncores = 2\nkp = 64\nkn = 16\nkernel = true\nkernel_table = 100\nfeed_socket = \"/tmp/f.sock\"\n[[dataplane.interface]]\nname = \"r0\"\n"),
+            &format!("{HEAD}[dataplane]\nio = \"af_packet\"\ncores = 2\nkp = 64\nkn = 16\nkernel = true\nkernel_table = 100\nfeed_socket = \"/tmp/f.sock\"\nengine = \"fast\"\nframes = 16384\n[[dataplane.interface]]\nname = \"r0\"\n"),
             "t.toml",
         )
         .expect("valid");
@@ -222,6 +263,7 @@ mod tests {
             (d.io, d.cores, d.kp, d.kn),
             (super::DataplaneIo::AfPacket, 2, 64, 16)
         );
+        assert_eq!((d.engine, d.frames), (super::DataplaneEngine::Fast, 16384));
         assert_eq!(
             d.kernel,
             Some(super::KernelExport {
@@ -253,6 +295,14 @@ mod tests {
             (
                 "kp = 5000\n[[dataplane.interface]]\nname = \"r0\"\n",
                 "dataplane.kp",
+            ),
+            (
+                "engine = \"dpdk\"\n[[dataplane.interface]]\nname = \"r0\"\n",
+                "dataplane.engine",
+            ),
+            (
+                "frames = 5000\n[[dataplane.interface]]\nname = \"r0\"\n",
+                "dataplane.frames",
             ),
             (
                 "kernel_table = 5\n[[dataplane.interface]]\nname = \"r0\"\n",

@@ -37,7 +37,7 @@ use std::sync::Arc;
 
 use bgp_policy::ast::PolicyDef;
 
-pub use dataplane::{Dataplane, DataplaneInterface, DataplaneIo, KernelExport};
+pub use dataplane::{Dataplane, DataplaneEngine, DataplaneInterface, DataplaneIo, KernelExport};
 pub use diff::{diff, ReloadPlan};
 pub use locate::Location;
 pub use model::{
