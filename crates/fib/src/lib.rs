@@ -15,10 +15,15 @@
 //!   (port, neighbour) through the connected prefixes of the dataplane's
 //!   ports, or recursively through another route when the next hop is not
 //!   on-link, keeps the refcounted next-hop table, and emits deltas.
-//! - [`dataplane`]: the per-core IPv4 forwarder over `io` devices that reads
-//!   the published tables (with ARP for the router's addresses and its
-//!   neighbours), and the runtime that starts one worker per core plus the
-//!   FIB thread.
+//! - [`dataplane`]: the runtime that starts one worker per core plus the
+//!   FIB thread, over `io` devices (AF_XDP, AF_PACKET). Each worker runs
+//!   one of two engines ([`dataplane::Engine`]): `Graph` (default,
+//!   [`dataplane::graph_engine`]), a Click-style graph of crate `elements`
+//!   (IPv4 and IPv6, ICMP echo for the router's addresses, ICMP time
+//!   exceeded, ARP and NDP in `EtherRewrite`) whose lookups read the
+//!   published tables and adjacencies in one read section per batch
+//!   ([`dataplane::LiveTable`]); or `Fast`, the hand-written IPv4-only
+//!   forwarder of `dataplane/worker.rs` (ARP, no ICMP).
 //! - [`kernel`]: optional export of resolved routes into the Linux kernel
 //!   with raw rtnetlink, in batches (like BIRD's `kernel` protocol).
 //! - [`feed`]: the wire format of best-route changes on the local Unix
@@ -27,11 +32,18 @@
 //! Threads: one FIB thread (the only writer of the tables), one worker per
 //! core (readers; each owns its queues of every port). Workers send learned
 //! neighbours to the FIB thread over per-core SPSC rings (`io::rss::spsc`),
-//! so even ARP learning has no shared lock.
+//! so even ARP learning has no shared lock. With the graph engine each
+//! core's `EtherRewrite` keeps its own neighbour table, pushes what it
+//! learns on that ring, and looks a neighbour up in the published tables
+//! before asking again (`elements::NeighShare`): an ARP reply that a hash
+//! fanout hands to another core still resolves the asking core.
 //!
-//! Limits: the built-in forwarder is IPv4 only (IPv6 routes are kept in the
-//! IPv6 table, for the element graph of crate `elements`); no ICMP errors
-//! (TTL-expired and unresolved packets are dropped and counted); recursive
+//! Limits: the fast engine is IPv4 only and sends no ICMP errors
+//! (TTL-expired packets are dropped and counted); neither engine sends
+//! ICMP unreachables or redirects (no-route packets are dropped and
+//! counted); the graph engine copies each frame into its pool buffer and
+//! back (as `io::pktdev` does; sharing the pool as UMEM is future work);
+//! an IPv4 route with an IPv6 next hop (RFC 5549) is not supported; recursive
 //! resolution goes through at most a few levels and is recomputed per
 //! batch for the routes that need it; ECMP is not done (one next hop per
 //! prefix, as the feed gives). A route whose next hop is on no port's
@@ -41,7 +53,12 @@
 //!
 //! Proof and measurements: `crates/tesserad/tests/dataplane_bird.rs`
 //! (network namespaces, AF_XDP and AF_PACKET, routes from BIRD or fed
-//! directly, traffic moved live); `benches/churn.rs` (the full table
+//! directly, traffic moved live; with the graph engine also ping6 over a
+//! fed IPv6 route, ping to the router, TTL 1 answered with time exceeded,
+//! two cores; the fast engine too); `tests/graph_engine.rs` (the graph
+//! engine over in-memory ports: IPv4/IPv6, ARP/NDP, ICMP, live route
+//! move, neighbours across cores, no allocation per packet after
+//! warm-up); `benches/churn.rs` (the full table
 //! churned through [`Fib::apply`] and the left-right publication while a
 //! [`dataplane::Worker`] forwards, counting packets lost to updates).
 

@@ -1,6 +1,8 @@
 //! The dataplane runtime: one worker thread per core, each owning one
-//! queue of every port, plus the FIB thread, the only writer of the
-//! published [`FibTables`].
+//! queue of every port and running the engine of [`LoopConfig::engine`]
+//! (the element graph of [`graph_engine`], or the IPv4 forwarder of
+//! [`worker`]), plus the FIB thread, the only writer of the published
+//! [`FibTables`].
 //!
 //! Queues: with AF_XDP, core `q` binds a socket to RX queue `q` of every
 //! port, so the device's own flow hashing (RSS, or the sender's queue on a
