@@ -25,7 +25,9 @@
 //! own attribute interner and encodes its own UPDATEs, so an UPDATE whose
 //! prefixes span S shards is applied, interned and re-encoded S times
 //! (memory and CPU per route grow with S, see docs/BENCHMARKS.md
-//! "Pipeline modes").
+//! "Pipeline modes"). `bgp_rib::shard_for` keeps a /20 (IPv6: /32) block
+//! in one shard, so the adjacent prefixes a peer packs into one UPDATE
+//! mostly stay together and that cost is paid only at block edges.
 
 pub mod daemon;
 pub mod fib_feed;
