@@ -1,0 +1,216 @@
+//! One dataplane core (either engine) on real interfaces with a static
+//! setup, for `scripts/bench-fwd-veth`-style measurements of the `fib`
+//! dataplane itself (the script's own load is crate `io`'s `fwd` example).
+//!
+//! ```text
+//! dpfwd --engine graph|fast --mode xdp|packet [--frames 4096] [--kp 32] [--kn 32] \
+//!       --port r0=10.1.0.1/24 --port r1=10.2.0.1/24 --neigh 10.2.0.3=02:00:00:00:0b:00 \
+//!       [--route 203.0.113.0/24=10.2.0.3]
+//! ```
+//! Ports get the given addresses (their connected prefixes); `--neigh`
+//! entries are taught to the FIB as if learned, so nothing needs ARP.
+//! Runs until SIGINT/SIGTERM, then prints one line of counters.
+
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use fib::dataplane::{Engine, GraphPort, GraphWorker, Learned, LoopConfig, PortInfo, Worker};
+use fib::{Change, Fib, FibTables, PortSpec};
+use io::packet::{PacketConfig, PacketSocket};
+use io::xdp::{XdpMode, XdpProgram, XskConfig, XskSocket};
+use io::{FrameRx, FrameTx, IoError};
+use lpm::publish::left_right;
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::Relaxed);
+}
+
+fn mac(s: &str) -> Option<[u8; 6]> {
+    let mut m = [0u8; 6];
+    let mut it = s.split(':');
+    for b in m.iter_mut() {
+        *b = u8::from_str_radix(it.next()?, 16).ok()?;
+    }
+    it.next().is_none().then_some(m)
+}
+
+fn read_mac(name: &str) -> [u8; 6] {
+    let p = format!("/sys/class/net/{name}/address");
+    std::fs::read_to_string(&p)
+        .ok()
+        .and_then(|s| mac(s.trim()))
+        .unwrap_or_else(|| panic!("cannot read {p}"))
+}
+
+struct Args {
+    engine: Engine,
+    xdp: bool,
+    lc: LoopConfig,
+    ports: Vec<(String, IpAddr, u8)>,
+    neigh: Vec<(IpAddr, [u8; 6])>,
+    routes: Vec<Change>,
+}
+
+fn args() -> Args {
+    let mut a = Args {
+        engine: Engine::Graph,
+        xdp: true,
+        lc: LoopConfig::default(),
+        ports: Vec::new(),
+        neigh: Vec::new(),
+        routes: Vec::new(),
+    };
+    let v: Vec<String> = std::env::args().skip(1).collect();
+    let mut it = v.iter();
+    let bad = |k: &str| -> ! {
+        eprintln!("dpfwd: bad or missing value for {k}");
+        std::process::exit(2)
+    };
+    while let Some(k) = it.next() {
+        let val = it.next().unwrap_or_else(|| bad(k));
+        match k.as_str() {
+            "--engine" => {
+                a.engine = match val.as_str() {
+                    "graph" => Engine::Graph,
+                    "fast" => Engine::Fast,
+                    _ => bad(k),
+                }
+            }
+            "--mode" => a.xdp = val != "packet",
+            "--frames" => a.lc.xdp_frames = val.parse().unwrap_or_else(|_| bad(k)),
+            "--kp" => a.lc.batch.kp = val.parse().unwrap_or_else(|_| bad(k)),
+            "--kn" => a.lc.batch.kn = val.parse().unwrap_or_else(|_| bad(k)),
+            "--port" => {
+                let (n, pfx) = val.split_once('=').unwrap_or_else(|| bad(k));
+                let (ip, len) = pfx.split_once('/').unwrap_or_else(|| bad(k));
+                a.ports.push((
+                    n.to_string(),
+                    ip.parse().unwrap_or_else(|_| bad(k)),
+                    len.parse().unwrap_or_else(|_| bad(k)),
+                ));
+            }
+            "--neigh" => {
+                let (ip, m) = val.split_once('=').unwrap_or_else(|| bad(k));
+                a.neigh.push((
+                    ip.parse().unwrap_or_else(|_| bad(k)),
+                    mac(m).unwrap_or_else(|| bad(k)),
+                ));
+            }
+            "--route" => {
+                let (p, via) = val.split_once('=').unwrap_or_else(|| bad(k));
+                a.routes.push(Change {
+                    prefix: p.parse().unwrap_or_else(|_| bad(k)),
+                    next_hop: Some(via.parse().unwrap_or_else(|_| bad(k))),
+                });
+            }
+            _ => bad(k),
+        }
+    }
+    a
+}
+
+fn run<D: FrameRx + FrameTx>(a: &Args, mut socks: Vec<D>) -> Result<(), IoError> {
+    let specs: Vec<PortSpec> = a
+        .ports
+        .iter()
+        .map(|(n, ip, l)| PortSpec {
+            name: n.clone(),
+            addrs: vec![(*ip, *l)],
+        })
+        .collect();
+    let mut f = Fib::new(&specs, false);
+    f.apply(&a.routes);
+    for (ip, m) in &a.neigh {
+        f.learn(*ip, *m);
+    }
+    let mut w = left_right(FibTables::new());
+    let _ = w.publish(&f.take_deltas());
+    let (p, _c) = io::rss::spsc::<Learned>(256);
+    let macs: Vec<[u8; 6]> = a.ports.iter().map(|(n, _, _)| read_mac(n)).collect();
+    let stop = &STOP;
+    let counters = match a.engine {
+        Engine::Graph => {
+            let ports: Vec<GraphPort> = a
+                .ports
+                .iter()
+                .zip(&macs)
+                .map(|((_, ip, l), m)| GraphPort {
+                    mac: *m,
+                    addrs: vec![(*ip, *l)],
+                })
+                .collect();
+            let mut g = GraphWorker::new(
+                &ports,
+                socks,
+                w.reader(),
+                w.reader(),
+                Some((w.reader(), p)),
+                a.lc,
+            )?;
+            g.run(a.lc, stop)?;
+            g.counters()
+        }
+        Engine::Fast => {
+            let info: Vec<PortInfo> = a
+                .ports
+                .iter()
+                .zip(&macs)
+                .map(|((n, ip, l), m)| PortInfo {
+                    name: n.clone(),
+                    mac: *m,
+                    v4: match ip {
+                        IpAddr::V4(x) => vec![(*x, *l)],
+                        IpAddr::V6(_) => Vec::new(),
+                    },
+                })
+                .collect();
+            let mut wk = Worker::new(info, w.reader(), p);
+            wk.run(&mut socks, a.lc, stop)?;
+            wk.counters
+        }
+    };
+    println!("dpfwd: {counters:?}");
+    Ok(())
+}
+
+fn main() {
+    let a = args();
+    // SAFETY: installs an async-signal-safe handler (one atomic store).
+    unsafe {
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+    }
+    let r = if a.xdp {
+        // The programs stay attached while `progs` lives.
+        let progs = a
+            .ports
+            .iter()
+            .map(|(n, _, _)| XdpProgram::attach(n, XdpMode::Skb, 1))
+            .collect::<Result<Vec<_>, _>>();
+        progs.and_then(|progs| {
+            let socks = progs
+                .iter()
+                .map(|prog| {
+                    let mut xc = XskConfig::new(0);
+                    xc.frame_count = a.lc.xdp_frames;
+                    xc.ring_size = (a.lc.xdp_frames / 2).max(xc.ring_size.min(a.lc.xdp_frames));
+                    XskSocket::open(prog, &xc)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            run(&a, socks)
+        })
+    } else {
+        let socks = a
+            .ports
+            .iter()
+            .map(|(n, _, _)| PacketSocket::open(&PacketConfig::new(n)))
+            .collect::<Result<Vec<_>, _>>();
+        socks.and_then(|s| run(&a, s))
+    };
+    if let Err(e) = r {
+        eprintln!("dpfwd: {e}");
+        std::process::exit(1);
+    }
+}
