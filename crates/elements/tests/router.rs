@@ -276,3 +276,76 @@ fn live_fib_through_read_handle() {
     r.poll();
     assert_eq!(r.graph.drops_by_reason()[DropReason::NoRoute as usize], 1);
 }
+
+/// A table that carries its own next hops (`Table::lookup_entries`
+/// returns true): the element takes each packet's port and gateway from
+/// the table, not from its (here empty) `NextHopTable`, so adjacencies can
+/// change with the routes. `crate fib`'s live table works this way.
+#[test]
+fn table_with_its_own_next_hops() {
+    use elements::{NextHopTable, NhEntry, Table};
+    use lpm::NextHop;
+    struct Own {
+        port: u16,
+    }
+    impl Table<u32> for Own {
+        fn lookup_batch(&mut self, addrs: &[u32], out: &mut [Option<NextHop>]) {
+            for (o, a) in out.iter_mut().zip(addrs) {
+                *o = (a >> 24 == 198).then_some(NextHop(9));
+            }
+        }
+        fn lookup_entries(
+            &mut self,
+            addrs: &[u32],
+            out: &mut [Option<NextHop>],
+            entries: &mut [Option<NhEntry>],
+        ) -> bool {
+            self.lookup_batch(addrs, out);
+            for (e, o) in entries.iter_mut().zip(out.iter()) {
+                let mut gw = [0u8; 16];
+                gw[..4].copy_from_slice(&[10, 0, 2, 2]);
+                *e = o.map(|_| NhEntry {
+                    port: self.port,
+                    gw,
+                });
+            }
+            true
+        }
+    }
+    let mut env = Env::new();
+    env.add_table4("own", Box::new(Own { port: 1 }), NextHopTable::new());
+    let cfg = "in0 :: FromDevice(eth0); in1 :: FromDevice(eth1);
+        rt :: Ip4Lookup(TABLE own, PORTS 2);
+        in0 -> CheckIpHeader -> rt; in1 -> Discard;
+        rt [0] -> EtherRewrite(MAC 02:00:00:00:00:01) -> ToDevice(eth0);
+        rt [1] -> EtherRewrite(MAC 02:00:00:00:00:02, NEIGH 10.0.2.2 02:00:00:00:02:02) -> ToDevice(eth1);";
+    let mut r = runner(
+        cfg,
+        &mut env,
+        Pool::new(64),
+        MemDevice::new("eth0", vec![]),
+        MemDevice::new("eth1", vec![]),
+        32,
+    );
+    r.devices_mut()[0].inject(build::udp4(R0, A, A4, [198, 51, 100, 7], 64, 1, 2, b"x"));
+    r.devices_mut()[0].inject(build::udp4(R0, A, A4, [192, 0, 2, 7], 64, 1, 2, b"y"));
+    r.poll();
+    let sent = r.devices()[1].sent();
+    assert_eq!(
+        sent.len(),
+        1,
+        "the routed packet left port 1 of the table's entry"
+    );
+    assert_eq!(
+        &sent[0][0..6],
+        &[2, 0, 0, 0, 2, 2],
+        "to the entry's gateway"
+    );
+    assert!(r.devices()[0].sent().is_empty());
+    assert_eq!(
+        r.graph
+            .stats_of("rt")
+            .map(|s| s.dropped(DropReason::NoRoute)),
+        Some(1)
+    );
+}
