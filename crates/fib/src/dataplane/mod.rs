@@ -582,4 +582,30 @@ mod tests {
         assert!(read_mac("").is_err());
         assert!(read_mac("a-name-longer-than-ifnamsiz").is_err());
     }
+
+    /// AF_XDP frame counts the UMEM cannot take are refused before any
+    /// interface is touched.
+    #[test]
+    fn frames_must_be_a_power_of_two() {
+        for frames in [0, 1000, 32, 1 << 21] {
+            let cfg = DataplaneConfig {
+                ports: vec![PortConfig {
+                    name: "lo".into(),
+                    addrs: Vec::new(),
+                }],
+                mode: IoMode::AfXdp,
+                cores: 1,
+                loop_cfg: LoopConfig {
+                    xdp_frames: frames,
+                    ..LoopConfig::default()
+                },
+                kernel: None,
+            };
+            let (_t, r) = mpsc::channel();
+            assert!(
+                matches!(start(&cfg, r), Err(DpError::Config(_))),
+                "{frames} frames"
+            );
+        }
+    }
 }
