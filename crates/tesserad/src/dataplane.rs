@@ -29,6 +29,20 @@ fn conv(b: Vec<BestChange>) -> Vec<Change> {
         .collect()
 }
 
+/// One line on standard error saying what runs (tests read it).
+fn announce(c: &DataplaneConfig) {
+    eprintln!(
+        "dataplane: started, engine {}, frames {}, io {:?}, cores {}",
+        match c.loop_cfg.engine {
+            dataplane::Engine::Graph => "graph",
+            dataplane::Engine::Fast => "fast",
+        },
+        c.loop_cfg.xdp_frames,
+        c.mode,
+        c.cores
+    );
+}
+
 fn dp_config(d: &config::Dataplane) -> DataplaneConfig {
     DataplaneConfig {
         ports: d
@@ -50,6 +64,11 @@ fn dp_config(d: &config::Dataplane) -> DataplaneConfig {
                 kp: usize::from(d.kp),
                 kn: usize::from(d.kn),
             },
+            engine: match d.engine {
+                config::DataplaneEngine::Graph => dataplane::Engine::Graph,
+                config::DataplaneEngine::Fast => dataplane::Engine::Fast,
+            },
+            xdp_frames: d.frames,
             ..LoopConfig::default()
         },
         kernel: d.kernel.map(|k| KernelConfig {
@@ -64,7 +83,7 @@ pub fn print_report(r: &dataplane::Report) {
     let t = &r.total;
     eprintln!(
         "dataplane: rx={} forwarded={} no_route={} unresolved={} ttl_expired={} local={} bad_header={} \
-         not_ip={} ipv6={} hairpin={} tx_full={} arp_in={} arp_replies={} arp_requests={} \
+         not_ip={} ipv6={} icmp_errors={} hairpin={} tx_full={} arp_in={} arp_replies={} arp_requests={} \
          fib_changes={} fib_routes={} fib_installed={} fib_unresolved={} publishes={} deltas={} learned={} \
          kernel_ok={} kernel_err={} errors={:?}",
         t.rx,
@@ -76,6 +95,7 @@ pub fn print_report(r: &dataplane::Report) {
         t.bad_header,
         t.not_ip,
         t.ipv6,
+        t.icmp_errors,
         t.hairpin,
         t.tx_full,
         t.arp_in,
@@ -125,7 +145,9 @@ pub fn start(d: &config::Dataplane) -> Result<(Running, SyncSender<Vec<BestChang
             }
         })
         .map_err(|e| e.to_string())?;
-    let dp = dataplane::start(&dp_config(d), crx).map_err(|e| format!("dataplane: {e}"))?;
+    let cfg = dp_config(d);
+    let dp = dataplane::start(&cfg, crx).map_err(|e| format!("dataplane: {e}"))?;
+    announce(&cfg);
     Ok((Running::InProcess(dp), tx))
 }
 
@@ -197,7 +219,9 @@ pub fn run_separate(d: &config::Dataplane) -> Result<(), String> {
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
     }
     let (tx, rx) = mpsc::sync_channel::<Vec<Change>>(FEED_DEPTH);
-    let dp = dataplane::start(&dp_config(d), rx).map_err(|e| format!("dataplane: {e}"))?;
+    let cfg = dp_config(d);
+    let dp = dataplane::start(&cfg, rx).map_err(|e| format!("dataplane: {e}"))?;
+    announce(&cfg);
     std::thread::Builder::new()
         .name("dp-feed".into())
         .spawn(move || loop {

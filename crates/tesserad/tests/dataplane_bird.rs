@@ -298,14 +298,18 @@ fn bird_conf(lab: &Lab, via: &str) -> PathBuf {
     p
 }
 
-fn tesserad_conf(lab: &Lab, io: &str) -> PathBuf {
+fn tesserad_conf(lab: &Lab, io: &str, engine: fib::dataplane::Engine) -> PathBuf {
     let p = lab.dir.join("tesserad.toml");
+    let engine = match engine {
+        fib::dataplane::Engine::Graph => "graph",
+        fib::dataplane::Engine::Fast => "fast",
+    };
     let text = format!(
         "[router]\nid = \"10.9.0.1\"\nasn = 65000\npipeline = \"sequential\"\nlisten = [\"10.9.0.1:179\"]\n\
          default_import = \"accept\"\ndefault_export = \"accept\"\n\n\
          [control]\nsocket = \"{}\"\n\n\
          [[neighbor]]\naddress = \"10.9.0.2\"\nremote_as = 65001\nhold_time = 9\nconnect_retry = 1\n\n\
-         [dataplane]\nio = \"{io}\"\nkp = 32\nkn = 32\n\n\
+         [dataplane]\nio = \"{io}\"\nkp = 32\nkn = 32\nengine = \"{engine}\"\nframes = 8192\n\n\
          [[dataplane.interface]]\nname = \"r0\"\naddresses = [\"10.1.0.1/24\", \"2001:db8:1::1/64\"]\n\n\
          [[dataplane.interface]]\nname = \"r1\"\naddresses = [\"10.2.0.1/24\", \"2001:db8:2::1/64\"]\n\n\
          [[dataplane.interface]]\nname = \"r2\"\naddresses = [\"10.3.0.1/24\", \"2001:db8:3::1/64\"]\n",
@@ -511,7 +515,7 @@ fn scenario(io_mode: &str, src: Source, engine: fib::dataplane::Engine, cores: u
                 &["bird", "-f", "-c", &bconf_s, "-s", &sock],
                 "bird.out",
             );
-            let tconf = tesserad_conf(&lab, io_mode).display().to_string();
+            let tconf = tesserad_conf(&lab, io_mode, engine).display().to_string();
             lab.spawn(
                 "r",
                 &[env!("CARGO_BIN_EXE_tesserad"), "-c", &tconf],
@@ -668,6 +672,12 @@ fn scenario(io_mode: &str, src: Source, engine: fib::dataplane::Engine, cores: u
                 std::thread::sleep(Duration::from_millis(100));
             }
             let log = lab.log("tesserad.log");
+            // The config's engine and frame count reached the dataplane.
+            let want = format!(
+                "dataplane: started, engine {}, frames 8192,",
+                if graph { "graph" } else { "fast" }
+            );
+            assert!(log.contains(&want), "no `{want}` line:\n{log}");
             log.lines()
                 .find(|l| l.starts_with("dataplane: rx="))
                 .unwrap_or_else(|| panic!("no counters line from tesserad:\n{log}"))
@@ -778,6 +788,14 @@ fn bird_route_moves_traffic_af_xdp() {
 #[test]
 fn bird_route_moves_traffic_af_packet() {
     scenario("af_packet", Source::Bird, Engine::Graph, 1);
+}
+
+/// `[dataplane] engine = "fast"` through tesserad: the config reaches
+/// the dataplane (its start line names the engine) and BIRD's route moves
+/// the traffic as with the graph.
+#[test]
+fn bird_fast_engine_af_packet() {
+    scenario("af_packet", Source::Bird, Engine::Fast, 1);
 }
 
 #[test]
