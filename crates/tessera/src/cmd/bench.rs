@@ -74,7 +74,8 @@ pub fn run(a: Args) -> CmdResult {
         .map(|d| d.trim().parse::<DutSpec>())
         .collect::<Result<Vec<_>, _>>()?;
     let tesserad = match a.tesserad {
-        Some(p) => p,
+        // Absolute: the DUT is started from its own work directory.
+        Some(p) => std::path::absolute(&p)?,
         None => std::env::current_exe()?
             .parent()
             .map(|d| d.join("tesserad"))
