@@ -53,6 +53,10 @@ impl AdjOut {
             AdjOut::Paths(o) => o.sent_len(),
         }
     }
+    /// Nothing advertised (withdrawals may still be queued).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.sent_len() == 0
+    }
     /// Empties it (keeping the mode) and returns the references it held.
     pub(crate) fn take_handles(&mut self) -> Vec<AttrHandle> {
         match self {
@@ -112,6 +116,10 @@ impl RibShard {
                 continue;
             };
             let paths = out.is_paths();
+            // Nothing to send and nothing sent that would need a withdrawal.
+            if policy.rejects_all(to) && out.is_empty() {
+                continue;
+            }
             for p in changed {
                 self.export_one(to, p.masked(), policy);
             }
@@ -152,6 +160,14 @@ impl RibShard {
     ) -> Result<(), RibError> {
         if self.peer_state(to).is_none() {
             return Err(RibError::UnknownPeer(to));
+        }
+        if policy.rejects_all(to)
+            && self
+                .peer_state(to)
+                .and_then(|p| p.out.as_ref())
+                .is_none_or(AdjOut::is_empty)
+        {
+            return Ok(());
         }
         let all: Vec<Prefix> = self.iter().map(|r| r.prefix).collect();
         for p in all {

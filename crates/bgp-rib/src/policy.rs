@@ -85,6 +85,16 @@ pub trait ExportPolicy {
     fn prefix_independent(&self, _to: PeerId) -> bool {
         false
     }
+
+    /// True when, for the duration of one export call, nothing at all is
+    /// exported to `to` (a peer configured `export = "reject"`, or one
+    /// that is not Established). The shard then skips `to` for every
+    /// changed prefix while its Adj-RIB-Out is empty, instead of asking
+    /// per prefix: a route server's or a benchmark's receive-only peers
+    /// would otherwise cost one RIB lookup per peer per changed prefix.
+    fn rejects_all(&self, _to: PeerId) -> bool {
+        false
+    }
 }
 
 impl ExportPolicy for AcceptAll {

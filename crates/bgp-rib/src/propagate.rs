@@ -182,6 +182,12 @@ impl<E: ExportPolicy> ExportPolicy for Propagation<E> {
     fn prefix_independent(&self, to: PeerId) -> bool {
         self.inner.prefix_independent(to)
     }
+
+    /// A target without a role (not Established) gets nothing, and the
+    /// rules only ever narrow what the inner policy accepts.
+    fn rejects_all(&self, to: PeerId) -> bool {
+        self.role(to).is_none() || self.inner.rejects_all(to)
+    }
 }
 
 /// RFC 4456 §8: ORIGINATOR_ID if absent, cluster id prepended to

@@ -659,3 +659,75 @@ proptest! {
         }
     }
 }
+
+/// Peer 3's export is "reject all" when `closed`, accept otherwise.
+struct Gate {
+    closed: bool,
+}
+impl ExportPolicy for Gate {
+    fn export(&mut self, to: PeerId, _: &Prefix, _: PeerId, _: &bgp_rib::AttrSet) -> ExportVerdict {
+        if to == PeerId(3) && self.closed {
+            ExportVerdict::Reject
+        } else {
+            ExportVerdict::Accept
+        }
+    }
+    fn rejects_all(&self, to: PeerId) -> bool {
+        to == PeerId(3) && self.closed
+    }
+}
+
+/// A reject-all target is skipped while its Adj-RIB-Out is empty, but a
+/// target that still holds routes when its policy turns to reject-all
+/// gets every withdrawal, and one that turns to accept gets the table.
+#[test]
+fn reject_all_targets_are_skipped_only_while_nothing_was_sent() {
+    let mut s = RibShard::new(BestPathConfig::default());
+    for i in 0..4u16 {
+        let mut c = peer_cfg(i, true);
+        c.export = i >= 2;
+        s.add_peer(PeerId(i), c);
+    }
+    let ps: Vec<Nlri> = (0..15u32)
+        .map(|k| {
+            Nlri::new(Prefix::V4(
+                base::Prefix4::new(0x0a00_0000 | k << 8, 24).unwrap(),
+            ))
+        })
+        .collect();
+    let mut ch = Vec::new();
+    s.apply_update(
+        PeerId(0),
+        &ps,
+        Some(&attrs(&[65000, 1], None)),
+        &[],
+        &mut AcceptAll,
+        &mut ch,
+    )
+    .unwrap();
+    let mut gate = Gate { closed: true };
+    s.export_changes(&ch, &mut gate);
+    assert_eq!(s.drain_updates(PeerId(2)).announce[0].1.len(), 15);
+    assert!(s.drain_updates(PeerId(3)).is_empty(), "reject-all: nothing");
+    assert_eq!(s.peer_counts(PeerId(3)).unwrap().advertised, 0);
+    // Opened (a reload): the full export sends the table.
+    gate.closed = false;
+    s.export_full(PeerId(3), &mut gate).unwrap();
+    let n: usize = s
+        .drain_updates(PeerId(3))
+        .announce
+        .iter()
+        .map(|(_, v)| v.len())
+        .sum();
+    assert_eq!(n, 15);
+    // Closed again with routes out: changes and the full export withdraw.
+    gate.closed = true;
+    s.export_changes(&ch[..5], &mut gate);
+    assert_eq!(s.drain_updates(PeerId(3)).withdraw.len(), 5);
+    s.export_full(PeerId(3), &mut gate).unwrap();
+    assert_eq!(s.drain_updates(PeerId(3)).withdraw.len(), 10);
+    assert_eq!(s.peer_counts(PeerId(3)).unwrap().advertised, 0);
+    // Empty again: further changes are skipped and queue nothing.
+    s.export_changes(&ch, &mut gate);
+    assert!(s.drain_updates(PeerId(3)).is_empty());
+}

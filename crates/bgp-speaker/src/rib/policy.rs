@@ -69,6 +69,13 @@ impl ExportPolicy for UserExport<'_> {
         }
     }
 
+    fn rejects_all(&self, to: PeerId) -> bool {
+        match self.peers.get(to.0 as usize) {
+            Some(Some(e)) => matches!(e.meta.export, PolicyRef::RejectAll),
+            _ => true,
+        }
+    }
+
     fn export(
         &mut self,
         to: PeerId,
