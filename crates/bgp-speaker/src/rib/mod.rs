@@ -53,6 +53,14 @@ pub const STATIC_PEER: PeerId = PeerId(0);
 /// Messages taken per wake-up before export runs.
 pub const MAX_BURST: usize = 256;
 
+/// Best-path changes after which a burst stops taking messages, so that
+/// an export round runs (once [`ROUND_MIN`] allows). Without it one burst
+/// of large batches could apply a whole full table before its first export
+/// round, and the change list, the Adj-RIB-Out queue and the encoded
+/// UPDATEs of the entire table were all alive at once: the peak RSS of a
+/// full-table import was about twice the table's own size.
+pub const MAX_CHANGED: usize = 32 * 1024;
+
 /// Least time between two export rounds while input keeps arriving (see
 /// [`run`]). Far below any MRAI (RFC 4271 §9.2.1.1: 30 s for eBGP by
 /// default elsewhere); it bounds the delay a route waits under load.
@@ -754,6 +762,9 @@ pub fn run(mut rx: Receiver<RibMsg>, mut st: RibState) {
             Some(m) => {
                 st.handle(m);
                 for _ in 0..MAX_BURST {
+                    if st.changed.len() >= MAX_CHANGED {
+                        break;
+                    }
                     match rx.try_recv() {
                         Ok(m) => st.handle(m),
                         Err(_) => break,
@@ -783,6 +794,9 @@ fn run_unspaced(mut rx: Receiver<RibMsg>, mut st: RibState) {
     while let Some(msg) = rx.blocking_recv() {
         st.handle(msg);
         for _ in 0..MAX_BURST {
+            if st.changed.len() >= MAX_CHANGED {
+                break;
+            }
             match rx.try_recv() {
                 Ok(m) => st.handle(m),
                 Err(_) => break,
