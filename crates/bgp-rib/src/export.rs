@@ -27,7 +27,7 @@ use crate::PeerId;
 /// references.
 #[derive(Debug, Default)]
 pub(crate) struct BestOut {
-    sent: FastMap<PKey, AttrHandle>,
+    sent: crate::split::SplitMap<PKey, AttrHandle>,
     pending: FastMap<PKey, Option<AttrHandle>>,
 }
 
@@ -35,13 +35,13 @@ pub(crate) struct BestOut {
 /// prefix with path identifiers (RFC 7911).
 #[derive(Debug)]
 pub(crate) enum AdjOut {
-    Best(BestOut),
+    Best(Box<BestOut>),
     Paths(Box<PathsOut>),
 }
 
 impl Default for AdjOut {
     fn default() -> AdjOut {
-        AdjOut::Best(BestOut::default())
+        AdjOut::Best(Box::default())
     }
 }
 

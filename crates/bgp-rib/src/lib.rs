@@ -78,6 +78,7 @@ mod propagate;
 mod refresh;
 mod rib;
 mod shard;
+mod split;
 mod table;
 
 pub use addpath::{AddPathSend, PathSelection};

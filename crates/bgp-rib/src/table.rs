@@ -10,7 +10,6 @@ use std::hash::Hash;
 use base::{Prefix, Prefix4, Prefix6};
 
 use crate::bestpath::{self, BestPathConfig, Candidate};
-use crate::hash::FastMap;
 use crate::intern::{AttrHandle, Interner};
 use crate::shard::PeerState;
 use crate::PeerId;
@@ -53,7 +52,7 @@ pub(crate) trait Key: Copy + Eq + Hash + Into<Prefix> {}
 impl Key for Prefix4 {}
 impl Key for Prefix6 {}
 
-pub(crate) type Table<K> = FastMap<K, PrefixEntry>;
+pub(crate) type Table<K> = crate::split::SplitMap<K, PrefixEntry>;
 
 /// What selection reads besides the paths.
 pub(crate) struct SelectCtx<'a> {
