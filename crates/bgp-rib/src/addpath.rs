@@ -325,8 +325,8 @@ impl RibShard {
             Prefix::V6(p) => self.v6.get(&p),
         };
         if let Some(e) = entry {
-            if limit >= e.paths.len() {
-                cands.extend(e.paths.iter().copied());
+            if limit >= e.paths().len() {
+                cands.extend(e.paths().iter().copied());
             } else {
                 let ctx = SelectCtx {
                     interner: &self.interner,
@@ -334,7 +334,7 @@ impl RibShard {
                     cfg: &self.cfg,
                 };
                 table::rank(e, limit, &ctx, &mut rank);
-                cands.extend(rank.iter().filter_map(|&i| e.paths.get(i).copied()));
+                cands.extend(rank.iter().filter_map(|&i| e.paths().get(i).copied()));
             }
         }
         let to_ibgp = self.peer_state(to).is_some_and(|p| !p.cfg.ebgp);

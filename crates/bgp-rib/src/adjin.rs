@@ -59,7 +59,7 @@ impl PreIn {
 
 /// The non-stale path of (`peer`, `pid`) in `e`, if any.
 fn live_path(e: &PrefixEntry, peer: PeerId, pid: u32) -> Option<AttrHandle> {
-    e.paths
+    e.paths()
         .iter()
         .find(|p| p.peer == peer && p.path_id == pid && !p.stale)
         .map(|p| p.attrs)
@@ -74,7 +74,7 @@ fn collect_live<K: Key>(
 ) {
     for (k, e) in t.iter() {
         let prefix: Prefix = (*k).into();
-        for p in e.paths.iter().filter(|p| p.peer == peer && !p.stale) {
+        for p in e.paths().iter().filter(|p| p.peer == peer && !p.stale) {
             if skip.is_empty() || !skip.contains_key(&(PKey::from(prefix), p.path_id)) {
                 out.push(((prefix, p.path_id), p.attrs));
             }

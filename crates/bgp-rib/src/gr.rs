@@ -105,8 +105,8 @@ impl RibShard {
 
     /// Stale paths of `peer` in this shard.
     pub fn stale_count(&self, peer: PeerId) -> usize {
-        let v4 = self.v4.values().flat_map(|e| e.paths.iter());
-        let v6 = self.v6.values().flat_map(|e| e.paths.iter());
+        let v4 = self.v4.values().flat_map(|e| e.paths().iter());
+        let v6 = self.v6.values().flat_map(|e| e.paths().iter());
         v4.chain(v6).filter(|p| p.peer == peer && p.stale).count()
     }
 }

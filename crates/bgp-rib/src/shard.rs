@@ -129,7 +129,7 @@ impl<'a> RouteRef<'a> {
 fn route_ref<'a>(prefix: Prefix, e: &'a PrefixEntry, interner: &'a Interner) -> RouteRef<'a> {
     RouteRef {
         prefix,
-        paths: &e.paths,
+        paths: e.paths(),
         best: e.best_index(),
         interner,
     }

@@ -32,19 +32,90 @@ pub(crate) const NO_BEST: u16 = u16::MAX;
 /// Paths per prefix are capped so that the best index fits in a u16.
 pub(crate) const MAX_PATHS: usize = NO_BEST as usize;
 
+/// The paths of one prefix and the index of the best (`NO_BEST`: none).
+/// A prefix with one path (most of a full table from one peer) keeps it
+/// inline: 24 bytes either way, but no heap block (a 12-byte allocation
+/// costs a 32-byte malloc chunk) per prefix.
 #[derive(Debug)]
-pub(crate) struct PrefixEntry {
-    pub(crate) paths: Box<[PathEntry]>,
-    pub(crate) best: u16,
+pub(crate) enum PrefixEntry {
+    One { path: PathEntry, best: u16 },
+    Many { paths: Box<[PathEntry]>, best: u16 },
+}
+
+impl Default for PrefixEntry {
+    fn default() -> Self {
+        PrefixEntry::Many {
+            paths: Box::new([]),
+            best: NO_BEST,
+        }
+    }
 }
 
 impl PrefixEntry {
+    pub(crate) fn paths(&self) -> &[PathEntry] {
+        match self {
+            PrefixEntry::One { path, .. } => std::slice::from_ref(path),
+            PrefixEntry::Many { paths, .. } => paths,
+        }
+    }
+    pub(crate) fn paths_mut(&mut self) -> &mut [PathEntry] {
+        match self {
+            PrefixEntry::One { path, .. } => std::slice::from_mut(path),
+            PrefixEntry::Many { paths, .. } => paths,
+        }
+    }
+    fn best_raw(&self) -> u16 {
+        match self {
+            PrefixEntry::One { best, .. } | PrefixEntry::Many { best, .. } => *best,
+        }
+    }
+    fn set_best(&mut self, b: u16) {
+        match self {
+            PrefixEntry::One { best, .. } | PrefixEntry::Many { best, .. } => *best = b,
+        }
+    }
+    /// Takes the paths out (leaving none); [`Self::set_paths`] puts them back.
+    fn take_paths(&mut self) -> Vec<PathEntry> {
+        let best = self.best_raw();
+        match std::mem::take(self) {
+            PrefixEntry::One { path, .. } => {
+                self.set_best(best);
+                vec![path]
+            }
+            PrefixEntry::Many { paths, .. } => {
+                self.set_best(best);
+                paths.into_vec()
+            }
+        }
+    }
+    fn set_paths(&mut self, v: Vec<PathEntry>) {
+        let best = self.best_raw();
+        *self = match <[PathEntry; 1]>::try_from(v) {
+            Ok([path]) => PrefixEntry::One { path, best },
+            Err(v) => PrefixEntry::Many {
+                paths: v.into_boxed_slice(),
+                best,
+            },
+        };
+    }
+    /// Appends a path (no heap block when it is the first).
+    fn push_path(&mut self, p: PathEntry) {
+        if self.paths().is_empty() {
+            let best = self.best_raw();
+            *self = PrefixEntry::One { path: p, best };
+            return;
+        }
+        let mut v = self.take_paths();
+        v.reserve_exact(1);
+        v.push(p);
+        self.set_paths(v);
+    }
     pub(crate) fn best_path(&self) -> Option<&PathEntry> {
-        self.paths.get(self.best as usize)
+        self.paths().get(self.best_raw() as usize)
     }
     pub(crate) fn best_index(&self) -> Option<usize> {
-        (self.best != NO_BEST && (self.best as usize) < self.paths.len())
-            .then_some(self.best as usize)
+        let b = self.best_raw();
+        (b != NO_BEST && (b as usize) < self.paths().len()).then_some(b as usize)
     }
 }
 
@@ -96,9 +167,9 @@ fn candidate<'a>(p: &PathEntry, ctx: &SelectCtx<'a>) -> Option<Candidate<'a>> {
 /// Recomputes the best index; returns whether the best differs from `old`
 /// (the best path before the list was modified).
 pub(crate) fn reselect(e: &mut PrefixEntry, old: Option<PathEntry>, ctx: &SelectCtx<'_>) -> bool {
-    let paths = &e.paths;
+    let paths = e.paths();
     let get = |i: usize| candidate(paths.get(i)?, ctx);
-    e.best = bestpath::select_by(paths.len(), get, ctx.cfg).map_or(NO_BEST, |i| i as u16);
+    e.set_best(bestpath::select_by(paths.len(), get, ctx.cfg).map_or(NO_BEST, |i| i as u16));
     old != e.best_path().copied()
 }
 
@@ -112,7 +183,7 @@ pub(crate) fn rank(e: &PrefixEntry, n: usize, ctx: &SelectCtx<'_>, out: &mut Vec
     };
     let start = out.len();
     out.push(best);
-    let paths = &e.paths;
+    let paths = e.paths();
     while out.len() - start < n {
         let taken = out.get(start..).unwrap_or_default();
         let get = |i: usize| {
@@ -136,13 +207,10 @@ pub(crate) fn upsert<K: Key>(
     ctx: &SelectCtx<'_>,
 ) -> Change {
     let mut ch = Change::default();
-    let e = t.entry(key).or_insert_with(|| PrefixEntry {
-        paths: Box::new([]),
-        best: NO_BEST,
-    });
+    let e = t.entry(key).or_default();
     let old = e.best_path().copied();
     let same = |p: &&mut PathEntry| p.peer == path.peer && p.path_id == path.path_id;
-    if let Some(p) = e.paths.iter_mut().find(same) {
+    if let Some(p) = e.paths_mut().iter_mut().find(same) {
         if p.attrs == path.attrs {
             // Duplicate announcement: the caller's new reference is the one
             // to drop. A re-announcement after a graceful restart clears
@@ -156,15 +224,12 @@ pub(crate) fn upsert<K: Key>(
         p.attrs = path.attrs;
         p.stale = path.stale;
     } else {
-        if e.paths.len() >= MAX_PATHS {
+        if e.paths().len() >= MAX_PATHS {
             ch.full = true;
             ch.released = Some(path.attrs);
             return ch;
         }
-        let mut v = std::mem::take(&mut e.paths).into_vec();
-        v.reserve_exact(1);
-        v.push(path);
-        e.paths = v.into_boxed_slice();
+        e.push_path(path);
         ch.added = true;
     }
     ch.best_changed = reselect(e, old, ctx);
@@ -185,7 +250,7 @@ pub(crate) fn remove<K: Key>(
         return ch;
     };
     let Some(i) = e
-        .paths
+        .paths()
         .iter()
         .position(|p| p.peer == peer && p.path_id == path_id)
     else {
@@ -193,10 +258,10 @@ pub(crate) fn remove<K: Key>(
     };
     ch.removed = true;
     let old = e.best_path().copied();
-    let mut v = std::mem::take(&mut e.paths).into_vec();
+    let mut v = e.take_paths();
     ch.released = Some(v.remove(i).attrs);
-    e.paths = v.into_boxed_slice();
-    if e.paths.is_empty() {
+    e.set_paths(v);
+    if e.paths().is_empty() {
         t.remove(&key);
         ch.best_changed = true;
         return ch;
@@ -209,7 +274,7 @@ pub(crate) fn remove<K: Key>(
 pub(crate) fn mark_stale<K: Key>(t: &mut Table<K>, peer: PeerId) -> usize {
     let mut n = 0;
     for e in t.values_mut() {
-        for p in e.paths.iter_mut().filter(|p| p.peer == peer) {
+        for p in e.paths_mut().iter_mut().filter(|p| p.peer == peer) {
             p.stale = true;
             n += 1;
         }
@@ -233,11 +298,11 @@ pub(crate) fn remove_peer<K: Key>(
     let mut n = 0;
     let hit = |p: &PathEntry| p.peer == peer && (p.stale || !only_stale);
     t.retain(|k, e| {
-        if !e.paths.iter().any(hit) {
+        if !e.paths().iter().any(hit) {
             return true;
         }
         let old = e.best_path().copied();
-        let mut v = std::mem::take(&mut e.paths).into_vec();
+        let mut v = e.take_paths();
         v.retain(|p| {
             if hit(p) {
                 released.push(p.attrs);
@@ -247,8 +312,8 @@ pub(crate) fn remove_peer<K: Key>(
                 true
             }
         });
-        e.paths = v.into_boxed_slice();
-        if e.paths.is_empty() {
+        e.set_paths(v);
+        if e.paths().is_empty() {
             changed.push((*k).into());
             return false;
         }
@@ -260,4 +325,44 @@ pub(crate) fn remove_peer<K: Key>(
         true
     });
     n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn path(peer: u16) -> PathEntry {
+        PathEntry {
+            peer: PeerId(peer),
+            stale: false,
+            path_id: 0,
+            attrs: AttrHandle(u32::from(peer)),
+        }
+    }
+
+    /// One path inline, more on the heap, the best index kept through
+    /// every change of representation; no bigger than the boxed slice.
+    #[test]
+    fn prefix_entry_inline_and_boxed() {
+        assert!(std::mem::size_of::<PrefixEntry>() <= 24);
+        let mut e = PrefixEntry::default();
+        assert!(e.paths().is_empty() && e.best_index().is_none());
+        e.push_path(path(1));
+        assert!(matches!(e, PrefixEntry::One { .. }));
+        e.set_best(0);
+        e.push_path(path(2));
+        e.push_path(path(3));
+        assert!(matches!(e, PrefixEntry::Many { .. }));
+        assert_eq!(e.paths().len(), 3);
+        assert_eq!(e.best_path().map(|p| p.peer), Some(PeerId(1)));
+        let mut v = e.take_paths();
+        v.retain(|p| p.peer == PeerId(3));
+        e.set_paths(v);
+        assert!(matches!(e, PrefixEntry::One { .. }));
+        assert_eq!(e.best_path().map(|p| p.peer), Some(PeerId(3)));
+        e.paths_mut()[0].stale = true;
+        assert!(e.paths()[0].stale);
+        e.set_paths(Vec::new());
+        assert!(e.best_path().is_none());
+    }
 }
