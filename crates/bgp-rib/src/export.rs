@@ -10,7 +10,7 @@
 
 use std::collections::hash_map::Entry;
 
-use base::Prefix;
+use base::{Prefix, Prefix4};
 
 use crate::addpath::PathsOut;
 use crate::attrs::AttrSet;
@@ -19,6 +19,7 @@ use crate::intern::AttrHandle;
 use crate::key::PKey;
 use crate::policy::{ExportPolicy, ExportVerdict};
 use crate::shard::{RibError, RibShard};
+use crate::split::SplitMap;
 use crate::PeerId;
 
 /// One peer's Adj-RIB-Out in single-path mode. `sent` holds a reference on
@@ -27,8 +28,68 @@ use crate::PeerId;
 /// references.
 #[derive(Debug, Default)]
 pub(crate) struct BestOut {
-    sent: crate::split::SplitMap<PKey, AttrHandle>,
+    sent: Sent,
     pending: FastMap<PKey, Option<AttrHandle>>,
+}
+
+/// What was sent, per family: IPv4 keyed by its 8-byte prefix (a 12-byte
+/// slot instead of 24 with the packed two-family key), since a full IPv4
+/// table is where an Adj-RIB-Out's memory goes.
+#[derive(Debug, Default)]
+struct Sent {
+    v4: SplitMap<Prefix4, AttrHandle>,
+    v6: SplitMap<PKey, AttrHandle>,
+}
+
+impl Sent {
+    fn len(&self) -> usize {
+        self.v4.len() + self.v6.len()
+    }
+    fn get(&self, p: &Prefix) -> Option<AttrHandle> {
+        match p.masked() {
+            Prefix::V4(k) => self.v4.get(&k).copied(),
+            p @ Prefix::V6(_) => self.v6.get(&PKey::from(p)).copied(),
+        }
+    }
+    /// Records `want` for `p`; returns the reference to drop and the
+    /// change to queue (`None`: nothing changed).
+    fn set(
+        &mut self,
+        p: Prefix,
+        want: Option<AttrHandle>,
+    ) -> (Option<AttrHandle>, Option<Option<AttrHandle>>) {
+        match p.masked() {
+            Prefix::V4(k) => set_in(&mut self.v4, k, want),
+            p @ Prefix::V6(_) => set_in(&mut self.v6, PKey::from(p), want),
+        }
+    }
+    fn iter(&self) -> impl Iterator<Item = (PKey, AttrHandle)> + '_ {
+        let v4 = self
+            .v4
+            .iter()
+            .map(|(k, h)| (PKey::from(Prefix::V4(*k)), *h));
+        v4.chain(self.v6.iter().map(|(k, h)| (*k, *h)))
+    }
+    fn into_values(self) -> impl Iterator<Item = AttrHandle> {
+        self.v4.into_values().chain(self.v6.into_values())
+    }
+}
+
+fn set_in<K: std::hash::Hash + Eq>(
+    m: &mut SplitMap<K, AttrHandle>,
+    key: K,
+    want: Option<AttrHandle>,
+) -> (Option<AttrHandle>, Option<Option<AttrHandle>>) {
+    match (m.entry(key), want) {
+        (Entry::Occupied(o), Some(h)) if *o.get() == h => (Some(h), None),
+        (Entry::Occupied(mut o), Some(h)) => (Some(o.insert(h)), Some(Some(h))),
+        (Entry::Occupied(o), None) => (Some(o.remove()), Some(None)),
+        (Entry::Vacant(v), Some(h)) => {
+            v.insert(h);
+            (None, Some(Some(h)))
+        }
+        (Entry::Vacant(_), None) => (None, None),
+    }
 }
 
 /// One peer's Adj-RIB-Out: the best path only, or several paths per
@@ -254,23 +315,9 @@ impl RibShard {
             }
             return;
         };
-        let mut drop_ref = None;
-        let key = PKey::from(prefix);
-        match (out.sent.entry(key), want) {
-            (Entry::Occupied(o), Some(h)) if *o.get() == h => drop_ref = Some(h),
-            (Entry::Occupied(mut o), Some(h)) => {
-                drop_ref = Some(o.insert(h));
-                out.pending.insert(key, Some(h));
-            }
-            (Entry::Occupied(o), None) => {
-                drop_ref = Some(o.remove());
-                out.pending.insert(key, None);
-            }
-            (Entry::Vacant(v), Some(h)) => {
-                v.insert(h);
-                out.pending.insert(key, Some(h));
-            }
-            (Entry::Vacant(_), None) => {}
+        let (drop_ref, change) = out.sent.set(prefix, want);
+        if let Some(c) = change {
+            out.pending.insert(PKey::from(prefix), c);
         }
         if let Some(h) = drop_ref {
             self.interner.release(h);
@@ -286,8 +333,8 @@ impl RibShard {
         };
         match st.out.as_mut() {
             Some(AdjOut::Best(out)) => {
-                for (p, h) in &out.sent {
-                    out.pending.insert(*p, Some(*h));
+                for (p, h) in out.sent.iter() {
+                    out.pending.insert(p, Some(h));
                 }
             }
             Some(AdjOut::Paths(out)) => out.resend_all(),
@@ -338,7 +385,7 @@ impl RibShard {
     /// the path with the lowest identifier; see [`Self::adj_out_paths`]).
     pub fn adj_out(&self, peer: PeerId, prefix: &Prefix) -> Option<&AttrSet> {
         match self.peer_state(peer)?.out.as_ref()? {
-            AdjOut::Best(out) => self.interner.get(*out.sent.get(&PKey::from(*prefix))?),
+            AdjOut::Best(out) => self.interner.get(out.sent.get(prefix)?),
             AdjOut::Paths(out) => {
                 let first = out.paths_of(prefix).min_by_key(|(id, _)| *id)?;
                 self.interner.get(first.1)
@@ -353,8 +400,8 @@ impl RibShard {
         let mut v: Vec<(u32, &AttrSet)> = match self.peer_state(peer).and_then(|p| p.out.as_ref()) {
             Some(AdjOut::Best(out)) => out
                 .sent
-                .get(&PKey::from(*prefix))
-                .and_then(|h| self.interner.get(*h))
+                .get(prefix)
+                .and_then(|h| self.interner.get(h))
                 .map(|s| (0, s))
                 .into_iter()
                 .collect(),
