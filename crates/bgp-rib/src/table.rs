@@ -34,76 +34,103 @@ pub(crate) const MAX_PATHS: usize = NO_BEST as usize;
 
 /// The paths of one prefix and the index of the best (`NO_BEST`: none).
 /// A prefix with one path (most of a full table from one peer) keeps it
-/// inline: 24 bytes either way, but no heap block (a 12-byte allocation
-/// costs a 32-byte malloc chunk) per prefix.
+/// inline, with no heap block (a 12-byte allocation costs a 32-byte
+/// malloc chunk); several live in a boxed `Vec` behind a thin pointer, so
+/// the entry is 16 bytes and a table slot with an IPv4 key 24.
 #[derive(Debug)]
+#[allow(clippy::box_collection)] // Many's thin pointer, on purpose
 pub(crate) enum PrefixEntry {
-    One { path: PathEntry, best: u16 },
-    Many { paths: Box<[PathEntry]>, best: u16 },
+    Empty {
+        best: u16,
+    },
+    One {
+        path: PathEntry,
+        best: u16,
+    },
+    Many {
+        paths: Box<Vec<PathEntry>>,
+        best: u16,
+    },
 }
 
 impl Default for PrefixEntry {
     fn default() -> Self {
-        PrefixEntry::Many {
-            paths: Box::new([]),
-            best: NO_BEST,
-        }
+        PrefixEntry::Empty { best: NO_BEST }
     }
 }
 
 impl PrefixEntry {
     pub(crate) fn paths(&self) -> &[PathEntry] {
         match self {
+            PrefixEntry::Empty { .. } => &[],
             PrefixEntry::One { path, .. } => std::slice::from_ref(path),
             PrefixEntry::Many { paths, .. } => paths,
         }
     }
     pub(crate) fn paths_mut(&mut self) -> &mut [PathEntry] {
         match self {
+            PrefixEntry::Empty { .. } => &mut [],
             PrefixEntry::One { path, .. } => std::slice::from_mut(path),
             PrefixEntry::Many { paths, .. } => paths,
         }
     }
     fn best_raw(&self) -> u16 {
         match self {
-            PrefixEntry::One { best, .. } | PrefixEntry::Many { best, .. } => *best,
+            PrefixEntry::Empty { best }
+            | PrefixEntry::One { best, .. }
+            | PrefixEntry::Many { best, .. } => *best,
         }
     }
     fn set_best(&mut self, b: u16) {
         match self {
-            PrefixEntry::One { best, .. } | PrefixEntry::Many { best, .. } => *best = b,
+            PrefixEntry::Empty { best }
+            | PrefixEntry::One { best, .. }
+            | PrefixEntry::Many { best, .. } => *best = b,
         }
     }
-    /// Takes the paths out (leaving none); [`Self::set_paths`] puts them back.
+    /// Takes the paths out (leaving none, the best index kept);
+    /// [`Self::set_paths`] puts them back.
     fn take_paths(&mut self) -> Vec<PathEntry> {
         let best = self.best_raw();
-        match std::mem::take(self) {
-            PrefixEntry::One { path, .. } => {
-                self.set_best(best);
-                vec![path]
-            }
-            PrefixEntry::Many { paths, .. } => {
-                self.set_best(best);
-                paths.into_vec()
-            }
+        match std::mem::replace(self, PrefixEntry::Empty { best }) {
+            PrefixEntry::Empty { .. } => Vec::new(),
+            PrefixEntry::One { path, .. } => vec![path],
+            PrefixEntry::Many { paths, .. } => *paths,
         }
     }
-    fn set_paths(&mut self, v: Vec<PathEntry>) {
+    fn set_paths(&mut self, mut v: Vec<PathEntry>) {
         let best = self.best_raw();
-        *self = match <[PathEntry; 1]>::try_from(v) {
-            Ok([path]) => PrefixEntry::One { path, best },
-            Err(v) => PrefixEntry::Many {
-                paths: v.into_boxed_slice(),
-                best,
+        *self = match v.len() {
+            0 => PrefixEntry::Empty { best },
+            1 => match v.pop() {
+                Some(path) => PrefixEntry::One { path, best },
+                None => PrefixEntry::Empty { best },
             },
+            _ => {
+                v.shrink_to_fit();
+                PrefixEntry::Many {
+                    paths: Box::new(v),
+                    best,
+                }
+            }
         };
     }
     /// Appends a path (no heap block when it is the first).
     fn push_path(&mut self, p: PathEntry) {
-        if self.paths().is_empty() {
-            let best = self.best_raw();
-            *self = PrefixEntry::One { path: p, best };
-            return;
+        match self {
+            PrefixEntry::Empty { best } => {
+                *self = PrefixEntry::One {
+                    path: p,
+                    best: *best,
+                };
+                return;
+            }
+            PrefixEntry::Many { paths, .. } => {
+                paths.reserve_exact(1);
+                paths.push(p);
+                return;
+            }
+            PrefixEntry::One { .. } => {}
         }
         let mut v = self.take_paths();
         v.reserve_exact(1);
@@ -344,11 +371,12 @@ mod tests {
     /// every change of representation; no bigger than the boxed slice.
     #[test]
     fn prefix_entry_inline_and_boxed() {
-        assert!(std::mem::size_of::<PrefixEntry>() <= 24);
+        assert!(std::mem::size_of::<PrefixEntry>() <= 16);
         let mut e = PrefixEntry::default();
         assert!(e.paths().is_empty() && e.best_index().is_none());
         e.push_path(path(1));
         assert!(matches!(e, PrefixEntry::One { .. }));
+        assert_eq!(e.best_raw(), NO_BEST);
         e.set_best(0);
         e.push_path(path(2));
         e.push_path(path(3));
@@ -364,5 +392,6 @@ mod tests {
         assert!(e.paths()[0].stale);
         e.set_paths(Vec::new());
         assert!(e.best_path().is_none());
+        assert!(matches!(e, PrefixEntry::Empty { .. }));
     }
 }
