@@ -27,13 +27,15 @@ use std::process::{Child, Command, Stdio};
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
-/// AS numbers: outside every range the synthetic generator draws from
-/// (origins 1000-61000 and 196608+, transits 10000-13000, extra peer
-/// ASes 64512+), so no path carries them and no DUT drops a route as a
-/// loop.
-pub const DUT_AS: u32 = 65000;
-pub const GENERATOR_AS: u32 = 65001;
-pub const MONITOR_AS: u32 = 65002;
+/// AS numbers: from the RFC 6996 private 4-byte range, outside every
+/// range the synthetic generator draws from (origins 1000-61000 and
+/// 196608+, transits 10000-13000, extra peer ASes 64512+) and absent from
+/// the real dumps (the jinx RIB has paths through 64512, 65000 and 65001:
+/// with the DUT in AS 65000, 24 of its prefixes had only looping paths, so
+/// every DUT rightly dropped them and (d) never reached its count).
+pub const DUT_AS: u32 = 4_200_000_000;
+pub const GENERATOR_AS: u32 = 4_200_000_001;
+pub const MONITOR_AS: u32 = 4_200_000_002;
 /// Long enough that a DUT busy for minutes (GoBGP at 1M routes) is not
 /// dropped for missed keepalives.
 pub const HOLD_TIME: u16 = 240;
