@@ -7,54 +7,19 @@
 
 #![cfg(target_os = "linux")]
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::net::IpAddr;
 
 use fib::dataplane::{GraphPort, GraphWorker, LoopConfig};
 use fib::{Change, Fib, FibTables, PortSpec};
 use io::{DevStats, FrameRx, FrameTx, IoError};
 use lpm::publish::{left_right, Writer};
+use pkt::alloc_count::{counted, CountingAlloc};
 use pkt::build;
 use pkt::hdr::arp::{ARP_REPLY, ARP_REQUEST};
 use pkt::hdr::ether::{Mac, BROADCAST};
 
-struct Counting;
-
-thread_local! {
-    static ON: Cell<bool> = const { Cell::new(false) };
-    static COUNT: Cell<u64> = const { Cell::new(0) };
-}
-
-fn note() {
-    let _ = ON.try_with(|on| {
-        if on.get() {
-            let _ = COUNT.try_with(|c| c.set(c.get() + 1));
-        }
-    });
-}
-
-// SAFETY: forwards every call to the system allocator unchanged; the
-// bookkeeping touches only const-initialised thread locals.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        note();
-        // SAFETY: same contract as ours.
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        // SAFETY: same contract as ours.
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        note();
-        // SAFETY: same contract as ours.
-        unsafe { System.realloc(p, l, n) }
-    }
-}
-
 #[global_allocator]
-static A: Counting = Counting;
+static A: CountingAlloc = CountingAlloc;
 
 /// An in-memory port: receives queued frames (once, or round and round),
 /// captures or only counts what is sent.
@@ -328,13 +293,12 @@ fn no_allocation_per_packet_after_warm_up() {
         r.g.poll();
     }
     let before = r.g.counters();
-    ON.with(|o| o.set(true));
-    for _ in 0..2000 {
-        r.g.poll();
-    }
-    ON.with(|o| o.set(false));
+    let ((), n) = counted(|| {
+        for _ in 0..2000 {
+            r.g.poll();
+        }
+    });
     let after = r.g.counters();
-    let n = COUNT.with(Cell::get);
     let fwd = after.forwarded - before.forwarded;
     assert!(fwd > 10_000, "forwarded {fwd}");
     assert!(after.icmp_errors > before.icmp_errors);

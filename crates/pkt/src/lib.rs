@@ -13,7 +13,8 @@
 //!   ARP, IPv4, IPv6, ICMPv4/v6, UDP, TCP; [`checksum`]: RFC 1071 and
 //!   RFC 1624 incremental update.
 //! * [`pcap`]: classic libpcap reader/writer for tests; [`build`]: frame
-//!   builders for tests and benchmarks.
+//!   builders for tests and benchmarks; [`alloc_count`]: the counting
+//!   allocator behind the no-allocation tests.
 //!
 //! Design: a `Packet` is a 48-byte handle (buffer pointer, pool `Rc`,
 //! offsets, annotations), moved, never copied, between elements. Pools are
@@ -24,6 +25,7 @@
 //! `buf_size - headroom`); IPv6 extension headers are not walked; pool
 //! exhaustion is reported, never papered over by allocating.
 
+pub mod alloc_count;
 pub mod batch;
 pub mod build;
 pub mod checksum;

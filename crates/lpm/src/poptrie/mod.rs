@@ -65,6 +65,27 @@ pub(crate) struct Sub {
     lclass: u8,
 }
 
+impl Node {
+    /// For position `ch`: whether it is a child, and both candidate
+    /// indexes (child node, leaf), computed without a branch so that the
+    /// batched walks can prefetch either ([`Poptrie::step`] is the
+    /// branching form for one address).
+    #[inline(always)]
+    fn ranks(&self, ch: u32) -> (bool, u32, u32) {
+        let m = upto(ch);
+        let is_child = (self.vector >> ch) & 1 != 0;
+        let child = self
+            .base1
+            .wrapping_add((self.vector & m).count_ones())
+            .wrapping_sub(1);
+        let leaf = self
+            .base0
+            .wrapping_add((self.leafvec & m).count_ones())
+            .wrapping_sub(1);
+        (is_child, child, leaf)
+    }
+}
+
 const NO_SUB: u8 = u8::MAX;
 
 /// The generic table; use [`Poptrie4`] or [`Poptrie6`].
@@ -280,17 +301,7 @@ impl<K: Key> Poptrie<K> {
                     continue;
                 };
                 let n = nodes.get(*c as usize).unwrap_or(&EMPTY_NODE);
-                let ch = a.chunk6(off);
-                let m = upto(ch);
-                let is_child = (n.vector >> ch) & 1 != 0;
-                let child = n
-                    .base1
-                    .wrapping_add((n.vector & m).count_ones())
-                    .wrapping_sub(1);
-                let leaf = n
-                    .base0
-                    .wrapping_add((n.leafvec & m).count_ones())
-                    .wrapping_sub(1);
+                let (is_child, child, leaf) = n.ranks(a.chunk6(off));
                 *c = if is_child {
                     child & !(LEAF | PENDING)
                 } else {
@@ -348,17 +359,7 @@ impl<K: Key> Poptrie<K> {
                 let n = nodes
                     .get(if is_node { v as usize } else { 0 })
                     .unwrap_or(&EMPTY_NODE);
-                let ch = a.chunk6(off);
-                let m = upto(ch);
-                let is_child = (n.vector >> ch) & 1 != 0;
-                let child = n
-                    .base1
-                    .wrapping_add((n.vector & m).count_ones())
-                    .wrapping_sub(1);
-                let leaf = n
-                    .base0
-                    .wrapping_add((n.leafvec & m).count_ones())
-                    .wrapping_sub(1);
+                let (is_child, child, leaf) = n.ranks(a.chunk6(off));
                 let next = if is_child {
                     child & !(LEAF | PENDING)
                 } else {
