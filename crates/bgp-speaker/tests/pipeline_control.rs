@@ -127,15 +127,7 @@ fn routes_without_times(d: &Data) -> Vec<mgmt::proto::RouteInfo> {
 
 fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
     let samples = mgmt::metrics::check::parse(text).expect("valid exposition");
-    samples
-        .iter()
-        .find(|s| {
-            s.name == name
-                && labels
-                    .iter()
-                    .all(|(k, v)| s.labels.iter().any(|(a, b)| a == k && b == v))
-        })
-        .map(|s| s.value)
+    mgmt::metrics::check::value(&samples, name, labels)
 }
 
 #[test]

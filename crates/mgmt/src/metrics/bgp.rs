@@ -233,18 +233,6 @@ mod tests {
         }
     }
 
-    fn value(samples: &[check::Sample], name: &str, labels: &[(&str, &str)]) -> Option<f64> {
-        samples
-            .iter()
-            .find(|s| {
-                s.name == name
-                    && labels
-                        .iter()
-                        .all(|(k, v)| s.labels.iter().any(|(a, b)| a == k && b == v))
-            })
-            .map(|s| s.value)
-    }
-
     #[test]
     fn standard_families_are_valid_and_carry_values() {
         let mut w = MetricsWriter::new();
@@ -277,15 +265,15 @@ mod tests {
 
         let s = check::parse(w.as_str()).expect("valid exposition");
         assert_eq!(
-            value(&s, "tessera_protocol_up", &[("protocol", "peer1")]),
+            check::value(&s, "tessera_protocol_up", &[("protocol", "peer1")]),
             Some(1.0)
         );
         assert_eq!(
-            value(&s, "tessera_protocol_up", &[("protocol", "peer2")]),
+            check::value(&s, "tessera_protocol_up", &[("protocol", "peer2")]),
             Some(0.0)
         );
         assert_eq!(
-            value(
+            check::value(
                 &s,
                 "tessera_bgp_session_state",
                 &[("protocol", "peer2"), ("state", "Active")]
@@ -293,7 +281,7 @@ mod tests {
             Some(1.0)
         );
         assert_eq!(
-            value(
+            check::value(
                 &s,
                 "tessera_bgp_session_state",
                 &[("protocol", "peer2"), ("state", "Established")]
@@ -301,7 +289,7 @@ mod tests {
             Some(0.0)
         );
         assert_eq!(
-            value(
+            check::value(
                 &s,
                 "tessera_protocol_routes",
                 &[("protocol", "peer1"), ("kind", "filtered")]
@@ -309,7 +297,7 @@ mod tests {
             Some(2.0)
         );
         assert_eq!(
-            value(
+            check::value(
                 &s,
                 "tessera_bgp_messages_received_total",
                 &[("protocol", "peer1"), ("type", "update")]
@@ -317,7 +305,7 @@ mod tests {
             Some(7.0)
         );
         assert_eq!(
-            value(
+            check::value(
                 &s,
                 "tessera_protocol_state_since_seconds",
                 &[("protocol", "peer1")]
@@ -325,15 +313,15 @@ mod tests {
             Some(1_700_000_000.5)
         );
         assert_eq!(
-            value(&s, "tessera_rib_prefixes", &[("table", "master4")]),
+            check::value(&s, "tessera_rib_prefixes", &[("table", "master4")]),
             Some(7.0)
         );
         assert_eq!(
-            value(&s, "tessera_update_processing_seconds_count", &[]),
+            check::value(&s, "tessera_update_processing_seconds_count", &[]),
             Some(1.0)
         );
         assert_eq!(
-            value(
+            check::value(
                 &s,
                 "tessera_update_stage_seconds_count",
                 &[("stage", "policy")]

@@ -16,6 +16,20 @@ pub struct Sample {
     pub value: f64,
 }
 
+/// The value of the first sample named `name` that carries every label
+/// in `labels` (other labels may be present too).
+pub fn value(samples: &[Sample], name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    samples
+        .iter()
+        .find(|s| {
+            s.name == name
+                && labels
+                    .iter()
+                    .all(|(k, v)| s.labels.iter().any(|(a, b)| a == k && b == v))
+        })
+        .map(|s| s.value)
+}
+
 /// What is wrong.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CheckErrorKind {
