@@ -14,40 +14,15 @@
 //! (post-import-policy), with the IPv6 global address when a link-local one
 //! is also present.
 
-use std::net::IpAddr;
 use std::sync::mpsc::{SyncSender, TrySendError};
 
-use base::Prefix;
-use bgp_rib::Rib;
-use bgp_wire::NextHop;
+pub use bgp_core::{best_next_hop, BestChange};
 
 /// Routes per batch when the whole Loc-RIB is sent at subscription.
 pub const SNAPSHOT_BATCH: usize = 4096;
 
-/// One Loc-RIB change: the new best next hop, or `None` when the prefix has
-/// no route any more.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct BestChange {
-    pub prefix: Prefix,
-    pub next_hop: Option<IpAddr>,
-}
-
 /// The sending half of a subscription.
 pub type BestSender = SyncSender<Vec<BestChange>>;
-
-fn ip_of(nh: NextHop) -> IpAddr {
-    match nh {
-        NextHop::V4(a) => IpAddr::V4(a),
-        NextHop::V6(a) | NextHop::V6LinkLocal(a, _) => IpAddr::V6(a),
-    }
-}
-
-/// The best next hop of `prefix` in `rib` now.
-pub fn best_next_hop(rib: &Rib, prefix: &Prefix) -> Option<IpAddr> {
-    let r = rib.lookup(prefix)?;
-    let (_, attrs) = r.best()?;
-    attrs.next_hop().map(ip_of)
-}
 
 /// The subscribers of one RIB thread.
 #[derive(Default)]
@@ -61,17 +36,11 @@ impl BestFeed {
         self.subs.is_empty()
     }
 
-    /// Sends the whole Loc-RIB of `rib` to `tx`, then registers it.
-    pub fn subscribe(&mut self, rib: &Rib, tx: BestSender) {
+    /// Sends `snapshot` (the whole Loc-RIB) to `tx`, then registers it.
+    pub fn subscribe(&mut self, snapshot: impl Iterator<Item = BestChange>, tx: BestSender) {
         let mut batch = Vec::with_capacity(SNAPSHOT_BATCH);
-        for r in rib.iter() {
-            let Some((_, attrs)) = r.best() else {
-                continue;
-            };
-            batch.push(BestChange {
-                prefix: r.prefix,
-                next_hop: attrs.next_hop().map(ip_of),
-            });
+        for c in snapshot {
+            batch.push(c);
             if batch.len() == SNAPSHOT_BATCH {
                 let full = std::mem::replace(&mut batch, Vec::with_capacity(SNAPSHOT_BATCH));
                 if tx.send(full).is_err() {
@@ -85,17 +54,15 @@ impl BestFeed {
         self.subs.push(tx);
     }
 
-    /// Sends the current best next hop of each of `changed` to every
-    /// subscriber (blocking while a subscriber's channel is full).
-    pub fn publish(&mut self, rib: &Rib, changed: &[Prefix]) {
-        if self.subs.is_empty() || changed.is_empty() {
+    /// Sends one export round's changes to every subscriber (blocking
+    /// while a subscriber's channel is full); `batch` is left empty.
+    pub fn publish(&mut self, batch: &mut Vec<BestChange>) {
+        if self.subs.is_empty() || batch.is_empty() {
+            batch.clear();
             return;
         }
-        self.batch.clear();
-        self.batch.extend(changed.iter().map(|p| BestChange {
-            prefix: *p,
-            next_hop: best_next_hop(rib, p),
-        }));
+        std::mem::swap(&mut self.batch, batch);
+        batch.clear();
         let last = self.subs.len() - 1;
         let mut i = 0;
         while i < self.subs.len() {

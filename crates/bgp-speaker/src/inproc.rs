@@ -16,7 +16,7 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 
 use crate::msg::{DecodedUpdate, PeerStatus, RibInput, RibSender, SessionCmd, SessionUp};
 use crate::pipeline::{call_all, CallError, Mode, Pipeline};
-use crate::rib::{PeerEntry, PeerMeta, PolicyRef, RibSettings, RibState};
+use crate::rib::{PeerEntry, PeerHandle, PeerMeta, PolicyRef, RibSettings, RibState};
 
 /// Our AS in the in-process pipeline.
 pub const LOCAL_ASN: u32 = 65000;
@@ -123,14 +123,9 @@ impl InProc {
         for (i, p) in peers.iter().enumerate() {
             let (tx, rx) = unbounded_channel();
             let status = Arc::new(PeerStatus::default());
-            entries.push(PeerEntry {
-                meta: meta(p, i + 1),
+            entries.push(PeerHandle {
+                entry: PeerEntry::new(meta(p, i + 1), status.clone()),
                 cmd: tx,
-                status: status.clone(),
-                up: None,
-                disabled: false,
-                stale_until: None,
-                last_down: None,
             });
             outs.push(Mutex::new(rx));
             statuses.push(status);
@@ -166,9 +161,11 @@ impl InProc {
             return;
         };
         let port = 179;
+        let local = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 254));
         let up = SessionUp {
             negotiated: negotiated(p),
-            local_addr: SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 254)), port),
+            link: bgp_core::LinkAddrs::of(local),
+            local_addr: SocketAddr::new(local, port),
             remote_addr: SocketAddr::new(p.addr, 40000),
             eor_barrier: None,
             since: std::time::SystemTime::now(),
@@ -185,6 +182,7 @@ impl InProc {
             peer: Self::id(i),
             reason: DownReason::TcpConnectionFails,
             graceful: false,
+            at: std::time::SystemTime::now(),
         });
     }
 

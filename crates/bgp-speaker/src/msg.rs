@@ -1,113 +1,18 @@
-//! The messages that cross threads: session task -> RIB thread
-//! ([`RibInput`]), RIB thread or control plane -> session task
-//! ([`SessionCmd`]), and the per-peer status every side can read
-//! ([`PeerStatus`]).
-//!
-//! Sessions decode and validate UPDATEs on their own threads (RFC 7606
-//! applied there) and hand the RIB [`DecodedUpdate`]s in batches through a
-//! bounded channel: the RIB never sees a socket or raw bytes.
+//! The messages that cross threads in the runtime. The vocabulary itself
+//! (session -> RIB [`RibInput`], RIB -> session [`SessionCmd`], the
+//! shared [`PeerStatus`], [`FlushBarrier`]) lives in the pure `bgp-core`
+//! and is re-exported here; this module adds what names the runtime's
+//! threads: [`RibMsg`] (what a RIB thread's channel carries) and
+//! [`RibSender`] (how sessions reach the RIB in each pipeline mode).
 
-use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
 
-use base::AfiSafi;
-use bgp_fsm::{DownReason, Negotiated};
-use bgp_rib::{AttrsBuilder, PeerId};
-use bgp_wire::{Nlri, NotificationMessage};
+use bgp_rib::PeerId;
 
-/// One UPDATE as the RIB wants it. RFC 7606 is already applied: a
-/// treat-as-withdraw UPDATE arrives with its announcements moved to
-/// `withdraw` and `attrs` None; discarded attributes are simply absent.
-#[derive(Clone, Debug, Default)]
-pub struct DecodedUpdate {
-    /// Path attributes (MP_REACH/MP_UNREACH removed: their next hop is in
-    /// the builder's next hop, their NLRI in `announce`/`withdraw`).
-    /// Shared, so that the parts of an UPDATE split over RIB shards do not
-    /// each copy them.
-    pub attrs: Option<Arc<AttrsBuilder>>,
-    pub announce: Vec<Nlri>,
-    pub withdraw: Vec<Nlri>,
-    /// This UPDATE is the End-of-RIB marker of this family (RFC 4724 §2).
-    pub end_of_rib: Option<AfiSafi>,
-}
-
-/// What a session reports when it reaches Established.
-#[derive(Clone, Debug)]
-pub struct SessionUp {
-    pub negotiated: Negotiated,
-    pub local_addr: SocketAddr,
-    pub remote_addr: SocketAddr,
-    /// Set by [`RibSender`] when the RIB is split over several shard
-    /// threads: the End-of-RIB after the initial table goes out once,
-    /// after every shard's part of it (RFC 4724 §2).
-    pub eor_barrier: Option<Arc<FlushBarrier>>,
-    /// When the session reached Established (every shard shows the same
-    /// time in `show protocols`, `show route` and RIB dumps).
-    pub since: std::time::SystemTime,
-}
-
-/// Session task -> RIB thread.
-#[derive(Debug)]
-pub enum RibInput {
-    Up {
-        peer: PeerId,
-        up: Box<SessionUp>,
-    },
-    /// UPDATEs in arrival order, batched by the session (up to a size or
-    /// until its socket has no more ready data).
-    Updates {
-        peer: PeerId,
-        updates: Vec<DecodedUpdate>,
-    },
-    /// The peer sent ROUTE-REFRESH (RFC 2918; `subtype` per RFC 7313:
-    /// 0 request, 1 BoRR, 2 EoRR).
-    RouteRefresh {
-        peer: PeerId,
-        family: AfiSafi,
-        subtype: u8,
-        /// Set by [`RibSender`] with several shards: the BoRR goes out
-        /// before any shard's re-sent routes and the EoRR after all of
-        /// them (RFC 7313 §4).
-        barrier: Option<Arc<FlushBarrier>>,
-    },
-    /// The Established session ended: flush its routes (or mark them stale
-    /// under graceful restart, RFC 4724 §4.2).
-    Down {
-        peer: PeerId,
-        reason: DownReason,
-        /// The peer negotiated graceful restart and the session ended in a
-        /// way that allows retaining its routes.
-        graceful: bool,
-    },
-}
-
-/// RIB thread or control plane -> session task.
-#[derive(Debug)]
-pub enum SessionCmd {
-    /// Complete, encoded BGP messages (UPDATEs, End-of-RIB), written in
-    /// order. The session subtracts their length from
-    /// [`PeerStatus::out_queued_bytes`] once written.
-    Send(Vec<u8>),
-    /// Ask the peer to re-send its routes (RFC 2918).
-    SendRouteRefresh { family: AfiSafi },
-    /// Administrative stop (RFC 4271 event 2): send this NOTIFICATION (a
-    /// Cease with RFC 8203/9003 shutdown text, or Cease/1 max-prefix with
-    /// RFC 4486 data), go Idle. With `restart_after`, start again after
-    /// that delay (max-prefix "restart"); without, stay down until
-    /// [`SessionCmd::Start`].
-    Stop {
-        notification: NotificationMessage,
-        restart_after: Option<Duration>,
-    },
-    /// Administrative start (RFC 4271 event 1).
-    Start,
-    /// End the session task for good (peer removed or its session
-    /// parameters changed on reload): send this NOTIFICATION if a
-    /// connection is open, report `Down` if it was Established, exit.
-    Terminate { notification: NotificationMessage },
-}
+pub use bgp_core::msg::{
+    split_updates, state, DecodedUpdate, FlushBarrier, LinkAddrs, PeerStatus, RibInput, SessionCmd,
+    SessionUp, MAX_SHARDS,
+};
 
 /// Everything the RIB thread receives, on one bounded channel so that it
 /// can block on a single receiver.
@@ -189,63 +94,12 @@ impl RibPermit {
     }
 }
 
-/// Which part of `input` each of `n` RIB parts gets, as (part index,
-/// message): UPDATEs split by [`bgp_rib::shard_for`], the rest to every
-/// part, with a [`FlushBarrier`] for the markers that must go out once.
+/// [`bgp_core::fan_out`] as RIB thread messages.
 pub fn fan_out(input: RibInput, n: usize) -> Vec<(usize, RibMsg)> {
-    if n <= 1 {
-        return vec![(0, RibMsg::Input(input))];
-    }
-    match input {
-        RibInput::Updates { peer, updates } => split_updates(updates, n)
-            .into_iter()
-            .enumerate()
-            .filter(|(_, u)| !u.is_empty())
-            .map(|(i, updates)| (i, RibMsg::Input(RibInput::Updates { peer, updates })))
-            .collect(),
-        RibInput::Up { peer, mut up } => {
-            up.eor_barrier = Some(FlushBarrier::new(n));
-            (0..n)
-                .map(|i| {
-                    let up = up.clone();
-                    (i, RibMsg::Input(RibInput::Up { peer, up }))
-                })
-                .collect()
-        }
-        RibInput::RouteRefresh {
-            peer,
-            family,
-            subtype,
-            ..
-        } => {
-            let barrier = Some(FlushBarrier::new(n));
-            (0..n)
-                .map(|i| {
-                    let m = RibInput::RouteRefresh {
-                        peer,
-                        family,
-                        subtype,
-                        barrier: barrier.clone(),
-                    };
-                    (i, RibMsg::Input(m))
-                })
-                .collect()
-        }
-        RibInput::Down {
-            peer,
-            reason,
-            graceful,
-        } => (0..n)
-            .map(|i| {
-                let m = RibInput::Down {
-                    peer,
-                    reason,
-                    graceful,
-                };
-                (i, RibMsg::Input(m))
-            })
-            .collect(),
-    }
+    bgp_core::fan_out(input, n)
+        .into_iter()
+        .map(|(i, m)| (i, RibMsg::Input(m)))
+        .collect()
 }
 
 impl RibSender {
@@ -387,174 +241,5 @@ impl RibSender {
             Backend::Pool(p) => PermitInner::Pool(p.reserve().await?),
         };
         Some(RibPermit { inner })
-    }
-}
-
-/// Most shard threads a RIB is split over.
-pub const MAX_SHARDS: usize = 64;
-
-/// Splits a batch by owning shard, keeping arrival order within each
-/// shard. An UPDATE whose prefixes all belong to one shard moves whole (no
-/// copy); one spanning shards is cut, its attributes shared by the parts
-/// that get announcements. End-of-RIB markers go to every shard (each
-/// sweeps its own stale routes, RFC 4724 §4.2).
-pub fn split_updates(updates: Vec<DecodedUpdate>, n: usize) -> Vec<Vec<DecodedUpdate>> {
-    let n = n.clamp(1, MAX_SHARDS);
-    let mut out: Vec<Vec<DecodedUpdate>> = (0..n).map(|_| Vec::new()).collect();
-    for u in updates {
-        if u.end_of_rib.is_some() || (u.announce.is_empty() && u.withdraw.is_empty()) {
-            for part in out.iter_mut() {
-                part.push(u.clone());
-            }
-            continue;
-        }
-        let first = u
-            .announce
-            .first()
-            .or(u.withdraw.first())
-            .map_or(0, |x| bgp_rib::shard_for(&x.prefix, n));
-        let single = u
-            .announce
-            .iter()
-            .chain(&u.withdraw)
-            .all(|x| bgp_rib::shard_for(&x.prefix, n) == first);
-        if single {
-            if let Some(part) = out.get_mut(first) {
-                part.push(u);
-            }
-            continue;
-        }
-        // Which shards already got their part of this UPDATE (n <= 64,
-        // see MAX_SHARDS).
-        let mut touched = 0u64;
-        for (list, is_announce) in [(&u.announce, true), (&u.withdraw, false)] {
-            for x in list {
-                let s = bgp_rib::shard_for(&x.prefix, n);
-                let Some(part) = out.get_mut(s) else {
-                    continue;
-                };
-                let bit = 1u64 << (s % 64);
-                if touched & bit == 0 {
-                    touched |= bit;
-                    part.push(DecodedUpdate::default());
-                }
-                let Some(d) = part.last_mut() else { continue };
-                if is_announce {
-                    if d.attrs.is_none() {
-                        d.attrs.clone_from(&u.attrs);
-                    }
-                    d.announce.push(*x);
-                } else {
-                    d.withdraw.push(*x);
-                }
-            }
-        }
-    }
-    out
-}
-
-/// Orders the output of several shard threads to one session around a
-/// marker: the first shard to flush writes the head (BoRR, RFC 7313 §4)
-/// before its routes, the last one the tail (End-of-RIB, RFC 4724 §2, or
-/// EoRR) after its routes. Shards pass while holding the session's
-/// [`PeerStatus::out_lock`], and hand their bytes to the session under it,
-/// so the session's queue sees head, every shard's routes, tail.
-#[derive(Debug)]
-pub struct FlushBarrier {
-    started: AtomicBool,
-    remaining: std::sync::atomic::AtomicUsize,
-}
-
-impl FlushBarrier {
-    /// A barrier `parts` shards must pass.
-    pub fn new(parts: usize) -> Arc<FlushBarrier> {
-        Arc::new(FlushBarrier {
-            started: AtomicBool::new(false),
-            remaining: std::sync::atomic::AtomicUsize::new(parts.max(1)),
-        })
-    }
-    /// True for the first caller only.
-    pub fn first(&self) -> bool {
-        !self.started.swap(true, Ordering::AcqRel)
-    }
-    /// Counts one shard through; true for the last.
-    pub fn last(&self) -> bool {
-        self.remaining.fetch_sub(1, Ordering::AcqRel) == 1
-    }
-}
-
-/// Session state as a number, for lock-free reads (`bgp_fsm::State` order).
-pub mod state {
-    pub const IDLE: u8 = 0;
-    pub const CONNECT: u8 = 1;
-    pub const ACTIVE: u8 = 2;
-    pub const OPEN_SENT: u8 = 3;
-    pub const OPEN_CONFIRM: u8 = 4;
-    pub const ESTABLISHED: u8 = 5;
-    pub fn name(s: u8) -> &'static str {
-        match s {
-            IDLE => "Idle",
-            CONNECT => "Connect",
-            ACTIVE => "Active",
-            OPEN_SENT => "OpenSent",
-            OPEN_CONFIRM => "OpenConfirm",
-            ESTABLISHED => "Established",
-            _ => "?",
-        }
-    }
-}
-
-/// Per-peer counters and state, written by the session task (and the RIB
-/// thread for `out_queued_bytes`), read by anyone (CLI, metrics, RIB for
-/// back-pressure). Relaxed atomics: these are statistics.
-#[derive(Debug, Default)]
-pub struct PeerStatus {
-    pub state: AtomicU8,
-    /// Unix seconds of the last state change.
-    pub state_since: AtomicU64,
-    pub msgs_in: AtomicU64,
-    pub msgs_out: AtomicU64,
-    pub updates_in: AtomicU64,
-    pub updates_out: AtomicU64,
-    pub notifications_in: AtomicU64,
-    pub notifications_out: AtomicU64,
-    pub keepalives_in: AtomicU64,
-    pub keepalives_out: AtomicU64,
-    /// How many times the session reached Established.
-    pub established_count: AtomicU64,
-    /// Bytes handed to the session in [`SessionCmd::Send`] and not yet
-    /// written: the RIB stops draining this peer's Adj-RIB-Out while it is
-    /// above its limit.
-    pub out_queued_bytes: AtomicU64,
-    /// Sum and count of UPDATE decode times in nanoseconds.
-    pub decode_ns: AtomicU64,
-    /// Human-readable last error (NOTIFICATION sent/received, socket error).
-    pub last_error: Mutex<String>,
-    /// Prefixes received from the peer, summed over the RIB's shards
-    /// (each shard adds the change of its own count), for max-prefix.
-    pub rib_received: AtomicU64,
-    /// Max-prefix already acted on / warned about in this session (reset
-    /// by the session before it reports Established).
-    pub max_prefix_tripped: AtomicBool,
-    pub max_prefix_warned: AtomicBool,
-    /// Held by a shard thread while it passes a [`FlushBarrier`] and hands
-    /// its bytes over, so markers and routes reach the session in order.
-    pub out_lock: Mutex<()>,
-}
-
-impl PeerStatus {
-    pub fn state(&self) -> u8 {
-        self.state.load(Ordering::Relaxed)
-    }
-    pub fn set_last_error(&self, s: String) {
-        if let Ok(mut g) = self.last_error.lock() {
-            *g = s;
-        }
-    }
-    pub fn last_error(&self) -> String {
-        self.last_error
-            .lock()
-            .map(|g| g.clone())
-            .unwrap_or_default()
     }
 }

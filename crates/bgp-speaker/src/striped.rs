@@ -302,19 +302,10 @@ pub struct PoolPermit {
     permit: mpsc::OwnedPermit<Job>,
 }
 
-fn input_peer(i: &RibInput) -> PeerId {
-    match i {
-        RibInput::Up { peer, .. }
-        | RibInput::Updates { peer, .. }
-        | RibInput::RouteRefresh { peer, .. }
-        | RibInput::Down { peer, .. } => *peer,
-    }
-}
-
 impl PoolPermit {
     /// Numbers `input` in its peer's order and enqueues it.
     pub fn send(self, input: RibInput) {
-        let peer = input_peer(&input);
+        let peer = input.peer();
         let slot = usize::from(peer.0);
         let mut seqs = self.pool.seqs.lock().unwrap_or_else(|e| e.into_inner());
         if seqs.len() <= slot {

@@ -91,12 +91,12 @@ fn neighbor_action(
         .peer_mut(id)
         .ok_or_else(|| format!("no neighbor {key}"))?;
     let name = entry.meta.name.clone();
+    let is_up = entry.up.is_some();
+    let mut cmd = None;
     let result = match action {
         NeighborAction::Enable => {
             entry.disabled = false;
-            if primary {
-                let _ = entry.cmd.send(SessionCmd::Start);
-            }
+            cmd = Some(SessionCmd::Start);
             "enabled"
         }
         NeighborAction::Disable { message } => {
@@ -106,33 +106,32 @@ fn neighbor_action(
                 notify::ADMINISTRATIVE_SHUTDOWN,
                 message.as_deref().unwrap_or(""),
             );
-            if primary {
-                let _ = entry.cmd.send(SessionCmd::Stop {
-                    notification: n,
-                    restart_after: None,
-                });
-            }
+            cmd = Some(SessionCmd::Stop {
+                notification: n,
+                restart_after: None,
+            });
             "disabled"
         }
         NeighborAction::Restart => {
             entry.disabled = false;
             let n = NotificationMessage::shutdown(notify::ADMINISTRATIVE_RESET, "");
-            if primary {
-                let _ = entry.cmd.send(SessionCmd::Stop {
-                    notification: n,
-                    restart_after: Some(Duration::ZERO),
-                });
-            }
+            cmd = Some(SessionCmd::Stop {
+                notification: n,
+                restart_after: Some(Duration::ZERO),
+            });
             "restarted"
         }
         NeighborAction::Refresh => {
-            if entry.up.is_none() {
+            if !is_up {
                 return Err(format!("{name}: session is not established"));
             }
             st.refresh_in(id, true);
             "reloading"
         }
     };
+    if let (true, Some(cmd)) = (primary, cmd) {
+        st.send_cmd(id, cmd);
+    }
     Ok(ActionResult {
         protocol: name.clone(),
         result: format!("{name}: {result}"),

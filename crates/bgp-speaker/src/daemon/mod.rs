@@ -22,7 +22,7 @@ use tracing::{error, info, warn};
 
 use crate::msg::{RibMsg, RibSender};
 use crate::pipeline::{Mode, Pipeline};
-use crate::rib::{self, PeerEntry, RibState};
+use crate::rib::{self, PeerEntry, PeerHandle, RibState};
 use crate::sess::{spawn_session, Registry, SessionParams};
 pub use spec::{NeighborSpec, Spec};
 
@@ -60,7 +60,7 @@ pub(crate) struct Running {
 impl Running {
     /// Starts the session task of one neighbour under a fresh id and
     /// registers it with the RIB thread.
-    pub(crate) fn start_neighbor(&mut self, n: &NeighborSpec) -> Option<(PeerId, PeerEntry)> {
+    pub(crate) fn start_neighbor(&mut self, n: &NeighborSpec) -> Option<(PeerId, PeerHandle)> {
         let id = PeerId(self.next_id);
         self.next_id = self.next_id.checked_add(1)?;
         let params = SessionParams {
@@ -81,18 +81,9 @@ impl Running {
             self.mrt.clone(),
         );
         self.ids.insert(n.meta.name.clone(), id);
-        Some((
-            id,
-            PeerEntry {
-                meta: n.meta.clone(),
-                cmd: h.cmd,
-                status: h.status,
-                up: None,
-                disabled: !n.enabled,
-                stale_until: None,
-                last_down: None,
-            },
-        ))
+        let mut entry = PeerEntry::new(n.meta.clone(), h.status);
+        entry.disabled = !n.enabled;
+        Some((id, PeerHandle { entry, cmd: h.cmd }))
     }
 }
 
@@ -205,7 +196,7 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
     // Sessions are spawned before the RIB threads run, but every message
     // they send waits in the channels until they do, and the peer tables
     // are complete by then.
-    let mut entries: Vec<(PeerId, PeerEntry)> = Vec::new();
+    let mut entries: Vec<(PeerId, PeerHandle)> = Vec::new();
     {
         let _guard = rt.enter();
         for n in &neighbors {
@@ -222,7 +213,7 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         // Each shard follows its own prefixes on a clone of the channel:
         // the subscriber's snapshot is the union of the shards'.
         if let Some(tx) = &best_feed {
-            st.best_feed.subscribe(&st.rib, tx.clone());
+            st.subscribe_best(tx.clone());
         }
         for (id, e) in &entries {
             st.insert_peer(*id, e.copy_idle());

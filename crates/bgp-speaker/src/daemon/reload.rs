@@ -14,7 +14,7 @@ use tracing::info;
 use super::query::unix_ms;
 use super::{Running, Spec};
 use crate::msg::RibMsg;
-use crate::rib::{ControlFn, PeerEntry, RibState};
+use crate::rib::{ControlFn, PeerHandle, RibState};
 
 /// Runs a job on every RIB thread; `make(i)` builds the one for shard `i`
 /// (each gets its own copy of what it applies).
@@ -77,7 +77,7 @@ pub(super) fn reload(
         })
     });
     // New and reset neighbours: fresh sessions under fresh ids.
-    let mut fresh: Vec<(bgp_rib::PeerId, PeerEntry)> = Vec::new();
+    let mut fresh: Vec<(bgp_rib::PeerId, PeerHandle)> = Vec::new();
     for name in plan.added.iter().chain(&plan.reset) {
         if let Some(n) = new.neighbor(name).cloned() {
             let _guard = r.rt.enter();
@@ -96,7 +96,7 @@ pub(super) fn reload(
     }
     let statics = plan.statics_changed.then(|| new.statics.clone());
     run_on_all(&r, |_| {
-        let fresh: Vec<(bgp_rib::PeerId, PeerEntry)> =
+        let fresh: Vec<(bgp_rib::PeerId, PeerHandle)> =
             fresh.iter().map(|(id, e)| (*id, e.copy_idle())).collect();
         let soft = soft.clone();
         let statics = statics.clone();
@@ -119,7 +119,7 @@ pub(super) fn reload(
 /// (re-import and re-export), static routes.
 fn apply_soft(
     st: &mut RibState,
-    fresh: Vec<(bgp_rib::PeerId, PeerEntry)>,
+    fresh: Vec<(bgp_rib::PeerId, PeerHandle)>,
     soft: Vec<(bgp_rib::PeerId, crate::rib::PeerMeta, bool)>,
     statics: Option<Vec<crate::rib::StaticRoute>>,
 ) {
@@ -128,25 +128,30 @@ fn apply_soft(
         st.insert_peer(id, e);
     }
     for (id, meta, enabled) in soft {
+        let mut toggled = false;
         if let Some(e) = st.peer_mut(id) {
             e.meta = meta;
             if enabled == e.disabled {
                 e.disabled = !enabled;
-                // The session hears it once, from the primary shard.
-                if primary {
-                    let _ = e.cmd.send(if enabled {
-                        crate::msg::SessionCmd::Start
-                    } else {
-                        crate::msg::SessionCmd::Stop {
-                            notification: NotificationMessage::shutdown(
-                                notify::ADMINISTRATIVE_SHUTDOWN,
-                                "disabled in the configuration",
-                            ),
-                            restart_after: None,
-                        }
-                    });
-                }
+                toggled = true;
             }
+        }
+        // The session hears it once, from the primary shard.
+        if toggled && primary {
+            st.send_cmd(
+                id,
+                if enabled {
+                    crate::msg::SessionCmd::Start
+                } else {
+                    crate::msg::SessionCmd::Stop {
+                        notification: NotificationMessage::shutdown(
+                            notify::ADMINISTRATIVE_SHUTDOWN,
+                            "disabled in the configuration",
+                        ),
+                        restart_after: None,
+                    }
+                },
+            );
         }
         st.refresh_in(id, false);
         st.export_full(id);

@@ -5,22 +5,16 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-/// IPv4, global IPv6 and link-local IPv6 addresses of the interface that
-/// holds `local`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LinkAddrs {
-    pub v4: Option<Ipv4Addr>,
-    pub v6: Option<Ipv6Addr>,
-    pub v6_link_local: Option<Ipv6Addr>,
-}
-
-fn is_link_local(a: &Ipv6Addr) -> bool {
-    (a.segments()[0] & 0xffc0) == 0xfe80
-}
+pub use bgp_core::msg::{is_link_local, LinkAddrs};
 
 /// Reads the interface list (getifaddrs). When `local` is on no interface
-/// (e.g. a loopback alias in a test) only `local` itself is returned.
+/// (e.g. a loopback alias in a test) only `local` itself is returned. An
+/// IPv4-mapped IPv6 address counts as IPv4.
 pub fn link_addrs(local: IpAddr) -> LinkAddrs {
+    let local = match local {
+        IpAddr::V6(a) => a.to_ipv4_mapped().map_or(IpAddr::V6(a), IpAddr::V4),
+        v4 => v4,
+    };
     let mut out = LinkAddrs::default();
     let mut all: Vec<(String, IpAddr)> = Vec::new();
     // SAFETY: getifaddrs fills a linked list we walk read-only and free

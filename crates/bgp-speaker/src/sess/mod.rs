@@ -740,6 +740,7 @@ impl Session {
             remote_addr: c.remote,
             eor_barrier: None,
             since: std::time::SystemTime::now(),
+            link: crate::rib::ifaddr::link_addrs(c.local.ip()),
         };
         self.negotiated = Some(n);
         self.rib
@@ -763,6 +764,7 @@ impl Session {
                 peer: self.p.peer,
                 reason,
                 graceful,
+                at: std::time::SystemTime::now(),
             })
             .await;
     }

@@ -1,24 +1,19 @@
 //! Building the per-session UPDATE encoder from what was negotiated.
 
-use std::net::IpAddr;
-
 use base::AfiSafi;
 use bgp_rib::{AddPathSend, EncodeParams, UpdateEncoder};
 
-use super::peer::PeerMeta;
 use crate::msg::SessionUp;
+use crate::peer::PeerMeta;
 
 /// The encoder for one Established session: the negotiated wire options
 /// (4-octet ASN, extended message, ADD-PATH send) and the per-session
 /// rewriting (next hop, AS prepend, route-server transparency).
-pub(super) fn encoder_for(meta: &PeerMeta, up: &SessionUp) -> UpdateEncoder {
+pub(crate) fn encoder_for(meta: &PeerMeta, up: &SessionUp) -> UpdateEncoder {
     let n = &up.negotiated;
-    let local = match up.local_addr.ip() {
-        IpAddr::V6(a) => a.to_ipv4_mapped().map_or(IpAddr::V6(a), IpAddr::V4),
-        v4 => v4,
-    };
-    // Next hops for both families from the addresses on the session's link.
-    let link = super::ifaddr::link_addrs(local);
+    // Next hops for both families from the addresses on the session's
+    // link (read by the runtime when the session came up).
+    let link = up.link;
     let mut enc = UpdateEncoder::new(EncodeParams {
         local_asn: meta.local_asn,
         peer_asn: n.peer_asn,
@@ -49,7 +44,7 @@ pub(super) fn encoder_for(meta: &PeerMeta, up: &SessionUp) -> UpdateEncoder {
 /// send, the peer receive; RFC 7911 §4), else `None` (the best path only).
 /// Must agree with the encoder's `add_path_tx`, which comes from the same
 /// negotiation.
-pub(super) fn add_path_send(meta: &PeerMeta, up: &SessionUp) -> Option<AddPathSend> {
+pub(crate) fn add_path_send(meta: &PeerMeta, up: &SessionUp) -> Option<AddPathSend> {
     let n = &up.negotiated;
     let tx = |af: AfiSafi| n.add_path.iter().any(|a| a.afi_safi == af && a.tx);
     let (v4, v6) = (tx(AfiSafi::IPV4_UNICAST), tx(AfiSafi::IPV6_UNICAST));

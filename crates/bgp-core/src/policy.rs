@@ -10,8 +10,8 @@ use bgp_rib::{
     ImportPolicy, PeerId, PeerRole, Propagation, Verdict,
 };
 
-use super::peer::{PeerEntry, PolicyRef};
-use super::RibSettings;
+use crate::core::RibSettings;
+use crate::peer::{PeerEntry, PolicyRef};
 
 fn ctx_for(entry: &PeerEntry, settings: &RibSettings, prefix: &Prefix) -> RouteCtx {
     let local_addr = entry.up.as_ref().map(|u| u.local_addr.ip());
@@ -26,13 +26,13 @@ fn ctx_for(entry: &PeerEntry, settings: &RibSettings, prefix: &Prefix) -> RouteC
 }
 
 /// Import policy of one peer.
-pub(super) struct Importer<'a> {
+pub(crate) struct Importer<'a> {
     entry: &'a PeerEntry,
     settings: &'a RibSettings,
 }
 
 impl<'a> Importer<'a> {
-    pub(super) fn new(entry: &'a PeerEntry, settings: &'a RibSettings) -> Importer<'a> {
+    pub(crate) fn new(entry: &'a PeerEntry, settings: &'a RibSettings) -> Importer<'a> {
         Importer { entry, settings }
     }
 }
@@ -55,7 +55,7 @@ impl ImportPolicy for Importer<'_> {
 }
 
 /// The user export policies of every peer, by target.
-pub(super) struct UserExport<'a> {
+pub(crate) struct UserExport<'a> {
     peers: &'a [Option<PeerEntry>],
     settings: &'a RibSettings,
 }
@@ -100,9 +100,9 @@ impl ExportPolicy for UserExport<'_> {
 /// The export side: propagation rules (iBGP/eBGP, RR, RS, OTC, well-known
 /// communities) around the target's own export policy. A peer that is not
 /// Established has no role and gets nothing.
-pub(super) type Exporter<'a> = Propagation<UserExport<'a>>;
+pub(crate) type Exporter<'a> = Propagation<UserExport<'a>>;
 
-pub(super) fn exporter<'a>(
+pub(crate) fn exporter<'a>(
     peers: &'a [Option<PeerEntry>],
     roles: Vec<Option<PeerRole>>,
     settings: &'a RibSettings,
@@ -117,7 +117,7 @@ pub(super) fn exporter<'a>(
 
 /// Ingress checks (loops, RFC 9234 OTC): whether the route is eligible
 /// and whether OTC must be added ([`ImportCheck::apply`] does it).
-pub(super) fn import_check(
+pub(crate) fn import_check(
     settings: &RibSettings,
     entry: &PeerEntry,
     from: &PeerRole,

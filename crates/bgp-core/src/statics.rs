@@ -3,10 +3,10 @@
 //! any learned route (BIRD's `protocol static` feeding BGP).
 
 use base::Prefix;
-use bgp_rib::{AcceptAll, AttrsBuilder};
+use bgp_rib::{AcceptAll, AttrsBuilder, Rib};
 use bgp_wire::Nlri;
 
-use super::{RibState, STATIC_PEER};
+use crate::core::{Part, STATIC_PEER};
 
 /// One static route with the attributes it is originated with (ORIGIN,
 /// empty AS_PATH, next hop, communities, ...).
@@ -18,15 +18,19 @@ pub struct StaticRoute {
 
 /// Withdraws statics that are gone and (re)announces the rest; unchanged
 /// routes produce no export because the Adj-RIB-Out only queues differences.
-pub(super) fn replace(st: &mut RibState, routes: Vec<StaticRoute>) {
-    // A shard thread originates only the prefixes it owns.
-    let part = st.part;
+pub(crate) fn replace(
+    rib: &mut Rib,
+    statics: &mut Vec<StaticRoute>,
+    changed: &mut Vec<Prefix>,
+    part: Part,
+    routes: Vec<StaticRoute>,
+) {
+    // A RIB part originates only the prefixes it owns.
     let routes: Vec<StaticRoute> = routes
         .into_iter()
         .filter(|r| part.owns(&r.prefix))
         .collect();
-    let gone: Vec<Nlri> = st
-        .statics
+    let gone: Vec<Nlri> = statics
         .iter()
         .filter(|old| {
             !routes
@@ -36,32 +40,24 @@ pub(super) fn replace(st: &mut RibState, routes: Vec<StaticRoute>) {
         .map(|r| Nlri::new(r.prefix.masked()))
         .collect();
     if !gone.is_empty() {
-        let _ = st.rib.apply_update(
-            STATIC_PEER,
-            &[],
-            None,
-            &gone,
-            &mut AcceptAll,
-            &mut st.changed,
-        );
+        let _ = rib.apply_update(STATIC_PEER, &[], None, &gone, &mut AcceptAll, changed);
     }
     for r in &routes {
-        let old = st
-            .statics
+        let old = statics
             .iter()
             .find(|o| o.prefix.masked() == r.prefix.masked());
         if old == Some(r) {
             continue;
         }
         let n = [Nlri::new(r.prefix.masked())];
-        let _ = st.rib.apply_update(
+        let _ = rib.apply_update(
             STATIC_PEER,
             &n,
             Some(&r.attrs),
             &[],
             &mut AcceptAll,
-            &mut st.changed,
+            changed,
         );
     }
-    st.statics = routes;
+    *statics = routes;
 }

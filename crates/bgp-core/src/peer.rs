@@ -1,18 +1,18 @@
-//! What the RIB thread keeps per configured neighbour: its configuration as
-//! the RIB needs it, the handle of its session task, and the state of the
-//! current Established session.
+//! What the RIB core keeps per configured neighbour: its configuration as
+//! the RIB needs it, its shared status, and the state of the current
+//! Established session. How commands reach the session is the runtime's
+//! business: the core names the peer in its [`crate::Outbox`].
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use base::{AfiSafi, Asn};
+use base::{AfiSafi, Asn, Instant};
 use bgp_fsm::Negotiated;
 use bgp_policy::Policy;
 use bgp_rib::{NextHopMode, UpdateEncoder};
-use tokio::sync::mpsc::UnboundedSender;
 
-use crate::msg::{PeerStatus, SessionCmd};
+use crate::msg::{FlushBarrier, LinkAddrs, PeerStatus};
 
 /// A policy attachment: a literal verdict or a compiled policy.
 #[derive(Clone, Debug)]
@@ -83,48 +83,64 @@ pub struct UpState {
     pub negotiated: Negotiated,
     pub local_addr: SocketAddr,
     pub remote_addr: SocketAddr,
+    /// Our addresses on the session's link.
+    pub link: LinkAddrs,
     pub encoder: UpdateEncoder,
     pub since: SystemTime,
     /// Families whose End-of-RIB we still owe after the initial export.
     pub eor_owed: Vec<AfiSafi>,
     /// With a split RIB: the End-of-RIB goes out after every shard's
     /// initial export (see `crate::msg::FlushBarrier`).
-    pub eor_barrier: Option<Arc<crate::msg::FlushBarrier>>,
+    pub eor_barrier: Option<Arc<FlushBarrier>>,
     /// Families the peer has sent End-of-RIB for.
     pub eor_received: Vec<AfiSafi>,
     /// Families whose ROUTE-REFRESH we are answering: with enhanced route
     /// refresh (RFC 7313 §4) the re-sent routes go out between a BoRR and
     /// an EoRR for each.
-    pub refresh_owed: Vec<(AfiSafi, Option<Arc<crate::msg::FlushBarrier>>)>,
+    pub refresh_owed: Vec<(AfiSafi, Option<Arc<FlushBarrier>>)>,
     /// Families the peer is re-advertising after its BoRR, with the time
     /// after which stale routes are purged if no EoRR came (RFC 7313 §4).
-    pub refreshing: Vec<(base::Afi, std::time::Instant)>,
-    pub last_flush: std::time::Instant,
+    pub refreshing: Vec<(base::Afi, Instant)>,
+    /// When UPDATEs were last handed to the session (MRAI).
+    pub last_flush: Instant,
 }
 
-/// One entry of the RIB thread's peer table. Every shard thread of a split
-/// RIB has its own copy ([`PeerEntry::copy_idle`] before the session is up).
+/// One entry of the RIB core's peer table. Every shard of a split RIB has
+/// its own copy ([`PeerEntry::copy_idle`] before the session is up).
 pub struct PeerEntry {
     pub meta: PeerMeta,
-    pub cmd: UnboundedSender<SessionCmd>,
+    /// Shared with the session and the other shards: counters, the
+    /// max-prefix total and the session's queued bytes (back-pressure,
+    /// read through [`crate::OutQueue`]).
     pub status: Arc<PeerStatus>,
     pub up: Option<UpState>,
     /// The neighbour is administratively disabled.
     pub disabled: bool,
     /// Graceful restart helper (RFC 4724 §4.2): the peer's routes are kept
     /// as stale until this deadline, End-of-RIB, or a session without GR.
-    pub stale_until: Option<std::time::Instant>,
+    pub stale_until: Option<Instant>,
     /// When and why the last Established session ended.
     pub last_down: Option<(SystemTime, String)>,
 }
 
 impl PeerEntry {
+    /// A neighbour whose session is not up.
+    pub fn new(meta: PeerMeta, status: Arc<PeerStatus>) -> PeerEntry {
+        PeerEntry {
+            meta,
+            status,
+            up: None,
+            disabled: false,
+            stale_until: None,
+            last_down: None,
+        }
+    }
+
     /// A copy for another shard thread. Only for entries whose session is
     /// not up yet (a new neighbour): the live session state is per shard.
     pub fn copy_idle(&self) -> PeerEntry {
         PeerEntry {
             meta: self.meta.clone(),
-            cmd: self.cmd.clone(),
             status: self.status.clone(),
             up: None,
             disabled: self.disabled,

@@ -1,0 +1,782 @@
+//! [`RibCore`]: the RIB controller. It owns a [`bgp_rib::Rib`] (or one
+//! part of it) and the peer table, and decides what happens on each input:
+//! import with loop/OTC checks and policy, max-prefix (RFC 4486),
+//! ROUTE-REFRESH and BoRR/EoRR (RFC 2918, RFC 7313), graceful-restart
+//! helper timers (RFC 4724 §4.2), End-of-RIB (RFC 4724 §2), statics,
+//! export rounds and flushes paced by MRAI (RFC 4271 §9.2.1.1) and by the
+//! session's queue (back-pressure).
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use base::{AfiSafi, Asn, Instant, Prefix};
+use bgp_fsm::DownReason;
+use bgp_rib::{BestPathConfig, ImportCheck, PeerConfig, PeerId, PeerRole, Rib};
+use bgp_wire::consts::notify;
+use bgp_wire::{NextHop, NotificationMessage};
+
+use crate::msg::{DecodedUpdate, FlushBarrier, RibInput, SessionCmd, SessionUp};
+use crate::outbox::{BestChange, Note, Outbox, Stage};
+use crate::peer::{MaxPrefixAction, PeerEntry, UpState};
+use crate::statics::StaticRoute;
+use crate::{export, policy, statics};
+
+/// The pseudo-peer that originates static routes.
+pub const STATIC_PEER: PeerId = PeerId(0);
+
+/// How long routes flagged stale by a peer's Beginning-of-RIB-Refresh wait
+/// for its End-of-RIB-Refresh (RFC 7313 §4 leaves the value to us; FRR and
+/// BIRD use minutes too).
+pub const ENHANCED_REFRESH_STALE: Duration = Duration::from_secs(360);
+
+/// Stop handing a session more UPDATE bytes while this many are unwritten.
+pub const OUT_QUEUE_LIMIT: u64 = 16 << 20;
+
+/// ROUTE-REFRESH subtypes (RFC 7313 §3).
+pub mod route_refresh {
+    pub const REQUEST: u8 = 0;
+    pub const BORR: u8 = 1;
+    pub const EORR: u8 = 2;
+}
+
+pub(crate) fn route_refresh_msg(af: AfiSafi, subtype: u8) -> bgp_wire::RouteRefresh {
+    bgp_wire::RouteRefresh {
+        afi: af.afi,
+        safi: af.safi,
+        subtype,
+    }
+}
+
+/// How many bytes a session has not written yet: the core stops handing
+/// it UPDATEs above [`OUT_QUEUE_LIMIT`].
+pub trait OutQueue {
+    fn queued_bytes(&self) -> u64;
+}
+
+impl OutQueue for crate::msg::PeerStatus {
+    fn queued_bytes(&self) -> u64 {
+        self.out_queued_bytes.load(Ordering::Relaxed)
+    }
+}
+
+/// A nanosecond counter for measurements only. The core's decisions never
+/// depend on it; with [`NoMeter`] (the default) the core measures nothing
+/// and stays deterministic.
+pub trait Meter: Send {
+    fn now_ns(&self) -> u64;
+}
+
+/// Measures nothing.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct NoMeter;
+
+impl Meter for NoMeter {
+    fn now_ns(&self) -> u64 {
+        0
+    }
+}
+
+/// Which part of the RIB a core owns: the prefixes that
+/// [`bgp_rib::shard_for`]`(prefix, count)` maps to `index`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Part {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl Part {
+    /// The whole RIB (sequential pipeline, simulations).
+    pub const WHOLE: Part = Part { index: 0, count: 1 };
+
+    pub fn owns(&self, prefix: &Prefix) -> bool {
+        self.count <= 1 || bgp_rib::shard_for(prefix, self.count) == self.index
+    }
+    /// The part that sends the session commands that must go once.
+    pub fn is_primary(&self) -> bool {
+        self.index == 0
+    }
+}
+
+/// Global settings of the RIB.
+#[derive(Clone, Debug)]
+pub struct RibSettings {
+    pub router_id: Ipv4Addr,
+    pub cluster_id: Ipv4Addr,
+    pub local_asn: Asn,
+    pub bestpath: BestPathConfig,
+}
+
+/// Counters of one core, for `/metrics`.
+#[derive(Clone, Debug, Default)]
+pub struct RibCounters {
+    pub updates: u64,
+    pub prefixes_announced: u64,
+    pub prefixes_withdrawn: u64,
+    pub loops_rejected: u64,
+    pub best_changes: u64,
+    pub updates_sent: u64,
+    pub bytes_sent: u64,
+    /// Sum of time spent applying UPDATE batches, ns (by the [`Meter`]).
+    pub apply_ns: u64,
+    /// Sum of time spent exporting, ns (by the [`Meter`]).
+    pub export_ns: u64,
+}
+
+/// The RIB controller (see the module docs). Inputs arrive through
+/// [`RibCore::handle`], time passes through [`RibCore::tick`], and
+/// [`RibCore::propagate`] runs an export round; each writes what must
+/// happen outside into an [`Outbox`].
+pub struct RibCore {
+    pub settings: RibSettings,
+    /// The prefixes this core owns.
+    pub part: Part,
+    pub rib: Rib,
+    /// By `PeerId`; slot 0 is the static pseudo-peer (always `None` here).
+    pub peers: Vec<Option<PeerEntry>>,
+    pub statics: Vec<StaticRoute>,
+    pub counters: RibCounters,
+    /// When the RIB started (wall clock, for uptimes and RIB dumps).
+    pub started: SystemTime,
+    /// Fill [`Outbox::best`] on each export round (a forwarding plane
+    /// follows the best routes).
+    pub want_best: bool,
+    pub(crate) meter: Box<dyn Meter>,
+    /// Roles for the propagation rules, rebuilt when a peer goes up/down.
+    pub(crate) roles: Vec<Option<PeerRole>>,
+    pub(crate) changed: Vec<Prefix>,
+    pub(crate) scratch: Vec<u8>,
+    pub(crate) shutdown: bool,
+    /// Per peer id: the received count this part last added to
+    /// `PeerStatus::rib_received`.
+    pub(crate) reported: Vec<u64>,
+}
+
+impl RibCore {
+    /// A core owning `part` of the RIB, with `shards` [`bgp_rib::RibShard`]s
+    /// inside its own `Rib`.
+    pub fn new(settings: RibSettings, shards: usize, part: Part, started: SystemTime) -> RibCore {
+        let mut rib = Rib::new(shards, settings.bestpath);
+        rib.add_peer(
+            STATIC_PEER,
+            PeerConfig {
+                asn: settings.local_asn,
+                bgp_id: settings.router_id,
+                addr: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+                ebgp: false,
+                keep_pre_policy: false,
+                export: false,
+            },
+        );
+        RibCore {
+            settings,
+            part,
+            rib,
+            peers: vec![None],
+            statics: Vec::new(),
+            counters: RibCounters::default(),
+            started,
+            want_best: false,
+            meter: Box::new(NoMeter),
+            roles: vec![None],
+            changed: Vec::new(),
+            scratch: Vec::new(),
+            shutdown: false,
+            reported: Vec::new(),
+        }
+    }
+
+    /// Measure stage times with `meter` (see [`Meter`]).
+    pub fn set_meter(&mut self, meter: Box<dyn Meter>) {
+        self.meter = meter;
+    }
+
+    pub(crate) fn ns(&self) -> u64 {
+        self.meter.now_ns()
+    }
+
+    /// Adds a neighbour under `id` (ids are never reused: a neighbour reset
+    /// by a reload gets a new one, so late messages from the old session
+    /// cannot touch the new one).
+    pub fn insert_peer(&mut self, id: PeerId, entry: PeerEntry) {
+        let i = id.0 as usize;
+        if self.peers.len() <= i {
+            self.peers.resize_with(i + 1, || None);
+        }
+        if let Some(slot) = self.peers.get_mut(i) {
+            *slot = Some(entry);
+        }
+        self.rebuild_roles();
+    }
+
+    /// Removes a neighbour: terminates its session (primary part only) and
+    /// flushes its routes. Returns the entry.
+    pub fn remove_peer(
+        &mut self,
+        id: PeerId,
+        notification: NotificationMessage,
+        out: &mut Outbox,
+    ) -> Option<PeerEntry> {
+        let entry = self.peers.get_mut(id.0 as usize).and_then(Option::take)?;
+        if self.part.is_primary() {
+            out.cmd(id, SessionCmd::Terminate { notification });
+        }
+        if entry.up.is_some() {
+            let _ = self.rib.peer_down(id, &mut self.changed);
+        }
+        // Take this part's share out of the peer's total.
+        if let Some(r) = self.reported.get_mut(id.0 as usize) {
+            let _ =
+                entry
+                    .status
+                    .rib_received
+                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                        Some(v.saturating_sub(*r))
+                    });
+            *r = 0;
+        }
+        self.rebuild_roles();
+        Some(entry)
+    }
+
+    pub fn peer(&self, id: PeerId) -> Option<&PeerEntry> {
+        self.peers.get(id.0 as usize)?.as_ref()
+    }
+    pub fn peer_mut(&mut self, id: PeerId) -> Option<&mut PeerEntry> {
+        self.peers.get_mut(id.0 as usize)?.as_mut()
+    }
+    /// Peers with their ids, in id order.
+    pub fn peer_iter(&self) -> impl Iterator<Item = (PeerId, &PeerEntry)> + '_ {
+        self.peers
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| Some((PeerId(i as u16), p.as_ref()?)))
+    }
+    /// Finds a neighbour by name or address.
+    pub fn find_peer(&self, key: &str) -> Option<PeerId> {
+        let addr: Option<IpAddr> = key.parse().ok();
+        self.peer_iter()
+            .find(|(_, p)| p.meta.name == key || Some(p.meta.addr) == addr)
+            .map(|(id, _)| id)
+    }
+
+    /// Asks the runtime's loop to exit after this wake-up.
+    pub fn request_shutdown(&mut self) {
+        self.shutdown = true;
+    }
+
+    /// Whether [`Self::request_shutdown`] was called.
+    pub fn shutdown_requested(&self) -> bool {
+        self.shutdown
+    }
+
+    /// Best-path changes collected since the last export round (the
+    /// runtime bounds a burst by it).
+    pub fn pending_changes(&self) -> usize {
+        self.changed.len()
+    }
+
+    fn rebuild_roles(&mut self) {
+        self.roles = self
+            .peers
+            .iter()
+            .map(|p| {
+                let p = p.as_ref()?;
+                let up = p.up.as_ref()?;
+                Some(PeerRole {
+                    ebgp: p.meta.ebgp,
+                    rr_client: p.meta.rr_client,
+                    rs_client: p.meta.rs_client,
+                    role: p.meta.role,
+                    bgp_id: up.negotiated.peer_bgp_id,
+                })
+            })
+            .collect();
+    }
+
+    /// Time passes: graceful-restart stale timers and enhanced-refresh
+    /// deadlines that are due at `now` fire.
+    pub fn tick(&mut self, now: Instant, out: &mut Outbox) {
+        for i in 0..self.peers.len() {
+            let id = PeerId(i as u16);
+            let Some(Some(e)) = self.peers.get_mut(i) else {
+                continue;
+            };
+            if e.stale_until.is_some_and(|t| t <= now) {
+                e.stale_until = None;
+                out.note(id, Note::RestartTimerExpired);
+                let _ = self.rib.sweep_stale(id, &mut self.changed);
+            }
+            if let Some(up) = e.up.as_mut() {
+                let rib = &mut self.rib;
+                let changed = &mut self.changed;
+                up.refreshing.retain(|&(afi, deadline)| {
+                    if deadline > now {
+                        return true;
+                    }
+                    out.note(id, Note::NoEorr { afi });
+                    let _ = rib.sweep_stale_afi(id, afi, changed);
+                    false
+                });
+            }
+        }
+    }
+
+    /// The earliest deadline [`Self::tick`] waits for, if any.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.peers
+            .iter()
+            .flatten()
+            .flat_map(|e| {
+                let refresh =
+                    e.up.iter()
+                        .flat_map(|u| u.refreshing.iter().map(|&(_, t)| t));
+                e.stale_until.into_iter().chain(refresh)
+            })
+            .min()
+    }
+
+    /// Applies one input from a session.
+    pub fn handle(&mut self, now: Instant, input: RibInput, out: &mut Outbox) {
+        match input {
+            RibInput::Up { peer, up } => self.on_up(now, peer, *up, out),
+            RibInput::Updates { peer, updates } => self.on_updates(peer, updates, out),
+            RibInput::RouteRefresh {
+                peer,
+                family,
+                subtype,
+                barrier,
+            } => {
+                self.on_route_refresh(now, peer, family, subtype, barrier, out);
+                self.sync_received(peer);
+            }
+            RibInput::Down {
+                peer,
+                reason,
+                graceful,
+                at,
+            } => {
+                self.on_down(now, peer, reason, graceful, at, out);
+                self.sync_received(peer);
+            }
+        }
+    }
+
+    /// Adds the change of this part's received count for `id` to the
+    /// peer's total over all parts (max-prefix, RFC 4486).
+    fn sync_received(&mut self, id: PeerId) {
+        let now = self.rib.peer_counts(id).map_or(0, |c| c.received);
+        let i = id.0 as usize;
+        if self.reported.len() <= i {
+            self.reported.resize(i + 1, 0);
+        }
+        let Some(r) = self.reported.get_mut(i) else {
+            return;
+        };
+        if *r == now {
+            return;
+        }
+        let Some(Some(e)) = self.peers.get(i) else {
+            return;
+        };
+        let old = *r;
+        *r = now;
+        let _ = e
+            .status
+            .rib_received
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                Some(v.saturating_add(now).saturating_sub(old))
+            });
+    }
+
+    fn on_up(&mut self, now: Instant, id: PeerId, up: SessionUp, out: &mut Outbox) {
+        let Some(entry) = self.peers.get_mut(id.0 as usize).and_then(Option::as_mut) else {
+            return;
+        };
+        let n = &up.negotiated;
+        out.note(
+            id,
+            Note::SessionEstablished {
+                remote: up.remote_addr,
+            },
+        );
+        let encoder = export::encoder_for(&entry.meta, &up);
+        let add_path_send = export::add_path_send(&entry.meta, &up);
+        let cfg = PeerConfig {
+            asn: n.peer_asn,
+            bgp_id: n.peer_bgp_id,
+            addr: up.remote_addr.ip(),
+            ebgp: entry.meta.ebgp,
+            keep_pre_policy: entry.meta.keep_pre_policy,
+            export: true,
+        };
+        // Stale routes from a graceful restart survive only if the new
+        // session negotiated GR again (RFC 4724 §4.2); they are swept by
+        // End-of-RIB or the restart timer.
+        let sweep_now = entry.stale_until.is_some() && n.graceful_restart.is_none();
+        if sweep_now {
+            entry.stale_until = None;
+        }
+        entry.up = Some(UpState {
+            eor_owed: n.families.clone(),
+            eor_received: Vec::new(),
+            refresh_owed: Vec::new(),
+            refreshing: Vec::new(),
+            negotiated: up.negotiated,
+            local_addr: up.local_addr,
+            remote_addr: up.remote_addr,
+            link: up.link,
+            encoder,
+            eor_barrier: up.eor_barrier,
+            since: up.since,
+            last_flush: now,
+        });
+        self.rib.add_peer(id, cfg);
+        let _ = self.rib.set_add_path_send(id, add_path_send);
+        if sweep_now {
+            let _ = self.rib.sweep_stale(id, &mut self.changed);
+        }
+        self.rebuild_roles();
+        self.export_full(id);
+    }
+
+    fn on_down(
+        &mut self,
+        now: Instant,
+        id: PeerId,
+        reason: DownReason,
+        graceful: bool,
+        at: SystemTime,
+        out: &mut Outbox,
+    ) {
+        let Some(entry) = self.peer_mut(id) else {
+            return;
+        };
+        entry.last_down = Some((at, format!("{reason:?}")));
+        let Some(up) = entry.up.take() else {
+            return;
+        };
+        let gr = up.negotiated.graceful_restart.as_ref().filter(|_| graceful);
+        if let Some(gr) = gr {
+            // RFC 4724 §4.2: helper mode keeps the routes, marked stale,
+            // for the peer's Restart Time.
+            let restart = Duration::from_secs(u64::from(gr.restart_time.max(1)));
+            entry.stale_until = Some(now + restart);
+            out.note(
+                id,
+                Note::DownKeptStale {
+                    restart_s: restart.as_secs(),
+                },
+            );
+            let _ = self.rib.mark_stale(id);
+        } else {
+            out.note(id, Note::DownFlushed);
+            entry.stale_until = None;
+            let _ = self.rib.peer_down(id, &mut self.changed);
+        }
+        self.rebuild_roles();
+    }
+
+    fn on_updates(&mut self, id: PeerId, updates: Vec<DecodedUpdate>, out: &mut Outbox) {
+        let t0 = self.ns();
+        let Some(entry) = self.peers.get(id.0 as usize).and_then(Option::as_ref) else {
+            return;
+        };
+        if entry.up.is_none() {
+            return;
+        }
+        let from = self.roles.get(id.0 as usize).copied().flatten();
+        let mut importer = policy::Importer::new(entry, &self.settings);
+        let n_updates = updates.len().max(1) as u64;
+        let mut policy_ns = 0u64;
+        for mut u in updates {
+            self.counters.updates += 1;
+            if let Some(family) = u.end_of_rib {
+                out.note(id, Note::EndOfRib { family });
+                if entry.stale_until.is_some() {
+                    let _ = self.rib.sweep_stale_afi(id, family.afi, &mut self.changed);
+                }
+                continue;
+            }
+            if let (Some(attrs), Some(from)) = (u.attrs.as_mut(), from.as_ref()) {
+                let tp = self.meter.now_ns();
+                let check = policy::import_check(&self.settings, entry, from, attrs);
+                // Only an OTC to add (RFC 9234 §5) needs a private copy of
+                // attributes other parts may share.
+                let allowed = match check {
+                    ImportCheck::AddOtc(_) => check.apply(Arc::make_mut(attrs)),
+                    _ => check.is_accept(),
+                };
+                policy_ns += self.meter.now_ns().saturating_sub(tp);
+                if !allowed {
+                    // RFC 4271 §9.1.2 / RFC 4456 §8: a looped route is not
+                    // eligible; drop what this peer had for these prefixes.
+                    self.counters.loops_rejected += u.announce.len() as u64;
+                    u.withdraw.append(&mut u.announce);
+                }
+            }
+            self.counters.prefixes_announced += u.announce.len() as u64;
+            self.counters.prefixes_withdrawn += u.withdraw.len() as u64;
+            if let Err(e) = self.rib.apply_update(
+                id,
+                &u.announce,
+                u.attrs.as_deref(),
+                &u.withdraw,
+                &mut importer,
+                &mut self.changed,
+            ) {
+                out.note(
+                    id,
+                    Note::UpdateNotApplied {
+                        error: e.to_string(),
+                    },
+                );
+            }
+        }
+        let dt = self.ns().saturating_sub(t0);
+        self.counters.apply_ns += dt;
+        out.sample(Stage::Batch, dt, n_updates);
+        out.sample(Stage::Policy, policy_ns, n_updates);
+        out.sample(Stage::RibUpdate, dt.saturating_sub(policy_ns), n_updates);
+        self.sync_received(id);
+        self.check_max_prefix(id, out);
+    }
+
+    /// Acts on the peer's received count summed over every part; the
+    /// part that first sees the limit crossed acts, once per session.
+    fn check_max_prefix(&mut self, id: PeerId, out: &mut Outbox) {
+        let Some(entry) = self.peer_mut(id) else {
+            return;
+        };
+        let Some(mp) = entry.meta.max_prefix else {
+            return;
+        };
+        let received = entry.status.rib_received.load(Ordering::Relaxed);
+        let tripped = &entry.status.max_prefix_tripped;
+        if received > mp.limit && !tripped.swap(true, Ordering::Relaxed) {
+            out.note(
+                id,
+                Note::MaxPrefixExceeded {
+                    received,
+                    limit: mp.limit,
+                    action: mp.action,
+                },
+            );
+            let family = entry
+                .up
+                .as_ref()
+                .and_then(|u| u.negotiated.families.first().copied())
+                .unwrap_or(AfiSafi::IPV4_UNICAST);
+            let mut data = Vec::with_capacity(7);
+            data.extend_from_slice(&family.afi.to_u16().to_be_bytes());
+            data.push(family.safi.to_u8());
+            data.extend_from_slice(&(mp.limit.min(u32::MAX as u64) as u32).to_be_bytes());
+            // RFC 4486 §4: Cease, subcode 1, data AFI/SAFI/upper bound.
+            let notification =
+                NotificationMessage::new(notify::CEASE, notify::MAXIMUM_PREFIXES_REACHED, data);
+            match mp.action {
+                MaxPrefixAction::Warn => {}
+                MaxPrefixAction::Restart(d) => {
+                    out.cmd(
+                        id,
+                        SessionCmd::Stop {
+                            notification,
+                            restart_after: Some(d),
+                        },
+                    );
+                }
+                MaxPrefixAction::Shutdown => {
+                    entry.disabled = true;
+                    out.cmd(
+                        id,
+                        SessionCmd::Stop {
+                            notification,
+                            restart_after: None,
+                        },
+                    );
+                }
+            }
+        } else if mp.warn_percent > 0
+            && received * 100 >= mp.limit * u64::from(mp.warn_percent)
+            && !tripped.load(Ordering::Relaxed)
+            && !entry.status.max_prefix_warned.swap(true, Ordering::Relaxed)
+        {
+            out.note(
+                id,
+                Note::MaxPrefixWarning {
+                    received,
+                    limit: mp.limit,
+                },
+            );
+        }
+    }
+
+    fn on_route_refresh(
+        &mut self,
+        now: Instant,
+        id: PeerId,
+        family: AfiSafi,
+        subtype: u8,
+        barrier: Option<Arc<FlushBarrier>>,
+        out: &mut Outbox,
+    ) {
+        let Some(entry) = self.peers.get_mut(id.0 as usize).and_then(Option::as_mut) else {
+            return;
+        };
+        let Some(up) = entry.up.as_mut() else {
+            return;
+        };
+        let enhanced = up.negotiated.enhanced_route_refresh;
+        match subtype {
+            route_refresh::REQUEST => {
+                out.note(id, Note::RefreshRequested { family });
+                if enhanced && !up.refresh_owed.iter().any(|(f, _)| *f == family) {
+                    up.refresh_owed.push((family, barrier));
+                }
+                self.rib.resend_all(id);
+                self.export_full(id);
+            }
+            // RFC 7313 §4: the peer re-advertises everything of the family
+            // between BoRR and EoRR; what it does not re-advertise is gone.
+            // Without the capability the subtypes are ignored (§5).
+            route_refresh::BORR if enhanced => {
+                out.note(id, Note::BeginRefresh { family });
+                let deadline = now + ENHANCED_REFRESH_STALE;
+                up.refreshing.retain(|(a, _)| *a != family.afi);
+                up.refreshing.push((family.afi, deadline));
+                let _ = self.rib.mark_stale_afi(id, family.afi);
+            }
+            route_refresh::EORR if enhanced => {
+                let Some(i) = up.refreshing.iter().position(|(a, _)| *a == family.afi) else {
+                    // §4: an EoRR without a BoRR is ignored.
+                    return;
+                };
+                up.refreshing.swap_remove(i);
+                let purged = self
+                    .rib
+                    .sweep_stale_afi(id, family.afi, &mut self.changed)
+                    .unwrap_or(0);
+                out.note(id, Note::EndRefresh { family, purged });
+            }
+            _ => out.note(id, Note::RefreshSubtypeIgnored { subtype }),
+        }
+    }
+
+    /// Re-applies import policy to `id`'s routes. With `prefer_wire` (the
+    /// CLI's `neighbor X refresh`) a ROUTE-REFRESH is sent when the peer
+    /// supports it (RFC 2918); otherwise (a policy change) the stored
+    /// pre-policy Adj-RIB-In is re-imported, falling back to ROUTE-REFRESH
+    /// when it does not hold every route (soft reconfiguration switched on
+    /// by a reload: the store starts with the next session).
+    pub fn refresh_in(&mut self, id: PeerId, prefer_wire: bool, out: &mut Outbox) {
+        let Some(entry) = self.peers.get(id.0 as usize).and_then(Option::as_ref) else {
+            return;
+        };
+        let Some(up) = entry.up.as_ref() else {
+            return;
+        };
+        let stored = entry.meta.keep_pre_policy
+            && self.rib.shards().iter().all(|s| s.pre_policy_complete(id));
+        if stored && !(prefer_wire && up.negotiated.route_refresh) {
+            let mut importer = policy::Importer::new(entry, &self.settings);
+            for s in self.rib.shards_mut() {
+                let _ = s.reimport(id, &mut importer, &mut self.changed);
+            }
+        } else if up.negotiated.route_refresh && self.part.is_primary() {
+            for &family in &up.negotiated.families {
+                out.cmd(id, SessionCmd::SendRouteRefresh { family });
+            }
+        }
+    }
+
+    /// Recomputes everything `id` should have (session up, export policy
+    /// change); only differences are queued.
+    pub fn export_full(&mut self, id: PeerId) {
+        let t0 = self.ns();
+        let roles = std::mem::take(&mut self.roles);
+        let mut ex = policy::exporter(&self.peers, roles, &self.settings);
+        for s in self.rib.shards_mut() {
+            let _ = s.export_full(id, &mut ex);
+        }
+        self.roles = ex.roles;
+        self.counters.export_ns += self.ns().saturating_sub(t0);
+    }
+
+    /// Exports the changes collected since the last call and hands the
+    /// packed UPDATEs of every session that may have them at `now` (MRAI,
+    /// back-pressure) to `out`.
+    pub fn propagate(&mut self, now: Instant, out: &mut Outbox) {
+        // ADD-PATH peers also hear of non-best path changes, which the RIB
+        // tracks itself.
+        if !self.changed.is_empty() || self.rib.path_changes_pending() {
+            let t0 = self.ns();
+            self.changed.sort_unstable();
+            self.changed.dedup();
+            self.counters.best_changes += self.changed.len() as u64;
+            let n_changed = self.changed.len() as u64;
+            let t_best = self.ns().saturating_sub(t0);
+            let roles = std::mem::take(&mut self.roles);
+            let mut ex = policy::exporter(&self.peers, roles, &self.settings);
+            let changed = std::mem::take(&mut self.changed);
+            for s in self.rib.shards_mut() {
+                s.export_changes(&changed, &mut ex);
+            }
+            self.roles = ex.roles;
+            let t_export = self.ns().saturating_sub(t0).saturating_sub(t_best);
+            let tf = self.ns();
+            if self.want_best {
+                out.best.extend(changed.iter().map(|p| BestChange {
+                    prefix: *p,
+                    next_hop: best_next_hop(&self.rib, p),
+                }));
+            }
+            let t_best = t_best + self.ns().saturating_sub(tf);
+            self.changed = changed;
+            self.changed.clear();
+            self.counters.export_ns += self.ns().saturating_sub(t0);
+            out.sample(Stage::BestPath, t_best, n_changed);
+            out.sample(Stage::Export, t_export, n_changed);
+        }
+        self.flush(now, out);
+    }
+
+    /// The whole Loc-RIB of this part as best-route changes (a new
+    /// follower's snapshot).
+    pub fn best_snapshot(&self) -> impl Iterator<Item = BestChange> + '_ {
+        self.rib.iter().filter_map(|r| {
+            let (_, attrs) = r.best()?;
+            Some(BestChange {
+                prefix: r.prefix,
+                next_hop: attrs.next_hop().map(ip_of),
+            })
+        })
+    }
+
+    /// Replaces the static routes (originated from [`STATIC_PEER`]).
+    pub fn set_statics(&mut self, routes: Vec<StaticRoute>) {
+        let part = self.part;
+        statics::replace(
+            &mut self.rib,
+            &mut self.statics,
+            &mut self.changed,
+            part,
+            routes,
+        );
+    }
+}
+
+fn ip_of(nh: NextHop) -> IpAddr {
+    match nh {
+        NextHop::V4(a) => IpAddr::V4(a),
+        NextHop::V6(a) | NextHop::V6LinkLocal(a, _) => IpAddr::V6(a),
+    }
+}
+
+/// The best next hop of `prefix` in `rib` now (the IPv6 global address
+/// when a link-local one is also present).
+pub fn best_next_hop(rib: &Rib, prefix: &Prefix) -> Option<IpAddr> {
+    let r = rib.lookup(prefix)?;
+    let (_, attrs) = r.best()?;
+    attrs.next_hop().map(ip_of)
+}
