@@ -241,7 +241,7 @@ impl fmt::Display for Note {
                 f,
                 "no End-of-RIB-Refresh in time for {afi:?}; purging stale routes"
             ),
-            Note::EndOfRib { family } => write!(f, "End-of-RIB received for {family:?}"),
+            Note::EndOfRib { family } => write!(f, "End-of-RIB received for {family}"),
             Note::UpdateNotApplied { error } => write!(f, "UPDATE not applied: {error}"),
             Note::MaxPrefixExceeded {
                 received,
@@ -255,11 +255,11 @@ impl fmt::Display for Note {
                 f,
                 "max-prefix warning threshold reached: {received} received, limit {limit}"
             ),
-            Note::RefreshRequested { family } => write!(f, "route refresh requested ({family:?})"),
-            Note::BeginRefresh { family } => write!(f, "Beginning-of-RIB-Refresh ({family:?})"),
+            Note::RefreshRequested { family } => write!(f, "route refresh requested ({family})"),
+            Note::BeginRefresh { family } => write!(f, "Beginning-of-RIB-Refresh ({family})"),
             Note::EndRefresh { family, purged } => write!(
                 f,
-                "End-of-RIB-Refresh ({family:?}), {purged} stale routes purged"
+                "End-of-RIB-Refresh ({family}), {purged} stale routes purged"
             ),
             Note::RefreshSubtypeIgnored { subtype } => {
                 write!(f, "ROUTE-REFRESH subtype {subtype} ignored")

@@ -1,0 +1,483 @@
+//! A script driver for [`bgp_core::RibCore`], shared by the golden and
+//! property tests: peers built from short specs, inputs built from words,
+//! and a stable text rendering of everything the core puts in its outbox
+//! (UPDATEs decoded back from their bytes).
+
+#![allow(dead_code)]
+
+use std::fmt::Write as _;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use base::{AfiSafi, Asn, Instant, Prefix};
+use bgp_core::{
+    DecodedUpdate, MaxPrefix, MaxPrefixAction, Note, Outbox, Output, Part, PeerEntry, PeerMeta,
+    PeerStatus, PolicyRef, RibCore, RibInput, RibSettings, SessionCmd, SessionUp,
+};
+use bgp_fsm::{DownReason, Negotiated};
+use bgp_rib::{AttrsBuilder, BestPathConfig, NextHopMode, PathSelection, PeerId};
+use bgp_wire::{
+    AsPath, AttrValue, Message, MpNlri, NextHop, Nlri, Origin, ParseCtx, PathAttr, UpdateView,
+};
+
+pub const LOCAL_ASN: u32 = 65000;
+
+pub fn settings() -> RibSettings {
+    RibSettings {
+        router_id: Ipv4Addr::new(192, 0, 2, 254),
+        cluster_id: Ipv4Addr::new(192, 0, 2, 254),
+        local_asn: Asn(LOCAL_ASN),
+        bestpath: BestPathConfig::default(),
+    }
+}
+
+/// Peer `n`'s address: 192.0.2.n.
+pub fn addr(n: u16) -> IpAddr {
+    IpAddr::V4(Ipv4Addr::new(192, 0, 2, n as u8))
+}
+
+/// A peer from `key=value` words: `as=N` (default 65000+n: eBGP unless it
+/// equals ours), `mrai=SECONDS`, `max=LIMIT,ACTION[,WARN%]` with ACTION
+/// `warn`, `shutdown` or `restart:SECONDS`, `import=reject`,
+/// `export=reject`, `rr-client`, `keep` (soft reconfiguration inbound).
+pub fn peer_meta(n: u16, words: &[&str]) -> PeerMeta {
+    let mut asn = 65000 + u32::from(n);
+    let mut m = PeerMeta {
+        name: format!("p{n}"),
+        description: String::new(),
+        addr: addr(n),
+        remote_asn: Asn(asn),
+        local_asn: Asn(LOCAL_ASN),
+        ebgp: true,
+        rr_client: false,
+        rs_client: false,
+        role: None,
+        next_hop: NextHopMode::Auto,
+        max_prefix: None,
+        import: PolicyRef::AcceptAll,
+        export: PolicyRef::AcceptAll,
+        keep_pre_policy: false,
+        families: vec![AfiSafi::IPV4_UNICAST, AfiSafi::IPV6_UNICAST],
+        mrai: Duration::ZERO,
+        add_path_send: PathSelection::All,
+    };
+    for w in words {
+        let (k, v) = w.split_once('=').unwrap_or((w, ""));
+        match k {
+            "as" => asn = v.parse().expect("as=N"),
+            "mrai" => m.mrai = Duration::from_secs_f64(v.parse().expect("mrai=S")),
+            "max" => {
+                let p: Vec<&str> = v.split(',').collect();
+                let action = match p.get(1).copied().unwrap_or("warn") {
+                    "warn" => MaxPrefixAction::Warn,
+                    "shutdown" => MaxPrefixAction::Shutdown,
+                    a => MaxPrefixAction::Restart(Duration::from_secs(
+                        a.strip_prefix("restart:")
+                            .and_then(|s| s.parse().ok())
+                            .expect("restart:S"),
+                    )),
+                };
+                m.max_prefix = Some(MaxPrefix {
+                    limit: p[0].parse().expect("limit"),
+                    action,
+                    warn_percent: p.get(2).map_or(0, |s| s.parse().expect("warn %")),
+                });
+            }
+            "import" if v == "reject" => m.import = PolicyRef::RejectAll,
+            "export" if v == "reject" => m.export = PolicyRef::RejectAll,
+            "rr-client" => m.rr_client = true,
+            "keep" => m.keep_pre_policy = true,
+            _ => panic!("unknown peer key {k:?}"),
+        }
+    }
+    m.remote_asn = Asn(asn);
+    m.ebgp = asn != LOCAL_ASN;
+    m
+}
+
+/// What peer `n`'s session negotiated: 4-octet ASN, IPv4 and IPv6
+/// unicast, route refresh; `gr=SECONDS` graceful restart, `err` enhanced
+/// route refresh.
+pub fn negotiated(meta: &PeerMeta, n: u16, words: &[&str]) -> Negotiated {
+    let mut neg = Negotiated {
+        peer_asn: meta.remote_asn,
+        peer_bgp_id: Ipv4Addr::new(192, 0, 2, n as u8),
+        hold_time: 90,
+        keepalive_interval: 30,
+        four_octet_asn: true,
+        families: vec![AfiSafi::IPV4_UNICAST],
+        add_path: Vec::new(),
+        extended_message: false,
+        route_refresh: true,
+        enhanced_route_refresh: false,
+        graceful_restart: None,
+        llgr: None,
+        local_role: None,
+        peer_role: None,
+        fqdn: None,
+    };
+    for w in words {
+        let (k, v) = w.split_once('=').unwrap_or((w, ""));
+        match k {
+            "err" => neg.enhanced_route_refresh = true,
+            "v6" => neg.families.push(AfiSafi::IPV6_UNICAST),
+            "gr" => {
+                neg.graceful_restart = Some(bgp_fsm::negotiate::GracefulRestart {
+                    restart_time: v.parse().expect("gr=S"),
+                    notification: false,
+                    families: Vec::new(),
+                    restart_state: false,
+                });
+            }
+            _ => panic!("unknown up key {k:?}"),
+        }
+    }
+    neg
+}
+
+pub fn prefix(s: &str) -> Prefix {
+    s.parse().unwrap_or_else(|_| panic!("bad prefix {s:?}"))
+}
+
+/// Attributes of an announcement: `path=A,B,C` (default the peer's AS),
+/// `nh=ADDR` (default the peer's address), `med=N`, `lp=N`.
+pub fn attrs(n: u16, meta: &PeerMeta, words: &[&str]) -> AttrsBuilder {
+    let mut b = AttrsBuilder::new();
+    b.set(PathAttr::new(AttrValue::Origin(Origin::Igp)));
+    let mut path = vec![meta.remote_asn];
+    let mut nh = match addr(n) {
+        IpAddr::V4(a) => NextHop::V4(a),
+        IpAddr::V6(a) => NextHop::V6(a),
+    };
+    for w in words {
+        let (k, v) = w.split_once('=').unwrap_or((w, ""));
+        match k {
+            "path" => {
+                path = if v.is_empty() {
+                    Vec::new()
+                } else {
+                    v.split(',').map(|a| Asn(a.parse().expect("ASN"))).collect()
+                }
+            }
+            "nh" => {
+                nh = match v.parse::<IpAddr>().expect("nh=ADDR") {
+                    IpAddr::V4(a) => NextHop::V4(a),
+                    IpAddr::V6(a) => NextHop::V6(a),
+                }
+            }
+            "med" => b.set_med(v.parse().expect("med")),
+            "lp" => b.set_local_pref(v.parse().expect("lp")),
+            _ => panic!("unknown attribute key {k:?}"),
+        }
+    }
+    b.set(PathAttr::new(AttrValue::AsPath(AsPath::from_sequence(
+        path,
+    ))));
+    b.set_next_hop(nh);
+    b.mark_clean();
+    b
+}
+
+/// A RIB core with its peers and their statuses.
+pub struct Harness {
+    pub core: RibCore,
+    pub out: Outbox,
+    pub metas: Vec<(u16, PeerMeta)>,
+    pub statuses: Vec<(u16, Arc<PeerStatus>)>,
+}
+
+impl Harness {
+    pub fn new(part: Part) -> Harness {
+        let mut core = RibCore::new(settings(), 1, part, SystemTime::UNIX_EPOCH);
+        core.want_best = true;
+        Harness {
+            core,
+            out: Outbox::default(),
+            metas: Vec::new(),
+            statuses: Vec::new(),
+        }
+    }
+
+    pub fn add_peer(&mut self, n: u16, words: &[&str]) {
+        let meta = peer_meta(n, words);
+        let status = Arc::new(PeerStatus::default());
+        self.core
+            .insert_peer(PeerId(n), PeerEntry::new(meta.clone(), status.clone()));
+        self.metas.push((n, meta));
+        self.statuses.push((n, status));
+    }
+
+    pub fn meta(&self, n: u16) -> &PeerMeta {
+        &self
+            .metas
+            .iter()
+            .find(|(i, _)| *i == n)
+            .expect("configured peer")
+            .1
+    }
+
+    pub fn status(&self, n: u16) -> &Arc<PeerStatus> {
+        &self
+            .statuses
+            .iter()
+            .find(|(i, _)| *i == n)
+            .expect("configured peer")
+            .1
+    }
+
+    pub fn up(&mut self, now: Instant, n: u16, words: &[&str]) {
+        let neg = negotiated(self.meta(n), n, words);
+        let local = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(192, 0, 2, 254)), 179);
+        let up = SessionUp {
+            negotiated: neg,
+            local_addr: local,
+            remote_addr: SocketAddr::new(addr(n), 40000 + n),
+            eor_barrier: None,
+            since: SystemTime::UNIX_EPOCH,
+            link: bgp_core::LinkAddrs::of(local.ip()),
+        };
+        // A new session gets its own max-prefix verdict (as the runtime's
+        // session does before it reports Established).
+        let st = self.status(n);
+        st.max_prefix_tripped.store(false, Ordering::Relaxed);
+        st.max_prefix_warned.store(false, Ordering::Relaxed);
+        self.input(
+            now,
+            RibInput::Up {
+                peer: PeerId(n),
+                up: Box::new(up),
+            },
+        );
+    }
+
+    pub fn input(&mut self, now: Instant, input: RibInput) {
+        self.core.handle(now, input, &mut self.out);
+    }
+
+    pub fn announce(&mut self, now: Instant, n: u16, prefixes: &[Prefix], words: &[&str]) {
+        let a = attrs(n, self.meta(n), words);
+        let u = DecodedUpdate {
+            attrs: Some(Arc::new(a)),
+            announce: prefixes.iter().map(|p| Nlri::new(*p)).collect(),
+            withdraw: Vec::new(),
+            end_of_rib: None,
+        };
+        self.input(
+            now,
+            RibInput::Updates {
+                peer: PeerId(n),
+                updates: vec![u],
+            },
+        );
+    }
+
+    pub fn withdraw(&mut self, now: Instant, n: u16, prefixes: &[Prefix]) {
+        let u = DecodedUpdate {
+            attrs: None,
+            announce: Vec::new(),
+            withdraw: prefixes.iter().map(|p| Nlri::new(*p)).collect(),
+            end_of_rib: None,
+        };
+        self.input(
+            now,
+            RibInput::Updates {
+                peer: PeerId(n),
+                updates: vec![u],
+            },
+        );
+    }
+
+    pub fn end_of_rib(&mut self, now: Instant, n: u16, family: AfiSafi) {
+        let u = DecodedUpdate {
+            end_of_rib: Some(family),
+            ..DecodedUpdate::default()
+        };
+        self.input(
+            now,
+            RibInput::Updates {
+                peer: PeerId(n),
+                updates: vec![u],
+            },
+        );
+    }
+
+    pub fn down(&mut self, now: Instant, n: u16, graceful: bool) {
+        self.input(
+            now,
+            RibInput::Down {
+                peer: PeerId(n),
+                reason: DownReason::TcpConnectionFails,
+                graceful,
+                at: SystemTime::UNIX_EPOCH,
+            },
+        );
+    }
+
+    /// Renders and empties the outbox; a session "writes" what it was
+    /// handed at once (its queued bytes go back to zero) unless `hold`.
+    pub fn drain(&mut self, hold: &[u16]) -> String {
+        let mut s = String::new();
+        for o in self.out.out.drain(..) {
+            let peer = o.peer().0;
+            match o {
+                Output::Cmd { cmd, .. } => {
+                    let _ = writeln!(s, "  -> p{peer} {}", render_cmd(&cmd));
+                }
+                Output::Send { bytes, markers, .. } => {
+                    let status = self
+                        .statuses
+                        .iter()
+                        .find(|(i, _)| *i == peer)
+                        .map(|(_, st)| st.clone());
+                    let mut sent = Vec::new();
+                    if let Some(st) = &status {
+                        st.hand_over(bytes, markers, |b| sent = b);
+                        if !hold.contains(&peer) {
+                            st.out_queued_bytes.store(0, Ordering::Relaxed);
+                        }
+                    }
+                    for line in render_messages(&sent) {
+                        let _ = writeln!(s, "  -> p{peer} {line}");
+                    }
+                }
+            }
+        }
+        for (peer, note) in self.out.notes.drain(..) {
+            let _ = writeln!(s, "  note p{}: {}", peer.0, note_text(&note));
+        }
+        for b in self.out.best.drain(..) {
+            match b.next_hop {
+                Some(nh) => {
+                    let _ = writeln!(s, "  best {} via {nh}", b.prefix);
+                }
+                None => {
+                    let _ = writeln!(s, "  best {} gone", b.prefix);
+                }
+            }
+        }
+        self.out.samples.clear();
+        s
+    }
+}
+
+fn note_text(n: &Note) -> String {
+    n.to_string()
+}
+
+pub fn render_cmd(c: &SessionCmd) -> String {
+    match c {
+        SessionCmd::Send(b) => format!("Send {} bytes", b.len()),
+        SessionCmd::SendRouteRefresh { family } => format!("ROUTE-REFRESH request {family}"),
+        SessionCmd::Stop {
+            notification,
+            restart_after,
+        } => format!(
+            "Stop NOTIFICATION {}/{} data {} restart {}",
+            notification.code,
+            notification.subcode,
+            hex(&notification.data),
+            restart_after.map_or("never".into(), |d| format!("{}s", d.as_secs()))
+        ),
+        SessionCmd::Start => "Start".into(),
+        SessionCmd::Terminate { notification } => format!(
+            "Terminate NOTIFICATION {}/{}",
+            notification.code, notification.subcode
+        ),
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn nlri_list(v: &[Nlri]) -> String {
+    v.iter()
+        .map(|n| match n.path_id {
+            Some(id) => format!("{}#{id}", n.prefix),
+            None => n.prefix.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// One line per BGP message in `bytes` (UPDATEs with their prefixes and
+/// the attributes that matter here, markers by name).
+pub fn render_messages(bytes: &[u8]) -> Vec<String> {
+    let ctx = ParseCtx::legacy().with_four_octet_asn(true);
+    let mut out = Vec::new();
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let (m, len) = match Message::parse(rest, ctx) {
+            Ok(x) => x,
+            Err(e) => {
+                out.push(format!("UNDECODABLE {e}"));
+                break;
+            }
+        };
+        out.push(match m {
+            Message::Update(u) => render_update(&u),
+            Message::RouteRefresh(r) => {
+                let name = match r.subtype {
+                    0 => "ROUTE-REFRESH",
+                    1 => "BoRR",
+                    2 => "EoRR",
+                    _ => "ROUTE-REFRESH(?)",
+                };
+                format!("{name} {}", AfiSafi::new(r.afi, r.safi))
+            }
+            other => format!("message type {}", other.msg_type()),
+        });
+        rest = rest.get(len..).unwrap_or_default();
+    }
+    out
+}
+
+fn render_update(u: &UpdateView<'_>) -> String {
+    if let Some(af) = u.end_of_rib() {
+        return format!("End-of-RIB {af}");
+    }
+    let Ok(m) = u.to_owned() else {
+        return "UPDATE (undecodable)".into();
+    };
+    let mut withdrawn = m.withdrawn.clone();
+    let mut announced = m.nlri.clone();
+    let mut attrs = Vec::new();
+    for a in &m.attributes {
+        match &a.value {
+            AttrValue::Origin(o) => attrs.push(format!("origin {o}")),
+            AttrValue::AsPath(p) => {
+                let asns: Vec<String> = p
+                    .segments
+                    .iter()
+                    .flat_map(|s| s.asns.iter().map(|a| a.to_string()))
+                    .collect();
+                attrs.push(format!("path [{}]", asns.join(" ")));
+            }
+            AttrValue::NextHop(a) => attrs.push(format!("nh {a}")),
+            AttrValue::Med(v) => attrs.push(format!("med {v}")),
+            AttrValue::LocalPref(v) => attrs.push(format!("lp {v}")),
+            AttrValue::MpReach(r) => {
+                if let MpNlri::Prefixes(p) = &r.nlri {
+                    announced.extend(p.iter().copied());
+                }
+                attrs.push(format!("mp-nh {}", hex(&r.next_hop)));
+            }
+            AttrValue::MpUnreach(r) => {
+                if let MpNlri::Prefixes(p) = &r.withdrawn {
+                    withdrawn.extend(p.iter().copied());
+                }
+            }
+            other => attrs.push(format!("attr {}", other.type_code())),
+        }
+    }
+    let mut s = String::from("UPDATE");
+    if !withdrawn.is_empty() {
+        let _ = write!(s, " withdraw {}", nlri_list(&withdrawn));
+    }
+    if !announced.is_empty() {
+        let _ = write!(s, " announce {} {}", nlri_list(&announced), attrs.join(" "));
+    }
+    s
+}
