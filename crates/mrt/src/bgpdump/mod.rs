@@ -32,10 +32,13 @@ use crate::header::Header;
 /// The MRT common header fields (RFC 6396 §2) the output needs.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct RecordInfo {
+    /// Seconds since the Unix epoch.
     pub timestamp: u32,
     /// BGP4MP_ET microseconds (RFC 6396 §3); ignored for other types.
     pub microseconds: u32,
+    /// MRT type (see [`crate::types`]).
     pub mrt_type: u16,
+    /// MRT subtype (see [`crate::subtypes`]).
     pub subtype: u16,
 }
 
