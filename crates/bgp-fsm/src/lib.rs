@@ -31,6 +31,9 @@
 //! OPEN checks and capability negotiation live in [`negotiate`]; collision
 //! resolution (§6.8) in [`collision`].
 
+#![warn(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 mod action;
 pub mod collision;
 mod config;
