@@ -28,7 +28,7 @@
 //! assert_eq!(fsm.state(), State::OpenSent);
 //! ```
 //!
-//! OPEN checks and capability negotiation live in [`negotiate`]; collision
+//! OPEN checks and capability negotiation live in [`negotiate`](mod@negotiate); collision
 //! resolution (§6.8) in [`collision`].
 
 #![warn(missing_docs)]

@@ -10,7 +10,7 @@
 //! * [`LpmMut`] is the write side: incremental insert and remove, used off
 //!   the forwarding cores; publication to workers is by [`publish`]
 //!   (left-right: two copies, an atomic index, per-reader epochs).
-//! * [`reference`] holds the naive implementations every fast one is tested
+//! * [`reference`](mod@reference) holds the naive implementations every fast one is tested
 //!   against.
 //!
 //! # The fast tables: [`Poptrie4`] and [`Poptrie6`]
