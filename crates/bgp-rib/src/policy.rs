@@ -11,7 +11,8 @@ use crate::PeerId;
 pub enum Verdict {
     /// Install the route (with the builder's edits).
     Accept,
-    /// Drop the route: any earlier path of the peer for the prefix is removed, and it counts as received but not accepted.
+    /// Drop the route: any earlier path of the peer for the prefix is removed, and it counts as
+    /// received but not accepted.
     Reject,
 }
 

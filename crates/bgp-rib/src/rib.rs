@@ -85,7 +85,8 @@ impl Rib {
         Ok(())
     }
 
-    /// Removes every route of `peer` in every shard; appends prefixes whose best changed to `changed`.
+    /// Removes every route of `peer` in every shard; appends prefixes whose best changed to
+    /// `changed`.
     pub fn peer_down(&mut self, peer: PeerId, changed: &mut Vec<Prefix>) -> Result<(), RibError> {
         for s in &mut self.shards {
             s.peer_down(peer, changed)?;

@@ -225,8 +225,9 @@ impl RibShard {
 
     /// Applies one UPDATE's worth of changes from `peer`: withdrawals first,
     /// then announcements, so a prefix in both ends up announced (RFC 4271
-    /// §4.3 says to treat such an UPDATE as if it were not withdrawn). `attrs` are the UPDATE's attributes; the shard drops
-    /// LOCAL_PREF from eBGP peers (RFC 4271 §5.1.5) and runs `import` per
+    /// §4.3 says to treat such an UPDATE as if it were not withdrawn).
+    /// `attrs` are the UPDATE's attributes; the shard drops LOCAL_PREF from
+    /// eBGP peers (RFC 4271 §5.1.5) and runs `import` per
     /// announced prefix. Prefixes whose best path changed are appended to
     /// `changed` (a prefix touched twice in a batch may appear twice).
     pub fn apply_update<P: ImportPolicy + ?Sized>(

@@ -74,7 +74,8 @@ pub struct NlriIter<'a> {
 }
 
 impl<'a> NlriIter<'a> {
-    /// Iterates the NLRI field `buf` of family `afi`, each entry led by a 4-octet path identifier when `add_path`.
+    /// Iterates the NLRI field `buf` of family `afi`, each entry led by a 4-octet path identifier
+    /// when `add_path`.
     pub const fn new(buf: &'a [u8], afi: Afi, add_path: bool) -> NlriIter<'a> {
         NlriIter { buf, afi, add_path }
     }

@@ -54,7 +54,8 @@ pub enum Delta<P> {
 /// A change a table knows how to apply. Must be deterministic: the same
 /// change applied to equal tables leaves them equal.
 pub trait Absorb<D> {
-    /// Applies `d` to this copy, or refuses it; the same change on an equal copy must give the same result, so both copies stay equal.
+    /// Applies `d` to this copy, or refuses it; the same change on an equal copy must give the same
+    /// result, so both copies stay equal.
     fn absorb(&mut self, d: &D) -> Result<(), LpmError>;
 }
 

@@ -37,7 +37,8 @@ impl Community {
     pub const NO_EXPORT: Community = Community(0xffff_ff01);
     /// NO_ADVERTISE (RFC 1997): do not advertise to any peer.
     pub const NO_ADVERTISE: Community = Community(0xffff_ff02);
-    /// NO_EXPORT_SUBCONFED (RFC 1997): do not advertise to external peers, confederation members included.
+    /// NO_EXPORT_SUBCONFED (RFC 1997): do not advertise to external peers, confederation members
+    /// included.
     pub const NO_EXPORT_SUBCONFED: Community = Community(0xffff_ff03);
     /// RFC 3765.
     pub const NO_PEER: Community = Community(0xffff_ff04);

@@ -193,7 +193,8 @@ pub struct MpUnreachView<'a> {
 }
 
 impl<'a> MpUnreachView<'a> {
-    /// Frames the value (AFI, SAFI, NLRI octets); `None` when shorter than 3 octets. The NLRI are checked when iterated.
+    /// Frames the value (AFI, SAFI, NLRI octets); `None` when shorter than 3 octets. The NLRI are
+    /// checked when iterated.
     pub fn parse(value: &'a [u8], ctx: ParseCtx) -> Option<MpUnreachView<'a>> {
         let afi = Afi::from_u16(u16_at(value, 0)?);
         let safi = Safi::from_u8(u8_at(value, 2)?);
