@@ -9,14 +9,18 @@ use std::time::Duration;
 pub struct Instant(pub u64);
 
 impl Instant {
+    /// The epoch itself.
     pub const ZERO: Instant = Instant(0);
 
+    /// `n` nanoseconds after the epoch.
     pub const fn from_nanos(n: u64) -> Instant {
         Instant(n)
     }
+    /// `s` seconds after the epoch, saturating at `u64::MAX` nanoseconds.
     pub const fn from_secs(s: u64) -> Instant {
         Instant(s.saturating_mul(1_000_000_000))
     }
+    /// Nanoseconds since the epoch.
     pub const fn as_nanos(self) -> u64 {
         self.0
     }
@@ -40,6 +44,7 @@ impl std::ops::Add<Duration> for Instant {
 /// A source of [`Instant`]s. Runtimes use [`MonotonicClock`]; tests and the
 /// simulator use [`ManualClock`].
 pub trait Clock {
+    /// The current time. Never goes backwards for one clock.
     fn now(&self) -> Instant;
 }
 
@@ -70,14 +75,17 @@ pub struct ManualClock {
 }
 
 impl ManualClock {
+    /// A clock that reads `start` until moved.
     pub fn new(start: Instant) -> Self {
         ManualClock {
             now: Cell::new(start),
         }
     }
+    /// Moves the clock forward by `d` (saturating).
     pub fn advance(&self, d: Duration) {
         self.now.set(self.now.get() + d);
     }
+    /// Sets the clock to `t`, forwards or backwards.
     pub fn set(&self, t: Instant) {
         self.now.set(t);
     }

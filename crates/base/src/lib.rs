@@ -5,6 +5,8 @@
 //! [`Instant`] values as arguments so that tests and the simulator can drive
 //! them with a virtual clock.
 
+#![warn(missing_docs)]
+
 mod afi;
 mod asn;
 mod clock;

@@ -45,7 +45,9 @@ pub struct Prefix6 {
 /// An IPv4 or IPv6 prefix.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Prefix {
+    /// An IPv4 prefix.
     V4(Prefix4),
+    /// An IPv6 prefix.
     V6(Prefix6),
 }
 
@@ -66,12 +68,14 @@ const fn mask6(len: u8) -> u128 {
 }
 
 impl Prefix4 {
+    /// A prefix of `len` bits at `addr` (host order; bits past `len` kept). Fails if `len > 32`.
     pub const fn new(addr: u32, len: u8) -> Result<Self, PrefixError> {
         if len > 32 {
             return Err(PrefixError::BadLength);
         }
         Ok(Prefix4 { addr, len })
     }
+    /// As [`Prefix4::new`] from an [`Ipv4Addr`].
     pub fn from_addr(addr: Ipv4Addr, len: u8) -> Result<Self, PrefixError> {
         Self::new(u32::from(addr), len)
     }
@@ -83,12 +87,15 @@ impl Prefix4 {
         a[..n].copy_from_slice(&bytes[..n]);
         Self::new(u32::from_be_bytes(a), len)
     }
+    /// The address in host byte order, including any bits past the length.
     pub const fn addr_bits(self) -> u32 {
         self.addr
     }
+    /// The address, including any bits past the length.
     pub fn addr(self) -> Ipv4Addr {
         Ipv4Addr::from(self.addr)
     }
+    /// The prefix length in bits, 0..=32.
     pub const fn len(self) -> u8 {
         self.len
     }
@@ -96,12 +103,14 @@ impl Prefix4 {
     pub const fn is_empty(self) -> bool {
         false
     }
+    /// The canonical form: address bits past the length cleared.
     pub const fn masked(self) -> Self {
         Prefix4 {
             addr: self.addr & mask4(self.len),
             len: self.len,
         }
     }
+    /// Whether host-order address `a` lies inside this prefix.
     pub const fn contains_addr(self, a: u32) -> bool {
         (a & mask4(self.len)) == (self.addr & mask4(self.len))
     }
@@ -112,12 +121,14 @@ impl Prefix4 {
 }
 
 impl Prefix6 {
+    /// A prefix of `len` bits at `addr` (host order; bits past `len` kept). Fails if `len > 128`.
     pub const fn new(addr: u128, len: u8) -> Result<Self, PrefixError> {
         if len > 128 {
             return Err(PrefixError::BadLength);
         }
         Ok(Prefix6 { addr, len })
     }
+    /// As [`Prefix6::new`] from an [`Ipv6Addr`].
     pub fn from_addr(addr: Ipv6Addr, len: u8) -> Result<Self, PrefixError> {
         Self::new(u128::from(addr), len)
     }
@@ -128,66 +139,80 @@ impl Prefix6 {
         a[..n].copy_from_slice(&bytes[..n]);
         Self::new(u128::from_be_bytes(a), len)
     }
+    /// The address in host byte order, including any bits past the length.
     pub const fn addr_bits(self) -> u128 {
         self.addr
     }
+    /// The address, including any bits past the length.
     pub fn addr(self) -> Ipv6Addr {
         Ipv6Addr::from(self.addr)
     }
+    /// The prefix length in bits, 0..=128.
     pub const fn len(self) -> u8 {
         self.len
     }
+    /// Never true for a valid prefix object; `len() == 0` is the default route.
     pub const fn is_empty(self) -> bool {
         false
     }
+    /// The canonical form: address bits past the length cleared.
     pub const fn masked(self) -> Self {
         Prefix6 {
             addr: self.addr & mask6(self.len),
             len: self.len,
         }
     }
+    /// Whether host-order address `a` lies inside this prefix.
     pub const fn contains_addr(self, a: u128) -> bool {
         (a & mask6(self.len)) == (self.addr & mask6(self.len))
     }
+    /// Octets needed to carry this prefix in NLRI.
     pub const fn nlri_octets(self) -> usize {
         (self.len as usize).div_ceil(8)
     }
 }
 
 impl Prefix {
+    /// A prefix of `len` bits at `addr`; fails if `len` exceeds the address width.
     pub fn new(addr: IpAddr, len: u8) -> Result<Self, PrefixError> {
         match addr {
             IpAddr::V4(a) => Prefix4::from_addr(a, len).map(Prefix::V4),
             IpAddr::V6(a) => Prefix6::from_addr(a, len).map(Prefix::V6),
         }
     }
+    /// The address, including any bits past the length.
     pub fn addr(self) -> IpAddr {
         match self {
             Prefix::V4(p) => IpAddr::V4(p.addr()),
             Prefix::V6(p) => IpAddr::V6(p.addr()),
         }
     }
+    /// The prefix length in bits.
     pub const fn len(self) -> u8 {
         match self {
             Prefix::V4(p) => p.len,
             Prefix::V6(p) => p.len,
         }
     }
+    /// Never true for a valid prefix object; `len() == 0` is the default route.
     pub const fn is_empty(self) -> bool {
         false
     }
+    /// [`Afi::Ipv4`](crate::Afi::Ipv4) or [`Afi::Ipv6`](crate::Afi::Ipv6).
     pub const fn afi(self) -> crate::Afi {
         match self {
             Prefix::V4(_) => crate::Afi::Ipv4,
             Prefix::V6(_) => crate::Afi::Ipv6,
         }
     }
+    /// The canonical form: address bits past the length cleared.
     pub const fn masked(self) -> Self {
         match self {
             Prefix::V4(p) => Prefix::V4(p.masked()),
             Prefix::V6(p) => Prefix::V6(p.masked()),
         }
     }
+    /// Octets needed to carry this prefix in NLRI.
     pub const fn nlri_octets(self) -> usize {
         (self.len() as usize).div_ceil(8)
     }

@@ -10,19 +10,26 @@ use crate::negotiate::Negotiated;
 /// ([`crate::Fsm::last_down_reason`]). Small and `Copy`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum DownReason {
+    /// Event 2: the operator stopped the session.
     ManualStop,
+    /// Event 8: the runtime stopped the session on its own.
     AutomaticStop,
     /// We sent 4/0.
     HoldTimerExpired,
+    /// Event 18: the TCP connection failed or was closed by the peer.
     TcpConnectionFails,
     /// The peer sent this NOTIFICATION (events 24, 25).
     NotificationReceived {
+        /// NOTIFICATION error code.
         code: u8,
+        /// NOTIFICATION error subcode.
         subcode: u8,
     },
     /// We sent a header (1/x), OPEN (2/x) or UPDATE (3/x) error.
     MessageError {
+        /// NOTIFICATION error code.
         code: u8,
+        /// NOTIFICATION error subcode.
         subcode: u8,
     },
     /// Event 23 (§6.8); we sent Cease 6/7.
@@ -42,6 +49,7 @@ pub enum Action {
     DropTcpConnection,
     /// Send our OPEN ([`crate::Fsm::open_message`]).
     SendOpen,
+    /// Send a KEEPALIVE.
     SendKeepalive,
     /// Send this NOTIFICATION (before dropping the connection, which always
     /// follows as its own action).

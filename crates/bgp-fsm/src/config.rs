@@ -55,10 +55,12 @@ impl Default for DampConfig {
 /// Everything the FSM needs to know about one peer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SessionConfig {
+    /// Our AS, sent in OPEN (AS_TRANS in My AS when above 65535).
     pub local_asn: Asn,
     /// The AS the peer must announce (RFC 4271 §6.2 Bad Peer AS); `None`
     /// accepts any AS (e.g. dynamic neighbors).
     pub peer_asn: Option<Asn>,
+    /// Our BGP identifier; must not be 0.0.0.0.
     pub bgp_id: Ipv4Addr,
     /// Our proposed hold time in seconds; 0 or >= 3 (RFC 4271 §4.2).
     pub hold_time: u16,
@@ -70,8 +72,11 @@ pub struct SessionConfig {
     pub families: Vec<AfiSafi>,
     /// Advertise 4-octet AS support (RFC 6793).
     pub four_octet_asn: bool,
+    /// Advertise route refresh (RFC 2918).
     pub route_refresh: bool,
+    /// Advertise enhanced route refresh (RFC 7313).
     pub enhanced_route_refresh: bool,
+    /// Advertise extended messages up to 65535 octets (RFC 8654).
     pub extended_message: bool,
     /// RFC 7911 ADD-PATH entries we advertise.
     pub add_path: Vec<AddPathFamily>,
@@ -92,6 +97,7 @@ pub struct SessionConfig {
     pub open_hold_time: Duration,
     /// DelayOpen with its DelayOpenTime (§8.1.1); `None` = FALSE.
     pub delay_open: Option<Duration>,
+    /// Whether we connect, accept, or both.
     pub connection_mode: ConnectionMode,
     /// DampPeerOscillations with its IdleHoldTime; `None` = FALSE.
     pub damp: Option<DampConfig>,

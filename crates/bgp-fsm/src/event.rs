@@ -79,33 +79,61 @@ pub enum Event {
 /// [`Event`] without its payload; `Copy`, for logs, transcripts and reasons.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum EventKind {
+    /// Event 1, ManualStart.
     ManualStart,
+    /// Event 2, ManualStop.
     ManualStop,
+    /// Event 3, AutomaticStart.
     AutomaticStart,
+    /// Event 4, ManualStart_with_PassiveTcpEstablishment.
     ManualStartWithPassiveTcpEstablishment,
+    /// Event 5, AutomaticStart_with_PassiveTcpEstablishment.
     AutomaticStartWithPassiveTcpEstablishment,
+    /// Event 6, AutomaticStart_with_DampPeerOscillations.
     AutomaticStartWithDampPeerOscillations,
+    /// Event 7, AutomaticStart_with_DampPeerOscillations_and_PassiveTcpEstablishment.
     AutomaticStartWithDampPeerOscillationsAndPassiveTcpEstablishment,
+    /// Event 8, AutomaticStop.
     AutomaticStop,
+    /// Event 9, ConnectRetryTimer_Expires.
     ConnectRetryTimerExpires,
+    /// Event 10, HoldTimer_Expires.
     HoldTimerExpires,
+    /// Event 11, KeepaliveTimer_Expires.
     KeepaliveTimerExpires,
+    /// Event 12, DelayOpenTimer_Expires.
     DelayOpenTimerExpires,
+    /// Event 13, IdleHoldTimer_Expires.
     IdleHoldTimerExpires,
+    /// Event 14, TcpConnection_Valid.
     TcpConnectionValid,
+    /// Event 15, Tcp_CR_Invalid.
     TcpCrInvalid,
+    /// Event 16, Tcp_CR_Acked.
     TcpCrAcked,
+    /// Event 17, TcpConnectionConfirmed.
     TcpConnectionConfirmed,
+    /// Event 18, TcpConnectionFails.
     TcpConnectionFails,
+    /// Event 19, BGPOpen.
     BgpOpen,
+    /// Event 20, BGPOpen with DelayOpenTimer running.
     BgpOpenWithDelayOpenTimerRunning,
+    /// Event 21, BGPHeaderErr.
     BgpHeaderErr,
+    /// Event 22, BGPOpenMsgErr.
     BgpOpenMsgErr,
+    /// Event 23, OpenCollisionDump.
     OpenCollisionDump,
+    /// Event 24, NotifMsgVerErr.
     NotifMsgVerErr,
+    /// Event 25, NotifMsg.
     NotifMsg,
+    /// Event 26, KeepAliveMsg.
     KeepAliveMsg,
+    /// Event 27, UpdateMsg.
     UpdateMsg,
+    /// Event 28, UpdateMsgErr.
     UpdateMsgErr,
 }
 
@@ -191,6 +219,7 @@ impl EventKind {
 }
 
 impl Event {
+    /// The event's number and name, without its payload.
     pub fn kind(&self) -> EventKind {
         use EventKind as K;
         match self {

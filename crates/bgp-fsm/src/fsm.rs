@@ -17,11 +17,17 @@ use crate::timers::{Jitter, Timer, Timers};
 /// RFC 4271 §8.2.2 states.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum State {
+    /// No resources held; waits for a start event.
     Idle,
+    /// Waiting for our outgoing TCP connection to complete.
     Connect,
+    /// Listening for the peer's connection.
     Active,
+    /// Our OPEN sent, waiting for the peer's.
     OpenSent,
+    /// OPENs exchanged, waiting for the first KEEPALIVE.
     OpenConfirm,
+    /// The session is up.
     Established,
 }
 
@@ -87,10 +93,12 @@ impl Fsm {
         }
     }
 
+    /// The current state.
     pub fn state(&self) -> State {
         self.state
     }
 
+    /// The configuration the FSM was built with.
     pub fn config(&self) -> &SessionConfig {
         &self.cfg
     }

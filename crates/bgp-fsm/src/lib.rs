@@ -28,8 +28,11 @@
 //! assert_eq!(fsm.state(), State::OpenSent);
 //! ```
 //!
-//! OPEN checks and capability negotiation live in [`negotiate`]; collision
+//! OPEN checks and capability negotiation live in [`negotiate`](mod@negotiate); collision
 //! resolution (§6.8) in [`collision`].
+
+#![warn(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod action;
 pub mod collision;

@@ -15,18 +15,30 @@ use crate::config::SessionConfig;
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum OpenError {
     /// 2/1: version other than 4.
-    UnsupportedVersion { version: u8 },
+    UnsupportedVersion {
+        /// The version the peer sent.
+        version: u8,
+    },
     /// 2/2: not the configured AS, AS 0 (RFC 7607), or a My AS field that
     /// disagrees with the 4-octet AS capability (RFC 6793 §4.1).
     BadPeerAs,
     /// 2/3: zero, or equal to ours on an internal session (RFC 6286 §2.2).
     BadBgpIdentifier,
     /// 2/4: an optional parameter other than capabilities.
-    UnsupportedOptionalParameter { param_type: u8 },
+    UnsupportedOptionalParameter {
+        /// The parameter type.
+        param_type: u8,
+    },
     /// 2/6: 1 or 2 seconds, or below our configured minimum.
-    UnacceptableHoldTime { hold_time: u16 },
+    UnacceptableHoldTime {
+        /// The hold time the peer offered, in seconds.
+        hold_time: u16,
+    },
     /// 2/7: the peer lacks `SessionConfig::required_capabilities[index]`.
-    MissingRequiredCapability { index: u16 },
+    MissingRequiredCapability {
+        /// Index into `SessionConfig::required_capabilities`.
+        index: u16,
+    },
     /// 2/11 (RFC 9234 §4.2): roles do not pair, roles disagree, or strict
     /// mode and no role received.
     RoleMismatch,
@@ -75,6 +87,7 @@ impl OpenError {
 /// ADD-PATH outcome for one family (RFC 7911 §5).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct AddPathNegotiated {
+    /// The family.
     pub afi_safi: AfiSafi,
     /// We receive path identifiers: we said Receive, the peer said Send.
     pub rx: bool,
@@ -100,36 +113,47 @@ pub struct GracefulRestart {
 /// The peer's hostname capability (draft-walton-bgp-hostname-capability).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Fqdn {
+    /// The peer's host name (lossy UTF-8).
     pub hostname: String,
+    /// The peer's domain name (lossy UTF-8).
     pub domain: String,
 }
 
 /// What both sides agreed on (RFC 4271 §4.2, RFC 5492).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Negotiated {
+    /// The peer's AS (from the 4-octet AS capability when negotiated).
     pub peer_asn: Asn,
+    /// The peer's BGP identifier.
     pub peer_bgp_id: Ipv4Addr,
     /// min(ours, theirs); 0 means no keepalives and no hold timer.
     pub hold_time: u16,
     /// hold_time / 3 (RFC 4271 §10), 0 when hold_time is 0.
     pub keepalive_interval: u16,
+    /// Both advertised 4-octet AS support (RFC 6793).
     pub four_octet_asn: bool,
     /// Families both advertised, sorted; IPv4 unicast when neither side
     /// sent a multiprotocol capability (RFC 4760 §8).
     pub families: Vec<AfiSafi>,
     /// Per negotiated family with rx or tx set, sorted by family.
     pub add_path: Vec<AddPathNegotiated>,
+    /// Both advertised extended messages (RFC 8654).
     pub extended_message: bool,
     /// Both advertised route refresh (2, or the pre-standard 128 from the
     /// peer).
     pub route_refresh: bool,
+    /// Both advertised enhanced route refresh (RFC 7313).
     pub enhanced_route_refresh: bool,
+    /// The peer's graceful restart capability, when both advertised it.
     pub graceful_restart: Option<GracefulRestart>,
     /// The peer's long-lived GR entries for negotiated families, when both
     /// advertised LLGR (RFC 9494).
     pub llgr: Option<Vec<LlgrFamily>>,
+    /// The role we advertised (RFC 9234).
     pub local_role: Option<u8>,
+    /// The role the peer advertised (RFC 9234).
     pub peer_role: Option<u8>,
+    /// The peer's host name capability, if sent.
     pub fqdn: Option<Fqdn>,
 }
 
@@ -152,6 +176,7 @@ impl Negotiated {
         self.add_path.iter().any(|a| a.afi_safi == af && a.tx)
     }
 
+    /// Whether `af` was negotiated.
     pub fn has_family(&self, af: AfiSafi) -> bool {
         self.families.binary_search(&af).is_ok()
     }

@@ -11,10 +11,15 @@ use base::Instant;
 /// The timers of RFC 4271 §8.1.3 events 9-13.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Timer {
+    /// ConnectRetryTimer (event 9).
     ConnectRetry,
+    /// HoldTimer (event 10).
     Hold,
+    /// KeepaliveTimer (event 11).
     Keepalive,
+    /// DelayOpenTimer (event 12).
     DelayOpen,
+    /// IdleHoldTimer (event 13).
     IdleHold,
 }
 
@@ -62,6 +67,7 @@ impl Jitter {
         Jitter(r)
     }
 
+    /// `d` scaled by the jitter factor (between 0.75 and 1.0).
     pub fn apply(self, d: Duration) -> Duration {
         const M: u128 = u16::MAX as u128;
         let n = d.as_nanos() * (3 * M + u128::from(self.0)) / (4 * M);

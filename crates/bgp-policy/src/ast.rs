@@ -11,6 +11,7 @@ use serde::Deserialize;
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyDef {
+    /// The terms, evaluated in order.
     #[serde(default)]
     pub term: Vec<TermDef>,
     /// "accept" or "reject"; when absent, reject. (Whether a peer with no
@@ -24,10 +25,13 @@ pub struct PolicyDef {
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct TermDef {
+    /// A name, shown in errors and diagnostics; unnamed terms are known by index.
     #[serde(default)]
     pub name: Option<String>,
+    /// `match`: the conditions; none means every route.
     #[serde(default, rename = "match")]
     pub matches: MatchDef,
+    /// `then`: the edits and the verdict.
     #[serde(default)]
     pub then: ActionDef,
 }
@@ -46,6 +50,7 @@ pub struct MatchDef {
     /// ASN ranges); see `bgp_policy::regex`.
     #[serde(default)]
     pub as_path: Option<String>,
+    /// The origin AS (last ASN of a path ending in an AS_SEQUENCE) is one of these.
     #[serde(default)]
     pub origin_as: Vec<u32>,
     /// "5", "<= 10", ">= 2", "< 3", "> 3", "== 4", "2-5".
@@ -87,30 +92,38 @@ pub struct ActionDef {
     /// sees this term's edits).
     #[serde(default)]
     pub action: Option<String>,
+    /// Set LOCAL_PREF.
     #[serde(default)]
     pub local_pref: Option<u32>,
     /// A value, or "+N"/"-N" relative (saturating; no MED counts as 0).
     #[serde(default)]
     pub med: Option<String>,
+    /// Standard communities to add (exact values).
     #[serde(default)]
     pub community_add: Vec<String>,
+    /// Standard community patterns to remove.
     #[serde(default)]
     pub community_remove: Vec<String>,
     /// Replaces all standard communities; `[]` removes them.
     #[serde(default)]
     pub community_set: Option<Vec<String>>,
+    /// Extended communities to add (exact values).
     #[serde(default)]
     pub ext_community_add: Vec<String>,
+    /// Extended community patterns to remove.
     #[serde(default)]
     pub ext_community_remove: Vec<String>,
+    /// Large communities to add (exact values).
     #[serde(default)]
     pub large_community_add: Vec<String>,
+    /// Large community patterns to remove.
     #[serde(default)]
     pub large_community_remove: Vec<String>,
     /// Prepend this many copies (at most 64) of the local AS (or
     /// `prepend_as`).
     #[serde(default)]
     pub prepend: Option<u8>,
+    /// The AS that `prepend` prepends, instead of the local AS.
     #[serde(default)]
     pub prepend_as: Option<u32>,
     /// An address, or "self" (our address on the session).

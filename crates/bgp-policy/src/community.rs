@@ -85,6 +85,7 @@ pub struct StdPat {
 }
 
 impl StdPat {
+    /// Parses a pattern: `ASN:VALUE` with `*` or `LO-HI` fields, or a well-known name.
     pub fn parse(s: &str) -> Result<StdPat, ErrorKind> {
         if let Some(c) = well_known(s) {
             let (a, v) = (u32::from(c.asn()), u32::from(c.value()));
@@ -99,6 +100,7 @@ impl StdPat {
             val: field(v, 0xffff)?,
         })
     }
+    /// Whether community value `c` matches.
     #[inline]
     pub fn matches(&self, c: u32) -> bool {
         let (a, v) = (c >> 16, c & 0xffff);
@@ -117,6 +119,7 @@ pub fn parse_std(s: &str) -> Result<Community, ErrorKind> {
 pub struct LargePat([Span; 3]);
 
 impl LargePat {
+    /// Parses `GLOBAL:LOCAL1:LOCAL2`, each field a number, `*` or `LO-HI`.
     pub fn parse(s: &str) -> Result<LargePat, ErrorKind> {
         let mut it = s.split(':');
         let mut f = [(0, 0); 3];
@@ -128,6 +131,7 @@ impl LargePat {
         }
         Ok(LargePat(f))
     }
+    /// Whether `c` matches.
     #[inline]
     pub fn matches(&self, c: &LargeCommunity) -> bool {
         let [g, a, b] = &self.0;
@@ -136,6 +140,7 @@ impl LargePat {
     }
 }
 
+/// An exact large community `GLOBAL:LOCAL1:LOCAL2`.
 pub fn parse_large(s: &str) -> Result<LargeCommunity, ErrorKind> {
     let LargePat([g, a, b]) = LargePat::parse(s)?;
     Ok(LargeCommunity {
@@ -224,6 +229,7 @@ fn hex_ext(s: &str) -> Option<u64> {
 }
 
 impl ExtPat {
+    /// Parses `rt:X:Y`, `soo:X:Y` (`*` allowed) or `0x` and 16 hex digits.
     pub fn parse(s: &str) -> Result<ExtPat, ErrorKind> {
         let mut p = ExtPat {
             alts: [(0, 0); 3],
@@ -248,6 +254,7 @@ impl ExtPat {
         }
         Ok(p)
     }
+    /// Whether `c` matches one of the alternatives.
     #[inline]
     pub fn matches(&self, c: &ExtCommunity) -> bool {
         let v = u64::from_be_bytes(c.0);

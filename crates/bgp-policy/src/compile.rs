@@ -396,9 +396,11 @@ impl Policy {
             default,
         }
     }
+    /// The verdict when no term decides.
     pub fn default_verdict(&self) -> Verdict {
         self.default
     }
+    /// Number of terms.
     pub fn term_count(&self) -> usize {
         self.terms.len()
     }

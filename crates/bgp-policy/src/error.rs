@@ -10,6 +10,7 @@ use std::fmt;
 /// Why an AS-path regular expression was refused.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum RegexError {
+    /// The expression is empty.
     Empty,
     /// A character that has no meaning in the accepted syntax.
     UnexpectedChar(char),
@@ -47,24 +48,33 @@ impl fmt::Display for RegexError {
 pub enum ErrorKind {
     /// Not `ADDRESS/LENGTH` (plus options where allowed).
     PrefixSyntax,
+    /// A prefix length above the address width.
     PrefixLength {
+        /// The length given.
         len: u8,
+        /// The address width (32 or 128).
         max: u8,
     },
     /// Address bits set beyond the prefix length.
     HostBits,
     /// `ge`/`le` outside `len <= ge <= le <= max`.
     PrefixRange {
+        /// The prefix length.
         len: u8,
+        /// The `ge` bound.
         ge: u8,
+        /// The `le` bound.
         le: u8,
+        /// The address width.
         max: u8,
     },
     /// Not an IPv4 or IPv6 address or prefix.
     AddressSyntax,
+    /// An AS-path regular expression was refused.
     Regex {
         /// Character offset in the expression.
         pos: u16,
+        /// Why.
         err: RegexError,
     },
     /// Not a length comparison (`N`, `<= N`, `>= N`, `< N`, `> N`, `N-M`).
@@ -75,6 +85,7 @@ pub enum ErrorKind {
     WildcardNotAllowed,
     /// A field is larger than its encoding allows.
     ValueTooLarge {
+        /// The largest value the field holds.
         max: u32,
     },
     /// Neither `ipv4` nor `ipv6`.
@@ -131,6 +142,7 @@ pub struct PolicyError {
     pub policy: Option<Box<str>>,
     /// Index of the term in `term`; `None` for the policy's `default`.
     pub term: Option<usize>,
+    /// The term's name, if it has one.
     pub term_name: Option<Box<str>>,
     /// The TOML key path, e.g. `match.prefix` or `then.med`.
     pub field: &'static str,
@@ -138,6 +150,7 @@ pub struct PolicyError {
     pub index: Option<usize>,
     /// The offending text.
     pub value: Box<str>,
+    /// What is wrong.
     pub kind: ErrorKind,
 }
 

@@ -21,10 +21,13 @@ use crate::regex::AsPathRegex;
 /// export, the peer it is being sent to.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct RouteCtx {
+    /// The peer's session address.
     pub neighbor: IpAddr,
+    /// The peer's AS.
     pub neighbor_asn: Asn,
     /// Prepended by `prepend` unless `prepend_as` is given.
     pub local_asn: Asn,
+    /// Our BGP identifier.
     pub router_id: Ipv4Addr,
     /// Our address on the session: `next_hop = "self"`. When absent, or of
     /// a family that cannot carry the route (IPv4 for an IPv6 prefix), the

@@ -84,6 +84,9 @@
 //! ([`PolicyError`]) name the policy, term (0-based index and name), field,
 //! list index, the offending text and the reason.
 
+#![warn(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod ast;
 mod community;
 mod compile;

@@ -19,8 +19,11 @@ use crate::eval::RouteCtx;
 /// `ctx.afi` is set from the prefix on every call.
 #[derive(Clone, Debug, Default)]
 pub struct PeerPolicies {
+    /// Import policy per peer.
     pub import: Vec<Option<Arc<Policy>>>,
+    /// Export policy per peer (the peer routes are sent to).
     pub export: Vec<Option<Arc<Policy>>>,
+    /// Session context per peer.
     pub ctx: Vec<RouteCtx>,
 }
 

@@ -22,8 +22,11 @@ use crate::error::ErrorKind;
 /// are refused.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct PrefixRange {
+    /// The prefix; host bits must be zero.
     pub prefix: Prefix,
+    /// Shortest matching length, at least `prefix.len()`.
     pub ge: u8,
+    /// Longest matching length, between `ge` and the address width.
     pub le: u8,
 }
 
@@ -72,6 +75,7 @@ fn afi_max(afi: Afi) -> u8 {
 }
 
 impl PrefixRange {
+    /// Parses one entry in the text forms above.
     pub fn parse(s: &str) -> Result<PrefixRange, ErrorKind> {
         let mut words = s.split_whitespace();
         let first = words.next().ok_or(ErrorKind::PrefixSyntax)?;
@@ -260,6 +264,7 @@ pub struct PrefixList {
 }
 
 impl PrefixList {
+    /// Compiles `entries` into one trie per family.
     pub fn new(entries: &[PrefixRange]) -> PrefixList {
         let mut pl = PrefixList::default();
         for e in entries {
@@ -299,9 +304,11 @@ impl PrefixList {
 pub struct AddrList(PrefixList);
 
 impl AddrList {
+    /// Parses `ADDR` (a host route) or `ADDR/LEN`.
     pub fn parse_entry(s: &str) -> Result<Prefix, ErrorKind> {
         parse_prefix(s.trim(), true)
     }
+    /// A list matching every address inside `prefixes`.
     pub fn new(prefixes: &[Prefix]) -> AddrList {
         let entries: Vec<PrefixRange> = prefixes
             .iter()
@@ -313,6 +320,7 @@ impl AddrList {
             .collect();
         AddrList(PrefixList::new(&entries))
     }
+    /// Whether `a` lies in one of the prefixes.
     #[inline]
     pub fn contains(&self, a: IpAddr) -> bool {
         self.0.contains_addr(a)

@@ -55,8 +55,11 @@ impl PathSelection {
 /// (we advertised send, the peer receive, RFC 7911 §4) and the selection.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct AddPathSend {
+    /// ADD-PATH send negotiated for IPv4 unicast.
     pub ipv4_unicast: bool,
+    /// ADD-PATH send negotiated for IPv6 unicast.
     pub ipv6_unicast: bool,
+    /// Which paths to send where it is negotiated.
     pub select: PathSelection,
 }
 

@@ -83,6 +83,7 @@ impl Summary {
     pub fn as_path_len(&self) -> u16 {
         self.as_path_len
     }
+    /// ORIGIN; INCOMPLETE for a set without one (it then ranks last).
     pub fn origin(&self) -> Origin {
         self.origin
     }
@@ -111,6 +112,7 @@ pub struct AttrsBuilder {
 }
 
 impl AttrsBuilder {
+    /// An empty builder: no attributes, no next hop, IGP metric 0.
     pub fn new() -> AttrsBuilder {
         AttrsBuilder::default()
     }
@@ -176,6 +178,7 @@ impl AttrsBuilder {
     pub fn attrs(&self) -> &[PathAttr] {
         &self.attrs
     }
+    /// The attribute of type `type_code`, if present.
     pub fn get(&self, type_code: u8) -> Option<&PathAttr> {
         self.attrs.iter().find(|a| a.type_code() == type_code)
     }
@@ -204,34 +207,42 @@ impl AttrsBuilder {
         self.dirty |= removed;
         removed
     }
+    /// LOCAL_PREF, if present.
     pub fn local_pref(&self) -> Option<u32> {
         match self.get(at::LOCAL_PREF).map(|a| &a.value) {
             Some(AttrValue::LocalPref(v)) => Some(*v),
             _ => None,
         }
     }
+    /// Sets LOCAL_PREF.
     pub fn set_local_pref(&mut self, v: u32) {
         self.set(PathAttr::new(AttrValue::LocalPref(v)));
     }
+    /// MULTI_EXIT_DISC, if present.
     pub fn med(&self) -> Option<u32> {
         match self.get(at::MULTI_EXIT_DISC).map(|a| &a.value) {
             Some(AttrValue::Med(v)) => Some(*v),
             _ => None,
         }
     }
+    /// Sets MULTI_EXIT_DISC.
     pub fn set_med(&mut self, v: u32) {
         self.set(PathAttr::new(AttrValue::Med(v)));
     }
+    /// The next hop (NEXT_HOP or the MP_REACH_NLRI next hop), if any.
     pub fn next_hop(&self) -> Option<NextHop> {
         self.next_hop
     }
+    /// Sets the next hop.
     pub fn set_next_hop(&mut self, nh: NextHop) {
         self.dirty = true;
         self.next_hop = Some(nh);
     }
+    /// Cost to the next hop, for selection (RFC 4271 §9.1.2.2 e); 0 by default.
     pub fn igp_metric(&self) -> u32 {
         self.igp_metric
     }
+    /// Sets the cost to the next hop.
     pub fn set_igp_metric(&mut self, m: u32) {
         self.dirty = true;
         self.igp_metric = m;
@@ -241,6 +252,7 @@ impl AttrsBuilder {
     pub fn is_dirty(&self) -> bool {
         self.dirty
     }
+    /// Clears the dirty flag (see [`Self::is_dirty`]).
     pub fn mark_clean(&mut self) {
         self.dirty = false;
     }
@@ -376,6 +388,7 @@ impl AttrSet {
     pub(crate) fn take_raw(&mut self) -> Box<[u8]> {
         std::mem::take(&mut self.raw)
     }
+    /// What selection and export read without parsing the TLVs.
     pub fn summary(&self) -> &Summary {
         &self.summary
     }
@@ -391,11 +404,13 @@ impl AttrSet {
     pub const fn ctx() -> ParseCtx {
         STORE_CTX
     }
+    /// The first stored attribute of type `type_code`.
     pub fn find(&self, type_code: u8) -> Option<RawAttr<'_>> {
         self.attrs()
             .map_while(Result::ok)
             .find(|a| a.type_code == type_code)
     }
+    /// The next hop: NEXT_HOP if present, else the MP_REACH_NLRI next hop.
     pub fn next_hop(&self) -> Option<NextHop> {
         if let Some(a) = self.find(at::NEXT_HOP) {
             if let Ok(PathAttribute::NextHop(n)) = a.typed(STORE_CTX) {

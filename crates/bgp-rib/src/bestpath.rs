@@ -65,15 +65,25 @@ impl Default for BestPathConfig {
 /// The step that decided a comparison.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Step {
+    /// Higher LOCAL_PREF (§9.1.1).
     LocalPref,
+    /// Shorter AS_PATH (§9.1.2.2 a).
     AsPathLen,
+    /// Lower ORIGIN (§9.1.2.2 b).
     Origin,
+    /// Lower MULTI_EXIT_DISC (§9.1.2.2 c).
     Med,
+    /// Learned from an external peer (§9.1.2.2 d).
     EbgpOverIbgp,
+    /// Lower cost to the next hop (§9.1.2.2 e).
     IgpMetric,
+    /// Lower BGP Identifier, or ORIGINATOR_ID when reflected (§9.1.2.2 f, RFC 4456 §9).
     RouterId,
+    /// Shorter CLUSTER_LIST (RFC 4456 §9).
     ClusterListLen,
+    /// Lower peer address (§9.1.2.2 g).
     PeerAddr,
+    /// Lower ADD-PATH path identifier (paths from one peer).
     PathId,
     /// Nothing separated the two (same peer and path id).
     Equal,
@@ -83,11 +93,15 @@ pub enum Step {
 /// the peer it came from.
 #[derive(Copy, Clone, Debug)]
 pub struct Candidate<'a> {
+    /// The path's attribute summary.
     pub summary: &'a Summary,
+    /// Learned from an external peer.
     pub ebgp: bool,
     /// The peer's BGP Identifier (RFC 4271 §4.2), host order.
     pub peer_bgp_id: u32,
+    /// The peer's session address.
     pub peer_addr: IpAddr,
+    /// The path identifier; 0 without ADD-PATH.
     pub path_id: u32,
 }
 

@@ -54,8 +54,11 @@ pub enum NextHopMode {
 /// What the encoder needs to know about one session.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EncodeParams {
+    /// Our AS, prepended towards external peers.
     pub local_asn: Asn,
+    /// The peer's AS.
     pub peer_asn: Asn,
+    /// External session (no LOCAL_PREF sent, local AS prepended).
     pub ebgp: bool,
     /// RFC 6793 negotiated; if false, AS_PATH carries 2-octet ASNs with
     /// AS_TRANS and the real path goes in AS4_PATH (and AS4_AGGREGATOR).
@@ -68,9 +71,13 @@ pub struct EncodeParams {
     pub families: Vec<AfiSafi>,
     /// Families on which we send path identifiers (RFC 7911).
     pub add_path_tx: Vec<AfiSafi>,
+    /// Where the next hop of announced routes points.
     pub next_hop: NextHopMode,
+    /// Our IPv4 address on the session, for next-hop-self.
     pub local_v4: Option<Ipv4Addr>,
+    /// Our global IPv6 address on the session, for next-hop-self.
     pub local_v6: Option<Ipv6Addr>,
+    /// Our link-local IPv6 address, sent beside the global one (RFC 2545 §3).
     pub local_v6_link_local: Option<Ipv6Addr>,
     /// RFC 7947 route-server client: no local AS prepend, next hop
     /// unchanged (under [`NextHopMode::Auto`]).
@@ -179,6 +186,7 @@ fn afi_safi_bytes(af: AfiSafi) -> [u8; 3] {
 }
 
 impl UpdateEncoder {
+    /// An encoder for one session.
     pub fn new(p: EncodeParams) -> UpdateEncoder {
         let has = |af: AfiSafi| p.families.contains(&af);
         let v4 = has(AfiSafi::IPV4_UNICAST) || p.families.is_empty();
@@ -194,6 +202,7 @@ impl UpdateEncoder {
         }
     }
 
+    /// The session parameters.
     pub fn params(&self) -> &EncodeParams {
         &self.p
     }

@@ -152,6 +152,7 @@ pub struct ExportBatch {
 }
 
 impl ExportBatch {
+    /// Whether there is nothing to send.
     pub fn is_empty(&self) -> bool {
         self.announce.is_empty()
             && self.withdraw.is_empty()

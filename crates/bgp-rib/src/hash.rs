@@ -94,7 +94,7 @@ pub const SHARD_BLOCK_V4: u8 = 20;
 pub const SHARD_BLOCK_V6: u8 = 32;
 
 /// The shard (0..`shards`) that owns `prefix`. Only the first
-/// [`SHARD_BLOCK_V4`] / [`SHARD_BLOCK_V6`] bits of the (masked) address
+/// `SHARD_BLOCK_V4` (20) / `SHARD_BLOCK_V6` (32) bits of the (masked) address
 /// count, with the prefix length capped there: neighbouring more-specifics
 /// share a shard. That is what makes the split cheap: a peer packs the
 /// prefixes that share an attribute set into one UPDATE (RFC 4271 §9.2),

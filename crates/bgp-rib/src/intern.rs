@@ -17,6 +17,7 @@ const NIL: u32 = u32::MAX;
 pub struct AttrHandle(pub(crate) u32);
 
 impl AttrHandle {
+    /// The slot index inside the shard's interner.
     pub const fn index(self) -> u32 {
         self.0
     }
@@ -60,6 +61,7 @@ fn digest(summary: &Summary, raw: &[u8]) -> u32 {
 }
 
 impl Interner {
+    /// An empty interner.
     pub fn new() -> Interner {
         Interner::default()
     }
@@ -68,6 +70,7 @@ impl Interner {
     pub fn len(&self) -> usize {
         self.live
     }
+    /// Whether no set is live.
     pub fn is_empty(&self) -> bool {
         self.live == 0
     }

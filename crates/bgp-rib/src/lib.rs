@@ -62,6 +62,9 @@
 //! `examples/encode_speed.rs`: 1M /24s over 10k sets encode into 10k
 //! UPDATEs at ~70M prefixes/s (eBGP, and 2-octet iBGP with AS4_PATH).
 
+#![warn(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 mod addpath;
 mod adjin;
 mod attrs;

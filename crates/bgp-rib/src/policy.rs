@@ -9,7 +9,10 @@ use crate::PeerId;
 /// An import decision.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
+    /// Install the route (with the builder's edits).
     Accept,
+    /// Drop the route: any earlier path of the peer for the prefix is removed, and it counts as
+    /// received but not accepted.
     Reject,
 }
 
@@ -17,6 +20,7 @@ pub enum Verdict {
 /// UPDATE's attributes. Edits make the RIB intern a new set for that prefix;
 /// an untouched builder reuses the UPDATE's set.
 pub trait ImportPolicy {
+    /// Decides the route `prefix` from `peer`; may edit `attrs`.
     fn import(&mut self, peer: PeerId, prefix: &Prefix, attrs: &mut AttrsBuilder) -> Verdict;
     /// True when [`Self::import`] accepts every route unchanged: the RIB
     /// then skips the per-UPDATE editable copy and the per-prefix call.
@@ -61,6 +65,7 @@ pub enum ExportVerdict {
 /// LOCAL_PREF towards eBGP) belongs to the UPDATE encoder, so that sets stay
 /// shared between peers here.
 pub trait ExportPolicy {
+    /// What to send `to` for `prefix`.
     fn export(
         &mut self,
         to: PeerId,

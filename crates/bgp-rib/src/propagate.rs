@@ -18,6 +18,7 @@ use crate::PeerId;
 /// How we relate to one peer, for the propagation rules.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct PeerRole {
+    /// External peer.
     pub ebgp: bool,
     /// RFC 4456: the peer is a route-reflector client of ours.
     pub rr_client: bool,
@@ -53,9 +54,13 @@ pub struct PeerRole {
 ///   eBGP that its export filter set. Locally originated routes keep theirs.
 #[derive(Clone, Debug)]
 pub struct Propagation<E> {
+    /// Our BGP Identifier, set as ORIGINATOR_ID when reflecting.
     pub router_id: Ipv4Addr,
+    /// Our cluster ID, prepended to CLUSTER_LIST when reflecting (RFC 4456).
     pub cluster_id: Ipv4Addr,
+    /// Each peer's role, indexed by [`PeerId`]; `None` for unknown peers.
     pub roles: Vec<Option<PeerRole>>,
+    /// The user's export policy, applied after the propagation rules.
     pub inner: E,
 }
 
@@ -229,14 +234,17 @@ pub enum ImportReject {
 /// Result of [`import_check`].
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum ImportCheck {
+    /// Accept as is.
     Accept,
     /// RFC 9234 §5: accept after adding ONLY_TO_CUSTOMER with this AS (the
     /// peer's); [`ImportCheck::apply`] does it.
     AddOtc(Asn),
+    /// Refuse the route, for this reason.
     Reject(ImportReject),
 }
 
 impl ImportCheck {
+    /// Whether the route is accepted (with or without OTC added).
     pub fn is_accept(&self) -> bool {
         !matches!(self, ImportCheck::Reject(_))
     }

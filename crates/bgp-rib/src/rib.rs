@@ -31,16 +31,20 @@ impl Rib {
         }
     }
 
+    /// The shards, by index.
     pub fn shards(&self) -> &[RibShard] {
         &self.shards
     }
+    /// The shards, mutably.
     pub fn shards_mut(&mut self) -> &mut [RibShard] {
         &mut self.shards
     }
+    /// The shard that holds `prefix` ([`shard_for`] over the shard count).
     pub fn shard_of(&self, prefix: &Prefix) -> usize {
         shard_for(prefix, self.shards.len())
     }
 
+    /// Registers (or reconfigures) a peer in every shard.
     pub fn add_peer(&mut self, id: PeerId, cfg: PeerConfig) {
         for s in &mut self.shards {
             s.add_peer(id, cfg.clone());
@@ -81,6 +85,8 @@ impl Rib {
         Ok(())
     }
 
+    /// Removes every route of `peer` in every shard; appends prefixes whose best changed to
+    /// `changed`.
     pub fn peer_down(&mut self, peer: PeerId, changed: &mut Vec<Prefix>) -> Result<(), RibError> {
         for s in &mut self.shards {
             s.peer_down(peer, changed)?;
@@ -154,6 +160,7 @@ impl Rib {
         Ok(n)
     }
 
+    /// The stored paths of `prefix`, if any.
     pub fn lookup(&self, prefix: &Prefix) -> Option<RouteRef<'_>> {
         self.shards.get(self.shard_of(prefix))?.lookup(prefix)
     }
@@ -163,9 +170,11 @@ impl Rib {
         self.shards.iter().flat_map(RibShard::iter)
     }
 
+    /// Prefixes stored, over all shards.
     pub fn prefix_count(&self) -> usize {
         self.shards.iter().map(RibShard::prefix_count).sum()
     }
+    /// Paths stored, over all shards.
     pub fn path_count(&self) -> usize {
         self.shards.iter().map(RibShard::path_count).sum()
     }
@@ -175,6 +184,7 @@ impl Rib {
         self.shards.iter().map(|s| s.interner().len()).sum()
     }
 
+    /// `peer`'s route counts summed over shards; `None` for an unknown peer.
     pub fn peer_counts(&self, peer: PeerId) -> Option<PeerCounts> {
         let mut total = PeerCounts::default();
         for s in &self.shards {

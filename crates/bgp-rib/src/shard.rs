@@ -22,6 +22,7 @@ use crate::PeerId;
 /// What the RIB needs to know about a peer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PeerConfig {
+    /// The peer's AS.
     pub asn: Asn,
     /// BGP Identifier from its OPEN (RFC 4271 §4.2).
     pub bgp_id: Ipv4Addr,
@@ -51,6 +52,7 @@ pub struct PeerCounts {
 /// can produce these.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum RibError {
+    /// The peer was never registered with `add_peer`.
     UnknownPeer(PeerId),
     /// Announcements without attributes.
     MissingAttributes,
@@ -105,7 +107,9 @@ pub struct RibShard {
 /// A prefix's paths as stored, with the Loc-RIB choice.
 #[derive(Copy, Clone, Debug)]
 pub struct RouteRef<'a> {
+    /// The prefix.
     pub prefix: Prefix,
+    /// Its paths, in storage order.
     pub paths: &'a [PathEntry],
     /// Index of the best path in `paths`.
     pub best: Option<usize>,
@@ -113,6 +117,7 @@ pub struct RouteRef<'a> {
 }
 
 impl<'a> RouteRef<'a> {
+    /// The best path and its attributes; `None` when there is no best path.
     pub fn best(&self) -> Option<(PathEntry, &'a AttrSet)> {
         let p = *self.paths.get(self.best?)?;
         Some((p, self.interner.get(p.attrs)?))
@@ -136,6 +141,7 @@ fn route_ref<'a>(prefix: Prefix, e: &'a PrefixEntry, interner: &'a Interner) -> 
 }
 
 impl RibShard {
+    /// An empty shard using `cfg` for selection.
     pub fn new(cfg: BestPathConfig) -> RibShard {
         RibShard {
             cfg,
@@ -143,6 +149,7 @@ impl RibShard {
         }
     }
 
+    /// The selection configuration.
     pub fn config(&self) -> &BestPathConfig {
         &self.cfg
     }
@@ -182,6 +189,7 @@ impl RibShard {
         }
     }
 
+    /// The configuration of peer `id`, if registered.
     pub fn peer(&self, id: PeerId) -> Option<&PeerConfig> {
         self.peer_state(id).map(|p| &p.cfg)
     }
@@ -197,6 +205,7 @@ impl RibShard {
             .ok_or(RibError::UnknownPeer(id))
     }
 
+    /// This shard's attribute interner.
     pub fn interner(&self) -> &Interner {
         &self.interner
     }
@@ -205,17 +214,20 @@ impl RibShard {
     pub fn intern(&mut self, b: &AttrsBuilder) -> AttrHandle {
         self.interner.intern(b)
     }
+    /// Gives back one reference taken with [`Self::intern`].
     pub fn release(&mut self, h: AttrHandle) {
         self.interner.release(h);
     }
+    /// The set behind `h`, if it is live.
     pub fn attrs(&self, h: AttrHandle) -> Option<&AttrSet> {
         self.interner.get(h)
     }
 
     /// Applies one UPDATE's worth of changes from `peer`: withdrawals first,
     /// then announcements, so a prefix in both ends up announced (RFC 4271
-    /// §4.3 says to treat such an UPDATE as if it were not withdrawn). `attrs` are the UPDATE's attributes; the shard drops
-    /// LOCAL_PREF from eBGP peers (RFC 4271 §5.1.5) and runs `import` per
+    /// §4.3 says to treat such an UPDATE as if it were not withdrawn).
+    /// `attrs` are the UPDATE's attributes; the shard drops LOCAL_PREF from
+    /// eBGP peers (RFC 4271 §5.1.5) and runs `import` per
     /// announced prefix. Prefixes whose best path changed are appended to
     /// `changed` (a prefix touched twice in a batch may appear twice).
     pub fn apply_update<P: ImportPolicy + ?Sized>(
@@ -486,6 +498,7 @@ impl RibShard {
         self.paths
     }
 
+    /// `peer`'s route counts in this shard; `None` for an unknown peer.
     pub fn peer_counts(&self, peer: PeerId) -> Option<PeerCounts> {
         let p = self.peer_state(peer)?;
         Some(PeerCounts {

@@ -18,6 +18,7 @@ use crate::PeerId;
 /// padding after the 2-byte peer id).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct PathEntry {
+    /// The peer the path came from.
     pub peer: PeerId,
     /// Kept from a session that went down with graceful restart (RFC 4724
     /// §4.2) and not re-announced since. Stale paths take part in
@@ -25,6 +26,7 @@ pub struct PathEntry {
     pub stale: bool,
     /// RFC 7911 path identifier; 0 without ADD-PATH.
     pub path_id: u32,
+    /// The path's interned attributes.
     pub attrs: AttrHandle,
 }
 

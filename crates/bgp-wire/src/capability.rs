@@ -23,7 +23,9 @@ use crate::util::{u16_at, u32_at, u8_at};
 /// A capability TLV as found in an optional parameter.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct RawCapability<'a> {
+    /// Capability code (see [`crate::consts::cap_code`]).
     pub code: u8,
+    /// The value octets.
     pub value: &'a [u8],
     /// Offset of the TLV in the OPEN body (for 2/7 NOTIFICATION data).
     pub offset: u32,
@@ -31,17 +33,25 @@ pub struct RawCapability<'a> {
 
 /// RFC 7911 §4 Send/Receive field.
 pub mod add_path_mode {
+    /// The sender can receive multiple paths.
     pub const RECEIVE: u8 = 1;
+    /// The sender can send multiple paths.
     pub const SEND: u8 = 2;
+    /// Both.
     pub const BOTH: u8 = 3;
 }
 
 /// RFC 9234 §4.1 BGP roles.
 pub mod role {
+    /// Provider (0): the sender is the receiver's transit provider.
     pub const PROVIDER: u8 = 0;
+    /// Route Server (1).
     pub const RS: u8 = 1;
+    /// Route Server Client (2).
     pub const RS_CLIENT: u8 = 2;
+    /// Customer (3): the sender is the receiver's customer.
     pub const CUSTOMER: u8 = 3;
+    /// Peer (4): lateral peering.
     pub const PEER: u8 = 4;
 }
 
@@ -49,14 +59,18 @@ pub mod role {
 /// §3); flags bit 0x80 is "Forwarding State preserved".
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct GrFamily {
+    /// The family.
     pub afi_safi: AfiSafi,
+    /// Per-family flags; 0x80 = forwarding state preserved.
     pub flags: u8,
 }
 
 /// One entry of the long-lived GR capability (RFC 9494 §2).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct LlgrFamily {
+    /// The family.
     pub afi_safi: AfiSafi,
+    /// Per-family flags; 0x80 = forwarding state preserved.
     pub flags: u8,
     /// Long-lived stale time, 24 bits, in seconds.
     pub stale_time: u32,
@@ -65,6 +79,7 @@ pub struct LlgrFamily {
 /// One entry of the ADD-PATH capability (RFC 7911 §4).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct AddPathFamily {
+    /// The family.
     pub afi_safi: AfiSafi,
     /// [`add_path_mode`].
     pub send_receive: u8,
@@ -92,8 +107,11 @@ pub enum CapabilityView<'a> {
     /// word, shifted down: 0x8 = Restart State, 0x4 = Notification of RFC
     /// 8538), the 12-bit restart time, and 4-octet family entries.
     GracefulRestart {
+        /// Restart flags, 4 bits.
         flags: u8,
+        /// Restart time, 12 bits, in seconds.
         restart_time: u16,
+        /// The family entries, raw (4 octets each).
         families: &'a [u8],
     },
     /// 65, RFC 6793.
@@ -106,11 +124,18 @@ pub enum CapabilityView<'a> {
     LongLivedGracefulRestart(&'a [u8]),
     /// 73, draft-walton-bgp-hostname-capability: raw octets (usually ASCII).
     Fqdn {
+        /// The host name, length-prefixed on the wire (up to 255 octets).
         hostname: &'a [u8],
+        /// The domain name, length-prefixed on the wire (up to 255 octets).
         domain: &'a [u8],
     },
     /// Anything else, or a known code with a malformed value.
-    Unknown { code: u8, value: &'a [u8] },
+    Unknown {
+        /// The capability code.
+        code: u8,
+        /// The value octets.
+        value: &'a [u8],
+    },
 }
 
 impl<'a> CapabilityView<'a> {
@@ -162,6 +187,7 @@ impl<'a> CapabilityView<'a> {
         })
     }
 
+    /// The capability code this value is carried under.
     pub const fn code(&self) -> u8 {
         match self {
             CapabilityView::Multiprotocol(_) => cc::MULTIPROTOCOL,
@@ -221,6 +247,7 @@ impl<'a> CapabilityView<'a> {
         })
     }
 
+    /// An owned copy, with the family lists decoded.
     pub fn to_owned(&self) -> Capability {
         match *self {
             CapabilityView::Multiprotocol(a) => Capability::Multiprotocol(a),
@@ -257,27 +284,43 @@ impl<'a> CapabilityView<'a> {
 /// An owned capability; mirrors [`CapabilityView`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Capability {
+    /// 1, RFC 4760 §8: one family the sender can carry.
     Multiprotocol(AfiSafi),
+    /// 2, RFC 2918.
     RouteRefresh,
+    /// 6, RFC 8654: messages up to 65535 octets.
     ExtendedMessage,
+    /// 9, RFC 9234: the sender's role (see [`role`]).
     Role(u8),
+    /// 64, RFC 4724 §3.
     GracefulRestart {
         /// 4 bits; see [`CapabilityView::GracefulRestart`].
         flags: u8,
         /// 12 bits, seconds.
         restart_time: u16,
+        /// Per-family entries.
         families: Vec<GrFamily>,
     },
+    /// 65, RFC 6793: the sender's 4-octet AS.
     FourOctetAsn(Asn),
+    /// 69, RFC 7911.
     AddPath(Vec<AddPathFamily>),
+    /// 70, RFC 7313.
     EnhancedRouteRefresh,
+    /// 71, RFC 9494.
     LongLivedGracefulRestart(Vec<LlgrFamily>),
+    /// 73, draft-walton-bgp-hostname-capability.
     Fqdn {
+        /// The host name, raw (usually ASCII).
         hostname: Vec<u8>,
+        /// The domain name, raw (usually ASCII).
         domain: Vec<u8>,
     },
+    /// Any other capability, kept as received.
     Unknown {
+        /// The capability code.
         code: u8,
+        /// The value octets.
         value: Vec<u8>,
     },
 }
@@ -288,6 +331,7 @@ fn put_afi_safi(out: &mut Vec<u8>, a: AfiSafi) {
 }
 
 impl Capability {
+    /// The capability code.
     pub fn code(&self) -> u8 {
         match self {
             Capability::Multiprotocol(_) => cc::MULTIPROTOCOL,

@@ -93,11 +93,13 @@ impl ParseCtx {
         self
     }
 
+    /// Returns a copy with 4-octet AS numbers in AS_PATH/AGGREGATOR on or off (RFC 6793).
     pub const fn with_four_octet_asn(mut self, on: bool) -> ParseCtx {
         self.four_octet_asn = on;
         self
     }
 
+    /// Returns a copy with the extended message size (65535 octets, RFC 8654) on or off.
     pub const fn with_extended_message(mut self, on: bool) -> ParseCtx {
         self.extended_message = on;
         self

@@ -16,9 +16,13 @@ use crate::notification::NotificationMessage;
 /// when it came from a bare [`crate::AttrIter::new`].
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct AttrRef {
+    /// Attribute type code.
     pub type_code: u8,
+    /// Attribute flags as received.
     pub flags: u8,
+    /// Where the TLV starts, in octets.
     pub offset: u32,
+    /// Length of the whole TLV, header included.
     pub len: u32,
 }
 
@@ -40,24 +44,46 @@ pub enum WireError {
     ConnectionNotSynchronized,
     /// 1/2: the header length is out of range, does not suit the message
     /// type, or the buffer holds less than it announces. Data: the length.
-    BadMessageLength { length: u16 },
+    BadMessageLength {
+        /// The length field as received.
+        length: u16,
+    },
     /// 1/3: unknown message type. Data: the type.
-    BadMessageType { msg_type: u8 },
+    BadMessageType {
+        /// The type octet as received.
+        msg_type: u8,
+    },
     /// 2/0: the OPEN optional parameters cannot be framed.
     MalformedOpen,
     /// 2/1: data is the largest version we support (4).
-    UnsupportedVersionNumber { version: u8 },
+    UnsupportedVersionNumber {
+        /// The version the peer sent.
+        version: u8,
+    },
     /// 2/2: raised by the speaker, never by the codec.
     BadPeerAs,
     /// 2/3: BGP Identifier 0 (RFC 6286 §2.2).
     BadBgpIdentifier,
     /// 2/4: an optional parameter other than capabilities.
-    UnsupportedOptionalParameter { param_type: u8 },
+    UnsupportedOptionalParameter {
+        /// The parameter type.
+        param_type: u8,
+    },
     /// 2/6: hold time 1 or 2 seconds (RFC 4271 §6.2).
-    UnacceptableHoldTime { hold_time: u16 },
+    UnacceptableHoldTime {
+        /// The hold time offered, in seconds.
+        hold_time: u16,
+    },
     /// 2/7 (RFC 5492 §5): a capability we cannot accept. `offset`/`len`
     /// locate the capability TLV in the OPEN body; it is the data.
-    UnsupportedCapability { code: u8, offset: u32, len: u32 },
+    UnsupportedCapability {
+        /// The capability code.
+        code: u8,
+        /// Where the capability TLV starts in the OPEN body.
+        offset: u32,
+        /// Length of the TLV, header included.
+        len: u32,
+    },
     /// 3/1: withdrawn-routes length or total path attribute length overrun
     /// the message, so the NLRI cannot be located (RFC 7606 §4).
     MalformedAttributeList,
@@ -65,11 +91,19 @@ pub enum WireError {
     DuplicateAttribute(AttrRef),
     /// 3/5: an attribute header or length runs past the end of the
     /// path attribute block (RFC 7606 §4). `offset` is where it starts.
-    AttributeOverrun { type_code: u8, offset: u32 },
+    AttributeOverrun {
+        /// The type code; 0 when the header ends before it.
+        type_code: u8,
+        /// Where the attribute starts.
+        offset: u32,
+    },
     /// 3/2: a well-known (non-optional) attribute we do not know.
     UnrecognizedWellKnown(AttrRef),
     /// 3/3: data is the missing type code.
-    MissingWellKnown { type_code: u8 },
+    MissingWellKnown {
+        /// The missing attribute's type code.
+        type_code: u8,
+    },
     /// 3/4
     AttributeFlags(AttrRef),
     /// 3/5
@@ -86,7 +120,10 @@ pub enum WireError {
     /// 3/11
     MalformedAsPath(AttrRef),
     /// 7/1 (RFC 7313 §5): ROUTE-REFRESH of a length other than 23.
-    RouteRefreshLength { length: u16 },
+    RouteRefreshLength {
+        /// The message length as received.
+        length: u16,
+    },
 }
 
 /// RFC 7606 §7: what a malformed attribute of this type leads to.
@@ -253,7 +290,12 @@ impl std::error::Error for WireError {}
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum EncodeError {
     /// The message would exceed the negotiated maximum length.
-    MessageTooLong { len: usize, max: usize },
+    MessageTooLong {
+        /// The length the message would have, in octets.
+        len: usize,
+        /// The negotiated maximum, in octets.
+        max: usize,
+    },
     /// A field exceeds what its length field can express.
     FieldTooLong,
 }

@@ -28,6 +28,7 @@ pub const HEADER_LEN: usize = 19;
 pub struct Header {
     /// Total message length including the header.
     pub length: u16,
+    /// Message type (see [`crate::consts::msg_type`]).
     pub msg_type: u8,
 }
 
@@ -56,8 +57,11 @@ impl Header {
 /// One framed message: its header, its body, and the octets it takes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Frame<'a> {
+    /// The decoded header.
     pub header: Header,
+    /// The body: the `header.length - 19` octets after the header.
     pub body: &'a [u8],
+    /// Octets the whole message takes, header included (`header.length`).
     pub len: usize,
 }
 

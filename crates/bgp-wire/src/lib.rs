@@ -11,6 +11,9 @@
 //! * Errors ([`WireError`]) are `Copy`, map to their NOTIFICATION
 //!   code/subcode/data, and to an RFC 7606 [`Disposition`].
 
+#![warn(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+#![cfg_attr(not(test), deny(clippy::indexing_slicing))]
 // `usize::is_multiple_of` is newer than the workspace MSRV (1.85).
 #![allow(clippy::manual_is_multiple_of)]
 

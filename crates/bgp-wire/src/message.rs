@@ -12,11 +12,15 @@ use crate::update::{UpdateMessage, UpdateView};
 /// A borrowed, lazily decoded message.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Message<'a> {
+    /// OPEN.
     Open(OpenView<'a>),
+    /// UPDATE.
     Update(UpdateView<'a>),
+    /// NOTIFICATION.
     Notification(NotificationView<'a>),
     /// KEEPALIVE is the header alone (RFC 4271 §4.4).
     Keepalive,
+    /// ROUTE-REFRESH (RFC 2918, RFC 7313).
     RouteRefresh(RouteRefresh),
 }
 
@@ -54,6 +58,7 @@ impl<'a> Message<'a> {
         Ok((m, total))
     }
 
+    /// The message type code (see [`crate::consts::msg_type`]).
     pub const fn msg_type(&self) -> u8 {
         match self {
             Message::Open(_) => msg_type::OPEN,
@@ -79,10 +84,15 @@ impl<'a> Message<'a> {
 /// An owned message of any type.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum OwnedMessage {
+    /// OPEN.
     Open(OpenMessage),
+    /// UPDATE.
     Update(UpdateMessage),
+    /// NOTIFICATION.
     Notification(NotificationMessage),
+    /// KEEPALIVE: the header alone.
     Keepalive,
+    /// ROUTE-REFRESH.
     RouteRefresh(RouteRefresh),
 }
 

@@ -19,11 +19,14 @@ use crate::util::u32_at;
 /// One NLRI entry: a prefix and its ADD-PATH path identifier, if any.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Nlri {
+    /// ADD-PATH path identifier (RFC 7911), when the family negotiated it.
     pub path_id: Option<u32>,
+    /// The prefix; host bits kept as received.
     pub prefix: Prefix,
 }
 
 impl Nlri {
+    /// An entry without a path identifier.
     pub const fn new(prefix: Prefix) -> Nlri {
         Nlri {
             path_id: None,
@@ -31,6 +34,7 @@ impl Nlri {
         }
     }
 
+    /// An entry with ADD-PATH path identifier `path_id`.
     pub const fn with_path_id(prefix: Prefix, path_id: u32) -> Nlri {
         Nlri {
             path_id: Some(path_id),
@@ -53,8 +57,8 @@ impl Nlri {
         out.push(self.prefix.len());
         let n = self.prefix.nlri_octets();
         match self.prefix {
-            Prefix::V4(p) => out.extend_from_slice(&p.addr_bits().to_be_bytes()[..n]),
-            Prefix::V6(p) => out.extend_from_slice(&p.addr_bits().to_be_bytes()[..n]),
+            Prefix::V4(p) => out.extend(p.addr_bits().to_be_bytes().iter().take(n)),
+            Prefix::V6(p) => out.extend(p.addr_bits().to_be_bytes().iter().take(n)),
         }
     }
 }
@@ -70,6 +74,8 @@ pub struct NlriIter<'a> {
 }
 
 impl<'a> NlriIter<'a> {
+    /// Iterates the NLRI field `buf` of family `afi`, each entry led by a 4-octet path identifier
+    /// when `add_path`.
     pub const fn new(buf: &'a [u8], afi: Afi, add_path: bool) -> NlriIter<'a> {
         NlriIter { buf, afi, add_path }
     }

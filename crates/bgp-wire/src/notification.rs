@@ -27,8 +27,11 @@ pub const MAX_SHUTDOWN_COMMUNICATION: usize = 255;
 /// Borrowed view of a NOTIFICATION body.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct NotificationView<'a> {
+    /// Error code (see [`crate::consts::notify`]).
     pub code: u8,
+    /// Error subcode; 0 is Unspecific.
     pub subcode: u8,
+    /// The data field: the rest of the message.
     pub data: &'a [u8],
 }
 
@@ -83,6 +86,7 @@ impl<'a> NotificationView<'a> {
         Some(parse_shutdown_communication(self.data))
     }
 
+    /// An owned copy.
     pub fn to_owned(&self) -> NotificationMessage {
         NotificationMessage {
             code: self.code,
@@ -95,12 +99,16 @@ impl<'a> NotificationView<'a> {
 /// An owned NOTIFICATION.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct NotificationMessage {
+    /// Error code (see [`crate::consts::notify`]).
     pub code: u8,
+    /// Error subcode; 0 is Unspecific.
     pub subcode: u8,
+    /// The data field.
     pub data: Vec<u8>,
 }
 
 impl NotificationMessage {
+    /// A NOTIFICATION with these code, subcode and data.
     pub fn new(code: u8, subcode: u8, data: Vec<u8>) -> NotificationMessage {
         NotificationMessage {
             code,
@@ -128,6 +136,7 @@ impl NotificationMessage {
         }
     }
 
+    /// A borrowed view of this message.
     pub fn view(&self) -> NotificationView<'_> {
         NotificationView {
             code: self.code,
@@ -136,6 +145,7 @@ impl NotificationMessage {
         }
     }
 
+    /// Appends the body (code, subcode, data), without the header.
     pub fn encode_body(&self, out: &mut Vec<u8>) {
         out.push(self.code);
         out.push(self.subcode);

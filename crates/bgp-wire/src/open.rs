@@ -40,10 +40,13 @@ use crate::util::{patch_u16, u16_at, u32_at, u8_at};
 /// Borrowed view of an OPEN body.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct OpenView<'a> {
+    /// BGP version as sent (4 for RFC 4271).
     pub version: u8,
     /// The 2-octet "My Autonomous System" (AS_TRANS for 4-octet ASNs).
     pub my_as: u16,
+    /// Proposed hold time in seconds, as sent.
     pub hold_time: u16,
+    /// The sender's BGP identifier, as sent.
     pub bgp_id: Ipv4Addr,
     /// Whether the RFC 9072 extended parameters length form was used.
     pub extended_params: bool,
@@ -54,7 +57,9 @@ pub struct OpenView<'a> {
 /// One optional parameter.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct OptParamView<'a> {
+    /// Parameter type (see [`crate::consts::opt_param`]).
     pub param_type: u8,
+    /// The value octets.
     pub value: &'a [u8],
     /// Offset of the value in the OPEN body.
     pub value_offset: u32,
@@ -186,6 +191,7 @@ impl<'a> OpenView<'a> {
         })
     }
 
+    /// The optional parameters in wire order.
     pub fn params(&self) -> OptParamIter<'a> {
         OptParamIter {
             buf: self.params,
@@ -195,6 +201,7 @@ impl<'a> OpenView<'a> {
         }
     }
 
+    /// The capabilities of every capabilities parameter, in wire order.
     pub fn capabilities(&self) -> CapabilityIter<'a> {
         CapabilityIter {
             params: self.params(),
@@ -276,7 +283,12 @@ pub enum OptParam {
     /// Type 2 (RFC 5492); one parameter may hold several capabilities.
     Capabilities(Vec<Capability>),
     /// Any other parameter, or a type 2 whose content cannot be framed.
-    Other { param_type: u8, value: Vec<u8> },
+    Other {
+        /// The parameter type.
+        param_type: u8,
+        /// The value octets.
+        value: Vec<u8>,
+    },
 }
 
 impl OptParam {
@@ -320,10 +332,15 @@ impl OptParam {
 /// An owned OPEN message.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct OpenMessage {
+    /// BGP version (4).
     pub version: u8,
+    /// The 2-octet "My Autonomous System" (AS_TRANS for 4-octet ASNs).
     pub my_as: u16,
+    /// Proposed hold time in seconds.
     pub hold_time: u16,
+    /// The BGP identifier.
     pub bgp_id: Ipv4Addr,
+    /// The optional parameters, in order.
     pub params: Vec<OptParam>,
     /// Use the RFC 9072 form. Forced on when parameters exceed 255 octets.
     pub extended_params: bool,
@@ -374,7 +391,9 @@ impl OpenMessage {
                 );
             } else {
                 let l = u8::try_from(len).map_err(|_| EncodeError::FieldTooLong)?;
-                out[at] = l;
+                if let Some(b) = out.get_mut(at) {
+                    *b = l;
+                }
             }
         }
         let total = out.len() - params_start;
@@ -385,11 +404,15 @@ impl OpenMessage {
                 u16::try_from(total).map_err(|_| EncodeError::FieldTooLong)?,
             );
         } else {
-            out[start] = u8::try_from(total).map_err(|_| EncodeError::FieldTooLong)?;
+            let l = u8::try_from(total).map_err(|_| EncodeError::FieldTooLong)?;
+            if let Some(b) = out.get_mut(start) {
+                *b = l;
+            }
         }
         Ok(())
     }
 
+    /// Appends the body, without the header; fails if a parameter is too long for its length field.
     pub fn encode_body(&self, out: &mut Vec<u8>) -> Result<(), EncodeError> {
         out.push(self.version);
         out.extend_from_slice(&self.my_as.to_be_bytes());

@@ -20,7 +20,9 @@ use crate::util::{u16_at, u8_at};
 /// A ROUTE-REFRESH message. It borrows nothing, so the view is the repr.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct RouteRefresh {
+    /// The address family to refresh.
     pub afi: Afi,
+    /// The subsequent address family to refresh.
     pub safi: Safi,
     /// RFC 7313 message subtype ([`crate::consts::rr_subtype`]); any value
     /// is kept as received, RFC 7313 §5 says to ignore unknown ones.
@@ -28,6 +30,7 @@ pub struct RouteRefresh {
 }
 
 impl RouteRefresh {
+    /// A message for `af` with `subtype` (see [`crate::consts::rr_subtype`]).
     pub const fn new(af: AfiSafi, subtype: u8) -> RouteRefresh {
         RouteRefresh {
             afi: af.afi,
@@ -36,6 +39,7 @@ impl RouteRefresh {
         }
     }
 
+    /// The (AFI, SAFI) pair.
     pub const fn afi_safi(&self) -> AfiSafi {
         AfiSafi::new(self.afi, self.safi)
     }
@@ -61,6 +65,7 @@ impl RouteRefresh {
         })
     }
 
+    /// Appends the 4-octet body, without the header.
     pub fn encode_body(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.afi.to_u16().to_be_bytes());
         out.push(self.subtype);

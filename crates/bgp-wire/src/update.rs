@@ -58,6 +58,7 @@ impl<'a> UpdateView<'a> {
         })
     }
 
+    /// The parse context the view was made with.
     pub const fn ctx(&self) -> ParseCtx {
         self.ctx
     }
@@ -65,12 +66,15 @@ impl<'a> UpdateView<'a> {
     pub const fn body(&self) -> &'a [u8] {
         self.body
     }
+    /// The withdrawn-routes field, raw.
     pub const fn withdrawn_raw(&self) -> &'a [u8] {
         self.withdrawn
     }
+    /// The path attribute block, raw.
     pub const fn attributes_raw(&self) -> &'a [u8] {
         self.attrs
     }
+    /// The NLRI field, raw.
     pub const fn nlri_raw(&self) -> &'a [u8] {
         self.nlri
     }
@@ -166,8 +170,11 @@ impl<'a> UpdateView<'a> {
 /// attributes in wire order (MP_REACH/MP_UNREACH among them).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct UpdateMessage {
+    /// IPv4 prefixes withdrawn in the withdrawn-routes field.
     pub withdrawn: Vec<Nlri>,
+    /// The path attributes, in order (MP_REACH/MP_UNREACH included).
     pub attributes: Vec<PathAttr>,
+    /// IPv4 prefixes announced in the NLRI field.
     pub nlri: Vec<Nlri>,
 }
 

@@ -8,14 +8,12 @@ pub(crate) fn u8_at(b: &[u8], off: usize) -> Option<u8> {
 
 #[inline]
 pub(crate) fn u16_at(b: &[u8], off: usize) -> Option<u16> {
-    let s = b.get(off..off.checked_add(2)?)?;
-    Some(u16::from_be_bytes([s[0], s[1]]))
+    Some(u16::from_be_bytes(*b.get(off..)?.first_chunk::<2>()?))
 }
 
 #[inline]
 pub(crate) fn u32_at(b: &[u8], off: usize) -> Option<u32> {
-    let s = b.get(off..off.checked_add(4)?)?;
-    Some(u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
+    Some(u32::from_be_bytes(*b.get(off..)?.first_chunk::<4>()?))
 }
 
 #[inline]

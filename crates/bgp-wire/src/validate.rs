@@ -12,12 +12,24 @@ use crate::update::UpdateView;
 pub struct AttrSet([u64; 4]);
 
 impl AttrSet {
+    /// Whether type code `t` is in the set.
     pub const fn contains(&self, t: u8) -> bool {
-        self.0[(t >> 6) as usize] & (1 << (t & 63)) != 0
+        // `t >> 6` is 0..=3: one word per 64 type codes.
+        let w = match t >> 6 {
+            0 => self.0[0],
+            1 => self.0[1],
+            2 => self.0[2],
+            _ => self.0[3],
+        };
+        w & (1 << (t & 63)) != 0
     }
+    /// Adds type code `t`.
     pub fn insert(&mut self, t: u8) {
-        self.0[(t >> 6) as usize] |= 1 << (t & 63);
+        if let Some(w) = self.0.get_mut(usize::from(t >> 6)) {
+            *w |= 1 << (t & 63);
+        }
     }
+    /// Whether the set is empty.
     pub fn is_empty(&self) -> bool {
         self.0 == [0; 4]
     }
@@ -30,7 +42,9 @@ pub struct ValidatedUpdate<'a> {
     pub withdrawn: usize,
     /// IPv4 unicast NLRI.
     pub announced: usize,
+    /// The first MP_REACH_NLRI, if present and well-formed.
     pub mp_reach: Option<MpReachView<'a>>,
+    /// The first MP_UNREACH_NLRI, if present and well-formed.
     pub mp_unreach: Option<MpUnreachView<'a>>,
     /// Attribute types present (first occurrence, well-formed or not).
     pub present: AttrSet,

@@ -74,7 +74,9 @@ pub enum DataplaneEngine {
 /// Install resolved routes into the kernel as well (BIRD's `kernel`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct KernelExport {
+    /// `kernel_table`: the Linux routing table the routes go into (default 254, `main`).
     pub table: u32,
+    /// `kernel_metric`: the metric of those routes (default 20).
     pub metric: u32,
 }
 
@@ -82,21 +84,29 @@ pub struct KernelExport {
 /// prefixes, against which BGP next hops are resolved).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DataplaneInterface {
+    /// The Linux interface name.
     pub name: String,
+    /// The router's addresses on it as (address, prefix length); each gives a connected prefix.
     pub addresses: Vec<(IpAddr, u8)>,
 }
 
 /// `[dataplane]`, validated.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dataplane {
+    /// `io`: packet I/O of the workers.
     pub io: DataplaneIo,
+    /// `cores`: worker threads, 1..=64 (default 1).
     pub cores: u16,
+    /// `kp`: frames per RX poll, 1..=4096 (default 32).
     pub kp: u16,
+    /// `kn`: frames queued before a TX kick, 1..=4096 (default 32).
     pub kn: u16,
+    /// `kernel = true`: also install resolved routes into Linux.
     pub kernel: Option<KernelExport>,
     /// When set, tesserad serves its best routes on this socket and does
     /// not forward itself; `tesserad --dataplane` forwards, fed from it.
     pub feed_socket: Option<PathBuf>,
+    /// `[[dataplane.interface]]`: the dataplane ports, in file order.
     pub interfaces: Vec<DataplaneInterface>,
     /// `engine`: "graph" (default) or "fast".
     pub engine: DataplaneEngine,

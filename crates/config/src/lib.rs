@@ -22,6 +22,8 @@
 //! );
 //! ```
 
+#![warn(missing_docs)]
+
 mod dataplane;
 mod diff;
 mod locate;
@@ -49,12 +51,15 @@ pub use model::{
 /// in the same pass are in [`ConfigError::more`], in file order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConfigError {
+    /// The file the error is in.
     pub file: String,
     /// 1-based; 0 when the error has no position (an unreadable file).
     pub line: usize,
+    /// 1-based, in characters; 0 when the error has no position.
     pub col: usize,
     /// Dotted path of the field (`neighbor[1].remote_as`), or empty.
     pub field: String,
+    /// What is wrong, for a person to read.
     pub message: String,
     /// The other errors, each without `more` of its own.
     pub more: Vec<ConfigError>,
@@ -98,7 +103,9 @@ impl std::error::Error for ConfigError {}
 pub struct Config {
     /// The file name given to [`load`] or [`parse`], used in messages.
     pub file: String,
+    /// `[router]`.
     pub router: Router,
+    /// `[control]`.
     pub control: Control,
     /// `log.level`, default `"info"`: a level (`error`, `warn`, `info`,
     /// `debug`, `trace`) or a tracing filter (`info,bgp_speaker=debug`).

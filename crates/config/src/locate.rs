@@ -14,6 +14,7 @@ use toml_edit::{ImDocument, InlineTable, Item, Table, Value};
 /// A place in the configuration file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Location {
+    /// The file name.
     pub file: String,
     /// 1-based.
     pub line: usize,

@@ -12,9 +12,13 @@ use base::{AfiSafi, Asn, Prefix};
 /// peer over a locked RIB) and `WorkerPool` (DTS, `threads` workers).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Pipeline {
+    /// `"sequential"`: one RIB thread.
     Sequential,
+    /// `"per-peer"`: each session's thread applies its own input to a locked, striped RIB.
     PerPeer,
+    /// `"worker-pool"`: `threads` workers apply the sessions' input to a locked, striped RIB.
     WorkerPool,
+    /// `"sharded"` (default): `threads` RIB threads, each owning its shard of the prefixes.
     Sharded,
 }
 
@@ -156,6 +160,7 @@ pub enum MaxPrefixAction {
 pub struct MaxPrefix {
     /// `limit`, >= 1.
     pub limit: u64,
+    /// `action`, default [`MaxPrefixAction::Shutdown`].
     pub action: MaxPrefixAction,
     /// `warn_threshold`, percent of the limit at which a warning is logged
     /// once, default 75; 0: no early warning.
@@ -166,10 +171,15 @@ pub struct MaxPrefix {
 /// *we* are the neighbour's provider.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Role {
+    /// `"provider"`: we are the neighbour's provider.
     Provider,
+    /// `"rs"`: we are a route server to the neighbour.
     Rs,
+    /// `"rs-client"`: we are a client of the neighbour's route server.
     RsClient,
+    /// `"customer"`: we are the neighbour's customer.
     Customer,
+    /// `"peer"`: lateral peering.
     Peer,
 }
 

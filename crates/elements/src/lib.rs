@@ -27,6 +27,8 @@
 //!
 //! A whole router: see `tests/router.rs` and `benches/router.rs`.
 
+#![warn(missing_docs)]
+
 pub mod args;
 pub mod basic;
 pub mod check;

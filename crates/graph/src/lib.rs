@@ -25,6 +25,8 @@
 //! elements; a push output connects to exactly one input (use Tee to
 //! copy).
 
+#![warn(missing_docs)]
+
 pub mod balance;
 pub mod driver;
 pub mod element;

@@ -10,7 +10,7 @@
 //! * [`LpmMut`] is the write side: incremental insert and remove, used off
 //!   the forwarding cores; publication to workers is by [`publish`]
 //!   (left-right: two copies, an atomic index, per-reader epochs).
-//! * [`reference`] holds the naive implementations every fast one is tested
+//! * [`reference`](mod@reference) holds the naive implementations every fast one is tested
 //!   against.
 //!
 //! # The fast tables: [`Poptrie4`] and [`Poptrie6`]
@@ -79,6 +79,9 @@
 //! internally synchronised: share it through [`publish`]; a reader that is
 //! descheduled inside a read section delays the writer (not other readers).
 
+#![warn(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 mod key;
 mod poptrie;
 pub mod publish;
@@ -143,6 +146,7 @@ pub trait LpmMut<P: Copy> {
     fn remove(&mut self, prefix: P) -> Option<NextHop>;
     /// Number of prefixes stored.
     fn len(&self) -> usize;
+    /// Whether no prefix is stored.
     fn is_empty(&self) -> bool {
         self.len() == 0
     }

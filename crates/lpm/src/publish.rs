@@ -45,13 +45,17 @@ use crate::{LpmError, LpmMut, NextHop};
 /// One change to a table.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Delta<P> {
+    /// Add or replace the route for a prefix.
     Insert(P, NextHop),
+    /// Remove the route for exactly this prefix (a no-op if absent).
     Remove(P),
 }
 
 /// A change a table knows how to apply. Must be deterministic: the same
 /// change applied to equal tables leaves them equal.
 pub trait Absorb<D> {
+    /// Applies `d` to this copy, or refuses it; the same change on an equal copy must give the same
+    /// result, so both copies stay equal.
     fn absorb(&mut self, d: &D) -> Result<(), LpmError>;
 }
 

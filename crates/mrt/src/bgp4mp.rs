@@ -1,6 +1,8 @@
 //! BGP4MP and BGP4MP_ET records (RFC 6396 §4.4, RFC 8050 §3): session state
 //! changes and raw BGP messages with the peering they were seen on.
 
+#![deny(clippy::indexing_slicing)]
+
 use crate::error::Malformed;
 use crate::header::subtypes as st;
 use crate::wire::{put_ip, put_u16, put_u32, Cursor};
@@ -10,8 +12,11 @@ use std::net::IpAddr;
 /// The addressing part shared by every BGP4MP subtype.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Peering {
+    /// The peer's AS (2 octets on the wire unless the subtype is an AS4 one).
     pub peer_as: Asn,
+    /// The collector's own AS, sized as `peer_as`.
     pub local_as: Asn,
+    /// The collector's interface index (0 when unknown).
     pub interface_index: u16,
     /// Peer address. Its family gives the AFI field when encoding.
     pub peer_ip: IpAddr,
@@ -88,24 +93,35 @@ pub const fn is_as4_subtype(subtype: u16) -> bool {
 
 /// BGP FSM states as numbered in RFC 6396 §4.4.1.
 pub mod state {
+    /// Idle (1).
     pub const IDLE: u16 = 1;
+    /// Connect (2).
     pub const CONNECT: u16 = 2;
+    /// Active (3).
     pub const ACTIVE: u16 = 3;
+    /// OpenSent (4).
     pub const OPEN_SENT: u16 = 4;
+    /// OpenConfirm (5).
     pub const OPEN_CONFIRM: u16 = 5;
+    /// Established (6).
     pub const ESTABLISHED: u16 = 6;
 }
 
 /// STATE_CHANGE (0) / STATE_CHANGE_AS4 (5).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct StateChange {
+    /// STATE_CHANGE or STATE_CHANGE_AS4.
     pub subtype: u16,
+    /// Who the session is with.
     pub peering: Peering,
+    /// The state left, numbered as in [`state`].
     pub old_state: u16,
+    /// The state entered, numbered as in [`state`].
     pub new_state: u16,
 }
 
 impl StateChange {
+    /// Decodes a state-change body; the whole body must be used.
     pub fn parse(subtype: u16, body: &[u8]) -> Result<Self, Malformed> {
         let mut c = Cursor::new(body);
         let peering = Peering::parse(&mut c, is_as4_subtype(subtype))?;
@@ -120,10 +136,12 @@ impl StateChange {
         })
     }
 
+    /// Whether the subtype carries 4-octet AS numbers.
     pub fn is_as4(&self) -> bool {
         is_as4_subtype(self.subtype)
     }
 
+    /// Appends the body (without the MRT header); never fails.
     pub fn encode(&self, out: &mut Vec<u8>) -> std::io::Result<()> {
         self.peering.encode(self.is_as4(), out);
         put_u16(out, self.old_state);
@@ -135,13 +153,16 @@ impl StateChange {
 /// MESSAGE, MESSAGE_AS4, their _LOCAL forms and the RFC 8050 _ADDPATH forms.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Message<'a> {
+    /// One of the MESSAGE subtypes (1, 4, 6..=11).
     pub subtype: u16,
+    /// Who the message was exchanged with.
     pub peering: Peering,
     /// The whole BGP message, 16-octet marker included (RFC 4271 §4.1).
     pub message: &'a [u8],
 }
 
 impl<'a> Message<'a> {
+    /// Decodes the peering; the rest of the body is the BGP message, not checked here.
     pub fn parse(subtype: u16, body: &'a [u8]) -> Result<Self, Malformed> {
         let mut c = Cursor::new(body);
         let peering = Peering::parse(&mut c, is_as4_subtype(subtype))?;
@@ -180,6 +201,7 @@ impl<'a> Message<'a> {
         self.message.get(18).copied()
     }
 
+    /// Appends the body (without the MRT header); never fails.
     pub fn encode(&self, out: &mut Vec<u8>) -> std::io::Result<()> {
         self.peering.encode(self.is_as4(), out);
         out.extend_from_slice(self.message);

@@ -16,8 +16,11 @@ pub const CHUNKS_IN_FLIGHT: usize = 4;
 /// How the input is compressed.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Compression {
+    /// Plain MRT.
     None,
+    /// gzip (RFC 1952), as the RIPE RIS archives.
     Gzip,
+    /// bzip2, as the RouteViews archives.
     Bzip2,
 }
 

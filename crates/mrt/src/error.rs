@@ -10,14 +10,26 @@ use std::io;
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Malformed {
     /// A field runs past the end of the record body; names the field.
-    Short { field: &'static str },
+    Short {
+        /// The field's name, as in the RFC.
+        field: &'static str,
+    },
     /// The body is longer than its decoded contents (`count` bytes left over).
     /// Rejected because they could not be re-encoded losslessly.
-    TrailingBytes { count: u32 },
+    TrailingBytes {
+        /// Bytes left over.
+        count: u32,
+    },
     /// A prefix length larger than the address width.
-    PrefixLength { len: u8 },
+    PrefixLength {
+        /// The length as carried, in bits.
+        len: u8,
+    },
     /// An address family that fixes no address length (BGP4MP AFI field).
-    Afi { afi: u16 },
+    Afi {
+        /// The AFI as carried.
+        afi: u16,
+    },
 }
 
 impl fmt::Display for Malformed {
@@ -40,9 +52,17 @@ impl fmt::Display for Malformed {
 pub enum ErrorKind {
     /// The input ended inside a 12-byte MRT common header (`got` bytes of it
     /// were present). Fatal: the reader ends.
-    TruncatedHeader { got: u8 },
+    TruncatedHeader {
+        /// Header bytes present, 1..=11.
+        got: u8,
+    },
     /// The input ended inside a record body. Fatal: the reader ends.
-    TruncatedBody { expected: u32, got: u32 },
+    TruncatedBody {
+        /// Body length the header announced.
+        expected: u32,
+        /// Body bytes present.
+        got: u32,
+    },
     /// The compressed stream ended before its end-of-stream marker (gzip or
     /// bzip2 data cut short). Fatal: the reader ends.
     TruncatedStream,
@@ -52,8 +72,11 @@ pub enum ErrorKind {
     /// The record's body does not decode; the framing is intact, so the
     /// reader skips the record and continues.
     Malformed {
+        /// The record's MRT type.
         mrt_type: u16,
+        /// The record's subtype.
         subtype: u16,
+        /// What is wrong with the body.
         why: Malformed,
     },
 }
@@ -62,11 +85,14 @@ pub enum ErrorKind {
 /// the record it concerns (or of the position where input ended).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct MrtError {
+    /// Byte offset in the decompressed stream.
     pub offset: u64,
+    /// What went wrong.
     pub kind: ErrorKind,
 }
 
 impl MrtError {
+    /// An error of `kind` at `offset`.
     pub const fn new(offset: u64, kind: ErrorKind) -> Self {
         MrtError { offset, kind }
     }

@@ -1,6 +1,8 @@
 //! The MRT common header (RFC 6396 §2) and the extended-timestamp variant
 //! (RFC 6396 §3).
 
+#![deny(clippy::indexing_slicing)]
+
 /// MRT type codes (RFC 6396 §4, IANA "MRT Types").
 pub mod types {
     /// Legacy TABLE_DUMP (RFC 6396 §4.2).
@@ -17,32 +19,53 @@ pub mod types {
 pub mod subtypes {
     /// TABLE_DUMP (RFC 6396 §4.2).
     pub const AFI_IPV4: u16 = 1;
+    /// TABLE_DUMP with IPv6 entries.
     pub const AFI_IPV6: u16 = 2;
 
     /// TABLE_DUMP_V2 (RFC 6396 §4.3, RFC 6397, RFC 8050 §4).
     pub const PEER_INDEX_TABLE: u16 = 1;
+    /// RIB_IPV4_UNICAST.
     pub const RIB_IPV4_UNICAST: u16 = 2;
+    /// RIB_IPV4_MULTICAST.
     pub const RIB_IPV4_MULTICAST: u16 = 3;
+    /// RIB_IPV6_UNICAST.
     pub const RIB_IPV6_UNICAST: u16 = 4;
+    /// RIB_IPV6_MULTICAST.
     pub const RIB_IPV6_MULTICAST: u16 = 5;
+    /// RIB_GENERIC: any AFI/SAFI, NLRI carried raw.
     pub const RIB_GENERIC: u16 = 6;
+    /// GEO_PEER_TABLE (RFC 6397).
     pub const GEO_PEER_TABLE: u16 = 7;
+    /// RIB_IPV4_UNICAST_ADDPATH (RFC 8050).
     pub const RIB_IPV4_UNICAST_ADDPATH: u16 = 8;
+    /// RIB_IPV4_MULTICAST_ADDPATH (RFC 8050).
     pub const RIB_IPV4_MULTICAST_ADDPATH: u16 = 9;
+    /// RIB_IPV6_UNICAST_ADDPATH (RFC 8050).
     pub const RIB_IPV6_UNICAST_ADDPATH: u16 = 10;
+    /// RIB_IPV6_MULTICAST_ADDPATH (RFC 8050).
     pub const RIB_IPV6_MULTICAST_ADDPATH: u16 = 11;
+    /// RIB_GENERIC_ADDPATH (RFC 8050).
     pub const RIB_GENERIC_ADDPATH: u16 = 12;
 
     /// BGP4MP / BGP4MP_ET (RFC 6396 §4.4, RFC 8050 §3).
     pub const STATE_CHANGE: u16 = 0;
+    /// BGP4MP_MESSAGE: a message with 2-octet ASNs in the peering.
     pub const MESSAGE: u16 = 1;
+    /// BGP4MP_MESSAGE_AS4: a message with 4-octet ASNs in the peering.
     pub const MESSAGE_AS4: u16 = 4;
+    /// BGP4MP_STATE_CHANGE_AS4.
     pub const STATE_CHANGE_AS4: u16 = 5;
+    /// BGP4MP_MESSAGE_LOCAL: a message the collector sent.
     pub const MESSAGE_LOCAL: u16 = 6;
+    /// BGP4MP_MESSAGE_AS4_LOCAL.
     pub const MESSAGE_AS4_LOCAL: u16 = 7;
+    /// BGP4MP_MESSAGE_ADDPATH (RFC 8050).
     pub const MESSAGE_ADDPATH: u16 = 8;
+    /// BGP4MP_MESSAGE_AS4_ADDPATH (RFC 8050).
     pub const MESSAGE_AS4_ADDPATH: u16 = 9;
+    /// BGP4MP_MESSAGE_LOCAL_ADDPATH (RFC 8050).
     pub const MESSAGE_LOCAL_ADDPATH: u16 = 10;
+    /// BGP4MP_MESSAGE_AS4_LOCAL_ADDPATH (RFC 8050).
     pub const MESSAGE_AS4_LOCAL_ADDPATH: u16 = 11;
 }
 
@@ -60,8 +83,11 @@ pub struct Header {
     pub timestamp: u32,
     /// Microseconds, present for extended-timestamp (`_ET`) types.
     pub microseconds: Option<u32>,
+    /// The MRT type (see [`types`]).
     pub mrt_type: u16,
+    /// The subtype, whose meaning depends on the type (see [`subtypes`]).
     pub subtype: u16,
+    /// Octets after the header, the microsecond field of `_ET` types included.
     pub length: u32,
 }
 

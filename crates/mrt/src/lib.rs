@@ -10,6 +10,9 @@
 //!   its original bytes.
 //! - [`Stats`] accumulates the numbers `tessera mrt stats` prints.
 
+#![warn(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod bgp4mp;
 /// `bgpdump -m` compatible output (docs/bgpdump-format.md).
 pub mod bgpdump;

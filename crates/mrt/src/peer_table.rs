@@ -2,6 +2,8 @@
 //! Entries are validated once when the record is decoded, then iterated
 //! lazily from the borrowed body.
 
+#![deny(clippy::indexing_slicing)]
+
 use crate::error::Malformed;
 use crate::wire::{len16, put_ip, put_u16, put_u32, Cursor};
 use base::Asn;
@@ -18,8 +20,11 @@ pub struct Peer {
     /// Peer type octet as carried. When encoding, the IPv6 bit follows
     /// `ip`'s family and the AS4 bit is forced on for ASNs above 65535.
     pub peer_type: u8,
+    /// The peer's BGP identifier.
     pub bgp_id: Ipv4Addr,
+    /// The peer's address.
     pub ip: IpAddr,
+    /// The peer's AS.
     pub asn: Asn,
 }
 
@@ -64,6 +69,7 @@ impl Peer {
         t
     }
 
+    /// Appends the entry, with [`Peer::wire_type`] as its type octet.
     pub fn encode(&self, out: &mut Vec<u8>) {
         let t = self.wire_type();
         out.push(t);
@@ -80,15 +86,18 @@ impl Peer {
 /// A PEER_INDEX_TABLE record, borrowing the record body.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct PeerIndexTable<'a> {
+    /// The collector's BGP identifier.
     pub collector_bgp_id: Ipv4Addr,
     /// View name, raw (UTF-8 by convention, not checked).
     pub view_name: &'a [u8],
+    /// Number of peer entries, as carried.
     pub peer_count: u16,
     /// The peer entries, raw; see [`PeerIndexTable::peers`].
     pub entries: &'a [u8],
 }
 
 impl<'a> PeerIndexTable<'a> {
+    /// Decodes the body and checks every peer entry, so that [`PeerIndexTable::peers`] cannot fail.
     pub fn parse(body: &'a [u8]) -> Result<Self, Malformed> {
         let mut c = Cursor::new(body);
         let collector_bgp_id = Ipv4Addr::from(c.array::<4>("collector BGP ID")?);
@@ -168,8 +177,11 @@ impl ExactSizeIterator for Peers<'_> {}
 /// the peer index of TABLE_DUMP_V2 RIB entries.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PeerTable {
+    /// The collector's BGP identifier; `None` until a table was loaded.
     pub collector_bgp_id: Option<Ipv4Addr>,
+    /// View name, raw.
     pub view_name: Vec<u8>,
+    /// The peers, by peer index.
     pub peers: Vec<Peer>,
 }
 
@@ -188,10 +200,12 @@ impl PeerTable {
         self.peers.get(usize::from(index))
     }
 
+    /// Number of peers.
     pub fn len(&self) -> usize {
         self.peers.len()
     }
 
+    /// Whether there is no peer.
     pub fn is_empty(&self) -> bool {
         self.peers.is_empty()
     }
@@ -202,17 +216,24 @@ impl PeerTable {
 /// re-encoding are exact (NaN included).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct GeoPeer {
+    /// Peer type octet as carried; encoding sets the IPv6 bit from `ip`.
     pub peer_type: u8,
+    /// The peer's BGP identifier.
     pub bgp_id: Ipv4Addr,
+    /// The peer's address.
     pub ip: IpAddr,
+    /// Latitude, raw `f32` bits.
     pub latitude_bits: u32,
+    /// Longitude, raw `f32` bits.
     pub longitude_bits: u32,
 }
 
 impl GeoPeer {
+    /// Latitude in degrees.
     pub fn latitude(&self) -> f32 {
         f32::from_bits(self.latitude_bits)
     }
+    /// Longitude in degrees.
     pub fn longitude(&self) -> f32 {
         f32::from_bits(self.longitude_bits)
     }
@@ -232,6 +253,7 @@ impl GeoPeer {
         })
     }
 
+    /// Appends the entry; the IPv6 type bit follows `ip`'s family.
     pub fn encode(&self, out: &mut Vec<u8>) {
         let v6 = self.ip.is_ipv6();
         out.push((self.peer_type & !PEER_TYPE_IPV6) | if v6 { PEER_TYPE_IPV6 } else { 0 });
@@ -245,14 +267,20 @@ impl GeoPeer {
 /// A GEO_PEER_TABLE record (TABLE_DUMP_V2 subtype 7, RFC 6397 §4).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct GeoPeerTable<'a> {
+    /// The collector's BGP identifier.
     pub collector_bgp_id: Ipv4Addr,
+    /// The collector's latitude, raw `f32` bits.
     pub collector_latitude_bits: u32,
+    /// The collector's longitude, raw `f32` bits.
     pub collector_longitude_bits: u32,
+    /// Number of peer entries, as carried.
     pub peer_count: u16,
+    /// The peer entries, raw; see [`GeoPeerTable::peers`].
     pub entries: &'a [u8],
 }
 
 impl<'a> GeoPeerTable<'a> {
+    /// Decodes the body and checks every peer entry.
     pub fn parse(body: &'a [u8]) -> Result<Self, Malformed> {
         let mut c = Cursor::new(body);
         let collector_bgp_id = Ipv4Addr::from(c.array::<4>("collector BGP ID")?);
@@ -273,11 +301,13 @@ impl<'a> GeoPeerTable<'a> {
         })
     }
 
+    /// The peers, in order.
     pub fn peers(&self) -> impl Iterator<Item = GeoPeer> + 'a {
         let mut c = Cursor::new(self.entries);
         (0..self.peer_count).map_while(move |_| GeoPeer::parse(&mut c).ok())
     }
 
+    /// Appends the body (without the MRT header); never fails.
     pub fn encode(&self, out: &mut Vec<u8>) -> std::io::Result<()> {
         out.extend_from_slice(&self.collector_bgp_id.octets());
         put_u32(out, self.collector_latitude_bits);

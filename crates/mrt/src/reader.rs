@@ -10,6 +10,8 @@
 //!   field still frames the stream, reading continues with the next record.
 //! - Unknown types/subtypes are skipped by `next_record` and counted.
 
+#![deny(clippy::indexing_slicing)]
+
 use crate::decompress::{Compression, Source};
 use crate::error::{ErrorKind, Malformed, MrtError};
 use crate::header::{Header, HEADER_LEN};
@@ -69,6 +71,7 @@ impl MrtReader<File> {
         Self::open_with(path, ReaderOptions::default())
     }
 
+    /// As [`MrtReader::open`], with options.
     pub fn open_with(path: impl AsRef<Path>, opts: ReaderOptions) -> io::Result<Self> {
         let f = File::open(path)?;
         Ok(if opts.threaded {
@@ -99,6 +102,7 @@ impl<R: Read> MrtReader<R> {
         }
     }
 
+    /// The compression detected from the first bytes.
     pub fn compression(&self) -> Compression {
         self.compression
     }
@@ -108,6 +112,7 @@ impl<R: Read> MrtReader<R> {
         self.pos
     }
 
+    /// Record and error counts so far.
     pub fn counters(&self) -> Counters {
         self.counters
     }
@@ -186,7 +191,7 @@ impl<R: Read> MrtReader<R> {
         let mut start = 0;
         if Header::is_extended(header.mrt_type) {
             // RFC 6396 §3: the microsecond field is part of the body length.
-            let Some(us) = self.buf.get(..4) else {
+            let Some(&us) = self.buf.first_chunk::<4>() else {
                 self.counters.malformed += 1;
                 let why = Malformed::Short {
                     field: "microseconds",
@@ -198,7 +203,7 @@ impl<R: Read> MrtReader<R> {
                 };
                 return Some(Err(MrtError::new(offset, k)));
             };
-            header.microseconds = Some(u32::from_be_bytes([us[0], us[1], us[2], us[3]]));
+            header.microseconds = Some(u32::from_be_bytes(us));
             start = 4;
         }
         Some(Ok((header, offset, start)))

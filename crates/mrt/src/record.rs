@@ -1,5 +1,7 @@
 //! Decoded records: the [`Body`] enum and dispatch on (type, subtype).
 
+#![deny(clippy::indexing_slicing)]
+
 use crate::bgp4mp::{self, Message, StateChange};
 use crate::error::Malformed;
 use crate::header::{subtypes as st, types, Header, HEADER_LEN};
@@ -98,6 +100,7 @@ impl<'a> Body<'a> {
 /// A record as framed, before body decoding.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct RawRecord<'a> {
+    /// The MRT common header.
     pub header: Header,
     /// Offset of the record's first header byte in the decompressed stream.
     pub offset: u64,
@@ -108,9 +111,11 @@ pub struct RawRecord<'a> {
 /// A decoded record.
 #[derive(Copy, Clone, Debug)]
 pub struct Record<'a> {
+    /// The MRT common header.
     pub header: Header,
     /// Offset of the record's first header byte in the decompressed stream.
     pub offset: u64,
+    /// The decoded body.
     pub body: Body<'a>,
     /// The undecoded body bytes (after the microsecond field for `_ET`).
     pub raw: &'a [u8],

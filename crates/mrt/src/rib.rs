@@ -1,6 +1,8 @@
 //! TABLE_DUMP_V2 RIB records (RFC 6396 §4.3.2-§4.3.4) and their RFC 8050
 //! ADD-PATH variants, which add a 4-octet path identifier to each entry.
 
+#![deny(clippy::indexing_slicing)]
+
 use crate::error::Malformed;
 use crate::header::subtypes as st;
 use crate::wire::{len16, put_nlri_prefix, put_u16, put_u32, Cursor};
@@ -11,6 +13,7 @@ use base::{Afi, AfiSafi, Prefix, Prefix4, Prefix6, Safi};
 pub struct RibEntry<'a> {
     /// Index into the PEER_INDEX_TABLE.
     pub peer_index: u16,
+    /// When the route was received, seconds since the Unix epoch.
     pub originated_time: u32,
     /// Path identifier, present in ADD-PATH subtypes.
     pub path_id: Option<u32>,
@@ -108,15 +111,20 @@ pub const fn is_add_path_subtype(subtype: u16) -> bool {
 /// RIB_IPV6_UNICAST, RIB_IPV6_MULTICAST (2..=5) and ADD-PATH forms (8..=11).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Rib<'a> {
+    /// One of 2..=5 or 8..=11.
     pub subtype: u16,
+    /// Sequence number of the record in its dump.
     pub sequence: u32,
+    /// The prefix all entries are for.
     pub prefix: Prefix,
+    /// Number of entries, as carried.
     pub entry_count: u16,
     /// The entries, raw; see [`Rib::entries`].
     pub entries_raw: &'a [u8],
 }
 
 impl<'a> Rib<'a> {
+    /// Decodes the body and checks every entry, so that [`Rib::entries`] cannot fail.
     pub fn parse(subtype: u16, body: &'a [u8]) -> Result<Self, Malformed> {
         let v6 = matches!(
             subtype,
@@ -140,6 +148,7 @@ impl<'a> Rib<'a> {
         })
     }
 
+    /// Whether entries carry path identifiers (RFC 8050).
     pub fn is_add_path(&self) -> bool {
         is_add_path_subtype(self.subtype)
     }
@@ -158,6 +167,7 @@ impl<'a> Rib<'a> {
     }
 
     #[inline]
+    /// The entries, in order.
     pub fn entries(&self) -> RibEntries<'a> {
         RibEntries {
             c: Cursor::new(self.entries_raw),
@@ -193,6 +203,7 @@ impl<'a> Rib<'a> {
         encode_entries(entries, add_path, out)
     }
 
+    /// Appends the body (without the MRT header); never fails.
     pub fn encode(&self, out: &mut Vec<u8>) -> std::io::Result<()> {
         Self::encode_parts(
             self.sequence,
@@ -207,18 +218,25 @@ impl<'a> Rib<'a> {
 /// RIB_GENERIC (6) and RIB_GENERIC_ADDPATH (12) records (RFC 6396 §4.3.3).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct RibGeneric<'a> {
+    /// 6 or 12.
     pub subtype: u16,
+    /// Sequence number of the record in its dump.
     pub sequence: u32,
+    /// The address family of the NLRI.
     pub afi: Afi,
+    /// The subsequent address family of the NLRI.
     pub safi: Safi,
     /// A single NLRI as in MP_REACH_NLRI: a length octet in bits followed by
     /// that many bits of data (labels/RD included for labelled SAFIs).
     pub nlri: &'a [u8],
+    /// Number of entries, as carried.
     pub entry_count: u16,
+    /// The entries, raw; see [`RibGeneric::entries`].
     pub entries_raw: &'a [u8],
 }
 
 impl<'a> RibGeneric<'a> {
+    /// Decodes the body and checks every entry, so that [`RibGeneric::entries`] cannot fail.
     pub fn parse(subtype: u16, body: &'a [u8]) -> Result<Self, Malformed> {
         let mut c = Cursor::new(body);
         let sequence = c.u32("sequence")?;
@@ -244,6 +262,7 @@ impl<'a> RibGeneric<'a> {
         })
     }
 
+    /// Whether entries carry path identifiers (RFC 8050).
     pub fn is_add_path(&self) -> bool {
         is_add_path_subtype(self.subtype)
     }
@@ -262,6 +281,7 @@ impl<'a> RibGeneric<'a> {
     }
 
     #[inline]
+    /// The entries, in order.
     pub fn entries(&self) -> RibEntries<'a> {
         RibEntries {
             c: Cursor::new(self.entries_raw),
@@ -270,6 +290,7 @@ impl<'a> RibGeneric<'a> {
         }
     }
 
+    /// Appends the body (without the MRT header); never fails.
     pub fn encode(&self, out: &mut Vec<u8>) -> std::io::Result<()> {
         put_u32(out, self.sequence);
         put_u16(out, self.afi.to_u16());

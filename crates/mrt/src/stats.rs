@@ -19,6 +19,7 @@ pub struct Stats {
     pub rib_entries: u64,
     /// BGP4MP messages and state changes.
     pub messages: u64,
+    /// BGP4MP state changes.
     pub state_changes: u64,
     /// Distinct (peer IP, peer AS) that appear in RIB entries, TABLE_DUMP
     /// records and BGP4MP records.
@@ -29,12 +30,14 @@ pub struct Stats {
     pub prefixes: HashSet<Prefix>,
     /// Earliest and latest header timestamps (seconds, microseconds).
     pub first_time: Option<(u32, u32)>,
+    /// Latest header timestamp (seconds, microseconds).
     pub last_time: Option<(u32, u32)>,
     /// RIB entries whose peer index is not in the peer table.
     pub unresolved_peer_indexes: u64,
 }
 
 impl Stats {
+    /// Empty statistics.
     pub fn new() -> Self {
         Self::default()
     }
@@ -49,6 +52,7 @@ impl Stats {
         self.peers.insert((ip, asn));
     }
 
+    /// Counts one record: its type, time, entries, peers and prefixes.
     pub fn add_record(&mut self, rec: &Record<'_>) {
         self.records += 1;
         *self

@@ -1,6 +1,8 @@
 //! Legacy TABLE_DUMP records (MRT type 12, RFC 6396 §4.2): one RIB entry per
 //! record, with 2-octet AS numbers in the peer field and in the AS_PATH.
 
+#![deny(clippy::indexing_slicing)]
+
 use crate::error::Malformed;
 use crate::header::subtypes;
 use crate::wire::{len16, put_ip, put_u16, put_u32, Cursor};

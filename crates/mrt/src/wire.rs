@@ -1,6 +1,8 @@
 //! Bounds-checked big-endian cursor over a record body, and encoding helpers.
 //! Every read returns `Malformed::Short` instead of panicking.
 
+#![deny(clippy::indexing_slicing)]
+
 use crate::error::Malformed;
 use base::{Prefix, Prefix4, Prefix6};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};

@@ -42,6 +42,7 @@ impl<W: Write> MrtWriter<W> {
         Self::with_compression(w, Compression::None)
     }
 
+    /// Output compressed with `compression`, buffered.
     pub fn with_compression(w: W, compression: Compression) -> Self {
         let out = match compression {
             Compression::None => Output::Plain(BufWriter::with_capacity(1 << 16, w)),
@@ -232,6 +233,7 @@ impl<W: Write> MrtWriter<W> {
         Ok(())
     }
 
+    /// Flushes buffered (and compressed) output to the underlying writer.
     pub fn flush(&mut self) -> io::Result<()> {
         match &mut self.out {
             Output::Plain(w) => w.flush(),

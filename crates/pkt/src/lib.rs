@@ -25,6 +25,9 @@
 //! `buf_size - headroom`); IPv6 extension headers are not walked; pool
 //! exhaustion is reported, never papered over by allocating.
 
+#![warn(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod alloc_count;
 pub mod batch;
 pub mod build;

@@ -10,23 +10,33 @@ use std::fmt::Write;
 /// gap).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct BarSeries {
+    /// Legend text.
     pub name: String,
+    /// One value per category, in category order.
     pub values: Vec<f64>,
     /// (low, high) per category, e.g. min and max of the repetitions.
     pub spread: Option<Vec<(f64, f64)>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
+/// A grouped bar chart. Build with [`BarChart::new`] and [`BarChart::series`].
 pub struct BarChart {
+    /// Title above the plot.
     pub title: String,
+    /// Y-axis label; the y axis always starts at 0.
     pub y_label: String,
+    /// Group labels along the x axis.
     pub categories: Vec<String>,
+    /// Bar series, drawn left to right within each group.
     pub series: Vec<BarSeries>,
+    /// Image width in pixels (at least 200 is used).
     pub width: u32,
+    /// Image height in pixels (at least 150 is used).
     pub height: u32,
 }
 
 impl BarChart {
+    /// An empty 800 x 450 chart with these categories.
     pub fn new(title: &str, y_label: &str, categories: &[&str]) -> BarChart {
         BarChart {
             title: title.into(),
@@ -71,6 +81,7 @@ impl BarChart {
         vals.filter(|v| v.is_finite()).fold(0.0, f64::max)
     }
 
+    /// Renders the chart as a standalone SVG document.
     pub fn to_svg(&self) -> String {
         let (w, h) = (
             f64::from(self.width.max(200)),

@@ -13,6 +13,8 @@
 //! is estimated (no font metrics), non-finite values are skipped. Output is
 //! deterministic for the same input, so charts can be diffed.
 
+#![warn(missing_docs)]
+
 mod axis;
 mod bar;
 mod line;

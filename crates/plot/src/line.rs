@@ -7,7 +7,9 @@ use std::fmt::Write;
 /// One named line.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Series {
+    /// Legend text.
     pub name: String,
+    /// (x, y) points, drawn in order; non-finite points are skipped.
     pub points: Vec<(f64, f64)>,
     /// Draw a dot on every point (for short series such as speedup
     /// curves); long time series leave it off.
@@ -17,17 +19,24 @@ pub struct Series {
 /// A line chart. Build with [`LineChart::new`] and [`LineChart::series`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct LineChart {
+    /// Title above the plot.
     pub title: String,
+    /// X-axis label.
     pub x_label: String,
+    /// Y-axis label.
     pub y_label: String,
+    /// Lines, in legend order.
     pub series: Vec<Series>,
+    /// Image width in pixels (at least 200 is used).
     pub width: u32,
+    /// Image height in pixels (at least 150 is used).
     pub height: u32,
     /// Start the y axis at 0 even when every value is far above it.
     pub y_from_zero: bool,
 }
 
 impl LineChart {
+    /// An empty 800 x 450 chart whose y axis starts at 0.
     pub fn new(title: &str, x_label: &str, y_label: &str) -> LineChart {
         LineChart {
             title: title.into(),
@@ -73,6 +82,7 @@ impl LineChart {
         }))
     }
 
+    /// Renders the chart as a standalone SVG document.
     pub fn to_svg(&self) -> String {
         let (w, h) = (
             f64::from(self.width.max(200)),

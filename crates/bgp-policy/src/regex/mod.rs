@@ -235,6 +235,7 @@ impl AsPathRegex {
         })
     }
 
+    /// The expression as written.
     pub fn as_str(&self) -> &str {
         &self.source
     }

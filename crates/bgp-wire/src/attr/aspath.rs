@@ -16,7 +16,9 @@ use crate::util::{u16_at, u32_at};
 /// Path segment types.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SegmentType {
+    /// AS_SET (1): unordered; counts as one AS in the path length.
     Set = 1,
+    /// AS_SEQUENCE (2): ordered, most recent AS first.
     Sequence = 2,
     /// RFC 5065.
     ConfedSequence = 3,
@@ -25,6 +27,7 @@ pub enum SegmentType {
 }
 
 impl SegmentType {
+    /// The segment type for a wire value, `None` if unknown.
     pub const fn from_u8(v: u8) -> Option<SegmentType> {
         match v {
             1 => Some(SegmentType::Set),
@@ -34,6 +37,7 @@ impl SegmentType {
             _ => None,
         }
     }
+    /// Whether this is a confederation segment (RFC 5065).
     pub const fn is_confed(self) -> bool {
         matches!(self, SegmentType::ConfedSequence | SegmentType::ConfedSet)
     }
@@ -49,6 +53,7 @@ pub struct AsPathView<'a> {
 /// One borrowed segment.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct AsSegmentView<'a> {
+    /// The segment type.
     pub kind: SegmentType,
     asns: &'a [u8],
     as_len: u8,
@@ -59,9 +64,11 @@ impl<'a> AsSegmentView<'a> {
     pub fn len(&self) -> usize {
         self.asns.len() / self.as_len as usize
     }
+    /// Whether the segment holds no ASN.
     pub fn is_empty(&self) -> bool {
         self.asns.is_empty()
     }
+    /// The ASNs in wire order.
     pub fn asns(&self) -> impl Iterator<Item = Asn> + 'a {
         let four = self.as_len == 4;
         self.asns
@@ -121,14 +128,17 @@ impl<'a> AsPathView<'a> {
         })
     }
 
+    /// The attribute value octets as received.
     pub fn raw(&self) -> &'a [u8] {
         self.bytes
     }
 
+    /// Whether ASNs are 4 octets wide.
     pub fn is_four_octet(&self) -> bool {
         self.as_len == 4
     }
 
+    /// The segments in wire order.
     pub fn segments(&self) -> AsSegmentIter<'a> {
         AsSegmentIter {
             rest: self.bytes,
@@ -151,6 +161,7 @@ impl<'a> AsPathView<'a> {
         last.asns().last()
     }
 
+    /// An owned copy.
     pub fn to_owned(&self) -> AsPath {
         AsPath {
             segments: self
@@ -175,13 +186,16 @@ fn seg_count(kind: SegmentType, n: usize) -> usize {
 /// An owned segment.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct AsSegment {
+    /// The segment type.
     pub kind: SegmentType,
+    /// The ASNs in wire order.
     pub asns: Vec<Asn>,
 }
 
 /// An owned AS path.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct AsPath {
+    /// The segments in wire order.
     pub segments: Vec<AsSegment>,
 }
 

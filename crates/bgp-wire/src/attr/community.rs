@@ -16,9 +16,11 @@ use crate::util::{array_at, u32_at};
 
 /// A fixed-size list item.
 pub trait FixedItem: Sized + Copy + 'static {
+    /// Octets per item on the wire.
     const LEN: usize;
     /// `b` is exactly `LEN` octets.
     fn from_bytes(b: &[u8]) -> Option<Self>;
+    /// Appends the item's `LEN` octets.
     fn write(&self, out: &mut Vec<u8>);
 }
 
@@ -31,15 +33,21 @@ impl Community {
     pub const GRACEFUL_SHUTDOWN: Community = Community(0xffff_0000);
     /// RFC 7999.
     pub const BLACKHOLE: Community = Community(0xffff_029a);
+    /// NO_EXPORT (RFC 1997): do not advertise outside the AS or confederation.
     pub const NO_EXPORT: Community = Community(0xffff_ff01);
+    /// NO_ADVERTISE (RFC 1997): do not advertise to any peer.
     pub const NO_ADVERTISE: Community = Community(0xffff_ff02);
+    /// NO_EXPORT_SUBCONFED (RFC 1997): do not advertise to external peers, confederation members
+    /// included.
     pub const NO_EXPORT_SUBCONFED: Community = Community(0xffff_ff03);
     /// RFC 3765.
     pub const NO_PEER: Community = Community(0xffff_ff04);
 
+    /// The high 16 bits, by convention the AS that defines the value.
     pub const fn asn(self) -> u16 {
         (self.0 >> 16) as u16
     }
+    /// The low 16 bits.
     pub const fn value(self) -> u16 {
         self.0 as u16
     }
@@ -56,9 +64,11 @@ impl fmt::Display for Community {
 pub struct ExtCommunity(pub [u8; 8]);
 
 impl ExtCommunity {
+    /// The type octet (high byte of the type field).
     pub const fn type_high(self) -> u8 {
         self.0[0]
     }
+    /// The subtype octet (second octet; meaningful for extended types).
     pub const fn subtype(self) -> u8 {
         self.0[1]
     }
@@ -75,8 +85,11 @@ pub struct Ipv6ExtCommunity(pub [u8; 20]);
 /// A large community (RFC 8092).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct LargeCommunity {
+    /// Global administrator: the AS that defines the community.
     pub global_admin: u32,
+    /// First local data part.
     pub local_data1: u32,
+    /// Second local data part.
     pub local_data2: u32,
 }
 
@@ -174,6 +187,7 @@ impl<T> fmt::Debug for ListView<'_, T> {
 }
 
 impl<'a, T: FixedItem> ListView<'a, T> {
+    /// A view of `bytes` if it is a non-empty whole number of items.
     pub fn parse(bytes: &'a [u8]) -> Option<ListView<'a, T>> {
         if bytes.is_empty() || bytes.len() % T::LEN != 0 {
             return None;
@@ -183,27 +197,37 @@ impl<'a, T: FixedItem> ListView<'a, T> {
             _t: PhantomData,
         })
     }
+    /// Number of items.
     pub fn len(&self) -> usize {
         self.bytes.len() / T::LEN
     }
+    /// Always false for a parsed list (an empty value does not parse).
     pub fn is_empty(&self) -> bool {
         self.bytes.is_empty()
     }
+    /// The value octets as received.
     pub fn raw(&self) -> &'a [u8] {
         self.bytes
     }
+    /// The items in wire order.
     pub fn iter(&self) -> impl Iterator<Item = T> + 'a {
         self.bytes.chunks_exact(T::LEN).filter_map(T::from_bytes)
     }
+    /// The items, copied.
     pub fn to_vec(&self) -> Vec<T> {
         self.iter().collect()
     }
 }
 
+/// COMMUNITIES, borrowed.
 pub type Communities<'a> = ListView<'a, Community>;
+/// EXTENDED_COMMUNITIES, borrowed.
 pub type ExtCommunities<'a> = ListView<'a, ExtCommunity>;
+/// IPV6_EXTENDED_COMMUNITIES, borrowed.
 pub type Ipv6ExtCommunities<'a> = ListView<'a, Ipv6ExtCommunity>;
+/// LARGE_COMMUNITY, borrowed.
 pub type LargeCommunities<'a> = ListView<'a, LargeCommunity>;
+/// CLUSTER_LIST, borrowed: cluster IDs, most recent first.
 pub type ClusterList<'a> = ListView<'a, Ipv4Addr>;
 
 pub(crate) fn write_list<T: FixedItem>(list: &[T], out: &mut Vec<u8>) {

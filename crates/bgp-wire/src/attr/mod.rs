@@ -39,8 +39,11 @@ use simple::{Aggregator, Origin};
 /// One attribute TLV as found on the wire.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct RawAttr<'a> {
+    /// Attribute flags octet as received (see [`crate::consts::attr_flags`]).
     pub flags: u8,
+    /// Attribute type code (see [`crate::consts::attr_type`]).
     pub type_code: u8,
+    /// The value octets, after the 3- or 4-octet header.
     pub value: &'a [u8],
     /// Where the whole TLV starts (see [`AttrRef`] for what it is relative to).
     pub offset: u32,
@@ -142,23 +145,41 @@ pub const fn expected_class(type_code: u8) -> Option<u8> {
 /// A typed, borrowed attribute.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum PathAttribute<'a> {
+    /// ORIGIN (type 1).
     Origin(Origin),
+    /// AS_PATH (type 2), with 2- or 4-octet ASNs as the session negotiated.
     AsPath(AsPathView<'a>),
+    /// NEXT_HOP (type 3): the IPv4 next hop.
     NextHop(Ipv4Addr),
+    /// MULTI_EXIT_DISC (type 4).
     Med(u32),
+    /// LOCAL_PREF (type 5).
     LocalPref(u32),
+    /// ATOMIC_AGGREGATE (type 6), no value.
     AtomicAggregate,
+    /// AGGREGATOR (type 7).
     Aggregator(Aggregator),
+    /// COMMUNITIES (type 8, RFC 1997).
     Communities(Communities<'a>),
+    /// ORIGINATOR_ID (type 9, RFC 4456).
     OriginatorId(Ipv4Addr),
+    /// CLUSTER_LIST (type 10, RFC 4456).
     ClusterList(ClusterList<'a>),
+    /// MP_REACH_NLRI (type 14, RFC 4760).
     MpReach(MpReachView<'a>),
+    /// MP_UNREACH_NLRI (type 15, RFC 4760).
     MpUnreach(MpUnreachView<'a>),
+    /// EXTENDED_COMMUNITIES (type 16, RFC 4360).
     ExtendedCommunities(ExtCommunities<'a>),
+    /// AS4_PATH (type 17, RFC 6793), always 4-octet ASNs.
     As4Path(AsPathView<'a>),
+    /// AS4_AGGREGATOR (type 18, RFC 6793).
     As4Aggregator(Aggregator),
+    /// IPV6_EXTENDED_COMMUNITIES (type 25, RFC 5701).
     Ipv6ExtendedCommunities(Ipv6ExtCommunities<'a>),
+    /// LARGE_COMMUNITY (type 32, RFC 8092).
     LargeCommunities(LargeCommunities<'a>),
+    /// ONLY_TO_CUSTOMER (type 35, RFC 9234): the AS that set it.
     OnlyToCustomer(Asn),
     /// An optional attribute of a type we do not know.
     Unknown(RawAttr<'a>),
@@ -173,19 +194,24 @@ fn u32_value(v: &[u8]) -> Option<u32> {
 }
 
 impl<'a> RawAttr<'a> {
+    /// Whether the Optional flag is set.
     pub const fn is_optional(&self) -> bool {
         self.flags & af::OPTIONAL != 0
     }
+    /// Whether the Transitive flag is set.
     pub const fn is_transitive(&self) -> bool {
         self.flags & af::TRANSITIVE != 0
     }
+    /// Whether the Partial flag is set.
     pub const fn is_partial(&self) -> bool {
         self.flags & af::PARTIAL != 0
     }
+    /// Whether the length field is two octets.
     pub const fn is_extended_length(&self) -> bool {
         self.flags & af::EXTENDED_LENGTH != 0
     }
 
+    /// Type, flags and position of this TLV, without the borrow.
     pub const fn attr_ref(&self) -> AttrRef {
         AttrRef {
             type_code: self.type_code,
@@ -315,32 +341,53 @@ impl PathAttribute<'_> {
 /// An owned attribute value.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum AttrValue {
+    /// ORIGIN (type 1).
     Origin(Origin),
+    /// AS_PATH (type 2), with 2- or 4-octet ASNs as the session negotiated.
     AsPath(AsPath),
+    /// NEXT_HOP (type 3): the IPv4 next hop.
     NextHop(Ipv4Addr),
+    /// MULTI_EXIT_DISC (type 4).
     Med(u32),
+    /// LOCAL_PREF (type 5).
     LocalPref(u32),
+    /// ATOMIC_AGGREGATE (type 6), no value.
     AtomicAggregate,
+    /// AGGREGATOR (type 7).
     Aggregator(Aggregator),
+    /// COMMUNITIES (type 8, RFC 1997).
     Communities(Vec<Community>),
+    /// ORIGINATOR_ID (type 9, RFC 4456).
     OriginatorId(Ipv4Addr),
+    /// CLUSTER_LIST (type 10, RFC 4456).
     ClusterList(Vec<Ipv4Addr>),
+    /// MP_REACH_NLRI (type 14, RFC 4760).
     MpReach(MpReach),
+    /// MP_UNREACH_NLRI (type 15, RFC 4760).
     MpUnreach(MpUnreach),
+    /// EXTENDED_COMMUNITIES (type 16, RFC 4360).
     ExtendedCommunities(Vec<ExtCommunity>),
+    /// AS4_PATH (type 17, RFC 6793), always 4-octet ASNs.
     As4Path(AsPath),
+    /// AS4_AGGREGATOR (type 18, RFC 6793).
     As4Aggregator(Aggregator),
+    /// IPV6_EXTENDED_COMMUNITIES (type 25, RFC 5701).
     Ipv6ExtendedCommunities(Vec<Ipv6ExtCommunity>),
+    /// LARGE_COMMUNITY (type 32, RFC 8092).
     LargeCommunities(Vec<LargeCommunity>),
+    /// ONLY_TO_CUSTOMER (type 35, RFC 9234): the AS that set it.
     OnlyToCustomer(Asn),
     /// An unknown attribute, or a known one whose value was malformed.
     Raw {
+        /// The type code as received.
         type_code: u8,
+        /// The value octets as received.
         value: Vec<u8>,
     },
 }
 
 impl AttrValue {
+    /// The attribute type code this value is encoded under.
     pub fn type_code(&self) -> u8 {
         match self {
             AttrValue::Origin(_) => at::ORIGIN,
@@ -395,7 +442,9 @@ impl AttrValue {
 /// [`PathAttr::new`]) and the value.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct PathAttr {
+    /// Flags octet; the extended-length bit is recomputed on encode.
     pub flags: u8,
+    /// The value.
     pub value: AttrValue,
 }
 
@@ -408,6 +457,7 @@ impl PathAttr {
         PathAttr { flags, value }
     }
 
+    /// The attribute type code.
     pub fn type_code(&self) -> u8 {
         self.value.type_code()
     }
@@ -427,9 +477,14 @@ impl PathAttr {
         if ext {
             crate::util::patch_u16(out, start + 2, len.min(u16::MAX as usize) as u16);
         } else if let Ok(l) = u8::try_from(len) {
-            out[start + 2] = l;
+            // `start + 2` is the length octet pushed above.
+            if let Some(b) = out.get_mut(start + 2) {
+                *b = l;
+            }
         } else {
-            out[start] |= af::EXTENDED_LENGTH;
+            if let Some(b) = out.get_mut(start) {
+                *b |= af::EXTENDED_LENGTH;
+            }
             out.insert(start + 2, 0);
             crate::util::patch_u16(out, start + 2, len.min(u16::MAX as usize) as u16);
         }

@@ -29,7 +29,9 @@ use crate::util::{array_at, u16_at, u8_at};
 /// A next hop of a known shape.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum NextHop {
+    /// A 4-octet IPv4 next hop.
     V4(Ipv4Addr),
+    /// A 16-octet IPv6 global next hop.
     V6(Ipv6Addr),
     /// RFC 2545 §3: global address followed by a link-local one.
     V6LinkLocal(Ipv6Addr, Ipv6Addr),
@@ -49,6 +51,7 @@ impl NextHop {
         }
     }
 
+    /// The next-hop field octets (4, 16 or 32); inverse of [`NextHop::from_bytes`].
     pub fn to_bytes(self) -> Vec<u8> {
         match self {
             NextHop::V4(a) => a.octets().to_vec(),
@@ -87,6 +90,7 @@ pub fn is_mrt_abbreviated(value: &[u8]) -> bool {
 /// Borrowed MP_REACH_NLRI.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct MpReachView<'a> {
+    /// The family of the next hop and NLRI.
     pub afi_safi: AfiSafi,
     /// Raw next-hop octets; see [`MpReachView::next_hop`].
     pub next_hop: &'a [u8],
@@ -96,6 +100,7 @@ pub struct MpReachView<'a> {
     pub nlri: &'a [u8],
     /// True when this came from the MRT abbreviated form.
     pub abbreviated: bool,
+    /// Whether the NLRI carry ADD-PATH path identifiers (from the parse context).
     pub add_path: bool,
 }
 
@@ -179,12 +184,17 @@ impl<'a> MpReachView<'a> {
 /// Borrowed MP_UNREACH_NLRI.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct MpUnreachView<'a> {
+    /// The family of the withdrawn NLRI.
     pub afi_safi: AfiSafi,
+    /// Raw withdrawn NLRI octets; see [`MpUnreachView::withdrawn`].
     pub withdrawn: &'a [u8],
+    /// Whether the NLRI carry ADD-PATH path identifiers (from the parse context).
     pub add_path: bool,
 }
 
 impl<'a> MpUnreachView<'a> {
+    /// Frames the value (AFI, SAFI, NLRI octets); `None` when shorter than 3 octets. The NLRI are
+    /// checked when iterated.
     pub fn parse(value: &'a [u8], ctx: ParseCtx) -> Option<MpUnreachView<'a>> {
         let afi = Afi::from_u16(u16_at(value, 0)?);
         let safi = Safi::from_u8(u8_at(value, 2)?);
@@ -201,6 +211,7 @@ impl<'a> MpUnreachView<'a> {
         nlri_iter(self.withdrawn, self.afi_safi, self.add_path)
     }
 
+    /// An owned copy; `None` if an NLRI is malformed.
     pub fn to_owned(&self) -> Option<MpUnreach> {
         Some(MpUnreach {
             afi_safi: self.afi_safi,
@@ -236,6 +247,7 @@ impl MpNlri {
         }
     }
 
+    /// The prefixes; empty for raw NLRI of other families.
     pub fn prefixes(&self) -> &[Nlri] {
         match self {
             MpNlri::Prefixes(v) => v,
@@ -247,16 +259,20 @@ impl MpNlri {
 /// Owned MP_REACH_NLRI.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct MpReach {
+    /// The family of the next hop and NLRI.
     pub afi_safi: AfiSafi,
     /// Raw next-hop octets (use [`NextHop::to_bytes`] to build them).
     pub next_hop: Vec<u8>,
+    /// Reserved octet (formerly number of SNPAs), written as held.
     pub reserved: u8,
+    /// The NLRI.
     pub nlri: MpNlri,
     /// Encode in the MRT abbreviated form (next hop only).
     pub abbreviated: bool,
 }
 
 impl MpReach {
+    /// An attribute in the full form for `nlri` via `next_hop`, reserved octet 0.
     pub fn new(afi_safi: AfiSafi, next_hop: NextHop, nlri: Vec<Nlri>) -> MpReach {
         MpReach {
             afi_safi,
@@ -267,10 +283,12 @@ impl MpReach {
         }
     }
 
+    /// The next hop typed by its length, `None` for other lengths.
     pub fn next_hop(&self) -> Option<NextHop> {
         NextHop::from_bytes(&self.next_hop)
     }
 
+    /// Appends the value octets (a next hop over 255 octets is cut to 255).
     pub fn encode(&self, out: &mut Vec<u8>) {
         let nh = self.next_hop.get(..255).unwrap_or(&self.next_hop);
         if !self.abbreviated {
@@ -289,11 +307,14 @@ impl MpReach {
 /// Owned MP_UNREACH_NLRI.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct MpUnreach {
+    /// The family of the withdrawn NLRI.
     pub afi_safi: AfiSafi,
+    /// The withdrawn NLRI.
     pub withdrawn: MpNlri,
 }
 
 impl MpUnreach {
+    /// Appends the value octets.
     pub fn encode(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.afi_safi.afi.to_u16().to_be_bytes());
         out.push(self.afi_safi.safi.to_u8());

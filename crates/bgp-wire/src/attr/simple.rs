@@ -15,12 +15,16 @@ use base::Asn;
 /// ORIGIN values.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Origin {
+    /// IGP (0): interior to the originating AS.
     Igp = 0,
+    /// EGP (1): learned by the EGP protocol.
     Egp = 1,
+    /// INCOMPLETE (2): learned some other way (redistribution).
     Incomplete = 2,
 }
 
 impl Origin {
+    /// The origin for a wire value, `None` above 2.
     pub const fn from_u8(v: u8) -> Option<Origin> {
         match v {
             0 => Some(Origin::Igp),
@@ -45,7 +49,9 @@ impl fmt::Display for Origin {
 /// AGGREGATOR or AS4_AGGREGATOR value.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Aggregator {
+    /// The AS that formed the aggregate.
     pub asn: Asn,
+    /// The BGP identifier (IPv4 address) of the speaker that formed it.
     pub addr: Ipv4Addr,
 }
 

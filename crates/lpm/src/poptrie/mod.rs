@@ -128,8 +128,9 @@ pub type Poptrie6 = Poptrie<u128>;
 pub struct MemoryUsage {
     /// What lookups touch: direct array, node pool and leaf pool (capacity).
     pub lookup: usize,
-    /// Node and leaf entries in live blocks (allocation rounding included).
+    /// Bytes of node entries in live blocks (allocation rounding included).
     pub live_nodes: usize,
+    /// Bytes of leaf entries in live blocks (allocation rounding included).
     pub live_leaves: usize,
     /// Estimate of the write side: route map and per-slot control arrays.
     pub control: usize,

@@ -2,7 +2,7 @@
 //! byte. The format, with examples and the few documented differences, is
 //! in `docs/bgpdump-format.md`.
 //!
-//! [`Dumper`] turns one raw MRT record (header fields plus body) into zero
+//! [`Dumper`](crate::bgpdump::Dumper) turns one raw MRT record (header fields plus body) into zero
 //! or more lines appended to a caller's buffer. It reads bodies the way
 //! bgpdump does (zero-filling past the end instead of failing), so odd input
 //! prints what bgpdump prints, and it never panics or allocates per line.
@@ -20,7 +20,7 @@
 //! ```
 //!
 //! Files are framed by [`crate::MrtReader`]: feed each
-//! [`crate::RawRecord`] from `next_raw` through [`RecordInfo::from_header`].
+//! [`crate::RawRecord`] from `next_raw` through [`RecordInfo::from_header`](crate::bgpdump::RecordInfo::from_header).
 
 mod attrs;
 mod fmt;
@@ -32,10 +32,13 @@ use crate::header::Header;
 /// The MRT common header fields (RFC 6396 §2) the output needs.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct RecordInfo {
+    /// Seconds since the Unix epoch.
     pub timestamp: u32,
     /// BGP4MP_ET microseconds (RFC 6396 §3); ignored for other types.
     pub microseconds: u32,
+    /// MRT type (see [`crate::types`]).
     pub mrt_type: u16,
+    /// MRT subtype (see [`crate::subtypes`]).
     pub subtype: u16,
 }
 

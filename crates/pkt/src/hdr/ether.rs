@@ -145,7 +145,10 @@ pub fn parse_l2(b: &[u8]) -> Result<L2, HdrError> {
             l3: ETH_LEN,
         });
     }
-    let tag = b.get(14..18).ok_or(HdrError::Short)?;
+    let tag: &[u8; 4] = b
+        .get(14..18)
+        .and_then(|t| t.try_into().ok())
+        .ok_or(HdrError::Short)?;
     let tci = u16::from_be_bytes([tag[0], tag[1]]);
     Ok(L2 {
         ethertype: u16::from_be_bytes([tag[2], tag[3]]),

@@ -8,6 +8,8 @@
 //! short or garbage input (proptested in `tests/never_panics.rs`, fuzzed by
 //! `fuzz/fuzz_targets/pkt_headers.rs`).
 
+#![deny(clippy::indexing_slicing)]
+
 pub mod arp;
 pub mod ether;
 pub mod icmp;
