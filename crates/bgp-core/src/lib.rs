@@ -52,6 +52,8 @@
 //! Why our own: this is Tessera's RIB logic itself; no crate implements
 //! it.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 mod core;
 mod export;
 mod flush;
