@@ -427,6 +427,7 @@ impl RibCore {
             local_addr: up.local_addr,
             remote_addr: up.remote_addr,
             link: up.link,
+            session: up.session,
             encoder,
             eor_barrier: up.eor_barrier,
             since: up.since,

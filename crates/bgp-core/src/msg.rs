@@ -46,6 +46,10 @@ pub struct SessionUp {
     /// When the session reached Established (every shard shows the same
     /// time in `show protocols`, `show route` and RIB dumps).
     pub since: std::time::SystemTime,
+    /// The runtime's number for this Established session (it grows with
+    /// each new session of the peer); the core keeps it so the runtime can
+    /// tell bytes encoded for an old session from those of the current one.
+    pub session: u64,
     /// Our addresses on the link the session runs over, read by the
     /// runtime when the session came up: routes of the other family need
     /// a next hop from them (RFC 4760 §3, RFC 2545 §3, RFC 8950).

@@ -85,6 +85,8 @@ pub struct UpState {
     pub remote_addr: SocketAddr,
     /// Our addresses on the session's link.
     pub link: LinkAddrs,
+    /// The runtime's number for this session ([`crate::SessionUp::session`]).
+    pub session: u64,
     pub encoder: UpdateEncoder,
     pub since: SystemTime,
     /// Families whose End-of-RIB we still owe after the initial export.

@@ -252,6 +252,7 @@ fn run(steps: &[Step], layout: &mut Layout) -> Result<(), TestCaseError> {
                     remote_addr: SocketAddr::new(addr(peer), 179),
                     eor_barrier: None,
                     since: SystemTime::UNIX_EPOCH,
+                    session: 1,
                     link: bgp_core::LinkAddrs::of(local.ip()),
                 };
                 layout.up[p] = true;

@@ -12,11 +12,13 @@ use base::{AfiSafi, Asn, Prefix, Prefix4};
 use bgp_fsm::{DownReason, Negotiated};
 use bgp_rib::{AttrsBuilder, BestPathConfig, NextHopMode, PathSelection, PeerId};
 use bgp_wire::{AsPath, AttrValue, NextHop, Nlri, Origin, PathAttr};
-use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
-use crate::msg::{DecodedUpdate, PeerStatus, RibInput, RibSender, SessionCmd, SessionUp};
+use crate::msg::{
+    DecodedUpdate, PeerStatus, RibInput, RibSender, SessionCmd, SessionUp, WriterSlot,
+};
 use crate::pipeline::{call_all, CallError, Mode, Pipeline};
-use crate::rib::{PeerEntry, PeerHandle, PeerMeta, PolicyRef, RibSettings, RibState};
+use crate::rib::{PeerEntry, PeerHandle, PeerMeta, PolicyRef, RibSettings, RibState, SessionLink};
 
 /// Our AS in the in-process pipeline.
 pub const LOCAL_ASN: u32 = 65000;
@@ -48,12 +50,17 @@ pub struct LocRoute {
     pub best: Option<(u16, Vec<u8>)>,
 }
 
+/// What a fake session receives: commands, and bytes on its writer queue.
+type FakeSession = (UnboundedReceiver<SessionCmd>, UnboundedReceiver<Vec<u8>>);
+
 /// A running pipeline with fake sessions.
 pub struct InProc {
     pipeline: Pipeline,
     rib: RibSender,
-    /// Per fake peer (index i is `PeerId(i + 1)`): what the RIB sent it.
-    outs: Vec<Mutex<UnboundedReceiver<SessionCmd>>>,
+    /// Per fake peer (index i is `PeerId(i + 1)`): what the RIB sent it,
+    /// as commands and on its writer queue.
+    outs: Vec<Mutex<FakeSession>>,
+    writers: Vec<(Arc<WriterSlot>, UnboundedSender<Vec<u8>>)>,
     statuses: Vec<Arc<PeerStatus>>,
     peers: Vec<FakePeer>,
 }
@@ -119,15 +126,22 @@ impl InProc {
         let mut pipeline = Pipeline::new(mode);
         let mut entries = Vec::new();
         let mut outs = Vec::new();
+        let mut writers = Vec::new();
         let mut statuses = Vec::new();
         for (i, p) in peers.iter().enumerate() {
             let (tx, rx) = unbounded_channel();
             let status = Arc::new(PeerStatus::default());
+            let (wtx, wrx) = unbounded_channel();
+            let writer = Arc::new(WriterSlot::default());
             entries.push(PeerHandle {
                 entry: PeerEntry::new(meta(p, i + 1), status.clone()),
-                cmd: tx,
+                link: SessionLink {
+                    cmd: tx,
+                    writer: writer.clone(),
+                },
             });
-            outs.push(Mutex::new(rx));
+            outs.push(Mutex::new((rx, wrx)));
+            writers.push((writer, wtx));
             statuses.push(status);
         }
         pipeline.spawn(|part| {
@@ -141,6 +155,7 @@ impl InProc {
             rib: pipeline.sender(),
             pipeline,
             outs,
+            writers,
             statuses,
             peers: peers.to_vec(),
         })
@@ -162,7 +177,18 @@ impl InProc {
         };
         let port = 179;
         let local = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 254));
+        // As a session does: a new session number, and its writer queue
+        // published before the RIB hears of it.
+        let session = self.statuses.get(i).map_or(1, |st| {
+            st.established_count
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                + 1
+        });
+        if let Some((w, tx)) = self.writers.get(i) {
+            w.publish(session, tx.clone());
+        }
         let up = SessionUp {
+            session,
             negotiated: negotiated(p),
             link: bgp_core::LinkAddrs::of(local),
             local_addr: SocketAddr::new(local, port),
@@ -178,6 +204,9 @@ impl InProc {
 
     /// Peer `i`'s session ends (no graceful restart).
     pub fn down(&self, i: usize) {
+        if let Some((w, _)) = self.writers.get(i) {
+            w.withdraw();
+        }
         self.rib.blocking_send(RibInput::Down {
             peer: Self::id(i),
             reason: DownReason::TcpConnectionFails,
@@ -257,11 +286,16 @@ impl InProc {
         let Ok(mut rx) = rx.lock() else {
             return out;
         };
-        while let Ok(c) = rx.try_recv() {
+        let (cmds, bytes) = &mut *rx;
+        while let Ok(c) = cmds.try_recv() {
             if let SessionCmd::Send(b) = c {
                 crate::sess::io::sub_queued(st, b.len() as u64);
                 out.push(b);
             }
+        }
+        while let Ok(b) = bytes.try_recv() {
+            crate::sess::io::sub_queued(st, b.len() as u64);
+            out.push(b);
         }
         out
     }

@@ -5,9 +5,10 @@
 //! threads: [`RibMsg`] (what a RIB thread's channel carries) and
 //! [`RibSender`] (how sessions reach the RIB in each pipeline mode).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use bgp_rib::PeerId;
+use tokio::sync::mpsc::UnboundedSender;
 
 pub use bgp_core::msg::{
     split_updates, state, DecodedUpdate, FlushBarrier, LinkAddrs, PeerStatus, RibInput, SessionCmd,
@@ -241,5 +242,39 @@ impl RibSender {
             Backend::Pool(p) => PermitInner::Pool(p.reserve().await?),
         };
         Some(RibPermit { inner })
+    }
+}
+
+/// The writer queue of a session's current connection. The session
+/// publishes it when it reaches Established (before the RIB hears of the
+/// session) and withdraws it when it leaves, so a RIB thread hands encoded
+/// UPDATEs straight to the connection's writer: one hop, not a relay
+/// through the session task.
+#[derive(Debug, Default)]
+pub struct WriterSlot {
+    inner: Mutex<Option<(u64, UnboundedSender<Vec<u8>>)>>,
+}
+
+impl WriterSlot {
+    /// Session number `session` (see `bgp_core::SessionUp::session`) now
+    /// writes through `tx`.
+    pub fn publish(&self, session: u64, tx: UnboundedSender<Vec<u8>>) {
+        *self.inner.lock().unwrap_or_else(|e| e.into_inner()) = Some((session, tx));
+    }
+
+    /// The session left Established: nothing more goes to its writer.
+    pub fn withdraw(&self) {
+        *self.inner.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    /// Hands `buf`, encoded for session number `session`, to its writer;
+    /// gives it back when that session is gone (the caller then uncounts
+    /// it from the queued bytes).
+    pub fn send(&self, session: u64, buf: Vec<u8>) -> Result<(), Vec<u8>> {
+        let g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        match g.as_ref() {
+            Some((s, tx)) if *s == session => tx.send(buf).map_err(|e| e.0),
+            _ => Err(buf),
+        }
     }
 }

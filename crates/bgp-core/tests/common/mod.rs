@@ -236,6 +236,7 @@ impl Harness {
             remote_addr: SocketAddr::new(addr(n), 40000 + n),
             eor_barrier: None,
             since: SystemTime::UNIX_EPOCH,
+            session: 1,
             link: bgp_core::LinkAddrs::of(local.ip()),
         };
         // A new session gets its own max-prefix verdict (as the runtime's

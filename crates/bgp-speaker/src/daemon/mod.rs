@@ -81,9 +81,15 @@ impl Running {
             self.mrt.clone(),
         );
         self.ids.insert(n.meta.name.clone(), id);
-        let mut entry = PeerEntry::new(n.meta.clone(), h.status);
+        let mut entry = PeerEntry::new(n.meta.clone(), h.status.clone());
         entry.disabled = !n.enabled;
-        Some((id, PeerHandle { entry, cmd: h.cmd }))
+        Some((
+            id,
+            PeerHandle {
+                entry,
+                link: h.link(),
+            },
+        ))
     }
 }
 

@@ -67,11 +67,19 @@ pub type ControlFn = Box<dyn FnOnce(&mut RibState) + Send>;
 /// The command channel of a session task.
 pub type CmdSender = UnboundedSender<SessionCmd>;
 
+/// How a RIB thread reaches one session: its command channel, and the
+/// writer queue it publishes while Established.
+#[derive(Clone, Debug)]
+pub struct SessionLink {
+    pub cmd: CmdSender,
+    pub writer: std::sync::Arc<crate::msg::WriterSlot>,
+}
+
 /// A neighbour as a RIB thread receives it: the core's entry and the
-/// session's command channel.
+/// session's link.
 pub struct PeerHandle {
     pub entry: PeerEntry,
-    pub cmd: CmdSender,
+    pub link: SessionLink,
 }
 
 impl PeerHandle {
@@ -80,7 +88,7 @@ impl PeerHandle {
     pub fn copy_idle(&self) -> PeerHandle {
         PeerHandle {
             entry: self.entry.copy_idle(),
-            cmd: self.cmd.clone(),
+            link: self.link.clone(),
         }
     }
 }
@@ -104,8 +112,8 @@ impl bgp_core::Meter for WallMeter {
 /// Everything a RIB thread owns (see the module docs).
 pub struct RibState {
     pub core: RibCore,
-    /// By `PeerId`: the session's command channel.
-    cmds: Vec<Option<CmdSender>>,
+    /// By `PeerId`: how to reach the session.
+    links: Vec<Option<SessionLink>>,
     out: Outbox,
     /// Per-UPDATE RIB processing time (batch time / batch size).
     pub latency: std::sync::Arc<mgmt::metrics::LatencyHistogram>,
@@ -142,7 +150,7 @@ impl RibState {
         core.set_meter(Box::new(WallMeter));
         RibState {
             core,
-            cmds: vec![None],
+            links: vec![None],
             out: Outbox::default(),
             latency: Default::default(),
             rib_dumper: None,
@@ -154,11 +162,11 @@ impl RibState {
     /// Adds a neighbour under `id` (see [`RibCore::insert_peer`]).
     pub fn insert_peer(&mut self, id: PeerId, h: PeerHandle) {
         let i = usize::from(id.0);
-        if self.cmds.len() <= i {
-            self.cmds.resize_with(i + 1, || None);
+        if self.links.len() <= i {
+            self.links.resize_with(i + 1, || None);
         }
-        if let Some(slot) = self.cmds.get_mut(i) {
-            *slot = Some(h.cmd);
+        if let Some(slot) = self.links.get_mut(i) {
+            *slot = Some(h.link);
         }
         self.core.insert_peer(id, h.entry);
     }
@@ -167,7 +175,7 @@ impl RibState {
     pub fn remove_peer(&mut self, id: PeerId, notification: NotificationMessage) {
         self.core.remove_peer(id, notification, &mut self.out);
         self.deliver();
-        if let Some(slot) = self.cmds.get_mut(usize::from(id.0)) {
+        if let Some(slot) = self.links.get_mut(usize::from(id.0)) {
             *slot = None;
         }
     }
@@ -175,8 +183,8 @@ impl RibState {
     /// Sends `cmd` to `id`'s session now (control requests; the caller
     /// decides whether this shard is the one that sends).
     pub fn send_cmd(&self, id: PeerId, cmd: SessionCmd) {
-        if let Some(Some(tx)) = self.cmds.get(usize::from(id.0)) {
-            let _ = tx.send(cmd);
+        if let Some(Some(l)) = self.links.get(usize::from(id.0)) {
+            let _ = l.cmd.send(cmd);
         }
     }
 
@@ -230,19 +238,25 @@ impl RibState {
         let mut out = std::mem::take(&mut self.out);
         for o in out.out.drain(..) {
             let peer = o.peer();
-            let Some(Some(tx)) = self.cmds.get(usize::from(peer.0)) else {
+            let Some(Some(link)) = self.links.get(usize::from(peer.0)) else {
                 continue;
             };
             match o {
                 Output::Cmd { cmd, .. } => {
-                    let _ = tx.send(cmd);
+                    let _ = link.cmd.send(cmd);
                 }
                 Output::Send { bytes, markers, .. } => {
                     let Some(e) = self.core.peer(peer) else {
                         continue;
                     };
-                    e.status.hand_over(bytes, markers, |buf| {
-                        let _ = tx.send(SessionCmd::Send(buf));
+                    let session = e.up.as_ref().map_or(0, |u| u.session);
+                    let status = &e.status;
+                    status.hand_over(bytes, markers, |buf| {
+                        // Straight onto the connection's writer queue; a
+                        // session gone since this was encoded drops it.
+                        if let Err(buf) = link.writer.send(session, buf) {
+                            crate::sess::io::sub_queued(status, buf.len() as u64);
+                        }
                     });
                 }
             }

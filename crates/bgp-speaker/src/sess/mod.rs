@@ -30,7 +30,9 @@ use tokio::task::JoinHandle;
 use tracing::{debug, info, warn};
 
 use crate::mrt_dump::{MrtPeer, MrtSink};
-use crate::msg::{DecodedUpdate, PeerStatus, RibInput, RibSender, SessionCmd, SessionUp};
+use crate::msg::{
+    DecodedUpdate, PeerStatus, RibInput, RibSender, SessionCmd, SessionUp, WriterSlot,
+};
 pub use listener::{listen, Registry};
 
 /// UPDATEs per batch handed to the RIB.
@@ -64,6 +66,18 @@ pub struct SessionHandle {
     pub peer: PeerId,
     pub cmd: UnboundedSender<SessionCmd>,
     pub status: Arc<PeerStatus>,
+    /// The writer queue of the Established connection, for the RIB.
+    pub writer: Arc<WriterSlot>,
+}
+
+impl SessionHandle {
+    /// How the RIB reaches this session.
+    pub fn link(&self) -> crate::rib::SessionLink {
+        crate::rib::SessionLink {
+            cmd: self.cmd.clone(),
+            writer: self.writer.clone(),
+        }
+    }
 }
 
 /// Starts the task of one neighbour and registers it with the listener.
@@ -82,14 +96,17 @@ pub fn spawn_session(
         p.md5_password.clone(),
     );
     let status = Arc::new(PeerStatus::default());
+    let writer = Arc::new(WriterSlot::default());
     let handle = SessionHandle {
         peer: p.peer,
         cmd: cmd_tx,
         status: status.clone(),
+        writer: writer.clone(),
     };
     let per_peer = rib.is_per_peer();
     let name = format!("peer-{}", p.peer.0);
-    let s = Session::new(p, rib, status, registry.clone(), mrt, in_tx.clone());
+    let mut s = Session::new(p, rib, status, registry.clone(), mrt, in_tx.clone());
+    s.writer = writer;
     let task = s.run(cmd_rx, in_rx);
     if !per_peer {
         rt.spawn(task);
@@ -135,6 +152,8 @@ struct Session {
     fsm: Fsm,
     rib: RibSender,
     status: Arc<PeerStatus>,
+    /// Published while Established: the RIB writes UPDATEs through it.
+    writer: Arc<WriterSlot>,
     registry: Registry,
     origin: tokio::time::Instant,
     rng: u64,
@@ -252,6 +271,7 @@ impl Session {
             p,
             rib,
             status,
+            writer: Arc::default(),
             registry,
             origin: tokio::time::Instant::now(),
             rng: seed | 1,
@@ -634,6 +654,11 @@ impl Session {
         // so whoever sees `RibInput::Up` also sees Established.
         let before = self.status.state();
         let s = self.fsm.state() as u8;
+        if s != before && s != crate::msg::state::ESTABLISHED {
+            // Whatever the RIB still hands over for the old session is
+            // dropped (and uncounted) by the slot from now on.
+            self.writer.withdraw();
+        }
         if s != before {
             if let Some(m) = self.mrt.as_ref() {
                 m.state_change(&self.mrt_peer(), before, s);
@@ -659,6 +684,7 @@ impl Session {
                         h.abort();
                     }
                     // The writer subtracts whatever it leaves unsent.
+                    self.writer.withdraw();
                     self.conn = None;
                 }
                 Action::SendOpen => {
@@ -722,9 +748,11 @@ impl Session {
         // A pending colliding connection loses to an Established one.
         self.pending = None;
         self.ctx = n.parse_ctx();
-        self.status
+        let session = self
+            .status
             .established_count
-            .fetch_add(1, Ordering::Relaxed);
+            .fetch_add(1, Ordering::Relaxed)
+            + 1;
         self.status.set_last_error(String::new());
         // A new session gets its own max-prefix verdict; reset before the
         // RIB hears of it.
@@ -740,8 +768,12 @@ impl Session {
             remote_addr: c.remote,
             eor_barrier: None,
             since: std::time::SystemTime::now(),
+            session,
             link: crate::rib::ifaddr::link_addrs(c.local.ip()),
         };
+        // Before the RIB hears of the session: its first flush goes
+        // straight to this connection's writer.
+        self.writer.publish(session, c.bulk.clone());
         self.negotiated = Some(n);
         self.rib
             .send(RibInput::Up {
