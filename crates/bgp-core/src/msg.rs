@@ -235,6 +235,8 @@ pub const MAX_SHARDS: usize = 64;
 pub fn split_updates(updates: Vec<DecodedUpdate>, n: usize) -> Vec<Vec<DecodedUpdate>> {
     let n = n.clamp(1, MAX_SHARDS);
     let mut out: Vec<Vec<DecodedUpdate>> = (0..n).map(|_| Vec::new()).collect();
+    // The shard of each prefix of the current UPDATE, computed once.
+    let mut shards: Vec<u8> = Vec::new();
     for u in updates {
         if u.end_of_rib.is_some() || (u.announce.is_empty() && u.withdraw.is_empty()) {
             for part in out.iter_mut() {
@@ -242,18 +244,17 @@ pub fn split_updates(updates: Vec<DecodedUpdate>, n: usize) -> Vec<Vec<DecodedUp
             }
             continue;
         }
-        let first = u
-            .announce
-            .first()
-            .or(u.withdraw.first())
-            .map_or(0, |x| bgp_rib::shard_for(&x.prefix, n));
-        let single = u
-            .announce
-            .iter()
-            .chain(&u.withdraw)
-            .all(|x| bgp_rib::shard_for(&x.prefix, n) == first);
-        if single {
-            if let Some(part) = out.get_mut(first) {
+        shards.clear();
+        shards.extend(
+            u.announce
+                .iter()
+                .chain(&u.withdraw)
+                // n <= MAX_SHARDS = 64 fits a byte.
+                .map(|x| bgp_rib::shard_for(&x.prefix, n) as u8),
+        );
+        let first = shards.first().copied().unwrap_or(0);
+        if shards.iter().all(|&s| s == first) {
+            if let Some(part) = out.get_mut(usize::from(first)) {
                 part.push(u);
             }
             continue;
@@ -261,26 +262,25 @@ pub fn split_updates(updates: Vec<DecodedUpdate>, n: usize) -> Vec<Vec<DecodedUp
         // Which shards already got their part of this UPDATE (n <= 64,
         // see MAX_SHARDS).
         let mut touched = 0u64;
-        for (list, is_announce) in [(&u.announce, true), (&u.withdraw, false)] {
-            for x in list {
-                let s = bgp_rib::shard_for(&x.prefix, n);
-                let Some(part) = out.get_mut(s) else {
-                    continue;
-                };
-                let bit = 1u64 << (s % 64);
-                if touched & bit == 0 {
-                    touched |= bit;
-                    part.push(DecodedUpdate::default());
+        let n_announce = u.announce.len();
+        for (k, x) in u.announce.iter().chain(&u.withdraw).enumerate() {
+            let s = usize::from(shards.get(k).copied().unwrap_or(0));
+            let Some(part) = out.get_mut(s) else {
+                continue;
+            };
+            let bit = 1u64 << (s % 64);
+            if touched & bit == 0 {
+                touched |= bit;
+                part.push(DecodedUpdate::default());
+            }
+            let Some(d) = part.last_mut() else { continue };
+            if k < n_announce {
+                if d.attrs.is_none() {
+                    d.attrs.clone_from(&u.attrs);
                 }
-                let Some(d) = part.last_mut() else { continue };
-                if is_announce {
-                    if d.attrs.is_none() {
-                        d.attrs.clone_from(&u.attrs);
-                    }
-                    d.announce.push(*x);
-                } else {
-                    d.withdraw.push(*x);
-                }
+                d.announce.push(*x);
+            } else {
+                d.withdraw.push(*x);
             }
         }
     }

@@ -163,15 +163,55 @@ impl AttrsBuilder {
                 _ => attrs.push(a.to_owned(ctx)),
             }
         }
-        if !ctx.four_octet_asn {
+        Ok(AttrsBuilder::from_received(
+            attrs,
+            mp_nh,
+            ctx.four_octet_asn,
+        ))
+    }
+
+    /// From the attributes of a received UPDATE already typed (the
+    /// validating pass, `bgp_wire::UpdateSink`, hands them over): MP
+    /// attributes left out, `mp_next_hop` MP_REACH_NLRI's next hop. On a
+    /// 2-octet session (`four_octet_asn` false) AS4_PATH is merged into
+    /// AS_PATH (RFC 6793 §4.2.3) and dropped. The result is clean.
+    pub fn from_received(
+        mut attrs: Vec<PathAttr>,
+        mp_next_hop: Option<NextHop>,
+        four_octet_asn: bool,
+    ) -> AttrsBuilder {
+        if !four_octet_asn {
             merge_as4(&mut attrs);
         }
         let mut b = AttrsBuilder::from_attrs(attrs);
-        if mp_nh.is_some() {
-            b.next_hop = mp_nh;
+        if mp_next_hop.is_some() {
+            b.next_hop = mp_next_hop;
         }
         b.dirty = false;
-        Ok(b)
+        b
+    }
+
+    /// Drops what a route from an external peer may not carry into our
+    /// AS: LOCAL_PREF (RFC 4271 §5.1.5), ORIGINATOR_ID and CLUSTER_LIST
+    /// (RFC 4456 §8, RFC 7606 §7.9-7.10). The one home of this rule: the
+    /// session's decoder applies it once per UPDATE, and the RIB again
+    /// only for attributes that did not come through it. Returns whether
+    /// anything was removed (the builder is then clean again).
+    pub fn strip_ebgp_ingress(&mut self) -> bool {
+        let had = self.remove(at::LOCAL_PREF)
+            | self.remove(at::ORIGINATOR_ID)
+            | self.remove(at::CLUSTER_LIST);
+        if had {
+            self.mark_clean();
+        }
+        had
+    }
+
+    /// Whether [`Self::strip_ebgp_ingress`] would remove anything.
+    pub fn needs_ebgp_strip(&self) -> bool {
+        [at::LOCAL_PREF, at::ORIGINATOR_ID, at::CLUSTER_LIST]
+            .iter()
+            .any(|&t| self.get(t).is_some())
     }
 
     /// The attributes, next hop excluded.

@@ -5,7 +5,6 @@
 use std::net::{IpAddr, Ipv4Addr};
 
 use base::{Asn, Prefix};
-use bgp_wire::consts::attr_type as at;
 use bgp_wire::Nlri;
 
 use crate::adjin::PreIn;
@@ -226,8 +225,8 @@ impl RibShard {
     /// Applies one UPDATE's worth of changes from `peer`: withdrawals first,
     /// then announcements, so a prefix in both ends up announced (RFC 4271
     /// §4.3 says to treat such an UPDATE as if it were not withdrawn).
-    /// `attrs` are the UPDATE's attributes; the shard drops LOCAL_PREF from
-    /// eBGP peers (RFC 4271 §5.1.5) and runs `import` per
+    /// `attrs` are the UPDATE's attributes; the shard drops what eBGP routes
+    /// may not carry ([`AttrsBuilder::strip_ebgp_ingress`]) and runs `import` per
     /// announced prefix. Prefixes whose best path changed are appended to
     /// `changed` (a prefix touched twice in a batch may appear twice).
     pub fn apply_update<P: ImportPolicy + ?Sized>(
@@ -247,10 +246,13 @@ impl RibShard {
             return Ok(());
         }
         let attrs = attrs.ok_or(RibError::MissingAttributes)?;
+        // Sessions strip what eBGP routes may not carry before the split
+        // over shards; this copy only runs for input that did not come
+        // through a session's decoder.
         let stripped;
-        let base = if ebgp && attrs.local_pref().is_some() {
+        let base = if ebgp && attrs.needs_ebgp_strip() {
             let mut b = attrs.clone();
-            b.remove(at::LOCAL_PREF);
+            b.strip_ebgp_ingress();
             stripped = b;
             &stripped
         } else {

@@ -2,10 +2,50 @@
 //! RFC 4271 §6.3 checks and the RFC 7606 revised error handling.
 
 use crate::attr::mp::{MpReachView, MpUnreachView};
-use crate::attr::PathAttribute;
+use crate::attr::{PathAttribute, RawAttr};
 use crate::consts::attr_type as at;
 use crate::error::{Disposition, WireError};
+use crate::nlri::{Nlri, NlriIter};
 use crate::update::UpdateView;
+
+/// Receives what [`UpdateView::validate_into`] reads, during the one
+/// validating pass: each NLRI as it is checked, and each attribute that is
+/// well-formed and the first of its type, with its typed view (so a
+/// speaker builds its route from the same walk instead of typing the
+/// attributes a second time). On an `Err` from the pass, what the sink
+/// received is incomplete and must be dropped.
+pub trait UpdateSink<'a> {
+    /// An IPv4 withdrawn route, or an MP_UNREACH NLRI of a prefix family.
+    fn withdrawn(&mut self, n: Nlri);
+    /// An IPv4 NLRI, or an MP_REACH NLRI of a prefix family.
+    fn announced(&mut self, n: Nlri);
+    /// A well-formed attribute (MP_REACH/MP_UNREACH included).
+    fn attribute(&mut self, raw: RawAttr<'a>, typed: &PathAttribute<'a>);
+}
+
+/// A sink that keeps nothing ([`UpdateView::validate_from`]).
+struct NoSink;
+
+impl<'a> UpdateSink<'a> for NoSink {
+    fn withdrawn(&mut self, _: Nlri) {}
+    fn announced(&mut self, _: Nlri) {}
+    fn attribute(&mut self, _: RawAttr<'a>, _: &PathAttribute<'a>) {}
+}
+
+/// Checks every NLRI of `it`, handing each to `f`; the count, or the
+/// first error.
+fn walk<'a, S: UpdateSink<'a> + ?Sized>(
+    it: NlriIter<'a>,
+    sink: &mut S,
+    f: fn(&mut S, Nlri),
+) -> Result<usize, WireError> {
+    let mut n = 0;
+    for r in it {
+        f(sink, r?);
+        n += 1;
+    }
+    Ok(n)
+}
 
 /// A set of attribute type codes.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -80,11 +120,21 @@ impl<'a> UpdateView<'a> {
         &self,
         ebgp: bool,
     ) -> Result<ValidatedUpdate<'a>, (WireError, Disposition)> {
+        self.validate_into(ebgp, &mut NoSink)
+    }
+
+    /// [`Self::validate_from`] that also hands `sink` every NLRI and every
+    /// well-formed attribute as it checks them (one pass over the UPDATE).
+    pub fn validate_into<S: UpdateSink<'a> + ?Sized>(
+        &self,
+        ebgp: bool,
+        sink: &mut S,
+    ) -> Result<ValidatedUpdate<'a>, (WireError, Disposition)> {
         let reset = |e: WireError| (e, Disposition::SessionReset);
         // RFC 7606 §5.3: the NLRI fields must parse, else nothing can be
         // withdrawn reliably.
-        let withdrawn = self.withdrawn().validate().map_err(reset)?;
-        let announced = self.nlri().validate().map_err(reset)?;
+        let withdrawn = walk(self.withdrawn(), sink, S::withdrawn).map_err(reset)?;
+        let announced = walk(self.nlri(), sink, S::announced).map_err(reset)?;
         let mut s = ValidatedUpdate {
             withdrawn,
             announced,
@@ -142,7 +192,8 @@ impl<'a> UpdateView<'a> {
             }
             s.present.insert(a.type_code);
             let opt_err = WireError::OptionalAttribute(a.attr_ref());
-            match a.typed(self.ctx()) {
+            let typed = a.typed(self.ctx());
+            match typed {
                 Err(e) => note(e, &mut s)?,
                 // RFC 7606 §7.2: a segment with a Path Segment Length of
                 // zero makes AS_PATH malformed (treat-as-withdraw). The
@@ -157,17 +208,19 @@ impl<'a> UpdateView<'a> {
                         return Err(reset(opt_err));
                     }
                     if crate::attr::mp::is_prefix_family(m.afi_safi) {
-                        m.nlri().validate().map_err(|_| reset(opt_err))?;
+                        walk(m.nlri(), sink, S::announced).map_err(|_| reset(opt_err))?;
                     }
                     s.mp_reach = Some(m);
+                    sink.attribute(a, &PathAttribute::MpReach(m));
                 }
                 Ok(PathAttribute::MpUnreach(m)) => {
                     if crate::attr::mp::is_prefix_family(m.afi_safi) {
-                        m.withdrawn().validate().map_err(|_| reset(opt_err))?;
+                        walk(m.withdrawn(), sink, S::withdrawn).map_err(|_| reset(opt_err))?;
                     }
                     s.mp_unreach = Some(m);
+                    sink.attribute(a, &PathAttribute::MpUnreach(m));
                 }
-                Ok(_) => {}
+                Ok(t) => sink.attribute(a, &t),
             }
         }
         // RFC 4271 §6.3 / RFC 4760 §4 / RFC 7606 §3 d: mandatory attributes

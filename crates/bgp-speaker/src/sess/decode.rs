@@ -3,7 +3,10 @@
 
 use bgp_fsm::Event;
 use bgp_rib::AttrsBuilder;
-use bgp_wire::{Disposition, Nlri, ParseCtx, UpdateView, WireError};
+use bgp_wire::{
+    AttrValue, Disposition, NextHop, Nlri, ParseCtx, PathAttr, PathAttribute, RawAttr, UpdateSink,
+    UpdateView, WireError,
+};
 
 use crate::msg::DecodedUpdate;
 
@@ -40,8 +43,41 @@ fn all_as_withdrawn(u: &UpdateView<'_>, d: &mut DecodedUpdate) -> Result<(), Wir
     Ok(())
 }
 
+/// Collects an UPDATE during its validating pass: NLRI into the
+/// [`DecodedUpdate`], attributes typed once into owned form.
+struct Collect<'d> {
+    d: &'d mut DecodedUpdate,
+    attrs: Vec<PathAttr>,
+    mp_next_hop: Option<NextHop>,
+}
+
+impl<'a> UpdateSink<'a> for Collect<'_> {
+    fn withdrawn(&mut self, n: Nlri) {
+        self.d.withdraw.push(n);
+    }
+    fn announced(&mut self, n: Nlri) {
+        self.d.announce.push(n);
+    }
+    fn attribute(&mut self, raw: RawAttr<'a>, typed: &PathAttribute<'a>) {
+        match typed {
+            PathAttribute::MpUnreach(_) => {}
+            PathAttribute::MpReach(m) => {
+                self.mp_next_hop = self.mp_next_hop.or_else(|| m.next_hop());
+            }
+            t => self.attrs.push(PathAttr {
+                flags: raw.flags,
+                value: t.to_owned_value().unwrap_or_else(|| AttrValue::Raw {
+                    type_code: raw.type_code,
+                    value: raw.value.to_vec(),
+                }),
+            }),
+        }
+    }
+}
+
 /// Decodes and validates one UPDATE body from an external (`ebgp`) or
-/// internal peer.
+/// internal peer, in one pass: the validation hands over each NLRI and
+/// each well-formed attribute as it checks it.
 pub fn decode_update(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded {
     let reset = |e: WireError| Decoded::Reset(Event::update_msg_err(e, body));
     let u = match UpdateView::parse(body, ctx) {
@@ -53,55 +89,34 @@ pub fn decode_update(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded {
         d.end_of_rib = Some(af);
         return Decoded::Ok(d, None);
     }
-    match u.validate_from(ebgp) {
+    let mut c = Collect {
+        d: &mut d,
+        attrs: Vec::new(),
+        mp_next_hop: None,
+    };
+    match u.validate_into(ebgp, &mut c) {
         Err((e, Disposition::SessionReset)) => reset(e),
         Err((e, disp)) => {
-            // Treat-as-withdraw (or anything milder reported as an error).
+            // Treat-as-withdraw (or anything milder reported as an error):
+            // what the pass collected is incomplete; read every NLRI again.
+            let mut d = DecodedUpdate::default();
             if let Err(e2) = all_as_withdrawn(&u, &mut d) {
                 return reset(e2);
             }
             Decoded::Ok(d, Some((e, disp)))
         }
         Ok(v) => {
-            if let Err(e) = collect(u.withdrawn(), &mut d.withdraw) {
-                return reset(e);
-            }
-            if let Err(e) = collect(u.nlri(), &mut d.announce) {
-                return reset(e);
-            }
-            if let Some(r) = v.mp_reach {
-                if let Err(e) = collect(r.nlri(), &mut d.announce) {
-                    return reset(e);
-                }
-            }
-            if let Some(w) = v.mp_unreach {
-                if let Err(e) = collect(w.withdrawn(), &mut d.withdraw) {
-                    return reset(e);
-                }
-            }
+            let Collect {
+                attrs, mp_next_hop, ..
+            } = c;
             if !d.announce.is_empty() {
-                let mut b = match AttrsBuilder::from_update(&u) {
-                    Ok(b) => b,
-                    Err(e) => return reset(e),
-                };
-                // RFC 7606 "attribute discard": drop what validation
-                // flagged; repeated attributes already keep the first.
-                if !v.discard.is_empty() {
-                    for t in 0..=255u8 {
-                        if v.discard.contains(t) {
-                            b.remove(t);
-                        }
-                    }
-                    b.mark_clean();
-                }
-                // RFC 7606 §7.9/§7.10 (and RFC 4456 §8): ORIGINATOR_ID
-                // and CLUSTER_LIST from an external peer are discarded.
+                // RFC 7606 "attribute discard" and repeated attributes:
+                // the pass handed over only the first well-formed one of
+                // each type.
+                let mut b = AttrsBuilder::from_received(attrs, mp_next_hop, ctx.four_octet_asn);
+                // Once per UPDATE, before the split over RIB shards.
                 if ebgp {
-                    let had = b.remove(bgp_wire::consts::attr_type::ORIGINATOR_ID)
-                        | b.remove(bgp_wire::consts::attr_type::CLUSTER_LIST);
-                    if had {
-                        b.mark_clean();
-                    }
+                    b.strip_ebgp_ingress();
                 }
                 d.attrs = Some(std::sync::Arc::new(b));
             }
