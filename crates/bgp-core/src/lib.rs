@@ -55,6 +55,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod core;
+pub mod decode;
 mod export;
 mod flush;
 pub mod msg;

@@ -5,7 +5,6 @@
 //! ([`io`]), so neither RIB work nor a large UPDATE backlog can delay a
 //! keepalive.
 
-pub mod decode;
 pub mod io;
 pub mod listener;
 pub mod md5;

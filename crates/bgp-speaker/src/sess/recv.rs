@@ -11,7 +11,7 @@ use bgp_wire::{
 };
 use tracing::{debug, warn};
 
-use super::decode::{decode_update, Decoded};
+use bgp_core::decode::{decode_update, Decoded};
 use super::{describe_notification, io, Session};
 use crate::msg::RibInput;
 

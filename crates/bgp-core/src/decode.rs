@@ -1,5 +1,7 @@
 //! Received UPDATE -> [`DecodedUpdate`], with RFC 7606 applied: the
-//! session's half of "bad input gets the RFC's answer".
+//! session's half of "bad input gets the RFC's answer". Pure (sessions call
+//! it on their own threads; the fuzz target `decode_update` drives it
+//! directly).
 
 use bgp_fsm::Event;
 use bgp_rib::AttrsBuilder;
