@@ -17,6 +17,9 @@ Input formats (they must match fuzz/fuzz_targets/*.rs):
   bgp_nlri_addpath   same, NLRI with 4-octet path identifiers (RFC 7911)
   mrt_records        a run of 1..4 consecutive raw MRT records
   mrt_dump           the same seeds, for the bgpdump text/JSON formatter
+  decode_update      ctx byte (bit0 4-octet AS, bit1 eBGP, bit2 extended
+                     messages, bits 4-7 ADD-PATH per family), then an
+                     UPDATE body (the message after its 19-byte header)
 
 Usage: gen_corpus.py DATA_DIR CORPUS_DIR [MAX_RECORDS_PER_FILE]
 """
@@ -217,6 +220,9 @@ def handmade(c):
     # An End-of-RIB marker for IPv4 (RFC 4724 §2) and one for IPv6.
     c.add("bgp_message", bgp(2, b"\x00\x00\x00\x00"))
     c.add("bgp_message", bgp(2, b"\x00\x00\x00\x06\x80\x0f\x03\x00\x02\x01"))
+    for ctx in (0x00, 0x03):
+        c.add("decode_update", bytes([ctx]) + b"\x00\x00\x00\x00")
+        c.add("decode_update", bytes([ctx]) + b"\x00\x00\x00\x06\x80\x0f\x03\x00\x02\x01")
     # One value per attribute type bgp-wire knows, plus an unknown one, so
     # bgp_attr_single starts with every decoder reachable (ctx byte 1:
     # 4-octet AS; 0: 2-octet).
@@ -278,7 +284,11 @@ def main():
                 c.add("bgp_message", msg, (msg[18:19], len(msg) // 64))
                 continue
             withdrawn, attrs, nlri = parts
+            # As a session would see it: eBGP (collectors peer externally),
+            # ADD-PATH on all four families for the ADD-PATH subtypes.
+            upd_ctx = (1 if as4 else 0) | 2 | (0xF0 if addpath else 0)
             codes = tuple(t for _f, t, _v in attributes(attrs))
+            c.add("decode_update", bytes([upd_ctx]) + msg[19:], (codes, bool(withdrawn), bool(nlri)))
             c.add("bgp_message", msg, (codes, bool(withdrawn), bool(nlri)))
             c.add("bgp_attributes", bytes([ctx]) + attrs, codes)
             for flags, t, v in attributes(attrs):

@@ -543,8 +543,32 @@ fn serde_error(c: &Ctx<'_>, text: &str, e: &toml::de::Error) -> ConfigError {
         line,
         col,
         field,
-        message: suggest(e.message().trim_end()),
+        message: syntax_message(text, e),
         more: Vec::new(),
+    }
+}
+
+/// toml's message, or, where toml gives none (it has none for a control
+/// character inside a comment), one naming the character at the span, so
+/// that no error reads "FILE:LINE:COL: " and nothing else.
+fn syntax_message(text: &str, e: &toml::de::Error) -> String {
+    let msg = suggest(e.message().trim_end());
+    if !msg.is_empty() {
+        return msg;
+    }
+    let at = e
+        .span()
+        .and_then(|s| text.get(s.start..))
+        .and_then(|r| r.chars().next());
+    match at {
+        Some(ch) if ch.is_control() => {
+            format!(
+                "control character U+{:04X} is not allowed here",
+                u32::from(ch)
+            )
+        }
+        Some(ch) => format!("unexpected character {ch:?}"),
+        None => "invalid TOML".to_string(),
     }
 }
 

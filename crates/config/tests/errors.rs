@@ -82,6 +82,16 @@ fn syntax_error() {
         err("[[neighbor]]\naddress = \"192.0.2.2\nremote_as = 1\n"),
         "tesserad.toml:6:21: invalid basic string"
     );
+    // toml has no message for a control character in a comment; found by
+    // the tesserad_config fuzz target, which requires one.
+    assert_eq!(
+        err("# a comment with a NUL \u{0} in it\n"),
+        "tesserad.toml:5:24: control character U+0000 is not allowed here"
+    );
+    assert_eq!(
+        err("[[neighbor]]\n# \u{1}\n"),
+        "tesserad.toml:6:3: control character U+0001 is not allowed here"
+    );
 }
 
 #[test]

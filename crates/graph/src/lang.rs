@@ -397,9 +397,15 @@ impl<'a> Parser<'a> {
         if has_args && self.declared(&name) {
             return Err(self.err(pos, format!("'{name}' is an element name, not a class")));
         }
-        // Anonymous element of class `name`.
-        self.anon += 1;
-        let anon = format!("{name}@{}", self.anon);
+        // Anonymous element of class `name`, numbered past any name
+        // already declared (`Class@N` is also a legal explicit name).
+        let anon = loop {
+            self.anon += 1;
+            let anon = format!("{name}@{}", self.anon);
+            if !self.declared(&anon) {
+                break anon;
+            }
+        };
         let args = self.args();
         self.cfg.decls.push(Decl {
             name: anon.clone(),
@@ -555,5 +561,19 @@ mod tests {
         assert_eq!(a, vec!["a (b, c)", "d"]);
         let cfg = parse("x :: E();", "f").unwrap();
         assert!(cfg.decls[0].args.is_empty());
+    }
+
+    #[test]
+    fn anonymous_names_never_clash_with_declared_ones() {
+        // `Discard@1` is a legal name; the first anonymous Discard must
+        // not be given it too.
+        let cfg = parse("Discard@1 :: Queue; Discard -> Discard@1;", "f").unwrap();
+        let names: Vec<_> = cfg.decls.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, vec!["Discard@1", "Discard@2"]);
+        assert_eq!(cfg.conns[0].from, "Discard@2");
+        assert_eq!(cfg.conns[0].to, "Discard@1");
+        // Declared after the anonymous one took the name: an error.
+        let e = parse("Discard -> q :: Queue; Discard@1 :: Queue;", "f").unwrap_err();
+        assert_eq!(e.to_string(), "f:1:24: element 'Discard@1' declared twice");
     }
 }
