@@ -1,8 +1,8 @@
 //! One received UPDATE body through the daemon's decode path with RFC 7606
-//! handling, as `bgp-speaker`'s `sess/decode.rs::decode_update` runs it
-//! (that crate pulls in tokio, so the same bgp-wire / bgp-rib / bgp-fsm
-//! calls are made here in the same order; keep the two in step), then
-//! interned as the RIB does.
+//! handling (`bgp_core::decode::decode_update`, what every session runs),
+//! checked against a reference decoder that takes two passes (validate,
+//! then type the attributes again and walk the NLRI again: the daemon's
+//! path before it became one pass), then interned as the RIB does.
 //!
 //! Input: one context byte, then the UPDATE body (after the 19-byte
 //! header). Context: bit 0 4-octet AS (RFC 6793), bit 1 eBGP peer, bit 2
@@ -11,6 +11,7 @@
 #![no_main]
 
 use base::AfiSafi;
+use bgp_core::decode::Decoded;
 use bgp_fsm::Event;
 use bgp_rib::{AttrsBuilder, Interner};
 use bgp_wire::consts::attr_type as at;
@@ -28,7 +29,7 @@ fn ctx_of(sel: u8) -> ParseCtx {
         .with_add_path(AfiSafi::IPV6_MULTICAST, ap & 8 != 0)
 }
 
-/// `DecodedUpdate` of bgp-speaker.
+/// The reference decoder's result.
 #[derive(Default)]
 struct Decoded {
     attrs: Option<AttrsBuilder>,
@@ -59,9 +60,9 @@ fn all_as_withdrawn(u: &UpdateView<'_>, d: &mut Decoded) -> Result<(), WireError
     Ok(())
 }
 
-/// `Ok` = handed to the RIB (with the RFC 7606 note), `Err` = session
-/// reset with this NOTIFICATION event.
-fn decode_update(
+/// The reference: `Ok` = handed to the RIB (with the RFC 7606 note),
+/// `Err` = session reset with this NOTIFICATION event.
+fn reference(
     body: &[u8],
     ctx: ParseCtx,
     ebgp: bool,
@@ -101,7 +102,9 @@ fn decode_update(
                     b.mark_clean();
                 }
                 if ebgp {
-                    let had = b.remove(at::ORIGINATOR_ID) | b.remove(at::CLUSTER_LIST);
+                    let had = b.remove(at::ORIGINATOR_ID)
+                        | b.remove(at::CLUSTER_LIST)
+                        | b.remove(at::LOCAL_PREF);
                     if had {
                         b.mark_clean();
                     }
@@ -131,35 +134,48 @@ fuzz_target!(|data: &[u8]| {
     if body.len() + HEADER_LEN > ctx.max_message_len() {
         return;
     }
-    match decode_update(body, ctx, ebgp) {
-        Err(ev) => {
+    let want = reference(body, ctx, ebgp);
+    let got = bgp_core::decode::decode_update(body, ctx, ebgp);
+    let (d, note) = match (got, want) {
+        (Decoded::Reset(ev), Err(ref_ev)) => {
             assert!(matches!(ev, Event::UpdateMsgErr(_)), "{ev:?}");
+            assert_eq!(format!("{ev:?}"), format!("{ref_ev:?}"), "reset event");
+            return;
         }
-        Ok((d, note)) => {
-            if let Some((_, disp)) = note {
-                assert_ne!(disp, Disposition::SessionReset);
-            }
-            if d.end_of_rib.is_some() {
-                assert!(d.announce.is_empty() && d.withdraw.is_empty() && d.attrs.is_none());
-            }
-            assert_eq!(d.attrs.is_some(), !d.announce.is_empty());
-            if let Some(b) = &d.attrs {
-                for t in [at::MP_REACH_NLRI, at::MP_UNREACH_NLRI] {
-                    assert!(b.get(t).is_none(), "MP attribute {t} left in the builder");
-                }
-                if ebgp {
-                    assert!(b.get(at::ORIGINATOR_ID).is_none());
-                    assert!(b.get(at::CLUSTER_LIST).is_none());
-                }
-                // What the RIB does next: intern, and read back.
-                let mut rib = Interner::new();
-                let h = rib.intern(b);
-                let set = rib.get(h).expect("interned set");
-                let n = set.attrs().map_while(Result::ok).count();
-                std::hint::black_box((n, set.summary().as_path_len(), set.next_hop()));
-                let again = set.to_builder();
-                assert_eq!(rib.intern(&again), h, "re-interning a set changes it");
+        (Decoded::Ok(d, note), Ok((r, ref_note))) => {
+            assert_eq!(d.announce, r.announce, "announced NLRI");
+            assert_eq!(d.withdraw, r.withdraw, "withdrawn NLRI");
+            assert_eq!(d.end_of_rib, r.end_of_rib, "End-of-RIB");
+            assert_eq!(d.attrs.as_deref(), r.attrs.as_ref(), "attributes");
+            assert_eq!(note, ref_note, "RFC 7606 note");
+            (d, note)
+        }
+        (Decoded::Reset(ev), Ok(_)) => panic!("one-pass decoder resets ({ev:?}), reference does not"),
+        (Decoded::Ok(..), Err(ev)) => panic!("reference resets ({ev:?}), one-pass decoder does not"),
+    };
+    if let Some((_, disp)) = note {
+        assert_ne!(disp, Disposition::SessionReset);
+    }
+    if d.end_of_rib.is_some() {
+        assert!(d.announce.is_empty() && d.withdraw.is_empty() && d.attrs.is_none());
+    }
+    assert_eq!(d.attrs.is_some(), !d.announce.is_empty());
+    if let Some(b) = d.attrs.as_deref() {
+        for t in [at::MP_REACH_NLRI, at::MP_UNREACH_NLRI] {
+            assert!(b.get(t).is_none(), "MP attribute {t} left in the builder");
+        }
+        if ebgp {
+            for t in [at::ORIGINATOR_ID, at::CLUSTER_LIST, at::LOCAL_PREF] {
+                assert!(b.get(t).is_none(), "attribute {t} kept from an eBGP peer");
             }
         }
+        // What the RIB does next: intern, and read back.
+        let mut rib = Interner::new();
+        let h = rib.intern(b);
+        let set = rib.get(h).expect("interned set");
+        let n = set.attrs().map_while(Result::ok).count();
+        std::hint::black_box((n, set.summary().as_path_len(), set.next_hop()));
+        let again = set.to_builder();
+        assert_eq!(rib.intern(&again), h, "re-interning a set changes it");
     }
 });

@@ -4,15 +4,15 @@
 //! feeder thread per peer (standing in for the session threads, which
 //! split batches by shard in the sharded mode), until every peer has been
 //! handed its export. The RIB threads, split, export and encoding are the
-//! daemon's own (`bgp_speaker::inproc`).
+//! daemon's own (`testkit::inproc`).
 //!
 //! `cargo bench -p bgp-speaker --bench pipeline`; `PIPE_PEERS` and
 //! `PIPE_PREFIXES` change N and M (default 10 x 20000).
 
-use bgp_speaker::inproc::{shared_table, timed_load, FakePeer};
 use bgp_speaker::msg::DecodedUpdate;
 use bgp_speaker::pipeline::Mode;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use testkit::inproc::{shared_table, timed_load, FakePeer};
 
 fn env(name: &str, default: usize) -> usize {
     std::env::var(name)

@@ -11,8 +11,8 @@
 //! 6th argument keeps only the named modes (`sharded,per-peer`), plus
 //! `sequential`.
 
-use bgp_speaker::inproc::{shared_table, timed_load_cpu, FakePeer};
 use bgp_speaker::pipeline::Mode;
+use testkit::inproc::{shared_table, timed_load_cpu, FakePeer};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

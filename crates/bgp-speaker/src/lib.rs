@@ -10,8 +10,10 @@
 //! by each session's own thread or by a pool of workers ([`striped`]));
 //! MRT dumps; the best-route feed for a forwarding plane ([`fib_feed`]);
 //! the daemon wiring, CLI and `/metrics` ([`daemon`]); per-stage latency
-//! histograms ([`stages`]); an in-process pipeline for tests and
-//! benchmarks ([`inproc`]).
+//! histograms ([`stages`]). The in-process pipeline for tests and
+//! benchmarks is the dev-only `testkit` crate. The RIB logic itself is the
+//! pure `bgp-core` crate: a RIB thread runs one `bgp_core::RibCore` and
+//! carries out its outbox ([`rib`]).
 //!
 //! Design: in `sequential` and `sharded` the RIB is never locked. Each RIB
 //! thread owns its state and is fed by bounded channels carrying batches;
@@ -31,7 +33,6 @@
 
 pub mod daemon;
 pub mod fib_feed;
-pub mod inproc;
 pub mod mrt_dump;
 pub mod msg;
 pub mod pipeline;

@@ -526,27 +526,3 @@ impl Striped {
         }
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use crate::inproc::{FakePeer, InProc};
-    use crate::pipeline::Mode;
-
-    /// A shutdown request is answered by every stripe (the master does not
-    /// stop after the first), in both striped modes, and the threads end.
-    #[test]
-    fn shutdown_answered_by_every_stripe() {
-        for mode in [Mode::PerPeer, Mode::WorkerPool(2)] {
-            let ip = InProc::start(mode, &[FakePeer::nth(0)]).expect("start");
-            ip.up(0);
-            let answers = ip
-                .call_all(|st| {
-                    st.request_shutdown();
-                    st.part.index
-                })
-                .expect("every stripe answers");
-            assert_eq!(answers, (0..super::STRIPES).collect::<Vec<_>>(), "{mode:?}");
-            ip.shutdown();
-        }
-    }
-}

@@ -11,13 +11,13 @@ use base::{Asn, Prefix, Prefix4};
 use bgp_rib::AttrsBuilder;
 use bgp_speaker::daemon::control::{Control, ReloadFn};
 use bgp_speaker::daemon::metrics::Metrics;
-use bgp_speaker::inproc::{FakePeer, InProc};
 use bgp_speaker::msg::DecodedUpdate;
 use bgp_speaker::pipeline::Mode;
 use bgp_wire::{AsPath, AttrValue, NextHop, Nlri, Origin, PathAttr};
 use mgmt::metrics::{MetricsSource, MetricsWriter};
 use mgmt::proto::{Data, Request, Response};
 use mgmt::server::ControlHandler;
+use testkit::inproc::{FakePeer, InProc};
 
 fn update(peer: usize, asn: u32, from: u32, n: u32, path_len: u32) -> DecodedUpdate {
     let mut b = AttrsBuilder::new();

@@ -1,6 +1,6 @@
 //! Differential test of the UPDATE pipeline modes (Tessera issue 5): every
 //! mode gets the same inputs, through the same RIB threads, session-side
-//! split and control fan-out the daemon runs ([`bgp_speaker::inproc`]), and
+//! split and control fan-out the daemon runs ([`testkit::inproc`]), and
 //! must end with the same Loc-RIB and the same Adj-RIB-Out towards every
 //! peer (decoded from the UPDATE bytes the peer was handed, so packing may
 //! differ but the routes may not). Also checked in every mode: one
@@ -17,15 +17,15 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::PathBuf;
 
 use base::{AfiSafi, Asn, Prefix, Prefix4, Prefix6};
+use bgp_core::decode::{decode_update, Decoded};
 use bgp_rib::AttrsBuilder;
-use bgp_speaker::inproc::{negotiated, FakePeer, InProc, LocRoute};
 use bgp_speaker::msg::DecodedUpdate;
 use bgp_speaker::pipeline::Mode;
-use bgp_speaker::sess::decode::{decode_update, Decoded};
 use bgp_wire::consts::msg_type;
 use bgp_wire::{
     AsPath, AttrValue, Community, NextHop, Nlri, Origin, ParseCtx, PathAttr, UpdateView,
 };
+use testkit::inproc::{negotiated, FakePeer, InProc, LocRoute};
 
 const MODES: [Mode; 7] = [
     Mode::Sequential,

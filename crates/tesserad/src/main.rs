@@ -68,7 +68,10 @@ fn main() -> ExitCode {
             }
         };
     }
-    let mut hooks = bgp_speaker::daemon::Hooks::default();
+    let mut hooks = bgp_speaker::daemon::Hooks {
+        logging: Some(init_logging),
+        ..Default::default()
+    };
     let mut running = None;
     if let Some(d) = &dp {
         match dataplane::start(d) {
@@ -98,4 +101,15 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Logs to stderr through `tracing`, filtered by `filter` (an
+/// `EnvFilter` directive; an invalid one falls back to `info`).
+fn init_logging(filter: &str) {
+    let f = tracing_subscriber::EnvFilter::try_new(filter)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(f)
+        .with_target(false)
+        .try_init();
 }

@@ -93,15 +93,6 @@ impl Running {
     }
 }
 
-fn init_logging(filter: &str) {
-    let f = tracing_subscriber::EnvFilter::try_new(filter)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(f)
-        .with_target(false)
-        .try_init();
-}
-
 /// Runs the daemon until SIGTERM/SIGINT. Returns an error (and starts
 /// nothing) when the configuration is invalid.
 pub fn run(path: &Path, log: Option<&str>) -> Result<(), String> {
@@ -115,6 +106,10 @@ pub struct Hooks {
     /// changes (see [`crate::fib_feed`]). `tesserad` uses it for its
     /// `[dataplane]`.
     pub best_feed: Option<crate::fib_feed::BestSender>,
+    /// Installs the log subscriber, given the filter the daemon settled on
+    /// (`--log`, else `RUST_LOG`, else `[router] log`). The library logs
+    /// through `tracing` only; the binary decides where it goes.
+    pub logging: Option<fn(&str)>,
 }
 
 /// [`run`] with [`Hooks`].
@@ -124,7 +119,9 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         .map(str::to_string)
         .or_else(|| std::env::var("RUST_LOG").ok())
         .unwrap_or_else(|| spec.log_level.clone());
-    init_logging(&filter);
+    if let Some(init) = hooks.logging {
+        init(&filter);
+    }
 
     let mode = spec.mode;
     // Sessions read, frame and decode on these threads; the sharded

@@ -11,9 +11,9 @@ use bgp_wire::{
 };
 use tracing::{debug, warn};
 
-use bgp_core::decode::{decode_update, Decoded};
 use super::{describe_notification, io, Session};
 use crate::msg::RibInput;
+use bgp_core::decode::{decode_update, Decoded};
 
 impl Session {
     pub(super) async fn on_frame(&mut self, f: Option<io::ReadEvent>) {

@@ -14,11 +14,13 @@ use bgp_rib::{AttrsBuilder, BestPathConfig, NextHopMode, PathSelection, PeerId};
 use bgp_wire::{AsPath, AttrValue, NextHop, Nlri, Origin, PathAttr};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
-use crate::msg::{
+use bgp_speaker::msg::{
     DecodedUpdate, PeerStatus, RibInput, RibSender, SessionCmd, SessionUp, WriterSlot,
 };
-use crate::pipeline::{call_all, CallError, Mode, Pipeline};
-use crate::rib::{PeerEntry, PeerHandle, PeerMeta, PolicyRef, RibSettings, RibState, SessionLink};
+use bgp_speaker::pipeline::{call_all, CallError, Mode, Pipeline};
+use bgp_speaker::rib::{
+    PeerEntry, PeerHandle, PeerMeta, PolicyRef, RibSettings, RibState, SessionLink,
+};
 
 /// Our AS in the in-process pipeline.
 pub const LOCAL_ASN: u32 = 65000;
@@ -233,8 +235,8 @@ impl InProc {
         });
     }
 
-    /// One channel per RIB thread (for a [`crate::daemon::control::Control`]).
-    pub fn senders(&self) -> &[tokio::sync::mpsc::Sender<crate::msg::RibMsg>] {
+    /// One channel per RIB thread (for a [`bgp_speaker::daemon::control::Control`]).
+    pub fn senders(&self) -> &[tokio::sync::mpsc::Sender<bgp_speaker::msg::RibMsg>] {
         self.pipeline.senders()
     }
 
@@ -289,12 +291,12 @@ impl InProc {
         let (cmds, bytes) = &mut *rx;
         while let Ok(c) = cmds.try_recv() {
             if let SessionCmd::Send(b) = c {
-                crate::sess::io::sub_queued(st, b.len() as u64);
+                bgp_speaker::sess::io::sub_queued(st, b.len() as u64);
                 out.push(b);
             }
         }
         while let Ok(b) = bytes.try_recv() {
-            crate::sess::io::sub_queued(st, b.len() as u64);
+            bgp_speaker::sess::io::sub_queued(st, b.len() as u64);
             out.push(b);
         }
         out
