@@ -11,20 +11,18 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use base::{AfiSafi, Asn, Instant, Prefix};
+use base::{AfiSafi, Instant, Prefix};
 use bgp_fsm::DownReason;
-use bgp_rib::{BestPathConfig, ImportCheck, PeerConfig, PeerId, PeerRole, Rib};
+use bgp_rib::{ImportCheck, PeerConfig, PeerId, PeerRole, Rib};
 use bgp_wire::consts::notify;
 use bgp_wire::{NextHop, NotificationMessage};
 
 use crate::msg::{DecodedUpdate, FlushBarrier, RibInput, SessionCmd, SessionUp};
 use crate::outbox::{BestChange, Note, Outbox, Stage};
 use crate::peer::{MaxPrefixAction, PeerEntry, UpState};
+use crate::settings::{Part, RibSettings, STATIC_PEER};
 use crate::statics::StaticRoute;
 use crate::{export, policy, statics};
-
-/// The pseudo-peer that originates static routes.
-pub const STATIC_PEER: PeerId = PeerId(0);
 
 /// How long routes flagged stale by a peer's Beginning-of-RIB-Refresh wait
 /// for its End-of-RIB-Refresh (RFC 7313 §4 leaves the value to us; FRR and
@@ -76,36 +74,6 @@ impl Meter for NoMeter {
     fn now_ns(&self) -> u64 {
         0
     }
-}
-
-/// Which part of the RIB a core owns: the prefixes that
-/// [`bgp_rib::shard_for`]`(prefix, count)` maps to `index`.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Part {
-    pub index: usize,
-    pub count: usize,
-}
-
-impl Part {
-    /// The whole RIB (sequential pipeline, simulations).
-    pub const WHOLE: Part = Part { index: 0, count: 1 };
-
-    pub fn owns(&self, prefix: &Prefix) -> bool {
-        self.count <= 1 || bgp_rib::shard_for(prefix, self.count) == self.index
-    }
-    /// The part that sends the session commands that must go once.
-    pub fn is_primary(&self) -> bool {
-        self.index == 0
-    }
-}
-
-/// Global settings of the RIB.
-#[derive(Clone, Debug)]
-pub struct RibSettings {
-    pub router_id: Ipv4Addr,
-    pub cluster_id: Ipv4Addr,
-    pub local_asn: Asn,
-    pub bestpath: BestPathConfig,
 }
 
 /// Counters of one core, for `/metrics`.

@@ -62,11 +62,12 @@ pub mod msg;
 pub mod outbox;
 pub mod peer;
 mod policy;
+mod settings;
 mod statics;
 
 pub use crate::core::{
-    best_next_hop, route_refresh, Meter, NoMeter, OutQueue, Part, RibCore, RibCounters,
-    RibSettings, ENHANCED_REFRESH_STALE, OUT_QUEUE_LIMIT, STATIC_PEER,
+    best_next_hop, route_refresh, Meter, NoMeter, OutQueue, RibCore, RibCounters,
+    ENHANCED_REFRESH_STALE, OUT_QUEUE_LIMIT,
 };
 pub use msg::{
     fan_out, split_updates, DecodedUpdate, FlushBarrier, LinkAddrs, PeerStatus, RibInput,
@@ -74,4 +75,5 @@ pub use msg::{
 };
 pub use outbox::{BestChange, Level, Marker, Markers, Note, Outbox, Output, Sample, Stage};
 pub use peer::{MaxPrefix, MaxPrefixAction, PeerEntry, PeerMeta, PolicyRef, UpState};
+pub use settings::{Part, RibSettings, STATIC_PEER};
 pub use statics::StaticRoute;

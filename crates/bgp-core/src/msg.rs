@@ -377,6 +377,16 @@ pub struct PeerStatus {
 }
 
 impl PeerStatus {
+    /// `n` queued bytes were written (or dropped): subtracts them from
+    /// [`PeerStatus::out_queued_bytes`] without wrapping below zero.
+    pub fn unqueue(&self, n: u64) {
+        let _ = self
+            .out_queued_bytes
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                Some(v.saturating_sub(n))
+            });
+    }
+
     pub fn state(&self) -> u8 {
         self.state.load(Ordering::Relaxed)
     }

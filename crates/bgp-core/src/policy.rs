@@ -10,8 +10,8 @@ use bgp_rib::{
     ImportPolicy, PeerId, PeerRole, Propagation, Verdict,
 };
 
-use crate::core::RibSettings;
 use crate::peer::{PeerEntry, PolicyRef};
+use crate::settings::RibSettings;
 
 fn ctx_for(entry: &PeerEntry, settings: &RibSettings, prefix: &Prefix) -> RouteCtx {
     let local_addr = entry.up.as_ref().map(|u| u.local_addr.ip());

@@ -6,7 +6,7 @@ use base::Prefix;
 use bgp_rib::{AcceptAll, AttrsBuilder, Rib};
 use bgp_wire::Nlri;
 
-use crate::core::{Part, STATIC_PEER};
+use crate::settings::{Part, STATIC_PEER};
 
 /// One static route with the attributes it is originated with (ORIGIN,
 /// empty AS_PATH, next hop, communities, ...).

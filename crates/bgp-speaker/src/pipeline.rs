@@ -43,8 +43,9 @@ use std::time::Duration;
 
 use tokio::sync::mpsc::{self, Sender};
 
-use crate::msg::{RibMsg, RibSender, MAX_SHARDS};
-use crate::rib::{self, Part, RibState};
+use crate::msg::{BoxFuture, DecodedUpdate, RibInput, RibPermit, RibSender, RibTx, MAX_SHARDS};
+use crate::rib::{self, fan_out, Part, RibMsg, RibState};
+use bgp_rib::PeerId;
 
 /// Capacity of each session -> RIB channel, in messages (each a batch of
 /// up to 256 decoded UPDATEs with owned attributes and NLRI vectors).
@@ -191,13 +192,13 @@ impl Pipeline {
     }
 
     /// What sessions send their inputs through.
-    pub fn sender(&self) -> RibSender {
+    pub fn sender(&self) -> RibTx {
         match &self.striped {
             Some(sp) => match &sp.pool {
-                Some(p) => RibSender::pool(p.clone()),
-                None => RibSender::striped(sp.stripes.clone()),
+                Some(p) => Arc::new(crate::striped::PoolSender(p.clone())),
+                None => Arc::new(crate::striped::StripedSender(sp.stripes.clone())),
             },
-            None => RibSender::sharded(self.txs.clone()),
+            None => ChannelSender::shared(self.txs.clone()),
         }
     }
 
@@ -260,4 +261,92 @@ pub fn call_all<R: Send + 'static>(
         }
     }
     out.into_iter().map(|r| r.ok_or(CallError::Gone)).collect()
+}
+
+/// The [`RibSender`] of `sequential` and `sharded`: one bounded channel per
+/// RIB thread, in shard order (the index [`bgp_rib::shard_for`] returns).
+#[derive(Debug)]
+pub struct ChannelSender {
+    txs: Vec<Sender<RibMsg>>,
+}
+
+impl ChannelSender {
+    /// Over `txs`, one per RIB thread (one: the sequential pipeline, and
+    /// tests).
+    pub fn shared(txs: Vec<Sender<RibMsg>>) -> RibTx {
+        Arc::new(ChannelSender { txs })
+    }
+}
+
+/// Sends one batch over the reserved channels, split by shard.
+fn send_split(permits: Vec<mpsc::OwnedPermit<RibMsg>>, peer: PeerId, updates: Vec<DecodedUpdate>) {
+    let n = permits.len();
+    if n == 1 {
+        if let Some(p) = permits.into_iter().next() {
+            p.send(RibMsg::Input(RibInput::Updates { peer, updates }));
+        }
+        return;
+    }
+    let parts = crate::msg::split_updates(updates, n);
+    for (p, updates) in permits.into_iter().zip(parts) {
+        if !updates.is_empty() {
+            p.send(RibMsg::Input(RibInput::Updates { peer, updates }));
+        }
+    }
+}
+
+impl RibSender for ChannelSender {
+    fn send(&self, input: RibInput) -> BoxFuture<'_, bool> {
+        Box::pin(async move {
+            let mut ok = true;
+            for (i, m) in fan_out(input, self.txs.len()) {
+                if let Some(tx) = self.txs.get(i) {
+                    ok &= tx.send(m).await.is_ok();
+                }
+            }
+            ok
+        })
+    }
+
+    fn blocking_send(&self, input: RibInput) -> bool {
+        let mut ok = true;
+        for (i, m) in fan_out(input, self.txs.len()) {
+            if let Some(tx) = self.txs.get(i) {
+                ok &= tx.blocking_send(m).is_ok();
+            }
+        }
+        ok
+    }
+
+    fn try_send_updates(
+        &self,
+        peer: PeerId,
+        updates: Vec<DecodedUpdate>,
+    ) -> Result<(), Vec<DecodedUpdate>> {
+        let mut permits = Vec::with_capacity(self.txs.len());
+        for tx in &self.txs {
+            match tx.clone().try_reserve_owned() {
+                Ok(p) => permits.push(p),
+                Err(_) => return Err(updates),
+            }
+        }
+        send_split(permits, peer, updates);
+        Ok(())
+    }
+
+    fn reserve(&self) -> BoxFuture<'_, Option<RibPermit>> {
+        Box::pin(async move {
+            let mut permits = Vec::with_capacity(self.txs.len());
+            for tx in &self.txs {
+                permits.push(tx.clone().reserve_owned().await.ok()?);
+            }
+            Some(RibPermit::new(move |peer, updates| {
+                send_split(permits, peer, updates)
+            }))
+        })
+    }
+
+    fn shard_count(&self) -> usize {
+        self.txs.len()
+    }
 }

@@ -45,8 +45,8 @@ use std::time::{Duration, Instant};
 use bgp_rib::PeerId;
 use tokio::sync::mpsc;
 
-use crate::msg::{fan_out, RibInput, RibMsg};
-use crate::rib::{RibState, ROUND_MIN};
+use crate::msg::{BoxFuture, DecodedUpdate, RibInput, RibPermit, RibSender};
+use crate::rib::{fan_out, RibMsg, RibState, ROUND_MIN};
 
 /// Stripes of the locked RIB: a trade between lock contention and the
 /// cost of the split (an UPDATE spanning k stripes is applied, interned
@@ -524,5 +524,93 @@ impl Striped {
         for t in self.threads {
             let _ = t.join();
         }
+    }
+}
+
+/// The [`RibSender`] of `per-peer`: the calling session thread applies its
+/// input to the stripes itself.
+#[derive(Debug)]
+pub struct StripedSender(pub Arc<Stripes>);
+
+impl RibSender for StripedSender {
+    fn send(&self, input: RibInput) -> BoxFuture<'_, bool> {
+        self.0.apply_input(input);
+        Box::pin(std::future::ready(true))
+    }
+    fn blocking_send(&self, input: RibInput) -> bool {
+        self.0.apply_input(input);
+        true
+    }
+    fn try_send_updates(
+        &self,
+        peer: PeerId,
+        updates: Vec<DecodedUpdate>,
+    ) -> Result<(), Vec<DecodedUpdate>> {
+        self.0.apply_input(RibInput::Updates { peer, updates });
+        Ok(())
+    }
+    fn reserve(&self) -> BoxFuture<'_, Option<RibPermit>> {
+        let s = self.0.clone();
+        Box::pin(std::future::ready(Some(RibPermit::new(
+            move |peer, updates| s.apply_input(RibInput::Updates { peer, updates }),
+        ))))
+    }
+    fn is_per_peer(&self) -> bool {
+        true
+    }
+    fn shard_count(&self) -> usize {
+        self.0.len()
+    }
+}
+
+/// The [`RibSender`] of `worker-pool`: inputs go to the next worker's
+/// queue.
+#[derive(Debug)]
+pub struct PoolSender(pub Arc<Pool>);
+
+impl RibSender for PoolSender {
+    fn send(&self, input: RibInput) -> BoxFuture<'_, bool> {
+        Box::pin(async move {
+            match self.0.reserve().await {
+                Some(permit) => {
+                    permit.send(input);
+                    true
+                }
+                None => false,
+            }
+        })
+    }
+    fn blocking_send(&self, input: RibInput) -> bool {
+        match self.0.blocking_reserve() {
+            Some(permit) => {
+                permit.send(input);
+                true
+            }
+            None => false,
+        }
+    }
+    fn try_send_updates(
+        &self,
+        peer: PeerId,
+        updates: Vec<DecodedUpdate>,
+    ) -> Result<(), Vec<DecodedUpdate>> {
+        match self.0.try_reserve() {
+            Some(permit) => {
+                permit.send(RibInput::Updates { peer, updates });
+                Ok(())
+            }
+            None => Err(updates),
+        }
+    }
+    fn reserve(&self) -> BoxFuture<'_, Option<RibPermit>> {
+        Box::pin(async move {
+            let permit = self.0.reserve().await?;
+            Some(RibPermit::new(move |peer, updates| {
+                permit.send(RibInput::Updates { peer, updates })
+            }))
+        })
+    }
+    fn shard_count(&self) -> usize {
+        self.0.stripes().len()
     }
 }

@@ -42,7 +42,7 @@ fn pfx(s: &str) -> Prefix {
 
 /// Collects UPDATEs until both End-of-RIB markers arrived.
 async fn routes_until_eor(
-    rx: &mut tokio::sync::mpsc::Receiver<bgp_speaker::msg::RibMsg>,
+    rx: &mut tokio::sync::mpsc::Receiver<bgp_speaker::rib::RibMsg>,
 ) -> Vec<DecodedUpdate> {
     let mut got = Vec::new();
     let mut eor4 = false;

@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 
 use base::{AfiSafi, Prefix};
 use bgp_fsm::{ConnectionMode, DownReason};
-use bgp_speaker::msg::{RibInput, RibMsg, SessionCmd};
+use bgp_speaker::msg::{RibInput, SessionCmd};
+use bgp_speaker::rib::RibMsg;
 use bgp_speaker::sess::{spawn_session, Registry, SessionHandle};
 use session_common::*;
 use tokio::net::TcpListener;

@@ -15,7 +15,7 @@ use bgp_wire::{AsPath, AttrValue, NextHop, Nlri, Origin, PathAttr};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
 use bgp_speaker::msg::{
-    DecodedUpdate, PeerStatus, RibInput, RibSender, SessionCmd, SessionUp, WriterSlot,
+    DecodedUpdate, PeerStatus, RibInput, RibTx, SessionCmd, SessionUp, WriterSlot,
 };
 use bgp_speaker::pipeline::{call_all, CallError, Mode, Pipeline};
 use bgp_speaker::rib::{
@@ -58,7 +58,7 @@ type FakeSession = (UnboundedReceiver<SessionCmd>, UnboundedReceiver<Vec<u8>>);
 /// A running pipeline with fake sessions.
 pub struct InProc {
     pipeline: Pipeline,
-    rib: RibSender,
+    rib: RibTx,
     /// Per fake peer (index i is `PeerId(i + 1)`): what the RIB sent it,
     /// as commands and on its writer queue.
     outs: Vec<Mutex<FakeSession>>,
@@ -168,7 +168,7 @@ impl InProc {
     }
 
     /// What sessions would send through.
-    pub fn sender(&self) -> RibSender {
+    pub fn sender(&self) -> RibTx {
         self.rib.clone()
     }
 
@@ -236,7 +236,7 @@ impl InProc {
     }
 
     /// One channel per RIB thread (for a [`bgp_speaker::daemon::control::Control`]).
-    pub fn senders(&self) -> &[tokio::sync::mpsc::Sender<bgp_speaker::msg::RibMsg>] {
+    pub fn senders(&self) -> &[tokio::sync::mpsc::Sender<bgp_speaker::rib::RibMsg>] {
         self.pipeline.senders()
     }
 

@@ -18,8 +18,9 @@ use mgmt::server::ControlHandler;
 use tokio::sync::mpsc::Sender;
 
 use super::{merge, query};
-use crate::msg::{RibMsg, SessionCmd};
+use crate::msg::SessionCmd;
 use crate::pipeline::CallError;
+use crate::rib::RibMsg;
 use crate::rib::RibState;
 
 /// How long a CLI request may wait for the RIB thread.

@@ -20,8 +20,9 @@ use bgp_wire::NotificationMessage;
 use tokio::sync::mpsc;
 use tracing::{error, info, warn};
 
-use crate::msg::{RibMsg, RibSender};
+use crate::msg::RibTx;
 use crate::pipeline::{Mode, Pipeline};
+use crate::rib::RibMsg;
 use crate::rib::{self, PeerEntry, PeerHandle, RibState};
 use crate::sess::{spawn_session, Registry, SessionParams};
 pub use spec::{NeighborSpec, Spec};
@@ -48,7 +49,7 @@ pub(crate) struct Running {
     pub next_id: u16,
     pub rt: tokio::runtime::Handle,
     /// What sessions send through (split by shard).
-    pub rib: RibSender,
+    pub rib: RibTx,
     /// One channel per RIB thread, for control jobs.
     pub rib_txs: Vec<mpsc::Sender<RibMsg>>,
     pub registry: Registry,

@@ -13,7 +13,7 @@ use tracing::info;
 
 use super::query::unix_ms;
 use super::{Running, Spec};
-use crate::msg::RibMsg;
+use crate::rib::RibMsg;
 use crate::rib::{ControlFn, PeerHandle, RibState};
 
 /// Runs a job on every RIB thread; `make(i)` builds the one for shard `i`

@@ -37,7 +37,7 @@ use bgp_wire::NotificationMessage;
 use tokio::sync::mpsc::{Receiver, UnboundedSender};
 use tracing::{debug, info, warn};
 
-use crate::msg::{RibMsg, SessionCmd};
+use crate::msg::SessionCmd;
 use crate::stages::Stage;
 pub use bgp_core::{
     MaxPrefix, MaxPrefixAction, Part, PeerEntry, PeerMeta, PolicyRef, RibCore, RibCounters,
@@ -63,6 +63,34 @@ pub const ROUND_MIN: Duration = Duration::from_millis(5);
 
 /// A control request: runs on the RIB thread with the whole state.
 pub type ControlFn = Box<dyn FnOnce(&mut RibState) + Send>;
+
+/// Everything the RIB thread receives, on one bounded channel so that it
+/// can block on a single receiver.
+pub enum RibMsg {
+    Input(bgp_core::RibInput),
+    /// Periodic wake-up (MRAI, back-pressure retries, timers).
+    Tick,
+    /// A control request (CLI, metrics, reload), run on the RIB thread.
+    Control(ControlFn),
+}
+
+impl std::fmt::Debug for RibMsg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RibMsg::Input(i) => f.debug_tuple("Input").field(i).finish(),
+            RibMsg::Tick => f.write_str("Tick"),
+            RibMsg::Control(_) => f.write_str("Control(..)"),
+        }
+    }
+}
+
+/// [`bgp_core::fan_out`] as RIB thread messages.
+pub fn fan_out(input: bgp_core::RibInput, n: usize) -> Vec<(usize, RibMsg)> {
+    bgp_core::fan_out(input, n)
+        .into_iter()
+        .map(|(i, m)| (i, RibMsg::Input(m)))
+        .collect()
+}
 
 /// The command channel of a session task.
 pub type CmdSender = UnboundedSender<SessionCmd>;
@@ -255,7 +283,7 @@ impl RibState {
                         // Straight onto the connection's writer queue; a
                         // session gone since this was encoded drops it.
                         if let Err(buf) = link.writer.send(session, buf) {
-                            crate::sess::io::sub_queued(status, buf.len() as u64);
+                            status.unqueue(buf.len() as u64);
                         }
                     });
                 }

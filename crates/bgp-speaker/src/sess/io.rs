@@ -143,11 +143,7 @@ fn chunk_end(buf: &[u8], off: usize) -> (usize, u64) {
 
 /// Subtracts `n` from the queued-bytes gauge without wrapping below zero.
 pub fn sub_queued(status: &PeerStatus, n: u64) {
-    let _ = status
-        .out_queued_bytes
-        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
-            Some(v.saturating_sub(n))
-        });
+    status.unqueue(n);
 }
 
 /// Writes until the connection fails, `Close` arrives or the session goes

@@ -29,9 +29,7 @@ use tokio::task::JoinHandle;
 use tracing::{debug, info, warn};
 
 use crate::mrt_dump::{MrtPeer, MrtSink};
-use crate::msg::{
-    DecodedUpdate, PeerStatus, RibInput, RibSender, SessionCmd, SessionUp, WriterSlot,
-};
+use crate::msg::{DecodedUpdate, PeerStatus, RibInput, RibTx, SessionCmd, SessionUp, WriterSlot};
 pub use listener::{listen, Registry};
 
 /// UPDATEs per batch handed to the RIB.
@@ -83,7 +81,7 @@ impl SessionHandle {
 pub fn spawn_session(
     rt: &tokio::runtime::Handle,
     p: SessionParams,
-    rib: RibSender,
+    rib: RibTx,
     registry: &Registry,
     mrt: Option<MrtSink>,
 ) -> SessionHandle {
@@ -149,7 +147,7 @@ impl Drop for Conn {
 struct Session {
     p: SessionParams,
     fsm: Fsm,
-    rib: RibSender,
+    rib: RibTx,
     status: Arc<PeerStatus>,
     /// Published while Established: the RIB writes UPDATEs through it.
     writer: Arc<WriterSlot>,
@@ -257,7 +255,7 @@ async fn connect(
 impl Session {
     fn new(
         p: SessionParams,
-        rib: RibSender,
+        rib: RibTx,
         status: Arc<PeerStatus>,
         registry: Registry,
         mrt: Option<MrtSink>,

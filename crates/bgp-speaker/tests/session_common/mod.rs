@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 use base::{AfiSafi, Asn};
 use bgp_fsm::{ConnectionMode, SessionConfig};
 use bgp_rib::PeerId;
-use bgp_speaker::msg::{RibInput, RibMsg, RibSender};
+use bgp_speaker::msg::{RibInput, RibTx};
+use bgp_speaker::pipeline::ChannelSender;
+use bgp_speaker::rib::RibMsg;
 use bgp_speaker::sess::SessionParams;
 use bgp_wire::{Capability, OpenMessage, ParseCtx, HEADER_LEN, MARKER};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -143,14 +145,14 @@ impl Drop for Bird {
 }
 
 /// The RIB thread's end: a bounded channel like the daemon's.
-pub fn rib_channel() -> (RibSender, mpsc::Receiver<RibMsg>) {
+pub fn rib_channel() -> (RibTx, mpsc::Receiver<RibMsg>) {
     rib_channel_cap(1024)
 }
 
 /// A RIB channel of `cap` messages (small: to exercise back-pressure).
-pub fn rib_channel_cap(cap: usize) -> (RibSender, mpsc::Receiver<RibMsg>) {
+pub fn rib_channel_cap(cap: usize) -> (RibTx, mpsc::Receiver<RibMsg>) {
     let (tx, rx) = mpsc::channel(cap);
-    (RibSender::new(tx), rx)
+    (ChannelSender::shared(vec![tx]), rx)
 }
 
 /// The next `RibInput`, or None after `timeout`.
