@@ -11,7 +11,7 @@
 #![no_main]
 
 use base::AfiSafi;
-use bgp_core::decode::Decoded;
+use bgp_core::decode::Decoded as Got;
 use bgp_fsm::Event;
 use bgp_rib::{AttrsBuilder, Interner};
 use bgp_wire::consts::attr_type as at;
@@ -137,12 +137,12 @@ fuzz_target!(|data: &[u8]| {
     let want = reference(body, ctx, ebgp);
     let got = bgp_core::decode::decode_update(body, ctx, ebgp);
     let (d, note) = match (got, want) {
-        (Decoded::Reset(ev), Err(ref_ev)) => {
+        (Got::Reset(ev), Err(ref_ev)) => {
             assert!(matches!(ev, Event::UpdateMsgErr(_)), "{ev:?}");
             assert_eq!(format!("{ev:?}"), format!("{ref_ev:?}"), "reset event");
             return;
         }
-        (Decoded::Ok(d, note), Ok((r, ref_note))) => {
+        (Got::Ok(d, note), Ok((r, ref_note))) => {
             assert_eq!(d.announce, r.announce, "announced NLRI");
             assert_eq!(d.withdraw, r.withdraw, "withdrawn NLRI");
             assert_eq!(d.end_of_rib, r.end_of_rib, "End-of-RIB");
@@ -150,8 +150,8 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(note, ref_note, "RFC 7606 note");
             (d, note)
         }
-        (Decoded::Reset(ev), Ok(_)) => panic!("one-pass decoder resets ({ev:?}), reference does not"),
-        (Decoded::Ok(..), Err(ev)) => panic!("reference resets ({ev:?}), one-pass decoder does not"),
+        (Got::Reset(ev), Ok(_)) => panic!("one-pass decoder resets ({ev:?}), reference does not"),
+        (Got::Ok(..), Err(ev)) => panic!("reference resets ({ev:?}), one-pass decoder does not"),
     };
     if let Some((_, disp)) = note {
         assert_ne!(disp, Disposition::SessionReset);

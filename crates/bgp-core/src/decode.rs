@@ -111,6 +111,18 @@ pub fn decode_update(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded {
             let Collect {
                 attrs, mp_next_hop, ..
             } = c;
+            // MP NLRI of a family that is not a prefix family (validation
+            // leaves them raw) cannot be read: Invalid Network Field, as
+            // when the NLRI were walked after validation. The first item
+            // tells (prefix families were validated whole by the pass).
+            for first in [
+                v.mp_reach.and_then(|r| r.nlri().next()),
+                v.mp_unreach.and_then(|w| w.withdrawn().next()),
+            ] {
+                if let Some(Err(e)) = first {
+                    return reset(e);
+                }
+            }
             if !d.announce.is_empty() {
                 // RFC 7606 "attribute discard" and repeated attributes:
                 // the pass handed over only the first well-formed one of
