@@ -34,8 +34,11 @@ pub const OUT_QUEUE_LIMIT: u64 = 16 << 20;
 
 /// ROUTE-REFRESH subtypes (RFC 7313 §3).
 pub mod route_refresh {
+    /// Ask the peer to re-send its routes (RFC 2918).
     pub const REQUEST: u8 = 0;
+    /// Beginning of a re-advertisement (RFC 7313 §3).
     pub const BORR: u8 = 1;
+    /// End of a re-advertisement (RFC 7313 §3).
     pub const EORR: u8 = 2;
 }
 
@@ -50,6 +53,7 @@ pub(crate) fn route_refresh_msg(af: AfiSafi, subtype: u8) -> bgp_wire::RouteRefr
 /// How many bytes a session has not written yet: the core stops handing
 /// it UPDATEs above [`OUT_QUEUE_LIMIT`].
 pub trait OutQueue {
+    /// Bytes handed to the session and not yet written.
     fn queued_bytes(&self) -> u64;
 }
 
@@ -63,6 +67,7 @@ impl OutQueue for crate::msg::PeerStatus {
 /// depend on it; with [`NoMeter`] (the default) the core measures nothing
 /// and stays deterministic.
 pub trait Meter: Send {
+    /// Nanoseconds since an arbitrary origin, monotonic.
     fn now_ns(&self) -> u64;
 }
 
@@ -79,12 +84,19 @@ impl Meter for NoMeter {
 /// Counters of one core, for `/metrics`.
 #[derive(Clone, Debug, Default)]
 pub struct RibCounters {
+    /// UPDATEs applied (End-of-RIB markers included).
     pub updates: u64,
+    /// Prefixes announced by peers (each NLRI of each UPDATE).
     pub prefixes_announced: u64,
+    /// Prefixes withdrawn by peers (treat-as-withdraw and loop drops included).
     pub prefixes_withdrawn: u64,
+    /// Announced prefixes dropped as loops (AS_PATH, ORIGINATOR_ID, CLUSTER_LIST) or OTC leaks.
     pub loops_rejected: u64,
+    /// Best-path changes exported (one per prefix per export round).
     pub best_changes: u64,
+    /// UPDATE messages encoded for sessions.
     pub updates_sent: u64,
+    /// Bytes of UPDATEs handed to sessions.
     pub bytes_sent: u64,
     /// Sum of time spent applying UPDATE batches, ns (by the [`Meter`]).
     pub apply_ns: u64,
@@ -97,13 +109,17 @@ pub struct RibCounters {
 /// [`RibCore::propagate`] runs an export round; each writes what must
 /// happen outside into an [`Outbox`].
 pub struct RibCore {
+    /// Router-wide settings.
     pub settings: RibSettings,
     /// The prefixes this core owns.
     pub part: Part,
+    /// This core's part of the RIB: Adj-RIBs-In, Loc-RIB, Adj-RIBs-Out.
     pub rib: Rib,
     /// By `PeerId`; slot 0 is the static pseudo-peer (always `None` here).
     pub peers: Vec<Option<PeerEntry>>,
+    /// Static routes originated by [`STATIC_PEER`] (only the owned prefixes).
     pub statics: Vec<StaticRoute>,
+    /// Counters for `/metrics`.
     pub counters: RibCounters,
     /// When the RIB started (wall clock, for uptimes and RIB dumps).
     pub started: SystemTime,
@@ -208,9 +224,11 @@ impl RibCore {
         Some(entry)
     }
 
+    /// The neighbour with id `id`.
     pub fn peer(&self, id: PeerId) -> Option<&PeerEntry> {
         self.peers.get(id.0 as usize)?.as_ref()
     }
+    /// The neighbour with id `id`, to change it.
     pub fn peer_mut(&mut self, id: PeerId) -> Option<&mut PeerEntry> {
         self.peers.get_mut(id.0 as usize)?.as_mut()
     }

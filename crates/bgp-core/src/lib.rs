@@ -52,6 +52,7 @@
 //! Why our own: this is Tessera's RIB logic itself; no crate implements
 //! it.
 
+#![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod core;

@@ -27,7 +27,9 @@ pub struct DecodedUpdate {
     /// Shared, so that the parts of an UPDATE split over RIB shards do not
     /// each copy them.
     pub attrs: Option<Arc<AttrsBuilder>>,
+    /// Prefixes announced with `attrs`.
     pub announce: Vec<Nlri>,
+    /// Prefixes withdrawn.
     pub withdraw: Vec<Nlri>,
     /// This UPDATE is the End-of-RIB marker of this family (RFC 4724 §2).
     pub end_of_rib: Option<AfiSafi>,
@@ -36,8 +38,11 @@ pub struct DecodedUpdate {
 /// What a session reports when it reaches Established.
 #[derive(Clone, Debug)]
 pub struct SessionUp {
+    /// What the OPEN exchange settled (families, ADD-PATH, GR, 4-octet ASN...).
     pub negotiated: Negotiated,
+    /// Our end of the TCP connection.
     pub local_addr: SocketAddr,
+    /// The peer's end of the TCP connection.
     pub remote_addr: SocketAddr,
     /// Set by the runtime when the RIB is split over several shard
     /// threads: the End-of-RIB after the initial table goes out once,
@@ -60,8 +65,11 @@ pub struct SessionUp {
 /// that holds a session's local address.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LinkAddrs {
+    /// Our IPv4 address on the link.
     pub v4: Option<Ipv4Addr>,
+    /// Our global IPv6 address on the link.
     pub v6: Option<Ipv6Addr>,
+    /// Our link-local IPv6 address on the link.
     pub v6_link_local: Option<Ipv6Addr>,
 }
 
@@ -90,21 +98,29 @@ pub fn is_link_local(a: &Ipv6Addr) -> bool {
 /// Session task -> RIB thread.
 #[derive(Debug)]
 pub enum RibInput {
+    /// The session reached Established.
     Up {
+        /// The neighbour.
         peer: PeerId,
+        /// What was negotiated, and where.
         up: Box<SessionUp>,
     },
     /// UPDATEs in arrival order, batched by the session (up to a size or
     /// until its socket has no more ready data).
     Updates {
+        /// The neighbour.
         peer: PeerId,
+        /// The UPDATEs, in arrival order.
         updates: Vec<DecodedUpdate>,
     },
     /// The peer sent ROUTE-REFRESH (RFC 2918; `subtype` per RFC 7313:
     /// 0 request, 1 BoRR, 2 EoRR).
     RouteRefresh {
+        /// The neighbour.
         peer: PeerId,
+        /// The address family asked for.
         family: AfiSafi,
+        /// 0 request, 1 BoRR, 2 EoRR (RFC 7313 §3).
         subtype: u8,
         /// Set by the runtime with several shards: the BoRR goes out
         /// before any shard's re-sent routes and the EoRR after all of
@@ -114,7 +130,9 @@ pub enum RibInput {
     /// The Established session ended: flush its routes (or mark them stale
     /// under graceful restart, RFC 4724 §4.2).
     Down {
+        /// The neighbour.
         peer: PeerId,
+        /// Why the session ended.
         reason: DownReason,
         /// The peer negotiated graceful restart and the session ended in a
         /// way that allows retaining its routes.
@@ -206,14 +224,19 @@ pub enum SessionCmd {
     /// [`PeerStatus::out_queued_bytes`] once written.
     Send(Vec<u8>),
     /// Ask the peer to re-send its routes (RFC 2918).
-    SendRouteRefresh { family: AfiSafi },
+    SendRouteRefresh {
+        /// The family to ask for.
+        family: AfiSafi,
+    },
     /// Administrative stop (RFC 4271 event 2): send this NOTIFICATION (a
     /// Cease with RFC 8203/9003 shutdown text, or Cease/1 max-prefix with
     /// RFC 4486 data), go Idle. With `restart_after`, start again after
     /// that delay (max-prefix "restart"); without, stay down until
     /// [`SessionCmd::Start`].
     Stop {
+        /// The NOTIFICATION to send before closing.
         notification: NotificationMessage,
+        /// Start again after this delay; `None`: stay down.
         restart_after: Option<Duration>,
     },
     /// Administrative start (RFC 4271 event 1).
@@ -221,7 +244,10 @@ pub enum SessionCmd {
     /// End the session task for good (peer removed or its session
     /// parameters changed on reload): send this NOTIFICATION if a
     /// connection is open, report `Down` if it was Established, exit.
-    Terminate { notification: NotificationMessage },
+    Terminate {
+        /// The NOTIFICATION to send if a connection is open.
+        notification: NotificationMessage,
+    },
 }
 
 /// Most shard threads a RIB is split over.
@@ -319,12 +345,19 @@ impl FlushBarrier {
 
 /// Session state as a number, for lock-free reads (`bgp_fsm::State` order).
 pub mod state {
+    /// Idle (RFC 4271 §8.2.2).
     pub const IDLE: u8 = 0;
+    /// Connect.
     pub const CONNECT: u8 = 1;
+    /// Active.
     pub const ACTIVE: u8 = 2;
+    /// OpenSent.
     pub const OPEN_SENT: u8 = 3;
+    /// OpenConfirm.
     pub const OPEN_CONFIRM: u8 = 4;
+    /// Established.
     pub const ESTABLISHED: u8 = 5;
+    /// The state's name, as RFC 4271 spells it.
     pub fn name(s: u8) -> &'static str {
         match s {
             IDLE => "Idle",
@@ -343,16 +376,25 @@ pub mod state {
 /// back-pressure). Relaxed atomics: these are statistics.
 #[derive(Debug, Default)]
 pub struct PeerStatus {
+    /// The session's FSM state ([`state`]).
     pub state: AtomicU8,
     /// Unix seconds of the last state change.
     pub state_since: AtomicU64,
+    /// BGP messages received.
     pub msgs_in: AtomicU64,
+    /// BGP messages sent.
     pub msgs_out: AtomicU64,
+    /// UPDATEs received.
     pub updates_in: AtomicU64,
+    /// UPDATEs sent.
     pub updates_out: AtomicU64,
+    /// NOTIFICATIONs received.
     pub notifications_in: AtomicU64,
+    /// NOTIFICATIONs sent.
     pub notifications_out: AtomicU64,
+    /// KEEPALIVEs received.
     pub keepalives_in: AtomicU64,
+    /// KEEPALIVEs sent.
     pub keepalives_out: AtomicU64,
     /// How many times the session reached Established.
     pub established_count: AtomicU64,
@@ -370,6 +412,7 @@ pub struct PeerStatus {
     /// Max-prefix already acted on / warned about in this session (reset
     /// by the session before it reports Established).
     pub max_prefix_tripped: AtomicBool,
+    /// The max-prefix warning was logged in this session.
     pub max_prefix_warned: AtomicBool,
     /// Held by a shard thread while it passes a [`FlushBarrier`] and hands
     /// its bytes over, so markers and routes reach the session in order.
@@ -387,14 +430,17 @@ impl PeerStatus {
             });
     }
 
+    /// The session's FSM state ([`state`]).
     pub fn state(&self) -> u8 {
         self.state.load(Ordering::Relaxed)
     }
+    /// Sets the last error text.
     pub fn set_last_error(&self, s: String) {
         if let Ok(mut g) = self.last_error.lock() {
             *g = s;
         }
     }
+    /// The last error text (empty when none).
     pub fn last_error(&self) -> String {
         self.last_error
             .lock()

@@ -25,12 +25,20 @@ pub enum Output {
     /// Encoded UPDATEs for `peer`, with the markers that must bracket them
     /// when a barrier orders several RIB parts' output (see [`Markers`]).
     Send {
+        /// The session.
         peer: PeerId,
+        /// Whole encoded BGP messages.
         bytes: Vec<u8>,
+        /// Markers that bracket `bytes` across RIB parts, if any are owed.
         markers: Option<Markers>,
     },
     /// Any other command (stop, start, terminate, ROUTE-REFRESH request).
-    Cmd { peer: PeerId, cmd: SessionCmd },
+    Cmd {
+        /// The session.
+        peer: PeerId,
+        /// The command.
+        cmd: SessionCmd,
+    },
 }
 
 impl Output {
@@ -46,7 +54,9 @@ impl Output {
 /// RIB part writes it (None: this part alone, it always does).
 #[derive(Debug)]
 pub struct Marker {
+    /// One or more whole encoded messages.
     pub bytes: Vec<u8>,
+    /// Decides whether this part writes them.
     pub barrier: Option<Arc<FlushBarrier>>,
 }
 
@@ -55,7 +65,9 @@ pub struct Marker {
 /// (End-of-RIB, RFC 4724 §2, then EoRR) after them if it is the last.
 #[derive(Debug, Default)]
 pub struct Markers {
+    /// Written before the routes by the first part through.
     pub head: Vec<Marker>,
+    /// Written after the routes by the last part through.
     pub tail: Vec<Marker>,
 }
 
@@ -119,7 +131,9 @@ impl PeerStatus {
 /// `None` when the prefix has no route any more.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct BestChange {
+    /// The prefix.
     pub prefix: Prefix,
+    /// Its best next hop now, `None` when it has no route.
     pub next_hop: Option<IpAddr>,
 }
 
@@ -143,54 +157,82 @@ pub enum Stage {
 /// `n` samples of `stage` averaging `ns_each` nanoseconds.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Sample {
+    /// What was measured.
     pub stage: Stage,
+    /// Nanoseconds per sample.
     pub ns_each: u64,
+    /// How many samples.
     pub n: u64,
 }
 
 /// Something worth a log line; the runtime chooses how to log it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Note {
+    /// The session came up.
     SessionEstablished {
+        /// The peer's address.
         remote: std::net::SocketAddr,
     },
     /// Down with graceful restart: routes kept as stale for this long.
     DownKeptStale {
+        /// The peer's Restart Time.
         restart_s: u64,
     },
+    /// Session down without graceful restart: its routes are withdrawn.
     DownFlushed,
     /// The graceful-restart timer ran out (RFC 4724 §4.2).
     RestartTimerExpired,
     /// No End-of-RIB-Refresh in time (RFC 7313 §4).
     NoEorr {
+        /// The family still stale.
         afi: Afi,
     },
+    /// The peer sent End-of-RIB (RFC 4724 §2).
     EndOfRib {
+        /// Its family.
         family: AfiSafi,
     },
+    /// An UPDATE the RIB could not apply.
     UpdateNotApplied {
+        /// Why.
         error: String,
     },
+    /// The peer crossed its max-prefix limit (RFC 4486).
     MaxPrefixExceeded {
+        /// Prefixes received from the peer.
         received: u64,
+        /// The configured limit.
         limit: u64,
+        /// What is done about it.
         action: MaxPrefixAction,
     },
+    /// The peer reached the max-prefix warning threshold.
     MaxPrefixWarning {
+        /// Prefixes received from the peer.
         received: u64,
+        /// The configured limit.
         limit: u64,
     },
+    /// The peer asked for our routes again (RFC 2918).
     RefreshRequested {
+        /// The family.
         family: AfiSafi,
     },
+    /// The peer's Beginning-of-RIB-Refresh (RFC 7313).
     BeginRefresh {
+        /// The family.
         family: AfiSafi,
     },
+    /// The peer's End-of-RIB-Refresh (RFC 7313).
     EndRefresh {
+        /// The family.
         family: AfiSafi,
+        /// Stale routes removed.
         purged: usize,
     },
+    /// A ROUTE-REFRESH subtype that does not apply here.
     RefreshSubtypeIgnored {
+        /// The subtype.
         subtype: u8,
     },
 }
@@ -198,12 +240,16 @@ pub enum Note {
 /// How loud a [`Note`] is.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
+    /// Detail for debugging.
     Debug,
+    /// A normal event.
     Info,
+    /// Something an operator should look at.
     Warn,
 }
 
 impl Note {
+    /// How loud this note is.
     pub fn level(&self) -> Level {
         match self {
             Note::SessionEstablished { .. }
@@ -284,6 +330,7 @@ pub struct Outbox {
 }
 
 impl Outbox {
+    /// Empties everything, keeping the allocations.
     pub fn clear(&mut self) {
         self.out.clear();
         self.best.clear();
@@ -291,6 +338,7 @@ impl Outbox {
         self.samples.clear();
     }
 
+    /// Nothing for sessions, followers or the log.
     pub fn is_empty(&self) -> bool {
         self.out.is_empty() && self.best.is_empty() && self.notes.is_empty()
     }

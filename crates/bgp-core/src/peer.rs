@@ -17,12 +17,16 @@ use crate::msg::{FlushBarrier, LinkAddrs, PeerStatus};
 /// A policy attachment: a literal verdict or a compiled policy.
 #[derive(Clone, Debug)]
 pub enum PolicyRef {
+    /// Accept every route unchanged.
     AcceptAll,
+    /// Reject every route.
     RejectAll,
+    /// A named, compiled policy (`[policy.NAME]`).
     Named(String, Arc<Policy>),
 }
 
 impl PolicyRef {
+    /// The name shown by the CLI (`accept`, `reject` or the policy's).
     pub fn name(&self) -> &str {
         match self {
             PolicyRef::AcceptAll => "accept",
@@ -36,6 +40,7 @@ impl PolicyRef {
 /// Cease subcode 1 when tearing down).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum MaxPrefixAction {
+    /// Only log.
     Warn,
     /// Tear down, start again after this delay.
     Restart(Duration),
@@ -44,8 +49,11 @@ pub enum MaxPrefixAction {
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+/// A max-prefix limit (RFC 4486).
 pub struct MaxPrefix {
+    /// Most prefixes accepted from the peer.
     pub limit: u64,
+    /// What to do past it.
     pub action: MaxPrefixAction,
     /// Log a warning when this percentage of the limit is reached.
     pub warn_percent: u8,
@@ -54,19 +62,31 @@ pub struct MaxPrefix {
 /// A neighbour as the RIB thread knows it.
 #[derive(Clone, Debug)]
 pub struct PeerMeta {
+    /// The neighbour's name in the configuration.
     pub name: String,
+    /// Free text from the configuration.
     pub description: String,
+    /// The neighbour's address.
     pub addr: IpAddr,
+    /// The neighbour's AS.
     pub remote_asn: Asn,
+    /// Our AS towards it.
     pub local_asn: Asn,
+    /// External session (the ASes differ).
     pub ebgp: bool,
+    /// A route-reflector client (RFC 4456).
     pub rr_client: bool,
+    /// A route-server client (RFC 7947).
     pub rs_client: bool,
     /// RFC 9234 role of the peer as we see it (the code it should send).
     pub role: Option<u8>,
+    /// How NEXT_HOP is set towards it.
     pub next_hop: NextHopMode,
+    /// Its max-prefix limit, if any.
     pub max_prefix: Option<MaxPrefix>,
+    /// Import policy.
     pub import: PolicyRef,
+    /// Export policy.
     pub export: PolicyRef,
     /// Keep the pre-policy Adj-RIB-In (soft reconfiguration inbound).
     pub keep_pre_policy: bool,
@@ -80,14 +100,19 @@ pub struct PeerMeta {
 
 /// The live part of an Established session.
 pub struct UpState {
+    /// What the OPEN exchange settled.
     pub negotiated: Negotiated,
+    /// Our end of the connection.
     pub local_addr: SocketAddr,
+    /// The peer's end of the connection.
     pub remote_addr: SocketAddr,
     /// Our addresses on the session's link.
     pub link: LinkAddrs,
     /// The runtime's number for this session ([`crate::SessionUp::session`]).
     pub session: u64,
+    /// Encodes this session's UPDATEs (its wire options and rewriting).
     pub encoder: UpdateEncoder,
+    /// When the session reached Established.
     pub since: SystemTime,
     /// Families whose End-of-RIB we still owe after the initial export.
     pub eor_owed: Vec<AfiSafi>,
@@ -110,11 +135,13 @@ pub struct UpState {
 /// One entry of the RIB core's peer table. Every shard of a split RIB has
 /// its own copy ([`PeerEntry::copy_idle`] before the session is up).
 pub struct PeerEntry {
+    /// Configuration as the RIB needs it.
     pub meta: PeerMeta,
     /// Shared with the session and the other shards: counters, the
     /// max-prefix total and the session's queued bytes (back-pressure,
     /// read through [`crate::OutQueue`]).
     pub status: Arc<PeerStatus>,
+    /// The Established session, if any.
     pub up: Option<UpState>,
     /// The neighbour is administratively disabled.
     pub disabled: bool,

@@ -14,7 +14,9 @@ pub const STATIC_PEER: PeerId = PeerId(0);
 /// [`bgp_rib::shard_for`]`(prefix, count)` maps to `index`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Part {
+    /// This part's index, `0..count`.
     pub index: usize,
+    /// How many parts the RIB is split into.
     pub count: usize,
 }
 
@@ -22,6 +24,7 @@ impl Part {
     /// The whole RIB (sequential pipeline, simulations).
     pub const WHOLE: Part = Part { index: 0, count: 1 };
 
+    /// Whether `prefix` belongs to this part.
     pub fn owns(&self, prefix: &Prefix) -> bool {
         self.count <= 1 || bgp_rib::shard_for(prefix, self.count) == self.index
     }
@@ -34,8 +37,12 @@ impl Part {
 /// Global settings of the RIB.
 #[derive(Clone, Debug)]
 pub struct RibSettings {
+    /// Our BGP Identifier.
     pub router_id: Ipv4Addr,
+    /// Our route-reflection cluster ID (RFC 4456).
     pub cluster_id: Ipv4Addr,
+    /// Our AS.
     pub local_asn: Asn,
+    /// Best-path selection options.
     pub bestpath: BestPathConfig,
 }

@@ -12,7 +12,9 @@ use crate::settings::{Part, STATIC_PEER};
 /// empty AS_PATH, next hop, communities, ...).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StaticRoute {
+    /// The prefix.
     pub prefix: Prefix,
+    /// Its attributes.
     pub attrs: AttrsBuilder,
 }
 
