@@ -93,6 +93,13 @@ fn reference(
             }
             if !d.announce.is_empty() {
                 let mut b = AttrsBuilder::from_update(&u).map_err(reset)?;
+                // The two-pass decoder's one known fault, fixed by the
+                // one-pass one: a repeated NEXT_HOP (held apart from the
+                // attribute list) survived as a raw attribute instead of
+                // being discarded (RFC 7606 §3 g).
+                if v.duplicates.contains(at::NEXT_HOP) && b.remove(at::NEXT_HOP) {
+                    b.mark_clean();
+                }
                 if !v.discard.is_empty() {
                     for t in 0..=255u8 {
                         if v.discard.contains(t) {

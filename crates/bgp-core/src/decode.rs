@@ -141,3 +141,63 @@ pub fn decode_update(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bgp_wire::consts::attr_type as at;
+
+    /// ORIGIN, AS_PATH [65001], NEXT_HOP 192.0.2.1, then `extra`
+    /// attribute bytes, announcing 198.18.0.0/15.
+    fn update(extra: &[u8]) -> Vec<u8> {
+        let mut a = vec![0x40, 1, 1, 0, 0x40, 2, 6, 2, 1, 0, 0, 0xfd, 0xe9];
+        a.extend_from_slice(&[0x40, 3, 4, 192, 0, 2, 1]);
+        a.extend_from_slice(extra);
+        let mut b = vec![0, 0, 0, a.len() as u8];
+        b.extend_from_slice(&a);
+        b.extend_from_slice(&[15, 198, 18]);
+        b
+    }
+
+    fn attrs_of(d: &Decoded) -> &AttrsBuilder {
+        match d {
+            Decoded::Ok(d, _) => d.attrs.as_deref().expect("attributes"),
+            Decoded::Reset(e) => panic!("reset: {e:?}"),
+        }
+    }
+
+    /// RFC 7606 §3 g: a repeated NEXT_HOP (here with optional-transitive
+    /// flags and 8 octets) is discarded; the two-pass decoder kept it as a
+    /// raw attribute that the route then carried.
+    #[test]
+    fn repeated_next_hop_is_discarded() {
+        let body = update(&[0xc0, 3, 8, 16, 0, 121, 234, 0, 0, 83, 249]);
+        let ctx = ParseCtx::modern();
+        let d = decode_update(&body, ctx, true);
+        let b = attrs_of(&d);
+        assert!(b.get(at::NEXT_HOP).is_none(), "{b:?}");
+        assert_eq!(
+            b.next_hop(),
+            Some(NextHop::V4(std::net::Ipv4Addr::new(192, 0, 2, 1)))
+        );
+    }
+
+    /// From an eBGP peer LOCAL_PREF, ORIGINATOR_ID and CLUSTER_LIST are
+    /// dropped once, here; from iBGP they stay.
+    #[test]
+    fn ebgp_ingress_attributes_are_stripped_once() {
+        let extra = [
+            0x40, 5, 4, 0, 0, 0, 200, // LOCAL_PREF 200
+            0x80, 9, 4, 192, 0, 2, 9, // ORIGINATOR_ID
+            0x80, 10, 4, 192, 0, 2, 10, // CLUSTER_LIST
+        ];
+        let body = update(&extra);
+        let ctx = ParseCtx::modern();
+        let e = decode_update(&body, ctx, true);
+        let i = decode_update(&body, ctx, false);
+        for t in [at::LOCAL_PREF, at::ORIGINATOR_ID, at::CLUSTER_LIST] {
+            assert!(attrs_of(&e).get(t).is_none(), "eBGP kept {t}");
+            assert!(attrs_of(&i).get(t).is_some(), "iBGP lost {t}");
+        }
+    }
+}
