@@ -22,6 +22,7 @@ pub mod capability;
 pub mod consts;
 pub mod ctx;
 pub mod error;
+#[cfg(any(test, feature = "test-support"))]
 pub mod fuzz_support;
 pub mod header;
 pub mod message;

@@ -18,6 +18,7 @@ pub mod bgp4mp;
 pub mod bgpdump;
 pub mod decompress;
 pub mod error;
+#[cfg(any(test, feature = "test-support"))]
 pub mod fuzz_support;
 pub mod header;
 pub mod peer_table;

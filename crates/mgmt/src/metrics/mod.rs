@@ -21,6 +21,7 @@
 //! ```
 
 pub mod bgp;
+#[cfg(any(test, feature = "test-support"))]
 pub mod check;
 mod histogram;
 mod http;
