@@ -31,6 +31,8 @@
 //! in one shard, so the adjacent prefixes a peer packs into one UPDATE
 //! mostly stay together and that cost is paid only at block edges.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod daemon;
 pub mod fib_feed;
 pub mod mrt_dump;

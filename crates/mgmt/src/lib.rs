@@ -15,6 +15,8 @@
 //! data types of [`proto`], which keeps the protocol stable while the RIB
 //! changes.
 
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod client;
 mod line;
 pub mod metrics;
