@@ -1,12 +1,14 @@
 //! ADD-PATH send (RFC 7911): an Adj-RIB-Out that advertises several paths
 //! per prefix, each under its own path identifier.
 //!
-//! * Which paths: every path of the Loc-RIB ([`PathSelection::All`], BIRD's
+//! * Which paths: every path of the Loc-RIB
+//!   ([`PathSelection::All`](crate::PathSelection::All), BIRD's
 //!   `add paths tx`, FRR's `addpath-tx-all-paths`) or the N most preferred
-//!   ([`PathSelection::Best`], FRR's `addpath-tx-best-selected N`: the
-//!   decision process, then again without the paths already taken). Each
-//!   chosen path then goes through the propagation rules and export policy
-//!   on its own, exactly as the single best path does for other peers.
+//!   ([`PathSelection::Best`](crate::PathSelection::Best), FRR's
+//!   `addpath-tx-best-selected N`: the decision process, then again without
+//!   the paths already taken). Each chosen path then goes through the
+//!   propagation rules and export policy on its own, exactly as the single
+//!   best path does for other peers.
 //! * Path identifiers are allocated per (peer, prefix): a path, known by
 //!   its source peer and the identifier it was received with, keeps its
 //!   identifier for as long as it is advertised, whatever its attributes
@@ -14,239 +16,22 @@
 //!   advertised nor waiting to be withdrawn, so an identifier is reused
 //!   only after its withdrawal has been handed to the encoder (RFC 7911
 //!   §2: the identifier names the path on this session).
-//! * Storage per prefix is an exact-size boxed slice of 16-byte records
-//!   (source peer, source identifier, our identifier, handle). Peers without
-//!   ADD-PATH do not use this module and keep one 4-byte handle per prefix.
+//! * Storage per prefix ([`crate::adjout::PathsOut`]) is an exact-size
+//!   boxed slice of 16-byte records (source peer, source identifier, our
+//!   identifier, handle). Peers without ADD-PATH do not use it and keep one
+//!   4-byte handle per prefix.
 //! * A family of the peer on which ADD-PATH was not negotiated gets the
 //!   best path only, under identifier 1, which the encoder then omits.
 
-use base::{Afi, Prefix};
+use base::Prefix;
 
-use crate::export::{AdjOut, ExportBatch};
-use crate::hash::FastMap;
-use crate::intern::AttrHandle;
+use crate::adjout::{AdjOut, PathsOut, Want};
 use crate::key::PKey;
 use crate::policy::{ExportPolicy, ExportVerdict};
-use crate::shard::{RibError, RibShard};
-use crate::table::{self, PathEntry, SelectCtx};
+use crate::shard::RibShard;
+use crate::table::{self, SelectCtx};
+use crate::types::{AddPathSend, RibError};
 use crate::PeerId;
-
-/// Which paths an ADD-PATH peer is sent per prefix.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub enum PathSelection {
-    /// Every path that passes the propagation rules and export policy.
-    #[default]
-    All,
-    /// The N (at least 1) most preferred paths; of these, those that pass
-    /// the propagation rules and export policy.
-    Best(u16),
-}
-
-impl PathSelection {
-    fn limit(self) -> usize {
-        match self {
-            PathSelection::All => usize::MAX,
-            PathSelection::Best(n) => usize::from(n.max(1)),
-        }
-    }
-}
-
-/// ADD-PATH send towards one peer: the families on which it was negotiated
-/// (we advertised send, the peer receive, RFC 7911 §4) and the selection.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct AddPathSend {
-    /// ADD-PATH send negotiated for IPv4 unicast.
-    pub ipv4_unicast: bool,
-    /// ADD-PATH send negotiated for IPv6 unicast.
-    pub ipv6_unicast: bool,
-    /// Which paths to send where it is negotiated.
-    pub select: PathSelection,
-}
-
-impl AddPathSend {
-    /// How many paths of `prefix` may be advertised.
-    fn limit(&self, prefix: &Prefix) -> usize {
-        let on = match prefix.afi() {
-            Afi::Ipv4 => self.ipv4_unicast,
-            Afi::Ipv6 => self.ipv6_unicast,
-            _ => false,
-        };
-        if on {
-            self.select.limit()
-        } else {
-            1
-        }
-    }
-}
-
-/// One advertised path.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-struct SentPath {
-    /// Where the Loc-RIB path came from, with the identifier it was
-    /// received under (0 without ADD-PATH receive): the path's identity.
-    src: PeerId,
-    src_id: u32,
-    /// The identifier we advertise it under.
-    id: u32,
-    attrs: AttrHandle,
-}
-
-/// A wanted path: its identity and the attribute set to send (one
-/// reference held).
-#[derive(Copy, Clone, Debug)]
-struct Want {
-    src: PeerId,
-    src_id: u32,
-    attrs: AttrHandle,
-}
-
-/// The Adj-RIB-Out of one ADD-PATH peer. `sent` holds a reference on each
-/// handle; `pending` holds the new state of each changed (prefix, path
-/// identifier), `None` for a withdrawal, and no references (an announced
-/// handle is also in `sent`).
-#[derive(Debug, Default)]
-pub(crate) struct PathsOut {
-    cfg: AddPathSend,
-    sent: FastMap<PKey, Box<[SentPath]>>,
-    pending: FastMap<(PKey, u32), Option<AttrHandle>>,
-    paths: usize,
-    /// Scratch, kept to avoid allocating per prefix.
-    rank: Vec<usize>,
-    cands: Vec<PathEntry>,
-    want: Vec<Want>,
-}
-
-impl PathsOut {
-    pub(crate) fn new(cfg: AddPathSend) -> PathsOut {
-        PathsOut {
-            cfg,
-            ..PathsOut::default()
-        }
-    }
-    pub(crate) fn sent_len(&self) -> usize {
-        self.paths
-    }
-    pub(crate) fn take_handles(&mut self) -> Vec<AttrHandle> {
-        self.pending.clear();
-        self.paths = 0;
-        let sent = std::mem::take(&mut self.sent);
-        sent.into_values()
-            .flat_map(|v| v.into_vec().into_iter().map(|p| p.attrs))
-            .collect()
-    }
-    pub(crate) fn resend_all(&mut self) {
-        for (k, v) in &self.sent {
-            for p in v.iter() {
-                self.pending.insert((*k, p.id), Some(p.attrs));
-            }
-        }
-    }
-    /// (identifier, handle) of each path advertised for `prefix`.
-    pub(crate) fn paths_of(&self, prefix: &Prefix) -> impl Iterator<Item = (u32, AttrHandle)> + '_ {
-        self.sent
-            .get(&PKey::from(*prefix))
-            .into_iter()
-            .flat_map(|v| v.iter().map(|p| (p.id, p.attrs)))
-    }
-
-    /// Moves the queue into `batch`, packed by attribute set.
-    pub(crate) fn drain(&mut self, batch: &mut ExportBatch) {
-        let mut groups: FastMap<AttrHandle, usize> = FastMap::default();
-        for ((k, id), h) in self.pending.drain() {
-            let Some(p) = k.prefix() else {
-                continue;
-            };
-            match h {
-                None => batch.withdraw_paths.push((p, id)),
-                Some(h) => {
-                    let n = batch.announce_paths.len();
-                    let i = *groups.entry(h).or_insert(n);
-                    match batch.announce_paths.get_mut(i) {
-                        Some((_, v)) => v.push((p, id)),
-                        None => batch.announce_paths.push((h, vec![(p, id)])),
-                    }
-                }
-            }
-        }
-        batch.announce_paths.sort_unstable_by_key(|(h, _)| *h);
-        for (_, v) in &mut batch.announce_paths {
-            v.sort_unstable();
-        }
-        batch.withdraw_paths.sort_unstable();
-    }
-
-    /// Replaces what is advertised for `key` by `want` (whose references it
-    /// takes over), queueing the differences. Returns the references no
-    /// longer held.
-    fn update(&mut self, key: PKey, released: &mut Vec<AttrHandle>) {
-        // Most calls change nothing: no allocation then.
-        let same = |old: &[SentPath], want: &[Want]| {
-            old.len() == want.len()
-                && want.iter().all(|w| {
-                    old.iter()
-                        .any(|o| o.src == w.src && o.src_id == w.src_id && o.attrs == w.attrs)
-                })
-        };
-        let old: &[SentPath] = self.sent.get(&key).map_or(&[], |v| v);
-        if same(old, &self.want) {
-            released.extend(self.want.iter().map(|w| w.attrs));
-            return;
-        }
-        let old = self.sent.remove(&key).unwrap_or_default();
-        let mut next: Vec<SentPath> = Vec::with_capacity(self.want.len());
-        // Kept paths keep their identifier; changed attributes re-announce.
-        for w in &self.want {
-            let Some(o) = old.iter().find(|o| o.src == w.src && o.src_id == w.src_id) else {
-                continue;
-            };
-            if o.attrs == w.attrs {
-                released.push(w.attrs);
-            } else {
-                released.push(o.attrs);
-                self.pending.insert((key, o.id), Some(w.attrs));
-            }
-            next.push(SentPath {
-                attrs: w.attrs,
-                ..*o
-            });
-        }
-        // Vanished paths are withdrawn by identifier.
-        for o in old.iter() {
-            if !next.iter().any(|n| n.id == o.id) {
-                released.push(o.attrs);
-                self.pending.insert((key, o.id), None);
-            }
-        }
-        // New paths: the smallest identifier not advertised and not
-        // waiting to be withdrawn (RFC 7911 §2: never two paths under one
-        // identifier). Identifiers start at 1.
-        let mut id = 0u32;
-        for w in &self.want {
-            if next.iter().any(|n| n.src == w.src && n.src_id == w.src_id) {
-                continue;
-            }
-            loop {
-                id = id.saturating_add(1);
-                let used = next.iter().any(|n| n.id == id)
-                    || matches!(self.pending.get(&(key, id)), Some(None));
-                if !used || id == u32::MAX {
-                    break;
-                }
-            }
-            self.pending.insert((key, id), Some(w.attrs));
-            next.push(SentPath {
-                src: w.src,
-                src_id: w.src_id,
-                id,
-                attrs: w.attrs,
-            });
-        }
-        self.paths = (self.paths + next.len()).saturating_sub(old.len());
-        if !next.is_empty() {
-            self.sent.insert(key, next.into_boxed_slice());
-        }
-    }
-}
 
 impl RibShard {
     /// Sets whether `peer` is sent several paths per prefix (RFC 7911), and

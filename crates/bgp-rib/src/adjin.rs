@@ -17,45 +17,10 @@ use crate::hash::FastMap;
 use crate::intern::AttrHandle;
 use crate::key::PKey;
 use crate::policy::{ImportPolicy, Verdict};
-use crate::shard::{RibError, RibShard};
+use crate::shard::RibShard;
 use crate::table::{Key, PrefixEntry, Table};
+use crate::types::RibError;
 use crate::PeerId;
-
-/// One peer's pre-policy Adj-RIB-In, see the module docs.
-#[derive(Debug)]
-pub(crate) struct PreIn {
-    /// Pre-policy sets of the routes whose stored path (if any) does not
-    /// hold that same set. Holds a reference on each handle.
-    diff: FastMap<(PKey, u32), AttrHandle>,
-    /// False when the store was switched on while the peer already had
-    /// routes: their paths may be post-policy sets, so only `diff` counts
-    /// until the peer's routes are flushed.
-    loc_is_pre: bool,
-}
-
-impl PreIn {
-    /// An empty store for a peer without routes.
-    pub(crate) fn complete() -> PreIn {
-        PreIn {
-            diff: FastMap::default(),
-            loc_is_pre: true,
-        }
-    }
-    /// A store for a peer that already has routes (see `loc_is_pre`).
-    pub(crate) fn partial() -> PreIn {
-        PreIn {
-            diff: FastMap::default(),
-            loc_is_pre: false,
-        }
-    }
-    /// Empties the store (session gone: the next one starts from nothing)
-    /// and returns the references it held.
-    pub(crate) fn take_handles(&mut self) -> impl Iterator<Item = AttrHandle> {
-        std::mem::replace(self, PreIn::complete())
-            .diff
-            .into_values()
-    }
-}
 
 /// The non-stale path of (`peer`, `pid`) in `e`, if any.
 fn live_path(e: &PrefixEntry, peer: PeerId, pid: u32) -> Option<AttrHandle> {

@@ -35,8 +35,8 @@ use bgp_wire::consts::{attr_flags as af, attr_type as at, msg_type};
 use bgp_wire::{NextHop, HEADER_LEN, MARKER};
 
 use crate::encode_attrs::{put_attr, AttrBlock, Rewrite};
-use crate::export::ExportBatch;
 use crate::shard::RibShard;
+use crate::types::ExportBatch;
 
 /// Which next hop to send.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]

@@ -3,163 +3,24 @@
 //! one UPDATE carries every prefix that shares a set (RFC 4271 §9.2: an
 //! UPDATE advertises prefixes sharing one set of attributes).
 //!
-//! A peer without ADD-PATH send keeps one handle per prefix ([`BestOut`],
-//! this module); a peer with it keeps a set of paths per prefix
-//! ([`crate::addpath`]). The mode is per peer, so the cost of ADD-PATH is
-//! paid only by the peers that negotiated it.
+//! A peer without ADD-PATH send keeps one handle per prefix
+//! ([`crate::adjout::BestOut`], filled by this module); a peer with it
+//! keeps a set of paths per prefix ([`crate::adjout::PathsOut`], filled by
+//! [`crate::addpath`]). The mode is per peer, so the cost of ADD-PATH is
+//! paid only by the peers that negotiated it. Both stores are defined in
+//! [`crate::adjout`]; this module holds the `RibShard` operations on them.
 
-use std::collections::hash_map::Entry;
+use base::Prefix;
 
-use base::{Prefix, Prefix4};
-
-use crate::addpath::PathsOut;
+use crate::adjout::AdjOut;
 use crate::attrs::AttrSet;
 use crate::hash::FastMap;
 use crate::intern::AttrHandle;
 use crate::key::PKey;
 use crate::policy::{ExportPolicy, ExportVerdict};
-use crate::shard::{RibError, RibShard};
-use crate::split::SplitMap;
+use crate::shard::RibShard;
+use crate::types::{ExportBatch, RibError};
 use crate::PeerId;
-
-/// One peer's Adj-RIB-Out in single-path mode. `sent` holds a reference on
-/// each handle; `pending` maps each changed prefix to its new state
-/// (`None`: withdraw), which always equals `sent`'s, so `pending` holds no
-/// references.
-#[derive(Debug, Default)]
-pub(crate) struct BestOut {
-    sent: Sent,
-    pending: FastMap<PKey, Option<AttrHandle>>,
-}
-
-/// What was sent, per family: IPv4 keyed by its 8-byte prefix (a 12-byte
-/// slot instead of 24 with the packed two-family key), since a full IPv4
-/// table is where an Adj-RIB-Out's memory goes.
-#[derive(Debug, Default)]
-struct Sent {
-    v4: SplitMap<Prefix4, AttrHandle>,
-    v6: SplitMap<PKey, AttrHandle>,
-}
-
-impl Sent {
-    fn len(&self) -> usize {
-        self.v4.len() + self.v6.len()
-    }
-    fn get(&self, p: &Prefix) -> Option<AttrHandle> {
-        match p.masked() {
-            Prefix::V4(k) => self.v4.get(&k).copied(),
-            p @ Prefix::V6(_) => self.v6.get(&PKey::from(p)).copied(),
-        }
-    }
-    /// Records `want` for `p`; returns the reference to drop and the
-    /// change to queue (`None`: nothing changed).
-    fn set(
-        &mut self,
-        p: Prefix,
-        want: Option<AttrHandle>,
-    ) -> (Option<AttrHandle>, Option<Option<AttrHandle>>) {
-        match p.masked() {
-            Prefix::V4(k) => set_in(&mut self.v4, k, want),
-            p @ Prefix::V6(_) => set_in(&mut self.v6, PKey::from(p), want),
-        }
-    }
-    fn iter(&self) -> impl Iterator<Item = (PKey, AttrHandle)> + '_ {
-        let v4 = self
-            .v4
-            .iter()
-            .map(|(k, h)| (PKey::from(Prefix::V4(*k)), *h));
-        v4.chain(self.v6.iter().map(|(k, h)| (*k, *h)))
-    }
-    fn into_values(self) -> impl Iterator<Item = AttrHandle> {
-        self.v4.into_values().chain(self.v6.into_values())
-    }
-}
-
-fn set_in<K: std::hash::Hash + Eq>(
-    m: &mut SplitMap<K, AttrHandle>,
-    key: K,
-    want: Option<AttrHandle>,
-) -> (Option<AttrHandle>, Option<Option<AttrHandle>>) {
-    match (m.entry(key), want) {
-        (Entry::Occupied(o), Some(h)) if *o.get() == h => (Some(h), None),
-        (Entry::Occupied(mut o), Some(h)) => (Some(o.insert(h)), Some(Some(h))),
-        (Entry::Occupied(o), None) => (Some(o.remove()), Some(None)),
-        (Entry::Vacant(v), Some(h)) => {
-            v.insert(h);
-            (None, Some(Some(h)))
-        }
-        (Entry::Vacant(_), None) => (None, None),
-    }
-}
-
-/// One peer's Adj-RIB-Out: the best path only, or several paths per
-/// prefix with path identifiers (RFC 7911).
-#[derive(Debug)]
-pub(crate) enum AdjOut {
-    Best(Box<BestOut>),
-    Paths(Box<PathsOut>),
-}
-
-impl Default for AdjOut {
-    fn default() -> AdjOut {
-        AdjOut::Best(Box::default())
-    }
-}
-
-impl AdjOut {
-    /// Prefixes (paths, with ADD-PATH) currently advertised.
-    pub(crate) fn sent_len(&self) -> usize {
-        match self {
-            AdjOut::Best(o) => o.sent.len(),
-            AdjOut::Paths(o) => o.sent_len(),
-        }
-    }
-    /// Nothing advertised (withdrawals may still be queued).
-    pub(crate) fn is_empty(&self) -> bool {
-        self.sent_len() == 0
-    }
-    /// Empties it (keeping the mode) and returns the references it held.
-    pub(crate) fn take_handles(&mut self) -> Vec<AttrHandle> {
-        match self {
-            AdjOut::Best(o) => std::mem::take(o).sent.into_values().collect(),
-            AdjOut::Paths(o) => o.take_handles(),
-        }
-    }
-    pub(crate) fn is_paths(&self) -> bool {
-        matches!(self, AdjOut::Paths(_))
-    }
-}
-
-/// The queued changes for one peer. The handles are live until the next
-/// mutating call on the shard (the Adj-RIB-Out holds them); look them up with
-/// [`RibShard::attrs`] and encode right away.
-///
-/// A peer without ADD-PATH send gets `announce` and `withdraw`; a peer
-/// with it (see [`RibShard::set_add_path_send`]) gets `announce_paths` and
-/// `withdraw_paths`, where each prefix carries the path identifier to send.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ExportBatch {
-    /// Prefixes to announce, grouped by attribute set; groups ordered by
-    /// handle, prefixes sorted.
-    pub announce: Vec<(AttrHandle, Vec<Prefix>)>,
-    /// Prefixes to withdraw, sorted.
-    pub withdraw: Vec<Prefix>,
-    /// ADD-PATH: (prefix, path identifier) to announce, grouped by
-    /// attribute set; groups ordered by handle, entries sorted.
-    pub announce_paths: Vec<(AttrHandle, Vec<(Prefix, u32)>)>,
-    /// ADD-PATH: (prefix, path identifier) to withdraw, sorted.
-    pub withdraw_paths: Vec<(Prefix, u32)>,
-}
-
-impl ExportBatch {
-    /// Whether there is nothing to send.
-    pub fn is_empty(&self) -> bool {
-        self.announce.is_empty()
-            && self.withdraw.is_empty()
-            && self.announce_paths.is_empty()
-            && self.withdraw_paths.is_empty()
-    }
-}
 
 impl RibShard {
     /// Recomputes what every exporting peer should have for each prefix in

@@ -7,8 +7,9 @@
 use base::{Afi, Prefix};
 
 use crate::hash::FastMap;
-use crate::shard::{RibError, RibShard};
+use crate::shard::RibShard;
 use crate::table::{self, SelectCtx};
+use crate::types::RibError;
 use crate::PeerId;
 
 impl RibShard {

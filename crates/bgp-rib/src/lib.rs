@@ -67,6 +67,7 @@
 
 mod addpath;
 mod adjin;
+mod adjout;
 mod attrs;
 pub mod bestpath;
 mod encode;
@@ -76,6 +77,7 @@ mod gr;
 mod hash;
 mod intern;
 mod key;
+mod peer;
 mod policy;
 mod propagate;
 mod refresh;
@@ -83,12 +85,11 @@ mod rib;
 mod shard;
 mod split;
 mod table;
+mod types;
 
-pub use addpath::{AddPathSend, PathSelection};
 pub use attrs::{AttrSet, AttrsBuilder, Summary};
 pub use bestpath::{BestPathConfig, Step};
 pub use encode::{EncodeParams, NextHopMode, UpdateEncoder};
-pub use export::ExportBatch;
 pub use hash::shard_for;
 pub use intern::{AttrHandle, Interner};
 pub use policy::{AcceptAll, ExportPolicy, ExportVerdict, ImportPolicy, Verdict};
@@ -96,8 +97,10 @@ pub use propagate::{
     import_check, import_check_with_asn, ImportCheck, ImportReject, PeerRole, Propagation,
 };
 pub use rib::Rib;
-pub use shard::{PeerConfig, PeerCounts, RibError, RibShard, RouteRef};
-pub use table::PathEntry;
+pub use shard::{RibShard, RouteRef};
+pub use types::{
+    AddPathSend, ExportBatch, PathEntry, PathSelection, PeerConfig, PeerCounts, RibError,
+};
 
 /// A peer's index within a shard. The caller assigns ids (dense, from 0) and
 /// registers the same peer under the same id in every shard.

@@ -11,8 +11,9 @@
 
 use base::Afi;
 
-use crate::shard::{RibError, RibShard};
+use crate::shard::RibShard;
 use crate::table;
+use crate::types::RibError;
 use crate::{PeerId, Rib};
 
 impl RibShard {

@@ -5,12 +5,12 @@
 use base::Prefix;
 use bgp_wire::Nlri;
 
-use crate::addpath::AddPathSend;
 use crate::attrs::AttrsBuilder;
 use crate::bestpath::BestPathConfig;
 use crate::hash::shard_for;
 use crate::policy::ImportPolicy;
-use crate::shard::{PeerConfig, PeerCounts, RibError, RibShard, RouteRef};
+use crate::shard::{RibShard, RouteRef};
+use crate::types::{AddPathSend, PeerConfig, PeerCounts, RibError};
 use crate::PeerId;
 
 /// S shards; see the crate docs.

@@ -2,85 +2,20 @@
 //! (Adj-RIB-In, post-policy), the selected best (Loc-RIB), per-peer export
 //! state (Adj-RIB-Out) and its own attribute interner.
 
-use std::net::{IpAddr, Ipv4Addr};
-
-use base::{Asn, Prefix};
+use base::Prefix;
 use bgp_wire::Nlri;
 
-use crate::adjin::PreIn;
+use crate::adjout::AdjOut;
 use crate::attrs::{AttrSet, AttrsBuilder};
 use crate::bestpath::BestPathConfig;
-use crate::export::AdjOut;
 use crate::hash::FastMap;
 use crate::intern::{AttrHandle, Interner};
 use crate::key::PKey;
+use crate::peer::{PeerState, PreIn};
 use crate::policy::{ImportPolicy, Verdict};
-use crate::table::{self, Change, PathEntry, PrefixEntry, SelectCtx, Table};
+use crate::table::{self, Change, PrefixEntry, SelectCtx, Table};
+use crate::types::{PathEntry, PeerConfig, PeerCounts, RibError};
 use crate::PeerId;
-
-/// What the RIB needs to know about a peer.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PeerConfig {
-    /// The peer's AS.
-    pub asn: Asn,
-    /// BGP Identifier from its OPEN (RFC 4271 §4.2).
-    pub bgp_id: Ipv4Addr,
-    /// Session address (the §9.1.2.2 g tie-breaker).
-    pub addr: IpAddr,
-    /// External peer. Confederation-external peers count as internal for
-    /// selection (RFC 5065 §5.3) and should set this to false.
-    pub ebgp: bool,
-    /// Keep the pre-policy Adj-RIB-In (for soft reconfiguration inbound).
-    pub keep_pre_policy: bool,
-    /// Keep an Adj-RIB-Out for this peer and queue updates towards it.
-    pub export: bool,
-}
-
-/// Route counts of one peer in one shard (sum shards for the RIB).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct PeerCounts {
-    /// Paths currently received (accepted or rejected by import policy).
-    pub received: u64,
-    /// Paths currently accepted into the Adj-RIB-In.
-    pub accepted: u64,
-    /// Prefixes currently in the Adj-RIB-Out.
-    pub advertised: u64,
-}
-
-/// Why an operation was refused. Only caller mistakes; nothing a peer sends
-/// can produce these.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum RibError {
-    /// The peer was never registered with `add_peer`.
-    UnknownPeer(PeerId),
-    /// Announcements without attributes.
-    MissingAttributes,
-    /// A handle that is not live in this shard's interner.
-    DeadHandle(AttrHandle),
-}
-
-impl std::fmt::Display for RibError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RibError::UnknownPeer(p) => write!(f, "unknown peer {}", p.0),
-            RibError::MissingAttributes => f.write_str("announcement without attributes"),
-            RibError::DeadHandle(h) => write!(f, "dead attribute handle {}", h.index()),
-        }
-    }
-}
-
-impl std::error::Error for RibError {}
-
-#[derive(Debug)]
-pub(crate) struct PeerState {
-    pub(crate) cfg: PeerConfig,
-    pub(crate) accepted: u64,
-    /// Routes import policy rejected, so that `received` stays exact.
-    pub(crate) rejected: FastMap<(PKey, u32), ()>,
-    /// Pre-policy Adj-RIB-In, when configured (see [`PreIn`]).
-    pub(crate) pre: Option<PreIn>,
-    pub(crate) out: Option<AdjOut>,
-}
 
 /// One shard: see the module docs.
 #[derive(Debug, Default)]

@@ -11,24 +11,9 @@ use base::{Prefix, Prefix4, Prefix6};
 
 use crate::bestpath::{self, BestPathConfig, Candidate};
 use crate::intern::{AttrHandle, Interner};
-use crate::shard::PeerState;
+use crate::peer::PeerState;
+use crate::types::PathEntry;
 use crate::PeerId;
-
-/// One stored path: 12 bytes (the stale flag lives in what would be
-/// padding after the 2-byte peer id).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub struct PathEntry {
-    /// The peer the path came from.
-    pub peer: PeerId,
-    /// Kept from a session that went down with graceful restart (RFC 4724
-    /// §4.2) and not re-announced since. Stale paths take part in
-    /// selection like any other.
-    pub stale: bool,
-    /// RFC 7911 path identifier; 0 without ADD-PATH.
-    pub path_id: u32,
-    /// The path's interned attributes.
-    pub attrs: AttrHandle,
-}
 
 pub(crate) const NO_BEST: u16 = u16::MAX;
 /// Paths per prefix are capped so that the best index fits in a u16.

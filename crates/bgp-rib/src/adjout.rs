@@ -1,0 +1,295 @@
+//! Adj-RIB-Out storage: per peer, what was last sent (or queued) for each
+//! prefix, and the queue of changes not yet drained. A peer without
+//! ADD-PATH send keeps one handle per prefix ([`BestOut`]); a peer with it
+//! keeps a set of paths per prefix, each under its own path identifier
+//! ([`PathsOut`], allocation rules in [`crate::addpath`]). The operations
+//! on them (export, drain, resend) are `RibShard` methods in `export.rs`
+//! and `addpath.rs`.
+
+use std::collections::hash_map::Entry;
+
+use base::{Prefix, Prefix4};
+
+use crate::hash::FastMap;
+use crate::intern::AttrHandle;
+use crate::key::PKey;
+use crate::split::SplitMap;
+use crate::types::{AddPathSend, ExportBatch, PathEntry};
+use crate::PeerId;
+
+/// One peer's Adj-RIB-Out in single-path mode. `sent` holds a reference on
+/// each handle; `pending` maps each changed prefix to its new state
+/// (`None`: withdraw), which always equals `sent`'s, so `pending` holds no
+/// references.
+#[derive(Debug, Default)]
+pub(crate) struct BestOut {
+    pub(crate) sent: Sent,
+    pub(crate) pending: FastMap<PKey, Option<AttrHandle>>,
+}
+
+/// What was sent, per family: IPv4 keyed by its 8-byte prefix (a 12-byte
+/// slot instead of 24 with the packed two-family key), since a full IPv4
+/// table is where an Adj-RIB-Out's memory goes.
+#[derive(Debug, Default)]
+pub(crate) struct Sent {
+    v4: SplitMap<Prefix4, AttrHandle>,
+    v6: SplitMap<PKey, AttrHandle>,
+}
+
+impl Sent {
+    fn len(&self) -> usize {
+        self.v4.len() + self.v6.len()
+    }
+    pub(crate) fn get(&self, p: &Prefix) -> Option<AttrHandle> {
+        match p.masked() {
+            Prefix::V4(k) => self.v4.get(&k).copied(),
+            p @ Prefix::V6(_) => self.v6.get(&PKey::from(p)).copied(),
+        }
+    }
+    /// Records `want` for `p`; returns the reference to drop and the
+    /// change to queue (`None`: nothing changed).
+    pub(crate) fn set(
+        &mut self,
+        p: Prefix,
+        want: Option<AttrHandle>,
+    ) -> (Option<AttrHandle>, Option<Option<AttrHandle>>) {
+        match p.masked() {
+            Prefix::V4(k) => set_in(&mut self.v4, k, want),
+            p @ Prefix::V6(_) => set_in(&mut self.v6, PKey::from(p), want),
+        }
+    }
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (PKey, AttrHandle)> + '_ {
+        let v4 = self
+            .v4
+            .iter()
+            .map(|(k, h)| (PKey::from(Prefix::V4(*k)), *h));
+        v4.chain(self.v6.iter().map(|(k, h)| (*k, *h)))
+    }
+    fn into_values(self) -> impl Iterator<Item = AttrHandle> {
+        self.v4.into_values().chain(self.v6.into_values())
+    }
+}
+
+fn set_in<K: std::hash::Hash + Eq>(
+    m: &mut SplitMap<K, AttrHandle>,
+    key: K,
+    want: Option<AttrHandle>,
+) -> (Option<AttrHandle>, Option<Option<AttrHandle>>) {
+    match (m.entry(key), want) {
+        (Entry::Occupied(o), Some(h)) if *o.get() == h => (Some(h), None),
+        (Entry::Occupied(mut o), Some(h)) => (Some(o.insert(h)), Some(Some(h))),
+        (Entry::Occupied(o), None) => (Some(o.remove()), Some(None)),
+        (Entry::Vacant(v), Some(h)) => {
+            v.insert(h);
+            (None, Some(Some(h)))
+        }
+        (Entry::Vacant(_), None) => (None, None),
+    }
+}
+
+/// One peer's Adj-RIB-Out: the best path only, or several paths per
+/// prefix with path identifiers (RFC 7911).
+#[derive(Debug)]
+pub(crate) enum AdjOut {
+    Best(Box<BestOut>),
+    Paths(Box<PathsOut>),
+}
+
+impl Default for AdjOut {
+    fn default() -> AdjOut {
+        AdjOut::Best(Box::default())
+    }
+}
+
+impl AdjOut {
+    /// Prefixes (paths, with ADD-PATH) currently advertised.
+    pub(crate) fn sent_len(&self) -> usize {
+        match self {
+            AdjOut::Best(o) => o.sent.len(),
+            AdjOut::Paths(o) => o.sent_len(),
+        }
+    }
+    /// Nothing advertised (withdrawals may still be queued).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.sent_len() == 0
+    }
+    /// Empties it (keeping the mode) and returns the references it held.
+    pub(crate) fn take_handles(&mut self) -> Vec<AttrHandle> {
+        match self {
+            AdjOut::Best(o) => std::mem::take(o).sent.into_values().collect(),
+            AdjOut::Paths(o) => o.take_handles(),
+        }
+    }
+    pub(crate) fn is_paths(&self) -> bool {
+        matches!(self, AdjOut::Paths(_))
+    }
+}
+
+/// One advertised path.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct SentPath {
+    /// Where the Loc-RIB path came from, with the identifier it was
+    /// received under (0 without ADD-PATH receive): the path's identity.
+    src: PeerId,
+    src_id: u32,
+    /// The identifier we advertise it under.
+    id: u32,
+    attrs: AttrHandle,
+}
+
+/// A wanted path: its identity and the attribute set to send (one
+/// reference held).
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Want {
+    pub(crate) src: PeerId,
+    pub(crate) src_id: u32,
+    pub(crate) attrs: AttrHandle,
+}
+
+/// The Adj-RIB-Out of one ADD-PATH peer. `sent` holds a reference on each
+/// handle; `pending` holds the new state of each changed (prefix, path
+/// identifier), `None` for a withdrawal, and no references (an announced
+/// handle is also in `sent`).
+#[derive(Debug, Default)]
+pub(crate) struct PathsOut {
+    pub(crate) cfg: AddPathSend,
+    sent: FastMap<PKey, Box<[SentPath]>>,
+    pending: FastMap<(PKey, u32), Option<AttrHandle>>,
+    paths: usize,
+    /// Scratch, kept to avoid allocating per prefix.
+    pub(crate) rank: Vec<usize>,
+    pub(crate) cands: Vec<PathEntry>,
+    pub(crate) want: Vec<Want>,
+}
+
+impl PathsOut {
+    pub(crate) fn new(cfg: AddPathSend) -> PathsOut {
+        PathsOut {
+            cfg,
+            ..PathsOut::default()
+        }
+    }
+    pub(crate) fn sent_len(&self) -> usize {
+        self.paths
+    }
+    pub(crate) fn take_handles(&mut self) -> Vec<AttrHandle> {
+        self.pending.clear();
+        self.paths = 0;
+        let sent = std::mem::take(&mut self.sent);
+        sent.into_values()
+            .flat_map(|v| v.into_vec().into_iter().map(|p| p.attrs))
+            .collect()
+    }
+    pub(crate) fn resend_all(&mut self) {
+        for (k, v) in &self.sent {
+            for p in v.iter() {
+                self.pending.insert((*k, p.id), Some(p.attrs));
+            }
+        }
+    }
+    /// (identifier, handle) of each path advertised for `prefix`.
+    pub(crate) fn paths_of(&self, prefix: &Prefix) -> impl Iterator<Item = (u32, AttrHandle)> + '_ {
+        self.sent
+            .get(&PKey::from(*prefix))
+            .into_iter()
+            .flat_map(|v| v.iter().map(|p| (p.id, p.attrs)))
+    }
+
+    /// Moves the queue into `batch`, packed by attribute set.
+    pub(crate) fn drain(&mut self, batch: &mut ExportBatch) {
+        let mut groups: FastMap<AttrHandle, usize> = FastMap::default();
+        for ((k, id), h) in self.pending.drain() {
+            let Some(p) = k.prefix() else {
+                continue;
+            };
+            match h {
+                None => batch.withdraw_paths.push((p, id)),
+                Some(h) => {
+                    let n = batch.announce_paths.len();
+                    let i = *groups.entry(h).or_insert(n);
+                    match batch.announce_paths.get_mut(i) {
+                        Some((_, v)) => v.push((p, id)),
+                        None => batch.announce_paths.push((h, vec![(p, id)])),
+                    }
+                }
+            }
+        }
+        batch.announce_paths.sort_unstable_by_key(|(h, _)| *h);
+        for (_, v) in &mut batch.announce_paths {
+            v.sort_unstable();
+        }
+        batch.withdraw_paths.sort_unstable();
+    }
+
+    /// Replaces what is advertised for `key` by `want` (whose references it
+    /// takes over), queueing the differences. Returns the references no
+    /// longer held.
+    pub(crate) fn update(&mut self, key: PKey, released: &mut Vec<AttrHandle>) {
+        // Most calls change nothing: no allocation then.
+        let same = |old: &[SentPath], want: &[Want]| {
+            old.len() == want.len()
+                && want.iter().all(|w| {
+                    old.iter()
+                        .any(|o| o.src == w.src && o.src_id == w.src_id && o.attrs == w.attrs)
+                })
+        };
+        let old: &[SentPath] = self.sent.get(&key).map_or(&[], |v| v);
+        if same(old, &self.want) {
+            released.extend(self.want.iter().map(|w| w.attrs));
+            return;
+        }
+        let old = self.sent.remove(&key).unwrap_or_default();
+        let mut next: Vec<SentPath> = Vec::with_capacity(self.want.len());
+        // Kept paths keep their identifier; changed attributes re-announce.
+        for w in &self.want {
+            let Some(o) = old.iter().find(|o| o.src == w.src && o.src_id == w.src_id) else {
+                continue;
+            };
+            if o.attrs == w.attrs {
+                released.push(w.attrs);
+            } else {
+                released.push(o.attrs);
+                self.pending.insert((key, o.id), Some(w.attrs));
+            }
+            next.push(SentPath {
+                attrs: w.attrs,
+                ..*o
+            });
+        }
+        // Vanished paths are withdrawn by identifier.
+        for o in old.iter() {
+            if !next.iter().any(|n| n.id == o.id) {
+                released.push(o.attrs);
+                self.pending.insert((key, o.id), None);
+            }
+        }
+        // New paths: the smallest identifier not advertised and not
+        // waiting to be withdrawn (RFC 7911 §2: never two paths under one
+        // identifier). Identifiers start at 1.
+        let mut id = 0u32;
+        for w in &self.want {
+            if next.iter().any(|n| n.src == w.src && n.src_id == w.src_id) {
+                continue;
+            }
+            loop {
+                id = id.saturating_add(1);
+                let used = next.iter().any(|n| n.id == id)
+                    || matches!(self.pending.get(&(key, id)), Some(None));
+                if !used || id == u32::MAX {
+                    break;
+                }
+            }
+            self.pending.insert((key, id), Some(w.attrs));
+            next.push(SentPath {
+                src: w.src,
+                src_id: w.src_id,
+                id,
+                attrs: w.attrs,
+            });
+        }
+        self.paths = (self.paths + next.len()).saturating_sub(old.len());
+        if !next.is_empty() {
+            self.sent.insert(key, next.into_boxed_slice());
+        }
+    }
+}
