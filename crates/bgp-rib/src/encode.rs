@@ -32,7 +32,8 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use base::{Afi, AfiSafi, Asn, Prefix};
 use bgp_wire::consts::{attr_flags as af, attr_type as at, msg_type};
-use bgp_wire::{NextHop, HEADER_LEN, MARKER};
+use bgp_wire::emit;
+use bgp_wire::{NextHop, HEADER_LEN};
 
 use crate::encode_attrs::{put_attr, AttrBlock, Rewrite};
 use crate::shard::RibShard;
@@ -139,23 +140,6 @@ impl Item for (Prefix, u32) {
     }
 }
 
-/// Appends one NLRI entry, with `path_id` when sending ADD-PATH.
-fn put_nlri(out: &mut Vec<u8>, p: &Prefix, path_id: Option<u32>) {
-    if let Some(id) = path_id {
-        out.extend_from_slice(&id.to_be_bytes());
-    }
-    let n = p.nlri_octets();
-    out.push(p.len());
-    match p {
-        Prefix::V4(x) => out.extend_from_slice(&x.addr_bits().to_be_bytes()[..n]),
-        Prefix::V6(x) => out.extend_from_slice(&x.addr_bits().to_be_bytes()[..n]),
-    }
-}
-
-fn nlri_len(p: &Prefix, add_path: bool) -> usize {
-    1 + p.nlri_octets() + if add_path { 4 } else { 0 }
-}
-
 fn patch_u16(out: &mut [u8], at: usize, v: usize) {
     if let Some(s) = out.get_mut(at..at + 2) {
         s.copy_from_slice(&(v.min(u16::MAX as usize) as u16).to_be_bytes());
@@ -168,16 +152,15 @@ fn patch_len(out: &mut [u8], at: usize) {
     patch_u16(out, at, n);
 }
 
+/// Starts an UPDATE (bgp-wire's framing).
 fn begin(out: &mut Vec<u8>) -> usize {
-    let s = out.len();
-    out.extend_from_slice(&MARKER);
-    out.extend_from_slice(&[0, 0, msg_type::UPDATE]);
-    s
+    emit::begin_message(out, msg_type::UPDATE)
 }
 
+/// Patches the length of the UPDATE begun at `start` (the encoder sizes
+/// its messages itself).
 fn finish(out: &mut [u8], start: usize) {
-    let len = out.len() - start;
-    patch_u16(out, start + 16, len);
+    emit::set_message_len(out, start);
 }
 
 fn afi_safi_bytes(af: AfiSafi) -> [u8; 3] {
@@ -369,11 +352,11 @@ impl UpdateEncoder {
             out.extend_from_slice(&[0, 0]);
             let room = self.max - HEADER_LEN - 4;
             let mut used = 0;
-            while let Some(p) =
-                it.next_if(|p| used + nlri_len(p.prefix(), self.add_path_v4) <= room)
+            while let Some(p) = it
+                .next_if(|p| used + emit::prefix_len_on_wire(p.prefix(), self.add_path_v4) <= room)
             {
-                used += nlri_len(p.prefix(), self.add_path_v4);
-                put_nlri(out, p.prefix(), self.path_id(p));
+                used += emit::prefix_len_on_wire(p.prefix(), self.add_path_v4);
+                emit::put_prefix(out, p.prefix(), self.path_id(p));
             }
             if used == 0 {
                 // Unreachable (a prefix is at most 21 octets); do not loop.
@@ -407,11 +390,11 @@ impl UpdateEncoder {
             out.extend_from_slice(&afi_safi_bytes(AfiSafi::IPV6_UNICAST));
             let room = self.max - (out.len() - start);
             let mut used = 0;
-            while let Some(p) =
-                it.next_if(|p| used + nlri_len(p.prefix(), self.add_path_v6) <= room)
+            while let Some(p) = it
+                .next_if(|p| used + emit::prefix_len_on_wire(p.prefix(), self.add_path_v6) <= room)
             {
-                used += nlri_len(p.prefix(), self.add_path_v6);
-                put_nlri(out, p.prefix(), self.path_id(p));
+                used += emit::prefix_len_on_wire(p.prefix(), self.add_path_v6);
+                emit::put_prefix(out, p.prefix(), self.path_id(p));
             }
             if used == 0 {
                 out.truncate(start);
@@ -447,11 +430,11 @@ impl UpdateEncoder {
             put_attr(out, af::TRANSITIVE, at::NEXT_HOP, &nh.octets());
             out.extend_from_slice(tail);
             let mut used = 0;
-            while let Some(p) =
-                it.next_if(|p| used + nlri_len(p.prefix(), self.add_path_v4) <= room)
+            while let Some(p) = it
+                .next_if(|p| used + emit::prefix_len_on_wire(p.prefix(), self.add_path_v4) <= room)
             {
-                used += nlri_len(p.prefix(), self.add_path_v4);
-                put_nlri(out, p.prefix(), self.path_id(p));
+                used += emit::prefix_len_on_wire(p.prefix(), self.add_path_v4);
+                emit::put_prefix(out, p.prefix(), self.path_id(p));
             }
             if used == 0 {
                 out.truncate(start);
@@ -516,9 +499,11 @@ impl UpdateEncoder {
             }
             out.push(0);
             let mut used = 0;
-            while let Some(p) = it.next_if(|p| used + nlri_len(p.prefix(), add_path) <= room) {
-                used += nlri_len(p.prefix(), add_path);
-                put_nlri(out, p.prefix(), add_path.then(|| p.path_id()));
+            while let Some(p) =
+                it.next_if(|p| used + emit::prefix_len_on_wire(p.prefix(), add_path) <= room)
+            {
+                used += emit::prefix_len_on_wire(p.prefix(), add_path);
+                emit::put_prefix(out, p.prefix(), add_path.then(|| p.path_id()));
             }
             if used == 0 {
                 out.truncate(start);

@@ -77,8 +77,9 @@ pub fn frame(buf: &[u8], ctx: ParseCtx) -> Result<Option<Frame<'_>>, WireError> 
         .map(|body| Frame { header, body, len }))
 }
 
-/// Starts a message in `out`; returns where it starts for [`finish_message`].
-pub(crate) fn begin_message(out: &mut Vec<u8>, msg_type: u8) -> usize {
+/// Starts a message of type `msg_type` in `out` (marker, a length to be
+/// patched, the type); returns where it starts for [`finish_message`].
+pub fn begin_message(out: &mut Vec<u8>, msg_type: u8) -> usize {
     let start = out.len();
     out.extend_from_slice(&MARKER);
     out.extend_from_slice(&[0, 0, msg_type]);
@@ -87,11 +88,7 @@ pub(crate) fn begin_message(out: &mut Vec<u8>, msg_type: u8) -> usize {
 
 /// Patches the length of the message begun at `start`. On overflow the
 /// partial message is removed again so that `out` is left as it was.
-pub(crate) fn finish_message(
-    out: &mut Vec<u8>,
-    start: usize,
-    ctx: ParseCtx,
-) -> Result<(), EncodeError> {
+pub fn finish_message(out: &mut Vec<u8>, start: usize, ctx: ParseCtx) -> Result<(), EncodeError> {
     let len = out.len() - start;
     let max = ctx.max_message_len();
     if len > max {
@@ -100,6 +97,15 @@ pub(crate) fn finish_message(
     }
     patch_u16(out, start + 16, len as u16);
     Ok(())
+}
+
+/// Patches the length of the message begun at `start` to cover the rest of
+/// `out`, without the size check of [`finish_message`] (for encoders that
+/// size their messages themselves; a length past 65535 is written as
+/// 65535).
+pub fn set_message_len(out: &mut [u8], start: usize) {
+    let len = out.len().saturating_sub(start);
+    patch_u16(out, start + 16, len.min(usize::from(u16::MAX)) as u16);
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ pub mod attr;
 pub mod capability;
 pub mod consts;
 pub mod ctx;
+pub mod emit;
 pub mod error;
 #[cfg(any(test, feature = "test-support"))]
 pub mod fuzz_support;

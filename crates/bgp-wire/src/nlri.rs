@@ -51,15 +51,7 @@ impl Nlri {
     /// Appends this entry. Host bits beyond the length that fall inside the
     /// last octet are written as held, so parsed input re-encodes exactly.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        if let Some(id) = self.path_id {
-            out.extend_from_slice(&id.to_be_bytes());
-        }
-        out.push(self.prefix.len());
-        let n = self.prefix.nlri_octets();
-        match self.prefix {
-            Prefix::V4(p) => out.extend(p.addr_bits().to_be_bytes().iter().take(n)),
-            Prefix::V6(p) => out.extend(p.addr_bits().to_be_bytes().iter().take(n)),
-        }
+        crate::emit::put_prefix(out, &self.prefix, self.path_id);
     }
 }
 
