@@ -2,7 +2,7 @@
 //! thread count (prefixes/s, median and spread of R runs, ratios against
 //! sequential measured in the same run). Runs are interleaved across the
 //! modes (round-robin), so a load change on a shared machine hits every
-//! mode alike. The workload is `inproc::shared_table`: N peers x M shared
+//! mode alike. The workload is `testkit::inproc::shared_table`: N peers x M shared
 //! prefixes, one feeder thread per peer (in `per-peer` the feeders do the
 //! RIB work themselves, standing in for the sessions' own threads).
 //!
