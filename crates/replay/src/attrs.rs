@@ -17,8 +17,8 @@
 //! - Missing ORIGIN (and AS_PATH on eBGP, LOCAL_PREF on iBGP) are added
 //!   so that the DUT does not treat the route as withdrawn (RFC 7606 §3.d).
 
+use crate::feed::FeedParams;
 use crate::pack::put_attr;
-use crate::workload::FeedParams;
 use bgp_wire::consts::{attr_flags as af, attr_type as at};
 use bgp_wire::{AttrIter, RawAttr};
 
