@@ -335,3 +335,77 @@ impl AttrBlock {
         self.split_mp = self.split_mp.min(n);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attribute_fates() {
+        let wk = af::TRANSITIVE;
+        let opt = af::OPTIONAL;
+        for code in [
+            at::NEXT_HOP,
+            at::MP_REACH_NLRI,
+            at::AS4_PATH,
+            at::AS4_AGGREGATOR,
+        ] {
+            assert_eq!(attr_fate(code, opt, true), AttrFate::Drop);
+            assert_eq!(attr_fate(code, opt, false), AttrFate::Drop);
+        }
+        for code in [at::LOCAL_PREF, at::ORIGINATOR_ID, at::CLUSTER_LIST] {
+            assert_eq!(attr_fate(code, wk, true), AttrFate::Drop);
+            assert_eq!(attr_fate(code, wk, false), AttrFate::Keep(wk));
+        }
+        assert_eq!(attr_fate(at::AS_PATH, wk, true), AttrFate::Rebuild);
+        assert_eq!(
+            attr_fate(at::AGGREGATOR, opt | wk, false),
+            AttrFate::Rebuild
+        );
+        assert_eq!(
+            attr_fate(at::COMMUNITIES, opt | wk, true),
+            AttrFate::Keep(opt | wk)
+        );
+        // Unknown: transitive goes on with Partial, non-transitive stops.
+        assert_eq!(
+            attr_fate(99, opt | wk, true),
+            AttrFate::Keep(opt | wk | af::PARTIAL)
+        );
+        assert_eq!(attr_fate(98, opt, false), AttrFate::Drop);
+    }
+
+    fn path(v: &[u8]) -> Option<AsPathView<'_>> {
+        AsPathView::parse(v, true)
+    }
+
+    #[test]
+    fn exported_as_paths() {
+        let mut out = Vec::new();
+        // eBGP: joins a leading AS_SEQUENCE, drops confederation segments.
+        let seq = [2, 1, 0, 0, 0, 174, 3, 1, 0, 0, 0, 7];
+        export_as_path(&mut out, path(&seq), Asn(65001), true, false, true);
+        assert_eq!(out, [2, 2, 0, 0, 0xfd, 0xe9, 0, 0, 0, 174]);
+        // A leading AS_SET gets a segment of its own in front.
+        out.clear();
+        export_as_path(
+            &mut out,
+            path(&[1, 1, 0, 0, 0, 9]),
+            Asn(65001),
+            true,
+            false,
+            true,
+        );
+        assert_eq!(out, [2, 1, 0, 0, 0xfd, 0xe9, 1, 1, 0, 0, 0, 9]);
+        // iBGP and route servers pass the path as is; none stays empty.
+        out.clear();
+        export_as_path(&mut out, path(&seq), Asn(65001), false, false, true);
+        assert_eq!(out, seq);
+        out.clear();
+        export_as_path(&mut out, None, Asn(65001), true, true, true);
+        assert!(out.is_empty());
+        // 2-octet peers get AS_TRANS for large ASNs.
+        out.clear();
+        export_as_path(&mut out, None, Asn(4_200_000_000), true, false, false);
+        assert_eq!(out, [2, 1, 0x5b, 0xa0]);
+    }
+}
