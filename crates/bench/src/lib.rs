@@ -1,7 +1,7 @@
 //! `tessera bench`: the bgperf-style benchmark of BGP daemons (issue 5),
 //! driving the replay client ([`replay`]) against real daemons.
 //!
-//! One call of [`run`] builds the topology ([`netns`]: the DUT in one
+//! One call of [`run()`] builds the topology ([`netns`]: the DUT in one
 //! network namespace, generator and monitor in another, addresses from
 //! 198.18.0.0/15 that exist only there), then for every case of every
 //! [`Scenario`]:

@@ -1,6 +1,6 @@
 //! One peer's pre-encoded UPDATEs ([`Feed`]) and the per-peer session
 //! facts they are encoded for ([`FeedParams`]): the types the encoders
-//! ([`crate::pack`], [`crate::workload`], the MRT readers) and the senders
+//! (`pack`, [`crate::workload`], the MRT readers) and the senders
 //! share, kept in a leaf module so that none of them needs another.
 
 use base::Asn;
