@@ -10,9 +10,11 @@
 mod afi;
 mod asn;
 mod clock;
+mod date;
 mod prefix;
 
 pub use afi::{Afi, AfiSafi, Safi};
 pub use asn::Asn;
 pub use clock::{Clock, Instant, ManualClock, MonotonicClock};
+pub use date::civil_from_days;
 pub use prefix::{Prefix, Prefix4, Prefix6, PrefixError};

@@ -30,6 +30,74 @@ pub(crate) struct Rewrite {
     pub(crate) role: Option<u8>,
 }
 
+/// RFC 4271 §5.1.5: the LOCAL_PREF sent to internal peers when the route
+/// has none (100, as BIRD and FRR use).
+pub const DEFAULT_LOCAL_PREF: u32 = 100;
+
+/// What happens to one stored path attribute on its way to a peer
+/// (see [`attr_fate`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum AttrFate {
+    /// Not sent as stored: NEXT_HOP, MP_REACH_NLRI and MP_UNREACH_NLRI are
+    /// written per message by the encoder; AS4_PATH and AS4_AGGREGATOR are
+    /// regenerated when the peer needs them (RFC 6793 §4.2.2); LOCAL_PREF,
+    /// ORIGINATOR_ID and CLUSTER_LIST stay inside the AS (RFC 4271 §5.1.5,
+    /// RFC 4456 §8); unknown non-transitive attributes are dropped
+    /// (RFC 4271 §9.1.3).
+    Drop,
+    /// Sent with these flags: as stored, plus Partial for unknown optional
+    /// transitive attributes (RFC 4271 §9.1.3).
+    Keep(u8),
+    /// Rebuilt for the session: AS_PATH ([`export_as_path`]) and AGGREGATOR
+    /// (its AS width follows the session's, RFC 6793 §4.2.2).
+    Rebuild,
+}
+
+/// The propagation rule for one stored attribute (`type_code`, `flags`)
+/// sent to an external (`ebgp`) or internal peer. The one place these
+/// rules live: [`UpdateEncoder`](crate::UpdateEncoder) and the replay
+/// client both follow it.
+pub fn attr_fate(type_code: u8, flags: u8, ebgp: bool) -> AttrFate {
+    match type_code {
+        at::NEXT_HOP | at::MP_REACH_NLRI | at::MP_UNREACH_NLRI => AttrFate::Drop,
+        at::AS4_PATH | at::AS4_AGGREGATOR => AttrFate::Drop,
+        at::LOCAL_PREF | at::ORIGINATOR_ID | at::CLUSTER_LIST if ebgp => AttrFate::Drop,
+        at::AS_PATH | at::AGGREGATOR => AttrFate::Rebuild,
+        code if expected_class(code).is_none() => {
+            if flags & af::TRANSITIVE != 0 {
+                AttrFate::Keep(flags | af::PARTIAL)
+            } else {
+                AttrFate::Drop
+            }
+        }
+        _ => AttrFate::Keep(flags),
+    }
+}
+
+/// RFC 4271 §5.1.2: our AS is prepended towards external peers; a route
+/// server does not prepend (RFC 7947 §2.2.2).
+fn prepend_asn(local_asn: Asn, ebgp: bool, route_server: bool) -> Option<Asn> {
+    (ebgp && !route_server).then_some(local_asn)
+}
+
+/// Appends the AS_PATH value a peer is sent for a stored `path` (`None`:
+/// absent or unparsable, sent as empty): `local_asn` prepended towards
+/// external peers unless we are a route server, merged into a leading
+/// AS_SEQUENCE with room (RFC 4271 §5.1.2); confederation segments left
+/// out towards external peers (RFC 5065 §5.3); ASNs written in 4 octets
+/// when `four_octet` (else 2, with AS_TRANS for large ones, RFC 6793).
+pub fn export_as_path(
+    out: &mut Vec<u8>,
+    path: Option<AsPathView<'_>>,
+    local_asn: Asn,
+    ebgp: bool,
+    route_server: bool,
+    four_octet: bool,
+) {
+    let prepend = prepend_asn(local_asn, ebgp, route_server);
+    put_path(out, path, prepend, four_octet, ebgp);
+}
+
 /// Reusable buffers: attributes are produced in any order into `pieces`,
 /// then concatenated by type code into `block` (RFC 4271 §5: the sender
 /// SHOULD order attributes by type code).
@@ -144,40 +212,23 @@ impl AttrBlock {
         for a in set.attrs() {
             // Stored sets were encoded by us; a framing error ends the set.
             let Ok(a) = a else { break };
-            match a.type_code {
-                at::NEXT_HOP | at::MP_REACH_NLRI | at::MP_UNREACH_NLRI => {}
-                // Regenerated below when the peer needs them.
-                at::AS4_PATH | at::AS4_AGGREGATOR => {}
-                at::ORIGIN => {
-                    origin = true;
-                    self.add(a.flags, a.type_code, a.value);
-                }
-                at::AS_PATH => {
-                    // A stored path that does not parse is sent as empty
-                    // rather than as garbage.
+            match attr_fate(a.type_code, a.flags, rw.ebgp) {
+                AttrFate::Drop => {}
+                // A stored path that does not parse is sent as empty
+                // rather than as garbage.
+                AttrFate::Rebuild if a.type_code == at::AS_PATH => {
                     path = AsPathView::parse(a.value, true);
                 }
-                // RFC 4271 §5.1.5: LOCAL_PREF only within the AS; RFC 4456
-                // §8: ORIGINATOR_ID and CLUSTER_LIST are iBGP-only.
-                at::LOCAL_PREF | at::ORIGINATOR_ID | at::CLUSTER_LIST if rw.ebgp => {}
-                at::LOCAL_PREF => {
-                    lp = true;
-                    self.add(a.flags, a.type_code, a.value);
-                }
-                at::AGGREGATOR => self.aggregator(&a, rw),
-                at::ONLY_TO_CUSTOMER => {
-                    otc = true;
-                    self.add(a.flags, a.type_code, a.value);
-                }
-                code if expected_class(code).is_none() => {
-                    // RFC 4271 §9.1.3 / §5: unknown optional transitive
-                    // attributes go on with the Partial bit; unknown
-                    // non-transitive ones are dropped.
-                    if a.flags & af::TRANSITIVE != 0 {
-                        self.add(a.flags | af::PARTIAL, code, a.value);
+                AttrFate::Rebuild => self.aggregator(&a, rw),
+                AttrFate::Keep(flags) => {
+                    match a.type_code {
+                        at::ORIGIN => origin = true,
+                        at::LOCAL_PREF => lp = true,
+                        at::ONLY_TO_CUSTOMER => otc = true,
+                        _ => {}
                     }
+                    self.add(flags, a.type_code, a.value);
                 }
-                _ => self.add(a.flags, a.type_code, a.value),
             }
         }
         if !origin {
@@ -189,7 +240,11 @@ impl AttrBlock {
         if !rw.ebgp && !lp {
             // RFC 4271 §5.1.5: LOCAL_PREF MUST go to internal peers;
             // 100 is the customary default (BIRD, FRR).
-            self.add(af::TRANSITIVE, at::LOCAL_PREF, &100u32.to_be_bytes());
+            self.add(
+                af::TRANSITIVE,
+                at::LOCAL_PREF,
+                &DEFAULT_LOCAL_PREF.to_be_bytes(),
+            );
         }
         if !otc && matches!(rw.role, Some(role::CUSTOMER | role::PEER | role::RS_CLIENT)) {
             // RFC 9234 §5: towards a Customer, Peer or RS-Client add OTC
@@ -205,13 +260,17 @@ impl AttrBlock {
 
     /// AS_PATH, and AS4_PATH for a 2-octet peer (RFC 6793 §4.2.2).
     fn as_path(&mut self, path: Option<AsPathView<'_>>, rw: &Rewrite) {
-        // RFC 4271 §5.1.2: prepend our AS towards external peers; a route
-        // server does not (RFC 7947 §2.2.2).
-        let prepend = (rw.ebgp && !rw.route_server).then_some(rw.local_asn);
-        let strip = rw.ebgp;
+        let prepend = prepend_asn(rw.local_asn, rw.ebgp, rw.route_server);
         let mut value = std::mem::take(&mut self.path_scratch);
         value.clear();
-        put_path(&mut value, path, prepend, rw.four_octet_asn, strip);
+        export_as_path(
+            &mut value,
+            path,
+            rw.local_asn,
+            rw.ebgp,
+            rw.route_server,
+            rw.four_octet_asn,
+        );
         self.add(af::TRANSITIVE, at::AS_PATH, &value);
         if !rw.four_octet_asn {
             // RFC 6793 §4.2.2: AS4_PATH only when some ASN needs 4 octets;
@@ -274,5 +333,79 @@ impl AttrBlock {
         let n = self.block.len();
         self.split_nh = self.split_nh.min(n);
         self.split_mp = self.split_mp.min(n);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attribute_fates() {
+        let wk = af::TRANSITIVE;
+        let opt = af::OPTIONAL;
+        for code in [
+            at::NEXT_HOP,
+            at::MP_REACH_NLRI,
+            at::AS4_PATH,
+            at::AS4_AGGREGATOR,
+        ] {
+            assert_eq!(attr_fate(code, opt, true), AttrFate::Drop);
+            assert_eq!(attr_fate(code, opt, false), AttrFate::Drop);
+        }
+        for code in [at::LOCAL_PREF, at::ORIGINATOR_ID, at::CLUSTER_LIST] {
+            assert_eq!(attr_fate(code, wk, true), AttrFate::Drop);
+            assert_eq!(attr_fate(code, wk, false), AttrFate::Keep(wk));
+        }
+        assert_eq!(attr_fate(at::AS_PATH, wk, true), AttrFate::Rebuild);
+        assert_eq!(
+            attr_fate(at::AGGREGATOR, opt | wk, false),
+            AttrFate::Rebuild
+        );
+        assert_eq!(
+            attr_fate(at::COMMUNITIES, opt | wk, true),
+            AttrFate::Keep(opt | wk)
+        );
+        // Unknown: transitive goes on with Partial, non-transitive stops.
+        assert_eq!(
+            attr_fate(99, opt | wk, true),
+            AttrFate::Keep(opt | wk | af::PARTIAL)
+        );
+        assert_eq!(attr_fate(98, opt, false), AttrFate::Drop);
+    }
+
+    fn path(v: &[u8]) -> Option<AsPathView<'_>> {
+        AsPathView::parse(v, true)
+    }
+
+    #[test]
+    fn exported_as_paths() {
+        let mut out = Vec::new();
+        // eBGP: joins a leading AS_SEQUENCE, drops confederation segments.
+        let seq = [2, 1, 0, 0, 0, 174, 3, 1, 0, 0, 0, 7];
+        export_as_path(&mut out, path(&seq), Asn(65001), true, false, true);
+        assert_eq!(out, [2, 2, 0, 0, 0xfd, 0xe9, 0, 0, 0, 174]);
+        // A leading AS_SET gets a segment of its own in front.
+        out.clear();
+        export_as_path(
+            &mut out,
+            path(&[1, 1, 0, 0, 0, 9]),
+            Asn(65001),
+            true,
+            false,
+            true,
+        );
+        assert_eq!(out, [2, 1, 0, 0, 0xfd, 0xe9, 1, 1, 0, 0, 0, 9]);
+        // iBGP and route servers pass the path as is; none stays empty.
+        out.clear();
+        export_as_path(&mut out, path(&seq), Asn(65001), false, false, true);
+        assert_eq!(out, seq);
+        out.clear();
+        export_as_path(&mut out, None, Asn(65001), true, true, true);
+        assert!(out.is_empty());
+        // 2-octet peers get AS_TRANS for large ASNs.
+        out.clear();
+        export_as_path(&mut out, None, Asn(4_200_000_000), true, false, false);
+        assert_eq!(out, [2, 1, 0x5b, 0xa0]);
     }
 }

@@ -90,6 +90,7 @@ mod types;
 pub use attrs::{AttrSet, AttrsBuilder, Summary};
 pub use bestpath::{BestPathConfig, Step};
 pub use encode::{EncodeParams, NextHopMode, UpdateEncoder};
+pub use encode_attrs::{attr_fate, export_as_path, AttrFate, DEFAULT_LOCAL_PREF};
 pub use hash::shard_for;
 pub use intern::{AttrHandle, Interner};
 pub use policy::{AcceptAll, ExportPolicy, ExportVerdict, ImportPolicy, Verdict};

@@ -174,26 +174,11 @@ impl MrtSink {
     }
 }
 
-/// Days since 1970-01-01 -> (year, month, day), proleptic Gregorian
-/// (Howard Hinnant's `civil_from_days`).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
-}
-
 /// Expands `%Y %m %d %H %M %S %%` for `secs` since the epoch, in UTC.
 pub fn expand_template(template: &str, secs: u64) -> String {
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
-    let (y, mo, d) = civil_from_days(days);
+    let (y, mo, d) = base::civil_from_days(days);
     let (h, mi, s) = (rem / 3600, rem / 60 % 60, rem % 60);
     let mut out = String::with_capacity(template.len() + 16);
     let mut it = template.chars();

@@ -9,6 +9,7 @@
 //! - [`MrtWriter`] encodes records; re-encoding a decoded record reproduces
 //!   its original bytes.
 //! - [`Stats`] accumulates the numbers `tessera mrt stats` prints.
+//! - [`synth_out`] writes a synthetic table from `sim` as a RIB dump.
 
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -26,6 +27,7 @@ pub mod reader;
 pub mod record;
 pub mod rib;
 pub mod stats;
+pub mod synth_out;
 pub mod table_dump;
 mod wire;
 pub mod writer;

@@ -9,11 +9,12 @@
 
 use crate::conn::{Conn, Wrote};
 use crate::error::ReplayError;
+use crate::feed::CHUNK_BYTES;
+use crate::pacing::{apply_event, due, send_eor, Pacing};
 use crate::schedule::{schedule, Order};
-use crate::sender::{apply_event, due, send_eor, Pacing};
 use crate::session::SessionConfig;
 use crate::stats::{PeerState, ReplayStats};
-use crate::workload::{Workload, CHUNK_BYTES};
+use crate::workload::Workload;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

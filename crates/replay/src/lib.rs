@@ -18,15 +18,16 @@
 //! [`ReplayError`] that names the step.
 
 mod attrs;
-pub mod bench;
 mod conn;
 mod driver;
 pub mod dut;
 pub mod error;
+pub mod feed;
 pub mod monitor;
 pub mod mrt_rib;
 pub mod mrt_updates;
 mod nexthop;
+mod pacing;
 mod pack;
 pub mod run;
 pub mod schedule;

@@ -17,8 +17,9 @@
 
 use crate::attrs;
 use crate::error::{Phase, ReplayError};
+use crate::feed::FeedParams;
 use crate::pack::Packer;
-use crate::workload::{FeedParams, Source, Workload};
+use crate::workload::{Source, Workload};
 use base::{Asn, Prefix};
 use mrt::{Body, ErrorKind, MrtReader};
 use std::collections::HashMap;

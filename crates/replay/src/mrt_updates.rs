@@ -22,8 +22,9 @@
 //! reaching Established opens it again.
 
 use crate::error::{Phase, ReplayError};
+use crate::feed::{Event, EventKind, Feed, MAX_MESSAGE};
 use crate::nexthop::{set_next_hops, NhError};
-use crate::workload::{send_ctx, Event, EventKind, Feed, Source, Step, Workload, MAX_MESSAGE};
+use crate::workload::{send_ctx, Source, Step, Workload};
 use base::Asn;
 use bgp_wire::{merge_as4_path, AttrValue, Message, MpNlri, ParseCtx, UpdateMessage, UpdateView};
 use mrt::bgp4mp::state;

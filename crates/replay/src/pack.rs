@@ -5,7 +5,7 @@
 //! MP_REACH_NLRI built per message (RFC 4760 §3).
 
 use crate::error::ReplayError;
-use crate::workload::{Feed, FeedParams, MAX_MESSAGE};
+use crate::feed::{Feed, FeedParams, MAX_MESSAGE};
 use base::{Prefix, Prefix4};
 use bgp_wire::consts::{attr_flags, attr_type};
 use bgp_wire::{Nlri, HEADER_LEN, MARKER};

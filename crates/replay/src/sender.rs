@@ -1,5 +1,5 @@
 //! Driving the sessions: one session per replayed peer, each from its own
-//! source address, writing that peer's pre-encoded [`Feed`], then
+//! source address, writing that peer's pre-encoded [`Feed`](crate::feed::Feed), then
 //! End-of-RIB, then keepalives until told to stop.
 //!
 //! The three sender variants are those of the Quagga multicore study's
@@ -18,10 +18,12 @@
 
 use crate::conn::{Conn, Wrote};
 use crate::error::{Phase, ReplayError};
+pub use crate::pacing::Pacing;
+use crate::pacing::{apply_event, due_end, send_eor, wait_due};
 use crate::schedule::{Mix, Order};
 use crate::session::SessionConfig;
 use crate::stats::{PeerState, PeerStats, ReplayStats};
-use crate::workload::{end_of_rib_v4, end_of_rib_v6, EventKind, Feed, Workload, CHUNK_BYTES};
+use crate::workload::Workload;
 use base::Asn;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::str::FromStr;
@@ -55,32 +57,6 @@ impl FromStr for SenderVariant {
             _ => match s.strip_prefix("round-robin:").map(str::parse::<u32>) {
                 Some(Ok(batch)) if batch > 0 => Ok(SenderVariant::RoundRobin { batch }),
                 _ => Err("expected trace-order, round-robin[:N] or thread-per-peer"),
-            },
-        }
-    }
-}
-
-/// When messages go out.
-#[derive(Copy, Clone, Debug, PartialEq)]
-pub enum Pacing {
-    /// As fast as the DUT reads (the seed's setting, §4.2.1).
-    Fast,
-    /// At the trace's own timestamps, `speed` times faster (1.0 = real
-    /// time). Needs a timed workload (an update dump).
-    Trace { speed: f64 },
-}
-
-impl FromStr for Pacing {
-    type Err = &'static str;
-    /// `fast`, `trace` (real time) or `trace:F` (F times faster).
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let bad = "expected fast, trace or trace:SPEED (e.g. trace:10)";
-        match s {
-            "fast" => Ok(Pacing::Fast),
-            "trace" => Ok(Pacing::Trace { speed: 1.0 }),
-            _ => match s.strip_prefix("trace:").map(str::parse::<f64>) {
-                Some(Ok(speed)) if speed.is_finite() && speed > 0.0 => Ok(Pacing::Trace { speed }),
-                _ => Err(bad),
             },
         }
     }
@@ -429,18 +405,6 @@ fn run_peer(
     finish_stopped(conn, ps)
 }
 
-/// End-of-RIB for IPv4, and for IPv6 when the feed carried any (RFC 4724
-/// §2: one marker per address family).
-pub(crate) fn send_eor(c: &mut Conn, feed: &Feed, stop: &AtomicBool) -> Result<Wrote, ReplayError> {
-    if c.write(&end_of_rib_v4(), stop)? == Wrote::Stopped {
-        return Ok(Wrote::Stopped);
-    }
-    if feed.has_v6 {
-        return c.write(&end_of_rib_v6(), stop);
-    }
-    Ok(Wrote::All)
-}
-
 /// Closes (if open) and reports the reader's error, if any.
 fn finish_stopped(conn: Option<Conn>, ps: &PeerStats) -> Result<(), ReplayError> {
     if let Some(c) = conn {
@@ -450,80 +414,4 @@ fn finish_stopped(conn: Option<Conn>, ps: &PeerStats) -> Result<(), ReplayError>
         ps.set_state(PeerState::Stopped);
     }
     Ok(())
-}
-
-/// Applies a trace session event to peer `i`'s connection.
-pub(crate) fn apply_event(
-    i: usize,
-    kind: EventKind,
-    conn: &mut Option<Conn>,
-    cfg: &SessionConfig,
-    stats: &Arc<ReplayStats>,
-    stop: &Arc<AtomicBool>,
-) -> Result<(), ReplayError> {
-    let ps = stats.peers.get(i);
-    match kind {
-        EventKind::Down => {
-            if let Some(c) = conn.take() {
-                c.close()?;
-                if let Some(p) = ps {
-                    p.set_state(PeerState::Down);
-                }
-            }
-        }
-        EventKind::Up => {
-            if conn.is_none() {
-                *conn = Some(Conn::open(i, cfg, stats, stop)?);
-                if let Some(p) = ps {
-                    p.set_state(PeerState::Established);
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// When message `k` is due under trace pacing.
-pub(crate) fn due(feed: &Feed, k: usize, t0: Instant, speed: f64) -> Instant {
-    let us = feed.time_us(k).unwrap_or(0) as f64 / speed;
-    t0 + Duration::from_secs_f64(us / 1e6)
-}
-
-/// Sleeps until message `k` is due, keeping the session alive; false when
-/// stopped.
-pub(crate) fn wait_due(
-    feed: &Feed,
-    k: usize,
-    t0: Instant,
-    speed: f64,
-    mut conn: Option<&mut Conn>,
-    stop: &AtomicBool,
-) -> Result<bool, ReplayError> {
-    let at = due(feed, k, t0, speed);
-    loop {
-        if stop.load(Relaxed) {
-            return Ok(false);
-        }
-        let now = Instant::now();
-        if now >= at {
-            return Ok(true);
-        }
-        std::thread::sleep((at - now).min(Duration::from_millis(100)));
-        if let Some(c) = conn.as_deref_mut() {
-            if c.keepalive_if_due(stop)? == Wrote::Stopped {
-                return Ok(false);
-            }
-        }
-    }
-}
-
-/// Messages from `k` already due now, as one write (at least one).
-fn due_end(feed: &Feed, k: usize, limit: usize, t0: Instant, speed: f64) -> usize {
-    let now = Instant::now();
-    let start = feed.start_of(k);
-    let mut b = k + 1;
-    while b < limit && due(feed, b, t0, speed) <= now && feed.start_of(b) - start < CHUNK_BYTES {
-        b += 1;
-    }
-    b.min(limit.max(k + 1))
 }

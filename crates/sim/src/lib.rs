@@ -5,9 +5,7 @@
 //! real tables (see [`dist`]), so the synthetic data looks like the Internet
 //! to code that cares about prefix lengths and AS-path lengths.
 
-pub mod demo;
 pub mod dist;
-pub mod mrt_out;
 pub mod rng;
 pub mod synth;
 

@@ -4,22 +4,8 @@
 //! caller passes (`RenderOpts::utc_offset_secs`), so no time-zone database
 //! is read here.
 
+use base::civil_from_days;
 use std::fmt::Write as _;
-
-/// Civil date (year, month 1-12, day 1-31) of a day count since
-/// 1970-01-01, by the days-to-civil algorithm (proleptic Gregorian).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097); // [0, 146096]
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365; // [0, 399]
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100); // [0, 365]
-    let mp = (5 * doy + 2) / 153; // [0, 11]
-    let day = doy - (153 * mp + 2) / 5 + 1; // [1, 31]
-    let month = if mp < 10 { mp + 3 } else { mp - 9 }; // [1, 12]
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month as u32, day as u32)
-}
 
 /// Local milliseconds since the epoch.
 fn local_ms(unix_ms: u64, utc_offset_secs: i32) -> i64 {

@@ -1,9 +1,9 @@
 //! `tessera bench`: the bgperf-style benchmark of BGP daemons. Argument
-//! parsing only; the work is `replay::bench` (topology, daemons, runs,
+//! parsing only; the work is crate `bench` (topology, daemons, runs,
 //! report). See docs/bench.md.
 
 use super::CmdResult;
-use replay::bench::{self, BenchConfig, DutSpec, Scenario, Status};
+use ::bench::{self, BenchConfig, DutSpec, Scenario, Status};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;

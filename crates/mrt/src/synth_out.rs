@@ -1,19 +1,22 @@
-//! Writes a [`SynthRib`] as an MRT TABLE_DUMP_V2 RIB dump (RFC 6396 §4.3):
-//! one PEER_INDEX_TABLE, then one RIB record per prefix.
+//! Writes a synthetic table ([`sim::SynthRib`]) as an MRT TABLE_DUMP_V2
+//! RIB dump (RFC 6396 §4.3): one PEER_INDEX_TABLE, then one RIB record per
+//! prefix. Used by `tessera demo`.
 
-use crate::synth::{EntryBuf, RouteView, SynthRib};
+use crate::{MrtWriter, Peer, RibEntry};
 use base::{AfiSafi, Asn, Prefix, Safi};
 use bgp_wire::{
     AsPath, AttrValue, Community, LargeCommunity, MpNlri, MpReach, NextHop, ParseCtx, PathAttr,
 };
-use mrt::{MrtWriter, Peer, RibEntry};
+use sim::{EntryBuf, RouteView, SynthRib};
 use std::io::{self, Write};
 use std::net::{IpAddr, Ipv4Addr};
 
 /// What was written.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct DumpSummary {
+    /// Records written, the PEER_INDEX_TABLE included.
     pub records: u64,
+    /// RIB entries written (routes).
     pub entries: u64,
 }
 
@@ -127,9 +130,9 @@ pub fn write_rib_dump<W: Write>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::SynthConfig;
+    use crate::{Body, MrtReader};
     use bgp_wire::{AttrIter, PathAttribute};
-    use mrt::{Body, MrtReader};
+    use sim::SynthConfig;
 
     #[test]
     fn dump_decodes_back_to_the_generated_routes() {

@@ -19,8 +19,8 @@
 //! | GoBGP | `gobgpd -f FILE.toml` | global export policy: accept towards the monitor's neighbor set only |
 //! | OpenBGPD | `/usr/sbin/bgpd -d -f FILE` | `fib-update no`, own `socket`, root; traces: `nexthop qualify via default` |
 
-use crate::bench::netns::{peer_addr, sh, DUT_ADDR, DUT_ADDR6, MONITOR_ADDR, PEERS_ADDR6};
-use crate::bench::BenchError;
+use crate::error::BenchError;
+use crate::netns::{peer_addr, sh, DUT_ADDR, DUT_ADDR6, MONITOR_ADDR, PEERS_ADDR6};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -16,14 +16,14 @@
 //! shape of the full one. Each scenario expands into cases: one workload
 //! replayed with one traffic mix.
 
-use crate::bench::daemons::GENERATOR_AS;
-use crate::bench::netns::{peer_addr, PEERS_ADDR6};
-use crate::error::ReplayError;
-use crate::mrt_rib::{rib_workload, RibOptions};
-use crate::mrt_updates::{update_workload, UpdateOptions};
-use crate::schedule::Mix;
-use crate::workload::{FeedParams, Sharing, SyntheticSpec, Workload};
+use crate::daemons::GENERATOR_AS;
+use crate::netns::{peer_addr, PEERS_ADDR6};
 use base::Asn;
+use replay::error::ReplayError;
+use replay::mrt_rib::{rib_workload, RibOptions};
+use replay::mrt_updates::{update_workload, UpdateOptions};
+use replay::schedule::Mix;
+use replay::workload::{FeedParams, Sharing, SyntheticSpec, Workload};
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 use std::sync::Arc;
@@ -80,7 +80,7 @@ impl Scenario {
                     .ok_or_else(|| format!("unknown scenario {s:?}: expected a, b, c, c30, c10, d, e or synthetic:PxN:shared|unique"))?;
                 let (size, mode) = rest.split_once(':').unwrap_or((rest, "shared"));
                 let (peers, prefixes) =
-                    crate::parse_synthetic(size).map_err(|e| format!("{s}: {e}"))?;
+                    replay::parse_synthetic(size).map_err(|e| format!("{s}: {e}"))?;
                 let sharing = match mode {
                     "shared" => Sharing::Shared,
                     "unique" => Sharing::Unique,

@@ -8,8 +8,9 @@
 //! `speedup-CASE.svg` (speedup over `tesserad-sequential`, or over the
 //! mode's smallest thread count, against threads).
 
-use crate::bench::{BenchReport, DutKind, DutSpec, Measurement, Status, CEILING};
-use crate::run::RunResult;
+use crate::daemons::{DutKind, DutSpec};
+use crate::results::{BenchReport, Measurement, Status, CEILING};
+use replay::run::RunResult;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -398,7 +399,7 @@ pub fn write_all(rep: &BenchReport, out: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::BenchError;
+    use crate::error::BenchError;
 
     fn m(case: &str, dut: &str, rep: usize, conv: Option<f64>) -> Measurement {
         let r = RunResult {

@@ -22,7 +22,7 @@
 //! [`Topology`] deletes both namespaces (and kills whatever still runs in
 //! them) on drop, so a failed or interrupted run leaves nothing behind.
 
-use crate::bench::BenchError;
+use crate::error::BenchError;
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::os::fd::AsRawFd;
 use std::process::{Command, Stdio};

@@ -1,80 +1,22 @@
-//! `tessera bench`: the bgperf-style benchmark of BGP daemons (issue 5).
-//!
-//! One call of [`run`] builds the topology ([`netns`]: the DUT in one
-//! network namespace, generator and monitor in another, addresses from
-//! 198.18.0.0/15 that exist only there), then for every case of every
-//! [`Scenario`]:
-//! 1. measures the generator ceiling: the same replay into a sink that
-//!    only counts, at the DUT's address ([`ceiling`]);
-//! 2. for every DUT ([`daemons`]) and repetition: starts a fresh daemon,
-//!    replays into it with a monitor session attached, stops it, and keeps
-//!    the [`RunResult`] (convergence at the monitor, UPDATEs/s,
-//!    prefixes/s, DUT CPU-seconds and peak RSS from /proc).
-//!
-//! [`report`] then writes CSV, JSON and SVG charts into the output
-//! directory. A DUT that cannot run a configuration (a tesserad pipeline
-//! not implemented yet) is recorded as "not supported" and skipped; one
-//! that fails or does not converge is recorded as such; neither stops the
-//! benchmark.
-//!
-//! Limits: the DUT and the generator share the machine (on 2 cores they
-//! compete), so the ceiling is measured in the same run and reported next
-//! to every figure; generator sessions are IPv4 (RIB dumps replay their
-//! IPv4 routes only; traces carry IPv6 routes over IPv4 sessions).
+//! One call of [`run`]: the topology, then for every case the generator
+//! ceiling and every DUT's repetitions.
 
-pub mod daemons;
-pub mod netns;
-pub mod report;
-pub mod scenario;
+use crate::daemons::{self, DutEnv, DutSpec, DUT_AS, GENERATOR_AS, HOLD_TIME, MONITOR_AS};
+use crate::error::BenchError;
+use crate::netns::{self, in_netns, peer_addr, Topology, DUT_ADDR, MONITOR_ADDR};
+use crate::report;
+use crate::results::{BenchReport, Measurement, Status, CEILING};
+use crate::scenario::{self, Case, Scenario};
 
-pub use daemons::{DutKind, DutSpec};
-pub use scenario::{Case, Scenario};
-
-use crate::monitor::{MonitorConfig, MonitorMode};
-use crate::run::{Progress, RunConfig, RunResult};
-use crate::sender::{Pacing, ReplayConfig, SenderVariant};
-use crate::sink::{Sink, SinkConfig};
 use base::Asn;
-use daemons::{DutEnv, DUT_AS, GENERATOR_AS, HOLD_TIME, MONITOR_AS};
-use netns::{in_netns, peer_addr, Topology, DUT_ADDR, MONITOR_ADDR};
-use std::fmt;
+use replay::monitor::{MonitorConfig, MonitorMode};
+use replay::run::{Progress, RunConfig};
+use replay::sender::{Pacing, ReplayConfig, SenderVariant};
+use replay::sink::{Sink, SinkConfig};
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
-
-/// What went wrong, by step; the detail text travels next to it.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum BenchError {
-    /// Namespaces or links could not be built (not root, no iproute2).
-    Netns,
-    /// The DUT's config was refused or it never listened.
-    DutStart,
-    /// The DUT exited during the run.
-    DutExited,
-    /// The DUT does not support this configuration.
-    Unsupported,
-    /// The replay itself failed.
-    Replay,
-    /// The workload could not be built.
-    Workload,
-    /// Writing results failed.
-    Output,
-}
-
-impl fmt::Display for BenchError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            BenchError::Netns => "network namespaces",
-            BenchError::DutStart => "starting the DUT",
-            BenchError::DutExited => "the DUT exited",
-            BenchError::Unsupported => "not supported",
-            BenchError::Replay => "replay",
-            BenchError::Workload => "building the workload",
-            BenchError::Output => "writing results",
-        })
-    }
-}
 
 /// Everything `tessera bench` was asked for.
 #[derive(Clone, Debug)]
@@ -92,62 +34,6 @@ pub struct BenchConfig {
     pub seed: u64,
     /// Namespace name prefix (default `tb<pid>`).
     pub name: String,
-}
-
-/// How one run ended.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Status {
-    Converged,
-    /// With the reason (timeout, nothing received, ...).
-    NotConverged(String),
-    NotSupported(String),
-    Failed(BenchError, String),
-}
-
-impl Status {
-    pub fn word(&self) -> &'static str {
-        match self {
-            Status::Converged => "converged",
-            Status::NotConverged(_) => "not-converged",
-            Status::NotSupported(_) => "not-supported",
-            Status::Failed(..) => "failed",
-        }
-    }
-
-    pub fn detail(&self) -> String {
-        match self {
-            Status::Converged => String::new(),
-            Status::NotConverged(s) | Status::NotSupported(s) => s.clone(),
-            Status::Failed(e, s) => format!("{e}: {s}"),
-        }
-    }
-}
-
-/// One run: a case, a DUT (or the ceiling) and a repetition.
-#[derive(Clone, Debug)]
-pub struct Measurement {
-    pub case: String,
-    /// The DUT label, or [`CEILING`].
-    pub dut: String,
-    pub rep: usize,
-    pub status: Status,
-    pub result: Option<RunResult>,
-}
-
-/// The DUT label of generator-ceiling runs.
-pub const CEILING: &str = "generator-ceiling";
-
-/// What a whole benchmark produced.
-#[derive(Clone, Debug, Default)]
-pub struct BenchReport {
-    pub cases: Vec<(String, String)>,
-    pub runs: Vec<Measurement>,
-    /// (DUT label, version line).
-    pub versions: Vec<(String, String)>,
-    pub duts: Vec<String>,
-    pub started: String,
-    pub scale: f64,
-    pub reps: usize,
 }
 
 /// Runs the benchmark. `say` gets the status lines (one a second while a
@@ -328,7 +214,7 @@ fn ceiling(
     let w = case.workload.clone();
     let mut pr = progress_printer(&tag, say);
     let res = in_netns(&topo.peers_ns, || {
-        crate::run::run(&rc, w, &rcfg, stop, &mut pr)
+        replay::run::run(&rc, w, &rcfg, stop, &mut pr)
     });
     let mut result = match res {
         Ok(Ok(r)) => r,
@@ -428,7 +314,7 @@ fn one_dut_run(
     let w = case.workload.clone();
     let mut pr = progress_printer(&tag, say);
     let res = in_netns(&topo.peers_ns, || {
-        crate::run::run(&rc, w, &rcfg, stop, &mut pr)
+        replay::run::run(&rc, w, &rcfg, stop, &mut pr)
     });
     let alive = dut.alive();
     let tail = dut.log_tail();
@@ -464,16 +350,7 @@ pub fn now_utc() -> String {
         .map_or(0, |d| d.as_secs());
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (y, m, d) = base::civil_from_days(days);
     format!(
         "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
         rem / 3600,
@@ -491,17 +368,5 @@ mod tests {
         let s = now_utc();
         assert_eq!(s.len(), 20, "{s}");
         assert!(s.starts_with("20") && s.ends_with('Z'), "{s}");
-    }
-
-    #[test]
-    fn status_words() {
-        assert_eq!(Status::NotSupported("x".into()).word(), "not-supported");
-        let nc = Status::NotConverged(crate::run::NOTHING_RECEIVED.into());
-        assert_eq!(nc.word(), "not-converged");
-        assert_eq!(nc.detail(), "monitor received no routes");
-        assert_eq!(
-            Status::Failed(BenchError::DutExited, "y".into()).detail(),
-            "the DUT exited: y"
-        );
     }
 }

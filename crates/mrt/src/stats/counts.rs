@@ -1,4 +1,4 @@
-//! Summary statistics over a stream of records (used by `tessera mrt stats`).
+//! [`Stats`]: counts over a stream of records.
 
 use crate::header::types;
 use crate::record::{Body, Record};
