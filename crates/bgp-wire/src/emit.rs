@@ -140,6 +140,13 @@ impl<'a> UpdateWriter<'a> {
         n.encode(self.out);
     }
 
+    /// Appends NLRI entries already encoded (the IPv4 unicast NLRI field);
+    /// closes the attributes.
+    pub fn announce_encoded(&mut self, nlri: &[u8]) {
+        self.close_attributes();
+        self.out.extend_from_slice(nlri);
+    }
+
     /// Octets the message has so far (to stay under the size limit).
     pub fn len(&self) -> usize {
         self.out.len() - self.start

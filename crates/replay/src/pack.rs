@@ -8,7 +8,8 @@ use crate::error::ReplayError;
 use crate::feed::{Feed, FeedParams, MAX_MESSAGE};
 use base::{Prefix, Prefix4};
 use bgp_wire::consts::{attr_flags, attr_type};
-use bgp_wire::{Nlri, HEADER_LEN, MARKER};
+use bgp_wire::emit::UpdateWriter;
+use bgp_wire::{Nlri, ParseCtx, HEADER_LEN};
 use std::collections::HashMap;
 
 /// One attribute set and the prefixes that share it.
@@ -114,27 +115,26 @@ impl Packer {
                 }
                 rest = rest.get(n..).unwrap_or(&[]);
                 msg.clear();
-                msg.extend_from_slice(&MARKER);
-                msg.extend_from_slice(&[0, 0, bgp_wire::consts::msg_type::UPDATE, 0, 0]);
-                let alen = g.attrs.len() + if g.v6 { mp + nlri.len() } else { 0 };
-                let alen = u16::try_from(alen).map_err(|_| ReplayError::Encode)?;
-                msg.extend_from_slice(&alen.to_be_bytes());
-                msg.extend_from_slice(&g.attrs);
+                let mut w = UpdateWriter::new(&mut msg);
+                let attrs = w.attributes();
+                attrs.extend_from_slice(&g.attrs);
                 if g.v6 {
                     let vlen = u16::try_from(3 + 1 + 16 + 1 + nlri.len())
                         .map_err(|_| ReplayError::Encode)?;
-                    msg.push(attr_flags::OPTIONAL | attr_flags::EXTENDED_LENGTH);
-                    msg.push(attr_type::MP_REACH_NLRI);
-                    msg.extend_from_slice(&vlen.to_be_bytes());
-                    msg.extend_from_slice(&[0, 2, 1, 16]);
-                    msg.extend_from_slice(&nh6.octets());
-                    msg.push(0);
+                    attrs.push(attr_flags::OPTIONAL | attr_flags::EXTENDED_LENGTH);
+                    attrs.push(attr_type::MP_REACH_NLRI);
+                    attrs.extend_from_slice(&vlen.to_be_bytes());
+                    attrs.extend_from_slice(&[0, 2, 1, 16]);
+                    attrs.extend_from_slice(&nh6.octets());
+                    attrs.push(0);
+                    attrs.extend_from_slice(&nlri);
+                } else {
+                    w.announce_encoded(&nlri);
                 }
-                msg.extend_from_slice(&nlri);
-                let len = u16::try_from(msg.len()).map_err(|_| ReplayError::Encode)?;
-                if let Some(l) = msg.get_mut(16..18) {
-                    l.copy_from_slice(&len.to_be_bytes());
-                }
+                // Sized above to fit MAX_MESSAGE; an extended-message
+                // context only bounds the length field.
+                w.finish(ParseCtx::legacy().with_extended_message(true))
+                    .map_err(|_| ReplayError::Encode)?;
                 feed.push_msg(&msg, n as u32, 0, None);
                 feed.has_v6 |= g.v6;
             }

@@ -17,9 +17,8 @@ use crate::error::ReplayError;
 pub use crate::feed::{Event, EventKind, Feed, FeedParams, MsgInfo, CHUNK_BYTES, MAX_MESSAGE};
 use crate::pack::Packer;
 use base::{Asn, Prefix};
-use bgp_wire::{
-    AsPath, AttrValue, Community, LargeCommunity, ParseCtx, PathAttr, HEADER_LEN, MARKER,
-};
+use bgp_wire::emit;
+use bgp_wire::{AsPath, AttrValue, Community, LargeCommunity, ParseCtx, PathAttr, HEADER_LEN};
 use sim::{RouteView, SynthConfig, SynthRib};
 
 /// How the peers' prefix sets relate.
@@ -252,19 +251,13 @@ fn encode_attrs(p: &FeedParams, r: &RouteView<'_>, out: &mut Vec<u8>) {
 
 /// Starts an UPDATE (RFC 4271 §4.1 header); returns its offset.
 fn begin(out: &mut Vec<u8>) -> usize {
-    let s = out.len();
-    out.extend_from_slice(&MARKER);
-    out.extend_from_slice(&[0, 0, bgp_wire::consts::msg_type::UPDATE]);
-    s
+    emit::begin_message(out, bgp_wire::consts::msg_type::UPDATE)
 }
 
 /// Patches the length of the message begun at `s` (callers keep it within
 /// [`MAX_MESSAGE`]).
 fn finish(out: &mut [u8], s: usize) {
-    let len = (out.len() - s).min(MAX_MESSAGE) as u16;
-    if let Some(l) = out.get_mut(s + 16..s + 18) {
-        l.copy_from_slice(&len.to_be_bytes());
-    }
+    emit::set_message_len(out, s);
 }
 
 #[cfg(test)]
