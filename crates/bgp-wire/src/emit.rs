@@ -10,24 +10,9 @@ use crate::consts::msg_type;
 use crate::ctx::ParseCtx;
 use crate::error::EncodeError;
 pub use crate::header::{begin_message, finish_message, set_message_len};
+pub use crate::nlri::put_prefix;
 use crate::nlri::Nlri;
 use crate::util::patch_u16;
-
-/// Appends one NLRI entry (RFC 4271 §4.3; with the RFC 7911 path
-/// identifier first when `path_id` is given): the length in bits, then
-/// the prefix's significant octets.
-#[inline]
-pub fn put_prefix(out: &mut Vec<u8>, p: &Prefix, path_id: Option<u32>) {
-    if let Some(id) = path_id {
-        out.extend_from_slice(&id.to_be_bytes());
-    }
-    out.push(p.len());
-    let n = p.nlri_octets();
-    match p {
-        Prefix::V4(x) => out.extend_from_slice(x.addr_bits().to_be_bytes().get(..n).unwrap_or(&[])),
-        Prefix::V6(x) => out.extend_from_slice(x.addr_bits().to_be_bytes().get(..n).unwrap_or(&[])),
-    }
-}
 
 /// Octets one NLRI entry takes.
 #[inline]

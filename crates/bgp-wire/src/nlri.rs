@@ -51,7 +51,7 @@ impl Nlri {
     /// Appends this entry. Host bits beyond the length that fall inside the
     /// last octet are written as held, so parsed input re-encodes exactly.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        crate::emit::put_prefix(out, &self.prefix, self.path_id);
+        put_prefix(out, &self.prefix, self.path_id);
     }
 }
 
@@ -122,6 +122,22 @@ impl Iterator for NlriIter<'_> {
             self.buf = &[];
         }
         Some(r)
+    }
+}
+
+/// Appends one NLRI entry (RFC 4271 §4.3; with the RFC 7911 path
+/// identifier first when `path_id` is given): the length in bits, then
+/// the prefix's significant octets.
+#[inline]
+pub fn put_prefix(out: &mut Vec<u8>, p: &Prefix, path_id: Option<u32>) {
+    if let Some(id) = path_id {
+        out.extend_from_slice(&id.to_be_bytes());
+    }
+    out.push(p.len());
+    let n = p.nlri_octets();
+    match p {
+        Prefix::V4(x) => out.extend_from_slice(x.addr_bits().to_be_bytes().get(..n).unwrap_or(&[])),
+        Prefix::V6(x) => out.extend_from_slice(x.addr_bits().to_be_bytes().get(..n).unwrap_or(&[])),
     }
 }
 
