@@ -48,7 +48,9 @@ struct Neigh {
 /// ARP requests and Neighbor Solicitations for the own addresses (`IP`,
 /// `IP6`, repeatable) are answered in place; requests, replies and
 /// advertisements teach the table. Static entries (`NEIGH addr mac`) are
-/// never replaced.
+/// never replaced. A solicited advertisement to an own address for a
+/// target not in the table is not added but handed to the [`NeighShare`],
+/// if any (another core of the router asked).
 ///
 /// * Ports: inputs 0 (to send) and 1 (ARP/ND received); output 0 to the
 ///   device.
@@ -446,9 +448,10 @@ impl EtherRewrite {
                 }
                 opts = opts.get(len..).unwrap_or(&[]);
             }
-            Some((ty, ip.src(), target, ll))
+            let flags = icmp.get(4).copied().unwrap_or(0);
+            Some((ty, ip.src(), ip.dst(), flags, target, ll))
         })();
-        let Some((ty, src, target, ll)) = parsed else {
+        let Some((ty, src, dst, flags, target, ll)) = parsed else {
             out.drop(p, DropReason::BadNd);
             return;
         };
@@ -494,7 +497,20 @@ impl EtherRewrite {
                 let eth_src = pkt::hdr::ether::Ether::parse(p.data())
                     .map(|e| e.src())
                     .unwrap_or_default();
-                self.learn(target, true, ll.unwrap_or(eth_src), false, out);
+                let m = ll.unwrap_or(eth_src);
+                if self.find(&target, true).is_some() {
+                    self.learn(target, true, m, false, out);
+                } else if flags & 0x40 != 0 && self.ip6.contains(&dst) && !m.is_multicast() {
+                    // RFC 4861 §7.2.5 discards an advertisement with no
+                    // entry, but a solicited one sent to our own address
+                    // answers a solicitation of this router: with several
+                    // cores (a hash fanout), another core's. Not created
+                    // here; shared so that the core which asked finds it
+                    // when its request is due (as an ARP reply is).
+                    if let Some(s) = self.share.as_mut() {
+                        s.learned(IpAddr::from(target), m);
+                    }
+                }
                 out.drop(p, DropReason::NotForUs);
             }
             _ => out.drop(p, DropReason::BadNd),

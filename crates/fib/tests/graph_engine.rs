@@ -305,12 +305,11 @@ fn no_allocation_per_packet_after_warm_up() {
     assert_eq!(n, 0, "allocations while forwarding {fwd} packets");
 }
 
-/// Two cores: core 1 asks ARP for B, B's reply reaches core 2 (as with
-/// a hash fanout). Core 2 tells the FIB thread, which publishes the
-/// neighbour; core 1 finds it there when its request is due and releases
-/// the held packet without asking again.
-#[test]
-fn a_neighbour_learned_on_one_core_resolves_on_another() {
+/// Two cores: core 1 asks for B (ARP, or a Neighbor Solicitation), B's
+/// reply reaches core 2 (as with a hash fanout). Core 2 tells the FIB
+/// thread, which publishes the neighbour; core 1 finds it there when its
+/// request is due and releases the held packet without asking again.
+fn learned_on_one_core_resolves_on_another(v6_family: bool) {
     let specs: Vec<PortSpec> = (1..=2)
         .map(|i| PortSpec {
             name: format!("p{i}"),
@@ -319,9 +318,14 @@ fn a_neighbour_learned_on_one_core_resolves_on_another() {
         .collect();
     let mut fib = Fib::new(&specs, false);
     let mut w = left_right(FibTables::new());
+    let (prefix, via) = if v6_family {
+        ("2001:db8:ff::/64", "2001:db8:2::2")
+    } else {
+        ("203.0.113.0/24", "10.2.0.2")
+    };
     fib.apply(&[Change {
-        prefix: "203.0.113.0/24".parse().expect("prefix"),
-        next_hop: Some("10.2.0.2".parse().expect("ip")),
+        prefix: prefix.parse().expect("prefix"),
+        next_hop: Some(via.parse().expect("ip")),
     }]);
     w.publish(&fib.take_deltas()).expect("publish");
     let ports = [(R0, 1), (R1, 2)].map(|(m, i)| GraphPort {
@@ -344,15 +348,35 @@ fn a_neighbour_learned_on_one_core_resolves_on_another() {
             .expect("graph builds")
         })
         .collect();
-    let u = build::udp4(R0, HA, [10, 1, 0, 2], [203, 0, 113, 5], 64, 1, 2, b"v4");
+    let (u, rep) = if v6_family {
+        let b6 = v6("2001:db8:2::2");
+        (
+            build::udp6(
+                R0,
+                HA,
+                &v6("2001:db8:1::2"),
+                &v6("2001:db8:ff::5"),
+                64,
+                1,
+                2,
+                b"v6",
+            ),
+            // Solicited, to the router's address on the port.
+            build::na6(R1, HB, &b6, &v6("2001:db8:2::1")),
+        )
+    } else {
+        (
+            build::udp4(R0, HA, [10, 1, 0, 2], [203, 0, 113, 5], 64, 1, 2, b"v4"),
+            build::arp(R1, HB, ARP_REPLY, HB, [10, 2, 0, 2], R1, [10, 2, 0, 1]),
+        )
+    };
     let [c1, c2] = &mut cores[..] else {
         panic!("two cores")
     };
     c1.devices_mut()[0].inner_mut().rx.push(u);
     c1.poll();
     let asked = std::mem::take(&mut c1.devices_mut()[1].inner_mut().sent);
-    assert_eq!(asked.len(), 1, "core 1 asks ARP");
-    let rep = build::arp(R1, HB, ARP_REPLY, HB, [10, 2, 0, 2], R1, [10, 2, 0, 1]);
+    assert_eq!(asked.len(), 1, "core 1 asks for B");
     c2.devices_mut()[1].inner_mut().rx.push(rep);
     c2.poll();
     // The FIB thread's part.
@@ -372,5 +396,19 @@ fn a_neighbour_learned_on_one_core_resolves_on_another() {
     let out = std::mem::take(&mut c1.devices_mut()[1].inner_mut().sent);
     assert_eq!(out.len(), 1, "the held packet, and no second request");
     assert_eq!(&out[0][0..6], &HB.0);
-    assert_eq!(&out[0][12..14], &[8, 0]);
+    let ethertype: &[u8] = if v6_family { &[0x86, 0xdd] } else { &[8, 0] };
+    assert_eq!(&out[0][12..14], ethertype);
+}
+
+#[test]
+fn a_neighbour_learned_on_one_core_resolves_on_another() {
+    learned_on_one_core_resolves_on_another(false);
+}
+
+/// The IPv6 twin: a solicited Neighbor Advertisement for a target that
+/// the receiving core never asked for is still shared, since another
+/// core of the router sent the solicitation.
+#[test]
+fn an_ipv6_neighbour_advertised_to_one_core_resolves_on_another() {
+    learned_on_one_core_resolves_on_another(true);
 }

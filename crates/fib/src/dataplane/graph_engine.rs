@@ -22,9 +22,12 @@
 //! with ARP or Neighbor Solicitation on this core.
 //!
 //! Neighbours: each core's EtherRewrite keeps its own neighbour table
-//! (nothing shared, no locks); the FIB thread's learned-neighbour rings
-//! are used by the `fast` engine only. The adjacency MACs that the FIB
-//! holds are not needed here.
+//! (no locks on the packet path). What a core learns (ARP, and NDP,
+//! including a solicited advertisement answering another core's
+//! solicitation) goes to the FIB thread on the core's learned-neighbour
+//! ring, and a core due to ask again first looks in the published
+//! tables ([`NeighShare`]): with a hash fanout a reply may reach a core
+//! that did not ask.
 //!
 //! Buffers: one `pkt::Pool` per core; `io::pktdev::PktDevice` copies each
 //! received frame into a pool buffer and each sent packet into the TX
