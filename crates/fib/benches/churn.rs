@@ -22,9 +22,10 @@ use base::{Prefix, Prefix4};
 use fib::dataplane::{LoopConfig, PortInfo, Worker, WorkerCounters};
 use fib::{Change, Fib, FibTables, PortSpec};
 use io::rss::spsc;
-use io::{DevStats, FrameRx, FrameTx, IoError};
+use io::IoError;
 use lpm::publish::{left_right, Writer};
 use mrt::{Body, MrtReader};
+use pkt::{Batch, DevStats, Device, Pool};
 
 const REAL_V4: &str = "routeviews.route-views.jinx.ribs.1401487200.bz2";
 const G1: Ipv4Addr = Ipv4Addr::new(10, 2, 0, 2);
@@ -64,8 +65,6 @@ fn routes() -> Vec<Prefix4> {
 struct MemPort {
     frames: Vec<[u8; FRAME]>,
     next: usize,
-    buf: [u8; FRAME],
-    pending: usize,
     to_g1: u64,
     to_g2: u64,
 }
@@ -75,51 +74,46 @@ impl MemPort {
         MemPort {
             frames,
             next: 0,
-            buf: [0; FRAME],
-            pending: 0,
             to_g1: 0,
             to_g2: 0,
         }
     }
 }
 
-impl FrameRx for MemPort {
-    fn rx_batch<F: FnMut(&mut [u8])>(&mut self, max: usize, mut f: F) -> Result<usize, IoError> {
-        if self.frames.is_empty() {
-            return Ok(0);
-        }
-        for _ in 0..max {
-            // A fresh copy: the worker rewrites TTL, checksum and MACs.
-            self.buf = self.frames[self.next];
-            self.next = (self.next + 1) % self.frames.len();
-            f(&mut self.buf);
-        }
-        Ok(max)
+impl Device for MemPort {
+    type Error = IoError;
+    fn name(&self) -> &str {
+        "mem"
     }
-    fn wait_rx(&mut self, _: i32) -> Result<bool, IoError> {
-        Ok(!self.frames.is_empty())
+    fn rx_burst(&mut self, pool: &Pool, batch: &mut Batch, max: usize) -> usize {
+        if self.frames.is_empty() {
+            return 0;
+        }
+        let mut n = 0;
+        for _ in 0..max.min(batch.room()) {
+            // A fresh copy: the worker rewrites TTL, checksum and MACs.
+            let Some(p) = pool.alloc_from(&self.frames[self.next]) else {
+                break;
+            };
+            self.next = (self.next + 1) % self.frames.len();
+            let _ = batch.push(p);
+            n += 1;
+        }
+        n
+    }
+    fn tx_burst(&mut self, batch: &mut Batch) -> usize {
+        let n = batch.len();
+        for p in batch.drain() {
+            match p.data().get(0..6) {
+                Some(m) if m == MAC1 => self.to_g1 += 1,
+                Some(m) if m == MAC2 => self.to_g2 += 1,
+                _ => {}
+            }
+        }
+        n
     }
     fn stats(&self) -> DevStats {
         DevStats::default()
-    }
-}
-
-impl FrameTx for MemPort {
-    fn tx_push(&mut self, frame: &[u8]) -> Result<bool, IoError> {
-        match frame.get(0..6) {
-            Some(m) if m == MAC1 => self.to_g1 += 1,
-            Some(m) if m == MAC2 => self.to_g2 += 1,
-            _ => {}
-        }
-        self.pending += 1;
-        Ok(true)
-    }
-    fn tx_flush(&mut self) -> Result<(), IoError> {
-        self.pending = 0;
-        Ok(())
-    }
-    fn tx_pending(&self) -> usize {
-        self.pending
     }
 }
 

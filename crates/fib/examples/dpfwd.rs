@@ -18,7 +18,7 @@ use fib::dataplane::{Engine, GraphPort, GraphWorker, Learned, LoopConfig, PortIn
 use fib::{Change, Fib, FibTables, PortSpec};
 use io::packet::{PacketConfig, PacketSocket};
 use io::xdp::{XdpMode, XdpProgram, XskConfig, XskSocket};
-use io::{FrameRx, FrameTx, IoError};
+use io::IoError;
 use lpm::publish::left_right;
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -111,7 +111,7 @@ fn args() -> Args {
     a
 }
 
-fn run<D: FrameRx + FrameTx>(a: &Args, mut socks: Vec<D>) -> Result<(), IoError> {
+fn run<D: pkt::Device<Error = IoError>>(a: &Args, mut socks: Vec<D>) -> Result<(), IoError> {
     let specs: Vec<PortSpec> = a
         .ports
         .iter()
@@ -196,7 +196,9 @@ fn main() {
                     let mut xc = XskConfig::new(0);
                     xc.frame_count = a.lc.xdp_frames;
                     xc.ring_size = (a.lc.xdp_frames / 2).max(xc.ring_size.min(a.lc.xdp_frames));
-                    XskSocket::open(prog, &xc)
+                    let mut s = XskSocket::open(prog, &xc)?;
+                    s.set_kn(a.lc.batch.kn);
+                    Ok(s)
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             run(&a, socks)
@@ -205,7 +207,11 @@ fn main() {
         let socks = a
             .ports
             .iter()
-            .map(|(n, _, _)| PacketSocket::open(&PacketConfig::new(n)))
+            .map(|(n, _, _)| {
+                let mut s = PacketSocket::open(&PacketConfig::new(n))?;
+                s.set_kn(a.lc.batch.kn);
+                Ok(s)
+            })
             .collect::<Result<Vec<_>, _>>();
         socks.and_then(|s| run(&a, s))
     };

@@ -41,8 +41,8 @@
 //! Limits: the fast engine is IPv4 only and sends no ICMP errors
 //! (TTL-expired packets are dropped and counted); neither engine sends
 //! ICMP unreachables or redirects (no-route packets are dropped and
-//! counted); the graph engine copies each frame into its pool buffer and
-//! back (as `io::pktdev` does; sharing the pool as UMEM is future work);
+//! counted); both engines copy each frame into a pool buffer and back
+//! (crate `io`'s devices do; sharing the pool as UMEM is future work);
 //! an IPv4 route with an IPv6 next hop (RFC 5549) is not supported; recursive
 //! resolution goes through at most a few levels and is recomputed per
 //! batch for the routes that need it; ECMP is not done (one next hop per

@@ -11,12 +11,13 @@ use std::net::IpAddr;
 
 use fib::dataplane::{GraphPort, GraphWorker, LoopConfig};
 use fib::{Change, Fib, FibTables, PortSpec};
-use io::{DevStats, FrameRx, FrameTx, IoError};
+use io::IoError;
 use lpm::publish::{left_right, Writer};
 use pkt::alloc_count::{counted, CountingAlloc};
 use pkt::build;
 use pkt::hdr::arp::{ARP_REPLY, ARP_REQUEST};
 use pkt::hdr::ether::{Mac, BROADCAST};
+use pkt::{Batch, DevStats, Device, Pool};
 
 #[global_allocator]
 static A: CountingAlloc = CountingAlloc;
@@ -25,27 +26,33 @@ static A: CountingAlloc = CountingAlloc;
 /// captures or only counts what is sent.
 #[derive(Default)]
 struct Mem {
+    name: String,
     rx: Vec<Vec<u8>>,
     next: usize,
     cycle: bool,
     capture: bool,
     sent: Vec<Vec<u8>>,
     count: u64,
-    buf: Vec<u8>,
 }
 
 impl Mem {
-    fn new(capture: bool) -> Mem {
+    /// Port `i`'s device.
+    fn new(i: usize, capture: bool) -> Mem {
         Mem {
+            name: format!("p{i}"),
             capture,
-            buf: vec![0; 2048],
             ..Mem::default()
         }
     }
 }
 
-impl FrameRx for Mem {
-    fn rx_batch<F: FnMut(&mut [u8])>(&mut self, max: usize, mut f: F) -> Result<usize, IoError> {
+impl Device for Mem {
+    type Error = IoError;
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn rx_burst(&mut self, pool: &Pool, batch: &mut Batch, max: usize) -> usize {
+        let max = max.min(batch.room());
         let mut n = 0;
         while n < max {
             if self.next >= self.rx.len() {
@@ -58,9 +65,10 @@ impl FrameRx for Mem {
             let Some(fr) = self.rx.get(self.next) else {
                 break;
             };
-            let b = &mut self.buf[..fr.len()];
-            b.copy_from_slice(fr);
-            f(b);
+            let Some(p) = pool.alloc_from(fr) else {
+                break;
+            };
+            let _ = batch.push(p);
             self.next += 1;
             n += 1;
         }
@@ -68,29 +76,23 @@ impl FrameRx for Mem {
             self.rx.drain(..self.next);
             self.next = 0;
         }
-        Ok(n)
+        n
     }
-    fn wait_rx(&mut self, _timeout_ms: i32) -> Result<bool, IoError> {
-        Ok(false)
+    fn tx_burst(&mut self, batch: &mut Batch) -> usize {
+        let n = batch.len();
+        for p in batch.drain() {
+            self.count += 1;
+            if self.capture {
+                self.sent.push(p.data().to_vec());
+            }
+        }
+        n
     }
     fn stats(&self) -> DevStats {
-        DevStats::default()
-    }
-}
-
-impl FrameTx for Mem {
-    fn tx_push(&mut self, frame: &[u8]) -> Result<bool, IoError> {
-        self.count += 1;
-        if self.capture {
-            self.sent.push(frame.to_vec());
+        DevStats {
+            tx: self.count,
+            ..DevStats::default()
         }
-        Ok(true)
-    }
-    fn tx_flush(&mut self) -> Result<(), IoError> {
-        Ok(())
-    }
-    fn tx_pending(&self) -> usize {
-        0
     }
 }
 
@@ -133,7 +135,7 @@ impl Rig {
         });
         let g = GraphWorker::new(
             &ports,
-            vec![Mem::new(capture), Mem::new(capture)],
+            vec![Mem::new(0, capture), Mem::new(1, capture)],
             w.reader(),
             w.reader(),
             None,
@@ -150,11 +152,11 @@ impl Rig {
         self.w.publish(&self.fib.take_deltas()).expect("publish");
     }
     fn inject(&mut self, port: usize, f: Vec<u8>) {
-        self.g.devices_mut()[port].inner_mut().rx.push(f);
+        self.g.devices_mut()[port].rx.push(f);
         self.g.poll();
     }
     fn take(&mut self, port: usize) -> Vec<Vec<u8>> {
-        std::mem::take(&mut self.g.devices_mut()[port].inner_mut().sent)
+        std::mem::take(&mut self.g.devices_mut()[port].sent)
     }
 }
 
@@ -285,7 +287,7 @@ fn no_allocation_per_packet_after_warm_up() {
     r.inject(1, build::na6(R1, HB, &b6, &v6("2001:db8:2::1")));
     let t1 = build::udp4(R0, HA, [10, 1, 0, 2], [203, 0, 113, 5], 1, 1, 2, b"t");
     let d = r.g.devices_mut();
-    let p0 = d[0].inner_mut();
+    let p0 = &mut d[0];
     p0.rx = vec![u, u6, t1];
     p0.cycle = true;
     p0.next = 0;
@@ -339,7 +341,7 @@ fn learned_on_one_core_resolves_on_another(v6_family: bool) {
             rings.push(c);
             GraphWorker::new(
                 &ports,
-                vec![Mem::new(true), Mem::new(true)],
+                vec![Mem::new(0, true), Mem::new(1, true)],
                 w.reader(),
                 w.reader(),
                 Some((w.reader(), p)),
@@ -373,11 +375,11 @@ fn learned_on_one_core_resolves_on_another(v6_family: bool) {
     let [c1, c2] = &mut cores[..] else {
         panic!("two cores")
     };
-    c1.devices_mut()[0].inner_mut().rx.push(u);
+    c1.devices_mut()[0].rx.push(u);
     c1.poll();
-    let asked = std::mem::take(&mut c1.devices_mut()[1].inner_mut().sent);
+    let asked = std::mem::take(&mut c1.devices_mut()[1].sent);
     assert_eq!(asked.len(), 1, "core 1 asks for B");
-    c2.devices_mut()[1].inner_mut().rx.push(rep);
+    c2.devices_mut()[1].rx.push(rep);
     c2.poll();
     // The FIB thread's part.
     let mut learned = 0;
@@ -393,7 +395,7 @@ fn learned_on_one_core_resolves_on_another(v6_family: bool) {
     // Core 1's retry falls due (RETRY_MS 200).
     std::thread::sleep(std::time::Duration::from_millis(260));
     c1.poll();
-    let out = std::mem::take(&mut c1.devices_mut()[1].inner_mut().sent);
+    let out = std::mem::take(&mut c1.devices_mut()[1].sent);
     assert_eq!(out.len(), 1, "the held packet, and no second request");
     assert_eq!(&out[0][0..6], &HB.0);
     let ethertype: &[u8] = if v6_family { &[0x86, 0xdd] } else { &[8, 0] };

@@ -37,6 +37,7 @@ impl BusNic {
 }
 
 impl Device for BusNic {
+    type Error = core::convert::Infallible;
     fn name(&self) -> &str {
         &self.name
     }

@@ -29,10 +29,10 @@
 //! tables ([`NeighShare`]): with a hash fanout a reply may reach a core
 //! that did not ask.
 //!
-//! Buffers: one `pkt::Pool` per core; `io::pktdev::PktDevice` copies each
-//! received frame into a pool buffer and each sent packet into the TX
-//! ring, recycling the buffer at once, so nothing is allocated per packet
-//! after warm-up. Counters are the graph's per-element plain integers.
+//! Buffers: one `pkt::Pool` per core; the devices (crate `io`, each a
+//! `pkt::Device`) copy each received frame into a pool buffer and each
+//! sent packet into the TX ring, recycling the buffer at once, so nothing
+//! is allocated per packet after warm-up. Counters are the graph's per-element plain integers.
 
 use std::fmt::Write as _;
 use std::net::IpAddr;
@@ -44,12 +44,11 @@ use std::rc::Rc;
 
 use elements::{AnyElement, Env, NeighShare, NextHopTable, NhEntry, Table};
 use graph::{DropReason, Element, Graph, Runner};
-use io::pktdev::PktDevice;
 use io::rss::Producer;
-use io::{FrameRx, FrameTx, IoError};
+use io::IoError;
 use lpm::publish::ReadHandle;
 use lpm::{Lpm, NextHop};
-use pkt::Pool;
+use pkt::{Device, Pool};
 
 use super::worker::{Learned, LoopConfig, WorkerCounters};
 use crate::table::FibTables;
@@ -218,9 +217,9 @@ fn family(
     let _ = writeln!(s, "head{f} [0] -> {rt}; head{f} [1] -> local{f};");
 }
 
-/// The graph config of one core for `ports` (devices `p0`, `p1`, ... in
-/// port order, so `anno.in_port` is the port index).
-pub fn graph_config(ports: &[GraphPort]) -> String {
+/// The graph config of one core for `ports`, whose devices are named
+/// `devs` (in port order, so `anno.in_port` is the port index).
+pub fn graph_config(ports: &[GraphPort], devs: &[&str]) -> String {
     let n = ports.len();
     let mut s = String::new();
     let _ = writeln!(s, "rt4 :: Ip4Lookup(TABLE fib4, PORTS {n});");
@@ -259,7 +258,7 @@ pub fn graph_config(ports: &[GraphPort]) -> String {
     let local6 = ["38/ff"];
     family(&mut s, "4", &own4, &local4, &pick(false), "DecIpTtl");
     family(&mut s, "6", &own6, &local6, &pick(true), "DecIp6HopLimit");
-    for (i, p) in ports.iter().enumerate() {
+    for (i, (p, dev)) in ports.iter().zip(devs).enumerate() {
         let mut rw = format!("MAC {}, RETRY_MS 200", mac_str(&p.mac));
         for (a, _) in &p.addrs {
             let k = if a.is_ipv4() { "IP" } else { "IP6" };
@@ -267,25 +266,26 @@ pub fn graph_config(ports: &[GraphPort]) -> String {
         }
         let _ = writeln!(
             s,
-            "in{i} :: FromDevice(p{i}); rw{i} :: EtherRewrite({rw});\n\
+            "in{i} :: FromDevice({dev}); rw{i} :: EtherRewrite({rw});\n\
              c{i} :: Classifier(arp, ip6 icmp6 54/87, ip6 icmp6 54/88, ip, ip6);\n\
              in{i} -> c{i}; c{i} [0] -> [1] rw{i}; c{i} [1] -> [1] rw{i}; c{i} [2] -> [1] rw{i};\n\
              c{i} [3] -> CheckIpHeader -> head4; c{i} [4] -> CheckIp6Header -> head6;\n\
-             rt4 [{i}] -> rw{i}; rt6 [{i}] -> rw{i}; rw{i} -> ToDevice(p{i});"
+             rt4 [{i}] -> rw{i}; rt6 [{i}] -> rw{i}; rw{i} -> ToDevice({dev});"
         );
     }
     s
 }
 
 /// One core's graph over its queue of every port.
-pub struct GraphWorker<D: FrameRx + FrameTx> {
-    runner: Runner<AnyElement, PktDevice<D>>,
+pub struct GraphWorker<D: Device<Error = IoError>> {
+    runner: Runner<AnyElement, D>,
     shared: Option<Rc<RefCell<Shared>>>,
 }
 
-impl<D: FrameRx + FrameTx> GraphWorker<D> {
+impl<D: Device<Error = IoError>> GraphWorker<D> {
     /// Builds this core's graph. `v4` and `v6` read the same published
-    /// tables (one handle per lookup element). With `share` (a third
+    /// tables (one handle per lookup element); `devs` are this core's
+    /// devices in port order (with distinct names). With `share` (a third
     /// handle and this core's ring to the FIB thread), neighbours this
     /// core learns go to the FIB thread, and a neighbour due for a
     /// request is first looked up in the published tables: an ARP reply
@@ -302,7 +302,11 @@ impl<D: FrameRx + FrameTx> GraphWorker<D> {
         let mut env = Env::new();
         env.add_table4("fib4", Box::new(LiveTable(v4)), NextHopTable::new());
         env.add_table6("fib6", Box::new(LiveTable(v6)), NextHopTable::new());
-        let text = graph_config(ports);
+        if devs.len() != ports.len() {
+            return Err(IoError::Config("one dataplane device per port"));
+        }
+        let names: Vec<&str> = devs.iter().map(|d| d.name()).collect();
+        let text = graph_config(ports, &names);
         let mut g = Graph::from_str(&text, "dataplane", &mut env, Pool::new(POOL_BUFFERS))
             .map_err(|_| IoError::Config("the dataplane graph does not build"))?;
         let shared = share.map(|(fib, learn)| {
@@ -323,12 +327,7 @@ impl<D: FrameRx + FrameTx> GraphWorker<D> {
                 }
             }
         }
-        let devices = devs
-            .into_iter()
-            .enumerate()
-            .map(|(i, d)| PktDevice::new(&format!("p{i}"), d, batch))
-            .collect();
-        let runner = Runner::new(g, devices, batch.kp.min(pkt::MAX_BATCH))
+        let runner = Runner::new(g, devs, batch.kp.min(pkt::MAX_BATCH))
             .map_err(|_| IoError::Config("a dataplane graph device is missing"))?;
         Ok(GraphWorker { runner, shared })
     }
@@ -341,7 +340,7 @@ impl<D: FrameRx + FrameTx> GraphWorker<D> {
             .runner
             .devices()
             .iter()
-            .filter_map(|d| d.inner().poll_fd())
+            .filter_map(|d| d.poll_fd())
             .collect();
         let mut idle = 0u32;
         while !stop.load(Ordering::Relaxed) {
@@ -370,7 +369,7 @@ impl<D: FrameRx + FrameTx> GraphWorker<D> {
     }
 
     /// This core's devices, in port order.
-    pub fn devices_mut(&mut self) -> &mut [PktDevice<D>] {
+    pub fn devices_mut(&mut self) -> &mut [D] {
         self.runner.devices_mut()
     }
 
@@ -409,7 +408,7 @@ impl<D: FrameRx + FrameTx> GraphWorker<D> {
         };
         let mut sent = 0;
         for dev in self.runner.devices() {
-            let s = pkt::Device::stats(dev);
+            let s = dev.stats();
             sent += s.tx;
             c.tx_full += s.tx_dropped;
         }

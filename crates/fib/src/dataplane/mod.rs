@@ -43,7 +43,13 @@ pub use worker::{Engine, Learned, LoopConfig, PortInfo, Worker, WorkerCounters};
 
 /// What a worker thread runs once its sockets are open.
 enum Job {
-    Fast(Box<Worker>),
+    /// The fast worker's parts (the worker itself, with its packet pool,
+    /// is made on its own thread).
+    Fast(
+        Vec<PortInfo>,
+        lpm::publish::ReadHandle<FibTables>,
+        io::rss::Producer<Learned>,
+    ),
     Graph {
         ports: Vec<GraphPort>,
         v4: lpm::publish::ReadHandle<FibTables>,
@@ -55,14 +61,15 @@ enum Job {
     },
 }
 
-fn serve<D: io::FrameRx + io::FrameTx>(
+fn serve<D: pkt::Device<Error = IoError>>(
     mut socks: Vec<D>,
     job: Job,
     lc: LoopConfig,
     stop: &AtomicBool,
 ) -> Result<WorkerCounters, IoError> {
     match job {
-        Job::Fast(mut w) => {
+        Job::Fast(info, fib, learn) => {
+            let mut w = Worker::new(info, fib, learn);
             w.run(&mut socks, lc, stop)?;
             Ok(w.counters)
         }
@@ -350,7 +357,7 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
         let (p, c) = spsc::<Learned>(256);
         consumers.push(c);
         let job = match cfg.loop_cfg.engine {
-            Engine::Fast => Job::Fast(Box::new(Worker::new(info.clone(), writer.reader(), p))),
+            Engine::Fast => Job::Fast(info.clone(), writer.reader(), p),
             Engine::Graph => Job::Graph {
                 ports: info
                     .iter()
@@ -392,7 +399,10 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
                                     mode: FanoutMode::Hash,
                                 });
                             }
-                            PacketSocket::open(&pc)
+                            let mut s = PacketSocket::open(&pc)?;
+                            s.set_name(&format!("p{i}"));
+                            s.set_kn(lc.batch.kn);
+                            Ok(s)
                         })
                         .collect::<Result<Vec<_>, _>>();
                     let _ = ready.send(socks.as_ref().map(|_| ()).map_err(|e| *e));
@@ -401,11 +411,15 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
                 } else {
                     let socks = progs
                         .iter()
-                        .map(|pr| {
+                        .enumerate()
+                        .map(|(i, pr)| {
                             let mut xc = XskConfig::new(core as u32);
                             xc.frame_count = lc.xdp_frames;
                             xc.ring_size = (lc.xdp_frames / 2).max(xc.ring_size.min(lc.xdp_frames));
-                            XskSocket::open(pr, &xc)
+                            let mut s = XskSocket::open(pr, &xc)?;
+                            s.set_name(&format!("p{i}"));
+                            s.set_kn(lc.batch.kn);
+                            Ok(s)
                         })
                         .collect::<Result<Vec<_>, _>>();
                     let _ = ready.send(socks.as_ref().map(|_| ()).map_err(|e| *e));

@@ -2,10 +2,12 @@
 //! the published [`FibTables`], answers ARP for the router's addresses and
 //! asks ARP for unknown neighbours.
 //!
-//! Per batch (one `rx_batch` of up to `kp` frames from one port) the worker
-//! enters one left-right read section, so the FIB writer can swap tables
-//! between any two batches and never waits for more than one batch; the
-//! section is never held while sleeping. Counters are plain fields of the
+//! Per batch (one `rx_burst` of up to `kp` frames from one port, copied
+//! into this core's `pkt::Pool`) the worker enters one left-right read
+//! section, so the FIB writer can swap tables between any two batches and
+//! never waits for more than one batch; the section is never held while
+//! sleeping. Forwarded packets wait in a batch per output port, sent
+//! whenever `kn` are queued and at the end of the round. Counters are plain fields of the
 //! worker (this core only). Learned neighbours go to the FIB thread on
 //! this core's SPSC ring, published once per round.
 
@@ -15,8 +17,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use io::rss::Producer;
-use io::{Batch, FrameRx, FrameTx, IoError};
+use io::{BatchSizes, IoError};
 use lpm::publish::ReadHandle;
+use pkt::{Batch, Device, Pool};
 
 use super::arp;
 use crate::table::{FibTables, Hop};
@@ -127,7 +130,7 @@ pub enum Engine {
 /// How the worker's poll loop behaves.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct LoopConfig {
-    pub batch: Batch,
+    pub batch: BatchSizes,
     /// Empty rounds before sleeping in `poll(2)`.
     pub idle_spins: u32,
     /// Sleep bound when idle (also how often `stop` is seen).
@@ -140,7 +143,7 @@ pub struct LoopConfig {
 impl Default for LoopConfig {
     fn default() -> Self {
         LoopConfig {
-            batch: Batch::default(),
+            batch: BatchSizes::default(),
             idle_spins: 64,
             sleep_ms: 5,
             engine: Engine::Graph,
@@ -164,19 +167,24 @@ pub struct Worker {
     /// When this core last asked ARP for a target (rate limit).
     asked: HashMap<Ipv4Addr, Instant>,
     ctl: Vec<(u16, [u8; arp::FRAME_LEN])>,
+    /// Made on the worker's own thread (a pool belongs to one core).
+    bufs: Option<Bufs>,
     pub counters: WorkerCounters,
 }
 
+/// A core's packet buffers.
+struct Bufs {
+    pool: Pool,
+    rx: Batch,
+    /// Forwarded packets queued per output port (capacity `kn`).
+    out: Vec<Batch>,
+}
+
+/// Packet buffers per core (an RX batch, the output batches, ARP frames).
+const POOL_BUFFERS: usize = 4096;
+
 /// Re-ask an unresolved neighbour at most this often per core.
 const ARP_RETRY: Duration = Duration::from_millis(200);
-
-/// RFC 1624 eqn. 3: `HC' = ~(~HC + ~m + m')`.
-fn csum_replace(hc: u16, m: u16, m_new: u16) -> u16 {
-    let mut s = u32::from(!hc) + u32::from(!m) + u32::from(m_new);
-    s = (s & 0xffff) + (s >> 16);
-    s = (s & 0xffff) + (s >> 16);
-    !(s as u16)
-}
 
 enum Verdict {
     Drop,
@@ -192,13 +200,14 @@ impl Worker {
             told: HashMap::new(),
             asked: HashMap::new(),
             ctl: Vec::with_capacity(CTL_MAX),
+            bufs: None,
             counters: WorkerCounters::default(),
         }
     }
 
     /// Polls `ports` (this core's queue of each configured port, in port
     /// order) until `stop` is set. `stop` is read once per round.
-    pub fn run<D: FrameRx + FrameTx>(
+    pub fn run<D: Device<Error = IoError>>(
         &mut self,
         ports: &mut [D],
         cfg: LoopConfig,
@@ -225,19 +234,32 @@ impl Worker {
         Ok(())
     }
 
-    /// One round: a batch from every port, then control frames, TX kicks
-    /// and the learned-neighbour ring. Returns the frames received.
-    pub fn round<D: FrameRx + FrameTx>(
+    /// One round: a batch from every port, then the queued packets,
+    /// control frames, TX kicks and the learned-neighbour ring. Returns
+    /// the frames received; the first I/O error a device reports.
+    pub fn round<D: Device<Error = IoError>>(
         &mut self,
         ports: &mut [D],
-        batch: Batch,
+        batch: BatchSizes,
     ) -> Result<usize, IoError> {
+        let kp = batch.kp.min(pkt::MAX_BATCH);
+        let fits = |b: &Bufs| {
+            b.rx.capacity() == kp.max(CTL_MAX)
+                && b.out.len() == ports.len()
+                && b.out.iter().all(|o| o.capacity() == batch.kn)
+        };
+        if !self.bufs.as_ref().is_some_and(fits) {
+            self.bufs = Some(Bufs {
+                pool: Pool::new(POOL_BUFFERS),
+                rx: Batch::with_capacity(kp.max(CTL_MAX)),
+                out: ports
+                    .iter()
+                    .map(|_| Batch::with_capacity(batch.kn))
+                    .collect(),
+            });
+        }
         let mut got = 0;
         for i in 0..ports.len() {
-            let (left, rest) = ports.split_at_mut(i);
-            let Some((me, right)) = rest.split_first_mut() else {
-                break;
-            };
             let Worker {
                 info,
                 fib,
@@ -245,15 +267,20 @@ impl Worker {
                 told,
                 asked,
                 ctl,
+                bufs: Some(Bufs { pool, rx, out }),
                 counters: c,
-            } = self;
+            } = self
+            else {
+                break;
+            };
+            let Some(me) = ports.get_mut(i) else { break };
+            let n = me.rx_burst(pool, rx, kp);
             let table = fib.read();
             c.sections += 1;
-            let mut err = None;
-            let n = me.rx_batch(batch.kp, |frame| {
+            for mut p in rx.drain() {
                 c.rx += 1;
                 let v = process(
-                    frame,
+                    p.data_mut(),
                     i,
                     info,
                     &table,
@@ -265,45 +292,65 @@ impl Worker {
                         ctl,
                     },
                 );
-                let Verdict::Out(o) = v else { return };
-                let out = if o < i {
-                    left.get_mut(o)
-                } else {
-                    right.get_mut(o.wrapping_sub(i + 1))
-                };
-                let Some(out) = out else {
+                let Verdict::Out(o) = v else { continue };
+                let (Some(ob), Some(dev)) = (out.get_mut(o), ports.get_mut(o)) else {
                     c.hairpin += 1;
-                    return;
+                    continue;
                 };
-                match out.tx_push(frame) {
-                    Ok(true) => c.forwarded += 1,
-                    Ok(false) => c.tx_full += 1,
-                    Err(e) => err = Some(e),
+                let _ = ob.push(p);
+                if ob.is_full() {
+                    send(dev, ob, c);
                 }
-                if out.tx_pending() >= batch.kn {
-                    if let Err(e) = out.tx_flush() {
-                        err = Some(e);
-                    }
-                }
-            })?;
+            }
             drop(table);
             got += n;
-            if let Some(e) = err {
-                return Err(e);
+        }
+        let Worker {
+            ctl,
+            bufs: Some(Bufs { pool, rx, out }),
+            counters: c,
+            ..
+        } = self
+        else {
+            return Ok(got);
+        };
+        for (dev, ob) in ports.iter_mut().zip(out.iter_mut()) {
+            send(dev, ob, c);
+        }
+        // Control frames (ARP), in the RX batch, now empty: a full ring
+        // loses one; ARP retries.
+        for (k, dev) in ports.iter_mut().enumerate() {
+            for (port, f) in ctl.iter() {
+                if usize::from(*port) == k {
+                    if let Some(p) = pool.alloc_from(f) {
+                        let _ = rx.push(p);
+                    }
+                }
             }
-        }
-        for (port, f) in self.ctl.drain(..) {
-            if let Some(p) = ports.get_mut(usize::from(port)) {
-                // A full ring loses a control frame; ARP retries.
-                let _ = p.tx_push(&f)?;
+            if !rx.is_empty() {
+                dev.tx_burst(rx);
+                rx.clear();
             }
+            dev.flush();
         }
-        for p in ports.iter_mut() {
-            p.tx_flush()?;
-        }
+        ctl.clear();
         self.learn.publish();
-        Ok(got)
+        match ports.iter().find_map(|p| p.last_error()) {
+            Some(e) => Err(e),
+            None => Ok(got),
+        }
     }
+}
+
+/// Sends what is queued for `dev`; packets its ring had no room for are
+/// dropped as `tx_full`.
+fn send<D: Device>(dev: &mut D, b: &mut Batch, c: &mut WorkerCounters) {
+    if b.is_empty() {
+        return;
+    }
+    c.forwarded += dev.tx_burst(b) as u64;
+    c.tx_full += b.len() as u64;
+    b.clear();
 }
 
 struct Ctl<'a> {
@@ -402,7 +449,7 @@ fn process(
         ip[8] = ttl - 1;
         let new = u16::from_be_bytes([ip[8], ip[9]]);
         let hc = u16::from_be_bytes([ip[10], ip[11]]);
-        ip[10..12].copy_from_slice(&csum_replace(hc, old, new).to_be_bytes());
+        ip[10..12].copy_from_slice(&pkt::checksum::update16(hc, old, new).to_be_bytes());
     }
     if let Some(h) = frame.get_mut(0..12) {
         h[0..6].copy_from_slice(&mac);
