@@ -16,7 +16,9 @@
 //!
 //! All elements work on whole Ethernet frames; `anno.l3` (set by the
 //! header checks) says where the IP header starts. Drops are counted by the
-//! graph per element and [`graph::DropReason`].
+//! graph per element and [`graph::DropReason`]: the graph's generic
+//! reasons, or the element's own, which each module declares by name
+//! (`*_DROPS`, reported through `Element::drop_names`).
 //!
 //! Limits: no IPv4 fragmentation or options processing (packets with
 //! options are forwarded as is), no IPv6 extension-header walk, no
@@ -176,7 +178,7 @@ impl Element for AnyElement {
             AnyElement::Sched(e) => e.process(input, batch, out),
             AnyElement::NicBalance(_) => {
                 for p in batch.drain() {
-                    out.drop(p, graph::DropReason::Unconnected);
+                    out.drop(p, graph::DropReason::UNCONNECTED);
                 }
             }
         }
@@ -228,6 +230,29 @@ impl Element for AnyElement {
             AnyElement::DecIp6HopLimit(e) => f("icmp_errors", e.errors),
             AnyElement::Sched(e) => e.counters(f),
             _ => {}
+        }
+    }
+
+    fn drop_names(&self) -> &'static [&'static str] {
+        match self {
+            AnyElement::Classifier(_) => classify::CLASSIFIER_DROPS,
+            AnyElement::CheckIpHeader(_) => check::CHECK4_DROPS,
+            AnyElement::CheckIp6Header(_) => check::CHECK6_DROPS,
+            AnyElement::Ip4Lookup(_) | AnyElement::Ip6Lookup(_) => lookup::LOOKUP_DROPS,
+            AnyElement::DecIpTtl(_)
+            | AnyElement::DecIp6HopLimit(_)
+            | AnyElement::IcmpError(_)
+            | AnyElement::IcmpEcho(_) => icmp::ICMP_DROPS,
+            AnyElement::EtherRewrite(_) => neigh::REWRITE_DROPS,
+            AnyElement::Queue(_) => basic::QUEUE_DROPS,
+            AnyElement::Discard(_) => basic::DISCARD_DROPS,
+            AnyElement::PortFilter(_) => basic::FILTER_DROPS,
+            AnyElement::Sched(_) => sched::SCHED_DROPS,
+            AnyElement::FromDevice(_)
+            | AnyElement::ToDevice(_)
+            | AnyElement::Counter(_)
+            | AnyElement::Tee(_)
+            | AnyElement::NicBalance(_) => &[],
         }
     }
 

@@ -43,7 +43,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use elements::{AnyElement, Env, NeighShare, NextHopTable, NhEntry, Table};
-use graph::{DropReason, Element, Graph, Runner};
+use graph::{Element, Graph, Runner};
 use io::rss::Producer;
 use io::IoError;
 use lpm::publish::ReadHandle;
@@ -378,31 +378,32 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
         &self.runner.graph
     }
 
-    /// This core's counters in the dataplane's terms.
+    /// This core's counters in the dataplane's terms: drops summed by
+    /// reason name and element counters by counter name, over every
+    /// element, whatever it is called.
     pub fn counters(&self) -> WorkerCounters {
         let g = &self.runner.graph;
-        let d = g.drops_by_reason();
-        let drop = |r: DropReason| d.get(r as usize).copied().unwrap_or(0);
+        let drop = |r: &str| g.dropped(r);
         let mut c = WorkerCounters {
             rx: self.runner.stats().rx,
             sections: self.runner.stats().polls,
-            no_route: drop(DropReason::NoRoute),
-            unresolved: drop(DropReason::Unresolved),
-            ttl_expired: drop(DropReason::TtlExpired),
+            no_route: drop("no_route"),
+            unresolved: drop("unresolved"),
+            ttl_expired: drop("ttl_expired"),
             bad_header: [
-                DropReason::BadEther,
-                DropReason::BadIpHeader,
-                DropReason::BadIpChecksum,
-                DropReason::BadIpSource,
-                DropReason::BadIp6Header,
-                DropReason::BadIp6Address,
+                "bad_ether",
+                "bad_ip_header",
+                "bad_ip_checksum",
+                "bad_ip_source",
+                "bad_ip6_header",
+                "bad_ip6_address",
             ]
             .iter()
-            .map(|r| drop(*r))
+            .map(|r| drop(r))
             .sum(),
-            not_ip: drop(DropReason::NoMatch),
-            local: drop(DropReason::Discarded),
-            tx_full: drop(DropReason::TxFull),
+            not_ip: drop("no_match"),
+            local: drop("discarded"),
+            tx_full: drop("tx_full"),
             learn_dropped: self.shared.as_ref().map_or(0, |s| s.borrow().dropped),
             ..WorkerCounters::default()
         };
@@ -412,22 +413,14 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
             sent += s.tx;
             c.tx_full += s.tx_dropped;
         }
-        for (name, e, st) in g.iter() {
-            if name.starts_with("rw") {
-                e.counters(&mut |k, v| match k {
-                    "replies" => c.arp_replies += v,
-                    "requests" => c.arp_requests += v,
-                    "control_in" => c.arp_in += v,
-                    _ => {}
-                });
-            }
-            if name.starts_with("ttl") {
-                e.counters(&mut |k, v| {
-                    if k == "icmp_errors" {
-                        c.icmp_errors += v;
-                    }
-                });
-            }
+        for (_, e, st) in g.iter() {
+            e.counters(&mut |k, v| match k {
+                "replies" => c.arp_replies += v,
+                "requests" => c.arp_requests += v,
+                "control_in" => c.arp_in += v,
+                "icmp_errors" => c.icmp_errors += v,
+                _ => {}
+            });
             // Every IPv6 packet passes one header check.
             if e.class() == "CheckIp6Header" {
                 c.ipv6 += st.rx;
