@@ -35,6 +35,7 @@ pub mod args;
 pub mod basic;
 pub mod check;
 pub mod classify;
+pub mod forward;
 pub mod icmp;
 pub mod lookup;
 pub mod neigh;
@@ -48,6 +49,7 @@ use pkt::Batch;
 pub use basic::{Counter, Discard, FromDevice, PortFilter, Queue, Tee, ToDevice};
 pub use check::{CheckIp6Header, CheckIpHeader};
 pub use classify::Classifier;
+pub use forward::Ip4Forward;
 pub use icmp::{
     icmp4_error, icmp6_error, DecIp6HopLimit, DecIpTtl, IcmpEcho, IcmpError, IcmpSrc, SrcAddrs,
 };
@@ -72,6 +74,8 @@ pub enum AnyElement {
     Ip4Lookup(Ip4Lookup),
     /// See [`Ip6Lookup`].
     Ip6Lookup(Ip6Lookup),
+    /// See [`Ip4Forward`].
+    Ip4Forward(Ip4Forward),
     /// See [`DecIpTtl`].
     DecIpTtl(DecIpTtl),
     /// See [`DecIp6HopLimit`].
@@ -112,6 +116,7 @@ impl Element for AnyElement {
             AnyElement::CheckIp6Header(_) => "CheckIp6Header",
             AnyElement::Ip4Lookup(_) => "Ip4Lookup",
             AnyElement::Ip6Lookup(_) => "Ip6Lookup",
+            AnyElement::Ip4Forward(_) => "Ip4Forward",
             AnyElement::DecIpTtl(_) => "DecIpTtl",
             AnyElement::DecIp6HopLimit(_) => "DecIp6HopLimit",
             AnyElement::IcmpError(_) => "IcmpError",
@@ -138,6 +143,7 @@ impl Element for AnyElement {
             AnyElement::Classifier(e) => ports(1, e.outputs()),
             AnyElement::Ip4Lookup(e) => ports(1, e.outputs),
             AnyElement::Ip6Lookup(e) => ports(1, e.outputs),
+            AnyElement::Ip4Forward(e) => ports(1, e.outputs()),
             AnyElement::DecIpTtl(_) | AnyElement::DecIp6HopLimit(_) | AnyElement::IcmpEcho(_) => {
                 ports(1, 2)
             }
@@ -165,6 +171,7 @@ impl Element for AnyElement {
             AnyElement::CheckIp6Header(e) => e.process(batch, out),
             AnyElement::Ip4Lookup(e) => e.process4(batch, out),
             AnyElement::Ip6Lookup(e) => e.process6(batch, out),
+            AnyElement::Ip4Forward(e) => e.process(batch, out),
             AnyElement::DecIpTtl(e) => e.process(batch, out),
             AnyElement::DecIp6HopLimit(e) => e.process(batch, out),
             AnyElement::IcmpError(e) => e.process(batch, out),
@@ -239,6 +246,7 @@ impl Element for AnyElement {
             AnyElement::CheckIpHeader(_) => check::CHECK4_DROPS,
             AnyElement::CheckIp6Header(_) => check::CHECK6_DROPS,
             AnyElement::Ip4Lookup(_) | AnyElement::Ip6Lookup(_) => lookup::LOOKUP_DROPS,
+            AnyElement::Ip4Forward(_) => forward::FORWARD_DROPS,
             AnyElement::DecIpTtl(_)
             | AnyElement::DecIp6HopLimit(_)
             | AnyElement::IcmpError(_)
@@ -320,6 +328,7 @@ impl Factory for Env {
             }
             "Ip4Lookup" => AnyElement::Ip4Lookup(Ip4Lookup::new4(args, self)?),
             "Ip6Lookup" => AnyElement::Ip6Lookup(Ip6Lookup::new6(args, self)?),
+            "Ip4Forward" => AnyElement::Ip4Forward(Ip4Forward::new(args, self)?),
             "DecIpTtl" => AnyElement::DecIpTtl(DecIpTtl::new(args)?),
             "DecIp6HopLimit" => AnyElement::DecIp6HopLimit(DecIp6HopLimit::new(args)?),
             "IcmpError" => AnyElement::IcmpError(IcmpError::new(args)?),

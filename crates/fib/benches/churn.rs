@@ -129,14 +129,8 @@ fn frame_to(dst: Ipv4Addr, src_mac: [u8; 6], dst_mac: [u8; 6]) -> [u8; FRAME] {
     ip[9] = 17;
     ip[12..16].copy_from_slice(&[10, 1, 0, 2]);
     ip[16..20].copy_from_slice(&dst.octets());
-    let mut s = 0u32;
-    for w in ip.chunks(2) {
-        s += u32::from(u16::from_be_bytes([w[0], w[1]]));
-    }
-    while s > 0xffff {
-        s = (s & 0xffff) + (s >> 16);
-    }
-    ip[10..12].copy_from_slice(&(!(s as u16)).to_be_bytes());
+    let c = pkt::checksum::checksum(ip);
+    ip[10..12].copy_from_slice(&c.to_be_bytes());
     f
 }
 

@@ -251,20 +251,9 @@ mod tests {
         f[23] = 17;
         f[26..30].copy_from_slice(&[10, 0, 1, 2]);
         f[30..34].copy_from_slice(&dst);
-        let ck = ip_checksum(&f[14..34]);
+        let ck = pkt::checksum::checksum(&f[14..34]);
         f[24..26].copy_from_slice(&ck.to_be_bytes());
         f
-    }
-
-    fn ip_checksum(h: &[u8]) -> u16 {
-        let mut s = 0u32;
-        for w in h.chunks(2) {
-            s += u32::from(u16::from_be_bytes([w[0], *w.get(1).unwrap_or(&0)]));
-        }
-        while s > 0xffff {
-            s = (s & 0xffff) + (s >> 16);
-        }
-        !(s as u16)
     }
 
     fn fwd() -> StaticForwarder {
@@ -293,7 +282,11 @@ mod tests {
         let mut fr = frame(64, [10, 0, 2, 9]);
         assert_eq!(f.process(&mut fr), Some(1), "longest match wins");
         assert_eq!(fr[22], 63);
-        assert_eq!(ip_checksum(&fr[14..34]), 0, "checksum still verifies");
+        assert_eq!(
+            pkt::checksum::checksum(&fr[14..34]),
+            0,
+            "checksum still verifies"
+        );
         assert_eq!(&fr[0..6], &[0xbb; 6]);
         assert_eq!(&fr[6..12], &[2, 0, 0, 0, 0, 2]);
         let mut fr = frame(9, [10, 7, 0, 1]);
