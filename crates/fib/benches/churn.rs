@@ -2,7 +2,8 @@
 //! is moved, whole, back and forth between two gateways on two ports,
 //! through the control path a live router uses (`Fib::apply`: resolution,
 //! refcounted adjacencies, deltas; then one `lpm::publish` left-right swap
-//! per batch), while a forwarding [`Worker`] runs its real per-batch loop
+//! per batch), while a forwarding core runs its real per-batch loop (the
+//! dataplane's graph with the fused `Ip4Forward`, `Engine::Fast`)
 //! over in-memory ports whose frames all go to destinations inside the
 //! table. A frame that finds no route or an unresolved adjacency is a
 //! packet lost to an update: the target is zero of them at >= 1M changes/s.
@@ -19,7 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use base::{Prefix, Prefix4};
-use fib::dataplane::{LoopConfig, PortInfo, Worker, WorkerCounters};
+use fib::dataplane::{Engine, GraphPort, GraphWorker, LoopConfig, WorkerCounters};
 use fib::{Change, Fib, FibTables, PortSpec};
 use io::rss::spsc;
 use io::IoError;
@@ -63,6 +64,7 @@ fn routes() -> Vec<Prefix4> {
 /// Frames to hosts inside the table's prefixes, from port 0; ports 1 and
 /// 2 count what they transmit, per destination MAC.
 struct MemPort {
+    name: &'static str,
     frames: Vec<[u8; FRAME]>,
     next: usize,
     to_g1: u64,
@@ -70,8 +72,9 @@ struct MemPort {
 }
 
 impl MemPort {
-    fn new(frames: Vec<[u8; FRAME]>) -> Self {
+    fn new(name: &'static str, frames: Vec<[u8; FRAME]>) -> Self {
         MemPort {
+            name,
             frames,
             next: 0,
             to_g1: 0,
@@ -83,7 +86,7 @@ impl MemPort {
 impl Device for MemPort {
     type Error = IoError;
     fn name(&self) -> &str {
-        "mem"
+        self.name
     }
     fn rx_burst(&mut self, pool: &Pool, batch: &mut Batch, max: usize) -> usize {
         if self.frames.is_empty() {
@@ -134,7 +137,7 @@ fn frame_to(dst: Ipv4Addr, src_mac: [u8; 6], dst_mac: [u8; 6]) -> [u8; FRAME] {
     f
 }
 
-fn ports() -> (Vec<PortSpec>, Vec<PortInfo>) {
+fn ports() -> (Vec<PortSpec>, Vec<GraphPort>) {
     let a = [(10, 1), (10, 2), (10, 3)];
     let spec = a
         .iter()
@@ -147,10 +150,9 @@ fn ports() -> (Vec<PortSpec>, Vec<PortInfo>) {
     let info = a
         .iter()
         .enumerate()
-        .map(|(i, (x, y))| PortInfo {
-            name: format!("m{i}"),
+        .map(|(i, (x, y))| GraphPort {
             mac: [2, 0, 0, 0, 1, i as u8],
-            v4: vec![(Ipv4Addr::new(*x, *y, 0, 1), 24)],
+            addrs: vec![(IpAddr::V4(Ipv4Addr::new(*x, *y, 0, 1)), 24)],
         })
         .collect();
     (spec, info)
@@ -230,27 +232,33 @@ struct Fwd {
 
 fn spawn_worker(
     w: &Writer<FibTables>,
-    info: Vec<PortInfo>,
+    info: Vec<GraphPort>,
     frames: Vec<[u8; FRAME]>,
     stop: Arc<AtomicBool>,
 ) -> std::thread::JoinHandle<Fwd> {
-    let reader = w.reader();
+    let (v4, v6, nb) = (w.reader(), w.reader(), w.reader());
     std::thread::spawn(move || {
         let (p, _c) = spsc(16);
-        let mut wk = Worker::new(info, reader, p);
-        let mut ports = vec![
-            MemPort::new(frames),
-            MemPort::new(Vec::new()),
-            MemPort::new(Vec::new()),
+        let ports = vec![
+            MemPort::new("p0", frames),
+            MemPort::new("p1", Vec::new()),
+            MemPort::new("p2", Vec::new()),
         ];
-        let batch = LoopConfig::default().batch;
+        let lc = LoopConfig {
+            engine: Engine::Fast,
+            ..LoopConfig::default()
+        };
+        let mut wk =
+            GraphWorker::new(&info, ports, v4, v6, Some((nb, p)), lc).expect("graph builds");
         let t0 = Instant::now();
         let c0 = thread_cpu();
         while !stop.load(Ordering::Relaxed) {
-            wk.round(&mut ports, batch).expect("round");
+            wk.poll();
         }
+        let c = wk.counters();
+        let ports = wk.devices_mut();
         Fwd {
-            c: wk.counters,
+            c,
             to_g1: ports.iter().map(|p| p.to_g1).sum(),
             to_g2: ports.iter().map(|p| p.to_g2).sum(),
             secs: t0.elapsed().as_secs_f64(),

@@ -14,7 +14,7 @@
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use fib::dataplane::{Engine, GraphPort, GraphWorker, Learned, LoopConfig, PortInfo, Worker};
+use fib::dataplane::{Engine, GraphPort, GraphWorker, Learned, LoopConfig};
 use fib::{Change, Fib, FibTables, PortSpec};
 use io::packet::{PacketConfig, PacketSocket};
 use io::xdp::{XdpMode, XdpProgram, XskConfig, XskSocket};
@@ -111,7 +111,7 @@ fn args() -> Args {
     a
 }
 
-fn run<D: pkt::Device<Error = IoError>>(a: &Args, mut socks: Vec<D>) -> Result<(), IoError> {
+fn run<D: pkt::Device<Error = IoError>>(a: &Args, socks: Vec<D>) -> Result<(), IoError> {
     let specs: Vec<PortSpec> = a
         .ports
         .iter()
@@ -130,47 +130,30 @@ fn run<D: pkt::Device<Error = IoError>>(a: &Args, mut socks: Vec<D>) -> Result<(
     let (p, _c) = io::rss::spsc::<Learned>(256);
     let macs: Vec<[u8; 6]> = a.ports.iter().map(|(n, _, _)| read_mac(n)).collect();
     let stop = &STOP;
-    let counters = match a.engine {
-        Engine::Graph => {
-            let ports: Vec<GraphPort> = a
-                .ports
-                .iter()
-                .zip(&macs)
-                .map(|((_, ip, l), m)| GraphPort {
-                    mac: *m,
-                    addrs: vec![(*ip, *l)],
-                })
-                .collect();
-            let mut g = GraphWorker::new(
-                &ports,
-                socks,
-                w.reader(),
-                w.reader(),
-                Some((w.reader(), p)),
-                a.lc,
-            )?;
-            g.run(a.lc, stop)?;
-            g.counters()
-        }
-        Engine::Fast => {
-            let info: Vec<PortInfo> = a
-                .ports
-                .iter()
-                .zip(&macs)
-                .map(|((n, ip, l), m)| PortInfo {
-                    name: n.clone(),
-                    mac: *m,
-                    v4: match ip {
-                        IpAddr::V4(x) => vec![(*x, *l)],
-                        IpAddr::V6(_) => Vec::new(),
-                    },
-                })
-                .collect();
-            let mut wk = Worker::new(info, w.reader(), p);
-            wk.run(&mut socks, a.lc, stop)?;
-            wk.counters
-        }
+    let ports: Vec<GraphPort> = a
+        .ports
+        .iter()
+        .zip(&macs)
+        .map(|((_, ip, l), m)| GraphPort {
+            mac: *m,
+            addrs: vec![(*ip, *l)],
+        })
+        .collect();
+    // `a.lc.engine` picks the graph: the chain, or Ip4Forward (fast).
+    let lc = LoopConfig {
+        engine: a.engine,
+        ..a.lc
     };
+    let mut g = GraphWorker::new(
+        &ports,
+        socks,
+        w.reader(),
+        w.reader(),
+        Some((w.reader(), p)),
+        lc,
+    )?;
+    g.run(lc, stop)?;
+    let counters = g.counters();
     println!("dpfwd: {counters:?}");
     Ok(())
 }

@@ -9,7 +9,7 @@
 
 use std::net::IpAddr;
 
-use fib::dataplane::{GraphPort, GraphWorker, LoopConfig};
+use fib::dataplane::{Engine, GraphPort, GraphWorker, LoopConfig};
 use fib::{Change, Fib, FibTables, PortSpec};
 use io::IoError;
 use lpm::publish::{left_right, Writer};
@@ -119,7 +119,7 @@ struct Rig {
 }
 
 impl Rig {
-    fn new(capture: bool) -> Rig {
+    fn new(capture: bool, engine: Engine) -> Rig {
         let specs: Vec<PortSpec> = (1..=2)
             .map(|i| PortSpec {
                 name: format!("p{i}"),
@@ -139,7 +139,10 @@ impl Rig {
             w.reader(),
             w.reader(),
             None,
-            LoopConfig::default(),
+            LoopConfig {
+                engine,
+                ..LoopConfig::default()
+            },
         )
         .expect("graph builds");
         Rig { fib, w, g }
@@ -162,7 +165,18 @@ impl Rig {
 
 #[test]
 fn forwards_v4_and_v6_over_a_live_fib_with_icmp_errors() {
-    let mut r = Rig::new(true);
+    forwards_v4_and_v6(Engine::Graph);
+}
+
+/// The same with the fused `Ip4Forward` (`Engine::Fast`): the same frames
+/// and counters.
+#[test]
+fn fast_engine_forwards_v4_and_v6_over_a_live_fib_with_icmp_errors() {
+    forwards_v4_and_v6(Engine::Fast);
+}
+
+fn forwards_v4_and_v6(engine: Engine) {
+    let mut r = Rig::new(true, engine);
     r.route("203.0.113.0/24", "10.2.0.2");
     r.route("2001:db8:ff::/64", "2001:db8:2::2");
 
@@ -273,7 +287,16 @@ fn forwards_v4_and_v6_over_a_live_fib_with_icmp_errors() {
 
 #[test]
 fn no_allocation_per_packet_after_warm_up() {
-    let mut r = Rig::new(false);
+    no_allocation(Engine::Graph);
+}
+
+#[test]
+fn fast_engine_no_allocation_per_packet_after_warm_up() {
+    no_allocation(Engine::Fast);
+}
+
+fn no_allocation(engine: Engine) {
+    let mut r = Rig::new(false, engine);
     r.route("203.0.113.0/24", "10.2.0.2");
     r.route("2001:db8:ff::/64", "2001:db8:2::2");
     let (a6, b6) = (v6("2001:db8:1::2"), v6("2001:db8:2::2"));

@@ -12,6 +12,11 @@
 //! Ip4Lookup [i], Ip6Lookup [i] -> [0] rw<i> -> ToDevice(p<i>)
 //! ```
 //!
+//! With [`Engine::Fast`], each port's IPv4 goes to one fused
+//! `Ip4Forward` (check, TTL and lookup over a batch, reading the same live
+//! table as `Ip4Lookup`) instead of `CheckIpHeader`; packets for the
+//! router, local destinations and TTL <= 1 leave it for the branch above.
+//!
 //! Echo replies and ICMP time-exceeded errors (RFC 1812 §5.3.1, RFC 4443
 //! §3.3, from the arrival port's address) go back into the lookup and
 //! leave like any routed packet. The lookups read the live tables through
@@ -50,7 +55,7 @@ use lpm::publish::ReadHandle;
 use lpm::{Lpm, NextHop};
 use pkt::{Device, Pool};
 
-use super::worker::{Learned, LoopConfig, WorkerCounters};
+use super::common::{Engine, Learned, LoopConfig, WorkerCounters};
 use crate::table::FibTables;
 
 /// Packet buffers per core (RX batches of every port, hold queues, ICMP
@@ -126,6 +131,25 @@ impl Table<u128> for LiveTable {
         t.v6.lookup_batch(addrs, out);
         fill(&t, out, entries);
         true
+    }
+}
+
+/// One [`LiveTable`] read by several lookup elements of one core's graph.
+struct SharedTable(Rc<RefCell<LiveTable>>);
+
+impl Table<u32> for SharedTable {
+    #[inline]
+    fn lookup_batch(&mut self, addrs: &[u32], out: &mut [Option<NextHop>]) {
+        self.0.borrow_mut().lookup_batch(addrs, out)
+    }
+    #[inline]
+    fn lookup_entries(
+        &mut self,
+        addrs: &[u32],
+        out: &mut [Option<NextHop>],
+        entries: &mut [Option<NhEntry>],
+    ) -> bool {
+        self.0.borrow_mut().lookup_entries(addrs, out, entries)
     }
 }
 
@@ -218,8 +242,11 @@ fn family(
 }
 
 /// The graph config of one core for `ports`, whose devices are named
-/// `devs` (in port order, so `anno.in_port` is the port index).
-pub fn graph_config(ports: &[GraphPort], devs: &[&str]) -> String {
+/// `devs` (in port order, so `anno.in_port` is the port index). With
+/// [`Engine::Fast`], IPv4 from every port enters one `Ip4Forward` (table
+/// `fib4f`) instead of `CheckIpHeader`; what it does not forward goes on
+/// to the own-address branch as before.
+pub fn graph_config(ports: &[GraphPort], devs: &[&str], engine: Engine) -> String {
     let n = ports.len();
     let mut s = String::new();
     let _ = writeln!(s, "rt4 :: Ip4Lookup(TABLE fib4, PORTS {n});");
@@ -258,6 +285,13 @@ pub fn graph_config(ports: &[GraphPort], devs: &[&str]) -> String {
     let local6 = ["38/ff"];
     family(&mut s, "4", &own4, &local4, &pick(false), "DecIpTtl");
     family(&mut s, "6", &own6, &local6, &pick(true), "DecIp6HopLimit");
+    let fused = engine == Engine::Fast;
+    if fused {
+        let mut args: Vec<String> = own4.iter().map(|(a, _)| format!("ADDR {a}")).collect();
+        args.push(format!("TABLE fib4f, PORTS {n}"));
+        let _ = writeln!(s, "fwd4 :: Ip4Forward({});", args.join(", "));
+        let _ = writeln!(s, "fwd4 [{n}] -> head4;");
+    }
     for (i, (p, dev)) in ports.iter().zip(devs).enumerate() {
         let mut rw = format!("MAC {}, RETRY_MS 200", mac_str(&p.mac));
         for (a, _) in &p.addrs {
@@ -269,9 +303,14 @@ pub fn graph_config(ports: &[GraphPort], devs: &[&str]) -> String {
             "in{i} :: FromDevice({dev}); rw{i} :: EtherRewrite({rw});\n\
              c{i} :: Classifier(arp, ip6 icmp6 54/87, ip6 icmp6 54/88, ip, ip6);\n\
              in{i} -> c{i}; c{i} [0] -> [1] rw{i}; c{i} [1] -> [1] rw{i}; c{i} [2] -> [1] rw{i};\n\
-             c{i} [3] -> CheckIpHeader -> head4; c{i} [4] -> CheckIp6Header -> head6;\n\
+             c{i} [4] -> CheckIp6Header -> head6;\n\
              rt4 [{i}] -> rw{i}; rt6 [{i}] -> rw{i}; rw{i} -> ToDevice({dev});"
         );
+        if fused {
+            let _ = writeln!(s, "c{i} [3] -> fwd4; fwd4 [{i}] -> rw{i};");
+        } else {
+            let _ = writeln!(s, "c{i} [3] -> CheckIpHeader -> head4;");
+        }
     }
     s
 }
@@ -300,13 +339,25 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
     ) -> Result<Self, IoError> {
         let batch = cfg.batch.validate()?;
         let mut env = Env::new();
-        env.add_table4("fib4", Box::new(LiveTable(v4)), NextHopTable::new());
+        if cfg.engine == Engine::Fast {
+            // Ip4Forward and the lookup of echo replies and ICMP errors
+            // read the same handle.
+            let h = Rc::new(RefCell::new(LiveTable(v4)));
+            env.add_table4(
+                "fib4",
+                Box::new(SharedTable(Rc::clone(&h))),
+                NextHopTable::new(),
+            );
+            env.add_table4("fib4f", Box::new(SharedTable(h)), NextHopTable::new());
+        } else {
+            env.add_table4("fib4", Box::new(LiveTable(v4)), NextHopTable::new());
+        }
         env.add_table6("fib6", Box::new(LiveTable(v6)), NextHopTable::new());
         if devs.len() != ports.len() {
             return Err(IoError::Config("one dataplane device per port"));
         }
         let names: Vec<&str> = devs.iter().map(|d| d.name()).collect();
-        let text = graph_config(ports, &names);
+        let text = graph_config(ports, &names, cfg.engine);
         let mut g = Graph::from_str(&text, "dataplane", &mut env, Pool::new(POOL_BUFFERS))
             .map_err(|_| IoError::Config("the dataplane graph does not build"))?;
         let shared = share.map(|(fib, learn)| {
