@@ -7,7 +7,7 @@
 //! sharing the pool as the UMEM would save this copy and is future work),
 //! `tx_burst` copies each packet into a free TX slot, recycling its buffer
 //! at once, and kicks the kernel every `kn` frames. The ring access is the
-//! crate-private [`FrameRing`]; [`rx_burst`] and [`tx_burst`] are the one
+//! crate-private `FrameRing`; `rx_burst` and `tx_burst` here are the one
 //! implementation of the two calls over it. Dispatch is static.
 
 use crate::error::IoError;
