@@ -69,6 +69,7 @@ struct MemPort {
     next: usize,
     to_g1: u64,
     to_g2: u64,
+    sent: u64,
 }
 
 impl MemPort {
@@ -79,6 +80,7 @@ impl MemPort {
             next: 0,
             to_g1: 0,
             to_g2: 0,
+            sent: 0,
         }
     }
 }
@@ -106,6 +108,7 @@ impl Device for MemPort {
     }
     fn tx_burst(&mut self, batch: &mut Batch) -> usize {
         let n = batch.len();
+        self.sent += n as u64;
         for p in batch.drain() {
             match p.data().get(0..6) {
                 Some(m) if m == MAC1 => self.to_g1 += 1,
@@ -116,7 +119,10 @@ impl Device for MemPort {
         n
     }
     fn stats(&self) -> DevStats {
-        DevStats::default()
+        DevStats {
+            tx: self.sent,
+            ..DevStats::default()
+        }
     }
 }
 
