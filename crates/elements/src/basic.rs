@@ -7,6 +7,16 @@ use pkt::{Batch, Packet};
 
 use crate::args::{each, keyword, num, unknown};
 
+/// Discard's own drop reasons (see `graph::Element::drop_names`).
+pub(crate) const DISCARD_DROPS: &[&str] = &["discarded"];
+const DISCARDED: DropReason = DropReason::own(0);
+/// Queue's own drop reasons.
+pub(crate) const QUEUE_DROPS: &[&str] = &["queue_full"];
+const QUEUE_FULL: DropReason = DropReason::own(0);
+/// PortFilter's own drop reasons.
+pub(crate) const FILTER_DROPS: &[&str] = &["filtered"];
+const FILTERED: DropReason = DropReason::own(0);
+
 /// `FromDevice(NAME)`: where packets received on device NAME enter.
 ///
 /// * Ports: the driver injects on input 0; output 0 carries every packet.
@@ -88,7 +98,7 @@ impl ToDevice {
         // One bulk move into the transmit ring; what does not fit drops.
         self.tx.take_from(batch);
         for p in batch.drain() {
-            out.drop(p, DropReason::TxFull);
+            out.drop(p, DropReason::TX_FULL);
         }
     }
     pub(crate) fn role(&self) -> DeviceRole<'_> {
@@ -135,7 +145,7 @@ impl Discard {
     #[inline]
     pub(crate) fn process(&mut self, batch: &mut Batch, out: &mut Output<'_>) {
         for p in batch.drain() {
-            out.drop(p, DropReason::Discarded);
+            out.drop(p, DISCARDED);
         }
     }
 }
@@ -170,7 +180,7 @@ impl Tee {
             for port in 1..self.n {
                 match p.try_clone() {
                     Some(c) => out.push(port, c),
-                    None => out.count_drop(DropReason::NoBuffer),
+                    None => out.count_drop(DropReason::NO_BUFFER),
                 }
             }
             out.push(0, p);
@@ -230,7 +240,7 @@ impl Queue {
     pub(crate) fn process(&mut self, batch: &mut Batch, out: &mut Output<'_>) {
         for p in batch.drain() {
             if self.q.len() >= self.cap {
-                out.drop(p, DropReason::QueueFull);
+                out.drop(p, QUEUE_FULL);
             } else {
                 self.q.push_back(p);
             }
@@ -349,7 +359,7 @@ impl PortFilter {
             if self.allows(p) {
                 Verdict::port(0)
             } else {
-                Verdict::drop(DropReason::Filtered)
+                Verdict::drop(FILTERED)
             }
         });
     }

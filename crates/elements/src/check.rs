@@ -8,6 +8,22 @@ use pkt::Batch;
 
 use crate::args::{boolean, each, keyword, unknown};
 
+/// CheckIpHeader's own drop reasons (see `graph::Element::drop_names`).
+pub(crate) const CHECK4_DROPS: &[&str] = &[
+    "bad_ether",
+    "bad_ip_header",
+    "bad_ip_checksum",
+    "bad_ip_source",
+];
+/// CheckIp6Header's own drop reasons.
+pub(crate) const CHECK6_DROPS: &[&str] = &["bad_ether", "bad_ip6_header", "bad_ip6_address"];
+const BAD_ETHER: DropReason = DropReason::own(0);
+const BAD_IP_HEADER: DropReason = DropReason::own(1);
+const BAD_IP_CHECKSUM: DropReason = DropReason::own(2);
+const BAD_IP_SOURCE: DropReason = DropReason::own(3);
+const BAD_IP6_HEADER: DropReason = DropReason::own(1);
+const BAD_IP6_ADDRESS: DropReason = DropReason::own(2);
+
 /// `CheckIpHeader([CHECKSUM true|false])`: passes IPv4-in-Ethernet
 /// packets whose header passes RFC 1812 §5.2.2 (length, version 4,
 /// IHL >= 5, total length within the frame, checksum) and whose source is
@@ -40,17 +56,17 @@ impl CheckIpHeader {
 
     #[inline]
     fn check(&self, d: &[u8]) -> Result<u16, DropReason> {
-        let l2 = parse_l2(d).map_err(|_| DropReason::BadEther)?;
+        let l2 = parse_l2(d).map_err(|_| BAD_ETHER)?;
         if l2.ethertype != ETH_IPV4 {
-            return Err(DropReason::BadEther);
+            return Err(BAD_ETHER);
         }
-        let ip = Ipv4::parse(d.get(l2.l3..).unwrap_or(&[])).map_err(|_| DropReason::BadIpHeader)?;
+        let ip = Ipv4::parse(d.get(l2.l3..).unwrap_or(&[])).map_err(|_| BAD_IP_HEADER)?;
         if self.checksum && !ip.checksum_ok() {
-            return Err(DropReason::BadIpChecksum);
+            return Err(BAD_IP_CHECKSUM);
         }
         let s = ip.src();
         if s[0] == 0 || s[0] == 127 || s[0] >= 224 {
-            return Err(DropReason::BadIpSource);
+            return Err(BAD_IP_SOURCE);
         }
         Ok(l2.l3 as u16)
     }
@@ -84,15 +100,14 @@ pub struct CheckIp6Header;
 impl CheckIp6Header {
     #[inline]
     fn check(d: &[u8]) -> Result<u16, DropReason> {
-        let l2 = parse_l2(d).map_err(|_| DropReason::BadEther)?;
+        let l2 = parse_l2(d).map_err(|_| BAD_ETHER)?;
         if l2.ethertype != ETH_IPV6 {
-            return Err(DropReason::BadEther);
+            return Err(BAD_ETHER);
         }
-        let ip =
-            Ipv6::parse(d.get(l2.l3..).unwrap_or(&[])).map_err(|_| DropReason::BadIp6Header)?;
+        let ip = Ipv6::parse(d.get(l2.l3..).unwrap_or(&[])).map_err(|_| BAD_IP6_HEADER)?;
         let loopback = u128::from_be_bytes(ip.src()) == 1 || u128::from_be_bytes(ip.dst()) == 1;
         if pkt::hdr::ip6::is_multicast(&ip.src()) || loopback {
-            return Err(DropReason::BadIp6Address);
+            return Err(BAD_IP6_ADDRESS);
         }
         Ok(l2.l3 as u16)
     }

@@ -9,6 +9,10 @@ use pkt::{Batch, Packet};
 
 use crate::args::num;
 
+/// Classifier's own drop reasons (see `graph::Element::drop_names`).
+pub(crate) const CLASSIFIER_DROPS: &[&str] = &["no_match"];
+const NO_MATCH: DropReason = DropReason::own(0);
+
 /// The L3 offset: the annotation if set, else parsed from the Ethernet
 /// header (one VLAN tag allowed).
 #[inline]
@@ -197,7 +201,7 @@ impl Classifier {
     pub(crate) fn process(&mut self, batch: &mut Batch, out: &mut Output<'_>) {
         out.dispatch(batch, |p| match self.classify(p) {
             Some(port) => Verdict::port(port),
-            None => Verdict::drop(DropReason::NoMatch),
+            None => Verdict::drop(NO_MATCH),
         });
     }
 }

@@ -13,6 +13,22 @@ use pkt::{Batch, Packet};
 
 use crate::args::{each, ip, keyword, num, unknown};
 
+/// The own drop reasons of this module's elements (DecIpTtl,
+/// DecIp6HopLimit, IcmpError, IcmpEcho; one list, since they share the
+/// ICMP error builders). See `graph::Element::drop_names`.
+pub(crate) const ICMP_DROPS: &[&str] = &[
+    "bad_ip_header",
+    "bad_ip6_header",
+    "ttl_expired",
+    "icmp_suppressed",
+    "not_for_us",
+];
+const BAD_IP_HEADER: DropReason = DropReason::own(0);
+const BAD_IP6_HEADER: DropReason = DropReason::own(1);
+const TTL_EXPIRED: DropReason = DropReason::own(2);
+const ICMP_SUPPRESSED: DropReason = DropReason::own(3);
+const NOT_FOR_US: DropReason = DropReason::own(4);
+
 /// Most bytes of an IPv4 ICMP error datagram (RFC 1812 §4.3.2.3).
 const ICMP4_MAX: usize = 576;
 /// Most bytes of an ICMPv6 error datagram: the IPv6 minimum MTU
@@ -34,46 +50,49 @@ pub fn icmp4_error(
 ) -> Result<(), DropReason> {
     let l3 = usize::from(p.anno.l3.max(14));
     let (dst, quote) = {
-        let ip =
-            Ipv4::parse(p.data().get(l3..).unwrap_or(&[])).map_err(|_| DropReason::BadIpHeader)?;
+        let ip = Ipv4::parse(p.data().get(l3..).unwrap_or(&[])).map_err(|_| BAD_IP_HEADER)?;
         let d = ip.dst();
         let s = ip.src();
         // Never about a non-first fragment, a multicast/broadcast, an
         // invalid source, or an ICMP error (RFC 1812 §4.3.2.7).
         if ip.is_later_fragment() || d[0] >= 224 || s[0] == 0 || s[0] == 127 || s[0] >= 224 {
-            return Err(DropReason::IcmpSuppressed);
+            return Err(ICMP_SUPPRESSED);
         }
         if ip.proto() == PROTO_ICMP {
             let ty = ip.payload().first().copied().unwrap_or(0);
             if !matches!(ty, ICMP4_ECHO | ICMP4_ECHO_REPLY | 13..=18) {
-                return Err(DropReason::IcmpSuppressed);
+                return Err(ICMP_SUPPRESSED);
             }
         }
         (s, usize::from(ip.total_len()).min(ICMP4_MAX - 28))
     };
-    let grow = (14 + 28usize)
-        .checked_sub(l3)
-        .ok_or(DropReason::BadIpHeader)?;
-    p.push_front(grow).map_err(|_| DropReason::NoBuffer)?;
+    let grow = (14 + 28usize).checked_sub(l3).ok_or(BAD_IP_HEADER)?;
+    p.push_front(grow).map_err(|_| DropReason::NO_BUFFER)?;
     p.truncate(42 + quote);
     let d = p.data_mut();
     EtherMut::parse(d)
-        .map_err(|_| DropReason::BadIpHeader)?
+        .map_err(|_| BAD_IP_HEADER)?
         .write(Mac::default(), Mac::default(), ETH_IPV4);
     let (_, rest_of) = d.split_at_mut(14);
-    Ipv4Mut::parse(rest_of)
-        .map_err(|_| DropReason::BadIpHeader)?
-        .write(0xc0, (28 + quote) as u16, 0, 64, PROTO_ICMP, src, dst);
-    let icmp = rest_of.get_mut(20..).ok_or(DropReason::BadIpHeader)?;
+    Ipv4Mut::parse(rest_of).map_err(|_| BAD_IP_HEADER)?.write(
+        0xc0,
+        (28 + quote) as u16,
+        0,
+        64,
+        PROTO_ICMP,
+        src,
+        dst,
+    );
+    let icmp = rest_of.get_mut(20..).ok_or(BAD_IP_HEADER)?;
     {
-        let mut h = IcmpMut::parse(icmp).map_err(|_| DropReason::BadIpHeader)?;
+        let mut h = IcmpMut::parse(icmp).map_err(|_| BAD_IP_HEADER)?;
         h.set_type_code(ty, code);
         h.set_checksum(0);
         h.set_rest(rest);
     }
     let c = checksum::checksum(icmp);
     IcmpMut::parse(icmp)
-        .map_err(|_| DropReason::BadIpHeader)?
+        .map_err(|_| BAD_IP_HEADER)?
         .set_checksum(c);
     p.anno.l3 = 14;
     p.anno.gw = [0; 16];
@@ -91,34 +110,31 @@ pub fn icmp6_error(
 ) -> Result<(), DropReason> {
     let l3 = usize::from(p.anno.l3.max(14));
     let (dst, quote) = {
-        let ip =
-            Ipv6::parse(p.data().get(l3..).unwrap_or(&[])).map_err(|_| DropReason::BadIp6Header)?;
+        let ip = Ipv6::parse(p.data().get(l3..).unwrap_or(&[])).map_err(|_| BAD_IP6_HEADER)?;
         let (s, d) = (ip.src(), ip.dst());
         if is_multicast(&d) || is_multicast(&s) || s == [0; 16] {
-            return Err(DropReason::IcmpSuppressed);
+            return Err(ICMP_SUPPRESSED);
         }
         if ip.next_header() == PROTO_ICMPV6 && ip.payload().first().is_some_and(|&t| t < 128) {
-            return Err(DropReason::IcmpSuppressed);
+            return Err(ICMP_SUPPRESSED);
         }
         (s, (40 + usize::from(ip.payload_len())).min(ICMP6_MAX - 48))
     };
-    let grow = (14 + 48usize)
-        .checked_sub(l3)
-        .ok_or(DropReason::BadIp6Header)?;
-    p.push_front(grow).map_err(|_| DropReason::NoBuffer)?;
+    let grow = (14 + 48usize).checked_sub(l3).ok_or(BAD_IP6_HEADER)?;
+    p.push_front(grow).map_err(|_| DropReason::NO_BUFFER)?;
     p.truncate(62 + quote);
     let d = p.data_mut();
     EtherMut::parse(d)
-        .map_err(|_| DropReason::BadIp6Header)?
+        .map_err(|_| BAD_IP6_HEADER)?
         .write(Mac::default(), Mac::default(), ETH_IPV6);
     let (_, l3b) = d.split_at_mut(14);
     let len = (8 + quote) as u16;
     Ipv6Mut::parse(l3b)
-        .map_err(|_| DropReason::BadIp6Header)?
+        .map_err(|_| BAD_IP6_HEADER)?
         .write(0, len, PROTO_ICMPV6, 64, src, &dst);
-    let icmp = l3b.get_mut(40..).ok_or(DropReason::BadIp6Header)?;
+    let icmp = l3b.get_mut(40..).ok_or(BAD_IP6_HEADER)?;
     {
-        let mut h = IcmpMut::parse(icmp).map_err(|_| DropReason::BadIp6Header)?;
+        let mut h = IcmpMut::parse(icmp).map_err(|_| BAD_IP6_HEADER)?;
         h.set_type_code(ty, code);
         h.set_checksum(0);
         h.set_rest(rest);
@@ -128,7 +144,7 @@ pub fn icmp6_error(
         icmp,
     ));
     IcmpMut::parse(icmp)
-        .map_err(|_| DropReason::BadIp6Header)?
+        .map_err(|_| BAD_IP6_HEADER)?
         .set_checksum(c);
     p.anno.l3 = 14;
     p.anno.gw = [0; 16];
@@ -249,7 +265,7 @@ impl DecIpTtl {
                 .filter(|b| b.first().is_some_and(|v| v >> 4 == 4))
                 .and_then(|b| Ipv4Mut::parse(b).ok())
             else {
-                return Verdict::drop(DropReason::BadIpHeader);
+                return Verdict::drop(BAD_IP_HEADER);
             };
             if ip.ttl() > 1 {
                 ip.dec_ttl();
@@ -263,7 +279,7 @@ impl DecIpTtl {
                     }
                     Err(r) => Verdict::drop(r),
                 },
-                _ => Verdict::drop(DropReason::TtlExpired),
+                _ => Verdict::drop(TTL_EXPIRED),
             }
         });
         self.errors += made;
@@ -306,7 +322,7 @@ impl DecIp6HopLimit {
                 .filter(|b| b.first().is_some_and(|v| v >> 4 == 6))
                 .and_then(|b| Ipv6Mut::parse(b).ok())
             else {
-                return Verdict::drop(DropReason::BadIp6Header);
+                return Verdict::drop(BAD_IP6_HEADER);
             };
             if ip.hop_limit() > 1 {
                 ip.dec_hop_limit();
@@ -320,7 +336,7 @@ impl DecIp6HopLimit {
                     }
                     Err(r) => Verdict::drop(r),
                 },
-                _ => Verdict::drop(DropReason::TtlExpired),
+                _ => Verdict::drop(TTL_EXPIRED),
             }
         });
         self.errors += made;
@@ -382,11 +398,11 @@ impl IcmpError {
             let r = match &self.src {
                 IcmpSrc::V4(s) => match s.for_port(port) {
                     Some(a) => icmp4_error(&mut p, a, self.ty, self.code, [0; 4]),
-                    None => Err(DropReason::IcmpSuppressed),
+                    None => Err(ICMP_SUPPRESSED),
                 },
                 IcmpSrc::V6(s) => match s.for_port(port) {
                     Some(a) => icmp6_error(&mut p, &a, self.ty, self.code, [0; 4]),
-                    None => Err(DropReason::IcmpSuppressed),
+                    None => Err(ICMP_SUPPRESSED),
                 },
             };
             match r {
@@ -535,7 +551,7 @@ impl IcmpEcho {
             } else if out.connected(1) {
                 out.push(1, p);
             } else {
-                out.drop(p, DropReason::NotForUs);
+                out.drop(p, NOT_FOR_US);
             }
         }
     }

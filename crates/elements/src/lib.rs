@@ -16,7 +16,9 @@
 //!
 //! All elements work on whole Ethernet frames; `anno.l3` (set by the
 //! header checks) says where the IP header starts. Drops are counted by the
-//! graph per element and [`graph::DropReason`].
+//! graph per element and [`graph::DropReason`]: the graph's generic
+//! reasons, or the element's own, which each module declares by name
+//! (`*_DROPS`, reported through `Element::drop_names`).
 //!
 //! Limits: no IPv4 fragmentation or options processing (packets with
 //! options are forwarded as is), no IPv6 extension-header walk, no
@@ -33,6 +35,7 @@ pub mod args;
 pub mod basic;
 pub mod check;
 pub mod classify;
+pub mod forward;
 pub mod icmp;
 pub mod lookup;
 pub mod neigh;
@@ -46,6 +49,7 @@ use pkt::Batch;
 pub use basic::{Counter, Discard, FromDevice, PortFilter, Queue, Tee, ToDevice};
 pub use check::{CheckIp6Header, CheckIpHeader};
 pub use classify::Classifier;
+pub use forward::Ip4Forward;
 pub use icmp::{
     icmp4_error, icmp6_error, DecIp6HopLimit, DecIpTtl, IcmpEcho, IcmpError, IcmpSrc, SrcAddrs,
 };
@@ -70,6 +74,8 @@ pub enum AnyElement {
     Ip4Lookup(Ip4Lookup),
     /// See [`Ip6Lookup`].
     Ip6Lookup(Ip6Lookup),
+    /// See [`Ip4Forward`].
+    Ip4Forward(Ip4Forward),
     /// See [`DecIpTtl`].
     DecIpTtl(DecIpTtl),
     /// See [`DecIp6HopLimit`].
@@ -110,6 +116,7 @@ impl Element for AnyElement {
             AnyElement::CheckIp6Header(_) => "CheckIp6Header",
             AnyElement::Ip4Lookup(_) => "Ip4Lookup",
             AnyElement::Ip6Lookup(_) => "Ip6Lookup",
+            AnyElement::Ip4Forward(_) => "Ip4Forward",
             AnyElement::DecIpTtl(_) => "DecIpTtl",
             AnyElement::DecIp6HopLimit(_) => "DecIp6HopLimit",
             AnyElement::IcmpError(_) => "IcmpError",
@@ -136,6 +143,7 @@ impl Element for AnyElement {
             AnyElement::Classifier(e) => ports(1, e.outputs()),
             AnyElement::Ip4Lookup(e) => ports(1, e.outputs),
             AnyElement::Ip6Lookup(e) => ports(1, e.outputs),
+            AnyElement::Ip4Forward(e) => ports(1, e.outputs()),
             AnyElement::DecIpTtl(_) | AnyElement::DecIp6HopLimit(_) | AnyElement::IcmpEcho(_) => {
                 ports(1, 2)
             }
@@ -163,6 +171,7 @@ impl Element for AnyElement {
             AnyElement::CheckIp6Header(e) => e.process(batch, out),
             AnyElement::Ip4Lookup(e) => e.process4(batch, out),
             AnyElement::Ip6Lookup(e) => e.process6(batch, out),
+            AnyElement::Ip4Forward(e) => e.process(batch, out),
             AnyElement::DecIpTtl(e) => e.process(batch, out),
             AnyElement::DecIp6HopLimit(e) => e.process(batch, out),
             AnyElement::IcmpError(e) => e.process(batch, out),
@@ -176,7 +185,7 @@ impl Element for AnyElement {
             AnyElement::Sched(e) => e.process(input, batch, out),
             AnyElement::NicBalance(_) => {
                 for p in batch.drain() {
-                    out.drop(p, graph::DropReason::Unconnected);
+                    out.drop(p, graph::DropReason::UNCONNECTED);
                 }
             }
         }
@@ -228,6 +237,30 @@ impl Element for AnyElement {
             AnyElement::DecIp6HopLimit(e) => f("icmp_errors", e.errors),
             AnyElement::Sched(e) => e.counters(f),
             _ => {}
+        }
+    }
+
+    fn drop_names(&self) -> &'static [&'static str] {
+        match self {
+            AnyElement::Classifier(_) => classify::CLASSIFIER_DROPS,
+            AnyElement::CheckIpHeader(_) => check::CHECK4_DROPS,
+            AnyElement::CheckIp6Header(_) => check::CHECK6_DROPS,
+            AnyElement::Ip4Lookup(_) | AnyElement::Ip6Lookup(_) => lookup::LOOKUP_DROPS,
+            AnyElement::Ip4Forward(_) => forward::FORWARD_DROPS,
+            AnyElement::DecIpTtl(_)
+            | AnyElement::DecIp6HopLimit(_)
+            | AnyElement::IcmpError(_)
+            | AnyElement::IcmpEcho(_) => icmp::ICMP_DROPS,
+            AnyElement::EtherRewrite(_) => neigh::REWRITE_DROPS,
+            AnyElement::Queue(_) => basic::QUEUE_DROPS,
+            AnyElement::Discard(_) => basic::DISCARD_DROPS,
+            AnyElement::PortFilter(_) => basic::FILTER_DROPS,
+            AnyElement::Sched(_) => sched::SCHED_DROPS,
+            AnyElement::FromDevice(_)
+            | AnyElement::ToDevice(_)
+            | AnyElement::Counter(_)
+            | AnyElement::Tee(_)
+            | AnyElement::NicBalance(_) => &[],
         }
     }
 
@@ -295,6 +328,7 @@ impl Factory for Env {
             }
             "Ip4Lookup" => AnyElement::Ip4Lookup(Ip4Lookup::new4(args, self)?),
             "Ip6Lookup" => AnyElement::Ip6Lookup(Ip6Lookup::new6(args, self)?),
+            "Ip4Forward" => AnyElement::Ip4Forward(Ip4Forward::new(args, self)?),
             "DecIpTtl" => AnyElement::DecIpTtl(DecIpTtl::new(args)?),
             "DecIp6HopLimit" => AnyElement::DecIp6HopLimit(DecIp6HopLimit::new(args)?),
             "IcmpError" => AnyElement::IcmpError(IcmpError::new(args)?),

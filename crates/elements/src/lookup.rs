@@ -14,6 +14,12 @@ use pkt::{Batch, MAX_BATCH};
 
 use crate::args::{each, ip, keyword, num16, unknown};
 
+/// Ip4Lookup's and Ip6Lookup's own drop reasons (see
+/// `graph::Element::drop_names`).
+pub(crate) const LOOKUP_DROPS: &[&str] = &["bad_ip_header", "no_route"];
+const BAD_IP_HEADER: DropReason = DropReason::own(0);
+const NO_ROUTE: DropReason = DropReason::own(1);
+
 /// A table an element can look addresses up in. Implemented for any
 /// shared [`Lpm`] (`Arc<T>`, `Arc<dyn Lpm<A>>`) and for the lock-free
 /// `lpm::publish::ReadHandle` (one read section per batch), so the FIB can
@@ -288,7 +294,7 @@ impl<A: Copy + Default> Lookup<A> {
                 let i = k;
                 k += 1;
                 let (Some(&a), Some(true)) = (addrs.get(i), valid.get(i).copied()) else {
-                    return Verdict::drop(DropReason::BadIpHeader);
+                    return Verdict::drop(BAD_IP_HEADER);
                 };
                 let hop = res.get(i).copied().flatten();
                 let entry = match (hop, own) {
@@ -304,7 +310,7 @@ impl<A: Copy + Default> Lookup<A> {
                     }
                     None => match noroute {
                         Some(port) => Verdict::port(port),
-                        None => Verdict::drop(DropReason::NoRoute),
+                        None => Verdict::drop(NO_ROUTE),
                     },
                 }
             });
@@ -325,7 +331,7 @@ impl<A: Copy + Default> Lookup<A> {
                 .zip(self.ents.iter())
             {
                 let Some(a) = dst(&p) else {
-                    out.drop(p, DropReason::BadIpHeader);
+                    out.drop(p, BAD_IP_HEADER);
                     continue;
                 };
                 let entry = match (*r, own) {
@@ -341,7 +347,7 @@ impl<A: Copy + Default> Lookup<A> {
                     }
                     None => match self.noroute {
                         Some(port) => out.push(port, p),
-                        None => out.drop(p, DropReason::NoRoute),
+                        None => out.drop(p, NO_ROUTE),
                     },
                 }
             }

@@ -16,6 +16,15 @@ use pkt::{Batch, Packet};
 
 use crate::args::{each, ip, keyword, mac, num, unknown};
 
+/// EtherRewrite's own drop reasons (see `graph::Element::drop_names`).
+pub(crate) const REWRITE_DROPS: &[&str] =
+    &["unresolved", "bad_arp", "bad_nd", "not_for_us", "bad_ether"];
+const UNRESOLVED: DropReason = DropReason::own(0);
+const BAD_ARP: DropReason = DropReason::own(1);
+const BAD_ND: DropReason = DropReason::own(2);
+const NOT_FOR_US: DropReason = DropReason::own(3);
+const BAD_ETHER: DropReason = DropReason::own(4);
+
 /// Most neighbour entries per element.
 const MAX_NEIGH: usize = 4096;
 /// Requests sent for an unresolved neighbour before its held packets are
@@ -48,7 +57,9 @@ struct Neigh {
 /// ARP requests and Neighbor Solicitations for the own addresses (`IP`,
 /// `IP6`, repeatable) are answered in place; requests, replies and
 /// advertisements teach the table. Static entries (`NEIGH addr mac`) are
-/// never replaced.
+/// never replaced. A solicited advertisement to an own address for a
+/// target not in the table is not added but handed to the [`NeighShare`],
+/// if any (another core of the router asked).
 ///
 /// * Ports: inputs 0 (to send) and 1 (ARP/ND received); output 0 to the
 ///   device.
@@ -307,7 +318,7 @@ impl EtherRewrite {
         n.last_req_ns = now;
         let (addr, v6) = (n.addr, n.v6);
         let Some(mut p) = out.pool().alloc() else {
-            out.count_drop(DropReason::NoBuffer);
+            out.count_drop(DropReason::NO_BUFFER);
             return;
         };
         let ok = if v6 {
@@ -352,7 +363,7 @@ impl EtherRewrite {
                 i
             }
             None => {
-                out.drop(p, DropReason::Unresolved);
+                out.drop(p, UNRESOLVED);
                 return;
             }
         };
@@ -362,7 +373,7 @@ impl EtherRewrite {
                 if self.held.len() < self.hold_cap {
                     self.held.push_back(p);
                 } else {
-                    out.drop(p, DropReason::Unresolved);
+                    out.drop(p, UNRESOLVED);
                 }
             }
         }
@@ -375,7 +386,7 @@ impl EtherRewrite {
             .and_then(|b| Arp::parse(b).ok())
             .map(|a| (a.oper(), a.sha(), a.spa(), a.tpa()))
         else {
-            out.drop(p, DropReason::BadArp);
+            out.drop(p, BAD_ARP);
             return;
         };
         let for_us = self.ip4.contains(&tpa);
@@ -400,9 +411,9 @@ impl EtherRewrite {
         out.drop(
             p,
             if oper == ARP_REPLY || oper == ARP_REQUEST {
-                DropReason::NotForUs
+                NOT_FOR_US
             } else {
-                DropReason::BadArp
+                BAD_ARP
             },
         );
     }
@@ -446,10 +457,11 @@ impl EtherRewrite {
                 }
                 opts = opts.get(len..).unwrap_or(&[]);
             }
-            Some((ty, ip.src(), target, ll))
+            let flags = icmp.get(4).copied().unwrap_or(0);
+            Some((ty, ip.src(), ip.dst(), flags, target, ll))
         })();
-        let Some((ty, src, target, ll)) = parsed else {
-            out.drop(p, DropReason::BadNd);
+        let Some((ty, src, dst, flags, target, ll)) = parsed else {
+            out.drop(p, BAD_ND);
             return;
         };
         let for_us = self.ip6.contains(&target);
@@ -459,7 +471,7 @@ impl EtherRewrite {
                     self.learn(src, true, m, for_us, out);
                 }
                 if !for_us {
-                    out.drop(p, DropReason::NotForUs);
+                    out.drop(p, NOT_FOR_US);
                     return;
                 }
                 let eth_src = pkt::hdr::ether::Ether::parse(p.data())
@@ -487,17 +499,30 @@ impl EtherRewrite {
                     self.replies += 1;
                     out.push(0, p);
                 } else {
-                    out.drop(p, DropReason::BadNd);
+                    out.drop(p, BAD_ND);
                 }
             }
             ND_NA => {
                 let eth_src = pkt::hdr::ether::Ether::parse(p.data())
                     .map(|e| e.src())
                     .unwrap_or_default();
-                self.learn(target, true, ll.unwrap_or(eth_src), false, out);
-                out.drop(p, DropReason::NotForUs);
+                let m = ll.unwrap_or(eth_src);
+                if self.find(&target, true).is_some() {
+                    self.learn(target, true, m, false, out);
+                } else if flags & 0x40 != 0 && self.ip6.contains(&dst) && !m.is_multicast() {
+                    // RFC 4861 §7.2.5 discards an advertisement with no
+                    // entry, but a solicited one sent to our own address
+                    // answers a solicitation of this router: with several
+                    // cores (a hash fanout), another core's. Not created
+                    // here; shared so that the core which asked finds it
+                    // when its request is due (as an ARP reply is).
+                    if let Some(s) = self.share.as_mut() {
+                        s.learned(IpAddr::from(target), m);
+                    }
+                }
+                out.drop(p, NOT_FOR_US);
             }
-            _ => out.drop(p, DropReason::BadNd),
+            _ => out.drop(p, BAD_ND),
         }
     }
 
@@ -530,7 +555,7 @@ impl EtherRewrite {
             match parse_l2(p.data()).map(|l| l.ethertype) {
                 Ok(ETH_ARP) => self.on_arp(p, out),
                 Ok(ETH_IPV6) => self.on_nd(p, out),
-                _ => out.drop(p, DropReason::BadEther),
+                _ => out.drop(p, BAD_ETHER),
             }
         }
     }
@@ -564,7 +589,7 @@ impl EtherRewrite {
                     .and_then(|i| self.table.get(i))
                     .is_none_or(|n| n.mac.is_none() && n.tries >= MAX_TRIES);
                 if dead {
-                    out.drop(p, DropReason::Unresolved);
+                    out.drop(p, UNRESOLVED);
                 } else {
                     self.held.push_back(p);
                 }
@@ -580,14 +605,14 @@ impl EtherRewrite {
 /// removing a VLAN tag (the frame leaves untagged).
 #[inline]
 fn rewrite(p: &mut Packet, dst: Mac, mine: Mac) -> Result<(), DropReason> {
-    let l2 = parse_l2(p.data()).map_err(|_| DropReason::BadEther)?;
+    let l2 = parse_l2(p.data()).map_err(|_| BAD_ETHER)?;
     if l2.l3 == 18 {
-        p.pull_front(4).map_err(|_| DropReason::BadEther)?;
+        p.pull_front(4).map_err(|_| BAD_ETHER)?;
     }
     p.anno.l3 = 14;
     EtherMut::parse(p.data_mut())
         .map(|mut e| e.write(dst, mine, l2.ethertype))
-        .map_err(|_| DropReason::BadEther)
+        .map_err(|_| BAD_ETHER)
 }
 
 #[inline]

@@ -22,6 +22,10 @@ use pkt::{Batch, Packet};
 
 use crate::args::{each, keyword, num};
 
+/// The schedulers' own drop reasons (see `graph::Element::drop_names`).
+pub(crate) const SCHED_DROPS: &[&str] = &["queue_full"];
+const QUEUE_FULL: DropReason = DropReason::own(0);
+
 /// Stride numerator.
 const STRIDE1: u64 = 1 << 20;
 
@@ -160,7 +164,7 @@ impl Scheduler {
         let vtime = self.vtime;
         let Some(inp) = self.inputs.get_mut(usize::from(input)) else {
             for p in batch.drain() {
-                out.drop(p, DropReason::Unconnected);
+                out.drop(p, DropReason::UNCONNECTED);
             }
             return;
         };
@@ -170,7 +174,7 @@ impl Scheduler {
         }
         for p in batch.drain() {
             if inp.q.len() >= self.cap {
-                out.drop(p, DropReason::QueueFull);
+                out.drop(p, QUEUE_FULL);
             } else {
                 inp.q.push_back((p, now));
             }

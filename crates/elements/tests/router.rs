@@ -7,7 +7,6 @@ mod common;
 
 use common::*;
 use elements::Env;
-use graph::DropReason;
 use pkt::build;
 use pkt::hdr::arp::{ARP_REPLY, ARP_REQUEST};
 use pkt::hdr::ether::{Ether, BROADCAST};
@@ -164,9 +163,8 @@ fn router_golden() {
     assert_eq!(Ether::parse(&out1[5]).unwrap().dst(), B);
 
     // Drops were counted by reason.
-    let drops = r.graph.drops_by_reason();
-    assert_eq!(drops[DropReason::BadIpChecksum as usize], 1);
-    assert_eq!(drops[DropReason::NoRoute as usize], 0);
+    assert_eq!(r.graph.dropped("bad_ip_checksum"), 1);
+    assert_eq!(r.graph.dropped("no_route"), 0);
     assert_eq!(pool.available(), pool.capacity(), "every buffer returned");
 
     // Byte for byte: the forwarded frames must equal what the builders
@@ -274,7 +272,7 @@ fn live_fib_through_read_handle() {
     w.publish(&[Delta::Remove(p)]).unwrap();
     r.devices_mut()[0].inject(pkt);
     r.poll();
-    assert_eq!(r.graph.drops_by_reason()[DropReason::NoRoute as usize], 1);
+    assert_eq!(r.graph.dropped("no_route"), 1);
 }
 
 /// A table that carries its own next hops (`Table::lookup_entries`
@@ -342,10 +340,5 @@ fn table_with_its_own_next_hops() {
         "to the entry's gateway"
     );
     assert!(r.devices()[0].sent().is_empty());
-    assert_eq!(
-        r.graph
-            .stats_of("rt")
-            .map(|s| s.dropped(DropReason::NoRoute)),
-        Some(1)
-    );
+    assert_eq!(r.graph.dropped_at("rt", "no_route"), Some(1));
 }

@@ -6,7 +6,7 @@ mod common;
 use common::bus::overload;
 use common::*;
 use elements::{AnyElement, Env};
-use graph::{Charge, DropReason, Graph, Runner, VrConfig, VrScheduler};
+use graph::{Charge, Graph, Runner, VrConfig, VrScheduler};
 use pkt::{build, Device, MemDevice, Pool};
 
 fn frames_to(dst_net: u8, n: u8) -> Vec<Vec<u8>> {
@@ -56,8 +56,7 @@ fn round_robin_alternates() {
     assert_eq!(a + b, 10 * 1000);
     assert!(a.abs_diff(b) <= 1, "{a} {b}");
     // Offered 64 per poll, sent 10: the rest overflowed the FIFOs, counted.
-    let s = r.graph.stats_of("s").unwrap();
-    assert!(s.dropped(DropReason::QueueFull) > 15_000);
+    assert!(r.graph.dropped_at("s", "queue_full").unwrap() > 15_000);
     assert_eq!(r.devices()[2].stats().tx, a + b);
 }
 
@@ -143,7 +142,7 @@ fn virtual_routers_share_by_tickets() {
     for i in [a, b] {
         let r = s.runner(i).unwrap();
         assert!(r.devices()[0].stats().tx > 10_000);
-        assert_eq!(r.graph.drops_by_reason().iter().sum::<u64>(), 0);
+        assert_eq!(r.graph.total_drops(), 0);
     }
 }
 

@@ -2,7 +2,8 @@
 //! is moved, whole, back and forth between two gateways on two ports,
 //! through the control path a live router uses (`Fib::apply`: resolution,
 //! refcounted adjacencies, deltas; then one `lpm::publish` left-right swap
-//! per batch), while a forwarding [`Worker`] runs its real per-batch loop
+//! per batch), while a forwarding core runs its real per-batch loop (the
+//! dataplane's graph with the fused `Ip4Forward`, `Engine::Fast`)
 //! over in-memory ports whose frames all go to destinations inside the
 //! table. A frame that finds no route or an unresolved adjacency is a
 //! packet lost to an update: the target is zero of them at >= 1M changes/s.
@@ -19,12 +20,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use base::{Prefix, Prefix4};
-use fib::dataplane::{LoopConfig, PortInfo, Worker, WorkerCounters};
+use fib::dataplane::{Engine, GraphPort, GraphWorker, LoopConfig, WorkerCounters};
 use fib::{Change, Fib, FibTables, PortSpec};
 use io::rss::spsc;
-use io::{DevStats, FrameRx, FrameTx, IoError};
+use io::IoError;
 use lpm::publish::{left_right, Writer};
 use mrt::{Body, MrtReader};
+use pkt::{Batch, DevStats, Device, Pool};
 
 const REAL_V4: &str = "routeviews.route-views.jinx.ribs.1401487200.bz2";
 const G1: Ipv4Addr = Ipv4Addr::new(10, 2, 0, 2);
@@ -62,64 +64,65 @@ fn routes() -> Vec<Prefix4> {
 /// Frames to hosts inside the table's prefixes, from port 0; ports 1 and
 /// 2 count what they transmit, per destination MAC.
 struct MemPort {
+    name: &'static str,
     frames: Vec<[u8; FRAME]>,
     next: usize,
-    buf: [u8; FRAME],
-    pending: usize,
     to_g1: u64,
     to_g2: u64,
+    sent: u64,
 }
 
 impl MemPort {
-    fn new(frames: Vec<[u8; FRAME]>) -> Self {
+    fn new(name: &'static str, frames: Vec<[u8; FRAME]>) -> Self {
         MemPort {
+            name,
             frames,
             next: 0,
-            buf: [0; FRAME],
-            pending: 0,
             to_g1: 0,
             to_g2: 0,
+            sent: 0,
         }
     }
 }
 
-impl FrameRx for MemPort {
-    fn rx_batch<F: FnMut(&mut [u8])>(&mut self, max: usize, mut f: F) -> Result<usize, IoError> {
-        if self.frames.is_empty() {
-            return Ok(0);
-        }
-        for _ in 0..max {
-            // A fresh copy: the worker rewrites TTL, checksum and MACs.
-            self.buf = self.frames[self.next];
-            self.next = (self.next + 1) % self.frames.len();
-            f(&mut self.buf);
-        }
-        Ok(max)
+impl Device for MemPort {
+    type Error = IoError;
+    fn name(&self) -> &str {
+        self.name
     }
-    fn wait_rx(&mut self, _: i32) -> Result<bool, IoError> {
-        Ok(!self.frames.is_empty())
+    fn rx_burst(&mut self, pool: &Pool, batch: &mut Batch, max: usize) -> usize {
+        if self.frames.is_empty() {
+            return 0;
+        }
+        let mut n = 0;
+        for _ in 0..max.min(batch.room()) {
+            // A fresh copy: the worker rewrites TTL, checksum and MACs.
+            let Some(p) = pool.alloc_from(&self.frames[self.next]) else {
+                break;
+            };
+            self.next = (self.next + 1) % self.frames.len();
+            let _ = batch.push(p);
+            n += 1;
+        }
+        n
+    }
+    fn tx_burst(&mut self, batch: &mut Batch) -> usize {
+        let n = batch.len();
+        self.sent += n as u64;
+        for p in batch.drain() {
+            match p.data().get(0..6) {
+                Some(m) if m == MAC1 => self.to_g1 += 1,
+                Some(m) if m == MAC2 => self.to_g2 += 1,
+                _ => {}
+            }
+        }
+        n
     }
     fn stats(&self) -> DevStats {
-        DevStats::default()
-    }
-}
-
-impl FrameTx for MemPort {
-    fn tx_push(&mut self, frame: &[u8]) -> Result<bool, IoError> {
-        match frame.get(0..6) {
-            Some(m) if m == MAC1 => self.to_g1 += 1,
-            Some(m) if m == MAC2 => self.to_g2 += 1,
-            _ => {}
+        DevStats {
+            tx: self.sent,
+            ..DevStats::default()
         }
-        self.pending += 1;
-        Ok(true)
-    }
-    fn tx_flush(&mut self) -> Result<(), IoError> {
-        self.pending = 0;
-        Ok(())
-    }
-    fn tx_pending(&self) -> usize {
-        self.pending
     }
 }
 
@@ -135,18 +138,12 @@ fn frame_to(dst: Ipv4Addr, src_mac: [u8; 6], dst_mac: [u8; 6]) -> [u8; FRAME] {
     ip[9] = 17;
     ip[12..16].copy_from_slice(&[10, 1, 0, 2]);
     ip[16..20].copy_from_slice(&dst.octets());
-    let mut s = 0u32;
-    for w in ip.chunks(2) {
-        s += u32::from(u16::from_be_bytes([w[0], w[1]]));
-    }
-    while s > 0xffff {
-        s = (s & 0xffff) + (s >> 16);
-    }
-    ip[10..12].copy_from_slice(&(!(s as u16)).to_be_bytes());
+    let c = pkt::checksum::checksum(ip);
+    ip[10..12].copy_from_slice(&c.to_be_bytes());
     f
 }
 
-fn ports() -> (Vec<PortSpec>, Vec<PortInfo>) {
+fn ports() -> (Vec<PortSpec>, Vec<GraphPort>) {
     let a = [(10, 1), (10, 2), (10, 3)];
     let spec = a
         .iter()
@@ -159,10 +156,9 @@ fn ports() -> (Vec<PortSpec>, Vec<PortInfo>) {
     let info = a
         .iter()
         .enumerate()
-        .map(|(i, (x, y))| PortInfo {
-            name: format!("m{i}"),
+        .map(|(i, (x, y))| GraphPort {
             mac: [2, 0, 0, 0, 1, i as u8],
-            v4: vec![(Ipv4Addr::new(*x, *y, 0, 1), 24)],
+            addrs: vec![(IpAddr::V4(Ipv4Addr::new(*x, *y, 0, 1)), 24)],
         })
         .collect();
     (spec, info)
@@ -242,27 +238,33 @@ struct Fwd {
 
 fn spawn_worker(
     w: &Writer<FibTables>,
-    info: Vec<PortInfo>,
+    info: Vec<GraphPort>,
     frames: Vec<[u8; FRAME]>,
     stop: Arc<AtomicBool>,
 ) -> std::thread::JoinHandle<Fwd> {
-    let reader = w.reader();
+    let (v4, v6, nb) = (w.reader(), w.reader(), w.reader());
     std::thread::spawn(move || {
         let (p, _c) = spsc(16);
-        let mut wk = Worker::new(info, reader, p);
-        let mut ports = vec![
-            MemPort::new(frames),
-            MemPort::new(Vec::new()),
-            MemPort::new(Vec::new()),
+        let ports = vec![
+            MemPort::new("p0", frames),
+            MemPort::new("p1", Vec::new()),
+            MemPort::new("p2", Vec::new()),
         ];
-        let batch = LoopConfig::default().batch;
+        let lc = LoopConfig {
+            engine: Engine::Fast,
+            ..LoopConfig::default()
+        };
+        let mut wk =
+            GraphWorker::new(&info, ports, v4, v6, Some((nb, p)), lc).expect("graph builds");
         let t0 = Instant::now();
         let c0 = thread_cpu();
         while !stop.load(Ordering::Relaxed) {
-            wk.round(&mut ports, batch).expect("round");
+            wk.poll();
         }
+        let c = wk.counters();
+        let ports = wk.devices_mut();
         Fwd {
-            c: wk.counters,
+            c,
             to_g1: ports.iter().map(|p| p.to_g1).sum(),
             to_g2: ports.iter().map(|p| p.to_g2).sum(),
             secs: t0.elapsed().as_secs_f64(),

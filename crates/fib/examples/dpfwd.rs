@@ -14,11 +14,11 @@
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use fib::dataplane::{Engine, GraphPort, GraphWorker, Learned, LoopConfig, PortInfo, Worker};
+use fib::dataplane::{Engine, GraphPort, GraphWorker, Learned, LoopConfig};
 use fib::{Change, Fib, FibTables, PortSpec};
 use io::packet::{PacketConfig, PacketSocket};
 use io::xdp::{XdpMode, XdpProgram, XskConfig, XskSocket};
-use io::{FrameRx, FrameTx, IoError};
+use io::IoError;
 use lpm::publish::left_right;
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -111,7 +111,7 @@ fn args() -> Args {
     a
 }
 
-fn run<D: FrameRx + FrameTx>(a: &Args, mut socks: Vec<D>) -> Result<(), IoError> {
+fn run<D: pkt::Device<Error = IoError>>(a: &Args, socks: Vec<D>) -> Result<(), IoError> {
     let specs: Vec<PortSpec> = a
         .ports
         .iter()
@@ -130,47 +130,30 @@ fn run<D: FrameRx + FrameTx>(a: &Args, mut socks: Vec<D>) -> Result<(), IoError>
     let (p, _c) = io::rss::spsc::<Learned>(256);
     let macs: Vec<[u8; 6]> = a.ports.iter().map(|(n, _, _)| read_mac(n)).collect();
     let stop = &STOP;
-    let counters = match a.engine {
-        Engine::Graph => {
-            let ports: Vec<GraphPort> = a
-                .ports
-                .iter()
-                .zip(&macs)
-                .map(|((_, ip, l), m)| GraphPort {
-                    mac: *m,
-                    addrs: vec![(*ip, *l)],
-                })
-                .collect();
-            let mut g = GraphWorker::new(
-                &ports,
-                socks,
-                w.reader(),
-                w.reader(),
-                Some((w.reader(), p)),
-                a.lc,
-            )?;
-            g.run(a.lc, stop)?;
-            g.counters()
-        }
-        Engine::Fast => {
-            let info: Vec<PortInfo> = a
-                .ports
-                .iter()
-                .zip(&macs)
-                .map(|((n, ip, l), m)| PortInfo {
-                    name: n.clone(),
-                    mac: *m,
-                    v4: match ip {
-                        IpAddr::V4(x) => vec![(*x, *l)],
-                        IpAddr::V6(_) => Vec::new(),
-                    },
-                })
-                .collect();
-            let mut wk = Worker::new(info, w.reader(), p);
-            wk.run(&mut socks, a.lc, stop)?;
-            wk.counters
-        }
+    let ports: Vec<GraphPort> = a
+        .ports
+        .iter()
+        .zip(&macs)
+        .map(|((_, ip, l), m)| GraphPort {
+            mac: *m,
+            addrs: vec![(*ip, *l)],
+        })
+        .collect();
+    // `a.lc.engine` picks the graph: the chain, or Ip4Forward (fast).
+    let lc = LoopConfig {
+        engine: a.engine,
+        ..a.lc
     };
+    let mut g = GraphWorker::new(
+        &ports,
+        socks,
+        w.reader(),
+        w.reader(),
+        Some((w.reader(), p)),
+        lc,
+    )?;
+    g.run(lc, stop)?;
+    let counters = g.counters();
     println!("dpfwd: {counters:?}");
     Ok(())
 }
@@ -196,7 +179,9 @@ fn main() {
                     let mut xc = XskConfig::new(0);
                     xc.frame_count = a.lc.xdp_frames;
                     xc.ring_size = (a.lc.xdp_frames / 2).max(xc.ring_size.min(a.lc.xdp_frames));
-                    XskSocket::open(prog, &xc)
+                    let mut s = XskSocket::open(prog, &xc)?;
+                    s.set_kn(a.lc.batch.kn);
+                    Ok(s)
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             run(&a, socks)
@@ -205,7 +190,11 @@ fn main() {
         let socks = a
             .ports
             .iter()
-            .map(|(n, _, _)| PacketSocket::open(&PacketConfig::new(n)))
+            .map(|(n, _, _)| {
+                let mut s = PacketSocket::open(&PacketConfig::new(n))?;
+                s.set_kn(a.lc.batch.kn);
+                Ok(s)
+            })
             .collect::<Result<Vec<_>, _>>();
         socks.and_then(|s| run(&a, s))
     };

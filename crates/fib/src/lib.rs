@@ -22,8 +22,9 @@
 //!   (IPv4 and IPv6, ICMP echo for the router's addresses, ICMP time
 //!   exceeded, ARP and NDP in `EtherRewrite`) whose lookups read the
 //!   published tables and adjacencies in one read section per batch
-//!   ([`dataplane::LiveTable`]); or `Fast`, the hand-written IPv4-only
-//!   forwarder of `dataplane/worker.rs` (ARP, no ICMP).
+//!   ([`dataplane::LiveTable`]); or `Fast`, the same graph with IPv4
+//!   forwarding fused into one element, `elements::Ip4Forward` (ADR
+//!   0003; the hand-written forwarder it replaces is gone).
 //! - [`kernel`]: optional export of resolved routes into the Linux kernel
 //!   with raw rtnetlink, in batches (like BIRD's `kernel` protocol).
 //! - [`feed`]: the wire format of best-route changes on the local Unix
@@ -38,11 +39,10 @@
 //! before asking again (`elements::NeighShare`): an ARP reply that a hash
 //! fanout hands to another core still resolves the asking core.
 //!
-//! Limits: the fast engine is IPv4 only and sends no ICMP errors
-//! (TTL-expired packets are dropped and counted); neither engine sends
+//! Limits: neither engine sends
 //! ICMP unreachables or redirects (no-route packets are dropped and
-//! counted); the graph engine copies each frame into its pool buffer and
-//! back (as `io::pktdev` does; sharing the pool as UMEM is future work);
+//! counted); both engines copy each frame into a pool buffer and back
+//! (crate `io`'s devices do; sharing the pool as UMEM is future work);
 //! an IPv4 route with an IPv6 next hop (RFC 5549) is not supported; recursive
 //! resolution goes through at most a few levels and is recomputed per
 //! batch for the routes that need it; ECMP is not done (one next hop per
@@ -55,12 +55,12 @@
 //! (network namespaces, AF_XDP and AF_PACKET, routes from BIRD or fed
 //! directly, traffic moved live; with the graph engine also ping6 over a
 //! fed IPv6 route, ping to the router, TTL 1 answered with time exceeded,
-//! two cores; the fast engine too); `tests/graph_engine.rs` (the graph
+//! two cores; the fast engine through its IPv4 part); `tests/graph_engine.rs` (the graph
 //! engine over in-memory ports: IPv4/IPv6, ARP/NDP, ICMP, live route
 //! move, neighbours across cores, no allocation per packet after
 //! warm-up); `benches/churn.rs` (the full table
 //! churned through [`Fib::apply`] and the left-right publication while a
-//! [`dataplane::Worker`] forwards, counting packets lost to updates).
+//! core's graph (`Fast`) forwards, counting packets lost to updates).
 
 #![cfg(target_os = "linux")]
 

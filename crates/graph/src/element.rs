@@ -4,114 +4,69 @@ use pkt::{Batch, Packet, Pool};
 
 use crate::lang::Arg;
 
-/// Why a packet was dropped. Every drop in the graph is counted under one
-/// of these, per element (see [`ElemStats::drops`]).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[repr(u8)]
-pub enum DropReason {
-    /// Sent to an output port with no connection.
-    Unconnected,
-    /// The downstream input was full (more than its in-degree × 256).
-    Overflow,
-    /// Left in a batch by an element that did not consume it (a bug).
-    Unprocessed,
-    /// The pool had no buffer for a new packet (ICMP error, ARP request,
-    /// Tee copy).
-    NoBuffer,
-    /// The device's transmit ring was full.
-    TxFull,
-    /// Shorter than an Ethernet header, or an unknown EtherType.
-    BadEther,
-    /// IPv4 header fails RFC 1812 §5.2.2 checks (length, version, IHL).
-    BadIpHeader,
-    /// IPv4 header checksum wrong.
-    BadIpChecksum,
-    /// IPv4 source address invalid for forwarding (RFC 1812 §5.3.7).
-    BadIpSource,
-    /// IPv6 header malformed (RFC 8200 §3).
-    BadIp6Header,
-    /// IPv6 source or destination invalid (multicast source, loopback).
-    BadIp6Address,
-    /// No route to the destination.
-    NoRoute,
-    /// TTL or hop limit expired (an ICMP error may have been sent instead
-    /// of this when enabled: then this is not counted).
-    TtlExpired,
-    /// An ICMP error was not generated (RFC 1812 §4.3.2.7: never about an
-    /// ICMP error, a non-first fragment, or a multicast/broadcast).
-    IcmpSuppressed,
-    /// Malformed or foreign ARP.
-    BadArp,
-    /// Malformed or foreign Neighbor Discovery message.
-    BadNd,
-    /// Neighbour unresolved and its hold queue full.
-    Unresolved,
-    /// Not for one of the element's addresses.
-    NotForUs,
-    /// Matched no classifier pattern.
-    NoMatch,
-    /// A Queue was full.
-    QueueFull,
-    /// Rejected by a filter.
-    Filtered,
-    /// Dropped on purpose (Discard).
-    Discarded,
-}
+/// Why a packet was dropped: one of the graph's own generic reasons, or
+/// one of the element's own, which each element kind registers by name
+/// ([`Element::drop_names`]; like the error strings of a VPP node). A
+/// reason is a counter slot of [`ElemStats::drops`]: slots
+/// `0..GENERIC` are the generic reasons, slot `GENERIC + i` is the
+/// element's `drop_names()[i]`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DropReason(u8);
 
 impl DropReason {
-    /// Number of reasons.
-    pub const COUNT: usize = DropReason::Discarded as usize + 1;
-    /// Every reason, in order.
-    pub const ALL: [DropReason; DropReason::COUNT] = [
-        DropReason::Unconnected,
-        DropReason::Overflow,
-        DropReason::Unprocessed,
-        DropReason::NoBuffer,
-        DropReason::TxFull,
-        DropReason::BadEther,
-        DropReason::BadIpHeader,
-        DropReason::BadIpChecksum,
-        DropReason::BadIpSource,
-        DropReason::BadIp6Header,
-        DropReason::BadIp6Address,
-        DropReason::NoRoute,
-        DropReason::TtlExpired,
-        DropReason::IcmpSuppressed,
-        DropReason::BadArp,
-        DropReason::BadNd,
-        DropReason::Unresolved,
-        DropReason::NotForUs,
-        DropReason::NoMatch,
-        DropReason::QueueFull,
-        DropReason::Filtered,
-        DropReason::Discarded,
+    /// Sent to an output port with no connection.
+    pub const UNCONNECTED: DropReason = DropReason(0);
+    /// The downstream input was full (more than its in-degree × 256).
+    pub const OVERFLOW: DropReason = DropReason(1);
+    /// Left in a batch by an element that did not consume it (a bug).
+    pub const UNPROCESSED: DropReason = DropReason(2);
+    /// The pool had no buffer for a new packet (ICMP error, ARP request,
+    /// Tee copy).
+    pub const NO_BUFFER: DropReason = DropReason(3);
+    /// The device's transmit ring was full.
+    pub const TX_FULL: DropReason = DropReason(4);
+    /// Number of generic reasons.
+    pub const GENERIC: usize = 5;
+    /// Names of the generic reasons, by slot.
+    pub const GENERIC_NAMES: [&'static str; DropReason::GENERIC] = [
+        "unconnected",
+        "overflow",
+        "unprocessed",
+        "no_buffer",
+        "tx_full",
     ];
-    /// A stable lower-case name for counters.
-    pub fn name(self) -> &'static str {
-        match self {
-            DropReason::Unconnected => "unconnected",
-            DropReason::Overflow => "overflow",
-            DropReason::Unprocessed => "unprocessed",
-            DropReason::NoBuffer => "no_buffer",
-            DropReason::TxFull => "tx_full",
-            DropReason::BadEther => "bad_ether",
-            DropReason::BadIpHeader => "bad_ip_header",
-            DropReason::BadIpChecksum => "bad_ip_checksum",
-            DropReason::BadIpSource => "bad_ip_source",
-            DropReason::BadIp6Header => "bad_ip6_header",
-            DropReason::BadIp6Address => "bad_ip6_address",
-            DropReason::NoRoute => "no_route",
-            DropReason::TtlExpired => "ttl_expired",
-            DropReason::IcmpSuppressed => "icmp_suppressed",
-            DropReason::BadArp => "bad_arp",
-            DropReason::BadNd => "bad_nd",
-            DropReason::Unresolved => "unresolved",
-            DropReason::NotForUs => "not_for_us",
-            DropReason::NoMatch => "no_match",
-            DropReason::QueueFull => "queue_full",
-            DropReason::Filtered => "filtered",
-            DropReason::Discarded => "discarded",
-        }
+    /// Counter slots per element (generic and own reasons).
+    pub const SLOTS: usize = 16;
+    /// Most reasons an element kind may register.
+    pub const MAX_OWN: usize = DropReason::SLOTS - DropReason::GENERIC;
+
+    /// The element's own reason `i`: its `drop_names()[i]`. Fails to
+    /// compile in a `const` beyond [`DropReason::MAX_OWN`].
+    pub const fn own(i: u8) -> DropReason {
+        assert!((i as usize) < DropReason::MAX_OWN, "too many drop reasons");
+        DropReason(DropReason::GENERIC as u8 + i)
+    }
+    /// The counter slot.
+    #[inline(always)]
+    pub const fn slot(self) -> usize {
+        // Masked so that indexing a `[u64; SLOTS]` needs no bounds check.
+        self.0 as usize & (DropReason::SLOTS - 1)
+    }
+    /// The name of this reason for an element whose own reasons are `own`
+    /// (`"unknown"` for a slot the element did not register).
+    pub fn name(self, own: &[&'static str]) -> &'static str {
+        slot_name(self.slot(), own)
+    }
+}
+
+/// The name of counter slot `slot` for an element registering `own`.
+pub fn slot_name(slot: usize, own: &[&'static str]) -> &'static str {
+    match DropReason::GENERIC_NAMES.get(slot) {
+        Some(n) => n,
+        None => own
+            .get(slot - DropReason::GENERIC)
+            .copied()
+            .unwrap_or("unknown"),
     }
 }
 
@@ -123,14 +78,15 @@ pub struct ElemStats {
     pub rx: u64,
     /// Packets the element emitted on any port.
     pub tx: u64,
-    /// Drops by reason, indexed by `DropReason as usize`.
-    pub drops: [u64; DropReason::COUNT],
+    /// Drops by reason, indexed by [`DropReason::slot`] (names from
+    /// [`slot_name`] and the element's [`Element::drop_names`]).
+    pub drops: [u64; DropReason::SLOTS],
 }
 
 impl ElemStats {
     /// Drops for one reason.
     pub fn dropped(&self, r: DropReason) -> u64 {
-        self.drops[r as usize]
+        self.drops[r.slot()]
     }
     /// All drops.
     pub fn total_drops(&self) -> u64 {
@@ -174,7 +130,7 @@ impl Verdict {
     /// Drop, counting `reason`.
     #[inline(always)]
     pub const fn drop(reason: DropReason) -> Verdict {
-        Verdict(Self::DROP | reason as u16)
+        Verdict(Self::DROP | reason.0 as u16)
     }
 }
 
@@ -243,10 +199,8 @@ impl Output<'_> {
                     let _ = self.keep.push(p);
                 }
                 v if v >= Verdict::DROP => {
-                    let r = usize::from(v & !Verdict::DROP);
-                    if let Some(c) = self.stats.drops.get_mut(r) {
-                        *c += 1;
-                    }
+                    let r = usize::from(v) & (DropReason::SLOTS - 1);
+                    self.stats.drops[r] += 1;
                     drop(p);
                 }
                 port => self.push(port, p),
@@ -266,10 +220,8 @@ impl Output<'_> {
                 let _ = keep.push(p);
             }
             x if x >= Verdict::DROP => {
-                let r = usize::from(x & !Verdict::DROP);
-                if let Some(c) = self.stats.drops.get_mut(r) {
-                    *c += 1;
-                }
+                let r = usize::from(x) & (DropReason::SLOTS - 1);
+                self.stats.drops[r] += 1;
             }
             port => self.push(port, p),
         }
@@ -284,13 +236,13 @@ impl Output<'_> {
         let slot = match self.targets.get(usize::from(port)) {
             Some(t) if t.slot != UNCONNECTED => t.slot as usize,
             _ => {
-                self.stats.drops[DropReason::Unconnected as usize] += n;
+                self.stats.drops[DropReason::UNCONNECTED.slot()] += n;
                 batch.clear();
                 return;
             }
         };
         let Some(dst) = self.pending.get_mut(slot) else {
-            self.stats.drops[DropReason::Unconnected as usize] += n;
+            self.stats.drops[DropReason::UNCONNECTED.slot()] += n;
             batch.clear();
             return;
         };
@@ -303,7 +255,7 @@ impl Output<'_> {
         let left = batch.len() as u64;
         self.stats.tx += n - left;
         if left > 0 {
-            self.stats.drops[DropReason::Overflow as usize] += left;
+            self.stats.drops[DropReason::OVERFLOW.slot()] += left;
             batch.clear();
         }
     }
@@ -316,29 +268,29 @@ impl Output<'_> {
         let slot = match self.targets.get(usize::from(port)) {
             Some(t) if t.slot != UNCONNECTED => t.slot as usize,
             _ => {
-                self.stats.drops[DropReason::Unconnected as usize] += 1;
+                self.stats.drops[DropReason::UNCONNECTED.slot()] += 1;
                 return;
             }
         };
         match self.pending.get_mut(slot) {
             Some(b) => match b.push(p) {
                 Ok(()) => self.stats.tx += 1,
-                Err(_) => self.stats.drops[DropReason::Overflow as usize] += 1,
+                Err(_) => self.stats.drops[DropReason::OVERFLOW.slot()] += 1,
             },
-            None => self.stats.drops[DropReason::Unconnected as usize] += 1,
+            None => self.stats.drops[DropReason::UNCONNECTED.slot()] += 1,
         }
     }
     /// Drops `p` (its buffer returns to the pool), counting `reason`.
     #[inline(always)]
     pub fn drop(&mut self, p: Packet, reason: DropReason) {
-        self.stats.drops[reason as usize] += 1;
+        self.stats.drops[reason.slot()] += 1;
         drop(p);
     }
     /// Counts a drop for a packet that was never allocated or was already
     /// consumed (e.g. an ICMP error that could not be built).
     #[inline]
     pub fn count_drop(&mut self, reason: DropReason) {
-        self.stats.drops[reason as usize] += 1;
+        self.stats.drops[reason.slot()] += 1;
     }
     /// The core's pool, for elements that create packets.
     #[inline]
@@ -402,6 +354,12 @@ pub trait Element {
     }
     /// Element-specific counters (besides [`ElemStats`]).
     fn counters(&self, _f: &mut dyn FnMut(&'static str, u64)) {}
+    /// The names of this element's own drop reasons, by index: reason
+    /// `DropReason::own(i)` is counted in slot `DropReason::GENERIC + i`
+    /// and reported as `drop_names()[i]`. At most [`DropReason::MAX_OWN`].
+    fn drop_names(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// For queueing elements: packets stored (read by NICBalance).
     fn queue_len(&self) -> Option<usize> {
         None
@@ -491,7 +449,7 @@ mod tests {
         out.dispatch(&mut b, |p| match p.len() {
             10 => Verdict::port(0),
             20 => Verdict::port(1),
-            30 => Verdict::drop(DropReason::Filtered),
+            30 => Verdict::drop(DropReason::own(0)),
             40 => Verdict::KEEP,
             _ => Verdict::port(2),
         });
@@ -509,9 +467,12 @@ mod tests {
             [10, 10, 11, 11]
         );
         assert_eq!(stats.tx, 5);
-        assert_eq!(stats.dropped(DropReason::Filtered), 1);
-        assert_eq!(stats.dropped(DropReason::Unconnected), 1);
-        assert_eq!(stats.dropped(DropReason::Overflow), 2);
+        assert_eq!(stats.dropped(DropReason::own(0)), 1);
+        assert_eq!(stats.dropped(DropReason::UNCONNECTED), 1);
+        assert_eq!(stats.dropped(DropReason::OVERFLOW), 2);
+        assert_eq!(DropReason::own(0).name(&["filtered"]), "filtered");
+        assert_eq!(DropReason::OVERFLOW.name(&[]), "overflow");
+        assert_eq!(DropReason::own(1).name(&["filtered"]), "unknown");
         drop((b, pending));
         assert_eq!(pool.available(), pool.capacity(), "every buffer returned");
     }

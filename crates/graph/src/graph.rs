@@ -12,7 +12,9 @@
 
 use pkt::{Batch, Pool, MAX_BATCH};
 
-use crate::element::{DropReason, ElemStats, Element, Factory, Output, Target, UNCONNECTED};
+use crate::element::{
+    slot_name, DropReason, ElemStats, Element, Factory, Output, Target, UNCONNECTED,
+};
 use crate::lang::{parse, Config, ConfigError, Pos};
 
 /// Passes over the graph per `run` at most (bounds work on cycles).
@@ -214,15 +216,36 @@ impl<E: Element> Graph<E> {
             .zip(&self.stats)
             .map(|((n, e), s)| (n.as_str(), e, s))
     }
-    /// Total drops per reason over all elements.
-    pub fn drops_by_reason(&self) -> [u64; DropReason::COUNT] {
-        let mut t = [0u64; DropReason::COUNT];
-        for s in &self.stats {
-            for (a, b) in t.iter_mut().zip(s.drops.iter()) {
-                *a += b;
-            }
-        }
-        t
+    /// The drops of element `i` by reason name (generic reasons, then the
+    /// element's own), zeros included.
+    pub fn drops_of(&self, i: usize) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        let own = self.elems.get(i).map_or(&[][..], |e| e.drop_names());
+        let st = self.stats.get(i);
+        (0..DropReason::GENERIC + own.len().min(DropReason::MAX_OWN)).map(move |k| {
+            (
+                slot_name(k, own),
+                st.and_then(|s| s.drops.get(k)).copied().unwrap_or(0),
+            )
+        })
+    }
+    /// Drops of the element called `elem` for its reason called `reason`
+    /// (`None` if there is no such element or reason).
+    pub fn dropped_at(&self, elem: &str, reason: &str) -> Option<u64> {
+        let i = self.find(elem)?;
+        self.drops_of(i).find(|(n, _)| *n == reason).map(|(_, c)| c)
+    }
+    /// Total drops over all elements for the reason called `name` (a
+    /// generic one or any element's own of that name).
+    pub fn dropped(&self, name: &str) -> u64 {
+        (0..self.elems.len())
+            .flat_map(|i| self.drops_of(i))
+            .filter(|(n, _)| *n == name)
+            .map(|(_, c)| c)
+            .sum()
+    }
+    /// Total drops over all elements, whatever the reason.
+    pub fn total_drops(&self) -> u64 {
+        self.stats.iter().map(ElemStats::total_drops).sum()
     }
     /// The pool this graph allocates from.
     pub fn pool(&self) -> &Pool {
@@ -251,7 +274,7 @@ impl<E: Element> Graph<E> {
         };
         if n > moved {
             if let Some(s) = self.stats.get_mut(elem) {
-                s.drops[DropReason::Overflow as usize] += (n - moved) as u64;
+                s.drops[DropReason::OVERFLOW.slot()] += (n - moved) as u64;
             }
             batch.clear();
         }
@@ -285,7 +308,7 @@ impl<E: Element> Graph<E> {
             };
             e.process(port, batch, &mut out);
             if !batch.is_empty() {
-                out.stats.drops[DropReason::Unprocessed as usize] += batch.len() as u64;
+                out.stats.drops[DropReason::UNPROCESSED.slot()] += batch.len() as u64;
                 batch.clear();
             }
         }
@@ -335,7 +358,7 @@ impl<E: Element> Graph<E> {
     /// transmit failures).
     pub fn count_drops(&mut self, i: usize, reason: DropReason, n: u64) {
         if let Some(s) = self.stats.get_mut(i) {
-            s.drops[reason as usize] += n;
+            s.drops[reason.slot()] += n;
         }
     }
 

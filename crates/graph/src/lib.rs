@@ -6,7 +6,9 @@
 //!   `a [1] -> [0] b;`, `a -> b -> c;`), with `file:line:col` errors.
 //! * [`Element`] / [`Factory`]: the element interface. Elements take whole
 //!   batches and emit each packet on an output port through [`Output`] or
-//!   drop it with a [`DropReason`]. The graph is generic over one element
+//!   drop it with a [`DropReason`]: a generic one of the graph's
+//!   (unconnected, overflow, unprocessed, no buffer, TX full) or one the
+//!   element kind registers by name ([`Element::drop_names`]). The graph is generic over one element
 //!   type, which crate `elements` makes an enum of every kind, so dispatch
 //!   is a `match` per batch, never a `dyn` call per packet.
 //! * [`Graph`]: built once from a config; pending input batches allocated
@@ -37,7 +39,8 @@ pub mod vr;
 pub use balance::{BalanceSpec, BalanceStats};
 pub use driver::{BindError, Runner, RunnerStats};
 pub use element::{
-    BuildError, DeviceRole, DropReason, ElemStats, Element, Factory, Output, Ports, Verdict,
+    slot_name, BuildError, DeviceRole, DropReason, ElemStats, Element, Factory, Output, Ports,
+    Verdict,
 };
 pub use graph::Graph;
 pub use lang::{parse, Arg, Config, ConfigError, Pos};

@@ -12,7 +12,8 @@
 use io::fwd::{self, FwdCounters, LoopConfig, Route4, StaticForwarder};
 use io::packet::{Fanout, FanoutMode, PacketConfig, PacketSocket};
 use io::xdp::{XdpMode, XdpProgram, XskConfig, XskSocket};
-use io::{DevStats, FrameRx, FrameTx, IoError};
+use io::IoError;
+use pkt::{DevStats, Device};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -102,7 +103,7 @@ fn parse_args() -> Result<Args, String> {
 }
 
 /// One queue's forwarding loop over any device type.
-fn worker<D: FrameRx + FrameTx>(
+fn worker<D: Device<Error = IoError>>(
     mut ports: Vec<D>,
     mut f: StaticForwarder,
     cfg: LoopConfig,
@@ -238,7 +239,7 @@ fn main() {
             Ok(Ok((c, s))) => {
                 total.add(&c);
                 for d in s {
-                    dev.rx_packets += d.rx_packets;
+                    dev.rx += d.rx;
                     dev.tx_kicks += d.tx_kicks;
                     dev.rx_empty_polls += d.rx_empty_polls;
                 }
@@ -254,7 +255,7 @@ fn main() {
     println!(
         "fwd: forwarded={} rx={} tx_full={} no_route={} not_ipv4={} bad_header={} ttl_expired={} tx_kicks={} empty_polls={} cpu_user_s={u:.3} cpu_sys_s={s:.3} wall_s={:.3}",
         total.forwarded,
-        dev.rx_packets,
+        dev.rx,
         total.tx_full,
         total.no_route,
         total.not_ipv4,

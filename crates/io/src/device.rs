@@ -1,30 +1,35 @@
-//! The device abstraction every I/O path implements, over plain byte frames.
+//! What the devices of this crate share: the RouteBricks batch sizes and
+//! the `pkt::Device` plumbing over a kernel ring.
 //!
-//! `FrameRx`/`FrameTx` are the adapter layer between the kernel rings and
-//! the packet pools of crate `pkt`: a receive callback sees the frame in
-//! place in the ring (mutable, so it may be rewritten before it is copied
-//! out), and a transmit copies a frame into a free ring slot. Dispatch is
-//! static (generics), so the per-packet path has no virtual calls.
+//! Every device here (AF_XDP, AF_PACKET, pcap) implements `pkt::Device`
+//! itself: `rx_burst` copies each received frame from the ring into a
+//! buffer of the core's `pkt::Pool` (copy mode copies in the kernel too;
+//! sharing the pool as the UMEM would save this copy and is future work),
+//! `tx_burst` copies each packet into a free TX slot, recycling its buffer
+//! at once, and kicks the kernel every `kn` frames. The ring access is the
+//! crate-private `FrameRing`; `rx_burst` and `tx_burst` here are the one
+//! implementation of the two calls over it. Dispatch is static.
 
 use crate::error::IoError;
+use pkt::{Batch, DevStats, Pool};
 
 /// RouteBricks' two batch sizes (Argyraki et al., SOSP 2009, §5.2):
 /// `kp` is how many packets one poll of an RX queue takes at most, and `kn`
 /// is how many packets are queued on a TX ring before the kernel is kicked
 /// (the "NIC batch"; one `sendto` per `kn` packets instead of per packet).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Batch {
+pub struct BatchSizes {
     pub kp: usize,
     pub kn: usize,
 }
 
-impl Default for Batch {
+impl Default for BatchSizes {
     fn default() -> Self {
-        Batch { kp: 32, kn: 32 }
+        BatchSizes { kp: 32, kn: 32 }
     }
 }
 
-impl Batch {
+impl BatchSizes {
     /// Checks that both sizes are in `1..=4096`.
     pub fn validate(self) -> Result<Self, IoError> {
         if self.kp == 0 || self.kp > 4096 || self.kn == 0 || self.kn > 4096 {
@@ -34,54 +39,144 @@ impl Batch {
     }
 }
 
-/// Per-device counters. Each device is owned by one core, so these are
-/// plain integers (no atomics); read them from the owning thread or after it
-/// stops.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct DevStats {
-    pub rx_packets: u64,
-    pub rx_bytes: u64,
-    /// RX polls that found nothing.
-    pub rx_empty_polls: u64,
-    pub tx_packets: u64,
-    pub tx_bytes: u64,
-    /// Frames refused because the TX ring had no free slot.
-    pub tx_ring_full: u64,
-    /// System calls made to start transmission.
-    pub tx_kicks: u64,
-    /// Frames the kernel rejected or descriptors that were out of bounds.
-    pub errors: u64,
+/// What every device keeps beside its ring: name, TX kick threshold,
+/// counters and the last error.
+#[derive(Clone, Debug)]
+pub(crate) struct Common {
+    pub name: String,
+    pub kn: usize,
+    pub stats: DevStats,
+    pub last_error: Option<IoError>,
 }
 
-/// A source of received frames.
-pub trait FrameRx {
-    /// Takes up to `max` received frames, calling `f` on each in turn. The
-    /// slice is the frame in place (in the ring); it is given back to the
-    /// kernel after `f` returns. Returns how many frames were taken.
-    fn rx_batch<F: FnMut(&mut [u8])>(&mut self, max: usize, f: F) -> Result<usize, IoError>;
-
-    /// Sleeps until frames may be ready or `timeout_ms` passes; `Ok(false)`
-    /// on timeout. Pollers call this only after an empty `rx_batch`.
-    fn wait_rx(&mut self, timeout_ms: i32) -> Result<bool, IoError>;
-
-    /// The descriptor to `poll(2)` on for readability, when there is one,
-    /// so that one thread can sleep on several devices at once.
-    fn poll_fd(&self) -> Option<std::os::fd::RawFd> {
-        None
+impl Common {
+    pub fn new(name: &str) -> Self {
+        Common {
+            name: name.to_string(),
+            kn: BatchSizes::default().kn,
+            stats: DevStats::default(),
+            last_error: None,
+        }
     }
-
-    fn stats(&self) -> DevStats;
 }
 
-/// A sink for frames to transmit.
-pub trait FrameTx {
-    /// Copies `frame` into a free TX slot. `Ok(false)` when the ring is full
-    /// (the frame was not queued; counted in `tx_ring_full`).
-    fn tx_push(&mut self, frame: &[u8]) -> Result<bool, IoError>;
-
+/// A kernel ring (or file) seen frame by frame; crate-private.
+pub(crate) trait FrameRing {
+    fn common(&mut self) -> &mut Common;
+    /// Takes up to `max` received frames, calling `f` on each in place.
+    fn rx_frames<F: FnMut(&[u8])>(&mut self, max: usize, f: F) -> Result<usize, IoError>;
+    /// Copies `frame` into a free TX slot; `Ok(false)` when the ring is full.
+    fn tx_frame(&mut self, frame: &[u8]) -> Result<bool, IoError>;
     /// Hands every queued frame to the kernel.
-    fn tx_flush(&mut self) -> Result<(), IoError>;
-
-    /// Frames queued since the last flush.
-    fn tx_pending(&self) -> usize;
+    fn tx_kick(&mut self) -> Result<(), IoError>;
+    /// Frames queued since the last kick.
+    fn tx_queued(&self) -> usize;
 }
+
+/// `pkt::Device::rx_burst` over a [`FrameRing`].
+pub(crate) fn rx_burst<R: FrameRing>(
+    r: &mut R,
+    pool: &Pool,
+    batch: &mut Batch,
+    max: usize,
+) -> usize {
+    let want = max.min(batch.room());
+    let mut n = 0;
+    let mut nobuf = 0;
+    let res = r.rx_frames(want, |f| match pool.alloc_from(f) {
+        Some(p) => {
+            if batch.push(p).is_ok() {
+                n += 1;
+            }
+        }
+        None => nobuf += 1,
+    });
+    let c = r.common();
+    if let Err(e) = res {
+        c.last_error = Some(e);
+    }
+    c.stats.rx += n as u64;
+    c.stats.rx_nobuf += nobuf;
+    n
+}
+
+/// `pkt::Device::tx_burst` over a [`FrameRing`]: packets leave the front of
+/// the batch; those the ring has no room for stay.
+pub(crate) fn tx_burst<R: FrameRing>(r: &mut R, batch: &mut Batch) -> usize {
+    let mut taken = 0;
+    let mut dropped = 0usize;
+    for p in batch.iter() {
+        match r.tx_frame(p.data()) {
+            Ok(true) => taken += 1,
+            Ok(false) => break,
+            Err(e) => {
+                // Too large or a failed kick: this frame cannot go.
+                r.common().last_error = Some(e);
+                dropped += 1;
+                taken += 1;
+            }
+        }
+        if r.tx_queued() >= r.common().kn {
+            if let Err(e) = r.tx_kick() {
+                r.common().last_error = Some(e);
+            }
+        }
+    }
+    // Sent (and unsendable) packets leave the batch; their buffers go
+    // back to the pool as they drop.
+    batch.drain_front(taken);
+    r.common().stats.tx_dropped += dropped as u64;
+    taken - dropped
+}
+
+/// `pkt::Device::flush` over a [`FrameRing`].
+pub(crate) fn flush<R: FrameRing>(r: &mut R) {
+    if let Err(e) = r.tx_kick() {
+        r.common().last_error = Some(e);
+    }
+}
+
+/// Implements `pkt::Device` for a type implementing [`FrameRing`] with a
+/// `common: Common` field.
+macro_rules! ring_device {
+    ($t:ty) => {
+        impl pkt::Device for $t {
+            type Error = $crate::IoError;
+            fn name(&self) -> &str {
+                &self.common.name
+            }
+            fn rx_burst(&mut self, pool: &pkt::Pool, batch: &mut pkt::Batch, max: usize) -> usize {
+                $crate::device::rx_burst(self, pool, batch, max)
+            }
+            fn tx_burst(&mut self, batch: &mut pkt::Batch) -> usize {
+                $crate::device::tx_burst(self, batch)
+            }
+            fn flush(&mut self) {
+                $crate::device::flush(self)
+            }
+            fn stats(&self) -> pkt::DevStats {
+                self.common.stats
+            }
+            fn poll_fd(&self) -> Option<i32> {
+                self.fd()
+            }
+            fn last_error(&self) -> Option<$crate::IoError> {
+                self.common.last_error
+            }
+        }
+
+        impl $t {
+            /// Renames the device (the name a graph's `FromDevice(NAME)`
+            /// and `ToDevice(NAME)` bind to).
+            pub fn set_name(&mut self, name: &str) {
+                self.common.name = name.to_string();
+            }
+            /// Kicks the kernel after every `kn` queued TX frames (default
+            /// 32; at least 1).
+            pub fn set_kn(&mut self, kn: usize) {
+                self.common.kn = kn.max(1);
+            }
+        }
+    };
+}
+pub(crate) use ring_device;

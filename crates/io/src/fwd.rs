@@ -6,10 +6,11 @@
 //! and rewrites both MAC addresses. No ARP, no ICMP errors: frames that
 //! need them are dropped and counted.
 
-use crate::device::{Batch, FrameRx, FrameTx};
+use crate::device::BatchSizes;
 use crate::error::IoError;
 use base::Prefix4;
 use core::sync::atomic::{AtomicBool, Ordering};
+use pkt::{Batch, Device, Pool};
 
 /// A static route: destinations in `prefix` leave by `port` towards the
 /// neighbour whose MAC is `next_hop_mac`.
@@ -54,14 +55,6 @@ pub struct StaticForwarder {
 }
 
 const ETH_HLEN: usize = 14;
-
-/// RFC 1624 eqn. 3: `HC' = ~(~HC + ~m + m')` in one's complement.
-fn csum_replace(hc: u16, m: u16, m_new: u16) -> u16 {
-    let mut s = u32::from(!hc) + u32::from(!m) + u32::from(m_new);
-    s = (s & 0xffff) + (s >> 16);
-    s = (s & 0xffff) + (s >> 16);
-    !(s as u16)
-}
 
 impl StaticForwarder {
     /// `port_macs[i]` is the MAC of port `i` (the new source MAC of frames
@@ -125,7 +118,7 @@ impl StaticForwarder {
         ip[8] = ttl - 1;
         let new = u16::from_be_bytes([ip[8], ip[9]]);
         let hc = u16::from_be_bytes([ip[10], ip[11]]);
-        ip[10..12].copy_from_slice(&csum_replace(hc, old, new).to_be_bytes());
+        ip[10..12].copy_from_slice(&pkt::checksum::update16(hc, old, new).to_be_bytes());
         let src_mac = self.port_macs.get(r.port).copied().unwrap_or_default();
         frame[0..6].copy_from_slice(&r.next_hop_mac);
         frame[6..12].copy_from_slice(&src_mac);
@@ -136,7 +129,7 @@ impl StaticForwarder {
 /// How the poll loop behaves when idle.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct LoopConfig {
-    pub batch: Batch,
+    pub batch: BatchSizes,
     /// Empty rounds to spin before sleeping in `poll(2)`.
     pub idle_spins: u32,
     /// Sleep bound when idle; also how often the stop flag is seen.
@@ -152,7 +145,7 @@ pub struct LoopConfig {
 impl Default for LoopConfig {
     fn default() -> Self {
         LoopConfig {
-            batch: Batch::default(),
+            batch: BatchSizes::default(),
             idle_spins: 64,
             sleep_ms: 10,
             nap_us: 0,
@@ -160,58 +153,58 @@ impl Default for LoopConfig {
     }
 }
 
+/// Packet buffers of [`run`]'s pool.
+const POOL_BUFFERS: usize = 4096;
+
 /// Runs one core's poll loop over `ports` until `stop` is set: each round
-/// takes at most `kp` frames from every port, forwards them, and kicks a
-/// port's TX whenever `kn` frames are queued on it (and at the end of the
-/// round). `stop` is read once per round, never per packet.
-pub fn run<D: FrameRx + FrameTx>(
+/// takes at most `kp` frames from every port, forwards them, and sends a
+/// port's queued packets whenever `kn` are waiting for it (and at the end
+/// of the round). `stop` is read once per round, never per packet. The
+/// first I/O error a device reports ends the loop.
+pub fn run<D: Device<Error = IoError>>(
     ports: &mut [D],
     fwd: &mut StaticForwarder,
     cfg: LoopConfig,
     stop: &AtomicBool,
 ) -> Result<(), IoError> {
     let batch = cfg.batch.validate()?;
+    let pool = Pool::new(POOL_BUFFERS);
+    let mut rx = Batch::with_capacity(batch.kp);
+    let mut out: Vec<Batch> = ports
+        .iter()
+        .map(|_| Batch::with_capacity(batch.kn))
+        .collect();
     let mut fds = Vec::with_capacity(ports.len());
     fds.extend(ports.iter().filter_map(|p| p.poll_fd()));
     let mut idle = 0u32;
     while !stop.load(Ordering::Relaxed) {
         let mut got = 0usize;
         for i in 0..ports.len() {
-            let (left, rest) = ports.split_at_mut(i);
-            let Some((me, right)) = rest.split_first_mut() else {
-                break;
-            };
-            let mut err = None;
-            got += me.rx_batch(batch.kp, |frame| {
-                let Some(o) = fwd.process(frame) else { return };
-                let out = if o < i {
-                    left.get_mut(o)
-                } else if o > i {
-                    right.get_mut(o - i - 1)
-                } else {
-                    None
+            let Some(me) = ports.get_mut(i) else { break };
+            got += me.rx_burst(&pool, &mut rx, batch.kp);
+            for mut p in rx.drain() {
+                let Some(o) = fwd.process(p.data_mut()) else {
+                    continue;
                 };
-                let Some(out) = out else {
+                let (Some(ob), Some(dev)) = (out.get_mut(o), ports.get_mut(o)) else {
                     fwd.counters.hairpin += 1;
-                    return;
+                    continue;
                 };
-                match out.tx_push(frame) {
-                    Ok(true) => fwd.counters.forwarded += 1,
-                    Ok(false) => fwd.counters.tx_full += 1,
-                    Err(e) => err = Some(e),
+                if o == i {
+                    fwd.counters.hairpin += 1;
+                    continue;
                 }
-                if out.tx_pending() >= batch.kn {
-                    if let Err(e) = out.tx_flush() {
-                        err = Some(e);
-                    }
+                let _ = ob.push(p);
+                if ob.is_full() {
+                    send(dev, ob, &mut fwd.counters);
                 }
-            })?;
-            if let Some(e) = err {
-                return Err(e);
             }
         }
-        for p in ports.iter_mut() {
-            p.tx_flush()?;
+        for (dev, ob) in ports.iter_mut().zip(out.iter_mut()) {
+            send(dev, ob, &mut fwd.counters);
+        }
+        if let Some(e) = ports.iter().find_map(|p| p.last_error()) {
+            return Err(e);
         }
         if got > 0 {
             idle = 0;
@@ -233,6 +226,18 @@ pub fn run<D: FrameRx + FrameTx>(
     Ok(())
 }
 
+/// Sends what is queued for `dev` and kicks it; packets the ring had no
+/// room for are dropped as `tx_full`.
+fn send<D: Device>(dev: &mut D, b: &mut Batch, c: &mut FwdCounters) {
+    if b.is_empty() {
+        return;
+    }
+    c.forwarded += dev.tx_burst(b) as u64;
+    dev.flush();
+    c.tx_full += b.len() as u64;
+    b.clear();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,20 +251,9 @@ mod tests {
         f[23] = 17;
         f[26..30].copy_from_slice(&[10, 0, 1, 2]);
         f[30..34].copy_from_slice(&dst);
-        let ck = ip_checksum(&f[14..34]);
+        let ck = pkt::checksum::checksum(&f[14..34]);
         f[24..26].copy_from_slice(&ck.to_be_bytes());
         f
-    }
-
-    fn ip_checksum(h: &[u8]) -> u16 {
-        let mut s = 0u32;
-        for w in h.chunks(2) {
-            s += u32::from(u16::from_be_bytes([w[0], *w.get(1).unwrap_or(&0)]));
-        }
-        while s > 0xffff {
-            s = (s & 0xffff) + (s >> 16);
-        }
-        !(s as u16)
     }
 
     fn fwd() -> StaticForwarder {
@@ -288,7 +282,11 @@ mod tests {
         let mut fr = frame(64, [10, 0, 2, 9]);
         assert_eq!(f.process(&mut fr), Some(1), "longest match wins");
         assert_eq!(fr[22], 63);
-        assert_eq!(ip_checksum(&fr[14..34]), 0, "checksum still verifies");
+        assert_eq!(
+            pkt::checksum::checksum(&fr[14..34]),
+            0,
+            "checksum still verifies"
+        );
         assert_eq!(&fr[0..6], &[0xbb; 6]);
         assert_eq!(&fr[6..12], &[2, 0, 0, 0, 0, 2]);
         let mut fr = frame(9, [10, 7, 0, 1]);

@@ -9,8 +9,6 @@
 //!   `PACKET_FANOUT` group, the fallback for devices without XDP.
 //! - [`pcap`]: pcap files as RX and TX devices for golden tests (the file
 //!   format itself is crate `pkt`'s).
-//! - [`pktdev`]: [`pktdev::PktDevice`] turns any device here into a
-//!   `pkt::Device` (the batch source/sink the element graph drives).
 //! - [`rss`]: a software RSS stage (5-tuple hash to per-core SPSC rings)
 //!   for devices with a single RX queue.
 //! - [`fwd`]: a small static IPv4 forwarder and poll loop used by the tests,
@@ -20,9 +18,10 @@
 //! the fast path has no locks and no shared atomics; counters are plain
 //! per-device integers. Polling takes at most `kp` frames per queue per
 //! round and kicks TX after `kn` frames (RouteBricks' batch sizes,
-//! [`device::Batch`]). Devices implement [`device::FrameRx`] and
-//! [`device::FrameTx`] over byte frames; a receive callback sees the frame
-//! in place in the kernel ring.
+//! [`BatchSizes`]). Every device implements `pkt::Device`, the batch
+//! source/sink the element graph drives (one trait, one `pkt::Batch`, one
+//! `pkt::DevStats`): received frames are copied from the kernel ring into
+//! the core's `pkt::Pool`, sent packets into the TX ring ([`device`]).
 //!
 //! Limits: copy mode only (zero-copy does not work on veth); one UMEM per
 //! socket, so forwarding between sockets copies each frame once; no
@@ -37,10 +36,9 @@ pub mod error;
 pub mod fwd;
 pub mod packet;
 pub mod pcap;
-pub mod pktdev;
 pub mod rss;
 pub mod sys;
 pub mod xdp;
 
-pub use device::{Batch, DevStats, FrameRx, FrameTx};
+pub use device::BatchSizes;
 pub use error::{IoError, Op};

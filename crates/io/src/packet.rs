@@ -16,7 +16,7 @@
 //! a ring frame are truncated by the kernel (`tp_snaplen < tp_len`) and
 //! dropped here.
 
-use crate::device::{DevStats, FrameRx, FrameTx};
+use crate::device::{ring_device, Common, FrameRing};
 use crate::error::IoError;
 use crate::sys::{self, Mmap};
 use core::sync::atomic::{AtomicU32, Ordering};
@@ -156,7 +156,7 @@ pub struct PacketSocket {
     tx_block_size: usize,
     tx_cur: usize,
     tx_pending: usize,
-    stats: DevStats,
+    common: Common,
 }
 
 impl PacketSocket {
@@ -239,7 +239,7 @@ impl PacketSocket {
             tx_block_size: cfg.block_size as usize,
             tx_cur: 0,
             tx_pending: 0,
-            stats: DevStats::default(),
+            common: Common::new(&cfg.ifname),
         })
     }
 
@@ -280,8 +280,20 @@ impl PacketSocket {
     }
 }
 
-impl FrameRx for PacketSocket {
-    fn rx_batch<F: FnMut(&mut [u8])>(&mut self, max: usize, mut f: F) -> Result<usize, IoError> {
+ring_device!(PacketSocket);
+
+impl PacketSocket {
+    fn fd(&self) -> Option<i32> {
+        Some(self.fd.as_raw_fd())
+    }
+}
+
+impl FrameRing for PacketSocket {
+    fn common(&mut self) -> &mut Common {
+        &mut self.common
+    }
+
+    fn rx_frames<F: FnMut(&[u8])>(&mut self, max: usize, mut f: F) -> Result<usize, IoError> {
         let mut n = 0;
         while n < max {
             let blk = self.rx_cur * self.rx_block_size;
@@ -298,7 +310,7 @@ impl FrameRx for PacketSocket {
                 let h = self.rx_off;
                 if h + TPACKET3_HDR_ALIGNED > bs {
                     // The kernel wrote an offset outside the block: drop the rest.
-                    self.stats.errors += 1;
+                    self.common.stats.errors += 1;
                     self.rx_left = 0;
                 } else {
                     let snap = self.u32_at(blk + h + H_SNAPLEN) as usize;
@@ -310,15 +322,14 @@ impl FrameRx for PacketSocket {
                         // above), which we own until we reset its status; no
                         // other slice of it is alive.
                         let frame = unsafe {
-                            core::slice::from_raw_parts_mut(self.map.ptr().add(blk + h + mac), snap)
+                            core::slice::from_raw_parts(self.map.ptr().add(blk + h + mac), snap)
                         };
-                        self.stats.rx_packets += 1;
-                        self.stats.rx_bytes += snap as u64;
+                        self.common.stats.rx_bytes += snap as u64;
                         f(frame);
                         n += 1;
                     } else {
                         // Truncated (longer than a frame slot) or malformed.
-                        self.stats.errors += 1;
+                        self.common.stats.errors += 1;
                     }
                     self.rx_left -= 1;
                     self.rx_off = h + next;
@@ -332,26 +343,12 @@ impl FrameRx for PacketSocket {
             }
         }
         if n == 0 {
-            self.stats.rx_empty_polls += 1;
+            self.common.stats.rx_empty_polls += 1;
         }
         Ok(n)
     }
 
-    fn wait_rx(&mut self, timeout_ms: i32) -> Result<bool, IoError> {
-        sys::poll_in(self.fd.as_raw_fd(), timeout_ms)
-    }
-
-    fn poll_fd(&self) -> Option<std::os::fd::RawFd> {
-        Some(self.fd.as_raw_fd())
-    }
-
-    fn stats(&self) -> DevStats {
-        self.stats
-    }
-}
-
-impl FrameTx for PacketSocket {
-    fn tx_push(&mut self, frame: &[u8]) -> Result<bool, IoError> {
+    fn tx_frame(&mut self, frame: &[u8]) -> Result<bool, IoError> {
         let max = self.tx_frame_size - TPACKET3_HDR_ALIGNED;
         if frame.len() > max {
             return Err(IoError::FrameTooLarge {
@@ -363,11 +360,11 @@ impl FrameTx for PacketSocket {
         let st = self.status_at(off + H_STATUS).load(Ordering::Acquire);
         match st {
             TP_STATUS_KERNEL => {}
-            TP_STATUS_WRONG_FORMAT => self.stats.errors += 1,
+            TP_STATUS_WRONG_FORMAT => self.common.stats.errors += 1,
             _ => {
                 // SEND_REQUEST or SENDING: the kernel still owns the slot.
                 debug_assert!(st & (TP_STATUS_SEND_REQUEST | TP_STATUS_SENDING) != 0);
-                self.stats.tx_ring_full += 1;
+                self.common.stats.tx_ring_full += 1;
                 return Ok(false);
             }
         }
@@ -389,16 +386,16 @@ impl FrameTx for PacketSocket {
             .store(TP_STATUS_SEND_REQUEST, Ordering::Release);
         self.tx_cur = (self.tx_cur + 1) % self.tx_frames;
         self.tx_pending += 1;
-        self.stats.tx_packets += 1;
-        self.stats.tx_bytes += frame.len() as u64;
+        self.common.stats.tx += 1;
+        self.common.stats.tx_bytes += frame.len() as u64;
         Ok(true)
     }
 
-    fn tx_flush(&mut self) -> Result<(), IoError> {
+    fn tx_kick(&mut self) -> Result<(), IoError> {
         if self.tx_pending == 0 {
             return Ok(());
         }
-        self.stats.tx_kicks += 1;
+        self.common.stats.tx_kicks += 1;
         // With MSG_DONTWAIT the kernel sends every SEND_REQUEST frame it
         // finds and returns; frames it could not send stay queued and go
         // with the next kick.
@@ -407,7 +404,7 @@ impl FrameTx for PacketSocket {
         Ok(())
     }
 
-    fn tx_pending(&self) -> usize {
+    fn tx_queued(&self) -> usize {
         self.tx_pending
     }
 }

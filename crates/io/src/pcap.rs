@@ -1,11 +1,11 @@
 //! pcap files as a device: RX replays the frames of a file once, TX appends
 //! every frame to another file. Parsing and writing are crate `pkt`'s
-//! (`pkt::pcap`); this only adapts them to [`FrameRx`]/[`FrameTx`] so the
-//! same poll loop and graph drive a file or a real interface. Timestamps of
+//! (`pkt::pcap`); this makes them a `pkt::Device` so the same poll loop and
+//! graph drive a file or a real interface. Timestamps of
 //! written frames are the frame's index in microseconds, so output is
 //! byte-for-byte reproducible for golden tests.
 
-use crate::device::{DevStats, FrameRx, FrameTx};
+use crate::device::{ring_device, Common, FrameRing};
 use crate::error::{IoError, Op};
 use std::fs::File;
 use std::io::BufWriter;
@@ -34,7 +34,7 @@ pub struct PcapDevice {
     next: usize,
     out: Option<pkt::pcap::Writer<BufWriter<File>>>,
     pending: usize,
-    stats: DevStats,
+    common: Common,
 }
 
 impl PcapDevice {
@@ -59,7 +59,7 @@ impl PcapDevice {
             next: 0,
             out,
             pending: 0,
-            stats: DevStats::default(),
+            common: Common::new("pcap"),
         })
     }
 
@@ -80,61 +80,58 @@ impl PcapDevice {
     }
 }
 
-impl FrameRx for PcapDevice {
-    fn rx_batch<F: FnMut(&mut [u8])>(&mut self, max: usize, mut f: F) -> Result<usize, IoError> {
+ring_device!(PcapDevice);
+
+impl PcapDevice {
+    fn fd(&self) -> Option<i32> {
+        None
+    }
+}
+
+impl FrameRing for PcapDevice {
+    fn common(&mut self) -> &mut Common {
+        &mut self.common
+    }
+
+    fn rx_frames<F: FnMut(&[u8])>(&mut self, max: usize, mut f: F) -> Result<usize, IoError> {
         let mut n = 0;
         while n < max {
-            let Some(fr) = self.frames.get_mut(self.next) else {
+            let Some(fr) = self.frames.get(self.next) else {
                 break;
             };
             self.next += 1;
-            self.stats.rx_packets += 1;
-            self.stats.rx_bytes += fr.len() as u64;
+            self.common.stats.rx_bytes += fr.len() as u64;
             f(fr);
             n += 1;
         }
         if n == 0 {
-            self.stats.rx_empty_polls += 1;
+            self.common.stats.rx_empty_polls += 1;
         }
         Ok(n)
     }
 
-    fn wait_rx(&mut self, timeout_ms: i32) -> Result<bool, IoError> {
-        if self.remaining() == 0 {
-            std::thread::sleep(std::time::Duration::from_millis(timeout_ms.max(0) as u64));
-            return Ok(false);
-        }
-        Ok(true)
-    }
-
-    fn stats(&self) -> DevStats {
-        self.stats
-    }
-}
-
-impl FrameTx for PcapDevice {
-    fn tx_push(&mut self, frame: &[u8]) -> Result<bool, IoError> {
+    fn tx_frame(&mut self, frame: &[u8]) -> Result<bool, IoError> {
         let Some(w) = self.out.as_mut() else {
             // No output file: a sink that counts.
-            self.stats.tx_packets += 1;
+            self.common.stats.tx += 1;
             return Ok(true);
         };
-        let i = self.stats.tx_packets;
+        let i = self.common.stats.tx;
         w.write((i / 1_000_000) as u32, (i % 1_000_000) as u32, frame)
             .map_err(|e| io_err(Op::Write, &e))?;
-        self.stats.tx_packets += 1;
-        self.stats.tx_bytes += frame.len() as u64;
+        self.common.stats.tx += 1;
+        self.common.stats.tx_bytes += frame.len() as u64;
         self.pending += 1;
         Ok(true)
     }
 
-    fn tx_flush(&mut self) -> Result<(), IoError> {
+    fn tx_kick(&mut self) -> Result<(), IoError> {
         // Frames are buffered in a BufWriter; `finish` (or drop) writes them.
         self.pending = 0;
         Ok(())
     }
 
-    fn tx_pending(&self) -> usize {
+    fn tx_queued(&self) -> usize {
         self.pending
     }
 }

@@ -113,27 +113,6 @@ pub(crate) fn kick_tx(fd: RawFd) -> Result<bool, IoError> {
     }
 }
 
-/// Waits up to `timeout_ms` for `fd` to become readable. `Ok(false)` on
-/// timeout.
-pub(crate) fn poll_in(fd: RawFd, timeout_ms: i32) -> Result<bool, IoError> {
-    let mut p = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd for the duration of the call.
-    let rc = unsafe { libc::poll(&mut p, 1, timeout_ms) };
-    if rc < 0 {
-        let e = IoError::last(Op::Poll);
-        return if e.errno() == Some(libc::EINTR) {
-            Ok(false)
-        } else {
-            Err(e)
-        };
-    }
-    Ok(rc > 0)
-}
-
 /// A shared memory mapping, unmapped on drop.
 pub(crate) struct Mmap {
     ptr: *mut u8,

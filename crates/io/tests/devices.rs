@@ -7,53 +7,76 @@ mod common;
 use common::*;
 use io::packet::{PacketConfig, PacketSocket};
 use io::xdp::{XdpMode, XdpProgram, XskConfig, XskSocket};
-use io::{FrameRx, FrameTx};
+use pkt::{Batch, Device, Pool};
 use std::collections::BTreeSet;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 const N: u32 = 500;
 
+/// Sleeps until `dev` may have frames, up to `ms`.
+fn wait_rx<D: Device>(dev: &D, ms: i32) {
+    match dev.poll_fd() {
+        Some(fd) => {
+            let mut p = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd for the duration of the call.
+            unsafe { libc::poll(&mut p, 1, ms) };
+        }
+        None => std::thread::sleep(Duration::from_millis(ms as u64)),
+    }
+}
+
 /// Receives until every seq in 0..N was seen or `timeout`; returns the set.
-fn collect<D: FrameRx>(dev: &mut D, timeout: Duration) -> BTreeSet<u32> {
+fn collect<D: Device>(dev: &mut D, timeout: Duration) -> BTreeSet<u32> {
+    let pool = Pool::new(256);
+    let mut b = Batch::with_capacity(64);
     let mut seen = BTreeSet::new();
     let end = Instant::now() + timeout;
     while (seen.len() as u32) < N && Instant::now() < end {
-        let got = dev
-            .rx_batch(64, |f| {
-                if let Some(s) = frame_seq(f) {
-                    seen.insert(s);
-                }
-            })
-            .expect("rx_batch");
+        let got = dev.rx_burst(&pool, &mut b, 64);
+        for p in b.drain() {
+            if let Some(s) = frame_seq(p.data()) {
+                seen.insert(s);
+            }
+        }
+        assert!(dev.last_error().is_none(), "rx: {:?}", dev.last_error());
         if got == 0 {
-            dev.wait_rx(20).expect("wait_rx");
+            wait_rx(dev, 20);
         }
     }
     seen
 }
 
-fn send_all<D: FrameTx>(dev: &mut D, dst: [u8; 6], src: [u8; 6]) {
+fn send_all<D: Device>(dev: &mut D, dst: [u8; 6], src: [u8; 6]) {
+    let pool = Pool::new(64);
+    let mut b = Batch::with_capacity(1);
     for s in 0..N {
         let f = test_frame(dst, src, s, 100 + (s as usize % 1200));
+        b.push(pool.alloc_from(&f).expect("buffer")).expect("room");
         let end = Instant::now() + Duration::from_secs(5);
-        while !dev.tx_push(&f).expect("tx_push") {
+        while dev.tx_burst(&mut b) == 0 {
+            assert!(dev.last_error().is_none(), "tx: {:?}", dev.last_error());
             assert!(Instant::now() < end, "TX ring stayed full");
-            dev.tx_flush().expect("tx_flush");
+            dev.flush();
             std::thread::sleep(Duration::from_millis(1));
         }
         if s % 32 == 31 {
-            dev.tx_flush().expect("tx_flush");
+            dev.flush();
         }
     }
-    dev.tx_flush().expect("tx_flush");
+    dev.flush();
+    assert!(dev.last_error().is_none(), "tx: {:?}", dev.last_error());
 }
 
 /// Router side opens its device with `open`, receives N frames from hostA,
 /// then sends N frames back; hostA uses AF_PACKET both ways.
 fn round_trip<D, F>(open: F)
 where
-    D: FrameRx + FrameTx,
+    D: Device,
     F: FnOnce() -> D + Send + 'static,
 {
     let t = Topo::new(1);
@@ -98,7 +121,7 @@ where
         seen_a.len()
     );
     assert!(
-        stats.rx_packets >= u64::from(N) && stats.tx_packets == u64::from(N),
+        stats.rx >= u64::from(N) && stats.tx == u64::from(N),
         "{stats:?}"
     );
 }

@@ -10,7 +10,8 @@ use common::*;
 use io::fwd::{self, FwdCounters, LoopConfig, Route4, StaticForwarder};
 use io::packet::{PacketConfig, PacketSocket};
 use io::xdp::{XdpMode, XdpProgram, XskConfig, XskSocket};
-use io::{DevStats, FrameRx, FrameTx};
+use io::IoError;
+use pkt::{DevStats, Device};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -191,7 +192,7 @@ fn ping(t: &Topo, count: u32) -> (bool, String) {
 /// The whole scenario with router ports opened by `open` ("r0", "r1").
 fn forward_through<D, F>(open: F)
 where
-    D: FrameRx + FrameTx,
+    D: Device<Error = IoError>,
     F: Fn(&str) -> D + Send + 'static,
 {
     let t = Topo::new(1);
@@ -252,13 +253,13 @@ where
         "forwarded {} < {min}: {c:?}",
         c.forwarded
     );
-    let tx: u64 = stats.iter().map(|s| s.tx_packets).sum();
+    let tx: u64 = stats.iter().map(|s| s.tx).sum();
     assert_eq!(
         tx, c.forwarded,
         "every forwarded frame was queued on a TX ring"
     );
     assert!(
-        stats[0].rx_packets > u64::from(UDP_N) && stats[1].rx_packets > 5,
+        stats[0].rx > u64::from(UDP_N) && stats[1].rx > 5,
         "{stats:?}"
     );
     assert_eq!(

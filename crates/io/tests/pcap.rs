@@ -5,8 +5,7 @@ mod common;
 use common::*;
 use io::fwd::{Route4, StaticForwarder};
 use io::pcap::PcapDevice;
-use io::pktdev::PktDevice;
-use io::{Batch, FrameRx, FrameTx, IoError};
+use io::IoError;
 use pkt::Device;
 
 fn tmp(name: &str) -> std::path::PathBuf {
@@ -37,21 +36,20 @@ fn pcap_through_the_forwarder() {
         }],
     )
     .expect("fwd");
-    let mut staged = Vec::new();
-    while dev
-        .rx_batch(8, |fr| {
-            if f.process(fr) == Some(1) {
-                staged.push(fr.to_vec());
+    let pool = pkt::Pool::new(64);
+    let mut b = pkt::Batch::with_capacity(8);
+    let mut staged = pkt::Batch::with_capacity(64);
+    while dev.rx_burst(&pool, &mut b, 8) > 0 {
+        for mut p in b.drain() {
+            if f.process(p.data_mut()) == Some(1) {
+                staged.push(p).expect("room");
             }
-        })
-        .expect("rx")
-        > 0
-    {}
-    for fr in &staged {
-        assert!(dev.tx_push(fr).expect("tx"));
+        }
     }
-    dev.tx_flush().expect("flush");
-    assert_eq!(dev.stats().rx_packets, 20);
+    assert_eq!(dev.tx_burst(&mut staged), 20);
+    dev.flush();
+    assert_eq!(dev.last_error(), None);
+    assert_eq!(dev.stats().rx, 20);
     dev.finish().expect("finish");
     let got = pkt::pcap::read_frames(&std::fs::read(&out).expect("read out")).expect("parse out");
     assert_eq!(got.len(), frames.len());
@@ -69,14 +67,16 @@ fn pcap_through_the_forwarder() {
 fn pcap_as_a_pkt_device() {
     let (inp, frames) = input(300);
     let out = tmp("pkt-out.pcap");
-    let dev = PcapDevice::open(Some(&inp), Some(&out)).expect("open");
-    let mut d = PktDevice::new("pcap0", dev, Batch { kp: 64, kn: 16 });
+    let mut d = PcapDevice::open(Some(&inp), Some(&out)).expect("open");
+    d.set_name("pcap0");
+    d.set_kn(16);
+    assert_eq!(d.name(), "pcap0");
     let pool = pkt::Pool::new(128);
     let mut b = pkt::Batch::with_capacity(256);
     let mut total = 0;
     loop {
-        let n = d.rx_burst(&pool, &mut b, 256);
-        assert!(n <= 64, "kp bounds one poll");
+        let n = d.rx_burst(&pool, &mut b, 64);
+        assert!(n <= 64, "max bounds one poll");
         if n == 0 {
             break;
         }
@@ -88,7 +88,7 @@ fn pcap_as_a_pkt_device() {
     assert_eq!(total, 300);
     assert_eq!(pool.available(), 128, "every buffer went back to the pool");
     assert_eq!((d.stats().rx, d.stats().tx), (300, 300));
-    d.into_inner().finish().expect("finish");
+    d.finish().expect("finish");
     let got = pkt::pcap::read_frames(&std::fs::read(&out).expect("read")).expect("parse");
     assert_eq!(got, frames, "frames come out as they went in");
     let _ = std::fs::remove_file(inp);

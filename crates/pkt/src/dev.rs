@@ -1,7 +1,7 @@
 //! The device interface: a batch source and sink of packets from a pool.
 //!
-//! Every packet I/O backend (AF_XDP, AF_PACKET in crate `io`; the in-memory
-//! and pcap devices here) implements [`Device`]. The run-to-completion
+//! Every packet I/O backend (AF_XDP, AF_PACKET and pcap files in crate
+//! `io`; the in-memory device here) implements [`Device`]. The run-to-completion
 //! driver in crate `graph` polls `rx_burst` on each device bound to a
 //! `FromDevice` element, pushes the batch through the graph, then hands each
 //! `ToDevice` element's batch to `tx_burst` of its device.
@@ -22,21 +22,40 @@
 use crate::batch::Batch;
 use crate::pool::Pool;
 
-/// Per-device counters kept by the device itself.
+/// Per-device counters kept by the device itself. A device belongs to one
+/// core, so these are plain integers; read them on the owning thread or
+/// after it stops. Fields a device has no use for stay zero.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct DevStats {
     /// Frames received and handed to the graph.
     pub rx: u64,
-    /// Frames transmitted.
-    pub tx: u64,
+    /// Bytes of those frames.
+    pub rx_bytes: u64,
     /// Frames received but lost because the pool was empty.
     pub rx_nobuf: u64,
-    /// Frames dropped by the device (ring full, too large, I/O error).
+    /// Receive calls that found nothing.
+    pub rx_empty_polls: u64,
+    /// Frames transmitted (queued on the device's ring).
+    pub tx: u64,
+    /// Bytes of those frames.
+    pub tx_bytes: u64,
+    /// Frames dropped by the device (too large, I/O error).
     pub tx_dropped: u64,
+    /// Sends refused because the TX ring had no free slot (the packets
+    /// stay in the caller's batch).
+    pub tx_ring_full: u64,
+    /// System calls made to start transmission.
+    pub tx_kicks: u64,
+    /// Frames the kernel rejected, truncated or malformed descriptors.
+    pub errors: u64,
 }
 
 /// A packet source and sink polled in batches.
 pub trait Device {
+    /// What an I/O failure is (`core::convert::Infallible` for a device
+    /// that cannot fail). Calls never return it: the device keeps the last
+    /// one for [`Device::last_error`] and counts the frames it lost.
+    type Error: Copy + core::fmt::Debug;
     /// Interface name as written in the graph config (`FromDevice(NAME)`).
     fn name(&self) -> &str;
     /// Receives up to `max` frames into buffers from `pool`, appending them
@@ -49,6 +68,15 @@ pub trait Device {
     fn flush(&mut self) {}
     /// Counters.
     fn stats(&self) -> DevStats;
+    /// The file descriptor to `poll(2)` for readability, if there is one,
+    /// so that one thread can sleep on several devices at once.
+    fn poll_fd(&self) -> Option<i32> {
+        None
+    }
+    /// The most recent I/O error, if any.
+    fn last_error(&self) -> Option<Self::Error> {
+        None
+    }
 }
 
 /// What a [`MemDevice`] does with transmitted frames.
@@ -125,6 +153,7 @@ impl MemDevice {
 }
 
 impl Device for MemDevice {
+    type Error = core::convert::Infallible;
     fn name(&self) -> &str {
         &self.name
     }

@@ -60,7 +60,7 @@ fn dp_config(d: &config::Dataplane) -> DataplaneConfig {
         },
         cores: usize::from(d.cores),
         loop_cfg: LoopConfig {
-            batch: io::Batch {
+            batch: io::BatchSizes {
                 kp: usize::from(d.kp),
                 kn: usize::from(d.kn),
             },

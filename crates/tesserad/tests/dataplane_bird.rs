@@ -18,14 +18,13 @@
 //! forwarding fault from a routing one.
 //!
 //! Every host and R's ports also have IPv6 (2001:db8:N::/64, R is ::1).
-//! With the element-graph engine (the default, tesserad's too) the test
-//! also proves: ping6 across R (to B's connected address; in the
+//! With either engine (both run the element graph; `Engine::Fast` with
+//! IPv4 forwarding fused into `elements::Ip4Forward`) the test also
+//! proves: ping6 across R (to B's connected address; in the
 //! `fib_feed_*` variants also to 2001:db8:ff::1 on B's loopback through a
 //! fed IPv6 route), ping and ping6 to R's own addresses (ICMP echo), and
 //! `ping -t 1` / `ping -6 -t 1` through R answered by R's ICMP time
-//! exceeded (RFC 1812 §5.3.1, RFC 4443 §3.3). The `fast_engine_*`
-//! variants run the hand-written IPv4 forwarder (`Engine::Fast`) through
-//! the IPv4 part only. Needs root, `ip`, `ethtool`,
+//! exceeded (RFC 1812 §5.3.1, RFC 4443 §3.3). Needs root, `ip`, `ethtool`,
 //! `ping`, `bird`, `birdc`; every step is bounded (a pass takes a few
 //! seconds, a failure under a minute) and everything is torn down.
 
@@ -614,9 +613,9 @@ fn scenario(io_mode: &str, src: Source, engine: fib::dataplane::Engine, cores: u
         lab.log("tesserad.log")
     );
 
-    if graph {
-        graph_proofs(&lab, direct.is_some());
-    }
+    // Both engines are the element graph (Fast: with Ip4Forward), so both
+    // get the IPv6 and ICMP proofs.
+    graph_proofs(&lab, direct.is_some());
 
     // UDP to the BGP-learned prefix: all to B.
     send(&lab, 1, 500);
@@ -708,7 +707,7 @@ fn scenario(io_mode: &str, src: Source, engine: fib::dataplane::Engine, cores: u
         "{line}"
     );
     assert!(line.contains("errors=[]"), "{line}");
-    if graph && direct_run {
+    if direct_run {
         // Two IPv4 and two IPv6 time-exceeded errors (ping -c 2 each).
         assert!(counter(&line, "icmp_errors") >= 4, "{line}");
         assert!(counter(&line, "ipv6") >= 14, "{line}");

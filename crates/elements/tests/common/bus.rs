@@ -37,6 +37,7 @@ impl BusNic {
 }
 
 impl Device for BusNic {
+    type Error = core::convert::Infallible;
     fn name(&self) -> &str {
         &self.name
     }
@@ -93,7 +94,7 @@ pub struct Outcome {
 /// the queue (seed 004 §4.4's single-port experiment).
 pub fn overload(balance: bool, polls: u64) -> Outcome {
     use elements::Env;
-    use graph::{DropReason, Graph, Runner};
+    use graph::{Graph, Runner};
     let (r0, a) = (pkt::Mac([2, 0, 0, 0, 0, 1]), pkt::Mac([2, 0, 0, 0, 1, 2]));
     let frames: Vec<Vec<u8>> = (0..64u8)
         .map(|i| pkt::build::udp4(r0, a, [10, 0, 1, 2], [10, 0, 9, i], 64, 1, 2, &[0; 18]))
@@ -121,7 +122,6 @@ pub fn overload(balance: bool, polls: u64) -> Outcome {
         r.poll();
     }
     let secs = t.elapsed().as_secs_f64();
-    let d = r.graph.drops_by_reason();
     let bs = r.balance_stats();
     let st = r.devices()[0].stats();
     Outcome {
@@ -129,8 +129,8 @@ pub fn overload(balance: bool, polls: u64) -> Outcome {
         offered: polls * 64,
         rx: st.rx,
         tx: st.tx,
-        queue_full: d[DropReason::QueueFull as usize],
-        tx_full: d[DropReason::TxFull as usize],
+        queue_full: r.graph.dropped("queue_full"),
+        tx_full: r.graph.dropped("tx_full"),
         suspended: bs.iter().map(|b| b.suspended).sum(),
         lowered: bs.iter().map(|b| b.lowered).sum(),
         secs,

@@ -12,6 +12,11 @@
 //! Ip4Lookup [i], Ip6Lookup [i] -> [0] rw<i> -> ToDevice(p<i>)
 //! ```
 //!
+//! With [`Engine::Fast`], each port's IPv4 goes to one fused
+//! `Ip4Forward` (check, TTL and lookup over a batch, reading the same live
+//! table as `Ip4Lookup`) instead of `CheckIpHeader`; packets for the
+//! router, local destinations and TTL <= 1 leave it for the branch above.
+//!
 //! Echo replies and ICMP time-exceeded errors (RFC 1812 §5.3.1, RFC 4443
 //! §3.3, from the arrival port's address) go back into the lookup and
 //! leave like any routed packet. The lookups read the live tables through
@@ -22,14 +27,17 @@
 //! with ARP or Neighbor Solicitation on this core.
 //!
 //! Neighbours: each core's EtherRewrite keeps its own neighbour table
-//! (nothing shared, no locks); the FIB thread's learned-neighbour rings
-//! are used by the `fast` engine only. The adjacency MACs that the FIB
-//! holds are not needed here.
+//! (no locks on the packet path). What a core learns (ARP, and NDP,
+//! including a solicited advertisement answering another core's
+//! solicitation) goes to the FIB thread on the core's learned-neighbour
+//! ring, and a core due to ask again first looks in the published
+//! tables ([`NeighShare`]): with a hash fanout a reply may reach a core
+//! that did not ask.
 //!
-//! Buffers: one `pkt::Pool` per core; `io::pktdev::PktDevice` copies each
-//! received frame into a pool buffer and each sent packet into the TX
-//! ring, recycling the buffer at once, so nothing is allocated per packet
-//! after warm-up. Counters are the graph's per-element plain integers.
+//! Buffers: one `pkt::Pool` per core; the devices (crate `io`, each a
+//! `pkt::Device`) copy each received frame into a pool buffer and each
+//! sent packet into the TX ring, recycling the buffer at once, so nothing
+//! is allocated per packet after warm-up. Counters are the graph's per-element plain integers.
 
 use std::fmt::Write as _;
 use std::net::IpAddr;
@@ -40,15 +48,14 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use elements::{AnyElement, Env, NeighShare, NextHopTable, NhEntry, Table};
-use graph::{DropReason, Element, Graph, Runner};
-use io::pktdev::PktDevice;
+use graph::{Element, Graph, Runner};
 use io::rss::Producer;
-use io::{FrameRx, FrameTx, IoError};
+use io::IoError;
 use lpm::publish::ReadHandle;
 use lpm::{Lpm, NextHop};
-use pkt::Pool;
+use pkt::{Device, Pool};
 
-use super::worker::{Learned, LoopConfig, WorkerCounters};
+use super::common::{Engine, Learned, LoopConfig, WorkerCounters};
 use crate::table::FibTables;
 
 /// Packet buffers per core (RX batches of every port, hold queues, ICMP
@@ -124,6 +131,25 @@ impl Table<u128> for LiveTable {
         t.v6.lookup_batch(addrs, out);
         fill(&t, out, entries);
         true
+    }
+}
+
+/// One [`LiveTable`] read by several lookup elements of one core's graph.
+struct SharedTable(Rc<RefCell<LiveTable>>);
+
+impl Table<u32> for SharedTable {
+    #[inline]
+    fn lookup_batch(&mut self, addrs: &[u32], out: &mut [Option<NextHop>]) {
+        self.0.borrow_mut().lookup_batch(addrs, out)
+    }
+    #[inline]
+    fn lookup_entries(
+        &mut self,
+        addrs: &[u32],
+        out: &mut [Option<NextHop>],
+        entries: &mut [Option<NhEntry>],
+    ) -> bool {
+        self.0.borrow_mut().lookup_entries(addrs, out, entries)
     }
 }
 
@@ -215,9 +241,12 @@ fn family(
     let _ = writeln!(s, "head{f} [0] -> {rt}; head{f} [1] -> local{f};");
 }
 
-/// The graph config of one core for `ports` (devices `p0`, `p1`, ... in
-/// port order, so `anno.in_port` is the port index).
-pub fn graph_config(ports: &[GraphPort]) -> String {
+/// The graph config of one core for `ports`, whose devices are named
+/// `devs` (in port order, so `anno.in_port` is the port index). With
+/// [`Engine::Fast`], IPv4 from every port enters one `Ip4Forward` (table
+/// `fib4f`) instead of `CheckIpHeader`; what it does not forward goes on
+/// to the own-address branch as before.
+pub fn graph_config(ports: &[GraphPort], devs: &[&str], engine: Engine) -> String {
     let n = ports.len();
     let mut s = String::new();
     let _ = writeln!(s, "rt4 :: Ip4Lookup(TABLE fib4, PORTS {n});");
@@ -256,7 +285,14 @@ pub fn graph_config(ports: &[GraphPort]) -> String {
     let local6 = ["38/ff"];
     family(&mut s, "4", &own4, &local4, &pick(false), "DecIpTtl");
     family(&mut s, "6", &own6, &local6, &pick(true), "DecIp6HopLimit");
-    for (i, p) in ports.iter().enumerate() {
+    let fused = engine == Engine::Fast;
+    if fused {
+        let mut args: Vec<String> = own4.iter().map(|(a, _)| format!("ADDR {a}")).collect();
+        args.push(format!("TABLE fib4f, PORTS {n}"));
+        let _ = writeln!(s, "fwd4 :: Ip4Forward({});", args.join(", "));
+        let _ = writeln!(s, "fwd4 [{n}] -> head4;");
+    }
+    for (i, (p, dev)) in ports.iter().zip(devs).enumerate() {
         let mut rw = format!("MAC {}, RETRY_MS 200", mac_str(&p.mac));
         for (a, _) in &p.addrs {
             let k = if a.is_ipv4() { "IP" } else { "IP6" };
@@ -264,25 +300,31 @@ pub fn graph_config(ports: &[GraphPort]) -> String {
         }
         let _ = writeln!(
             s,
-            "in{i} :: FromDevice(p{i}); rw{i} :: EtherRewrite({rw});\n\
+            "in{i} :: FromDevice({dev}); rw{i} :: EtherRewrite({rw});\n\
              c{i} :: Classifier(arp, ip6 icmp6 54/87, ip6 icmp6 54/88, ip, ip6);\n\
              in{i} -> c{i}; c{i} [0] -> [1] rw{i}; c{i} [1] -> [1] rw{i}; c{i} [2] -> [1] rw{i};\n\
-             c{i} [3] -> CheckIpHeader -> head4; c{i} [4] -> CheckIp6Header -> head6;\n\
-             rt4 [{i}] -> rw{i}; rt6 [{i}] -> rw{i}; rw{i} -> ToDevice(p{i});"
+             c{i} [4] -> CheckIp6Header -> head6;\n\
+             rt4 [{i}] -> rw{i}; rt6 [{i}] -> rw{i}; rw{i} -> ToDevice({dev});"
         );
+        if fused {
+            let _ = writeln!(s, "c{i} [3] -> fwd4; fwd4 [{i}] -> rw{i};");
+        } else {
+            let _ = writeln!(s, "c{i} [3] -> CheckIpHeader -> head4;");
+        }
     }
     s
 }
 
 /// One core's graph over its queue of every port.
-pub struct GraphWorker<D: FrameRx + FrameTx> {
-    runner: Runner<AnyElement, PktDevice<D>>,
+pub struct GraphWorker<D: Device<Error = IoError>> {
+    runner: Runner<AnyElement, D>,
     shared: Option<Rc<RefCell<Shared>>>,
 }
 
-impl<D: FrameRx + FrameTx> GraphWorker<D> {
+impl<D: Device<Error = IoError>> GraphWorker<D> {
     /// Builds this core's graph. `v4` and `v6` read the same published
-    /// tables (one handle per lookup element). With `share` (a third
+    /// tables (one handle per lookup element); `devs` are this core's
+    /// devices in port order (with distinct names). With `share` (a third
     /// handle and this core's ring to the FIB thread), neighbours this
     /// core learns go to the FIB thread, and a neighbour due for a
     /// request is first looked up in the published tables: an ARP reply
@@ -297,9 +339,25 @@ impl<D: FrameRx + FrameTx> GraphWorker<D> {
     ) -> Result<Self, IoError> {
         let batch = cfg.batch.validate()?;
         let mut env = Env::new();
-        env.add_table4("fib4", Box::new(LiveTable(v4)), NextHopTable::new());
+        if cfg.engine == Engine::Fast {
+            // Ip4Forward and the lookup of echo replies and ICMP errors
+            // read the same handle.
+            let h = Rc::new(RefCell::new(LiveTable(v4)));
+            env.add_table4(
+                "fib4",
+                Box::new(SharedTable(Rc::clone(&h))),
+                NextHopTable::new(),
+            );
+            env.add_table4("fib4f", Box::new(SharedTable(h)), NextHopTable::new());
+        } else {
+            env.add_table4("fib4", Box::new(LiveTable(v4)), NextHopTable::new());
+        }
         env.add_table6("fib6", Box::new(LiveTable(v6)), NextHopTable::new());
-        let text = graph_config(ports);
+        if devs.len() != ports.len() {
+            return Err(IoError::Config("one dataplane device per port"));
+        }
+        let names: Vec<&str> = devs.iter().map(|d| d.name()).collect();
+        let text = graph_config(ports, &names, cfg.engine);
         let mut g = Graph::from_str(&text, "dataplane", &mut env, Pool::new(POOL_BUFFERS))
             .map_err(|_| IoError::Config("the dataplane graph does not build"))?;
         let shared = share.map(|(fib, learn)| {
@@ -320,12 +378,7 @@ impl<D: FrameRx + FrameTx> GraphWorker<D> {
                 }
             }
         }
-        let devices = devs
-            .into_iter()
-            .enumerate()
-            .map(|(i, d)| PktDevice::new(&format!("p{i}"), d, batch))
-            .collect();
-        let runner = Runner::new(g, devices, batch.kp.min(pkt::MAX_BATCH))
+        let runner = Runner::new(g, devs, batch.kp.min(pkt::MAX_BATCH))
             .map_err(|_| IoError::Config("a dataplane graph device is missing"))?;
         Ok(GraphWorker { runner, shared })
     }
@@ -338,7 +391,7 @@ impl<D: FrameRx + FrameTx> GraphWorker<D> {
             .runner
             .devices()
             .iter()
-            .filter_map(|d| d.inner().poll_fd())
+            .filter_map(|d| d.poll_fd())
             .collect();
         let mut idle = 0u32;
         while !stop.load(Ordering::Relaxed) {
@@ -367,7 +420,7 @@ impl<D: FrameRx + FrameTx> GraphWorker<D> {
     }
 
     /// This core's devices, in port order.
-    pub fn devices_mut(&mut self) -> &mut [PktDevice<D>] {
+    pub fn devices_mut(&mut self) -> &mut [D] {
         self.runner.devices_mut()
     }
 
@@ -376,56 +429,49 @@ impl<D: FrameRx + FrameTx> GraphWorker<D> {
         &self.runner.graph
     }
 
-    /// This core's counters in the dataplane's terms.
+    /// This core's counters in the dataplane's terms: drops summed by
+    /// reason name and element counters by counter name, over every
+    /// element, whatever it is called.
     pub fn counters(&self) -> WorkerCounters {
         let g = &self.runner.graph;
-        let d = g.drops_by_reason();
-        let drop = |r: DropReason| d.get(r as usize).copied().unwrap_or(0);
+        let drop = |r: &str| g.dropped(r);
         let mut c = WorkerCounters {
             rx: self.runner.stats().rx,
             sections: self.runner.stats().polls,
-            no_route: drop(DropReason::NoRoute),
-            unresolved: drop(DropReason::Unresolved),
-            ttl_expired: drop(DropReason::TtlExpired),
+            no_route: drop("no_route"),
+            unresolved: drop("unresolved"),
+            ttl_expired: drop("ttl_expired"),
             bad_header: [
-                DropReason::BadEther,
-                DropReason::BadIpHeader,
-                DropReason::BadIpChecksum,
-                DropReason::BadIpSource,
-                DropReason::BadIp6Header,
-                DropReason::BadIp6Address,
+                "bad_ether",
+                "bad_ip_header",
+                "bad_ip_checksum",
+                "bad_ip_source",
+                "bad_ip6_header",
+                "bad_ip6_address",
             ]
             .iter()
-            .map(|r| drop(*r))
+            .map(|r| drop(r))
             .sum(),
-            not_ip: drop(DropReason::NoMatch),
-            local: drop(DropReason::Discarded),
-            tx_full: drop(DropReason::TxFull),
+            not_ip: drop("no_match"),
+            local: drop("discarded"),
+            tx_full: drop("tx_full"),
             learn_dropped: self.shared.as_ref().map_or(0, |s| s.borrow().dropped),
             ..WorkerCounters::default()
         };
         let mut sent = 0;
         for dev in self.runner.devices() {
-            let s = pkt::Device::stats(dev);
+            let s = dev.stats();
             sent += s.tx;
             c.tx_full += s.tx_dropped;
         }
-        for (name, e, st) in g.iter() {
-            if name.starts_with("rw") {
-                e.counters(&mut |k, v| match k {
-                    "replies" => c.arp_replies += v,
-                    "requests" => c.arp_requests += v,
-                    "control_in" => c.arp_in += v,
-                    _ => {}
-                });
-            }
-            if name.starts_with("ttl") {
-                e.counters(&mut |k, v| {
-                    if k == "icmp_errors" {
-                        c.icmp_errors += v;
-                    }
-                });
-            }
+        for (_, e, st) in g.iter() {
+            e.counters(&mut |k, v| match k {
+                "replies" => c.arp_replies += v,
+                "requests" => c.arp_requests += v,
+                "control_in" => c.arp_in += v,
+                "icmp_errors" => c.icmp_errors += v,
+                _ => {}
+            });
             // Every IPv6 packet passes one header check.
             if e.class() == "CheckIp6Header" {
                 c.ipv6 += st.rx;

@@ -1,8 +1,8 @@
 //! The dataplane runtime: one worker thread per core, each owning one
-//! queue of every port and running the engine of [`LoopConfig::engine`]
-//! (the element graph of [`graph_engine`], or the IPv4 forwarder of
-//! [`worker`]), plus the FIB thread, the only writer of the published
-//! [`FibTables`].
+//! queue of every port and running the element graph of [`graph_engine`]
+//! (with IPv4 forwarding as the fused `Ip4Forward` element when
+//! [`LoopConfig::engine`] is [`Engine::Fast`]), plus the FIB thread, the
+//! only writer of the published [`FibTables`].
 //!
 //! Queues: with AF_XDP, core `q` binds a socket to RX queue `q` of every
 //! port, so the device's own flow hashing (RSS, or the sender's queue on a
@@ -18,9 +18,8 @@
 //! from the workers' rings, publishes the deltas in one left-right swap,
 //! and optionally exports the resolved routes to the kernel.
 
-pub mod arp;
+pub mod common;
 pub mod graph_engine;
-pub mod worker;
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -38,45 +37,35 @@ use lpm::publish::{left_right, Writer};
 use crate::kernel::{self, KernelConfig};
 use crate::resolve::{Change, Fib, FibStats, PortSpec};
 use crate::table::FibTables;
+pub use common::{Engine, Learned, LoopConfig, PortInfo, WorkerCounters};
 pub use graph_engine::{GraphPort, GraphWorker, LiveTable};
-pub use worker::{Engine, Learned, LoopConfig, PortInfo, Worker, WorkerCounters};
 
-/// What a worker thread runs once its sockets are open.
-enum Job {
-    Fast(Box<Worker>),
-    Graph {
-        ports: Vec<GraphPort>,
-        v4: lpm::publish::ReadHandle<FibTables>,
-        v6: lpm::publish::ReadHandle<FibTables>,
-        share: (
-            lpm::publish::ReadHandle<FibTables>,
-            io::rss::Producer<Learned>,
-        ),
-    },
+/// What a worker thread needs besides its sockets.
+struct Job {
+    ports: Vec<GraphPort>,
+    v4: lpm::publish::ReadHandle<FibTables>,
+    v6: lpm::publish::ReadHandle<FibTables>,
+    share: (
+        lpm::publish::ReadHandle<FibTables>,
+        io::rss::Producer<Learned>,
+    ),
 }
 
-fn serve<D: io::FrameRx + io::FrameTx>(
-    mut socks: Vec<D>,
+fn serve<D: pkt::Device<Error = IoError>>(
+    socks: Vec<D>,
     job: Job,
     lc: LoopConfig,
     stop: &AtomicBool,
 ) -> Result<WorkerCounters, IoError> {
-    match job {
-        Job::Fast(mut w) => {
-            w.run(&mut socks, lc, stop)?;
-            Ok(w.counters)
-        }
-        Job::Graph {
-            ports,
-            v4,
-            v6,
-            share,
-        } => {
-            let mut g = GraphWorker::new(&ports, socks, v4, v6, Some(share), lc)?;
-            g.run(lc, stop)?;
-            Ok(g.counters())
-        }
-    }
+    let Job {
+        ports,
+        v4,
+        v6,
+        share,
+    } = job;
+    let mut g = GraphWorker::new(&ports, socks, v4, v6, Some(share), lc)?;
+    g.run(lc, stop)?;
+    Ok(g.counters())
 }
 
 /// Which packet I/O the workers use.
@@ -349,21 +338,18 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
     for core in 0..cfg.cores {
         let (p, c) = spsc::<Learned>(256);
         consumers.push(c);
-        let job = match cfg.loop_cfg.engine {
-            Engine::Fast => Job::Fast(Box::new(Worker::new(info.clone(), writer.reader(), p))),
-            Engine::Graph => Job::Graph {
-                ports: info
-                    .iter()
-                    .zip(&cfg.ports)
-                    .map(|(i, p)| GraphPort {
-                        mac: i.mac,
-                        addrs: p.addrs.clone(),
-                    })
-                    .collect(),
-                v4: writer.reader(),
-                v6: writer.reader(),
-                share: (writer.reader(), p),
-            },
+        let job = Job {
+            ports: info
+                .iter()
+                .zip(&cfg.ports)
+                .map(|(i, p)| GraphPort {
+                    mac: i.mac,
+                    addrs: p.addrs.clone(),
+                })
+                .collect(),
+            v4: writer.reader(),
+            v6: writer.reader(),
+            share: (writer.reader(), p),
         };
         let multi = cfg.cores > 1;
         let (stop, ready, progs, ports, mode, lc) = (
@@ -392,7 +378,10 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
                                     mode: FanoutMode::Hash,
                                 });
                             }
-                            PacketSocket::open(&pc)
+                            let mut s = PacketSocket::open(&pc)?;
+                            s.set_name(&format!("p{i}"));
+                            s.set_kn(lc.batch.kn);
+                            Ok(s)
                         })
                         .collect::<Result<Vec<_>, _>>();
                     let _ = ready.send(socks.as_ref().map(|_| ()).map_err(|e| *e));
@@ -401,11 +390,15 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
                 } else {
                     let socks = progs
                         .iter()
-                        .map(|pr| {
+                        .enumerate()
+                        .map(|(i, pr)| {
                             let mut xc = XskConfig::new(core as u32);
                             xc.frame_count = lc.xdp_frames;
                             xc.ring_size = (lc.xdp_frames / 2).max(xc.ring_size.min(lc.xdp_frames));
-                            XskSocket::open(pr, &xc)
+                            let mut s = XskSocket::open(pr, &xc)?;
+                            s.set_name(&format!("p{i}"));
+                            s.set_kn(lc.batch.kn);
+                            Ok(s)
                         })
                         .collect::<Result<Vec<_>, _>>();
                     let _ = ready.send(socks.as_ref().map(|_| ()).map_err(|e| *e));

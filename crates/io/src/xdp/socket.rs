@@ -7,7 +7,7 @@
 
 use super::bpf::XdpProgram;
 use super::ring::{MmapOffsets, Ring};
-use crate::device::{DevStats, FrameRx, FrameTx};
+use crate::device::{ring_device, Common, FrameRing};
 use crate::error::IoError;
 use crate::sys::{self, Mmap};
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -67,7 +67,7 @@ pub struct XskSocket {
     /// UMEM addresses of TX frames not in flight.
     tx_free: Vec<u64>,
     tx_pending: usize,
-    stats: DevStats,
+    common: Common,
 }
 
 impl XskSocket {
@@ -154,7 +154,7 @@ impl XskSocket {
             frame_size: cfg.frame_size,
             tx_free,
             tx_pending: 0,
-            stats: DevStats::default(),
+            common: Common::new(&format!("xsk{}q{}", prog.ifindex(), cfg.queue_id)),
         })
     }
 
@@ -184,12 +184,24 @@ impl XskSocket {
     }
 }
 
-impl FrameRx for XskSocket {
-    fn rx_batch<F: FnMut(&mut [u8])>(&mut self, max: usize, mut f: F) -> Result<usize, IoError> {
+ring_device!(XskSocket);
+
+impl XskSocket {
+    fn fd(&self) -> Option<i32> {
+        Some(self.fd.as_raw_fd())
+    }
+}
+
+impl FrameRing for XskSocket {
+    fn common(&mut self) -> &mut Common {
+        &mut self.common
+    }
+
+    fn rx_frames<F: FnMut(&[u8])>(&mut self, max: usize, mut f: F) -> Result<usize, IoError> {
         let want = max.min(u32::MAX as usize) as u32;
         let n = self.rx.available(want);
         if n == 0 {
-            self.stats.rx_empty_polls += 1;
+            self.common.stats.rx_empty_polls += 1;
             return Ok(0);
         }
         // Every RX frame goes straight back to the fill ring, which has room
@@ -210,13 +222,12 @@ impl FrameRx for XskSocket {
                     // kernel handed this frame to us and takes it back only
                     // after we put it on the fill ring below.
                     let frame = unsafe {
-                        core::slice::from_raw_parts_mut(self.umem.ptr().add(start), d.len as usize)
+                        core::slice::from_raw_parts(self.umem.ptr().add(start), d.len as usize)
                     };
-                    self.stats.rx_packets += 1;
-                    self.stats.rx_bytes += u64::from(d.len);
+                    self.common.stats.rx_bytes += u64::from(d.len);
                     f(frame);
                 }
-                _ => self.stats.errors += 1,
+                _ => self.common.stats.errors += 1,
             }
             if i < room {
                 // SAFETY: `free` reserved `room` fill slots from its head.
@@ -234,21 +245,7 @@ impl FrameRx for XskSocket {
         Ok(n as usize)
     }
 
-    fn wait_rx(&mut self, timeout_ms: i32) -> Result<bool, IoError> {
-        sys::poll_in(self.fd.as_raw_fd(), timeout_ms)
-    }
-
-    fn poll_fd(&self) -> Option<std::os::fd::RawFd> {
-        Some(self.fd.as_raw_fd())
-    }
-
-    fn stats(&self) -> DevStats {
-        self.stats
-    }
-}
-
-impl FrameTx for XskSocket {
-    fn tx_push(&mut self, frame: &[u8]) -> Result<bool, IoError> {
+    fn tx_frame(&mut self, frame: &[u8]) -> Result<bool, IoError> {
         if frame.len() > self.frame_size as usize {
             return Err(IoError::FrameTooLarge {
                 len: frame.len(),
@@ -260,11 +257,11 @@ impl FrameTx for XskSocket {
         }
         let pending = self.tx_pending as u32;
         if self.tx.free(pending + 1) <= pending {
-            self.stats.tx_ring_full += 1;
+            self.common.stats.tx_ring_full += 1;
             return Ok(false);
         }
         let Some(addr) = self.tx_free.pop() else {
-            self.stats.tx_ring_full += 1;
+            self.common.stats.tx_ring_full += 1;
             return Ok(false);
         };
         let desc = libc::xdp_desc {
@@ -275,7 +272,7 @@ impl FrameTx for XskSocket {
         // SAFETY: `addr` is the start of one of our TX frames (frame_size
         // bytes inside the UMEM, not in flight) and `frame.len()` fits it;
         // the TX slot at `head` is free (checked above). The slot is
-        // published to the kernel in `tx_flush`.
+        // published to the kernel in `tx_kick`.
         unsafe {
             core::ptr::copy_nonoverlapping(
                 frame.as_ptr(),
@@ -288,12 +285,12 @@ impl FrameTx for XskSocket {
                 .write(desc);
         }
         self.tx_pending += 1;
-        self.stats.tx_packets += 1;
-        self.stats.tx_bytes += frame.len() as u64;
+        self.common.stats.tx += 1;
+        self.common.stats.tx_bytes += frame.len() as u64;
         Ok(true)
     }
 
-    fn tx_flush(&mut self) -> Result<(), IoError> {
+    fn tx_kick(&mut self) -> Result<(), IoError> {
         if self.tx_pending > 0 {
             let h = self.tx.head.wrapping_add(self.tx_pending as u32);
             self.tx.submit(h);
@@ -304,7 +301,7 @@ impl FrameTx for XskSocket {
         // or the device pushes back.
         let mut tries = self.tx.outstanding() / 32 + 2;
         while self.tx.outstanding() > 0 && tries > 0 {
-            self.stats.tx_kicks += 1;
+            self.common.stats.tx_kicks += 1;
             if !sys::kick_tx(self.fd.as_raw_fd())? {
                 break;
             }
@@ -314,7 +311,7 @@ impl FrameTx for XskSocket {
         Ok(())
     }
 
-    fn tx_pending(&self) -> usize {
+    fn tx_queued(&self) -> usize {
         self.tx_pending
     }
 }

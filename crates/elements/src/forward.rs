@@ -1,0 +1,143 @@
+//! Ip4Forward: the IPv4 forwarding path fused into one element (ADR 0003):
+//! header check, the router's own and local destinations, TTL and lookup
+//! over one batch.
+
+use graph::{Arg, BuildError, DropReason, Output, Verdict};
+use pkt::hdr::ether::{parse_l2, ETH_IPV4};
+use pkt::hdr::ip4::{Ipv4, Ipv4Mut};
+use pkt::Batch;
+
+use crate::args::{ip, keyword};
+use crate::lookup::Ip4Lookup;
+
+/// Ip4Forward's own drop reasons (see `graph::Element::drop_names`). The
+/// first two are the lookup's own, in the lookup's slots: the fused
+/// lookup counts them here.
+pub(crate) const FORWARD_DROPS: &[&str] = &[
+    "bad_ip_header",
+    "no_route",
+    "bad_ether",
+    "bad_ip_checksum",
+    "bad_ip_source",
+];
+const BAD_IP_HEADER: DropReason = DropReason::own(0);
+const BAD_ETHER: DropReason = DropReason::own(2);
+const BAD_IP_CHECKSUM: DropReason = DropReason::own(3);
+const BAD_IP_SOURCE: DropReason = DropReason::own(4);
+
+/// `Ip4Forward(ADDR a, ..., <Ip4Lookup arguments>)`: in one element and
+/// one batch, what the chain `CheckIpHeader -> IcmpEcho(ADDR ...) ->
+/// Classifier(own, local, -) -> DecIpTtl -> Ip4Lookup` does to a packet
+/// that is simply forwarded: the RFC 1812 §5.2.2 header check and
+/// checksum, the §5.3.7 source check (drops as `CheckIpHeader`), the TTL
+/// decrement with an incremental checksum update (RFC 1624), and the
+/// longest-prefix match (as `Ip4Lookup`: the same `ROUTE`, `TABLE`,
+/// `PORTS`, `NOROUTE` arguments, `anno.nh` and `anno.gw` set, drops
+/// `no_route`). The MAC rewrite stays with the port's `EtherRewrite`,
+/// which owns the neighbour table and ARP.
+///
+/// Packets it does not handle leave on the last output, `slow`, with the
+/// header checked (`anno.l3` set) and untouched, for the ordinary chain:
+/// a destination that is one of the `ADDR` addresses, 224.0.0.0/24 or the
+/// limited broadcast (RFC 1812 §5.3.5; echo or discard), or a TTL <= 1
+/// (time exceeded, RFC 1812 §5.3.1).
+///
+/// * Ports: input 0 (IPv4 Ethernet frames); outputs: the lookup's, then
+///   `slow`.
+/// * Counters: drops `bad_ether`, `bad_ip_header`, `bad_ip_checksum`,
+///   `bad_ip_source`, `no_route`.
+///
+/// ```text
+/// fwd :: Ip4Forward(ADDR 10.0.1.1, ADDR 10.0.2.1, TABLE fib4, PORTS 2);
+/// c [0] -> fwd; fwd [0] -> rw0; fwd [1] -> rw1; fwd [2] -> CheckIpHeader -> echo;
+/// ```
+pub struct Ip4Forward {
+    own: Vec<[u8; 4]>,
+    pub(crate) lookup: Ip4Lookup,
+    slow: u16,
+}
+
+impl std::fmt::Debug for Ip4Forward {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ip4Forward")
+            .field("own", &self.own)
+            .field("lookup", &self.lookup)
+            .field("slow", &self.slow)
+            .finish()
+    }
+}
+
+impl Ip4Forward {
+    pub(crate) fn new(args: &[Arg], env: &mut crate::Env) -> Result<Self, BuildError> {
+        let mut own = Vec::new();
+        let mut rest = Vec::new();
+        for (i, arg) in args.iter().enumerate() {
+            match keyword(&arg.text) {
+                ("ADDR", v) => match ip(i, v)? {
+                    std::net::IpAddr::V4(x) => own.push(x.octets()),
+                    std::net::IpAddr::V6(_) => {
+                        return Err(BuildError::arg(i, "Ip4Forward takes IPv4 addresses"))
+                    }
+                },
+                _ => rest.push(arg.clone()),
+            }
+        }
+        let lookup = Ip4Lookup::new4(&rest, env)?;
+        let slow = lookup.outputs;
+        Ok(Ip4Forward { own, lookup, slow })
+    }
+
+    /// Output ports: the lookup's and `slow`.
+    pub(crate) fn outputs(&self) -> u16 {
+        self.slow + 1
+    }
+
+    #[inline]
+    fn check(d: &[u8]) -> Result<(u16, [u8; 4], u8), DropReason> {
+        let l2 = parse_l2(d).map_err(|_| BAD_ETHER)?;
+        if l2.ethertype != ETH_IPV4 {
+            return Err(BAD_ETHER);
+        }
+        let ip = Ipv4::parse(d.get(l2.l3..).unwrap_or(&[])).map_err(|_| BAD_IP_HEADER)?;
+        if !ip.checksum_ok() {
+            return Err(BAD_IP_CHECKSUM);
+        }
+        let s = ip.src();
+        if s[0] == 0 || s[0] == 127 || s[0] >= 224 {
+            return Err(BAD_IP_SOURCE);
+        }
+        Ok((l2.l3 as u16, ip.dst(), ip.ttl()))
+    }
+
+    #[inline]
+    pub(crate) fn process(&mut self, batch: &mut Batch, out: &mut Output<'_>) {
+        let (own, slow) = (&self.own, self.slow);
+        // Check, local and TTL in one pass; what is forwarded stays in the
+        // batch with its TTL decremented.
+        out.dispatch(batch, |p| match Self::check(p.data()) {
+            Ok((l3, dst, ttl)) => {
+                p.anno.l3 = l3;
+                let local = (dst[0] == 224 && dst[1] == 0 && dst[2] == 0)
+                    || dst == [255; 4]
+                    || own.contains(&dst);
+                if local || ttl <= 1 {
+                    return Verdict::port(slow);
+                }
+                match p
+                    .data_mut()
+                    .get_mut(usize::from(l3)..)
+                    .and_then(|b| Ipv4Mut::parse(b).ok())
+                {
+                    Some(mut h) => {
+                        h.dec_ttl();
+                        Verdict::KEEP
+                    }
+                    None => Verdict::drop(BAD_IP_HEADER),
+                }
+            }
+            Err(r) => Verdict::drop(r),
+        });
+        // The lookup over the rest, one batched LPM and one dispatch.
+        self.lookup.process4(batch, out);
+    }
+}

@@ -1,0 +1,112 @@
+//! What the dataplane's per-core workers share with their callers: ports,
+//! learned neighbours, counters, the engine choice and the loop settings.
+
+use std::net::{IpAddr, Ipv4Addr};
+
+use io::BatchSizes;
+
+/// A port's name, MAC and IPv4 addresses with prefix length.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PortInfo {
+    pub name: String,
+    pub mac: [u8; 6],
+    pub v4: Vec<(Ipv4Addr, u8)>,
+}
+
+/// A neighbour a core learned (ARP or NDP), for the FIB thread.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Learned {
+    pub port: u16,
+    pub ip: IpAddr,
+    pub mac: [u8; 6],
+}
+
+/// Per-worker counters; every drop has its reason.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct WorkerCounters {
+    pub rx: u64,
+    pub forwarded: u64,
+    pub not_ip: u64,
+    pub bad_header: u64,
+    pub ttl_expired: u64,
+    pub no_route: u64,
+    /// The neighbour's MAC is not known yet (an ARP request was sent).
+    pub unresolved: u64,
+    /// Addressed to the router itself (no local stack here).
+    pub local: u64,
+    /// The route leads back out of the arrival port.
+    pub hairpin: u64,
+    pub tx_full: u64,
+    pub ipv6: u64,
+    pub arp_in: u64,
+    pub arp_replies: u64,
+    pub arp_requests: u64,
+    /// Learned neighbours lost because the ring to the FIB thread was full.
+    pub learn_dropped: u64,
+    /// Read sections entered (one per non-empty batch; graph engine:
+    /// polls).
+    pub sections: u64,
+    /// ICMP time-exceeded errors sent (graph engine).
+    pub icmp_errors: u64,
+}
+
+impl WorkerCounters {
+    pub fn add(&mut self, o: &WorkerCounters) {
+        let f = |a: &mut u64, b: u64| *a += b;
+        f(&mut self.rx, o.rx);
+        f(&mut self.forwarded, o.forwarded);
+        f(&mut self.not_ip, o.not_ip);
+        f(&mut self.bad_header, o.bad_header);
+        f(&mut self.ttl_expired, o.ttl_expired);
+        f(&mut self.no_route, o.no_route);
+        f(&mut self.unresolved, o.unresolved);
+        f(&mut self.local, o.local);
+        f(&mut self.hairpin, o.hairpin);
+        f(&mut self.tx_full, o.tx_full);
+        f(&mut self.ipv6, o.ipv6);
+        f(&mut self.arp_in, o.arp_in);
+        f(&mut self.arp_replies, o.arp_replies);
+        f(&mut self.arp_requests, o.arp_requests);
+        f(&mut self.learn_dropped, o.learn_dropped);
+        f(&mut self.sections, o.sections);
+        f(&mut self.icmp_errors, o.icmp_errors);
+    }
+}
+
+/// Which forwarder the per-core workers run.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Engine {
+    /// The element graph of crate `elements` (IPv4 and IPv6, ICMP echo
+    /// and time-exceeded, ARP and NDP): see [`super::graph_engine`].
+    #[default]
+    Graph,
+    /// The same graph with IPv4 forwarding fused into one element,
+    /// `elements::Ip4Forward` (header check, TTL and lookup over a batch;
+    /// ADR 0003); everything else as [`Engine::Graph`].
+    Fast,
+}
+
+/// How the worker's poll loop behaves.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct LoopConfig {
+    pub batch: BatchSizes,
+    /// Empty rounds before sleeping in `poll(2)`.
+    pub idle_spins: u32,
+    /// Sleep bound when idle (also how often `stop` is seen).
+    pub sleep_ms: i32,
+    pub engine: Engine,
+    /// AF_XDP UMEM frames per socket (power of two; half RX, half TX).
+    pub xdp_frames: u32,
+}
+
+impl Default for LoopConfig {
+    fn default() -> Self {
+        LoopConfig {
+            batch: BatchSizes::default(),
+            idle_spins: 64,
+            sleep_ms: 5,
+            engine: Engine::Graph,
+            xdp_frames: 4096,
+        }
+    }
+}
