@@ -12,9 +12,11 @@ mod asn;
 mod clock;
 mod date;
 mod prefix;
+mod route;
 
 pub use afi::{Afi, AfiSafi, Safi};
 pub use asn::Asn;
 pub use clock::{Clock, Instant, ManualClock, MonotonicClock};
 pub use date::civil_from_days;
 pub use prefix::{Prefix, Prefix4, Prefix6, PrefixError};
+pub use route::RouteChange;

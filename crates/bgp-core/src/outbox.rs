@@ -9,11 +9,10 @@
 //! decided, and must be kept per peer.
 
 use std::fmt;
-use std::net::IpAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use base::{Afi, AfiSafi, Prefix};
+use base::{Afi, AfiSafi};
 use bgp_rib::PeerId;
 
 use crate::msg::{FlushBarrier, PeerStatus, SessionCmd};
@@ -128,14 +127,9 @@ impl PeerStatus {
 }
 
 /// One Loc-RIB change for a forwarding plane: the new best next hop, or
-/// `None` when the prefix has no route any more.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct BestChange {
-    /// The prefix.
-    pub prefix: Prefix,
-    /// Its best next hop now, `None` when it has no route.
-    pub next_hop: Option<IpAddr>,
-}
+/// `None` when the prefix has no route any more (the workspace's one route
+/// type, [`base::RouteChange`]).
+pub type BestChange = base::RouteChange;
 
 /// What the core measured, when the runtime gave it a [`crate::Meter`]
 /// (the core's decisions never depend on these).

@@ -1,5 +1,7 @@
 //! The local channel between tesserad and a separate dataplane process:
-//! batches of [`Change`]s on a Unix stream socket.
+//! batches of [`Change`]s on a Unix stream socket; the server side
+//! ([`serve`], a mirror of the best routes for whichever dataplane
+//! connects) and the client side ([`follow`]).
 //!
 //! Frame: `u32` (big endian) count of records, then the records. A record
 //! is `family` (4 or 6), prefix length, the prefix address (4 or 16
@@ -121,6 +123,71 @@ pub fn read_batch<R: Read>(r: &mut R) -> Result<Vec<Change>, FeedError> {
         v.push(Change { prefix, next_hop });
     }
     Ok(v)
+}
+
+/// Serves the best routes arriving on `rx` on `l`: keeps a mirror; each
+/// dataplane that connects gets the whole mirror, then every change. One
+/// client at a time (a new one replaces the old). Returns when `rx` is
+/// closed.
+pub fn serve(l: std::os::unix::net::UnixListener, rx: std::sync::mpsc::Receiver<Vec<Change>>) {
+    use std::sync::mpsc::RecvTimeoutError;
+    let mut mirror: std::collections::HashMap<Prefix, IpAddr> = Default::default();
+    let mut client: Option<std::os::unix::net::UnixStream> = None;
+    let mut scratch = Vec::new();
+    let _ = l.set_nonblocking(true);
+    loop {
+        if let Ok((s, _)) = l.accept() {
+            let _ = s.set_nonblocking(false);
+            let mut s = s;
+            let all: Vec<Change> = mirror
+                .iter()
+                .map(|(p, n)| Change {
+                    prefix: *p,
+                    next_hop: Some(*n),
+                })
+                .collect();
+            let ok = all
+                .chunks(4096)
+                .all(|c| write_batch(&mut s, c, &mut scratch).is_ok());
+            client = ok.then_some(s);
+        }
+        match rx.recv_timeout(std::time::Duration::from_millis(50)) {
+            Ok(b) => {
+                for c in &b {
+                    match c.next_hop {
+                        Some(n) => mirror.insert(c.prefix, n),
+                        None => mirror.remove(&c.prefix),
+                    };
+                }
+                if let Some(s) = client.as_mut() {
+                    if write_batch(s, &b, &mut scratch).is_err() {
+                        client = None;
+                    }
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return,
+        }
+    }
+}
+
+/// The client side: connects to `path` (again and again, every 200 ms,
+/// while tesserad is away) and hands every batch to `tx`. Returns when
+/// `tx` is closed.
+pub fn follow(path: &std::path::Path, tx: std::sync::mpsc::SyncSender<Vec<Change>>) {
+    loop {
+        let Ok(s) = std::os::unix::net::UnixStream::connect(path) else {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            continue;
+        };
+        let mut r = std::io::BufReader::new(s);
+        while let Ok(b) = read_batch(&mut r) {
+            if tx.send(b).is_err() {
+                return;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
 }
 
 #[cfg(test)]

@@ -39,12 +39,9 @@ pub const MAX_PASSES: usize = 4;
 const TOUCH: usize = 64;
 
 /// One best-route change: the new best next hop, or `None` when the prefix
-/// has no route any more (the shape of `bgp_speaker::fib_feed::BestChange`).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Change {
-    pub prefix: Prefix,
-    pub next_hop: Option<IpAddr>,
-}
+/// has no route any more. The same type the RIB produces
+/// (`bgp_core::BestChange`): [`base::RouteChange`].
+pub type Change = base::RouteChange;
 
 /// A dataplane port as the FIB sees it: its connected prefixes (the
 /// router's own addresses on it, with their prefix lengths).

@@ -3,31 +3,18 @@
 //! on `feed_socket`, or `tesserad --dataplane` forwarding, fed from that
 //! socket.
 
-use std::collections::HashMap;
-use std::io::BufReader;
-use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::net::UnixListener;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::mpsc::{self, SyncSender};
 use std::time::Duration;
 
-use base::Prefix;
-use bgp_speaker::fib_feed::BestChange;
 use fib::dataplane::{self, DataplaneConfig, IoMode, LoopConfig, PortConfig};
 use fib::kernel::KernelConfig;
 use fib::Change;
 
 /// Batches in flight between the RIB and the FIB thread.
 const FEED_DEPTH: usize = 64;
-
-fn conv(b: Vec<BestChange>) -> Vec<Change> {
-    b.into_iter()
-        .map(|c| Change {
-            prefix: c.prefix,
-            next_hop: c.next_hop,
-        })
-        .collect()
-}
 
 /// One line on standard error saying what runs (tests read it).
 fn announce(c: &DataplaneConfig) {
@@ -124,29 +111,20 @@ pub enum Running {
 
 /// Starts what `[dataplane]` asks for; returns the best-route hook to give
 /// the daemon.
-pub fn start(d: &config::Dataplane) -> Result<(Running, SyncSender<Vec<BestChange>>), String> {
-    let (tx, rx) = mpsc::sync_channel::<Vec<BestChange>>(FEED_DEPTH);
+/// The RIB's best-route changes go straight to the FIB thread (one route
+/// type, no conversion).
+pub fn start(d: &config::Dataplane) -> Result<(Running, SyncSender<Vec<Change>>), String> {
+    let (tx, rx) = mpsc::sync_channel::<Vec<Change>>(FEED_DEPTH);
     if let Some(path) = &d.feed_socket {
         let l = bind(path)?;
         std::thread::Builder::new()
             .name("dp-feed".into())
-            .spawn(move || serve_feed(l, rx))
+            .spawn(move || fib::feed::serve(l, rx))
             .map_err(|e| e.to_string())?;
         return Ok((Running::Feed, tx));
     }
-    let (ctx, crx) = mpsc::sync_channel::<Vec<Change>>(FEED_DEPTH);
-    std::thread::Builder::new()
-        .name("dp-conv".into())
-        .spawn(move || {
-            while let Ok(b) = rx.recv() {
-                if ctx.send(conv(b)).is_err() {
-                    break;
-                }
-            }
-        })
-        .map_err(|e| e.to_string())?;
     let cfg = dp_config(d);
-    let dp = dataplane::start(&cfg, crx).map_err(|e| format!("dataplane: {e}"))?;
+    let dp = dataplane::start(&cfg, rx).map_err(|e| format!("dataplane: {e}"))?;
     announce(&cfg);
     Ok((Running::InProcess(dp), tx))
 }
@@ -154,51 +132,6 @@ pub fn start(d: &config::Dataplane) -> Result<(Running, SyncSender<Vec<BestChang
 fn bind(path: &Path) -> Result<UnixListener, String> {
     let _ = std::fs::remove_file(path);
     UnixListener::bind(path).map_err(|e| format!("dataplane.feed_socket {}: {e}", path.display()))
-}
-
-/// Keeps a mirror of the best routes; each dataplane that connects gets
-/// the whole mirror, then every change. One client at a time (a new one
-/// replaces the old).
-fn serve_feed(l: UnixListener, rx: Receiver<Vec<BestChange>>) {
-    let mut mirror: HashMap<Prefix, std::net::IpAddr> = HashMap::new();
-    let mut client: Option<UnixStream> = None;
-    let mut scratch = Vec::new();
-    let _ = l.set_nonblocking(true);
-    loop {
-        if let Ok((s, _)) = l.accept() {
-            let _ = s.set_nonblocking(false);
-            let mut s = s;
-            let all: Vec<Change> = mirror
-                .iter()
-                .map(|(p, n)| Change {
-                    prefix: *p,
-                    next_hop: Some(*n),
-                })
-                .collect();
-            let ok = all
-                .chunks(4096)
-                .all(|c| fib::feed::write_batch(&mut s, c, &mut scratch).is_ok());
-            client = ok.then_some(s);
-        }
-        match rx.recv_timeout(Duration::from_millis(50)) {
-            Ok(b) => {
-                let b = conv(b);
-                for c in &b {
-                    match c.next_hop {
-                        Some(n) => mirror.insert(c.prefix, n),
-                        None => mirror.remove(&c.prefix),
-                    };
-                }
-                if let Some(s) = client.as_mut() {
-                    if fib::feed::write_batch(s, &b, &mut scratch).is_err() {
-                        client = None;
-                    }
-                }
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => return,
-        }
-    }
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -224,19 +157,7 @@ pub fn run_separate(d: &config::Dataplane) -> Result<(), String> {
     announce(&cfg);
     std::thread::Builder::new()
         .name("dp-feed".into())
-        .spawn(move || loop {
-            let Ok(s) = UnixStream::connect(&path) else {
-                std::thread::sleep(Duration::from_millis(200));
-                continue;
-            };
-            let mut r = BufReader::new(s);
-            while let Ok(b) = fib::feed::read_batch(&mut r) {
-                if tx.send(b).is_err() {
-                    return;
-                }
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        })
+        .spawn(move || fib::feed::follow(&path, tx))
         .map_err(|e| e.to_string())?;
     while !STOP.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(100));
