@@ -16,12 +16,16 @@
 //!
 //! Each reader owns a cache-line-sized slot holding an epoch counter that
 //! only it writes: odd while inside a read section, even outside. Entering is
-//! one plain store, a fence and one load of `active`; leaving is one store.
+//! one release store (a plain `mov` on x86-64), a fence and one load of
+//! `active`; leaving is one release store.
 //! There is **no atomic read-modify-write and no lock on the read side**, and
 //! a read section normally covers a whole batch of lookups, so the cost is
 //! per batch, not per lookup. The writer, seeing an odd epoch, spins (then
 //! yields) until that reader's epoch changes: a reader that stops forever
 //! inside a section stalls the writer, never the other readers.
+//!
+//! `tests/loom_publish.rs` model-checks this protocol with loom (run by
+//! `scripts/test`; the primitives come through `crate::sync`).
 //!
 //! Why left-right and not `arc-swap` of rebuilt tables: a full rebuild of a
 //! 500k-route table takes tens of milliseconds, so rebuilding per batch would
