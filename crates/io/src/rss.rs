@@ -10,10 +10,64 @@
 //! index and re-reads it (one acquire load) only when the cache says
 //! full/empty.
 
-use core::cell::UnsafeCell;
 use core::mem::MaybeUninit;
-use core::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+
+use sync::{Arc, AtomicUsize, Ordering, UnsafeCell};
+
+/// The ring's synchronisation primitives: `std`'s in a normal build,
+/// `loom`'s when built with `RUSTFLAGS="--cfg loom"` for the model test
+/// (`tests/loom_rss.rs`). The `std` cell wraps `core::cell::UnsafeCell` in
+/// loom's closure API (`with`, `with_mut`), inlined to the same code.
+mod sync {
+    #[cfg(not(loom))]
+    pub(super) use std::sync::{
+        atomic::{AtomicUsize, Ordering},
+        Arc,
+    };
+
+    #[cfg(loom)]
+    pub(super) use loom::{
+        cell::UnsafeCell,
+        sync::{
+            atomic::{AtomicUsize, Ordering},
+            Arc,
+        },
+    };
+
+    #[cfg(not(loom))]
+    pub(super) struct UnsafeCell<T>(core::cell::UnsafeCell<T>);
+
+    #[cfg(not(loom))]
+    impl<T> UnsafeCell<T> {
+        #[inline(always)]
+        pub(super) const fn new(v: T) -> Self {
+            UnsafeCell(core::cell::UnsafeCell::new(v))
+        }
+
+        #[inline(always)]
+        pub(super) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+            f(self.0.get())
+        }
+
+        #[inline(always)]
+        pub(super) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+            f(self.0.get())
+        }
+    }
+
+    /// The value of an atomic nobody else can reach (`&mut`).
+    #[cfg(not(loom))]
+    #[inline(always)]
+    pub(super) fn unshared(a: &mut AtomicUsize) -> usize {
+        *a.get_mut()
+    }
+
+    /// The value of an atomic nobody else can reach (`&mut`).
+    #[cfg(loom)]
+    pub(super) fn unshared(a: &mut AtomicUsize) -> usize {
+        a.with_mut(|v| *v)
+    }
+}
 
 /// A 32-bit hash of the frame's flow: IPv4/IPv6 source and destination
 /// address, protocol, and TCP/UDP/SCTP ports (not for fragments). Frames
@@ -100,13 +154,16 @@ unsafe impl<T: Send> Send for Inner<T> {}
 
 impl<T> Drop for Inner<T> {
     fn drop(&mut self) {
-        let (h, t) = (*self.head.0.get_mut(), *self.tail.0.get_mut());
+        let (h, t) = (
+            sync::unshared(&mut self.head.0),
+            sync::unshared(&mut self.tail.0),
+        );
         let mut i = h;
         while i != t {
-            if let Some(s) = self.slots.get_mut(i & self.mask) {
+            if let Some(s) = self.slots.get(i & self.mask) {
                 // SAFETY: slots in [head, tail) hold published, unconsumed
                 // values; both ends are gone, so we are the only owner.
-                unsafe { s.get_mut().assume_init_drop() };
+                s.with_mut(|p| unsafe { (*p).assume_init_drop() });
             }
             i = i.wrapping_add(1);
         }
@@ -169,7 +226,7 @@ impl<T: Send> Producer<T> {
         };
         // SAFETY: the slot is in [tail, head + cap): the consumer released
         // it (acquire above) and will not read it before our release store.
-        unsafe { (*slot.get()).write(v) };
+        slot.with_mut(|p| unsafe { (*p).write(v) });
         self.tail = self.tail.wrapping_add(1);
         Ok(())
     }
@@ -194,7 +251,7 @@ impl<T: Send> Consumer<T> {
         // SAFETY: the slot is in [head, tail): published by the producer
         // (acquire above) and not yet released; reading moves the value out
         // and the slot is treated as uninitialised from now on.
-        let v = unsafe { (*slot.get()).assume_init_read() };
+        let v = slot.with(|p| unsafe { (*p).assume_init_read() });
         self.head = self.head.wrapping_add(1);
         Some(v)
     }
@@ -260,7 +317,9 @@ impl<T: Send> Rss<T> {
     }
 }
 
-#[cfg(test)]
+// Not under loom: these use `std` threads, and loom's primitives only work
+// inside a model.
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 

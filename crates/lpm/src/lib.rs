@@ -86,6 +86,7 @@ mod key;
 mod poptrie;
 pub mod publish;
 pub mod reference;
+mod sync;
 
 use base::{Prefix4, Prefix6};
 
