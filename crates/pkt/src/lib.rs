@@ -12,9 +12,10 @@
 //! * [`hdr`]: zero-copy views and mutators for Ethernet (+ one VLAN tag),
 //!   ARP, IPv4, IPv6, ICMPv4/v6, UDP, TCP; [`checksum`]: RFC 1071 and
 //!   RFC 1624 incremental update.
-//! * [`pcap`]: classic libpcap reader/writer for tests; [`build`]: frame
-//!   builders for tests and benchmarks; [`alloc_count`]: the counting
-//!   allocator behind the no-allocation tests.
+//! * [`pcap`]: classic libpcap reader/writer for tests; behind the
+//!   `test-support` feature (dev-dependencies and fuzzing only): `build`,
+//!   frame builders for tests and benchmarks, and `alloc_count`, the
+//!   counting allocator behind the no-allocation tests.
 //!
 //! Design: a `Packet` is a 48-byte handle (buffer pointer, pool `Rc`,
 //! offsets, annotations), moved, never copied, between elements. Pools are
@@ -28,8 +29,10 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+#[cfg(any(test, feature = "test-support"))]
 pub mod alloc_count;
 pub mod batch;
+#[cfg(any(test, feature = "test-support"))]
 pub mod build;
 pub mod checksum;
 pub mod dev;
