@@ -77,20 +77,31 @@ impl<'a> UpdateSink<'a> for Collect<'_> {
     }
 }
 
+/// Parses the UPDATE's frame; an unparsable one resets the session and an
+/// End-of-RIB marker (RFC 4724 §2) is decoded whole here.
+fn open(body: &[u8], ctx: ParseCtx) -> Result<UpdateView<'_>, Decoded> {
+    let u =
+        UpdateView::parse(body, ctx).map_err(|e| Decoded::Reset(Event::update_msg_err(e, body)))?;
+    if let Some(af) = u.end_of_rib() {
+        let d = DecodedUpdate {
+            end_of_rib: Some(af),
+            ..DecodedUpdate::default()
+        };
+        return Err(Decoded::Ok(d, None));
+    }
+    Ok(u)
+}
+
 /// Decodes and validates one UPDATE body from an external (`ebgp`) or
 /// internal peer, in one pass: the validation hands over each NLRI and
 /// each well-formed attribute as it checks it.
 pub fn decode_update(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded {
     let reset = |e: WireError| Decoded::Reset(Event::update_msg_err(e, body));
-    let u = match UpdateView::parse(body, ctx) {
+    let u = match open(body, ctx) {
         Ok(u) => u,
-        Err(e) => return reset(e),
+        Err(done) => return done,
     };
     let mut d = DecodedUpdate::default();
-    if let Some(af) = u.end_of_rib() {
-        d.end_of_rib = Some(af);
-        return Decoded::Ok(d, None);
-    }
     let mut c = Collect {
         d: &mut d,
         attrs: Vec::new(),
@@ -154,15 +165,11 @@ pub fn decode_update(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded {
 pub fn decode_update_two_pass(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded {
     use bgp_wire::consts::attr_type as at;
     let reset = |e: WireError| Decoded::Reset(Event::update_msg_err(e, body));
-    let u = match UpdateView::parse(body, ctx) {
+    let u = match open(body, ctx) {
         Ok(u) => u,
-        Err(e) => return reset(e),
+        Err(done) => return done,
     };
     let mut d = DecodedUpdate::default();
-    if let Some(af) = u.end_of_rib() {
-        d.end_of_rib = Some(af);
-        return Decoded::Ok(d, None);
-    }
     let v = match u.validate_from(ebgp) {
         Err((e, Disposition::SessionReset)) => return reset(e),
         Err((e, disp)) => {
