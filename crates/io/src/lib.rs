@@ -11,8 +11,11 @@
 //!   format itself is crate `pkt`'s).
 //! - [`rss`]: a software RSS stage (5-tuple hash to per-core SPSC rings)
 //!   for devices with a single RX queue.
-//! - [`fwd`]: a small static IPv4 forwarder and poll loop used by the tests,
-//!   the `fwd` example and the veth benchmark.
+//!
+//! The small static IPv4 forwarder that drives these devices in tests and
+//! the veth benchmark is the `fwd` example (`examples/fwd/forwarder.rs`),
+//! not part of the library: the router's one forwarding path is the element
+//! graph (crates `elements`, `fib`).
 //!
 //! Design: one device value per (interface, queue), owned by one core, so
 //! the fast path has no locks and no shared atomics; counters are plain
@@ -33,7 +36,6 @@
 
 pub mod device;
 pub mod error;
-pub mod fwd;
 pub mod packet;
 pub mod pcap;
 pub mod rss;

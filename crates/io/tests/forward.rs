@@ -7,7 +7,11 @@
 mod common;
 
 use common::*;
-use io::fwd::{self, FwdCounters, LoopConfig, Route4, StaticForwarder};
+#[allow(dead_code)]
+#[path = "../examples/fwd/forwarder.rs"]
+mod fwd;
+
+use fwd::{FwdCounters, LoopConfig, Route4, StaticForwarder};
 use io::packet::{PacketConfig, PacketSocket};
 use io::xdp::{XdpMode, XdpProgram, XskConfig, XskSocket};
 use io::IoError;

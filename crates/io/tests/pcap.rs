@@ -3,7 +3,11 @@
 mod common;
 
 use common::*;
-use io::fwd::{Route4, StaticForwarder};
+#[allow(dead_code)]
+#[path = "../examples/fwd/forwarder.rs"]
+mod fwd;
+
+use fwd::{Route4, StaticForwarder};
 use io::pcap::PcapDevice;
 use io::IoError;
 use pkt::Device;

@@ -9,7 +9,10 @@
 //! Runs until SIGINT/SIGTERM or `--duration`, then prints one line of
 //! counters and its own CPU time.
 
-use io::fwd::{self, FwdCounters, LoopConfig, Route4, StaticForwarder};
+mod forwarder;
+
+use forwarder as fwd;
+use fwd::{FwdCounters, LoopConfig, Route4, StaticForwarder};
 use io::packet::{Fanout, FanoutMode, PacketConfig, PacketSocket};
 use io::xdp::{XdpMode, XdpProgram, XskConfig, XskSocket};
 use io::IoError;
