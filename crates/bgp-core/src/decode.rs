@@ -77,6 +77,22 @@ impl<'a> UpdateSink<'a> for Collect<'_> {
     }
 }
 
+/// The attributes as the RIB takes them: from an eBGP peer without what
+/// such a route may not carry, stripped once per UPDATE, before the split
+/// over RIB shards.
+fn ingress(mut b: AttrsBuilder, ebgp: bool) -> std::sync::Arc<AttrsBuilder> {
+    if ebgp {
+        b.strip_ebgp_ingress();
+    }
+    std::sync::Arc::new(b)
+}
+
+/// The RFC 7606 attribute-discard problem to log, if any.
+fn discard_note(v: &bgp_wire::ValidatedUpdate<'_>) -> Option<(WireError, Disposition)> {
+    v.first_discard_error
+        .map(|e| (e, Disposition::AttributeDiscard))
+}
+
 /// Parses the UPDATE's frame; an unparsable one resets the session and an
 /// End-of-RIB marker (RFC 4724 §2) is decoded whole here.
 fn open(body: &[u8], ctx: ParseCtx) -> Result<UpdateView<'_>, Decoded> {
@@ -138,17 +154,10 @@ pub fn decode_update(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded {
                 // RFC 7606 "attribute discard" and repeated attributes:
                 // the pass handed over only the first well-formed one of
                 // each type.
-                let mut b = AttrsBuilder::from_received(attrs, mp_next_hop, ctx.four_octet_asn);
-                // Once per UPDATE, before the split over RIB shards.
-                if ebgp {
-                    b.strip_ebgp_ingress();
-                }
-                d.attrs = Some(std::sync::Arc::new(b));
+                let b = AttrsBuilder::from_received(attrs, mp_next_hop, ctx.four_octet_asn);
+                d.attrs = Some(ingress(b, ebgp));
             }
-            let note = v
-                .first_discard_error
-                .map(|e| (e, Disposition::AttributeDiscard));
-            Decoded::Ok(d, note)
+            Decoded::Ok(d, discard_note(&v))
         }
     }
 }
@@ -209,15 +218,9 @@ pub fn decode_update_two_pass(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded
             }
             b.mark_clean();
         }
-        if ebgp {
-            b.strip_ebgp_ingress();
-        }
-        d.attrs = Some(std::sync::Arc::new(b));
+        d.attrs = Some(ingress(b, ebgp));
     }
-    let note = v
-        .first_discard_error
-        .map(|e| (e, Disposition::AttributeDiscard));
-    Decoded::Ok(d, note)
+    Decoded::Ok(d, discard_note(&v))
 }
 
 #[cfg(test)]

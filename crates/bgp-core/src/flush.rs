@@ -20,7 +20,6 @@ impl RibCore {
     pub(crate) fn flush(&mut self, now: Instant, out: &mut Outbox) {
         for i in 0..self.peers.len() {
             let id = PeerId(i as u16);
-            let te = self.ns();
             let Some(Some(entry)) = self.peers.get_mut(i) else {
                 continue;
             };
@@ -34,6 +33,7 @@ impl RibCore {
             if now.since(up.last_flush) < entry.meta.mrai && !marked {
                 continue;
             }
+            let te = self.meter.now_ns();
             self.scratch.clear();
             let mut msgs = 0;
             for s in self.rib.shards_mut() {

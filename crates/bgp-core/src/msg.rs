@@ -82,17 +82,12 @@ impl LinkAddrs {
             IpAddr::V4(v) => out.v4 = Some(v),
             IpAddr::V6(v) => match v.to_ipv4_mapped() {
                 Some(v4) => out.v4 = Some(v4),
-                None if is_link_local(&v) => out.v6_link_local = Some(v),
+                None if v.is_unicast_link_local() => out.v6_link_local = Some(v),
                 None => out.v6 = Some(v),
             },
         }
         out
     }
-}
-
-/// fe80::/10.
-pub fn is_link_local(a: &Ipv6Addr) -> bool {
-    (a.segments()[0] & 0xffc0) == 0xfe80
 }
 
 /// Session task -> RIB thread.

@@ -109,10 +109,6 @@ pub struct UpdateEncoder {
 
 const MP_REACH_FLAGS: u8 = af::OPTIONAL | af::EXTENDED_LENGTH;
 
-fn is_link_local(a: &Ipv6Addr) -> bool {
-    a.segments()[0] & 0xffc0 == 0xfe80
-}
-
 /// An NLRI to encode: a prefix, and the path identifier it goes under on
 /// ADD-PATH families. Generic so that the single-path case stays a plain
 /// slice of prefixes.
@@ -257,7 +253,7 @@ impl UpdateEncoder {
             Some(NextHop::V4(a)) => Some(V4Nh::Classic(a)),
             // A link-local next hop only means something on its own link;
             // the global part goes on.
-            Some(NextHop::V6(g) | NextHop::V6LinkLocal(g, _)) if !is_link_local(&g) => {
+            Some(NextHop::V6(g) | NextHop::V6LinkLocal(g, _)) if !g.is_unicast_link_local() => {
                 Some(V4Nh::Mp(NextHop::V6(g)))
             }
             _ => None,
@@ -271,7 +267,7 @@ impl UpdateEncoder {
     fn nh_v6(&self, route: Option<NextHop>) -> Option<NextHop> {
         let keep = match route {
             _ if self.use_self() => None,
-            Some(NextHop::V6(g) | NextHop::V6LinkLocal(g, _)) if !is_link_local(&g) => {
+            Some(NextHop::V6(g) | NextHop::V6LinkLocal(g, _)) if !g.is_unicast_link_local() => {
                 Some(NextHop::V6(g))
             }
             Some(NextHop::V4(a)) => Some(NextHop::V6(a.to_ipv6_mapped())),

@@ -52,8 +52,6 @@ pub trait RibSender: Send + Sync + std::fmt::Debug {
     fn is_per_peer(&self) -> bool {
         false
     }
-    /// Parts the RIB is split into (shards or stripes).
-    fn shard_count(&self) -> usize;
 }
 
 /// What sessions hold.

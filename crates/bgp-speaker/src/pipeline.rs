@@ -345,8 +345,4 @@ impl RibSender for ChannelSender {
             }))
         })
     }
-
-    fn shard_count(&self) -> usize {
-        self.txs.len()
-    }
 }

@@ -558,9 +558,6 @@ impl RibSender for StripedSender {
     fn is_per_peer(&self) -> bool {
         true
     }
-    fn shard_count(&self) -> usize {
-        self.0.len()
-    }
 }
 
 /// The [`RibSender`] of `worker-pool`: inputs go to the next worker's
@@ -609,8 +606,5 @@ impl RibSender for PoolSender {
                 permit.send(RibInput::Updates { peer, updates })
             }))
         })
-    }
-    fn shard_count(&self) -> usize {
-        self.0.stripes().len()
     }
 }

@@ -291,12 +291,12 @@ impl InProc {
         let (cmds, bytes) = &mut *rx;
         while let Ok(c) = cmds.try_recv() {
             if let SessionCmd::Send(b) = c {
-                bgp_speaker::sess::io::sub_queued(st, b.len() as u64);
+                st.unqueue(b.len() as u64);
                 out.push(b);
             }
         }
         while let Ok(b) = bytes.try_recv() {
-            bgp_speaker::sess::io::sub_queued(st, b.len() as u64);
+            st.unqueue(b.len() as u64);
             out.push(b);
         }
         out

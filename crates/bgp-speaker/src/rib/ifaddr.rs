@@ -5,7 +5,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-pub use bgp_core::msg::{is_link_local, LinkAddrs};
+pub use bgp_core::msg::LinkAddrs;
 
 /// Reads the interface list (getifaddrs). When `local` is on no interface
 /// (e.g. a loopback alias in a test) only `local` itself is returned. An
@@ -64,7 +64,7 @@ pub fn link_addrs(local: IpAddr) -> LinkAddrs {
             IpAddr::V4(v) => {
                 out.v4.get_or_insert(*v);
             }
-            IpAddr::V6(v) if is_link_local(v) => {
+            IpAddr::V6(v) if v.is_unicast_link_local() => {
                 out.v6_link_local.get_or_insert(*v);
             }
             IpAddr::V6(v) => {
@@ -74,7 +74,7 @@ pub fn link_addrs(local: IpAddr) -> LinkAddrs {
     }
     match local {
         IpAddr::V4(v) => out.v4 = Some(v),
-        IpAddr::V6(v) if !is_link_local(&v) => out.v6 = Some(v),
+        IpAddr::V6(v) if !v.is_unicast_link_local() => out.v6 = Some(v),
         IpAddr::V6(_) => {}
     }
     out

@@ -167,10 +167,6 @@ impl std::ops::DerefMut for RibState {
 }
 
 impl RibState {
-    pub fn new(settings: RibSettings, shards: usize) -> RibState {
-        RibState::with_part(settings, shards, Part::WHOLE)
-    }
-
     /// The state of one shard thread of a split RIB (`shards` is the
     /// number of [`bgp_rib::RibShard`]s inside this thread's own `Rib`).
     pub fn with_part(settings: RibSettings, shards: usize, part: Part) -> RibState {

@@ -141,11 +141,6 @@ fn chunk_end(buf: &[u8], off: usize) -> (usize, u64) {
     (end, updates)
 }
 
-/// Subtracts `n` from the queued-bytes gauge without wrapping below zero.
-pub fn sub_queued(status: &PeerStatus, n: u64) {
-    status.unqueue(n);
-}
-
 /// Writes until the connection fails, `Close` arrives or the session goes
 /// away. Every byte handed over in `bulk` leaves
 /// [`PeerStatus::out_queued_bytes`] exactly once: when written, or when
@@ -164,7 +159,7 @@ pub async fn writer(
     while let Ok(b) = bulk.try_recv() {
         unsent += b.len() as u64;
     }
-    sub_queued(&status, unsent);
+    status.unqueue(unsent);
 }
 
 async fn write_loop(
@@ -200,7 +195,7 @@ async fn write_loop(
                 return;
             }
             stages::record(Stage::Write, t0);
-            sub_queued(status, (end - *off) as u64);
+            status.unqueue((end - *off) as u64);
             status.updates_out.fetch_add(updates, Ordering::Relaxed);
             status.msgs_out.fetch_add(updates, Ordering::Relaxed);
             *off = end;

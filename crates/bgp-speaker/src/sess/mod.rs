@@ -453,12 +453,12 @@ impl Session {
                 Some(conn) if self.fsm.state() == State::Established => {
                     if let Err(e) = conn.bulk.send(buf) {
                         // The writer has ended (and counted what it had).
-                        io::sub_queued(&self.status, e.0.len() as u64);
+                        self.status.unqueue(e.0.len() as u64);
                     }
                 }
                 _ => {
                     // Session gone since the RIB encoded this: drop it.
-                    io::sub_queued(&self.status, buf.len() as u64);
+                    self.status.unqueue(buf.len() as u64);
                 }
             },
             SessionCmd::SendRouteRefresh { family } => {
