@@ -167,9 +167,10 @@ pub fn decode_update(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded {
 /// (`AttrsBuilder::from_update`). Kept, behind the `test-support`
 /// feature, as the reference the fuzz target `decode_update` compares
 /// [`decode_update`] with and the baseline of `benches/decode.rs`. It
-/// differs in one known fault, corrected here: a repeated NEXT_HOP
-/// (held apart from the attribute list) survived as a raw attribute
-/// instead of being discarded (RFC 7606 §3 g).
+/// differs in one known fault, corrected here: a repeated NEXT_HOP (held
+/// apart from the attribute list) or, on a 2-octet session, a repeated
+/// AS4_PATH (merged into AS_PATH) survived as a second copy instead of
+/// being discarded (RFC 7606 §3 g).
 #[cfg(any(test, feature = "test-support"))]
 pub fn decode_update_two_pass(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded {
     use bgp_wire::consts::attr_type as at;
@@ -207,8 +208,14 @@ pub fn decode_update_two_pass(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded
             Ok(b) => b,
             Err(e) => return reset(e),
         };
-        if v.duplicates.contains(at::NEXT_HOP) && b.remove(at::NEXT_HOP) {
-            b.mark_clean();
+        // Its known fault: a repeated attribute of a type taken out of
+        // the list before de-duplication (NEXT_HOP, held apart; AS4_PATH,
+        // merged on a 2-octet session) survived as a second copy.
+        let consumed = [(at::NEXT_HOP, true), (at::AS4_PATH, !ctx.four_octet_asn)];
+        for (t, taken) in consumed {
+            if taken && v.duplicates.contains(t) && b.remove(t) {
+                b.mark_clean();
+            }
         }
         if !v.discard.is_empty() {
             for t in 0..=255u8 {
@@ -295,6 +302,28 @@ mod tests {
             b.next_hop(),
             Some(NextHop::V4(std::net::Ipv4Addr::new(192, 0, 2, 1)))
         );
+    }
+
+    /// RFC 7606 §3 g on a 2-octet session: a repeated AS4_PATH is
+    /// discarded; the first is merged into AS_PATH and gone (the two-pass
+    /// decoder kept the repeat, found by the fuzz target).
+    #[test]
+    fn repeated_as4_path_is_discarded_on_a_two_octet_session() {
+        let as4 = [0xc0, 17, 6, 2, 1, 0, 0, 0xfd, 0xe9];
+        let mut extra = as4.to_vec();
+        extra.extend_from_slice(&as4);
+        // AS_PATH in 2-octet form for this session: [65001] -> [23456].
+        let mut a = vec![0x40, 1, 1, 0, 0x40, 2, 4, 2, 1, 0x5b, 0xa0];
+        a.extend_from_slice(&[0x40, 3, 4, 192, 0, 2, 1]);
+        a.extend_from_slice(&extra);
+        let mut body = vec![0, 0, 0, a.len() as u8];
+        body.extend_from_slice(&a);
+        body.extend_from_slice(&[15, 198, 18]);
+        let ctx = ParseCtx::legacy();
+        let d = decode_update(&body, ctx, true);
+        let b = attrs_of(&d);
+        assert!(b.get(at::AS4_PATH).is_none(), "{b:?}");
+        assert!(same(&d, &decode_update_two_pass(&body, ctx, true)));
     }
 
     /// From an eBGP peer LOCAL_PREF, ORIGINATOR_ID and CLUSTER_LIST are
