@@ -185,8 +185,11 @@ fn second_signal_exits_at_once_and_still_removes_namespaces() {
     let st = wait_exit(&mut child, Duration::from_secs(30));
     let log = std::fs::read_to_string(out.with_extension("log")).unwrap_or_default();
     let st = st.unwrap_or_else(|| panic!("no exit 30 s after two signals:\n{log}"));
-    // 128 + SIGINT: the second signal ended it, not the orderly path.
-    assert_eq!(st.code(), Some(130), "{st}:\n{log}");
+    // 128 + the signal taken second: the second signal ended it, not the
+    // orderly path (exit 1). Sent back to back, both can be pending when
+    // the signal thread wakes, and it takes ready signals in any order, so
+    // the second may be the HUP (129) as well as the INT (130).
+    assert!(matches!(st.code(), Some(129 | 130)), "{st}:\n{log}");
     assert_eq!(
         namespaces(pid),
         Vec::<String>::new(),
