@@ -474,7 +474,7 @@ impl RibCore {
             return;
         }
         let from = self.roles.get(id.0 as usize).copied().flatten();
-        let mut importer = policy::Importer::new(entry, &self.settings);
+        let mut importer = policy::Importer::new(entry, &self.settings).timed(&*self.meter);
         let n_updates = updates.len().max(1) as u64;
         let mut policy_ns = 0u64;
         for mut u in updates {
@@ -521,11 +521,19 @@ impl RibCore {
                 );
             }
         }
+        let (evals, named_ns) = (importer.evals, importer.ns);
         let dt = self.ns().saturating_sub(t0);
         self.counters.apply_ns += dt;
         out.sample(Stage::Batch, dt, n_updates);
+        // The policy stage: the ingress checks of each UPDATE, and each
+        // named import policy run over one prefix (inside the RIB update,
+        // whose time excludes it).
         out.sample(Stage::Policy, policy_ns, n_updates);
-        out.sample(Stage::RibUpdate, dt.saturating_sub(policy_ns), n_updates);
+        if evals > 0 {
+            out.sample(Stage::Policy, named_ns, evals);
+        }
+        let rib_ns = dt.saturating_sub(policy_ns).saturating_sub(named_ns);
+        out.sample(Stage::RibUpdate, rib_ns, n_updates);
         self.sync_received(id);
         self.check_max_prefix(id, out);
     }

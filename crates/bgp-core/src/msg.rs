@@ -391,6 +391,14 @@ pub struct PeerStatus {
     pub keepalives_in: AtomicU64,
     /// KEEPALIVEs sent.
     pub keepalives_out: AtomicU64,
+    /// OPENs received.
+    pub opens_in: AtomicU64,
+    /// OPENs sent.
+    pub opens_out: AtomicU64,
+    /// ROUTE-REFRESH messages received (requests, BoRR and EoRR).
+    pub refreshes_in: AtomicU64,
+    /// ROUTE-REFRESH messages sent (requests, BoRR and EoRR).
+    pub refreshes_out: AtomicU64,
     /// How many times the session reached Established.
     pub established_count: AtomicU64,
     /// Bytes handed to the session in [`SessionCmd::Send`] and not yet

@@ -135,13 +135,17 @@ pub type BestChange = base::RouteChange;
 /// (the core's decisions never depend on these).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Stage {
-    /// Ingress checks (loops, OTC), per UPDATE of a batch.
+    /// Ingress checks (loops, OTC) per UPDATE of a batch, and named import
+    /// policies per prefix evaluated.
     Policy,
-    /// Applying one UPDATE to the tables (named import policies included).
+    /// Applying one UPDATE to the tables, best-path reselection of its
+    /// prefixes included (named import policies excluded).
     RibUpdate,
     /// A whole batch, per UPDATE (the UPDATE latency histogram).
     Batch,
-    /// Collecting the changed prefixes of an export round, per prefix.
+    /// Collecting the changed prefixes of an export round and publishing
+    /// them to the best-route feed, per prefix (the reselection itself is
+    /// inline in [`Stage::RibUpdate`]).
     BestPath,
     /// Export policy and encoding, per prefix of a round or per message
     /// encoded at flush.

@@ -3,7 +3,8 @@
 //! best path, export and write. Process-wide (one daemon per process), so
 //! every thread of every pipeline mode records into the same lock-free
 //! histograms without plumbing; `/metrics` exposes them as
-//! `tessera_stage_seconds{stage=...}` and `tessera_stage_total{stage=...}`.
+//! `tessera_update_stage_seconds{stage=...}` (its `_count` is the number
+//! of items timed).
 //!
 //! What each stage measures (per message for the session stages, per
 //! UPDATE or per prefix batch average for the RIB stages):
@@ -11,13 +12,15 @@
 //!   (waiting for readiness is not counted).
 //! * `framing`: cutting one message out of the read buffer and copying it.
 //! * `parse`: decoding and validating one UPDATE (RFC 7606 included).
-//! * `policy`: ingress checks (loops, OTC) and the import policy, per
-//!   UPDATE of a batch (named policies run inside the RIB update and are
-//!   timed there too, so `rib_update` includes them).
-//! * `rib_update`: applying one UPDATE to the shard's tables; best-path
-//!   reselection of each touched prefix happens inline here.
-//! * `best_path`: per export round, collecting the prefixes whose best
-//!   path changed (sort, dedup) and publishing them to the best-route feed.
+//! * `policy`: one item per UPDATE for its ingress checks (loops, OTC),
+//!   plus one item per prefix a named import policy (`[policy.NAME]`) was
+//!   run over, timed around that evaluation.
+//! * `rib_update`: applying one UPDATE to the shard's tables, named import
+//!   policies excluded; best-path reselection of each touched prefix
+//!   happens inline here (per prefix, too fine to time on its own).
+//! * `best_path`: per export round, one item per prefix whose best path
+//!   changed: collecting them (sort, dedup) and publishing them to the
+//!   best-route feed; not the reselection (see `rib_update`).
 //! * `export`: per export round, running export policy for the changed
 //!   prefixes and encoding the packed UPDATEs for each peer.
 //! * `write`: writing one chunk of UPDATE bytes to a peer's socket (this

@@ -1,9 +1,11 @@
 //! `/metrics`: the same data the CLI shows (so the two cannot disagree),
-//! plus UPDATE processing latency and RIB thread counters.
+//! plus UPDATE processing latency (`tessera_update_processing_seconds`,
+//! and per stage `tessera_update_stage_seconds{stage}`, see
+//! [`crate::stages`]) and RIB thread counters.
 
 use std::sync::Arc;
 
-use mgmt::metrics::{bgp, LatencyHistogram, MetricType, MetricsSource, MetricsWriter, Stage};
+use mgmt::metrics::{bgp, LatencyHistogram, MetricType, MetricsSource, MetricsWriter};
 
 use super::control::Control;
 use super::{merge, query};
@@ -39,35 +41,14 @@ impl MetricsSource for Metrics {
         }
         bgp::write_protocols(out, &merge::protocols(protos));
         bgp::write_rib(out, &merge::route_count(counts));
-        bgp::write_latency(out, &self.latency, None);
+        bgp::write_latency(out, &self.latency, Some(&crate::stages::STAGES));
         write_counters(out, &merge::counters(&counters), attr_sets);
-        write_stages(out);
         out.header(
             "tessera_rib_threads",
             MetricType::Gauge,
             "RIB threads (shards) of the UPDATE pipeline",
         );
         out.sample_u64("tessera_rib_threads", &[], shards as u64);
-    }
-}
-
-/// Per-stage latency histograms and sample counts (seed 000 Table 4.2;
-/// see [`crate::stages`]).
-fn write_stages(w: &mut MetricsWriter) {
-    let s = &crate::stages::STAGES;
-    w.stage_latencies(
-        "tessera_stage_seconds",
-        "Time per item in each UPDATE processing stage",
-        s,
-    );
-    w.header(
-        "tessera_stage_total",
-        MetricType::Counter,
-        "Items timed in each UPDATE processing stage",
-    );
-    for st in Stage::ALL {
-        let n = s.get(st).snapshot().count();
-        w.sample_u64("tessera_stage_total", &[("stage", st.as_str())], n);
     }
 }
 

@@ -194,13 +194,15 @@ fn peer_info(st: &RibState, id: PeerId, e: &PeerEntry, preferred: u64, all: bool
             update: e.status.updates_in.load(Ordering::Relaxed),
             notification: e.status.notifications_in.load(Ordering::Relaxed),
             keepalive: e.status.keepalives_in.load(Ordering::Relaxed),
-            ..MessageCounts::default()
+            open: e.status.opens_in.load(Ordering::Relaxed),
+            route_refresh: e.status.refreshes_in.load(Ordering::Relaxed),
         };
         let msgs_out = MessageCounts {
             update: e.status.updates_out.load(Ordering::Relaxed),
             notification: e.status.notifications_out.load(Ordering::Relaxed),
             keepalive: e.status.keepalives_out.load(Ordering::Relaxed),
-            ..MessageCounts::default()
+            open: e.status.opens_out.load(Ordering::Relaxed),
+            route_refresh: e.status.refreshes_out.load(Ordering::Relaxed),
         };
         BgpInfo {
             bgp_state: bgp_state(s),

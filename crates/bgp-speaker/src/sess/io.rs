@@ -120,10 +120,11 @@ pub enum WriteMsg {
 }
 
 /// Where the chunk that starts at `off` should end: whole messages, at
-/// least [`CHUNK`] bytes unless the buffer ends first.
-fn chunk_end(buf: &[u8], off: usize) -> (usize, u64) {
+/// least [`CHUNK`] bytes unless the buffer ends first; with the number of
+/// UPDATEs and of ROUTE-REFRESHes (BoRR/EoRR markers) in it.
+fn chunk_end(buf: &[u8], off: usize) -> (usize, u64, u64) {
     let mut end = off;
-    let mut updates = 0u64;
+    let (mut updates, mut refreshes) = (0u64, 0u64);
     while end < buf.len() && end - off < CHUNK {
         let len = buf
             .get(end + 16..end + 18)
@@ -131,14 +132,16 @@ fn chunk_end(buf: &[u8], off: usize) -> (usize, u64) {
         if len < HEADER_LEN {
             // Not a message boundary (cannot happen with our encoder):
             // write the rest as it is.
-            return (buf.len(), updates);
+            return (buf.len(), updates, refreshes);
         }
-        if buf.get(end + 18) == Some(&bgp_wire::consts::msg_type::UPDATE) {
-            updates += 1;
+        match buf.get(end + 18).copied() {
+            Some(bgp_wire::consts::msg_type::UPDATE) => updates += 1,
+            Some(bgp_wire::consts::msg_type::ROUTE_REFRESH) => refreshes += 1,
+            _ => {}
         }
         end = (end + len).min(buf.len());
     }
-    (end, updates)
+    (end, updates, refreshes)
 }
 
 /// Writes until the connection fails, `Close` arrives or the session goes
@@ -185,7 +188,7 @@ async fn write_loop(
             }
         }
         if let Some((buf, off)) = cur.as_mut() {
-            let (end, updates) = chunk_end(buf, *off);
+            let (end, updates, refreshes) = chunk_end(buf, *off);
             let Some(piece) = buf.get(*off..end) else {
                 *cur = None;
                 continue;
@@ -197,7 +200,10 @@ async fn write_loop(
             stages::record(Stage::Write, t0);
             status.unqueue((end - *off) as u64);
             status.updates_out.fetch_add(updates, Ordering::Relaxed);
-            status.msgs_out.fetch_add(updates, Ordering::Relaxed);
+            status.refreshes_out.fetch_add(refreshes, Ordering::Relaxed);
+            status
+                .msgs_out
+                .fetch_add(updates + refreshes, Ordering::Relaxed);
             *off = end;
             if *off >= buf.len() {
                 *cur = None;

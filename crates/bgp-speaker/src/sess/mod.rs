@@ -473,6 +473,7 @@ impl Session {
                     let mut out = Vec::new();
                     if rr.encode(self.ctx, &mut out).is_ok() {
                         self.send_urgent(out);
+                        self.status.refreshes_out.fetch_add(1, Ordering::Relaxed);
                         self.status.msgs_out.fetch_add(1, Ordering::Relaxed);
                     }
                 }
@@ -518,6 +519,7 @@ impl Session {
             self.status
                 .notifications_out
                 .fetch_add(1, Ordering::Relaxed);
+            self.status.msgs_out.fetch_add(1, Ordering::Relaxed);
             self.status
                 .set_last_error(format!("sent {}", describe_notification(&n.view())));
         }
@@ -693,6 +695,7 @@ impl Session {
                         .is_ok()
                     {
                         self.send_urgent(b);
+                        self.status.opens_out.fetch_add(1, Ordering::Relaxed);
                         self.status.msgs_out.fetch_add(1, Ordering::Relaxed);
                     }
                 }

@@ -47,9 +47,24 @@ impl Session {
                     self.drive(Event::header_err(e, hdr)).await;
                     return;
                 }
+                self.count_in(ty);
                 self.on_message(ty, body).await;
             }
         }
+    }
+
+    /// Counts one received message by type (`show protocols all`,
+    /// `tessera_bgp_messages_received_total`), malformed ones included.
+    fn count_in(&self, ty: u8) {
+        let c = match ty {
+            msg_type::OPEN => &self.status.opens_in,
+            msg_type::UPDATE => &self.status.updates_in,
+            msg_type::NOTIFICATION => &self.status.notifications_in,
+            msg_type::KEEPALIVE => &self.status.keepalives_in,
+            msg_type::ROUTE_REFRESH => &self.status.refreshes_in,
+            _ => return,
+        };
+        c.fetch_add(1, Ordering::Relaxed);
     }
 
     async fn on_message(&mut self, ty: u8, body: &[u8]) {
@@ -68,24 +83,19 @@ impl Session {
                 }
             }
             msg_type::KEEPALIVE => {
-                self.status.keepalives_in.fetch_add(1, Ordering::Relaxed);
                 self.drive(Event::KeepAliveMsg).await;
             }
-            msg_type::NOTIFICATION => {
-                self.status.notifications_in.fetch_add(1, Ordering::Relaxed);
-                match NotificationView::parse(body) {
-                    Ok(n) => {
-                        let text = format!("Received: {}", describe_notification(&n));
-                        warn!(peer = %self.p.name, "{text}");
-                        self.status.set_last_error(text);
-                        let ev = Event::notification_received(n);
-                        self.drive(ev).await;
-                    }
-                    Err(_) => self.drive(Event::TcpConnectionFails).await,
+            msg_type::NOTIFICATION => match NotificationView::parse(body) {
+                Ok(n) => {
+                    let text = format!("Received: {}", describe_notification(&n));
+                    warn!(peer = %self.p.name, "{text}");
+                    self.status.set_last_error(text);
+                    let ev = Event::notification_received(n);
+                    self.drive(ev).await;
                 }
-            }
+                Err(_) => self.drive(Event::TcpConnectionFails).await,
+            },
             msg_type::UPDATE => {
-                self.status.updates_in.fetch_add(1, Ordering::Relaxed);
                 if self.fsm.state() != State::Established {
                     // The FSM answers with an FSM error (§8.2.2).
                     self.drive(Event::UpdateMsg).await;

@@ -13,7 +13,13 @@
 //! | `tessera_rib_prefixes` / `tessera_rib_paths` | gauge | `table` |
 //! | `tessera_rib_paths_by_protocol` | gauge | `protocol` |
 //! | `tessera_update_processing_seconds` | histogram | — |
-//! | `tessera_update_stage_seconds` | histogram | `stage` |
+//! | `tessera_update_stage_seconds` | histogram | `stage` = socket_read, framing, parse, policy, rib_update, best_path, export, write |
+//!
+//! `tessera_update_processing_seconds` is the time the RIB thread spends
+//! on one UPDATE once it has it (batch average): ingress checks, import
+//! policy, table update and best-path reselection; not the socket read,
+//! framing, parse and channel hops before it, nor export after it (the
+//! per-stage histograms cover those).
 
 use super::{LatencyHistogram, MetricType, MetricsWriter, StageLatencies};
 use crate::proto::{BgpState, MessageCounts, ProtoState, ProtocolInfo, RouteCount};
@@ -159,7 +165,7 @@ pub fn write_rib(w: &mut MetricsWriter, c: &RouteCount) {
     }
 }
 
-/// End-to-end UPDATE processing latency and, if kept, per-stage ones.
+/// RIB processing time per UPDATE and, if kept, per-stage times.
 pub fn write_latency(
     w: &mut MetricsWriter,
     update: &LatencyHistogram,
@@ -168,13 +174,13 @@ pub fn write_latency(
     w.header(
         "tessera_update_processing_seconds",
         MetricType::Histogram,
-        "Time from reading an UPDATE to finishing its RIB processing",
+        "Time the RIB spends applying one received UPDATE (ingress checks, import policy, table update, best-path reselection; batch average)",
     );
     w.histogram("tessera_update_processing_seconds", &[], &update.snapshot());
     if let Some(s) = stages {
         w.stage_latencies(
             "tessera_update_stage_seconds",
-            "UPDATE processing time per stage",
+            "Time per item in each UPDATE processing stage (socket read to write; items per stage in the bgp-speaker stages docs)",
             s,
         );
     }

@@ -87,11 +87,18 @@ impl Tesserad {
     /// Starts tesserad; fails the test with "tesserad does not start: ..."
     /// when it rejects the config, exits, or never opens its CLI socket.
     pub fn start(lab: &Lab, cfg: &Config) -> Tesserad {
+        Tesserad::start_with(lab, |sock| cfg.render(sock))
+    }
+
+    /// Starts tesserad with a config written by `render` (given the CLI
+    /// socket path, for `[control]`), for scenarios that need keys
+    /// [`Config`] does not write.
+    pub fn start_with(lab: &Lab, render: impl FnOnce(&std::path::Path) -> String) -> Tesserad {
         let dir = lab.path("tesserad");
         std::fs::create_dir_all(&dir).expect("tesserad dir");
         let sock = dir.join("tesserad.sock");
         let config = dir.join("tesserad.toml");
-        std::fs::write(&config, cfg.render(&sock)).expect("tesserad.toml");
+        std::fs::write(&config, render(&sock)).expect("tesserad.toml");
         let c = config.display().to_string();
         let pid = lab.spawn(
             "tesserad",
