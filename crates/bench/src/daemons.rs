@@ -40,6 +40,9 @@ pub const MONITOR_AS: u32 = 4_200_000_002;
 /// dropped for missed keepalives.
 pub const HOLD_TIME: u16 = 240;
 
+/// tesserad's default `router.pipeline`: what plain `--dut tesserad` runs.
+pub const DEFAULT_PIPELINE: &str = "sharded";
+
 /// Which daemon.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DutKind {
@@ -67,7 +70,10 @@ impl FromStr for DutSpec {
         let mut it = s.split(':');
         let kind = match it.next().unwrap_or("") {
             "tesserad" => {
-                let pipeline = it.next().unwrap_or("sequential").to_string();
+                // Plain `tesserad` is the daemon as it runs by default:
+                // `router.pipeline` unset means share-nothing shards
+                // (crates/config validate.rs); other modes are named.
+                let pipeline = it.next().unwrap_or(DEFAULT_PIPELINE).to_string();
                 if !["sequential", "per-peer", "worker-pool", "sharded"].contains(&pipeline.as_str())
                 {
                     return Err(format!(
@@ -545,8 +551,13 @@ mod tests {
             .parse()
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(s.label(), "tesserad-sharded-2");
+        // Plain `tesserad` is the daemon's default mode, not sequential.
         assert_eq!(
             "tesserad".parse::<DutSpec>().map(|s| s.label()),
+            Ok("tesserad-sharded".into())
+        );
+        assert_eq!(
+            "tesserad:sequential".parse::<DutSpec>().map(|s| s.label()),
             Ok("tesserad-sequential".into())
         );
         assert_eq!("bird".parse::<DutSpec>().map(|s| s.kind), Ok(DutKind::Bird));

@@ -18,8 +18,9 @@ pub struct Args {
     #[arg(long, default_value = "a,b,c")]
     scenarios: String,
     /// DUTs, repeatable or comma-separated: tesserad[:PIPELINE[:THREADS]]
-    /// (PIPELINE: sequential, per-peer, worker-pool, sharded), bird, frr,
-    /// gobgp, openbgpd.
+    /// (PIPELINE: sequential, per-peer, worker-pool, sharded; plain
+    /// `tesserad` is the daemon's default, sharded), bird, frr, gobgp,
+    /// openbgpd.
     #[arg(
         long = "dut",
         value_delimiter = ',',
