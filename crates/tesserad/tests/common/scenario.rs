@@ -127,39 +127,69 @@ pub fn basic(test: &str, tools: &[&str], start: Start) {
         };
         Ok(count("\"update\":")? + count("\"route_refresh\":")?)
     };
+    // The session's "up since" time: a refresh answered by resetting the
+    // session (and re-sending everything on the new one) must not pass.
+    let since = |t: &Tesserad| -> Result<String, String> {
+        let n = compact(&t.neighbor(&s.local_v4)?);
+        let at = n
+            .find("\"since_ms\":")
+            .ok_or_else(|| format!("no since_ms in {n}"))?;
+        let rest = n.get(at..).unwrap_or("");
+        Ok(rest.split(',').next().unwrap_or("").to_string())
+    };
+    let up_since = since(&t).unwrap_or_else(|e| lab.fail(&e));
     let before = answers_in(&t).unwrap_or_else(|e| lab.fail(&e));
-    t.refresh(&s.local_v4).unwrap_or_else(|e| lab.fail(&e));
-    if p.kind() == "openbgpd" {
-        lab.wait(
-            10,
-            "OpenBGPD logs our ROUTE-REFRESH for both families",
-            || {
-                let log = p.log();
-                Ok((log.contains("route refresh: AID IPv4 unicast")
-                    && log.contains("route refresh: AID IPv6 unicast"))
-                .then_some(()))
-            },
-        );
-    } else {
-        lab.wait(
-            10,
-            "tesserad receives UPDATEs again after its ROUTE-REFRESH",
-            || Ok((answers_in(&t)? > before).then_some(())),
-        );
+    match p.kind() {
+        // ExaBGP 4.2.21's reactor crashes on a received ROUTE-REFRESH
+        // ("'RouteRefresh' object is not iterable") and resets the
+        // session, so this half cannot be driven against it: it used to
+        // pass only because the new session re-sent every route.
+        "exabgp" => {
+            eprintln!(
+                "exabgp: tesserad -> peer ROUTE-REFRESH skipped (ExaBGP 4.2.21 crashes on it)"
+            )
+        }
+        "openbgpd" => {
+            t.refresh(&s.local_v4).unwrap_or_else(|e| lab.fail(&e));
+            lab.wait(
+                10,
+                "OpenBGPD logs our ROUTE-REFRESH for both families",
+                || {
+                    let log = p.log();
+                    Ok((log.contains("route refresh: AID IPv4 unicast")
+                        && log.contains("route refresh: AID IPv6 unicast"))
+                    .then_some(()))
+                },
+            );
+        }
+        _ => {
+            t.refresh(&s.local_v4).unwrap_or_else(|e| lab.fail(&e));
+            lab.wait(
+                10,
+                "tesserad receives UPDATEs again after its ROUTE-REFRESH",
+                || Ok((answers_in(&t)? > before).then_some(())),
+            );
+        }
     }
     // Route refresh, peer -> tesserad: tesserad re-sends when asked.
     // GoBGP's `softresetin` re-applies its own stored Adj-RIB-In and sends
     // no ROUTE-REFRESH, so that half cannot be driven from GoBGP.
-    if p.kind() == "gobgp" {
-        return;
+    if p.kind() != "gobgp" {
+        let before = p.updates_received().unwrap_or_else(|e| lab.fail(&e));
+        p.request_refresh().unwrap_or_else(|e| lab.fail(&e));
+        lab.wait(
+            10,
+            "peer receives UPDATEs again after ROUTE-REFRESH",
+            || Ok((p.updates_received()? > before).then_some(())),
+        );
     }
-    let before = p.updates_received().unwrap_or_else(|e| lab.fail(&e));
-    p.request_refresh().unwrap_or_else(|e| lab.fail(&e));
-    lab.wait(
-        10,
-        "peer receives UPDATEs again after ROUTE-REFRESH",
-        || Ok((p.updates_received()? > before).then_some(())),
-    );
+    // Both refreshes were answered on the session that was up before.
+    let now = since(&t).unwrap_or_else(|e| lab.fail(&e));
+    if now != up_since || !t.established(&s.local_v4).unwrap_or(false) {
+        lab.fail(&format!(
+            "the session was reset during the route refreshes ({up_since} -> {now})"
+        ));
+    }
 }
 
 /// Two clients of the same daemon kind: client 1's routes reach client 2
