@@ -22,6 +22,23 @@ use crate::shard::RibShard;
 use crate::types::{ExportBatch, RibError};
 use crate::PeerId;
 
+/// Whether two attribute sets encode alike towards an eBGP peer: the
+/// encoder drops LOCAL_PREF, ORIGINATOR_ID and CLUSTER_LIST there
+/// (`encode.rs`), so sets that differ only in those send the same UPDATE.
+fn same_towards_ebgp(a: &AttrSet, b: &AttrSet) -> bool {
+    use bgp_wire::consts::attr_type as at;
+    let sent = |r: &Result<bgp_wire::RawAttr<'_>, _>| !matches!(r, Ok(x) if matches!(x.type_code, at::LOCAL_PREF | at::ORIGINATOR_ID | at::CLUSTER_LIST));
+    let (mut x, mut y) = (a.attrs().filter(sent), b.attrs().filter(sent));
+    loop {
+        match (x.next(), y.next()) {
+            (None, None) => return true,
+            (Some(Ok(p)), Some(Ok(q)))
+                if (p.flags, p.type_code, p.value) == (q.flags, q.type_code, q.value) => {}
+            _ => return false,
+        }
+    }
+}
+
 impl RibShard {
     /// Recomputes what every exporting peer should have for each prefix in
     /// `changed` (the output of the update operations) and queues the
@@ -165,6 +182,7 @@ impl RibShard {
             return;
         }
         let want = self.desired(to, prefix, policy);
+        let ebgp = self.peer_state(to).is_some_and(|p| p.cfg.ebgp);
         let Some(Some(st)) = self.peers.get_mut(to.0 as usize) else {
             if let Some(h) = want {
                 self.interner.release(h);
@@ -177,9 +195,25 @@ impl RibShard {
             }
             return;
         };
+        let old = out.sent.get(&prefix);
         let (drop_ref, change) = out.sent.set(prefix, want);
         if let Some(c) = change {
-            out.pending.insert(PKey::from(prefix), c);
+            let key = PKey::from(prefix);
+            // Towards eBGP a new set that encodes like the one sent (only
+            // LOCAL_PREF, ORIGINATOR_ID or CLUSTER_LIST differ: an import
+            // policy or iBGP change) is recorded but not sent again.
+            let same_on_wire = ebgp
+                && !out.pending.contains_key(&key)
+                && match (old, c) {
+                    (Some(o), Some(n)) => match (self.interner.get(o), self.interner.get(n)) {
+                        (Some(a), Some(b)) => same_towards_ebgp(a, b),
+                        _ => false,
+                    },
+                    _ => false,
+                };
+            if !same_on_wire {
+                out.pending.insert(key, c);
+            }
         }
         if let Some(h) = drop_ref {
             self.interner.release(h);

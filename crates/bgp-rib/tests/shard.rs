@@ -731,3 +731,77 @@ fn reject_all_targets_are_skipped_only_while_nothing_was_sent() {
     s.export_changes(&ch, &mut gate);
     assert!(s.drain_updates(PeerId(3)).is_empty());
 }
+
+/// A best path whose attributes change only in LOCAL_PREF (an import
+/// policy change, re-run over the Adj-RIB-In) encodes alike towards eBGP,
+/// where LOCAL_PREF is not sent: nothing is queued for an eBGP peer, while
+/// an iBGP peer, which is sent LOCAL_PREF, gets the change.
+#[test]
+fn local_pref_only_changes_are_not_resent_to_ebgp_peers() {
+    let mut s = RibShard::new(BestPathConfig::default());
+    // Peer 0: the eBGP source; 1: an eBGP target; 2: an iBGP target.
+    for (i, ebgp) in [(0u16, true), (1, true), (2, false)] {
+        let mut c = peer_cfg(i, ebgp);
+        c.export = i > 0;
+        s.add_peer(PeerId(i), c);
+    }
+    let a = attrs(&[65000, 7], None);
+    let lp = |v: u32| {
+        move |_: &Prefix, b: &mut AttrsBuilder| {
+            b.set_local_pref(v);
+            Verdict::Accept
+        }
+    };
+    let mut ch = Vec::new();
+    s.apply_update(
+        PeerId(0),
+        &[nlri("10.0.0.0/8")],
+        Some(&a),
+        &[],
+        &mut lp(200),
+        &mut ch,
+    )
+    .unwrap();
+    s.export_changes(&ch, &mut AcceptAll);
+    assert_eq!(s.drain_updates(PeerId(1)).announce.len(), 1);
+    assert_eq!(s.drain_updates(PeerId(2)).announce.len(), 1);
+    ch.clear();
+    s.apply_update(
+        PeerId(0),
+        &[nlri("10.0.0.0/8")],
+        Some(&a),
+        &[],
+        &mut lp(250),
+        &mut ch,
+    )
+    .unwrap();
+    assert_eq!(ch, vec![pfx("10.0.0.0/8")], "the best path changed");
+    s.export_changes(&ch, &mut AcceptAll);
+    assert!(
+        s.drain_updates(PeerId(1)).is_empty(),
+        "an eBGP peer was sent an UPDATE that differs only in LOCAL_PREF"
+    );
+    let i = s.drain_updates(PeerId(2));
+    assert_eq!(i.announce.len(), 1, "the iBGP peer gets the new LOCAL_PREF");
+    let (h, _) = &i.announce[0];
+    assert_eq!(s.attrs(*h).unwrap().summary().local_pref(), Some(250));
+    // What the eBGP peer's Adj-RIB-Out holds is the current set, so a
+    // later real change is still a delta against it.
+    assert_eq!(
+        s.adj_out(PeerId(1), &pfx("10.0.0.0/8"))
+            .and_then(|a| a.summary().local_pref()),
+        Some(250)
+    );
+    ch.clear();
+    s.apply_update(
+        PeerId(0),
+        &[nlri("10.0.0.0/8")],
+        Some(&attrs(&[65000, 8], None)),
+        &[],
+        &mut lp(250),
+        &mut ch,
+    )
+    .unwrap();
+    s.export_changes(&ch, &mut AcceptAll);
+    assert_eq!(s.drain_updates(PeerId(1)).announce.len(), 1);
+}

@@ -106,13 +106,6 @@ default = "accept"
 [[policy.rr_in.term]]
 then.local_pref = {rr_lp}
 
-[policy.by_out]
-default = "accept"
-
-[[policy.by_out.term]]
-match.prefix = ["198.18.0.0/16 le 32", "198.51.0.0/16 le 32", "2001:db8:100::/40 le 48"]
-then.action = "reject"
-
 [policy.dst_out]
 default = "accept"
 
@@ -153,13 +146,10 @@ fn policies_reload_and_statics() {
         "soft_reconfiguration_inbound = false\n",
     );
     let dst = glue::neighbor("dst", &l2, 65002, "reject", "dst_out", "");
-    // The bystander is sent only our static route (by_out): tesserad
-    // re-sends an unchanged route to an eBGP peer when only its
-    // LOCAL_PREF changed (the Adj-RIB-Out keeps the Loc-RIB attribute set,
-    // LOCAL_PREF included, and strips it only when encoding), which src's
-    // and rr's import changes below do; that duplicate is a known
-    // inefficiency, not what this test is about.
-    let by = glue::neighbor("by", &l3, 65003, "accept", "by_out", "");
+    // The bystander gets src's and rr's routes: their import changes
+    // below alter only LOCAL_PREF, which is not sent to an eBGP peer, so
+    // it must not be sent them again.
+    let by = glue::neighbor("by", &l3, 65003, "accept", "accept", "");
     let late = glue::neighbor("late", &l4, 65004, "accept", "accept", "");
     let statics =
         |p: &str| format!("\n[[static]]\nprefix = \"{p}\"\ncommunities = [\"65000:19\"]\n");
@@ -269,6 +259,12 @@ fn policies_reload_and_statics() {
     }
     lab.wait(15, "dst has the static route", || {
         at_peer(p_dst, "198.19.0.0/24")
+    });
+    lab.wait(15, "the bystander has src's route", || {
+        at_peer(p_by, "198.18.3.0/24")
+    });
+    lab.wait(15, "the bystander has FRR's route", || {
+        at_peer(p_by, &rr_route)
     });
     lab.wait(15, "dst has the bystander's marker", || {
         at_peer(p_dst, "198.18.50.0/24")
