@@ -87,11 +87,19 @@ impl Tesserad {
     /// Starts tesserad; fails the test with "tesserad does not start: ..."
     /// when it rejects the config, exits, or never opens its CLI socket.
     pub fn start(lab: &Lab, cfg: &Config) -> Tesserad {
+        Self::start_with(lab, cfg, "")
+    }
+
+    /// [`Self::start`] with `router_keys` (TOML lines) added to `[router]`.
+    pub fn start_with(lab: &Lab, cfg: &Config, router_keys: &str) -> Tesserad {
         let dir = lab.path("tesserad");
         std::fs::create_dir_all(&dir).expect("tesserad dir");
         let sock = dir.join("tesserad.sock");
         let config = dir.join("tesserad.toml");
-        std::fs::write(&config, cfg.render(&sock)).expect("tesserad.toml");
+        let text = cfg
+            .render(&sock)
+            .replacen("[router]\n", &format!("[router]\n{router_keys}"), 1);
+        std::fs::write(&config, text).expect("tesserad.toml");
         let c = config.display().to_string();
         let pid = lab.spawn(
             "tesserad",
