@@ -164,6 +164,20 @@ fn scenario(name: &str, pipeline: &str) {
     );
     wait_via(&lab, p3, PFX, NH1);
     wait_via(&lab, p3, PFX6, NH6);
+    // `show nexthop` tells the same.
+    let nh = compact(
+        &t.request(r#"{"command":"show_nexthop"}"#)
+            .unwrap_or_else(|e| lab.fail(&e)),
+    );
+    for want in [
+        format!("\"nexthop\":\"{NH1}\",\"resolved\":true,\"reachable\":true,\"igp_cost\":10,\"prefixes\":1"),
+        format!("\"nexthop\":\"{NH2}\",\"resolved\":true,\"reachable\":true,\"igp_cost\":20,\"prefixes\":1"),
+        format!("\"nexthop\":\"{NH6}\",\"resolved\":true,\"reachable\":true,\"igp_cost\":10"),
+    ] {
+        if !nh.contains(&want) {
+            lab.fail(&format!("show nexthop lacks {want}: {nh}"));
+        }
+    }
 
     // 3. The route to NH1 now costs 30: NH2 (20) is cheaper.
     route(&lab, &["del", "198.18.11.0/24", "via", &l1, "metric", "10"]);
