@@ -209,3 +209,56 @@ fn without_tracking_every_next_hop_is_reachable() {
     assert!(ch.is_empty());
     assert_eq!(best_peer(&s, "10.0.0.0/8"), Some(1));
 }
+
+#[test]
+fn graceful_restart_sweep_keeps_the_index_exact() {
+    let mut s = shard(true);
+    announce(&mut s, 1, &["10.0.0.0/8", "11.0.0.0/8"], "198.18.1.1");
+    announce(&mut s, 2, &["10.0.0.0/8"], "198.18.1.1");
+    let mut ch = Vec::new();
+    s.nexthop_update(ip("198.18.1.1"), up(1), &mut ch);
+    watch(&mut s);
+    let count = |s: &RibShard| {
+        s.nexthops()
+            .map(|n| (n.nexthop, n.prefixes))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(count(&s), vec![(ip("198.18.1.1"), 2)]);
+    // Peer 1 restarts: its paths are kept stale, it re-announces 10/8 only
+    // (through another next hop) and the sweep removes 11/8.
+    s.mark_stale(PeerId(1)).unwrap();
+    announce(&mut s, 1, &["10.0.0.0/8"], "198.18.3.1");
+    let mut ch = Vec::new();
+    s.sweep_stale(PeerId(1), &mut ch).unwrap();
+    assert_eq!(best_peer(&s, "11.0.0.0/8"), None);
+    let mut c = count(&s);
+    c.sort();
+    // 198.18.1.1: peer 2's 10/8 only; 198.18.3.1: peer 1's 10/8.
+    assert_eq!(c, vec![(ip("198.18.1.1"), 1), (ip("198.18.3.1"), 1)]);
+    assert_eq!(
+        watch(&mut s),
+        vec![NexthopWatch {
+            nexthop: ip("198.18.3.1"),
+            track: true
+        }]
+    );
+    // Everything gone: nothing tracked, every next hop released.
+    s.peer_down(PeerId(1), &mut ch).unwrap();
+    s.peer_down(PeerId(2), &mut ch).unwrap();
+    assert_eq!(s.nexthops().count(), 0);
+    let mut w = watch(&mut s);
+    w.sort_by_key(|w| w.nexthop);
+    assert_eq!(
+        w,
+        vec![
+            NexthopWatch {
+                nexthop: ip("198.18.1.1"),
+                track: false
+            },
+            NexthopWatch {
+                nexthop: ip("198.18.3.1"),
+                track: false
+            }
+        ]
+    );
+}
