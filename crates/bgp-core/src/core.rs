@@ -17,7 +17,7 @@ use bgp_rib::{ImportCheck, PeerConfig, PeerId, PeerRole, Rib};
 use bgp_wire::consts::notify;
 use bgp_wire::{NextHop, NotificationMessage};
 
-use crate::msg::{DecodedUpdate, FlushBarrier, RibInput, SessionCmd, SessionUp};
+use crate::msg::{DecodedUpdate, FlushBarrier, NexthopUpdate, RibInput, SessionCmd, SessionUp};
 use crate::outbox::{BestChange, Note, Outbox, Stage};
 use crate::peer::{MaxPrefixAction, PeerEntry, UpState};
 use crate::settings::{Part, RibSettings, STATIC_PEER};
@@ -307,6 +307,7 @@ impl RibCore {
                 });
             }
         }
+        self.drain_nexthop_watch(out);
     }
 
     /// The earliest deadline [`Self::tick`] waits for, if any.
@@ -321,6 +322,45 @@ impl RibCore {
                 e.stale_until.into_iter().chain(refresh)
             })
             .min()
+    }
+
+    /// Switches next-hop tracking on (at start, before any route): paths
+    /// become eligible once their next hop is reported reachable through
+    /// [`Self::nexthop_update`] (RFC 4271 §9.1.2.1), and the reported cost
+    /// is their interior cost (§9.1.2.2 e). The next hops to resolve come
+    /// out in [`Outbox::nexthops`].
+    pub fn enable_nexthop_tracking(&mut self) {
+        self.rib.enable_nexthop_tracking();
+    }
+
+    /// Whether next-hop tracking is on.
+    pub fn nexthop_tracking(&self) -> bool {
+        self.rib.shards().iter().any(|s| s.nexthop_tracking())
+    }
+
+    /// The state of a next hop changed (or was resolved for the first
+    /// time): selection runs again for the prefixes with a path through
+    /// it; what changed goes out with the next [`Self::propagate`].
+    pub fn nexthop_update(&mut self, update: NexthopUpdate, out: &mut Outbox) {
+        let st = bgp_rib::NhState {
+            reachable: update.reachable,
+            igp_cost: update.igp_cost,
+        };
+        self.rib
+            .nexthop_update(update.nexthop, st, &mut self.changed);
+        self.drain_nexthop_watch(out);
+    }
+
+    /// Moves the next hops the RIB started or stopped using to
+    /// [`Outbox::nexthops`] ([`Self::handle`] and [`Self::tick`] do it
+    /// themselves; a runtime calls it after the other entry points).
+    pub fn drain_nexthop_watch(&mut self, out: &mut Outbox) {
+        self.rib.drain_nexthop_watch(&mut out.nexthops);
+    }
+
+    /// The tracked next hops of this part: (next hop, state, prefixes).
+    pub fn nexthops(&self) -> impl Iterator<Item = bgp_rib::NexthopInfo> + '_ {
+        self.rib.shards().iter().flat_map(|s| s.nexthops())
     }
 
     /// Applies one input from a session.
@@ -347,6 +387,7 @@ impl RibCore {
                 self.sync_received(peer);
             }
         }
+        self.drain_nexthop_watch(out);
     }
 
     /// Adds the change of this part's received count for `id` to the

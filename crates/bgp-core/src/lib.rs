@@ -14,6 +14,9 @@
 //! * [`RibCore::tick`]: time passes (graceful-restart stale timer, RFC
 //!   4724 §4.2; End-of-RIB-Refresh deadline, RFC 7313 §4);
 //!   [`RibCore::next_deadline`] says when it is next due.
+//! * [`RibCore::nexthop_update`]: next-hop tracking (RFC 4271 §9.1.2.1,
+//!   §9.1.2.2 e) says a next hop's reachability or IGP cost changed; the
+//!   next hops to resolve come out in [`Outbox::nexthops`].
 //! * [`RibCore::propagate`]: one export round (best-path changes through
 //!   the propagation rules and export policies into each peer's
 //!   Adj-RIB-Out) and a flush of every session that may be sent to at
@@ -71,8 +74,8 @@ pub use crate::core::{
     ENHANCED_REFRESH_STALE, OUT_QUEUE_LIMIT,
 };
 pub use msg::{
-    fan_out, split_updates, DecodedUpdate, FlushBarrier, LinkAddrs, PeerStatus, RibInput,
-    SessionCmd, SessionUp, MAX_SHARDS,
+    fan_out, split_updates, DecodedUpdate, FlushBarrier, LinkAddrs, NexthopUpdate, PeerStatus,
+    RibInput, SessionCmd, SessionUp, MAX_SHARDS,
 };
 pub use outbox::{BestChange, Level, Marker, Markers, Note, Outbox, Output, Sample, Stage};
 pub use peer::{MaxPrefix, MaxPrefixAction, PeerEntry, PeerMeta, PolicyRef, UpState};

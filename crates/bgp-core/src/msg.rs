@@ -137,6 +137,18 @@ pub enum RibInput {
     },
 }
 
+/// What next-hop resolution found for one next hop (the runtime watches
+/// the kernel's routing table; see [`crate::RibCore::nexthop_update`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct NexthopUpdate {
+    /// The next hop (the global address for IPv6).
+    pub nexthop: std::net::IpAddr,
+    /// Resolvable through a route that is not a BGP route of ours.
+    pub reachable: bool,
+    /// The resolving route's metric; 0 when directly connected.
+    pub igp_cost: u32,
+}
+
 impl RibInput {
     /// The peer this input is about.
     pub fn peer(&self) -> PeerId {

@@ -325,6 +325,10 @@ pub struct Outbox {
     pub notes: Vec<(PeerId, Note)>,
     /// Measurements (empty without a [`crate::Meter`]).
     pub samples: Vec<Sample>,
+    /// Next hops the RIB started or stopped using, with next-hop tracking
+    /// on: the runtime resolves each new one and answers with
+    /// [`crate::RibCore::nexthop_update`].
+    pub nexthops: Vec<bgp_rib::NexthopWatch>,
 }
 
 impl Outbox {
@@ -334,11 +338,15 @@ impl Outbox {
         self.best.clear();
         self.notes.clear();
         self.samples.clear();
+        self.nexthops.clear();
     }
 
     /// Nothing for sessions, followers or the log.
     pub fn is_empty(&self) -> bool {
-        self.out.is_empty() && self.best.is_empty() && self.notes.is_empty()
+        self.out.is_empty()
+            && self.best.is_empty()
+            && self.notes.is_empty()
+            && self.nexthops.is_empty()
     }
 
     pub(crate) fn cmd(&mut self, peer: PeerId, cmd: SessionCmd) {

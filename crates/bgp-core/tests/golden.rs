@@ -10,6 +10,7 @@
 //! ```text
 //! peer N KEY=VALUE...          before the first event: configure peer N
 //!                              (common::peer_meta lists the keys)
+//! nht                          before the first event: next-hop tracking on
 //! SECONDS up N [gr=S] [err] [v6]
 //! SECONDS announce N PREFIX[,PREFIX...] [path=A,B] [nh=ADDR] [med=N] [lp=N]
 //! SECONDS withdraw N PREFIX[,PREFIX...]
@@ -19,6 +20,8 @@
 //! SECONDS down N [graceful]
 //! SECONDS queue N BYTES        the session has BYTES unwritten (back-pressure)
 //! SECONDS remove N             the neighbour is deconfigured
+//! SECONDS nexthop ADDR COST|down  next-hop resolution found ADDR
+//!                              reachable at COST, or unreachable
 //! SECONDS tick                 time passes (timers)
 //! SECONDS propagate            an export round and flush
 //! ```
@@ -61,6 +64,11 @@ fn run_script(text: &str) -> String {
             continue;
         }
         let w: Vec<&str> = line.split_whitespace().collect();
+        if w[0] == "nht" {
+            h.core.enable_nexthop_tracking();
+            let _ = writeln!(out, "{line}");
+            continue;
+        }
         if w[0] == "peer" {
             let n: u16 = w[1].parse().expect("peer N");
             h.add_peer(n, &w[2..]);
@@ -122,6 +130,18 @@ fn run_script(text: &str) -> String {
             "remove" => {
                 let note = NotificationMessage::new(6, 3, Vec::new());
                 h.core.remove_peer(PeerId(n()), note, &mut h.out);
+            }
+            "nexthop" => {
+                let (reachable, igp_cost) = match w[3] {
+                    "down" => (false, 0),
+                    c => (true, c.parse().expect("cost")),
+                };
+                let u = bgp_core::NexthopUpdate {
+                    nexthop: w[2].parse().expect("next hop address"),
+                    reachable,
+                    igp_cost,
+                };
+                h.core.nexthop_update(u, &mut h.out);
             }
             "tick" => h.core.tick(now, &mut h.out),
             "propagate" => h.core.propagate(now, &mut h.out),

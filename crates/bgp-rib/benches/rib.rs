@@ -175,6 +175,7 @@ fn bestpath(c: &mut Criterion) {
                 peer_bgp_id: u32::from(cfg.bgp_id),
                 peer_addr: cfg.addr,
                 path_id: p.path_id,
+                igp_cost: s.igp_metric(),
             }
         })
         .collect();

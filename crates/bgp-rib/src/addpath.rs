@@ -120,6 +120,7 @@ impl RibShard {
                     interner: &self.interner,
                     peers: &self.peers,
                     cfg: &self.cfg,
+                    nht: self.nht.as_ref(),
                 };
                 table::rank(e, limit, &ctx, &mut rank);
                 cands.extend(rank.iter().filter_map(|&i| e.paths().get(i).copied()));

@@ -14,8 +14,10 @@
 //!    missing MED is 0 (§9.1.2.2 c) or, with
 //!    [`BestPathConfig::missing_med_worst`], the worst value.
 //! 5. eBGP-learned over iBGP-learned (§9.1.2.2 d).
-//! 6. Lowest interior cost to the next hop (§9.1.2.2 e), an input carried
-//!    in the attribute set (0 by default).
+//! 6. Lowest interior cost to the next hop (§9.1.2.2 e): the metric of the
+//!    route that resolves it when next-hop tracking is on (0 when directly
+//!    connected; unresolvable next hops are not eligible at all, §9.1.2.1),
+//!    else an input carried in the attribute set (0 by default).
 //! 7. Lowest router id (§9.1.2.2 f), where a reflected route's
 //!    ORIGINATOR_ID stands in for the peer's BGP Identifier (RFC 4456 §9).
 //! 8. Shortest CLUSTER_LIST (RFC 4456 §9).
@@ -103,6 +105,9 @@ pub struct Candidate<'a> {
     pub peer_addr: IpAddr,
     /// The path identifier; 0 without ADD-PATH.
     pub path_id: u32,
+    /// Interior cost to the next hop (§9.1.2.2 e): from next-hop tracking,
+    /// else [`Summary::igp_metric`].
+    pub igp_cost: u32,
 }
 
 impl Candidate<'_> {
@@ -158,7 +163,7 @@ fn compare_inner(
         return Some(r);
     }
     // 6. §9.1.2.2 e: lower interior cost to the next hop.
-    if let Some(r) = step(sa.igp_metric().cmp(&sb.igp_metric()), Step::IgpMetric) {
+    if let Some(r) = step(a.igp_cost.cmp(&b.igp_cost), Step::IgpMetric) {
         return Some(r);
     }
     // 7. §9.1.2.2 f with RFC 4456 §9: lower (originator or peer) router id.

@@ -74,6 +74,7 @@ fn cand<'a>(p: &P, s: &'a Summary) -> Candidate<'a> {
         peer_bgp_id: p.bgp_id,
         peer_addr: p.addr,
         path_id: p.path_id,
+        igp_cost: s.igp_metric(),
     }
 }
 

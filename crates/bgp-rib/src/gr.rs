@@ -7,6 +7,7 @@
 use base::{Afi, Prefix};
 
 use crate::hash::FastMap;
+use crate::intern::AttrHandle;
 use crate::shard::RibShard;
 use crate::table::{self, SelectCtx};
 use crate::types::RibError;
@@ -76,27 +77,31 @@ impl RibShard {
             interner: &self.interner,
             peers: &self.peers,
             cfg: &self.cfg,
+            nht: self.nht.as_ref(),
         };
         let mut n = 0;
         let mut others = (self.add_path_peers > 0).then_some(&mut self.path_changed);
+        let track = ctx.nht.is_some();
+        let mut gone: Vec<(Prefix, AttrHandle)> = Vec::new();
+        let mut rel = |p: Prefix, h: AttrHandle| {
+            if track {
+                gone.push((p, h));
+            }
+            released.push(h);
+        };
         if afi.is_none_or(|a| a == Afi::Ipv4) {
             let o = others.as_deref_mut();
-            n += table::remove_peer(&mut self.v4, peer, true, &ctx, &mut released, changed, o);
+            n += table::remove_peer(&mut self.v4, peer, true, &ctx, &mut rel, changed, o);
         }
         if afi.is_none_or(|a| a == Afi::Ipv6) {
-            n += table::remove_peer(
-                &mut self.v6,
-                peer,
-                true,
-                &ctx,
-                &mut released,
-                changed,
-                others,
-            );
+            n += table::remove_peer(&mut self.v6, peer, true, &ctx, &mut rel, changed, others);
         }
         self.paths = self.paths.saturating_sub(n);
         if let Some(Some(st)) = self.peers.get_mut(peer.0 as usize) {
             st.accepted = st.accepted.saturating_sub(n as u64);
+        }
+        for (p, h) in gone {
+            self.index_remove(h, p);
         }
         for h in released {
             self.interner.release(h);

@@ -77,6 +77,7 @@ mod gr;
 mod hash;
 mod intern;
 mod key;
+mod nht;
 mod peer;
 mod policy;
 mod propagate;
@@ -93,6 +94,7 @@ pub use encode::{EncodeParams, NextHopMode, UpdateEncoder};
 pub use encode_attrs::{attr_fate, export_as_path, AttrFate, DEFAULT_LOCAL_PREF};
 pub use hash::shard_for;
 pub use intern::{AttrHandle, Interner};
+pub use nht::{nexthop_ip, NexthopInfo, NexthopWatch, NhState};
 pub use policy::{AcceptAll, ExportPolicy, ExportVerdict, ImportPolicy, Verdict};
 pub use propagate::{
     import_check, import_check_with_asn, ImportCheck, ImportReject, PeerRole, Propagation,

@@ -112,6 +112,32 @@ impl Rib {
         self.shards.iter().any(RibShard::path_changes_pending)
     }
 
+    /// [`RibShard::enable_nexthop_tracking`] in every shard.
+    pub fn enable_nexthop_tracking(&mut self) {
+        for s in &mut self.shards {
+            s.enable_nexthop_tracking();
+        }
+    }
+
+    /// [`RibShard::nexthop_update`] across shards.
+    pub fn nexthop_update(
+        &mut self,
+        nexthop: std::net::IpAddr,
+        st: crate::NhState,
+        changed: &mut Vec<Prefix>,
+    ) {
+        for s in &mut self.shards {
+            s.nexthop_update(nexthop, st, changed);
+        }
+    }
+
+    /// [`RibShard::drain_nexthop_watch`] across shards.
+    pub fn drain_nexthop_watch(&mut self, out: &mut Vec<crate::NexthopWatch>) {
+        for s in &mut self.shards {
+            s.drain_nexthop_watch(out);
+        }
+    }
+
     /// [`RibShard::resend_all`] across shards.
     pub fn resend_all(&mut self, peer: PeerId) {
         for s in &mut self.shards {

@@ -2,6 +2,8 @@
 //! (Adj-RIB-In, post-policy), the selected best (Loc-RIB), per-peer export
 //! state (Adj-RIB-Out) and its own attribute interner.
 
+use std::net::IpAddr;
+
 use base::Prefix;
 use bgp_wire::Nlri;
 
@@ -11,6 +13,7 @@ use crate::bestpath::BestPathConfig;
 use crate::hash::FastMap;
 use crate::intern::{AttrHandle, Interner};
 use crate::key::PKey;
+use crate::nht::{nexthop_ip, NexthopInfo, NexthopWatch, NhState, NhTable};
 use crate::peer::{PeerState, PreIn};
 use crate::policy::{ImportPolicy, Verdict};
 use crate::table::{self, Change, PrefixEntry, SelectCtx, Table};
@@ -36,6 +39,9 @@ pub struct RibShard {
     /// policies, by (to, from, source set); each `Some` holds a reference.
     /// Emptied when the call ends (see `export.rs`).
     pub(crate) export_cache: FastMap<(PeerId, PeerId, AttrHandle), Option<AttrHandle>>,
+    /// Next-hop states and the next hop -> prefix index; `None`: next-hop
+    /// tracking is off and every next hop is reachable (see `nht.rs`).
+    pub(crate) nht: Option<NhTable>,
 }
 
 /// A prefix's paths as stored, with the Loc-RIB choice.
@@ -86,6 +92,86 @@ impl RibShard {
     /// The selection configuration.
     pub fn config(&self) -> &BestPathConfig {
         &self.cfg
+    }
+
+    /// Switches next-hop tracking on (before any route is stored): paths
+    /// are then eligible only once their next hop is reported reachable
+    /// with [`Self::nexthop_update`] (RFC 4271 §9.1.2.1), and the reported
+    /// cost is their interior cost (§9.1.2.2 e).
+    pub fn enable_nexthop_tracking(&mut self) {
+        self.nht.get_or_insert_with(NhTable::default);
+    }
+
+    /// Whether next-hop tracking is on.
+    pub fn nexthop_tracking(&self) -> bool {
+        self.nht.is_some()
+    }
+
+    /// Records the state of `nexthop` and re-runs selection for the
+    /// prefixes with a path through it (only those, through the index);
+    /// appends prefixes whose best changed to `changed`. Ignored when no
+    /// path uses it or tracking is off.
+    pub fn nexthop_update(&mut self, nexthop: IpAddr, st: NhState, changed: &mut Vec<Prefix>) {
+        let Some(t) = self.nht.as_mut() else {
+            return;
+        };
+        let mut affected = Vec::new();
+        t.set(nexthop, st, &mut affected);
+        let ctx = SelectCtx {
+            interner: &self.interner,
+            peers: &self.peers,
+            cfg: &self.cfg,
+            nht: self.nht.as_ref(),
+        };
+        for p in affected {
+            let e = match p {
+                Prefix::V4(k) => self.v4.get_mut(&k),
+                Prefix::V6(k) => self.v6.get_mut(&k),
+            };
+            let Some(e) = e else { continue };
+            let old = e.best_path().copied();
+            if table::reselect(e, old, &ctx) {
+                changed.push(p);
+            } else if self.add_path_peers > 0 {
+                // A non-best path became (in)eligible.
+                self.path_changed.push(p);
+            }
+        }
+    }
+
+    /// Moves the next hops this shard started or stopped using since the
+    /// last call to `out` (the runtime resolves the new ones).
+    pub fn drain_nexthop_watch(&mut self, out: &mut Vec<NexthopWatch>) {
+        if let Some(t) = self.nht.as_mut() {
+            t.drain_watch(out);
+        }
+    }
+
+    /// The tracked next hops, in table order.
+    pub fn nexthops(&self) -> impl Iterator<Item = NexthopInfo> + '_ {
+        self.nht.iter().flat_map(NhTable::iter)
+    }
+
+    /// The next hop of the set behind `h`, when tracking is on.
+    fn tracked_nexthop(&self, h: AttrHandle) -> Option<IpAddr> {
+        self.nht.as_ref()?;
+        Some(nexthop_ip(self.interner.get(h)?.next_hop()?))
+    }
+
+    fn index_add(&mut self, h: AttrHandle, prefix: Prefix) {
+        if let Some(nh) = self.tracked_nexthop(h) {
+            if let Some(t) = self.nht.as_mut() {
+                t.add(nh, prefix);
+            }
+        }
+    }
+
+    pub(crate) fn index_remove(&mut self, h: AttrHandle, prefix: Prefix) {
+        if let Some(nh) = self.tracked_nexthop(h) {
+            if let Some(t) = self.nht.as_mut() {
+                t.remove(nh, prefix);
+            }
+        }
     }
 
     /// Registers (or reconfigures) a peer. Reconfiguring keeps its routes
@@ -310,11 +396,20 @@ impl RibShard {
             interner: &self.interner,
             peers: &self.peers,
             cfg: &self.cfg,
+            nht: self.nht.as_ref(),
         };
         let ch = match prefix {
             Prefix::V4(p) => table::upsert(&mut self.v4, p, path, &ctx),
             Prefix::V6(p) => table::upsert(&mut self.v6, p, path, &ctx),
         };
+        if self.nht.is_some() && (ch.added || ch.replaced) {
+            if let (true, Some(old)) = (ch.replaced, ch.released) {
+                self.index_remove(old, prefix);
+            }
+            // The first path through a next hop not resolved yet is not
+            // eligible; it is reselected when the state arrives.
+            self.index_add(h, prefix);
+        }
         self.finish(peer, prefix, ch, changed);
         !ch.full
     }
@@ -330,11 +425,15 @@ impl RibShard {
             interner: &self.interner,
             peers: &self.peers,
             cfg: &self.cfg,
+            nht: self.nht.as_ref(),
         };
         let ch = match prefix {
             Prefix::V4(p) => table::remove(&mut self.v4, p, peer, pid, &ctx),
             Prefix::V6(p) => table::remove(&mut self.v6, p, peer, pid, &ctx),
         };
+        if let (true, Some(old)) = (ch.removed, ch.released) {
+            self.index_remove(old, prefix);
+        }
         self.finish(peer, prefix, ch, changed);
     }
 
@@ -382,20 +481,32 @@ impl RibShard {
             interner: &self.interner,
             peers: &self.peers,
             cfg: &self.cfg,
+            nht: self.nht.as_ref(),
         };
         let mut others = (self.add_path_peers > 0).then_some(&mut self.path_changed);
         let (v4, v6) = (&mut self.v4, &mut self.v6);
+        let track = ctx.nht.is_some();
+        let mut gone: Vec<(Prefix, AttrHandle)> = Vec::new();
+        let mut rel = |p: Prefix, h: AttrHandle| {
+            if track {
+                gone.push((p, h));
+            }
+            released.push(h);
+        };
         let mut n = table::remove_peer(
             v4,
             peer,
             false,
             &ctx,
-            &mut released,
+            &mut rel,
             changed,
             others.as_deref_mut(),
         );
-        n += table::remove_peer(v6, peer, false, &ctx, &mut released, changed, others);
+        n += table::remove_peer(v6, peer, false, &ctx, &mut rel, changed, others);
         self.paths = self.paths.saturating_sub(n);
+        for (p, h) in gone {
+            self.index_remove(h, p);
+        }
         for h in released {
             self.interner.release(h);
         }

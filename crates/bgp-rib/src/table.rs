@@ -11,6 +11,7 @@ use base::{Prefix, Prefix4, Prefix6};
 
 use crate::bestpath::{self, BestPathConfig, Candidate};
 use crate::intern::{AttrHandle, Interner};
+use crate::nht::{nexthop_ip, NhTable};
 use crate::peer::PeerState;
 use crate::types::PathEntry;
 use crate::PeerId;
@@ -144,6 +145,8 @@ pub(crate) struct SelectCtx<'a> {
     pub(crate) interner: &'a Interner,
     pub(crate) peers: &'a [Option<PeerState>],
     pub(crate) cfg: &'a BestPathConfig,
+    /// Next-hop states, when next-hop tracking is on.
+    pub(crate) nht: Option<&'a NhTable>,
 }
 
 /// Outcome of changing one prefix's path list.
@@ -165,12 +168,22 @@ pub(crate) struct Change {
 
 /// The selection input for `p`. Paths of unknown peers or with dead
 /// handles are not eligible; neither happens unless the shard's
-/// bookkeeping is wrong.
+/// bookkeeping is wrong. With next-hop tracking, a path whose next hop is
+/// unreachable or not resolved yet is not eligible (RFC 4271 §9.1.2.1)
+/// and the tracked cost is its interior cost (§9.1.2.2 e); a path without
+/// a next hop (a static route sent with our own address) is eligible at
+/// cost 0.
 fn candidate<'a>(p: &PathEntry, ctx: &SelectCtx<'a>) -> Option<Candidate<'a>> {
     let peer = ctx.peers.get(p.peer.0 as usize)?.as_ref()?;
     let set = ctx.interner.get(p.attrs)?;
+    let igp_cost = match (ctx.nht, set.next_hop()) {
+        (Some(t), Some(nh)) => t.cost(nexthop_ip(nh))?,
+        (Some(_), None) => 0,
+        (None, _) => set.summary().igp_metric(),
+    };
     Some(Candidate {
         summary: set.summary(),
+        igp_cost,
         ebgp: peer.cfg.ebgp,
         peer_bgp_id: u32::from(peer.cfg.bgp_id),
         peer_addr: peer.cfg.addr,
@@ -297,15 +310,16 @@ pub(crate) fn mark_stale<K: Key>(t: &mut Table<K>, peer: PeerId) -> usize {
 }
 
 /// Removes every path of `peer` (only the stale ones with `only_stale`);
-/// collects each handle in `released`, each prefix whose best changed in
-/// `changed` and, when given, each other prefix that lost a path in
-/// `others` (what ADD-PATH peers must hear about). Returns paths removed.
+/// hands each removed path's prefix and handle to `released`, collects
+/// each prefix whose best changed in `changed` and, when given, each other
+/// prefix that lost a path in `others` (what ADD-PATH peers must hear
+/// about). Returns paths removed.
 pub(crate) fn remove_peer<K: Key>(
     t: &mut Table<K>,
     peer: PeerId,
     only_stale: bool,
     ctx: &SelectCtx<'_>,
-    released: &mut Vec<AttrHandle>,
+    released: &mut dyn FnMut(Prefix, AttrHandle),
     changed: &mut Vec<Prefix>,
     mut others: Option<&mut Vec<Prefix>>,
 ) -> usize {
@@ -319,7 +333,7 @@ pub(crate) fn remove_peer<K: Key>(
         let mut v = e.take_paths();
         v.retain(|p| {
             if hit(p) {
-                released.push(p.attrs);
+                released((*k).into(), p.attrs);
                 n += 1;
                 false
             } else {

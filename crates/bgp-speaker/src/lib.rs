@@ -37,6 +37,7 @@ pub mod daemon;
 pub mod fib_feed;
 pub mod mrt_dump;
 pub mod msg;
+pub mod nht;
 pub mod pipeline;
 pub mod rib;
 pub mod rib_dump;

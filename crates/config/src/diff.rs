@@ -40,7 +40,7 @@ pub struct ReloadPlan {
     pub statics_changed: bool,
     /// Other changed settings by path (`control.socket`, `control.metrics`,
     /// `log.level`, `log.file`, `mrt`, `router.pipeline`, `router.threads`,
-    /// `router.cluster_id`, `router.listen`): the daemon applies what it
+    /// `router.next_hop_tracking`, `router.cluster_id`, `router.listen`): the daemon applies what it
     /// can live and says which need a restart.
     pub other: Vec<String>,
 }
@@ -181,11 +181,15 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
             p.removed.push(o.name.clone());
         }
     }
-    let others: [(&str, bool); 10] = [
+    let others: [(&str, bool); 11] = [
         ("router.listen", ro.listen != rn.listen),
         ("router.cluster_id", cluster_changed),
         ("router.pipeline", ro.pipeline != rn.pipeline),
         ("router.threads", ro.threads != rn.threads),
+        (
+            "router.next_hop_tracking",
+            ro.next_hop_tracking != rn.next_hop_tracking,
+        ),
         ("control.socket", old.control.socket != new.control.socket),
         (
             "control.metrics",

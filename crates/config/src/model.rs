@@ -72,6 +72,12 @@ pub struct Router {
     /// `threads`, default `None`: one per CPU core. Shards of `sharded`,
     /// workers of `worker-pool`; not used by `sequential` and `per-peer`.
     pub threads: Option<u16>,
+    /// `next_hop_tracking`, default false: resolve BGP next hops against
+    /// the kernel's routing table (routes that are not our own BGP routes);
+    /// routes with unresolvable next hops are not eligible (RFC 4271
+    /// §9.1.2.1) and the resolving route's metric is the interior cost of
+    /// §9.1.2.2 e. Off: every next hop is reachable at cost 0.
+    pub next_hop_tracking: bool,
     /// `default_import`: the policy of neighbours that name none. `None`
     /// (default): RFC 8212, reject for eBGP and accept for iBGP. Already
     /// applied to [`Neighbor::import`]; kept for display.

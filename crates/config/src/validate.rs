@@ -240,6 +240,7 @@ fn router(c: &Ctx<'_>, rr: &RawRouter, policies: &BTreeMap<String, PolicyDef>) -
         cluster_id,
         pipeline,
         threads: rr.threads,
+        next_hop_tracking: rr.next_hop_tracking.unwrap_or(false),
         default_import,
         default_export,
     })

@@ -79,6 +79,9 @@ pub enum Request {
     ShowNeighbor { addr: String },
     /// `show status`. Answered with [`Data::Status`].
     ShowStatus,
+    /// `show nexthop`: the BGP next hops tracked with
+    /// `router.next_hop_tracking`. Answered with [`Data::Nexthops`].
+    ShowNexthop,
     /// `neighbor ADDR|NAME enable|disable|restart|refresh`. Answered with
     /// [`Data::Action`].
     Neighbor {
@@ -163,6 +166,7 @@ pub enum Data {
     Status(StatusInfo),
     Action(Vec<ActionResult>),
     Configure(ConfigureResult),
+    Nexthops(Vec<NexthopInfo>),
 }
 
 /// Kind of protocol, as in BIRD's `Proto` column.
@@ -588,6 +592,22 @@ impl RouteCount {
     pub fn paths(&self) -> u64 {
         self.tables.iter().map(|t| t.paths).sum()
     }
+}
+
+/// One tracked BGP next hop (`show nexthop`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NexthopInfo {
+    pub nexthop: IpAddr,
+    /// False until the first resolution arrived.
+    pub resolved: bool,
+    /// Resolvable through a kernel route that is not a BGP route (RFC 4271
+    /// §9.1.2.1); routes through an unreachable next hop are not eligible.
+    pub reachable: bool,
+    /// The resolving route's metric, 0 when directly connected (RFC 4271
+    /// §9.1.2.2 e).
+    pub igp_cost: u32,
+    /// Prefixes with a path through it.
+    pub prefixes: u64,
 }
 
 /// Answer to `show status`.

@@ -358,6 +358,10 @@ impl Harness {
                 }
             }
         }
+        for w in self.out.nexthops.drain(..) {
+            let what = if w.track { "track" } else { "untrack" };
+            let _ = writeln!(s, "  {what} next hop {}", w.nexthop);
+        }
         self.out.samples.clear();
         s
     }

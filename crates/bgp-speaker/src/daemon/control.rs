@@ -214,6 +214,17 @@ impl ControlHandler for Control {
                     first.map_err(|m| Response::error(ErrorCode::NotFound, m))
                 })
                 .map(|a| Data::Action(vec![a])),
+            Request::ShowNexthop => self
+                .call_all(|st| query::nexthops(st))
+                .and_then(|parts| {
+                    merge::nexthops(parts).ok_or_else(|| {
+                        Response::error(
+                            ErrorCode::Unsupported,
+                            "next-hop tracking is off (router.next_hop_tracking)",
+                        )
+                    })
+                })
+                .map(Data::Nexthops),
             Request::Configure { check } => (self.reload)(check)
                 .map(Data::Configure)
                 .map_err(|m| Response::error(ErrorCode::Config, m)),

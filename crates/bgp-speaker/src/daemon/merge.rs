@@ -95,3 +95,32 @@ pub fn counters(parts: &[RibCounters]) -> RibCounters {
     }
     t
 }
+
+/// `show nexthop`: every part resolves through the same tracker, so one
+/// next hop has one state (the first part that has it resolved gives it);
+/// prefix counts are added.
+/// Sorted by address; `None` when tracking is off.
+pub fn nexthops(
+    parts: Vec<Option<Vec<mgmt::proto::NexthopInfo>>>,
+) -> Option<Vec<mgmt::proto::NexthopInfo>> {
+    let mut out: Vec<mgmt::proto::NexthopInfo> = Vec::new();
+    let mut on = false;
+    for part in parts.into_iter().flatten() {
+        on = true;
+        for n in part {
+            match out.iter_mut().find(|o| o.nexthop == n.nexthop) {
+                Some(o) => {
+                    o.prefixes += n.prefixes;
+                    if !o.resolved {
+                        o.resolved = n.resolved;
+                        o.reachable = n.reachable;
+                        o.igp_cost = n.igp_cost;
+                    }
+                }
+                None => out.push(n),
+            }
+        }
+    }
+    out.sort_by_key(|n| n.nexthop);
+    on.then_some(out)
+}

@@ -209,9 +209,20 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
             }
         }
     }
+    // Next-hop tracking: the kernel's routing table is read before the
+    // first route arrives; the watcher starts once the RIB parts run.
+    let nht = if running.spec.config.router.next_hop_tracking {
+        Some(crate::nht::Nht::open().map_err(|e| format!("next-hop tracking: {e}"))?)
+    } else {
+        None
+    };
+    let tracker = nht.as_ref().map(|n| n.tracker.clone());
     let best_feed = hooks.best_feed;
     pipeline.spawn(|part| {
         let mut st = RibState::with_part(rib_settings.clone(), 1, part);
+        if let Some(t) = &tracker {
+            st.track_nexthops(t.clone());
+        }
         st.latency = latency.clone();
         st.rib_dumper = rib_dumper.clone();
         // Each shard follows its own prefixes on a clone of the channel:
@@ -226,6 +237,10 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         st
     })?;
     drop(entries);
+    if let Some(n) = nht {
+        n.spawn(pipeline.senders().to_vec())
+            .map_err(|e| format!("cannot start next-hop tracking: {e}"))?;
+    }
     info!(
         pipeline = mode.name(),
         rib_threads = mode.shards(),

@@ -500,3 +500,22 @@ pub fn route_count(st: &RibState) -> RouteCount {
         per_protocol,
     }
 }
+
+/// `show nexthop` on one RIB part; `None` when next-hop tracking is off.
+pub fn nexthops(st: &RibState) -> Option<Vec<mgmt::proto::NexthopInfo>> {
+    if !st.nexthop_tracking() {
+        return None;
+    }
+    Some(
+        st.core
+            .nexthops()
+            .map(|n| mgmt::proto::NexthopInfo {
+                nexthop: n.nexthop,
+                resolved: n.state.is_some(),
+                reachable: n.state.is_some_and(|s| s.reachable),
+                igp_cost: n.state.map_or(0, |s| s.igp_cost),
+                prefixes: n.prefixes as u64,
+            })
+            .collect(),
+    )
+}

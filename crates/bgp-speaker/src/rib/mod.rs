@@ -72,6 +72,8 @@ pub enum RibMsg {
     Tick,
     /// A control request (CLI, metrics, reload), run on the RIB thread.
     Control(ControlFn),
+    /// A tracked next hop changed (from the next-hop watcher, `nht.rs`).
+    Nexthop(bgp_core::NexthopUpdate),
 }
 
 impl std::fmt::Debug for RibMsg {
@@ -80,6 +82,7 @@ impl std::fmt::Debug for RibMsg {
             RibMsg::Input(i) => f.debug_tuple("Input").field(i).finish(),
             RibMsg::Tick => f.write_str("Tick"),
             RibMsg::Control(_) => f.write_str("Control(..)"),
+            RibMsg::Nexthop(u) => f.debug_tuple("Nexthop").field(u).finish(),
         }
     }
 }
@@ -151,6 +154,8 @@ pub struct RibState {
     best_feed: crate::fib_feed::BestFeed,
     /// The RIB dump round this shard last contributed to.
     pub(crate) dumped_round: u64,
+    /// Next-hop resolution, with `router.next_hop_tracking`.
+    nht: Option<std::sync::Arc<crate::nht::Tracker>>,
 }
 
 impl std::ops::Deref for RibState {
@@ -180,7 +185,15 @@ impl RibState {
             rib_dumper: None,
             best_feed: Default::default(),
             dumped_round: 0,
+            nht: None,
         }
+    }
+
+    /// Switches next-hop tracking on (before any route): next hops are
+    /// resolved through `tracker` (see [`crate::nht`]).
+    pub fn track_nexthops(&mut self, tracker: std::sync::Arc<crate::nht::Tracker>) {
+        self.core.enable_nexthop_tracking();
+        self.nht = Some(tracker);
     }
 
     /// Adds a neighbour under `id` (see [`RibCore::insert_peer`]).
@@ -233,6 +246,7 @@ impl RibState {
                 self.core.tick(now(), &mut self.out);
             }
             RibMsg::Control(f) => f(self),
+            RibMsg::Nexthop(u) => self.core.nexthop_update(u, &mut self.out),
         }
         self.deliver();
     }
@@ -257,8 +271,32 @@ impl RibState {
         self.core.started.elapsed().unwrap_or_default()
     }
 
+    /// Resolves the next hops the core started using (at once, so that
+    /// the next export round already sees their state) and lets go of the
+    /// ones it stopped using.
+    fn resolve_nexthops(&mut self) {
+        self.core.drain_nexthop_watch(&mut self.out);
+        if self.out.nexthops.is_empty() {
+            return;
+        }
+        let watches = std::mem::take(&mut self.out.nexthops);
+        if let Some(t) = self.nht.clone() {
+            for w in &watches {
+                if w.track {
+                    let u = t.track(w.nexthop);
+                    self.core.nexthop_update(u, &mut self.out);
+                } else {
+                    t.untrack(w.nexthop);
+                }
+            }
+        }
+        self.out.nexthops = watches;
+        self.out.nexthops.clear();
+    }
+
     /// Carries out what the core left in the outbox.
     fn deliver(&mut self) {
+        self.resolve_nexthops();
         let mut out = std::mem::take(&mut self.out);
         for o in out.out.drain(..) {
             let peer = o.peer();

@@ -9,7 +9,9 @@ mod time;
 pub use protocols::{render_protocols, HEADER as PROTOCOLS_HEADER};
 pub use routes::{render_route_count, render_routes};
 
-use crate::proto::{ActionResult, ConfigureResult, Data, Request, Response, StatusInfo};
+use crate::proto::{
+    ActionResult, ConfigureResult, Data, NexthopInfo, Request, Response, StatusInfo,
+};
 use std::fmt::Write as _;
 
 /// How times are shown.
@@ -47,6 +49,29 @@ fn render_data(out: &mut String, req: &Request, data: &Data, o: &RenderOpts) {
         Data::Status(s) => render_status(out, s, o),
         Data::Action(a) => render_action(out, a),
         Data::Configure(c) => render_configure(out, c),
+        Data::Nexthops(n) => render_nexthops(out, n),
+    }
+}
+
+/// `show nexthop`: one line per tracked next hop.
+pub fn render_nexthops(out: &mut String, list: &[NexthopInfo]) {
+    let _ = writeln!(
+        out,
+        "{:<39} {:<11} {:>10} {:>9}",
+        "Next hop", "State", "IGP cost", "Prefixes"
+    );
+    for n in list {
+        let (state, cost) = match (n.resolved, n.reachable) {
+            (false, _) => ("resolving", "-".to_string()),
+            (true, false) => ("unreachable", "-".to_string()),
+            (true, true) => ("reachable", n.igp_cost.to_string()),
+        };
+        let _ = writeln!(
+            out,
+            "{:<39} {state:<11} {cost:>10} {:>9}",
+            n.nexthop.to_string(),
+            n.prefixes
+        );
     }
 }
 
@@ -110,6 +135,29 @@ mod tests {
              Current server time is 2023-11-14 22:13:20.123\n\
              Last reboot on 2023-11-14 19:26:40.000\n\
              Daemon is up and running\n"
+        );
+    }
+
+    #[test]
+    fn nexthop_text() {
+        let n = |a: &str, resolved, reachable, igp_cost, prefixes| NexthopInfo {
+            nexthop: a.parse().unwrap(),
+            resolved,
+            reachable,
+            igp_cost,
+            prefixes,
+        };
+        let resp = Response::Ok(Data::Nexthops(vec![
+            n("198.18.11.1", true, true, 10, 2),
+            n("198.18.12.1", true, false, 0, 1),
+            n("2001:db8::1", false, false, 0, 3),
+        ]));
+        assert_eq!(
+            render(&Request::ShowNexthop, &resp, &RenderOpts::default()),
+            "Next hop                                State         IGP cost  Prefixes\n\
+             198.18.11.1                             reachable           10         2\n\
+             198.18.12.1                             unreachable          -         1\n\
+             2001:db8::1                             resolving            -         3\n"
         );
     }
 

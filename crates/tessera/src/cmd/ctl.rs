@@ -102,6 +102,9 @@ enum ShowWhat {
     },
     /// Daemon version, router ID, start and reconfiguration times.
     Status,
+    /// BGP next hops tracked (`router.next_hop_tracking`): reachability,
+    /// IGP cost, prefixes through each.
+    Nexthop,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -204,6 +207,7 @@ fn to_request(cmd: &CtlCommand) -> Result<(Request, &ConnArgs), String> {
                 ShowWhat::Route { words } => route_request(words)?,
                 ShowWhat::Neighbor { addr } => Request::ShowNeighbor { addr: addr.clone() },
                 ShowWhat::Status => Request::ShowStatus,
+                ShowWhat::Nexthop => Request::ShowNexthop,
             };
             (req, &s.conn)
         }
@@ -422,6 +426,7 @@ mod tests {
         );
         assert!(parse(&["configure", "soft"]).is_err());
         assert_eq!(req(&["show", "status"]), Request::ShowStatus);
+        assert_eq!(req(&["show", "nexthop"]), Request::ShowNexthop);
     }
 
     #[test]

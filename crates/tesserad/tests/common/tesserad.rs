@@ -90,6 +90,14 @@ impl Tesserad {
         Tesserad::start_with(lab, |sock| cfg.render(sock))
     }
 
+    /// [`Self::start`] with `router_keys` (TOML lines) added to `[router]`.
+    pub fn start_with_router_keys(lab: &Lab, cfg: &Config, router_keys: &str) -> Tesserad {
+        Tesserad::start_with(lab, |sock| {
+            cfg.render(sock)
+                .replacen("[router]\n", &format!("[router]\n{router_keys}"), 1)
+        })
+    }
+
     /// Starts tesserad with a config written by `render` (given the CLI
     /// socket path, for `[control]`), for scenarios that need keys
     /// [`Config`] does not write.
