@@ -60,6 +60,7 @@ fn policy_ref(name: &config::PolicyName, compiled: &BTreeMap<String, Arc<Policy>
 fn session_config(c: &config::Config, n: &config::Neighbor) -> SessionConfig {
     let mut s = SessionConfig::new(c.router.asn, Some(n.remote_as), c.router.id);
     s.hold_time = n.hold_time;
+    s.keepalive = n.keepalive;
     s.families = n.families.clone();
     s.four_octet_asn = n.four_octet_asn;
     s.route_refresh = n.route_refresh;
