@@ -43,6 +43,10 @@ pub struct RawRouter {
     pub threads: Option<u16>,
     pub default_import: Option<String>,
     pub default_export: Option<String>,
+    pub deterministic_med: Option<bool>,
+    pub always_compare_med: Option<bool>,
+    pub med_missing_as_worst: Option<bool>,
+    pub compare_router_id: Option<bool>,
 }
 
 /// An AS number as an integer (asplain) or a string: asdot `"1.10"`

@@ -113,6 +113,17 @@ fn session_config(c: &config::Config, n: &config::Neighbor) -> SessionConfig {
     s
 }
 
+/// `[router]`'s route selection options as the RIB takes them.
+pub fn bestpath(b: &config::BestPath) -> BestPathConfig {
+    BestPathConfig {
+        always_compare_med: b.always_compare_med,
+        deterministic_med: b.deterministic_med,
+        missing_med_worst: b.med_missing_as_worst,
+        compare_router_id: b.compare_router_id,
+        ..BestPathConfig::default()
+    }
+}
+
 fn static_route(st: &config::Static) -> StaticRoute {
     let mut b = AttrsBuilder::new();
     let origin = match st.origin {
@@ -239,7 +250,7 @@ impl Spec {
                 router_id: c.router.id,
                 cluster_id: c.router.cluster_id,
                 local_asn: c.router.asn,
-                bestpath: BestPathConfig::default(),
+                bestpath: bestpath(&c.router.bestpath),
             },
             listen: c.router.listen.clone(),
             control_socket: c.control.socket.clone(),
