@@ -304,6 +304,11 @@ pub struct Neighbor {
     /// `ttl`: IP TTL of our packets on the session (BIRD `multihop N`, FRR
     /// `ebgp-multihop N`); `None` (default): the system default.
     pub ttl: Option<u8>,
+    /// `ttl_security`: GTSM (RFC 5082) with the peer at most this many hops
+    /// away; `true` is 1 (directly connected), `false` or absent (default)
+    /// `None`. We send with TTL 255 and the kernel drops what arrives with
+    /// less than 256 - hops. Not together with `ttl`.
+    pub ttl_security: Option<u8>,
     /// `soft_reconfiguration_inbound`, default true: keep the pre-policy
     /// Adj-RIB-In so that import policy changes apply without asking the
     /// neighbour for a ROUTE-REFRESH.

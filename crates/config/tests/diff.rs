@@ -82,6 +82,7 @@ fn session_parameters_reset_only_that_neighbor() {
         ),
         ("hold_time = 90", "hold_time = 90\nrole = \"peer\""),
         ("hold_time = 90", "hold_time = 90\nttl = 2"),
+        ("hold_time = 90", "hold_time = 90\nttl_security = true"),
         ("hold_time = 90", "hold_time = 90\ngraceful_restart = false"),
         ("hold_time = 90", "hold_time = 90\npassive = true"),
         (

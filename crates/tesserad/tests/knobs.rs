@@ -1,7 +1,10 @@
 //! Neighbour and router knobs on a running tesserad against real peers:
 //! the configured keepalive interval (FRR counts what it receives), MRAI
-//! (ExaBGP receivers time the UPDATEs), and the route selection options,
-//! changed by live reloads (`show route` names the best path).
+//! (ExaBGP receivers time the UPDATEs), the route selection options,
+//! changed by live reloads (`show route` names the best path), and the
+//! TTL settings: GTSM (`ttl_security`, RFC 5082) against FRR next door and
+//! BIRD two hops away, and `ttl` on accepted connections. For those,
+//! tesserad runs in leaf 1, the lab's center routes, BIRD is in leaf 2.
 
 mod common;
 
@@ -38,6 +41,11 @@ fn config_text(sock: &std::path::Path, router_extra: &str, neighbors: &str) -> S
 
 /// Starts tesserad in the lab's center with this configuration.
 fn start(lab: &Lab, router_extra: &str, neighbors: &str) -> Tesserad {
+    start_in(lab, &lab.center_ns.clone(), router_extra, neighbors)
+}
+
+/// Starts tesserad in namespace `ns`.
+fn start_in(lab: &Lab, ns: &str, router_extra: &str, neighbors: &str) -> Tesserad {
     let dir = lab.path("tesserad");
     std::fs::create_dir_all(&dir).expect("tesserad dir");
     let sock = dir.join("tesserad.sock");
@@ -46,7 +54,7 @@ fn start(lab: &Lab, router_extra: &str, neighbors: &str) -> Tesserad {
     let c = config.display().to_string();
     let pid = lab.spawn(
         "tesserad",
-        &lab.center_ns,
+        ns,
         &[binary(), "-c", &c],
         &[("RUST_LOG", "info")],
     );
@@ -328,4 +336,211 @@ fn best_path_knobs_change_the_best_path() {
     expect_best(&lab, &t, "compare_router_id = false\n", &n, "n2");
     expect_best(&lab, &t, "compare_router_id = true\n", &n, "n1");
     assert!(started.elapsed() < Duration::from_secs(60));
+}
+
+/// A `[[neighbor]]` block with explicit addresses (tesserad in a leaf).
+fn neighbor_at(name: &str, addr: &str, local: &str, remote_as: u32, extra: &str) -> String {
+    format!(
+        "\n[[neighbor]]\nname = \"{name}\"\naddress = \"{addr}\"\nlocal_address = \"{local}\"\n\
+         remote_as = {remote_as}\nhold_time = 9\nconnect_retry = 1\n\
+         families = [\"ipv4-unicast\"]\nimport = \"accept\"\nexport = \"accept\"\n{extra}"
+    )
+}
+
+/// The center forwards between leaf 1 and leaf 2: leaf 2 is two hops from
+/// leaf 1 (a packet sent with TTL t arrives with t - 1).
+fn route_through_center(lab: &Lab) {
+    let (l1, l2) = (lab.leaf(1), lab.leaf(2));
+    let steps: [&[&str]; 3] = [
+        &[
+            "ip",
+            "netns",
+            "exec",
+            &lab.center_ns,
+            "sysctl",
+            "-q",
+            "-w",
+            "net.ipv4.ip_forward=1",
+        ],
+        &[
+            "ip",
+            "-n",
+            &l1.ns,
+            "route",
+            "add",
+            "10.0.2.0/24",
+            "via",
+            &l1.center_v4,
+        ],
+        &[
+            "ip",
+            "-n",
+            &l2.ns,
+            "route",
+            "add",
+            "10.0.1.0/24",
+            "via",
+            &l2.center_v4,
+        ],
+    ];
+    for argv in steps {
+        common::sh(argv).unwrap_or_else(|e| lab.fail(&format!("{argv:?}: {e}")));
+    }
+}
+
+/// BIRD in leaf 2 (AS 65020), a multihop (2) session to tesserad in leaf
+/// 1, with GTSM when `gtsm`; quick retries.
+fn start_bird_far(lab: &Lab, gtsm: bool) {
+    let (l1, l2) = (lab.leaf(1), lab.leaf(2));
+    let dir = lab.path("bird");
+    std::fs::create_dir_all(&dir).expect("bird dir");
+    let conf = format!(
+        "router id {me};\nlog \"{d}/bird.log\" all;\nprotocol device {{ scan time 1; }}\n\
+         protocol bgp peer {{\n  local {me} as 65020;\n  neighbor {them} as {ASN};\n\
+         multihop 2;\n  {gtsm}\n  hold time 9;\n  connect delay time 1;\n\
+         connect retry time 2;\n  error wait time 1,2;\n\
+         ipv4 {{ import all; export none; }};\n}}\n",
+        me = l2.v4,
+        them = l1.v4,
+        d = dir.display(),
+        gtsm = if gtsm { "ttl security on;" } else { "" },
+    );
+    let path = dir.join("bird.conf");
+    std::fs::write(&path, conf).expect("bird.conf");
+    let p = path.display().to_string();
+    if let Err(e) = common::sh(&["bird", "-p", "-c", &p]) {
+        lab.fail(&format!("BIRD rejects its config: {e}"));
+    }
+    let sock = dir.join("bird.ctl").display().to_string();
+    lab.spawn("bird", &l2.ns, &["bird", "-f", "-c", &p, "-s", &sock], &[]);
+    lab.add_log("bird log", &dir.join("bird.log"));
+}
+
+/// The session stays down for `secs` seconds.
+fn stays_down(lab: &Lab, t: &Tesserad, addr: &str, secs: u64, why: &str) {
+    let end = Instant::now() + Duration::from_secs(secs);
+    while Instant::now() < end {
+        if t.established(addr).unwrap_or(false) {
+            lab.fail(&format!("session to {addr} Established although {why}"));
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+fn wait_up(lab: &Lab, t: &Tesserad, addr: &str, secs: u64, what: &str) {
+    lab.wait(
+        secs,
+        &format!("session to {addr} Established ({what})"),
+        || Ok(t.established(addr)?.then_some(())),
+    );
+}
+
+/// GTSM with FRR directly connected: with `ttl-security hops 1` on FRR
+/// (it sends with TTL 255) the session comes up; once FRR drops it and
+/// sends eBGP's TTL 1 again, tesserad's kernel discards FRR's packets and
+/// the session stays down, until tesserad's `ttl_security` is removed.
+#[test]
+fn ttl_security_against_frr_next_door() {
+    if !common::ready(&tools(common::frr::TOOLS)) {
+        return;
+    }
+    let lab = Lab::star("knobs-gtsm-frr", 1);
+    let l1 = lab.leaf(1).clone();
+    let frr = Frr::start(&lab, "frr", &Session::center(&lab, &l1, 65010, ASN));
+    let gtsm = |on: bool| {
+        let cmd = format!(
+            "{}neighbor {} ttl-security hops 1",
+            if on { "" } else { "no " },
+            l1.v4
+        );
+        let out = frr
+            .vtysh(&["configure terminal", "router bgp 65010", &cmd])
+            .unwrap_or_else(|e| lab.fail(&e));
+        assert!(!out.contains('%'), "vtysh {cmd}: {out}");
+    };
+    gtsm(true);
+    let n = |v: &str| {
+        neighbor_at(
+            "frr",
+            &l1.center_v4,
+            &l1.v4,
+            65010,
+            &format!("ttl_security = {v}\n"),
+        )
+    };
+    let t = start_in(&lab, &l1.ns, "", &n("true"));
+    wait_up(&lab, &t, &l1.center_v4, 30, "both sides GTSM");
+    wait_established(&lab, &frr, 10);
+    gtsm(false);
+    lab.wait(
+        20,
+        "tesserad drops the session FRR now sends with TTL 1",
+        || Ok((!t.established(&l1.center_v4)?).then_some(())),
+    );
+    stays_down(&lab, &t, &l1.center_v4, 6, "FRR sends with TTL 1");
+    reload(&lab, &t, "", &n("false"));
+    wait_up(&lab, &t, &l1.center_v4, 30, "neither side GTSM");
+}
+
+/// BIRD two hops away with GTSM (it sends with 255, so its packets arrive
+/// with 254): `ttl_security = 2` accepts them, `ttl_security = true` (one
+/// hop: 255 only) does not, and back.
+#[test]
+fn ttl_security_hops_against_bird_two_hops_away() {
+    if !common::ready(&tools(common::bird::TOOLS)) {
+        return;
+    }
+    let lab = Lab::star("knobs-gtsm-bird", 2);
+    route_through_center(&lab);
+    let (l1, l2) = (lab.leaf(1).clone(), lab.leaf(2).clone());
+    let n = |v: &str| {
+        neighbor_at(
+            "bird",
+            &l2.v4,
+            &l1.v4,
+            65020,
+            &format!("ttl_security = {v}\n"),
+        )
+    };
+    let t = start_in(&lab, &l1.ns, "", &n("2"));
+    start_bird_far(&lab, true);
+    wait_up(&lab, &t, &l2.v4, 30, "ttl_security = 2");
+    reload(&lab, &t, "", &n("true"));
+    stays_down(
+        &lab,
+        &t,
+        &l2.v4,
+        8,
+        "BIRD is two hops away and ttl_security = true",
+    );
+    reload(&lab, &t, "", &n("2"));
+    wait_up(&lab, &t, &l2.v4, 30, "ttl_security = 2 again");
+}
+
+/// `ttl` applies to connections tesserad accepts, not only to those it
+/// opens: passive, with ttl = 2 BIRD (two hops away, multihop) gets a
+/// session; with ttl = 1 tesserad's packets on the accepted connection
+/// expire at the center and the session cannot come up.
+#[test]
+fn ttl_applies_to_accepted_connections() {
+    if !common::ready(&tools(common::bird::TOOLS)) {
+        return;
+    }
+    let lab = Lab::star("knobs-ttl-accept", 2);
+    route_through_center(&lab);
+    let (l1, l2) = (lab.leaf(1).clone(), lab.leaf(2).clone());
+    let n = |ttl: u8| {
+        neighbor_at(
+            "bird",
+            &l2.v4,
+            &l1.v4,
+            65020,
+            &format!("connection = \"passive\"\nttl = {ttl}\n"),
+        )
+    };
+    let t = start_in(&lab, &l1.ns, "", &n(2));
+    start_bird_far(&lab, false);
+    wait_up(&lab, &t, &l2.v4, 30, "passive, ttl = 2");
+    reload(&lab, &t, "", &n(1));
+    stays_down(&lab, &t, &l2.v4, 8, "ttl = 1 and BIRD is two hops away");
 }

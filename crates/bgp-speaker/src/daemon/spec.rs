@@ -26,6 +26,7 @@ pub struct NeighborSpec {
     pub fsm: SessionConfig,
     pub md5_password: Option<String>,
     pub ttl: Option<u8>,
+    pub ttl_security: Option<u8>,
     pub enabled: bool,
 }
 
@@ -242,6 +243,7 @@ impl Spec {
                 fsm: session_config(&c, n),
                 md5_password: n.password.clone(),
                 ttl: n.ttl,
+                ttl_security: n.ttl_security,
                 enabled: n.enabled,
             })
             .collect();
