@@ -281,7 +281,8 @@ fn best_path_knobs_change_the_best_path() {
         neighbor(&l3, 65001, ""),
     ]
     .concat();
-    let t = start(&lab, "", &n);
+    // Started with deterministic MED (the start-up path of the options).
+    let t = start(&lab, "deterministic_med = true\n", &n);
     let a = Exabgp::start(&lab, "a", &Session::leaf(&l1, 65001, ASN));
     let c = Exabgp::start(&lab, "c", &Session::leaf(&l2, 65003, ASN));
     let b = Exabgp::start(&lab, "b", &Session::leaf(&l3, 65001, ASN));
@@ -308,6 +309,11 @@ fn best_path_knobs_change_the_best_path() {
     announce(&b, &l3, " med 10");
     paths(3);
     let started = Instant::now();
+    lab.wait(
+        10,
+        "deterministic MED from the start: best path from n2",
+        || Ok((best_from(&t, PFX)?.as_deref() == Some("n2")).then_some(())),
+    );
     expect_best(&lab, &t, "", &n, "n3");
     // MED between ASes, a missing one is 0: C.
     expect_best(&lab, &t, "always_compare_med = true\n", &n, "n2");
