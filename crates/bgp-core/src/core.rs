@@ -180,6 +180,14 @@ impl RibCore {
         self.meter.now_ns()
     }
 
+    /// New route selection options (a reload): selection runs again over
+    /// every prefix of this part; the next [`RibCore::propagate`] exports
+    /// the prefixes whose best changed.
+    pub fn set_bestpath(&mut self, cfg: bgp_rib::BestPathConfig) {
+        self.settings.bestpath = cfg;
+        self.rib.set_config(cfg, &mut self.changed);
+    }
+
     /// Adds a neighbour under `id` (ids are never reused: a neighbour reset
     /// by a reload gets a new one, so late messages from the old session
     /// cannot touch the new one).

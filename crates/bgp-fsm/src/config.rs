@@ -64,6 +64,12 @@ pub struct SessionConfig {
     pub bgp_id: Ipv4Addr,
     /// Our proposed hold time in seconds; 0 or >= 3 (RFC 4271 §4.2).
     pub hold_time: u16,
+    /// Our KeepaliveTime in seconds; `None`: a third of the negotiated hold
+    /// time. Capped at a third of the negotiated hold time (RFC 4271 §10
+    /// "one third of the HoldTime"), as BIRD and FRR do, so a peer that
+    /// proposes a short hold time never sees us fall silent for too long.
+    /// `Some(0)` is treated as `None` (the config crate refuses 0).
+    pub keepalive: Option<u16>,
     /// OPENs proposing a (non-zero) hold time below this are refused with
     /// 2/6 (RFC 4271 §6.2 "MAY reject ... on the basis of the Hold Time").
     pub min_hold_time: u16,
@@ -122,6 +128,7 @@ impl SessionConfig {
             peer_asn,
             bgp_id,
             hold_time: 90,
+            keepalive: None,
             min_hold_time: 3,
             families: vec![AfiSafi::IPV4_UNICAST],
             four_octet_asn: true,

@@ -128,7 +128,9 @@ pub struct Negotiated {
     pub peer_bgp_id: Ipv4Addr,
     /// min(ours, theirs); 0 means no keepalives and no hold timer.
     pub hold_time: u16,
-    /// hold_time / 3 (RFC 4271 §10), 0 when hold_time is 0.
+    /// The configured keepalive ([`SessionConfig::keepalive`]), at most
+    /// hold_time / 3 (RFC 4271 §10); hold_time / 3 when none is
+    /// configured; 0 when hold_time is 0.
     pub keepalive_interval: u16,
     /// Both advertised 4-octet AS support (RFC 6793).
     pub four_octet_asn: bool,
@@ -309,6 +311,17 @@ pub fn negotiate(
     ))
 }
 
+/// The interval between our KEEPALIVEs for a negotiated hold time: the
+/// configured one if any, never more than a third of the hold time; none at
+/// all when the hold time is 0 (RFC 4271 §4.4, §10).
+fn keepalive_interval(configured: Option<u16>, hold_time: u16) -> u16 {
+    let third = hold_time / 3;
+    match configured {
+        Some(k) if k > 0 => k.min(third),
+        _ => third,
+    }
+}
+
 fn negotiate_caps(
     cfg: &SessionConfig,
     local: &OpenMessage,
@@ -318,7 +331,7 @@ fn negotiate_caps(
     peer_role: Option<u8>,
 ) -> Negotiated {
     let hold_time = local.hold_time.min(peer.hold_time);
-    let keepalive_interval = hold_time / 3;
+    let keepalive_interval = keepalive_interval(cfg.keepalive, hold_time);
 
     // RFC 4760 §8: a speaker that sends no MP capability speaks IPv4
     // unicast only.

@@ -68,6 +68,27 @@ fn hold_time_is_the_minimum_and_zero_wins() {
 }
 
 #[test]
+fn configured_keepalive_is_used_and_capped_at_a_third_of_the_hold_time() {
+    let mut c = cfg();
+    c.keepalive = Some(2);
+    // Ours 90, theirs 240: hold 90, keepalive as configured.
+    let n = run(&c, &peer_open(65002, 240, vec![])).unwrap();
+    assert_eq!((n.hold_time, n.keepalive_interval), (90, 2));
+    // A peer proposing 3 s: a third of that, 1 s, beats our 2 s.
+    let n = run(&c, &peer_open(65002, 3, vec![])).unwrap();
+    assert_eq!((n.hold_time, n.keepalive_interval), (3, 1));
+    // Hold time 0: no keepalives, whatever is configured.
+    let n = run(&c, &peer_open(65002, 0, vec![])).unwrap();
+    assert_eq!((n.hold_time, n.keepalive_interval), (0, 0));
+    c.keepalive = Some(60);
+    let n = run(&c, &peer_open(65002, 90, vec![])).unwrap();
+    assert_eq!((n.hold_time, n.keepalive_interval), (90, 30));
+    c.keepalive = Some(0);
+    let n = run(&c, &peer_open(65002, 90, vec![])).unwrap();
+    assert_eq!(n.keepalive_interval, 30);
+}
+
+#[test]
 fn version_error_carries_our_version() {
     let c = cfg();
     let mut o = peer_open(65002, 90, vec![]);

@@ -12,7 +12,7 @@
 //! ```
 //!
 //! Before each line, every timer due at or before its time fires, at its
-//! own deadline. Config keys: `hold`, `delay_open` (s), `passive`,
+//! own deadline. Config keys: `hold`, `keepalive`, `delay_open` (s), `passive`,
 //! `active_only`, `damp=IDLE,MAX,STABLE` (s), `notif_without_open`,
 //! `collision_established`, `no_auto_start`, `connect_retry` (s).
 //! BgpOpen args: `as=`, `hold=`, `id=`, `version=`, `as4=ASN|none`.
@@ -40,6 +40,7 @@ fn config(words: &[&str]) -> SessionConfig {
         let (k, v) = w.split_once('=').unwrap_or((w, ""));
         match k {
             "hold" => c.hold_time = v.parse().expect("hold"),
+            "keepalive" => c.keepalive = Some(v.parse().expect("keepalive")),
             "delay_open" => c.delay_open = Some(secs(v)),
             "connect_retry" => c.connect_retry_time = secs(v),
             "passive" => c.connection_mode = ConnectionMode::Passive,

@@ -20,6 +20,10 @@
 //!    else an input carried in the attribute set (0 by default).
 //! 7. Lowest router id (§9.1.2.2 f), where a reflected route's
 //!    ORIGINATOR_ID stands in for the peer's BGP Identifier (RFC 4456 §9).
+//!    With [`BestPathConfig::compare_router_id`] off, two eBGP paths that
+//!    are still tied here keep the one received first instead (RFC 5004;
+//!    see [`select_by`]), so a best path is not replaced by an equally
+//!    good newer one.
 //! 8. Shortest CLUSTER_LIST (RFC 4456 §9).
 //! 9. Lowest peer address (§9.1.2.2 g).
 //! 10. Lowest ADD-PATH path identifier: not in any RFC; it only separates
@@ -51,6 +55,11 @@ pub struct BestPathConfig {
     pub missing_med_worst: bool,
     /// LOCAL_PREF assumed when a route has none.
     pub default_local_pref: u32,
+    /// Decide ties between eBGP paths by router id (§9.1.2.2 f, the
+    /// default). When false, the eBGP path received first wins such a tie
+    /// (RFC 5004), which relies on the candidates being given oldest first
+    /// (the RIB keeps each prefix's paths in arrival order).
+    pub compare_router_id: bool,
 }
 
 impl Default for BestPathConfig {
@@ -60,6 +69,7 @@ impl Default for BestPathConfig {
             deterministic_med: false,
             missing_med_worst: false,
             default_local_pref: 100,
+            compare_router_id: true,
         }
     }
 }
@@ -194,11 +204,24 @@ pub fn select(cands: &[Candidate<'_>], cfg: &BestPathConfig) -> Option<usize> {
 /// [`select`] over `n` candidates produced on demand (`None`: not
 /// eligible). Allocates only with more than 16 neighbouring ASes under
 /// deterministic MED.
+///
+/// Candidates are scanned in index order, so the incumbent is always the
+/// earlier one; with [`BestPathConfig::compare_router_id`] off, a later eBGP
+/// path that only wins against an eBGP incumbent at the router id step or
+/// after it (other than between paths of one peer) does not replace it
+/// (RFC 5004 "prefer the oldest"; the caller gives paths oldest first).
 pub fn select_by<'a, F>(n: usize, get: F, cfg: &BestPathConfig) -> Option<usize>
 where
     F: Fn(usize) -> Option<Candidate<'a>>,
 {
-    let better = |a: &Candidate<'_>, b: &Candidate<'_>| compare(a, b, cfg).0 == Ordering::Less;
+    let better = |a: &Candidate<'_>, b: &Candidate<'_>| {
+        let (o, s) = compare(a, b, cfg);
+        if o != Ordering::Less {
+            return false;
+        }
+        let late_tie = matches!(s, Step::RouterId | Step::ClusterListLen | Step::PeerAddr);
+        cfg.compare_router_id || !late_tie || !(a.ebgp && b.ebgp)
+    };
     if !cfg.deterministic_med || cfg.always_compare_med {
         // With always_compare_med every step compares every pair, so the
         // relation is a total order and a scan is already deterministic.

@@ -324,3 +324,56 @@ fn deterministic_med_removes_order_dependence() {
     // Group AS 65001 → r1 (MED 10); vs r3 on router id 2 < 3 → r3.
     assert_eq!(run(&det), vec![2; 6]);
 }
+
+#[test]
+fn without_compare_router_id_the_first_ebgp_path_keeps_a_late_tie() {
+    let older = BestPathConfig {
+        compare_router_id: false,
+        ..dflt()
+    };
+    // Candidates are oldest first. `hi` has the higher router id and a
+    // higher address: by router id (the default) the newer `lo` wins.
+    let hi = P {
+        bgp_id: 20,
+        addr: "192.0.2.20".parse().unwrap(),
+        ..P::default()
+    };
+    let lo = P::default();
+    let (sh, sl) = (hi.summary(), lo.summary());
+    let (h, l) = (cand(&hi, &sh), cand(&lo, &sl));
+    assert_eq!(select(&[h, l], &dflt()), Some(1));
+    assert_eq!(select(&[h, l], &older), Some(0));
+    assert_eq!(select(&[l, h], &older), Some(0));
+    // An earlier step still decides: a shorter AS path wins, new or old.
+    let short = P {
+        path: vec![65001],
+        bgp_id: 30,
+        ..P::default()
+    };
+    let ss = short.summary();
+    let s = cand(&short, &ss);
+    assert_eq!(select(&[h, s], &older), Some(1));
+    // Under deterministic MED too.
+    let det = BestPathConfig {
+        deterministic_med: true,
+        ..older
+    };
+    assert_eq!(select(&[h, l], &det), Some(0));
+    // Between iBGP paths the router id still decides (RFC 5004 is about
+    // external paths).
+    let (hi_i, lo_i) = (
+        P {
+            ebgp: false,
+            ..hi.clone()
+        },
+        P {
+            ebgp: false,
+            ..lo.clone()
+        },
+    );
+    let (shi, sli) = (hi_i.summary(), lo_i.summary());
+    assert_eq!(
+        select(&[cand(&hi_i, &shi), cand(&lo_i, &sli)], &older),
+        Some(1)
+    );
+}

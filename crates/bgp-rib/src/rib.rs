@@ -44,6 +44,13 @@ impl Rib {
         shard_for(prefix, self.shards.len())
     }
 
+    /// [`RibShard::set_config`] in every shard.
+    pub fn set_config(&mut self, cfg: BestPathConfig, changed: &mut Vec<Prefix>) {
+        for s in &mut self.shards {
+            s.set_config(cfg, changed);
+        }
+    }
+
     /// Registers (or reconfigures) a peer in every shard.
     pub fn add_peer(&mut self, id: PeerId, cfg: PeerConfig) {
         for s in &mut self.shards {

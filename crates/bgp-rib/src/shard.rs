@@ -174,6 +174,24 @@ impl RibShard {
         }
     }
 
+    /// Replaces the selection configuration and re-runs selection for every
+    /// prefix; appends those whose best changed to `changed` (to export).
+    pub fn set_config(&mut self, cfg: BestPathConfig, changed: &mut Vec<Prefix>) {
+        if cfg == self.cfg {
+            return;
+        }
+        self.cfg = cfg;
+        let ctx = SelectCtx {
+            interner: &self.interner,
+            peers: &self.peers,
+            cfg: &self.cfg,
+            nht: self.nht.as_ref(),
+        };
+        let mut others = (self.add_path_peers > 0).then_some(&mut self.path_changed);
+        table::reselect_all(&mut self.v4, &ctx, changed, others.as_deref_mut());
+        table::reselect_all(&mut self.v6, &ctx, changed, others);
+    }
+
     /// Registers (or reconfigures) a peer. Reconfiguring keeps its routes
     /// but does not reselect; call [`Self::peer_down`] first to flush.
     pub fn add_peer(&mut self, id: PeerId, cfg: PeerConfig) {

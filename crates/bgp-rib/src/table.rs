@@ -250,6 +250,17 @@ pub(crate) fn upsert<K: Key>(
         ch.replaced = true;
         p.attrs = path.attrs;
         p.stale = path.stale;
+        if !ctx.cfg.compare_router_id {
+            // Paths are kept in arrival order for RFC 5004's "oldest
+            // wins": new attributes make the path the newest.
+            let ps = e.paths_mut();
+            if let Some(i) = ps
+                .iter()
+                .position(|p| p.peer == path.peer && p.path_id == path.path_id)
+            {
+                ps[i..].rotate_left(1);
+            }
+        }
     } else {
         if e.paths().len() >= MAX_PATHS {
             ch.full = true;
@@ -295,6 +306,29 @@ pub(crate) fn remove<K: Key>(
     }
     ch.best_changed = reselect(e, old, ctx);
     ch
+}
+
+/// Re-runs selection for every prefix of `t` (after the selection options
+/// changed); appends the prefixes whose best changed to `changed` and, when
+/// given, every other prefix with several paths to `others` (an ADD-PATH
+/// peer's ranking may have changed).
+pub(crate) fn reselect_all<K: Key>(
+    t: &mut Table<K>,
+    ctx: &SelectCtx<'_>,
+    changed: &mut Vec<Prefix>,
+    mut others: Option<&mut Vec<Prefix>>,
+) {
+    t.retain(|k, e| {
+        let old = e.best_path().copied();
+        if reselect(e, old, ctx) {
+            changed.push((*k).into());
+        } else if e.paths().len() > 1 {
+            if let Some(o) = others.as_deref_mut() {
+                o.push((*k).into());
+            }
+        }
+        true
+    });
 }
 
 /// Flags every path of `peer` stale; returns how many.

@@ -38,6 +38,9 @@ pub struct ReloadPlan {
     pub reexport: Vec<String>,
     /// `[[static]]` changed: originate the new set, withdraw the rest.
     pub statics_changed: bool,
+    /// The route selection options of `[router]` changed: run selection
+    /// again over every prefix (and export what changed).
+    pub bestpath_changed: bool,
     /// Other changed settings by path (`control.socket`, `control.metrics`,
     /// `log.level`, `log.file`, `mrt`, `router.pipeline`, `router.threads`,
     /// `router.next_hop_tracking`, `router.cluster_id`, `router.listen`): the daemon applies what it
@@ -54,6 +57,7 @@ impl ReloadPlan {
             && self.reset.is_empty()
             && self.soft.is_empty()
             && !self.statics_changed
+            && !self.bestpath_changed
             && self.other.is_empty()
     }
 
@@ -83,6 +87,9 @@ impl ReloadPlan {
         }
         if self.statics_changed {
             v.push("static routes changed".into());
+        }
+        if self.bestpath_changed {
+            v.push("route selection options changed: best paths selected again".into());
         }
         for o in &self.other {
             v.push(format!("{o} changed"));
@@ -116,7 +123,7 @@ fn session_key(n: &Neighbor) -> impl PartialEq + '_ {
             n.route_refresh,
             n.enhanced_route_refresh,
         ),
-        (n.extended_message, n.four_octet_asn, n.ttl),
+        (n.extended_message, n.four_octet_asn, n.ttl, n.ttl_security),
     )
 }
 
@@ -138,6 +145,7 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
     let mut p = ReloadPlan {
         global_reset: ro.id != rn.id || ro.asn != rn.asn || ro.listen != rn.listen,
         statics_changed: old.statics != new.statics,
+        bestpath_changed: ro.bestpath != rn.bestpath,
         ..ReloadPlan::default()
     };
     let cluster_changed = ro.cluster_id != rn.cluster_id;

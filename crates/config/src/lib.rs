@@ -43,8 +43,8 @@ pub use dataplane::{Dataplane, DataplaneEngine, DataplaneInterface, DataplaneIo,
 pub use diff::{diff, ReloadPlan};
 pub use locate::Location;
 pub use model::{
-    AddPath, Connection, Control, MaxPrefix, MaxPrefixAction, Mrt, Neighbor, NextHop, Pipeline,
-    PolicyName, Role, Router, Static,
+    AddPath, BestPath, Connection, Control, MaxPrefix, MaxPrefixAction, Mrt, Neighbor, NextHop,
+    Pipeline, PolicyName, Role, Router, Static,
 };
 
 /// A configuration error: where, which field, what. Further errors found

@@ -84,6 +84,28 @@ pub struct Router {
     pub default_import: Option<PolicyName>,
     /// `default_export`, as `default_import`.
     pub default_export: Option<PolicyName>,
+    /// Route selection options (`deterministic_med`, `always_compare_med`,
+    /// `med_missing_as_worst`, `compare_router_id`).
+    pub bestpath: BestPath,
+}
+
+/// The route selection options of `[router]` (RFC 4271 §9.1.2.2, RFC 5004).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct BestPath {
+    /// `deterministic_med`, default false: compare MEDs within each
+    /// neighbouring AS first, so the result does not depend on the order
+    /// the paths arrived in.
+    pub deterministic_med: bool,
+    /// `always_compare_med`, default false: compare MEDs between paths
+    /// from different neighbouring ASes too.
+    pub always_compare_med: bool,
+    /// `med_missing_as_worst`, default false: a path without MED has the
+    /// worst MED instead of 0.
+    pub med_missing_as_worst: bool,
+    /// `compare_router_id`, default true: eBGP paths tied up to the router
+    /// id step are decided by router id; false keeps the one received
+    /// first (RFC 5004).
+    pub compare_router_id: bool,
 }
 
 /// `[control]`: how operators reach the daemon.
@@ -288,6 +310,11 @@ pub struct Neighbor {
     /// `ttl`: IP TTL of our packets on the session (BIRD `multihop N`, FRR
     /// `ebgp-multihop N`); `None` (default): the system default.
     pub ttl: Option<u8>,
+    /// `ttl_security`: GTSM (RFC 5082) with the peer at most this many hops
+    /// away; `true` is 1 (directly connected), `false` or absent (default)
+    /// `None`. We send with TTL 255 and the kernel drops what arrives with
+    /// less than 256 - hops. Not together with `ttl`.
+    pub ttl_security: Option<u8>,
     /// `soft_reconfiguration_inbound`, default true: keep the pre-policy
     /// Adj-RIB-In so that import policy changes apply without asking the
     /// neighbour for a ROUTE-REFRESH.

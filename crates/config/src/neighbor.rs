@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use base::AfiSafi;
 use bgp_policy::ast::PolicyDef;
 
-use crate::raw::{MaxPrefixValue, RawNeighbor};
+use crate::raw::{MaxPrefixValue, RawNeighbor, TtlSecurityValue};
 use crate::validate::{asn, choice, hold, ip, is_name, keepalive, policy_name, seconds, Ctx, R};
 use crate::{
     AddPath, Connection, MaxPrefix, MaxPrefixAction, Neighbor, NextHop, PolicyName, Role, Router,
@@ -333,6 +333,27 @@ pub(crate) fn neighbor(
     if rn.ttl == Some(0) {
         return Err(c.err(&at("ttl"), "a TTL is 1 to 255"));
     }
+    let ttl_security = match rn.ttl_security {
+        None | Some(TtlSecurityValue::Switch(false)) => None,
+        Some(TtlSecurityValue::Switch(true)) => Some(1),
+        Some(TtlSecurityValue::Hops(h)) => match u8::try_from(h) {
+            Ok(h @ 1..=254) => Some(h),
+            _ => {
+                return Err(c.err(
+                    &at("ttl_security"),
+                    format!("{h}: the hop count is 1 (directly connected) to 254"),
+                ))
+            }
+        },
+    };
+    if ttl_security.is_some() && rn.ttl.is_some() {
+        // FRR refuses ebgp-multihop with ttl-security too: GTSM sends with
+        // TTL 255, and a peer further away is ttl_security = HOPS.
+        return Err(c.err(
+            &at("ttl_security"),
+            "cannot be combined with `ttl`: GTSM sends with TTL 255; for a peer N hops away write ttl_security = N",
+        ));
+    }
     Ok(Neighbor {
         name,
         description: rn.description.clone().unwrap_or_default(),
@@ -365,6 +386,7 @@ pub(crate) fn neighbor(
         four_octet_asn,
         enabled: rn.enabled.unwrap_or(true),
         ttl: rn.ttl,
+        ttl_security,
         soft_reconfiguration_inbound: rn.soft_reconfiguration_inbound.unwrap_or(true),
         mrai: rn.mrai.unwrap_or(0),
     })

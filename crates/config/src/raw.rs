@@ -44,6 +44,10 @@ pub struct RawRouter {
     pub next_hop_tracking: Option<bool>,
     pub default_import: Option<String>,
     pub default_export: Option<String>,
+    pub deterministic_med: Option<bool>,
+    pub always_compare_med: Option<bool>,
+    pub med_missing_as_worst: Option<bool>,
+    pub compare_router_id: Option<bool>,
 }
 
 /// An AS number as an integer (asplain) or a string: asdot `"1.10"`
@@ -142,6 +146,36 @@ impl<'de> Deserialize<'de> for MaxPrefixValue {
     }
 }
 
+/// `ttl_security = true` (GTSM for a directly connected peer) or
+/// `ttl_security = HOPS`.
+#[derive(Debug, Clone, Copy)]
+pub enum TtlSecurityValue {
+    Switch(bool),
+    Hops(i64),
+}
+
+impl<'de> Deserialize<'de> for TtlSecurityValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = TtlSecurityValue;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("true, false or a hop count")
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<TtlSecurityValue, E> {
+                Ok(TtlSecurityValue::Switch(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<TtlSecurityValue, E> {
+                Ok(TtlSecurityValue::Hops(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<TtlSecurityValue, E> {
+                Ok(TtlSecurityValue::Hops(i64::try_from(v).unwrap_or(i64::MAX)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawNeighbor {
@@ -177,6 +211,7 @@ pub struct RawNeighbor {
     pub four_octet_asn: Option<bool>,
     pub enabled: Option<bool>,
     pub ttl: Option<u8>,
+    pub ttl_security: Option<TtlSecurityValue>,
     pub soft_reconfiguration_inbound: Option<bool>,
     pub mrai: Option<u32>,
 }

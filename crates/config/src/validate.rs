@@ -15,7 +15,7 @@ use bgp_policy::PolicyError;
 
 use crate::locate::Index;
 use crate::raw::{AsnValue, RawConfig, RawMrt, RawRouter, RawStatic};
-use crate::{Config, ConfigError, Control, Mrt, Pipeline, PolicyName, Router, Static};
+use crate::{BestPath, Config, ConfigError, Control, Mrt, Pipeline, PolicyName, Router, Static};
 
 pub(crate) type R<T> = Result<T, ConfigError>;
 
@@ -243,6 +243,12 @@ fn router(c: &Ctx<'_>, rr: &RawRouter, policies: &BTreeMap<String, PolicyDef>) -
         next_hop_tracking: rr.next_hop_tracking.unwrap_or(false),
         default_import,
         default_export,
+        bestpath: BestPath {
+            deterministic_med: rr.deterministic_med.unwrap_or(false),
+            always_compare_med: rr.always_compare_med.unwrap_or(false),
+            med_missing_as_worst: rr.med_missing_as_worst.unwrap_or(false),
+            compare_router_id: rr.compare_router_id.unwrap_or(true),
+        },
     })
 }
 

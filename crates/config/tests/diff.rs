@@ -82,6 +82,7 @@ fn session_parameters_reset_only_that_neighbor() {
         ),
         ("hold_time = 90", "hold_time = 90\nrole = \"peer\""),
         ("hold_time = 90", "hold_time = 90\nttl = 2"),
+        ("hold_time = 90", "hold_time = 90\nttl_security = true"),
         ("hold_time = 90", "hold_time = 90\ngraceful_restart = false"),
         ("hold_time = 90", "hold_time = 90\npassive = true"),
         (
@@ -227,4 +228,42 @@ fn statics_and_other_globals() {
     });
     assert!(p.global_reset);
     assert!(p.other.contains(&"router.listen".to_string()));
+}
+
+#[test]
+fn route_selection_options_reselect_without_resets() {
+    let old = config::parse(BASE, "old.toml").unwrap_or_else(|e| panic!("{e}"));
+    let b = old.router.bestpath;
+    assert!(!b.deterministic_med && !b.always_compare_med && !b.med_missing_as_worst);
+    assert!(b.compare_router_id);
+    for key in [
+        "deterministic_med = true",
+        "always_compare_med = true",
+        "med_missing_as_worst = true",
+        "compare_router_id = false",
+    ] {
+        let p = plan(|t| t.replace("asn = 64500\n", &format!("asn = 64500\n{key}\n")));
+        assert!(p.bestpath_changed, "{key}: {p:?}");
+        assert!(
+            p.reset.is_empty() && p.soft.is_empty() && !p.global_reset,
+            "{key}: {p:?}"
+        );
+        assert_eq!(
+            p.describe(),
+            vec!["route selection options changed: best paths selected again".to_string()]
+        );
+    }
+    let text = BASE.replace(
+        "asn = 64500\n",
+        "asn = 64500\ndeterministic_med = true\nalways_compare_med = true\n\
+         med_missing_as_worst = true\ncompare_router_id = false\n",
+    );
+    let c = config::parse(&text, "new.toml").unwrap_or_else(|e| panic!("{e}"));
+    let b = c.router.bestpath;
+    assert!(b.deterministic_med && b.always_compare_med && b.med_missing_as_worst);
+    assert!(!b.compare_router_id);
+    // Not a boolean: FILE:LINE.
+    let bad = BASE.replace("asn = 64500\n", "asn = 64500\nalways_compare_med = 1\n");
+    let e = config::parse(&bad, "bad.toml").unwrap_err().to_string();
+    assert!(e.contains("bad.toml:5"), "{e}");
 }

@@ -339,3 +339,32 @@ fn unreadable_file() {
         "/nonexistent/tesserad.toml: cannot read: No such file or directory (os error 2)"
     );
 }
+
+#[test]
+fn ttl_security_values_and_conflicts() {
+    let ok = |extra: &str| {
+        let c = config::parse(&format!("{HEAD}{}", nb(extra)), "t.toml")
+            .unwrap_or_else(|e| panic!("{e}"));
+        c.neighbors[0].ttl_security
+    };
+    assert_eq!(ok(""), None);
+    assert_eq!(ok("ttl_security = false\n"), None);
+    assert_eq!(ok("ttl_security = true\n"), Some(1));
+    assert_eq!(ok("ttl_security = 2\n"), Some(2));
+    assert_eq!(
+        err(&nb("ttl_security = 0\n")),
+        "tesserad.toml:8:16: neighbor[0].ttl_security: 0: the hop count is 1 (directly \
+         connected) to 254"
+    );
+    assert_eq!(
+        err(&nb("ttl_security = 255\n")),
+        "tesserad.toml:8:16: neighbor[0].ttl_security: 255: the hop count is 1 (directly \
+         connected) to 254"
+    );
+    assert_eq!(
+        err(&nb("ttl = 2\nttl_security = true\n")),
+        "tesserad.toml:9:16: neighbor[0].ttl_security: cannot be combined with `ttl`: GTSM \
+         sends with TTL 255; for a peer N hops away write ttl_security = N"
+    );
+    assert!(err(&nb("ttl_security = \"yes\"\n")).starts_with("tesserad.toml:8:16: "));
+}

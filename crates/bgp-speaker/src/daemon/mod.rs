@@ -72,6 +72,7 @@ impl Running {
             fsm: n.fsm.clone(),
             md5_password: n.md5_password.clone(),
             ttl: n.ttl,
+            ttl_security: n.ttl_security,
             start: n.enabled,
         };
         let h = spawn_session(

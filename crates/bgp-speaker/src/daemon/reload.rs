@@ -95,6 +95,17 @@ pub(super) fn reload(
         }
     }
     let statics = plan.statics_changed.then(|| new.statics.clone());
+    // New selection options: every part selects again and exports what
+    // changed (all pipelines: each shard or stripe is one RibState).
+    if plan.bestpath_changed {
+        let cfg = new.rib.bestpath;
+        run_on_all(&r, |_| {
+            Box::new(move |st: &mut RibState| {
+                st.core.set_bestpath(cfg);
+                st.propagate();
+            })
+        });
+    }
     run_on_all(&r, |_| {
         let fresh: Vec<(bgp_rib::PeerId, PeerHandle)> =
             fresh.iter().map(|(id, e)| (*id, e.copy_idle())).collect();

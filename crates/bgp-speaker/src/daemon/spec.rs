@@ -26,6 +26,7 @@ pub struct NeighborSpec {
     pub fsm: SessionConfig,
     pub md5_password: Option<String>,
     pub ttl: Option<u8>,
+    pub ttl_security: Option<u8>,
     pub enabled: bool,
 }
 
@@ -60,6 +61,7 @@ fn policy_ref(name: &config::PolicyName, compiled: &BTreeMap<String, Arc<Policy>
 fn session_config(c: &config::Config, n: &config::Neighbor) -> SessionConfig {
     let mut s = SessionConfig::new(c.router.asn, Some(n.remote_as), c.router.id);
     s.hold_time = n.hold_time;
+    s.keepalive = n.keepalive;
     s.families = n.families.clone();
     s.four_octet_asn = n.four_octet_asn;
     s.route_refresh = n.route_refresh;
@@ -110,6 +112,17 @@ fn session_config(c: &config::Config, n: &config::Neighbor) -> SessionConfig {
     // IdleHold back-off for flapping peers (RFC 4271 §8.1.1).
     s.damp = Some(DampConfig::default());
     s
+}
+
+/// `[router]`'s route selection options as the RIB takes them.
+pub fn bestpath(b: &config::BestPath) -> BestPathConfig {
+    BestPathConfig {
+        always_compare_med: b.always_compare_med,
+        deterministic_med: b.deterministic_med,
+        missing_med_worst: b.med_missing_as_worst,
+        compare_router_id: b.compare_router_id,
+        ..BestPathConfig::default()
+    }
 }
 
 fn static_route(st: &config::Static) -> StaticRoute {
@@ -230,6 +243,7 @@ impl Spec {
                 fsm: session_config(&c, n),
                 md5_password: n.password.clone(),
                 ttl: n.ttl,
+                ttl_security: n.ttl_security,
                 enabled: n.enabled,
             })
             .collect();
@@ -238,7 +252,7 @@ impl Spec {
                 router_id: c.router.id,
                 cluster_id: c.router.cluster_id,
                 local_asn: c.router.asn,
-                bestpath: BestPathConfig::default(),
+                bestpath: bestpath(&c.router.bestpath),
             },
             listen: c.router.listen.clone(),
             control_socket: c.control.socket.clone(),

@@ -139,6 +139,14 @@ fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
         }
     };
     s.set_reuseaddr(true)?;
+    // SYN-ACKs leave with the listener's TTL: 255, so that they reach a
+    // neighbour that checks GTSM (RFC 5082) on its connecting socket. Each
+    // accepted connection then gets its neighbour's own TTL settings.
+    super::ttl::HopLimits {
+        ttl: Some(255),
+        gtsm_hops: None,
+    }
+    .apply(&s, addr.is_ipv6())?;
     s.bind(addr)?;
     s.listen(128)
 }

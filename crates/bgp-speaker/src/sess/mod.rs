@@ -9,6 +9,7 @@ pub mod io;
 pub mod listener;
 pub mod md5;
 mod recv;
+pub mod ttl;
 
 use std::net::{IpAddr, SocketAddr};
 use std::os::fd::AsRawFd;
@@ -51,6 +52,10 @@ pub struct SessionParams {
     /// IP TTL / hop limit of our packets (eBGP multihop); `None`: the
     /// system default.
     pub ttl: Option<u8>,
+    /// GTSM (RFC 5082) with the peer at most this many hops away: send
+    /// with TTL 255, drop what arrives with less than 256 - hops. `None`:
+    /// off. Not combined with `ttl` (the configuration refuses both).
+    pub ttl_security: Option<u8>,
     /// Start at once (false: administratively down until `Start`).
     pub start: bool,
 }
@@ -222,7 +227,7 @@ async fn connect(
     remote: SocketAddr,
     local: Option<IpAddr>,
     md5: Option<String>,
-    ttl: Option<u8>,
+    hops: ttl::HopLimits,
 ) -> std::io::Result<TcpStream> {
     let s = if remote.is_ipv4() {
         TcpSocket::new_v4()?
@@ -235,14 +240,7 @@ async fn connect(
     if let Some(l) = local {
         s.bind(SocketAddr::new(l, 0))?;
     }
-    if let Some(t) = ttl {
-        let r = socket2::SockRef::from(&s);
-        if remote.is_ipv4() {
-            r.set_ttl_v4(u32::from(t))?;
-        } else {
-            r.set_unicast_hops_v6(u32::from(t))?;
-        }
-    }
+    hops.apply(&s, remote.is_ipv6())?;
     match tokio::time::timeout(CONNECT_TIMEOUT, s.connect(remote)).await {
         Ok(r) => r,
         Err(_) => Err(std::io::Error::new(
@@ -534,8 +532,23 @@ impl Session {
         self.pending = None;
     }
 
+    /// The TTL settings of this session's sockets.
+    fn hop_limits(&self) -> ttl::HopLimits {
+        ttl::HopLimits {
+            ttl: self.p.ttl,
+            gtsm_hops: self.p.ttl_security,
+        }
+    }
+
     async fn on_incoming(&mut self, s: TcpStream) {
         if self.admin_down || self.terminate {
+            return;
+        }
+        // Accepted connections get the TTL settings of outgoing ones:
+        // `ttl` for what we send, GTSM's minimum for what we receive (the
+        // peer's OPEN onwards; the handshake itself was the listener's).
+        if let Err(e) = self.hop_limits().apply(&s, self.p.remote.is_ipv6()) {
+            warn!(peer = %self.p.name, "cannot set the TTL of an accepted connection, closed: {e}");
             return;
         }
         let state = self.fsm.state();
@@ -673,7 +686,7 @@ impl Session {
                             self.p.remote,
                             self.p.local,
                             self.p.md5_password.clone(),
-                            self.p.ttl,
+                            self.hop_limits(),
                         );
                         self.connecting = Some(tokio::spawn(connect(r, l, m, t)));
                     }

@@ -211,6 +211,7 @@ pub fn params(
         fsm,
         md5_password: None,
         ttl: None,
+        ttl_security: None,
         start: true,
     }
 }
