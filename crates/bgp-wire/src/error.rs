@@ -217,8 +217,12 @@ impl WireError {
             },
             // §3 d.
             MissingWellKnown { .. } => Disposition::TreatAsWithdraw,
-            AttributeFlags(a) | AttributeLength(a) | InvalidOrigin(a) | InvalidNextHop(a)
-            | OptionalAttribute(a) | MalformedAsPath(a) => attr_disposition(a.type_code),
+            // §7.3 (and RFC 4271 §6.3: "the route SHOULD be ignored"): a
+            // well-formed next hop that is no usable address, in NEXT_HOP
+            // or in MP_REACH_NLRI, withdraws without a NOTIFICATION.
+            InvalidNextHop(_) => Disposition::TreatAsWithdraw,
+            AttributeFlags(a) | AttributeLength(a) | InvalidOrigin(a) | OptionalAttribute(a)
+            | MalformedAsPath(a) => attr_disposition(a.type_code),
             // RFC 7606 leaves unrecognized well-known attributes to RFC 4271;
             // §3 j / §5.3: an unparsable NLRI field leaves nothing to
             // withdraw reliably; and all header/OPEN errors are fatal.
