@@ -13,7 +13,7 @@ use tracing::{debug, warn};
 
 use super::{describe_notification, io, Session};
 use crate::msg::RibInput;
-use bgp_core::decode::{decode_update, Decoded};
+use bgp_core::decode::{decode_update_for, Decoded};
 
 impl Session {
     pub(super) async fn on_frame(&mut self, f: Option<io::ReadEvent>) {
@@ -92,7 +92,7 @@ impl Session {
                     return;
                 }
                 let t0 = std::time::Instant::now();
-                let decoded = decode_update(body, self.ctx, !self.p.fsm.is_ibgp());
+                let decoded = decode_update_for(body, self.ctx, &self.rx);
                 let ns = crate::stages::elapsed_ns(t0);
                 self.status.decode_ns.fetch_add(ns, Ordering::Relaxed);
                 crate::stages::STAGES.record_ns(crate::stages::Stage::Parse, ns);
