@@ -268,6 +268,17 @@ impl WireError {
         }
     }
 
+    /// A ROUTE-REFRESH length error as a speaker answers it that did not
+    /// negotiate enhanced route refresh: RFC 7313 §5's 7/1 is unknown to
+    /// such a peer, so RFC 4271 §6.1's Bad Message Length (1/2). Other
+    /// errors are returned as they are.
+    pub const fn without_enhanced_refresh(self) -> WireError {
+        match self {
+            WireError::RouteRefreshLength { length } => WireError::BadMessageLength { length },
+            e => e,
+        }
+    }
+
     /// The NOTIFICATION to send for this error (see [`Self::write_data`]).
     pub fn notification(&self, body: &[u8]) -> NotificationMessage {
         let (code, subcode) = self.code();
