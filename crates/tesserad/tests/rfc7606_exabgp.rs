@@ -20,7 +20,12 @@
 //!   adds ORIGIN and AS_PATH), LOCAL_PREF towards an eBGP peer (ExaBGP never
 //!   sends it there), an unparsable NLRI field, a withdrawn-routes length
 //!   overrun, a repeated MP_REACH_NLRI and MP_REACH/MP_UNREACH whose
-//!   prefixes do not parse. Its socket lives in the leaf namespace: this
+//!   prefixes do not parse; next hops that are no usable address (RFC 4271
+//!   §6.3: 0.0.0.0, multicast, broadcast, class E, tesserad's own; in
+//!   MP_REACH_NLRI `::1`, `::`, multicast, its own, a 32-octet one without
+//!   a link-local second half), AS 0 (RFC 7607), confederation segments
+//!   (RFC 5065 §5), and messages whose length does not suit their type
+//!   (RFC 4271 §6.1). Its socket lives in the leaf namespace: this
 //!   test binary is re-run there (`raw::raw_relay_child`) as a TCP <->
 //!   unix-socket relay, so the BGP logic stays in the test.
 //!
