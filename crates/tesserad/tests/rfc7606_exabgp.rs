@@ -172,6 +172,9 @@ ORIGINATOR_ID length 3 from eBGP    | §7.9  | E | [ 0x09 0x80 0x0a0000 ]       
 CLUSTER_LIST length 5 from eBGP     | §7.10 | E | [ 0x0a 0x80 0x0a00000101 ]       | discard "cluster_list":["
 ORIGINATOR_ID well-formed from eBGP | §7.9  | E | [ 0x09 0x80 0xc0000263 ]         | discard "originator_id":"
 CLUSTER_LIST well-formed from eBGP  | §7.10 | E | [ 0x0a 0x80 0xc0000263 ]         | discard "cluster_list":["
+AS_PATH holds AS 0                  | RFC 7607 §2 | E | [ 0x02 0x40 0x02020000fde900000000 ] | withdraw
+AS_CONFED_SEQUENCE from eBGP        | RFC 5065 §5 | E | [ 0x02 0x40 0x03010000fdf202010000fde9 ] | withdraw
+AGGREGATOR AS 0                     | RFC 7607 §2 | E | [ 0x07 0xc0 0x00000000c0000209 ] | discard "aggregator":[
 MP_REACH_NLRI IPv6 next hop length 5 | §7.11; RFC 4760 §7 | E | [ 0x0e 0x80 0x000201050a00010203003020010db80077 ] | reset 3/9
 "#;
 
