@@ -123,7 +123,7 @@ mod tests {
         assert!(got >= 2, "some bytes came first");
         let took = t0.elapsed();
         assert!(
-            took >= Duration::from_millis(280) && took < Duration::from_millis(900),
+            took >= Duration::from_millis(280) && took < Duration::from_secs(3),
             "{took:?}"
         );
         drop(a);

@@ -186,7 +186,7 @@ fn a_dripping_scraper_is_cut_at_the_request_deadline() {
     for d in [a, b] {
         let took = d.join().unwrap().expect("cut by the server");
         assert!(
-            took >= Duration::from_millis(250) && took < Duration::from_secs(2),
+            took >= Duration::from_millis(250) && took < Duration::from_secs(4),
             "{took:?}"
         );
     }
