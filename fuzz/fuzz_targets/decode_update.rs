@@ -6,12 +6,17 @@
 //!
 //! Input: one context byte, then the UPDATE body (after the 19-byte
 //! header). Context: bit 0 4-octet AS (RFC 6793), bit 1 eBGP peer, bit 2
-//! extended messages (RFC 8654), bits 4-7 ADD-PATH receive for IPv4
-//! unicast, IPv4 multicast, IPv6 unicast, IPv6 multicast (RFC 7911).
+//! extended messages (RFC 8654), bit 3 the peer shares our subnet (for
+//! the session's next-hop checks, `decode_update_for`), bits 4-7 ADD-PATH
+//! receive for IPv4 unicast, IPv4 multicast, IPv6 unicast, IPv6 multicast
+//! (RFC 7911).
 #![no_main]
 
 use base::AfiSafi;
-use bgp_core::decode::{decode_update, decode_update_two_pass, Decoded};
+use bgp_core::decode::{
+    decode_update, decode_update_for, decode_update_two_pass, Decoded, Receiver,
+};
+use bgp_core::LinkAddrs;
 use bgp_fsm::Event;
 use bgp_rib::Interner;
 use bgp_wire::consts::attr_type as at;
@@ -41,6 +46,18 @@ fuzz_target!(|data: &[u8]| {
     }
     let want = decode_update_two_pass(body, ctx, ebgp);
     let got = decode_update(body, ctx, ebgp);
+    // The same with the session's next-hop checks (RFC 4271 §6.3, RFC
+    // 2545 §3) against fixed own addresses.
+    let rx = Receiver {
+        ebgp,
+        own: LinkAddrs {
+            v4: Some(std::net::Ipv4Addr::new(192, 0, 2, 1)),
+            v6: Some(std::net::Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 1)),
+            v6_link_local: Some(std::net::Ipv6Addr::new(0xfe80, 0, 0, 0, 0, 0, 0, 1)),
+        },
+        on_link: sel & 8 != 0,
+    };
+    let checked = decode_update_for(body, ctx, &rx);
     let (d, note) = match (got, want) {
         (Decoded::Reset(ev), Decoded::Reset(ref_ev)) => {
             assert!(matches!(ev, Event::UpdateMsgErr(_)), "{ev:?}");
@@ -64,6 +81,15 @@ fuzz_target!(|data: &[u8]| {
     };
     if let Some((_, disp)) = note {
         assert_ne!(disp, Disposition::SessionReset);
+    }
+    // The session's checks never reset; they keep the routes or withdraw
+    // them all.
+    match checked {
+        Decoded::Reset(ev) => panic!("next-hop checks reset ({ev:?})"),
+        Decoded::Ok(c, _) => assert!(
+            c.announce == d.announce || (c.announce.is_empty() && c.attrs.is_none()),
+            "next-hop checks neither kept nor withdrew the routes"
+        ),
     }
     if d.end_of_rib.is_some() {
         assert!(d.announce.is_empty() && d.withdraw.is_empty() && d.attrs.is_none());

@@ -10,7 +10,84 @@ use bgp_wire::{
     UpdateView, WireError,
 };
 
-use crate::msg::DecodedUpdate;
+use std::net::{IpAddr, Ipv4Addr};
+
+use bgp_wire::AttrRef;
+
+use crate::msg::{DecodedUpdate, LinkAddrs};
+
+/// What the receiving end of a session knows that the next-hop checks of
+/// RFC 4271 §6.3 and RFC 2545 §3 need beyond the UPDATE itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Receiver {
+    /// The peer is external.
+    pub ebgp: bool,
+    /// Our addresses on the session's link, the session's local address
+    /// among them: a next hop that is one of them is not used (RFC 4271
+    /// §6.3: "It MUST NOT be the IP address of the receiving speaker").
+    pub own: LinkAddrs,
+    /// The peer shares a subnet with us (RFC 4271 §5.1.3): only then can a
+    /// link-local next hop be reached (RFC 2545 §3).
+    pub on_link: bool,
+}
+
+impl Receiver {
+    /// A peer of which nothing but its kind is known: no own address to
+    /// compare with, link-local next hops taken as they come.
+    pub const fn of(ebgp: bool) -> Receiver {
+        Receiver {
+            ebgp,
+            own: LinkAddrs {
+                v4: None,
+                v6: None,
+                v6_link_local: None,
+            },
+            on_link: true,
+        }
+    }
+
+    fn is_own(&self, a: IpAddr) -> bool {
+        match a {
+            IpAddr::V4(v) => self.own.v4 == Some(v),
+            IpAddr::V6(v) => self.own.v6 == Some(v) || self.own.v6_link_local == Some(v),
+        }
+    }
+
+    /// The next hop the routes of this UPDATE use, after the checks that
+    /// need the session (the wire's validation did those that do not):
+    /// `Err` (treat-as-withdraw, as for a next hop that is no host
+    /// address) when it is our own address, or a link-local one alone
+    /// from a peer not on our link; a 32-octet next hop from such a peer
+    /// keeps its global half (RFC 2545 §3: the link-local half is only
+    /// sent to a peer that shares the subnet).
+    fn judge(
+        &self,
+        v4: Option<(Ipv4Addr, AttrRef)>,
+        mp: Option<(NextHop, AttrRef)>,
+    ) -> Result<Option<NextHop>, WireError> {
+        if let Some((a, r)) = v4 {
+            if self.is_own(IpAddr::V4(a)) {
+                return Err(WireError::InvalidNextHop(r));
+            }
+        }
+        let Some((nh, r)) = mp else {
+            return Ok(None);
+        };
+        let bad = Err(WireError::InvalidNextHop(r));
+        Ok(Some(match nh {
+            NextHop::V4(a) if self.is_own(IpAddr::V4(a)) => return bad,
+            NextHop::V6(g) if self.is_own(IpAddr::V6(g)) => return bad,
+            NextHop::V6(g) if g.is_unicast_link_local() && !self.on_link => return bad,
+            NextHop::V6LinkLocal(g, ll)
+                if self.is_own(IpAddr::V6(g)) || self.is_own(IpAddr::V6(ll)) =>
+            {
+                return bad
+            }
+            NextHop::V6LinkLocal(g, _) if !self.on_link => NextHop::V6(g),
+            nh => nh,
+        }))
+    }
+}
 
 /// What one UPDATE turned into.
 pub enum Decoded {
@@ -51,6 +128,9 @@ struct Collect<'d> {
     d: &'d mut DecodedUpdate,
     attrs: Vec<PathAttr>,
     mp_next_hop: Option<NextHop>,
+    /// NEXT_HOP and the MP_REACH_NLRI next hop, where they lie.
+    v4_at: Option<(Ipv4Addr, AttrRef)>,
+    mp_at: Option<(NextHop, AttrRef)>,
 }
 
 impl<'a> UpdateSink<'a> for Collect<'_> {
@@ -61,10 +141,16 @@ impl<'a> UpdateSink<'a> for Collect<'_> {
         self.d.announce.push(n);
     }
     fn attribute(&mut self, raw: RawAttr<'a>, typed: &PathAttribute<'a>) {
+        if let PathAttribute::NextHop(a) = typed {
+            self.v4_at = Some((*a, raw.attr_ref()));
+        }
         match typed {
             PathAttribute::MpUnreach(_) => {}
             PathAttribute::MpReach(m) => {
                 self.mp_next_hop = self.mp_next_hop.or_else(|| m.next_hop());
+                if self.mp_at.is_none() && !m.nlri.is_empty() {
+                    self.mp_at = m.next_hop().map(|nh| (nh, raw.attr_ref()));
+                }
             }
             t => self.attrs.push(PathAttr {
                 flags: raw.flags,
@@ -110,8 +196,16 @@ fn open(body: &[u8], ctx: ParseCtx) -> Result<UpdateView<'_>, Decoded> {
 
 /// Decodes and validates one UPDATE body from an external (`ebgp`) or
 /// internal peer, in one pass: the validation hands over each NLRI and
-/// each well-formed attribute as it checks it.
+/// each well-formed attribute as it checks it. Without the session's
+/// addresses ([`decode_update_for`]).
 pub fn decode_update(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded {
+    decode_update_for(body, ctx, &Receiver::of(ebgp))
+}
+
+/// [`decode_update`] on a session: the next hop is also checked against
+/// what `rx` knows of it ([`Receiver`]).
+pub fn decode_update_for(body: &[u8], ctx: ParseCtx, rx: &Receiver) -> Decoded {
+    let ebgp = rx.ebgp;
     let reset = |e: WireError| Decoded::Reset(Event::update_msg_err(e, body));
     let u = match open(body, ctx) {
         Ok(u) => u,
@@ -122,22 +216,35 @@ pub fn decode_update(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded {
         d: &mut d,
         attrs: Vec::new(),
         mp_next_hop: None,
+        v4_at: None,
+        mp_at: None,
+    };
+    let withdraw_all = |e: WireError, disp: Disposition| {
+        // What the pass collected is incomplete; read every NLRI again.
+        let mut d = DecodedUpdate::default();
+        if let Err(e2) = all_as_withdrawn(&u, &mut d) {
+            return reset(e2);
+        }
+        Decoded::Ok(d, Some((e, disp)))
     };
     match u.validate_into(ebgp, &mut c) {
         Err((e, Disposition::SessionReset)) => reset(e),
-        Err((e, disp)) => {
-            // Treat-as-withdraw (or anything milder reported as an error):
-            // what the pass collected is incomplete; read every NLRI again.
-            let mut d = DecodedUpdate::default();
-            if let Err(e2) = all_as_withdrawn(&u, &mut d) {
-                return reset(e2);
-            }
-            Decoded::Ok(d, Some((e, disp)))
-        }
+        // Treat-as-withdraw (or anything milder reported as an error).
+        Err((e, disp)) => withdraw_all(e, disp),
         Ok(v) => {
             let Collect {
-                attrs, mp_next_hop, ..
+                attrs,
+                mut mp_next_hop,
+                v4_at,
+                mp_at,
+                ..
             } = c;
+            let v4_at = v4_at.filter(|_| v.announced > 0);
+            match rx.judge(v4_at, mp_at) {
+                Ok(Some(nh)) => mp_next_hop = Some(nh),
+                Ok(None) => {}
+                Err(e) => return withdraw_all(e, Disposition::TreatAsWithdraw),
+            }
             // MP NLRI of a family that is not a prefix family (validation
             // leaves them raw) cannot be read: Invalid Network Field, as
             // when the NLRI were walked after validation. The first item
@@ -343,5 +450,98 @@ mod tests {
             assert!(attrs_of(&e).get(t).is_none(), "eBGP kept {t}");
             assert!(attrs_of(&i).get(t).is_some(), "iBGP lost {t}");
         }
+    }
+
+    /// ORIGIN, AS_PATH [65001] and an IPv6 MP_REACH_NLRI for
+    /// 2001:db8::/32 with the next hop made of `nh` (16 or 32 octets).
+    fn update6(nh: &[std::net::Ipv6Addr]) -> Vec<u8> {
+        let mut mp = vec![0, 2, 1, (16 * nh.len()) as u8];
+        for a in nh {
+            mp.extend_from_slice(&a.octets());
+        }
+        mp.extend_from_slice(&[0, 32, 0x20, 1, 0xd, 0xb8]);
+        let mut a = vec![0x40, 1, 1, 0, 0x40, 2, 6, 2, 1, 0, 0, 0xfd, 0xe9];
+        a.extend_from_slice(&[0x80, 14, mp.len() as u8]);
+        a.extend_from_slice(&mp);
+        let mut b = vec![0, 0, 0, a.len() as u8];
+        b.extend_from_slice(&a);
+        b
+    }
+
+    fn withdrawn_for(d: &Decoded) -> Option<WireError> {
+        match d {
+            Decoded::Ok(d, Some((e, Disposition::TreatAsWithdraw))) => {
+                assert!(d.announce.is_empty() && !d.withdraw.is_empty());
+                Some(*e)
+            }
+            _ => None,
+        }
+    }
+
+    /// RFC 4271 §6.3: a next hop that is the receiving speaker's own
+    /// address (the session's local address, or ours of the other family
+    /// on that link) is not used: treat-as-withdraw.
+    #[test]
+    fn own_address_as_next_hop_is_treat_as_withdraw() {
+        let ctx = ParseCtx::modern();
+        let mine: std::net::Ipv6Addr = "2001:db8:1::1".parse().unwrap();
+        let ll: std::net::Ipv6Addr = "fe80::1".parse().unwrap();
+        let rx = Receiver {
+            ebgp: true,
+            own: LinkAddrs {
+                v4: Some(Ipv4Addr::new(192, 0, 2, 1)),
+                v6: Some(mine),
+                v6_link_local: Some(ll),
+            },
+            on_link: true,
+        };
+        // NEXT_HOP 192.0.2.1 is ours.
+        let e = withdrawn_for(&decode_update_for(&update(&[]), ctx, &rx));
+        assert!(matches!(e, Some(WireError::InvalidNextHop(a)) if a.type_code == at::NEXT_HOP));
+        // Not ours: used.
+        let other = Receiver {
+            own: LinkAddrs::of(IpAddr::V4(Ipv4Addr::new(192, 0, 2, 2))),
+            ..rx
+        };
+        assert!(attrs_of(&decode_update_for(&update(&[]), ctx, &other))
+            .next_hop()
+            .is_some());
+        let peer: std::net::Ipv6Addr = "2001:db8:1::2".parse().unwrap();
+        let peer_ll: std::net::Ipv6Addr = "fe80::2".parse().unwrap();
+        for nh in [vec![mine], vec![peer, ll], vec![mine, peer_ll]] {
+            let e = withdrawn_for(&decode_update_for(&update6(&nh), ctx, &rx));
+            assert!(
+                matches!(e, Some(WireError::InvalidNextHop(a)) if a.type_code == at::MP_REACH_NLRI),
+                "{nh:?}"
+            );
+        }
+        let d = decode_update_for(&update6(&[peer, peer_ll]), ctx, &rx);
+        assert_eq!(
+            attrs_of(&d).next_hop(),
+            Some(NextHop::V6LinkLocal(peer, peer_ll))
+        );
+    }
+
+    /// RFC 2545 §3: a link-local next hop is only usable from a peer on our
+    /// link. Alone (16 octets) from another peer: treat-as-withdraw; as
+    /// the second half of 32 octets: dropped, the global half is used.
+    #[test]
+    fn link_local_next_hop_needs_a_peer_on_our_link() {
+        let ctx = ParseCtx::modern();
+        let g: std::net::Ipv6Addr = "2001:db8:1::2".parse().unwrap();
+        let ll: std::net::Ipv6Addr = "fe80::2".parse().unwrap();
+        let far = Receiver {
+            on_link: false,
+            ..Receiver::of(false)
+        };
+        let near = Receiver::of(false);
+        let e = withdrawn_for(&decode_update_for(&update6(&[ll]), ctx, &far));
+        assert!(matches!(e, Some(WireError::InvalidNextHop(_))));
+        let d = decode_update_for(&update6(&[ll]), ctx, &near);
+        assert_eq!(attrs_of(&d).next_hop(), Some(NextHop::V6(ll)));
+        let d = decode_update_for(&update6(&[g, ll]), ctx, &far);
+        assert_eq!(attrs_of(&d).next_hop(), Some(NextHop::V6(g)));
+        let d = decode_update_for(&update6(&[g, ll]), ctx, &near);
+        assert_eq!(attrs_of(&d).next_hop(), Some(NextHop::V6LinkLocal(g, ll)));
     }
 }

@@ -34,6 +34,17 @@ async fn established_with(
     hold: u16,
     rib_cap: usize,
 ) -> (SessionHandle, RawPeer, Receiver<RibMsg>) {
+    established_opts(n, hold, rib_cap, false).await
+}
+
+/// [`established_with`], both sides with enhanced route refresh (RFC
+/// 7313) when `enhanced`.
+async fn established_opts(
+    n: u8,
+    hold: u16,
+    rib_cap: usize,
+    enhanced: bool,
+) -> (SessionHandle, RawPeer, Receiver<RibMsg>) {
     let us = IpAddr::from([127, 78, n, 1]);
     let peer_ip = IpAddr::from([127, 78, n, 2]);
     let l = TcpListener::bind(SocketAddr::new(peer_ip, 0))
@@ -44,6 +55,7 @@ async fn established_with(
     let mut p = params(remote, us, PEER_AS, ConnectionMode::Both);
     p.fsm.families = vec![AfiSafi::IPV4_UNICAST];
     p.fsm.hold_time = hold;
+    p.fsm.enhanced_route_refresh = enhanced;
     let h = spawn_session(
         &tokio::runtime::Handle::current(),
         p,
@@ -57,7 +69,13 @@ async fn established_with(
         .expect("accept");
     assert_eq!(from.ip(), us, "connects from the configured local address");
     let mut peer = RawPeer::new(s);
-    peer.handshake(PEER_AS, Ipv4Addr::new(10, 255, 0, 2)).await;
+    let extra: &[bgp_wire::Capability] = if enhanced {
+        &[bgp_wire::Capability::EnhancedRouteRefresh]
+    } else {
+        &[]
+    };
+    peer.handshake_caps(PEER_AS, Ipv4Addr::new(10, 255, 0, 2), extra)
+        .await;
     expect_input(&mut rx, 5, "Up", |i| {
         matches!(i, RibInput::Up { .. }).then_some(())
     })
@@ -409,4 +427,92 @@ async fn collision_keeps_our_connection_when_our_identifier_is_higher() {
     );
     let (ty, _) = c1.read(3).await.expect("KEEPALIVE on the kept connection");
     assert_eq!(ty, 4);
+}
+
+/// The NOTIFICATION the session answers `msg` with on an Established
+/// session (127.78.`n`.x), checking that the connection closes after it.
+async fn answer_to(n: u8, enhanced: bool, msg: &[u8]) -> Vec<u8> {
+    let (_h, mut peer, _rx) = established_opts(n, 90, 1024, enhanced).await;
+    peer.send(msg).await;
+    let (ty, body) = peer
+        .read_non_keepalive(5)
+        .await
+        .unwrap_or_else(|| panic!("no NOTIFICATION for {msg:?}"));
+    assert_eq!(ty, 3, "NOTIFICATION for {msg:?}");
+    assert!(peer.read(5).await.is_none(), "connection closed after it");
+    body
+}
+
+/// RFC 4271 §6.1: a length that does not suit the message type is a
+/// Message Header Error / Bad Message Length (1/2) with the length (2
+/// octets) as data: KEEPALIVE other than 19, UPDATE under 23, OPEN under
+/// 29, NOTIFICATION under 21; ROUTE-REFRESH other than 23 (RFC 2918 §3)
+/// from a peer without enhanced route refresh.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_length_for_the_type_is_bad_message_length() {
+    let cases: [(u8, &[u8]); 7] = [
+        (4, &[0]),
+        (4, &[0; 4]),
+        (2, &[0, 0, 0]),
+        (1, &[4, 0xfd, 0xea, 0, 90, 10, 255, 0, 2]),
+        (3, &[6]),
+        (5, &[0, 1, 0]),
+        (5, &[0, 1, 0, 1, 0]),
+    ];
+    for (i, (ty, body)) in cases.into_iter().enumerate() {
+        let len = (19 + body.len()) as u16;
+        let got = answer_to(20 + i as u8, false, &message(ty, body)).await;
+        let mut want = vec![1, 2];
+        want.extend_from_slice(&len.to_be_bytes());
+        assert_eq!(got, want, "type {ty}, length {len}");
+    }
+}
+
+/// RFC 7313 §5: with enhanced route refresh negotiated, a ROUTE-REFRESH
+/// of a length other than 23 is ROUTE-REFRESH Message Error / Invalid
+/// Message Length (7/1), the whole message as data.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_route_refresh_length_with_enhanced_refresh_is_7_1() {
+    for (i, body) in [&[0, 1, 1, 1, 0][..], &[0, 1, 2]].into_iter().enumerate() {
+        let msg = message(5, body);
+        let got = answer_to(30 + i as u8, true, &msg).await;
+        let mut want = vec![7, 1];
+        want.extend_from_slice(&msg);
+        assert_eq!(got, want);
+    }
+}
+
+/// RFC 7607 §2: an OPEN claiming AS 0 gets OPEN Message Error / Bad Peer
+/// AS (2/2), even where any peer AS would be accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_from_as_zero_is_bad_peer_as() {
+    let us = IpAddr::from([127, 78, 40, 1]);
+    let l = TcpListener::bind(SocketAddr::new(IpAddr::from([127, 78, 40, 2]), 0))
+        .await
+        .expect("bind raw peer");
+    let remote = l.local_addr().expect("addr");
+    let (rib, _rx) = rib_channel();
+    let mut p = params(remote, us, PEER_AS, ConnectionMode::Both);
+    p.fsm.peer_asn = None;
+    let _h = spawn_session(
+        &tokio::runtime::Handle::current(),
+        p,
+        rib,
+        &Registry::default(),
+        None,
+    );
+    let (s, _) = tokio::time::timeout(Duration::from_secs(5), l.accept())
+        .await
+        .expect("the session connects within 5 s")
+        .expect("accept");
+    let mut peer = RawPeer::new(s);
+    let (ty, _) = peer.read(5).await.expect("OPEN from the speaker");
+    assert_eq!(ty, 1);
+    let open = bgp_wire::OpenMessage::new(base::Asn(0), 90, Ipv4Addr::new(10, 255, 0, 2), vec![]);
+    let mut b = Vec::new();
+    open.encode(bgp_wire::ParseCtx::legacy(), &mut b)
+        .expect("encode OPEN");
+    peer.send(&b).await;
+    let (ty, body) = peer.read_non_keepalive(5).await.expect("NOTIFICATION");
+    assert_eq!((ty, body), (3, vec![2, 2]));
 }

@@ -217,8 +217,12 @@ impl WireError {
             },
             // §3 d.
             MissingWellKnown { .. } => Disposition::TreatAsWithdraw,
-            AttributeFlags(a) | AttributeLength(a) | InvalidOrigin(a) | InvalidNextHop(a)
-            | OptionalAttribute(a) | MalformedAsPath(a) => attr_disposition(a.type_code),
+            // §7.3 (and RFC 4271 §6.3: "the route SHOULD be ignored"): a
+            // well-formed next hop that is no usable address, in NEXT_HOP
+            // or in MP_REACH_NLRI, withdraws without a NOTIFICATION.
+            InvalidNextHop(_) => Disposition::TreatAsWithdraw,
+            AttributeFlags(a) | AttributeLength(a) | InvalidOrigin(a) | OptionalAttribute(a)
+            | MalformedAsPath(a) => attr_disposition(a.type_code),
             // RFC 7606 leaves unrecognized well-known attributes to RFC 4271;
             // §3 j / §5.3: an unparsable NLRI field leaves nothing to
             // withdraw reliably; and all header/OPEN errors are fatal.
@@ -261,6 +265,17 @@ impl WireError {
                 out.extend_from_slice(body);
             }
             _ => {}
+        }
+    }
+
+    /// A ROUTE-REFRESH length error as a speaker answers it that did not
+    /// negotiate enhanced route refresh: RFC 7313 §5's 7/1 is unknown to
+    /// such a peer, so RFC 4271 §6.1's Bad Message Length (1/2). Other
+    /// errors are returned as they are.
+    pub const fn without_enhanced_refresh(self) -> WireError {
+        match self {
+            WireError::RouteRefreshLength { length } => WireError::BadMessageLength { length },
+            e => e,
         }
     }
 

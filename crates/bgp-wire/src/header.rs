@@ -52,6 +52,40 @@ impl Header {
         }
         Ok(Some(Header { length, msg_type }))
     }
+
+    /// RFC 4271 §6.1: whether the length suits the message type; `Err`
+    /// with Bad Message Length (1/2, the length as data) when not. OPEN
+    /// 29..=4096 and KEEPALIVE exactly 19 octets whatever was negotiated
+    /// (RFC 8654 §4); UPDATE at least 23 and NOTIFICATION at least 21, up
+    /// to the session's maximum. ROUTE-REFRESH (RFC 2918 §3) is 23 octets:
+    /// any other length is [`WireError::RouteRefreshLength`] (7/1, RFC 7313
+    /// §5; a speaker that did not negotiate enhanced route refresh answers
+    /// it as 1/2, see [`WireError::without_enhanced_refresh`]). Other types
+    /// pass: they are Bad Message Type, not this check's.
+    pub fn check_length(&self, ctx: ParseCtx) -> Result<(), WireError> {
+        use crate::consts::msg_type as t;
+        let total = usize::from(self.length);
+        let max = ctx.max_message_len();
+        let ok = match self.msg_type {
+            t::OPEN => (29..=crate::ctx::MAX_MESSAGE_LEN).contains(&total),
+            t::UPDATE => (23..=max).contains(&total),
+            t::NOTIFICATION => (21..=max).contains(&total),
+            t::KEEPALIVE => total == HEADER_LEN,
+            t::ROUTE_REFRESH if total != 23 => {
+                return Err(WireError::RouteRefreshLength {
+                    length: self.length,
+                })
+            }
+            _ => true,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(WireError::BadMessageLength {
+                length: self.length,
+            })
+        }
+    }
 }
 
 /// One framed message: its header, its body, and the octets it takes.

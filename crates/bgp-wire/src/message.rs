@@ -1,7 +1,7 @@
 //! Whole messages: dispatch on the header type, and the owned union.
 
 use crate::consts::msg_type;
-use crate::ctx::{ParseCtx, MAX_MESSAGE_LEN};
+use crate::ctx::ParseCtx;
 use crate::error::{EncodeError, WireError};
 use crate::header::{begin_message, finish_message, Header, HEADER_LEN};
 use crate::notification::{NotificationMessage, NotificationView};
@@ -37,22 +37,15 @@ impl<'a> Message<'a> {
         let body = buf
             .get(HEADER_LEN..total)
             .ok_or(WireError::BadMessageLength { length: h.length })?;
-        let bad_len = WireError::BadMessageLength { length: h.length };
-        // RFC 4271 §6.1 minimum lengths per type; RFC 8654 §4 keeps OPEN
-        // and KEEPALIVE within 4096 even with extended messages.
+        // RFC 4271 §6.1 lengths per type (RFC 8654 §4 keeps OPEN and
+        // KEEPALIVE within 4096 even with extended messages).
+        h.check_length(ctx)?;
         let m = match h.msg_type {
-            msg_type::OPEN if (29..=MAX_MESSAGE_LEN).contains(&total) => {
-                Message::Open(OpenView::parse(body)?)
-            }
-            msg_type::UPDATE if total >= 23 => Message::Update(UpdateView::parse(body, ctx)?),
-            msg_type::NOTIFICATION if total >= 21 => {
-                Message::Notification(NotificationView::parse(body)?)
-            }
-            msg_type::KEEPALIVE if total == HEADER_LEN => Message::Keepalive,
+            msg_type::OPEN => Message::Open(OpenView::parse(body)?),
+            msg_type::UPDATE => Message::Update(UpdateView::parse(body, ctx)?),
+            msg_type::NOTIFICATION => Message::Notification(NotificationView::parse(body)?),
+            msg_type::KEEPALIVE => Message::Keepalive,
             msg_type::ROUTE_REFRESH => Message::RouteRefresh(RouteRefresh::parse(body)?),
-            msg_type::OPEN | msg_type::UPDATE | msg_type::NOTIFICATION | msg_type::KEEPALIVE => {
-                return Err(bad_len)
-            }
             t => return Err(WireError::BadMessageType { msg_type: t }),
         };
         Ok((m, total))

@@ -1,7 +1,10 @@
 //! The one validating pass a speaker runs over a received UPDATE, applying
 //! RFC 4271 §6.3 checks and the RFC 7606 revised error handling.
 
-use crate::attr::mp::{MpReachView, MpUnreachView};
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use crate::attr::aspath::AsPathView;
+use crate::attr::mp::{MpReachView, MpUnreachView, NextHop};
 use crate::attr::{PathAttribute, RawAttr};
 use crate::consts::attr_type as at;
 use crate::error::{Disposition, WireError};
@@ -45,6 +48,43 @@ fn walk<'a, S: UpdateSink<'a> + ?Sized>(
         n += 1;
     }
     Ok(n)
+}
+
+/// Whether `p` holds AS 0 (RFC 7607 §2).
+fn has_as0(p: &AsPathView<'_>) -> bool {
+    p.segments().any(|g| g.asns().any(|a| a.0 == 0))
+}
+
+/// Whether `p` holds an AS_CONFED_SEQUENCE or AS_CONFED_SET (RFC 5065).
+fn has_confed(p: &AsPathView<'_>) -> bool {
+    p.segments().any(|g| g.kind.is_confed())
+}
+
+/// RFC 4271 §6.3: whether `a` is a valid IPv4 host address: not 0.0.0.0,
+/// not multicast (224/4), not class E (240/4, RFC 1112 §4: reserved)
+/// and so not the limited broadcast 255.255.255.255.
+pub fn host_v4(a: Ipv4Addr) -> bool {
+    !a.is_unspecified() && !a.is_multicast() && u32::from(a) < 0xf000_0000
+}
+
+/// RFC 4291 §2.5.2-2.5.3, §2.7: whether `a` can be an IPv6 next hop's
+/// global address: not `::`, not the loopback `::1` (never sent outside a
+/// node), not multicast (ff00::/8).
+pub fn host_v6(a: Ipv6Addr) -> bool {
+    !a.is_unspecified() && !a.is_loopback() && !a.is_multicast()
+}
+
+/// Whether an MP_REACH_NLRI next hop is made of host addresses: a 4-octet
+/// one by [`host_v4`], a 16-octet one by [`host_v6`], and a 32-octet one
+/// (RFC 2545 §3: global, then link-local) by [`host_v6`] for the first
+/// and a link-local unicast (fe80::/10) second. Whether a link-local
+/// address is usable on the session is the speaker's to judge.
+pub fn next_hop_ok(nh: NextHop) -> bool {
+    match nh {
+        NextHop::V4(a) => host_v4(a),
+        NextHop::V6(g) => host_v6(g),
+        NextHop::V6LinkLocal(g, ll) => host_v6(g) && ll.is_unicast_link_local(),
+    }
 }
 
 /// A set of attribute type codes.
@@ -202,10 +242,40 @@ impl<'a> UpdateView<'a> {
                 Ok(PathAttribute::AsPath(p)) if p.segments().any(|g| g.is_empty()) => {
                     note(WireError::MalformedAsPath(a.attr_ref()), &mut s)?
                 }
+                // RFC 7607 §2: AS 0 makes AS_PATH malformed (RFC 7606 §7.2:
+                // treat-as-withdraw) and AS4_PATH malformed (RFC 6793 §6:
+                // attribute discard). RFC 5065 §5: confederation segments
+                // from a peer outside our confederation make AS_PATH
+                // malformed; we are in no confederation, so every peer is
+                // outside it.
+                Ok(PathAttribute::AsPath(p)) if has_as0(&p) || has_confed(&p) => {
+                    note(WireError::MalformedAsPath(a.attr_ref()), &mut s)?
+                }
+                Ok(PathAttribute::As4Path(p)) if has_as0(&p) => {
+                    note(WireError::MalformedAsPath(a.attr_ref()), &mut s)?
+                }
+                // RFC 7607 §2: AS 0 in AGGREGATOR (RFC 7606 §7.7) or
+                // AS4_AGGREGATOR (RFC 6793 §6): attribute discard.
+                Ok(PathAttribute::Aggregator(g) | PathAttribute::As4Aggregator(g))
+                    if g.asn.0 == 0 =>
+                {
+                    note(opt_err, &mut s)?
+                }
+                // RFC 4271 §6.3: the NEXT_HOP of IPv4 NLRI must be a valid
+                // host address (RFC 7606 §7.3: treat-as-withdraw). Without
+                // IPv4 NLRI the attribute is ignored (RFC 4760 §3).
+                Ok(PathAttribute::NextHop(nh)) if announced > 0 && !host_v4(nh) => {
+                    note(WireError::InvalidNextHop(a.attr_ref()), &mut s)?
+                }
                 Ok(PathAttribute::MpReach(m)) => {
                     // RFC 7606 §7.11: MP errors reset the session.
                     if !m.next_hop_len_ok() {
                         return Err(reset(opt_err));
+                    }
+                    // A next hop that is no host address (see
+                    // [`next_hop_ok`]): as for NEXT_HOP, treat-as-withdraw.
+                    if !m.nlri.is_empty() && m.next_hop().is_some_and(|nh| !next_hop_ok(nh)) {
+                        note(WireError::InvalidNextHop(a.attr_ref()), &mut s)?;
                     }
                     if crate::attr::mp::is_prefix_family(m.afi_safi) {
                         walk(m.nlri(), sink, S::announced).map_err(|_| reset(opt_err))?;

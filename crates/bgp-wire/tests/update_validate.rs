@@ -307,3 +307,195 @@ fn other_message_types_and_header_errors() {
     assert_eq!(out, vec![1, 2], "output left as it was");
     assert!(big.encode(ParseCtx::modern(), &mut out).is_ok());
 }
+
+/// The RFC 7606 result of validating `b`: `Ok` with the discarded types,
+/// or the error and its disposition.
+fn verdict(b: &[u8]) -> Result<AttrSet, (WireError, Disposition)> {
+    UpdateView::parse(b, CTX)
+        .unwrap()
+        .validate()
+        .map(|v| v.discard)
+}
+
+fn assert_withdraw(b: &[u8], want: fn(&WireError) -> bool, what: &str) {
+    match verdict(b) {
+        Err((e, Disposition::TreatAsWithdraw)) if want(&e) => {}
+        other => panic!("{what}: want treat-as-withdraw, got {other:?}"),
+    }
+}
+
+/// RFC 4271 §6.3 / RFC 7606 §7.3: a NEXT_HOP that is no IPv4 host address
+/// (0.0.0.0, multicast, class E, broadcast) withdraws the IPv4 NLRI; no
+/// NOTIFICATION (3/8 would reset). Without IPv4 NLRI it is ignored (RFC
+/// 4760 §3).
+#[test]
+fn next_hop_that_is_no_host_address_is_treat_as_withdraw() {
+    for nh in [
+        [0, 0, 0, 0],
+        [224, 0, 0, 5],
+        [239, 255, 255, 250],
+        [240, 0, 0, 1],
+        [255, 255, 255, 255],
+    ] {
+        let b = body(&[], &[origin(), as_path4(), tlv(0x40, 3, &nh)], &[8, 10]);
+        assert_withdraw(
+            &b,
+            |e| matches!(e, WireError::InvalidNextHop(a) if a.type_code == 3),
+            &format!("NEXT_HOP {nh:?}"),
+        );
+    }
+    for nh in [[192, 0, 2, 1], [198, 18, 0, 1], [223, 255, 255, 254]] {
+        let b = body(&[], &[origin(), as_path4(), tlv(0x40, 3, &nh)], &[8, 10]);
+        assert!(verdict(&b).is_ok(), "NEXT_HOP {nh:?} is a host address");
+    }
+    // Only IPv6 NLRI: a NEXT_HOP of 0.0.0.0 beside them is ignored.
+    let b = body(
+        &[],
+        &[
+            origin(),
+            as_path4(),
+            tlv(0x40, 3, &[0, 0, 0, 0]),
+            tlv(0x80, 14, &mp_reach6(&["2001:db8::1"])),
+        ],
+        &[],
+    );
+    assert!(verdict(&b).is_ok());
+}
+
+/// An IPv6 unicast MP_REACH_NLRI value for 2001:db8::/32 with the next
+/// hop made of `addrs` (one: 16 octets; two: 32).
+fn mp_reach6(addrs: &[&str]) -> Vec<u8> {
+    let mut mp = vec![0, 2, 1, (16 * addrs.len()) as u8];
+    for a in addrs {
+        mp.extend_from_slice(&a.parse::<std::net::Ipv6Addr>().unwrap().octets());
+    }
+    mp.extend_from_slice(&[0, 32, 0x20, 1, 0xd, 0xb8]);
+    mp
+}
+
+/// The same for MP_REACH_NLRI next hops: `::`, `::1`, multicast; in a
+/// 32-octet next hop (RFC 2545 §3) the second address must be link-local.
+#[test]
+fn mp_reach_next_hop_that_is_no_host_address_is_treat_as_withdraw() {
+    for nh in [
+        &["::"][..],
+        &["::1"],
+        &["ff02::1"],
+        &["ff0e::1"],
+        &["2001:db8::1", "2001:db8::2"],
+        &["2001:db8::1", "::"],
+        &["::1", "fe80::1"],
+        &["2001:db8::1", "ff02::1"],
+    ] {
+        let b = body(
+            &[],
+            &[origin(), as_path4(), tlv(0x80, 14, &mp_reach6(nh))],
+            &[],
+        );
+        assert_withdraw(
+            &b,
+            |e| matches!(e, WireError::InvalidNextHop(a) if a.type_code == 14),
+            &format!("MP next hop {nh:?}"),
+        );
+    }
+    for nh in [
+        &["2001:db8::1"][..],
+        &["2001:db8::1", "fe80::1"],
+        &["fe80::1"],
+    ] {
+        let b = body(
+            &[],
+            &[origin(), as_path4(), tlv(0x80, 14, &mp_reach6(nh))],
+            &[],
+        );
+        assert!(verdict(&b).is_ok(), "MP next hop {nh:?}");
+    }
+    // A withdrawal-only MP_REACH (no NLRI) has nothing to check.
+    let b = body(
+        &[],
+        &[tlv(
+            0x80,
+            14,
+            &[
+                0, 2, 1, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+            ],
+        )],
+        &[],
+    );
+    assert!(verdict(&b).is_ok());
+}
+
+/// RFC 7607 §2: AS 0 in AS_PATH is a malformed AS_PATH (treat-as-withdraw,
+/// RFC 7606 §7.2); in AS4_PATH, AGGREGATOR or AS4_AGGREGATOR the attribute
+/// is discarded (RFC 6793 §6, RFC 7606 §7.7).
+#[test]
+fn as_zero() {
+    // AS_SEQUENCE [65000, 0]; AS_SET {0}.
+    for path in [
+        &[2, 2, 0, 0, 0xfd, 0xe8, 0, 0, 0, 0][..],
+        &[2, 1, 0, 0, 0xfd, 0xe8, 1, 1, 0, 0, 0, 0],
+    ] {
+        let b = body(&[], &[origin(), tlv(0x40, 2, path), next_hop()], &[8, 10]);
+        assert_withdraw(
+            &b,
+            |e| matches!(e, WireError::MalformedAsPath(a) if a.type_code == 2),
+            &format!("AS_PATH {path:?}"),
+        );
+    }
+    // The same with 2-octet ASNs.
+    let b = body(
+        &[],
+        &[
+            origin(),
+            tlv(0x40, 2, &[2, 2, 0xfd, 0xe8, 0, 0]),
+            next_hop(),
+        ],
+        &[8, 10],
+    );
+    let u = UpdateView::parse(&b, ParseCtx::legacy()).unwrap();
+    assert!(matches!(
+        u.validate(),
+        Err((WireError::MalformedAsPath(_), Disposition::TreatAsWithdraw))
+    ));
+    for (t, flags, value) in [
+        (at::AS4_PATH, 0xc0, &[2, 1, 0, 0, 0, 0][..]),
+        (at::AGGREGATOR, 0xc0, &[0, 0, 0, 0, 192, 0, 2, 9]),
+        (at::AS4_AGGREGATOR, 0xc0, &[0, 0, 0, 0, 192, 0, 2, 9]),
+    ] {
+        let b = body(
+            &[],
+            &[origin(), as_path4(), next_hop(), tlv(flags, t, value)],
+            &[8, 10],
+        );
+        let d = verdict(&b).unwrap_or_else(|e| panic!("type {t}: {e:?}"));
+        assert!(d.contains(t), "type {t} with AS 0 is discarded");
+    }
+    // Neighbours: AS 1 / AS 23456 (AS_TRANS) are fine everywhere.
+    let b = body(
+        &[],
+        &[
+            origin(),
+            tlv(0x40, 2, &[2, 2, 0, 0, 0, 1, 0, 0, 0x5b, 0xa0]),
+            next_hop(),
+            tlv(0xc0, at::AGGREGATOR, &[0, 0, 0, 1, 192, 0, 2, 9]),
+        ],
+        &[8, 10],
+    );
+    assert!(verdict(&b).unwrap().is_empty());
+}
+
+/// RFC 5065 §5 / RFC 7606 §7.2: AS_CONFED_SEQUENCE or AS_CONFED_SET from a
+/// peer outside the confederation (tesserad is in none, so any peer) make
+/// AS_PATH malformed: treat-as-withdraw.
+#[test]
+fn confederation_segments_from_outside_are_treat_as_withdraw() {
+    for seg_type in [3u8, 4] {
+        let path = [seg_type, 1, 0, 0, 0xfd, 0xe9, 2, 1, 0, 0, 0xfd, 0xe8];
+        let b = body(&[], &[origin(), tlv(0x40, 2, &path), next_hop()], &[8, 10]);
+        assert_withdraw(
+            &b,
+            |e| matches!(e, WireError::MalformedAsPath(a) if a.type_code == 2),
+            &format!("segment type {seg_type}"),
+        );
+    }
+}

@@ -18,6 +18,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod client;
+mod deadline;
 mod line;
 pub mod metrics;
 pub mod proto;

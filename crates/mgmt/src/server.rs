@@ -4,11 +4,14 @@
 //! One accept thread polls a non-blocking listener so that
 //! [`ServerHandle::shutdown`] can stop it without a wake-up connection;
 //! each connection gets its own thread (at most [`MAX_CONNECTIONS`] at
-//! once), with read and write timeouts, and carries request/response lines
-//! until the client closes. Nothing a client sends can panic the server: an
+//! once, plus one slot kept for the daemon's own user, see [`Limits`]),
+//! with a deadline for each whole request and a write timeout, and carries
+//! request/response lines until the client closes or is idle for a
+//! request's deadline. Nothing a client sends can panic the server: an
 //! unparsable or oversized line gets an error response, and a panic inside
 //! the handler is caught and answered with [`ErrorCode::Internal`].
 
+use crate::deadline::Deadline;
 use crate::line::{read_line, LineRead};
 use crate::proto::{
     ErrorCode, Request, RequestEnvelope, Response, ResponseEnvelope, MAX_REQUEST_BYTES,
@@ -34,10 +37,36 @@ pub trait ControlHandler: Send + Sync + 'static {
 
 /// Concurrent CLI connections; more are answered with [`ErrorCode::Busy`].
 pub const MAX_CONNECTIONS: usize = 16;
-/// A client must send each request line within this time.
+/// A client must send each whole request line within this time of
+/// connecting or of the previous response (however it spreads its bytes).
 pub const READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// A response write that makes no progress for this long is abandoned.
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How many connections a server takes and how long a request may take.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Connections of any client at once.
+    pub max: usize,
+    /// Connections beyond `max` kept for a privileged client (the control
+    /// socket: one of the daemon's own user or root, by the socket's peer
+    /// credentials; metrics: a client on a loopback address), so that
+    /// slow or stuck clients elsewhere cannot lock it out.
+    pub reserved: usize,
+    /// Deadline for each whole request (see [`READ_TIMEOUT`]).
+    pub request: Duration,
+    /// The same in a reserved slot: short, since the CLI writes its
+    /// request at once.
+    pub reserved_request: Duration,
+}
+
+/// The control socket's limits.
+pub const CONTROL_LIMITS: Limits = Limits {
+    max: MAX_CONNECTIONS,
+    reserved: 1,
+    request: READ_TIMEOUT,
+    reserved_request: Duration::from_secs(2),
+};
 /// How often the accept loop looks at the stop flag.
 const POLL: Duration = Duration::from_millis(20);
 
@@ -182,8 +211,60 @@ fn remove_stale(path: &Path) -> io::Result<()> {
     }
 }
 
+/// A slot for a new connection: a normal one, else a reserved one when
+/// `privileged` says the client may have it; with the request deadline
+/// that comes with it. `None`: all taken.
+pub(crate) fn take_slot(
+    active: &Arc<AtomicUsize>,
+    reserve: &Arc<AtomicUsize>,
+    limits: &Limits,
+    privileged: impl FnOnce() -> bool,
+) -> Option<(ConnSlot, Duration)> {
+    if let Some(s) = ConnSlot::try_take(active, limits.max) {
+        return Some((s, limits.request));
+    }
+    if limits.reserved == 0 || !privileged() {
+        return None;
+    }
+    ConnSlot::try_take(reserve, limits.reserved).map(|s| (s, limits.reserved_request))
+}
+
+/// Whether the peer of `s` runs as root or as our own user (SO_PEERCRED):
+/// the operator's CLI on this host, as opposed to others of the socket's
+/// group.
+fn own_user(s: &UnixStream) -> bool {
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: u32::MAX,
+        gid: u32::MAX,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `cred`, a
+    // `ucred` of that size, on a descriptor `s` keeps open.
+    let r = unsafe {
+        libc::getsockopt(
+            std::os::fd::AsRawFd::as_raw_fd(s),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    // SAFETY: geteuid cannot fail.
+    r == 0 && (cred.uid == 0 || cred.uid == unsafe { libc::geteuid() })
+}
+
 /// Serves the control protocol on a Unix socket at `path` (mode 0660).
 pub fn serve_unix(path: &Path, handler: Arc<dyn ControlHandler>) -> io::Result<ServerHandle> {
+    serve_unix_with(path, handler, CONTROL_LIMITS)
+}
+
+/// [`serve_unix`] with other limits (tests use short deadlines).
+pub fn serve_unix_with(
+    path: &Path,
+    handler: Arc<dyn ControlHandler>,
+    limits: Limits,
+) -> io::Result<ServerHandle> {
     remove_stale(path)?;
     let listener = UnixListener::bind(path).map_err(|e| with_ctx(e, "cannot bind", path))?;
     // Between bind and chmod the socket has the umask's mode; the daemon's
@@ -193,12 +274,14 @@ pub fn serve_unix(path: &Path, handler: Arc<dyn ControlHandler>) -> io::Result<S
     listener.set_nonblocking(true)?;
     let stop = Arc::new(AtomicBool::new(false));
     let active = Arc::new(AtomicUsize::new(0));
+    let reserve = Arc::new(AtomicUsize::new(0));
     let thread = spawn_accept_loop(
         "mgmt-cli",
         Arc::clone(&stop),
         move || listener.accept().map(|(s, _)| s),
         move |stream: UnixStream| {
-            let Some(slot) = ConnSlot::try_take(&active, MAX_CONNECTIONS) else {
+            let Some((slot, request)) = take_slot(&active, &reserve, &limits, || own_user(&stream))
+            else {
                 let mut s = stream;
                 let _ = s.set_nonblocking(false);
                 let _ = s.set_write_timeout(Some(Duration::from_secs(1)));
@@ -211,7 +294,7 @@ pub fn serve_unix(path: &Path, handler: Arc<dyn ControlHandler>) -> io::Result<S
                 .name("mgmt-cli-conn".into())
                 .spawn(move || {
                     let _slot = slot;
-                    serve_conn(stream, &*h);
+                    serve_conn(stream, &*h, request);
                 });
             // Thread creation failing (resource limits) only drops this
             // connection; the client sees it closed.
@@ -264,10 +347,9 @@ pub fn handle_line(line: &[u8], handler: &dyn ControlHandler) -> Response {
     }
 }
 
-fn serve_conn(stream: UnixStream, handler: &dyn ControlHandler) {
+fn serve_conn(stream: UnixStream, handler: &dyn ControlHandler, request: Duration) {
     // Accepted sockets do not inherit O_NONBLOCK on Linux; be explicit.
     if stream.set_nonblocking(false).is_err()
-        || stream.set_read_timeout(Some(READ_TIMEOUT)).is_err()
         || stream.set_write_timeout(Some(WRITE_TIMEOUT)).is_err()
     {
         return;
@@ -275,7 +357,9 @@ fn serve_conn(stream: UnixStream, handler: &dyn ControlHandler) {
     let Ok(mut writer) = stream.try_clone() else {
         return;
     };
-    let mut reader = BufReader::new(stream);
+    // The deadline runs from the connection's start and then from each
+    // response: blank lines do not renew it.
+    let mut reader = BufReader::new(Deadline::new(&stream, request));
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -299,6 +383,7 @@ fn serve_conn(stream: UnixStream, handler: &dyn ControlHandler) {
         if writer.write_all(&encode_response(&resp)).is_err() {
             return;
         }
+        reader.get_mut().restart(request);
     }
 }
 

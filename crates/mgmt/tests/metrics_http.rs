@@ -107,3 +107,89 @@ fn scrape_over_tcp() {
     srv.shutdown();
     assert!(TcpStream::connect_timeout(&addr, Duration::from_secs(1)).is_err());
 }
+
+/// A client on `addr` that sends one byte every `every` and never ends
+/// its request head, until the server closes (its time from connecting)
+/// or `give_up` passes (`None`).
+fn drip(
+    addr: SocketAddr,
+    every: Duration,
+    give_up: Duration,
+) -> std::thread::JoinHandle<Option<Duration>> {
+    let mut s = TcpStream::connect(addr).unwrap();
+    std::thread::spawn(move || {
+        let t0 = std::time::Instant::now();
+        s.set_read_timeout(Some(Duration::from_millis(5))).unwrap();
+        let mut buf = [0u8; 256];
+        while t0.elapsed() < give_up {
+            if s.write_all(b"G").is_err() {
+                return Some(t0.elapsed());
+            }
+            let end = std::time::Instant::now() + every;
+            while std::time::Instant::now() < end {
+                match s.read(&mut buf) {
+                    Ok(0) => return Some(t0.elapsed()),
+                    Ok(_) => {}
+                    Err(e)
+                        if e.kind() == std::io::ErrorKind::WouldBlock
+                            || e.kind() == std::io::ErrorKind::TimedOut => {}
+                    Err(_) => return Some(t0.elapsed()),
+                }
+            }
+        }
+        None
+    })
+}
+
+/// Every slot held by clients dripping a request head a byte at a time: a
+/// scrape from this host still gets its answer (the slot kept for
+/// loopback clients). Before, the server closed it at once.
+#[test]
+fn dripping_clients_do_not_lock_out_a_local_scrape() {
+    let src = Arc::new(Source {
+        latency: LatencyHistogram::new(),
+    });
+    let srv = serve_metrics("127.0.0.1:0".parse().unwrap(), src).unwrap();
+    let addr = srv.local_addr().unwrap();
+    let drips: Vec<_> = (0..mgmt::metrics::METRICS_LIMITS.max)
+        .map(|_| drip(addr, Duration::from_millis(200), Duration::from_secs(3)))
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let (head, body) = get(addr, "GET /metrics HTTP/1.1\r\n\r\n");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(body.contains("tessera_bgp_updates_received_total 42"));
+    for d in drips {
+        assert_eq!(d.join().unwrap(), None, "within the 10 s deadline");
+    }
+}
+
+/// The deadline bounds the whole request head: a client dripping a byte
+/// every 50 ms is cut at 300 ms here, in a normal and in the reserved
+/// slot.
+#[test]
+fn a_dripping_scraper_is_cut_at_the_request_deadline() {
+    let src = Arc::new(Source {
+        latency: LatencyHistogram::new(),
+    });
+    let limits = mgmt::server::Limits {
+        max: 1,
+        reserved: 1,
+        request: Duration::from_millis(300),
+        reserved_request: Duration::from_millis(300),
+    };
+    let srv =
+        mgmt::metrics::serve_metrics_with("127.0.0.1:0".parse().unwrap(), src, limits).unwrap();
+    let addr = srv.local_addr().unwrap();
+    let a = drip(addr, Duration::from_millis(50), Duration::from_secs(5));
+    std::thread::sleep(Duration::from_millis(50));
+    let b = drip(addr, Duration::from_millis(50), Duration::from_secs(5));
+    for d in [a, b] {
+        let took = d.join().unwrap().expect("cut by the server");
+        assert!(
+            took >= Duration::from_millis(250) && took < Duration::from_secs(4),
+            "{took:?}"
+        );
+    }
+    let (head, _) = get(addr, "GET /metrics HTTP/1.1\r\n\r\n");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+}

@@ -272,3 +272,130 @@ fn client_times_out_on_a_silent_server() {
     assert!(start.elapsed() < Duration::from_secs(3));
     assert!(e.to_string().contains("no answer within 0.2s"), "{e}");
 }
+
+/// A client that sends one byte every `every` and never a newline, until
+/// the server closes the connection (its time, from connecting) or
+/// `give_up` passes (`None`).
+fn drip<S: Read + Write + Send + 'static>(
+    mut s: S,
+    every: Duration,
+    give_up: Duration,
+    set_timeout: impl Fn(&S, Duration) + Send + 'static,
+) -> std::thread::JoinHandle<Option<Duration>> {
+    std::thread::spawn(move || {
+        let t0 = std::time::Instant::now();
+        set_timeout(&s, Duration::from_millis(5));
+        let mut buf = [0u8; 256];
+        while t0.elapsed() < give_up {
+            if s.write_all(b"x").is_err() {
+                return Some(t0.elapsed());
+            }
+            let end = std::time::Instant::now() + every;
+            while std::time::Instant::now() < end {
+                match s.read(&mut buf) {
+                    Ok(0) => return Some(t0.elapsed()),
+                    Ok(_) => {}
+                    Err(e)
+                        if e.kind() == std::io::ErrorKind::WouldBlock
+                            || e.kind() == std::io::ErrorKind::TimedOut => {}
+                    Err(_) => return Some(t0.elapsed()),
+                }
+            }
+        }
+        None
+    })
+}
+
+fn unix_drip(
+    path: &Path,
+    every: Duration,
+    give_up: Duration,
+) -> std::thread::JoinHandle<Option<Duration>> {
+    let s = UnixStream::connect(path).unwrap();
+    drip(s, every, give_up, |s, t| {
+        s.set_read_timeout(Some(t)).unwrap()
+    })
+}
+
+fn show_route() -> Request {
+    Request::ShowRoute {
+        prefix: None,
+        all: false,
+        protocol: None,
+        count_only: false,
+    }
+}
+
+/// Every slot held by clients that drip a byte at a time (each read comes
+/// well within the old per-read timeout): the CLI still gets its answer,
+/// in the slot kept for the daemon's own user. Before, it got "too many
+/// CLI connections".
+#[test]
+fn dripping_clients_do_not_lock_out_the_cli() {
+    let dir = TempDir::new("drip");
+    let _srv = serve_unix(&dir.sock(), Arc::new(TestHandler::default())).unwrap();
+    let drips: Vec<_> = (0..mgmt::server::MAX_CONNECTIONS)
+        .map(|_| {
+            unix_drip(
+                &dir.sock(),
+                Duration::from_millis(200),
+                Duration::from_secs(3),
+            )
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let r = request(&dir.sock(), &show_route(), T).unwrap();
+    assert!(matches!(r, Response::Ok(Data::Routes(_))), "{r:?}");
+    for d in drips {
+        // Within 3 s, under the 10 s request deadline: still connected.
+        assert_eq!(d.join().unwrap(), None);
+    }
+}
+
+/// The deadline bounds the whole request: a client dripping a byte every
+/// 50 ms is cut once it has taken the deadline (300 ms here), both in a
+/// normal and in the reserved slot; one that sends its request in time is
+/// answered, and its next request gets a fresh deadline.
+#[test]
+fn a_dripping_client_is_cut_at_the_request_deadline() {
+    let dir = TempDir::new("deadline");
+    let limits = mgmt::server::Limits {
+        max: 1,
+        reserved: 1,
+        request: Duration::from_millis(300),
+        reserved_request: Duration::from_millis(300),
+    };
+    let _srv = mgmt::server::serve_unix_with(&dir.sock(), Arc::new(TestHandler::default()), limits)
+        .unwrap();
+    let a = unix_drip(
+        &dir.sock(),
+        Duration::from_millis(50),
+        Duration::from_secs(5),
+    );
+    std::thread::sleep(Duration::from_millis(50));
+    let b = unix_drip(
+        &dir.sock(),
+        Duration::from_millis(50),
+        Duration::from_secs(5),
+    );
+    for d in [a, b] {
+        let took = d.join().unwrap().expect("cut by the server");
+        assert!(
+            took >= Duration::from_millis(250) && took < Duration::from_secs(4),
+            "{took:?}"
+        );
+    }
+    // Slots free again; two requests 200 ms apart on one connection, each
+    // within its own deadline.
+    let mut s = UnixStream::connect(dir.sock()).unwrap();
+    s.set_read_timeout(Some(T)).unwrap();
+    let req = b"{\"version\":1,\"request\":{\"command\":\"show_route\",\"count_only\":false}}\n";
+    let mut r = BufReader::new(s.try_clone().unwrap());
+    for _ in 0..2 {
+        std::thread::sleep(Duration::from_millis(200));
+        s.write_all(req).unwrap();
+        let mut line = String::new();
+        r.read_line(&mut line).unwrap();
+        assert!(line.contains("\"routes\""), "{line}");
+    }
+}

@@ -20,7 +20,12 @@
 //!   adds ORIGIN and AS_PATH), LOCAL_PREF towards an eBGP peer (ExaBGP never
 //!   sends it there), an unparsable NLRI field, a withdrawn-routes length
 //!   overrun, a repeated MP_REACH_NLRI and MP_REACH/MP_UNREACH whose
-//!   prefixes do not parse. Its socket lives in the leaf namespace: this
+//!   prefixes do not parse; next hops that are no usable address (RFC 4271
+//!   §6.3: 0.0.0.0, multicast, broadcast, class E, tesserad's own; in
+//!   MP_REACH_NLRI `::1`, `::`, multicast, its own, a 32-octet one without
+//!   a link-local second half), AS 0 (RFC 7607), confederation segments
+//!   (RFC 5065 §5), and messages whose length does not suit their type
+//!   (RFC 4271 §6.1). Its socket lives in the leaf namespace: this
 //!   test binary is re-run there (`raw::raw_relay_child`) as a TCP <->
 //!   unix-socket relay, so the BGP logic stays in the test.
 //!
@@ -167,6 +172,9 @@ ORIGINATOR_ID length 3 from eBGP    | §7.9  | E | [ 0x09 0x80 0x0a0000 ]       
 CLUSTER_LIST length 5 from eBGP     | §7.10 | E | [ 0x0a 0x80 0x0a00000101 ]       | discard "cluster_list":["
 ORIGINATOR_ID well-formed from eBGP | §7.9  | E | [ 0x09 0x80 0xc0000263 ]         | discard "originator_id":"
 CLUSTER_LIST well-formed from eBGP  | §7.10 | E | [ 0x0a 0x80 0xc0000263 ]         | discard "cluster_list":["
+AS_PATH holds AS 0                  | RFC 7607 §2 | E | [ 0x02 0x40 0x02020000fde900000000 ] | withdraw
+AS_CONFED_SEQUENCE from eBGP        | RFC 5065 §5 | E | [ 0x02 0x40 0x03010000fdf202010000fde9 ] | withdraw
+AGGREGATOR AS 0                     | RFC 7607 §2 | E | [ 0x07 0xc0 0x00000000c0000209 ] | discard "aggregator":[
 MP_REACH_NLRI IPv6 next hop length 5 | §7.11; RFC 4760 §7 | E | [ 0x0e 0x80 0x000201050a00010203003020010db80077 ] | reset 3/9
 "#;
 

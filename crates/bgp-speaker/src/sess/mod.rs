@@ -168,6 +168,8 @@ struct Session {
     admin_down: bool,
     negotiated: Option<Negotiated>,
     ctx: ParseCtx,
+    /// What next-hop checks need of the Established connection.
+    rx: bgp_core::decode::Receiver,
     batch: Vec<DecodedUpdate>,
     actions: Vec<Action>,
     terminate: bool,
@@ -276,6 +278,7 @@ impl Session {
             restart_at: None,
             negotiated: None,
             ctx: ParseCtx::legacy(),
+            rx: bgp_core::decode::Receiver::default(),
             batch: Vec::new(),
             actions: Vec::new(),
             terminate: false,
@@ -775,6 +778,12 @@ impl Session {
         self.status
             .max_prefix_warned
             .store(false, Ordering::Relaxed);
+        let link = crate::rib::ifaddr::link_addrs(c.local.ip());
+        self.rx = bgp_core::decode::Receiver {
+            ebgp: !self.p.fsm.is_ibgp(),
+            own: link,
+            on_link: crate::rib::ifaddr::on_link(c.remote.ip()),
+        };
         let up = SessionUp {
             negotiated: n.clone(),
             local_addr: c.local,
@@ -782,7 +791,7 @@ impl Session {
             eor_barrier: None,
             since: std::time::SystemTime::now(),
             session,
-            link: crate::rib::ifaddr::link_addrs(c.local.ip()),
+            link,
         };
         // Before the RIB hears of the session: its first flush goes
         // straight to this connection's writer.

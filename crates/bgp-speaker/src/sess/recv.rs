@@ -5,15 +5,13 @@ use std::sync::atomic::Ordering;
 
 use base::AfiSafi;
 use bgp_fsm::{Event, State};
-use bgp_wire::consts::{msg_type, notify};
-use bgp_wire::{
-    NotificationMessage, NotificationView, OpenView, RouteRefresh, WireError, HEADER_LEN,
-};
+use bgp_wire::consts::msg_type;
+use bgp_wire::{Header, NotificationView, OpenView, RouteRefresh, WireError, HEADER_LEN};
 use tracing::{debug, warn};
 
 use super::{describe_notification, io, Session};
 use crate::msg::RibInput;
-use bgp_core::decode::{decode_update, Decoded};
+use bgp_core::decode::{decode_update_for, Decoded};
 
 impl Session {
     pub(super) async fn on_frame(&mut self, f: Option<io::ReadEvent>) {
@@ -38,16 +36,25 @@ impl Session {
                     m.message(&self.mrt_peer(), &raw);
                 }
                 let body = raw.get(HEADER_LEN..).unwrap_or(&[]);
-                let len = raw.len();
-                // RFC 8654 §4: without the Extended Message capability a
-                // message over 4096 octets is a header error (1/2).
-                if len > 4096 && !self.ctx.extended_message && ty != msg_type::OPEN {
-                    let e = WireError::BadMessageLength { length: len as u16 };
-                    let hdr = raw.get(..HEADER_LEN).unwrap_or(&[]);
-                    self.drive(Event::header_err(e, hdr)).await;
+                self.count_in(ty);
+                // RFC 4271 §6.1 lengths per type, and RFC 8654 §4: without
+                // the Extended Message capability nothing over 4096 octets.
+                let h = Header {
+                    length: raw.len().min(usize::from(u16::MAX)) as u16,
+                    msg_type: ty,
+                };
+                if let Err(e) = h.check_length(self.ctx) {
+                    warn!(peer = %self.p.name, error = ?e, "message of a bad length");
+                    let ev = match e {
+                        // RFC 7313 §5: 7/1, the whole message as data.
+                        WireError::RouteRefreshLength { .. } if self.enhanced_refresh() => {
+                            Event::update_msg_err(e, body)
+                        }
+                        e => Event::header_err(e.without_enhanced_refresh(), body),
+                    };
+                    self.drive(ev).await;
                     return;
                 }
-                self.count_in(ty);
                 self.on_message(ty, body).await;
             }
         }
@@ -65,6 +72,13 @@ impl Session {
             _ => return,
         };
         c.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Whether enhanced route refresh (RFC 7313) was negotiated.
+    fn enhanced_refresh(&self) -> bool {
+        self.negotiated
+            .as_ref()
+            .is_some_and(|n| n.enhanced_route_refresh)
     }
 
     async fn on_message(&mut self, ty: u8, body: &[u8]) {
@@ -102,7 +116,7 @@ impl Session {
                     return;
                 }
                 let t0 = std::time::Instant::now();
-                let decoded = decode_update(body, self.ctx, !self.p.fsm.is_ibgp());
+                let decoded = decode_update_for(body, self.ctx, &self.rx);
                 let ns = crate::stages::elapsed_ns(t0);
                 self.status.decode_ns.fetch_add(ns, Ordering::Relaxed);
                 crate::stages::STAGES.record_ns(crate::stages::Stage::Parse, ns);
@@ -135,14 +149,10 @@ impl Session {
                     }
                 }
                 Err(e) => {
-                    // RFC 7313 §5: a bad ROUTE-REFRESH length is 7/1.
-                    let n = NotificationMessage::new(
-                        notify::ROUTE_REFRESH_MESSAGE_ERROR,
-                        notify::INVALID_MESSAGE_LENGTH,
-                        body.to_vec(),
-                    );
+                    // Not reached: `on_frame` checked the length, the only
+                    // thing that can be wrong.
                     warn!(peer = %self.p.name, error = ?e, "malformed ROUTE-REFRESH");
-                    self.drive(Event::UpdateMsgErr(n)).await;
+                    self.drive(Event::update_msg_err(e, body)).await;
                 }
             },
             _ => {

@@ -327,18 +327,20 @@ impl RawPeer {
     /// Completes the OPEN exchange as AS `asn` (4-octet, IPv4 unicast)
     /// and waits for the speaker's KEEPALIVE.
     pub async fn handshake(&mut self, asn: u32, id: Ipv4Addr) {
+        self.handshake_caps(asn, id, &[]).await;
+    }
+
+    /// [`Self::handshake`] that also advertises `extra` capabilities.
+    pub async fn handshake_caps(&mut self, asn: u32, id: Ipv4Addr, extra: &[Capability]) {
         let (ty, _open) = self.read(5).await.expect("OPEN from the speaker");
         assert_eq!(ty, 1, "first message must be OPEN");
-        let open = OpenMessage::new(
-            Asn(asn),
-            90,
-            id,
-            vec![
-                Capability::Multiprotocol(AfiSafi::IPV4_UNICAST),
-                Capability::RouteRefresh,
-                Capability::FourOctetAsn(Asn(asn)),
-            ],
-        );
+        let mut caps = vec![
+            Capability::Multiprotocol(AfiSafi::IPV4_UNICAST),
+            Capability::RouteRefresh,
+            Capability::FourOctetAsn(Asn(asn)),
+        ];
+        caps.extend_from_slice(extra);
+        let open = OpenMessage::new(Asn(asn), 90, id, caps);
         let mut b = Vec::new();
         open.encode(ParseCtx::legacy(), &mut b)
             .expect("encode OPEN");

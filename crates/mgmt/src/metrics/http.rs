@@ -6,7 +6,8 @@
 //! server: scrapes are a few per minute from a known collector.
 
 use super::MetricsWriter;
-use crate::server::{spawn_accept_loop, ConnSlot, ServerHandle};
+use crate::deadline::Deadline;
+use crate::server::{spawn_accept_loop, take_slot, Limits, ServerHandle};
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -21,7 +22,17 @@ pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 pub const MAX_HEAD_BYTES: usize = 8 * 1024;
 /// Concurrent scrape connections.
 pub const MAX_CONNECTIONS: usize = 8;
+/// Deadline for the whole request head, and write timeout.
 const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The metrics server's limits: one more slot for a client on a loopback
+/// address (a local collector or operator) when remote ones hold all.
+pub const METRICS_LIMITS: Limits = Limits {
+    max: MAX_CONNECTIONS,
+    reserved: 1,
+    request: TIMEOUT,
+    reserved_request: Duration::from_secs(2),
+};
 
 /// Fills a scrape. Called on the HTTP connection thread for every scrape.
 pub trait MetricsSource: Send + Sync + 'static {
@@ -31,19 +42,30 @@ pub trait MetricsSource: Send + Sync + 'static {
 /// Serves `GET /metrics` on `addr` (port 0 picks a free port; see
 /// [`ServerHandle::local_addr`]).
 pub fn serve_metrics(addr: SocketAddr, source: Arc<dyn MetricsSource>) -> io::Result<ServerHandle> {
+    serve_metrics_with(addr, source, METRICS_LIMITS)
+}
+
+/// [`serve_metrics`] with other limits (tests use short deadlines).
+pub fn serve_metrics_with(
+    addr: SocketAddr,
+    source: Arc<dyn MetricsSource>,
+    limits: Limits,
+) -> io::Result<ServerHandle> {
     let listener = TcpListener::bind(addr)
         .map_err(|e| io::Error::new(e.kind(), format!("cannot bind metrics on {addr}: {e}")))?;
     let local = listener.local_addr()?;
     listener.set_nonblocking(true)?;
     let stop = Arc::new(AtomicBool::new(false));
     let active = Arc::new(AtomicUsize::new(0));
+    let reserve = Arc::new(AtomicUsize::new(0));
     let thread = spawn_accept_loop(
         "mgmt-metrics",
         Arc::clone(&stop),
-        move || listener.accept().map(|(s, _)| s),
-        move |stream: TcpStream| {
+        move || listener.accept(),
+        move |(stream, from): (TcpStream, SocketAddr)| {
             // Over the limit: close at once; the scraper retries.
-            let Some(slot) = ConnSlot::try_take(&active, MAX_CONNECTIONS) else {
+            let loopback = || from.ip().is_loopback();
+            let Some((slot, request)) = take_slot(&active, &reserve, &limits, loopback) else {
                 return;
             };
             let src = Arc::clone(&source);
@@ -51,7 +73,7 @@ pub fn serve_metrics(addr: SocketAddr, source: Arc<dyn MetricsSource>) -> io::Re
                 .name("mgmt-metrics-conn".into())
                 .spawn(move || {
                     let _slot = slot;
-                    let _ = serve_conn(stream, &*src);
+                    let _ = serve_conn(stream, &*src, request);
                 });
             drop(spawned);
         },
@@ -61,7 +83,7 @@ pub fn serve_metrics(addr: SocketAddr, source: Arc<dyn MetricsSource>) -> io::Re
 
 /// Reads until the end of the request head (`\r\n\r\n`, or `\n\n` from
 /// lenient clients). `None`: too long or closed early.
-fn read_head(s: &mut TcpStream) -> io::Result<Option<Vec<u8>>> {
+fn read_head(s: &mut impl Read) -> io::Result<Option<Vec<u8>>> {
     let mut head = Vec::with_capacity(512);
     let mut chunk = [0u8; 1024];
     loop {
@@ -118,11 +140,11 @@ fn reason(code: u16) -> &'static str {
     }
 }
 
-fn serve_conn(mut s: TcpStream, source: &dyn MetricsSource) -> io::Result<()> {
+fn serve_conn(mut s: TcpStream, source: &dyn MetricsSource, request: Duration) -> io::Result<()> {
     s.set_nonblocking(false)?;
-    s.set_read_timeout(Some(TIMEOUT))?;
+    let head = read_head(&mut Deadline::new(&s, request))?;
     s.set_write_timeout(Some(TIMEOUT))?;
-    let (code, ctype, body, head_only) = match read_head(&mut s)? {
+    let (code, ctype, body, head_only) = match head {
         Some(h) => route(&h, source),
         None => (
             400,

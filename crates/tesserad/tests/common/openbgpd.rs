@@ -145,7 +145,8 @@ impl Peer for Openbgpd {
                 format!("\n    {}\n", path.join(" "))
             },
             // OpenBGPD 7.7 sends ::1 as the IPv6 next hop on an IPv4
-            // session (README), and a route server passes it on unchanged.
+            // session (README); tesserad refuses such routes, so an IPv6
+            // route here comes from another daemon kind.
             if e.next_hop.contains(':') {
                 "Nexthop ".to_string()
             } else {

@@ -230,6 +230,11 @@ fn raw_peer_framing_errors() {
     let target = format!("{}:179", leaf.center_v4);
     let id = [10, 0, 1, 2];
     let nh = next_hop(id);
+    let own_v4: [u8; 4] = leaf
+        .center_v4
+        .parse::<std::net::Ipv4Addr>()
+        .expect("center address")
+        .octets();
     let mut n = 0;
     let mut connect = |lab: &Lab| -> RawPeer {
         n += 1;
@@ -303,6 +308,75 @@ fn raw_peer_framing_errors() {
             [base.clone(), comm(1), comm(2)].concat(),
             Want::Discard("[65003,2]"),
         ),
+        (
+            "NEXT_HOP 0.0.0.0",
+            "§7.3; RFC 4271 §6.3",
+            [origin(), as_path(), next_hop([0, 0, 0, 0])].concat(),
+            Want::Withdraw,
+        ),
+        (
+            "NEXT_HOP multicast 224.0.0.5",
+            "§7.3; RFC 4271 §6.3",
+            [origin(), as_path(), next_hop([224, 0, 0, 5])].concat(),
+            Want::Withdraw,
+        ),
+        (
+            "NEXT_HOP broadcast 255.255.255.255",
+            "§7.3; RFC 4271 §6.3",
+            [origin(), as_path(), next_hop([255; 4])].concat(),
+            Want::Withdraw,
+        ),
+        (
+            "NEXT_HOP class E 240.0.0.1",
+            "§7.3; RFC 4271 §6.3",
+            [origin(), as_path(), next_hop([240, 0, 0, 1])].concat(),
+            Want::Withdraw,
+        ),
+        (
+            "NEXT_HOP is tesserad's own address",
+            "§7.3; RFC 4271 §6.3",
+            [origin(), as_path(), next_hop(own_v4)].concat(),
+            Want::Withdraw,
+        ),
+        (
+            "AS_PATH holds AS 0",
+            "RFC 7607 §2; §7.2",
+            [
+                origin(),
+                attr(0x40, 2, &[2, 2, 0, 0, 0xfd, 0xeb, 0, 0, 0, 0]),
+                nh.clone(),
+            ]
+            .concat(),
+            Want::Withdraw,
+        ),
+        (
+            "AS_CONFED_SEQUENCE from a peer outside the confederation",
+            "RFC 5065 §5; §7.2",
+            [
+                origin(),
+                attr(0x40, 2, &[3, 1, 0, 0, 0xfd, 0xf2, 2, 1, 0, 0, 0xfd, 0xeb]),
+                nh.clone(),
+            ]
+            .concat(),
+            Want::Withdraw,
+        ),
+        (
+            "AS_CONFED_SET from a peer outside the confederation",
+            "RFC 5065 §5; §7.2",
+            [
+                origin(),
+                attr(0x40, 2, &[2, 1, 0, 0, 0xfd, 0xeb, 4, 1, 0, 0, 0xfd, 0xf2]),
+                nh.clone(),
+            ]
+            .concat(),
+            Want::Withdraw,
+        ),
+        (
+            "AGGREGATOR AS 0",
+            "RFC 7607 §2; §7.7",
+            [base.clone(), attr(0xc0, 7, &[0, 0, 0, 0, 10, 0, 1, 2])].concat(),
+            Want::Discard("\"aggregator\":["),
+        ),
     ];
     for (k, (name, rfc, attrs, want)) in keep.into_iter().enumerate() {
         let (nlri, prefix) = pfx(k as u8 + 1);
@@ -363,6 +437,68 @@ fn raw_peer_framing_errors() {
         }
     }
 
+    // MP_REACH_NLRI next hops (RFC 4760 §3, RFC 2545 §3) held to the
+    // same rule as NEXT_HOP: treat-as-withdraw, session up.
+    let v6 = |a: &str| -> Vec<u8> {
+        a.parse::<std::net::Ipv6Addr>()
+            .expect("IPv6 address")
+            .octets()
+            .to_vec()
+    };
+    let mp_nh = |nh: &[u8], k: u8| -> Vec<u8> {
+        let mut v = vec![0, 2, 1, nh.len() as u8];
+        v.extend_from_slice(nh);
+        v.extend_from_slice(&[0, 64, 0x20, 0x01, 0x0d, 0xb8, 0x00, 0x88, 0x00, k]);
+        [origin(), as_path(), attr(0x80, 14, &v)].concat()
+    };
+    let good6 = v6(&leaf.v6);
+    let mp_cases: Vec<(&str, Vec<u8>)> = vec![
+        ("MP_REACH_NLRI next hop ::1 (loopback)", v6("::1")),
+        ("MP_REACH_NLRI next hop :: (unspecified)", v6("::")),
+        ("MP_REACH_NLRI next hop ff02::1 (multicast)", v6("ff02::1")),
+        (
+            "MP_REACH_NLRI next hop is tesserad's own address",
+            v6(&leaf.center_v6),
+        ),
+        (
+            "MP_REACH_NLRI 32-octet next hop, second not link-local",
+            [good6.clone(), v6("2001:db8::1")].concat(),
+        ),
+    ];
+    for (k, (name, bad)) in mp_cases.into_iter().enumerate() {
+        let k = k as u8 + 1;
+        let prefix = format!("2001:db8:88:{k}::/64");
+        let got = (|| -> Result<String, String> {
+            p.send(&update(&[], &mp_nh(&good6, k), &[]))?;
+            poll(5.0, || t.route(&prefix))
+                .map_err(|_| format!("setup: well-formed {prefix} never installed"))?;
+            p.send(&update(&[], &mp_nh(&bad, k), &[]))?;
+            poll(4.0, || Ok(t.route(&prefix)?.is_none().then_some(()))).map_err(|_| {
+                let r = t.route(&prefix).ok().flatten().unwrap_or_default();
+                format!("route kept: {}", compact(&r))
+            })?;
+            if let Some(b) = p.notification_within(Duration::from_millis(100))? {
+                return Err(format!(
+                    "withdrawn, but tesserad sent NOTIFICATION {b:02x?}"
+                ));
+            }
+            if !t.established(&leaf.v4)? {
+                return Err("withdrawn, but the session is no longer Established".into());
+            }
+            Ok("withdrawn, session up".into())
+        })();
+        let broken = got.as_ref().is_err_and(|e| e.contains("closed"));
+        rep.add(
+            name,
+            "§7.3, §7.11; RFC 4271 §6.3; RFC 4291 §2.5",
+            Want::Withdraw,
+            got,
+        );
+        if broken {
+            p = connect(&lab);
+        }
+    }
+
     // Session-reset cases: one session each.
     let mp = |nh_len: u8, nlri: &[u8]| -> Vec<u8> {
         let mut v = vec![0, 2, 1, nh_len];
@@ -417,6 +553,38 @@ fn raw_peer_framing_errors() {
             "§5.3, §7.11; RFC 4760 §7",
             update(&[], &attr(0x80, 15, &[0, 2, 1, 200, 0x20, 0x01]), &[]),
             Want::Reset(3, 9),
+        ),
+        // RFC 4271 §6.1: a length that does not suit the type is a header
+        // error, Bad Message Length, whatever the body holds.
+        (
+            "KEEPALIVE with a 1-octet body (length 20)",
+            "RFC 4271 §4.4, §6.1",
+            msg(4, &[0]),
+            Want::Reset(1, 2),
+        ),
+        (
+            "UPDATE of 22 octets",
+            "RFC 4271 §4.3, §6.1",
+            msg(2, &[0, 0, 0]),
+            Want::Reset(1, 2),
+        ),
+        (
+            "OPEN of 28 octets",
+            "RFC 4271 §4.2, §6.1",
+            msg(1, &[4, 0xfd, 0xeb, 0, 90, 10, 0, 1, 2]),
+            Want::Reset(1, 2),
+        ),
+        (
+            "NOTIFICATION of 20 octets",
+            "RFC 4271 §4.5, §6.1",
+            msg(3, &[6]),
+            Want::Reset(1, 2),
+        ),
+        (
+            "ROUTE-REFRESH of 22 octets (no enhanced route refresh)",
+            "RFC 2918 §3; RFC 4271 §6.1",
+            msg(5, &[0, 1, 0]),
+            Want::Reset(1, 2),
         ),
     ];
     for (name, rfc, m, want) in resets {
