@@ -28,6 +28,10 @@ pub(crate) fn encoder_for(meta: &PeerMeta, up: &SessionUp) -> UpdateEncoder {
             .map(|a| a.afi_safi)
             .collect(),
         next_hop: meta.next_hop,
+        ext_next_hop: [AfiSafi::IPV4_UNICAST, AfiSafi::IPV4_MULTICAST]
+            .into_iter()
+            .filter(|&af| n.ext_next_hop_tx_v6(af))
+            .collect(),
         local_v4: link.v4,
         local_v6: link.v6,
         local_v6_link_local: link.v6_link_local,

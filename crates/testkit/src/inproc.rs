@@ -81,6 +81,8 @@ pub fn negotiated(p: &FakePeer) -> Negotiated {
         four_octet_asn: true,
         families: vec![AfiSafi::IPV4_UNICAST, AfiSafi::IPV6_UNICAST],
         add_path: Vec::new(),
+        ext_next_hop_rx: Vec::new(),
+        ext_next_hop_tx: Vec::new(),
         extended_message: false,
         route_refresh: true,
         enhanced_route_refresh: true,

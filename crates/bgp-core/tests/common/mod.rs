@@ -109,6 +109,8 @@ pub fn negotiated(meta: &PeerMeta, n: u16, words: &[&str]) -> Negotiated {
         four_octet_asn: true,
         families: vec![AfiSafi::IPV4_UNICAST],
         add_path: Vec::new(),
+        ext_next_hop_rx: Vec::new(),
+        ext_next_hop_tx: Vec::new(),
         extended_message: false,
         route_refresh: true,
         enhanced_route_refresh: false,
