@@ -171,6 +171,9 @@ fn peer_info(st: &RibState, id: PeerId, e: &PeerEntry, preferred: u64, all: bool
             if n.extended_message {
                 caps.push("Extended message".into());
             }
+            if n.extended_nexthop {
+                caps.push("Extended next hop".into());
+            }
             if n.graceful_restart.is_some() {
                 caps.push("Graceful restart".into());
             }
