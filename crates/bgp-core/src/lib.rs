@@ -71,8 +71,8 @@ pub use crate::core::{
     ENHANCED_REFRESH_STALE, OUT_QUEUE_LIMIT,
 };
 pub use msg::{
-    fan_out, split_updates, DecodedUpdate, FlushBarrier, LinkAddrs, PeerStatus, RibInput,
-    SessionCmd, SessionUp, MAX_SHARDS,
+    fan_out, split_updates, DecodedUpdate, FlushBarrier, LinkAddrs, Multicast, PeerStatus,
+    RibInput, SessionCmd, SessionUp, MAX_SHARDS,
 };
 pub use outbox::{BestChange, Level, Marker, Markers, Note, Outbox, Output, Sample, Stage};
 pub use peer::{MaxPrefix, MaxPrefixAction, PeerEntry, PeerMeta, PolicyRef, UpState};

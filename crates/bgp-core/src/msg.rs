@@ -33,6 +33,30 @@ pub struct DecodedUpdate {
     pub withdraw: Vec<Nlri>,
     /// This UPDATE is the End-of-RIB marker of this family (RFC 4724 §2).
     pub end_of_rib: Option<AfiSafi>,
+    /// The NLRI of a multicast (SAFI 2) MP_REACH_NLRI / MP_UNREACH_NLRI:
+    /// a table of their own (RFC 4760 §6); `announce`/`withdraw` above
+    /// are unicast only.
+    pub multicast: Multicast,
+}
+
+/// Multicast (SAFI 2) NLRI of one UPDATE, IPv4 or IPv6.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Multicast {
+    /// Their attributes, next hop from MP_REACH_NLRI (apart from
+    /// [`DecodedUpdate::attrs`]: classic IPv4 unicast NLRI of the same
+    /// UPDATE use NEXT_HOP).
+    pub attrs: Option<Arc<AttrsBuilder>>,
+    /// Prefixes announced with `attrs`.
+    pub announce: Vec<Nlri>,
+    /// Prefixes withdrawn.
+    pub withdraw: Vec<Nlri>,
+}
+
+impl Multicast {
+    /// No multicast NLRI.
+    pub fn is_empty(&self) -> bool {
+        self.announce.is_empty() && self.withdraw.is_empty()
+    }
 }
 
 /// What a session reports when it reaches Established.
@@ -259,7 +283,10 @@ pub fn split_updates(updates: Vec<DecodedUpdate>, n: usize) -> Vec<Vec<DecodedUp
     // The shard of each prefix of the current UPDATE, computed once.
     let mut shards: Vec<u8> = Vec::new();
     for u in updates {
-        if u.end_of_rib.is_some() || (u.announce.is_empty() && u.withdraw.is_empty()) {
+        let m = &u.multicast;
+        if u.end_of_rib.is_some()
+            || (u.announce.is_empty() && u.withdraw.is_empty() && m.is_empty())
+        {
             for part in out.iter_mut() {
                 part.push(u.clone());
             }
@@ -270,6 +297,8 @@ pub fn split_updates(updates: Vec<DecodedUpdate>, n: usize) -> Vec<Vec<DecodedUp
             u.announce
                 .iter()
                 .chain(&u.withdraw)
+                .chain(&m.announce)
+                .chain(&m.withdraw)
                 // n <= MAX_SHARDS = 64 fits a byte.
                 .map(|x| bgp_rib::shard_for(&x.prefix, n) as u8),
         );
@@ -283,8 +312,17 @@ pub fn split_updates(updates: Vec<DecodedUpdate>, n: usize) -> Vec<Vec<DecodedUp
         // Which shards already got their part of this UPDATE (n <= 64,
         // see MAX_SHARDS).
         let mut touched = 0u64;
-        let n_announce = u.announce.len();
-        for (k, x) in u.announce.iter().chain(&u.withdraw).enumerate() {
+        // Where each list starts in the chain above.
+        let w_at = u.announce.len();
+        let ma_at = w_at + u.withdraw.len();
+        let mw_at = ma_at + m.announce.len();
+        let all = u
+            .announce
+            .iter()
+            .chain(&u.withdraw)
+            .chain(&m.announce)
+            .chain(&m.withdraw);
+        for (k, x) in all.enumerate() {
             let s = usize::from(shards.get(k).copied().unwrap_or(0));
             let Some(part) = out.get_mut(s) else {
                 continue;
@@ -295,13 +333,20 @@ pub fn split_updates(updates: Vec<DecodedUpdate>, n: usize) -> Vec<Vec<DecodedUp
                 part.push(DecodedUpdate::default());
             }
             let Some(d) = part.last_mut() else { continue };
-            if k < n_announce {
+            if k < w_at {
                 if d.attrs.is_none() {
                     d.attrs.clone_from(&u.attrs);
                 }
                 d.announce.push(*x);
-            } else {
+            } else if k < ma_at {
                 d.withdraw.push(*x);
+            } else if k < mw_at {
+                if d.multicast.attrs.is_none() {
+                    d.multicast.attrs.clone_from(&m.attrs);
+                }
+                d.multicast.announce.push(*x);
+            } else {
+                d.multicast.withdraw.push(*x);
             }
         }
     }

@@ -40,6 +40,7 @@ fn update(peer: usize, asn: u32, from: u32, n: u32, path_len: u32) -> DecodedUpd
             .collect(),
         withdraw: Vec::new(),
         end_of_rib: None,
+        multicast: Default::default(),
     }
 }
 

@@ -210,7 +210,9 @@ fn neighbor_values() {
         "tesserad.toml:8:8: neighbor[0].role: roles are for eBGP sessions (RFC 9234 §4)"
     );
     assert_eq!(
-        err(&nb("families = [\"ipv6-unicast\"]\nextended_nexthop = true\n")),
+        err(&nb(
+            "families = [\"ipv6-unicast\"]\nextended_nexthop = true\n"
+        )),
         "tesserad.toml:9:20: neighbor[0].extended_nexthop: needs an IPv4 family in families \
          (RFC 8950 carries IPv4 NLRI)"
     );

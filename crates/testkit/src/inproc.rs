@@ -349,6 +349,7 @@ pub fn shared_table(p: usize, asn: u32, m: usize, per_update: usize) -> Vec<Vec<
             announce,
             withdraw: Vec::new(),
             end_of_rib: None,
+            multicast: Default::default(),
         });
     }
     // Session batches of up to 256 UPDATEs.
