@@ -171,8 +171,11 @@ fn peer_info(st: &RibState, id: PeerId, e: &PeerEntry, preferred: u64, all: bool
             if n.extended_message {
                 caps.push("Extended message".into());
             }
-            if n.extended_nexthop {
+            // RFC 8950: usable both ways, or only from the peer.
+            if !n.ext_next_hop_tx.is_empty() {
                 caps.push("Extended next hop".into());
+            } else if !n.ext_next_hop_rx.is_empty() {
+                caps.push("Extended next hop (receive only)".into());
             }
             if n.graceful_restart.is_some() {
                 caps.push("Graceful restart".into());
