@@ -188,15 +188,15 @@ fn discard_note(v: &bgp_wire::ValidatedUpdate<'_>) -> Option<(WireError, Disposi
 
 /// Parses the UPDATE's frame; an unparsable one resets the session and an
 /// End-of-RIB marker (RFC 4724 §2) is decoded whole here.
-fn open(body: &[u8], ctx: ParseCtx) -> Result<UpdateView<'_>, Decoded> {
-    let u =
-        UpdateView::parse(body, ctx).map_err(|e| Decoded::Reset(Event::update_msg_err(e, body)))?;
+fn open(body: &[u8], ctx: ParseCtx) -> Result<UpdateView<'_>, Box<Decoded>> {
+    let u = UpdateView::parse(body, ctx)
+        .map_err(|e| Box::new(Decoded::Reset(Event::update_msg_err(e, body))))?;
     if let Some(af) = u.end_of_rib() {
         let d = DecodedUpdate {
             end_of_rib: Some(af),
             ..DecodedUpdate::default()
         };
-        return Err(Decoded::Ok(d, None));
+        return Err(Box::new(Decoded::Ok(d, None)));
     }
     Ok(u)
 }
@@ -208,7 +208,7 @@ pub fn decode_update(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded {
     let reset = |e: WireError| Decoded::Reset(Event::update_msg_err(e, body));
     let u = match open(body, ctx) {
         Ok(u) => u,
-        Err(done) => return done,
+        Err(done) => return *done,
     };
     let mut d = DecodedUpdate::default();
     let mut c = Collect {
@@ -286,7 +286,7 @@ pub fn decode_update_two_pass(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded
     let reset = |e: WireError| Decoded::Reset(Event::update_msg_err(e, body));
     let u = match open(body, ctx) {
         Ok(u) => u,
-        Err(done) => return done,
+        Err(done) => return *done,
     };
     let mut d = DecodedUpdate::default();
     let v = match u.validate_from(ebgp) {
