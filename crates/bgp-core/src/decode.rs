@@ -88,6 +88,8 @@ fn attr_ref(u: &UpdateView<'_>, t: u8) -> Option<bgp_wire::AttrRef> {
 ///   AFI/SAFI disable): UPDATE Message Error / Optional Attribute Error
 ///   (3/9), as for any other bad MP_REACH_NLRI next-hop length.
 /// * Multicast (SAFI 2) NLRI go to [`DecodedUpdate::multicast`].
+/// * The classic NLRI and withdrawn fields (IPv4 unicast) are ignored too
+///   when IPv4 unicast was not negotiated.
 ///
 /// Returns the note for the log, or the error that resets the session.
 fn by_family(
@@ -128,6 +130,16 @@ fn by_family(
         } else {
             ignored(at::MP_UNREACH_NLRI);
         }
+    }
+    // The classic fields carry IPv4 unicast: ignored the same way on a
+    // session that did not negotiate it (no RFC says more; FRR does so).
+    if !ctx.accepts_family(AfiSafi::IPV4_UNICAST) && classic != (0, 0) {
+        d.announce.drain(..classic.1.min(d.announce.len()));
+        d.withdraw.drain(..classic.0.min(d.withdraw.len()));
+        note.get_or_insert((
+            WireError::InvalidNetworkField,
+            Disposition::AttributeDiscard,
+        ));
     }
     Ok(note)
 }
@@ -534,6 +546,14 @@ mod tests {
         let body = [0, 0, 0, 9, 0x80, 15, 6, 0, 1, 2, 15, 198, 18];
         let (d, _) = ok(decode_update(&body, ctx, true));
         assert!(d.withdraw.is_empty() && d.multicast.is_empty(), "{d:?}");
+        // IPv4 unicast in the classic field of an IPv6-only session.
+        let v6 = session(&[AfiSafi::IPV6_UNICAST], &[]);
+        let body = update(&[]);
+        let got = decode_update(&body, v6, true);
+        assert!(same(&got, &decode_update_two_pass(&body, v6, true)));
+        let (d, note) = ok(got);
+        assert!(d.announce.is_empty() && d.attrs.is_none(), "{d:?}");
+        assert!(note.is_some());
     }
 
     /// RFC 8950 §3 and RFC 7606 §7.11: IPv4 NLRI with an IPv6 next hop are
