@@ -79,6 +79,7 @@ fn run(mode: Mode) -> Answers {
             all: false,
             protocol: None,
             count_only: false,
+            multicast: false,
         },
     );
     let count = ask(
@@ -88,6 +89,7 @@ fn run(mode: Mode) -> Answers {
             all: false,
             protocol: None,
             count_only: true,
+            multicast: false,
         },
     );
     let protocols = ask(

@@ -8,7 +8,8 @@
 //!   replace it), has no 198.18.11.0/24, and exports the multicast routes
 //!   with SAFI 2 only to BIRD "mc", which negotiated IPv4 multicast (they
 //!   land in its multicast channel's table); BIRD "uc" (unicast only) and
-//!   the unicast tables see only the unicast route.
+//!   the unicast tables see only the unicast route. `show route multicast`
+//!   shows tesserad's multicast table.
 //! * `extended_next_hop_with_frr_and_bird` (RFC 8950): IPv4 unicast over
 //!   IPv6 sessions with FRR (`capability extended-nexthop`) and BIRD
 //!   (`extended next hop on`). With `extended_nexthop = true` the IPv4
@@ -215,6 +216,18 @@ fn multicast_with_bird() {
         t.route("198.18.11.0/24").expect("show route"),
         None,
         "a multicast-only prefix is in tesserad's unicast table"
+    );
+    // `show route multicast`: tesserad's multicast table, apart.
+    let m = compact(
+        &t.request(r#"{"command":"show_route","all":true,"multicast":true}"#)
+            .expect("show route multicast"),
+    );
+    assert!(
+        m.contains("198.18.10.0/24")
+            && m.contains("198.18.11.0/24")
+            && m.contains("[65001,2]")
+            && !m.contains("[65001,1]"),
+        "tesserad's multicast table:\n{m}"
     );
     // Unicast tables of both receivers: the unicast route only.
     for (name, b) in [("mc", &mc), ("uc", &uc)] {
