@@ -488,3 +488,55 @@ impl PeerStatus {
             .unwrap_or_default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nlri(i: u8) -> Nlri {
+        Nlri::new(format!("198.18.{i}.0/24").parse().unwrap())
+    }
+
+    /// Multicast NLRI are split by owning shard like unicast ones, into
+    /// the multicast lists with the multicast attributes; an UPDATE with
+    /// only multicast NLRI is not sent to every shard.
+    #[test]
+    fn multicast_nlri_are_split_by_shard() {
+        let n = 4;
+        let ua = Arc::new(AttrsBuilder::new());
+        let mut ma = AttrsBuilder::new();
+        ma.set_med(7);
+        let ma = Arc::new(ma);
+        let mut u = DecodedUpdate {
+            attrs: Some(ua.clone()),
+            announce: (0..8).map(nlri).collect(),
+            ..DecodedUpdate::default()
+        };
+        u.multicast = Multicast {
+            attrs: Some(ma.clone()),
+            announce: (8..16).map(nlri).collect(),
+            withdraw: (16..24).map(nlri).collect(),
+        };
+        let parts = split_updates(vec![u], n);
+        let mut seen = 0;
+        for (s, part) in parts.iter().enumerate() {
+            for d in part {
+                let owned = |x: &Nlri| bgp_rib::shard_for(&x.prefix, n) == s;
+                assert!(d.announce.iter().all(owned) && d.multicast.announce.iter().all(owned));
+                assert!(d.multicast.withdraw.iter().all(owned));
+                assert!(d.withdraw.is_empty());
+                assert_eq!(d.attrs.is_some(), !d.announce.is_empty());
+                if !d.multicast.announce.is_empty() {
+                    assert_eq!(d.multicast.attrs.as_deref(), Some(&*ma));
+                }
+                seen += d.announce.len() + d.multicast.announce.len() + d.multicast.withdraw.len();
+            }
+        }
+        assert_eq!(seen, 24);
+        // Multicast only, one prefix: one shard gets it.
+        let mut u = DecodedUpdate::default();
+        u.multicast.withdraw = vec![nlri(1)];
+        let parts = split_updates(vec![u], n);
+        assert_eq!(parts.iter().map(Vec::len).sum::<usize>(), 1);
+    }
+}
