@@ -144,10 +144,13 @@ fn by_family(
     Ok(note)
 }
 
-/// Whether the MP NLRI of the UPDATE are multicast (their next hop is not
-/// the classic NLRI's).
-fn mp_is_multicast(u: &UpdateView<'_>) -> bool {
-    matches!(u.mp_reach(), Some(Ok(r)) if r.afi_safi.safi == Safi::Multicast)
+/// Whether the MP_REACH_NLRI next hop is not for the unicast NLRI: its
+/// family is multicast, or one the session ignores (the unicast NLRI of
+/// the classic field then keep NEXT_HOP).
+fn mp_next_hop_apart(u: &UpdateView<'_>) -> bool {
+    let ctx = u.ctx();
+    matches!(u.mp_reach(), Some(Ok(r))
+        if r.afi_safi.safi == Safi::Multicast || !ctx.accepts_family(r.afi_safi))
 }
 
 /// Collects an UPDATE during its validating pass: NLRI into the
@@ -264,7 +267,7 @@ pub fn decode_update(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded {
                 Ok(n) => n,
                 Err(e) => return reset(e),
             };
-            let mcast = mp_is_multicast(&u);
+            let apart = mp_next_hop_apart(&u);
             if !d.multicast.announce.is_empty() {
                 let b = AttrsBuilder::from_received(attrs.clone(), mp_next_hop, ctx.four_octet_asn);
                 d.multicast.attrs = Some(ingress(b, ebgp));
@@ -274,7 +277,7 @@ pub fn decode_update(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded {
                 // the pass handed over only the first well-formed one of
                 // each type. Beside multicast NLRI, the unicast ones keep
                 // NEXT_HOP.
-                let nh = mp_next_hop.filter(|_| !mcast);
+                let nh = mp_next_hop.filter(|_| !apart);
                 let b = AttrsBuilder::from_received(attrs, nh, ctx.four_octet_asn);
                 d.attrs = Some(ingress(b, ebgp));
             }
@@ -357,7 +360,7 @@ pub fn decode_update_two_pass(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded
             d.multicast.attrs = Some(ingress(b.clone(), ebgp));
         }
         if !d.announce.is_empty() {
-            if mp_is_multicast(&u) {
+            if mp_next_hop_apart(&u) {
                 // The unicast NLRI beside multicast ones keep NEXT_HOP.
                 let mut nh_attr = u.attributes().flatten().filter_map(|a| match a.typed(ctx) {
                     Ok(PathAttribute::NextHop(n)) => Some(n),
@@ -536,6 +539,10 @@ mod tests {
             let (d, note) = ok(got);
             assert_eq!(d.announce, vec![Nlri::new(p)]);
             assert!(d.multicast.is_empty(), "{d:?}");
+            // The ignored attribute's next hop is not the unicast one's.
+            let nh = d.attrs.as_ref().and_then(|b| b.next_hop());
+            let want = NextHop::V4(std::net::Ipv4Addr::new(192, 0, 2, 1));
+            assert_eq!(nh, Some(want));
             let Some((WireError::OptionalAttribute(a), Disposition::AttributeDiscard)) = note
             else {
                 panic!("note {note:?}");
