@@ -69,6 +69,7 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(d.withdraw, r.withdraw, "withdrawn NLRI");
             assert_eq!(d.end_of_rib, r.end_of_rib, "End-of-RIB");
             assert_eq!(d.attrs, r.attrs, "attributes");
+            assert_eq!(d.multicast, r.multicast, "multicast NLRI");
             assert_eq!(note, ref_note, "RFC 7606 note");
             (d, note)
         }
@@ -95,6 +96,7 @@ fuzz_target!(|data: &[u8]| {
         assert!(d.announce.is_empty() && d.withdraw.is_empty() && d.attrs.is_none());
     }
     assert_eq!(d.attrs.is_some(), !d.announce.is_empty());
+    assert_eq!(d.multicast.attrs.is_some(), !d.multicast.announce.is_empty());
     if let Some(b) = d.attrs.as_deref() {
         for t in [at::MP_REACH_NLRI, at::MP_UNREACH_NLRI] {
             assert!(b.get(t).is_none(), "MP attribute {t} left in the builder");

@@ -5,13 +5,22 @@
 //! helper timers (RFC 4724 §4.2), End-of-RIB (RFC 4724 §2), statics,
 //! export rounds and flushes paced by MRAI (RFC 4271 §9.2.1.1) and by the
 //! session's queue (back-pressure).
+//!
+//! Families: unicast routes (IPv4 and IPv6) live in [`RibCore::rib`],
+//! multicast (SAFI 2, RFC 4760 §6) ones in a second, separate
+//! [`RibCore::mcast`] with the same shards and peers. A multicast route
+//! never meets a unicast one of the same prefix: it is selected in its
+//! own table, exported only to peers that negotiated a multicast family
+//! (the others are in that table without export), encoded with SAFI 2,
+//! and kept out of the best-route feed ([`Outbox::best`], the FIB's),
+//! which is unicast only.
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use base::{AfiSafi, Instant, Prefix};
+use base::{AfiSafi, Instant, Prefix, Safi};
 use bgp_fsm::DownReason;
 use bgp_rib::{ImportCheck, PeerConfig, PeerId, PeerRole, Rib};
 use bgp_wire::consts::notify;
@@ -113,8 +122,12 @@ pub struct RibCore {
     pub settings: RibSettings,
     /// The prefixes this core owns.
     pub part: Part,
-    /// This core's part of the RIB: Adj-RIBs-In, Loc-RIB, Adj-RIBs-Out.
+    /// This core's part of the unicast RIB: Adj-RIBs-In, Loc-RIB,
+    /// Adj-RIBs-Out.
     pub rib: Rib,
+    /// The same for multicast (SAFI 2) routes, apart from the unicast
+    /// ones (see the module docs).
+    pub mcast: Rib,
     /// By `PeerId`; slot 0 is the static pseudo-peer (always `None` here).
     pub peers: Vec<Option<PeerEntry>>,
     /// Static routes originated by [`STATIC_PEER`] (only the owned prefixes).
@@ -130,6 +143,8 @@ pub struct RibCore {
     /// Roles for the propagation rules, rebuilt when a peer goes up/down.
     pub(crate) roles: Vec<Option<PeerRole>>,
     pub(crate) changed: Vec<Prefix>,
+    /// Best-path changes of [`Self::mcast`] (never in the best feed).
+    pub(crate) mcast_changed: Vec<Prefix>,
     pub(crate) scratch: Vec<u8>,
     pub(crate) shutdown: bool,
     /// Per peer id: the received count this part last added to
@@ -142,21 +157,25 @@ impl RibCore {
     /// inside its own `Rib`.
     pub fn new(settings: RibSettings, shards: usize, part: Part, started: SystemTime) -> RibCore {
         let mut rib = Rib::new(shards, settings.bestpath);
-        rib.add_peer(
-            STATIC_PEER,
-            PeerConfig {
-                asn: settings.local_asn,
-                bgp_id: settings.router_id,
-                addr: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
-                ebgp: false,
-                keep_pre_policy: false,
-                export: false,
-            },
-        );
+        let mut mcast = Rib::new(shards, settings.bestpath);
+        for r in [&mut rib, &mut mcast] {
+            r.add_peer(
+                STATIC_PEER,
+                PeerConfig {
+                    asn: settings.local_asn,
+                    bgp_id: settings.router_id,
+                    addr: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+                    ebgp: false,
+                    keep_pre_policy: false,
+                    export: false,
+                },
+            );
+        }
         RibCore {
             settings,
             part,
             rib,
+            mcast,
             peers: vec![None],
             statics: Vec::new(),
             counters: RibCounters::default(),
@@ -165,6 +184,7 @@ impl RibCore {
             meter: Box::new(NoMeter),
             roles: vec![None],
             changed: Vec::new(),
+            mcast_changed: Vec::new(),
             scratch: Vec::new(),
             shutdown: false,
             reported: Vec::new(),
@@ -216,6 +236,7 @@ impl RibCore {
         }
         if entry.up.is_some() {
             let _ = self.rib.peer_down(id, &mut self.changed);
+            let _ = self.mcast.peer_down(id, &mut self.mcast_changed);
         }
         // Take this part's share out of the peer's total.
         if let Some(r) = self.reported.get_mut(id.0 as usize) {
@@ -268,7 +289,16 @@ impl RibCore {
     /// Best-path changes collected since the last export round (the
     /// runtime bounds a burst by it).
     pub fn pending_changes(&self) -> usize {
-        self.changed.len()
+        self.changed.len() + self.mcast_changed.len()
+    }
+
+    /// The table of `safi` (multicast, or unicast for anything else) and
+    /// its pending best-path changes.
+    fn table(&mut self, safi: Safi) -> (&mut Rib, &mut Vec<Prefix>) {
+        match safi {
+            Safi::Multicast => (&mut self.mcast, &mut self.mcast_changed),
+            _ => (&mut self.rib, &mut self.changed),
+        }
     }
 
     fn rebuild_roles(&mut self) {
@@ -301,16 +331,20 @@ impl RibCore {
                 e.stale_until = None;
                 out.note(id, Note::RestartTimerExpired);
                 let _ = self.rib.sweep_stale(id, &mut self.changed);
+                let _ = self.mcast.sweep_stale(id, &mut self.mcast_changed);
             }
             if let Some(up) = e.up.as_mut() {
-                let rib = &mut self.rib;
-                let changed = &mut self.changed;
-                up.refreshing.retain(|&(afi, deadline)| {
+                let (rib, mcast) = (&mut self.rib, &mut self.mcast);
+                let (changed, mcast_changed) = (&mut self.changed, &mut self.mcast_changed);
+                up.refreshing.retain(|&(family, deadline)| {
                     if deadline > now {
                         return true;
                     }
-                    out.note(id, Note::NoEorr { afi });
-                    let _ = rib.sweep_stale_afi(id, afi, changed);
+                    out.note(id, Note::NoEorr { afi: family.afi });
+                    let _ = match family.safi {
+                        Safi::Multicast => mcast.sweep_stale_afi(id, family.afi, mcast_changed),
+                        _ => rib.sweep_stale_afi(id, family.afi, changed),
+                    };
                     false
                 });
             }
@@ -401,7 +435,10 @@ impl RibCore {
     /// Adds the change of this part's received count for `id` to the
     /// peer's total over all parts (max-prefix, RFC 4486).
     fn sync_received(&mut self, id: PeerId) {
-        let now = self.rib.peer_counts(id).map_or(0, |c| c.received);
+        let now = [&self.rib, &self.mcast]
+            .iter()
+            .map(|r| r.peer_counts(id).map_or(0, |c| c.received))
+            .sum::<u64>();
         let i = id.0 as usize;
         if self.reported.len() <= i {
             self.reported.resize(i + 1, 0);
@@ -437,6 +474,7 @@ impl RibCore {
             },
         );
         let encoder = export::encoder_for(&entry.meta, &up);
+        let sends_mcast = encoder.sends_safi(Safi::Multicast);
         let add_path_send = export::add_path_send(&entry.meta, &up);
         let cfg = PeerConfig {
             asn: n.peer_asn,
@@ -468,10 +506,18 @@ impl RibCore {
             since: up.since,
             last_flush: now,
         });
+        // Multicast routes go only to peers that negotiated a multicast
+        // family (RFC 4760 §6).
+        let mcast_cfg = PeerConfig {
+            export: sends_mcast,
+            ..cfg.clone()
+        };
         self.rib.add_peer(id, cfg);
+        self.mcast.add_peer(id, mcast_cfg);
         let _ = self.rib.set_add_path_send(id, add_path_send);
         if sweep_now {
             let _ = self.rib.sweep_stale(id, &mut self.changed);
+            let _ = self.mcast.sweep_stale(id, &mut self.mcast_changed);
         }
         self.rebuild_roles();
         self.export_full(id);
@@ -506,10 +552,12 @@ impl RibCore {
                 },
             );
             let _ = self.rib.mark_stale(id);
+            let _ = self.mcast.mark_stale(id);
         } else {
             out.note(id, Note::DownFlushed);
             entry.stale_until = None;
             let _ = self.rib.peer_down(id, &mut self.changed);
+            let _ = self.mcast.peer_down(id, &mut self.mcast_changed);
         }
         self.rebuild_roles();
     }
@@ -531,43 +579,72 @@ impl RibCore {
             if let Some(family) = u.end_of_rib {
                 out.note(id, Note::EndOfRib { family });
                 if entry.stale_until.is_some() {
-                    let _ = self.rib.sweep_stale_afi(id, family.afi, &mut self.changed);
+                    let (rib, changed) = match family.safi {
+                        Safi::Multicast => (&mut self.mcast, &mut self.mcast_changed),
+                        _ => (&mut self.rib, &mut self.changed),
+                    };
+                    let _ = rib.sweep_stale_afi(id, family.afi, changed);
                 }
                 continue;
             }
-            if let (Some(attrs), Some(from)) = (u.attrs.as_mut(), from.as_ref()) {
-                let tp = self.meter.now_ns();
-                let check = policy::import_check(&self.settings, entry, from, attrs);
-                // Only an OTC to add (RFC 9234 §5) needs a private copy of
-                // attributes other parts may share.
-                let allowed = match check {
-                    ImportCheck::AddOtc(_) => check.apply(Arc::make_mut(attrs)),
-                    _ => check.is_accept(),
-                };
-                policy_ns += self.meter.now_ns().saturating_sub(tp);
-                if !allowed {
-                    // RFC 4271 §9.1.2 / RFC 4456 §8: a looped route is not
-                    // eligible; drop what this peer had for these prefixes.
-                    self.counters.loops_rejected += u.announce.len() as u64;
-                    u.withdraw.append(&mut u.announce);
+            let m = &mut u.multicast;
+            let parts = [
+                (
+                    &mut u.attrs,
+                    &mut u.announce,
+                    &mut u.withdraw,
+                    Safi::Unicast,
+                ),
+                (
+                    &mut m.attrs,
+                    &mut m.announce,
+                    &mut m.withdraw,
+                    Safi::Multicast,
+                ),
+            ];
+            for (attrs, announce, withdraw, safi) in parts {
+                if announce.is_empty() && withdraw.is_empty() {
+                    continue;
                 }
-            }
-            self.counters.prefixes_announced += u.announce.len() as u64;
-            self.counters.prefixes_withdrawn += u.withdraw.len() as u64;
-            if let Err(e) = self.rib.apply_update(
-                id,
-                &u.announce,
-                u.attrs.as_deref(),
-                &u.withdraw,
-                &mut importer,
-                &mut self.changed,
-            ) {
-                out.note(
+                if let (Some(attrs), Some(from)) = (attrs.as_mut(), from.as_ref()) {
+                    let tp = self.meter.now_ns();
+                    let check = policy::import_check(&self.settings, entry, from, attrs);
+                    // Only an OTC to add (RFC 9234 §5) needs a private copy
+                    // of attributes other parts may share.
+                    let allowed = match check {
+                        ImportCheck::AddOtc(_) => check.apply(Arc::make_mut(attrs)),
+                        _ => check.is_accept(),
+                    };
+                    policy_ns += self.meter.now_ns().saturating_sub(tp);
+                    if !allowed {
+                        // RFC 4271 §9.1.2 / RFC 4456 §8: a looped route is
+                        // not eligible; drop what this peer had for these
+                        // prefixes.
+                        self.counters.loops_rejected += announce.len() as u64;
+                        withdraw.append(announce);
+                    }
+                }
+                self.counters.prefixes_announced += announce.len() as u64;
+                self.counters.prefixes_withdrawn += withdraw.len() as u64;
+                let (rib, changed) = match safi {
+                    Safi::Multicast => (&mut self.mcast, &mut self.mcast_changed),
+                    _ => (&mut self.rib, &mut self.changed),
+                };
+                if let Err(e) = rib.apply_update(
                     id,
-                    Note::UpdateNotApplied {
-                        error: e.to_string(),
-                    },
-                );
+                    announce,
+                    attrs.as_deref(),
+                    withdraw,
+                    &mut importer,
+                    changed,
+                ) {
+                    out.note(
+                        id,
+                        Note::UpdateNotApplied {
+                            error: e.to_string(),
+                        },
+                    );
+                }
             }
         }
         let (evals, named_ns) = (importer.evals, importer.ns);
@@ -678,7 +755,11 @@ impl RibCore {
                 if enhanced && !up.refresh_owed.iter().any(|(f, _)| *f == family) {
                     up.refresh_owed.push((family, barrier));
                 }
-                self.rib.resend_all(id);
+                // The routes of the family's table (RFC 2918 §4).
+                match family.safi {
+                    Safi::Multicast => self.mcast.resend_all(id),
+                    _ => self.rib.resend_all(id),
+                }
                 self.export_full(id);
             }
             // RFC 7313 §4: the peer re-advertises everything of the family
@@ -687,20 +768,18 @@ impl RibCore {
             route_refresh::BORR if enhanced => {
                 out.note(id, Note::BeginRefresh { family });
                 let deadline = now + ENHANCED_REFRESH_STALE;
-                up.refreshing.retain(|(a, _)| *a != family.afi);
-                up.refreshing.push((family.afi, deadline));
-                let _ = self.rib.mark_stale_afi(id, family.afi);
+                up.refreshing.retain(|(f, _)| *f != family);
+                up.refreshing.push((family, deadline));
+                let _ = self.table(family.safi).0.mark_stale_afi(id, family.afi);
             }
             route_refresh::EORR if enhanced => {
-                let Some(i) = up.refreshing.iter().position(|(a, _)| *a == family.afi) else {
+                let Some(i) = up.refreshing.iter().position(|(f, _)| *f == family) else {
                     // §4: an EoRR without a BoRR is ignored.
                     return;
                 };
                 up.refreshing.swap_remove(i);
-                let purged = self
-                    .rib
-                    .sweep_stale_afi(id, family.afi, &mut self.changed)
-                    .unwrap_or(0);
+                let (rib, changed) = self.table(family.safi);
+                let purged = rib.sweep_stale_afi(id, family.afi, changed).unwrap_or(0);
                 out.note(id, Note::EndRefresh { family, purged });
             }
             _ => out.note(id, Note::RefreshSubtypeIgnored { subtype }),
@@ -721,11 +800,16 @@ impl RibCore {
             return;
         };
         let stored = entry.meta.keep_pre_policy
-            && self.rib.shards().iter().all(|s| s.pre_policy_complete(id));
+            && (self.rib.shards().iter())
+                .chain(self.mcast.shards())
+                .all(|s| s.pre_policy_complete(id));
         if stored && !(prefer_wire && up.negotiated.route_refresh) {
             let mut importer = policy::Importer::new(entry, &self.settings);
             for s in self.rib.shards_mut() {
                 let _ = s.reimport(id, &mut importer, &mut self.changed);
+            }
+            for s in self.mcast.shards_mut() {
+                let _ = s.reimport(id, &mut importer, &mut self.mcast_changed);
             }
         } else if up.negotiated.route_refresh && self.part.is_primary() {
             for &family in &up.negotiated.families {
@@ -740,7 +824,12 @@ impl RibCore {
         let t0 = self.ns();
         let roles = std::mem::take(&mut self.roles);
         let mut ex = policy::exporter(&self.peers, roles, &self.settings);
-        for s in self.rib.shards_mut() {
+        for s in self
+            .rib
+            .shards_mut()
+            .iter_mut()
+            .chain(self.mcast.shards_mut())
+        {
             let _ = s.export_full(id, &mut ex);
         }
         self.roles = ex.roles;
@@ -781,6 +870,23 @@ impl RibCore {
             self.counters.export_ns += self.ns().saturating_sub(t0);
             out.sample(Stage::BestPath, t_best, n_changed);
             out.sample(Stage::Export, t_export, n_changed);
+        }
+        // Multicast: exported the same way, never in the best feed.
+        if !self.mcast_changed.is_empty() || self.mcast.path_changes_pending() {
+            let t0 = self.ns();
+            let mut changed = std::mem::take(&mut self.mcast_changed);
+            changed.sort_unstable();
+            changed.dedup();
+            self.counters.best_changes += changed.len() as u64;
+            let roles = std::mem::take(&mut self.roles);
+            let mut ex = policy::exporter(&self.peers, roles, &self.settings);
+            for s in self.mcast.shards_mut() {
+                s.export_changes(&changed, &mut ex);
+            }
+            self.roles = ex.roles;
+            changed.clear();
+            self.mcast_changed = changed;
+            self.counters.export_ns += self.ns().saturating_sub(t0);
         }
         self.flush(now, out);
     }

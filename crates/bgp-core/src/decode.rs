@@ -3,8 +3,10 @@
 //! it on their own threads; the fuzz target `decode_update` drives it
 //! directly).
 
+use base::{Afi, AfiSafi, Safi};
 use bgp_fsm::Event;
 use bgp_rib::AttrsBuilder;
+use bgp_wire::consts::attr_type as at;
 use bgp_wire::{
     AttrValue, Disposition, NextHop, Nlri, ParseCtx, PathAttr, PathAttribute, RawAttr, UpdateSink,
     UpdateView, WireError,
@@ -109,17 +111,123 @@ fn collect(
 }
 
 /// Every NLRI of the UPDATE, announced or withdrawn, as withdrawals (RFC
-/// 7606 §2 treat-as-withdraw).
+/// 7606 §2 treat-as-withdraw), each in its family's table; NLRI of a
+/// family the session does not accept are left out (RFC 4760 §7).
 fn all_as_withdrawn(u: &UpdateView<'_>, d: &mut DecodedUpdate) -> Result<(), WireError> {
     collect(u.withdrawn(), &mut d.withdraw)?;
     collect(u.nlri(), &mut d.withdraw)?;
+    let ctx = u.ctx();
     if let Some(Ok(r)) = u.mp_reach() {
-        collect(r.nlri(), &mut d.withdraw)?;
+        if ctx.accepts_family(r.afi_safi) {
+            collect(r.nlri(), withdraw_table(d, r.afi_safi))?;
+        }
     }
     if let Some(Ok(w)) = u.mp_unreach() {
-        collect(w.withdrawn(), &mut d.withdraw)?;
+        if ctx.accepts_family(w.afi_safi) {
+            collect(w.withdrawn(), withdraw_table(d, w.afi_safi))?;
+        }
     }
     Ok(())
+}
+
+/// Where withdrawals of `af` go: multicast (SAFI 2) ones to their own
+/// table (RFC 4760 §6).
+fn withdraw_table(d: &mut DecodedUpdate, af: AfiSafi) -> &mut Vec<Nlri> {
+    if af.safi == Safi::Multicast {
+        &mut d.multicast.withdraw
+    } else {
+        &mut d.withdraw
+    }
+}
+
+/// The first attribute of type `t` (for the NOTIFICATION data).
+fn attr_ref(u: &UpdateView<'_>, t: u8) -> Option<bgp_wire::AttrRef> {
+    u.attributes()
+        .flatten()
+        .find(|a| a.type_code == t)
+        .map(|a| a.attr_ref())
+}
+
+/// Sorts the MP NLRI of a validated UPDATE by family. `d` holds the
+/// classic fields' NLRI first (`classic` = (withdrawn, announced) of
+/// them), then MP_REACH_NLRI's and MP_UNREACH_NLRI's.
+///
+/// * A family the session did not negotiate (or one we do not support) is
+///   an incorrect MP attribute: RFC 4760 §7 has us delete the routes of
+///   that family from the peer (we hold none: nothing of it was ever
+///   accepted) and ignore its routes for the rest of the session, the
+///   session reset being optional ("MAY"). We ignore them and keep the
+///   session, as FRR does; the note says so in the log.
+/// * IPv4 NLRI with an IPv6 next hop (16 or 32 octets) when we did not
+///   advertise the Extended Next Hop Encoding capability for the family
+///   (RFC 8950 §3): the next-hop length is "inconsistent with that which
+///   was expected", so RFC 7606 §7.11 requires "session reset" (or
+///   AFI/SAFI disable): UPDATE Message Error / Optional Attribute Error
+///   (3/9), as for any other bad MP_REACH_NLRI next-hop length.
+/// * Multicast (SAFI 2) NLRI go to [`DecodedUpdate::multicast`].
+/// * The classic NLRI and withdrawn fields (IPv4 unicast) are ignored too
+///   when IPv4 unicast was not negotiated.
+///
+/// Returns the note for the log, or the error that resets the session.
+fn by_family(
+    u: &UpdateView<'_>,
+    d: &mut DecodedUpdate,
+    classic: (usize, usize),
+) -> Result<Option<(WireError, Disposition)>, WireError> {
+    let ctx = u.ctx();
+    let mut note = None;
+    let mut ignored = |t: u8| {
+        if let Some(a) = attr_ref(u, t) {
+            note.get_or_insert((
+                WireError::OptionalAttribute(a),
+                Disposition::AttributeDiscard,
+            ));
+        }
+    };
+    let reach = u.mp_reach().and_then(Result::ok);
+    let unreach = u.mp_unreach().and_then(Result::ok);
+    let mp_announced = d.announce.split_off(classic.1.min(d.announce.len()));
+    let mp_withdrawn = d.withdraw.split_off(classic.0.min(d.withdraw.len()));
+    if let Some(r) = reach {
+        let af = r.afi_safi;
+        if !ctx.accepts_family(af) {
+            ignored(at::MP_REACH_NLRI);
+        } else if af.afi == Afi::Ipv4 && r.next_hop.len() != 4 && !ctx.accepts_v6_next_hop(af) {
+            let a = attr_ref(u, at::MP_REACH_NLRI);
+            return Err(a.map_or(WireError::InvalidNetworkField, WireError::OptionalAttribute));
+        } else if af.safi == Safi::Multicast {
+            d.multicast.announce = mp_announced;
+        } else {
+            d.announce.extend(mp_announced);
+        }
+    }
+    if let Some(w) = unreach {
+        if ctx.accepts_family(w.afi_safi) {
+            withdraw_table(d, w.afi_safi).extend(mp_withdrawn);
+        } else {
+            ignored(at::MP_UNREACH_NLRI);
+        }
+    }
+    // The classic fields carry IPv4 unicast: ignored the same way on a
+    // session that did not negotiate it (no RFC says more; FRR does so).
+    if !ctx.accepts_family(AfiSafi::IPV4_UNICAST) && classic != (0, 0) {
+        d.announce.drain(..classic.1.min(d.announce.len()));
+        d.withdraw.drain(..classic.0.min(d.withdraw.len()));
+        note.get_or_insert((
+            WireError::InvalidNetworkField,
+            Disposition::AttributeDiscard,
+        ));
+    }
+    Ok(note)
+}
+
+/// Whether the MP_REACH_NLRI next hop is not for the unicast NLRI: its
+/// family is multicast, or one the session ignores (the unicast NLRI of
+/// the classic field then keep NEXT_HOP).
+fn mp_next_hop_apart(u: &UpdateView<'_>) -> bool {
+    let ctx = u.ctx();
+    matches!(u.mp_reach(), Some(Ok(r))
+        if r.afi_safi.safi == Safi::Multicast || !ctx.accepts_family(r.afi_safi))
 }
 
 /// Collects an UPDATE during its validating pass: NLRI into the
@@ -181,15 +289,15 @@ fn discard_note(v: &bgp_wire::ValidatedUpdate<'_>) -> Option<(WireError, Disposi
 
 /// Parses the UPDATE's frame; an unparsable one resets the session and an
 /// End-of-RIB marker (RFC 4724 §2) is decoded whole here.
-fn open(body: &[u8], ctx: ParseCtx) -> Result<UpdateView<'_>, Decoded> {
-    let u =
-        UpdateView::parse(body, ctx).map_err(|e| Decoded::Reset(Event::update_msg_err(e, body)))?;
+fn open(body: &[u8], ctx: ParseCtx) -> Result<UpdateView<'_>, Box<Decoded>> {
+    let u = UpdateView::parse(body, ctx)
+        .map_err(|e| Box::new(Decoded::Reset(Event::update_msg_err(e, body))))?;
     if let Some(af) = u.end_of_rib() {
         let d = DecodedUpdate {
             end_of_rib: Some(af),
             ..DecodedUpdate::default()
         };
-        return Err(Decoded::Ok(d, None));
+        return Err(Box::new(Decoded::Ok(d, None)));
     }
     Ok(u)
 }
@@ -209,7 +317,7 @@ pub fn decode_update_for(body: &[u8], ctx: ParseCtx, rx: &Receiver) -> Decoded {
     let reset = |e: WireError| Decoded::Reset(Event::update_msg_err(e, body));
     let u = match open(body, ctx) {
         Ok(u) => u,
-        Err(done) => return done,
+        Err(done) => return *done,
     };
     let mut d = DecodedUpdate::default();
     let mut c = Collect {
@@ -249,22 +357,38 @@ pub fn decode_update_for(body: &[u8], ctx: ParseCtx, rx: &Receiver) -> Decoded {
             // leaves them raw) cannot be read: Invalid Network Field, as
             // when the NLRI were walked after validation. The first item
             // tells (prefix families were validated whole by the pass).
-            for first in [
-                v.mp_reach.and_then(|r| r.nlri().next()),
-                v.mp_unreach.and_then(|w| w.withdrawn().next()),
-            ] {
-                if let Some(Err(e)) = first {
+            // A family the session does not accept is ignored instead
+            // (`by_family`).
+            for (af, first) in [
+                v.mp_reach.map(|r| (r.afi_safi, r.nlri().next())),
+                v.mp_unreach.map(|w| (w.afi_safi, w.withdrawn().next())),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                if let (true, Some(Err(e))) = (ctx.accepts_family(af), first) {
                     return reset(e);
                 }
+            }
+            let note = match by_family(&u, &mut d, (v.withdrawn, v.announced)) {
+                Ok(n) => n,
+                Err(e) => return reset(e),
+            };
+            let apart = mp_next_hop_apart(&u);
+            if !d.multicast.announce.is_empty() {
+                let b = AttrsBuilder::from_received(attrs.clone(), mp_next_hop, ctx.four_octet_asn);
+                d.multicast.attrs = Some(ingress(b, ebgp));
             }
             if !d.announce.is_empty() {
                 // RFC 7606 "attribute discard" and repeated attributes:
                 // the pass handed over only the first well-formed one of
-                // each type.
-                let b = AttrsBuilder::from_received(attrs, mp_next_hop, ctx.four_octet_asn);
+                // each type. Beside multicast NLRI, the unicast ones keep
+                // NEXT_HOP.
+                let nh = mp_next_hop.filter(|_| !apart);
+                let b = AttrsBuilder::from_received(attrs, nh, ctx.four_octet_asn);
                 d.attrs = Some(ingress(b, ebgp));
             }
-            Decoded::Ok(d, discard_note(&v))
+            Decoded::Ok(d, discard_note(&v).or(note))
         }
     }
 }
@@ -284,7 +408,7 @@ pub fn decode_update_two_pass(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded
     let reset = |e: WireError| Decoded::Reset(Event::update_msg_err(e, body));
     let u = match open(body, ctx) {
         Ok(u) => u,
-        Err(done) => return done,
+        Err(done) => return *done,
     };
     let mut d = DecodedUpdate::default();
     let v = match u.validate_from(ebgp) {
@@ -297,12 +421,15 @@ pub fn decode_update_two_pass(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded
         }
         Ok(v) => v,
     };
+    let accepts = |af: AfiSafi| ctx.accepts_family(af);
     let walks = [
         collect(u.withdrawn(), &mut d.withdraw),
         collect(u.nlri(), &mut d.announce),
         v.mp_reach
+            .filter(|r| accepts(r.afi_safi))
             .map_or(Ok(()), |r| collect(r.nlri(), &mut d.announce)),
         v.mp_unreach
+            .filter(|w| accepts(w.afi_safi))
             .map_or(Ok(()), |w| collect(w.withdrawn(), &mut d.withdraw)),
     ];
     for w in walks {
@@ -310,7 +437,11 @@ pub fn decode_update_two_pass(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded
             return reset(e);
         }
     }
-    if !d.announce.is_empty() {
+    let note = match by_family(&u, &mut d, (v.withdrawn, v.announced)) {
+        Ok(n) => n,
+        Err(e) => return reset(e),
+    };
+    if !d.announce.is_empty() || !d.multicast.announce.is_empty() {
         let mut b = match AttrsBuilder::from_update(&u) {
             Ok(b) => b,
             Err(e) => return reset(e),
@@ -332,9 +463,25 @@ pub fn decode_update_two_pass(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded
             }
             b.mark_clean();
         }
-        d.attrs = Some(ingress(b, ebgp));
+        if !d.multicast.announce.is_empty() {
+            d.multicast.attrs = Some(ingress(b.clone(), ebgp));
+        }
+        if !d.announce.is_empty() {
+            if mp_next_hop_apart(&u) {
+                // The unicast NLRI beside multicast ones keep NEXT_HOP.
+                let mut nh_attr = u.attributes().flatten().filter_map(|a| match a.typed(ctx) {
+                    Ok(PathAttribute::NextHop(n)) => Some(n),
+                    _ => None,
+                });
+                if let Some(n) = nh_attr.next() {
+                    b.set_next_hop(NextHop::V4(n));
+                    b.mark_clean();
+                }
+            }
+            d.attrs = Some(ingress(b, ebgp));
+        }
     }
-    Decoded::Ok(d, discard_note(&v))
+    Decoded::Ok(d, discard_note(&v).or(note))
 }
 
 #[cfg(test)]
@@ -366,6 +513,7 @@ mod tests {
             (Decoded::Ok(x, nx), Decoded::Ok(y, ny)) => {
                 x.announce == y.announce
                     && x.withdraw == y.withdraw
+                    && x.multicast == y.multicast
                     && x.end_of_rib == y.end_of_rib
                     && x.attrs == y.attrs
                     && nx == ny
@@ -431,6 +579,122 @@ mod tests {
         let b = attrs_of(&d);
         assert!(b.get(at::AS4_PATH).is_none(), "{b:?}");
         assert!(same(&d, &decode_update_two_pass(&body, ctx, true)));
+    }
+
+    /// MP_REACH_NLRI for IPv4 with SAFI 2 and next hop 192.0.2.9,
+    /// 198.18.0.0/15, and the same prefix in the classic field (NEXT_HOP
+    /// 192.0.2.1).
+    const MP_REACH_V4_MULTICAST: [u8; 15] =
+        [0x80, 14, 12, 0, 1, 2, 4, 192, 0, 2, 9, 0, 15, 198, 18];
+
+    fn session(families: &[AfiSafi], ext_nh: &[AfiSafi]) -> ParseCtx {
+        ParseCtx::modern().with_session_families(families, ext_nh)
+    }
+
+    fn ok(d: Decoded) -> (DecodedUpdate, Option<(WireError, Disposition)>) {
+        match d {
+            Decoded::Ok(d, note) => (d, note),
+            Decoded::Reset(e) => panic!("reset: {e:?}"),
+        }
+    }
+
+    /// RFC 4760 §6: multicast NLRI are kept apart from unicast ones (they
+    /// used to land in `announce`, beside the unicast route of the same
+    /// prefix), with the MP_REACH_NLRI next hop; the unicast NLRI of the
+    /// same UPDATE keep NEXT_HOP. Both decoders agree.
+    #[test]
+    fn multicast_nlri_are_kept_apart() {
+        use std::net::Ipv4Addr;
+        let body = update(&MP_REACH_V4_MULTICAST);
+        let p: base::Prefix = "198.18.0.0/15".parse().unwrap();
+        let both = [AfiSafi::IPV4_UNICAST, AfiSafi::IPV4_MULTICAST];
+        for ctx in [ParseCtx::modern(), session(&both, &[])] {
+            let got = decode_update(&body, ctx, true);
+            assert!(same(&got, &decode_update_two_pass(&body, ctx, true)));
+            let (d, note) = ok(got);
+            assert_eq!(note, None);
+            assert_eq!(d.announce, vec![Nlri::new(p)]);
+            assert_eq!(d.multicast.announce, vec![Nlri::new(p)]);
+            let nh =
+                |a: &Option<std::sync::Arc<AttrsBuilder>>| a.as_ref().and_then(|b| b.next_hop());
+            assert_eq!(nh(&d.attrs), Some(NextHop::V4(Ipv4Addr::new(192, 0, 2, 1))));
+            assert_eq!(
+                nh(&d.multicast.attrs),
+                Some(NextHop::V4(Ipv4Addr::new(192, 0, 2, 9)))
+            );
+        }
+        // A multicast withdrawal (MP_UNREACH_NLRI, AFI 1, SAFI 2).
+        let body = [0, 0, 0, 9, 0x80, 15, 6, 0, 1, 2, 15, 198, 18];
+        let (d, _) = ok(decode_update(&body, session(&both, &[]), true));
+        assert!(d.withdraw.is_empty());
+        assert_eq!(d.multicast.withdraw, vec![Nlri::new(p)]);
+    }
+
+    /// RFC 4760 §7: NLRI of a family the session did not negotiate (here
+    /// IPv4 multicast, and an unsupported SAFI 4) are ignored, the rest of
+    /// the UPDATE applies and the session stays up; the log gets a note.
+    #[test]
+    fn families_not_negotiated_are_ignored() {
+        let ctx = session(&[AfiSafi::IPV4_UNICAST], &[]);
+        let p: base::Prefix = "198.18.0.0/15".parse().unwrap();
+        let mut safi4 = MP_REACH_V4_MULTICAST;
+        safi4[5] = 4;
+        for mp in [MP_REACH_V4_MULTICAST, safi4] {
+            let body = update(&mp);
+            let got = decode_update(&body, ctx, true);
+            assert!(same(&got, &decode_update_two_pass(&body, ctx, true)));
+            let (d, note) = ok(got);
+            assert_eq!(d.announce, vec![Nlri::new(p)]);
+            assert!(d.multicast.is_empty(), "{d:?}");
+            // The ignored attribute's next hop is not the unicast one's.
+            let nh = d.attrs.as_ref().and_then(|b| b.next_hop());
+            let want = NextHop::V4(std::net::Ipv4Addr::new(192, 0, 2, 1));
+            assert_eq!(nh, Some(want));
+            let Some((WireError::OptionalAttribute(a), Disposition::AttributeDiscard)) = note
+            else {
+                panic!("note {note:?}");
+            };
+            assert_eq!(a.type_code, at::MP_REACH_NLRI);
+        }
+        // Withdrawals of it too.
+        let body = [0, 0, 0, 9, 0x80, 15, 6, 0, 1, 2, 15, 198, 18];
+        let (d, _) = ok(decode_update(&body, ctx, true));
+        assert!(d.withdraw.is_empty() && d.multicast.is_empty(), "{d:?}");
+        // IPv4 unicast in the classic field of an IPv6-only session.
+        let v6 = session(&[AfiSafi::IPV6_UNICAST], &[]);
+        let body = update(&[]);
+        let got = decode_update(&body, v6, true);
+        assert!(same(&got, &decode_update_two_pass(&body, v6, true)));
+        let (d, note) = ok(got);
+        assert!(d.announce.is_empty() && d.attrs.is_none(), "{d:?}");
+        assert!(note.is_some());
+    }
+
+    /// RFC 8950 §3 and RFC 7606 §7.11: IPv4 NLRI with an IPv6 next hop are
+    /// accepted only when we advertised Extended Next Hop Encoding for the
+    /// family; otherwise the next-hop length is not the expected one and
+    /// the session is reset with 3/9.
+    #[test]
+    fn ipv6_next_hop_for_ipv4_needs_the_capability() {
+        // ORIGIN, AS_PATH [65001], MP_REACH AFI 1 SAFI 1, next hop
+        // 2001:db8::1, 198.18.0.0/15.
+        let mut a = vec![0x40, 1, 1, 0, 0x40, 2, 6, 2, 1, 0, 0, 0xfd, 0xe9];
+        a.extend_from_slice(&[0x80, 14, 24, 0, 1, 1, 16]);
+        a.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+        a.extend_from_slice(&[0, 15, 198, 18]);
+        let mut body = vec![0, 0, 0, a.len() as u8];
+        body.extend_from_slice(&a);
+        let v4 = [AfiSafi::IPV4_UNICAST];
+        match decode_update(&body, session(&v4, &[]), true) {
+            Decoded::Reset(Event::UpdateMsgErr(n)) => assert_eq!((n.code, n.subcode), (3, 9)),
+            Decoded::Reset(e) => panic!("{e:?}"),
+            Decoded::Ok(d, _) => panic!("accepted without RFC 8950: {d:?}"),
+        }
+        let (d, note) = ok(decode_update(&body, session(&v4, &v4), true));
+        assert_eq!(note, None);
+        assert_eq!(d.announce.len(), 1);
+        let nh = d.attrs.as_ref().and_then(|b| b.next_hop());
+        assert_eq!(nh, Some(NextHop::V6("2001:db8::1".parse().unwrap())));
     }
 
     /// From an eBGP peer LOCAL_PREF, ORIGINATOR_ID and CLUSTER_LIST are

@@ -42,6 +42,15 @@ impl RibCore {
                     msgs += up.encoder.encode(s, &batch, &mut self.scratch);
                 }
             }
+            // Multicast routes, from their own table, with SAFI 2 (RFC
+            // 4760 §6).
+            for s in self.mcast.shards_mut() {
+                let batch = s.drain_updates(id);
+                if !batch.is_empty() {
+                    let safi = base::Safi::Multicast;
+                    msgs += up.encoder.encode_safi(s, &batch, safi, &mut self.scratch);
+                }
+            }
             let markers = if marked {
                 let ctx = up.negotiated.parse_ctx();
                 let mut m = Markers::default();

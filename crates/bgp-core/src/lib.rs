@@ -23,6 +23,16 @@
 //!   that time (MRAI, RFC 4271 §9.2.1.1; back-pressure through
 //!   [`OutQueue`]).
 //!
+//! Address families: unicast routes (IPv4 and IPv6) and multicast ones
+//! (SAFI 2, RFC 4760 §6) are kept in two separate [`bgp_rib::Rib`]s
+//! ([`RibCore::rib`], [`RibCore::mcast`]) with the same shards and peers:
+//! the same prefix as unicast and as multicast are two routes, selected
+//! apart; multicast ones go only to peers that negotiated a multicast
+//! family, encoded with SAFI 2, and never into [`Outbox::best`] (the
+//! forwarding plane's feed, unicast only). The session's decoder
+//! ([`decode`]) sorts NLRI by family ([`DecodedUpdate::multicast`]) and
+//! drops those of families not negotiated (RFC 4760 §7).
+//!
 //! The daemon (`bgp-speaker`) drives one core per RIB thread, shard or
 //! stripe ([`Part`]); the trace simulator drives the same core on a
 //! virtual clock. What spans parts is shared through [`PeerStatus`]
@@ -74,8 +84,8 @@ pub use crate::core::{
     ENHANCED_REFRESH_STALE, OUT_QUEUE_LIMIT,
 };
 pub use msg::{
-    fan_out, split_updates, DecodedUpdate, FlushBarrier, LinkAddrs, NexthopUpdate, PeerStatus,
-    RibInput, SessionCmd, SessionUp, MAX_SHARDS,
+    fan_out, split_updates, DecodedUpdate, FlushBarrier, LinkAddrs, Multicast, NexthopUpdate,
+    PeerStatus, RibInput, SessionCmd, SessionUp, MAX_SHARDS,
 };
 pub use outbox::{BestChange, Level, Marker, Markers, Note, Outbox, Output, Sample, Stage};
 pub use peer::{MaxPrefix, MaxPrefixAction, PeerEntry, PeerMeta, PolicyRef, UpState};

@@ -33,6 +33,30 @@ pub struct DecodedUpdate {
     pub withdraw: Vec<Nlri>,
     /// This UPDATE is the End-of-RIB marker of this family (RFC 4724 §2).
     pub end_of_rib: Option<AfiSafi>,
+    /// The NLRI of a multicast (SAFI 2) MP_REACH_NLRI / MP_UNREACH_NLRI:
+    /// a table of their own (RFC 4760 §6); `announce`/`withdraw` above
+    /// are unicast only.
+    pub multicast: Multicast,
+}
+
+/// Multicast (SAFI 2) NLRI of one UPDATE, IPv4 or IPv6.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Multicast {
+    /// Their attributes, next hop from MP_REACH_NLRI (apart from
+    /// [`DecodedUpdate::attrs`]: classic IPv4 unicast NLRI of the same
+    /// UPDATE use NEXT_HOP).
+    pub attrs: Option<Arc<AttrsBuilder>>,
+    /// Prefixes announced with `attrs`.
+    pub announce: Vec<Nlri>,
+    /// Prefixes withdrawn.
+    pub withdraw: Vec<Nlri>,
+}
+
+impl Multicast {
+    /// No multicast NLRI.
+    pub fn is_empty(&self) -> bool {
+        self.announce.is_empty() && self.withdraw.is_empty()
+    }
 }
 
 /// What a session reports when it reaches Established.
@@ -271,7 +295,10 @@ pub fn split_updates(updates: Vec<DecodedUpdate>, n: usize) -> Vec<Vec<DecodedUp
     // The shard of each prefix of the current UPDATE, computed once.
     let mut shards: Vec<u8> = Vec::new();
     for u in updates {
-        if u.end_of_rib.is_some() || (u.announce.is_empty() && u.withdraw.is_empty()) {
+        let m = &u.multicast;
+        if u.end_of_rib.is_some()
+            || (u.announce.is_empty() && u.withdraw.is_empty() && m.is_empty())
+        {
             for part in out.iter_mut() {
                 part.push(u.clone());
             }
@@ -282,6 +309,8 @@ pub fn split_updates(updates: Vec<DecodedUpdate>, n: usize) -> Vec<Vec<DecodedUp
             u.announce
                 .iter()
                 .chain(&u.withdraw)
+                .chain(&m.announce)
+                .chain(&m.withdraw)
                 // n <= MAX_SHARDS = 64 fits a byte.
                 .map(|x| bgp_rib::shard_for(&x.prefix, n) as u8),
         );
@@ -295,8 +324,17 @@ pub fn split_updates(updates: Vec<DecodedUpdate>, n: usize) -> Vec<Vec<DecodedUp
         // Which shards already got their part of this UPDATE (n <= 64,
         // see MAX_SHARDS).
         let mut touched = 0u64;
-        let n_announce = u.announce.len();
-        for (k, x) in u.announce.iter().chain(&u.withdraw).enumerate() {
+        // Where each list starts in the chain above.
+        let w_at = u.announce.len();
+        let ma_at = w_at + u.withdraw.len();
+        let mw_at = ma_at + m.announce.len();
+        let all = u
+            .announce
+            .iter()
+            .chain(&u.withdraw)
+            .chain(&m.announce)
+            .chain(&m.withdraw);
+        for (k, x) in all.enumerate() {
             let s = usize::from(shards.get(k).copied().unwrap_or(0));
             let Some(part) = out.get_mut(s) else {
                 continue;
@@ -307,13 +345,20 @@ pub fn split_updates(updates: Vec<DecodedUpdate>, n: usize) -> Vec<Vec<DecodedUp
                 part.push(DecodedUpdate::default());
             }
             let Some(d) = part.last_mut() else { continue };
-            if k < n_announce {
+            if k < w_at {
                 if d.attrs.is_none() {
                     d.attrs.clone_from(&u.attrs);
                 }
                 d.announce.push(*x);
-            } else {
+            } else if k < ma_at {
                 d.withdraw.push(*x);
+            } else if k < mw_at {
+                if d.multicast.attrs.is_none() {
+                    d.multicast.attrs.clone_from(&m.attrs);
+                }
+                d.multicast.announce.push(*x);
+            } else {
+                d.multicast.withdraw.push(*x);
             }
         }
     }
@@ -461,5 +506,57 @@ impl PeerStatus {
             .lock()
             .map(|g| g.clone())
             .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nlri(i: u8) -> Nlri {
+        Nlri::new(format!("198.18.{i}.0/24").parse().unwrap())
+    }
+
+    /// Multicast NLRI are split by owning shard like unicast ones, into
+    /// the multicast lists with the multicast attributes; an UPDATE with
+    /// only multicast NLRI is not sent to every shard.
+    #[test]
+    fn multicast_nlri_are_split_by_shard() {
+        let n = 4;
+        let ua = Arc::new(AttrsBuilder::new());
+        let mut ma = AttrsBuilder::new();
+        ma.set_med(7);
+        let ma = Arc::new(ma);
+        let mut u = DecodedUpdate {
+            attrs: Some(ua.clone()),
+            announce: (0..8).map(nlri).collect(),
+            ..DecodedUpdate::default()
+        };
+        u.multicast = Multicast {
+            attrs: Some(ma.clone()),
+            announce: (8..16).map(nlri).collect(),
+            withdraw: (16..24).map(nlri).collect(),
+        };
+        let parts = split_updates(vec![u], n);
+        let mut seen = 0;
+        for (s, part) in parts.iter().enumerate() {
+            for d in part {
+                let owned = |x: &Nlri| bgp_rib::shard_for(&x.prefix, n) == s;
+                assert!(d.announce.iter().all(owned) && d.multicast.announce.iter().all(owned));
+                assert!(d.multicast.withdraw.iter().all(owned));
+                assert!(d.withdraw.is_empty());
+                assert_eq!(d.attrs.is_some(), !d.announce.is_empty());
+                if !d.multicast.announce.is_empty() {
+                    assert_eq!(d.multicast.attrs.as_deref(), Some(&*ma));
+                }
+                seen += d.announce.len() + d.multicast.announce.len() + d.multicast.withdraw.len();
+            }
+        }
+        assert_eq!(seen, 24);
+        // Multicast only, one prefix: one shard gets it.
+        let mut u = DecodedUpdate::default();
+        u.multicast.withdraw = vec![nlri(1)];
+        let parts = split_updates(vec![u], n);
+        assert_eq!(parts.iter().map(Vec::len).sum::<usize>(), 1);
     }
 }

@@ -127,7 +127,7 @@ pub struct UpState {
     pub refresh_owed: Vec<(AfiSafi, Option<Arc<FlushBarrier>>)>,
     /// Families the peer is re-advertising after its BoRR, with the time
     /// after which stale routes are purged if no EoRR came (RFC 7313 §4).
-    pub refreshing: Vec<(base::Afi, Instant)>,
+    pub refreshing: Vec<(AfiSafi, Instant)>,
     /// When UPDATEs were last handed to the session (MRAI).
     pub last_flush: Instant,
 }

@@ -11,9 +11,11 @@
 //! peer N KEY=VALUE...          before the first event: configure peer N
 //!                              (common::peer_meta lists the keys)
 //! nht                          before the first event: next-hop tracking on
-//! SECONDS up N [gr=S] [err] [v6]
+//! SECONDS up N [gr=S] [err] [v6] [mc]     (mc: IPv4 multicast negotiated)
 //! SECONDS announce N PREFIX[,PREFIX...] [path=A,B] [nh=ADDR] [med=N] [lp=N]
 //! SECONDS withdraw N PREFIX[,PREFIX...]
+//! SECONDS announce-mc N PREFIX[,PREFIX...] [ATTRS as announce]   SAFI 2
+//! SECONDS withdraw-mc N PREFIX[,PREFIX...]
 //! SECONDS eor N ipv4|ipv6
 //! SECONDS refresh N ipv4|ipv6 [req|borr|eorr]    the peer sent ROUTE-REFRESH
 //! SECONDS refresh-in N [wire]  re-import (CLI `neighbor refresh` with wire)
@@ -92,6 +94,14 @@ fn run_script(text: &str) -> String {
             "withdraw" => {
                 let p: Vec<_> = w[3].split(',').map(prefix).collect();
                 h.withdraw(now, n(), &p);
+            }
+            "announce-mc" => {
+                let p: Vec<_> = w[3].split(',').map(prefix).collect();
+                h.announce_mc(now, n(), &p, &w[4..]);
+            }
+            "withdraw-mc" => {
+                let p: Vec<_> = w[3].split(',').map(prefix).collect();
+                h.withdraw_mc(now, n(), &p);
             }
             "eor" => h.end_of_rib(now, n(), family(w[3])),
             "refresh" => {

@@ -278,6 +278,7 @@ fn run(steps: &[Step], layout: &mut Layout) -> Result<(), TestCaseError> {
                     announce: prefixes(set).into_iter().map(bgp_wire::Nlri::new).collect(),
                     withdraw: Vec::new(),
                     end_of_rib: None,
+                    multicast: Default::default(),
                 };
                 layout.input(
                     now,
@@ -296,6 +297,7 @@ fn run(steps: &[Step], layout: &mut Layout) -> Result<(), TestCaseError> {
                     announce: Vec::new(),
                     withdraw: prefixes(set).into_iter().map(bgp_wire::Nlri::new).collect(),
                     end_of_rib: None,
+                    multicast: Default::default(),
                 };
                 layout.input(
                     now,

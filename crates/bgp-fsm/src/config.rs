@@ -5,7 +5,7 @@ use std::net::Ipv4Addr;
 use std::time::Duration;
 
 use base::{AfiSafi, Asn};
-use bgp_wire::capability::AddPathFamily;
+use bgp_wire::capability::{AddPathFamily, ExtNextHop};
 use bgp_wire::{Capability, OpenMessage};
 
 /// How TCP connections are set up (RFC 4271 §8.1.1 PassiveTcpEstablishment,
@@ -86,6 +86,10 @@ pub struct SessionConfig {
     pub extended_message: bool,
     /// RFC 7911 ADD-PATH entries we advertise.
     pub add_path: Vec<AddPathFamily>,
+    /// RFC 8950 Extended Next Hop Encoding tuples we advertise; empty: no
+    /// capability (we neither accept nor send IPv4 NLRI with an IPv6 next
+    /// hop).
+    pub ext_next_hop: Vec<ExtNextHop>,
     /// RFC 9234 role we advertise ([`bgp_wire::capability::role`]).
     pub role: Option<u8>,
     /// RFC 9234 §4.2 strict mode: the peer must advertise a role.
@@ -136,6 +140,7 @@ impl SessionConfig {
             enhanced_route_refresh: false,
             extended_message: false,
             add_path: Vec::new(),
+            ext_next_hop: Vec::new(),
             role: None,
             role_strict: false,
             extra_capabilities: Vec::new(),
@@ -166,6 +171,9 @@ impl SessionConfig {
         }
         if self.route_refresh {
             caps.push(Capability::RouteRefresh);
+        }
+        if !self.ext_next_hop.is_empty() {
+            caps.push(Capability::ExtendedNextHop(self.ext_next_hop.clone()));
         }
         if self.enhanced_route_refresh {
             caps.push(Capability::EnhancedRouteRefresh);

@@ -3,8 +3,8 @@
 
 use std::net::Ipv4Addr;
 
-use base::{AfiSafi, Asn};
-use bgp_wire::capability::{add_path_mode, role, GrFamily, LlgrFamily};
+use base::{Afi, AfiSafi, Asn};
+use bgp_wire::capability::{add_path_mode, role, ExtNextHop, GrFamily, LlgrFamily};
 use bgp_wire::consts::{cap_code, notify};
 use bgp_wire::{Capability, NotificationMessage, OpenMessage, OptParam, ParseCtx, WireError};
 
@@ -139,6 +139,14 @@ pub struct Negotiated {
     pub families: Vec<AfiSafi>,
     /// Per negotiated family with rx or tx set, sorted by family.
     pub add_path: Vec<AddPathNegotiated>,
+    /// RFC 8950 tuples on which the peer may send us a next hop of another
+    /// family: the ones we advertised, on negotiated families.
+    pub ext_next_hop_rx: Vec<ExtNextHop>,
+    /// RFC 8950 tuples on which we may send a next hop of another family:
+    /// the peer advertised them (RFC 8950 §3) and, as in BIRD and FRR, so
+    /// did we (the neighbour's `extended_nexthop` switch), on negotiated
+    /// families.
+    pub ext_next_hop_tx: Vec<ExtNextHop>,
     /// Both advertised extended messages (RFC 8654).
     pub extended_message: bool,
     /// Both advertised route refresh (2, or the pre-standard 128 from the
@@ -170,7 +178,21 @@ impl Negotiated {
                 c = c.with_add_path(a.afi_safi, true);
             }
         }
-        c
+        let v6_nh: Vec<AfiSafi> = self
+            .ext_next_hop_rx
+            .iter()
+            .filter(|t| t.next_hop_afi == Afi::Ipv6)
+            .map(|t| t.afi_safi)
+            .collect();
+        c.with_session_families(&self.families, &v6_nh)
+    }
+
+    /// Whether we may send NLRI of the IPv4 family `af` with an IPv6 next
+    /// hop (RFC 8950).
+    pub fn ext_next_hop_tx_v6(&self, af: AfiSafi) -> bool {
+        self.ext_next_hop_tx
+            .iter()
+            .any(|t| t.afi_safi == af && t.next_hop_afi == Afi::Ipv6)
     }
 
     /// Whether we may send path identifiers for `af`.
@@ -414,6 +436,28 @@ fn negotiate_caps(
     } else {
         None
     };
+    // RFC 8950 §3: a tuple is usable towards the peer only when it
+    // advertised it; from the peer only when we did.
+    let ext_nh = |m: &OpenMessage| -> Vec<ExtNextHop> {
+        let mut v: Vec<ExtNextHop> = m
+            .capabilities()
+            .flat_map(|c| match c {
+                Capability::ExtendedNextHop(v) => v.as_slice(),
+                _ => &[],
+            })
+            .filter(|t| negotiated(&t.afi_safi))
+            .copied()
+            .collect();
+        v.sort_by_key(|t| (t.afi_safi, t.next_hop_afi));
+        v.dedup();
+        v
+    };
+    let ext_next_hop_rx = ext_nh(local);
+    let peer_ext_nh = ext_nh(peer);
+    let ext_next_hop_tx: Vec<ExtNextHop> = peer_ext_nh
+        .into_iter()
+        .filter(|t| ext_next_hop_rx.contains(t))
+        .collect();
     let fqdn = peer.capabilities().find_map(|c| match c {
         Capability::Fqdn { hostname, domain } => Some(Fqdn {
             hostname: String::from_utf8_lossy(hostname).into_owned(),
@@ -430,6 +474,8 @@ fn negotiate_caps(
         four_octet_asn,
         families,
         add_path,
+        ext_next_hop_rx,
+        ext_next_hop_tx,
         extended_message: both(cap_code::EXTENDED_MESSAGE),
         route_refresh,
         enhanced_route_refresh: both(cap_code::ENHANCED_ROUTE_REFRESH),

@@ -359,3 +359,45 @@ fn add_path_and_other_capabilities() {
     assert!(n.parse_ctx().add_path(AfiSafi::IPV4_UNICAST));
     assert!(n.graceful_restart.is_none() && n.llgr.is_none());
 }
+
+/// RFC 8950 §3: an IPv6 next hop for IPv4 NLRI goes to the peer only when
+/// it advertised the tuple (and, as in BIRD and FRR, we did too), and is
+/// accepted from it only when we advertised it; tuples of families not
+/// negotiated are dropped.
+#[test]
+fn extended_next_hop_is_negotiated_per_tuple_and_direction() {
+    use bgp_wire::ExtNextHop;
+    let v4_mc = ExtNextHop {
+        afi_safi: AfiSafi::IPV4_MULTICAST,
+        next_hop_afi: base::Afi::Ipv6,
+    };
+    let mut ours = cfg();
+    ours.ext_next_hop = vec![ExtNextHop::IPV4_UNICAST_V6, v4_mc];
+    let with = |caps: Vec<Capability>| {
+        let mut c = vec![Capability::Multiprotocol(AfiSafi::IPV4_UNICAST)];
+        c.extend(caps);
+        peer_open(65002, 90, c)
+    };
+    let theirs = Capability::ExtendedNextHop(vec![ExtNextHop::IPV4_UNICAST_V6, v4_mc]);
+
+    // Both advertised: usable both ways on IPv4 unicast; IPv4 multicast
+    // was not negotiated.
+    let n = run(&ours, &with(vec![theirs.clone()])).unwrap();
+    assert_eq!(n.ext_next_hop_rx, vec![ExtNextHop::IPV4_UNICAST_V6]);
+    assert!(n.ext_next_hop_tx_v6(AfiSafi::IPV4_UNICAST));
+    assert!(!n.ext_next_hop_tx_v6(AfiSafi::IPV4_MULTICAST));
+    assert!(n.parse_ctx().accepts_v6_next_hop(AfiSafi::IPV4_UNICAST));
+    assert!(!n.parse_ctx().accepts_family(AfiSafi::IPV4_MULTICAST));
+
+    // Only we advertised: we accept, we do not send.
+    let n = run(&ours, &with(vec![])).unwrap();
+    assert!(!n.ext_next_hop_tx_v6(AfiSafi::IPV4_UNICAST));
+    assert!(n.parse_ctx().accepts_v6_next_hop(AfiSafi::IPV4_UNICAST));
+
+    // Only the peer advertised: we neither accept nor send.
+    let n = run(&cfg(), &with(vec![theirs])).unwrap();
+    assert!(n.ext_next_hop_rx.is_empty());
+    assert!(!n.ext_next_hop_tx_v6(AfiSafi::IPV4_UNICAST));
+    assert!(!n.parse_ctx().accepts_v6_next_hop(AfiSafi::IPV4_UNICAST));
+    assert!(n.parse_ctx().accepts_family(AfiSafi::IPV4_UNICAST));
+}

@@ -54,6 +54,7 @@ fn main() {
             families: vec![AfiSafi::IPV4_UNICAST],
             add_path_tx: vec![],
             next_hop: NextHopMode::Auto,
+            ext_next_hop: vec![],
             local_v4: Some(Ipv4Addr::new(192, 0, 2, 1)),
             local_v6: None,
             local_v6_link_local: None,

@@ -20,6 +20,15 @@
 //!   next hop is IPv6 (RFC 8950: then in MP_REACH_NLRI with AFI 1); IPv6
 //!   unicast travels in MP_REACH_NLRI / MP_UNREACH_NLRI with a global next
 //!   hop, plus the link-local one when the session has one (RFC 2545 §3).
+//! * IPv4 routes go out with an IPv6 next hop (RFC 8950) only on the
+//!   families of [`EncodeParams::ext_next_hop`] (the Extended Next Hop
+//!   Encoding capability was negotiated); elsewhere, as BIRD does, an IPv6
+//!   next hop is replaced by our IPv4 address on the session, and without
+//!   one the route is not sent.
+//! * Multicast (SAFI 2, RFC 4760 §6) routes, from their own table, are
+//!   encoded by [`UpdateEncoder::encode_safi`]: both address families in
+//!   MP_REACH_NLRI / MP_UNREACH_NLRI with SAFI 2, only when that family
+//!   was negotiated.
 //! * Prefixes are packed as many per message as fit (4096 octets, or 65535
 //!   with extended messages, RFC 8654); nothing is allocated per prefix.
 //! * ADD-PATH send (RFC 7911): on families in `add_path_tx` every NLRI
@@ -30,7 +39,7 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use base::{Afi, AfiSafi, Asn, Prefix};
+use base::{Afi, AfiSafi, Asn, Prefix, Safi};
 use bgp_wire::consts::{attr_flags as af, attr_type as at, msg_type};
 use bgp_wire::emit;
 use bgp_wire::{NextHop, HEADER_LEN};
@@ -74,6 +83,10 @@ pub struct EncodeParams {
     pub add_path_tx: Vec<AfiSafi>,
     /// Where the next hop of announced routes points.
     pub next_hop: NextHopMode,
+    /// IPv4 families whose routes may go out with an IPv6 next hop: the
+    /// peer and we advertised the Extended Next Hop Encoding capability
+    /// for them (RFC 8950 §3).
+    pub ext_next_hop: Vec<AfiSafi>,
     /// Our IPv4 address on the session, for next-hop-self.
     pub local_v4: Option<Ipv4Addr>,
     /// Our global IPv6 address on the session, for next-hop-self.
@@ -100,6 +113,8 @@ pub struct UpdateEncoder {
     p: EncodeParams,
     role: Option<u8>,
     max: usize,
+    /// The SAFI being encoded; `v4`, `v6` and `add_path_*` are for it.
+    safi: Safi,
     v4: bool,
     v6: bool,
     add_path_v4: bool,
@@ -167,18 +182,39 @@ fn afi_safi_bytes(af: AfiSafi) -> [u8; 3] {
 impl UpdateEncoder {
     /// An encoder for one session.
     pub fn new(p: EncodeParams) -> UpdateEncoder {
-        let has = |af: AfiSafi| p.families.contains(&af);
-        let v4 = has(AfiSafi::IPV4_UNICAST) || p.families.is_empty();
-        UpdateEncoder {
+        let mut e = UpdateEncoder {
             max: if p.extended_message { 65535 } else { 4096 },
-            v4,
-            v6: has(AfiSafi::IPV6_UNICAST),
-            add_path_v4: p.add_path_tx.contains(&AfiSafi::IPV4_UNICAST),
-            add_path_v6: p.add_path_tx.contains(&AfiSafi::IPV6_UNICAST),
+            safi: Safi::Unicast,
+            v4: false,
+            v6: false,
+            add_path_v4: false,
+            add_path_v6: false,
             role: None,
             attrs: AttrBlock::default(),
             p,
-        }
+        };
+        e.set_safi(Safi::Unicast);
+        e
+    }
+
+    /// Encode routes of `safi` from now on.
+    fn set_safi(&mut self, safi: Safi) {
+        let p = &self.p;
+        let has = |afi: Afi| p.families.contains(&AfiSafi::new(afi, safi));
+        self.safi = safi;
+        self.v4 = has(Afi::Ipv4) || (p.families.is_empty() && safi == Safi::Unicast);
+        self.v6 = has(Afi::Ipv6);
+        self.add_path_v4 = p.add_path_tx.contains(&AfiSafi::new(Afi::Ipv4, safi));
+        self.add_path_v6 = p.add_path_tx.contains(&AfiSafi::new(Afi::Ipv6, safi));
+    }
+
+    /// Whether any family of `safi` was negotiated (its routes can go out).
+    pub fn sends_safi(&self, safi: Safi) -> bool {
+        let p = &self.p;
+        [Afi::Ipv4, Afi::Ipv6]
+            .iter()
+            .any(|&afi| p.families.contains(&AfiSafi::new(afi, safi)))
+            || (safi == Safi::Unicast && p.families.is_empty())
     }
 
     /// The session parameters.
@@ -247,20 +283,31 @@ impl UpdateEncoder {
         }
     }
 
+    /// RFC 8950: whether IPv4 routes of the current SAFI may carry an IPv6
+    /// next hop on this session.
+    fn v6_next_hop_ok(&self) -> bool {
+        self.p
+            .ext_next_hop
+            .contains(&AfiSafi::new(Afi::Ipv4, self.safi))
+    }
+
     fn nh_v4(&self, route: Option<NextHop>) -> Option<V4Nh> {
         let keep = match route {
             _ if self.use_self() => None,
             Some(NextHop::V4(a)) => Some(V4Nh::Classic(a)),
             // A link-local next hop only means something on its own link;
             // the global part goes on.
-            Some(NextHop::V6(g) | NextHop::V6LinkLocal(g, _)) if !g.is_unicast_link_local() => {
+            Some(NextHop::V6(g) | NextHop::V6LinkLocal(g, _))
+                if !g.is_unicast_link_local() && self.v6_next_hop_ok() =>
+            {
                 Some(V4Nh::Mp(NextHop::V6(g)))
             }
             _ => None,
         };
         keep.or_else(|| match self.p.local_v4 {
             Some(a) => Some(V4Nh::Classic(a)),
-            None => self.self_v6().map(V4Nh::Mp),
+            None if self.v6_next_hop_ok() => self.self_v6().map(V4Nh::Mp),
+            None => None,
         })
     }
 
@@ -283,16 +330,41 @@ impl UpdateEncoder {
     /// attributes alone do not fit a message or that have no usable next
     /// hop (no local address of the needed family).
     pub fn encode(&mut self, shard: &RibShard, batch: &ExportBatch, out: &mut Vec<u8>) -> usize {
-        let mut n = 0;
-        n += self.withdraw_v4(&batch.withdraw, out);
-        n += self.withdraw_mp(&batch.withdraw, out);
-        n += self.withdraw_v4(&batch.withdraw_paths, out);
-        n += self.withdraw_mp(&batch.withdraw_paths, out);
+        self.encode_safi(shard, batch, Safi::Unicast, out)
+    }
+
+    /// [`Self::encode`] for a batch of routes of `safi` (unicast, or
+    /// multicast from its own table: RFC 4760 §6, all in MP_REACH_NLRI /
+    /// MP_UNREACH_NLRI with that SAFI).
+    pub fn encode_safi(
+        &mut self,
+        shard: &RibShard,
+        batch: &ExportBatch,
+        safi: Safi,
+        out: &mut Vec<u8>,
+    ) -> usize {
+        self.set_safi(safi);
+        let mut n = self.withdraw(&batch.withdraw, out);
+        n += self.withdraw(&batch.withdraw_paths, out);
         for (h, prefixes) in &batch.announce {
             n += self.announce_group(shard, *h, prefixes, out);
         }
         for (h, paths) in &batch.announce_paths {
             n += self.announce_group(shard, *h, paths, out);
+        }
+        n
+    }
+
+    /// The withdrawals of the current SAFI in `list`.
+    fn withdraw<T: Item>(&self, list: &[T], out: &mut Vec<u8>) -> usize {
+        let mut n = 0;
+        if self.safi == Safi::Unicast {
+            n += self.withdraw_v4(list, out);
+        } else if self.v4 {
+            n += self.withdraw_mp(list, Afi::Ipv4, out);
+        }
+        if self.v6 {
+            n += self.withdraw_mp(list, Afi::Ipv6, out);
         }
         n
     }
@@ -315,18 +387,23 @@ impl UpdateEncoder {
         self.attrs.build(set, &rw);
         let route_nh = set.next_hop();
         let mut n = 0;
+        let v4_fam = AfiSafi::new(Afi::Ipv4, self.safi);
         if self.v4 {
             match self.nh_v4(route_nh) {
-                Some(V4Nh::Classic(a)) => n += self.announce_v4(prefixes, a, out),
-                Some(V4Nh::Mp(nh)) => {
-                    n += self.announce_mp(prefixes, AfiSafi::IPV4_UNICAST, nh, out)
+                Some(V4Nh::Classic(a)) if self.safi == Safi::Unicast => {
+                    n += self.announce_v4(prefixes, a, out)
                 }
+                Some(V4Nh::Classic(a)) => {
+                    n += self.announce_mp(prefixes, v4_fam, NextHop::V4(a), out)
+                }
+                Some(V4Nh::Mp(nh)) => n += self.announce_mp(prefixes, v4_fam, nh, out),
                 None => {}
             }
         }
         if self.v6 {
             if let Some(nh) = self.nh_v6(route_nh) {
-                n += self.announce_mp(prefixes, AfiSafi::IPV6_UNICAST, nh, out);
+                let fam = AfiSafi::new(Afi::Ipv6, self.safi);
+                n += self.announce_mp(prefixes, fam, nh, out);
             }
         }
         n
@@ -367,15 +444,14 @@ impl UpdateEncoder {
         n
     }
 
-    /// IPv6 unicast withdrawals in MP_UNREACH_NLRI (RFC 4760 §4).
-    fn withdraw_mp<T: Item>(&self, list: &[T], out: &mut Vec<u8>) -> usize {
-        if !self.v6 {
-            return 0;
-        }
-        let mut it = list
-            .iter()
-            .filter(|p| matches!(p.prefix(), Prefix::V6(_)))
-            .peekable();
+    /// Withdrawals of `afi` (IPv6, or IPv4 multicast) in MP_UNREACH_NLRI
+    /// (RFC 4760 §4) with the current SAFI.
+    fn withdraw_mp<T: Item>(&self, list: &[T], afi: Afi, out: &mut Vec<u8>) -> usize {
+        let add_path = match afi {
+            Afi::Ipv4 => self.add_path_v4,
+            _ => self.add_path_v6,
+        };
+        let mut it = list.iter().filter(|p| p.prefix().afi() == afi).peekable();
         let mut n = 0;
         while it.peek().is_some() {
             let start = begin(out);
@@ -383,13 +459,13 @@ impl UpdateEncoder {
             let alen_at = out.len();
             out.extend_from_slice(&[0, 0, MP_REACH_FLAGS, at::MP_UNREACH_NLRI, 0, 0]);
             let vstart = out.len();
-            out.extend_from_slice(&afi_safi_bytes(AfiSafi::IPV6_UNICAST));
+            out.extend_from_slice(&afi_safi_bytes(AfiSafi::new(afi, self.safi)));
             let room = self.max - (out.len() - start);
             let mut used = 0;
-            while let Some(p) = it
-                .next_if(|p| used + emit::prefix_len_on_wire(p.prefix(), self.add_path_v6) <= room)
+            while let Some(p) =
+                it.next_if(|p| used + emit::prefix_len_on_wire(p.prefix(), add_path) <= room)
             {
-                used += emit::prefix_len_on_wire(p.prefix(), self.add_path_v6);
+                used += emit::prefix_len_on_wire(p.prefix(), add_path);
                 emit::put_prefix(out, p.prefix(), self.path_id(p));
             }
             if used == 0 {

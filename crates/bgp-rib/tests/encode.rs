@@ -30,6 +30,7 @@ fn params(ebgp: bool) -> EncodeParams {
         families: vec![AfiSafi::IPV4_UNICAST, AfiSafi::IPV6_UNICAST],
         add_path_tx: vec![],
         next_hop: NextHopMode::Auto,
+        ext_next_hop: vec![],
         local_v4: Some(Ipv4Addr::new(192, 0, 2, 1)),
         local_v6: Some("2001:db8::1".parse().unwrap()),
         local_v6_link_local: Some("fe80::1".parse().unwrap()),
@@ -306,6 +307,7 @@ fn ibgp_next_hop_link_local_is_not_passed_on() {
 #[test]
 fn ipv4_routes_over_an_ipv6_only_session_use_rfc8950() {
     let mut p = params(true);
+    p.ext_next_hop = vec![AfiSafi::IPV4_UNICAST];
     p.local_v4 = None;
     p.local_v6_link_local = None;
     let set = rich_set(NextHop::V4(Ipv4Addr::new(198, 51, 100, 7)));
@@ -327,6 +329,94 @@ fn ipv4_routes_over_an_ipv6_only_session_use_rfc8950() {
         msgs[0].attrs.next_hop(),
         Some(NextHop::V6(Ipv4Addr::new(192, 0, 2, 1).to_ipv6_mapped()))
     );
+}
+
+/// RFC 8950 §3: without the negotiated capability no IPv4 route goes out
+/// with an IPv6 next hop: as in BIRD, our IPv4 address replaces it, and
+/// without one the route is not sent.
+#[test]
+fn no_ipv6_next_hop_for_ipv4_routes_without_rfc8950() {
+    let v6_nh = rich_set(NextHop::V6("2001:db8:99::1".parse().unwrap()));
+    let v4_nh = rich_set(NextHop::V4(Ipv4Addr::new(198, 51, 100, 7)));
+    // iBGP keeps the next hop where it may: not an IPv6 one here.
+    let msgs = encode_one(params(false), &v6_nh, &[pfx("10.0.0.0/8")]);
+    assert_eq!(msgs.len(), 1);
+    assert_eq!(msgs[0].mp_afi, None);
+    assert_eq!(
+        msgs[0].attrs.next_hop(),
+        Some(NextHop::V4(Ipv4Addr::new(192, 0, 2, 1)))
+    );
+    // With the capability the IPv6 next hop stays.
+    let mut p = params(false);
+    p.ext_next_hop = vec![AfiSafi::IPV4_UNICAST];
+    let msgs = encode_one(p, &v6_nh, &[pfx("10.0.0.0/8")]);
+    assert_eq!(msgs[0].mp_afi, Some(AfiSafi::IPV4_UNICAST));
+    // An IPv6-only session without the capability sends nothing.
+    let mut p = params(true);
+    p.local_v4 = None;
+    for set in [&v6_nh, &v4_nh] {
+        let mut s = RibShard::new(BestPathConfig::default());
+        let h = s.intern(set);
+        let batch = ExportBatch {
+            announce: vec![(h, vec![pfx("10.0.0.0/8")])],
+            ..Default::default()
+        };
+        let mut out = Vec::new();
+        let n = UpdateEncoder::new(p.clone()).encode(&s, &batch, &mut out);
+        assert_eq!((n, out.len()), (0, 0));
+    }
+}
+
+/// RFC 4760 §6: multicast routes go out in MP_REACH_NLRI / MP_UNREACH_NLRI
+/// with SAFI 2 (IPv4 ones too), only when that family was negotiated.
+#[test]
+fn multicast_routes_are_encoded_with_safi_2() {
+    use base::Safi;
+    let set = rich_set(NextHop::V4(Ipv4Addr::new(198, 51, 100, 7)));
+    let mut s = RibShard::new(BestPathConfig::default());
+    let h = s.intern(&set);
+    let batch = ExportBatch {
+        announce: vec![(h, vec![pfx("198.18.0.0/24"), pfx("2001:db8:7::/48")])],
+        withdraw: vec![pfx("198.18.9.0/24")],
+        ..Default::default()
+    };
+    let mut p = params(true);
+    p.families = vec![AfiSafi::IPV4_UNICAST, AfiSafi::IPV4_MULTICAST];
+    let ctx = ctx_for(&p);
+    let mut enc = UpdateEncoder::new(p);
+    assert!(enc.sends_safi(Safi::Multicast));
+    let mut out = Vec::new();
+    let n = enc.encode_safi(&s, &batch, Safi::Multicast, &mut out);
+    let msgs = parse_all(&out, ctx);
+    assert_eq!(n, 2, "{msgs:?}");
+    // The withdrawal: MP_UNREACH_NLRI with AFI 1 SAFI 2, no classic field.
+    assert_eq!(msgs[0].withdraw, vec![Nlri::new(pfx("198.18.9.0/24"))]);
+    assert_eq!(codes(&msgs[0]), vec![at::MP_UNREACH_NLRI]);
+    let f = frame(&out, ctx).unwrap().unwrap();
+    let v = UpdateView::parse(f.body, ctx).unwrap();
+    assert_eq!(
+        v.mp_unreach().unwrap().unwrap().afi_safi,
+        AfiSafi::IPV4_MULTICAST
+    );
+    // The announcement: IPv4 only (IPv6 multicast not negotiated), in
+    // MP_REACH_NLRI with SAFI 2 and the IPv4 next hop, no NEXT_HOP.
+    assert_eq!(msgs[1].mp_afi, Some(AfiSafi::IPV4_MULTICAST));
+    assert_eq!(msgs[1].announce, vec![Nlri::new(pfx("198.18.0.0/24"))]);
+    assert!(!codes(&msgs[1]).contains(&at::NEXT_HOP));
+    assert_eq!(
+        msgs[1].attrs.next_hop(),
+        Some(NextHop::V4(Ipv4Addr::new(192, 0, 2, 1)))
+    );
+    // Unicast encoding of the same session is unchanged; a session
+    // without multicast gets nothing of SAFI 2.
+    let mut out = Vec::new();
+    assert_eq!(enc.encode(&s, &batch, &mut out), 2);
+    assert_eq!(parse_all(&out, ctx)[1].mp_afi, None);
+    let mut enc = UpdateEncoder::new(params(true));
+    assert!(!enc.sends_safi(Safi::Multicast));
+    let mut out = Vec::new();
+    assert_eq!(enc.encode_safi(&s, &batch, Safi::Multicast, &mut out), 0);
+    assert!(out.is_empty());
 }
 
 #[test]

@@ -60,6 +60,7 @@ fn params(ebgp: bool, four: bool) -> EncodeParams {
         families: vec![base::AfiSafi::IPV4_UNICAST, base::AfiSafi::IPV6_UNICAST],
         add_path_tx: vec![],
         next_hop: NextHopMode::Auto,
+        ext_next_hop: vec![],
         local_v4: Some(Ipv4Addr::new(192, 0, 2, 1)),
         local_v6: Some("2001:db8::1".parse().unwrap()),
         local_v6_link_local: None,

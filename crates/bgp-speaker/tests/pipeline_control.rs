@@ -40,6 +40,7 @@ fn update(peer: usize, asn: u32, from: u32, n: u32, path_len: u32) -> DecodedUpd
             .collect(),
         withdraw: Vec::new(),
         end_of_rib: None,
+        multicast: Default::default(),
     }
 }
 
@@ -78,6 +79,7 @@ fn run(mode: Mode) -> Answers {
             all: false,
             protocol: None,
             count_only: false,
+            multicast: false,
         },
     );
     let count = ask(
@@ -87,6 +89,7 @@ fn run(mode: Mode) -> Answers {
             all: false,
             protocol: None,
             count_only: true,
+            multicast: false,
         },
     );
     let protocols = ask(

@@ -196,6 +196,7 @@ fn announce(prefixes: &[Prefix], a: AttrsBuilder) -> DecodedUpdate {
         announce: prefixes.iter().map(|p| Nlri::new(*p)).collect(),
         withdraw: Vec::new(),
         end_of_rib: None,
+        multicast: Default::default(),
     }
 }
 fn withdraw(prefixes: &[Prefix]) -> DecodedUpdate {
@@ -204,6 +205,7 @@ fn withdraw(prefixes: &[Prefix]) -> DecodedUpdate {
         announce: Vec::new(),
         withdraw: prefixes.iter().map(|p| Nlri::new(*p)).collect(),
         end_of_rib: None,
+        multicast: Default::default(),
     }
 }
 

@@ -85,6 +85,25 @@ pub struct AddPathFamily {
     pub send_receive: u8,
 }
 
+/// One tuple of the Extended Next Hop Encoding capability (RFC 8950 §3):
+/// NLRI of `afi_safi` may carry a next hop of `next_hop_afi`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ExtNextHop {
+    /// The NLRI's family (the SAFI is 2 octets on the wire; only values
+    /// up to 255 are typed, see [`CapabilityView::ExtendedNextHop`]).
+    pub afi_safi: AfiSafi,
+    /// The next hop's address family.
+    pub next_hop_afi: Afi,
+}
+
+impl ExtNextHop {
+    /// IPv4 unicast NLRI with an IPv6 next hop (the RFC 8950 case).
+    pub const IPV4_UNICAST_V6: ExtNextHop = ExtNextHop {
+        afi_safi: AfiSafi::IPV4_UNICAST,
+        next_hop_afi: Afi::Ipv6,
+    };
+}
+
 fn afi_safi_at(b: &[u8], off: usize) -> Option<AfiSafi> {
     Some(AfiSafi::new(
         Afi::from_u16(u16_at(b, off)?),
@@ -99,6 +118,10 @@ pub enum CapabilityView<'a> {
     Multiprotocol(AfiSafi),
     /// 2, RFC 2918.
     RouteRefresh,
+    /// 5, RFC 8950 §3: 6-octet (NLRI AFI, NLRI SAFI, next-hop AFI)
+    /// tuples, each SAFI's high octet zero (else the whole capability is
+    /// kept as [`CapabilityView::Unknown`], so that it re-encodes).
+    ExtendedNextHop(&'a [u8]),
     /// 6, RFC 8654.
     ExtendedMessage,
     /// 9, RFC 9234.
@@ -154,6 +177,11 @@ impl<'a> CapabilityView<'a> {
                 ))
             }
             cc::ROUTE_REFRESH if len == 0 => CapabilityView::RouteRefresh,
+            cc::EXTENDED_NEXT_HOP
+                if len % 6 == 0 && v.chunks_exact(6).all(|c| u8_at(c, 2) == Some(0)) =>
+            {
+                CapabilityView::ExtendedNextHop(v)
+            }
             cc::EXTENDED_MESSAGE if len == 0 => CapabilityView::ExtendedMessage,
             cc::ENHANCED_ROUTE_REFRESH if len == 0 => CapabilityView::EnhancedRouteRefresh,
             cc::ROLE if len == 1 => CapabilityView::Role(u8_at(v, 0)?),
@@ -192,6 +220,7 @@ impl<'a> CapabilityView<'a> {
         match self {
             CapabilityView::Multiprotocol(_) => cc::MULTIPROTOCOL,
             CapabilityView::RouteRefresh => cc::ROUTE_REFRESH,
+            CapabilityView::ExtendedNextHop(_) => cc::EXTENDED_NEXT_HOP,
             CapabilityView::ExtendedMessage => cc::EXTENDED_MESSAGE,
             CapabilityView::Role(_) => cc::ROLE,
             CapabilityView::GracefulRestart { .. } => cc::GRACEFUL_RESTART,
@@ -232,6 +261,20 @@ impl<'a> CapabilityView<'a> {
         })
     }
 
+    /// Extended Next Hop Encoding tuples (empty for other capabilities).
+    pub fn ext_next_hops(&self) -> impl Iterator<Item = ExtNextHop> + 'a {
+        let b: &'a [u8] = match self {
+            CapabilityView::ExtendedNextHop(b) => b,
+            _ => &[],
+        };
+        b.chunks_exact(6).filter_map(|c| {
+            Some(ExtNextHop {
+                afi_safi: AfiSafi::new(Afi::from_u16(u16_at(c, 0)?), Safi::from_u8(u8_at(c, 3)?)),
+                next_hop_afi: Afi::from_u16(u16_at(c, 4)?),
+            })
+        })
+    }
+
     /// Long-lived GR entries (empty for other capabilities).
     pub fn llgr_families(&self) -> impl Iterator<Item = LlgrFamily> + 'a {
         let b: &'a [u8] = match self {
@@ -252,6 +295,9 @@ impl<'a> CapabilityView<'a> {
         match *self {
             CapabilityView::Multiprotocol(a) => Capability::Multiprotocol(a),
             CapabilityView::RouteRefresh => Capability::RouteRefresh,
+            CapabilityView::ExtendedNextHop(_) => {
+                Capability::ExtendedNextHop(self.ext_next_hops().collect())
+            }
             CapabilityView::ExtendedMessage => Capability::ExtendedMessage,
             CapabilityView::Role(r) => Capability::Role(r),
             CapabilityView::GracefulRestart {
@@ -288,6 +334,9 @@ pub enum Capability {
     Multiprotocol(AfiSafi),
     /// 2, RFC 2918.
     RouteRefresh,
+    /// 5, RFC 8950: the (NLRI family, next-hop AFI) pairs the sender can
+    /// receive (and, RFC 8950 §3, send).
+    ExtendedNextHop(Vec<ExtNextHop>),
     /// 6, RFC 8654: messages up to 65535 octets.
     ExtendedMessage,
     /// 9, RFC 9234: the sender's role (see [`role`]).
@@ -336,6 +385,7 @@ impl Capability {
         match self {
             Capability::Multiprotocol(_) => cc::MULTIPROTOCOL,
             Capability::RouteRefresh => cc::ROUTE_REFRESH,
+            Capability::ExtendedNextHop(_) => cc::EXTENDED_NEXT_HOP,
             Capability::ExtendedMessage => cc::EXTENDED_MESSAGE,
             Capability::Role(_) => cc::ROLE,
             Capability::GracefulRestart { .. } => cc::GRACEFUL_RESTART,
@@ -373,6 +423,13 @@ impl Capability {
                 }
             }
             Capability::FourOctetAsn(a) => out.extend_from_slice(&a.0.to_be_bytes()),
+            Capability::ExtendedNextHop(v) => {
+                for t in v {
+                    out.extend_from_slice(&t.afi_safi.afi.to_u16().to_be_bytes());
+                    out.extend_from_slice(&u16::from(t.afi_safi.safi.to_u8()).to_be_bytes());
+                    out.extend_from_slice(&t.next_hop_afi.to_u16().to_be_bytes());
+                }
+            }
             Capability::AddPath(v) => {
                 for f in v {
                     put_afi_safi(out, f.afi_safi);
@@ -492,6 +549,25 @@ mod tests {
         assert!(matches!(
             roundtrip(73, &[2, b'r']),
             Capability::Unknown { .. }
+        ));
+        assert_eq!(
+            roundtrip(5, &[0, 1, 0, 1, 0, 2, 0, 1, 0, 2, 0, 2]),
+            Capability::ExtendedNextHop(vec![
+                ExtNextHop::IPV4_UNICAST_V6,
+                ExtNextHop {
+                    afi_safi: AfiSafi::IPV4_MULTICAST,
+                    next_hop_afi: Afi::Ipv6
+                },
+            ])
+        );
+        // A 2-octet SAFI above 255, or a short tuple: kept raw.
+        assert!(matches!(
+            roundtrip(5, &[0, 1, 1, 1, 0, 2]),
+            Capability::Unknown { code: 5, .. }
+        ));
+        assert!(matches!(
+            roundtrip(5, &[0, 1, 0, 1, 0]),
+            Capability::Unknown { code: 5, .. }
         ));
         assert!(matches!(
             roundtrip(128, &[]),

@@ -72,6 +72,8 @@ pub mod cap_code {
     pub const MULTIPROTOCOL: u8 = 1;
     /// RFC 2918.
     pub const ROUTE_REFRESH: u8 = 2;
+    /// RFC 8950 (Extended Next Hop Encoding).
+    pub const EXTENDED_NEXT_HOP: u8 = 5;
     /// RFC 8654.
     pub const EXTENDED_MESSAGE: u8 = 6;
     /// RFC 9234.

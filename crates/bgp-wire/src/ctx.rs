@@ -19,6 +19,22 @@ pub struct ParseCtx {
     /// entry of this AFI/SAFI, where MP_REACH_NLRI is usually abbreviated to
     /// the next hop only. `None` for BGP sessions and BGP4MP records.
     pub mrt_rib: Option<AfiSafi>,
+    /// What a BGP session accepts in MP_REACH_NLRI / MP_UNREACH_NLRI
+    /// ([`SessionFamilies`]); `None` (MRT records, tools, tests) accepts
+    /// every family and next hop.
+    pub session: Option<SessionFamilies>,
+}
+
+/// The families a session negotiated and the RFC 8950 next hops it
+/// accepts, one bit per AFI/SAFI as for ADD-PATH (only the four IPv4/IPv6
+/// unicast/multicast families can be set; any other family is refused).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SessionFamilies {
+    /// Families negotiated (RFC 4760 §8).
+    pub negotiated: u8,
+    /// IPv4 families whose NLRI may carry an IPv6 next hop: we advertised
+    /// the Extended Next Hop Encoding capability for them (RFC 8950 §3).
+    pub ext_next_hop: u8,
 }
 
 /// RFC 4271 §4: the maximum message size without extended messages.
@@ -44,6 +60,7 @@ impl ParseCtx {
             extended_message: false,
             add_path_rx: 0,
             mrt_rib: None,
+            session: None,
         }
     }
 
@@ -55,6 +72,7 @@ impl ParseCtx {
             extended_message: true,
             add_path_rx: 0,
             mrt_rib: None,
+            session: None,
         }
     }
 
@@ -66,6 +84,7 @@ impl ParseCtx {
             extended_message: true,
             add_path_rx: 0,
             mrt_rib: Some(af),
+            session: None,
         }
     }
 
@@ -85,6 +104,47 @@ impl ParseCtx {
             self.add_path_rx &= !bit;
         }
         self
+    }
+
+    /// Returns a copy that accepts only `families` in MP_REACH_NLRI /
+    /// MP_UNREACH_NLRI, and an IPv6 next hop for IPv4 NLRI only on the
+    /// families of `ext_next_hop` (a BGP session; see [`SessionFamilies`]).
+    pub fn with_session_families(
+        mut self,
+        families: &[AfiSafi],
+        ext_next_hop: &[AfiSafi],
+    ) -> ParseCtx {
+        let bits = |v: &[AfiSafi]| v.iter().fold(0u8, |b, &af| b | add_path_bit(af));
+        self.session = Some(SessionFamilies {
+            negotiated: bits(families),
+            ext_next_hop: bits(ext_next_hop),
+        });
+        self
+    }
+
+    /// Whether NLRI of `af` are accepted: always outside a session, else
+    /// only a negotiated family (RFC 4760 §7).
+    pub const fn accepts_family(&self, af: AfiSafi) -> bool {
+        match self.session {
+            None => true,
+            Some(s) => {
+                let bit = add_path_bit(af);
+                bit != 0 && s.negotiated & bit != 0
+            }
+        }
+    }
+
+    /// Whether NLRI of the IPv4 family `af` may carry an IPv6 next hop:
+    /// always outside a session, else only where we advertised the Extended
+    /// Next Hop Encoding capability (RFC 8950 §3).
+    pub const fn accepts_v6_next_hop(&self, af: AfiSafi) -> bool {
+        match self.session {
+            None => true,
+            Some(s) => {
+                let bit = add_path_bit(af);
+                bit != 0 && s.ext_next_hop & bit != 0
+            }
+        }
     }
 
     /// Returns a copy with ADD-PATH on for all four tracked families.
@@ -138,5 +198,21 @@ mod tests {
         assert_eq!(c, ParseCtx::legacy());
         assert_eq!(ParseCtx::modern().max_message_len(), 65535);
         assert_eq!(ParseCtx::legacy().max_message_len(), 4096);
+    }
+
+    #[test]
+    fn session_families_gate_mp_families_and_v6_next_hops() {
+        let any = ParseCtx::modern();
+        assert!(any.accepts_family(AfiSafi::IPV4_MULTICAST));
+        assert!(any.accepts_v6_next_hop(AfiSafi::IPV4_UNICAST));
+        let s = any.with_session_families(
+            &[AfiSafi::IPV4_UNICAST, AfiSafi::IPV6_UNICAST],
+            &[AfiSafi::IPV4_UNICAST],
+        );
+        assert!(s.accepts_family(AfiSafi::IPV6_UNICAST));
+        assert!(!s.accepts_family(AfiSafi::IPV4_MULTICAST));
+        assert!(!s.accepts_family(AfiSafi::new(Afi::Ipv4, Safi::Other(4))));
+        assert!(s.accepts_v6_next_hop(AfiSafi::IPV4_UNICAST));
+        assert!(!s.accepts_v6_next_hop(AfiSafi::IPV4_MULTICAST));
     }
 }

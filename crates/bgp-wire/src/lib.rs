@@ -45,8 +45,8 @@ pub use attr::mp::{
 };
 pub use attr::simple::{Aggregator, Origin};
 pub use attr::{AttrIter, AttrValue, PathAttr, PathAttribute, RawAttr};
-pub use capability::{Capability, CapabilityView, RawCapability};
-pub use ctx::ParseCtx;
+pub use capability::{Capability, CapabilityView, ExtNextHop, RawCapability};
+pub use ctx::{ParseCtx, SessionFamilies};
 pub use error::{AttrRef, Disposition, EncodeError, WireError};
 pub use header::{frame, Frame, Header, HEADER_LEN, MARKER};
 pub use message::{encode_keepalive, Message, OwnedMessage};

@@ -5,7 +5,7 @@ use std::net::Ipv4Addr;
 
 use base::{Afi, AfiSafi, Asn, Prefix, Prefix4, Prefix6, Safi};
 use bgp_wire::attr::aspath::{AsPath, AsSegment, SegmentType};
-use bgp_wire::capability::{AddPathFamily, GrFamily, LlgrFamily};
+use bgp_wire::capability::{AddPathFamily, ExtNextHop, GrFamily, LlgrFamily};
 use bgp_wire::*;
 use proptest::prelude::*;
 
@@ -47,6 +47,17 @@ fn capability() -> impl Strategy<Value = Capability> {
                 })
                 .collect()
         )),
+        // RFC 8950 tuples; 0..40 of them keep the value under 255 octets.
+        prop::collection::vec((afi_safi(), any::<u16>()), 0..40).prop_map(|v| {
+            Capability::ExtendedNextHop(
+                v.into_iter()
+                    .map(|(afi_safi, nh)| ExtNextHop {
+                        afi_safi,
+                        next_hop_afi: Afi::from_u16(nh),
+                    })
+                    .collect(),
+            )
+        }),
         prop::collection::vec((afi_safi(), any::<u8>(), 0..(1u32 << 24)), 0..5).prop_map(|v| {
             Capability::LongLivedGracefulRestart(
                 v.into_iter()

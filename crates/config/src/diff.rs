@@ -123,7 +123,13 @@ fn session_key(n: &Neighbor) -> impl PartialEq + '_ {
             n.route_refresh,
             n.enhanced_route_refresh,
         ),
-        (n.extended_message, n.four_octet_asn, n.ttl, n.ttl_security),
+        (
+            n.extended_message,
+            n.extended_nexthop,
+            n.four_octet_asn,
+            n.ttl,
+            n.ttl_security,
+        ),
     )
 }
 

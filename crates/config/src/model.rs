@@ -302,6 +302,10 @@ pub struct Neighbor {
     pub enhanced_route_refresh: bool,
     /// `extended_message` (RFC 8654), default true.
     pub extended_message: bool,
+    /// `extended_nexthop` (RFC 8950), default false: advertise the
+    /// Extended Next Hop Encoding capability for the neighbour's IPv4
+    /// families with an IPv6 next hop.
+    pub extended_nexthop: bool,
     /// `four_octet_asn` (RFC 6793), default true.
     pub four_octet_asn: bool,
     /// `enabled`, default true; false: configured but administratively

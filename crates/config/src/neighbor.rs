@@ -330,6 +330,13 @@ pub(crate) fn neighbor(
             "false needs 2-octet ASNs on both sides (RFC 6793)",
         ));
     }
+    let extended_nexthop = rn.extended_nexthop.unwrap_or(false);
+    if extended_nexthop && !families.iter().any(|f| f.afi == base::Afi::Ipv4) {
+        return Err(c.err(
+            &at("extended_nexthop"),
+            "needs an IPv4 family in families (RFC 8950 carries IPv4 NLRI)",
+        ));
+    }
     if rn.ttl == Some(0) {
         return Err(c.err(&at("ttl"), "a TTL is 1 to 255"));
     }
@@ -383,6 +390,7 @@ pub(crate) fn neighbor(
         route_refresh: rn.route_refresh.unwrap_or(true),
         enhanced_route_refresh: rn.enhanced_route_refresh.unwrap_or(true),
         extended_message: rn.extended_message.unwrap_or(true),
+        extended_nexthop,
         four_octet_asn,
         enabled: rn.enabled.unwrap_or(true),
         ttl: rn.ttl,

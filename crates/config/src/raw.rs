@@ -208,6 +208,7 @@ pub struct RawNeighbor {
     pub route_refresh: Option<bool>,
     pub enhanced_route_refresh: Option<bool>,
     pub extended_message: Option<bool>,
+    pub extended_nexthop: Option<bool>,
     pub four_octet_asn: Option<bool>,
     pub enabled: Option<bool>,
     pub ttl: Option<u8>,

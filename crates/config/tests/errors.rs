@@ -210,6 +210,13 @@ fn neighbor_values() {
         "tesserad.toml:8:8: neighbor[0].role: roles are for eBGP sessions (RFC 9234 §4)"
     );
     assert_eq!(
+        err(&nb(
+            "families = [\"ipv6-unicast\"]\nextended_nexthop = true\n"
+        )),
+        "tesserad.toml:9:20: neighbor[0].extended_nexthop: needs an IPv4 family in families \
+         (RFC 8950 carries IPv4 NLRI)"
+    );
+    assert_eq!(
         err(&nb("role_strict = true\n")),
         "tesserad.toml:8:15: neighbor[0].role_strict: needs a role"
     );

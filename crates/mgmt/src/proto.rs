@@ -58,7 +58,8 @@ pub enum Request {
         #[serde(default)]
         name: Option<String>,
     },
-    /// `show route [PREFIX] [all] [protocol NAME]`, `show route count`.
+    /// `show route [PREFIX] [all] [protocol NAME] [multicast]`, `show route
+    /// count [multicast]`.
     /// Answered with [`Data::Routes`], or [`Data::RouteCount`] when
     /// `count_only`.
     ShowRoute {
@@ -73,6 +74,10 @@ pub enum Request {
         protocol: Option<String>,
         #[serde(default)]
         count_only: bool,
+        /// The multicast (SAFI 2, RFC 4760 §6) table instead of the
+        /// unicast one (`show route ... multicast`).
+        #[serde(default)]
+        multicast: bool,
     },
     /// `show neighbor ADDR|NAME`: the detail block of one BGP protocol.
     /// Answered with [`Data::Protocols`] holding one entry.

@@ -102,12 +102,14 @@ fn requests_round_trip() {
             all: true,
             protocol: Some("p".into()),
             count_only: false,
+            multicast: false,
         },
         Request::ShowRoute {
             prefix: None,
             all: false,
             protocol: None,
             count_only: true,
+            multicast: false,
         },
         Request::ShowNeighbor {
             addr: "192.0.2.1".into(),
@@ -211,7 +213,8 @@ fn minimal_and_newer_messages_parse() {
             prefix: None,
             all: false,
             protocol: None,
-            count_only: false
+            count_only: false,
+            multicast: false
         }
     );
     // A newer daemon may add fields and enum values this client does not

@@ -105,6 +105,7 @@ fn request_response_over_unix_socket() {
             all: false,
             protocol: None,
             count_only: false,
+            multicast: false,
         },
         T,
     )
@@ -227,6 +228,7 @@ fn garbage_input_gets_error_responses_and_server_survives() {
             all: false,
             protocol: None,
             count_only: false,
+            multicast: false,
         },
         T,
     )

@@ -81,6 +81,8 @@ pub fn negotiated(p: &FakePeer) -> Negotiated {
         four_octet_asn: true,
         families: vec![AfiSafi::IPV4_UNICAST, AfiSafi::IPV6_UNICAST],
         add_path: Vec::new(),
+        ext_next_hop_rx: Vec::new(),
+        ext_next_hop_tx: Vec::new(),
         extended_message: false,
         route_refresh: true,
         enhanced_route_refresh: true,
@@ -347,6 +349,7 @@ pub fn shared_table(p: usize, asn: u32, m: usize, per_update: usize) -> Vec<Vec<
             announce,
             withdraw: Vec::new(),
             end_of_rib: None,
+            multicast: Default::default(),
         });
     }
     // Session batches of up to 256 UPDATEs.

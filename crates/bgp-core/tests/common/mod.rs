@@ -109,6 +109,8 @@ pub fn negotiated(meta: &PeerMeta, n: u16, words: &[&str]) -> Negotiated {
         four_octet_asn: true,
         families: vec![AfiSafi::IPV4_UNICAST],
         add_path: Vec::new(),
+        ext_next_hop_rx: Vec::new(),
+        ext_next_hop_tx: Vec::new(),
         extended_message: false,
         route_refresh: true,
         enhanced_route_refresh: false,
@@ -123,6 +125,7 @@ pub fn negotiated(meta: &PeerMeta, n: u16, words: &[&str]) -> Negotiated {
         match k {
             "err" => neg.enhanced_route_refresh = true,
             "v6" => neg.families.push(AfiSafi::IPV6_UNICAST),
+            "mc" => neg.families.push(AfiSafi::IPV4_MULTICAST),
             "gr" => {
                 neg.graceful_restart = Some(bgp_fsm::negotiate::GracefulRestart {
                     restart_time: v.parse().expect("gr=S"),
@@ -134,6 +137,7 @@ pub fn negotiated(meta: &PeerMeta, n: u16, words: &[&str]) -> Negotiated {
             _ => panic!("unknown up key {k:?}"),
         }
     }
+    neg.families.sort();
     neg
 }
 
@@ -264,7 +268,34 @@ impl Harness {
             announce: prefixes.iter().map(|p| Nlri::new(*p)).collect(),
             withdraw: Vec::new(),
             end_of_rib: None,
+            multicast: Default::default(),
         };
+        self.input(
+            now,
+            RibInput::Updates {
+                peer: PeerId(n),
+                updates: vec![u],
+            },
+        );
+    }
+
+    /// Peer `n` announces `prefixes` as multicast (SAFI 2) routes.
+    pub fn announce_mc(&mut self, now: Instant, n: u16, prefixes: &[Prefix], words: &[&str]) {
+        let a = attrs(n, self.meta(n), words);
+        let mut u = DecodedUpdate::default();
+        u.multicast.attrs = Some(Arc::new(a));
+        u.multicast.announce = prefixes.iter().map(|p| Nlri::new(*p)).collect();
+        self.updates(now, n, u);
+    }
+
+    /// Peer `n` withdraws multicast (SAFI 2) `prefixes`.
+    pub fn withdraw_mc(&mut self, now: Instant, n: u16, prefixes: &[Prefix]) {
+        let mut u = DecodedUpdate::default();
+        u.multicast.withdraw = prefixes.iter().map(|p| Nlri::new(*p)).collect();
+        self.updates(now, n, u);
+    }
+
+    fn updates(&mut self, now: Instant, n: u16, u: DecodedUpdate) {
         self.input(
             now,
             RibInput::Updates {
@@ -280,6 +311,7 @@ impl Harness {
             announce: Vec::new(),
             withdraw: prefixes.iter().map(|p| Nlri::new(*p)).collect(),
             end_of_rib: None,
+            multicast: Default::default(),
         };
         self.input(
             now,
@@ -448,6 +480,8 @@ fn render_update(u: &UpdateView<'_>) -> String {
     };
     let mut withdrawn = m.withdrawn.clone();
     let mut announced = m.nlri.clone();
+    // Multicast (SAFI 2) NLRI are listed apart.
+    let (mut withdrawn_mc, mut announced_mc) = (Vec::new(), Vec::new());
     let mut attrs = Vec::new();
     for a in &m.attributes {
         match &a.value {
@@ -465,13 +499,19 @@ fn render_update(u: &UpdateView<'_>) -> String {
             AttrValue::LocalPref(v) => attrs.push(format!("lp {v}")),
             AttrValue::MpReach(r) => {
                 if let MpNlri::Prefixes(p) = &r.nlri {
-                    announced.extend(p.iter().copied());
+                    match r.afi_safi.safi {
+                        base::Safi::Multicast => announced_mc.extend(p.iter().copied()),
+                        _ => announced.extend(p.iter().copied()),
+                    }
                 }
                 attrs.push(format!("mp-nh {}", hex(&r.next_hop)));
             }
             AttrValue::MpUnreach(r) => {
                 if let MpNlri::Prefixes(p) = &r.withdrawn {
-                    withdrawn.extend(p.iter().copied());
+                    match r.afi_safi.safi {
+                        base::Safi::Multicast => withdrawn_mc.extend(p.iter().copied()),
+                        _ => withdrawn.extend(p.iter().copied()),
+                    }
                 }
             }
             other => attrs.push(format!("attr {}", other.type_code())),
@@ -481,8 +521,15 @@ fn render_update(u: &UpdateView<'_>) -> String {
     if !withdrawn.is_empty() {
         let _ = write!(s, " withdraw {}", nlri_list(&withdrawn));
     }
+    if !withdrawn_mc.is_empty() {
+        let _ = write!(s, " withdraw-multicast {}", nlri_list(&withdrawn_mc));
+    }
     if !announced.is_empty() {
         let _ = write!(s, " announce {} {}", nlri_list(&announced), attrs.join(" "));
+    }
+    if !announced_mc.is_empty() {
+        let l = nlri_list(&announced_mc);
+        let _ = write!(s, " announce-multicast {l} {}", attrs.join(" "));
     }
     s
 }

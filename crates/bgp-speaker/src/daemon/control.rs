@@ -174,16 +174,18 @@ impl ControlHandler for Control {
                 all,
                 protocol,
                 count_only,
+                multicast,
             } => {
                 if count_only {
-                    self.call_all(|st| query::route_count(st))
+                    self.call_all(move |st| query::route_count_of(st, multicast))
                         .map(|c| Data::RouteCount(merge::route_count(c)))
                 } else {
                     match prefix.as_deref().map(parse_prefix).transpose() {
                         Err(e) => Err(e),
                         Ok(p) => self
                             .call_all(move |st| {
-                                query::routes_keyed(st, p, all, protocol.as_deref())
+                                let rib = if multicast { &st.mcast } else { &st.rib };
+                                query::routes_keyed_in(st, rib, p, all, protocol.as_deref())
                             })
                             .map(|r| Data::Routes(merge::routes(r))),
                     }

@@ -171,6 +171,12 @@ fn peer_info(st: &RibState, id: PeerId, e: &PeerEntry, preferred: u64, all: bool
             if n.extended_message {
                 caps.push("Extended message".into());
             }
+            // RFC 8950: usable both ways, or only from the peer.
+            if !n.ext_next_hop_tx.is_empty() {
+                caps.push("Extended next hop".into());
+            } else if !n.ext_next_hop_rx.is_empty() {
+                caps.push("Extended next hop (receive only)".into());
+            }
             if n.graceful_restart.is_some() {
                 caps.push("Graceful restart".into());
             }
@@ -413,6 +419,17 @@ pub fn routes_keyed(
     all: bool,
     protocol: Option<&str>,
 ) -> Vec<(Prefix, RouteInfo)> {
+    routes_keyed_in(st, &st.rib, prefix, all, protocol)
+}
+
+/// [`routes_keyed`] of `rib`: the unicast table or the multicast one.
+pub fn routes_keyed_in(
+    st: &RibState,
+    rib: &bgp_rib::Rib,
+    prefix: Option<Prefix>,
+    all: bool,
+    protocol: Option<&str>,
+) -> Vec<(Prefix, RouteInfo)> {
     let mut out = Vec::new();
     let mut push = |r: bgp_rib::RouteRef<'_>| {
         let mut paths = Vec::new();
@@ -437,11 +454,11 @@ pub fn routes_keyed(
     };
     match prefix {
         Some(p) => {
-            if let Some(r) = st.rib.lookup(&p) {
+            if let Some(r) = rib.lookup(&p) {
                 push(r);
             }
         }
-        None => st.rib.iter().for_each(&mut push),
+        None => rib.iter().for_each(&mut push),
     }
     out.sort_by_key(|a| a.0);
     out
@@ -449,9 +466,15 @@ pub fn routes_keyed(
 
 /// `show route count`.
 pub fn route_count(st: &RibState) -> RouteCount {
+    route_count_of(st, false)
+}
+
+/// [`route_count`] of the unicast or the `multicast` table.
+pub fn route_count_of(st: &RibState, multicast: bool) -> RouteCount {
+    let rib = if multicast { &st.mcast } else { &st.rib };
     let (mut p4, mut p6, mut n4, mut n6) = (0u64, 0u64, 0u64, 0u64);
     let mut per: Vec<(u64, u64)> = vec![(0, 0); st.peers.len().max(1)];
-    for r in st.rib.iter() {
+    for r in rib.iter() {
         let n = r.paths.len() as u64;
         match r.prefix {
             Prefix::V4(_) => {
@@ -485,13 +508,13 @@ pub fn route_count(st: &RibState) -> RouteCount {
     RouteCount {
         tables: vec![
             TableCount {
-                table: "master4".into(),
+                table: if multicast { "mcast4" } else { "master4" }.into(),
                 matched: n4,
                 paths: n4,
                 prefixes: p4,
             },
             TableCount {
-                table: "master6".into(),
+                table: if multicast { "mcast6" } else { "master6" }.into(),
                 matched: n6,
                 paths: n6,
                 prefixes: p6,

@@ -10,7 +10,7 @@ use std::time::Duration;
 use bgp_fsm::{ConnectionMode, DampConfig, SessionConfig};
 use bgp_policy::Policy;
 use bgp_rib::{AttrsBuilder, BestPathConfig, NextHopMode};
-use bgp_wire::capability::{add_path_mode, AddPathFamily, GrFamily};
+use bgp_wire::capability::{add_path_mode, AddPathFamily, ExtNextHop, GrFamily};
 use bgp_wire::{
     AsPath, AttrValue, Capability, Community, LargeCommunity, NextHop, Origin, PathAttr,
 };
@@ -84,6 +84,18 @@ fn session_config(c: &config::Config, n: &config::Neighbor) -> SessionConfig {
                 .collect()
         })
         .unwrap_or_default();
+    // RFC 8950: IPv6 next hops for the neighbour's IPv4 families.
+    if n.extended_nexthop {
+        s.ext_next_hop = n
+            .families
+            .iter()
+            .filter(|af| af.afi == base::Afi::Ipv4)
+            .map(|&afi_safi| ExtNextHop {
+                afi_safi,
+                next_hop_afi: base::Afi::Ipv6,
+            })
+            .collect();
+    }
     s.role = n.role.map(config::Role::code);
     s.role_strict = n.role_strict;
     if n.graceful_restart {

@@ -7,7 +7,7 @@ mod routes;
 mod time;
 
 pub use protocols::{render_protocols, HEADER as PROTOCOLS_HEADER};
-pub use routes::{render_route_count, render_routes};
+pub use routes::{render_route_count, render_routes, render_routes_of};
 
 use crate::proto::{
     ActionResult, ConfigureResult, Data, NexthopInfo, Request, Response, StatusInfo,
@@ -44,7 +44,16 @@ fn render_data(out: &mut String, req: &Request, data: &Data, o: &RenderOpts) {
     };
     match data {
         Data::Protocols(p) => render_protocols(out, p, all, o),
-        Data::Routes(r) => render_routes(out, r, all, o),
+        Data::Routes(r) => {
+            let multicast = matches!(
+                req,
+                Request::ShowRoute {
+                    multicast: true,
+                    ..
+                }
+            );
+            render_routes_of(out, r, all, multicast, o)
+        }
         Data::RouteCount(c) => render_route_count(out, c),
         Data::Status(s) => render_status(out, s, o),
         Data::Action(a) => render_action(out, a),

@@ -18,21 +18,35 @@ use super::RenderOpts;
 use crate::proto::{Origin, PathInfo, ProtocolKind, RouteCount, RouteDest, RouteInfo};
 use std::fmt::Write as _;
 
-/// BIRD's table name for a prefix's family.
-fn table_of(prefix: &str) -> &'static str {
-    if prefix.contains(':') {
-        "master6"
-    } else {
-        "master4"
+/// BIRD's table name for a prefix's family; `mcast4`/`mcast6` for the
+/// multicast (SAFI 2) table.
+fn table_of(prefix: &str, multicast: bool) -> &'static str {
+    match (prefix.contains(':'), multicast) {
+        (true, false) => "master6",
+        (false, false) => "master4",
+        (true, true) => "mcast6",
+        (false, true) => "mcast4",
     }
 }
 
 /// `show route [all]`. Routes are printed in the order given, under a
 /// "Table masterN:" heading each time the family changes.
 pub fn render_routes(out: &mut String, routes: &[RouteInfo], all: bool, o: &RenderOpts) {
+    render_routes_of(out, routes, all, false, o);
+}
+
+/// [`render_routes`] of the unicast or the `multicast` table (headings
+/// "Table mcastN:").
+pub fn render_routes_of(
+    out: &mut String,
+    routes: &[RouteInfo],
+    all: bool,
+    multicast: bool,
+    o: &RenderOpts,
+) {
     let mut table: Option<&str> = None;
     for r in routes {
-        let t = table_of(&r.prefix);
+        let t = table_of(&r.prefix, multicast);
         if table != Some(t) {
             if table.is_some() {
                 out.push('\n');

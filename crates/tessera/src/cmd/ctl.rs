@@ -3,8 +3,8 @@
 //!
 //! ```text
 //! tessera [--socket PATH] [--json] show protocols [all] [NAME]
-//! tessera show route [PREFIX] [all] [protocol NAME]
-//! tessera show route [PREFIX] count [protocol NAME]
+//! tessera show route [PREFIX] [all] [protocol NAME] [multicast]
+//! tessera show route [PREFIX] count [protocol NAME] [multicast]
 //! tessera show neighbor ADDR|NAME
 //! tessera show status
 //! tessera neighbor ADDR|NAME enable|disable [MESSAGE]|restart|refresh
@@ -90,7 +90,8 @@ enum ShowWhat {
         #[arg(value_name = "all|NAME")]
         words: Vec<String>,
     },
-    /// Routes: `show route [PREFIX] [all|count] [protocol NAME]`.
+    /// Routes: `show route [PREFIX] [all|count] [protocol NAME] [multicast]`
+    /// (`multicast`: the SAFI 2 table).
     Route {
         #[arg(value_name = "PREFIX|all|count|protocol NAME")]
         words: Vec<String>,
@@ -166,11 +167,13 @@ fn parse_prefix(w: &str) -> Option<String> {
 /// Maps `show route` words to a request.
 fn route_request(words: &[String]) -> Result<Request, String> {
     let (mut prefix, mut all, mut count, mut protocol) = (None, false, false, None);
+    let mut multicast = false;
     let mut it = words.iter();
     while let Some(w) = it.next() {
         match w.as_str() {
             "all" if !all => all = true,
             "count" if !count => count = true,
+            "multicast" if !multicast => multicast = true,
             "protocol" if protocol.is_none() => {
                 let n = it
                     .next()
@@ -195,6 +198,7 @@ fn route_request(words: &[String]) -> Result<Request, String> {
         all,
         protocol,
         count_only: count,
+        multicast,
     })
 }
 
@@ -351,7 +355,8 @@ mod tests {
                 prefix: None,
                 all: false,
                 protocol: None,
-                count_only: false
+                count_only: false,
+                multicast: false
             }
         );
         assert_eq!(
@@ -360,7 +365,18 @@ mod tests {
                 prefix: Some("10.0.0.0/8".into()),
                 all: true,
                 protocol: Some("peer1".into()),
-                count_only: false
+                count_only: false,
+                multicast: false
+            }
+        );
+        assert_eq!(
+            req(&["show", "route", "10.0.0.0/8", "multicast"]),
+            Request::ShowRoute {
+                prefix: Some("10.0.0.0/8".into()),
+                all: false,
+                protocol: None,
+                count_only: false,
+                multicast: true
             }
         );
         assert_eq!(
@@ -369,7 +385,8 @@ mod tests {
                 prefix: None,
                 all: false,
                 protocol: None,
-                count_only: true
+                count_only: true,
+                multicast: false
             }
         );
         assert_eq!(
@@ -378,7 +395,8 @@ mod tests {
                 prefix: Some("2001:db8::1/128".into()),
                 all: false,
                 protocol: None,
-                count_only: false
+                count_only: false,
+                multicast: false
             }
         );
         for bad in [

@@ -52,6 +52,25 @@ impl Daemon {
         enhanced: bool,
         extra: &str,
     ) -> Daemon {
+        let families = "families = [\"ipv4-unicast\"]";
+        Self::start_conf(
+            tag,
+            me,
+            peer,
+            port,
+            &format!("{families}\nenhanced_route_refresh = {enhanced}\n{extra}"),
+        )
+    }
+
+    /// [`Self::start`] with `neighbor` appended to the neighbour's keys
+    /// (its `families` included) and what follows them (TOML).
+    pub fn start_conf(
+        tag: &str,
+        me: Ipv4Addr,
+        peer: Ipv4Addr,
+        port: u16,
+        neighbor: &str,
+    ) -> Daemon {
         let dir = std::env::temp_dir().join(format!("tessera-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("temp dir");
@@ -62,8 +81,7 @@ impl Daemon {
              \n[[static]]\nprefix = \"192.0.2.0/24\"\n\
              \n[[neighbor]]\nname = \"raw\"\naddress = \"{peer}\"\nlocal_address = \"{me}\"\n\
              remote_as = 65001\npassive = true\nhold_time = 90\n\
-             families = [\"ipv4-unicast\"]\nenhanced_route_refresh = {enhanced}\n\
-             import = \"accept\"\nexport = \"accept\"\n{extra}",
+             import = \"accept\"\nexport = \"accept\"\n{neighbor}",
             sock.display()
         );
         let cfg = dir.join("tesserad.toml");
