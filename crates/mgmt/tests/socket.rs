@@ -325,6 +325,7 @@ fn show_route() -> Request {
         all: false,
         protocol: None,
         count_only: false,
+        multicast: false,
     }
 }
 
