@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use base::{AfiSafi, Instant, Prefix};
+use base::{Afi, AfiSafi, Instant, Prefix, Safi};
 use bgp_fsm::DownReason;
 use bgp_rib::{ImportCheck, PeerConfig, PeerId, PeerRole, Rib};
 use bgp_wire::consts::notify;
@@ -28,6 +28,11 @@ use crate::{export, policy, statics};
 /// for its End-of-RIB-Refresh (RFC 7313 §4 leaves the value to us; FRR and
 /// BIRD use minutes too).
 pub const ENHANCED_REFRESH_STALE: Duration = Duration::from_secs(360);
+
+/// How long a restarted peer's stale routes of a family wait for its
+/// End-of-RIB once the session is back (RFC 4724 §4.2's optional stale
+/// timer; FRR's `stale-path-time` default).
+pub const GR_STALE_PATH_TIME: Duration = Duration::from_secs(360);
 
 /// Stop handing a session more UPDATE bytes while this many are unwritten.
 pub const OUT_QUEUE_LIMIT: u64 = 16 << 20;
@@ -289,11 +294,16 @@ impl RibCore {
             let Some(Some(e)) = self.peers.get_mut(i) else {
                 continue;
             };
-            if e.stale_until.is_some_and(|t| t <= now) {
-                e.stale_until = None;
-                out.note(id, Note::RestartTimerExpired);
-                let _ = self.rib.sweep_stale(id, &mut self.changed);
-            }
+            let rib = &mut self.rib;
+            let changed = &mut self.changed;
+            e.gr_stale.retain(|&(afi, deadline)| {
+                if deadline > now {
+                    return true;
+                }
+                out.note(id, Note::RestartTimerExpired { afi });
+                let _ = rib.sweep_stale_afi(id, afi, changed);
+                false
+            });
             if let Some(up) = e.up.as_mut() {
                 let rib = &mut self.rib;
                 let changed = &mut self.changed;
@@ -318,7 +328,7 @@ impl RibCore {
                 let refresh =
                     e.up.iter()
                         .flat_map(|u| u.refreshing.iter().map(|&(_, t)| t));
-                e.stale_until.into_iter().chain(refresh)
+                e.gr_stale.iter().map(|&(_, t)| t).chain(refresh)
             })
             .min()
     }
@@ -397,13 +407,30 @@ impl RibCore {
             keep_pre_policy: entry.meta.keep_pre_policy,
             export: true,
         };
-        // Stale routes from a graceful restart survive only if the new
-        // session negotiated GR again (RFC 4724 §4.2); they are swept by
-        // End-of-RIB or the restart timer.
-        let sweep_now = entry.stale_until.is_some() && n.graceful_restart.is_none();
-        if sweep_now {
-            entry.stale_until = None;
-        }
+        // Stale routes from a graceful restart survive only for the
+        // families the new session's GR capability lists with the
+        // Forwarding State bit set (RFC 4724 §4.2); the others are flushed
+        // now. The survivors wait for their End-of-RIB, at most the
+        // stale-path time.
+        let mut sweep_now = Vec::new();
+        let why = if n.graceful_restart.is_some() {
+            "forwarding state not preserved"
+        } else {
+            "new session without graceful restart"
+        };
+        entry.gr_stale.retain_mut(|(afi, deadline)| {
+            let kept = n.graceful_restart.as_ref().is_some_and(|gr| {
+                gr.families
+                    .iter()
+                    .any(|f| f.afi_safi == AfiSafi::new(*afi, Safi::Unicast) && f.flags & 0x80 != 0)
+            });
+            if kept {
+                *deadline = now + GR_STALE_PATH_TIME;
+            } else {
+                sweep_now.push(*afi);
+            }
+            kept
+        });
         entry.up = Some(UpState {
             eor_owed: n.families.clone(),
             eor_received: Vec::new(),
@@ -421,8 +448,9 @@ impl RibCore {
         });
         self.rib.add_peer(id, cfg);
         let _ = self.rib.set_add_path_send(id, add_path_send);
-        if sweep_now {
-            let _ = self.rib.sweep_stale(id, &mut self.changed);
+        for afi in sweep_now {
+            out.note(id, Note::StaleFlushed { afi, why });
+            let _ = self.rib.sweep_stale_afi(id, afi, &mut self.changed);
         }
         self.rebuild_roles();
         self.export_full(id);
@@ -444,22 +472,48 @@ impl RibCore {
         let Some(up) = entry.up.take() else {
             return;
         };
+        // RFC 4724 §4.2: helper mode keeps the routes of the families the
+        // peer listed in its graceful restart capability, marked stale, for
+        // its Restart Time; the other families are flushed at once.
         let gr = up.negotiated.graceful_restart.as_ref().filter(|_| graceful);
-        if let Some(gr) = gr {
-            // RFC 4724 §4.2: helper mode keeps the routes, marked stale,
-            // for the peer's Restart Time.
-            let restart = Duration::from_secs(u64::from(gr.restart_time.max(1)));
-            entry.stale_until = Some(now + restart);
+        let mut keep: Vec<Afi> = gr
+            .filter(|gr| gr.restart_time > 0)
+            .map(|gr| {
+                gr.families
+                    .iter()
+                    .filter(|f| f.afi_safi.safi == Safi::Unicast)
+                    .map(|f| f.afi_safi.afi)
+                    .collect()
+            })
+            .unwrap_or_default();
+        keep.sort();
+        keep.dedup();
+        if let (Some(gr), false) = (gr, keep.is_empty()) {
+            let restart = Duration::from_secs(u64::from(gr.restart_time));
+            // A family still stale from an earlier restart and not listed
+            // now is flushed with the others.
+            entry.gr_stale = keep.iter().map(|&a| (a, now + restart)).collect();
             out.note(
                 id,
                 Note::DownKeptStale {
                     restart_s: restart.as_secs(),
                 },
             );
-            let _ = self.rib.mark_stale(id);
+            for f in &up.negotiated.families {
+                if f.safi == Safi::Unicast && !keep.contains(&f.afi) {
+                    out.note(
+                        id,
+                        Note::StaleFlushed {
+                            afi: f.afi,
+                            why: "not in the peer's graceful restart capability",
+                        },
+                    );
+                }
+            }
+            let _ = self.rib.mark_stale_families(id, &keep, &mut self.changed);
         } else {
             out.note(id, Note::DownFlushed);
-            entry.stale_until = None;
+            entry.gr_stale.clear();
             let _ = self.rib.peer_down(id, &mut self.changed);
         }
         self.rebuild_roles();
@@ -477,12 +531,14 @@ impl RibCore {
         let mut importer = policy::Importer::new(entry, &self.settings);
         let n_updates = updates.len().max(1) as u64;
         let mut policy_ns = 0u64;
+        let mut eor_swept = Vec::new();
         for mut u in updates {
             self.counters.updates += 1;
             if let Some(family) = u.end_of_rib {
                 out.note(id, Note::EndOfRib { family });
-                if entry.stale_until.is_some() {
+                if entry.gr_stale.iter().any(|&(a, _)| a == family.afi) {
                     let _ = self.rib.sweep_stale_afi(id, family.afi, &mut self.changed);
+                    eor_swept.push(family.afi);
                 }
                 continue;
             }
@@ -526,6 +582,9 @@ impl RibCore {
         out.sample(Stage::Batch, dt, n_updates);
         out.sample(Stage::Policy, policy_ns, n_updates);
         out.sample(Stage::RibUpdate, dt.saturating_sub(policy_ns), n_updates);
+        if let (false, Some(e)) = (eor_swept.is_empty(), self.peer_mut(id)) {
+            e.gr_stale.retain(|(a, _)| !eor_swept.contains(a));
+        }
         self.sync_received(id);
         self.check_max_prefix(id, out);
     }

@@ -68,7 +68,7 @@ mod statics;
 
 pub use crate::core::{
     best_next_hop, route_refresh, Meter, NoMeter, OutQueue, RibCore, RibCounters,
-    ENHANCED_REFRESH_STALE, OUT_QUEUE_LIMIT,
+    ENHANCED_REFRESH_STALE, GR_STALE_PATH_TIME, OUT_QUEUE_LIMIT,
 };
 pub use msg::{
     fan_out, split_updates, DecodedUpdate, FlushBarrier, LinkAddrs, PeerStatus, RibInput,

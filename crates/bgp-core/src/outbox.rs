@@ -174,8 +174,19 @@ pub enum Note {
     },
     /// Session down without graceful restart: its routes are withdrawn.
     DownFlushed,
-    /// The graceful-restart timer ran out (RFC 4724 §4.2).
-    RestartTimerExpired,
+    /// The graceful-restart timer (or, once the session is back, the
+    /// stale-path timer) ran out for a family (RFC 4724 §4.2).
+    RestartTimerExpired {
+        /// The family still stale.
+        afi: Afi,
+    },
+    /// A family's stale routes are flushed at once (RFC 4724 §4.2).
+    StaleFlushed {
+        /// The family.
+        afi: Afi,
+        /// Why.
+        why: &'static str,
+    },
     /// No End-of-RIB-Refresh in time (RFC 7313 §4).
     NoEorr {
         /// The family still stale.
@@ -249,7 +260,8 @@ impl Note {
             Note::SessionEstablished { .. }
             | Note::DownKeptStale { .. }
             | Note::DownFlushed
-            | Note::RestartTimerExpired => Level::Info,
+            | Note::RestartTimerExpired { .. }
+            | Note::StaleFlushed { .. } => Level::Info,
             Note::NoEorr { .. }
             | Note::UpdateNotApplied { .. }
             | Note::MaxPrefixExceeded { .. }
@@ -274,8 +286,15 @@ impl fmt::Display for Note {
                 "session down; keeping its routes as stale for {restart_s} s (graceful restart)"
             ),
             Note::DownFlushed => f.write_str("session down; flushing its routes"),
-            Note::RestartTimerExpired => {
-                f.write_str("graceful restart timer expired; flushing stale routes")
+            Note::RestartTimerExpired { afi } => write!(
+                f,
+                "graceful restart timer expired for {afi:?}; flushing stale routes"
+            ),
+            Note::StaleFlushed { afi, why } => {
+                write!(
+                    f,
+                    "{afi:?} routes flushed at once: {why} (graceful restart)"
+                )
             }
             Note::NoEorr { afi } => write!(
                 f,

@@ -145,9 +145,11 @@ pub struct PeerEntry {
     pub up: Option<UpState>,
     /// The neighbour is administratively disabled.
     pub disabled: bool,
-    /// Graceful restart helper (RFC 4724 §4.2): the peer's routes are kept
-    /// as stale until this deadline, End-of-RIB, or a session without GR.
-    pub stale_until: Option<Instant>,
+    /// Graceful restart helper (RFC 4724 §4.2): the families whose routes
+    /// are kept as stale, each until its deadline (the peer's Restart Time
+    /// while the session is down, then the stale-path time), its
+    /// End-of-RIB, or a session that does not preserve it.
+    pub gr_stale: Vec<(base::Afi, Instant)>,
     /// When and why the last Established session ended.
     pub last_down: Option<(SystemTime, String)>,
 }
@@ -160,7 +162,7 @@ impl PeerEntry {
             status,
             up: None,
             disabled: false,
-            stale_until: None,
+            gr_stale: Vec::new(),
             last_down: None,
         }
     }
@@ -173,7 +175,7 @@ impl PeerEntry {
             status: self.status.clone(),
             up: None,
             disabled: self.disabled,
-            stale_until: self.stale_until,
+            gr_stale: self.gr_stale.clone(),
             last_down: self.last_down.clone(),
         }
     }

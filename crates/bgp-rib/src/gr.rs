@@ -38,6 +38,27 @@ impl RibShard {
         Ok(table::mark_stale(&mut self.v4, peer) + table::mark_stale(&mut self.v6, peer))
     }
 
+    /// [`Self::mark_stale`], keeping only the families in `keep` (RFC 4724
+    /// §4.2: those the peer listed in its graceful restart capability);
+    /// the paths of the other families are removed at once, prefixes
+    /// whose best changed appended to `changed`. Returns the paths left
+    /// stale.
+    pub fn mark_stale_families(
+        &mut self,
+        peer: PeerId,
+        keep: &[Afi],
+        changed: &mut Vec<Prefix>,
+    ) -> Result<usize, RibError> {
+        let marked = self.mark_stale(peer)?;
+        let mut flushed = 0;
+        for afi in [Afi::Ipv4, Afi::Ipv6] {
+            if !keep.contains(&afi) {
+                flushed += self.sweep(peer, Some(afi), changed)?;
+            }
+        }
+        Ok(marked - flushed)
+    }
+
     /// Removes the paths of `peer` still flagged stale (End-of-RIB for
     /// every family, or the restart/stale timer expired) and reselects;
     /// appends prefixes whose best changed to `changed`. Returns the paths

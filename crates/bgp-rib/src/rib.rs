@@ -133,6 +133,21 @@ impl Rib {
         Ok(n)
     }
 
+    /// [`RibShard::mark_stale_families`] across shards; returns paths
+    /// left stale.
+    pub fn mark_stale_families(
+        &mut self,
+        peer: PeerId,
+        keep: &[base::Afi],
+        changed: &mut Vec<Prefix>,
+    ) -> Result<usize, RibError> {
+        let mut n = 0;
+        for s in &mut self.shards {
+            n += s.mark_stale_families(peer, keep, changed)?;
+        }
+        Ok(n)
+    }
+
     /// [`RibShard::sweep_stale`] across shards; returns paths removed.
     pub fn sweep_stale(
         &mut self,

@@ -180,6 +180,55 @@ fn end_of_rib_sweeps_one_family() {
 }
 
 #[test]
+fn families_not_in_the_capability_are_flushed_at_once() {
+    // Peer 0 listed only IPv4 in its graceful restart capability: its IPv6
+    // route goes now, the IPv4 ones stay stale (RFC 4724 §4.2).
+    let mut s = setup();
+    let mut ch = Vec::new();
+    assert_eq!(
+        s.mark_stale_families(PeerId(0), &[Afi::Ipv4], &mut ch),
+        Ok(3)
+    );
+    assert_eq!(ch, vec![pfx("2001:db8::/32")]);
+    assert!(s.lookup(&pfx("2001:db8::/32")).is_none());
+    assert_eq!(s.stale_count(PeerId(0)), 3);
+    assert_eq!(best_peer(&s, "10.0.0.0/8"), Some(PeerId(0)));
+    assert_eq!(s.peer_counts(PeerId(0)).unwrap().accepted, 3);
+    // Nothing listed: everything goes, 10/8 falls back to peer 1.
+    let mut s = setup();
+    ch.clear();
+    assert_eq!(s.mark_stale_families(PeerId(0), &[], &mut ch), Ok(0));
+    ch.sort();
+    assert_eq!(ch.len(), 4, "{ch:?}");
+    assert_eq!(best_peer(&s, "10.0.0.0/8"), Some(PeerId(1)));
+    assert_eq!(s.path_count(), 1);
+    // Through the sharded RIB, both families kept.
+    let mut rib = Rib::new(2, BestPathConfig::default());
+    rib.add_peer(PeerId(0), cfg(0, false));
+    let n: Vec<Nlri> = ["10.0.0.0/8", "2001:db8::/32"]
+        .iter()
+        .map(|p| Nlri::new(pfx(p)))
+        .collect();
+    rib.apply_update(
+        PeerId(0),
+        &n,
+        Some(&attrs(&[1])),
+        &[],
+        &mut AcceptAll,
+        &mut ch,
+    )
+    .unwrap();
+    ch.clear();
+    let both = [Afi::Ipv4, Afi::Ipv6];
+    assert_eq!(rib.mark_stale_families(PeerId(0), &both, &mut ch), Ok(2));
+    assert!(ch.is_empty());
+    assert_eq!(
+        rib.mark_stale_families(PeerId(9), &both, &mut ch),
+        Err(RibError::UnknownPeer(PeerId(9)))
+    );
+}
+
+#[test]
 fn resend_all_queues_the_adj_rib_out_again() {
     let mut s = setup();
     let first = s.drain_updates(PeerId(1));

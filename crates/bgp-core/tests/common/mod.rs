@@ -97,9 +97,11 @@ pub fn peer_meta(n: u16, words: &[&str]) -> PeerMeta {
     m
 }
 
-/// What peer `n`'s session negotiated: 4-octet ASN, IPv4 and IPv6
-/// unicast, route refresh; `gr=SECONDS` graceful restart, `err` enhanced
-/// route refresh.
+/// What peer `n`'s session negotiated: IPv4 unicast (`v6` adds IPv6
+/// unicast), 4-octet ASN, route refresh; `gr=SECONDS` graceful restart
+/// listing every negotiated family with the Forwarding State bit set, or
+/// only those of `grf=ipv4,ipv6` (`grf=` none), of which those in
+/// `nof=ipv4,...` without it; `err` enhanced route refresh.
 pub fn negotiated(meta: &PeerMeta, n: u16, words: &[&str]) -> Negotiated {
     let mut neg = Negotiated {
         peer_asn: meta.remote_asn,
@@ -118,6 +120,18 @@ pub fn negotiated(meta: &PeerMeta, n: u16, words: &[&str]) -> Negotiated {
         peer_role: None,
         fqdn: None,
     };
+    let families = |v: &str| -> Vec<AfiSafi> {
+        v.split(',')
+            .filter(|f| !f.is_empty())
+            .map(|f| match f {
+                "ipv4" => AfiSafi::IPV4_UNICAST,
+                "ipv6" => AfiSafi::IPV6_UNICAST,
+                _ => panic!("family {f:?}"),
+            })
+            .collect()
+    };
+    let mut gr_listed = None;
+    let mut no_f = Vec::new();
     for w in words {
         let (k, v) = w.split_once('=').unwrap_or((w, ""));
         match k {
@@ -131,8 +145,20 @@ pub fn negotiated(meta: &PeerMeta, n: u16, words: &[&str]) -> Negotiated {
                     restart_state: false,
                 });
             }
+            "grf" => gr_listed = Some(families(v)),
+            "nof" => no_f = families(v),
             _ => panic!("unknown up key {k:?}"),
         }
+    }
+    if let Some(gr) = neg.graceful_restart.as_mut() {
+        let listed = gr_listed.unwrap_or_else(|| neg.families.clone());
+        gr.families = listed
+            .into_iter()
+            .map(|afi_safi| bgp_wire::capability::GrFamily {
+                afi_safi,
+                flags: if no_f.contains(&afi_safi) { 0 } else { 0x80 },
+            })
+            .collect();
     }
     neg
 }
