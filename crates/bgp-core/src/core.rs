@@ -537,7 +537,11 @@ impl RibCore {
             if let Some(family) = u.end_of_rib {
                 out.note(id, Note::EndOfRib { family });
                 if entry.gr_stale.iter().any(|&(a, _)| a == family.afi) {
-                    let _ = self.rib.sweep_stale_afi(id, family.afi, &mut self.changed);
+                    let purged = self
+                        .rib
+                        .sweep_stale_afi(id, family.afi, &mut self.changed)
+                        .unwrap_or(0);
+                    out.note(id, Note::StaleSwept { family, purged });
                     eor_swept.push(family.afi);
                 }
                 continue;

@@ -180,6 +180,14 @@ pub enum Note {
         /// The family still stale.
         afi: Afi,
     },
+    /// The restarted peer's End-of-RIB swept the stale routes it did not
+    /// send again (RFC 4724 §4.2).
+    StaleSwept {
+        /// The family.
+        family: AfiSafi,
+        /// Stale routes removed.
+        purged: usize,
+    },
     /// A family's stale routes are flushed at once (RFC 4724 §4.2).
     StaleFlushed {
         /// The family.
@@ -261,6 +269,7 @@ impl Note {
             | Note::DownKeptStale { .. }
             | Note::DownFlushed
             | Note::RestartTimerExpired { .. }
+            | Note::StaleSwept { .. }
             | Note::StaleFlushed { .. } => Level::Info,
             Note::NoEorr { .. }
             | Note::UpdateNotApplied { .. }
@@ -289,6 +298,10 @@ impl fmt::Display for Note {
             Note::RestartTimerExpired { afi } => write!(
                 f,
                 "graceful restart timer expired for {afi:?}; flushing stale routes"
+            ),
+            Note::StaleSwept { family, purged } => write!(
+                f,
+                "End-of-RIB ({family}) after graceful restart: {purged} stale routes swept"
             ),
             Note::StaleFlushed { afi, why } => {
                 write!(
