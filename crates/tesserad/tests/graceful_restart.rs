@@ -72,7 +72,8 @@ fn tesserad_config(lab: &Lab) -> Config {
 
 /// tesserad's path for `prefix`: `Some(stale)` when it has one.
 fn t_stale(t: &Tesserad, prefix: &str) -> Result<Option<bool>, String> {
-    Ok(t.route(prefix)?.map(|r| compact(&r).contains("\"stale\":true")))
+    Ok(t.route(prefix)?
+        .map(|r| compact(&r).contains("\"stale\":true")))
 }
 
 #[test]
@@ -117,9 +118,11 @@ fn helper_keeps_gr_families_stale_and_sweeps_at_end_of_rib() {
     let conf = bird_conf(&s, &lab.path("bird2"), false);
     let b2 = Bird::start_conf(&lab, "bird2", &s, &conf, &["-R"]);
     wait_established(&lab, &b2, 20);
-    lab.wait(15, &format!("tesserad sweeps {DROPPED} at End-of-RIB"), || {
-        Ok(t.route(DROPPED)?.is_none().then_some(()))
-    });
+    lab.wait(
+        15,
+        &format!("tesserad sweeps {DROPPED} at End-of-RIB"),
+        || Ok(t.route(DROPPED)?.is_none().then_some(())),
+    );
     lab.wait(5, &format!("{KEPT} fresh again"), || {
         Ok(t_stale(&t, KEPT)?.filter(|stale| !stale))
     });
