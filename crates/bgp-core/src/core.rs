@@ -14,12 +14,13 @@ use std::time::{Duration, SystemTime};
 use base::{Afi, AfiSafi, Instant, Prefix, Safi};
 use bgp_fsm::DownReason;
 use bgp_rib::{ImportCheck, PeerConfig, PeerId, PeerRole, Rib};
+use bgp_wire::capability::GrFamily;
 use bgp_wire::consts::notify;
 use bgp_wire::{NextHop, NotificationMessage};
 
 use crate::msg::{DecodedUpdate, FlushBarrier, RibInput, SessionCmd, SessionUp};
 use crate::outbox::{BestChange, Note, Outbox, Stage};
-use crate::peer::{MaxPrefixAction, PeerEntry, UpState};
+use crate::peer::{MaxPrefixAction, PeerEntry, StaleFamily, UpState};
 use crate::settings::{Part, RibSettings, STATIC_PEER};
 use crate::statics::StaticRoute;
 use crate::{export, policy, statics};
@@ -296,11 +297,33 @@ impl RibCore {
             };
             let rib = &mut self.rib;
             let changed = &mut self.changed;
-            e.gr_stale.retain(|&(afi, deadline)| {
-                if deadline > now {
+            let down = e.up.is_none();
+            e.gr_stale.retain_mut(|f| {
+                if f.until > now {
                     return true;
                 }
-                out.note(id, Note::RestartTimerExpired { afi });
+                let afi = f.afi;
+                // RFC 9494 §4.2: the restart timer ran out with the
+                // session still down, and the peer listed the family for
+                // LLGR: the long-lived phase starts.
+                if let (false, Some(llst), true) = (f.llgr, f.long_lived, down) {
+                    f.llgr = true;
+                    f.until = now + llst;
+                    out.note(
+                        id,
+                        Note::LongLivedStale {
+                            afi,
+                            stale_s: llst.as_secs(),
+                        },
+                    );
+                    let _ = rib.enter_llgr(id, afi, changed);
+                    return true;
+                }
+                if f.llgr {
+                    out.note(id, Note::LongLivedExpired { afi });
+                } else {
+                    out.note(id, Note::RestartTimerExpired { afi });
+                }
                 let _ = rib.sweep_stale_afi(id, afi, changed);
                 false
             });
@@ -328,7 +351,7 @@ impl RibCore {
                 let refresh =
                     e.up.iter()
                         .flat_map(|u| u.refreshing.iter().map(|&(_, t)| t));
-                e.gr_stale.iter().map(|&(_, t)| t).chain(refresh)
+                e.gr_stale.iter().map(|f| f.until).chain(refresh)
             })
             .min()
     }
@@ -408,26 +431,38 @@ impl RibCore {
             export: true,
         };
         // Stale routes from a graceful restart survive only for the
-        // families the new session's GR capability lists with the
+        // families the new session's GR capability (LLGR capability, for
+        // those in the long-lived phase, RFC 9494 §4.2) lists with the
         // Forwarding State bit set (RFC 4724 §4.2); the others are flushed
         // now. The survivors wait for their End-of-RIB, at most the
-        // stale-path time.
+        // stale-path time (the rest of the Long-lived Stale Time).
         let mut sweep_now = Vec::new();
         let why = if n.graceful_restart.is_some() {
             "forwarding state not preserved"
         } else {
             "new session without graceful restart"
         };
-        entry.gr_stale.retain_mut(|(afi, deadline)| {
-            let kept = n.graceful_restart.as_ref().is_some_and(|gr| {
-                gr.families
-                    .iter()
-                    .any(|f| f.afi_safi == AfiSafi::new(*afi, Safi::Unicast) && f.flags & 0x80 != 0)
-            });
-            if kept {
-                *deadline = now + GR_STALE_PATH_TIME;
+        let preserved = |afi: Afi, f: &GrFamily| -> bool {
+            f.afi_safi == AfiSafi::new(afi, Safi::Unicast) && f.flags & 0x80 != 0
+        };
+        entry.gr_stale.retain_mut(|f| {
+            let kept = if f.llgr {
+                n.llgr.iter().flatten().any(|l| {
+                    let g = GrFamily {
+                        afi_safi: l.afi_safi,
+                        flags: l.flags,
+                    };
+                    preserved(f.afi, &g)
+                })
             } else {
-                sweep_now.push(*afi);
+                n.graceful_restart
+                    .as_ref()
+                    .is_some_and(|gr| gr.families.iter().any(|g| preserved(f.afi, g)))
+            };
+            if !kept {
+                sweep_now.push(f.afi);
+            } else if !f.llgr {
+                f.until = now + GR_STALE_PATH_TIME;
             }
             kept
         });
@@ -474,9 +509,13 @@ impl RibCore {
         };
         // RFC 4724 §4.2: helper mode keeps the routes of the families the
         // peer listed in its graceful restart capability, marked stale, for
-        // its Restart Time; the other families are flushed at once.
+        // its Restart Time; RFC 9494 §4.2: those it listed in its LLGR
+        // capability then stay for their Long-lived Stale Time (at once
+        // when the Restart Time is 0 or the family is only in LLGR); the
+        // other families are flushed at once.
         let gr = up.negotiated.graceful_restart.as_ref().filter(|_| graceful);
-        let mut keep: Vec<Afi> = gr
+        let restart = Duration::from_secs(u64::from(gr.map_or(0, |g| g.restart_time)));
+        let gr_fams: Vec<Afi> = gr
             .filter(|gr| gr.restart_time > 0)
             .map(|gr| {
                 gr.families
@@ -486,19 +525,51 @@ impl RibCore {
                     .collect()
             })
             .unwrap_or_default();
+        let llst = |afi: Afi| -> Option<Duration> {
+            let l = up.negotiated.llgr.as_ref().filter(|_| gr.is_some())?;
+            l.iter()
+                .find(|f| f.afi_safi == AfiSafi::new(afi, Safi::Unicast) && f.stale_time > 0)
+                .map(|f| Duration::from_secs(u64::from(f.stale_time)))
+        };
+        let mut keep: Vec<Afi> = up
+            .negotiated
+            .families
+            .iter()
+            .filter(|f| f.safi == Safi::Unicast)
+            .map(|f| f.afi)
+            .filter(|&a| gr_fams.contains(&a) || llst(a).is_some())
+            .collect();
         keep.sort();
         keep.dedup();
-        if let (Some(gr), false) = (gr, keep.is_empty()) {
-            let restart = Duration::from_secs(u64::from(gr.restart_time));
+        if let (Some(_), false) = (gr, keep.is_empty()) {
             // A family still stale from an earlier restart and not listed
             // now is flushed with the others.
-            entry.gr_stale = keep.iter().map(|&a| (a, now + restart)).collect();
-            out.note(
-                id,
-                Note::DownKeptStale {
-                    restart_s: restart.as_secs(),
-                },
-            );
+            entry.gr_stale = keep
+                .iter()
+                .map(|&afi| {
+                    let long_lived = llst(afi);
+                    let llgr = !gr_fams.contains(&afi);
+                    StaleFamily {
+                        afi,
+                        until: now
+                            + if llgr {
+                                long_lived.unwrap_or_default()
+                            } else {
+                                restart
+                            },
+                        long_lived,
+                        llgr,
+                    }
+                })
+                .collect();
+            if !gr_fams.is_empty() {
+                out.note(
+                    id,
+                    Note::DownKeptStale {
+                        restart_s: restart.as_secs(),
+                    },
+                );
+            }
             for f in &up.negotiated.families {
                 if f.safi == Safi::Unicast && !keep.contains(&f.afi) {
                     out.note(
@@ -510,7 +581,18 @@ impl RibCore {
                     );
                 }
             }
+            let long_lived: Vec<(Afi, Duration)> = entry
+                .gr_stale
+                .iter()
+                .filter(|f| f.llgr)
+                .map(|f| (f.afi, f.long_lived.unwrap_or_default()))
+                .collect();
             let _ = self.rib.mark_stale_families(id, &keep, &mut self.changed);
+            for (afi, llst) in long_lived {
+                let stale_s = llst.as_secs();
+                out.note(id, Note::LongLivedStale { afi, stale_s });
+                let _ = self.rib.enter_llgr(id, afi, &mut self.changed);
+            }
         } else {
             out.note(id, Note::DownFlushed);
             entry.gr_stale.clear();
@@ -536,7 +618,7 @@ impl RibCore {
             self.counters.updates += 1;
             if let Some(family) = u.end_of_rib {
                 out.note(id, Note::EndOfRib { family });
-                if entry.gr_stale.iter().any(|&(a, _)| a == family.afi) {
+                if entry.gr_stale.iter().any(|f| f.afi == family.afi) {
                     let purged = self
                         .rib
                         .sweep_stale_afi(id, family.afi, &mut self.changed)
@@ -587,7 +669,7 @@ impl RibCore {
         out.sample(Stage::Policy, policy_ns, n_updates);
         out.sample(Stage::RibUpdate, dt.saturating_sub(policy_ns), n_updates);
         if let (false, Some(e)) = (eor_swept.is_empty(), self.peer_mut(id)) {
-            e.gr_stale.retain(|(a, _)| !eor_swept.contains(a));
+            e.gr_stale.retain(|f| !eor_swept.contains(&f.afi));
         }
         self.sync_received(id);
         self.check_max_prefix(id, out);

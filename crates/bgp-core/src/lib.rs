@@ -75,6 +75,6 @@ pub use msg::{
     SessionCmd, SessionUp, MAX_SHARDS,
 };
 pub use outbox::{BestChange, Level, Marker, Markers, Note, Outbox, Output, Sample, Stage};
-pub use peer::{MaxPrefix, MaxPrefixAction, PeerEntry, PeerMeta, PolicyRef, UpState};
+pub use peer::{MaxPrefix, MaxPrefixAction, PeerEntry, PeerMeta, PolicyRef, StaleFamily, UpState};
 pub use settings::{Part, RibSettings, STATIC_PEER};
 pub use statics::StaticRoute;

@@ -188,6 +188,19 @@ pub enum Note {
         /// Stale routes removed.
         purged: usize,
     },
+    /// A family's stale routes enter the long-lived phase (RFC 9494 §4.2):
+    /// kept with LLGR_STALE, least preferred, but those with NO_LLGR.
+    LongLivedStale {
+        /// The family.
+        afi: Afi,
+        /// The peer's Long-lived Stale Time.
+        stale_s: u64,
+    },
+    /// The Long-lived Stale Time ran out (RFC 9494 §4.2).
+    LongLivedExpired {
+        /// The family.
+        afi: Afi,
+    },
     /// A family's stale routes are flushed at once (RFC 4724 §4.2).
     StaleFlushed {
         /// The family.
@@ -270,6 +283,8 @@ impl Note {
             | Note::DownFlushed
             | Note::RestartTimerExpired { .. }
             | Note::StaleSwept { .. }
+            | Note::LongLivedStale { .. }
+            | Note::LongLivedExpired { .. }
             | Note::StaleFlushed { .. } => Level::Info,
             Note::NoEorr { .. }
             | Note::UpdateNotApplied { .. }
@@ -302,6 +317,14 @@ impl fmt::Display for Note {
             Note::StaleSwept { family, purged } => write!(
                 f,
                 "End-of-RIB ({family}) after graceful restart: {purged} stale routes swept"
+            ),
+            Note::LongLivedStale { afi, stale_s } => write!(
+                f,
+                "{afi:?} routes kept as long-lived stale for {stale_s} s (LLGR_STALE, least preferred)"
+            ),
+            Note::LongLivedExpired { afi } => write!(
+                f,
+                "long-lived stale time expired for {afi:?}; flushing stale routes"
             ),
             Note::StaleFlushed { afi, why } => {
                 write!(

@@ -113,6 +113,7 @@ fn session_key(n: &Neighbor) -> impl PartialEq + '_ {
         (
             n.graceful_restart,
             n.restart_time,
+            n.long_lived_stale_time,
             n.route_refresh,
             n.enhanced_route_refresh,
         ),

@@ -268,6 +268,9 @@ pub struct Neighbor {
     pub graceful_restart: bool,
     /// `restart_time`, seconds, default 120, at most 4095.
     pub restart_time: u16,
+    /// `long_lived_stale_time` (RFC 9494), seconds, default 0: no
+    /// long-lived graceful restart capability; at most 16777215.
+    pub long_lived_stale_time: u32,
     /// `route_refresh` (RFC 2918), default true.
     pub route_refresh: bool,
     /// `enhanced_route_refresh` (RFC 7313), default true.

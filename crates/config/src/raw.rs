@@ -170,6 +170,7 @@ pub struct RawNeighbor {
     pub role_strict: Option<bool>,
     pub graceful_restart: Option<bool>,
     pub restart_time: Option<u16>,
+    pub long_lived_stale_time: Option<u32>,
     pub route_refresh: Option<bool>,
     pub enhanced_route_refresh: Option<bool>,
     pub extended_message: Option<bool>,

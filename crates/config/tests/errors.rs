@@ -241,6 +241,14 @@ fn neighbor_values() {
         err(&nb("restart_time = 5000\n")),
         "tesserad.toml:8:16: neighbor[0].restart_time: 5000: at most 4095 seconds (RFC 4724 §3)"
     );
+    assert_eq!(
+        err(&nb("long_lived_stale_time = 16777216\n")),
+        "tesserad.toml:8:25: neighbor[0].long_lived_stale_time: 16777216: at most 16777215 seconds (RFC 9494 §3)"
+    );
+    assert_eq!(
+        err(&nb("graceful_restart = false\nlong_lived_stale_time = 60\n")),
+        "tesserad.toml:9:25: neighbor[0].long_lived_stale_time: needs graceful_restart (RFC 9494 §3)"
+    );
 }
 
 #[test]

@@ -10,7 +10,7 @@ use std::time::Duration;
 use bgp_fsm::{ConnectionMode, DampConfig, SessionConfig};
 use bgp_policy::Policy;
 use bgp_rib::{AttrsBuilder, BestPathConfig, NextHopMode};
-use bgp_wire::capability::{add_path_mode, AddPathFamily, GrFamily};
+use bgp_wire::capability::{add_path_mode, AddPathFamily, GrFamily, LlgrFamily};
 use bgp_wire::{
     AsPath, AttrValue, Capability, Community, LargeCommunity, NextHop, Origin, PathAttr,
 };
@@ -99,6 +99,21 @@ fn session_config(c: &config::Config, n: &config::Neighbor) -> SessionConfig {
                 })
                 .collect(),
         });
+    }
+    if n.graceful_restart && n.long_lived_stale_time > 0 {
+        // RFC 9494 §3: every family, no F bit (forwarding state is not
+        // preserved), our Long-lived Stale Time.
+        s.extra_capabilities
+            .push(Capability::LongLivedGracefulRestart(
+                n.families
+                    .iter()
+                    .map(|&af| LlgrFamily {
+                        afi_safi: af,
+                        flags: 0,
+                        stale_time: n.long_lived_stale_time.min(0xff_ffff),
+                    })
+                    .collect(),
+            ));
     }
     s.connect_retry_time = Duration::from_secs(u64::from(n.connect_retry.max(1)));
     s.delay_open = n.delay_open.map(|d| Duration::from_secs(u64::from(d)));
