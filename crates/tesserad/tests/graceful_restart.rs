@@ -9,39 +9,50 @@
 mod common;
 
 use common::bird::Bird;
-use common::peer::{wait_established, Session};
+use common::peer::{wait_established, Peer, Session};
 use common::tesserad::{compact, Config, Neighbor, Tesserad};
 use common::Lab;
 
 const T_AS: u32 = 65000;
-const P_AS: u32 = 65001;
+const P_AS: u32 = T_AS + 1;
 const KEPT: &str = "198.18.1.0/24";
 const DROPPED: &str = "198.18.2.0/24";
 const V6: &str = "2001:db8:1::/48";
 
-/// BIRD with graceful restart for IPv4 only; `with_dropped`: also
-/// originates [`DROPPED`].
-fn bird_conf(s: &Session, dir: &std::path::Path, with_dropped: bool) -> String {
-    let dropped = if with_dropped {
-        format!("route {DROPPED} unreachable;")
-    } else {
-        String::new()
+/// A BIRD speaker originating `v4` and `v6` (with `comm4` added to the
+/// IPv4 ones), with `bgp` lines added to its BGP protocol and `ch6` to its
+/// IPv6 channel.
+fn bird_conf(
+    s: &Session,
+    dir: &std::path::Path,
+    v4: &[&str],
+    comm4: &str,
+    v6: &[&str],
+    bgp: &str,
+    ch6: &str,
+) -> String {
+    let routes = |list: &[&str], extra: &str| -> String {
+        list.iter()
+            .map(|p| format!("route {p} unreachable {{ {extra} }};"))
+            .collect::<Vec<_>>()
+            .join(" ")
     };
     format!(
         "router id {l4};\nlog \"{dir}/bird.log\" all;\n\
          protocol device {{ scan time 1; }}\n\
          ipv4 table t4;\nipv6 table t6;\n\
-         protocol static s4 {{ ipv4 {{ table t4; }}; route {KEPT} unreachable; {dropped} }}\n\
-         protocol static s6 {{ ipv6 {{ table t6; }}; route {V6} unreachable; }}\n\
+         protocol static s4 {{ ipv4 {{ table t4; }}; {r4} }}\n\
+         protocol static s6 {{ ipv6 {{ table t6; }}; {r6} }}\n\
          protocol bgp peer {{\n\
            local {l4} as {las};\n  neighbor {p4} as {pas};\n\
            hold time 9;\n  keepalive time 1;\n  connect retry time 1;\n\
            error wait time 1, 2;\n\
-           graceful restart on;\n  graceful restart time 30;\n\
+           {bgp}\n\
            ipv4 {{ table t4; import all; export all; next hop self; }};\n\
-           ipv6 {{ table t6; import all; export all; next hop address {l6}; \
-                   graceful restart off; }};\n\
+           ipv6 {{ table t6; import all; export all; next hop address {l6}; {ch6} }};\n\
          }}\n",
+        r4 = routes(v4, comm4),
+        r6 = routes(v6, ""),
         l4 = s.local_v4,
         l6 = s.local_v6,
         p4 = s.peer_v4,
@@ -51,21 +62,39 @@ fn bird_conf(s: &Session, dir: &std::path::Path, with_dropped: bool) -> String {
     )
 }
 
-fn tesserad_config(lab: &Lab) -> Config {
-    let l = lab.leaf(1);
+/// BIRD with graceful restart for IPv4 only; `with_dropped`: also
+/// originates [`DROPPED`].
+fn gr_bird_conf(s: &Session, dir: &std::path::Path, with_dropped: bool) -> String {
+    let v4: &[&str] = if with_dropped {
+        &[KEPT, DROPPED]
+    } else {
+        &[KEPT]
+    };
+    let bgp = "graceful restart on;\n  graceful restart time 30;";
+    bird_conf(s, dir, v4, "", &[V6], bgp, "graceful restart off;")
+}
+
+/// tesserad with one eBGP neighbour per leaf (leaf k: AS 65000 + k).
+fn tesserad_config(lab: &Lab, leaves: u8) -> Config {
+    let neighbors = (1..=leaves)
+        .map(|k| {
+            let l = lab.leaf(k);
+            Neighbor {
+                name: format!("peer{k}"),
+                addr: l.v4.clone(),
+                local_addr: l.center_v4.clone(),
+                remote_as: T_AS + u32::from(k),
+                hold: 9,
+                rr_client: false,
+                rs_client: false,
+                max_prefix: None,
+            }
+        })
+        .collect();
     Config {
         asn: T_AS,
         router_id: "10.0.0.1".into(),
-        neighbors: vec![Neighbor {
-            name: "peer1".into(),
-            addr: l.v4.clone(),
-            local_addr: l.center_v4.clone(),
-            remote_as: P_AS,
-            hold: 9,
-            rr_client: false,
-            rs_client: false,
-            max_prefix: None,
-        }],
+        neighbors,
         cluster_id: None,
     }
 }
@@ -82,9 +111,9 @@ fn helper_keeps_gr_families_stale_and_sweeps_at_end_of_rib() {
         return;
     }
     let lab = Lab::star("gr-helper-bird", 1);
-    let t = Tesserad::start(&lab, &tesserad_config(&lab));
+    let t = Tesserad::start(&lab, &tesserad_config(&lab, 1));
     let s = Session::leaf(lab.leaf(1), P_AS, T_AS);
-    let conf = bird_conf(&s, &lab.path("bird1"), true);
+    let conf = gr_bird_conf(&s, &lab.path("bird1"), true);
     let b = Bird::start_conf(&lab, "bird1", &s, &conf, &[]);
     wait_established(&lab, &b, 20);
     for p in [KEPT, DROPPED, V6] {
@@ -115,7 +144,7 @@ fn helper_keeps_gr_families_stale_and_sweeps_at_end_of_rib() {
             lab.fail(&format!("{p} not kept stale while BIRD is down"));
         }
     }
-    let conf = bird_conf(&s, &lab.path("bird2"), false);
+    let conf = gr_bird_conf(&s, &lab.path("bird2"), false);
     let b2 = Bird::start_conf(&lab, "bird2", &s, &conf, &["-R"]);
     wait_established(&lab, &b2, 20);
     lab.wait(
@@ -139,5 +168,99 @@ fn helper_keeps_gr_families_stale_and_sweeps_at_end_of_rib() {
     }
     if !log.contains("Ipv6 routes flushed at once: not in the peer's graceful restart capability") {
         lab.fail("tesserad's log does not say IPv6 was flushed at the graceful down");
+    }
+}
+
+/// Long-lived graceful restart (RFC 9494), tesserad as the helper: BIRD 1
+/// (GR with a 2 s restart time, LLGR 60 s) is killed; when its restart
+/// time runs out tesserad keeps its route with LLGR_STALE (65535:6),
+/// removes the one carrying NO_LLGR (65535:7), withdraws the stale route
+/// from BIRD 2 (no LLGR) and sends it with LLGR_STALE to BIRD 3 (LLGR).
+#[test]
+fn llgr_helper_keeps_long_lived_stale_routes_for_llgr_peers_only() {
+    if !common::ready(&[common::bird::TOOLS, &["ip"]].concat()) {
+        return;
+    }
+    let lab = Lab::star("gr-llgr-bird", 3);
+    let cfg = tesserad_config(&lab, 3);
+    let t = Tesserad::start_toml(&lab, &|sock| {
+        cfg.render(sock).replace(
+            "export = \"accept\"\n",
+            "export = \"accept\"\nlong_lived_stale_time = 60\n",
+        )
+    });
+    const NO_LLGR: &str = "198.18.3.0/24";
+    let mut birds = Vec::new();
+    for k in 1..=3u8 {
+        let s = Session::leaf(lab.leaf(k), T_AS + u32::from(k), T_AS);
+        let name = format!("bird{k}");
+        let dir = lab.path(&name);
+        let conf = match k {
+            1 => {
+                let gr = "graceful restart on;\n  graceful restart time 2;\n  \
+                          long lived graceful restart on;\n  long lived stale time 60;";
+                let mut c = bird_conf(&s, &dir, &[KEPT], "", &[], gr, "");
+                // NO_LLGR on the second route.
+                let no =
+                    format!("route {NO_LLGR} unreachable {{ bgp_community.add((65535,7)); }};");
+                c = c.replace(
+                    "protocol static s6",
+                    &format!(
+                        "protocol static n4 {{ ipv4 {{ table t4; }}; {no} }}\nprotocol static s6"
+                    ),
+                );
+                c
+            }
+            2 => bird_conf(
+                &s,
+                &dir,
+                &[],
+                "",
+                &[],
+                "long lived graceful restart off;",
+                "",
+            ),
+            _ => bird_conf(
+                &s,
+                &dir,
+                &[],
+                "",
+                &[],
+                "long lived graceful restart aware;",
+                "",
+            ),
+        };
+        let b = Bird::start_conf(&lab, &name, &s, &conf, &[]);
+        wait_established(&lab, &b, 20);
+        birds.push(b);
+    }
+    for b in &birds[1..] {
+        for p in [KEPT, NO_LLGR] {
+            common::peer::wait_present(&lab, b, p, 15);
+        }
+    }
+    let c = compact(&lab.wait(10, "tesserad has BIRD 1's route", || t.route(KEPT)));
+    if c.contains("[65535,6]") {
+        lab.fail(&format!("LLGR_STALE before any restart: {c}"));
+    }
+
+    // BIRD 1 dies: GR for 2 s, then the long-lived phase.
+    lab.signal(birds[0].pid, "KILL");
+    lab.wait(10, "tesserad stamps the route LLGR_STALE", || {
+        let r = t.route(KEPT)?.map(|r| compact(&r));
+        Ok(r.filter(|r| r.contains("[65535,6]") && r.contains("\"stale\":true")))
+    });
+    lab.wait(5, "tesserad removes the NO_LLGR route", || {
+        Ok(t.route(NO_LLGR)?.is_none().then_some(()))
+    });
+    common::peer::wait_gone(&lab, &birds[1], KEPT, 10);
+    common::peer::wait_gone(&lab, &birds[1], NO_LLGR, 10);
+    common::peer::wait_gone(&lab, &birds[2], NO_LLGR, 10);
+    lab.wait(10, "BIRD 3 (LLGR) has the route with LLGR_STALE", || {
+        Ok(birds[2].route(KEPT)?.filter(|r| r.contains("(65535,6)")))
+    });
+    let log = std::fs::read_to_string(lab.path("tesserad.out")).unwrap_or_default();
+    if !log.contains("Ipv4 routes kept as long-lived stale for 60 s") {
+        lab.fail("tesserad's log does not show the long-lived phase");
     }
 }

@@ -87,11 +87,16 @@ impl Tesserad {
     /// Starts tesserad; fails the test with "tesserad does not start: ..."
     /// when it rejects the config, exits, or never opens its CLI socket.
     pub fn start(lab: &Lab, cfg: &Config) -> Tesserad {
+        Tesserad::start_toml(lab, &|sock| cfg.render(sock))
+    }
+
+    /// [`Self::start`] with the TOML text `render(control socket path)`.
+    pub fn start_toml(lab: &Lab, render: &dyn Fn(&std::path::Path) -> String) -> Tesserad {
         let dir = lab.path("tesserad");
         std::fs::create_dir_all(&dir).expect("tesserad dir");
         let sock = dir.join("tesserad.sock");
         let config = dir.join("tesserad.toml");
-        std::fs::write(&config, cfg.render(&sock)).expect("tesserad.toml");
+        std::fs::write(&config, render(&sock)).expect("tesserad.toml");
         let c = config.display().to_string();
         let pid = lab.spawn(
             "tesserad",
