@@ -234,6 +234,13 @@ fn llgr_helper_keeps_long_lived_stale_routes_for_llgr_peers_only() {
         wait_established(&lab, &b, 20);
         birds.push(b);
     }
+    // LLGR negotiated with BIRD 1 and 3, not with BIRD 2.
+    for (k, want) in [(1, true), (2, false), (3, true)] {
+        let n = t.neighbor(&lab.leaf(k).v4).unwrap_or_default();
+        if n.contains("Long-lived graceful restart") != want {
+            lab.fail(&format!("LLGR with BIRD {k} should be {want}: {n}"));
+        }
+    }
     for b in &birds[1..] {
         for p in [KEPT, NO_LLGR] {
             common::peer::wait_present(&lab, b, p, 15);
