@@ -9,6 +9,7 @@
 mod common;
 
 use common::bird::Bird;
+use common::frr::Frr;
 use common::peer::{wait_established, Peer, Session};
 use common::tesserad::{compact, Config, Neighbor, Tesserad};
 use common::Lab;
@@ -269,5 +270,76 @@ fn llgr_helper_keeps_long_lived_stale_routes_for_llgr_peers_only() {
     let log = std::fs::read_to_string(lab.path("tesserad.out")).unwrap_or_default();
     if !log.contains("Ipv4 routes kept as long-lived stale for 60 s") {
         lab.fail("tesserad's log does not show the long-lived phase");
+    }
+}
+
+/// bgpd with graceful restart (Forwarding State preserved) originating
+/// `v4`.
+fn frr_conf(s: &Session, dir: &std::path::Path, name: &str, v4: &[&str]) -> String {
+    let nets: String = v4.iter().map(|p| format!("  network {p}\n")).collect();
+    format!(
+        "frr defaults traditional\nhostname {name}\nlog file {dir}/bgpd.log debugging\n!\n\
+         router bgp {las}\n bgp router-id {l4}\n no bgp ebgp-requires-policy\n\
+         no bgp network import-check\n no bgp default ipv4-unicast\n\
+         bgp graceful-restart\n bgp graceful-restart preserve-fw-state\n\
+         bgp graceful-restart restart-time 30\n\
+         neighbor {p4} remote-as {pas}\n neighbor {p4} update-source {l4}\n\
+         neighbor {p4} timers 1 9\n neighbor {p4} timers connect 1\n\
+         neighbor {p4} advertisement-interval 0\n\
+         address-family ipv4 unicast\n  neighbor {p4} activate\n{nets} exit-address-family\n!\n",
+        dir = dir.display(),
+        las = s.local_as,
+        pas = s.peer_as,
+        l4 = s.local_v4,
+        p4 = s.peer_v4,
+    )
+}
+
+/// The same helper behaviour against FRR: bgpd (graceful restart with
+/// `preserve-fw-state`, so the F bit) is killed; tesserad keeps its routes
+/// stale; bgpd comes back without one of them, and tesserad sweeps it at
+/// bgpd's End-of-RIB.
+#[test]
+fn helper_keeps_frr_routes_stale_across_a_bgpd_restart() {
+    if !common::ready(&[common::frr::TOOLS, &["ip"]].concat()) {
+        return;
+    }
+    let lab = Lab::star("gr-helper-frr", 1);
+    let t = Tesserad::start(&lab, &tesserad_config(&lab, 1));
+    let s = Session::leaf(lab.leaf(1), P_AS, T_AS);
+    let conf = frr_conf(&s, &lab.path("frr1"), "frr1", &[KEPT, DROPPED]);
+    let f = Frr::start_conf(&lab, "frr1", &s, &conf);
+    wait_established(&lab, &f, 20);
+    for p in [KEPT, DROPPED] {
+        lab.wait(10, &format!("tesserad has {p} from FRR"), || {
+            Ok(t_stale(&t, p)?.filter(|stale| !stale))
+        });
+    }
+    lab.signal(f.pid, "KILL");
+    lab.wait(10, "bgpd exits", || Ok((!lab.alive("frr1")).then_some(())));
+    for p in [KEPT, DROPPED] {
+        lab.wait(10, &format!("tesserad keeps {p} as stale"), || {
+            Ok(t_stale(&t, p)?.filter(|stale| *stale))
+        });
+    }
+    lab.stop("frr1");
+    let conf = frr_conf(&s, &lab.path("frr2"), "frr2", &[KEPT]);
+    let f2 = Frr::start_conf(&lab, "frr2", &s, &conf);
+    wait_established(&lab, &f2, 20);
+    lab.wait(
+        15,
+        &format!("tesserad sweeps {DROPPED} at End-of-RIB"),
+        || Ok(t.route(DROPPED)?.is_none().then_some(())),
+    );
+    lab.wait(5, &format!("{KEPT} fresh again"), || {
+        Ok(t_stale(&t, KEPT)?.filter(|stale| !stale))
+    });
+    let log = || std::fs::read_to_string(lab.path("tesserad.out")).unwrap_or_default();
+    let swept = "End-of-RIB (ipv4-unicast) after graceful restart: 1 stale routes swept";
+    lab.wait(5, "tesserad logs the End-of-RIB sweep", || {
+        Ok(log().contains(swept).then_some(()))
+    });
+    if log().contains("flushed at once") {
+        lab.fail("tesserad flushed stale routes at once");
     }
 }
