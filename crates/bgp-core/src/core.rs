@@ -303,7 +303,7 @@ impl RibCore {
                     return true;
                 }
                 let afi = f.afi;
-                // RFC 9494 §4.2: the restart timer ran out with the
+                // RFC 9494: the restart timer ran out with the
                 // session still down, and the peer listed the family for
                 // LLGR: the long-lived phase starts.
                 if let (false, Some(llst), true) = (f.llgr, f.long_lived, down) {
@@ -432,7 +432,7 @@ impl RibCore {
         };
         // Stale routes from a graceful restart survive only for the
         // families the new session's GR capability (LLGR capability, for
-        // those in the long-lived phase, RFC 9494 §4.2) lists with the
+        // those in the long-lived phase, RFC 9494) lists with the
         // Forwarding State bit set (RFC 4724 §4.2); the others are flushed
         // now. The survivors wait for their End-of-RIB, at most the
         // stale-path time (the rest of the Long-lived Stale Time).
@@ -509,7 +509,7 @@ impl RibCore {
         };
         // RFC 4724 §4.2: helper mode keeps the routes of the families the
         // peer listed in its graceful restart capability, marked stale, for
-        // its Restart Time; RFC 9494 §4.2: those it listed in its LLGR
+        // its Restart Time; RFC 9494: those it listed in its LLGR
         // capability then stay for their Long-lived Stale Time (at once
         // when the Restart Time is 0 or the family is only in LLGR); the
         // other families are flushed at once.

@@ -188,7 +188,7 @@ pub enum Note {
         /// Stale routes removed.
         purged: usize,
     },
-    /// A family's stale routes enter the long-lived phase (RFC 9494 §4.2):
+    /// A family's stale routes enter the long-lived phase (RFC 9494):
     /// kept with LLGR_STALE, least preferred, but those with NO_LLGR.
     LongLivedStale {
         /// The family.
@@ -196,7 +196,7 @@ pub enum Note {
         /// The peer's Long-lived Stale Time.
         stale_s: u64,
     },
-    /// The Long-lived Stale Time ran out (RFC 9494 §4.2).
+    /// The Long-lived Stale Time ran out (RFC 9494).
     LongLivedExpired {
         /// The family.
         afi: Afi,

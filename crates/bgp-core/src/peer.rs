@@ -141,7 +141,7 @@ pub struct StaleFamily {
     /// session is down, the stale-path time once it is back, or the
     /// Long-lived Stale Time in the long-lived phase.
     pub until: Instant,
-    /// The peer's Long-lived Stale Time for the family (RFC 9494 §3),
+    /// The peer's Long-lived Stale Time for the family (RFC 9494),
     /// when it listed it: a restart timer running out with the session
     /// still down starts the long-lived phase instead of flushing.
     pub long_lived: Option<Duration>,
@@ -162,7 +162,7 @@ pub struct PeerEntry {
     pub up: Option<UpState>,
     /// The neighbour is administratively disabled.
     pub disabled: bool,
-    /// Graceful restart helper (RFC 4724 §4.2, RFC 9494 §4.2): the
+    /// Graceful restart helper (RFC 4724 §4.2, RFC 9494): the
     /// families whose routes are kept as stale, each until its End-of-RIB,
     /// a session that does not preserve it, or its deadline.
     pub gr_stale: Vec<StaleFamily>,

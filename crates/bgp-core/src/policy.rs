@@ -86,7 +86,7 @@ impl ExportPolicy for UserExport<'_> {
         let Some(Some(entry)) = self.peers.get(to.0 as usize) else {
             return ExportVerdict::Reject;
         };
-        // RFC 9494 §4.3: a long-lived stale route goes only to peers that
+        // RFC 9494: a long-lived stale route goes only to peers that
         // negotiated LLGR.
         let llgr_peer = entry
             .up

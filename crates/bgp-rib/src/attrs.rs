@@ -97,11 +97,11 @@ impl Summary {
     pub fn igp_metric(&self) -> u32 {
         self.igp_metric
     }
-    /// Carries the LLGR_STALE community (RFC 9494 §4.6): least preferred.
+    /// Carries the LLGR_STALE community (RFC 9494): least preferred.
     pub fn llgr_stale(&self) -> bool {
         self.present & LLGR_STALE != 0
     }
-    /// Carries the NO_LLGR community (RFC 9494 §4.6).
+    /// Carries the NO_LLGR community (RFC 9494).
     pub fn no_llgr(&self) -> bool {
         self.present & NO_LLGR != 0
     }

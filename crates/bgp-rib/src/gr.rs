@@ -130,10 +130,10 @@ impl RibShard {
         Ok(n)
     }
 
-    /// Long-lived graceful restart (RFC 9494 §4.2): the stale paths of
+    /// Long-lived graceful restart (RFC 9494): the stale paths of
     /// `peer` in family `afi` enter the long-lived stale phase. Those
     /// carrying NO_LLGR are removed; the others get the LLGR_STALE
-    /// community, which makes them least preferred (RFC 9494 §4.3) and
+    /// community, which makes them least preferred (RFC 9494) and
     /// keeps them from peers that did not negotiate LLGR. Prefixes whose
     /// best changed are appended to `changed`. Returns (paths kept,
     /// paths removed).

@@ -245,7 +245,7 @@ fn communities_of(s: &RibShard, p: &str, peer: u16) -> Vec<Community> {
 fn long_lived_stale_paths_get_llgr_stale_and_lose_selection() {
     let mut s = setup();
     let mut ch = Vec::new();
-    // 11/8 again from peer 0, now with NO_LLGR (RFC 9494 §4.6).
+    // 11/8 again from peer 0, now with NO_LLGR (RFC 9494).
     let mut b = attrs(&[64500]);
     b.set(PathAttr::new(AttrValue::Communities(vec![
         Community(65000 << 16 | 1),

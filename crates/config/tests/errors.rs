@@ -243,11 +243,13 @@ fn neighbor_values() {
     );
     assert_eq!(
         err(&nb("long_lived_stale_time = 16777216\n")),
-        "tesserad.toml:8:25: neighbor[0].long_lived_stale_time: 16777216: at most 16777215 seconds (RFC 9494 §3)"
+        "tesserad.toml:8:25: neighbor[0].long_lived_stale_time: 16777216: at most 16777215 seconds (RFC 9494)"
     );
     assert_eq!(
-        err(&nb("graceful_restart = false\nlong_lived_stale_time = 60\n")),
-        "tesserad.toml:9:25: neighbor[0].long_lived_stale_time: needs graceful_restart (RFC 9494 §3)"
+        err(&nb(
+            "graceful_restart = false\nlong_lived_stale_time = 60\n"
+        )),
+        "tesserad.toml:9:25: neighbor[0].long_lived_stale_time: needs graceful_restart (RFC 9494)"
     );
 }
 

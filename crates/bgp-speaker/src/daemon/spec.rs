@@ -101,7 +101,7 @@ fn session_config(c: &config::Config, n: &config::Neighbor) -> SessionConfig {
         });
     }
     if n.graceful_restart && n.long_lived_stale_time > 0 {
-        // RFC 9494 §3: every family, no F bit (forwarding state is not
+        // RFC 9494: every family, no F bit (forwarding state is not
         // preserved), our Long-lived Stale Time.
         s.extra_capabilities
             .push(Capability::LongLivedGracefulRestart(

@@ -42,10 +42,10 @@ impl Community {
     pub const NO_EXPORT_SUBCONFED: Community = Community(0xffff_ff03);
     /// RFC 3765.
     pub const NO_PEER: Community = Community(0xffff_ff04);
-    /// LLGR_STALE (RFC 9494 §4.6): a route kept after its session went
+    /// LLGR_STALE (RFC 9494): a route kept after its session went
     /// down, in the long-lived stale phase.
     pub const LLGR_STALE: Community = Community(0xffff_0006);
-    /// NO_LLGR (RFC 9494 §4.6): do not keep the route as long-lived stale.
+    /// NO_LLGR (RFC 9494): do not keep the route as long-lived stale.
     pub const NO_LLGR: Community = Community(0xffff_0007);
 
     /// The high 16 bits, by convention the AS that defines the value.
