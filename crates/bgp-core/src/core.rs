@@ -141,6 +141,9 @@ pub struct RibCore {
     /// Per peer id: the received count this part last added to
     /// `PeerStatus::rib_received`.
     pub(crate) reported: Vec<u64>,
+    /// Selection deferral after our own graceful restart (RFC 4724 §4.1):
+    /// its length, and its deadline once the first time is seen.
+    pub(crate) defer: Option<(Duration, Option<Instant>)>,
 }
 
 impl RibCore {
@@ -174,7 +177,45 @@ impl RibCore {
             scratch: Vec::new(),
             shutdown: false,
             reported: Vec::new(),
+            defer: None,
         }
+    }
+
+    /// We restarted gracefully (RFC 4724 §4.1): hold back export, the
+    /// best-route feed and End-of-RIB until every enabled neighbour is up
+    /// and those that negotiated graceful restart have sent End-of-RIB
+    /// for each family, or `limit` has passed since the first event.
+    /// Routes received meanwhile are stored and selected as usual.
+    pub fn defer_selection(&mut self, limit: Duration) {
+        self.defer = Some((limit, None));
+    }
+
+    /// Whether selection is still deferred at `now`; notes the end.
+    fn deferring(&mut self, now: Instant, out: &mut Outbox) -> bool {
+        let Some((limit, until)) = self.defer.as_mut() else {
+            return false;
+        };
+        let until = *until.get_or_insert(now + *limit);
+        let all_eor = self
+            .peers
+            .iter()
+            .flatten()
+            .filter(|e| !e.disabled)
+            .all(|e| {
+                e.up.as_ref().is_some_and(|u| {
+                    u.negotiated.graceful_restart.is_none()
+                        || u.negotiated
+                            .families
+                            .iter()
+                            .all(|f| u.eor_received.contains(f))
+                })
+            });
+        if !all_eor && now < until {
+            return true;
+        }
+        self.defer = None;
+        out.note(STATIC_PEER, Note::DeferralOver { by_timer: !all_eor });
+        false
     }
 
     /// Measure stage times with `meter` (see [`Meter`]).
@@ -290,6 +331,8 @@ impl RibCore {
     /// Time passes: graceful-restart stale timers and enhanced-refresh
     /// deadlines that are due at `now` fire.
     pub fn tick(&mut self, now: Instant, out: &mut Outbox) {
+        // Ends our own selection deferral when its time is up.
+        let _ = self.deferring(now, out);
         for i in 0..self.peers.len() {
             let id = PeerId(i as u16);
             let Some(Some(e)) = self.peers.get_mut(i) else {
@@ -353,6 +396,7 @@ impl RibCore {
                         .flat_map(|u| u.refreshing.iter().map(|&(_, t)| t));
                 e.gr_stale.iter().map(|f| f.until).chain(refresh)
             })
+            .chain(self.defer.and_then(|(_, until)| until))
             .min()
     }
 
@@ -614,10 +658,12 @@ impl RibCore {
         let n_updates = updates.len().max(1) as u64;
         let mut policy_ns = 0u64;
         let mut eor_swept = Vec::new();
+        let mut eor_families = Vec::new();
         for mut u in updates {
             self.counters.updates += 1;
             if let Some(family) = u.end_of_rib {
                 out.note(id, Note::EndOfRib { family });
+                eor_families.push(family);
                 if entry.gr_stale.iter().any(|f| f.afi == family.afi) {
                     let purged = self
                         .rib
@@ -670,6 +716,13 @@ impl RibCore {
         out.sample(Stage::RibUpdate, dt.saturating_sub(policy_ns), n_updates);
         if let (false, Some(e)) = (eor_swept.is_empty(), self.peer_mut(id)) {
             e.gr_stale.retain(|f| !eor_swept.contains(&f.afi));
+        }
+        if let Some(up) = self.peer_mut(id).and_then(|e| e.up.as_mut()) {
+            for f in eor_families {
+                if !up.eor_received.contains(&f) {
+                    up.eor_received.push(f);
+                }
+            }
         }
         self.sync_received(id);
         self.check_max_prefix(id, out);
@@ -839,6 +892,9 @@ impl RibCore {
     /// packed UPDATEs of every session that may have them at `now` (MRAI,
     /// back-pressure) to `out`.
     pub fn propagate(&mut self, now: Instant, out: &mut Outbox) {
+        if self.deferring(now, out) {
+            return;
+        }
         // ADD-PATH peers also hear of non-best path changes, which the RIB
         // tracks itself.
         if !self.changed.is_empty() || self.rib.path_changes_pending() {

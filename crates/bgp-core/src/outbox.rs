@@ -201,6 +201,12 @@ pub enum Note {
         /// The family.
         afi: Afi,
     },
+    /// Our own selection deferral after a graceful restart ended (RFC 4724
+    /// §4.1): routes and End-of-RIB go out now.
+    DeferralOver {
+        /// The deferral timer ran out before every End-of-RIB came.
+        by_timer: bool,
+    },
     /// A family's stale routes are flushed at once (RFC 4724 §4.2).
     StaleFlushed {
         /// The family.
@@ -285,6 +291,7 @@ impl Note {
             | Note::StaleSwept { .. }
             | Note::LongLivedStale { .. }
             | Note::LongLivedExpired { .. }
+            | Note::DeferralOver { .. }
             | Note::StaleFlushed { .. } => Level::Info,
             Note::NoEorr { .. }
             | Note::UpdateNotApplied { .. }
@@ -326,6 +333,14 @@ impl fmt::Display for Note {
                 f,
                 "long-lived stale time expired for {afi:?}; flushing stale routes"
             ),
+            Note::DeferralOver { by_timer } => {
+                let why = if *by_timer {
+                    "select_defer_time ran out"
+                } else {
+                    "End-of-RIB from every neighbour"
+                };
+                write!(f, "graceful restart: selection deferral over ({why}); sending routes and End-of-RIB")
+            }
             Note::StaleFlushed { afi, why } => {
                 write!(
                     f,

@@ -19,6 +19,8 @@
 //! SECONDS down N [graceful]
 //! SECONDS queue N BYTES        the session has BYTES unwritten (back-pressure)
 //! SECONDS remove N             the neighbour is deconfigured
+//! SECONDS defer SECONDS2       we restarted: defer selection (RFC 4724
+//!                              §4.1) for at most SECONDS2
 //! SECONDS tick                 time passes (timers)
 //! SECONDS propagate            an export round and flush
 //! ```
@@ -122,6 +124,10 @@ fn run_script(text: &str) -> String {
             "remove" => {
                 let note = NotificationMessage::new(6, 3, Vec::new());
                 h.core.remove_peer(PeerId(n()), note, &mut h.out);
+            }
+            "defer" => {
+                let limit: u64 = w[2].parse().expect("defer SECONDS");
+                h.core.defer_selection(Duration::from_secs(limit));
             }
             "tick" => h.core.tick(now, &mut h.out),
             "propagate" => h.core.propagate(now, &mut h.out),

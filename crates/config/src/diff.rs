@@ -182,11 +182,15 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
             p.removed.push(o.name.clone());
         }
     }
-    let others: [(&str, bool); 10] = [
+    let others: [(&str, bool); 11] = [
         ("router.listen", ro.listen != rn.listen),
         ("router.cluster_id", cluster_changed),
         ("router.pipeline", ro.pipeline != rn.pipeline),
         ("router.threads", ro.threads != rn.threads),
+        (
+            "router.select_defer_time",
+            ro.select_defer_time != rn.select_defer_time,
+        ),
         ("control.socket", old.control.socket != new.control.socket),
         (
             "control.metrics",

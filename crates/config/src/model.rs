@@ -78,6 +78,10 @@ pub struct Router {
     pub default_import: Option<PolicyName>,
     /// `default_export`, as `default_import`.
     pub default_export: Option<PolicyName>,
+    /// `select_defer_time`, seconds, default 360, 1..=3600: after a
+    /// graceful restart of tesserad (`tesserad -R`), how long selection
+    /// results are held back waiting for End-of-RIB from the peers.
+    pub select_defer_time: u32,
 }
 
 /// `[control]`: how operators reach the daemon.

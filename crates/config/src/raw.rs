@@ -43,6 +43,7 @@ pub struct RawRouter {
     pub threads: Option<u16>,
     pub default_import: Option<String>,
     pub default_export: Option<String>,
+    pub select_defer_time: Option<u32>,
 }
 
 /// An AS number as an integer (asplain) or a string: asdot `"1.10"`

@@ -230,6 +230,14 @@ fn router(c: &Ctx<'_>, rr: &RawRouter, policies: &BTreeMap<String, PolicyDef>) -
         .as_ref()
         .map(|v| policy_name(c, "router.default_export", v, policies))
         .transpose()?;
+    // FRR's `select-defer-time` default and range.
+    let select_defer_time = rr.select_defer_time.unwrap_or(360);
+    if !(1..=3600).contains(&select_defer_time) {
+        return Err(c.err(
+            "router.select_defer_time",
+            format!("{select_defer_time}: 1 to 3600 seconds"),
+        ));
+    }
     Ok(Router {
         id,
         asn,
@@ -242,6 +250,7 @@ fn router(c: &Ctx<'_>, rr: &RawRouter, policies: &BTreeMap<String, PolicyDef>) -
         threads: rr.threads,
         default_import,
         default_export,
+        select_defer_time,
     })
 }
 

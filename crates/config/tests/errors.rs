@@ -138,6 +138,10 @@ fn router_values() {
          \"sequential\", \"per-peer\", \"worker-pool\", \"sharded\""
     );
     assert_eq!(
+        r("[router]\nid = \"192.0.2.1\"\nasn = 1\nselect_defer_time = 0\n"),
+        "r.toml:4:21: router.select_defer_time: 0: 1 to 3600 seconds"
+    );
+    assert_eq!(
         r("[router]\nid = \"192.0.2.1\"\nasn = 1\ndefault_import = \"strict\"\n"),
         "r.toml:4:18: router.default_import: unknown policy \"strict\""
     );

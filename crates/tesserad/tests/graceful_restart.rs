@@ -1,10 +1,12 @@
-//! Graceful restart (RFC 4724) end to end, tesserad as the helper: BIRD
-//! with `graceful restart on` (IPv4 only: its IPv6 channel has it off)
+//! Graceful restart end to end. Helper side (RFC 4724): BIRD with
+//! `graceful restart on` (IPv4 only: its IPv6 channel has it off)
 //! restarts gracefully (`birdc graceful restart`, then `bird -R`);
-//! tesserad keeps BIRD's IPv4 routes as stale while it is away, drops
-//! the IPv6 ones at once (not in BIRD's GR capability), and when BIRD is
-//! back sweeps the IPv4 route BIRD no longer sends at its End-of-RIB
-//! while the re-sent one is fresh again.
+//! tesserad keeps BIRD's IPv4 routes as stale while it is away, drops the
+//! IPv6 ones at once (not in BIRD's GR capability), and when BIRD is back
+//! sweeps the IPv4 route BIRD no longer sends at its End-of-RIB; the same
+//! against FRR's bgpd killed and restarted. Long-lived GR (RFC 9494) with
+//! three BIRDs. Restarting side: tesserad killed and started with `-R`,
+//! BIRD and FRR keep its routes without a flap.
 
 mod common;
 
@@ -341,5 +343,162 @@ fn helper_keeps_frr_routes_stale_across_a_bgpd_restart() {
     });
     if log().contains("flushed at once") {
         lab.fail("tesserad flushed stale routes at once");
+    }
+}
+
+/// Whether the peer has `prefix` now (`Some(text)`).
+fn has(p: &dyn Peer, prefix: &str) -> Option<String> {
+    p.route(prefix).ok().flatten()
+}
+
+/// Restarting side (RFC 4724 §4.1): tesserad (no `[dataplane]`, so its
+/// forwarding state is trivially kept) is killed with SIGKILL; BIRD and
+/// FRR, both with graceful restart, keep its routes as stale; tesserad
+/// comes back with `-R` (Restart State and Forwarding State bits), holds
+/// its routes and End-of-RIB back for `select_defer_time` (5 s: a third
+/// neighbour never comes up), then sends them. Neither peer loses the
+/// routes at any moment (no flap).
+#[test]
+fn restarting_tesserad_keeps_its_routes_at_bird_and_frr() {
+    if !common::ready(&[common::bird::TOOLS, common::frr::TOOLS, &["ip"]].concat()) {
+        return;
+    }
+    const STATIC: &str = "192.0.2.0/24";
+    const FRR_NET: &str = "198.18.5.0/24";
+    let lab = Lab::star("gr-restart", 3);
+    let cfg = tesserad_config(&lab, 3);
+    let render = |sock: &std::path::Path| {
+        cfg.render(sock).replacen(
+            &format!("asn = {T_AS}\n"),
+            &format!("asn = {T_AS}\nselect_defer_time = 5\n"),
+            1,
+        )
+    };
+    let t = Tesserad::start_toml(&lab, &render);
+    let s1 = Session::leaf(lab.leaf(1), T_AS + 1, T_AS);
+    let gr = "graceful restart on;\n  graceful restart time 60;";
+    let b = Bird::start_conf(
+        &lab,
+        "bird1",
+        &s1,
+        &bird_conf(&s1, &lab.path("bird1"), &[KEPT], "", &[], gr, ""),
+        &[],
+    );
+    let s2 = Session::leaf(lab.leaf(2), T_AS + 2, T_AS);
+    let f = Frr::start_conf(
+        &lab,
+        "frr2",
+        &s2,
+        &frr_conf(&s2, &lab.path("frr2"), "frr2", &[FRR_NET]),
+    );
+    wait_established(&lab, &b, 20);
+    wait_established(&lab, &f, 20);
+    let peers: [(&dyn Peer, &[&str]); 2] = [(&b, &[STATIC, FRR_NET]), (&f, &[STATIC, KEPT])];
+    for (p, prefixes) in peers {
+        for x in prefixes {
+            common::peer::wait_present(&lab, p, x, 15);
+        }
+    }
+
+    let frr_route = || {
+        let r = f.vtysh(&[&format!("show bgp ipv4 unicast {STATIC} json")]);
+        compact(&r.unwrap_or_default())
+    };
+    let frr_nbr = || {
+        compact(
+            &f.vtysh(&[&format!("show bgp neighbors {} json", s2.peer_v4)])
+                .unwrap_or_default(),
+        )
+    };
+    let eor_at_frr = "\"endOfRibRecv\":{\"ipv4Unicast\":true}";
+    // BIRD's route line carries the time it was learned: "[peer HH:MM:SS.mmm]".
+    let bird_since = || -> String {
+        let r = has(&b, STATIC).unwrap_or_default();
+        r.split_once("[peer ")
+            .and_then(|(_, x)| x.split_once(']'))
+            .map(|(t, _)| t.to_string())
+            .unwrap_or_default()
+    };
+    let since = bird_since();
+
+    // tesserad dies: the peers keep what they learned from it, as stale.
+    lab.signal(t.pid, "KILL");
+    lab.wait(10, "tesserad exits", || {
+        Ok((!lab.alive("tesserad")).then_some(()))
+    });
+    lab.stop("tesserad");
+    lab.wait(10, "FRR keeps tesserad's route as stale", || {
+        Ok(frr_route().contains("\"stale\":true").then_some(()))
+    });
+    for (p, prefixes) in peers {
+        for x in prefixes {
+            if has(p, x).is_none() {
+                lab.fail(&format!("{} dropped {x} when tesserad died", p.kind()));
+            }
+        }
+    }
+
+    // Back with -R: sessions up at once, but no routes and no End-of-RIB
+    // before the deferral ends; the routes never disappear from the peers.
+    let t = Tesserad::start_args(&lab, &render, &["-R"]);
+    let t0 = std::time::Instant::now();
+    for k in [1, 2] {
+        let a = lab.leaf(k).v4.clone();
+        lab.wait(4, &format!("tesserad's session {k} back"), || {
+            Ok(t.established(&a)?.then_some(()))
+        });
+    }
+    lab.wait(4, "FRR Established again", || {
+        Ok(f.established()?.then_some(()))
+    });
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    if t0.elapsed() < std::time::Duration::from_secs(4) && frr_nbr().contains(eor_at_frr) {
+        lab.fail("End-of-RIB reached FRR before the selection deferral ended");
+    }
+    while t0.elapsed() < std::time::Duration::from_secs(9) {
+        for (p, prefixes) in peers {
+            for x in prefixes {
+                if has(p, x).is_none() {
+                    lab.fail(&format!("{} lost {x} during tesserad's restart", p.kind()));
+                }
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // FRR: Restart State seen, IPv4 forwarding preserved, End-of-RIB in,
+    // the route fresh again. BIRD: same route object (not re-learned), no
+    // withdraw received.
+    lab.wait(5, "FRR receives tesserad's End-of-RIB", || {
+        Ok(frr_nbr().contains(eor_at_frr).then_some(()))
+    });
+    let n = frr_nbr();
+    if !n.contains("\"ipv4Unicast\":{\"preserved\":true}") {
+        lab.fail(&format!(
+            "FRR does not see IPv4 forwarding state preserved: {n}"
+        ));
+    }
+    lab.wait(5, "FRR's route no longer stale", || {
+        Ok((!frr_route().contains("\"stale\":true")).then_some(()))
+    });
+    let proto = b.protocol().unwrap_or_default();
+    for needle in ["Restart recovery", "AF preserved: ipv4 ipv6"] {
+        if !proto.contains(needle) {
+            lab.fail(&format!("BIRD does not show {needle:?}: {proto}"));
+        }
+    }
+    let withdraws = proto
+        .lines()
+        .find(|l| l.trim_start().starts_with("Import withdraws:"))
+        .and_then(|l| l.split_whitespace().nth(2))
+        .unwrap_or("?");
+    if withdraws != "0" || bird_since() != since {
+        lab.fail(&format!(
+            "BIRD saw a flap: {withdraws} withdraws, route time {} (was {since})",
+            bird_since()
+        ));
+    }
+    let log = std::fs::read_to_string(lab.path("tesserad.out")).unwrap_or_default();
+    if !log.contains("selection deferral over (select_defer_time ran out)") {
+        lab.fail("tesserad's log does not show the deferral ending on its timer");
     }
 }

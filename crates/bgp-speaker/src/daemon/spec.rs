@@ -127,6 +127,29 @@ fn session_config(c: &config::Config, n: &config::Neighbor) -> SessionConfig {
     s
 }
 
+/// A graceful restart of tesserad (RFC 4724 §4.1): every graceful restart
+/// capability gets the Restart State bit, and the Forwarding State bit per
+/// family when tesserad forwards nothing itself (no `[dataplane]`: the
+/// in-process dataplane starts empty, so its state is not preserved).
+pub(crate) fn restarting(spec: &mut Spec) {
+    let forwarding_kept = spec.config.dataplane.is_none();
+    for n in &mut spec.neighbors {
+        for c in &mut n.fsm.extra_capabilities {
+            if let Capability::GracefulRestart {
+                flags, families, ..
+            } = c
+            {
+                *flags |= 0x8;
+                if forwarding_kept {
+                    for f in families.iter_mut() {
+                        f.flags |= 0x80;
+                    }
+                }
+            }
+        }
+    }
+}
+
 fn static_route(st: &config::Static) -> StaticRoute {
     let mut b = AttrsBuilder::new();
     let origin = match st.origin {

@@ -92,18 +92,24 @@ impl Tesserad {
 
     /// [`Self::start`] with the TOML text `render(control socket path)`.
     pub fn start_toml(lab: &Lab, render: &dyn Fn(&std::path::Path) -> String) -> Tesserad {
+        Tesserad::start_args(lab, render, &[])
+    }
+
+    /// [`Self::start_toml`] with extra command-line `args` (`-R`).
+    pub fn start_args(
+        lab: &Lab,
+        render: &dyn Fn(&std::path::Path) -> String,
+        args: &[&str],
+    ) -> Tesserad {
         let dir = lab.path("tesserad");
         std::fs::create_dir_all(&dir).expect("tesserad dir");
         let sock = dir.join("tesserad.sock");
         let config = dir.join("tesserad.toml");
         std::fs::write(&config, render(&sock)).expect("tesserad.toml");
         let c = config.display().to_string();
-        let pid = lab.spawn(
-            "tesserad",
-            &lab.center_ns,
-            &[binary(), "-c", &c],
-            &[("RUST_LOG", "info")],
-        );
+        let mut argv = vec![binary(), "-c", &c];
+        argv.extend_from_slice(args);
+        let pid = lab.spawn("tesserad", &lab.center_ns, &argv, &[("RUST_LOG", "info")]);
         let t = Tesserad {
             pid,
             dir,
