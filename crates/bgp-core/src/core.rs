@@ -20,15 +20,16 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use base::{AfiSafi, Instant, Prefix, Safi};
+use base::{Afi, AfiSafi, Instant, Prefix, Safi};
 use bgp_fsm::DownReason;
 use bgp_rib::{ImportCheck, PeerConfig, PeerId, PeerRole, Rib};
+use bgp_wire::capability::GrFamily;
 use bgp_wire::consts::notify;
 use bgp_wire::{NextHop, NotificationMessage};
 
 use crate::msg::{DecodedUpdate, FlushBarrier, NexthopUpdate, RibInput, SessionCmd, SessionUp};
 use crate::outbox::{BestChange, Note, Outbox, Stage};
-use crate::peer::{MaxPrefixAction, PeerEntry, UpState};
+use crate::peer::{MaxPrefixAction, PeerEntry, StaleFamily, UpState};
 use crate::settings::{Part, RibSettings, STATIC_PEER};
 use crate::statics::StaticRoute;
 use crate::{export, policy, statics};
@@ -37,6 +38,11 @@ use crate::{export, policy, statics};
 /// for its End-of-RIB-Refresh (RFC 7313 §4 leaves the value to us; FRR and
 /// BIRD use minutes too).
 pub const ENHANCED_REFRESH_STALE: Duration = Duration::from_secs(360);
+
+/// How long a restarted peer's stale routes of a family wait for its
+/// End-of-RIB once the session is back (RFC 4724 §4.2's optional stale
+/// timer; FRR's `stale-path-time` default).
+pub const GR_STALE_PATH_TIME: Duration = Duration::from_secs(360);
 
 /// Stop handing a session more UPDATE bytes while this many are unwritten.
 pub const OUT_QUEUE_LIMIT: u64 = 16 << 20;
@@ -150,6 +156,9 @@ pub struct RibCore {
     /// Per peer id: the received count this part last added to
     /// `PeerStatus::rib_received`.
     pub(crate) reported: Vec<u64>,
+    /// Selection deferral after our own graceful restart (RFC 4724 §4.1):
+    /// its length, and its deadline once the first time is seen.
+    pub(crate) defer: Option<(Duration, Option<Instant>)>,
 }
 
 impl RibCore {
@@ -188,7 +197,45 @@ impl RibCore {
             scratch: Vec::new(),
             shutdown: false,
             reported: Vec::new(),
+            defer: None,
         }
+    }
+
+    /// We restarted gracefully (RFC 4724 §4.1): hold back export, the
+    /// best-route feed and End-of-RIB until every enabled neighbour is up
+    /// and those that negotiated graceful restart have sent End-of-RIB
+    /// for each family, or `limit` has passed since the first event.
+    /// Routes received meanwhile are stored and selected as usual.
+    pub fn defer_selection(&mut self, limit: Duration) {
+        self.defer = Some((limit, None));
+    }
+
+    /// Whether selection is still deferred at `now`; notes the end.
+    fn deferring(&mut self, now: Instant, out: &mut Outbox) -> bool {
+        let Some((limit, until)) = self.defer.as_mut() else {
+            return false;
+        };
+        let until = *until.get_or_insert(now + *limit);
+        let all_eor = self
+            .peers
+            .iter()
+            .flatten()
+            .filter(|e| !e.disabled)
+            .all(|e| {
+                e.up.as_ref().is_some_and(|u| {
+                    u.negotiated.graceful_restart.is_none()
+                        || u.negotiated
+                            .families
+                            .iter()
+                            .all(|f| u.eor_received.contains(f))
+                })
+            });
+        if !all_eor && now < until {
+            return true;
+        }
+        self.defer = None;
+        out.note(STATIC_PEER, Note::DeferralOver { by_timer: !all_eor });
+        false
     }
 
     /// Measure stage times with `meter` (see [`Meter`]).
@@ -322,17 +369,49 @@ impl RibCore {
     /// Time passes: graceful-restart stale timers and enhanced-refresh
     /// deadlines that are due at `now` fire.
     pub fn tick(&mut self, now: Instant, out: &mut Outbox) {
+        // Ends our own selection deferral when its time is up.
+        let _ = self.deferring(now, out);
         for i in 0..self.peers.len() {
             let id = PeerId(i as u16);
             let Some(Some(e)) = self.peers.get_mut(i) else {
                 continue;
             };
-            if e.stale_until.is_some_and(|t| t <= now) {
-                e.stale_until = None;
-                out.note(id, Note::RestartTimerExpired);
-                let _ = self.rib.sweep_stale(id, &mut self.changed);
-                let _ = self.mcast.sweep_stale(id, &mut self.mcast_changed);
-            }
+            let (rib, mcast) = (&mut self.rib, &mut self.mcast);
+            let (changed, mcast_changed) = (&mut self.changed, &mut self.mcast_changed);
+            let down = e.up.is_none();
+            e.gr_stale.retain_mut(|f| {
+                if f.until > now {
+                    return true;
+                }
+                let afi = f.afi;
+                // RFC 9494: the restart timer ran out with the
+                // session still down, and the peer listed the family for
+                // LLGR: the long-lived phase starts.
+                if let (false, Some(llst), true) = (f.llgr, f.long_lived, down) {
+                    f.llgr = true;
+                    f.until = now + llst;
+                    out.note(
+                        id,
+                        Note::LongLivedStale {
+                            afi,
+                            stale_s: llst.as_secs(),
+                        },
+                    );
+                    let _ = rib.enter_llgr(id, afi, changed);
+                    let _ = mcast.sweep_stale_afi(id, afi, mcast_changed);
+                    return true;
+                }
+                if f.llgr {
+                    out.note(id, Note::LongLivedExpired { afi });
+                } else {
+                    out.note(id, Note::RestartTimerExpired { afi });
+                }
+                let _ = rib.sweep_stale_afi(id, afi, changed);
+                // Multicast routes of the AFI follow its unicast timers
+                // (no long-lived phase for them).
+                let _ = mcast.sweep_stale_afi(id, afi, mcast_changed);
+                false
+            });
             if let Some(up) = e.up.as_mut() {
                 let (rib, mcast) = (&mut self.rib, &mut self.mcast);
                 let (changed, mcast_changed) = (&mut self.changed, &mut self.mcast_changed);
@@ -361,8 +440,9 @@ impl RibCore {
                 let refresh =
                     e.up.iter()
                         .flat_map(|u| u.refreshing.iter().map(|&(_, t)| t));
-                e.stale_until.into_iter().chain(refresh)
+                e.gr_stale.iter().map(|f| f.until).chain(refresh)
             })
+            .chain(self.defer.and_then(|(_, until)| until))
             .min()
     }
 
@@ -484,13 +564,42 @@ impl RibCore {
             keep_pre_policy: entry.meta.keep_pre_policy,
             export: true,
         };
-        // Stale routes from a graceful restart survive only if the new
-        // session negotiated GR again (RFC 4724 §4.2); they are swept by
-        // End-of-RIB or the restart timer.
-        let sweep_now = entry.stale_until.is_some() && n.graceful_restart.is_none();
-        if sweep_now {
-            entry.stale_until = None;
-        }
+        // Stale routes from a graceful restart survive only for the
+        // families the new session's GR capability (LLGR capability, for
+        // those in the long-lived phase, RFC 9494) lists with the
+        // Forwarding State bit set (RFC 4724 §4.2); the others are flushed
+        // now. The survivors wait for their End-of-RIB, at most the
+        // stale-path time (the rest of the Long-lived Stale Time).
+        let mut sweep_now = Vec::new();
+        let why = if n.graceful_restart.is_some() {
+            "forwarding state not preserved"
+        } else {
+            "new session without graceful restart"
+        };
+        let preserved = |afi: Afi, f: &GrFamily| -> bool {
+            f.afi_safi == AfiSafi::new(afi, Safi::Unicast) && f.flags & 0x80 != 0
+        };
+        entry.gr_stale.retain_mut(|f| {
+            let kept = if f.llgr {
+                n.llgr.iter().flatten().any(|l| {
+                    let g = GrFamily {
+                        afi_safi: l.afi_safi,
+                        flags: l.flags,
+                    };
+                    preserved(f.afi, &g)
+                })
+            } else {
+                n.graceful_restart
+                    .as_ref()
+                    .is_some_and(|gr| gr.families.iter().any(|g| preserved(f.afi, g)))
+            };
+            if !kept {
+                sweep_now.push(f.afi);
+            } else if !f.llgr {
+                f.until = now + GR_STALE_PATH_TIME;
+            }
+            kept
+        });
         entry.up = Some(UpState {
             eor_owed: n.families.clone(),
             eor_received: Vec::new(),
@@ -515,9 +624,10 @@ impl RibCore {
         self.rib.add_peer(id, cfg);
         self.mcast.add_peer(id, mcast_cfg);
         let _ = self.rib.set_add_path_send(id, add_path_send);
-        if sweep_now {
-            let _ = self.rib.sweep_stale(id, &mut self.changed);
-            let _ = self.mcast.sweep_stale(id, &mut self.mcast_changed);
+        for afi in sweep_now {
+            out.note(id, Note::StaleFlushed { afi, why });
+            let _ = self.rib.sweep_stale_afi(id, afi, &mut self.changed);
+            let _ = self.mcast.sweep_stale_afi(id, afi, &mut self.mcast_changed);
         }
         self.rebuild_roles();
         self.export_full(id);
@@ -539,23 +649,111 @@ impl RibCore {
         let Some(up) = entry.up.take() else {
             return;
         };
+        // RFC 4724 §4.2: helper mode keeps the routes of the families the
+        // peer listed in its graceful restart capability, marked stale, for
+        // its Restart Time; RFC 9494: those it listed in its LLGR
+        // capability then stay for their Long-lived Stale Time (at once
+        // when the Restart Time is 0 or the family is only in LLGR); the
+        // other families are flushed at once.
         let gr = up.negotiated.graceful_restart.as_ref().filter(|_| graceful);
-        if let Some(gr) = gr {
-            // RFC 4724 §4.2: helper mode keeps the routes, marked stale,
-            // for the peer's Restart Time.
-            let restart = Duration::from_secs(u64::from(gr.restart_time.max(1)));
-            entry.stale_until = Some(now + restart);
-            out.note(
-                id,
-                Note::DownKeptStale {
-                    restart_s: restart.as_secs(),
-                },
-            );
-            let _ = self.rib.mark_stale(id);
-            let _ = self.mcast.mark_stale(id);
+        let restart = Duration::from_secs(u64::from(gr.map_or(0, |g| g.restart_time)));
+        let gr_fams: Vec<Afi> = gr
+            .filter(|gr| gr.restart_time > 0)
+            .map(|gr| {
+                gr.families
+                    .iter()
+                    .filter(|f| f.afi_safi.safi == Safi::Unicast)
+                    .map(|f| f.afi_safi.afi)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let llst = |afi: Afi| -> Option<Duration> {
+            let l = up.negotiated.llgr.as_ref().filter(|_| gr.is_some())?;
+            l.iter()
+                .find(|f| f.afi_safi == AfiSafi::new(afi, Safi::Unicast) && f.stale_time > 0)
+                .map(|f| Duration::from_secs(u64::from(f.stale_time)))
+        };
+        let mut keep: Vec<Afi> = up
+            .negotiated
+            .families
+            .iter()
+            .filter(|f| f.safi == Safi::Unicast)
+            .map(|f| f.afi)
+            .filter(|&a| gr_fams.contains(&a) || llst(a).is_some())
+            .collect();
+        keep.sort();
+        keep.dedup();
+        if let (Some(_), false) = (gr, keep.is_empty()) {
+            // A family still stale from an earlier restart and not listed
+            // now is flushed with the others.
+            entry.gr_stale = keep
+                .iter()
+                .map(|&afi| {
+                    let long_lived = llst(afi);
+                    let llgr = !gr_fams.contains(&afi);
+                    StaleFamily {
+                        afi,
+                        until: now
+                            + if llgr {
+                                long_lived.unwrap_or_default()
+                            } else {
+                                restart
+                            },
+                        long_lived,
+                        llgr,
+                    }
+                })
+                .collect();
+            if !gr_fams.is_empty() {
+                out.note(
+                    id,
+                    Note::DownKeptStale {
+                        restart_s: restart.as_secs(),
+                    },
+                );
+            }
+            for f in &up.negotiated.families {
+                if f.safi == Safi::Unicast && !keep.contains(&f.afi) {
+                    out.note(
+                        id,
+                        Note::StaleFlushed {
+                            afi: f.afi,
+                            why: "not in the peer's graceful restart capability",
+                        },
+                    );
+                }
+            }
+            let long_lived: Vec<(Afi, Duration)> = entry
+                .gr_stale
+                .iter()
+                .filter(|f| f.llgr)
+                .map(|f| (f.afi, f.long_lived.unwrap_or_default()))
+                .collect();
+            let _ = self.rib.mark_stale_families(id, &keep, &mut self.changed);
+            // Multicast routes are kept stale for the AFIs kept above whose
+            // multicast family the peer also listed; the others go now.
+            let mc_keep: Vec<Afi> = keep
+                .iter()
+                .copied()
+                .filter(|&afi| {
+                    gr.is_some_and(|g| {
+                        g.families
+                            .iter()
+                            .any(|f| f.afi_safi == AfiSafi::new(afi, Safi::Multicast))
+                    })
+                })
+                .collect();
+            let _ = self
+                .mcast
+                .mark_stale_families(id, &mc_keep, &mut self.mcast_changed);
+            for (afi, llst) in long_lived {
+                let stale_s = llst.as_secs();
+                out.note(id, Note::LongLivedStale { afi, stale_s });
+                let _ = self.rib.enter_llgr(id, afi, &mut self.changed);
+            }
         } else {
             out.note(id, Note::DownFlushed);
-            entry.stale_until = None;
+            entry.gr_stale.clear();
             let _ = self.rib.peer_down(id, &mut self.changed);
             let _ = self.mcast.peer_down(id, &mut self.mcast_changed);
         }
@@ -574,16 +772,25 @@ impl RibCore {
         let mut importer = policy::Importer::new(entry, &self.settings).timed(&*self.meter);
         let n_updates = updates.len().max(1) as u64;
         let mut policy_ns = 0u64;
+        let mut eor_swept = Vec::new();
+        let mut eor_families = Vec::new();
         for mut u in updates {
             self.counters.updates += 1;
             if let Some(family) = u.end_of_rib {
                 out.note(id, Note::EndOfRib { family });
-                if entry.stale_until.is_some() {
-                    let (rib, changed) = match family.safi {
-                        Safi::Multicast => (&mut self.mcast, &mut self.mcast_changed),
-                        _ => (&mut self.rib, &mut self.changed),
-                    };
-                    let _ = rib.sweep_stale_afi(id, family.afi, changed);
+                eor_families.push(family);
+                if family.safi == Safi::Multicast {
+                    // A complete multicast table: its stale routes go.
+                    let _ = self
+                        .mcast
+                        .sweep_stale_afi(id, family.afi, &mut self.mcast_changed);
+                } else if entry.gr_stale.iter().any(|f| f.afi == family.afi) {
+                    let purged = self
+                        .rib
+                        .sweep_stale_afi(id, family.afi, &mut self.changed)
+                        .unwrap_or(0);
+                    out.note(id, Note::StaleSwept { family, purged });
+                    eor_swept.push(family.afi);
                 }
                 continue;
             }
@@ -660,6 +867,16 @@ impl RibCore {
         }
         let rib_ns = dt.saturating_sub(policy_ns).saturating_sub(named_ns);
         out.sample(Stage::RibUpdate, rib_ns, n_updates);
+        if let (false, Some(e)) = (eor_swept.is_empty(), self.peer_mut(id)) {
+            e.gr_stale.retain(|f| !eor_swept.contains(&f.afi));
+        }
+        if let Some(up) = self.peer_mut(id).and_then(|e| e.up.as_mut()) {
+            for f in eor_families {
+                if !up.eor_received.contains(&f) {
+                    up.eor_received.push(f);
+                }
+            }
+        }
         self.sync_received(id);
         self.check_max_prefix(id, out);
     }
@@ -840,6 +1057,9 @@ impl RibCore {
     /// packed UPDATEs of every session that may have them at `now` (MRAI,
     /// back-pressure) to `out`.
     pub fn propagate(&mut self, now: Instant, out: &mut Outbox) {
+        if self.deferring(now, out) {
+            return;
+        }
         // ADD-PATH peers also hear of non-best path changes, which the RIB
         // tracks itself.
         if !self.changed.is_empty() || self.rib.path_changes_pending() {

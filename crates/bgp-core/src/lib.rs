@@ -81,13 +81,13 @@ mod statics;
 
 pub use crate::core::{
     best_next_hop, route_refresh, Meter, NoMeter, OutQueue, RibCore, RibCounters,
-    ENHANCED_REFRESH_STALE, OUT_QUEUE_LIMIT,
+    ENHANCED_REFRESH_STALE, GR_STALE_PATH_TIME, OUT_QUEUE_LIMIT,
 };
 pub use msg::{
     fan_out, split_updates, DecodedUpdate, FlushBarrier, LinkAddrs, Multicast, NexthopUpdate,
     PeerStatus, RibInput, SessionCmd, SessionUp, MAX_SHARDS,
 };
 pub use outbox::{BestChange, Level, Marker, Markers, Note, Outbox, Output, Sample, Stage};
-pub use peer::{MaxPrefix, MaxPrefixAction, PeerEntry, PeerMeta, PolicyRef, UpState};
+pub use peer::{MaxPrefix, MaxPrefixAction, PeerEntry, PeerMeta, PolicyRef, StaleFamily, UpState};
 pub use settings::{Part, RibSettings, STATIC_PEER};
 pub use statics::StaticRoute;

@@ -178,8 +178,46 @@ pub enum Note {
     },
     /// Session down without graceful restart: its routes are withdrawn.
     DownFlushed,
-    /// The graceful-restart timer ran out (RFC 4724 §4.2).
-    RestartTimerExpired,
+    /// The graceful-restart timer (or, once the session is back, the
+    /// stale-path timer) ran out for a family (RFC 4724 §4.2).
+    RestartTimerExpired {
+        /// The family still stale.
+        afi: Afi,
+    },
+    /// The restarted peer's End-of-RIB swept the stale routes it did not
+    /// send again (RFC 4724 §4.2).
+    StaleSwept {
+        /// The family.
+        family: AfiSafi,
+        /// Stale routes removed.
+        purged: usize,
+    },
+    /// A family's stale routes enter the long-lived phase (RFC 9494):
+    /// kept with LLGR_STALE, least preferred, but those with NO_LLGR.
+    LongLivedStale {
+        /// The family.
+        afi: Afi,
+        /// The peer's Long-lived Stale Time.
+        stale_s: u64,
+    },
+    /// The Long-lived Stale Time ran out (RFC 9494).
+    LongLivedExpired {
+        /// The family.
+        afi: Afi,
+    },
+    /// Our own selection deferral after a graceful restart ended (RFC 4724
+    /// §4.1): routes and End-of-RIB go out now.
+    DeferralOver {
+        /// The deferral timer ran out before every End-of-RIB came.
+        by_timer: bool,
+    },
+    /// A family's stale routes are flushed at once (RFC 4724 §4.2).
+    StaleFlushed {
+        /// The family.
+        afi: Afi,
+        /// Why.
+        why: &'static str,
+    },
     /// No End-of-RIB-Refresh in time (RFC 7313 §4).
     NoEorr {
         /// The family still stale.
@@ -253,7 +291,12 @@ impl Note {
             Note::SessionEstablished { .. }
             | Note::DownKeptStale { .. }
             | Note::DownFlushed
-            | Note::RestartTimerExpired => Level::Info,
+            | Note::RestartTimerExpired { .. }
+            | Note::StaleSwept { .. }
+            | Note::LongLivedStale { .. }
+            | Note::LongLivedExpired { .. }
+            | Note::DeferralOver { .. }
+            | Note::StaleFlushed { .. } => Level::Info,
             Note::NoEorr { .. }
             | Note::UpdateNotApplied { .. }
             | Note::MaxPrefixExceeded { .. }
@@ -278,8 +321,35 @@ impl fmt::Display for Note {
                 "session down; keeping its routes as stale for {restart_s} s (graceful restart)"
             ),
             Note::DownFlushed => f.write_str("session down; flushing its routes"),
-            Note::RestartTimerExpired => {
-                f.write_str("graceful restart timer expired; flushing stale routes")
+            Note::RestartTimerExpired { afi } => write!(
+                f,
+                "graceful restart timer expired for {afi:?}; flushing stale routes"
+            ),
+            Note::StaleSwept { family, purged } => write!(
+                f,
+                "End-of-RIB ({family}) after graceful restart: {purged} stale routes swept"
+            ),
+            Note::LongLivedStale { afi, stale_s } => write!(
+                f,
+                "{afi:?} routes kept as long-lived stale for {stale_s} s (LLGR_STALE, least preferred)"
+            ),
+            Note::LongLivedExpired { afi } => write!(
+                f,
+                "long-lived stale time expired for {afi:?}; flushing stale routes"
+            ),
+            Note::DeferralOver { by_timer } => {
+                let why = if *by_timer {
+                    "select_defer_time ran out"
+                } else {
+                    "End-of-RIB from every neighbour"
+                };
+                write!(f, "graceful restart: selection deferral over ({why}); sending routes and End-of-RIB")
+            }
+            Note::StaleFlushed { afi, why } => {
+                write!(
+                    f,
+                    "{afi:?} routes flushed at once: {why} (graceful restart)"
+                )
             }
             Note::NoEorr { afi } => write!(
                 f,

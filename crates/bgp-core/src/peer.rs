@@ -132,6 +132,23 @@ pub struct UpState {
     pub last_flush: Instant,
 }
 
+/// One family of a restarting peer's routes kept as stale.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StaleFamily {
+    /// The family (unicast).
+    pub afi: base::Afi,
+    /// When the current phase ends: the peer's Restart Time while the
+    /// session is down, the stale-path time once it is back, or the
+    /// Long-lived Stale Time in the long-lived phase.
+    pub until: Instant,
+    /// The peer's Long-lived Stale Time for the family (RFC 9494),
+    /// when it listed it: a restart timer running out with the session
+    /// still down starts the long-lived phase instead of flushing.
+    pub long_lived: Option<Duration>,
+    /// In the long-lived phase: the routes carry LLGR_STALE.
+    pub llgr: bool,
+}
+
 /// One entry of the RIB core's peer table. Every shard of a split RIB has
 /// its own copy ([`PeerEntry::copy_idle`] before the session is up).
 pub struct PeerEntry {
@@ -145,9 +162,10 @@ pub struct PeerEntry {
     pub up: Option<UpState>,
     /// The neighbour is administratively disabled.
     pub disabled: bool,
-    /// Graceful restart helper (RFC 4724 §4.2): the peer's routes are kept
-    /// as stale until this deadline, End-of-RIB, or a session without GR.
-    pub stale_until: Option<Instant>,
+    /// Graceful restart helper (RFC 4724 §4.2, RFC 9494): the
+    /// families whose routes are kept as stale, each until its End-of-RIB,
+    /// a session that does not preserve it, or its deadline.
+    pub gr_stale: Vec<StaleFamily>,
     /// When and why the last Established session ended.
     pub last_down: Option<(SystemTime, String)>,
 }
@@ -160,7 +178,7 @@ impl PeerEntry {
             status,
             up: None,
             disabled: false,
-            stale_until: None,
+            gr_stale: Vec::new(),
             last_down: None,
         }
     }
@@ -173,7 +191,7 @@ impl PeerEntry {
             status: self.status.clone(),
             up: None,
             disabled: self.disabled,
-            stale_until: self.stale_until,
+            gr_stale: self.gr_stale.clone(),
             last_down: self.last_down.clone(),
         }
     }

@@ -111,6 +111,15 @@ impl ExportPolicy for UserExport<'_> {
         let Some(Some(entry)) = self.peers.get(to.0 as usize) else {
             return ExportVerdict::Reject;
         };
+        // RFC 9494: a long-lived stale route goes only to peers that
+        // negotiated LLGR.
+        let llgr_peer = entry
+            .up
+            .as_ref()
+            .is_some_and(|u| u.negotiated.llgr.is_some());
+        if attrs.summary().llgr_stale() && !llgr_peer {
+            return ExportVerdict::Reject;
+        }
         match &entry.meta.export {
             PolicyRef::AcceptAll => ExportVerdict::Accept,
             PolicyRef::RejectAll => ExportVerdict::Reject,

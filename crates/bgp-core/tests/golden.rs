@@ -24,6 +24,8 @@
 //! SECONDS remove N             the neighbour is deconfigured
 //! SECONDS nexthop ADDR COST|down  next-hop resolution found ADDR
 //!                              reachable at COST, or unreachable
+//! SECONDS defer SECONDS2       we restarted: defer selection (RFC 4724
+//!                              §4.1) for at most SECONDS2
 //! SECONDS tick                 time passes (timers)
 //! SECONDS propagate            an export round and flush
 //! ```
@@ -152,6 +154,10 @@ fn run_script(text: &str) -> String {
                     igp_cost,
                 };
                 h.core.nexthop_update(u, &mut h.out);
+            }
+            "defer" => {
+                let limit: u64 = w[2].parse().expect("defer SECONDS");
+                h.core.defer_selection(Duration::from_secs(limit));
             }
             "tick" => h.core.tick(now, &mut h.out),
             "propagate" => h.core.propagate(now, &mut h.out),

@@ -11,8 +11,8 @@ use std::net::Ipv4Addr;
 use base::Asn;
 use bgp_wire::consts::attr_type as at;
 use bgp_wire::{
-    merge_as4_path, AttrIter, AttrValue, MpReach, MpReachView, NextHop, Origin, ParseCtx, PathAttr,
-    PathAttribute, RawAttr, SegmentType, UpdateView, WireError,
+    merge_as4_path, AttrIter, AttrValue, Community, MpReach, MpReachView, NextHop, Origin,
+    ParseCtx, PathAttr, PathAttribute, RawAttr, SegmentType, UpdateView, WireError,
 };
 
 /// What the RIB stores attributes as: always 4-octet ASNs (RFC 6793).
@@ -22,6 +22,8 @@ const HAS_LP: u8 = 1;
 const HAS_MED: u8 = 2;
 const HAS_ORIGINATOR: u8 = 4;
 const HAS_NEIGHBOR: u8 = 8;
+const LLGR_STALE: u8 = 16;
+const NO_LLGR: u8 = 32;
 
 /// The fields best-path selection reads, precomputed and packed (28 bytes).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -94,6 +96,14 @@ impl Summary {
     /// The IGP cost to the next hop, as supplied by the caller.
     pub fn igp_metric(&self) -> u32 {
         self.igp_metric
+    }
+    /// Carries the LLGR_STALE community (RFC 9494): least preferred.
+    pub fn llgr_stale(&self) -> bool {
+        self.present & LLGR_STALE != 0
+    }
+    /// Carries the NO_LLGR community (RFC 9494).
+    pub fn no_llgr(&self) -> bool {
+        self.present & NO_LLGR != 0
     }
 }
 
@@ -358,6 +368,14 @@ fn summarize(v: &AttrValue, s: &mut Summary) {
         AttrValue::OriginatorId(a) => {
             s.originator_id = u32::from(*a);
             s.present |= HAS_ORIGINATOR;
+        }
+        AttrValue::Communities(c) => {
+            if c.contains(&Community::LLGR_STALE) {
+                s.present |= LLGR_STALE;
+            }
+            if c.contains(&Community::NO_LLGR) {
+                s.present |= NO_LLGR;
+            }
         }
         AttrValue::ClusterList(c) => {
             s.cluster_list_len = c.len().min(u16::MAX as usize) as u16;

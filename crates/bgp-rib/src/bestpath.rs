@@ -2,6 +2,8 @@
 //! with the tie-breaking rules of §9.1.2.2 and the route-reflection and
 //! ordering extensions every implementation uses. Steps, in order:
 //!
+//! 0. A route carrying LLGR_STALE is less preferred than any other (RFC
+//!    9494).
 //! 1. Highest degree of preference: LOCAL_PREF (RFC 4271 §9.1.1, §5.1.5);
 //!    absent → [`BestPathConfig::default_local_pref`] (100). The shard
 //!    removes LOCAL_PREF from eBGP-learned routes before import policy, as
@@ -77,6 +79,8 @@ impl Default for BestPathConfig {
 /// The step that decided a comparison.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Step {
+    /// Without the LLGR_STALE community (RFC 9494).
+    LlgrStale,
     /// Higher LOCAL_PREF (§9.1.1).
     LocalPref,
     /// Shorter AS_PATH (§9.1.2.2 a).
@@ -147,6 +151,10 @@ fn compare_inner(
     cfg: &BestPathConfig,
 ) -> Option<(Ordering, Step)> {
     let (sa, sb) = (a.summary, b.summary);
+    // 0. RFC 9494: a long-lived stale route is least preferred.
+    if let Some(r) = step(sa.llgr_stale().cmp(&sb.llgr_stale()), Step::LlgrStale) {
+        return Some(r);
+    }
     // 1. RFC 4271 §9.1.1: higher LOCAL_PREF wins.
     let lp = |s: &Summary| s.local_pref().unwrap_or(cfg.default_local_pref);
     if let Some(r) = step(lp(sb).cmp(&lp(sa)), Step::LocalPref) {

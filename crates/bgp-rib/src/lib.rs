@@ -32,7 +32,9 @@
 //!   hop, LOCAL_PREF, AS4_PATH for 2-octet peers, MP_REACH for IPv6 and
 //!   RFC 8950) once per attribute set.
 //! * Graceful restart, helper side (RFC 4724 §4.2): [`RibShard::mark_stale`]
-//!   keeps a dropped peer's routes flagged stale, re-announcements clear
+//!   keeps a dropped peer's routes flagged stale
+//!   ([`RibShard::mark_stale_families`]: only the families its capability
+//!   listed, the others flushed at once), re-announcements clear
 //!   the flag, [`RibShard::sweep_stale`] / [`RibShard::sweep_stale_afi`]
 //!   remove what is left on End-of-RIB or timer expiry.
 //!

@@ -166,6 +166,38 @@ impl Rib {
         Ok(n)
     }
 
+    /// [`RibShard::mark_stale_families`] across shards; returns paths
+    /// left stale.
+    pub fn mark_stale_families(
+        &mut self,
+        peer: PeerId,
+        keep: &[base::Afi],
+        changed: &mut Vec<Prefix>,
+    ) -> Result<usize, RibError> {
+        let mut n = 0;
+        for s in &mut self.shards {
+            n += s.mark_stale_families(peer, keep, changed)?;
+        }
+        Ok(n)
+    }
+
+    /// [`RibShard::enter_llgr`] across shards; returns (paths kept, paths
+    /// removed).
+    pub fn enter_llgr(
+        &mut self,
+        peer: PeerId,
+        afi: base::Afi,
+        changed: &mut Vec<Prefix>,
+    ) -> Result<(usize, usize), RibError> {
+        let (mut kept, mut removed) = (0, 0);
+        for s in &mut self.shards {
+            let (k, r) = s.enter_llgr(peer, afi, changed)?;
+            kept += k;
+            removed += r;
+        }
+        Ok((kept, removed))
+    }
+
     /// [`RibShard::sweep_stale`] across shards; returns paths removed.
     pub fn sweep_stale(
         &mut self,

@@ -78,7 +78,7 @@ impl PrefixEntry {
     }
     /// Takes the paths out (leaving none, the best index kept);
     /// [`Self::set_paths`] puts them back.
-    fn take_paths(&mut self) -> Vec<PathEntry> {
+    pub(crate) fn take_paths(&mut self) -> Vec<PathEntry> {
         let best = self.best_raw();
         match std::mem::replace(self, PrefixEntry::Empty { best }) {
             PrefixEntry::Empty { .. } => Vec::new(),
@@ -86,7 +86,7 @@ impl PrefixEntry {
             PrefixEntry::Many { paths, .. } => *paths,
         }
     }
-    fn set_paths(&mut self, mut v: Vec<PathEntry>) {
+    pub(crate) fn set_paths(&mut self, mut v: Vec<PathEntry>) {
         let best = self.best_raw();
         *self = match v.len() {
             0 => PrefixEntry::Empty { best },

@@ -7,7 +7,7 @@ use base::{Afi, Asn, Prefix};
 use bgp_rib::{
     AcceptAll, AttrsBuilder, BestPathConfig, PathEntry, PeerConfig, PeerId, Rib, RibError, RibShard,
 };
-use bgp_wire::{AsPath, AttrValue, NextHop, Nlri, Origin, PathAttr};
+use bgp_wire::{AsPath, AttrValue, Community, NextHop, Nlri, Origin, PathAttr};
 
 fn pfx(s: &str) -> Prefix {
     s.parse().unwrap()
@@ -177,6 +177,134 @@ fn end_of_rib_sweeps_one_family() {
     assert_eq!(rib.sweep_stale(PeerId(0), &mut ch), Ok(40));
     assert_eq!(ch.len(), 40);
     assert_eq!(rib.path_count(), 10);
+}
+
+#[test]
+fn families_not_in_the_capability_are_flushed_at_once() {
+    // Peer 0 listed only IPv4 in its graceful restart capability: its IPv6
+    // route goes now, the IPv4 ones stay stale (RFC 4724 §4.2).
+    let mut s = setup();
+    let mut ch = Vec::new();
+    assert_eq!(
+        s.mark_stale_families(PeerId(0), &[Afi::Ipv4], &mut ch),
+        Ok(3)
+    );
+    assert_eq!(ch, vec![pfx("2001:db8::/32")]);
+    assert!(s.lookup(&pfx("2001:db8::/32")).is_none());
+    assert_eq!(s.stale_count(PeerId(0)), 3);
+    assert_eq!(best_peer(&s, "10.0.0.0/8"), Some(PeerId(0)));
+    assert_eq!(s.peer_counts(PeerId(0)).unwrap().accepted, 3);
+    // Nothing listed: everything goes, 10/8 falls back to peer 1.
+    let mut s = setup();
+    ch.clear();
+    assert_eq!(s.mark_stale_families(PeerId(0), &[], &mut ch), Ok(0));
+    ch.sort();
+    assert_eq!(ch.len(), 4, "{ch:?}");
+    assert_eq!(best_peer(&s, "10.0.0.0/8"), Some(PeerId(1)));
+    assert_eq!(s.path_count(), 1);
+    // Through the sharded RIB, both families kept.
+    let mut rib = Rib::new(2, BestPathConfig::default());
+    rib.add_peer(PeerId(0), cfg(0, false));
+    let n: Vec<Nlri> = ["10.0.0.0/8", "2001:db8::/32"]
+        .iter()
+        .map(|p| Nlri::new(pfx(p)))
+        .collect();
+    rib.apply_update(
+        PeerId(0),
+        &n,
+        Some(&attrs(&[1])),
+        &[],
+        &mut AcceptAll,
+        &mut ch,
+    )
+    .unwrap();
+    ch.clear();
+    let both = [Afi::Ipv4, Afi::Ipv6];
+    assert_eq!(rib.mark_stale_families(PeerId(0), &both, &mut ch), Ok(2));
+    assert!(ch.is_empty());
+    assert_eq!(
+        rib.mark_stale_families(PeerId(9), &both, &mut ch),
+        Err(RibError::UnknownPeer(PeerId(9)))
+    );
+}
+
+fn communities_of(s: &RibShard, p: &str, peer: u16) -> Vec<Community> {
+    let r = s.lookup(&pfx(p)).unwrap();
+    let (_, set) = r.iter().find(|(e, _)| e.peer == PeerId(peer)).unwrap();
+    let b = set.to_builder();
+    match b
+        .get(bgp_wire::consts::attr_type::COMMUNITIES)
+        .map(|a| &a.value)
+    {
+        Some(AttrValue::Communities(c)) => c.clone(),
+        _ => Vec::new(),
+    }
+}
+
+#[test]
+fn long_lived_stale_paths_get_llgr_stale_and_lose_selection() {
+    let mut s = setup();
+    let mut ch = Vec::new();
+    // 11/8 again from peer 0, now with NO_LLGR (RFC 9494).
+    let mut b = attrs(&[64500]);
+    b.set(PathAttr::new(AttrValue::Communities(vec![
+        Community(65000 << 16 | 1),
+        Community::NO_LLGR,
+    ])));
+    let n = [Nlri::new(pfx("11.0.0.0/8"))];
+    s.apply_update(PeerId(0), &n, Some(&b), &[], &mut AcceptAll, &mut ch)
+        .unwrap();
+    s.mark_stale(PeerId(0)).unwrap();
+    ch.clear();
+    assert_eq!(s.enter_llgr(PeerId(0), Afi::Ipv4, &mut ch), Ok((2, 1)));
+    ch.sort();
+    // 10/8: peer 1's longer path now wins; 11/8 is gone; 12/8 keeps its
+    // only (stale) path, whose attributes changed.
+    assert_eq!(
+        ch,
+        vec![pfx("10.0.0.0/8"), pfx("11.0.0.0/8"), pfx("12.0.0.0/8")]
+    );
+    assert_eq!(best_peer(&s, "10.0.0.0/8"), Some(PeerId(1)));
+    assert!(s.lookup(&pfx("11.0.0.0/8")).is_none());
+    assert_eq!(best_peer(&s, "12.0.0.0/8"), Some(PeerId(0)));
+    assert_eq!(
+        communities_of(&s, "12.0.0.0/8", 0),
+        vec![Community::LLGR_STALE]
+    );
+    let r = s.lookup(&pfx("12.0.0.0/8")).unwrap();
+    assert!(r.best().unwrap().1.summary().llgr_stale());
+    assert_eq!(communities_of(&s, "10.0.0.0/8", 1), vec![]);
+    // IPv6 was not touched; the IPv4 paths are still stale (End-of-RIB
+    // or the long-lived timer sweeps them).
+    assert_eq!(s.stale_count(PeerId(0)), 3);
+    assert!(communities_of(&s, "2001:db8::/32", 0).is_empty());
+    assert_eq!(s.path_count(), 4);
+    assert_eq!(s.peer_counts(PeerId(0)).unwrap().accepted, 3);
+    // A second pass changes nothing but keeps one LLGR_STALE.
+    ch.clear();
+    assert_eq!(s.enter_llgr(PeerId(0), Afi::Ipv4, &mut ch), Ok((2, 0)));
+    assert_eq!(
+        communities_of(&s, "12.0.0.0/8", 0),
+        vec![Community::LLGR_STALE]
+    );
+    // Re-announced without the community: fresh and preferred again.
+    ch.clear();
+    announce(&mut s, 0, &["10.0.0.0/8"], &[64500], &mut ch);
+    assert_eq!(best_peer(&s, "10.0.0.0/8"), Some(PeerId(0)));
+    // A route received with LLGR_STALE is least preferred too.
+    let mut b = attrs(&[64501]);
+    b.set(PathAttr::new(AttrValue::Communities(vec![
+        Community::LLGR_STALE,
+    ])));
+    let n = [Nlri::new(pfx("13.0.0.0/8"))];
+    s.apply_update(PeerId(1), &n, Some(&b), &[], &mut AcceptAll, &mut ch)
+        .unwrap();
+    announce(&mut s, 0, &["13.0.0.0/8"], &[64500, 1, 2, 3], &mut ch);
+    assert_eq!(best_peer(&s, "13.0.0.0/8"), Some(PeerId(0)));
+    assert_eq!(
+        s.enter_llgr(PeerId(9), Afi::Ipv4, &mut ch),
+        Err(RibError::UnknownPeer(PeerId(9)))
+    );
 }
 
 #[test]

@@ -65,7 +65,7 @@ pub struct GrFamily {
     pub flags: u8,
 }
 
-/// One entry of the long-lived GR capability (RFC 9494 §2).
+/// One entry of the long-lived GR capability (RFC 9494).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct LlgrFamily {
     /// The family.

@@ -120,6 +120,7 @@ fn session_key(n: &Neighbor) -> impl PartialEq + '_ {
         (
             n.graceful_restart,
             n.restart_time,
+            n.long_lived_stale_time,
             n.route_refresh,
             n.enhanced_route_refresh,
         ),
@@ -195,7 +196,7 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
             p.removed.push(o.name.clone());
         }
     }
-    let others: [(&str, bool); 11] = [
+    let others: [(&str, bool); 12] = [
         ("router.listen", ro.listen != rn.listen),
         ("router.cluster_id", cluster_changed),
         ("router.pipeline", ro.pipeline != rn.pipeline),
@@ -203,6 +204,10 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
         (
             "router.next_hop_tracking",
             ro.next_hop_tracking != rn.next_hop_tracking,
+        ),
+        (
+            "router.select_defer_time",
+            ro.select_defer_time != rn.select_defer_time,
         ),
         ("control.socket", old.control.socket != new.control.socket),
         (

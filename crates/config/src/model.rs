@@ -87,6 +87,10 @@ pub struct Router {
     /// Route selection options (`deterministic_med`, `always_compare_med`,
     /// `med_missing_as_worst`, `compare_router_id`).
     pub bestpath: BestPath,
+    /// `select_defer_time`, seconds, default 360, 1..=3600: after a
+    /// graceful restart of tesserad (`tesserad -R`), how long selection
+    /// results are held back waiting for End-of-RIB from the peers.
+    pub select_defer_time: u32,
 }
 
 /// The route selection options of `[router]` (RFC 4271 §9.1.2.2, RFC 5004).
@@ -296,6 +300,9 @@ pub struct Neighbor {
     pub graceful_restart: bool,
     /// `restart_time`, seconds, default 120, at most 4095.
     pub restart_time: u16,
+    /// `long_lived_stale_time` (RFC 9494), seconds, default 0: no
+    /// long-lived graceful restart capability; at most 16777215.
+    pub long_lived_stale_time: u32,
     /// `route_refresh` (RFC 2918), default true.
     pub route_refresh: bool,
     /// `enhanced_route_refresh` (RFC 7313), default true.

@@ -323,6 +323,22 @@ pub(crate) fn neighbor(
             format!("{restart_time}: at most 4095 seconds (RFC 4724 §3)"),
         ));
     }
+    // RFC 9494: the Long-lived Stale Time is a 24-bit field, and the
+    // capability goes with the graceful restart one.
+    let graceful_restart = rn.graceful_restart.unwrap_or(true);
+    let long_lived_stale_time = rn.long_lived_stale_time.unwrap_or(0);
+    if long_lived_stale_time > 0xff_ffff {
+        return Err(c.err(
+            &at("long_lived_stale_time"),
+            format!("{long_lived_stale_time}: at most 16777215 seconds (RFC 9494)"),
+        ));
+    }
+    if long_lived_stale_time > 0 && !graceful_restart {
+        return Err(c.err(
+            &at("long_lived_stale_time"),
+            "needs graceful_restart (RFC 9494)",
+        ));
+    }
     let four_octet_asn = rn.four_octet_asn.unwrap_or(true);
     if !four_octet_asn && (remote_as.is_4byte() || r.asn.is_4byte()) {
         return Err(c.err(
@@ -385,8 +401,9 @@ pub(crate) fn neighbor(
         export,
         role,
         role_strict,
-        graceful_restart: rn.graceful_restart.unwrap_or(true),
+        graceful_restart,
         restart_time,
+        long_lived_stale_time,
         route_refresh: rn.route_refresh.unwrap_or(true),
         enhanced_route_refresh: rn.enhanced_route_refresh.unwrap_or(true),
         extended_message: rn.extended_message.unwrap_or(true),

@@ -48,6 +48,7 @@ pub struct RawRouter {
     pub always_compare_med: Option<bool>,
     pub med_missing_as_worst: Option<bool>,
     pub compare_router_id: Option<bool>,
+    pub select_defer_time: Option<u32>,
 }
 
 /// An AS number as an integer (asplain) or a string: asdot `"1.10"`
@@ -205,6 +206,7 @@ pub struct RawNeighbor {
     pub role_strict: Option<bool>,
     pub graceful_restart: Option<bool>,
     pub restart_time: Option<u16>,
+    pub long_lived_stale_time: Option<u32>,
     pub route_refresh: Option<bool>,
     pub enhanced_route_refresh: Option<bool>,
     pub extended_message: Option<bool>,

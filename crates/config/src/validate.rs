@@ -230,6 +230,14 @@ fn router(c: &Ctx<'_>, rr: &RawRouter, policies: &BTreeMap<String, PolicyDef>) -
         .as_ref()
         .map(|v| policy_name(c, "router.default_export", v, policies))
         .transpose()?;
+    // FRR's `select-defer-time` default and range.
+    let select_defer_time = rr.select_defer_time.unwrap_or(360);
+    if !(1..=3600).contains(&select_defer_time) {
+        return Err(c.err(
+            "router.select_defer_time",
+            format!("{select_defer_time}: 1 to 3600 seconds"),
+        ));
+    }
     Ok(Router {
         id,
         asn,
@@ -249,6 +257,7 @@ fn router(c: &Ctx<'_>, rr: &RawRouter, policies: &BTreeMap<String, PolicyDef>) -
             med_missing_as_worst: rr.med_missing_as_worst.unwrap_or(false),
             compare_router_id: rr.compare_router_id.unwrap_or(true),
         },
+        select_defer_time,
     })
 }
 

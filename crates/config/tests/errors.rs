@@ -138,6 +138,10 @@ fn router_values() {
          \"sequential\", \"per-peer\", \"worker-pool\", \"sharded\""
     );
     assert_eq!(
+        r("[router]\nid = \"192.0.2.1\"\nasn = 1\nselect_defer_time = 0\n"),
+        "r.toml:4:21: router.select_defer_time: 0: 1 to 3600 seconds"
+    );
+    assert_eq!(
         r("[router]\nid = \"192.0.2.1\"\nasn = 1\ndefault_import = \"strict\"\n"),
         "r.toml:4:18: router.default_import: unknown policy \"strict\""
     );
@@ -247,6 +251,16 @@ fn neighbor_values() {
     assert_eq!(
         err(&nb("restart_time = 5000\n")),
         "tesserad.toml:8:16: neighbor[0].restart_time: 5000: at most 4095 seconds (RFC 4724 §3)"
+    );
+    assert_eq!(
+        err(&nb("long_lived_stale_time = 16777216\n")),
+        "tesserad.toml:8:25: neighbor[0].long_lived_stale_time: 16777216: at most 16777215 seconds (RFC 9494)"
+    );
+    assert_eq!(
+        err(&nb(
+            "graceful_restart = false\nlong_lived_stale_time = 60\n"
+        )),
+        "tesserad.toml:9:25: neighbor[0].long_lived_stale_time: needs graceful_restart (RFC 9494)"
     );
 }
 

@@ -31,6 +31,12 @@ struct Args {
     /// over `[dataplane] feed_socket`.
     #[arg(long)]
     dataplane: bool,
+    /// This start follows a restart of tesserad (killed or stopped):
+    /// announce the Restart State bit of graceful restart (RFC 4724), and
+    /// hold back routes and End-of-RIB until the neighbours' End-of-RIB
+    /// or `router.select_defer_time`.
+    #[arg(short = 'R', long = "graceful-restart")]
+    graceful_restart: bool,
 }
 
 fn main() -> ExitCode {
@@ -70,6 +76,7 @@ fn main() -> ExitCode {
     }
     let mut hooks = bgp_speaker::daemon::Hooks {
         logging: Some(init_logging),
+        graceful_restart: args.graceful_restart,
         ..Default::default()
     };
     let mut running = None;

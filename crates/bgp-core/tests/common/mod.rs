@@ -97,9 +97,13 @@ pub fn peer_meta(n: u16, words: &[&str]) -> PeerMeta {
     m
 }
 
-/// What peer `n`'s session negotiated: 4-octet ASN, IPv4 and IPv6
-/// unicast, route refresh; `gr=SECONDS` graceful restart, `err` enhanced
-/// route refresh.
+/// What peer `n`'s session negotiated: IPv4 unicast (`v6` adds IPv6
+/// unicast), 4-octet ASN, route refresh; `gr=SECONDS` graceful restart
+/// listing every negotiated family with the Forwarding State bit set, or
+/// only those of `grf=ipv4,ipv6` (`grf=` none), of which those in
+/// `nof=ipv4,...` without it; `llgr=SECONDS` long-lived graceful restart
+/// (RFC 9494) for every negotiated family with the F bit, but those in
+/// `llnof=ipv4,...`; `err` enhanced route refresh.
 pub fn negotiated(meta: &PeerMeta, n: u16, words: &[&str]) -> Negotiated {
     let mut neg = Negotiated {
         peer_asn: meta.remote_asn,
@@ -120,6 +124,20 @@ pub fn negotiated(meta: &PeerMeta, n: u16, words: &[&str]) -> Negotiated {
         peer_role: None,
         fqdn: None,
     };
+    let families = |v: &str| -> Vec<AfiSafi> {
+        v.split(',')
+            .filter(|f| !f.is_empty())
+            .map(|f| match f {
+                "ipv4" => AfiSafi::IPV4_UNICAST,
+                "ipv6" => AfiSafi::IPV6_UNICAST,
+                _ => panic!("family {f:?}"),
+            })
+            .collect()
+    };
+    let mut gr_listed = None;
+    let mut llst = None;
+    let mut ll_no_f = Vec::new();
+    let mut no_f = Vec::new();
     for w in words {
         let (k, v) = w.split_once('=').unwrap_or((w, ""));
         match k {
@@ -134,10 +152,36 @@ pub fn negotiated(meta: &PeerMeta, n: u16, words: &[&str]) -> Negotiated {
                     restart_state: false,
                 });
             }
+            "grf" => gr_listed = Some(families(v)),
+            "llgr" => llst = Some(v.parse::<u32>().expect("llgr=S")),
+            "llnof" => ll_no_f = families(v),
+            "nof" => no_f = families(v),
             _ => panic!("unknown up key {k:?}"),
         }
     }
     neg.families.sort();
+    if let Some(stale_time) = llst {
+        neg.llgr = Some(
+            neg.families
+                .iter()
+                .map(|&afi_safi| bgp_wire::capability::LlgrFamily {
+                    afi_safi,
+                    flags: if ll_no_f.contains(&afi_safi) { 0 } else { 0x80 },
+                    stale_time,
+                })
+                .collect(),
+        );
+    }
+    if let Some(gr) = neg.graceful_restart.as_mut() {
+        let listed = gr_listed.unwrap_or_else(|| neg.families.clone());
+        gr.families = listed
+            .into_iter()
+            .map(|afi_safi| bgp_wire::capability::GrFamily {
+                afi_safi,
+                flags: if no_f.contains(&afi_safi) { 0 } else { 0x80 },
+            })
+            .collect();
+    }
     neg
 }
 
@@ -146,7 +190,8 @@ pub fn prefix(s: &str) -> Prefix {
 }
 
 /// Attributes of an announcement: `path=A,B,C` (default the peer's AS),
-/// `nh=ADDR` (default the peer's address), `med=N`, `lp=N`.
+/// `nh=ADDR` (default the peer's address), `med=N`, `lp=N`,
+/// `comm=ASN:VALUE,...` (standard communities).
 pub fn attrs(n: u16, meta: &PeerMeta, words: &[&str]) -> AttrsBuilder {
     let mut b = AttrsBuilder::new();
     b.set(PathAttr::new(AttrValue::Origin(Origin::Igp)));
@@ -173,6 +218,18 @@ pub fn attrs(n: u16, meta: &PeerMeta, words: &[&str]) -> AttrsBuilder {
             }
             "med" => b.set_med(v.parse().expect("med")),
             "lp" => b.set_local_pref(v.parse().expect("lp")),
+            "comm" => {
+                let list = v
+                    .split(',')
+                    .map(|c| {
+                        let (a, v) = c.split_once(':').expect("comm=ASN:VALUE");
+                        let a: u32 = a.parse().expect("community ASN");
+                        let v: u32 = v.parse().expect("community value");
+                        bgp_wire::Community(a << 16 | v)
+                    })
+                    .collect();
+                b.set(PathAttr::new(AttrValue::Communities(list)));
+            }
             _ => panic!("unknown attribute key {k:?}"),
         }
     }
@@ -497,6 +554,10 @@ fn render_update(u: &UpdateView<'_>) -> String {
             AttrValue::NextHop(a) => attrs.push(format!("nh {a}")),
             AttrValue::Med(v) => attrs.push(format!("med {v}")),
             AttrValue::LocalPref(v) => attrs.push(format!("lp {v}")),
+            AttrValue::Communities(c) => {
+                let list: Vec<String> = c.iter().map(ToString::to_string).collect();
+                attrs.push(format!("comm {}", list.join(",")));
+            }
             AttrValue::MpReach(r) => {
                 if let MpNlri::Prefixes(p) = &r.nlri {
                     match r.afi_safi.safi {

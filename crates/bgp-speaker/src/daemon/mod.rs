@@ -112,6 +112,13 @@ pub struct Hooks {
     /// (`--log`, else `RUST_LOG`, else `[router] log`). The library logs
     /// through `tracing` only; the binary decides where it goes.
     pub logging: Option<fn(&str)>,
+    /// This start is a graceful restart (`tesserad -R`, RFC 4724 §4.1):
+    /// the graceful restart capabilities carry the Restart State bit, and
+    /// the Forwarding State bit when there is no `[dataplane]` (forwarding
+    /// is then not ours, so our restart did not disturb it); export, the
+    /// best-route feed and End-of-RIB wait for the neighbours' End-of-RIB
+    /// or `router.select_defer_time`.
+    pub graceful_restart: bool,
 }
 
 /// [`run`] with [`Hooks`].
@@ -126,6 +133,11 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
     }
 
     let mode = spec.mode;
+    let mut spec = spec;
+    let defer = hooks.graceful_restart.then(|| {
+        spec::restarting(&mut spec);
+        Duration::from_secs(u64::from(spec.config.router.select_defer_time))
+    });
     // Sessions read, frame and decode on these threads; the sharded
     // pipeline gets as many as it has shards, up to the CPU count.
     let workers = match mode {
@@ -235,6 +247,9 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
             st.insert_peer(*id, e.copy_idle());
         }
         st.set_statics(statics.clone());
+        if let Some(d) = defer {
+            st.core.defer_selection(d);
+        }
         st
     })?;
     drop(entries);

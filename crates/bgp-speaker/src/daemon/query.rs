@@ -180,6 +180,9 @@ fn peer_info(st: &RibState, id: PeerId, e: &PeerEntry, preferred: u64, all: bool
             if n.graceful_restart.is_some() {
                 caps.push("Graceful restart".into());
             }
+            if n.llgr.is_some() {
+                caps.push("Long-lived graceful restart".into());
+            }
             if n.four_octet_asn {
                 caps.push("4-octet AS numbers".into());
             }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use bgp_fsm::{ConnectionMode, DampConfig, SessionConfig};
 use bgp_policy::Policy;
 use bgp_rib::{AttrsBuilder, BestPathConfig, NextHopMode};
-use bgp_wire::capability::{add_path_mode, AddPathFamily, ExtNextHop, GrFamily};
+use bgp_wire::capability::{add_path_mode, AddPathFamily, ExtNextHop, GrFamily, LlgrFamily};
 use bgp_wire::{
     AsPath, AttrValue, Capability, Community, LargeCommunity, NextHop, Origin, PathAttr,
 };
@@ -114,6 +114,21 @@ fn session_config(c: &config::Config, n: &config::Neighbor) -> SessionConfig {
                 .collect(),
         });
     }
+    if n.graceful_restart && n.long_lived_stale_time > 0 {
+        // RFC 9494: every family, no F bit (forwarding state is not
+        // preserved), our Long-lived Stale Time.
+        s.extra_capabilities
+            .push(Capability::LongLivedGracefulRestart(
+                n.families
+                    .iter()
+                    .map(|&af| LlgrFamily {
+                        afi_safi: af,
+                        flags: 0,
+                        stale_time: n.long_lived_stale_time.min(0xff_ffff),
+                    })
+                    .collect(),
+            ));
+    }
     s.connect_retry_time = Duration::from_secs(u64::from(n.connect_retry.max(1)));
     s.delay_open = n.delay_open.map(|d| Duration::from_secs(u64::from(d)));
     s.connection_mode = match n.connection {
@@ -134,6 +149,29 @@ pub fn bestpath(b: &config::BestPath) -> BestPathConfig {
         missing_med_worst: b.med_missing_as_worst,
         compare_router_id: b.compare_router_id,
         ..BestPathConfig::default()
+    }
+}
+
+/// A graceful restart of tesserad (RFC 4724 §4.1): every graceful restart
+/// capability gets the Restart State bit, and the Forwarding State bit per
+/// family when tesserad forwards nothing itself (no `[dataplane]`: the
+/// in-process dataplane starts empty, so its state is not preserved).
+pub(crate) fn restarting(spec: &mut Spec) {
+    let forwarding_kept = spec.config.dataplane.is_none();
+    for n in &mut spec.neighbors {
+        for c in &mut n.fsm.extra_capabilities {
+            if let Capability::GracefulRestart {
+                flags, families, ..
+            } = c
+            {
+                *flags |= 0x8;
+                if forwarding_kept {
+                    for f in families.iter_mut() {
+                        f.flags |= 0x80;
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -42,6 +42,11 @@ impl Community {
     pub const NO_EXPORT_SUBCONFED: Community = Community(0xffff_ff03);
     /// RFC 3765.
     pub const NO_PEER: Community = Community(0xffff_ff04);
+    /// LLGR_STALE (RFC 9494): a route kept after its session went
+    /// down, in the long-lived stale phase.
+    pub const LLGR_STALE: Community = Community(0xffff_0006);
+    /// NO_LLGR (RFC 9494): do not keep the route as long-lived stale.
+    pub const NO_LLGR: Community = Community(0xffff_0007);
 
     /// The high 16 bits, by convention the AS that defines the value.
     pub const fn asn(self) -> u16 {

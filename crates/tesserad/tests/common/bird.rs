@@ -23,27 +23,28 @@ impl Bird {
     pub fn start(lab: &Lab, name: &str, s: &Session) -> Bird {
         let dir = lab.path(name);
         std::fs::create_dir_all(&dir).expect("bird dir");
-        std::fs::write(dir.join("extra.conf"), "").expect("extra.conf");
         let conf = super::render_file("bird", "peer.conf.tmpl", &s.vars(&dir));
+        Bird::start_conf(lab, name, s, &conf, &[])
+    }
+
+    /// Starts BIRD with the config text `conf` (its log and socket in
+    /// `lab.path(name)`) and extra command-line `args` (`-R`: graceful
+    /// restart recovery).
+    pub fn start_conf(lab: &Lab, name: &str, s: &Session, conf: &str, args: &[&str]) -> Bird {
+        let dir = lab.path(name);
+        std::fs::create_dir_all(&dir).expect("bird dir");
+        std::fs::write(dir.join("extra.conf"), "").expect("extra.conf");
         let conf_path = dir.join("bird.conf");
         std::fs::write(&conf_path, conf).expect("bird.conf");
         let sock = dir.join("bird.ctl");
         if let Err(e) = super::sh(&["bird", "-p", "-c", &conf_path.display().to_string()]) {
             panic!("BIRD rejects its config: {e}");
         }
-        let pid = lab.spawn(
-            name,
-            &s.ns,
-            &[
-                "bird",
-                "-f",
-                "-c",
-                &conf_path.display().to_string(),
-                "-s",
-                &sock.display().to_string(),
-            ],
-            &[],
-        );
+        let conf_arg = conf_path.display().to_string();
+        let sock_arg = sock.display().to_string();
+        let mut argv = vec!["bird", "-f", "-c", &conf_arg, "-s", &sock_arg];
+        argv.extend_from_slice(args);
+        let pid = lab.spawn(name, &s.ns, &argv, &[]);
         lab.add_log(&format!("{name} log"), &dir.join("bird.log"));
         let b = Bird {
             name: name.into(),

@@ -25,6 +25,14 @@ impl Frr {
         let mut vars = s.vars(&dir);
         vars.push(("NAME", name.to_string()));
         let conf = super::render_file("frr", "peer.conf.tmpl", &vars);
+        Frr::start_conf(lab, name, s, &conf)
+    }
+
+    /// Starts bgpd with the config text `conf` (its files in
+    /// `lab.path(name)`).
+    pub fn start_conf(lab: &Lab, name: &str, s: &Session, conf: &str) -> Frr {
+        let dir = lab.path(name);
+        std::fs::create_dir_all(&dir).expect("frr dir");
         let conf_path = dir.join("bgpd.conf");
         std::fs::write(&conf_path, conf).expect("bgpd.conf");
         let d = dir.display().to_string();

@@ -87,7 +87,7 @@ impl Tesserad {
     /// Starts tesserad; fails the test with "tesserad does not start: ..."
     /// when it rejects the config, exits, or never opens its CLI socket.
     pub fn start(lab: &Lab, cfg: &Config) -> Tesserad {
-        Tesserad::start_with(lab, |sock| cfg.render(sock))
+        Tesserad::start_args(lab, |sock| cfg.render(sock), &[])
     }
 
     /// [`Self::start`] with `router_keys` (TOML lines) added to `[router]`.
@@ -102,18 +102,29 @@ impl Tesserad {
     /// socket path, for `[control]`), for scenarios that need keys
     /// [`Config`] does not write.
     pub fn start_with(lab: &Lab, render: impl FnOnce(&std::path::Path) -> String) -> Tesserad {
+        Tesserad::start_args(lab, render, &[])
+    }
+
+    /// [`Self::start_with`] for a render function kept for a restart.
+    pub fn start_toml(lab: &Lab, render: &dyn Fn(&std::path::Path) -> String) -> Tesserad {
+        Tesserad::start_args(lab, render, &[])
+    }
+
+    /// [`Self::start_with`] with extra command-line `args` (`-R`).
+    pub fn start_args(
+        lab: &Lab,
+        render: impl FnOnce(&std::path::Path) -> String,
+        args: &[&str],
+    ) -> Tesserad {
         let dir = lab.path("tesserad");
         std::fs::create_dir_all(&dir).expect("tesserad dir");
         let sock = dir.join("tesserad.sock");
         let config = dir.join("tesserad.toml");
         std::fs::write(&config, render(&sock)).expect("tesserad.toml");
         let c = config.display().to_string();
-        let pid = lab.spawn(
-            "tesserad",
-            &lab.center_ns,
-            &[binary(), "-c", &c],
-            &[("RUST_LOG", "info")],
-        );
+        let mut argv = vec![binary(), "-c", &c];
+        argv.extend_from_slice(args);
+        let pid = lab.spawn("tesserad", &lab.center_ns, &argv, &[("RUST_LOG", "info")]);
         let t = Tesserad {
             pid,
             dir,
