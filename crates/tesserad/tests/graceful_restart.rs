@@ -440,7 +440,7 @@ fn restarting_tesserad_keeps_its_routes_at_bird_and_frr() {
 
     // Back with -R: sessions up at once, but no routes and no End-of-RIB
     // before the deferral ends; the routes never disappear from the peers.
-    let t = Tesserad::start_args(&lab, &render, &["-R"]);
+    let t = Tesserad::start_args(&lab, render, &["-R"]);
     let t0 = std::time::Instant::now();
     for k in [1, 2] {
         let a = lab.leaf(k).v4.clone();
