@@ -27,6 +27,7 @@ use bgp_wire::capability::GrFamily;
 use bgp_wire::consts::notify;
 use bgp_wire::{NextHop, NotificationMessage};
 
+use crate::meter::{Meter, NoMeter};
 use crate::msg::{DecodedUpdate, FlushBarrier, NexthopUpdate, RibInput, SessionCmd, SessionUp};
 use crate::outbox::{BestChange, Note, Outbox, Stage};
 use crate::peer::{MaxPrefixAction, PeerEntry, StaleFamily, UpState};
@@ -75,24 +76,6 @@ pub trait OutQueue {
 impl OutQueue for crate::msg::PeerStatus {
     fn queued_bytes(&self) -> u64 {
         self.out_queued_bytes.load(Ordering::Relaxed)
-    }
-}
-
-/// A nanosecond counter for measurements only. The core's decisions never
-/// depend on it; with [`NoMeter`] (the default) the core measures nothing
-/// and stays deterministic.
-pub trait Meter: Send {
-    /// Nanoseconds since an arbitrary origin, monotonic.
-    fn now_ns(&self) -> u64;
-}
-
-/// Measures nothing.
-#[derive(Copy, Clone, Debug, Default)]
-pub struct NoMeter;
-
-impl Meter for NoMeter {
-    fn now_ns(&self) -> u64 {
-        0
     }
 }
 

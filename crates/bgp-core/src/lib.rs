@@ -72,6 +72,7 @@ mod core;
 pub mod decode;
 mod export;
 mod flush;
+mod meter;
 pub mod msg;
 pub mod outbox;
 pub mod peer;
@@ -80,9 +81,10 @@ mod settings;
 mod statics;
 
 pub use crate::core::{
-    best_next_hop, route_refresh, Meter, NoMeter, OutQueue, RibCore, RibCounters,
-    ENHANCED_REFRESH_STALE, GR_STALE_PATH_TIME, OUT_QUEUE_LIMIT,
+    best_next_hop, route_refresh, OutQueue, RibCore, RibCounters, ENHANCED_REFRESH_STALE,
+    GR_STALE_PATH_TIME, OUT_QUEUE_LIMIT,
 };
+pub use meter::{Meter, NoMeter};
 pub use msg::{
     fan_out, split_updates, DecodedUpdate, FlushBarrier, LinkAddrs, Multicast, NexthopUpdate,
     PeerStatus, RibInput, SessionCmd, SessionUp, MAX_SHARDS,

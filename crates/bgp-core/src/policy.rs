@@ -10,7 +10,7 @@ use bgp_rib::{
     ImportPolicy, PeerId, PeerRole, Propagation, Verdict,
 };
 
-use crate::core::Meter;
+use crate::meter::Meter;
 use crate::peer::{PeerEntry, PolicyRef};
 use crate::settings::RibSettings;
 

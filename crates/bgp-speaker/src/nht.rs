@@ -34,10 +34,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use bgp_core::NexthopUpdate;
-use tokio::sync::mpsc::Sender;
 use tracing::{debug, warn};
-
-use crate::rib::RibMsg;
 
 const RTM_NEWROUTE: u16 = 24;
 const RTM_DELROUTE: u16 = 25;
@@ -543,17 +540,21 @@ impl Nht {
         Ok(Nht { tracker, sock })
     }
 
-    /// Starts the watcher: every next-hop change goes to every RIB part
-    /// (`parts`: one control channel each, in any pipeline mode).
-    pub fn spawn(self, parts: Vec<Sender<RibMsg>>) -> std::io::Result<JoinHandle<()>> {
+    /// Starts the watcher: every next-hop change goes to `deliver`, which
+    /// hands it to every RIB part (one control channel each, in any
+    /// pipeline mode) and returns false once they are gone.
+    pub fn spawn<F>(self, deliver: F) -> std::io::Result<JoinHandle<()>>
+    where
+        F: FnMut(NexthopUpdate) -> bool + Send + 'static,
+    {
         let Nht { tracker, mut sock } = self;
         std::thread::Builder::new()
             .name("nht".into())
-            .spawn(move || watch(&mut sock, &tracker, &parts))
+            .spawn(move || watch(&mut sock, &tracker, deliver))
     }
 }
 
-fn watch(sock: &mut Socket, tracker: &Tracker, parts: &[Sender<RibMsg>]) {
+fn watch(sock: &mut Socket, tracker: &Tracker, mut deliver: impl FnMut(NexthopUpdate) -> bool) {
     let mut msgs = Vec::new();
     let mut changed = Vec::new();
     loop {
@@ -587,10 +588,8 @@ fn watch(sock: &mut Socket, tracker: &Tracker, parts: &[Sender<RibMsg>]) {
                 igp_cost = u.igp_cost,
                 "next hop changed"
             );
-            for p in parts {
-                if p.blocking_send(RibMsg::Nexthop(*u)).is_err() {
-                    return;
-                }
+            if !deliver(*u) {
+                return;
             }
         }
     }

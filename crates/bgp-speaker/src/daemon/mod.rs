@@ -254,8 +254,13 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
     })?;
     drop(entries);
     if let Some(n) = nht {
-        n.spawn(pipeline.senders().to_vec())
-            .map_err(|e| format!("cannot start next-hop tracking: {e}"))?;
+        let parts = pipeline.senders().to_vec();
+        n.spawn(move |u| {
+            parts
+                .iter()
+                .all(|p| p.blocking_send(crate::rib::RibMsg::Nexthop(u)).is_ok())
+        })
+        .map_err(|e| format!("cannot start next-hop tracking: {e}"))?;
     }
     info!(
         pipeline = mode.name(),
