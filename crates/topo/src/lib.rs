@@ -26,6 +26,7 @@ use std::fmt;
 
 pub mod annotate;
 pub mod asrel;
+pub mod build;
 pub mod centrality;
 pub mod flat;
 pub mod format;
