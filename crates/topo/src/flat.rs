@@ -246,7 +246,16 @@ pub fn generate(p: &Params) -> Result<Flat, ParamError> {
                     }
                 }
                 if !any {
-                    break;
+                    // Nobody left to link to: below the minimum, rewire.
+                    let min = match p.degree {
+                        Degree::Range { min, .. } => min,
+                        Degree::PerNode(_) => 0,
+                    };
+                    if deg.get(u).copied().unwrap_or(0) >= min
+                        || !rewire(u, &mut deg, &cap, &mut links, &mut linked, &pos, &mut rng)
+                    {
+                        break;
+                    }
                 }
             }
         }
@@ -261,6 +270,90 @@ pub fn generate(p: &Params) -> Result<Flat, ParamError> {
         graph: Graph { nodes, links },
         pos,
     })
+}
+
+/// Raise `u`'s degree by rewiring one link `x-y` that touches neither `u`
+/// nor its neighbours: it becomes `u-x` and `u-y` (`u` gains two), or, when
+/// `u` can take only one more, `u-x` and `w-y` for a neighbour `w` of `u`
+/// with room. Degrees of `x` and `y` are unchanged. False if no link fits.
+fn rewire(
+    u: usize,
+    deg: &mut [u32],
+    cap: &[u32],
+    links: &mut Vec<Link>,
+    linked: &mut HashSet<u64>,
+    pos: &[Point],
+    rng: &mut Rng,
+) -> bool {
+    let room = |deg: &[u32], v: usize| {
+        cap.get(v).copied().unwrap_or(0)
+            - deg
+                .get(v)
+                .copied()
+                .unwrap_or(0)
+                .min(cap.get(v).copied().unwrap_or(0))
+    };
+    let uu = u as u32;
+    let lat = |a: u32, b: u32| match (pos.get(a as usize), pos.get(b as usize)) {
+        (Some(&x), Some(&y)) => from_distance(x, y),
+        _ => 1,
+    };
+    let partner: Option<u32> = if room(deg, u) >= 2 {
+        Some(uu)
+    } else {
+        (0..deg.len() as u32)
+            .find(|&w| w != uu && room(deg, w as usize) >= 1 && linked.contains(&pair(uu, w)))
+    };
+    let Some(w) = partner else {
+        return false;
+    };
+    let m = links.len();
+    if m == 0 {
+        return false;
+    }
+    let start = rng.below(m as u64) as usize;
+    for k in 0..m {
+        let i = (start + k) % m;
+        let Some(l) = links.get(i).copied() else {
+            continue;
+        };
+        for (x, y) in [(l.a, l.b), (l.b, l.a)] {
+            let ends = [uu, w];
+            if ends.contains(&x) || ends.contains(&y) {
+                continue;
+            }
+            if linked.contains(&pair(uu, x))
+                || linked.contains(&pair(w, y))
+                || (w == uu && linked.contains(&pair(uu, y)))
+            {
+                continue;
+            }
+            linked.remove(&pair(x, y));
+            linked.insert(pair(uu, x));
+            linked.insert(pair(w, y));
+            if let Some(slot) = links.get_mut(i) {
+                *slot = Link {
+                    a: uu,
+                    b: x,
+                    rel: Rel::Unknown,
+                    latency_us: lat(uu, x),
+                };
+            }
+            links.push(Link {
+                a: w,
+                b: y,
+                rel: Rel::Unknown,
+                latency_us: lat(w, y),
+            });
+            for e in [uu, w] {
+                if let Some(d) = deg.get_mut(e as usize) {
+                    *d += 1;
+                }
+            }
+            return true;
+        }
+    }
+    false
 }
 
 #[cfg(test)]

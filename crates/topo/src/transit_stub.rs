@@ -5,8 +5,8 @@
 //!   ([`crate::flat`], BRITE's `m` = 2, so it is connected) on the plane;
 //!   core links are settlement-free peerings.
 //! - The other `nodes - transit` ASes are stubs, dealt to the transit ASes in
-//!   turn and placed within `stub_radius` plane units of their first
-//!   provider. With probability `multihome` a stub buys transit from a
+//!   turn and placed on integer points within `stub_radius` plane units of their
+//!   first provider. With probability `multihome` a stub buys transit from a
 //!   second, randomly chosen, transit AS too.
 //! - With probability `stub_peer` a stub peers with another stub of the
 //!   same first provider.
@@ -91,8 +91,12 @@ pub fn generate(p: &Params) -> Result<flat::Flat, ParamError> {
         let c = pos.get(home as usize).copied().unwrap_or_default();
         let r = p.stub_radius.max(0.0);
         let at = Point {
-            x: (c.x + (crate::util::unit(&mut rng) * 2.0 - 1.0) * r).clamp(0.0, hs),
-            y: (c.y + (crate::util::unit(&mut rng) * 2.0 - 1.0) * r).clamp(0.0, hs),
+            x: (c.x + (crate::util::unit(&mut rng) * 2.0 - 1.0) * r)
+                .round()
+                .clamp(0.0, hs),
+            y: (c.y + (crate::util::unit(&mut rng) * 2.0 - 1.0) * r)
+                .round()
+                .clamp(0.0, hs),
         };
         pos.push(at);
         first.push(home);
