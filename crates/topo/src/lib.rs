@@ -30,6 +30,8 @@ pub mod build;
 pub mod centrality;
 pub mod flat;
 pub mod format;
+#[doc(hidden)]
+pub mod fuzz_support;
 pub mod latency;
 pub mod prefixes;
 pub mod summary;

@@ -9,7 +9,8 @@
 //!
 //! `a|b|-1` means `a` is a provider of `b`, `a|b|0` that they peer; a fourth
 //! field (serial-2's inference source) is kept only as "present". Nodes are
-//! numbered in order of first appearance (clique members first). The
+//! numbered in order of first appearance in the links (the header lists
+//! are kept as AS numbers only). The
 //! format has no latency: links read have latency 0
 //! ([`crate::latency::fill_missing`] gives them one).
 
@@ -61,9 +62,6 @@ pub fn parse(text: &str, file: &str) -> Result<AsRelFile, ParseError> {
             let c = c.trim_start();
             if let Some(rest) = c.strip_prefix("input clique:") {
                 out.clique = asn_list(rest, file, line)?;
-                for &a in &out.clique {
-                    id(&mut out.graph, a);
-                }
             } else if let Some(rest) = c.strip_prefix("IXP ASes:") {
                 out.ixps = asn_list(rest, file, line)?;
             }
