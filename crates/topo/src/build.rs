@@ -8,6 +8,12 @@ use crate::prefixes::{self, Counts};
 use crate::{annotate, asrel, latency, transit_stub, Graph, ParseError, Point, Rel};
 use std::fmt;
 
+/// Most nodes of a flat graph: each link added scans every node, so time
+/// grows with the square of the size (20,000 nodes: seconds).
+pub const MAX_FLAT_NODES: u32 = 20_000;
+/// Most nodes of the other models (linear time; memory bounds them).
+pub const MAX_NODES: u32 = 5_000_000;
+
 /// Which generator.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -97,6 +103,21 @@ pub fn generate(s: &Spec) -> Result<Built, BuildError> {
     let e = |x: flat::ParamError| BuildError(x.0);
     if s.nodes == 0 {
         return Err(BuildError("at least one node".into()));
+    }
+    let limit = match s.kind {
+        Kind::Waxman | Kind::Ba => MAX_FLAT_NODES,
+        Kind::TransitStub | Kind::AsRel => MAX_NODES,
+    };
+    if s.nodes > limit {
+        return Err(BuildError(format!(
+            "{} nodes: this model takes at most {limit}",
+            s.nodes
+        )));
+    }
+    if s.kind == Kind::TransitStub && s.transit.unwrap_or(s.nodes / 20) > MAX_FLAT_NODES {
+        return Err(BuildError(format!(
+            "at most {MAX_FLAT_NODES} transit ASes (their core is a flat graph)"
+        )));
     }
     Ok(match s.kind {
         Kind::Waxman | Kind::Ba => {

@@ -80,6 +80,9 @@ pub const ORIGIN_COUNTS: &[(u32, u32)] = &[
     (3104, 4),
 ];
 
+/// Most prefixes [`assign`] makes with fixed counts (memory).
+pub const MAX_PREFIXES: u64 = 16_000_000;
+
 /// How many prefixes each AS originates.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Counts {
@@ -107,6 +110,14 @@ impl std::error::Error for SpaceError {}
 /// Replace every node's prefixes: counts by `counts`, lengths from the real
 /// mix, addresses carved as described above. Deterministic for `seed`.
 pub fn assign(g: &mut Graph, counts: Counts, seed: u64) -> Result<(), SpaceError> {
+    if let Counts::PerOrigin(k) = counts {
+        let total = u64::from(k) * g.nodes.len() as u64;
+        if total > MAX_PREFIXES {
+            return Err(SpaceError(format!(
+                "{total} prefixes: at most {MAX_PREFIXES} in all"
+            )));
+        }
+    }
     let mut rng = Rng::new(seed ^ 0x9e3f_1f0e);
     let lens: Vec<(u32, u32)> = V4_PREFIX_LEN
         .iter()
@@ -240,5 +251,7 @@ mod tests {
             .min();
         assert!(min.unwrap() >= 12, "{min:?}");
         assert!(g.nodes.iter().all(|n| n.prefixes.len() == 300_000));
+        // Beyond the memory cap: an error, not an allocation.
+        assert!(assign(&mut g, Counts::PerOrigin(5_000_000), 2).is_err());
     }
 }

@@ -153,3 +153,19 @@ fn an_80000_as_relationship_graph_is_generated() {
     assert!(s.degree_max > 1000, "{s}");
     assert!(s.degree_mean < 10.0, "{s}");
 }
+
+#[test]
+fn oversized_requests_are_errors() {
+    for (kind, nodes) in [
+        (Kind::Waxman, build::MAX_FLAT_NODES + 1),
+        (Kind::AsRel, build::MAX_NODES + 1),
+        (Kind::TransitStub, (build::MAX_FLAT_NODES + 1) * 20),
+    ] {
+        let e = build::generate(&Spec {
+            kind,
+            nodes,
+            ..Spec::default()
+        });
+        assert!(e.is_err(), "{kind:?} {nodes}");
+    }
+}
