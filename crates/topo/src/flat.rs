@@ -31,7 +31,7 @@
 //! Latency is the plane distance ([`crate::latency::from_distance`]).
 
 use crate::latency::from_distance;
-use crate::util::{between, pair, weighted};
+use crate::util::{between, pair, unit};
 use crate::{asn_for, Graph, Link, Node, Point, Rel};
 use sim::Rng;
 use std::collections::HashSet;
@@ -167,7 +167,6 @@ pub fn generate(p: &Params) -> Result<Flat, ParamError> {
     let mut deg = vec![0u32; n];
     let mut links: Vec<Link> = Vec::new();
     let mut linked: HashSet<u64> = HashSet::new();
-    let mut weights = vec![0.0f64; n];
     let weight = |model: Model, deg: &[u32], a: usize, b: usize| -> f64 {
         match model {
             Model::Waxman { beta } => {
@@ -200,46 +199,66 @@ pub fn generate(p: &Params) -> Result<Flat, ParamError> {
             });
         };
     let per_node = matches!(p.degree, Degree::PerNode(_));
-    // Incremental growth.
+    // Incremental growth. Each arrival builds one cumulative table of
+    // weights over the nodes it may link to and draws from it, redrawing
+    // when it hits a node taken since (BRITE's own loop is a rejection
+    // sampler too); the table is rebuilt after 32 misses.
+    let mut cum: Vec<f64> = Vec::with_capacity(n);
+    let mut cum2: Vec<f64> = Vec::with_capacity(n);
     for i in 1..n {
         let t = targets.get(i).copied().unwrap_or(0);
         let want = if per_node { t } else { t / 2 };
+        let mut total = -1.0;
         for _ in 0..want {
-            for (j, w) in weights.iter_mut().enumerate() {
-                *w = if j < i
+            let ok = |j: usize| {
+                j < i
                     && !linked.contains(&pair(i as u32, j as u32))
                     && (per_node || deg.get(j) < targets.get(j))
-                {
-                    weight(p.model, &deg, i, j)
-                } else {
-                    0.0
-                };
-            }
-            let Some(j) = weighted(&mut rng, &weights) else {
+            };
+            let picked = choose(
+                &mut rng,
+                &mut cum,
+                &mut total,
+                i,
+                |j| weight(p.model, &deg, i, j),
+                ok,
+            );
+            let Some(j) = picked else {
                 break;
             };
             add(i, j, &mut deg, &mut links, &mut linked);
         }
     }
-    // Closing pass (degree ranges only).
+    // Closing pass (degree ranges only): first nodes under target, then
+    // nodes under the maximum.
     if !per_node {
         for u in 0..n {
+            let mut totals = [-1.0f64, -1.0f64];
             while deg.get(u) < targets.get(u) {
                 let mut any = false;
                 for pass in 0..2 {
-                    for (j, w) in weights.iter_mut().enumerate() {
+                    let ok = |j: usize| {
                         let room = if pass == 0 {
                             deg.get(j) < targets.get(j)
                         } else {
                             deg.get(j) < cap.get(j)
                         };
-                        *w = if j != u && room && !linked.contains(&pair(u as u32, j as u32)) {
-                            weight(p.model, &deg, u, j)
-                        } else {
-                            0.0
-                        };
-                    }
-                    if let Some(j) = weighted(&mut rng, &weights) {
+                        j != u && room && !linked.contains(&pair(u as u32, j as u32))
+                    };
+                    let (table, total) = if pass == 0 {
+                        (&mut cum, &mut totals[0])
+                    } else {
+                        (&mut cum2, &mut totals[1])
+                    };
+                    let picked = choose(
+                        &mut rng,
+                        table,
+                        total,
+                        n,
+                        |j| weight(p.model, &deg, u, j),
+                        ok,
+                    );
+                    if let Some(j) = picked {
                         add(u, j, &mut deg, &mut links, &mut linked);
                         any = true;
                         break;
@@ -270,6 +289,47 @@ pub fn generate(p: &Params) -> Result<Flat, ParamError> {
         graph: Graph { nodes, links },
         pos,
     })
+}
+
+/// A node drawn from the cumulative weights `cum` (`*total` their sum; a
+/// negative total means "not built yet"), accepted only if `ok`; after 32
+/// misses, or at first, the table is rebuilt over the nodes `0..n` that are
+/// `ok`, which makes the next draw exact. `None` when no node is.
+fn choose(
+    rng: &mut Rng,
+    cum: &mut Vec<f64>,
+    total: &mut f64,
+    n: usize,
+    weight: impl Fn(usize) -> f64,
+    ok: impl Fn(usize) -> bool,
+) -> Option<usize> {
+    let draw = |rng: &mut Rng, cum: &[f64], total: f64| -> Option<usize> {
+        if total <= 0.0 || !total.is_finite() {
+            return None;
+        }
+        let x = unit(rng) * total;
+        let j = cum.partition_point(|&c| c <= x);
+        (j < cum.len()).then_some(j)
+    };
+    if *total >= 0.0 {
+        for _ in 0..32 {
+            match draw(rng, cum, *total) {
+                Some(j) if ok(j) => return Some(j),
+                Some(_) => {}
+                None => return None,
+            }
+        }
+    }
+    cum.clear();
+    let mut t = 0.0;
+    for j in 0..n {
+        if ok(j) {
+            t += weight(j).max(0.0);
+        }
+        cum.push(t);
+    }
+    *total = t;
+    draw(rng, cum, t).filter(|&j| ok(j))
 }
 
 /// Raise `u`'s degree by rewiring one link `x-y` that touches neither `u`

@@ -15,28 +15,6 @@ pub(crate) fn between(rng: &mut Rng, lo: u32, hi: u32) -> u32 {
     lo + rng.below(u64::from(hi - lo) + 1) as u32
 }
 
-/// An index drawn with probability proportional to `weights` (non-negative);
-/// `None` if they sum to zero.
-pub(crate) fn weighted(rng: &mut Rng, weights: &[f64]) -> Option<usize> {
-    let total: f64 = weights.iter().sum();
-    if total <= 0.0 || !total.is_finite() {
-        return None;
-    }
-    let mut x = unit(rng) * total;
-    let mut last = None;
-    for (i, &w) in weights.iter().enumerate() {
-        if w <= 0.0 {
-            continue;
-        }
-        last = Some(i);
-        if x < w {
-            return Some(i);
-        }
-        x -= w;
-    }
-    last
-}
-
 /// A value from a `(value, weight)` table, by its cumulative weights.
 pub(crate) fn from_table(rng: &mut Rng, table: &[(u32, u32)]) -> u32 {
     let total: u64 = table.iter().map(|&(_, w)| u64::from(w)).sum();

@@ -160,7 +160,9 @@ pub fn load(a: &TopoArgs) -> Result<Built, Box<dyn std::error::Error>> {
             build::import(&text, &path.display().to_string(), fmt)?
         }
         None => {
-            if a.nodes > 20_000 {
+            // A status line where generation takes more than a second or two.
+            let flat = matches!(a.model, ModelArg::Waxman | ModelArg::Ba);
+            if a.nodes > if flat { 5_000 } else { 20_000 } {
                 eprintln!("tessera: generating {} ASes...", a.nodes);
             }
             build::generate(&Spec {
