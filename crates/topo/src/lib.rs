@@ -14,7 +14,7 @@
 //! [`transit_stub`] (a two-level hierarchy), [`asrel`] (an Internet-like
 //! customer/provider/peer graph), [`annotate`] (relationships for flat
 //! graphs), [`prefixes`] (origin counts and lengths from a real table),
-//! [`format`] (CAIDA, BRITE, TopologyZoo GML, GraphViz) and [`centrality`]
+//! [`mod@format`] (CAIDA, BRITE, TopologyZoo GML, GraphViz) and [`centrality`]
 //! (the node the seeds' trace was taken at). Everything is pure and
 //! deterministic for a seed: same seed, same graph.
 

@@ -15,9 +15,9 @@
 //! Node lines: id, x, y, in-degree, out-degree, AS id, type. Edge lines:
 //! id, from, to, length, delay (ms), bandwidth, AS from, AS to, type,
 //! direction. A node is an AS: its number is the AS-id column for `AS_NODE`
-//! lines (what [`write`] produces) and `id + 1` otherwise (router-level
+//! lines (what [`write()`] produces) and `id + 1` otherwise (router-level
 //! files, where the column is -1 or shared). BRITE has no relationships:
-//! links read are [`Rel::Unknown`], and [`write`] drops them.
+//! links read are [`Rel::Unknown`], and [`write()`] drops them.
 
 use crate::flat::Flat;
 use crate::{Graph, Link, Node, ParseError, Point, Rel};
