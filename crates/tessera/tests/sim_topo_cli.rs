@@ -134,6 +134,28 @@ fn import_errors_name_file_and_line() {
         e.contains(&format!("{}:3: relationship", p.display())),
         "{e}"
     );
+    // A name that tells nothing: refused unless the format is given.
+    let q = scratch("line.graph");
+    std::fs::write(
+        &q,
+        "graph [\n node [ id 0 ]\n node [ id 1 ]\n edge [ source 0 target 1 ]\n]\n",
+    )
+    .unwrap();
+    let o = tessera(&["sim", "topo", "--import", q.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--import-format"));
+    let s = ok(&[
+        "sim",
+        "topo",
+        "--import",
+        q.to_str().unwrap(),
+        "--format",
+        "gml",
+    ]);
+    assert!(
+        s.contains("nodes:         2") && s.contains("links:         1"),
+        "{s}"
+    );
     let o = tessera(&["sim", "topo", "--min-degree", "9", "--max-degree", "3"]);
     assert!(!o.status.success());
 }

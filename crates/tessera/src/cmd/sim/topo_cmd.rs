@@ -18,12 +18,16 @@ pub struct Args {
     /// to standard error).
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
-    /// Format of --out (default: from its extension, else caida).
+    /// Format of --out (default: from its extension, else caida); without
+    /// --out, the format of --import (as --import-format).
     #[arg(long, value_enum)]
     format: Option<FormatArg>,
 }
 
-pub fn run(a: Args) -> CmdResult {
+pub fn run(mut a: Args) -> CmdResult {
+    if a.out.is_none() && a.topo.import_format.is_none() {
+        a.topo.import_format = a.format;
+    }
     let b = load(&a.topo)?;
     let summary = Summary::of(&b.graph).to_string();
     let to_stdout = a.out.as_deref().is_some_and(|p| p.as_os_str() == "-");
