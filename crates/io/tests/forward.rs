@@ -31,12 +31,12 @@ fn forwarder() -> StaticForwarder {
         vec![MAC_R0, MAC_R1],
         vec![
             Route4 {
-                prefix: p([10, 1, 0, 0], 24),
+                prefix: p([198, 18, 1, 0], 24),
                 port: 0,
                 next_hop_mac: MAC_A0,
             },
             Route4 {
-                prefix: p([10, 2, 0, 0], 24),
+                prefix: p([198, 18, 2, 0], 24),
                 port: 1,
                 next_hop_mac: MAC_B0,
             },

@@ -30,7 +30,7 @@ fn pcap_through_the_forwarder() {
     let (inp, frames) = input(20);
     let out = tmp("fwd-out.pcap");
     let mut dev = PcapDevice::open(Some(&inp), Some(&out)).expect("open");
-    let p = base::Prefix4::new(0x0a02_0000, 16).expect("prefix");
+    let p = base::Prefix4::new(0xc612_0200, 24).expect("prefix");
     let mut f = StaticForwarder::new(
         vec![MAC_R0, MAC_R1],
         vec![Route4 {

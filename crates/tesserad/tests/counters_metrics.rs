@@ -123,7 +123,7 @@ fn message_counts_and_metrics_tell_the_truth() {
 
     // Routes through the named import policy: FRR's two fixed ones and
     // ten more, packed by FRR into few UPDATEs.
-    let extra: Vec<String> = (0..10).map(|i| format!("198.18.{i}.0/24")).collect();
+    let extra: Vec<String> = (0..10).map(|i| format!("198.19.{i}.0/24")).collect();
     p.set_extra(&extra).unwrap_or_else(|e| lab.fail(&e));
     let fixed = s.routes().map(|r| r.prefix);
     for x in extra.iter().chain(&fixed) {

@@ -77,7 +77,7 @@ default = "reject"
 
 [[policy.src_in.term]]
 name = "bogon"
-match.prefix = ["198.18.99.0/24"]
+match.prefix = ["198.19.99.0/24"]
 then.action = "reject"
 
 [[policy.src_in.term]]
@@ -119,7 +119,7 @@ then.action = "accept"
 
 [[policy.dst_out.term]]
 name = "hidden"
-match.prefix = ["198.18.3.0/24"]
+match.prefix = ["198.19.3.0/24"]
 then.action = "reject"
 "#
     )
@@ -156,9 +156,9 @@ fn policies_reload_and_statics() {
     let config = |sock: &std::path::Path, v: (u32, u32, u32), second: bool| {
         let mut s = glue::head(sock, None);
         s.push_str(&statics(if second {
-            "198.19.1.0/24"
+            "198.19.201.0/24"
         } else {
-            "198.19.0.0/24"
+            "198.19.200.0/24"
         }));
         s.push_str(&src);
         s.push_str(&dst);
@@ -190,17 +190,17 @@ fn policies_reload_and_statics() {
     // Import: src's routes through src_in.
     announce(
         p_src,
-        "198.18.1.0/24",
+        "198.19.1.0/24",
         "as-path [65001] med 10 community [65001:666 65001:7]",
     );
-    announce(p_src, "198.18.2.0/24", "as-path [65001 64999]");
-    announce(p_src, "198.18.99.0/24", "as-path [65001]");
-    announce(p_src, "198.18.3.0/24", "as-path [65001] med 10");
-    announce(p_src, "198.18.4.0/25", "as-path [65001]");
+    announce(p_src, "198.19.2.0/24", "as-path [65001 64999]");
+    announce(p_src, "198.19.99.0/24", "as-path [65001]");
+    announce(p_src, "198.19.3.0/24", "as-path [65001] med 10");
+    announce(p_src, "198.19.4.0/25", "as-path [65001]");
     // A marker from the bystander: its routes pass unchanged.
-    announce(p_by, "198.18.50.0/24", "as-path [65003]");
-    let r1 = lab.wait(15, "198.18.1.0/24 at tesserad", || {
-        glue::route(&t, "198.18.1.0/24")
+    announce(p_by, "198.19.50.0/24", "as-path [65003]");
+    let r1 = lab.wait(15, "198.19.1.0/24 at tesserad", || {
+        glue::route(&t, "198.19.1.0/24")
     });
     let p1 = r1.paths.first().expect("a path");
     assert_eq!(
@@ -213,8 +213,8 @@ fn policies_reload_and_statics() {
         "tagged term: 65001:* removed, 65000:50 added: {:?}",
         p1.communities
     );
-    let r3 = lab.wait(15, "198.18.3.0/24 at tesserad", || {
-        glue::route(&t, "198.18.3.0/24")
+    let r3 = lab.wait(15, "198.19.3.0/24 at tesserad", || {
+        glue::route(&t, "198.19.3.0/24")
     });
     let p3 = r3.paths.first().expect("a path");
     assert_eq!(
@@ -223,13 +223,13 @@ fn policies_reload_and_statics() {
         "rest term: {p3:?}"
     );
     lab.wait(15, "the bystander's marker at tesserad", || {
-        glue::route(&t, "198.18.50.0/24")
+        glue::route(&t, "198.19.50.0/24")
     });
     // Rejects: by AS path, by prefix list, by default (a /25).
     for x in [
-        "198.18.2.0/24",
-        "198.18.99.0/24",
-        "198.18.4.0/25",
+        "198.19.2.0/24",
+        "198.19.99.0/24",
+        "198.19.4.0/25",
         "198.51.1.0/24",
     ] {
         if let Some(r) = glue::route(&t, x).unwrap_or_else(|e| lab.fail(&e)) {
@@ -244,8 +244,8 @@ fn policies_reload_and_statics() {
     );
 
     // Export: what dst receives through dst_out.
-    let d1 = lab.wait(15, "dst has 198.18.1.0/24", || {
-        at_peer(p_dst, "198.18.1.0/24")
+    let d1 = lab.wait(15, "dst has 198.19.1.0/24", || {
+        at_peer(p_dst, "198.19.1.0/24")
     });
     for want in [
         "\"as-path\":[65000,65000,65000,65001",
@@ -254,24 +254,24 @@ fn policies_reload_and_statics() {
         "[65000,50]",
     ] {
         if !d1.contains(want) {
-            lab.fail(&format!("dst's 198.18.1.0/24 lacks {want}: {d1}"));
+            lab.fail(&format!("dst's 198.19.1.0/24 lacks {want}: {d1}"));
         }
     }
     lab.wait(15, "dst has the static route", || {
-        at_peer(p_dst, "198.19.0.0/24")
+        at_peer(p_dst, "198.19.200.0/24")
     });
     lab.wait(15, "the bystander has src's route", || {
-        at_peer(p_by, "198.18.3.0/24")
+        at_peer(p_by, "198.19.3.0/24")
     });
     lab.wait(15, "the bystander has FRR's route", || {
         at_peer(p_by, &rr_route)
     });
     lab.wait(15, "dst has the bystander's marker", || {
-        at_peer(p_dst, "198.18.50.0/24")
+        at_peer(p_dst, "198.19.50.0/24")
     });
-    if let Some(l) = at_peer(p_dst, "198.18.3.0/24").unwrap_or_else(|e| lab.fail(&e)) {
+    if let Some(l) = at_peer(p_dst, "198.19.3.0/24").unwrap_or_else(|e| lab.fail(&e)) {
         lab.fail(&format!(
-            "dst_out should reject 198.18.3.0/24 towards dst: {l}"
+            "dst_out should reject 198.19.3.0/24 towards dst: {l}"
         ));
     }
 
@@ -288,7 +288,7 @@ fn policies_reload_and_statics() {
     let c = glue::configure(&t).unwrap_or_else(|e| lab.fail(&e));
     assert!(c.changed, "reload 1 changed nothing: {c:?}");
     lab.wait(15, "the new import policy at work (local-pref 250)", || {
-        Ok(glue::route(&t, "198.18.3.0/24")?
+        Ok(glue::route(&t, "198.19.3.0/24")?
             .filter(|r| r.paths.first().is_some_and(|p| p.local_pref == Some(250))))
     });
     lab.wait(15, "FRR received a ROUTE-REFRESH", || {
@@ -303,7 +303,7 @@ fn policies_reload_and_statics() {
         },
     );
     lab.wait(15, "dst re-advertised with MED 88", || {
-        Ok(at_peer(p_dst, "198.18.1.0/24")?.filter(|l| l.contains("\"med\":88")))
+        Ok(at_peer(p_dst, "198.19.1.0/24")?.filter(|l| l.contains("\"med\":88")))
     });
     // Settle, then nothing reached the bystander, nor src (no export
     // change for it), and dst got no ROUTE-REFRESH.
@@ -366,12 +366,12 @@ fn policies_reload_and_statics() {
         },
     );
     lab.wait(15, "the removed neighbour's routes are withdrawn", || {
-        Ok(glue::route(&t, "198.18.50.0/24")?.is_none().then_some(()))
+        Ok(glue::route(&t, "198.19.50.0/24")?.is_none().then_some(()))
     });
     lab.wait(
         15,
         "dst sees the removed neighbour's route withdrawn",
-        || Ok(at_peer(p_dst, "198.18.50.0/24")?.is_none().then_some(())),
+        || Ok(at_peer(p_dst, "198.19.50.0/24")?.is_none().then_some(())),
     );
     if glue::protocol(&t, "by").is_ok() {
         lab.fail("the removed neighbour is still shown");
@@ -380,20 +380,20 @@ fn policies_reload_and_statics() {
     glue::wait_up(&lab, &t, "late", 20);
     for (who, p) in [("dst", p_dst), ("late", &p_late)] {
         lab.wait(15, &format!("{who} gets the new static route"), || {
-            Ok(at_peer(p, "198.19.1.0/24")?.filter(|l| l.contains("[65000,19]")))
+            Ok(at_peer(p, "198.19.201.0/24")?.filter(|l| l.contains("[65000,19]")))
         });
     }
     lab.wait(15, "dst sees the old static route withdrawn", || {
-        Ok(at_peer(p_dst, "198.19.0.0/24")?.is_none().then_some(()))
+        Ok(at_peer(p_dst, "198.19.200.0/24")?.is_none().then_some(()))
     });
-    if at_peer(&p_late, "198.19.0.0/24")
+    if at_peer(&p_late, "198.19.200.0/24")
         .unwrap_or_else(|e| lab.fail(&e))
         .is_some()
     {
         lab.fail("the new neighbour got the removed static route");
     }
     lab.wait(15, "the new neighbour gets src's route", || {
-        at_peer(&p_late, "198.18.1.0/24")
+        at_peer(&p_late, "198.19.1.0/24")
     });
     if !lab.alive("tesserad") {
         lab.fail("tesserad died");
@@ -441,7 +441,7 @@ fn max_prefix_actions() {
     // Each peer already sends its 2 fixed routes; 4 more make 6 > 4.
     for (i, p) in ps.iter().enumerate() {
         let more: Vec<String> = (0..4)
-            .map(|j| format!("198.18.{}.{}/32", 10 + i, j))
+            .map(|j| format!("198.19.{}.{}/32", 10 + i, j))
             .collect();
         p.set_extra(&more).unwrap_or_else(|e| lab.fail(&e));
     }

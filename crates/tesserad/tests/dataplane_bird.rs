@@ -2,16 +2,16 @@
 //! on AF_XDP and on AF_PACKET, with routes from a real BIRD peer:
 //!
 //! ```text
-//! A [a0 10.1.0.2] -- [r0 10.1.0.1] R [r1 10.2.0.1] -- [b0 10.2.0.2] B   (lo 203.0.113.1)
-//!                                    [r2 10.3.0.1] -- [c0 10.3.0.2] B2  (lo 203.0.113.1)
-//!                                    [rc 10.9.0.1] -- [gc 10.9.0.2] BIRD (AS 65001)
+//! A [a0 198.18.1.2] -- [r0 198.18.1.1] R [r1 198.18.2.1] -- [b0 198.18.2.2] B   (lo 198.19.113.1)
+//!                                        [r2 198.18.3.1] -- [c0 198.18.3.2] B2  (lo 198.19.113.1)
+//!                                        [rc 198.18.9.1] -- [gc 198.18.9.2] BIRD (AS 65001)
 //! ```
 //!
 //! R's dataplane ports have no kernel addresses and kernel forwarding is
 //! off, so every packet that crosses R was moved by Tessera; the BGP
-//! session runs on the separate `rc` link. BIRD announces 203.0.113.0/24
-//! with next hop 10.2.0.2 (B); ping, UDP and TCP cross R; then BIRD is
-//! reconfigured to announce it via 10.3.0.2 (B2) and the UDP stream moves
+//! session runs on the separate `rc` link. BIRD announces 198.19.113.0/24
+//! with next hop 198.18.2.2 (B); ping, UDP and TCP cross R; then BIRD is
+//! reconfigured to announce it via 198.18.3.2 (B2) and the UDP stream moves
 //! to B2 while it runs. The dataplane's counters (printed by tesserad on
 //! SIGTERM) must account for the traffic. The `fib_feed_*` variants feed
 //! the `fib` dataplane in-process instead of BIRD + tesserad, to tell a
@@ -122,11 +122,11 @@ impl Lab {
         lab.link("r", "r2", "c", "c0");
         lab.link("r", "rc", "g", "gc");
         let cmds: &[(&str, &[&str])] = &[
-            ("a", &["ip", "addr", "add", "10.1.0.2/24", "dev", "a0"]),
-            ("b", &["ip", "addr", "add", "10.2.0.2/24", "dev", "b0"]),
-            ("c", &["ip", "addr", "add", "10.3.0.2/24", "dev", "c0"]),
-            ("b", &["ip", "addr", "add", "203.0.113.1/32", "dev", "lo"]),
-            ("c", &["ip", "addr", "add", "203.0.113.1/32", "dev", "lo"]),
+            ("a", &["ip", "addr", "add", "198.18.1.2/24", "dev", "a0"]),
+            ("b", &["ip", "addr", "add", "198.18.2.2/24", "dev", "b0"]),
+            ("c", &["ip", "addr", "add", "198.18.3.2/24", "dev", "c0"]),
+            ("b", &["ip", "addr", "add", "198.19.113.1/32", "dev", "lo"]),
+            ("c", &["ip", "addr", "add", "198.19.113.1/32", "dev", "lo"]),
             // IPv6 without duplicate address detection (no waiting).
             (
                 "a",
@@ -175,8 +175,8 @@ impl Lab {
                 "c",
                 &["ip", "-6", "addr", "add", "2001:db8:ff::1/128", "dev", "lo"],
             ),
-            ("r", &["ip", "addr", "add", "10.9.0.1/24", "dev", "rc"]),
-            ("g", &["ip", "addr", "add", "10.9.0.2/24", "dev", "gc"]),
+            ("r", &["ip", "addr", "add", "198.18.9.1/24", "dev", "rc"]),
+            ("g", &["ip", "addr", "add", "198.18.9.2/24", "dev", "gc"]),
             // BIRD's static gateways must look reachable to BIRD itself.
             // (A veth pair: this kernel has no dummy driver.)
             (
@@ -186,8 +186,8 @@ impl Lab {
                 ],
             ),
             ("g", &["ip", "link", "set", "gw1", "up"]),
-            ("g", &["ip", "addr", "add", "10.2.0.100/24", "dev", "gw0"]),
-            ("g", &["ip", "addr", "add", "10.3.0.100/24", "dev", "gw0"]),
+            ("g", &["ip", "addr", "add", "198.18.2.100/24", "dev", "gw0"]),
+            ("g", &["ip", "addr", "add", "198.18.3.100/24", "dev", "gw0"]),
             ("g", &["ip", "link", "set", "gw0", "up"]),
             ("r", &["sysctl", "-qw", "net.ipv4.ip_forward=0"]),
         ];
@@ -214,7 +214,11 @@ impl Lab {
                 ],
             );
         }
-        for (n, gw) in [("a", "10.1.0.1"), ("b", "10.2.0.1"), ("c", "10.3.0.1")] {
+        for (n, gw) in [
+            ("a", "198.18.1.1"),
+            ("b", "198.18.2.1"),
+            ("c", "198.18.3.1"),
+        ] {
             lab.exec(n, &["ip", "route", "add", "default", "via", gw])
                 .expect("default route");
         }
@@ -272,21 +276,21 @@ fn in_ns<T: Send + 'static>(
     })
 }
 
-/// BIRD's configuration announcing 203.0.113.0/24 with next hop `via`.
+/// BIRD's configuration announcing 198.19.113.0/24 with next hop `via`.
 ///
 /// The export filter sets `bgp_next_hop`: to an eBGP peer, BIRD advertises
 /// a non-BGP route's gateway only when it is on the session's interface,
-/// else its own session address (10.9.0.2 here, which is on no dataplane
+/// else its own session address (198.18.9.2 here, which is on no dataplane
 /// port, so tesserad could never resolve it); `next hop keep` only keeps
 /// an existing BGP next hop. Setting it gives the third-party next hop of
 /// RFC 4271 §5.1.3 that this lab needs.
 fn bird_conf(lab: &Lab, via: &str) -> PathBuf {
     let p = lab.dir.join("bird.conf");
     let text = format!(
-        "log \"{}\" all;\nrouter id 10.9.0.2;\nprotocol device {{}}\n\
+        "log \"{}\" all;\nrouter id 198.18.9.2;\nprotocol device {{}}\n\
          protocol direct {{ ipv4; interface \"gw0\"; }}\n\
-         protocol static st {{ ipv4; route 203.0.113.0/24 via {via}; }}\n\
-         protocol bgp peer {{\n  local 10.9.0.2 as 65001;\n  neighbor 10.9.0.1 as 65000;\n\
+         protocol static st {{ ipv4; route 198.19.113.0/24 via {via}; }}\n\
+         protocol bgp peer {{\n  local 198.18.9.2 as 65001;\n  neighbor 198.18.9.1 as 65000;\n\
            hold time 9;\n  connect retry time 1;\n\
            ipv4 {{ import none; next hop keep;\n\
              export filter {{ if proto = \"st\" then {{ bgp_next_hop = {via}; accept; }} reject; }};\n\
@@ -304,14 +308,14 @@ fn tesserad_conf(lab: &Lab, io: &str, engine: fib::dataplane::Engine) -> PathBuf
         fib::dataplane::Engine::Fast => "fast",
     };
     let text = format!(
-        "[router]\nid = \"10.9.0.1\"\nasn = 65000\npipeline = \"sequential\"\nlisten = [\"10.9.0.1:179\"]\n\
+        "[router]\nid = \"198.18.9.1\"\nasn = 65000\npipeline = \"sequential\"\nlisten = [\"198.18.9.1:179\"]\n\
          default_import = \"accept\"\ndefault_export = \"accept\"\n\n\
          [control]\nsocket = \"{}\"\n\n\
-         [[neighbor]]\naddress = \"10.9.0.2\"\nremote_as = 65001\nhold_time = 9\nconnect_retry = 1\n\n\
+         [[neighbor]]\naddress = \"198.18.9.2\"\nremote_as = 65001\nhold_time = 9\nconnect_retry = 1\n\n\
          [dataplane]\nio = \"{io}\"\nkp = 32\nkn = 32\nengine = \"{engine}\"\nframes = 8192\n\n\
-         [[dataplane.interface]]\nname = \"r0\"\naddresses = [\"10.1.0.1/24\", \"2001:db8:1::1/64\"]\n\n\
-         [[dataplane.interface]]\nname = \"r1\"\naddresses = [\"10.2.0.1/24\", \"2001:db8:2::1/64\"]\n\n\
-         [[dataplane.interface]]\nname = \"r2\"\naddresses = [\"10.3.0.1/24\", \"2001:db8:3::1/64\"]\n",
+         [[dataplane.interface]]\nname = \"r0\"\naddresses = [\"198.18.1.1/24\", \"2001:db8:1::1/64\"]\n\n\
+         [[dataplane.interface]]\nname = \"r1\"\naddresses = [\"198.18.2.1/24\", \"2001:db8:2::1/64\"]\n\n\
+         [[dataplane.interface]]\nname = \"r2\"\naddresses = [\"198.18.3.1/24\", \"2001:db8:3::1/64\"]\n",
         lab.dir.join("tesserad.sock").display()
     );
     std::fs::write(&p, text).expect("tesserad.toml");
@@ -341,12 +345,12 @@ fn big_rcvbuf(s: &UdpSocket) {
     assert_eq!(rc, 0, "SO_RCVBUFFORCE: {}", std::io::Error::last_os_error());
 }
 
-/// A UDP sink on 203.0.113.1:5001 in a namespace until `stop`.
+/// A UDP sink on 198.19.113.1:5001 in a namespace until `stop`.
 fn sink(ns: String, stop: Arc<AtomicBool>) -> (Counts, std::thread::JoinHandle<()>) {
     let n: Counts = Arc::new(Default::default());
     let n2 = Arc::clone(&n);
     let h = in_ns(ns, move || {
-        let s = UdpSocket::bind(("203.0.113.1", 5001)).expect("bind sink");
+        let s = UdpSocket::bind(("198.19.113.1", 5001)).expect("bind sink");
         big_rcvbuf(&s);
         s.set_read_timeout(Some(Duration::from_millis(100)))
             .expect("timeout");
@@ -369,11 +373,11 @@ fn get(c: &Counts) -> [u32; 4] {
 /// Sends `count` datagrams tagged `tag` from A, paced.
 fn send(lab: &Lab, tag: u8, count: u32) {
     let h = in_ns(lab.ns("a"), move || {
-        let s = UdpSocket::bind(("10.1.0.2", 0)).expect("bind");
+        let s = UdpSocket::bind(("198.18.1.2", 0)).expect("bind");
         let mut b = [0u8; 200];
         b[0] = tag;
         for i in 0..count {
-            let _ = s.send_to(&b, ("203.0.113.1", 5001));
+            let _ = s.send_to(&b, ("198.19.113.1", 5001));
             if i % 10 == 9 {
                 std::thread::sleep(Duration::from_millis(2));
             }
@@ -420,7 +424,7 @@ fn counter(line: &str, key: &str) -> u64 {
         .unwrap_or_else(|| panic!("no {key} in {line:?}"))
 }
 
-/// Where the route to 203.0.113.0/24 comes from.
+/// Where the route to 198.19.113.0/24 comes from.
 enum Source {
     /// BIRD over BGP to a tesserad with `[dataplane]`.
     Bird,
@@ -431,7 +435,7 @@ enum Source {
 
 fn change(via: &str) -> Vec<fib::Change> {
     vec![fib::Change {
-        prefix: "203.0.113.0/24".parse().expect("prefix"),
+        prefix: "198.19.113.0/24".parse().expect("prefix"),
         next_hop: Some(via.parse().expect("ip")),
     }]
 }
@@ -461,16 +465,16 @@ fn graph_proofs(lab: &Lab, fed_v6: bool) {
             lab.log("tesserad.log")
         );
     }
-    for dst in ["10.1.0.1", "2001:db8:1::1", "10.2.0.1"] {
+    for dst in ["198.18.1.1", "2001:db8:1::1", "198.18.2.1"] {
         let out = ping(lab, &["-c", "3", "-i", "0.2", "-W", "2", dst]);
         assert!(out.contains("3 received"), "R answers ping {dst}: {out}");
     }
     let out = ping(
         lab,
-        &["-c", "2", "-i", "0.2", "-W", "2", "-t", "1", "10.2.0.2"],
+        &["-c", "2", "-i", "0.2", "-W", "2", "-t", "1", "198.18.2.2"],
     );
     assert!(
-        out.contains("From 10.1.0.1") && out.contains("Time to live exceeded"),
+        out.contains("From 198.18.1.1") && out.contains("Time to live exceeded"),
         "ICMP time exceeded from R: {out}"
     );
     let out = ping(
@@ -495,7 +499,7 @@ fn graph_proofs(lab: &Lab, fed_v6: bool) {
     // With hop limit 2 the packet crosses R (R decrements it to 1).
     let out = ping(
         lab,
-        &["-c", "2", "-i", "0.2", "-W", "2", "-t", "2", "10.2.0.2"],
+        &["-c", "2", "-i", "0.2", "-W", "2", "-t", "2", "198.18.2.2"],
     );
     assert!(out.contains("2 received"), "TTL 2 crosses R: {out}");
 }
@@ -507,7 +511,7 @@ fn scenario(io_mode: &str, src: Source, engine: fib::dataplane::Engine, cores: u
     let mut direct = None;
     match src {
         Source::Bird => {
-            let bconf = bird_conf(&lab, "10.2.0.2");
+            let bconf = bird_conf(&lab, "198.18.2.2");
             let bconf_s = bconf.display().to_string();
             lab.spawn(
                 "g",
@@ -529,9 +533,9 @@ fn scenario(io_mode: &str, src: Source, engine: fib::dataplane::Engine, cores: u
             };
             let cfg = fib::dataplane::DataplaneConfig {
                 ports: [
-                    ("r0", "10.1.0.1", "2001:db8:1::1"),
-                    ("r1", "10.2.0.1", "2001:db8:2::1"),
-                    ("r2", "10.3.0.1", "2001:db8:3::1"),
+                    ("r0", "198.18.1.1", "2001:db8:1::1"),
+                    ("r1", "198.18.2.1", "2001:db8:2::1"),
+                    ("r2", "198.18.3.1", "2001:db8:3::1"),
                 ]
                 .iter()
                 .map(|(n, a, a6)| fib::dataplane::PortConfig {
@@ -563,7 +567,7 @@ fn scenario(io_mode: &str, src: Source, engine: fib::dataplane::Engine, cores: u
                 .join()
                 .expect("start thread")
                 .expect("dataplane starts");
-            let mut first = change("10.2.0.2");
+            let mut first = change("198.18.2.2");
             first.push(fib::Change {
                 prefix: "2001:db8:ff::/64".parse().expect("prefix"),
                 next_hop: Some("2001:db8:2::2".parse().expect("ip")),
@@ -577,7 +581,7 @@ fn scenario(io_mode: &str, src: Source, engine: fib::dataplane::Engine, cores: u
     let (nc, sink_c) = sink(lab.ns("c"), Arc::clone(&stop));
     let _stop_sinks = StopOnDrop(Arc::clone(&stop));
 
-    // The route arrives from BIRD and traffic to 203.0.113.1 reaches B.
+    // The route arrives from BIRD and traffic to 198.19.113.1 reaches B.
     // (The first datagrams may be lost while ARP resolves.)
     let diag = || match &direct {
         Some((dp, _)) => format!("{:?}", dp.fib_report()),
@@ -599,12 +603,32 @@ fn scenario(io_mode: &str, src: Source, engine: fib::dataplane::Engine, cores: u
     // Ping through R (warm-up first: the first echo may wait for ARP).
     let _ = lab.exec(
         "a",
-        &["ping", "-n", "-c", "2", "-i", "0.2", "-W", "1", "10.2.0.2"],
+        &[
+            "ping",
+            "-n",
+            "-c",
+            "2",
+            "-i",
+            "0.2",
+            "-W",
+            "1",
+            "198.18.2.2",
+        ],
     );
     let out = lab
         .exec(
             "a",
-            &["ping", "-n", "-c", "5", "-i", "0.2", "-W", "2", "10.2.0.2"],
+            &[
+                "ping",
+                "-n",
+                "-c",
+                "5",
+                "-i",
+                "0.2",
+                "-W",
+                "2",
+                "198.18.2.2",
+            ],
         )
         .unwrap_or_else(|e| e);
     assert!(
@@ -625,9 +649,9 @@ fn scenario(io_mode: &str, src: Source, engine: fib::dataplane::Engine, cores: u
 
     // The prefix now goes via B2; the stream moves, live.
     if let Some((_, tx)) = &direct {
-        tx.send(change("10.3.0.2")).expect("feed");
+        tx.send(change("198.18.3.2")).expect("feed");
     } else {
-        let bconf = bird_conf(&lab, "10.3.0.2");
+        let bconf = bird_conf(&lab, "198.18.3.2");
         sh(&[
             "birdc",
             "-s",
@@ -725,7 +749,7 @@ fn tcp(lab: &Lab) -> usize {
     const N: usize = 1 << 20;
     let (tx, rx) = std::sync::mpsc::channel();
     let server = in_ns(lab.ns("b"), move || {
-        let l = TcpListener::bind(("10.2.0.2", 5002)).expect("bind tcp");
+        let l = TcpListener::bind(("198.18.2.2", 5002)).expect("bind tcp");
         tx.send(()).expect("ready");
         l.set_nonblocking(true).expect("nb");
         let end = Instant::now() + Duration::from_secs(8);
@@ -762,7 +786,7 @@ fn tcp(lab: &Lab) -> usize {
     rx.recv_timeout(Duration::from_secs(10)).expect("tcp ready");
     let client = in_ns(lab.ns("a"), move || {
         let mut c = TcpStream::connect_timeout(
-            &"10.2.0.2:5002".parse().expect("addr"),
+            &"198.18.2.2:5002".parse().expect("addr"),
             Duration::from_secs(5),
         )
         .expect("connect through Tessera");

@@ -1,11 +1,11 @@
 //! Address families against real peers, tesserad in the centre of a lab
-//! (network namespaces, 10.0.k.0/24 and fd00:k::/64 links).
+//! (network namespaces, 198.18.k.0/24 and 2001:db8:k::/64 links).
 //!
 //! * `multicast_with_bird` (RFC 4760 §6): BIRD "src" announces
-//!   198.18.10.0/24 as IPv4 unicast (community 65001:1) and as IPv4
-//!   multicast (65001:2), and 198.18.11.0/24 as multicast only. tesserad's
+//!   198.19.10.0/24 as IPv4 unicast (community 65001:1) and as IPv4
+//!   multicast (65001:2), and 198.19.11.0/24 as multicast only. tesserad's
 //!   unicast table keeps the unicast route (the multicast one does not
-//!   replace it), has no 198.18.11.0/24, and exports the multicast routes
+//!   replace it), has no 198.19.11.0/24, and exports the multicast routes
 //!   with SAFI 2 only to BIRD "mc", which negotiated IPv4 multicast (they
 //!   land in its multicast channel's table); BIRD "uc" (unicast only) and
 //!   the unicast tables see only the unicast route. `show route multicast`
@@ -37,8 +37,8 @@ fn tesserad(lab: &Lab, neighbors: &str) -> Tesserad {
     let sock = dir.join("tesserad.sock");
     let config = dir.join("tesserad.toml");
     let text = format!(
-        "[router]\nid = \"10.0.0.1\"\nasn = 65000\n\n[control]\nsocket = \"{}\"\n\
-         \n[[static]]\nprefix = \"198.18.20.0/24\"\n{neighbors}",
+        "[router]\nid = \"198.18.0.1\"\nasn = 65000\n\n[control]\nsocket = \"{}\"\n\
+         \n[[static]]\nprefix = \"198.19.20.0/24\"\n{neighbors}",
         sock.display()
     );
     std::fs::write(&config, text).expect("tesserad.toml");
@@ -148,15 +148,15 @@ fn multicast_with_bird() {
         ]
         .concat(),
     );
-    // The source: unicast and multicast routes for 198.18.10.0/24 with
-    // different communities, and a multicast-only 198.18.11.0/24.
+    // The source: unicast and multicast routes for 198.19.10.0/24 with
+    // different communities, and a multicast-only 198.19.11.0/24.
     let src = format!(
         "router id {};\nipv4 table t4;\nipv4 table m4;\n\
          protocol static su {{ ipv4 {{ table t4; }}; \
-           route 198.18.10.0/24 unreachable {{ bgp_community.add((65001,1)); }}; }}\n\
+           route 198.19.10.0/24 unreachable {{ bgp_community.add((65001,1)); }}; }}\n\
          protocol static sm {{ ipv4 {{ table m4; }}; \
-           route 198.18.10.0/24 unreachable {{ bgp_community.add((65001,2)); }}; \
-           route 198.18.11.0/24 unreachable {{ bgp_community.add((65001,2)); }}; }}\n{}",
+           route 198.19.10.0/24 unreachable {{ bgp_community.add((65001,2)); }}; \
+           route 198.19.11.0/24 unreachable {{ bgp_community.add((65001,2)); }}; }}\n{}",
         l1.v4,
         bird_bgp(
             &l1.v4,
@@ -196,7 +196,7 @@ fn multicast_with_bird() {
     // sent with SAFI 2 (everything from src has arrived once they are).
     let m4 = lab.wait(WAIT.as_secs(), "multicast routes at BIRD mc", || {
         let m = mc.table("m4")?;
-        Ok((m.contains("198.18.10.0/24") && m.contains("198.18.11.0/24")).then_some(m))
+        Ok((m.contains("198.19.10.0/24") && m.contains("198.19.11.0/24")).then_some(m))
     });
     assert!(
         m4.contains("(65001,2)") && !m4.contains("(65001,1)"),
@@ -204,16 +204,16 @@ fn multicast_with_bird() {
     );
     // tesserad's unicast table: the unicast route, untouched.
     let r = t
-        .route("198.18.10.0/24")
+        .route("198.19.10.0/24")
         .expect("show route")
-        .expect("198.18.10.0/24 at tesserad");
+        .expect("198.19.10.0/24 at tesserad");
     let rc = compact(&r);
     assert!(
         rc.contains("[65001,1]") && !rc.contains("[65001,2]"),
         "the multicast route replaced or joined the unicast one at tesserad:\n{r}"
     );
     assert_eq!(
-        t.route("198.18.11.0/24").expect("show route"),
+        t.route("198.19.11.0/24").expect("show route"),
         None,
         "a multicast-only prefix is in tesserad's unicast table"
     );
@@ -223,8 +223,8 @@ fn multicast_with_bird() {
             .expect("show route multicast"),
     );
     assert!(
-        m.contains("198.18.10.0/24")
-            && m.contains("198.18.11.0/24")
+        m.contains("198.19.10.0/24")
+            && m.contains("198.19.11.0/24")
             && m.contains("[65001,2]")
             && !m.contains("[65001,1]"),
         "tesserad's multicast table:\n{m}"
@@ -236,11 +236,11 @@ fn multicast_with_bird() {
             &format!("unicast route at BIRD {name}"),
             || {
                 let s = b.table("t4")?;
-                Ok(s.contains("198.18.10.0/24").then_some(s))
+                Ok(s.contains("198.19.10.0/24").then_some(s))
             },
         );
         assert!(
-            t4.contains("(65001,1)") && !t4.contains("(65001,2)") && !t4.contains("198.18.11.0"),
+            t4.contains("(65001,1)") && !t4.contains("(65001,2)") && !t4.contains("198.19.11.0"),
             "{name}'s unicast table got a multicast route:\n{t4}"
         );
     }
@@ -250,27 +250,27 @@ fn multicast_with_bird() {
 }
 
 /// FRR with `capability extended-nexthop` towards `peer`, announcing
-/// 198.18.21.0/24 over the IPv6 session from `local`.
+/// 198.19.21.0/24 over the IPv6 session from `local`.
 fn frr_conf(dir: &std::path::Path, local: &str, peer: &str) -> String {
     format!(
         "frr defaults traditional\nhostname enh-frr\nlog file {}/bgpd.log debugging\n!\n\
-         router bgp 65001\n bgp router-id 10.0.1.2\n no bgp ebgp-requires-policy\n\
+         router bgp 65001\n bgp router-id 198.18.1.2\n no bgp ebgp-requires-policy\n\
          no bgp network import-check\n no bgp default ipv4-unicast\n\
          neighbor {peer} remote-as 65000\n neighbor {peer} update-source {local}\n\
          neighbor {peer} timers 1 9\n neighbor {peer} timers connect 1\n\
          neighbor {peer} advertisement-interval 0\n\
          neighbor {peer} capability extended-nexthop\n\
          address-family ipv4 unicast\n  neighbor {peer} activate\n\
-         neighbor {peer} route-map NH6 out\n  network 198.18.21.0/24\n exit-address-family\n!\n\
+         neighbor {peer} route-map NH6 out\n  network 198.19.21.0/24\n exit-address-family\n!\n\
          route-map NH6 permit 10\n set ipv6 next-hop global {local}\n!\n",
         dir.display()
     )
 }
 
 /// Whether tesserad's `show route` JSON (compact) has an IPv6 next hop
-/// (the lab's links are fd00:k::/64).
+/// (the lab's links are 2001:db8:k::/64).
 fn v6_next_hop(json: &str) -> bool {
-    json.contains("\"next_hop\":\"fd00:")
+    json.contains("\"next_hop\":\"2001:db8:")
 }
 
 fn run_enh(on: bool) {
@@ -316,7 +316,7 @@ fn run_enh(on: bool) {
     let vtysh = |cmd: &str| common::sh(&["vtysh", "--vty_socket", &d, "-d", "bgpd", "-c", cmd]);
     let bird_conf = format!(
         "router id {};\nipv4 table t4;\n\
-         protocol static s4 {{ ipv4 {{ table t4; }}; route 198.18.22.0/24 unreachable; }}\n{}",
+         protocol static s4 {{ ipv4 {{ table t4; }}; route 198.19.22.0/24 unreachable; }}\n{}",
         l2.v4,
         bird_bgp(
             &l2.v6,
@@ -328,37 +328,37 @@ fn run_enh(on: bool) {
     let bird = Bird::start(&lab, "bird", &l2.ns, &bird_conf);
     established(&lab, &t, &[&l1.v6, &l2.v6]);
 
-    // tesserad's own route (198.18.20.0/24) at each peer, and each
+    // tesserad's own route (198.19.20.0/24) at each peer, and each
     // peer's route at tesserad.
-    let at_frr = || vtysh("show bgp ipv4 unicast 198.18.20.0/24");
-    let at_bird = || bird.birdc(&["show", "route", "table", "t4", "198.18.20.0/24", "all"]);
+    let at_frr = || vtysh("show bgp ipv4 unicast 198.19.20.0/24");
+    let at_bird = || bird.birdc(&["show", "route", "table", "t4", "198.19.20.0/24", "all"]);
     if on {
-        for p in ["198.18.21.0/24", "198.18.22.0/24"] {
+        for p in ["198.19.21.0/24", "198.19.22.0/24"] {
             let r = lab.wait(WAIT.as_secs(), &format!("{p} at tesserad"), || t.route(p));
             assert!(
                 v6_next_hop(&compact(&r)),
                 "{p} arrived without an IPv6 next hop:\n{r}"
             );
         }
-        // FRR shows the next hop first: "    fd00:1::1 from fd00:1::1".
+        // FRR shows the next hop first: "    2001:db8:1::1 from 2001:db8:1::1".
         lab.wait(
             WAIT.as_secs(),
-            "198.18.20.0/24 at FRR via fd00:1::1",
-            || Ok(at_frr()?.contains(" fd00:1::1 from").then_some(())),
+            "198.19.20.0/24 at FRR via 2001:db8:1::1",
+            || Ok(at_frr()?.contains(" 2001:db8:1::1 from").then_some(())),
         );
-        let b = lab.wait(WAIT.as_secs(), "198.18.20.0/24 at BIRD", || {
+        let b = lab.wait(WAIT.as_secs(), "198.19.20.0/24 at BIRD", || {
             let s = at_bird()?;
-            Ok(s.contains("198.18.20.0/24").then_some(s))
+            Ok(s.contains("198.19.20.0/24").then_some(s))
         });
         assert!(
-            b.contains("via fd00:2::1"),
+            b.contains("via 2001:db8:2::1"),
             "BIRD: not via our IPv6 address:\n{b}"
         );
     } else {
         // Give both sides time to send what they would (the static route
         // goes out at once after Established, MRAI 0).
         std::thread::sleep(Duration::from_secs(5));
-        for p in ["198.18.21.0/24", "198.18.22.0/24"] {
+        for p in ["198.19.21.0/24", "198.19.22.0/24"] {
             if let Some(r) = t.route(p).expect("show route") {
                 assert!(
                     !v6_next_hop(&compact(&r)),
@@ -369,7 +369,7 @@ fn run_enh(on: bool) {
         let f = at_frr().expect("vtysh");
         let b = at_bird().expect("birdc");
         assert!(
-            !f.contains(" fd00:1::1 from") && !b.contains("via fd00:2::1"),
+            !f.contains(" 2001:db8:1::1 from") && !b.contains("via 2001:db8:2::1"),
             "tesserad sent an IPv6 next hop for IPv4 without RFC 8950:\nFRR:\n{f}\nBIRD:\n{b}"
         );
         // Nothing was reset: no peer sent what we did not advertise.

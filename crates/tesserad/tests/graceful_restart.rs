@@ -18,9 +18,9 @@ use common::Lab;
 
 const T_AS: u32 = 65000;
 const P_AS: u32 = T_AS + 1;
-const KEPT: &str = "198.18.1.0/24";
-const DROPPED: &str = "198.18.2.0/24";
-const V6: &str = "2001:db8:1::/48";
+const KEPT: &str = "198.19.1.0/24";
+const DROPPED: &str = "198.19.2.0/24";
+const V6: &str = "2001:db8:ff01::/48";
 
 /// A BIRD speaker originating `v4` and `v6` (with `comm4` added to the
 /// IPv4 ones), with `bgp` lines added to its BGP protocol and `ch6` to its
@@ -96,7 +96,7 @@ fn tesserad_config(lab: &Lab, leaves: u8) -> Config {
         .collect();
     Config {
         asn: T_AS,
-        router_id: "10.0.0.1".into(),
+        router_id: "198.18.0.1".into(),
         neighbors,
         cluster_id: None,
     }
@@ -192,7 +192,7 @@ fn llgr_helper_keeps_long_lived_stale_routes_for_llgr_peers_only() {
             "export = \"accept\"\nlong_lived_stale_time = 60\n",
         )
     });
-    const NO_LLGR: &str = "198.18.3.0/24";
+    const NO_LLGR: &str = "198.19.3.0/24";
     let mut birds = Vec::new();
     for k in 1..=3u8 {
         let s = Session::leaf(lab.leaf(k), T_AS + u32::from(k), T_AS);
@@ -364,7 +364,7 @@ fn restarting_tesserad_keeps_its_routes_at_bird_and_frr() {
         return;
     }
     const STATIC: &str = "192.0.2.0/24";
-    const FRR_NET: &str = "198.18.5.0/24";
+    const FRR_NET: &str = "198.19.5.0/24";
     let lab = Lab::star("gr-restart", 3);
     let cfg = tesserad_config(&lab, 3);
     let render = |sock: &std::path::Path| {

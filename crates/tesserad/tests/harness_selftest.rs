@@ -67,7 +67,7 @@ fn against_bird(
     // Withdrawal propagates (IPv4 and IPv6).
     let mut extra = vec!["203.0.113.0/24".to_string()];
     if x_v6_out {
-        extra.push("2001:db8:ee::/48".to_string());
+        extra.push("2001:db8:ee00::/48".to_string());
     }
     x.set_extra(&extra).unwrap_or_else(|e| lab.fail(&e));
     for p in &extra {

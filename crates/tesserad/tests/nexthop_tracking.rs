@@ -3,14 +3,14 @@
 //! of its namespace, follows its changes over rtnetlink, and uses the
 //! result in selection (RFC 4271 §9.1.2.1, §9.1.2.2 e).
 //!
-//! Leaves 1 and 2 (ExaBGP, iBGP) announce 198.18.100.0/24 with next hops
-//! 198.18.11.1 and 198.18.12.1; leaf 1 also announces 2001:db8:100::/48
-//! via 2001:db8:11::1. Leaf 3 (ExaBGP, iBGP route-reflector client) sees
+//! Leaves 1 and 2 (ExaBGP, iBGP) announce 198.19.100.0/24 with next hops
+//! 198.19.11.1 and 198.19.12.1; leaf 1 also announces 2001:db8:100::/48
+//! via 2001:db8:1100::1. Leaf 3 (ExaBGP, iBGP route-reflector client) sees
 //! which one tesserad selected: reflected iBGP routes keep their next hop.
 //! In tesserad's namespace (`ip route ... metric N`):
 //!
 //! 1. no route to either next hop: nothing selected, nothing reflected;
-//! 2. 198.18.11.0/24 metric 10, 198.18.12.0/24 metric 20: leaf 1's path;
+//! 2. 198.19.11.0/24 metric 10, 198.19.12.0/24 metric 20: leaf 1's path;
 //! 3. the first route replaced by metric 30: the best path flips to leaf 2;
 //! 4. both deleted: the prefix is withdrawn from leaf 3;
 //! 5. re-added: it comes back (IPv6 the same with its own route).
@@ -26,11 +26,11 @@ use common::Lab;
 use std::time::Duration;
 
 const T_AS: u32 = 65000;
-const PFX: &str = "198.18.100.0/24";
+const PFX: &str = "198.19.100.0/24";
 const PFX6: &str = "2001:db8:100::/48";
-const NH1: &str = "198.18.11.1";
-const NH2: &str = "198.18.12.1";
-const NH6: &str = "2001:db8:11::1";
+const NH1: &str = "198.19.11.1";
+const NH2: &str = "198.19.12.1";
+const NH6: &str = "2001:db8:1100::1";
 
 fn tools() -> Vec<&'static str> {
     [common::exabgp::TOOLS, &["ip"]].concat()
@@ -95,7 +95,7 @@ fn scenario(name: &str, pipeline: &str) {
     let lab = Lab::star(name, 3);
     let cfg = Config {
         asn: T_AS,
-        router_id: "10.0.0.1".into(),
+        router_id: "198.18.0.1".into(),
         neighbors: vec![
             neighbor(&lab, 1, false),
             neighbor(&lab, 2, false),
@@ -131,7 +131,7 @@ fn scenario(name: &str, pipeline: &str) {
     cmd(p1, format!("announce route {PFX} next-hop {NH1}"));
     cmd(p2, format!("announce route {PFX} next-hop {NH2}"));
     cmd(p1, format!("announce route {PFX6} next-hop {NH6}"));
-    let stored = lab.wait(10, "tesserad stores both paths of 198.18.100.0/24", || {
+    let stored = lab.wait(10, "tesserad stores both paths of 198.19.100.0/24", || {
         let r = t.route(PFX)?.map(|r| compact(&r));
         Ok(r.filter(|r| r.contains(NH1) && r.contains(NH2)))
     });
@@ -155,12 +155,12 @@ fn scenario(name: &str, pipeline: &str) {
     // without it leaf 1 would win anyway on router id, so check 3 below
     // is the one that shows the cost deciding).
     let (l1, l2) = (lab.leaf(1).v4.clone(), lab.leaf(2).v4.clone());
-    route(&lab, &["add", "198.18.11.0/24", "via", &l1, "metric", "10"]);
-    route(&lab, &["add", "198.18.12.0/24", "via", &l2, "metric", "20"]);
+    route(&lab, &["add", "198.19.11.0/24", "via", &l1, "metric", "10"]);
+    route(&lab, &["add", "198.19.12.0/24", "via", &l2, "metric", "20"]);
     let l1v6 = lab.leaf(1).v6.clone();
     route(
         &lab,
-        &["add", "2001:db8:11::/48", "via", &l1v6, "metric", "10"],
+        &["add", "2001:db8:1100::/48", "via", &l1v6, "metric", "10"],
     );
     wait_via(&lab, p3, PFX, NH1);
     wait_via(&lab, p3, PFX6, NH6);
@@ -180,25 +180,25 @@ fn scenario(name: &str, pipeline: &str) {
     }
 
     // 3. The route to NH1 now costs 30: NH2 (20) is cheaper.
-    route(&lab, &["del", "198.18.11.0/24", "via", &l1, "metric", "10"]);
-    route(&lab, &["add", "198.18.11.0/24", "via", &l1, "metric", "30"]);
+    route(&lab, &["del", "198.19.11.0/24", "via", &l1, "metric", "10"]);
+    route(&lab, &["add", "198.19.11.0/24", "via", &l1, "metric", "30"]);
     wait_via(&lab, p3, PFX, NH2);
 
     // 4. No route to either next hop: withdrawn.
-    route(&lab, &["del", "198.18.11.0/24", "via", &l1, "metric", "30"]);
-    route(&lab, &["del", "198.18.12.0/24", "via", &l2, "metric", "20"]);
+    route(&lab, &["del", "198.19.11.0/24", "via", &l1, "metric", "30"]);
+    route(&lab, &["del", "198.19.12.0/24", "via", &l2, "metric", "20"]);
     route(
         &lab,
-        &["del", "2001:db8:11::/48", "via", &l1v6, "metric", "10"],
+        &["del", "2001:db8:1100::/48", "via", &l1v6, "metric", "10"],
     );
     wait_gone(&lab, p3, PFX, 10);
     wait_gone(&lab, p3, PFX6, 10);
 
     // 5. Back.
-    route(&lab, &["add", "198.18.12.0/24", "via", &l2, "metric", "5"]);
+    route(&lab, &["add", "198.19.12.0/24", "via", &l2, "metric", "5"]);
     route(
         &lab,
-        &["add", "2001:db8:11::/48", "via", &l1v6, "metric", "10"],
+        &["add", "2001:db8:1100::/48", "via", &l1v6, "metric", "10"],
     );
     wait_via(&lab, p3, PFX, NH2);
     wait_via(&lab, p3, PFX6, NH6);

@@ -66,7 +66,7 @@ fn neighbor(lab: &Lab, k: u8, remote_as: u32, hold: u16) -> Neighbor {
 fn config(neighbors: Vec<Neighbor>) -> Config {
     Config {
         asn: T_AS,
-        router_id: "10.0.0.1".into(),
+        router_id: "198.18.0.1".into(),
         neighbors,
         cluster_id: None,
     }

@@ -1,7 +1,7 @@
 //! Network-namespace topology for the I/O tests:
 //!
 //! ```text
-//! hostA [a0 10.1.0.2/24] -- [r0] router [r1] -- [b0 10.2.0.2/24] hostB
+//! hostA [a0 198.18.1.2/24] -- [r0] router [r1] -- [b0 198.18.2.2/24] hostB
 //! ```
 //!
 //! The router's interfaces have no IP address and kernel forwarding is off
@@ -16,8 +16,8 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-pub const A_IP: &str = "10.1.0.2";
-pub const B_IP: &str = "10.2.0.2";
+pub const A_IP: &str = "198.18.1.2";
+pub const B_IP: &str = "198.18.2.2";
 pub const MAC_A0: [u8; 6] = [0x02, 0, 0, 0, 0x0a, 0];
 pub const MAC_R0: [u8; 6] = [0x02, 0, 0, 0, 0x01, 0];
 pub const MAC_R1: [u8; 6] = [0x02, 0, 0, 0, 0x01, 1];
@@ -141,8 +141,8 @@ impl Topo {
             "net.ipv6.conf.all.disable_ipv6=1",
         ]);
         for (ns, ifc, ip, gw, gwmac) in [
-            (&t.a, "a0", A_IP, "10.1.0.1", MAC_R0),
-            (&t.b, "b0", B_IP, "10.2.0.1", MAC_R1),
+            (&t.a, "a0", A_IP, "198.18.1.1", MAC_R0),
+            (&t.b, "b0", B_IP, "198.18.2.1", MAC_R1),
         ] {
             must(&[
                 "ip",
@@ -254,7 +254,7 @@ pub fn test_frame(dst_mac: [u8; 6], src_mac: [u8; 6], seq: u32, payload_len: usi
     f.extend_from_slice(&[0x08, 0x00]);
     let total = (20 + 8 + payload_len) as u16;
     f.extend_from_slice(&[
-        0x45, 0, 0, 0, 0, 0, 0, 0, 64, 17, 0, 0, 10, 1, 0, 2, 10, 2, 0, 2,
+        0x45, 0, 0, 0, 0, 0, 0, 0, 64, 17, 0, 0, 198, 18, 1, 2, 198, 18, 2, 2,
     ]);
     f[16..18].copy_from_slice(&total.to_be_bytes());
     f.extend_from_slice(&4000u16.to_be_bytes());

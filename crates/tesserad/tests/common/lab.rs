@@ -1,11 +1,17 @@
 //! A lab is a star of network namespaces private to one test: a center
 //! namespace (the device under test) and N leaf namespaces (its peers), each
 //! leaf joined to the center by its own veth pair with IPv4 and IPv6
-//! addresses. Names carry the pid and a counter so parallel tests and
-//! parallel test binaries never collide. Drop kills every daemon started
-//! through the lab (SIGCONT first, so a frozen one can die), kills anything
-//! left in the namespaces, deletes them and removes the temp dir (kept when
-//! the test panicked, so logs can be read).
+//! addresses. Test traffic stays inside the lab's own namespaces, on
+//! 198.18.0.0/15 (RFC 2544) and 2001:db8::/32 (RFC 3849) addresses: links
+//! are 198.18.k.0/24 and 2001:db8:k::/64 (a LAN lab: 198.18.0.0/24 and
+//! 2001:db8::/64). Prefixes a test only announces keep out of the links:
+//! none in 198.18.0.0/16 or 2001:db8::/40 (the tests use 198.19.0.0/16,
+//! 2001:db8:100:: and up, and the other documentation ranges). Names
+//! carry the pid and a counter so parallel tests and parallel test binaries
+//! never collide. Drop kills every daemon started through the lab (SIGCONT
+//! first, so a frozen one can die), kills anything left in the namespaces,
+//! deletes them and removes the temp dir (kept when the test panicked, so
+//! logs can be read).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -16,8 +22,10 @@ use std::time::Duration;
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
-/// One link of the star: leaf `k` (1-based) has `10.0.k.2` / `fd00:k::2`,
-/// the center's side of that link has `10.0.k.1` / `fd00:k::1`.
+/// One link of the star: leaf `k` (1-based) has `198.18.k.2` /
+/// `2001:db8:k::2` (`k` in hex), the center's side of that link has
+/// `198.18.k.1` / `2001:db8:k::1`. Test traffic stays in
+/// 198.18.0.0/15 and 2001:db8::/32 inside the lab's own namespaces.
 #[derive(Clone, Debug)]
 pub struct Leaf {
     pub k: u8,
@@ -94,9 +102,10 @@ impl Lab {
     }
 
     /// All leaves and the centre on one LAN (a bridge in the centre):
-    /// 10.0.0.1 / fd00::1 for the centre, 10.0.0.(k+1) / fd00::(k+1) for
-    /// leaf k. An IXP: what a route server (RFC 7947) serves, where next
-    /// hops of other clients are directly reachable.
+    /// 198.18.0.1 / 2001:db8::1 for the centre, 198.18.0.(k+1) /
+    /// 2001:db8::(k+1) (hex) for leaf k. An IXP: what a route server
+    /// (RFC 7947) serves, where next hops of other clients are directly
+    /// reachable.
     pub fn lan(test: &str, leaves: u8) -> Lab {
         Lab::new(test, leaves, true)
     }
@@ -121,17 +130,17 @@ impl Lab {
         for k in 1..=leaves {
             let (v4, v6, cv4, cv6) = if lan {
                 (
-                    format!("10.0.0.{}", k + 1),
-                    format!("fd00::{}", k + 1),
-                    "10.0.0.1".to_string(),
-                    "fd00::1".to_string(),
+                    format!("198.18.0.{}", k + 1),
+                    format!("2001:db8::{:x}", k + 1),
+                    "198.18.0.1".to_string(),
+                    "2001:db8::1".to_string(),
                 )
             } else {
                 (
-                    format!("10.0.{k}.2"),
-                    format!("fd00:{k}::2"),
-                    format!("10.0.{k}.1"),
-                    format!("fd00:{k}::1"),
+                    format!("198.18.{k}.2"),
+                    format!("2001:db8:{k:x}::2"),
+                    format!("198.18.{k}.1"),
+                    format!("2001:db8:{k:x}::1"),
                 )
             };
             lab.leaves.push(Leaf {
@@ -157,8 +166,17 @@ impl Lab {
         if self.lan {
             ip(&["-n", c, "link", "add", "br0", "type", "bridge"])?;
             ip(&["-n", c, "link", "set", "br0", "addrgenmode", "none"])?;
-            ip(&["-n", c, "addr", "add", "10.0.0.1/24", "dev", "br0"])?;
-            ip(&["-n", c, "addr", "add", "fd00::1/64", "dev", "br0", "nodad"])?;
+            ip(&["-n", c, "addr", "add", "198.18.0.1/24", "dev", "br0"])?;
+            ip(&[
+                "-n",
+                c,
+                "addr",
+                "add",
+                "2001:db8::1/64",
+                "dev",
+                "br0",
+                "nodad",
+            ])?;
             ip(&["-n", c, "link", "set", "br0", "up"])?;
         }
         for l in &self.leaves {

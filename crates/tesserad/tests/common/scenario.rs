@@ -1,6 +1,6 @@
 //! The interop scenarios run against tesserad, one function each, generic
 //! over the peer daemon (`Start` builds one on a leaf). tesserad sits in the
-//! center namespace (AS 65000, router id 10.0.0.1); peers on leaves.
+//! center namespace (AS 65000, router id 198.18.0.1); peers on leaves.
 //! Every step is bounded; a failure names the step and shows log tails.
 
 use super::lab::Lab;
@@ -27,7 +27,7 @@ fn neighbor(lab: &Lab, k: u8, remote_as: u32) -> Neighbor {
 fn config(neighbors: Vec<Neighbor>) -> Config {
     Config {
         asn: T_AS,
-        router_id: "10.0.0.1".into(),
+        router_id: "198.18.0.1".into(),
         neighbors,
         cluster_id: None,
     }
@@ -87,7 +87,10 @@ pub fn basic(test: &str, tools: &[&str], start: Start) {
     }
     // tesserad -> peer is covered by the RR/RS scenarios (tesserad
     // re-advertises what it learned); here: withdrawals propagate.
-    let extra = vec!["203.0.113.0/24".to_string(), "2001:db8:ee::/48".to_string()];
+    let extra = vec![
+        "203.0.113.0/24".to_string(),
+        "2001:db8:ee00::/48".to_string(),
+    ];
     p.set_extra(&extra).unwrap_or_else(|e| lab.fail(&e));
     for x in &extra {
         if sends_loopback_next_hop(p.as_ref(), x, true) {
@@ -237,7 +240,7 @@ pub fn two_clients(test: &str, tools: &[&str], start: Start, rr: bool) {
     n2.rs_client = !rr;
     let mut cfg = config(vec![n1, n2]);
     if rr {
-        cfg.cluster_id = Some("10.0.0.1".into());
+        cfg.cluster_id = Some("198.18.0.1".into());
     }
     let t = Tesserad::start(&lab, &cfg);
     let s1 = Session::leaf(lab.leaf(1), a1, T_AS);

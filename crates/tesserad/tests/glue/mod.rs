@@ -51,7 +51,7 @@ pub fn configure(t: &Tesserad) -> Result<ConfigureResult, String> {
 /// the lab's centre namespace when given).
 pub fn head(sock: &std::path::Path, metrics: Option<u16>) -> String {
     let mut s = format!(
-        "[router]\nid = \"10.0.0.1\"\nasn = 65000\n\n[control]\nsocket = \"{}\"\n",
+        "[router]\nid = \"198.18.0.1\"\nasn = 65000\n\n[control]\nsocket = \"{}\"\n",
         sock.display()
     );
     if let Some(p) = metrics {

@@ -228,7 +228,7 @@ fn raw_peer_framing_errors() {
     let leaf = lab.leaf(1).clone();
     let t = Tesserad::start(&lab, &config(vec![neighbor(&lab, 1, RAW_AS, 90)]));
     let target = format!("{}:179", leaf.center_v4);
-    let id = [10, 0, 1, 2];
+    let id = [198, 18, 1, 2];
     let nh = next_hop(id);
     let own_v4: [u8; 4] = leaf
         .center_v4
@@ -257,7 +257,7 @@ fn raw_peer_framing_errors() {
         (
             "NEXT_HOP length 5",
             "§7.3",
-            [origin(), as_path(), attr(0x40, 3, &[10, 0, 1, 2, 0])].concat(),
+            [origin(), as_path(), attr(0x40, 3, &[198, 18, 1, 2, 0])].concat(),
             Want::Withdraw,
         ),
         (
@@ -448,7 +448,7 @@ fn raw_peer_framing_errors() {
     let mp_nh = |nh: &[u8], k: u8| -> Vec<u8> {
         let mut v = vec![0, 2, 1, nh.len() as u8];
         v.extend_from_slice(nh);
-        v.extend_from_slice(&[0, 64, 0x20, 0x01, 0x0d, 0xb8, 0x00, 0x88, 0x00, k]);
+        v.extend_from_slice(&[0, 64, 0x20, 0x01, 0x0d, 0xb8, 0x88, 0x00, 0x00, k]);
         [origin(), as_path(), attr(0x80, 14, &v)].concat()
     };
     let good6 = v6(&leaf.v6);
@@ -467,7 +467,7 @@ fn raw_peer_framing_errors() {
     ];
     for (k, (name, bad)) in mp_cases.into_iter().enumerate() {
         let k = k as u8 + 1;
-        let prefix = format!("2001:db8:88:{k}::/64");
+        let prefix = format!("2001:db8:8800:{k}::/64");
         let got = (|| -> Result<String, String> {
             p.send(&update(&[], &mp_nh(&good6, k), &[]))?;
             poll(5.0, || t.route(&prefix))
