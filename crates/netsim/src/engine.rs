@@ -1,0 +1,1027 @@
+//! The event loop: ASes ([`RibCore`]s), sessions, the event queue and the
+//! scenario actions. See the crate docs for the model.
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashMap};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use base::{AfiSafi, Asn, Instant, Prefix};
+use bgp_core::decode::{decode_update, Decoded};
+use bgp_core::{
+    DecodedUpdate, LinkAddrs, Outbox, Output, Part, PeerEntry, PeerMeta, PeerStatus, PolicyRef,
+    RibCore, RibInput, RibSettings, SessionUp, StaticRoute,
+};
+use bgp_fsm::{DownReason, Negotiated};
+use bgp_rib::{AttrSet, AttrsBuilder, BestPathConfig, NextHopMode, PathSelection, PeerId};
+use bgp_wire::{AsPath, AttrValue, NextHop, Origin, ParseCtx, PathAttr, PathAttribute};
+use sim::Rng;
+use topo::{Graph, NodeId, Role};
+
+use crate::policy::{Policies, CUSTOMER_TAG};
+use crate::scenario::{Action, Scenario};
+
+/// BGP message header length (RFC 4271 §4.1).
+const HEADER: usize = 19;
+/// BGP message type UPDATE.
+const UPDATE: u8 = 2;
+
+/// How the simulation runs.
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    /// MinRouteAdvertisementIntervalTimer per eBGP session (RFC 4271
+    /// §9.2.1.1 suggests 30 s). Zero switches MRAI off.
+    pub mrai: Duration,
+    /// Multiply each MRAI interval by a fresh random factor in 0.75..1.0
+    /// (RFC 4271 §9.2.1.1 jitter, §10).
+    pub mrai_jitter: bool,
+    /// Processing cost of one received UPDATE message.
+    pub per_update: Duration,
+    /// Processing cost of each prefix (announced or withdrawn) in it.
+    pub per_prefix: Duration,
+    /// Seed of the jitter and of random scenario events.
+    pub seed: u64,
+    /// Compare MED between routes from different neighbour ASes
+    /// (`always_compare_med`); off by default, as in RFC 4271.
+    pub always_compare_med: bool,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            mrai: Duration::from_secs(30),
+            mrai_jitter: true,
+            per_update: Duration::from_micros(50),
+            per_prefix: Duration::from_micros(5),
+            seed: 0,
+            always_compare_med: false,
+        }
+    }
+}
+
+/// Sees every BGP message a traced AS receives (`at`, from neighbour
+/// `from`, at simulated time `t_ns`; `msg` is the whole message, header
+/// included).
+pub trait Observer {
+    /// One received message.
+    fn received(&mut self, t_ns: u64, at: NodeId, from: NodeId, msg: &[u8]);
+}
+
+impl Observer for () {
+    fn received(&mut self, _: u64, _: NodeId, _: NodeId, _: &[u8]) {}
+}
+
+impl<A: Observer, B: Observer> Observer for (A, B) {
+    fn received(&mut self, t_ns: u64, at: NodeId, from: NodeId, msg: &[u8]) {
+        self.0.received(t_ns, at, from, msg);
+        self.1.received(t_ns, at, from, msg);
+    }
+}
+
+/// The IPv4 address (and BGP Identifier) of a node's router: 10.0.0.0
+/// plus the node index plus one.
+pub fn node_addr(n: NodeId) -> Ipv4Addr {
+    Ipv4Addr::from(0x0A00_0000u32.wrapping_add(n).wrapping_add(1))
+}
+
+/// The IPv6 address of a node's router (next hop of IPv6 routes).
+pub fn node_addr6(n: NodeId) -> Ipv6Addr {
+    Ipv6Addr::from(0x2001_0db8_0000_0000_0000_0000_0000_0000u128 + u128::from(n) + 1)
+}
+
+/// A route as a test or report reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RouteInfo {
+    /// The prefix.
+    pub prefix: Prefix,
+    /// The neighbour it came from; `None` for a route the AS originates.
+    pub from: Option<NodeId>,
+    /// The AS_PATH as stored (the neighbour's AS first).
+    pub as_path: Vec<u32>,
+    /// LOCAL_PREF set by import policy.
+    pub local_pref: Option<u32>,
+    /// MULTI_EXIT_DISC, if any.
+    pub med: Option<u32>,
+}
+
+/// Counters of one scenario event (index 0: the initial announcement).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EventStats {
+    /// What happened.
+    pub name: String,
+    /// When, in simulated nanoseconds.
+    pub at_ns: u64,
+    /// UPDATE messages sent by all ASes until the next event started.
+    pub updates: u64,
+    /// Prefixes (announced plus withdrawn) in those UPDATEs.
+    pub prefixes: u64,
+    /// The last time an UPDATE was applied in that window (convergence:
+    /// `last_ns - at_ns`).
+    pub last_ns: u64,
+}
+
+impl EventStats {
+    /// Time from the event to the last UPDATE it caused (attributed to the
+    /// most recent event).
+    pub fn convergence(&self) -> Duration {
+        Duration::from_nanos(self.last_ns.saturating_sub(self.at_ns))
+    }
+}
+
+struct Sess {
+    peer: NodeId,
+    /// Our index in the peer's session list.
+    back: u16,
+    role: Role,
+    lat_ns: u64,
+    up: bool,
+    /// Bumped at every down/up: messages of an older session are dropped.
+    epoch: u32,
+    ctx: ParseCtx,
+    /// The MRAI wake-up already scheduled for this session (0: none).
+    wake: u64,
+    med: Option<u32>,
+}
+
+struct AsNode {
+    core: RibCore,
+    sess: Vec<Sess>,
+    busy_until: u64,
+    prop_scheduled: bool,
+    originated: Vec<Prefix>,
+    leak: bool,
+}
+
+enum Kind {
+    Deliver {
+        to: NodeId,
+        sess: u16,
+        epoch: u32,
+        bytes: Vec<u8>,
+    },
+    Apply {
+        to: NodeId,
+        sess: u16,
+        epoch: u32,
+        updates: Vec<DecodedUpdate>,
+    },
+    Propagate(NodeId),
+    Wake(NodeId),
+    Act(usize),
+}
+
+struct Ev {
+    t: u64,
+    seq: u64,
+    kind: Kind,
+}
+
+impl PartialEq for Ev {
+    fn eq(&self, o: &Self) -> bool {
+        (self.t, self.seq) == (o.t, o.seq)
+    }
+}
+impl Eq for Ev {}
+impl PartialOrd for Ev {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Ev {
+    // Reversed: BinaryHeap pops the earliest (time, sequence) first.
+    fn cmp(&self, o: &Self) -> Ordering {
+        (o.t, o.seq).cmp(&(self.t, self.seq))
+    }
+}
+
+struct Planned {
+    action: Action,
+    stat: usize,
+}
+
+/// A simulated network (see the crate docs).
+pub struct Sim {
+    cfg: SimConfig,
+    asns: Vec<u32>,
+    nodes: Vec<AsNode>,
+    traced: Vec<bool>,
+    queue: BinaryHeap<Ev>,
+    seq: u64,
+    now: u64,
+    rng: Rng,
+    policies: Policies,
+    out: Outbox,
+    planned: Vec<Planned>,
+    stats: Vec<EventStats>,
+    cur: usize,
+    events: u64,
+    messages: u64,
+    started: bool,
+    /// Prefixes originated per node at the start.
+    initial: Vec<Vec<Prefix>>,
+    stubs: Vec<NodeId>,
+}
+
+fn negotiated(peer_asn: u32, peer: NodeId) -> Negotiated {
+    Negotiated {
+        peer_asn: Asn(peer_asn),
+        peer_bgp_id: node_addr(peer),
+        hold_time: 90,
+        keepalive_interval: 30,
+        four_octet_asn: true,
+        families: vec![AfiSafi::IPV4_UNICAST, AfiSafi::IPV6_UNICAST],
+        add_path: Vec::new(),
+        extended_message: false,
+        route_refresh: true,
+        enhanced_route_refresh: false,
+        graceful_restart: None,
+        llgr: None,
+        local_role: None,
+        peer_role: None,
+        fqdn: None,
+    }
+}
+
+/// Walks the whole BGP messages in `bytes`.
+fn messages(bytes: &[u8]) -> impl Iterator<Item = &[u8]> + '_ {
+    let mut rest = bytes;
+    std::iter::from_fn(move || {
+        let len = usize::from(u16::from_be_bytes([*rest.get(16)?, *rest.get(17)?]));
+        if len < HEADER || len > rest.len() {
+            return None;
+        }
+        let (m, r) = rest.split_at(len);
+        rest = r;
+        Some(m)
+    })
+}
+
+/// The AS_PATH of a stored attribute set, flattened.
+pub fn as_path_of(attrs: &AttrSet) -> Vec<u32> {
+    let mut v = Vec::new();
+    if let Some(a) = attrs.find(2) {
+        if let Ok(PathAttribute::AsPath(p)) = a.typed(AttrSet::ctx()) {
+            for s in p.segments() {
+                v.extend(s.asns().map(|x| x.0));
+            }
+        }
+    }
+    v
+}
+
+impl Sim {
+    /// A network of `graph`'s ASes, each with one session per link; nothing
+    /// happens until [`Sim::start`].
+    pub fn new(graph: &Graph, cfg: SimConfig) -> Sim {
+        let adj = graph.adjacency();
+        let asns: Vec<u32> = graph.nodes.iter().map(|n| n.asn).collect();
+        let mut index: HashMap<(NodeId, NodeId), u16> = HashMap::new();
+        for (x, list) in adj.iter().enumerate() {
+            for (i, a) in list.iter().enumerate() {
+                index.insert((x as NodeId, a.node), i as u16);
+            }
+        }
+        let policies = Policies::new();
+        let bestpath = BestPathConfig {
+            always_compare_med: cfg.always_compare_med,
+            ..BestPathConfig::default()
+        };
+        let mut nodes = Vec::with_capacity(graph.nodes.len());
+        for (x, list) in adj.iter().enumerate() {
+            let x = x as NodeId;
+            let asn = asns[x as usize];
+            let settings = RibSettings {
+                router_id: node_addr(x),
+                cluster_id: node_addr(x),
+                local_asn: Asn(asn),
+                bestpath,
+            };
+            let mut core = RibCore::new(settings, 1, Part::WHOLE, SystemTime::UNIX_EPOCH);
+            let mut sess = Vec::with_capacity(list.len());
+            for (i, a) in list.iter().enumerate() {
+                let meta = PeerMeta {
+                    name: format!("AS{}", asns[a.node as usize]),
+                    description: String::new(),
+                    addr: IpAddr::V4(node_addr(a.node)),
+                    remote_asn: Asn(asns[a.node as usize]),
+                    local_asn: Asn(asn),
+                    ebgp: true,
+                    rr_client: false,
+                    rs_client: false,
+                    role: None,
+                    next_hop: NextHopMode::Auto,
+                    max_prefix: None,
+                    import: policies.import(a.role),
+                    export: policies.export(a.role, false),
+                    keep_pre_policy: false,
+                    families: vec![AfiSafi::IPV4_UNICAST, AfiSafi::IPV6_UNICAST],
+                    mrai: cfg.mrai,
+                    add_path_send: PathSelection::All,
+                };
+                core.insert_peer(
+                    PeerId(i as u16 + 1),
+                    PeerEntry::new(meta, Arc::new(PeerStatus::default())),
+                );
+                let neg = negotiated(asns[a.node as usize], a.node);
+                sess.push(Sess {
+                    peer: a.node,
+                    back: index.get(&(a.node, x)).copied().unwrap_or(0),
+                    role: a.role,
+                    lat_ns: u64::from(a.latency_us) * 1000,
+                    up: false,
+                    epoch: 0,
+                    ctx: neg.parse_ctx(),
+                    wake: 0,
+                    med: None,
+                });
+            }
+            nodes.push(AsNode {
+                core,
+                sess,
+                busy_until: 0,
+                prop_scheduled: false,
+                originated: Vec::new(),
+                leak: false,
+            });
+        }
+        let stubs = adj
+            .iter()
+            .enumerate()
+            .filter(|(i, l)| {
+                !l.iter().any(|a| a.role == Role::Customer)
+                    && !graph.nodes[*i].prefixes.is_empty()
+            })
+            .map(|(i, _)| i as NodeId)
+            .collect();
+        Sim {
+            rng: Rng::new(cfg.seed),
+            cfg,
+            traced: vec![false; asns.len()],
+            asns,
+            nodes,
+            queue: BinaryHeap::new(),
+            seq: 0,
+            now: 0,
+            policies,
+            out: Outbox::default(),
+            planned: Vec::new(),
+            stats: vec![EventStats {
+                name: "initial announcement".into(),
+                ..EventStats::default()
+            }],
+            cur: 0,
+            events: 0,
+            messages: 0,
+            started: false,
+            initial: graph.nodes.iter().map(|n| n.prefixes.clone()).collect(),
+            stubs,
+        }
+    }
+
+    /// Messages received at `node` go to the [`Observer`].
+    pub fn trace(&mut self, node: NodeId) {
+        if let Some(t) = self.traced.get_mut(node as usize) {
+            *t = true;
+        }
+    }
+
+    /// The node with AS number `asn`.
+    pub fn node(&self, asn: u32) -> Option<NodeId> {
+        self.asns.iter().position(|&a| a == asn).map(|i| i as NodeId)
+    }
+
+    /// AS numbers by node.
+    pub fn asns(&self) -> &[u32] {
+        &self.asns
+    }
+
+    /// `from` sends its routes to `to` with MULTI_EXIT_DISC `med` (set
+    /// before [`Sim::start`]).
+    pub fn set_export_med(&mut self, from: NodeId, to: NodeId, med: u32) {
+        let Some(n) = self.nodes.get_mut(from as usize) else {
+            return;
+        };
+        let Some(i) = n.sess.iter().position(|s| s.peer == to) else {
+            return;
+        };
+        n.sess[i].med = Some(med);
+        Self::set_export(&self.policies, n, i);
+    }
+
+    fn set_export(policies: &Policies, n: &mut AsNode, i: usize) {
+        let s = &n.sess[i];
+        let p: PolicyRef = match s.med {
+            Some(m) => policies.export_with_med(s.role, n.leak, m),
+            None => policies.export(s.role, n.leak),
+        };
+        if let Some(e) = n.core.peer_mut(PeerId(i as u16 + 1)) {
+            e.meta.export = p;
+        }
+    }
+
+    fn push(&mut self, t: u64, kind: Kind) {
+        self.seq += 1;
+        self.queue.push(Ev {
+            t,
+            seq: self.seq,
+            kind,
+        });
+    }
+
+    fn schedule_propagate(&mut self, x: NodeId, t: u64) {
+        let n = &mut self.nodes[x as usize];
+        if !n.prop_scheduled {
+            n.prop_scheduled = true;
+            self.push(t, Kind::Propagate(x));
+        }
+    }
+
+    /// Starts at time 0: every session comes up, every AS originates its
+    /// prefixes, and the scenario's events are queued.
+    pub fn start(&mut self, scenario: &Scenario) -> Result<(), String> {
+        if self.started {
+            return Err("already started".into());
+        }
+        self.started = true;
+        for x in 0..self.nodes.len() {
+            for i in 0..self.nodes[x].sess.len() {
+                self.session_up(x as NodeId, i);
+            }
+        }
+        for x in 0..self.nodes.len() {
+            let p = std::mem::take(&mut self.initial[x]);
+            self.nodes[x].originated = p;
+            self.originate(x as NodeId);
+            self.schedule_propagate(x as NodeId, 0);
+        }
+        for e in &scenario.events {
+            self.plan(e.at, &e.action)?;
+        }
+        Ok(())
+    }
+
+    fn check_asn(&self, asn: u32) -> Result<NodeId, String> {
+        self.node(asn).ok_or_else(|| format!("AS{asn} is not in the topology"))
+    }
+
+    fn check_link(&self, a: u32, b: u32) -> Result<(), String> {
+        let x = self.check_asn(a)?;
+        let y = self.check_asn(b)?;
+        if self.nodes[x as usize].sess.iter().any(|s| s.peer == y) {
+            Ok(())
+        } else {
+            Err(format!("no link AS{a}-AS{b}"))
+        }
+    }
+
+    fn plan_one(&mut self, at: u64, action: Action, stat: usize) {
+        let k = self.planned.len();
+        self.planned.push(Planned { action, stat });
+        self.push(at, Kind::Act(k));
+    }
+
+    fn plan(&mut self, at: Duration, action: &Action) -> Result<(), String> {
+        let at_ns = u64::try_from(at.as_nanos()).unwrap_or(u64::MAX);
+        match action {
+            Action::LinkDown(a, b) | Action::LinkUp(a, b) | Action::SessionReset(a, b) => {
+                self.check_link(*a, *b)?
+            }
+            Action::Withdraw(a, _)
+            | Action::Announce(a, _)
+            | Action::Hijack(a, _)
+            | Action::Leak(a) => {
+                self.check_asn(*a)?;
+            }
+            Action::Flap { asn, .. } => {
+                self.check_asn(*asn)?;
+            }
+            Action::Surge { .. } => {}
+        }
+        let stat = self.stats.len();
+        self.stats.push(EventStats {
+            name: action.name(),
+            at_ns,
+            last_ns: at_ns,
+            ..EventStats::default()
+        });
+        match action {
+            Action::Flap {
+                asn,
+                prefix,
+                period,
+                count,
+            } => {
+                let p = u64::try_from(period.as_nanos()).unwrap_or(u64::MAX);
+                for c in 0..u64::from(*count) {
+                    let t = at_ns.saturating_add(p.saturating_mul(2 * c));
+                    self.plan_one(t, Action::Withdraw(*asn, *prefix), stat);
+                    self.plan_one(t.saturating_add(p), Action::Announce(*asn, *prefix), stat);
+                }
+            }
+            Action::Surge { duration, rate } => {
+                let d = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+                let n = (rate * duration.as_secs_f64()).max(0.0) as u64;
+                if self.stubs.is_empty() {
+                    return Ok(());
+                }
+                for _ in 0..n {
+                    let t = at_ns + self.rng.below(d.max(1));
+                    let x = self.stubs[self.rng.below(self.stubs.len() as u64) as usize];
+                    let asn = self.asns[x as usize];
+                    let ps = &self.initial_prefixes(x);
+                    if ps.is_empty() {
+                        continue;
+                    }
+                    let p = ps[self.rng.below(ps.len() as u64) as usize];
+                    self.plan_one(t, Action::Withdraw(asn, p), stat);
+                    self.plan_one(t + 1_000_000_000, Action::Announce(asn, p), stat);
+                }
+            }
+            a => self.plan_one(at_ns, a.clone(), stat),
+        }
+        Ok(())
+    }
+
+    fn initial_prefixes(&self, x: NodeId) -> Vec<Prefix> {
+        self.nodes[x as usize].originated.clone()
+    }
+
+    fn session_up(&mut self, x: NodeId, i: usize) {
+        let n = &mut self.nodes[x as usize];
+        let s = &mut n.sess[i];
+        if s.up {
+            return;
+        }
+        s.up = true;
+        s.wake = 0;
+        let peer = s.peer;
+        let local = SocketAddr::new(IpAddr::V4(node_addr(x)), 179);
+        let up = SessionUp {
+            negotiated: negotiated(self.asns[peer as usize], peer),
+            local_addr: local,
+            remote_addr: SocketAddr::new(IpAddr::V4(node_addr(peer)), 179),
+            eor_barrier: None,
+            since: SystemTime::UNIX_EPOCH,
+            session: u64::from(s.epoch),
+            link: LinkAddrs {
+                v4: Some(node_addr(x)),
+                v6: Some(node_addr6(x)),
+                v6_link_local: None,
+            },
+        };
+        n.core.handle(
+            Instant(self.now),
+            RibInput::Up {
+                peer: PeerId(i as u16 + 1),
+                up: Box::new(up),
+            },
+            &mut self.out,
+        );
+        self.out.clear();
+    }
+
+    fn session_down(&mut self, x: NodeId, i: usize) {
+        let n = &mut self.nodes[x as usize];
+        let s = &mut n.sess[i];
+        if !s.up {
+            return;
+        }
+        s.up = false;
+        n.core.handle(
+            Instant(self.now),
+            RibInput::Down {
+                peer: PeerId(i as u16 + 1),
+                reason: DownReason::TcpConnectionFails,
+                graceful: false,
+                at: SystemTime::UNIX_EPOCH,
+            },
+            &mut self.out,
+        );
+        self.out.clear();
+    }
+
+    /// Both ends of the link between `x` and `y`, as session indexes.
+    fn link(&self, x: NodeId, y: NodeId) -> Option<(usize, usize)> {
+        let i = self.nodes[x as usize]
+            .sess
+            .iter()
+            .position(|s| s.peer == y)?;
+        Some((i, usize::from(self.nodes[x as usize].sess[i].back)))
+    }
+
+    fn bump_epoch(&mut self, x: NodeId, i: usize, y: NodeId, j: usize) {
+        let e = self.nodes[x as usize].sess[i].epoch.wrapping_add(1);
+        self.nodes[x as usize].sess[i].epoch = e;
+        self.nodes[y as usize].sess[j].epoch = e;
+    }
+
+    fn originate(&mut self, x: NodeId) {
+        let n = &mut self.nodes[x as usize];
+        let routes = n
+            .originated
+            .iter()
+            .map(|&prefix| {
+                let mut b = AttrsBuilder::new();
+                b.set(PathAttr::new(AttrValue::Origin(Origin::Igp)));
+                b.set(PathAttr::new(AttrValue::AsPath(AsPath::from_sequence(
+                    Vec::new(),
+                ))));
+                b.set(PathAttr::new(AttrValue::LargeCommunities(vec![
+                    CUSTOMER_TAG,
+                ])));
+                match prefix {
+                    Prefix::V4(_) => b.set_next_hop(NextHop::V4(node_addr(x))),
+                    Prefix::V6(_) => b.set_next_hop(NextHop::V6(node_addr6(x))),
+                }
+                b.mark_clean();
+                StaticRoute { prefix, attrs: b }
+            })
+            .collect();
+        n.core.set_statics(routes);
+    }
+
+    fn act(&mut self, k: usize) {
+        let Some(p) = self.planned.get(k) else {
+            return;
+        };
+        let (action, stat) = (p.action.clone(), p.stat);
+        self.cur = self.cur.max(stat);
+        let node = |s: &Sim, a: u32| s.node(a).unwrap_or(0);
+        match action {
+            Action::LinkDown(a, b) | Action::LinkUp(a, b) | Action::SessionReset(a, b) => {
+                let (x, y) = (node(self, a), node(self, b));
+                let Some((i, j)) = self.link(x, y) else {
+                    return;
+                };
+                let down = !matches!(action, Action::LinkUp(..));
+                let up = !matches!(action, Action::LinkDown(..));
+                if down {
+                    self.session_down(x, i);
+                    self.session_down(y, j);
+                    self.bump_epoch(x, i, y, j);
+                }
+                if up {
+                    self.session_up(x, i);
+                    self.session_up(y, j);
+                }
+                self.schedule_propagate(x, self.now);
+                self.schedule_propagate(y, self.now);
+            }
+            Action::Withdraw(a, p) => {
+                let x = node(self, a);
+                self.nodes[x as usize].originated.retain(|q| *q != p);
+                self.originate(x);
+                self.schedule_propagate(x, self.now);
+            }
+            Action::Announce(a, p) | Action::Hijack(a, p) => {
+                let x = node(self, a);
+                let o = &mut self.nodes[x as usize].originated;
+                if !o.contains(&p) {
+                    o.push(p);
+                }
+                self.originate(x);
+                self.schedule_propagate(x, self.now);
+            }
+            Action::Leak(a) => {
+                let x = node(self, a);
+                let n = &mut self.nodes[x as usize];
+                n.leak = true;
+                for i in 0..n.sess.len() {
+                    Self::set_export(&self.policies, n, i);
+                    if n.sess[i].up {
+                        n.core.export_full(PeerId(i as u16 + 1));
+                    }
+                }
+                self.propagate(x, true);
+            }
+            Action::Flap { .. } | Action::Surge { .. } => {}
+        }
+    }
+
+    fn deliver(&mut self, to: NodeId, sess: u16, epoch: u32, bytes: Vec<u8>, obs: &mut impl Observer) {
+        let t = self.now;
+        let n = &mut self.nodes[to as usize];
+        let Some(s) = n.sess.get(usize::from(sess)) else {
+            return;
+        };
+        if !s.up || s.epoch != epoch {
+            return;
+        }
+        let traced = self.traced[to as usize];
+        let mut updates = Vec::new();
+        let mut prefixes = 0u64;
+        for m in messages(&bytes) {
+            self.messages += 1;
+            if traced {
+                obs.received(t, to, s.peer, m);
+            }
+            if m.get(18) != Some(&UPDATE) {
+                continue;
+            }
+            match decode_update(&m[HEADER..], s.ctx, true) {
+                Decoded::Ok(d, _) => {
+                    prefixes += (d.announce.len() + d.withdraw.len()) as u64;
+                    updates.push(d);
+                }
+                Decoded::Reset(_) => {}
+            }
+        }
+        if updates.is_empty() {
+            return;
+        }
+        let cost = (self.cfg.per_update.as_nanos() as u64)
+            .saturating_mul(updates.len() as u64)
+            .saturating_add((self.cfg.per_prefix.as_nanos() as u64).saturating_mul(prefixes));
+        let start = t.max(n.busy_until);
+        let done = start.saturating_add(cost);
+        n.busy_until = done;
+        if done == t {
+            self.apply(to, sess, epoch, updates);
+        } else {
+            self.push(
+                done,
+                Kind::Apply {
+                    to,
+                    sess,
+                    epoch,
+                    updates,
+                },
+            );
+        }
+    }
+
+    fn apply(&mut self, to: NodeId, sess: u16, epoch: u32, updates: Vec<DecodedUpdate>) {
+        let n = &mut self.nodes[to as usize];
+        let Some(s) = n.sess.get(usize::from(sess)) else {
+            return;
+        };
+        if !s.up || s.epoch != epoch {
+            return;
+        }
+        n.core.handle(
+            Instant(self.now),
+            RibInput::Updates {
+                peer: PeerId(sess + 1),
+                updates,
+            },
+            &mut self.out,
+        );
+        self.out.clear();
+        if let Some(st) = self.stats.get_mut(self.cur) {
+            st.last_ns = st.last_ns.max(self.now);
+        }
+        self.schedule_propagate(to, self.now);
+    }
+
+    fn propagate(&mut self, x: NodeId, force_wakes: bool) {
+        let t = self.now;
+        let n = &mut self.nodes[x as usize];
+        let had = force_wakes || n.core.pending_changes() > 0;
+        n.core.propagate(Instant(t), &mut self.out);
+        let mut sends = std::mem::take(&mut self.out.out);
+        self.out.clear();
+        for o in sends.drain(..) {
+            let Output::Send {
+                peer,
+                bytes,
+                markers,
+            } = o
+            else {
+                continue;
+            };
+            let bytes = match markers {
+                Some(m) => m.assemble(bytes),
+                None => bytes,
+            };
+            let i = usize::from(peer.0.saturating_sub(1));
+            let Some(s) = n.sess.get(i) else { continue };
+            let (mut u, mut p) = (0u64, 0u64);
+            for m in messages(&bytes) {
+                if m.get(18) == Some(&UPDATE) {
+                    u += 1;
+                    p += nlri_count(&m[HEADER..], s.ctx);
+                }
+            }
+            if let Some(st) = self.stats.get_mut(self.cur) {
+                st.updates += u;
+                st.prefixes += p;
+            }
+            let (to, back, epoch, at) = (s.peer, s.back, s.epoch, t.saturating_add(s.lat_ns));
+            self.seq += 1;
+            self.queue.push(Ev {
+                t: at,
+                seq: self.seq,
+                kind: Kind::Deliver {
+                    to,
+                    sess: back,
+                    epoch,
+                    bytes,
+                },
+            });
+        }
+        self.out.out = sends;
+        // MRAI: re-draw the jittered interval after each flush, and wake
+        // up when a blocked session may send again.
+        let base = self.cfg.mrai;
+        let mut wakes: Vec<u64> = Vec::new();
+        let n = &mut self.nodes[x as usize];
+        for (i, s) in n.sess.iter_mut().enumerate() {
+            if !s.up || base.is_zero() {
+                continue;
+            }
+            let Some(e) = n.core.peer_mut(PeerId(i as u16 + 1)) else {
+                continue;
+            };
+            let Some(up) = e.up.as_ref() else { continue };
+            if up.last_flush.0 == t {
+                if self.cfg.mrai_jitter {
+                    let f = 0.75 + 0.25 * (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+                    e.meta.mrai = base.mul_f64(f);
+                }
+            } else if had {
+                let due = (up.last_flush + e.meta.mrai).0;
+                if due > t && s.wake != due {
+                    s.wake = due;
+                    wakes.push(due);
+                }
+            }
+        }
+        wakes.sort_unstable();
+        wakes.dedup();
+        for w in wakes {
+            self.push(w, Kind::Wake(x));
+        }
+    }
+
+    /// Runs events up to and including time `until_ns`, at most
+    /// `max_events` of them. Returns whether events remain (at any time).
+    pub fn run(&mut self, until_ns: u64, max_events: u64, obs: &mut impl Observer) -> bool {
+        let mut done = 0;
+        while done < max_events {
+            match self.queue.peek() {
+                Some(e) if e.t <= until_ns => {}
+                _ => break,
+            }
+            let Some(ev) = self.queue.pop() else { break };
+            self.now = ev.t;
+            self.events += 1;
+            done += 1;
+            match ev.kind {
+                Kind::Deliver {
+                    to,
+                    sess,
+                    epoch,
+                    bytes,
+                } => self.deliver(to, sess, epoch, bytes, obs),
+                Kind::Apply {
+                    to,
+                    sess,
+                    epoch,
+                    updates,
+                } => self.apply(to, sess, epoch, updates),
+                Kind::Propagate(x) => {
+                    self.nodes[x as usize].prop_scheduled = false;
+                    self.propagate(x, false);
+                }
+                Kind::Wake(x) => {
+                    let t = self.now;
+                    for s in &mut self.nodes[x as usize].sess {
+                        if s.wake != 0 && s.wake <= t {
+                            s.wake = 0;
+                        }
+                    }
+                    self.propagate(x, false);
+                }
+                Kind::Act(k) => self.act(k),
+            }
+        }
+        !self.queue.is_empty()
+    }
+
+    /// Runs every event up to and including `until_ns`.
+    pub fn run_to_end(&mut self, until_ns: u64, obs: &mut impl Observer) {
+        self.run(until_ns, u64::MAX, obs);
+    }
+
+    /// Simulated time now, ns.
+    pub fn now_ns(&self) -> u64 {
+        self.now
+    }
+    /// The time of the next event, if any.
+    pub fn next_event_ns(&self) -> Option<u64> {
+        self.queue.peek().map(|e| e.t)
+    }
+    /// Events processed so far.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+    /// BGP messages delivered so far.
+    pub fn messages(&self) -> u64 {
+        self.messages
+    }
+    /// Per scenario event counters (index 0: the initial announcement).
+    pub fn stats(&self) -> &[EventStats] {
+        &self.stats
+    }
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+    /// Whether the network has no AS.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    fn info(&self, x: NodeId, peer: PeerId, prefix: Prefix, attrs: &AttrSet) -> RouteInfo {
+        let n = &self.nodes[x as usize];
+        let from = (peer.0 > 0)
+            .then(|| n.sess.get(usize::from(peer.0 - 1)).map(|s| s.peer))
+            .flatten();
+        RouteInfo {
+            prefix,
+            from,
+            as_path: as_path_of(attrs),
+            local_pref: attrs.summary().local_pref(),
+            med: attrs.summary().med(),
+        }
+    }
+
+    /// `x`'s Loc-RIB: the best route of each prefix, by prefix.
+    pub fn best_routes(&self, x: NodeId) -> Vec<RouteInfo> {
+        let mut v: Vec<RouteInfo> = self.nodes[x as usize]
+            .core
+            .rib
+            .iter()
+            .filter_map(|r| {
+                let (p, a) = r.best()?;
+                Some(self.info(x, p.peer, r.prefix, a))
+            })
+            .collect();
+        v.sort_by(|a, b| a.prefix.cmp(&b.prefix));
+        v
+    }
+
+    /// Every path `x` holds (its Adj-RIBs-In after import policy, and its
+    /// own routes), by prefix.
+    pub fn all_paths(&self, x: NodeId) -> Vec<RouteInfo> {
+        let mut v: Vec<RouteInfo> = Vec::new();
+        for r in self.nodes[x as usize].core.rib.iter() {
+            for (p, a) in r.iter() {
+                v.push(self.info(x, p.peer, r.prefix, a));
+            }
+        }
+        v.sort_by(|a, b| (a.prefix, a.from).cmp(&(b.prefix, b.from)));
+        v
+    }
+
+    /// Routes stored over all ASes (paths in Adj-RIBs-In, own routes
+    /// included).
+    pub fn path_count(&self) -> u64 {
+        self.nodes
+            .iter()
+            .map(|n| n.core.rib.iter().map(|r| r.paths.len() as u64).sum::<u64>())
+            .sum()
+    }
+
+    /// Prefixes with a best route, over all ASes.
+    pub fn best_count(&self) -> u64 {
+        self.nodes
+            .iter()
+            .map(|n| n.core.rib.iter().filter(|r| r.best.is_some()).count() as u64)
+            .sum()
+    }
+
+    /// The neighbours of `x` with their session's state.
+    pub fn neighbours(&self, x: NodeId) -> Vec<(NodeId, Role, bool)> {
+        self.nodes[x as usize]
+            .sess
+            .iter()
+            .map(|s| (s.peer, s.role, s.up))
+            .collect()
+    }
+
+    pub(crate) fn rib_of(&self, x: NodeId) -> &bgp_rib::Rib {
+        &self.nodes[x as usize].core.rib
+    }
+
+    pub(crate) fn session_of_peer(&self, x: NodeId, peer: PeerId) -> Option<NodeId> {
+        let i = usize::from(peer.0.checked_sub(1)?);
+        self.nodes[x as usize].sess.get(i).map(|s| s.peer)
+    }
+}
+
+/// Prefixes announced or withdrawn by one UPDATE body.
+pub fn nlri_count(body: &[u8], ctx: ParseCtx) -> u64 {
+    let Ok(u) = bgp_wire::UpdateView::parse(body, ctx) else {
+        return 0;
+    };
+    let mut n = u.withdrawn().count() + u.nlri().count();
+    if let Some(Ok(r)) = u.mp_reach() {
+        n += r.nlri().count();
+    }
+    if let Some(Ok(w)) = u.mp_unreach() {
+        n += w.withdrawn().count();
+    }
+    n as u64
+}
