@@ -349,8 +349,7 @@ impl Sim {
             .iter()
             .enumerate()
             .filter(|(i, l)| {
-                !l.iter().any(|a| a.role == Role::Customer)
-                    && !graph.nodes[*i].prefixes.is_empty()
+                !l.iter().any(|a| a.role == Role::Customer) && !graph.nodes[*i].prefixes.is_empty()
             })
             .map(|(i, _)| i as NodeId)
             .collect();
@@ -388,7 +387,10 @@ impl Sim {
 
     /// The node with AS number `asn`.
     pub fn node(&self, asn: u32) -> Option<NodeId> {
-        self.asns.iter().position(|&a| a == asn).map(|i| i as NodeId)
+        self.asns
+            .iter()
+            .position(|&a| a == asn)
+            .map(|i| i as NodeId)
     }
 
     /// AS numbers by node.
@@ -462,7 +464,8 @@ impl Sim {
     }
 
     fn check_asn(&self, asn: u32) -> Result<NodeId, String> {
-        self.node(asn).ok_or_else(|| format!("AS{asn} is not in the topology"))
+        self.node(asn)
+            .ok_or_else(|| format!("AS{asn} is not in the topology"))
     }
 
     fn check_link(&self, a: u32, b: u32) -> Result<(), String> {
@@ -519,7 +522,12 @@ impl Sim {
                     self.plan_one(t.saturating_add(p), Action::Announce(*asn, *prefix), stat);
                 }
             }
-            Action::Surge { duration, rate } => {
+            Action::Surge {
+                duration,
+                rate,
+                hold,
+            } => {
+                let hold = u64::try_from(hold.as_nanos()).unwrap_or(u64::MAX);
                 let d = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
                 let n = (rate * duration.as_secs_f64()).max(0.0) as u64;
                 if self.stubs.is_empty() {
@@ -535,7 +543,7 @@ impl Sim {
                     }
                     let p = ps[self.rng.below(ps.len() as u64) as usize];
                     self.plan_one(t, Action::Withdraw(asn, p), stat);
-                    self.plan_one(t + 1_000_000_000, Action::Announce(asn, p), stat);
+                    self.plan_one(t.saturating_add(hold), Action::Announce(asn, p), stat);
                 }
             }
             a => self.plan_one(at_ns, a.clone(), stat),
@@ -699,7 +707,14 @@ impl Sim {
         }
     }
 
-    fn deliver(&mut self, to: NodeId, sess: u16, epoch: u32, bytes: Vec<u8>, obs: &mut impl Observer) {
+    fn deliver(
+        &mut self,
+        to: NodeId,
+        sess: u16,
+        epoch: u32,
+        bytes: Vec<u8>,
+        obs: &mut impl Observer,
+    ) {
         let t = self.now;
         let n = &mut self.nodes[to as usize];
         let Some(s) = n.sess.get(usize::from(sess)) else {

@@ -57,8 +57,7 @@ pub mod scenario;
 pub mod trace;
 
 pub use engine::{
-    as_path_of, nlri_count, node_addr, node_addr6, EventStats, Observer, RouteInfo, Sim,
-    SimConfig,
+    as_path_of, nlri_count, node_addr, node_addr6, EventStats, Observer, RouteInfo, Sim, SimConfig,
 };
 pub use scenario::{Action, Event, Scenario};
 pub use topo::{Graph, NodeId, Role};

@@ -26,6 +26,7 @@
 //! kind = "surge"        # worm surge: random stub prefixes flap
 //! duration = 60.0
 //! rate = 50.0           # flaps per second over the whole network
+//! hold = 60.0           # seconds from a flap's withdrawal to its re-announcement
 //! ```
 
 use std::time::Duration;
@@ -66,12 +67,16 @@ pub enum Action {
     Leak(u32),
     /// The worm surge of the PBTS study (seed 000 §2.3; Slammer's 24x
     /// update increase): for `duration`, prefixes of random stub ASes flap
-    /// (withdraw, re-announce one second later) at `rate` flaps per second.
+    /// (withdraw, re-announce `hold` later) at `rate` flaps per second.
+    /// A hold shorter than MRAI is mostly absorbed by it (the withdrawal
+    /// and the re-announcement cancel in the Adj-RIB-Out).
     Surge {
         /// How long the surge lasts.
         duration: Duration,
         /// Flaps started per second.
         rate: f64,
+        /// Time between a flap's withdrawal and its re-announcement.
+        hold: Duration,
     },
 }
 
@@ -89,7 +94,7 @@ impl Action {
             } => format!("flap {prefix} at AS{asn} x{count}"),
             Action::Hijack(a, p) => format!("hijack {p} by AS{a}"),
             Action::Leak(a) => format!("leak by AS{a}"),
-            Action::Surge { duration, rate } => {
+            Action::Surge { duration, rate, .. } => {
                 format!("surge {rate}/s for {}s", duration.as_secs_f64())
             }
         }
@@ -132,6 +137,7 @@ struct EventDef {
     count: Option<u32>,
     duration: Option<f64>,
     rate: Option<f64>,
+    hold: Option<f64>,
 }
 
 fn secs(s: f64, what: &str) -> Result<Duration, String> {
@@ -171,6 +177,7 @@ impl Scenario {
                 "surge" => Action::Surge {
                     duration: secs(e.duration.unwrap_or(60.0), &ctx("duration"))?,
                     rate: e.rate.unwrap_or(10.0),
+                    hold: secs(e.hold.unwrap_or(60.0), &ctx("hold"))?,
                 },
                 k => return Err(format!("event {i}: unknown kind {k:?}")),
             };

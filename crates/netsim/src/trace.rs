@@ -241,7 +241,11 @@ pub fn write_snapshot<W: Write>(
         for (nb, _, _) in sim.neighbours(x) {
             index.insert((x, nb), peers.len() as u16);
             let asn = sim.asns().get(nb as usize).copied().unwrap_or(0);
-            peers.push(Peer::new(node_addr(nb), IpAddr::V4(node_addr(nb)), Asn(asn)));
+            peers.push(Peer::new(
+                node_addr(nb),
+                IpAddr::V4(node_addr(nb)),
+                Asn(asn),
+            ));
         }
     }
     let collector = nodes.first().map_or(node_addr(0), |&x| node_addr(x));

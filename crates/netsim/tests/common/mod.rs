@@ -169,7 +169,10 @@ pub fn reference(g: &Graph, o: usize) -> Vec<Option<Vec<u32>>> {
     let better = |cur: &Option<(u8, Vec<u32>)>, class: u8, p: &Vec<u32>, from: usize| match cur {
         None => true,
         Some((c, q)) => {
-            let qf = q.first().map(|a| (a - BASE_ASN) as usize).unwrap_or(usize::MAX);
+            let qf = q
+                .first()
+                .map(|a| (a - BASE_ASN) as usize)
+                .unwrap_or(usize::MAX);
             (class, p.len(), from) < (*c, q.len(), qf)
         }
     };
