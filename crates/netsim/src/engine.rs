@@ -457,7 +457,11 @@ impl Sim {
             self.originate(x as NodeId);
             self.schedule_propagate(x as NodeId, 0);
         }
-        for e in &scenario.events {
+        // In time order, so that the counters of each event cover the
+        // window up to the next one.
+        let mut events: Vec<_> = scenario.events.iter().collect();
+        events.sort_by_key(|e| e.at);
+        for e in events {
             self.plan(e.at, &e.action)?;
         }
         Ok(())
@@ -973,7 +977,7 @@ impl Sim {
                 Some(self.info(x, p.peer, r.prefix, a))
             })
             .collect();
-        v.sort_by(|a, b| a.prefix.cmp(&b.prefix));
+        v.sort_by_key(|a| a.prefix);
         v
     }
 
@@ -986,7 +990,7 @@ impl Sim {
                 v.push(self.info(x, p.peer, r.prefix, a));
             }
         }
-        v.sort_by(|a, b| (a.prefix, a.from).cmp(&(b.prefix, b.from)));
+        v.sort_by_key(|a| (a.prefix, a.from));
         v
     }
 

@@ -52,6 +52,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod engine;
+pub mod gen;
 pub mod policy;
 pub mod scenario;
 pub mod trace;

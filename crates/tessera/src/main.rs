@@ -30,6 +30,11 @@ enum Command {
     /// Benchmark BGP daemons (tesserad, BIRD, FRR, GoBGP, OpenBGPD) in
     /// network namespaces: convergence, CPU, memory (needs root).
     Bench(cmd::bench::Args),
+    /// Network simulation: `sim run` (BGP over an AS topology).
+    Sim {
+        #[command(subcommand)]
+        command: cmd::sim::SimCommand,
+    },
     /// Daemon commands over tesserad's control socket, in BIRD's words.
     #[command(flatten)]
     Ctl(cmd::ctl::CtlCommand),
@@ -56,6 +61,7 @@ fn main() -> ExitCode {
         Command::Demo(a) => cmd::demo::run(a),
         Command::Replay(a) => cmd::replay::run(a),
         Command::Bench(a) => cmd::bench::run(a),
+        Command::Sim { command } => cmd::sim::run(command),
         Command::Mrt { command } => match command {
             MrtCommand::Dump(a) => cmd::mrt_dump::run(a),
             MrtCommand::Stats(a) => cmd::mrt_stats::run(a),

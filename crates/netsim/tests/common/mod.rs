@@ -1,7 +1,7 @@
 //! Graph builders and an independent Gao-Rexford route computation for
 //! the simulator's tests.
 
-#![allow(dead_code)]
+#![allow(dead_code, clippy::needless_range_loop)]
 
 use std::time::Duration;
 
