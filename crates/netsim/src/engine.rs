@@ -19,7 +19,7 @@ use bgp_wire::{AsPath, AttrValue, NextHop, Origin, ParseCtx, PathAttr, PathAttri
 use sim::Rng;
 use topo::{Graph, NodeId, Role};
 
-use crate::policy::{Policies, CUSTOMER_TAG};
+use crate::policy::Policies;
 use crate::scenario::{Action, Scenario};
 
 /// BGP message header length (RFC 4271 §4.1).
@@ -639,9 +639,6 @@ impl Sim {
                 b.set(PathAttr::new(AttrValue::AsPath(AsPath::from_sequence(
                     Vec::new(),
                 ))));
-                b.set(PathAttr::new(AttrValue::LargeCommunities(vec![
-                    CUSTOMER_TAG,
-                ])));
                 match prefix {
                     Prefix::V4(_) => b.set_next_hop(NextHop::V4(node_addr(x))),
                     Prefix::V6(_) => b.set_next_hop(NextHop::V6(node_addr6(x))),

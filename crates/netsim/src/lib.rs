@@ -12,7 +12,8 @@
 //! * **Policy.** Gao-Rexford ([`policy`]): LOCAL_PREF customer 300 >
 //!   peer 200 > provider 100 on import, peer and provider routes exported
 //!   to customers only (valley-free), written in the policy language and
-//!   run by the policy engine; [`topo::Role::Unknown`] neighbours get
+//!   run by the policy engine (a large community marks routes from peers
+//!   and providers); [`topo::Role::Unknown`] neighbours get
 //!   everything.
 //! * **Messages.** A flush of the core produces real UPDATE bytes; they
 //!   reach the neighbour after the link's one-way latency, in FIFO order

@@ -3,12 +3,19 @@
 //!
 //! * Import sets LOCAL_PREF by the neighbour's role: customer 300, peer
 //!   200, provider 100 (unknown: 100), so customer routes beat peer routes
-//!   beat provider routes. Routes from customers get the AS-local marker
-//!   large community [`CUSTOMER_TAG`]; routes from anyone else lose it.
-//! * Export to customers (and to unknown neighbours) sends everything;
-//!   export to peers and providers sends only tagged routes (learned from a
-//!   customer, or originated: originated routes carry the tag too). Every
-//!   export strips the tag, so it never leaves the AS.
+//!   beat provider routes. Routes from peers and providers get the large
+//!   community [`NOT_UP_TAG`] ("not for peers or providers"); routes from
+//!   customers (and unknown neighbours) lose it.
+//! * Export to customers (and to unknown neighbours) sends everything, as
+//!   is (`PolicyRef::AcceptAll`: no per-prefix work, and the RIB's export
+//!   cache applies); export to peers and providers rejects tagged routes.
+//!   Own routes carry no tag.
+//!
+//! The tag is not stripped on export: routes sent down to customers carry
+//! it on the wire (as operators' informational communities do); the
+//! receiving AS's import sets or clears it again, so it only ever means
+//! what its holder learned. Stripping it on export would copy the
+//! attributes of every exported route.
 //!
 //! The result is valley-free propagation (Gao and Rexford, "Stable
 //! Internet routing without global coordination", 2001).
@@ -19,13 +26,13 @@ use bgp_core::PolicyRef;
 use bgp_policy::{ast::PolicyDef, compile};
 use topo::Role;
 
-/// The marker of routes an AS may export to peers and providers:
-/// large community `0:1:1` (global administrator 0 is reserved, so no
-/// real AS uses it).
-pub const CUSTOMER_TAG: bgp_wire::LargeCommunity = bgp_wire::LargeCommunity {
+/// The marker of routes learned from a peer or a provider, which an AS
+/// exports to its customers only: large community `0:1:2` (global
+/// administrator 0 is reserved, so no real AS uses it).
+pub const NOT_UP_TAG: bgp_wire::LargeCommunity = bgp_wire::LargeCommunity {
     global_admin: 0,
     local_data1: 1,
-    local_data2: 1,
+    local_data2: 2,
 };
 
 /// LOCAL_PREF given to routes from each role.
@@ -68,42 +75,33 @@ fn role_index(role: Role) -> usize {
 impl Policies {
     /// Compiles the policies.
     pub fn new() -> Policies {
-        let import_tagged = |lp: u32| {
-            format!(
-                "default = \"accept\"\n[[term]]\nthen = {{ local_pref = {lp}, large_community_add = [\"0:1:1\"] }}\n"
-            )
+        let import = |lp: u32, edit: &str| {
+            format!("default = \"accept\"\n[[term]]\nthen = {{ local_pref = {lp}, {edit} }}\n")
         };
-        let import_plain = |lp: u32| {
-            format!(
-                "default = \"accept\"\n[[term]]\nthen = {{ local_pref = {lp}, large_community_remove = [\"0:1:*\"] }}\n"
-            )
-        };
+        let tag = "large_community_add = [\"0:1:2\"]";
+        let untag = "large_community_remove = [\"0:1:*\"]";
         let import = [
             named(
                 "gr-import-customer",
-                &import_tagged(local_pref(Role::Customer)),
+                &import(local_pref(Role::Customer), untag),
             ),
-            named("gr-import-peer", &import_plain(local_pref(Role::Peer))),
+            named("gr-import-peer", &import(local_pref(Role::Peer), tag)),
             named(
                 "gr-import-provider",
-                &import_plain(local_pref(Role::Provider)),
+                &import(local_pref(Role::Provider), tag),
             ),
             named(
                 "gr-import-unknown",
-                &import_plain(local_pref(Role::Unknown)),
+                &import(local_pref(Role::Unknown), untag),
             ),
         ];
-        let export_all = named(
-            "gr-export-all",
-            "default = \"accept\"\n[[term]]\nthen = { large_community_remove = [\"0:1:*\"] }\n",
-        );
         let export_tagged = named(
-            "gr-export-customer-routes",
-            "default = \"reject\"\n[[term]]\nmatch = { large_community = [\"0:1:1\"] }\nthen = { large_community_remove = [\"0:1:*\"], action = \"accept\" }\n",
+            "gr-export-up",
+            "default = \"accept\"\n[[term]]\nmatch = { large_community = [\"0:1:2\"] }\nthen = { action = \"reject\" }\n",
         );
         Policies {
             import,
-            export_all,
+            export_all: PolicyRef::AcceptAll,
             export_tagged,
         }
     }
@@ -123,19 +121,16 @@ impl Policies {
         }
     }
 
-    /// Export everything with MULTI_EXIT_DISC `med` (per-link MED, set
-    /// with [`crate::Sim::set_export_med`]); the role rule still applies.
+    /// [`Self::export`] with MULTI_EXIT_DISC `med` set on what is sent
+    /// (per-link MED, see [`crate::Sim::set_export_med`]).
     pub fn export_with_med(&self, role: Role, leak: bool, med: u32) -> PolicyRef {
-        let src = match role {
-            Role::Customer | Role::Unknown => format!(
-                "default = \"accept\"\n[[term]]\nthen = {{ large_community_remove = [\"0:1:*\"], med = \"{med}\" }}\n"
-            ),
-            _ if leak => format!(
-                "default = \"accept\"\n[[term]]\nthen = {{ large_community_remove = [\"0:1:*\"], med = \"{med}\" }}\n"
-            ),
-            _ => format!(
-                "default = \"reject\"\n[[term]]\nmatch = {{ large_community = [\"0:1:1\"] }}\nthen = {{ large_community_remove = [\"0:1:*\"], med = \"{med}\", action = \"accept\" }}\n"
-            ),
+        let up = matches!(role, Role::Peer | Role::Provider) && !leak;
+        let src = if up {
+            format!(
+                "default = \"reject\"\n[[term]]\nmatch = {{ large_community = [\"0:1:2\"] }}\nthen = {{ action = \"reject\" }}\n[[term]]\nthen = {{ med = \"{med}\", action = \"accept\" }}\n"
+            )
+        } else {
+            format!("default = \"accept\"\n[[term]]\nthen = {{ med = \"{med}\" }}\n")
         };
         named("gr-export-med", &src)
     }
