@@ -223,8 +223,9 @@ impl Progress {
             _ => String::new(),
         };
         eprint!(
-            "\r{bar}t={t:9.1}s  {:>11} events  {:>9.0} events/s  ",
-            sim.events(),
+            "\r{bar}t={t:9.1}s  {:>11} messages  {:>9.0} messages/s  {:>9.0} events/s  ",
+            sim.messages(),
+            sim.messages() as f64 / el,
             sim.events() as f64 / el
         );
     }
@@ -376,12 +377,13 @@ pub fn run(a: Args) -> CmdResult {
     let paths = sim.path_count();
     let rss = rss_bytes().saturating_sub(rss0);
     println!(
-        "simulated {:.1}s in {:.2}s wall: {} events ({:.0}/s), {} BGP messages; {} paths stored, {} best routes; RSS growth {} MiB ({:.0} bytes per stored path)",
+        "simulated {:.1}s in {:.2}s wall: {} events ({:.0}/s), {} BGP messages ({:.0}/s); {} paths stored, {} best routes; RSS growth {} MiB ({:.0} bytes per stored path)",
         sim.now_ns() as f64 / 1e9,
         wall.as_secs_f64(),
         sim.events(),
         sim.events() as f64 / wall.as_secs_f64().max(1e-9),
         sim.messages(),
+        sim.messages() as f64 / wall.as_secs_f64().max(1e-9),
         paths,
         sim.best_count(),
         rss >> 20,
