@@ -769,10 +769,15 @@ impl Sim {
 
     fn apply(&mut self, to: NodeId, sess: u16, epoch: u32, updates: Vec<DecodedUpdate>) {
         let n = &mut self.nodes[to as usize];
-        let Some(s) = n.sess.get(usize::from(sess)) else {
-            return;
-        };
-        if !s.up || s.epoch != epoch {
+        let live = n
+            .sess
+            .get(usize::from(sess))
+            .is_some_and(|s| s.up && s.epoch == epoch);
+        if !live {
+            // Still the last queued delivery, maybe: run the export round.
+            if n.busy_until <= self.now {
+                self.schedule_propagate(to, self.now);
+            }
             return;
         }
         n.core.handle(
@@ -787,7 +792,12 @@ impl Sim {
         if let Some(st) = self.stats.get_mut(self.cur) {
             st.last_ns = st.last_ns.max(self.now);
         }
-        self.schedule_propagate(to, self.now);
+        // The export round runs once the AS has applied everything it has
+        // received so far (the last queued delivery schedules it), as the
+        // daemon's RIB thread exports after draining its input.
+        if self.nodes[to as usize].busy_until <= self.now {
+            self.schedule_propagate(to, self.now);
+        }
     }
 
     fn propagate(&mut self, x: NodeId, force_wakes: bool) {

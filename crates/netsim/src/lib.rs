@@ -28,8 +28,8 @@
 //! * **Processing delay.** Each AS handles received UPDATEs one delivery
 //!   at a time: a delivery of `u` UPDATEs with `p` prefixes arriving at
 //!   `t` is applied at `max(t, busy) + u * per_update + p * per_prefix`
-//!   (defaults 50 µs and 5 µs), and the AS's export round runs right
-//!   after. Failure detection is instant (a link-down takes both sessions
+//!   (defaults 50 µs and 5 µs); the AS's export round runs when it has
+//!   applied every delivery received so far. Failure detection is instant (a link-down takes both sessions
 //!   down at once).
 //! * **Time.** Nanoseconds (`u64`) from 0; the simulator never reads a
 //!   clock nor touches a socket: [`Sim::run`] takes the time to run to.
