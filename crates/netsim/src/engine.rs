@@ -66,6 +66,9 @@ impl Default for SimConfig {
 pub trait Observer {
     /// One received message.
     fn received(&mut self, t_ns: u64, at: NodeId, from: NodeId, msg: &[u8]);
+    /// The session of traced AS `at` with `from` reached Established
+    /// (`up`) or left it.
+    fn session(&mut self, _t_ns: u64, _at: NodeId, _from: NodeId, _up: bool) {}
 }
 
 impl Observer for () {
@@ -76,6 +79,10 @@ impl<A: Observer, B: Observer> Observer for (A, B) {
     fn received(&mut self, t_ns: u64, at: NodeId, from: NodeId, msg: &[u8]) {
         self.0.received(t_ns, at, from, msg);
         self.1.received(t_ns, at, from, msg);
+    }
+    fn session(&mut self, t_ns: u64, at: NodeId, from: NodeId, up: bool) {
+        self.0.session(t_ns, at, from, up);
+        self.1.session(t_ns, at, from, up);
     }
 }
 
@@ -221,6 +228,8 @@ pub struct Sim {
     /// Prefixes originated per node at the start.
     initial: Vec<Vec<Prefix>>,
     stubs: Vec<NodeId>,
+    /// Session changes at traced ASes not yet shown to the observer.
+    sessions_seen: Vec<(u64, NodeId, NodeId, bool)>,
 }
 
 fn negotiated(peer_asn: u32, peer: NodeId) -> Negotiated {
@@ -375,6 +384,7 @@ impl Sim {
             started: false,
             initial: graph.nodes.iter().map(|n| n.prefixes.clone()).collect(),
             stubs,
+            sessions_seen: Vec::new(),
         }
     }
 
@@ -568,6 +578,9 @@ impl Sim {
         s.up = true;
         s.wake = 0;
         let peer = s.peer;
+        if self.traced[x as usize] {
+            self.sessions_seen.push((self.now, x, peer, true));
+        }
         let local = SocketAddr::new(IpAddr::V4(node_addr(x)), 179);
         let up = SessionUp {
             negotiated: negotiated(self.asns[peer as usize], peer),
@@ -600,6 +613,9 @@ impl Sim {
             return;
         }
         s.up = false;
+        if self.traced[x as usize] {
+            self.sessions_seen.push((self.now, x, s.peer, false));
+        }
         n.core.handle(
             Instant(self.now),
             RibInput::Down {
@@ -884,6 +900,7 @@ impl Sim {
     /// `max_events` of them. Returns whether events remain (at any time).
     pub fn run(&mut self, until_ns: u64, max_events: u64, obs: &mut impl Observer) -> bool {
         let mut done = 0;
+        self.show_sessions(obs);
         while done < max_events {
             match self.queue.peek() {
                 Some(e) if e.t <= until_ns => {}
@@ -919,10 +936,19 @@ impl Sim {
                     }
                     self.propagate(x, false);
                 }
-                Kind::Act(k) => self.act(k),
+                Kind::Act(k) => {
+                    self.act(k);
+                    self.show_sessions(obs);
+                }
             }
         }
         !self.queue.is_empty()
+    }
+
+    fn show_sessions(&mut self, obs: &mut impl Observer) {
+        for (t, at, from, up) in self.sessions_seen.drain(..) {
+            obs.session(t, at, from, up);
+        }
     }
 
     /// Runs every event up to and including `until_ns`.

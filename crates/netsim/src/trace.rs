@@ -4,7 +4,8 @@
 //! trace ([`Realism`]).
 //!
 //! In the trace a traced AS is the collector and each of its neighbours
-//! one MRT peer: peer AS = the neighbour's AS, peer address = the
+//! one MRT peer (STATE_CHANGE records when a session goes down or up, the
+//! messages received in between): peer AS = the neighbour's AS, peer address = the
 //! neighbour's router address ([`crate::node_addr`]), local AS and address
 //! the traced AS's. Times are [`EPOCH`] plus the simulated time, with
 //! microseconds (RFC 6396 §3 extended timestamp), as `tessera replay`
@@ -17,7 +18,7 @@ use std::net::IpAddr;
 use base::{AfiSafi, Asn, Prefix, Safi};
 use bgp_rib::AttrSet;
 use bgp_wire::{MpNlri, MpReach, ParseCtx, PathAttr, PathAttribute, UpdateView};
-use mrt::bgp4mp::Peering;
+use mrt::bgp4mp::{state, Peering};
 use mrt::{MrtWriter, Peer, RibEntry};
 
 use crate::engine::{node_addr, Observer, Sim};
@@ -65,21 +66,49 @@ impl<W: Write> MrtTrace<W> {
     }
 }
 
-impl<W: Write> Observer for MrtTrace<W> {
-    fn received(&mut self, t_ns: u64, at: NodeId, from: NodeId, msg: &[u8]) {
-        if self.error.is_some() {
-            return;
-        }
+impl<W: Write> MrtTrace<W> {
+    fn peering(&self, at: NodeId, from: NodeId) -> Peering {
         let asn = |n: NodeId| Asn(self.asns.get(n as usize).copied().unwrap_or(0));
-        let peering = Peering {
+        Peering {
             peer_as: asn(from),
             local_as: asn(at),
             interface_index: 0,
             peer_ip: IpAddr::V4(node_addr(from)),
             local_ip: IpAddr::V4(node_addr(at)),
-        };
+        }
+    }
+}
+
+impl<W: Write> Observer for MrtTrace<W> {
+    fn received(&mut self, t_ns: u64, at: NodeId, from: NodeId, msg: &[u8]) {
+        if self.error.is_some() {
+            return;
+        }
+        let peering = self.peering(at, from);
         let (s, us) = mrt_time(t_ns);
         if let Err(e) = self.w.write_bgp4mp_message(s, Some(us), &peering, msg) {
+            self.error = Some(e);
+        }
+    }
+
+    /// A STATE_CHANGE_AS4 record: OpenConfirm -> Established when the
+    /// session comes up, Established -> Idle when it goes down (`tessera
+    /// replay` closes and reopens its session there).
+    fn session(&mut self, t_ns: u64, at: NodeId, from: NodeId, up: bool) {
+        if self.error.is_some() {
+            return;
+        }
+        let peering = self.peering(at, from);
+        let (s, us) = mrt_time(t_ns);
+        let (old, new) = if up {
+            (state::OPEN_CONFIRM, state::ESTABLISHED)
+        } else {
+            (state::ESTABLISHED, state::IDLE)
+        };
+        if let Err(e) = self
+            .w
+            .write_bgp4mp_state_change(s, Some(us), &peering, old, new)
+        {
             self.error = Some(e);
         }
     }

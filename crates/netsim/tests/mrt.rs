@@ -106,24 +106,33 @@ fn bgpdump_reads_the_trace_and_it_matches_the_simulation() {
     // Our reader: every record is a BGP4MP_ET message from a neighbour of
     // a traced AS, addressed to that AS.
     let mut rd = MrtReader::new(&bytes[..]);
-    let mut records = 0u64;
+    let (mut records, mut states) = (0u64, 0u64);
     while let Some(r) = rd.next_record() {
         let r = r.unwrap();
         assert!(r.header.microseconds.is_some());
-        let Body::Message(m) = &r.body else {
-            panic!("unexpected record {:?}", r.body)
+        let peering = match &r.body {
+            Body::Message(m) => m.peering,
+            Body::StateChange(c) => {
+                states += 1;
+                c.peering
+            }
+            b => panic!("unexpected record {b:?}"),
         };
-        let at = s.node(m.peering.local_as.0).unwrap();
-        let from = s.node(m.peering.peer_as.0).unwrap();
+        let at = s.node(peering.local_as.0).unwrap();
+        let from = s.node(peering.peer_as.0).unwrap();
         assert!(TRACED.contains(&at));
         assert!(s.neighbours(at).iter().any(|n| n.0 == from));
         assert_eq!(
-            m.peering.peer_ip,
+            peering.peer_ip,
             std::net::IpAddr::V4(netsim::node_addr(from))
         );
         records += 1;
     }
     assert!(records > 100);
+    // Every traced session came up at 0; the link-down/up and the reset
+    // touch a traced AS only if one of its links is the one chosen.
+    let first_up: usize = TRACED.iter().map(|&x| s.neighbours(x).len()).sum();
+    assert!(states as usize >= first_up, "{states} state changes");
 
     let path = tmp("trace.mrt");
     std::fs::write(&path, &bytes).unwrap();

@@ -87,6 +87,12 @@ fn sim_run_writes_a_trace_replay_reads_and_counts_each_event() {
     assert!(sum.peers.iter().all(|p| p.messages > 0));
     assert_eq!(sum.malformed, 0);
     assert_eq!(w.feeds.len(), 3);
+    // AS 2's session came up at 0, failed at 100 and came back at 200:
+    // STATE_CHANGE records that replay turns into session events.
+    let p2 = sum.peers.iter().find(|p| p.asn.0 == 2).unwrap();
+    assert_eq!(p2.state_changes, 3);
+    let p5 = sum.peers.iter().find(|p| p.asn.0 == 5).unwrap();
+    assert_eq!(p5.state_changes, 1);
     // The snapshot holds what AS 4 learned from its three neighbours.
     let rib = std::fs::read(d.join("a.mrt.rib")).unwrap();
     assert!(rib.len() > 100);

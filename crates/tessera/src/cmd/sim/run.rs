@@ -404,4 +404,9 @@ impl Observer for OptTrace {
             w.received(t, at, from, msg);
         }
     }
+    fn session(&mut self, t: u64, at: NodeId, from: NodeId, up: bool) {
+        if let Some(w) = &mut self.0 {
+            w.session(t, at, from, up);
+        }
+    }
 }
