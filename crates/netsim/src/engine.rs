@@ -10,8 +10,8 @@ use std::time::{Duration, SystemTime};
 use base::{AfiSafi, Asn, Instant, Prefix};
 use bgp_core::decode::{decode_update, Decoded};
 use bgp_core::{
-    DecodedUpdate, LinkAddrs, Outbox, Output, Part, PeerEntry, PeerMeta, PeerStatus, PolicyRef,
-    RibCore, RibInput, RibSettings, SessionUp, StaticRoute,
+    DecodedUpdate, LinkAddrs, Outbox, Output, Part as RibPart, PeerEntry, PeerMeta, PeerStatus,
+    PolicyRef, RibCore, RibInput, RibSettings, SessionUp, StaticRoute,
 };
 use bgp_fsm::{DownReason, Negotiated};
 use bgp_rib::{AttrSet, AttrsBuilder, BestPathConfig, NextHopMode, PathSelection, PeerId};
@@ -45,6 +45,12 @@ pub struct SimConfig {
     /// Compare MED between routes from different neighbour ASes
     /// (`always_compare_med`); off by default, as in RFC 4271.
     pub always_compare_med: bool,
+    /// Worker threads: the ASes are split over this many parts (AS `x`
+    /// in part `x % threads`), run in parallel in windows as long as the
+    /// shortest link latency (conservative synchronisation). 1: one
+    /// sequential event loop. A topology with a zero-latency link runs
+    /// sequentially.
+    pub threads: usize,
 }
 
 impl Default for SimConfig {
@@ -56,6 +62,7 @@ impl Default for SimConfig {
             per_prefix: Duration::from_micros(5),
             seed: 0,
             always_compare_med: false,
+            threads: 1,
         }
     }
 }
@@ -153,6 +160,9 @@ struct Sess {
 
 struct AsNode {
     core: RibCore,
+    /// MRAI jitter draws (one stream per AS, so that the draws do not
+    /// depend on how ASes are split over threads).
+    rng: Rng,
     sess: Vec<Sess>,
     busy_until: u64,
     prop_scheduled: bool,
@@ -207,23 +217,57 @@ struct Planned {
     stat: usize,
 }
 
+/// What the threads share read-only.
+struct Env<'a> {
+    cfg: &'a SimConfig,
+    traced: &'a [bool],
+}
+
+/// Counters of the current scenario event, gathered per part.
+#[derive(Default)]
+struct Acc {
+    updates: u64,
+    prefixes: u64,
+    last: u64,
+}
+
+/// One part of the network: the ASes `x` with `x % count == index`, their
+/// events, and what they produced for the others and for the observer.
+struct Part {
+    index: usize,
+    count: usize,
+    nodes: Vec<AsNode>,
+    queue: BinaryHeap<Ev>,
+    seq: u64,
+    now: u64,
+    out: Outbox,
+    events: u64,
+    messages: u64,
+    acc: Acc,
+    /// Received messages of traced ASes: (time, at, from, message).
+    trace: Vec<(u64, NodeId, NodeId, Vec<u8>)>,
+    /// Deliveries to other parts' ASes.
+    outgoing: Vec<(u64, Kind)>,
+}
+
 /// A simulated network (see the crate docs).
 pub struct Sim {
     cfg: SimConfig,
     asns: Vec<u32>,
-    nodes: Vec<AsNode>,
     traced: Vec<bool>,
-    queue: BinaryHeap<Ev>,
-    seq: u64,
+    parts: Vec<Part>,
+    /// Scenario actions (`Kind::Act`), run between windows.
+    acts: BinaryHeap<Ev>,
+    act_seq: u64,
+    acts_done: u64,
+    /// Shortest link latency, ns: the window of parallel runs.
+    lookahead: u64,
     now: u64,
     rng: Rng,
     policies: Policies,
-    out: Outbox,
     planned: Vec<Planned>,
     stats: Vec<EventStats>,
     cur: usize,
-    events: u64,
-    messages: u64,
     started: bool,
     /// Prefixes originated per node at the start.
     initial: Vec<Vec<Prefix>>,
@@ -306,7 +350,7 @@ impl Sim {
                 local_asn: Asn(asn),
                 bestpath,
             };
-            let mut core = RibCore::new(settings, 1, Part::WHOLE, SystemTime::UNIX_EPOCH);
+            let mut core = RibCore::new(settings, 1, RibPart::WHOLE, SystemTime::UNIX_EPOCH);
             let mut sess = Vec::with_capacity(list.len());
             for (i, a) in list.iter().enumerate() {
                 let meta = PeerMeta {
@@ -347,6 +391,7 @@ impl Sim {
             }
             nodes.push(AsNode {
                 core,
+                rng: Rng::new(cfg.seed ^ u64::from(x).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
                 sess,
                 busy_until: 0,
                 prop_scheduled: false,
@@ -362,25 +407,54 @@ impl Sim {
             })
             .map(|(i, _)| i as NodeId)
             .collect();
+        let lookahead = graph
+            .links
+            .iter()
+            .map(|l| u64::from(l.latency_us) * 1000)
+            .min()
+            .unwrap_or(0);
+        let count = if lookahead == 0 {
+            1
+        } else {
+            cfg.threads.clamp(1, nodes.len().max(1))
+        };
+        let mut parts: Vec<Part> = (0..count)
+            .map(|index| Part {
+                index,
+                count,
+                nodes: Vec::new(),
+                queue: BinaryHeap::new(),
+                seq: 0,
+                now: 0,
+                out: Outbox::default(),
+                events: 0,
+                messages: 0,
+                acc: Acc::default(),
+                trace: Vec::new(),
+                outgoing: Vec::new(),
+            })
+            .collect();
+        for (x, n) in nodes.into_iter().enumerate() {
+            parts[x % count].nodes.push(n);
+        }
         Sim {
             rng: Rng::new(cfg.seed),
             cfg,
             traced: vec![false; asns.len()],
             asns,
-            nodes,
-            queue: BinaryHeap::new(),
-            seq: 0,
+            parts,
+            acts: BinaryHeap::new(),
+            act_seq: 0,
+            acts_done: 0,
+            lookahead,
             now: 0,
             policies,
-            out: Outbox::default(),
             planned: Vec::new(),
             stats: vec![EventStats {
                 name: "initial announcement".into(),
                 ..EventStats::default()
             }],
             cur: 0,
-            events: 0,
-            messages: 0,
             started: false,
             initial: graph.nodes.iter().map(|n| n.prefixes.clone()).collect(),
             stubs,
@@ -411,42 +485,26 @@ impl Sim {
     /// `from` sends its routes to `to` with MULTI_EXIT_DISC `med` (set
     /// before [`Sim::start`]).
     pub fn set_export_med(&mut self, from: NodeId, to: NodeId, med: u32) {
-        let Some(n) = self.nodes.get_mut(from as usize) else {
+        if from as usize >= self.asns.len() {
             return;
-        };
+        }
+        let policies = &self.policies;
+        let n = node_mut(&mut self.parts, from);
         let Some(i) = n.sess.iter().position(|s| s.peer == to) else {
             return;
         };
         n.sess[i].med = Some(med);
-        Self::set_export(&self.policies, n, i);
+        set_export(policies, n, i);
     }
 
-    fn set_export(policies: &Policies, n: &mut AsNode, i: usize) {
-        let s = &n.sess[i];
-        let p: PolicyRef = match s.med {
-            Some(m) => policies.export_with_med(s.role, n.leak, m),
-            None => policies.export(s.role, n.leak),
-        };
-        if let Some(e) = n.core.peer_mut(PeerId(i as u16 + 1)) {
-            e.meta.export = p;
-        }
-    }
-
-    fn push(&mut self, t: u64, kind: Kind) {
-        self.seq += 1;
-        self.queue.push(Ev {
-            t,
-            seq: self.seq,
-            kind,
-        });
+    fn as_node(&self, x: NodeId) -> &AsNode {
+        let c = self.parts.len();
+        &self.parts[x as usize % c].nodes[x as usize / c]
     }
 
     fn schedule_propagate(&mut self, x: NodeId, t: u64) {
-        let n = &mut self.nodes[x as usize];
-        if !n.prop_scheduled {
-            n.prop_scheduled = true;
-            self.push(t, Kind::Propagate(x));
-        }
+        let c = self.parts.len();
+        self.parts[x as usize % c].schedule_propagate(x, t);
     }
 
     /// Starts at time 0: every session comes up, every AS originates its
@@ -456,14 +514,14 @@ impl Sim {
             return Err("already started".into());
         }
         self.started = true;
-        for x in 0..self.nodes.len() {
-            for i in 0..self.nodes[x].sess.len() {
+        for x in 0..self.asns.len() {
+            for i in 0..self.as_node(x as NodeId).sess.len() {
                 self.session_up(x as NodeId, i);
             }
         }
-        for x in 0..self.nodes.len() {
+        for x in 0..self.asns.len() {
             let p = std::mem::take(&mut self.initial[x]);
-            self.nodes[x].originated = p;
+            node_mut(&mut self.parts, x as NodeId).originated = p;
             self.originate(x as NodeId);
             self.schedule_propagate(x as NodeId, 0);
         }
@@ -485,7 +543,7 @@ impl Sim {
     fn check_link(&self, a: u32, b: u32) -> Result<(), String> {
         let x = self.check_asn(a)?;
         let y = self.check_asn(b)?;
-        if self.nodes[x as usize].sess.iter().any(|s| s.peer == y) {
+        if self.as_node(x).sess.iter().any(|s| s.peer == y) {
             Ok(())
         } else {
             Err(format!("no link AS{a}-AS{b}"))
@@ -495,7 +553,12 @@ impl Sim {
     fn plan_one(&mut self, at: u64, action: Action, stat: usize) {
         let k = self.planned.len();
         self.planned.push(Planned { action, stat });
-        self.push(at, Kind::Act(k));
+        self.act_seq += 1;
+        self.acts.push(Ev {
+            t: at,
+            seq: self.act_seq,
+            kind: Kind::Act(k),
+        });
     }
 
     fn plan(&mut self, at: Duration, action: &Action) -> Result<(), String> {
@@ -566,11 +629,15 @@ impl Sim {
     }
 
     fn initial_prefixes(&self, x: NodeId) -> Vec<Prefix> {
-        self.nodes[x as usize].originated.clone()
+        self.as_node(x).originated.clone()
     }
 
     fn session_up(&mut self, x: NodeId, i: usize) {
-        let n = &mut self.nodes[x as usize];
+        let now = self.now;
+        let traced = self.traced[x as usize];
+        let c = self.parts.len();
+        let part = &mut self.parts[x as usize % c];
+        let n = &mut part.nodes[x as usize / c];
         let s = &mut n.sess[i];
         if s.up {
             return;
@@ -578,8 +645,8 @@ impl Sim {
         s.up = true;
         s.wake = 0;
         let peer = s.peer;
-        if self.traced[x as usize] {
-            self.sessions_seen.push((self.now, x, peer, true));
+        if traced {
+            self.sessions_seen.push((now, x, peer, true));
         }
         let local = SocketAddr::new(IpAddr::V4(node_addr(x)), 179);
         let up = SessionUp {
@@ -596,56 +663,58 @@ impl Sim {
             },
         };
         n.core.handle(
-            Instant(self.now),
+            Instant(now),
             RibInput::Up {
                 peer: PeerId(i as u16 + 1),
                 up: Box::new(up),
             },
-            &mut self.out,
+            &mut part.out,
         );
-        self.out.clear();
+        part.out.clear();
     }
 
     fn session_down(&mut self, x: NodeId, i: usize) {
-        let n = &mut self.nodes[x as usize];
+        let now = self.now;
+        let traced = self.traced[x as usize];
+        let c = self.parts.len();
+        let part = &mut self.parts[x as usize % c];
+        let n = &mut part.nodes[x as usize / c];
         let s = &mut n.sess[i];
         if !s.up {
             return;
         }
         s.up = false;
-        if self.traced[x as usize] {
-            self.sessions_seen.push((self.now, x, s.peer, false));
+        if traced {
+            self.sessions_seen.push((now, x, s.peer, false));
         }
         n.core.handle(
-            Instant(self.now),
+            Instant(now),
             RibInput::Down {
                 peer: PeerId(i as u16 + 1),
                 reason: DownReason::TcpConnectionFails,
                 graceful: false,
                 at: SystemTime::UNIX_EPOCH,
             },
-            &mut self.out,
+            &mut part.out,
         );
-        self.out.clear();
+        part.out.clear();
     }
 
     /// Both ends of the link between `x` and `y`, as session indexes.
     fn link(&self, x: NodeId, y: NodeId) -> Option<(usize, usize)> {
-        let i = self.nodes[x as usize]
-            .sess
-            .iter()
-            .position(|s| s.peer == y)?;
-        Some((i, usize::from(self.nodes[x as usize].sess[i].back)))
+        let n = self.as_node(x);
+        let i = n.sess.iter().position(|s| s.peer == y)?;
+        Some((i, usize::from(n.sess[i].back)))
     }
 
     fn bump_epoch(&mut self, x: NodeId, i: usize, y: NodeId, j: usize) {
-        let e = self.nodes[x as usize].sess[i].epoch.wrapping_add(1);
-        self.nodes[x as usize].sess[i].epoch = e;
-        self.nodes[y as usize].sess[j].epoch = e;
+        let e = self.as_node(x).sess[i].epoch.wrapping_add(1);
+        node_mut(&mut self.parts, x).sess[i].epoch = e;
+        node_mut(&mut self.parts, y).sess[j].epoch = e;
     }
 
     fn originate(&mut self, x: NodeId) {
-        let n = &mut self.nodes[x as usize];
+        let n = node_mut(&mut self.parts, x);
         let routes = n
             .originated
             .iter()
@@ -666,13 +735,28 @@ impl Sim {
         n.core.set_statics(routes);
     }
 
+    /// Adds the parts' counters to the current event's.
+    fn flush_acc(&mut self) {
+        let cur = self.cur;
+        for p in &mut self.parts {
+            let a = std::mem::take(&mut p.acc);
+            if let Some(st) = self.stats.get_mut(cur) {
+                st.updates += a.updates;
+                st.prefixes += a.prefixes;
+                st.last_ns = st.last_ns.max(a.last);
+            }
+        }
+    }
+
     fn act(&mut self, k: usize) {
         let Some(p) = self.planned.get(k) else {
             return;
         };
         let (action, stat) = (p.action.clone(), p.stat);
+        self.flush_acc();
         self.cur = self.cur.max(stat);
         let node = |s: &Sim, a: u32| s.node(a).unwrap_or(0);
+        let now = self.now;
         match action {
             Action::LinkDown(a, b) | Action::LinkUp(a, b) | Action::SessionReset(a, b) => {
                 let (x, y) = (node(self, a), node(self, b));
@@ -690,259 +774,173 @@ impl Sim {
                     self.session_up(x, i);
                     self.session_up(y, j);
                 }
-                self.schedule_propagate(x, self.now);
-                self.schedule_propagate(y, self.now);
+                self.schedule_propagate(x, now);
+                self.schedule_propagate(y, now);
             }
             Action::Withdraw(a, p) => {
                 let x = node(self, a);
-                self.nodes[x as usize].originated.retain(|q| *q != p);
+                node_mut(&mut self.parts, x).originated.retain(|q| *q != p);
                 self.originate(x);
-                self.schedule_propagate(x, self.now);
+                self.schedule_propagate(x, now);
             }
             Action::Announce(a, p) | Action::Hijack(a, p) => {
                 let x = node(self, a);
-                let o = &mut self.nodes[x as usize].originated;
+                let o = &mut node_mut(&mut self.parts, x).originated;
                 if !o.contains(&p) {
                     o.push(p);
                 }
                 self.originate(x);
-                self.schedule_propagate(x, self.now);
+                self.schedule_propagate(x, now);
             }
             Action::Leak(a) => {
                 let x = node(self, a);
-                let n = &mut self.nodes[x as usize];
+                let policies = &self.policies;
+                let c = self.parts.len();
+                let part = &mut self.parts[x as usize % c];
+                let n = &mut part.nodes[x as usize / c];
                 n.leak = true;
                 for i in 0..n.sess.len() {
-                    Self::set_export(&self.policies, n, i);
+                    set_export(policies, n, i);
                     if n.sess[i].up {
                         n.core.export_full(PeerId(i as u16 + 1));
                     }
                 }
-                self.propagate(x, true);
+                let env = Env {
+                    cfg: &self.cfg,
+                    traced: &self.traced,
+                };
+                part.now = now;
+                part.propagate(x, true, &env);
             }
             Action::Flap { .. } | Action::Surge { .. } => {}
         }
     }
 
-    fn deliver(
-        &mut self,
-        to: NodeId,
-        sess: u16,
-        epoch: u32,
-        bytes: Vec<u8>,
-        obs: &mut impl Observer,
-    ) {
-        let t = self.now;
-        let n = &mut self.nodes[to as usize];
-        let Some(s) = n.sess.get(usize::from(sess)) else {
-            return;
-        };
-        if !s.up || s.epoch != epoch {
-            return;
-        }
-        let traced = self.traced[to as usize];
-        let mut updates = Vec::new();
-        let mut prefixes = 0u64;
-        for m in messages(&bytes) {
-            self.messages += 1;
-            if traced {
-                obs.received(t, to, s.peer, m);
-            }
-            if m.get(18) != Some(&UPDATE) {
-                continue;
-            }
-            match decode_update(&m[HEADER..], s.ctx, true) {
-                Decoded::Ok(d, _) => {
-                    prefixes += (d.announce.len() + d.withdraw.len()) as u64;
-                    updates.push(d);
-                }
-                Decoded::Reset(_) => {}
-            }
-        }
-        if updates.is_empty() {
-            return;
-        }
-        let cost = (self.cfg.per_update.as_nanos() as u64)
-            .saturating_mul(updates.len() as u64)
-            .saturating_add((self.cfg.per_prefix.as_nanos() as u64).saturating_mul(prefixes));
-        let start = t.max(n.busy_until);
-        let done = start.saturating_add(cost);
-        n.busy_until = done;
-        if done == t {
-            self.apply(to, sess, epoch, updates);
-        } else {
-            self.push(
-                done,
-                Kind::Apply {
-                    to,
-                    sess,
-                    epoch,
-                    updates,
-                },
-            );
-        }
-    }
-
-    fn apply(&mut self, to: NodeId, sess: u16, epoch: u32, updates: Vec<DecodedUpdate>) {
-        let n = &mut self.nodes[to as usize];
-        let live = n
-            .sess
-            .get(usize::from(sess))
-            .is_some_and(|s| s.up && s.epoch == epoch);
-        if !live {
-            // Still the last queued delivery, maybe: run the export round.
-            if n.busy_until <= self.now {
-                self.schedule_propagate(to, self.now);
-            }
-            return;
-        }
-        n.core.handle(
-            Instant(self.now),
-            RibInput::Updates {
-                peer: PeerId(sess + 1),
-                updates,
-            },
-            &mut self.out,
-        );
-        self.out.clear();
-        if let Some(st) = self.stats.get_mut(self.cur) {
-            st.last_ns = st.last_ns.max(self.now);
-        }
-        // The export round runs once the AS has applied everything it has
-        // received so far (the last queued delivery schedules it), as the
-        // daemon's RIB thread exports after draining its input.
-        if self.nodes[to as usize].busy_until <= self.now {
-            self.schedule_propagate(to, self.now);
-        }
-    }
-
-    fn propagate(&mut self, x: NodeId, force_wakes: bool) {
-        let t = self.now;
-        let n = &mut self.nodes[x as usize];
-        let had = force_wakes || n.core.pending_changes() > 0;
-        n.core.propagate(Instant(t), &mut self.out);
-        let mut sends = std::mem::take(&mut self.out.out);
-        self.out.clear();
-        for o in sends.drain(..) {
-            let Output::Send {
-                peer,
-                bytes,
-                markers,
-            } = o
-            else {
-                continue;
-            };
-            let bytes = match markers {
-                Some(m) => m.assemble(bytes),
-                None => bytes,
-            };
-            let i = usize::from(peer.0.saturating_sub(1));
-            let Some(s) = n.sess.get(i) else { continue };
-            let (mut u, mut p) = (0u64, 0u64);
-            for m in messages(&bytes) {
-                if m.get(18) == Some(&UPDATE) {
-                    u += 1;
-                    p += nlri_count(&m[HEADER..], s.ctx);
-                }
-            }
-            if let Some(st) = self.stats.get_mut(self.cur) {
-                st.updates += u;
-                st.prefixes += p;
-            }
-            let (to, back, epoch, at) = (s.peer, s.back, s.epoch, t.saturating_add(s.lat_ns));
-            self.seq += 1;
-            self.queue.push(Ev {
-                t: at,
-                seq: self.seq,
-                kind: Kind::Deliver {
-                    to,
-                    sess: back,
-                    epoch,
-                    bytes,
-                },
-            });
-        }
-        self.out.out = sends;
-        // MRAI: re-draw the jittered interval after each flush, and wake
-        // up when a blocked session may send again.
-        let base = self.cfg.mrai;
-        let mut wakes: Vec<u64> = Vec::new();
-        let n = &mut self.nodes[x as usize];
-        for (i, s) in n.sess.iter_mut().enumerate() {
-            if !s.up || base.is_zero() {
-                continue;
-            }
-            let Some(e) = n.core.peer_mut(PeerId(i as u16 + 1)) else {
-                continue;
-            };
-            let Some(up) = e.up.as_ref() else { continue };
-            if up.last_flush.0 == t {
-                if self.cfg.mrai_jitter {
-                    let f = 0.75 + 0.25 * (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-                    e.meta.mrai = base.mul_f64(f);
-                }
-            } else if had {
-                let due = (up.last_flush + e.meta.mrai).0;
-                if due > t && s.wake != due {
-                    s.wake = due;
-                    wakes.push(due);
-                }
-            }
-        }
-        wakes.sort_unstable();
-        wakes.dedup();
-        for w in wakes {
-            self.push(w, Kind::Wake(x));
-        }
-    }
-
-    /// Runs events up to and including time `until_ns`, at most
-    /// `max_events` of them. Returns whether events remain (at any time).
+    /// Runs events up to and including time `until_ns`, at most about
+    /// `max_events` of them (a parallel window is finished once begun).
+    /// Returns whether events remain (at any time).
     pub fn run(&mut self, until_ns: u64, max_events: u64, obs: &mut impl Observer) -> bool {
-        let mut done = 0;
+        let mut done = 0u64;
         self.show_sessions(obs);
         while done < max_events {
-            match self.queue.peek() {
-                Some(e) if e.t <= until_ns => {}
-                _ => break,
+            let next_ev = self
+                .parts
+                .iter()
+                .filter_map(|p| p.queue.peek().map(|e| e.t))
+                .min();
+            let next_act = self.acts.peek().map(|e| e.t);
+            let t = match (next_ev, next_act) {
+                (Some(a), Some(b)) => a.min(b),
+                (Some(a), None) | (None, Some(a)) => a,
+                (None, None) => break,
+            };
+            if t > until_ns {
+                break;
             }
-            let Some(ev) = self.queue.pop() else { break };
-            self.now = ev.t;
-            self.events += 1;
-            done += 1;
-            match ev.kind {
-                Kind::Deliver {
-                    to,
-                    sess,
-                    epoch,
-                    bytes,
-                } => self.deliver(to, sess, epoch, bytes, obs),
-                Kind::Apply {
-                    to,
-                    sess,
-                    epoch,
-                    updates,
-                } => self.apply(to, sess, epoch, updates),
-                Kind::Propagate(x) => {
-                    self.nodes[x as usize].prop_scheduled = false;
-                    self.propagate(x, false);
-                }
-                Kind::Wake(x) => {
-                    let t = self.now;
-                    for s in &mut self.nodes[x as usize].sess {
-                        if s.wake != 0 && s.wake <= t {
-                            s.wake = 0;
-                        }
+            // Scenario actions at a time run before that time's events.
+            if next_act == Some(t) {
+                if let Some(ev) = self.acts.pop() {
+                    self.now = t;
+                    self.acts_done += 1;
+                    done += 1;
+                    if let Kind::Act(k) = ev.kind {
+                        self.act(k);
                     }
-                    self.propagate(x, false);
-                }
-                Kind::Act(k) => {
-                    self.act(k);
                     self.show_sessions(obs);
+                }
+                continue;
+            }
+            let mut end = until_ns.saturating_add(1);
+            if let Some(a) = next_act {
+                end = end.min(a);
+            }
+            let budget;
+            if self.parts.len() > 1 {
+                end = end.min(t.saturating_add(self.lookahead));
+                budget = u64::MAX;
+            } else {
+                // Bounded, so that the trace is handed over as it grows.
+                budget = (max_events - done).min(10_000);
+            }
+            done += self.window(end, budget);
+            self.merge(obs);
+        }
+        self.flush_acc();
+        self.next_event_ns().is_some()
+    }
+
+    /// Every part runs its events before `end`; in parallel when more than
+    /// one has any.
+    fn window(&mut self, end: u64, budget: u64) -> u64 {
+        let env = Env {
+            cfg: &self.cfg,
+            traced: &self.traced,
+        };
+        let mut busy: Vec<&mut Part> = self
+            .parts
+            .iter_mut()
+            .filter(|p| p.queue.peek().is_some_and(|e| e.t < end))
+            .collect();
+        let mut n = 0;
+        if busy.len() <= 1 {
+            for p in busy {
+                n += p.process(end, budget, &env);
+            }
+            return n;
+        }
+        let rest = busy.split_off(1);
+        std::thread::scope(|sc| {
+            let handles: Vec<_> = rest
+                .into_iter()
+                .map(|p| {
+                    let env = &env;
+                    sc.spawn(move || p.process(end, budget, env))
+                })
+                .collect();
+            for p in busy {
+                n += p.process(end, budget, &env);
+            }
+            for h in handles {
+                match h.join() {
+                    Ok(k) => n += k,
+                    Err(e) => std::panic::resume_unwind(e),
+                }
+            }
+        });
+        n
+    }
+
+    /// Hands deliveries to their ASes' parts and the traced messages to
+    /// the observer, in time order (ties: part order, then arrival order).
+    fn merge(&mut self, obs: &mut impl Observer) {
+        let c = self.parts.len();
+        self.now = self.parts.iter().map(|p| p.now).max().unwrap_or(self.now);
+        if c > 1 {
+            for i in 0..c {
+                let out = std::mem::take(&mut self.parts[i].outgoing);
+                for (t, kind) in out {
+                    let to = match &kind {
+                        Kind::Deliver { to, .. } => *to as usize,
+                        _ => i,
+                    };
+                    self.parts[to % c].push(t, kind);
                 }
             }
         }
-        !self.queue.is_empty()
+        let with_trace = self.parts.iter().filter(|p| !p.trace.is_empty()).count();
+        if with_trace == 0 {
+            return;
+        }
+        let mut all: Vec<(u64, NodeId, NodeId, Vec<u8>)> = Vec::new();
+        for p in &mut self.parts {
+            all.append(&mut p.trace);
+        }
+        if with_trace > 1 {
+            all.sort_by_key(|r| r.0);
+        }
+        for (t, at, from, m) in all {
+            obs.received(t, at, from, &m);
+        }
     }
 
     fn show_sessions(&mut self, obs: &mut impl Observer) {
@@ -962,15 +960,19 @@ impl Sim {
     }
     /// The time of the next event, if any.
     pub fn next_event_ns(&self) -> Option<u64> {
-        self.queue.peek().map(|e| e.t)
+        self.parts
+            .iter()
+            .filter_map(|p| p.queue.peek().map(|e| e.t))
+            .chain(self.acts.peek().map(|e| e.t))
+            .min()
     }
     /// Events processed so far.
     pub fn events(&self) -> u64 {
-        self.events
+        self.acts_done + self.parts.iter().map(|p| p.events).sum::<u64>()
     }
     /// BGP messages delivered so far.
     pub fn messages(&self) -> u64 {
-        self.messages
+        self.parts.iter().map(|p| p.messages).sum()
     }
     /// Per scenario event counters (index 0: the initial announcement).
     pub fn stats(&self) -> &[EventStats] {
@@ -978,15 +980,19 @@ impl Sim {
     }
     /// Number of nodes.
     pub fn len(&self) -> usize {
-        self.nodes.len()
+        self.asns.len()
     }
     /// Whether the network has no AS.
     pub fn is_empty(&self) -> bool {
-        self.nodes.is_empty()
+        self.asns.is_empty()
+    }
+    /// How many parts (threads) the network is split into.
+    pub fn threads(&self) -> usize {
+        self.parts.len()
     }
 
     fn info(&self, x: NodeId, peer: PeerId, prefix: Prefix, attrs: &AttrSet) -> RouteInfo {
-        let n = &self.nodes[x as usize];
+        let n = self.as_node(x);
         let from = (peer.0 > 0)
             .then(|| n.sess.get(usize::from(peer.0 - 1)).map(|s| s.peer))
             .flatten();
@@ -1001,7 +1007,8 @@ impl Sim {
 
     /// `x`'s Loc-RIB: the best route of each prefix, by prefix.
     pub fn best_routes(&self, x: NodeId) -> Vec<RouteInfo> {
-        let mut v: Vec<RouteInfo> = self.nodes[x as usize]
+        let mut v: Vec<RouteInfo> = self
+            .as_node(x)
             .core
             .rib
             .iter()
@@ -1018,7 +1025,7 @@ impl Sim {
     /// own routes), by prefix.
     pub fn all_paths(&self, x: NodeId) -> Vec<RouteInfo> {
         let mut v: Vec<RouteInfo> = Vec::new();
-        for r in self.nodes[x as usize].core.rib.iter() {
+        for r in self.as_node(x).core.rib.iter() {
             for (p, a) in r.iter() {
                 v.push(self.info(x, p.peer, r.prefix, a));
             }
@@ -1030,23 +1037,25 @@ impl Sim {
     /// Routes stored over all ASes (paths in Adj-RIBs-In, own routes
     /// included).
     pub fn path_count(&self) -> u64 {
-        self.nodes
+        self.parts
             .iter()
+            .flat_map(|p| &p.nodes)
             .map(|n| n.core.rib.iter().map(|r| r.paths.len() as u64).sum::<u64>())
             .sum()
     }
 
     /// Prefixes with a best route, over all ASes.
     pub fn best_count(&self) -> u64 {
-        self.nodes
+        self.parts
             .iter()
+            .flat_map(|p| &p.nodes)
             .map(|n| n.core.rib.iter().filter(|r| r.best.is_some()).count() as u64)
             .sum()
     }
 
     /// The neighbours of `x` with their session's state.
     pub fn neighbours(&self, x: NodeId) -> Vec<(NodeId, Role, bool)> {
-        self.nodes[x as usize]
+        self.as_node(x)
             .sess
             .iter()
             .map(|s| (s.peer, s.role, s.up))
@@ -1054,12 +1063,258 @@ impl Sim {
     }
 
     pub(crate) fn rib_of(&self, x: NodeId) -> &bgp_rib::Rib {
-        &self.nodes[x as usize].core.rib
+        &self.as_node(x).core.rib
     }
 
     pub(crate) fn session_of_peer(&self, x: NodeId, peer: PeerId) -> Option<NodeId> {
         let i = usize::from(peer.0.checked_sub(1)?);
-        self.nodes[x as usize].sess.get(i).map(|s| s.peer)
+        self.as_node(x).sess.get(i).map(|s| s.peer)
+    }
+}
+
+fn node_mut(parts: &mut [Part], x: NodeId) -> &mut AsNode {
+    let c = parts.len();
+    &mut parts[x as usize % c].nodes[x as usize / c]
+}
+
+fn set_export(policies: &Policies, n: &mut AsNode, i: usize) {
+    let s = &n.sess[i];
+    let p: PolicyRef = match s.med {
+        Some(m) => policies.export_with_med(s.role, n.leak, m),
+        None => policies.export(s.role, n.leak),
+    };
+    if let Some(e) = n.core.peer_mut(PeerId(i as u16 + 1)) {
+        e.meta.export = p;
+    }
+}
+
+impl Part {
+    fn node(&mut self, x: NodeId) -> &mut AsNode {
+        &mut self.nodes[x as usize / self.count]
+    }
+
+    fn push(&mut self, t: u64, kind: Kind) {
+        self.seq += 1;
+        self.queue.push(Ev {
+            t,
+            seq: self.seq,
+            kind,
+        });
+    }
+
+    fn schedule_propagate(&mut self, x: NodeId, t: u64) {
+        let n = self.node(x);
+        if !n.prop_scheduled {
+            n.prop_scheduled = true;
+            self.push(t, Kind::Propagate(x));
+        }
+    }
+
+    /// Runs this part's events before `end`, at most `budget` of them.
+    fn process(&mut self, end: u64, budget: u64, env: &Env<'_>) -> u64 {
+        let mut done = 0;
+        while done < budget {
+            match self.queue.peek() {
+                Some(e) if e.t < end => {}
+                _ => break,
+            }
+            let Some(ev) = self.queue.pop() else { break };
+            self.now = ev.t;
+            self.events += 1;
+            done += 1;
+            match ev.kind {
+                Kind::Deliver {
+                    to,
+                    sess,
+                    epoch,
+                    bytes,
+                } => self.deliver(to, sess, epoch, bytes, env),
+                Kind::Apply {
+                    to,
+                    sess,
+                    epoch,
+                    updates,
+                } => self.apply(to, sess, epoch, updates),
+                Kind::Propagate(x) => {
+                    self.node(x).prop_scheduled = false;
+                    self.propagate(x, false, env);
+                }
+                Kind::Wake(x) => {
+                    let t = self.now;
+                    for s in &mut self.node(x).sess {
+                        if s.wake != 0 && s.wake <= t {
+                            s.wake = 0;
+                        }
+                    }
+                    self.propagate(x, false, env);
+                }
+                Kind::Act(_) => {}
+            }
+        }
+        done
+    }
+
+    fn deliver(&mut self, to: NodeId, sess: u16, epoch: u32, bytes: Vec<u8>, env: &Env<'_>) {
+        let t = self.now;
+        let c = self.count;
+        let n = &mut self.nodes[to as usize / c];
+        let Some(s) = n.sess.get(usize::from(sess)) else {
+            return;
+        };
+        if !s.up || s.epoch != epoch {
+            return;
+        }
+        let traced = env.traced[to as usize];
+        let mut updates = Vec::new();
+        let mut prefixes = 0u64;
+        for m in messages(&bytes) {
+            self.messages += 1;
+            if traced {
+                self.trace.push((t, to, s.peer, m.to_vec()));
+            }
+            if m.get(18) != Some(&UPDATE) {
+                continue;
+            }
+            match decode_update(&m[HEADER..], s.ctx, true) {
+                Decoded::Ok(d, _) => {
+                    prefixes += (d.announce.len() + d.withdraw.len()) as u64;
+                    updates.push(d);
+                }
+                Decoded::Reset(_) => {}
+            }
+        }
+        if updates.is_empty() {
+            return;
+        }
+        let cost = (env.cfg.per_update.as_nanos() as u64)
+            .saturating_mul(updates.len() as u64)
+            .saturating_add((env.cfg.per_prefix.as_nanos() as u64).saturating_mul(prefixes));
+        let start = t.max(n.busy_until);
+        let done = start.saturating_add(cost);
+        n.busy_until = done;
+        if done == t {
+            self.apply(to, sess, epoch, updates);
+        } else {
+            self.push(
+                done,
+                Kind::Apply {
+                    to,
+                    sess,
+                    epoch,
+                    updates,
+                },
+            );
+        }
+    }
+
+    fn apply(&mut self, to: NodeId, sess: u16, epoch: u32, updates: Vec<DecodedUpdate>) {
+        let now = self.now;
+        let c = self.count;
+        let n = &mut self.nodes[to as usize / c];
+        let live = n
+            .sess
+            .get(usize::from(sess))
+            .is_some_and(|s| s.up && s.epoch == epoch);
+        if live {
+            n.core.handle(
+                Instant(now),
+                RibInput::Updates {
+                    peer: PeerId(sess + 1),
+                    updates,
+                },
+                &mut self.out,
+            );
+            self.out.clear();
+            self.acc.last = self.acc.last.max(now);
+        }
+        // The export round runs once the AS has applied everything it has
+        // received so far (the last queued delivery schedules it), as the
+        // daemon's RIB thread exports after draining its input.
+        if self.nodes[to as usize / c].busy_until <= now {
+            self.schedule_propagate(to, now);
+        }
+    }
+
+    fn propagate(&mut self, x: NodeId, force_wakes: bool, env: &Env<'_>) {
+        let t = self.now;
+        let c = self.count;
+        let n = &mut self.nodes[x as usize / c];
+        let had = force_wakes || n.core.pending_changes() > 0;
+        n.core.propagate(Instant(t), &mut self.out);
+        let mut sends = std::mem::take(&mut self.out.out);
+        self.out.clear();
+        for o in sends.drain(..) {
+            let Output::Send {
+                peer,
+                bytes,
+                markers,
+            } = o
+            else {
+                continue;
+            };
+            let bytes = match markers {
+                Some(m) => m.assemble(bytes),
+                None => bytes,
+            };
+            let i = usize::from(peer.0.saturating_sub(1));
+            let Some(s) = n.sess.get(i) else { continue };
+            for m in messages(&bytes) {
+                if m.get(18) == Some(&UPDATE) {
+                    self.acc.updates += 1;
+                    self.acc.prefixes += nlri_count(&m[HEADER..], s.ctx);
+                }
+            }
+            let (to, back, epoch, at) = (s.peer, s.back, s.epoch, t.saturating_add(s.lat_ns));
+            let kind = Kind::Deliver {
+                to,
+                sess: back,
+                epoch,
+                bytes,
+            };
+            if to as usize % c == self.index {
+                self.seq += 1;
+                self.queue.push(Ev {
+                    t: at,
+                    seq: self.seq,
+                    kind,
+                });
+            } else {
+                self.outgoing.push((at, kind));
+            }
+        }
+        self.out.out = sends;
+        // MRAI: re-draw the jittered interval after each flush, and wake
+        // up when a blocked session may send again.
+        let base = env.cfg.mrai;
+        let jitter = env.cfg.mrai_jitter;
+        let mut wakes: Vec<u64> = Vec::new();
+        let n = &mut self.nodes[x as usize / c];
+        for (i, s) in n.sess.iter_mut().enumerate() {
+            if !s.up || base.is_zero() {
+                continue;
+            }
+            let Some(e) = n.core.peer_mut(PeerId(i as u16 + 1)) else {
+                continue;
+            };
+            let Some(up) = e.up.as_ref() else { continue };
+            if up.last_flush.0 == t {
+                if jitter {
+                    let f = 0.75 + 0.25 * (n.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+                    e.meta.mrai = base.mul_f64(f);
+                }
+            } else if had {
+                let due = (up.last_flush + e.meta.mrai).0;
+                if due > t && s.wake != due {
+                    s.wake = due;
+                    wakes.push(due);
+                }
+            }
+        }
+        wakes.sort_unstable();
+        wakes.dedup();
+        for w in wakes {
+            self.push(w, Kind::Wake(x));
+        }
     }
 }
 

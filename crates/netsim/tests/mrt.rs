@@ -62,14 +62,20 @@ const TRACED: [NodeId; 3] = [0, 5, 20];
 
 /// The trace bytes and realism figures of one run.
 fn trace(seed: u64) -> (Vec<u8>, Realism, Sim) {
+    trace_with(seed, 1)
+}
+
+fn trace_with(seed: u64, threads: usize) -> (Vec<u8>, Realism, Sim) {
     let g = random_graph(50, 77);
     let mut s = Sim::new(
         &g,
         SimConfig {
             seed,
+            threads,
             ..SimConfig::default()
         },
     );
+    assert_eq!(s.threads(), threads);
     for x in TRACED {
         s.trace(x);
     }
@@ -92,6 +98,23 @@ fn the_same_seed_gives_a_byte_identical_trace() {
     assert!(a == b, "same seed, different traces");
     // Another seed draws other MRAI jitter and surge flaps.
     assert!(a != c);
+}
+
+#[test]
+fn two_threads_give_a_deterministic_trace_and_the_sequential_ribs() {
+    let (a, ra, sa) = trace_with(7, 2);
+    let (b, _, _) = trace_with(7, 2);
+    assert!(a == b, "two threads, same seed, different traces");
+    let (_, r1, s1) = trace_with(7, 1);
+    // Same events and jitter: the same messages reach the traced ASes and
+    // every AS ends with the same routes (only the order of messages that
+    // arrive at the same instant may differ).
+    assert_eq!(ra.updates, r1.updates);
+    assert_eq!(ra.prefixes, r1.prefixes);
+    assert_eq!(sa.messages(), s1.messages());
+    for x in 0..sa.len() as NodeId {
+        assert_eq!(sa.best_routes(x), s1.best_routes(x), "AS index {x}");
+    }
 }
 
 fn tmp(name: &str) -> std::path::PathBuf {

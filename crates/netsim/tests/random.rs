@@ -66,6 +66,18 @@ fn with_mrai_jitter_and_delays_the_stable_state_is_the_same() {
 }
 
 #[test]
+fn split_over_two_threads_the_stable_state_is_the_same() {
+    for seed in [6, 7] {
+        let cfg = SimConfig {
+            seed,
+            threads: 2,
+            ..SimConfig::default()
+        };
+        check_against_reference(150, seed, cfg);
+    }
+}
+
+#[test]
 fn every_path_in_every_final_rib_is_valley_free() {
     for seed in 10..16 {
         let n = 80;

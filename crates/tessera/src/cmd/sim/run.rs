@@ -51,6 +51,11 @@ pub struct Args {
     /// Processing cost of each prefix of a received UPDATE, microseconds.
     #[arg(long, default_value_t = 5)]
     per_prefix_us: u64,
+    /// Worker threads: ASes split over this many parts, run in parallel
+    /// windows as long as the shortest link latency (deterministic for a
+    /// given count).
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
     /// Seed of the topology, the jitter and the random events.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -276,6 +281,7 @@ pub fn run(a: Args) -> CmdResult {
         per_prefix: Duration::from_micros(a.per_prefix_us),
         seed: a.seed,
         always_compare_med: false,
+        threads: a.threads,
     };
     let rss0 = rss_bytes();
     let mut sim = Sim::new(&g, cfg);
