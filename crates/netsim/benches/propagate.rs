@@ -31,10 +31,11 @@ fn bench(c: &mut Criterion) {
     s.run_to_end(u64::MAX, &mut ());
     let msgs = s.messages();
     eprintln!(
-        "{ases} ASes, {prefixes} prefixes, {threads} threads: {msgs} messages, {} events, {} paths, {:.1} s simulated",
+        "{ases} ASes, {prefixes} prefixes, {threads} threads: {msgs} messages, {} events, {} paths, {:.1} s simulated, windows {:?}",
         s.events(),
         s.path_count(),
-        s.now_ns() as f64 / 1e9
+        s.now_ns() as f64 / 1e9,
+        s.windows()
     );
     let mut grp = c.benchmark_group("propagate");
     grp.sample_size(10);

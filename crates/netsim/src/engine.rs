@@ -262,6 +262,8 @@ pub struct Sim {
     acts_done: u64,
     /// Shortest link latency, ns: the window of parallel runs.
     lookahead: u64,
+    /// Windows run, and those run on several threads.
+    windows: (u64, u64),
     now: u64,
     rng: Rng,
     policies: Policies,
@@ -447,6 +449,7 @@ impl Sim {
             act_seq: 0,
             acts_done: 0,
             lookahead,
+            windows: (0, 0),
             now: 0,
             policies,
             planned: Vec::new(),
@@ -882,12 +885,14 @@ impl Sim {
             .filter(|p| p.queue.peek().is_some_and(|e| e.t < end))
             .collect();
         let mut n = 0;
+        self.windows.0 += 1;
         if busy.len() <= 1 {
             for p in busy {
                 n += p.process(end, budget, &env);
             }
             return n;
         }
+        self.windows.1 += 1;
         let rest = busy.split_off(1);
         std::thread::scope(|sc| {
             let handles: Vec<_> = rest
@@ -985,6 +990,10 @@ impl Sim {
     /// Whether the network has no AS.
     pub fn is_empty(&self) -> bool {
         self.asns.is_empty()
+    }
+    /// Windows run so far, and how many of them ran on several threads.
+    pub fn windows(&self) -> (u64, u64) {
+        self.windows
     }
     /// How many parts (threads) the network is split into.
     pub fn threads(&self) -> usize {
