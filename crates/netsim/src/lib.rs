@@ -33,6 +33,11 @@
 //!   down at once).
 //! * **Time.** Nanoseconds (`u64`) from 0; the simulator never reads a
 //!   clock nor touches a socket: [`Sim::run`] takes the time to run to.
+//! * **Threads** ([`SimConfig::threads`]). The ASes can be split over
+//!   several parts run in parallel, in windows as long as the shortest
+//!   link latency (conservative synchronisation: nothing sent within a
+//!   window arrives within it); scenario actions run between windows.
+//!   Deterministic for a given thread count.
 //!
 //! Scenario events ([`scenario`]): initial announcement at 0, link failure
 //! and repair, session reset (full table), withdrawal and re-announcement,
