@@ -30,7 +30,8 @@ enum Command {
     /// Benchmark BGP daemons (tesserad, BIRD, FRR, GoBGP, OpenBGPD) in
     /// network namespaces: convergence, CPU, memory (needs root).
     Bench(cmd::bench::Args),
-    /// Simulation: topologies (`sim topo`), the vantage point (`sim pick`).
+    /// Simulation: topologies (`sim topo`), the vantage point (`sim pick`),
+    /// BGP over an AS topology (`sim run`).
     Sim {
         #[command(subcommand)]
         command: cmd::sim::SimCommand,

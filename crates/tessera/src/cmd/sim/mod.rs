@@ -1,5 +1,6 @@
 //! `tessera sim ...`: the simulation commands. `topo` makes or converts a
-//! topology, `pick` names the vantage point the seeds would choose. The
+//! topology, `pick` names the vantage point the seeds would choose, `run`
+//! simulates BGP over a topology. The
 //! shared [`TopoArgs`] (generator or `--import`) and [`load`] are what any
 //! further `sim` command uses to get its topology.
 //!
@@ -14,6 +15,7 @@ use topo::format::Format;
 use topo::prefixes::Counts;
 
 pub mod pick;
+pub mod run;
 pub mod topo_cmd;
 
 /// The `sim` command group.
@@ -24,6 +26,9 @@ pub enum SimCommand {
     Topo(topo_cmd::Args),
     /// Print the most central node of a given degree (the seeds' vantage point).
     Pick(pick::Args),
+    /// Simulate BGP over an AS topology: every AS runs Tessera's RIB core;
+    /// write an MRT trace, RIB snapshots and convergence figures.
+    Run(Box<run::Args>),
 }
 
 /// Run a `sim` command.
@@ -31,6 +36,7 @@ pub fn run(c: SimCommand) -> CmdResult {
     match c {
         SimCommand::Topo(a) => topo_cmd::run(a),
         SimCommand::Pick(a) => pick::run(a),
+        SimCommand::Run(a) => run::run(*a),
     }
 }
 
