@@ -401,7 +401,9 @@ pub fn decode_update_for(body: &[u8], ctx: ParseCtx, rx: &Receiver) -> Decoded {
 /// differs in one known fault, corrected here: a repeated NEXT_HOP (held
 /// apart from the attribute list) or, on a 2-octet session, a repeated
 /// AS4_PATH (merged into AS_PATH) survived as a second copy instead of
-/// being discarded (RFC 7606 §3 g).
+/// being discarded (RFC 7606 §3 g); and, on a 2-octet session, an AS4_PATH
+/// to be discarded (AS 0, RFC 7607 with RFC 6793 §6) was merged into
+/// AS_PATH before the discard.
 #[cfg(any(test, feature = "test-support"))]
 pub fn decode_update_two_pass(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded {
     use bgp_wire::consts::attr_type as at;
@@ -442,7 +444,7 @@ pub fn decode_update_two_pass(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded
         Err(e) => return reset(e),
     };
     if !d.announce.is_empty() || !d.multicast.announce.is_empty() {
-        let mut b = match AttrsBuilder::from_update(&u) {
+        let mut b = match reference_attrs(&u, &v.discard) {
             Ok(b) => b,
             Err(e) => return reset(e),
         };
@@ -482,6 +484,38 @@ pub fn decode_update_two_pass(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded
         }
     }
     Decoded::Ok(d, discard_note(&v).or(note))
+}
+
+/// `AttrsBuilder::from_update` without the attributes to be discarded
+/// (the reference's corrected fault: they must not reach the AS4_PATH
+/// merge).
+#[cfg(any(test, feature = "test-support"))]
+fn reference_attrs(
+    u: &bgp_wire::UpdateView<'_>,
+    discard: &bgp_wire::AttrSet,
+) -> Result<AttrsBuilder, WireError> {
+    use bgp_wire::{MpReachView, PathAttribute, RawAttr};
+    let ctx = u.ctx();
+    let mut attrs = Vec::new();
+    let mut mp_nh = None;
+    for a in u.attributes() {
+        let a: RawAttr<'_> = a?;
+        match a.type_code {
+            at::MP_UNREACH_NLRI => {}
+            at::MP_REACH_NLRI => {
+                if let Ok(PathAttribute::MpReach(m)) = a.typed(ctx) {
+                    mp_nh = mp_nh.or_else(|| MpReachView::next_hop(&m));
+                }
+            }
+            t if discard.contains(t) => {}
+            _ => attrs.push(a.to_owned(ctx)),
+        }
+    }
+    Ok(AttrsBuilder::from_received(
+        attrs,
+        mp_nh,
+        ctx.four_octet_asn,
+    ))
 }
 
 #[cfg(test)]
