@@ -529,17 +529,32 @@ fn kernel_routes(lab: &Lab) -> String {
 /// 186. SIGKILL: they stay in the kernel. BIRD stops announcing DROPPED
 /// while tesserad is down. tesserad back with `-R`: it adopts the three
 /// routes (Forwarding State bit for IPv4 and IPv6, seen by BIRD), leaves
-/// them alone through the selection deferral (5 s: a second neighbour
-/// never comes up), then replaces KEPT and V6 in place (no `Deleted` in
-/// `ip monitor route`) and sweeps DROPPED. SIGTERM withdraws the routes;
-/// with `kernel_persist = true` SIGTERM leaves them.
+/// them alone through the selection deferral (here 5 s: a second
+/// neighbour never comes up), then replaces KEPT and V6 in place (no
+/// `Deleted` in `ip monitor route`) and sweeps DROPPED. SIGTERM withdraws
+/// the routes; with `kernel_persist = true` SIGTERM leaves them.
 #[test]
 fn restarting_tesserad_keeps_kernel_routes_and_sweeps_after_deferral() {
+    kernel_fib_restart("gr-kernel", true);
+}
+
+/// [`restarting_tesserad_keeps_kernel_routes_and_sweeps_after_deferral`]
+/// with BIRD as the only neighbour: the deferral ends at its End-of-RIB,
+/// not on the timer.
+#[test]
+fn restarting_tesserad_sweeps_kernel_routes_at_end_of_rib() {
+    kernel_fib_restart("gr-kernel-eor", false);
+}
+
+/// `by_timer`: a second neighbour that never comes up keeps the deferral
+/// going until `select_defer_time` (5 s).
+fn kernel_fib_restart(name: &str, by_timer: bool) {
     if !common::ready(&[common::bird::TOOLS, &["ip"]].concat()) {
         return;
     }
-    let lab = Lab::star("gr-kernel", 2);
-    let cfg = tesserad_config(&lab, 2);
+    let leaves = if by_timer { 2 } else { 1 };
+    let lab = Lab::star(name, leaves);
+    let cfg = tesserad_config(&lab, leaves);
     let l1 = lab.leaf(1);
     let dataplane = format!(
         "\n[dataplane]\nio = \"af_packet\"\nkernel = true\n\n\
@@ -594,8 +609,12 @@ fn restarting_tesserad_keeps_kernel_routes_and_sweeps_after_deferral() {
     std::thread::sleep(std::time::Duration::from_millis(300));
     let t = Tesserad::start_args(&lab, render, &["-R"]);
     let t0 = std::time::Instant::now();
-    // Through the deferral (5 s from the first event) all three stay.
-    while t0.elapsed() < std::time::Duration::from_secs(4) {
+    // Through the deferral all three stay.
+    let log = || std::fs::read_to_string(lab.path("tesserad.out")).unwrap_or_default();
+    while !log().contains("selection deferral over") {
+        if t0.elapsed() > std::time::Duration::from_secs(10) {
+            lab.fail("tesserad's selection deferral does not end");
+        }
         let now = kernel_routes(&lab);
         for p in [KEPT, DROPPED, V6] {
             if !now.contains(p) {
@@ -604,10 +623,14 @@ fn restarting_tesserad_keeps_kernel_routes_and_sweeps_after_deferral() {
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    let log = || std::fs::read_to_string(lab.path("tesserad.out")).unwrap_or_default();
-    lab.wait(10, "tesserad's selection deferral ends", || {
-        Ok(log().contains("selection deferral over").then_some(()))
-    });
+    let why = if by_timer {
+        "select_defer_time ran out"
+    } else {
+        "End-of-RIB from every neighbour"
+    };
+    if !log().contains(&format!("selection deferral over ({why})")) {
+        lab.fail(&format!("the deferral did not end by {why}"));
+    }
     lab.wait(10, &format!("{DROPPED} swept from the kernel"), || {
         Ok((!kernel_routes(&lab).contains(DROPPED)).then_some(()))
     });
