@@ -193,6 +193,12 @@ impl RibCore {
         self.defer = Some((limit, None));
     }
 
+    /// Whether our selection deferral (see [`Self::defer_selection`]) has
+    /// not ended yet.
+    pub fn selection_deferred(&self) -> bool {
+        self.defer.is_some()
+    }
+
     /// Whether selection is still deferred at `now`; notes the end.
     fn deferring(&mut self, now: Instant, out: &mut Outbox) -> bool {
         let Some((limit, until)) = self.defer.as_mut() else {

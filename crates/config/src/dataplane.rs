@@ -10,6 +10,7 @@
 //! kernel = false           # also install resolved routes into Linux
 //! kernel_table = 254
 //! kernel_metric = 20
+//! kernel_persist = false   # leave the kernel routes in place when tesserad stops
 //! feed_socket = "/run/tessera/feed.sock"   # separate dataplane process
 //! engine = "graph"         # graph (element graph, IPv4 + IPv6) | fast (IPv4 only)
 //! frames = 4096            # AF_XDP UMEM frames per socket (power of two)
@@ -36,6 +37,7 @@ pub struct RawDataplane {
     pub kernel: Option<bool>,
     pub kernel_table: Option<u32>,
     pub kernel_metric: Option<u32>,
+    pub kernel_persist: Option<bool>,
     pub feed_socket: Option<String>,
     pub engine: Option<String>,
     pub frames: Option<u32>,
@@ -78,6 +80,9 @@ pub struct KernelExport {
     pub table: u32,
     /// `kernel_metric`: the metric of those routes (default 20).
     pub metric: u32,
+    /// `kernel_persist`: leave the routes in the kernel when tesserad
+    /// stops (BIRD's `kernel { persist; }`; default false: withdrawn).
+    pub persist: bool,
 }
 
 /// One dataplane port and the router's addresses on it (its connected
@@ -185,9 +190,16 @@ pub(crate) fn validate(c: &Ctx<'_>, d: &RawDataplane) -> R<Dataplane> {
             "kernel_table/kernel_metric set without kernel = true",
         ));
     }
+    if d.kernel != Some(true) && d.kernel_persist.is_some() {
+        return Err(c.err(
+            "dataplane.kernel_persist",
+            "kernel_persist set without kernel = true",
+        ));
+    }
     let kernel = (d.kernel == Some(true)).then(|| KernelExport {
         table: d.kernel_table.unwrap_or(254),
         metric: d.kernel_metric.unwrap_or(20),
+        persist: d.kernel_persist.unwrap_or(false),
     });
     if let Some(t) = d.kernel_table {
         if t == 0 || t >= 0xffff_fff0 {
@@ -264,7 +276,7 @@ mod tests {
             ("10.1.0.1".parse().expect("ip"), 24)
         );
         let c = crate::parse(
-            &format!("{HEAD}[dataplane]\nio = \"af_packet\"\ncores = 2\nkp = 64\nkn = 16\nkernel = true\nkernel_table = 100\nfeed_socket = \"/tmp/f.sock\"\nengine = \"fast\"\nframes = 16384\n[[dataplane.interface]]\nname = \"r0\"\n"),
+            &format!("{HEAD}[dataplane]\nio = \"af_packet\"\ncores = 2\nkp = 64\nkn = 16\nkernel = true\nkernel_table = 100\nkernel_persist = true\nfeed_socket = \"/tmp/f.sock\"\nengine = \"fast\"\nframes = 16384\n[[dataplane.interface]]\nname = \"r0\"\n"),
             "t.toml",
         )
         .expect("valid");
@@ -278,7 +290,8 @@ mod tests {
             d.kernel,
             Some(super::KernelExport {
                 table: 100,
-                metric: 20
+                metric: 20,
+                persist: true
             })
         );
         assert_eq!(
@@ -317,6 +330,10 @@ mod tests {
             (
                 "kernel_table = 5\n[[dataplane.interface]]\nname = \"r0\"\n",
                 "dataplane.kernel_table",
+            ),
+            (
+                "kernel_persist = true\n[[dataplane.interface]]\nname = \"r0\"\n",
+                "dataplane.kernel_persist",
             ),
             ("", "dataplane"),
             (

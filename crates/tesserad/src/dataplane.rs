@@ -30,7 +30,9 @@ fn announce(c: &DataplaneConfig) {
     );
 }
 
-fn dp_config(d: &config::Dataplane) -> DataplaneConfig {
+/// `restart`: this start is a graceful restart (`-R`): the kernel routes
+/// a previous run left are adopted, not flushed.
+fn dp_config(d: &config::Dataplane, restart: bool) -> DataplaneConfig {
     DataplaneConfig {
         ports: d
             .interfaces
@@ -61,6 +63,8 @@ fn dp_config(d: &config::Dataplane) -> DataplaneConfig {
         kernel: d.kernel.map(|k| KernelConfig {
             table: k.table,
             metric: k.metric,
+            persist: k.persist,
+            adopt: restart,
         }),
     }
 }
@@ -72,7 +76,7 @@ pub fn print_report(r: &dataplane::Report) {
         "dataplane: rx={} forwarded={} no_route={} unresolved={} ttl_expired={} local={} bad_header={} \
          not_ip={} ipv6={} icmp_errors={} hairpin={} tx_full={} arp_in={} arp_replies={} arp_requests={} \
          fib_changes={} fib_routes={} fib_installed={} fib_unresolved={} publishes={} deltas={} learned={} \
-         kernel_ok={} kernel_err={} errors={:?}",
+         kernel_ok={} kernel_err={} kernel_adopted={}+{} kernel_swept={} errors={:?}",
         t.rx,
         t.forwarded,
         t.no_route,
@@ -97,6 +101,9 @@ pub fn print_report(r: &dataplane::Report) {
         r.fib.learned,
         r.fib.kernel_ok,
         r.fib.kernel_err,
+        r.fib.kernel_adopted.0,
+        r.fib.kernel_adopted.1,
+        r.fib.kernel_swept,
         r.errors
     );
 }
@@ -113,7 +120,11 @@ pub enum Running {
 /// the daemon.
 /// The RIB's best-route changes go straight to the FIB thread (one route
 /// type, no conversion).
-pub fn start(d: &config::Dataplane) -> Result<(Running, SyncSender<Vec<Change>>), String> {
+/// `restart` (`tesserad -R`): kernel routes of a previous run are adopted.
+pub fn start(
+    d: &config::Dataplane,
+    restart: bool,
+) -> Result<(Running, SyncSender<Vec<Change>>), String> {
     let (tx, rx) = mpsc::sync_channel::<Vec<Change>>(FEED_DEPTH);
     if let Some(path) = &d.feed_socket {
         let l = bind(path)?;
@@ -123,10 +134,30 @@ pub fn start(d: &config::Dataplane) -> Result<(Running, SyncSender<Vec<Change>>)
             .map_err(|e| e.to_string())?;
         return Ok((Running::Feed, tx));
     }
-    let cfg = dp_config(d);
+    let cfg = dp_config(d, restart);
     let dp = dataplane::start(&cfg, rx).map_err(|e| format!("dataplane: {e}"))?;
     announce(&cfg);
+    if restart && cfg.kernel.is_some() {
+        let (v4, v6) = dp.fib_report().kernel_adopted;
+        eprintln!("dataplane: graceful restart, kept {v4} IPv4 and {v6} IPv6 kernel routes");
+    }
     Ok((Running::InProcess(dp), tx))
+}
+
+/// After a graceful restart: the families (IPv4, IPv6) whose forwarding
+/// state was kept, for the Forwarding State bit. Only the kernel's
+/// forwarding survives a restart (tesserad's own starts empty), and only
+/// with `io = "af_packet"` does the kernel still see, and forward, the
+/// packets (AF_XDP takes them away from it): a family counts when routes
+/// of it were adopted from the kernel.
+pub fn forwarding_kept(d: &config::Dataplane, r: &Running) -> (bool, bool) {
+    match r {
+        Running::InProcess(dp) if d.io == config::DataplaneIo::AfPacket => {
+            let (v4, v6) = dp.fib_report().kernel_adopted;
+            (v4 > 0, v6 > 0)
+        }
+        _ => (false, false),
+    }
 }
 
 fn bind(path: &Path) -> Result<UnixListener, String> {
@@ -152,7 +183,7 @@ pub fn run_separate(d: &config::Dataplane) -> Result<(), String> {
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
     }
     let (tx, rx) = mpsc::sync_channel::<Vec<Change>>(FEED_DEPTH);
-    let cfg = dp_config(d);
+    let cfg = dp_config(d, false);
     let dp = dataplane::start(&cfg, rx).map_err(|e| format!("dataplane: {e}"))?;
     announce(&cfg);
     std::thread::Builder::new()

@@ -34,7 +34,9 @@ struct Args {
     /// This start follows a restart of tesserad (killed or stopped):
     /// announce the Restart State bit of graceful restart (RFC 4724), and
     /// hold back routes and End-of-RIB until the neighbours' End-of-RIB
-    /// or `router.select_defer_time`.
+    /// or `router.select_defer_time`. With `[dataplane] kernel = true`
+    /// the kernel routes the previous run left are kept, and those not
+    /// selected again are swept when the deferral ends.
     #[arg(short = 'R', long = "graceful-restart")]
     graceful_restart: bool,
 }
@@ -81,9 +83,10 @@ fn main() -> ExitCode {
     };
     let mut running = None;
     if let Some(d) = &dp {
-        match dataplane::start(d) {
+        match dataplane::start(d, args.graceful_restart) {
             Ok((r, tx)) => {
                 hooks.best_feed = Some(tx);
+                hooks.forwarding_kept = Some(dataplane::forwarding_kept(d, &r));
                 running = Some(r);
             }
             Err(e) => {

@@ -502,3 +502,197 @@ fn restarting_tesserad_keeps_its_routes_at_bird_and_frr() {
         lab.fail("tesserad's log does not show the deferral ending on its timer");
     }
 }
+
+/// tesserad's routes of protocol 186 (`proto bgp`) in the kernel of its
+/// namespace, IPv4 and IPv6.
+fn kernel_routes(lab: &Lab) -> String {
+    let mut s = String::new();
+    for fam in ["-4", "-6"] {
+        s += &common::sh(&[
+            "ip",
+            fam,
+            "-n",
+            &lab.center_ns,
+            "route",
+            "show",
+            "proto",
+            "186",
+        ])
+        .unwrap_or_default();
+    }
+    s
+}
+
+/// Restarting side with a kernel FIB (`[dataplane] kernel = true`,
+/// AF_PACKET, so the kernel forwards): BIRD (graceful restart on) sends
+/// [`KEPT`], [`DROPPED`] and [`V6`]; tesserad installs them with protocol
+/// 186. SIGKILL: they stay in the kernel. BIRD stops announcing DROPPED
+/// while tesserad is down. tesserad back with `-R`: it adopts the three
+/// routes (Forwarding State bit for IPv4 and IPv6, seen by BIRD), leaves
+/// them alone through the selection deferral (here 5 s: a second
+/// neighbour never comes up), then replaces KEPT and V6 in place (no
+/// `Deleted` in `ip monitor route`) and sweeps DROPPED. SIGTERM withdraws
+/// the routes; with `kernel_persist = true` SIGTERM leaves them.
+#[test]
+fn restarting_tesserad_keeps_kernel_routes_and_sweeps_after_deferral() {
+    kernel_fib_restart("gr-kernel", true);
+}
+
+/// [`restarting_tesserad_keeps_kernel_routes_and_sweeps_after_deferral`]
+/// with BIRD as the only neighbour: the deferral ends at its End-of-RIB,
+/// not on the timer.
+#[test]
+fn restarting_tesserad_sweeps_kernel_routes_at_end_of_rib() {
+    kernel_fib_restart("gr-kernel-eor", false);
+}
+
+/// `by_timer`: a second neighbour that never comes up keeps the deferral
+/// going until `select_defer_time` (5 s).
+fn kernel_fib_restart(name: &str, by_timer: bool) {
+    if !common::ready(&[common::bird::TOOLS, &["ip"]].concat()) {
+        return;
+    }
+    let leaves = if by_timer { 2 } else { 1 };
+    let lab = Lab::star(name, leaves);
+    let cfg = tesserad_config(&lab, leaves);
+    let l1 = lab.leaf(1);
+    let dataplane = format!(
+        "\n[dataplane]\nio = \"af_packet\"\nkernel = true\n\n\
+         [[dataplane.interface]]\nname = \"l1\"\naddresses = [\"{}/24\", \"{}/64\"]\n",
+        l1.center_v4, l1.center_v6
+    );
+    let render = |sock: &std::path::Path| {
+        cfg.render(sock).replacen(
+            &format!("asn = {T_AS}\n"),
+            &format!("asn = {T_AS}\nselect_defer_time = 5\n"),
+            1,
+        ) + &dataplane
+    };
+    let t = Tesserad::start_toml(&lab, &render);
+    let s = Session::leaf(l1, P_AS, T_AS);
+    let gr = "graceful restart on;\n  graceful restart time 60;";
+    let conf = bird_conf(&s, &lab.path("bird1"), &[KEPT], "", &[V6], gr, "").replace(
+        "protocol static s6",
+        &format!(
+            "protocol static d4 {{ ipv4 {{ table t4; }}; route {DROPPED} unreachable; }}\n\
+             protocol static s6"
+        ),
+    );
+    let b = Bird::start_conf(&lab, "bird1", &s, &conf, &[]);
+    wait_established(&lab, &b, 20);
+    for p in [KEPT, DROPPED, V6] {
+        lab.wait(15, &format!("{p} in the kernel with proto 186"), || {
+            Ok(kernel_routes(&lab).contains(p).then_some(()))
+        });
+    }
+
+    // Killed: the kernel routes stay; BIRD (helper) keeps tesserad's
+    // session's routes and stops announcing DROPPED meanwhile.
+    lab.signal(t.pid, "KILL");
+    lab.wait(10, "tesserad exits", || {
+        Ok((!lab.alive("tesserad")).then_some(()))
+    });
+    lab.stop("tesserad");
+    b.birdc(&["disable", "d4"])
+        .unwrap_or_else(|e| lab.fail(&format!("birdc disable d4: {e}")));
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let before = kernel_routes(&lab);
+    for p in [KEPT, DROPPED, V6] {
+        if !before.contains(p) {
+            lab.fail(&format!("{p} left the kernel when tesserad died: {before}"));
+        }
+    }
+
+    // Back with -R, every route change in the namespace recorded.
+    let center = lab.center_ns.clone();
+    lab.spawn("monitor", &center, &["ip", "monitor", "route"], &[]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let t = Tesserad::start_args(&lab, render, &["-R"]);
+    let t0 = std::time::Instant::now();
+    // Through the deferral all three stay.
+    let log = || std::fs::read_to_string(lab.path("tesserad.out")).unwrap_or_default();
+    while !log().contains("selection deferral over") {
+        if t0.elapsed() > std::time::Duration::from_secs(10) {
+            lab.fail("tesserad's selection deferral does not end");
+        }
+        let now = kernel_routes(&lab);
+        for p in [KEPT, DROPPED, V6] {
+            if !now.contains(p) {
+                lab.fail(&format!("{p} left the kernel during the deferral: {now}"));
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let why = if by_timer {
+        "select_defer_time ran out"
+    } else {
+        "End-of-RIB from every neighbour"
+    };
+    if !log().contains(&format!("selection deferral over ({why})")) {
+        lab.fail(&format!("the deferral did not end by {why}"));
+    }
+    lab.wait(10, &format!("{DROPPED} swept from the kernel"), || {
+        Ok((!kernel_routes(&lab).contains(DROPPED)).then_some(()))
+    });
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let after = kernel_routes(&lab);
+    for p in [KEPT, V6] {
+        if !after.contains(p) {
+            lab.fail(&format!("{p} not in the kernel after the sweep: {after}"));
+        }
+    }
+    let mon = std::fs::read_to_string(lab.path("monitor.out")).unwrap_or_default();
+    lab.stop("monitor");
+    let deleted = |p: &str| {
+        mon.lines()
+            .any(|l| l.starts_with("Deleted") && l.contains(p))
+    };
+    if deleted(KEPT) || deleted(V6) || !deleted(DROPPED) {
+        lab.fail(&format!(
+            "kernel route changes: want only {DROPPED} deleted, got\n{mon}"
+        ));
+    }
+    let proto = b.protocol().unwrap_or_default();
+    if !proto.contains("AF preserved: ipv4 ipv6") {
+        lab.fail(&format!(
+            "BIRD does not see forwarding preserved for both families: {proto}"
+        ));
+    }
+
+    if !log().contains("graceful restart, kept 2 IPv4 and 1 IPv6 kernel routes") {
+        lab.fail("tesserad did not adopt the kernel routes");
+    }
+
+    // A graceful stop withdraws them (default).
+    lab.signal(t.pid, "TERM");
+    lab.wait(10, "tesserad stops on SIGTERM", || {
+        Ok((!lab.alive("tesserad")).then_some(()))
+    });
+    lab.stop("tesserad");
+    lab.wait(5, "SIGTERM withdraws the kernel routes", || {
+        Ok((!kernel_routes(&lab).contains(KEPT)).then_some(()))
+    });
+
+    // kernel_persist = true: SIGTERM leaves them.
+    let persist = |sock: &std::path::Path| {
+        render(sock).replace("kernel = true\n", "kernel = true\nkernel_persist = true\n")
+    };
+    let t = Tesserad::start_args(&lab, persist, &[]);
+    lab.wait(15, &format!("{KEPT} in the kernel again"), || {
+        Ok(kernel_routes(&lab).contains(KEPT).then_some(()))
+    });
+    // The sessions closed at shutdown withdraw their routes in the RIB;
+    // that must not reach the kernel (it did, in some runs, before the
+    // feed was closed first at shutdown).
+    lab.signal(t.pid, "TERM");
+    lab.wait(10, "tesserad stops on SIGTERM", || {
+        Ok((!lab.alive("tesserad")).then_some(()))
+    });
+    lab.stop("tesserad");
+    let left = kernel_routes(&lab);
+    if !left.contains(KEPT) || !left.contains(V6) {
+        lab.fail(&format!(
+            "kernel_persist: routes gone after SIGTERM: {left}"
+        ));
+    }
+}

@@ -115,10 +115,16 @@ pub struct Hooks {
     /// This start is a graceful restart (`tesserad -R`, RFC 4724 §4.1):
     /// the graceful restart capabilities carry the Restart State bit, and
     /// the Forwarding State bit when there is no `[dataplane]` (forwarding
-    /// is then not ours, so our restart did not disturb it); export, the
+    /// is then not ours, so our restart did not disturb it) or per
+    /// [`Self::forwarding_kept`]; export, the
     /// best-route feed and End-of-RIB wait for the neighbours' End-of-RIB
     /// or `router.select_defer_time`.
     pub graceful_restart: bool,
+    /// With `graceful_restart` and a `[dataplane]`: the families (IPv4,
+    /// IPv6) whose forwarding state the embedding binary kept across the
+    /// restart (kernel routes adopted, forwarding by the kernel); their
+    /// unicast graceful restart families get the Forwarding State bit.
+    pub forwarding_kept: Option<(bool, bool)>,
 }
 
 /// [`run`] with [`Hooks`].
@@ -135,7 +141,7 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
     let mode = spec.mode;
     let mut spec = spec;
     let defer = hooks.graceful_restart.then(|| {
-        spec::restarting(&mut spec);
+        spec::restarting(&mut spec, hooks.forwarding_kept);
         Duration::from_secs(u64::from(spec.config.router.select_defer_time))
     });
     // Sessions read, frame and decode on these threads; the sharded
@@ -231,6 +237,10 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
     };
     let tracker = nht.as_ref().map(|n| n.tracker.clone());
     let best_feed = hooks.best_feed;
+    // After a graceful restart the feed's followers hear when every RIB
+    // part's first full sync is done.
+    let sync_gate = (defer.is_some() && best_feed.is_some())
+        .then(|| Arc::new(std::sync::atomic::AtomicUsize::new(mode.shards().max(1))));
     pipeline.spawn(|part| {
         let mut st = RibState::with_part(rib_settings.clone(), 1, part);
         if let Some(t) = &tracker {
@@ -242,6 +252,9 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         // the subscriber's snapshot is the union of the shards'.
         if let Some(tx) = &best_feed {
             st.subscribe_best(tx.clone());
+        }
+        if let Some(g) = &sync_gate {
+            st.await_best_sync(g.clone());
         }
         for (id, e) in &entries {
             st.insert_peer(*id, e.copy_idle());
@@ -352,7 +365,10 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
 
     info!("shutting down");
     // RFC 4486/8203: tell every peer why we go away.
+    // The forwarding plane keeps the routes of now: the withdrawals of
+    // the sessions closed below are not sent to it.
     let _ = ctl.call_all(|st: &mut RibState| {
+        st.close_best_feed();
         let ids: Vec<PeerId> = st.peer_iter().map(|(id, _)| id).collect();
         for id in ids {
             let n = NotificationMessage::shutdown(

@@ -153,11 +153,15 @@ pub fn bestpath(b: &config::BestPath) -> BestPathConfig {
 }
 
 /// A graceful restart of tesserad (RFC 4724 §4.1): every graceful restart
-/// capability gets the Restart State bit, and the Forwarding State bit per
-/// family when tesserad forwards nothing itself (no `[dataplane]`: the
-/// in-process dataplane starts empty, so its state is not preserved).
-pub(crate) fn restarting(spec: &mut Spec) {
-    let forwarding_kept = spec.config.dataplane.is_none();
+/// capability gets the Restart State bit, and the Forwarding State bit:
+/// for every family when tesserad forwards nothing itself (no
+/// `[dataplane]`); with a `[dataplane]`, only for the unicast families
+/// of `kept` (IPv4, IPv6): those whose kernel routes the dataplane kept
+/// and that the kernel forwards (tesserad's own forwarding starts empty,
+/// so its state is never preserved).
+pub(crate) fn restarting(spec: &mut Spec, kept: Option<(bool, bool)>) {
+    let all = spec.config.dataplane.is_none();
+    let (v4, v6) = kept.unwrap_or((false, false));
     for n in &mut spec.neighbors {
         for c in &mut n.fsm.extra_capabilities {
             if let Capability::GracefulRestart {
@@ -165,8 +169,10 @@ pub(crate) fn restarting(spec: &mut Spec) {
             } = c
             {
                 *flags |= 0x8;
-                if forwarding_kept {
-                    for f in families.iter_mut() {
+                for f in families.iter_mut() {
+                    let kept = (f.afi_safi == base::AfiSafi::IPV4_UNICAST && v4)
+                        || (f.afi_safi == base::AfiSafi::IPV6_UNICAST && v6);
+                    if all || kept {
                         f.flags |= 0x80;
                     }
                 }
@@ -318,5 +324,76 @@ impl Spec {
 
     pub fn neighbor(&self, name: &str) -> Option<&NeighborSpec> {
         self.neighbors.iter().find(|n| n.meta.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(dataplane: bool) -> Spec {
+        let dp = if dataplane {
+            "[dataplane]\nio = \"af_packet\"\nkernel = true\n[[dataplane.interface]]\nname = \"r0\"\n"
+        } else {
+            ""
+        };
+        let text = format!(
+            "[router]\nid = \"198.18.0.1\"\nasn = 65000\n\n\
+             [[neighbor]]\naddress = \"198.18.1.2\"\nremote_as = 65001\n\
+             families = [\"ipv4-unicast\", \"ipv6-unicast\"]\n{dp}"
+        );
+        let c = config::parse(&text, "t.toml").expect("valid");
+        Spec::from_config(c).expect("spec")
+    }
+
+    /// (restart flags, per-family flags) of the first neighbour's graceful
+    /// restart capability.
+    fn gr_flags(s: &Spec) -> (u8, Vec<(base::AfiSafi, u8)>) {
+        s.neighbors[0]
+            .fsm
+            .extra_capabilities
+            .iter()
+            .find_map(|c| match c {
+                Capability::GracefulRestart {
+                    flags, families, ..
+                } => Some((
+                    *flags,
+                    families.iter().map(|f| (f.afi_safi, f.flags)).collect(),
+                )),
+                _ => None,
+            })
+            .expect("graceful restart capability")
+    }
+
+    /// Restart State always; Forwarding State for every family without a
+    /// `[dataplane]`, and with one only for the families whose kernel
+    /// routes were kept.
+    #[test]
+    fn forwarding_state_bit_follows_what_was_kept() {
+        let f = |s: &Spec, fam| {
+            let (r, fams) = gr_flags(s);
+            assert_eq!(r & 0x8, 0x8);
+            fams.iter()
+                .find(|(a, _)| *a == fam)
+                .map(|(_, fl)| fl & 0x80 != 0)
+        };
+        let (v4, v6) = (base::AfiSafi::IPV4_UNICAST, base::AfiSafi::IPV6_UNICAST);
+        let mut s = spec(false);
+        restarting(&mut s, None);
+        assert_eq!((f(&s, v4), f(&s, v6)), (Some(true), Some(true)));
+        for (kept, want) in [
+            (None, (false, false)),
+            (Some((false, false)), (false, false)),
+            (Some((true, false)), (true, false)),
+            (Some((true, true)), (true, true)),
+        ] {
+            let mut s = spec(true);
+            restarting(&mut s, kept);
+            assert_eq!(
+                (f(&s, v4), f(&s, v6)),
+                (Some(want.0), Some(want.1)),
+                "{kept:?}"
+            );
+        }
     }
 }

@@ -231,6 +231,19 @@ impl RibState {
         self.deliver();
     }
 
+    /// After a graceful restart: see [`crate::fib_feed::BestFeed::await_sync`].
+    pub fn await_best_sync(&mut self, gate: std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        self.best_feed.await_sync(gate);
+    }
+
+    /// Stops following the best routes (at shutdown: the sessions closing
+    /// then are no routing change for a forwarding plane to follow; what
+    /// it keeps at exit is its own business, e.g. `kernel_persist`).
+    pub fn close_best_feed(&mut self) {
+        self.best_feed = Default::default();
+        self.core.want_best = false;
+    }
+
     /// Follows the best routes of this shard: the whole Loc-RIB now, then
     /// every change.
     pub fn subscribe_best(&mut self, tx: crate::fib_feed::BestSender) {
@@ -326,6 +339,15 @@ impl RibState {
         if !out.best.is_empty() {
             self.best_feed.publish(&mut out.best);
             self.core.want_best = !self.best_feed.is_empty();
+        }
+        // The deferral ended and what it held back went out just above (a
+        // deferral ended by the timer leaves its changes to the next
+        // export round).
+        if self.best_feed.awaiting_sync()
+            && !self.core.selection_deferred()
+            && self.core.pending_changes() == 0
+        {
+            self.best_feed.synced();
         }
         for (peer, note) in out.notes.drain(..) {
             let name = self

@@ -17,6 +17,13 @@
 //! what is queued, applies them to the [`Fib`], takes learned neighbours
 //! from the workers' rings, publishes the deltas in one left-right swap,
 //! and optionally exports the resolved routes to the kernel.
+//!
+//! An empty batch on the feed is a marker, not a change: the sender's
+//! first full sync after a graceful restart is complete (tesserad sends
+//! it when every RIB part's selection deferral is over and its selected
+//! routes were sent). The FIB thread then sweeps the kernel routes it
+//! adopted at start ([`KernelConfig::adopt`]) and that were not selected
+//! again. Without adoption the marker changes nothing.
 
 pub mod common;
 pub mod graph_engine;
@@ -144,6 +151,10 @@ pub struct FibReport {
     /// Routes written to / failed in the kernel.
     pub kernel_ok: u64,
     pub kernel_err: u64,
+    /// Kernel routes adopted at a graceful restart (IPv4, IPv6), and
+    /// those of them deleted by the sweep after the first full sync.
+    pub kernel_adopted: (u64, u64),
+    pub kernel_swept: u64,
     /// The feed channel was closed by the sender.
     pub feed_closed: bool,
 }
@@ -295,6 +306,7 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
             addrs: p.addrs.clone(),
         })
         .collect();
+    let mut adopted = (0, 0);
     let exporter = match &cfg.kernel {
         Some(k) => {
             let idx = cfg
@@ -302,7 +314,12 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
                 .iter()
                 .map(|p| io::sys::ifindex(&p.name))
                 .collect::<Result<Vec<_>, _>>()?;
-            Some(kernel::Exporter::open(k.clone(), idx).map_err(DpError::Kernel)?)
+            let mut ex = kernel::Exporter::open(k.clone(), idx).map_err(DpError::Kernel)?;
+            if k.adopt {
+                let (v4, v6) = ex.adopt().map_err(DpError::Kernel)?;
+                adopted = (v4 as u64, v6 as u64);
+            }
+            Some(ex)
         }
         None => None,
     };
@@ -418,7 +435,10 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
             Err(_) => failed = Some(DpError::WorkerGone),
         }
     }
-    let live = Arc::new(Mutex::new(FibReport::default()));
+    let live = Arc::new(Mutex::new(FibReport {
+        kernel_adopted: adopted,
+        ..FibReport::default()
+    }));
     let mut dp = Dataplane {
         stop: Arc::clone(&stop),
         workers,
@@ -464,17 +484,21 @@ fn fib_thread(
     mut exporter: Option<kernel::Exporter>,
     live: &Mutex<FibReport>,
 ) -> FibReport {
-    let mut r = FibReport::default();
+    let mut r = *live.lock().unwrap_or_else(PoisonError::into_inner);
     let mut deltas = Vec::new();
     while !stop.load(Ordering::Relaxed) {
         let mut took = 0;
+        // The sender's first full sync after a restart is complete.
+        let mut synced = false;
         if !r.feed_closed {
             match feed.recv_timeout(FIB_TICK) {
                 Ok(b) => {
+                    synced |= b.is_empty();
                     fib.apply(&b);
                     took += 1;
                     while took < COALESCE {
                         let Ok(b) = feed.try_recv() else { break };
+                        synced |= b.is_empty();
                         fib.apply(&b);
                         took += 1;
                     }
@@ -506,9 +530,14 @@ fn fib_thread(
                 r.kernel_ok += ok;
                 r.kernel_err += err;
             }
+            if synced && k.stale() > 0 {
+                let (ok, err) = k.sweep();
+                r.kernel_swept += ok;
+                r.kernel_err += err;
+            }
         }
         r.stats = fib.stats();
-        if took > 0 || r.learned > 0 {
+        if took > 0 || r.learned > 0 || synced {
             *live.lock().unwrap_or_else(PoisonError::into_inner) = r;
         }
     }
