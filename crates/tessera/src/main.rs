@@ -18,7 +18,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Generate a synthetic MRT trace in memory, decode it and summarise it.
+    /// The seeds' experiment: topology, BGP simulation, trace at a 12-peer
+    /// AS, replay into tesserad in every pipeline mode, table and charts
+    /// (--synthetic: decode a synthetic MRT RIB instead).
     Demo(cmd::demo::Args),
     /// MRT tools: dump, stats, write.
     Mrt {

@@ -1,4 +1,8 @@
-//! `tessera demo`: the main job on built-in defaults. Synthesise a
+//! `tessera demo`: the seeds' experiment on built-in defaults (topology,
+//! simulation, trace at a 12-peer AS, replay into tesserad in every
+//! pipeline mode; see [`super::experiment`]).
+//!
+//! `tessera demo --synthetic`: the earlier demo. Synthesise a
 //! collector RIB ([`sim::SynthRib`]), write it as MRT in memory
 //! ([`mrt::synth_out`]), decode it with the same reader and codec the tools
 //! use, and summarise.
@@ -21,24 +25,136 @@ use std::time::{Duration, Instant};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Peers of the synthetic collector (every fourth one is IPv6).
+    /// ASes of the BRITE Waxman topology.
+    #[arg(long, default_value_t = 1000)]
+    ases: u32,
+    /// Lowest degree of the topology.
+    #[arg(long, default_value_t = 10)]
+    min_degree: u32,
+    /// Highest degree of the topology.
+    #[arg(long, default_value_t = 15)]
+    max_degree: u32,
+    /// Prefixes originated in the simulation (IPv4 /24s, one per AS first).
+    #[arg(long, default_value_t = 10_000)]
+    prefixes: u32,
+    /// Take the trace at the most central AS with this many neighbours.
     #[arg(long, default_value_t = 12)]
-    peers: usize,
-    /// IPv4 prefixes in the table.
-    #[arg(long, default_value_t = 180_000)]
-    prefixes_v4: usize,
-    /// IPv6 prefixes in the table.
-    #[arg(long, default_value_t = 20_000)]
-    prefixes_v6: usize,
-    /// Every peer announces every prefix of its family.
+    degree: u32,
+    /// MRAI of the simulated ASes, seconds.
+    #[arg(long, default_value_t = 30.0)]
+    mrai: f64,
+    /// Pipeline modes of tesserad, comma-separated.
+    #[arg(long, default_value = "sequential,per-peer,worker-pool,sharded")]
+    modes: String,
+    /// Thread counts of the modes that have threads (worker-pool, sharded).
+    #[arg(long, value_delimiter = ',', default_value = "1,2")]
+    threads: Vec<u16>,
+    /// Output directory (trace, daemon logs, SVG charts); default a new
+    /// directory under the system's temp directory.
     #[arg(long)]
-    all_peers: bool,
-    /// RNG seed; the same seed gives the same trace.
+    out: Option<std::path::PathBuf>,
+    /// The tesserad binary; default: next to this tessera binary.
+    #[arg(long)]
+    tesserad: Option<std::path::PathBuf>,
+    /// Seconds each replay may take.
+    #[arg(long, default_value_t = 60)]
+    timeout: u64,
+    /// Seconds the monitor's table must stay unchanged after the replay
+    /// has sent everything (the end of an update trace).
+    #[arg(long, default_value_t = 1.0)]
+    quiet: f64,
+    /// RNG seed (topology, prefixes, MRAI jitter; synthetic table).
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// The earlier demo instead: a synthetic collector RIB written as MRT
+    /// in memory, decoded and summarised.
+    #[arg(long)]
+    synthetic: bool,
+    /// --synthetic: peers of the synthetic collector (every fourth one is IPv6).
+    #[arg(long, default_value_t = 12, requires = "synthetic")]
+    peers: usize,
+    /// --synthetic: IPv4 prefixes in the table.
+    #[arg(long, default_value_t = 180_000, requires = "synthetic")]
+    prefixes_v4: usize,
+    /// --synthetic: IPv6 prefixes in the table.
+    #[arg(long, default_value_t = 20_000, requires = "synthetic")]
+    prefixes_v6: usize,
+    /// --synthetic: every peer announces every prefix of its family.
+    #[arg(long, requires = "synthetic")]
+    all_peers: bool,
 }
 
 pub fn run(a: Args) -> CmdResult {
+    if a.synthetic {
+        return run_synthetic(a);
+    }
+    use super::experiment::{self, Options};
+    if a.min_degree > a.max_degree {
+        return Err("--min-degree is above --max-degree".into());
+    }
+    if a.threads.is_empty() || a.threads.iter().any(|&t| t == 0 || t > 64) {
+        return Err("--threads: counts between 1 and 64".into());
+    }
+    let modes = experiment::modes(&a.modes, &a.threads)?;
+    let tesserad = match a.tesserad {
+        Some(p) => std::path::absolute(&p)?,
+        None => std::env::current_exe()?
+            .parent()
+            .map(|d| d.join("tesserad"))
+            .ok_or("cannot locate tesserad; pass --tesserad")?,
+    };
+    let out = match a.out {
+        Some(p) => std::path::absolute(&p)?,
+        None => std::env::temp_dir().join(format!("tessera-demo-{}", std::process::id())),
+    };
+    let o = Options {
+        ases: a.ases,
+        min_degree: a.min_degree,
+        max_degree: a.max_degree,
+        prefixes: a.prefixes,
+        vantage_degree: a.degree,
+        seed: a.seed,
+        mrai: Duration::try_from_secs_f64(a.mrai).map_err(|_| "bad --mrai")?,
+        modes,
+        out,
+        tesserad,
+        timeout: Duration::from_secs(a.timeout),
+        quiet: Duration::try_from_secs_f64(a.quiet).map_err(|_| "bad --quiet")?,
+    };
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // First signal: stop the phase under way and the daemon; second: kill
+    // the daemon and exit at once.
+    replay::stop_on_signals(stop.clone(), experiment::kill_child)?;
+    let t0 = Instant::now();
+    let rep = experiment::run(&o, &stop);
+    replay::signal_exit_gate();
+    let rep = rep?;
+    println!("topology: {}", rep.topology);
+    println!("vantage:  {}", rep.vantage);
+    println!("sim:      {}", rep.sim);
+    println!("trace:    {}", rep.trace);
+    print!("{}", experiment::table(&rep));
+    for c in &rep.charts {
+        println!("chart: {}", c.display());
+    }
+    println!(
+        "output in {} (trace.mrt, tesserad-*/ configs and logs); {:.1} s in all",
+        o.out.display(),
+        t0.elapsed().as_secs_f64()
+    );
+    if rep.interrupted {
+        eprintln!("tessera demo: interrupted");
+        return Ok(ExitCode::from(1));
+    }
+    let bad = rep.rows.iter().filter(|r| !r.ok).count();
+    if bad > 0 {
+        eprintln!("tessera demo: {bad} run(s) failed or did not converge");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_synthetic(a: Args) -> CmdResult {
     if a.peers == 0 || a.peers > u16::MAX as usize {
         return Err("--peers must be between 1 and 65535".into());
     }

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod ctl;
 pub mod demo;
+pub mod experiment;
 pub mod mrt_dump;
 pub mod mrt_stats;
 pub mod mrt_write;
