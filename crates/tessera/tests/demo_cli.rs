@@ -1,5 +1,5 @@
 //! `tessera demo` on a tiny configuration (50 ASes, 200 prefixes, two
-//! modes): every row of the table converged with the trace's prefix count,
+//! modes, two repetitions each): every row of the table converged with the trace's prefix count,
 //! both SVG charts exist and are well-formed SVG, and no tesserad the demo
 //! started is left (checked by the pids it prints). A second test stops
 //! the demo with SIGINT while a replay is under way: it exits 1 and its
@@ -171,7 +171,10 @@ fn tiny_demo_converges_in_every_mode_and_leaves_nothing() {
     let out = std::env::temp_dir().join(format!("tessera-demo-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     let mut g = Guard {
-        child: Some(spawn(&out, &["--modes", "sequential,sharded"])),
+        child: Some(spawn(
+            &out,
+            &["--modes", "sequential,sharded", "--reps", "2"],
+        )),
         pids: Vec::new(),
         out: out.clone(),
     };
@@ -189,7 +192,11 @@ fn tiny_demo_converges_in_every_mode_and_leaves_nothing() {
     g.pids = errs.iter().filter_map(|l| pid_of(l)).collect();
     let all = format!("{text}\n--- stderr ---\n{}", errs.join("\n"));
     assert!(st.success(), "tessera demo failed: {st}\n{all}");
-    assert_eq!(g.pids.len(), 3, "one daemon per run: {all}");
+    assert_eq!(
+        g.pids.len(),
+        6,
+        "one daemon per run, 3 modes x 2 reps: {all}"
+    );
     for &p in &g.pids {
         assert!(!tesserad_alive(p), "tesserad {p} left running\n{all}");
     }
@@ -216,11 +223,14 @@ fn tiny_demo_converges_in_every_mode_and_leaves_nothing() {
             })
             .unwrap_or_else(|| panic!("no row {mode} {threads}\n{all}"));
         let f: Vec<&str> = row.split_whitespace().collect();
-        assert_eq!(f.len(), 8, "{row}");
+        assert_eq!(f.len(), 9, "{row}");
         assert_eq!(f[2].parse::<u64>().ok(), Some(want), "{row}");
         let conv: f64 = f[3].parse().expect("convergence");
         assert!((0.0..30.0).contains(&conv), "{row}");
-        assert!(f[7].ends_with('x'), "{row}");
+        let (lo, hi) = f[4].split_once('-').expect("range");
+        let (lo, hi): (f64, f64) = (lo.parse().expect("min"), hi.parse().expect("max"));
+        assert!(lo <= conv && conv <= hi, "median within the range: {row}");
+        assert!(f[8].ends_with('x'), "{row}");
     }
     for name in ["speedup.svg", "prefixes.svg"] {
         let p = out.join(name);
@@ -238,7 +248,10 @@ fn sigint_mid_replay_stops_the_daemon() {
     let _ = std::fs::remove_dir_all(&out);
     // A long quiet period keeps the one run under way when the signal comes.
     let mut g = Guard {
-        child: Some(spawn(&out, &["--modes", "sequential", "--quiet", "60"])),
+        child: Some(spawn(
+            &out,
+            &["--modes", "sequential", "--quiet", "60", "--reps", "1"],
+        )),
         pids: Vec::new(),
         out: out.clone(),
     };

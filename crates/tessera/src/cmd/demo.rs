@@ -63,6 +63,9 @@ pub struct Args {
     /// has sent everything (the end of an update trace).
     #[arg(long, default_value_t = 1.0)]
     quiet: f64,
+    /// Repetitions of every mode; the table shows the median run.
+    #[arg(long, default_value_t = 3)]
+    reps: usize,
     /// RNG seed (topology, prefixes, MRAI jitter; synthetic table).
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -95,6 +98,9 @@ pub fn run(a: Args) -> CmdResult {
     if a.threads.is_empty() || a.threads.iter().any(|&t| t == 0 || t > 64) {
         return Err("--threads: counts between 1 and 64".into());
     }
+    if a.reps == 0 {
+        return Err("--reps must be at least 1".into());
+    }
     let modes = experiment::modes(&a.modes, &a.threads)?;
     let tesserad = match a.tesserad {
         Some(p) => std::path::absolute(&p)?,
@@ -120,6 +126,7 @@ pub fn run(a: Args) -> CmdResult {
         tesserad,
         timeout: Duration::from_secs(a.timeout),
         quiet: Duration::try_from_secs_f64(a.quiet).map_err(|_| "bad --quiet")?,
+        reps: a.reps,
     };
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     // First signal: stop the phase under way and the daemon; second: kill

@@ -142,6 +142,8 @@ pub struct Options {
     pub tesserad: PathBuf,
     pub timeout: Duration,
     pub quiet: Duration,
+    /// Repetitions of every mode (the median is reported).
+    pub reps: usize,
 }
 
 /// One measured mode.
@@ -152,6 +154,27 @@ pub struct Row {
     /// Converged, and the monitor holds the trace's prefixes.
     pub ok: bool,
     pub note: String,
+    /// Convergence of every repetition, seconds.
+    pub convs: Vec<f64>,
+}
+
+/// The median repetition by convergence time (the lower middle one of an
+/// even count); a failed repetition, if any, instead.
+fn median(mut runs: Vec<Row>) -> Row {
+    if let Some(i) = runs.iter().position(|r| !r.ok) {
+        return runs.swap_remove(i);
+    }
+    let conv = |r: &Row| {
+        r.result
+            .as_ref()
+            .and_then(|x| x.convergence_secs)
+            .unwrap_or(f64::INFINITY)
+    };
+    let convs: Vec<f64> = runs.iter().map(conv).collect();
+    runs.sort_by(|a, b| conv(a).total_cmp(&conv(b)));
+    let mut m = runs.swap_remove((runs.len() - 1) / 2);
+    m.convs = convs;
+    m
 }
 
 /// What the experiment found.
@@ -355,23 +378,33 @@ pub fn run(o: &Options, stop: &AtomicBool) -> Result<Report, String> {
     st.done(&format!("      trace: {}", rep.trace));
     let work = Arc::new(work);
 
-    // 5. Replays.
-    let n = o.modes.len();
-    for (i, m) in o.modes.iter().enumerate() {
-        if stop.load(Relaxed) {
-            rep.interrupted = true;
-            break;
+    // 5. Replays: every mode `reps` times, the median run kept.
+    let n = o.modes.len() * o.reps;
+    let mut k = 0;
+    'modes: for m in &o.modes {
+        let mut runs: Vec<Row> = Vec::new();
+        for r in 1..=o.reps {
+            if stop.load(Relaxed) {
+                rep.interrupted = true;
+                break 'modes;
+            }
+            k += 1;
+            st.done(&format!(
+                "[3/4] run {k}/{n}: tesserad {} rep {r}/{} ({} peers, {} UPDATEs)",
+                m.label(),
+                o.reps,
+                work.feeds.len(),
+                work.total_messages()
+            ));
+            let row = one_run(o, m, &work, rep.trace_prefixes, stop, &st);
+            st.done(&format!("      {}", row_line(&row)));
+            let failed = !row.ok;
+            runs.push(row);
+            if failed {
+                break;
+            }
         }
-        st.done(&format!(
-            "[3/4] run {}/{n}: tesserad {} ({} peers, {} UPDATEs)",
-            i + 1,
-            m.label(),
-            work.feeds.len(),
-            work.total_messages()
-        ));
-        let row = one_run(o, m, &work, rep.trace_prefixes, stop, &st);
-        st.done(&format!("      {}", row_line(&row)));
-        rep.rows.push(row);
+        rep.rows.push(median(runs));
     }
     if rep.rows.iter().any(|r| !r.ok) && stop.load(Relaxed) {
         rep.interrupted = true;
@@ -431,6 +464,7 @@ fn one_run(
         result,
         ok,
         note,
+        convs: Vec::new(),
     };
     let dir = o.out.join(format!("tesserad-{}", m.label()));
     let mut dut = match Daemon::start(o, m, &dir, work.feeds.len()) {
@@ -522,8 +556,16 @@ pub fn table(rep: &Report) -> String {
         .and_then(|r| r.result.as_ref()?.convergence_secs);
     let _ = writeln!(
         s,
-        "{:<12} {:>7} {:>9} {:>10} {:>12} {:>7} {:>9} {:>8}",
-        "mode", "threads", "prefixes", "conv (s)", "prefixes/s", "CPU-s", "RSS MiB", "speedup"
+        "{:<12} {:>7} {:>9} {:>10} {:>15} {:>12} {:>7} {:>9} {:>8}",
+        "mode",
+        "threads",
+        "prefixes",
+        "conv (s)",
+        "conv range (s)",
+        "prefixes/s",
+        "CPU-s",
+        "RSS MiB",
+        "speedup"
     );
     for r in &rep.rows {
         let th = r.mode.threads.map_or("-".into(), |t| t.to_string());
@@ -532,11 +574,12 @@ pub fn table(rep: &Report) -> String {
                 let c = x.convergence_secs.unwrap_or(0.0);
                 let _ = writeln!(
                     s,
-                    "{:<12} {:>7} {:>9} {:>10.3} {:>12.0} {:>7} {:>9} {:>8}",
+                    "{:<12} {:>7} {:>9} {:>10.3} {:>15} {:>12.0} {:>7} {:>9} {:>8}",
                     r.mode.pipeline,
                     th,
                     x.monitor_prefixes.unwrap_or(0),
                     c,
+                    range(&r.convs),
                     x.prefixes_per_sec.unwrap_or(0.0),
                     x.dut_cpu_secs.map_or("-".into(), |v| format!("{v:.2}")),
                     x.dut_peak_rss_kib
@@ -551,6 +594,17 @@ pub fn table(rep: &Report) -> String {
         }
     }
     s
+}
+
+/// `min-max` of the repetitions' convergence times.
+fn range(v: &[f64]) -> String {
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if lo.is_finite() && hi.is_finite() {
+        format!("{lo:.3}-{hi:.3}")
+    } else {
+        "-".into()
+    }
 }
 
 fn write_charts(rep: &Report, out: &Path) -> Result<Vec<PathBuf>, String> {
