@@ -502,6 +502,8 @@ fn one_run(
         dut_pids: vec![dut.pid],
         quiet: o.quiet,
         monitor_wait: Duration::from_secs(10),
+        // Replays of the default trace take tens of milliseconds.
+        sample_every: Duration::from_millis(2),
         ..RunConfig::default()
     };
     let mut pr = |p: &Progress| {
@@ -644,12 +646,25 @@ fn write_charts(rep: &Report, out: &Path) -> Result<Vec<PathBuf>, String> {
         "seconds since every session was up",
         "prefixes at the monitor",
     );
+    // Up to a little past the slowest convergence: after it the lines are
+    // flat for the quiet period.
+    let tmax = rep
+        .rows
+        .iter()
+        .filter_map(|r| r.result.as_ref()?.convergence_secs)
+        .fold(0.0f64, f64::max);
+    let tmax = if tmax > 0.0 {
+        tmax * 1.25
+    } else {
+        f64::INFINITY
+    };
     for r in &rep.rows {
         if let Some(x) = &r.result {
             line = line.series(
                 &r.mode.label(),
                 x.series
                     .iter()
+                    .filter(|s| s.t >= 0.0 && s.t <= tmax)
                     .map(|s| (s.t, s.monitor_prefixes as f64))
                     .collect(),
             );
