@@ -318,7 +318,7 @@ pub fn run(o: &Options, stop: &AtomicBool) -> Result<Report, String> {
     let mut obs = MrtTrace::new(w, sim.asns());
     let mut last = Instant::now();
     loop {
-        let more = sim.run(u64::MAX, 50_000, &mut obs);
+        let more = sim.run(u64::MAX, 500, &mut obs);
         if last.elapsed() >= Duration::from_millis(if st.tty { 250 } else { 5000 }) {
             last = Instant::now();
             st.line(&format!(
