@@ -444,7 +444,7 @@ pub fn decode_update_two_pass(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded
         Err(e) => return reset(e),
     };
     if !d.announce.is_empty() || !d.multicast.announce.is_empty() {
-        let mut b = match reference_attrs(&u, &v.discard) {
+        let mut b = match AttrsBuilder::from_update_except(&u, &v.discard) {
             Ok(b) => b,
             Err(e) => return reset(e),
         };
@@ -456,14 +456,6 @@ pub fn decode_update_two_pass(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded
             if taken && v.duplicates.contains(t) && b.remove(t) {
                 b.mark_clean();
             }
-        }
-        if !v.discard.is_empty() {
-            for t in 0..=255u8 {
-                if v.discard.contains(t) {
-                    b.remove(t);
-                }
-            }
-            b.mark_clean();
         }
         if !d.multicast.announce.is_empty() {
             d.multicast.attrs = Some(ingress(b.clone(), ebgp));
@@ -484,38 +476,6 @@ pub fn decode_update_two_pass(body: &[u8], ctx: ParseCtx, ebgp: bool) -> Decoded
         }
     }
     Decoded::Ok(d, discard_note(&v).or(note))
-}
-
-/// `AttrsBuilder::from_update` without the attributes to be discarded
-/// (the reference's corrected fault: they must not reach the AS4_PATH
-/// merge).
-#[cfg(any(test, feature = "test-support"))]
-fn reference_attrs(
-    u: &bgp_wire::UpdateView<'_>,
-    discard: &bgp_wire::AttrSet,
-) -> Result<AttrsBuilder, WireError> {
-    use bgp_wire::{MpReachView, PathAttribute, RawAttr};
-    let ctx = u.ctx();
-    let mut attrs = Vec::new();
-    let mut mp_nh = None;
-    for a in u.attributes() {
-        let a: RawAttr<'_> = a?;
-        match a.type_code {
-            at::MP_UNREACH_NLRI => {}
-            at::MP_REACH_NLRI => {
-                if let Ok(PathAttribute::MpReach(m)) = a.typed(ctx) {
-                    mp_nh = mp_nh.or_else(|| MpReachView::next_hop(&m));
-                }
-            }
-            t if discard.contains(t) => {}
-            _ => attrs.push(a.to_owned(ctx)),
-        }
-    }
-    Ok(AttrsBuilder::from_received(
-        attrs,
-        mp_nh,
-        ctx.four_octet_asn,
-    ))
 }
 
 #[cfg(test)]

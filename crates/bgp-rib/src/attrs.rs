@@ -158,6 +158,15 @@ impl AttrsBuilder {
     /// (RFC 6793 §4.2.3) and dropped. Fails only on attribute framing errors;
     /// run [`UpdateView::validate`] first for the RFC 7606 checks.
     pub fn from_update(u: &UpdateView<'_>) -> Result<AttrsBuilder, WireError> {
+        Self::from_update_except(u, &bgp_wire::AttrSet::default())
+    }
+
+    /// [`Self::from_update`] leaving out the attribute types in `skip`
+    /// (those RFC 7606 discards) before the AS4_PATH merge.
+    pub fn from_update_except(
+        u: &UpdateView<'_>,
+        skip: &bgp_wire::AttrSet,
+    ) -> Result<AttrsBuilder, WireError> {
         let ctx = u.ctx();
         let mut attrs = Vec::new();
         let mut mp_nh = None;
@@ -170,6 +179,7 @@ impl AttrsBuilder {
                         mp_nh = mp_nh.or_else(|| MpReachView::next_hop(&m));
                     }
                 }
+                t if skip.contains(t) => {}
                 _ => attrs.push(a.to_owned(ctx)),
             }
         }
