@@ -8,6 +8,8 @@ use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::time::Duration;
 
+mod common;
+
 struct Source {
     latency: LatencyHistogram,
 }
@@ -116,28 +118,9 @@ fn drip(
     every: Duration,
     give_up: Duration,
 ) -> std::thread::JoinHandle<Option<Duration>> {
-    let mut s = TcpStream::connect(addr).unwrap();
-    std::thread::spawn(move || {
-        let t0 = std::time::Instant::now();
-        s.set_read_timeout(Some(Duration::from_millis(5))).unwrap();
-        let mut buf = [0u8; 256];
-        while t0.elapsed() < give_up {
-            if s.write_all(b"G").is_err() {
-                return Some(t0.elapsed());
-            }
-            let end = std::time::Instant::now() + every;
-            while std::time::Instant::now() < end {
-                match s.read(&mut buf) {
-                    Ok(0) => return Some(t0.elapsed()),
-                    Ok(_) => {}
-                    Err(e)
-                        if e.kind() == std::io::ErrorKind::WouldBlock
-                            || e.kind() == std::io::ErrorKind::TimedOut => {}
-                    Err(_) => return Some(t0.elapsed()),
-                }
-            }
-        }
-        None
+    let s = TcpStream::connect(addr).unwrap();
+    common::drip(s, b'G', every, give_up, |s, t| {
+        s.set_read_timeout(Some(t)).unwrap()
     })
 }
 

@@ -12,6 +12,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+mod common;
+use common::drip;
+
 const T: Duration = Duration::from_secs(5);
 
 /// A fresh directory under the target's temp dir, removed on drop.
@@ -275,46 +278,13 @@ fn client_times_out_on_a_silent_server() {
     assert!(e.to_string().contains("no answer within 0.2s"), "{e}");
 }
 
-/// A client that sends one byte every `every` and never a newline, until
-/// the server closes the connection (its time, from connecting) or
-/// `give_up` passes (`None`).
-fn drip<S: Read + Write + Send + 'static>(
-    mut s: S,
-    every: Duration,
-    give_up: Duration,
-    set_timeout: impl Fn(&S, Duration) + Send + 'static,
-) -> std::thread::JoinHandle<Option<Duration>> {
-    std::thread::spawn(move || {
-        let t0 = std::time::Instant::now();
-        set_timeout(&s, Duration::from_millis(5));
-        let mut buf = [0u8; 256];
-        while t0.elapsed() < give_up {
-            if s.write_all(b"x").is_err() {
-                return Some(t0.elapsed());
-            }
-            let end = std::time::Instant::now() + every;
-            while std::time::Instant::now() < end {
-                match s.read(&mut buf) {
-                    Ok(0) => return Some(t0.elapsed()),
-                    Ok(_) => {}
-                    Err(e)
-                        if e.kind() == std::io::ErrorKind::WouldBlock
-                            || e.kind() == std::io::ErrorKind::TimedOut => {}
-                    Err(_) => return Some(t0.elapsed()),
-                }
-            }
-        }
-        None
-    })
-}
-
 fn unix_drip(
     path: &Path,
     every: Duration,
     give_up: Duration,
 ) -> std::thread::JoinHandle<Option<Duration>> {
     let s = UnixStream::connect(path).unwrap();
-    drip(s, every, give_up, |s, t| {
+    drip(s, b'x', every, give_up, |s, t| {
         s.set_read_timeout(Some(t)).unwrap()
     })
 }
