@@ -22,7 +22,8 @@
 
 mod common;
 
-use common::frr::BGPD;
+use common::frr::Frr;
+use common::peer::Session;
 use common::tesserad::{compact, Tesserad};
 use common::Lab;
 use std::time::Duration;
@@ -285,35 +286,9 @@ fn run_enh(on: bool) {
         ]
         .concat(),
     );
-    // FRR, standalone as in common::frr.
-    let dir = lab.path("frr");
-    std::fs::create_dir_all(&dir).expect("frr dir");
-    let conf = dir.join("bgpd.conf");
-    std::fs::write(&conf, frr_conf(&dir, &l1.v6, &l1.center_v6)).expect("bgpd.conf");
-    let d = dir.display().to_string();
-    lab.spawn(
-        "frr",
-        &l1.ns,
-        &[
-            BGPD,
-            "-Z",
-            "-n",
-            "-S",
-            "-f",
-            &conf.display().to_string(),
-            "-i",
-            &format!("{d}/bgpd.pid"),
-            "--vty_socket",
-            &d,
-            "-P",
-            "0",
-            "-l",
-            &l1.v6,
-        ],
-        &[],
-    );
-    lab.add_log("frr log", &dir.join("bgpd.log"));
-    let vtysh = |cmd: &str| common::sh(&["vtysh", "--vty_socket", &d, "-d", "bgpd", "-c", cmd]);
+    let conf = frr_conf(&lab.path("frr"), &l1.v6, &l1.center_v6);
+    let frr = Frr::start_conf(&lab, "frr", &Session::leaf(l1, 65001, 65000), &conf);
+    let vtysh = |cmd: &str| frr.vtysh(&[cmd]);
     let bird_conf = format!(
         "router id {};\nipv4 table t4;\n\
          protocol static s4 {{ ipv4 {{ table t4; }}; route 198.19.22.0/24 unreachable; }}\n{}",
