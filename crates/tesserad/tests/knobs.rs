@@ -156,6 +156,32 @@ fn updates_for(x: &Exabgp, prefix: &str) -> Vec<(f64, String)> {
         .collect()
 }
 
+/// tesserad (with `router_extra`) and one ExaBGP on each of the lab's
+/// leaves 1-3, `(name, AS, neighbour keys)` each, all sessions up; also
+/// returns the `[[neighbor]]` text for reloads.
+fn three_exabgp(
+    lab: &Lab,
+    router_extra: &str,
+    peers: [(&str, u32, &str); 3],
+) -> (Tesserad, [Exabgp; 3], String) {
+    let n: String = (1..=3u8)
+        .zip(&peers)
+        .map(|(k, &(_, asn, extra))| neighbor(lab.leaf(k), asn, extra))
+        .collect();
+    let t = start(lab, router_extra, &n);
+    let x = [1u8, 2, 3].map(|k| {
+        let (name, asn, _) = peers[usize::from(k) - 1];
+        Exabgp::start(lab, name, &Session::leaf(lab.leaf(k), asn, ASN))
+    });
+    for e in &x {
+        wait_established(lab, e, 30);
+    }
+    for k in 1..=3u8 {
+        wait_tesserad_up(lab, &t, lab.leaf(k));
+    }
+    (t, x, n)
+}
+
 /// A route from leaf 1 changes 12 times, 0.4 s apart. Leaf 2 (mrai = 3)
 /// hears it at most once per 3 s and ends with the last version; leaf 3
 /// (mrai = 0) hears every version.
@@ -165,27 +191,17 @@ fn mrai_paces_updates_per_neighbour() {
         return;
     }
     let lab = Lab::star("knobs-mrai", 3);
-    let (l1, l2, l3) = (
-        lab.leaf(1).clone(),
-        lab.leaf(2).clone(),
-        lab.leaf(3).clone(),
+    let l1 = lab.leaf(1).clone();
+    // `_t`, not `_`: tesserad runs until the end of the test.
+    let (_t, [src, slow, fast], _) = three_exabgp(
+        &lab,
+        "",
+        [
+            ("src", 65001, ""),
+            ("slow", 65002, "mrai = 3\n"),
+            ("fast", 65003, "mrai = 0\n"),
+        ],
     );
-    let n = [
-        neighbor(&l1, 65001, ""),
-        neighbor(&l2, 65002, "mrai = 3\n"),
-        neighbor(&l3, 65003, "mrai = 0\n"),
-    ]
-    .concat();
-    let t = start(&lab, "", &n);
-    let src = Exabgp::start(&lab, "src", &Session::leaf(&l1, 65001, ASN));
-    let slow = Exabgp::start(&lab, "slow", &Session::leaf(&l2, 65002, ASN));
-    let fast = Exabgp::start(&lab, "fast", &Session::leaf(&l3, 65003, ASN));
-    for x in [&src, &slow, &fast] {
-        wait_established(&lab, x, 30);
-    }
-    for l in [&l1, &l2, &l3] {
-        wait_tesserad_up(&lab, &t, l);
-    }
     let p = "198.19.100.0/24";
     const CHANGES: u32 = 12;
     for i in 1..=CHANGES {
@@ -275,23 +291,12 @@ fn best_path_knobs_change_the_best_path() {
         lab.leaf(2).clone(),
         lab.leaf(3).clone(),
     );
-    let n = [
-        neighbor(&l1, 65001, ""),
-        neighbor(&l2, 65003, ""),
-        neighbor(&l3, 65001, ""),
-    ]
-    .concat();
     // Started with deterministic MED (the start-up path of the options).
-    let t = start(&lab, "deterministic_med = true\n", &n);
-    let a = Exabgp::start(&lab, "a", &Session::leaf(&l1, 65001, ASN));
-    let c = Exabgp::start(&lab, "c", &Session::leaf(&l2, 65003, ASN));
-    let b = Exabgp::start(&lab, "b", &Session::leaf(&l3, 65001, ASN));
-    for x in [&a, &c, &b] {
-        wait_established(&lab, x, 30);
-    }
-    for l in [&l1, &l2, &l3] {
-        wait_tesserad_up(&lab, &t, l);
-    }
+    let (t, [a, c, b], n) = three_exabgp(
+        &lab,
+        "deterministic_med = true\n",
+        [("a", 65001, ""), ("c", 65003, ""), ("b", 65001, "")],
+    );
     let paths = |want: usize| {
         lab.wait(10, &format!("tesserad has {want} paths for {PFX}"), || {
             let r = t.route(PFX)?.map(|r| compact(&r)).unwrap_or_default();
