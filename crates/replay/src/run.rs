@@ -39,7 +39,8 @@ pub struct RunConfig {
     pub expect_prefixes: Option<u64>,
     /// Quiet period that ends an update trace (no monitor change).
     pub quiet: Duration,
-    /// Bound on the whole run from the start of sending.
+    /// Bound on the wait for convergence, from the start of sending
+    /// (`hold_after` comes on top).
     pub timeout: Duration,
     /// Local DUT processes (and their descendants) to read CPU and RSS of.
     pub dut_pids: Vec<u32>,
@@ -241,7 +242,8 @@ pub fn run(
         }
         let held = seen_at.is_some_and(|t| now.duration_since(t) >= cfg.hold_after);
         let dead = snap.failed >= snap.peers || msnap.is_some_and(|m| m.failed);
-        let late = now.duration_since(t0) >= cfg.timeout;
+        // The timeout bounds the wait for convergence, not the hold after.
+        let late = converged_at.is_none() && now.duration_since(t0) >= cfg.timeout;
         if held || dead || late || stop.load(Relaxed) || replay.finished() {
             if converged_at.is_none() {
                 reason = Some(if stop.load(Relaxed) {

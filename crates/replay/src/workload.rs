@@ -18,8 +18,11 @@ pub use crate::feed::{Event, EventKind, Feed, FeedParams, MsgInfo, CHUNK_BYTES, 
 use crate::pack::Packer;
 use base::{Asn, Prefix};
 use bgp_wire::emit;
-use bgp_wire::{AsPath, AttrValue, Community, LargeCommunity, ParseCtx, PathAttr, HEADER_LEN};
+use bgp_wire::{
+    AsPath, AttrValue, Community, LargeCommunity, Message, ParseCtx, PathAttr, HEADER_LEN,
+};
 use sim::{RouteView, SynthConfig, SynthRib};
+use std::collections::HashSet;
 
 /// How the peers' prefix sets relate.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -103,6 +106,33 @@ impl Workload {
             && self.feeds.iter().any(|f| !f.msgs.is_empty())
     }
 
+    /// Distinct prefixes the input leaves announced, i.e. what a DUT that
+    /// accepts everything holds at the end: per peer, in order, each
+    /// UPDATE's withdrawals then its announcements, a session event `Down`
+    /// flushing the peer (the DUT drops its routes); then the union over
+    /// the peers.
+    pub fn final_prefixes(&self) -> u64 {
+        let mut all: HashSet<Prefix> = HashSet::new();
+        let mut held: HashSet<Prefix> = HashSet::new();
+        for f in &self.feeds {
+            held.clear();
+            let mut events = f.events.iter().peekable();
+            for k in 0..f.msgs.len() {
+                while let Some(e) = events.next_if(|e| e.before as usize <= k) {
+                    if e.kind == EventKind::Down {
+                        held.clear();
+                    }
+                }
+                apply_update(f.range(k, k + 1), &mut held);
+            }
+            if events.any(|e| e.kind == EventKind::Down) {
+                held.clear();
+            }
+            all.extend(held.drain());
+        }
+        all.len() as u64
+    }
+
     /// Builds a synthetic workload; `params` has one entry per peer.
     pub fn synthetic(spec: &SyntheticSpec, params: &[FeedParams]) -> Result<Workload, ReplayError> {
         if spec.peers == 0 || spec.peers > usize::from(u16::MAX) {
@@ -178,6 +208,25 @@ impl Workload {
             expected_prefixes: Some(total as u64),
             source: Source::Synthetic,
         })
+    }
+}
+
+/// Applies one UPDATE (withdrawals, then announcements) to a prefix set.
+fn apply_update(msg: &[u8], held: &mut HashSet<Prefix>) {
+    let Ok((Message::Update(u), _)) = Message::parse(msg, send_ctx()) else {
+        return;
+    };
+    for n in u.withdrawn().map_while(Result::ok) {
+        held.remove(&n.prefix);
+    }
+    if let Some(Ok(mp)) = u.mp_unreach() {
+        for n in mp.withdrawn().map_while(Result::ok) {
+            held.remove(&n.prefix);
+        }
+    }
+    held.extend(u.nlri().map_while(Result::ok).map(|n| n.prefix));
+    if let Some(Ok(mp)) = u.mp_reach() {
+        held.extend(mp.nlri().map_while(Result::ok).map(|n| n.prefix));
     }
 }
 
