@@ -290,9 +290,7 @@ fn read(
 /// its feed i joins.
 fn merge(parts: Vec<(Workload, Vec<usize>)>, sessions: usize) -> Workload {
     let timed = parts.iter().any(|(w, _)| w.is_timed());
-    let traced = parts
-        .iter()
-        .any(|(w, _)| w.source == Source::UpdateTrace);
+    let traced = parts.iter().any(|(w, _)| w.source == Source::UpdateTrace);
     let mut out = Workload {
         feeds: vec![Default::default(); sessions],
         trace: Vec::new(),
@@ -387,7 +385,11 @@ mod tests {
     #[test]
     fn merged_files_keep_every_message_once_in_per_peer_order() {
         // A RIB dump of peers A and B, then a trace of B and C.
-        let rib = work(vec![feed(2, false), feed(3, false)], vec![], Source::RibDump);
+        let rib = work(
+            vec![feed(2, false), feed(3, false)],
+            vec![],
+            Source::RibDump,
+        );
         let tr = work(
             vec![feed(2, true), feed(1, true)],
             vec![

@@ -189,7 +189,8 @@ impl Row {
             self.withdrawn_sent,
             self.updates_per_s,
             self.prefixes_per_s,
-            self.monitor_prefixes.map_or(String::new(), |m| m.to_string())
+            self.monitor_prefixes
+                .map_or(String::new(), |m| m.to_string())
         )
     }
 
@@ -285,9 +286,10 @@ pub fn run(a: Args) -> CmdResult {
         timeout: Duration::from_secs(a.timeout),
         sample_every: Duration::from_millis(100),
         // Without --hold-after: until Ctrl-C.
-        hold_after: a
-            .hold_after
-            .map_or(Duration::from_secs(u64::from(u32::MAX)), Duration::from_secs),
+        hold_after: a.hold_after.map_or(
+            Duration::from_secs(u64::from(u32::MAX)),
+            Duration::from_secs,
+        ),
         ..RunConfig::default()
     };
     let stop = Arc::new(AtomicBool::new(false));
@@ -511,11 +513,7 @@ fn summary(r: &RunResult, final_prefixes: u64) -> String {
             );
         }
         None => {
-            let _ = writeln!(
-                o,
-                "not converged: {}",
-                r.not_converged.unwrap_or("unknown")
-            );
+            let _ = writeln!(o, "not converged: {}", r.not_converged.unwrap_or("unknown"));
         }
     }
     o
