@@ -438,7 +438,7 @@ mod tests {
         ] {
             let p = d.join(name);
             std::fs::write(&p, bytes).unwrap();
-            let e = load(&[p.clone()], &InputOptions::default(), &params).unwrap_err();
+            let e = load(std::slice::from_ref(&p), &InputOptions::default(), &params).unwrap_err();
             assert_eq!(e.path, p);
             assert!(!e.to_string().is_empty());
         }
