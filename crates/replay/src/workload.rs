@@ -415,6 +415,66 @@ mod tests {
     }
 
     #[test]
+    fn final_prefixes_follow_withdrawals_and_session_downs() {
+        use bgp_wire::{Nlri, UpdateMessage};
+        let p = |s: &str| -> Prefix { s.parse().unwrap() };
+        let upd = |ann: &[&str], wd: &[&str]| -> Vec<u8> {
+            let attributes = if ann.is_empty() {
+                vec![]
+            } else {
+                vec![
+                    PathAttr::new(AttrValue::Origin(bgp_wire::Origin::Igp)),
+                    PathAttr::new(AttrValue::AsPath(AsPath::from_sequence(vec![Asn(7)]))),
+                    PathAttr::new(AttrValue::NextHop(Ipv4Addr::new(127, 0, 0, 2))),
+                ]
+            };
+            let m = UpdateMessage {
+                withdrawn: wd.iter().map(|x| Nlri::new(p(x))).collect(),
+                attributes,
+                nlri: ann.iter().map(|x| Nlri::new(p(x))).collect(),
+            };
+            let mut out = Vec::new();
+            m.encode(send_ctx(), &mut out).unwrap();
+            out
+        };
+        let feed = |msgs: &[Vec<u8>], downs: &[u32]| {
+            let mut f = Feed::default();
+            for m in msgs {
+                f.push_msg(m, 0, 0, None);
+            }
+            f.events = downs
+                .iter()
+                .map(|&before| Event {
+                    before,
+                    kind: EventKind::Down,
+                })
+                .collect();
+            f
+        };
+        let w = Workload {
+            feeds: vec![
+                // Announces two, withdraws one.
+                feed(
+                    &[
+                        upd(&["10.0.0.0/24", "10.0.1.0/24"], &[]),
+                        upd(&[], &["10.0.1.0/24"]),
+                    ],
+                    &[],
+                ),
+                // Down before its second UPDATE flushes the first.
+                feed(
+                    &[upd(&["10.0.2.0/24"], &[]), upd(&["10.0.3.0/24"], &[])],
+                    &[1],
+                ),
+                // Down after everything: nothing of it stays.
+                feed(&[upd(&["10.0.0.0/24", "10.0.4.0/24"], &[])], &[1]),
+            ],
+            ..Workload::default()
+        };
+        assert_eq!(w.final_prefixes(), 2);
+    }
+
+    #[test]
     fn end_of_rib_is_the_empty_update() {
         let m = end_of_rib_v4();
         let (Message::Update(u), n) = Message::parse(&m, send_ctx()).unwrap() else {

@@ -15,8 +15,9 @@
 //!    trace) converges to that count too.
 //!
 //! A second test checks the `--csv`, `--summary-csv` and `--json` files of
-//! a replay into `tessera replay --sink`, and a third that damaged or
-//! missing MRT input is a one-line error, not a panic.
+//! a replay into `tessera replay --sink` (mix2, paced at 50 times the
+//! recorded speed), and a third that damaged or missing MRT input is a
+//! one-line error, not a panic.
 //!
 //! Loopback only (127.14.0.0/16, local on Linux), ephemeral ports, no
 //! root, no namespaces. Bounded: every command has a timeout, and a guard
@@ -509,6 +510,7 @@ fn replay_writes_the_per_second_report_and_summary_as_csv_and_json() {
             .arg(format!("{sink_addr}:{port}"))
             .args(["--target-as", "4", "--local-as", "65001"])
             .args(["--source-base", "127.14.3.2", "--mix", "mix2"])
+            .args(["--pace", "50x"])
             .args(["--hold-after", "1", "--connect-timeout", "15"])
             .arg("--csv")
             .arg(&csv)
@@ -562,7 +564,17 @@ fn replay_writes_the_per_second_report_and_summary_as_csv_and_json() {
     assert_eq!(j["final_prefixes"], w.final_prefixes());
     assert_eq!(j["converged"], true);
     assert!(j["convergence_s"].as_f64().unwrap() >= 0.0);
-    assert!(j["send_s"].as_f64().is_some());
+    // Paced at 50 times the recorded speed: the last UPDATE cannot go
+    // out before its recorded time / 50 (the trace spans about 25 s).
+    let times = w.feeds.iter().flat_map(|f| f.times_us.iter().copied());
+    let (first, last) = times.fold((u64::MAX, 0), |(a, b), t| (a.min(t), b.max(t)));
+    let min_send = (last - first) as f64 / 50.0 / 1e6;
+    assert!(min_send > 0.1, "the trace spans {} us", last - first);
+    let send = j["send_s"].as_f64().unwrap();
+    assert!(
+        send >= min_send * 0.99,
+        "sent in {send} s, paced {min_send} s"
+    );
     assert_eq!(j["per_second"].as_array().unwrap().len(), rows.len());
     assert_eq!(j["input"]["sessions"].as_array().unwrap().len(), 3);
     assert_eq!(j["input"]["sessions"][0]["source"], "127.14.3.2");
