@@ -489,7 +489,7 @@ fn replay_writes_the_per_second_report_and_summary_as_csv_and_json() {
             .arg(&trace),
         60,
     );
-    let sink_addr = Ipv4Addr::new(127, 14, 3, 1);
+    let sink_addr = Ipv4Addr::new(127, 14, 8, 1);
     let port = free_port(sink_addr);
     let sink = Command::new(tessera())
         .args(["replay", "--sink", "--local-as", "4"])
@@ -509,7 +509,7 @@ fn replay_writes_the_per_second_report_and_summary_as_csv_and_json() {
             .arg("--target")
             .arg(format!("{sink_addr}:{port}"))
             .args(["--target-as", "4", "--local-as", "65001"])
-            .args(["--source-base", "127.14.3.2", "--mix", "mix2"])
+            .args(["--source-base", "127.14.8.2", "--mix", "mix2"])
             .args(["--pace", "50x"])
             .args(["--hold-after", "1", "--connect-timeout", "15"])
             .arg("--csv")
@@ -577,7 +577,7 @@ fn replay_writes_the_per_second_report_and_summary_as_csv_and_json() {
     );
     assert_eq!(j["per_second"].as_array().unwrap().len(), rows.len());
     assert_eq!(j["input"]["sessions"].as_array().unwrap().len(), 3);
-    assert_eq!(j["input"]["sessions"][0]["source"], "127.14.3.2");
+    assert_eq!(j["input"]["sessions"][0]["source"], "127.14.8.2");
     assert_eq!(j["input"]["files"][0]["kind"], "update trace");
     assert!(!j["series"]["t_s"].as_array().unwrap().is_empty());
 }
@@ -600,7 +600,7 @@ fn damaged_or_missing_mrt_input_is_a_clean_error() {
             Command::new(tessera())
                 .args(["replay", "--mrt"])
                 .arg(f)
-                .args(["--target", "127.14.4.1:9", "--target-as", "1"])
+                .args(["--target", "127.14.9.1:9", "--target-as", "1"])
                 .args(["--local-as", "2", "--connect-timeout", "1"]),
             30,
         );

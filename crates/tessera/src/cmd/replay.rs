@@ -299,10 +299,10 @@ pub fn run(a: Args) -> CmdResult {
     let mut said_sent = false;
     let mut progress = |p: &Progress| {
         st.line(&p.line());
-        if !said_sent && p.replay.finished + p.replay.failed >= p.replay.peers {
+        if !said_sent && p.replay.eor_sent + p.replay.failed >= p.replay.peers {
             said_sent = true;
             st.done(&format!(
-                "[{:6.1}s] every peer has sent everything and End-of-RIB{}",
+                "every peer has sent everything and End-of-RIB (by {:.1} s){}",
                 p.elapsed,
                 if a.hold_after.is_none() {
                     "; sessions stay up until Ctrl-C"
