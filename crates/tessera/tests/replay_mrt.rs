@@ -11,8 +11,8 @@
 //!    configured with the traced AS's number, so both drop looped paths as
 //!    the simulated AS did) converges at each monitor session to the same
 //!    prefix count, the distinct prefixes of the simulator's snapshot; the
-//!    snapshot itself replayed into tesserad (alone, and followed by the
-//!    trace) converges to that count too.
+//!    snapshot itself replayed as a RIB dump into both (and into tesserad
+//!    followed by the trace) converges to that count too.
 //!
 //! A second test checks the `--csv`, `--summary-csv` and `--json` files of
 //! a replay into `tessera replay --sink` (mix2, paced at 50 times the
@@ -326,7 +326,7 @@ fn start_bird(g: &mut Guard, asn: u32, peers: u64, net: u8) -> Dut {
         "router id {addr};\nlog \"{}\" all;\nprotocol device {{ }}\n\
          protocol static {{ ipv4; route 127.14.{net}.0/24 via \"lo\"; }}\n\
          template bgp gen {{\n{common}  ipv4 {{ import all; export none; gateway recursive; }};\n}}\n",
-        g.path("bird.log").display()
+        g.path(&format!("bird{net}.log")).display()
     );
     for i in 0..peers {
         c += &format!(
@@ -338,7 +338,7 @@ fn start_bird(g: &mut Guard, asn: u32, peers: u64, net: u8) -> Dut {
         "protocol bgp monitor {{\n{common}  neighbor {} as {MONITOR_AS};\n  ipv4 {{ import none; export all; }};\n}}\n",
         d.monitor()
     );
-    let conf = g.path("bird.conf");
+    let conf = g.path(&format!("bird{net}.conf"));
     std::fs::write(&conf, c).unwrap();
     ok(Command::new("bird").arg("-p").arg("-c").arg(&conf), 10);
     let child = Command::new("bird")
@@ -346,7 +346,7 @@ fn start_bird(g: &mut Guard, asn: u32, peers: u64, net: u8) -> Dut {
         .arg("-c")
         .arg(&conf)
         .arg("-s")
-        .arg(g.path("bird.ctl"))
+        .arg(g.path(&format!("bird{net}.ctl")))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -464,6 +464,10 @@ fn sim_trace_reads_in_bgpdump_and_converges_in_bird_and_tesserad_to_the_sims_rib
     let j = replay_into(&g, &tsd, s.asn, &[&s.rib], "rib");
     assert_eq!(j["expected_prefixes"], rib_prefixes);
     assert_eq!(j["monitor_prefixes"], rib_prefixes);
+    assert_eq!(j["input"]["files"][0]["kind"], "RIB dump");
+    let bird = start_bird(&mut g, s.asn, s.peers, 5);
+    let j = replay_into(&g, &bird, s.asn, &[&s.rib], "bird-rib");
+    assert_eq!(j["monitor_prefixes"], rib_prefixes, "BIRD, the snapshot");
     let tsd = start_tesserad(&mut g, s.asn, s.peers, 4);
     let j = replay_into(&g, &tsd, s.asn, &[&s.rib, &s.trace], "both");
     assert_eq!(j["monitor_prefixes"], rib_prefixes);
