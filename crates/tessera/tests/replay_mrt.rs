@@ -257,6 +257,7 @@ struct Dut {
     port: u16,
     /// Peer i is 127.14.x.(2 + i); the monitor 127.14.x.254.
     net: u8,
+    pid: u32,
 }
 
 impl Dut {
@@ -270,10 +271,11 @@ impl Dut {
 
 fn start_tesserad(g: &mut Guard, asn: u32, peers: u64, net: u8) -> Dut {
     let addr = Ipv4Addr::new(127, 14, net, 1);
-    let d = Dut {
+    let mut d = Dut {
         addr,
         port: free_port(addr),
         net,
+        pid: 0,
     };
     let mut c = format!(
         "[router]\nid = \"{addr}\"\nasn = {asn}\nlisten = [\"{addr}:{}\"]\nhold_time = 90\n\
@@ -305,16 +307,18 @@ fn start_tesserad(g: &mut Guard, asn: u32, peers: u64, net: u8) -> Dut {
         .stderr(log)
         .spawn()
         .expect("start tesserad");
+    d.pid = child.id();
     g.children.push(child);
     d
 }
 
 fn start_bird(g: &mut Guard, asn: u32, peers: u64, net: u8) -> Dut {
     let addr = Ipv4Addr::new(127, 14, net, 1);
-    let d = Dut {
+    let mut d = Dut {
         addr,
         port: free_port(addr),
         net,
+        pid: 0,
     };
     // Loopback sessions are multihop for BIRD; next hops (the sessions'
     // own addresses) resolve over a device route on lo.
@@ -352,6 +356,7 @@ fn start_bird(g: &mut Guard, asn: u32, peers: u64, net: u8) -> Dut {
         .stderr(Stdio::null())
         .spawn()
         .expect("start bird");
+    d.pid = child.id();
     g.children.push(child);
     d
 }
@@ -384,6 +389,7 @@ fn replay_into(
             .args(["--monitor-as", &MONITOR_AS.to_string()])
             .args(["--quiet", "1", "--timeout", "60", "--hold-after", "0"])
             .args(["--connect-timeout", "15"])
+            .args(["--dut-pid", &d.pid.to_string()])
             .arg("--json")
             .arg(&json),
         120,
@@ -455,6 +461,11 @@ fn sim_trace_reads_in_bgpdump_and_converges_in_bird_and_tesserad_to_the_sims_rib
         "tesserad vs the sim's RIB"
     );
     assert_eq!(jt["updates_sent"], w.total_messages());
+    for j in [&jb, &jt] {
+        // --dut-pid: the daemon's cost is in the summary.
+        assert!(j["dut_cpu_s"].as_f64().is_some(), "{j:#}");
+        assert!(j["dut_peak_rss_kib"].as_u64().is_some_and(|k| k > 1000));
+    }
     assert_eq!(jt["input"]["files"][0]["kind"], "update trace");
 
     // The snapshot as a RIB dump: the monitor reaches its prefix count;

@@ -122,6 +122,10 @@ pub struct Args {
     /// convergence.
     #[arg(long, value_name = "SECS", default_value_t = 600)]
     timeout: u64,
+    /// A local DUT process (repeatable): its CPU time (with its
+    /// descendants) over the run and peak RSS go into the summary.
+    #[arg(long, value_name = "PID")]
+    dut_pid: Vec<u32>,
     /// Write the per-second report as CSV.
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
@@ -285,6 +289,7 @@ pub fn run(a: Args) -> CmdResult {
         quiet,
         timeout: Duration::from_secs(a.timeout),
         sample_every: Duration::from_millis(100),
+        dut_pids: a.dut_pid.clone(),
         // Without --hold-after: until Ctrl-C.
         hold_after: a.hold_after.map_or(
             Duration::from_secs(u64::from(u32::MAX)),
@@ -501,6 +506,16 @@ fn summary(r: &RunResult, final_prefixes: u64) -> String {
             "monitor: {m} prefixes{}",
             r.expected_prefixes
                 .map_or(String::new(), |e| format!(" (expected {e})"))
+        );
+    }
+    if let Some(c) = r.dut_cpu_secs {
+        let _ = writeln!(
+            o,
+            "DUT: {c:.3} CPU-s{}",
+            r.dut_peak_rss_kib.map_or(String::new(), |k| format!(
+                ", peak RSS {:.1} MiB",
+                k as f64 / 1024.0
+            ))
         );
     }
     match r.convergence_secs {
