@@ -133,6 +133,30 @@ impl Workload {
         all.len() as u64
     }
 
+    /// Paces the workload at `per_sec` messages per second over all peers:
+    /// message j of `order` (which holds every message once, each peer's
+    /// in order, as [`crate::schedule`] makes them) is due at j / per_sec
+    /// seconds. Replaces recorded times; replay it with
+    /// [`crate::Pacing::Trace`] at speed 1.
+    pub fn pace_at_rate(&mut self, per_sec: f64, order: &[Step]) -> Result<(), ReplayError> {
+        if !(per_sec.is_finite() && per_sec > 0.0) {
+            return Err(ReplayError::Config("the rate must be a positive number"));
+        }
+        for f in &mut self.feeds {
+            f.times_us = vec![0; f.msgs.len()];
+        }
+        for (j, s) in order.iter().enumerate() {
+            let t = self
+                .feeds
+                .get_mut(s.peer as usize)
+                .and_then(|f| f.times_us.get_mut(s.msg as usize));
+            if let Some(t) = t {
+                *t = (j as f64 * 1e6 / per_sec).round() as u64;
+            }
+        }
+        Ok(())
+    }
+
     /// Builds a synthetic workload; `params` has one entry per peer.
     pub fn synthetic(spec: &SyntheticSpec, params: &[FeedParams]) -> Result<Workload, ReplayError> {
         if spec.peers == 0 || spec.peers > usize::from(u16::MAX) {
@@ -472,6 +496,37 @@ mod tests {
             ..Workload::default()
         };
         assert_eq!(w.final_prefixes(), 2);
+    }
+
+    #[test]
+    fn rate_pacing_spaces_the_global_order_evenly() {
+        let spec = SyntheticSpec {
+            peers: 3,
+            prefixes: 2_000,
+            sharing: Sharing::Shared,
+            seed: 4,
+        };
+        let mut w = Workload::synthetic(&spec, &params(3, false)).unwrap();
+        assert!(!w.is_timed());
+        let order = crate::schedule(
+            &w,
+            crate::Order::RoundRobin {
+                batch: 1,
+                window: None,
+            },
+        );
+        w.pace_at_rate(100.0, &order).unwrap();
+        assert!(w.is_timed());
+        // Step j at j * 10 ms; each peer's own times never go back.
+        for (j, s) in order.iter().enumerate() {
+            let f = &w.feeds[s.peer as usize];
+            assert_eq!(f.times_us[s.msg as usize], j as u64 * 10_000);
+        }
+        for f in &w.feeds {
+            assert!(f.times_us.windows(2).all(|p| p[0] <= p[1]));
+        }
+        assert!(w.pace_at_rate(0.0, &order).is_err());
+        assert!(w.pace_at_rate(f64::NAN, &order).is_err());
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //!
 //! A second test checks the `--csv`, `--summary-csv` and `--json` files of
 //! a replay into `tessera replay --sink` (mix2, paced at 50 times the
-//! recorded speed), and a third that damaged or missing MRT input is a
+//! recorded speed; then at 20 UPDATEs/s), and a third that damaged or missing MRT input is a
 //! one-line error, not a panic.
 //!
 //! Loopback only (127.14.0.0/16, local on Linux), ephemeral ports, no
@@ -595,6 +595,29 @@ fn replay_writes_the_per_second_report_and_summary_as_csv_and_json() {
     assert_eq!(j["input"]["sessions"][0]["source"], "127.14.8.2");
     assert_eq!(j["input"]["files"][0]["kind"], "update trace");
     assert!(!j["series"]["t_s"].as_array().unwrap().is_empty());
+
+    // --pace rate:20, one thread in the trace's order: n UPDATEs take at
+    // least (n - 1) / 20 s.
+    let json2 = g.path("rate.json");
+    ok(
+        Command::new(tessera())
+            .args(["replay", "--mrt"])
+            .arg(&trace)
+            .arg("--target")
+            .arg(format!("{sink_addr}:{port}"))
+            .args(["--target-as", "4", "--local-as", "65001"])
+            .args(["--source-base", "127.14.8.2", "--variant", "trace-order"])
+            .args(["--pace", "rate:20", "--hold-after", "0"])
+            .arg("--json")
+            .arg(&json2),
+        60,
+    );
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json2).unwrap()).unwrap();
+    assert_eq!(j["updates_sent"], w.total_messages());
+    let min_send = (w.total_messages() - 1) as f64 / 20.0;
+    let send = j["send_s"].as_f64().unwrap();
+    assert!(send >= min_send * 0.99, "sent in {send} s at 20/s");
 }
 
 #[test]

@@ -14,7 +14,7 @@ use super::CmdResult;
 use base::Asn;
 use replay::mrt_input::{self, FileSummary, InputOptions, ParamsFn};
 use replay::{
-    FeedParams, Mix, MonitorConfig, MonitorMode, Pacing, Progress, ReplayConfig, RunConfig,
+    FeedParams, Mix, MonitorConfig, MonitorMode, Order, Pacing, Progress, ReplayConfig, RunConfig,
     RunResult, SenderVariant, Sharing, Sink, SinkConfig, SyntheticSpec, Workload,
 };
 use std::fmt::Write as _;
@@ -89,7 +89,8 @@ pub struct Args {
     #[arg(long, default_value = "normal")]
     mix: String,
     /// Pacing: fast (as fast as the DUT reads), trace (at the trace's own
-    /// times), trace:N or Nx (N times faster than recorded).
+    /// times), trace:N or Nx (N times faster than recorded), rate:N (N
+    /// UPDATEs per second over all peers, in the send order).
     #[arg(long, default_value = "fast")]
     pace: String,
     /// RNG seed of the synthetic table and of random interleaves.
@@ -224,7 +225,7 @@ pub fn run(a: Args) -> CmdResult {
     let target = parse_target(target)?;
     let variant: SenderVariant = a.variant.parse()?;
     let mix: Mix = a.mix.parse()?;
-    let pacing = parse_pace(&a.pace)?;
+    let pace = parse_pace(&a.pace)?;
     let (local_as, target_as) = (Asn(a.local_as), Asn(target_as));
     let IpAddr::V4(base) = a.source_base else {
         return Err("IPv6 source addresses are not supported yet (IPv4 NEXT_HOP)".into());
@@ -237,7 +238,7 @@ pub fn run(a: Args) -> CmdResult {
         next_hop6: None,
     });
     let t0 = Instant::now();
-    let (workload, input) = if a.mrt.is_empty() {
+    let (mut workload, input) = if a.mrt.is_empty() {
         let Some(synthetic) = a.synthetic.as_deref() else {
             return Err("give --mrt FILE or --synthetic PEERSxPREFIXES".into());
         };
@@ -262,8 +263,25 @@ pub fn run(a: Args) -> CmdResult {
     rc.open_timeout = Duration::from_secs(a.open_timeout);
     rc.variant = variant;
     rc.mix = mix;
-    rc.pacing = pacing;
     rc.seed = a.seed;
+    rc.pacing = match pace {
+        Pace::Sender(p) => p,
+        Pace::Rate(per_sec) => {
+            // The send order the rate is spread over: the sender's own,
+            // or for one thread per peer the input's order (normal mix)
+            // or the mix's windowed round robin.
+            let order = rc.order().unwrap_or(match mix {
+                Mix::Normal => Order::Trace { seed: a.seed },
+                m => Order::RoundRobin {
+                    batch: 1,
+                    window: m.window(),
+                },
+            });
+            let steps = replay::schedule(&workload, order);
+            workload.pace_at_rate(per_sec, &steps)?;
+            Pacing::Trace { speed: 1.0 }
+        }
+    };
     let monitor = match (a.monitor, a.monitor_as) {
         (Some(src), Some(asn)) => Some(MonitorConfig {
             mode: MonitorMode::Connect {
@@ -354,14 +372,28 @@ pub fn run(a: Args) -> CmdResult {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `fast`, `trace`, `trace:N` or `Nx`.
-fn parse_pace(s: &str) -> Result<Pacing, String> {
+/// `--pace`: the sender's pacing, or a rate the workload is timed at.
+#[derive(Copy, Clone, Debug, PartialEq)]
+enum Pace {
+    Sender(Pacing),
+    /// Messages per second over all peers.
+    Rate(f64),
+}
+
+/// `fast`, `trace`, `trace:N`, `Nx` or `rate:N`.
+fn parse_pace(s: &str) -> Result<Pace, String> {
+    let bad = |e: &str| format!("--pace: {e}, Nx (e.g. 10x) or rate:N (messages/s)");
+    if let Some(r) = s.strip_prefix("rate:") {
+        return match r.parse::<f64>() {
+            Ok(v) if v.is_finite() && v > 0.0 => Ok(Pace::Rate(v)),
+            _ => Err(bad("the rate must be a positive number")),
+        };
+    }
     let s = match s.strip_suffix('x') {
         Some(n) => format!("trace:{n}"),
         None => s.to_string(),
     };
-    s.parse::<Pacing>()
-        .map_err(|e| format!("--pace: {e}, or Nx (e.g. 10x)"))
+    s.parse::<Pacing>().map(Pace::Sender).map_err(bad)
 }
 
 fn synthetic_workload(
