@@ -134,6 +134,8 @@ pub struct RunResult {
     pub withdrawn_sent: u64,
     /// Messages not sent because the trace had their session down.
     pub skipped: u64,
+    /// Sessions opened (more than `peers` when a trace reopened some).
+    pub sessions_opened: u64,
     /// First UPDATE written to last End-of-RIB written.
     pub send_secs: Option<f64>,
     pub expected_prefixes: Option<u64>,
@@ -293,6 +295,7 @@ pub fn run(
         prefixes_sent: snap.prefixes_sent,
         withdrawn_sent: snap.withdrawn_sent,
         skipped: snap.skipped,
+        sessions_opened: snap.sessions_opened,
         send_secs: send_window.map(|(a, b)| secs_between(a, b)),
         expected_prefixes: expected,
         monitor_prefixes: msnap.map(|m| m.prefixes),
@@ -428,6 +431,7 @@ impl RunResult {
             "prefixes_sent": self.prefixes_sent,
             "withdrawn_sent": self.withdrawn_sent,
             "skipped": self.skipped,
+            "sessions_opened": self.sessions_opened,
             "send_s": self.send_secs,
             "expected_prefixes": self.expected_prefixes,
             "monitor_prefixes": self.monitor_prefixes,

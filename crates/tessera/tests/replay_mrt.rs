@@ -1,15 +1,17 @@
 //! `tessera replay --mrt` end to end, on a trace `tessera sim` made:
 //!
 //! 1. `tessera sim topo` (60 ASes, degree 3-6), `tessera sim pick` (the
-//!    most central AS of degree 5), `tessera sim run` (500 prefixes) with
-//!    the BGP4MP_ET trace at that AS and a TABLE_DUMP_V2 snapshot after
-//!    the simulation has settled;
+//!    most central AS of degree 5), `tessera sim run` (500 prefixes; the
+//!    link to one neighbour fails and comes back, the link to another
+//!    fails for good) with the BGP4MP_ET trace at that AS and a
+//!    TABLE_DUMP_V2 snapshot after the simulation has settled;
 //! 2. Debian's `bgpdump` reads both files without complaint and finds as
 //!    many records (trace) and routes (snapshot) as the simulator wrote,
 //!    and one `-m` line per prefix and state change that our reader finds;
 //! 3. the trace replayed into a real BIRD and a real tesserad (each
 //!    configured with the traced AS's number, so both drop looped paths as
-//!    the simulated AS did) converges at each monitor session to the same
+//!    the simulated AS did; the trace's session events close and reopen the
+//!    replayed sessions) converges at each monitor session to the same
 //!    prefix count, the distinct prefixes of the simulator's snapshot; the
 //!    snapshot itself replayed as a RIB dump into both (and into tesserad
 //!    followed by the trace) converges to that count too.
@@ -172,6 +174,10 @@ fn number_after(text: &str, prefix: &str) -> u64 {
 /// What the simulation wrote.
 struct SimOut {
     asn: u32,
+    /// The neighbour whose link failed and came back, and the one whose
+    /// link failed for good.
+    flapped: u32,
+    cut: u32,
     trace: PathBuf,
     rib: PathBuf,
     records: u64,
@@ -198,6 +204,26 @@ fn simulate(g: &Guard) -> SimOut {
     );
     let asn = number_after(&pick, "AS") as u32;
     let peers = number_after(&pick, "degree ");
+    // Two of its neighbours: the link to the first fails and comes back,
+    // the link to the second fails for good.
+    let text = std::fs::read_to_string(&topo).unwrap();
+    let nbs: Vec<u32> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let f: Vec<u32> = l
+                .split('|')
+                .take(2)
+                .filter_map(|x| x.parse().ok())
+                .collect();
+            match f[..] {
+                [a, b] if a == asn => Some(b),
+                [a, b] if b == asn => Some(a),
+                _ => None,
+            }
+        })
+        .collect();
+    assert_eq!(nbs.len() as u64, peers, "{text}");
     let (trace, rib) = (g.path("trace.mrt"), g.path("rib.mrt"));
     let out = ok(
         Command::new(tessera())
@@ -210,10 +236,18 @@ fn simulate(g: &Guard) -> SimOut {
             // Long after the initial announcement has settled (about
             // two minutes of simulated time with MRAI 30 s).
             .arg("--snapshot")
-            .arg(format!("100000:{}", rib.display())),
+            .arg(format!("100000:{}", rib.display()))
+            .arg("--link-down")
+            .arg(format!("200:{asn}:{}", nbs[0]))
+            .arg("--link-up")
+            .arg(format!("300:{asn}:{}", nbs[0]))
+            .arg("--link-down")
+            .arg(format!("400:{asn}:{}", nbs[1])),
         120,
     );
     SimOut {
+        flapped: nbs[0],
+        cut: nbs[1],
         asn,
         trace,
         rib,
@@ -286,7 +320,7 @@ fn start_tesserad(g: &mut Guard, asn: u32, peers: u64, net: u8) -> Dut {
     for i in 0..peers {
         c += &format!(
             "\n[[neighbor]]\nname = \"g{i}\"\naddress = \"{}\"\nremote_as = {DUT_AS_GEN}\n\
-             passive = true\nfamilies = [\"ipv4-unicast\"]\nimport = \"accept\"\nexport = \"reject\"\n",
+             passive = true\nfamilies = [\"ipv4-unicast\", \"ipv6-unicast\"]\nimport = \"accept\"\nexport = \"reject\"\n",
             d.peer(i)
         );
     }
@@ -321,15 +355,16 @@ fn start_bird(g: &mut Guard, asn: u32, peers: u64, net: u8) -> Dut {
         pid: 0,
     };
     // Loopback sessions are multihop for BIRD; next hops (the sessions'
-    // own addresses) resolve over a device route on lo.
+    // own addresses) resolve recursively over lo's 127/8. Both families,
+    // as the traced AS's neighbours send IPv6 End-of-RIB too.
     let common = format!(
         "  local {addr} port {} as {asn};\n  strict bind on;\n  passive on;\n  multihop 2;\n  hold time 90;\n",
         d.port
     );
     let mut c = format!(
         "router id {addr};\nlog \"{}\" all;\nprotocol device {{ }}\n\
-         protocol static {{ ipv4; route 127.14.{net}.0/24 via \"lo\"; }}\n\
-         template bgp gen {{\n{common}  ipv4 {{ import all; export none; gateway recursive; }};\n}}\n",
+         template bgp gen {{\n{common}  ipv4 {{ import all; export none; gateway recursive; }};\n\
+         \x20 ipv6 {{ import all; export none; gateway recursive; next hop address ::1; }};\n}}\n",
         g.path(&format!("bird{net}.log")).display()
     );
     for i in 0..peers {
@@ -425,6 +460,16 @@ fn sim_trace_reads_in_bgpdump_and_converges_in_bird_and_tesserad_to_the_sims_rib
         "one MRT peer per neighbour"
     );
     let state_changes: u64 = sum.peers.iter().map(|p| p.state_changes).sum();
+    // Up at the start, down and up again; up, then down for good.
+    let changes = |asn: u32| {
+        sum.peers
+            .iter()
+            .find(|p| p.asn.0 == asn)
+            .unwrap()
+            .state_changes
+    };
+    assert_eq!(changes(s.flapped), 3);
+    assert_eq!(changes(s.cut), 2);
     assert_eq!(w.total_messages() + state_changes, s.records);
     let m = bgpdump(&["-m"], &s.trace);
     assert_eq!(
@@ -462,6 +507,8 @@ fn sim_trace_reads_in_bgpdump_and_converges_in_bird_and_tesserad_to_the_sims_rib
     );
     assert_eq!(jt["updates_sent"], w.total_messages());
     for j in [&jb, &jt] {
+        // One session reopened (the flapped link's), as the trace said.
+        assert_eq!(j["sessions_opened"], s.peers + 1, "{j:#}");
         // --dut-pid: the daemon's cost is in the summary.
         assert!(j["dut_cpu_s"].as_f64().is_some(), "{j:#}");
         assert!(j["dut_peak_rss_kib"].as_u64().is_some_and(|k| k > 1000));

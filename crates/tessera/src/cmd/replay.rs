@@ -322,10 +322,10 @@ pub fn run(a: Args) -> CmdResult {
     let mut said_sent = false;
     let mut progress = |p: &Progress| {
         st.line(&p.line());
-        if !said_sent && p.replay.eor_sent + p.replay.failed >= p.replay.peers {
+        if !said_sent && p.replay.finished + p.replay.failed >= p.replay.peers {
             said_sent = true;
             st.done(&format!(
-                "every peer has sent everything and End-of-RIB (by {:.1} s){}",
+                "every peer has sent everything (by {:.1} s){}",
                 p.elapsed,
                 if a.hold_after.is_none() {
                     "; sessions stay up until Ctrl-C"
@@ -524,6 +524,13 @@ fn summary(r: &RunResult, final_prefixes: u64) -> String {
         "sent: {} UPDATEs, {} prefixes announced, {} withdrawn, to {} peers ({} failed); the input leaves {final_prefixes} prefixes",
         r.updates_sent, r.prefixes_sent, r.withdrawn_sent, r.peers, r.peers_failed
     );
+    if r.sessions_opened > r.peers as u64 || r.skipped > 0 {
+        let _ = writeln!(
+            o,
+            "session events: {} sessions opened for {} peers, {} UPDATEs skipped while a session was down",
+            r.sessions_opened, r.peers, r.skipped
+        );
+    }
     if let Some(s) = r.send_secs {
         let _ = writeln!(
             o,
