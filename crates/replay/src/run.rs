@@ -67,7 +67,8 @@ impl Default for RunConfig {
     }
 }
 
-/// Handed to the caller's progress callback about once a second.
+/// Handed to the caller's progress callback about once a second, and
+/// once more with the final counts when the run ends.
 #[derive(Copy, Clone, Debug)]
 pub struct Progress {
     pub elapsed: f64,
@@ -269,11 +270,24 @@ pub fn run(
         replay.stats().snapshot(),
         monitor.as_ref().map(|m| m.stats().snapshot()),
     );
+    let now = Instant::now();
     series.push(Sample {
-        t: secs_between(t0, Instant::now()),
+        t: secs_between(t0, now),
         monitor_prefixes: msnap.map_or(0, |m| m.prefixes),
         prefixes_sent: snap.prefixes_sent,
         updates_sent: snap.updates_sent,
+    });
+    // The last report, with the final counts (a run shorter than a second
+    // has no other).
+    let dt = now.duration_since(prev_t).as_secs_f64().max(1e-6);
+    progress(&Progress {
+        elapsed: now.duration_since(t_run).as_secs_f64(),
+        replay: snap,
+        monitor: msnap,
+        updates_per_sec: (snap.updates_sent - prev.updates_sent) as f64 / dt,
+        prefixes_per_sec: (snap.prefixes_sent - prev.prefixes_sent) as f64 / dt,
+        total_prefixes,
+        expected,
     });
     let send_window = replay.stats().send_window();
     let results = replay.join();
