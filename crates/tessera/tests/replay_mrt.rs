@@ -104,6 +104,20 @@ impl Drop for Guard {
     }
 }
 
+/// The daemons die with the test thread that started them, even if the
+/// test process is killed before its guard runs.
+fn die_with_parent(cmd: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: prctl(2) is async-signal-safe and touches no memory of the
+    // parent; it is all the closure does.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        })
+    }
+}
+
 /// Runs a command with a time bound; returns its output.
 fn run(cmd: &mut Command, secs: u64) -> Output {
     let mut child = cmd
@@ -332,7 +346,7 @@ fn start_tesserad(g: &mut Guard, asn: u32, peers: u64, net: u8) -> Dut {
     let conf = g.path(&format!("tesserad{net}.toml"));
     std::fs::write(&conf, c).unwrap();
     let log = std::fs::File::create(g.path(&format!("tesserad{net}.log"))).unwrap();
-    let child = Command::new(tesserad())
+    let child = die_with_parent(&mut Command::new(tesserad()))
         .arg("-c")
         .arg(&conf)
         .args(["--log", "warn"])
@@ -380,7 +394,7 @@ fn start_bird(g: &mut Guard, asn: u32, peers: u64, net: u8) -> Dut {
     let conf = g.path(&format!("bird{net}.conf"));
     std::fs::write(&conf, c).unwrap();
     ok(Command::new("bird").arg("-p").arg("-c").arg(&conf), 10);
-    let child = Command::new("bird")
+    let child = die_with_parent(&mut Command::new("bird"))
         .arg("-f")
         .arg("-c")
         .arg(&conf)
@@ -553,7 +567,7 @@ fn replay_writes_the_per_second_report_and_summary_as_csv_and_json() {
     );
     let sink_addr = Ipv4Addr::new(127, 14, 8, 1);
     let port = free_port(sink_addr);
-    let sink = Command::new(tessera())
+    let sink = die_with_parent(&mut Command::new(tessera()))
         .args(["replay", "--sink", "--local-as", "4"])
         .arg("--listen")
         .arg(format!("{sink_addr}:{port}"))
