@@ -79,6 +79,8 @@ pub struct Progress {
     pub prefixes_per_sec: f64,
     pub total_prefixes: u64,
     pub expected: Option<u64>,
+    /// First UPDATE to last End-of-RIB written, once every peer is done.
+    pub send_secs: Option<f64>,
 }
 
 impl Progress {
@@ -210,6 +212,7 @@ pub fn run(
                 prefixes_per_sec: (snap.prefixes_sent - prev.prefixes_sent) as f64 / dt,
                 total_prefixes,
                 expected,
+                send_secs: window_secs(&replay),
             });
             (prev, prev_t) = (snap, now);
         }
@@ -288,6 +291,7 @@ pub fn run(
         prefixes_per_sec: (snap.prefixes_sent - prev.prefixes_sent) as f64 / dt,
         total_prefixes,
         expected,
+        send_secs: window_secs(&replay),
     });
     let send_window = replay.stats().send_window();
     let results = replay.join();
@@ -373,6 +377,10 @@ fn trace_end(s: &TraceState) -> TraceEnd {
         // Withdrawals only: nothing to wait for.
         None => TraceEnd::Converged(s.t0),
     }
+}
+
+fn window_secs(r: &crate::sender::Replay) -> Option<f64> {
+    r.stats().send_window().map(|(a, b)| secs_between(a, b))
 }
 
 fn secs_between(a: Instant, b: Instant) -> f64 {

@@ -321,18 +321,32 @@ pub fn run(a: Args) -> CmdResult {
     let mut rows: Vec<Row> = Vec::new();
     let mut said_sent = false;
     let mut progress = |p: &Progress| {
-        st.line(&p.line());
-        if !said_sent && p.replay.finished + p.replay.failed >= p.replay.peers {
+        let first_sent = !said_sent && p.send_secs.is_some();
+        if first_sent {
+            st.done(&p.line());
+        } else {
+            st.line(&p.line());
+        }
+        if let (true, Some(secs)) = (first_sent, p.send_secs) {
+            // Printed as soon as every peer is done (scripts read it while
+            // the sessions are held).
             said_sent = true;
-            st.done(&format!(
-                "every peer has sent everything (by {:.1} s){}",
-                p.elapsed,
+            let r = &p.replay;
+            let secs = secs.max(1e-6);
+            println!(
+                "sent: {} prefixes in {} UPDATEs to {} peers in {secs:.3} s: {:.0} prefixes/s, {:.0} UPDATEs/s (socket writes; the DUT may still be processing){}",
+                r.prefixes_sent,
+                r.updates_sent,
+                r.peers,
+                r.prefixes_sent as f64 / secs,
+                r.updates_sent as f64 / secs,
                 if a.hold_after.is_none() {
                     "; sessions stay up until Ctrl-C"
                 } else {
                     ""
                 }
-            ));
+            );
+            let _ = std::io::stdout().flush();
         }
         rows.push(Row::of(p));
     };
@@ -521,7 +535,7 @@ fn summary(r: &RunResult, final_prefixes: u64) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "sent: {} UPDATEs, {} prefixes announced, {} withdrawn, to {} peers ({} failed); the input leaves {final_prefixes} prefixes",
+        "totals: {} UPDATEs, {} prefixes announced, {} withdrawn, to {} peers ({} failed); the input leaves {final_prefixes} prefixes",
         r.updates_sent, r.prefixes_sent, r.withdrawn_sent, r.peers, r.peers_failed
     );
     if r.sessions_opened > r.peers as u64 || r.skipped > 0 {
@@ -529,14 +543,6 @@ fn summary(r: &RunResult, final_prefixes: u64) -> String {
             o,
             "session events: {} sessions opened for {} peers, {} UPDATEs skipped while a session was down",
             r.sessions_opened, r.peers, r.skipped
-        );
-    }
-    if let Some(s) = r.send_secs {
-        let _ = writeln!(
-            o,
-            "End-of-RIB: last sent {s:.3} s after the first UPDATE ({:.0} UPDATEs/s, {:.0} prefixes/s written)",
-            r.updates_sent as f64 / s.max(1e-6),
-            r.prefixes_sent as f64 / s.max(1e-6)
         );
     }
     if let Some(m) = r.monitor_prefixes {
