@@ -266,6 +266,9 @@ pub fn run(a: Args) -> CmdResult {
     rc.seed = a.seed;
     rc.pacing = match pace {
         Pace::Sender(p) => p,
+        Pace::Rate(_) if matches!(variant, SenderVariant::RoundRobin { .. }) => {
+            return Err("--pace rate:N works with --variant thread-per-peer or trace-order".into());
+        }
         Pace::Rate(per_sec) => {
             // The send order the rate is spread over: the sender's own,
             // or for one thread per peer the input's order (normal mix)
