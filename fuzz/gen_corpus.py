@@ -17,6 +17,8 @@ Input formats (they must match fuzz/fuzz_targets/*.rs):
   bgp_nlri_addpath   same, NLRI with 4-octet path identifiers (RFC 7911)
   mrt_records        a run of 1..4 consecutive raw MRT records
   mrt_dump           the same seeds, for the bgpdump text/JSON formatter
+  replay_mrt_input   runs of 4 raw MRT records (an MRT file), for the
+                     `tessera replay --mrt` reader
   decode_update      ctx byte (bit0 4-octet AS, bit1 eBGP, bit2 extended
                      messages, bits 4-7 ADD-PATH per family), then an
                      UPDATE body (the message after its 19-byte header)
@@ -267,7 +269,7 @@ def main():
         for typ, sub, raw, payload in records(path, limit):
             window.append(raw)
             if len(window) == 4:
-                for t in ("mrt_records", "mrt_dump"):
+                for t in ("mrt_records", "mrt_dump", "replay_mrt_input"):
                     c.add(t, b"".join(window), ("run", typ, sub))
                 window = []
             for t in ("mrt_records", "mrt_dump"):

@@ -227,7 +227,7 @@ pub fn cases(s: &Scenario, scale: f64, seed: u64, mrt_dir: &Path) -> Result<Vec<
                 // end state depend on timing; keep sessions up.
                 ignore_state_changes: true,
                 // Every DUT must see reachable next hops (see trace_next_hops).
-                next_hops: Some(trace_next_hops),
+                next_hops: Some(Arc::new(trace_next_hops)),
             };
             let (w, sum) = update_workload(&path, &opts).map_err(|e| rib_err(UPDATE_TRACE, e))?;
             let w = Arc::new(w);

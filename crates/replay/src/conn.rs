@@ -150,12 +150,17 @@ impl Conn {
     /// Closes: Cease / Administrative Shutdown (RFC 4486 §3) unless the
     /// reader already failed, whose error is then returned.
     pub(crate) fn close(mut self) -> Result<(), ReplayError> {
-        if self.healthy() {
+        let healthy = self.healthy();
+        // The reader stops before the Cease goes out: the DUT closing the
+        // connection in answer is then the end we asked for, not an error
+        // (a trace's session going down mid-run, when nothing else has
+        // stopped the reader).
+        self.reader_stop.store(true, Relaxed);
+        if healthy {
             send_notification(&mut self.s, 6, 2);
         } else {
             let _ = self.s.shutdown(std::net::Shutdown::Both);
         }
-        self.reader_stop.store(true, Relaxed);
         match self.reader.take().map(JoinHandle::join) {
             Some(Ok(r)) => r,
             Some(Err(_)) => Err(ReplayError::Unsupported("reader thread panicked (bug)")),

@@ -116,6 +116,34 @@ impl Feed {
         self.withdrawn += u64::from(withdrawn);
     }
 
+    /// Appends `other`'s messages after this feed's (two inputs of one
+    /// peer, played one after the other). Session events keep their place;
+    /// times are kept only when both sides are timed, and `other`'s then
+    /// start where this feed's end (`time_base`, the latest time of the
+    /// earlier inputs, is added to them).
+    pub fn append(&mut self, other: &Feed, time_base: u64) {
+        let (k, off) = (self.msgs.len() as u32, self.bytes.len());
+        self.bytes.extend_from_slice(&other.bytes);
+        self.msgs.extend(other.msgs.iter().map(|m| MsgInfo {
+            end: m.end + off,
+            ..*m
+        }));
+        self.times_us
+            .extend(other.times_us.iter().map(|t| t.saturating_add(time_base)));
+        self.events.extend(other.events.iter().map(|e| Event {
+            before: e.before + k,
+            kind: e.kind,
+        }));
+        self.messages += other.messages;
+        self.prefixes += other.prefixes;
+        self.withdrawn += other.withdrawn;
+        self.attr_sets += other.attr_sets;
+        self.has_v6 |= other.has_v6;
+        if self.label.is_empty() {
+            self.label.clone_from(&other.label);
+        }
+    }
+
     /// Where message `k` starts in `bytes`.
     pub fn start_of(&self, k: usize) -> usize {
         match k.checked_sub(1) {

@@ -4,7 +4,9 @@
 //!
 //! * [`workload`] builds what each peer sends: synthetic tables from
 //!   [`sim::SynthRib`] (shared or unique prefixes), encoded once, packed by
-//!   attribute set. MRT RIB and update dumps will feed the same [`Feed`].
+//!   attribute set. MRT RIB dumps ([`mrt_rib`]) and update traces
+//!   ([`mrt_updates`]) feed the same [`Feed`]; [`mrt_input`] reads any
+//!   number of either kind into one workload (`tessera replay --mrt`).
 //! * [`session`] opens one session: bind the source, connect, OPEN with
 //!   4-octet AS and multiprotocol IPv4/IPv6 unicast, KEEPALIVE.
 //! * [`sender`] drives all sessions in one of the [`SenderVariant`]s
@@ -24,6 +26,7 @@ pub mod dut;
 pub mod error;
 pub mod feed;
 pub mod monitor;
+pub mod mrt_input;
 pub mod mrt_rib;
 pub mod mrt_updates;
 mod nexthop;
@@ -39,6 +42,7 @@ pub mod workload;
 
 pub use error::{Phase, ReplayError};
 pub use monitor::{Monitor, MonitorConfig, MonitorMode, MonitorSnapshot, MonitorStats};
+pub use mrt_input::{InputKind, InputOptions, LoadError};
 pub use mrt_rib::{rib_workload, RibOptions, RibPeer, RibSummary};
 pub use mrt_updates::{update_workload, TracePeer, UpdateOptions, UpdateSummary};
 pub use run::{run, Progress, RunConfig, RunResult, Sample};

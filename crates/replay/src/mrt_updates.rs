@@ -32,9 +32,13 @@ use mrt::{Body, ErrorKind, MrtReader};
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::Path;
+use std::sync::Arc;
+
+/// Session number -> (IPv4, IPv6) next hop; see [`UpdateOptions::next_hops`].
+pub type NextHops = Arc<dyn Fn(usize) -> (Ipv4Addr, Ipv6Addr) + Send + Sync>;
 
 /// Which parts of an update dump to replay.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct UpdateOptions {
     /// Recorded peers to keep, by first-seen index; `None` keeps all.
     pub peers: Option<Vec<usize>>,
@@ -44,7 +48,18 @@ pub struct UpdateOptions {
     pub ignore_state_changes: bool,
     /// Session number -> (IPv4, IPv6) next hop to put in every UPDATE of
     /// that session; `None` keeps the recorded next hops.
-    pub next_hops: Option<fn(usize) -> (Ipv4Addr, Ipv6Addr)>,
+    pub next_hops: Option<NextHops>,
+}
+
+impl std::fmt::Debug for UpdateOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UpdateOptions")
+            .field("peers", &self.peers)
+            .field("max_messages", &self.max_messages)
+            .field("ignore_state_changes", &self.ignore_state_changes)
+            .field("next_hops", &self.next_hops.as_ref().map(|_| "fn"))
+            .finish()
+    }
 }
 
 /// One replayed session of an update dump.
@@ -190,7 +205,7 @@ pub fn update_workload(
                         }
                     }
                 }
-                if let Some(nh) = opts.next_hops {
+                if let Some(nh) = &opts.next_hops {
                     let (nh4, nh6) = nh(si);
                     match set_next_hops(&mut scratch, nh4, nh6) {
                         Ok(d) => {
@@ -414,7 +429,7 @@ mod tests {
         let opts = UpdateOptions {
             max_messages: Some(3000),
             ignore_state_changes: true,
-            next_hops: Some(nh),
+            next_hops: Some(Arc::new(nh)),
             ..UpdateOptions::default()
         };
         let (w, sum) = update_workload(&path, &opts).expect("trace reads");

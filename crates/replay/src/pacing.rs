@@ -4,7 +4,7 @@
 //! and End-of-RIB. A leaf below both, so neither needs the other.
 
 use crate::conn::{Conn, Wrote};
-use crate::error::ReplayError;
+use crate::error::{Phase, ReplayError};
 use crate::feed::{EventKind, Feed, CHUNK_BYTES};
 use crate::session::SessionConfig;
 use crate::stats::{PeerState, ReplayStats};
@@ -73,7 +73,7 @@ pub(crate) fn apply_event(
         }
         EventKind::Up => {
             if conn.is_none() {
-                *conn = Some(Conn::open(i, cfg, stats, stop)?);
+                *conn = Some(reopen(i, cfg, stats, stop)?);
                 if let Some(p) = ps {
                     p.set_state(PeerState::Established);
                 }
@@ -81,6 +81,47 @@ pub(crate) fn apply_event(
         }
     }
     Ok(())
+}
+
+/// Opens peer `i`'s session again after the trace took it down. A DUT
+/// that is still tearing down the old session may drop the new one during
+/// the OPEN exchange (BIRD resets it); a real peer would retry after its
+/// ConnectRetry timer (RFC 4271 §8.2.2), so retry every 200 ms for up to
+/// the connect timeout.
+fn reopen(
+    i: usize,
+    cfg: &SessionConfig,
+    stats: &Arc<ReplayStats>,
+    stop: &Arc<AtomicBool>,
+) -> Result<Conn, ReplayError> {
+    let deadline = Instant::now() + cfg.connect_timeout;
+    loop {
+        match Conn::open(i, cfg, stats, stop) {
+            Err(e) if dropped_during_open(&e) && Instant::now() < deadline => {
+                if stop.load(Relaxed) {
+                    return Err(e);
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            r => return r,
+        }
+    }
+}
+
+/// The DUT closed or reset the connection before the session was up.
+fn dropped_during_open(e: &ReplayError) -> bool {
+    use std::io::ErrorKind as K;
+    match *e {
+        ReplayError::Closed { phase } => matches!(phase, Phase::Open | Phase::OpenConfirm),
+        ReplayError::Io { phase, kind } => {
+            matches!(phase, Phase::Open | Phase::OpenConfirm)
+                && matches!(
+                    kind,
+                    K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe
+                )
+        }
+        _ => false,
+    }
 }
 
 /// When message `k` is due under trace pacing.

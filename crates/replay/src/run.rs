@@ -39,7 +39,8 @@ pub struct RunConfig {
     pub expect_prefixes: Option<u64>,
     /// Quiet period that ends an update trace (no monitor change).
     pub quiet: Duration,
-    /// Bound on the whole run from the start of sending.
+    /// Bound on the wait for convergence, from the start of sending
+    /// (`hold_after` comes on top).
     pub timeout: Duration,
     /// Local DUT processes (and their descendants) to read CPU and RSS of.
     pub dut_pids: Vec<u32>,
@@ -66,7 +67,8 @@ impl Default for RunConfig {
     }
 }
 
-/// Handed to the caller's progress callback about once a second.
+/// Handed to the caller's progress callback about once a second, and
+/// once more with the final counts when the run ends.
 #[derive(Copy, Clone, Debug)]
 pub struct Progress {
     pub elapsed: f64,
@@ -77,6 +79,8 @@ pub struct Progress {
     pub prefixes_per_sec: f64,
     pub total_prefixes: u64,
     pub expected: Option<u64>,
+    /// First UPDATE to last End-of-RIB written, once every peer is done.
+    pub send_secs: Option<f64>,
 }
 
 impl Progress {
@@ -133,6 +137,8 @@ pub struct RunResult {
     pub withdrawn_sent: u64,
     /// Messages not sent because the trace had their session down.
     pub skipped: u64,
+    /// Sessions opened (more than `peers` when a trace reopened some).
+    pub sessions_opened: u64,
     /// First UPDATE written to last End-of-RIB written.
     pub send_secs: Option<f64>,
     pub expected_prefixes: Option<u64>,
@@ -206,6 +212,7 @@ pub fn run(
                 prefixes_per_sec: (snap.prefixes_sent - prev.prefixes_sent) as f64 / dt,
                 total_prefixes,
                 expected,
+                send_secs: window_secs(&replay),
             });
             (prev, prev_t) = (snap, now);
         }
@@ -241,7 +248,8 @@ pub fn run(
         }
         let held = seen_at.is_some_and(|t| now.duration_since(t) >= cfg.hold_after);
         let dead = snap.failed >= snap.peers || msnap.is_some_and(|m| m.failed);
-        let late = now.duration_since(t0) >= cfg.timeout;
+        // The timeout bounds the wait for convergence, not the hold after.
+        let late = converged_at.is_none() && now.duration_since(t0) >= cfg.timeout;
         if held || dead || late || stop.load(Relaxed) || replay.finished() {
             if converged_at.is_none() {
                 reason = Some(if stop.load(Relaxed) {
@@ -265,11 +273,25 @@ pub fn run(
         replay.stats().snapshot(),
         monitor.as_ref().map(|m| m.stats().snapshot()),
     );
+    let now = Instant::now();
     series.push(Sample {
-        t: secs_between(t0, Instant::now()),
+        t: secs_between(t0, now),
         monitor_prefixes: msnap.map_or(0, |m| m.prefixes),
         prefixes_sent: snap.prefixes_sent,
         updates_sent: snap.updates_sent,
+    });
+    // The last report, with the final counts (a run shorter than a second
+    // has no other).
+    let dt = now.duration_since(prev_t).as_secs_f64().max(1e-6);
+    progress(&Progress {
+        elapsed: now.duration_since(t_run).as_secs_f64(),
+        replay: snap,
+        monitor: msnap,
+        updates_per_sec: (snap.updates_sent - prev.updates_sent) as f64 / dt,
+        prefixes_per_sec: (snap.prefixes_sent - prev.prefixes_sent) as f64 / dt,
+        total_prefixes,
+        expected,
+        send_secs: window_secs(&replay),
     });
     let send_window = replay.stats().send_window();
     let results = replay.join();
@@ -291,6 +313,7 @@ pub fn run(
         prefixes_sent: snap.prefixes_sent,
         withdrawn_sent: snap.withdrawn_sent,
         skipped: snap.skipped,
+        sessions_opened: snap.sessions_opened,
         send_secs: send_window.map(|(a, b)| secs_between(a, b)),
         expected_prefixes: expected,
         monitor_prefixes: msnap.map(|m| m.prefixes),
@@ -354,6 +377,10 @@ fn trace_end(s: &TraceState) -> TraceEnd {
         // Withdrawals only: nothing to wait for.
         None => TraceEnd::Converged(s.t0),
     }
+}
+
+fn window_secs(r: &crate::sender::Replay) -> Option<f64> {
+    r.stats().send_window().map(|(a, b)| secs_between(a, b))
 }
 
 fn secs_between(a: Instant, b: Instant) -> f64 {
@@ -426,6 +453,7 @@ impl RunResult {
             "prefixes_sent": self.prefixes_sent,
             "withdrawn_sent": self.withdrawn_sent,
             "skipped": self.skipped,
+            "sessions_opened": self.sessions_opened,
             "send_s": self.send_secs,
             "expected_prefixes": self.expected_prefixes,
             "monitor_prefixes": self.monitor_prefixes,

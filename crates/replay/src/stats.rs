@@ -145,6 +145,8 @@ pub struct Snapshot {
     pub withdrawn_sent: u64,
     pub skipped: u64,
     pub messages_received: u64,
+    /// Sessions opened, reopenings after a trace's session events included.
+    pub sessions_opened: u64,
 }
 
 impl ReplayStats {
@@ -182,6 +184,7 @@ impl ReplayStats {
             s.withdrawn_sent += p.withdrawn_sent.load(Relaxed);
             s.skipped += p.skipped.load(Relaxed);
             s.messages_received += p.messages_received.load(Relaxed);
+            s.sessions_opened += p.sessions_opened.load(Relaxed);
         }
         s
     }

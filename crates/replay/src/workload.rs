@@ -18,8 +18,11 @@ pub use crate::feed::{Event, EventKind, Feed, FeedParams, MsgInfo, CHUNK_BYTES, 
 use crate::pack::Packer;
 use base::{Asn, Prefix};
 use bgp_wire::emit;
-use bgp_wire::{AsPath, AttrValue, Community, LargeCommunity, ParseCtx, PathAttr, HEADER_LEN};
+use bgp_wire::{
+    AsPath, AttrValue, Community, LargeCommunity, Message, ParseCtx, PathAttr, HEADER_LEN,
+};
 use sim::{RouteView, SynthConfig, SynthRib};
+use std::collections::HashSet;
 
 /// How the peers' prefix sets relate.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -103,6 +106,57 @@ impl Workload {
             && self.feeds.iter().any(|f| !f.msgs.is_empty())
     }
 
+    /// Distinct prefixes the input leaves announced, i.e. what a DUT that
+    /// accepts everything holds at the end: per peer, in order, each
+    /// UPDATE's withdrawals then its announcements, a session event `Down`
+    /// flushing the peer (the DUT drops its routes); then the union over
+    /// the peers.
+    pub fn final_prefixes(&self) -> u64 {
+        let mut all: HashSet<Prefix> = HashSet::new();
+        let mut held: HashSet<Prefix> = HashSet::new();
+        for f in &self.feeds {
+            held.clear();
+            let mut events = f.events.iter().peekable();
+            for k in 0..f.msgs.len() {
+                while let Some(e) = events.next_if(|e| e.before as usize <= k) {
+                    if e.kind == EventKind::Down {
+                        held.clear();
+                    }
+                }
+                apply_update(f.range(k, k + 1), &mut held);
+            }
+            if events.any(|e| e.kind == EventKind::Down) {
+                held.clear();
+            }
+            all.extend(held.drain());
+        }
+        all.len() as u64
+    }
+
+    /// Paces the workload at `per_sec` messages per second over all peers:
+    /// message j of `order` (which holds every message once, each peer's
+    /// in order, as [`crate::schedule`] makes them) is due at j / per_sec
+    /// seconds. Replaces recorded times; replay it with
+    /// [`crate::Pacing::Trace`] at speed 1.
+    pub fn pace_at_rate(&mut self, per_sec: f64, order: &[Step]) -> Result<(), ReplayError> {
+        if !(per_sec.is_finite() && per_sec > 0.0) {
+            return Err(ReplayError::Config("the rate must be a positive number"));
+        }
+        for f in &mut self.feeds {
+            f.times_us = vec![0; f.msgs.len()];
+        }
+        for (j, s) in order.iter().enumerate() {
+            let t = self
+                .feeds
+                .get_mut(s.peer as usize)
+                .and_then(|f| f.times_us.get_mut(s.msg as usize));
+            if let Some(t) = t {
+                *t = (j as f64 * 1e6 / per_sec).round() as u64;
+            }
+        }
+        Ok(())
+    }
+
     /// Builds a synthetic workload; `params` has one entry per peer.
     pub fn synthetic(spec: &SyntheticSpec, params: &[FeedParams]) -> Result<Workload, ReplayError> {
         if spec.peers == 0 || spec.peers > usize::from(u16::MAX) {
@@ -178,6 +232,25 @@ impl Workload {
             expected_prefixes: Some(total as u64),
             source: Source::Synthetic,
         })
+    }
+}
+
+/// Applies one UPDATE (withdrawals, then announcements) to a prefix set.
+fn apply_update(msg: &[u8], held: &mut HashSet<Prefix>) {
+    let Ok((Message::Update(u), _)) = Message::parse(msg, send_ctx()) else {
+        return;
+    };
+    for n in u.withdrawn().map_while(Result::ok) {
+        held.remove(&n.prefix);
+    }
+    if let Some(Ok(mp)) = u.mp_unreach() {
+        for n in mp.withdrawn().map_while(Result::ok) {
+            held.remove(&n.prefix);
+        }
+    }
+    held.extend(u.nlri().map_while(Result::ok).map(|n| n.prefix));
+    if let Some(Ok(mp)) = u.mp_reach() {
+        held.extend(mp.nlri().map_while(Result::ok).map(|n| n.prefix));
     }
 }
 
@@ -363,6 +436,97 @@ mod tests {
             }
         }
         assert_eq!(all.len(), 8_000);
+    }
+
+    #[test]
+    fn final_prefixes_follow_withdrawals_and_session_downs() {
+        use bgp_wire::{Nlri, UpdateMessage};
+        let p = |s: &str| -> Prefix { s.parse().unwrap() };
+        let upd = |ann: &[&str], wd: &[&str]| -> Vec<u8> {
+            let attributes = if ann.is_empty() {
+                vec![]
+            } else {
+                vec![
+                    PathAttr::new(AttrValue::Origin(bgp_wire::Origin::Igp)),
+                    PathAttr::new(AttrValue::AsPath(AsPath::from_sequence(vec![Asn(7)]))),
+                    PathAttr::new(AttrValue::NextHop(Ipv4Addr::new(127, 0, 0, 2))),
+                ]
+            };
+            let m = UpdateMessage {
+                withdrawn: wd.iter().map(|x| Nlri::new(p(x))).collect(),
+                attributes,
+                nlri: ann.iter().map(|x| Nlri::new(p(x))).collect(),
+            };
+            let mut out = Vec::new();
+            m.encode(send_ctx(), &mut out).unwrap();
+            out
+        };
+        let feed = |msgs: &[Vec<u8>], downs: &[u32]| {
+            let mut f = Feed::default();
+            for m in msgs {
+                f.push_msg(m, 0, 0, None);
+            }
+            f.events = downs
+                .iter()
+                .map(|&before| Event {
+                    before,
+                    kind: EventKind::Down,
+                })
+                .collect();
+            f
+        };
+        let w = Workload {
+            feeds: vec![
+                // Announces two, withdraws one.
+                feed(
+                    &[
+                        upd(&["10.0.0.0/24", "10.0.1.0/24"], &[]),
+                        upd(&[], &["10.0.1.0/24"]),
+                    ],
+                    &[],
+                ),
+                // Down before its second UPDATE flushes the first.
+                feed(
+                    &[upd(&["10.0.2.0/24"], &[]), upd(&["10.0.3.0/24"], &[])],
+                    &[1],
+                ),
+                // Down after everything: nothing of it stays.
+                feed(&[upd(&["10.0.0.0/24", "10.0.4.0/24"], &[])], &[1]),
+            ],
+            ..Workload::default()
+        };
+        assert_eq!(w.final_prefixes(), 2);
+    }
+
+    #[test]
+    fn rate_pacing_spaces_the_global_order_evenly() {
+        let spec = SyntheticSpec {
+            peers: 3,
+            prefixes: 2_000,
+            sharing: Sharing::Shared,
+            seed: 4,
+        };
+        let mut w = Workload::synthetic(&spec, &params(3, false)).unwrap();
+        assert!(!w.is_timed());
+        let order = crate::schedule(
+            &w,
+            crate::Order::RoundRobin {
+                batch: 1,
+                window: None,
+            },
+        );
+        w.pace_at_rate(100.0, &order).unwrap();
+        assert!(w.is_timed());
+        // Step j at j * 10 ms; each peer's own times never go back.
+        for (j, s) in order.iter().enumerate() {
+            let f = &w.feeds[s.peer as usize];
+            assert_eq!(f.times_us[s.msg as usize], j as u64 * 10_000);
+        }
+        for f in &w.feeds {
+            assert!(f.times_us.windows(2).all(|p| p[0] <= p[1]));
+        }
+        assert!(w.pace_at_rate(0.0, &order).is_err());
+        assert!(w.pace_at_rate(f64::NAN, &order).is_err());
     }
 
     #[test]

@@ -28,7 +28,7 @@ enum Command {
         command: MrtCommand,
     },
     /// Replay BGP sessions into a router under test (or run a --sink).
-    Replay(cmd::replay::Args),
+    Replay(Box<cmd::replay::Args>),
     /// Benchmark BGP daemons (tesserad, BIRD, FRR, GoBGP, OpenBGPD) in
     /// network namespaces: convergence, CPU, memory (needs root).
     Bench(cmd::bench::Args),
@@ -62,7 +62,7 @@ fn main() -> ExitCode {
     let r = match cli.command {
         Command::Ctl(c) => cmd::ctl::run(cli.ctl, c),
         Command::Demo(a) => cmd::demo::run(a),
-        Command::Replay(a) => cmd::replay::run(a),
+        Command::Replay(a) => cmd::replay::run(*a),
         Command::Bench(a) => cmd::bench::run(a),
         Command::Sim { command } => cmd::sim::run(command),
         Command::Mrt { command } => match command {

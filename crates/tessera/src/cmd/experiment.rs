@@ -28,7 +28,6 @@
 //! in its own process group (a terminal's Ctrl-C reaches only us, so the
 //! stop is orderly) and gets SIGKILL if this process dies (PR_SET_PDEATHSIG).
 
-use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -38,8 +37,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use base::{Asn, Prefix};
-use bgp_wire::Message;
+use base::Asn;
 use mrt::{Compression, MrtWriter};
 use netsim::trace::MrtTrace;
 use netsim::{Scenario, Sim, SimConfig};
@@ -47,7 +45,7 @@ use replay::monitor::{MonitorConfig, MonitorMode};
 use replay::mrt_updates::{update_workload, UpdateOptions};
 use replay::run::{Progress, RunConfig, RunResult};
 use replay::sender::{Pacing, ReplayConfig, SenderVariant};
-use replay::workload::{send_ctx, Workload};
+use replay::workload::Workload;
 use topo::build::{self, Finish, Kind, Spec};
 use topo::flat::Degree;
 
@@ -193,12 +191,19 @@ pub struct Report {
 
 /// A status line: rewritten in place on a terminal, one line per call
 /// otherwise (callers then call it rarely).
-struct Status {
-    tty: bool,
+pub(crate) struct Status {
+    pub(crate) tty: bool,
 }
 
 impl Status {
-    fn line(&self, s: &str) {
+    /// On standard error, rewritten in place when it is a terminal.
+    pub(crate) fn stderr() -> Status {
+        Status {
+            tty: std::io::stderr().is_terminal(),
+        }
+    }
+
+    pub(crate) fn line(&self, s: &str) {
         if self.tty {
             eprint!("\r\x1b[2K{s}");
         } else {
@@ -206,7 +211,7 @@ impl Status {
         }
         let _ = std::io::stderr().flush();
     }
-    fn done(&self, s: &str) {
+    pub(crate) fn done(&self, s: &str) {
         if self.tty {
             eprint!("\r\x1b[2K");
         }
@@ -223,9 +228,7 @@ pub fn run(o: &Options, stop: &AtomicBool) -> Result<Report, String> {
         ));
     }
     std::fs::create_dir_all(&o.out).map_err(|e| format!("{}: {e}", o.out.display()))?;
-    let st = Status {
-        tty: std::io::stderr().is_terminal(),
-    };
+    let st = Status::stderr();
     let mut rep = Report::default();
 
     // 1. Topology.
@@ -356,11 +359,11 @@ pub fn run(o: &Options, stop: &AtomicBool) -> Result<Report, String> {
             peers: None,
             max_messages: None,
             ignore_state_changes: true,
-            next_hops: Some(next_hops),
+            next_hops: Some(Arc::new(next_hops)),
         },
     )
     .map_err(|e| format!("{}: {e}", trace_path.display()))?;
-    rep.trace_prefixes = final_prefixes(&work);
+    rep.trace_prefixes = work.final_prefixes();
     rep.trace = format!(
         "{records} BGP4MP_ET records, {} peers, {} UPDATEs, {} prefixes announced, {} withdrawn, {} distinct at the end",
         sum.peers.len(),
@@ -414,41 +417,6 @@ pub fn run(o: &Options, stop: &AtomicBool) -> Result<Report, String> {
     st.done("[4/4] charts");
     rep.charts = write_charts(&rep, &o.out)?;
     Ok(rep)
-}
-
-/// Distinct prefixes announced at the end of the trace: per peer, in
-/// order, withdrawals then announcements of each UPDATE; then the union.
-pub fn final_prefixes(w: &Workload) -> u64 {
-    let mut all: HashSet<Prefix> = HashSet::new();
-    for f in &w.feeds {
-        let mut held: HashSet<Prefix> = HashSet::new();
-        let mut start = 0;
-        for m in &f.msgs {
-            let bytes = &f.bytes[start..m.end];
-            start = m.end;
-            let Ok((Message::Update(u), _)) = Message::parse(bytes, send_ctx()) else {
-                continue;
-            };
-            for n in u.withdrawn().map_while(Result::ok) {
-                held.remove(&n.prefix);
-            }
-            if let Some(Ok(mp)) = u.mp_unreach() {
-                for n in mp.withdrawn().map_while(Result::ok) {
-                    held.remove(&n.prefix);
-                }
-            }
-            for n in u.nlri().map_while(Result::ok) {
-                held.insert(n.prefix);
-            }
-            if let Some(Ok(mp)) = u.mp_reach() {
-                for n in mp.nlri().map_while(Result::ok) {
-                    held.insert(n.prefix);
-                }
-            }
-        }
-        all.extend(held);
-    }
-    all.len() as u64
 }
 
 fn one_run(

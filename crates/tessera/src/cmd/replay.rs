@@ -1,16 +1,26 @@
-//! `tessera replay`: real BGP sessions into a device under test, fed from a
-//! synthetic table (see the `replay` crate), with a per-second report; or
+//! `tessera replay`: real BGP sessions into a device under test, fed from
+//! MRT files (`--mrt`: RIB dumps and update traces, one session per
+//! recorded peer) or a synthetic table (see the `replay` crate), with a
+//! progress line, an optional monitor session that measures convergence
+//! at the DUT, and the per-second report and summary as CSV or JSON; or
 //! `--sink`, a listener that counts what a replay sends it.
+//!
+//! Wiring only: reading is `replay::mrt_input`, the run and its
+//! measurements `replay::run` (what `tessera bench` and `tessera demo`
+//! use).
 
+use super::experiment::Status;
 use super::CmdResult;
 use base::Asn;
+use replay::mrt_input::{self, FileSummary, InputOptions, ParamsFn};
 use replay::{
-    FeedParams, PeerState, ReplayConfig, SenderVariant, Sharing, Sink, SinkConfig, SyntheticSpec,
-    Workload,
+    FeedParams, Mix, MonitorConfig, MonitorMode, Order, Pacing, Progress, ReplayConfig, RunConfig,
+    RunResult, SenderVariant, Sharing, Sink, SinkConfig, SyntheticSpec, Workload,
 };
-use std::collections::HashSet;
+use std::fmt::Write as _;
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
@@ -18,8 +28,14 @@ use std::time::{Duration, Instant};
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// MRT input, repeatable: RIB dumps (TABLE_DUMP_V2, TABLE_DUMP) and
+    /// update traces (BGP4MP, BGP4MP_ET, e.g. `tessera sim run --mrt`),
+    /// .gz/.bz2 or plain; one session per recorded peer; several files are
+    /// played one after the other.
+    #[arg(long, value_name = "FILE", conflicts_with = "synthetic")]
+    mrt: Vec<PathBuf>,
     /// Synthetic workload: PEERSxPREFIXES, e.g. 10x100000.
-    #[arg(long, value_name = "PEERSxPREFIXES", required_unless_present = "sink")]
+    #[arg(long, value_name = "PEERSxPREFIXES", required_unless_present_any = ["sink", "mrt"])]
     synthetic: Option<String>,
     /// Every peer announces the same prefixes (best path competes); default.
     #[arg(long, conflicts_with = "unique")]
@@ -27,6 +43,24 @@ pub struct Args {
     /// Peers announce disjoint prefixes.
     #[arg(long)]
     unique: bool,
+    /// MRT: recorded peers to replay, by index within each file
+    /// (PEER_INDEX_TABLE order, else first seen), comma-separated.
+    #[arg(long, value_name = "I,J,...", value_delimiter = ',', requires = "mrt")]
+    peers: Option<Vec<usize>>,
+    /// MRT: read at most this many UPDATEs of each update trace.
+    #[arg(long, value_name = "N", requires = "mrt")]
+    max_messages: Option<u64>,
+    /// MRT: read at most this many prefixes of each RIB dump.
+    #[arg(long, value_name = "N", requires = "mrt")]
+    max_prefixes: Option<u64>,
+    /// MRT: ignore STATE_CHANGE records (by default a recorded session
+    /// going down closes ours, so the DUT flushes its routes).
+    #[arg(long, requires = "mrt")]
+    keep_sessions_up: bool,
+    /// MRT: keep the recorded next hops of update traces (by default each
+    /// is set to the session's own address, which the DUT can reach).
+    #[arg(long, requires = "mrt")]
+    keep_next_hops: bool,
     /// The DUT: ADDR or ADDR:PORT (port 179 by default).
     #[arg(long, value_name = "ADDR[:PORT]", required_unless_present = "sink")]
     target: Option<String>,
@@ -42,15 +76,24 @@ pub struct Args {
     /// Proposed hold time, seconds (0 or >= 3).
     #[arg(long, default_value_t = 90)]
     hold: u16,
-    /// Once every peer has sent End-of-RIB (sink: received --expect-eor),
-    /// keep going this many seconds, then close and exit. Without it, run
-    /// until Ctrl-C.
+    /// Once converged (sink: received --expect-eor End-of-RIBs), keep the
+    /// sessions up this many seconds, then close and exit. Without it,
+    /// run until Ctrl-C.
     #[arg(long, value_name = "SECS")]
     hold_after: Option<u64>,
     /// thread-per-peer (default), trace-order or round-robin[:N].
     #[arg(long, default_value = "thread-per-peer")]
     variant: String,
-    /// RNG seed of the synthetic table.
+    /// Traffic mix of seed 000 Table 4.3: best, normal (= mix1), mix2 (4
+    /// peers send at a time), mix3 (2), worst (1).
+    #[arg(long, default_value = "normal")]
+    mix: String,
+    /// Pacing: fast (as fast as the DUT reads), trace (at the trace's own
+    /// times), trace:N or Nx (N times faster than recorded), rate:N (N
+    /// UPDATEs per second over all peers, in the send order).
+    #[arg(long, default_value = "fast")]
+    pace: String,
+    /// RNG seed of the synthetic table and of random interleaves.
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Seconds to keep retrying a refused connect.
@@ -59,6 +102,42 @@ pub struct Args {
     /// Seconds allowed for the OPEN/KEEPALIVE exchange.
     #[arg(long, default_value_t = 10)]
     open_timeout: u64,
+    /// A monitor session from this source address to the DUT, receiving
+    /// its best routes: convergence is measured there (the DUT must
+    /// export to it). Without it, convergence is the last End-of-RIB sent.
+    #[arg(long, value_name = "ADDR", requires = "monitor_as")]
+    monitor: Option<IpAddr>,
+    /// The monitor's AS.
+    #[arg(long, value_name = "N", requires = "monitor")]
+    monitor_as: Option<u32>,
+    /// Prefixes the monitor must hold to count as converged (default: the
+    /// input's count for RIB dumps and synthetic tables; update traces
+    /// converge when the monitor's table is quiet, see --quiet).
+    #[arg(long, value_name = "N", requires = "monitor")]
+    expect_prefixes: Option<u64>,
+    /// Update traces: seconds without a change at the monitor, after
+    /// everything is sent, that end the run.
+    #[arg(long, value_name = "SECS", default_value_t = 2.0)]
+    quiet: f64,
+    /// Seconds from the start of sending to give up waiting for
+    /// convergence.
+    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    timeout: u64,
+    /// A local DUT process (repeatable): its CPU time (with its
+    /// descendants) over the run and peak RSS go into the summary.
+    #[arg(long, value_name = "PID")]
+    dut_pid: Vec<u32>,
+    /// Write the per-second report as CSV.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+    /// Write the summary as one CSV row (the columns of `tessera bench`'s
+    /// runs.csv).
+    #[arg(long, value_name = "FILE")]
+    summary_csv: Option<PathBuf>,
+    /// Write the summary, the input, the per-second report and the time
+    /// series as JSON.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
     /// Run a sink instead: accept any peer, count prefixes, discard.
     #[arg(long)]
     sink: bool,
@@ -70,32 +149,277 @@ pub struct Args {
     expect_eor: u64,
 }
 
+/// One row of the per-second report.
+#[derive(Clone, Debug)]
+struct Row {
+    t: f64,
+    up: usize,
+    done: usize,
+    failed: usize,
+    updates_sent: u64,
+    prefixes_sent: u64,
+    withdrawn_sent: u64,
+    updates_per_s: f64,
+    prefixes_per_s: f64,
+    monitor_prefixes: Option<u64>,
+}
+
+const ROW_HEADER: &str = "t_s,peers_up,peers_done,peers_failed,updates_sent,prefixes_sent,withdrawn_sent,updates_per_s,prefixes_per_s,monitor_prefixes";
+
+impl Row {
+    fn of(p: &Progress) -> Row {
+        Row {
+            t: p.elapsed,
+            up: p.replay.up,
+            done: p.replay.finished,
+            failed: p.replay.failed,
+            updates_sent: p.replay.updates_sent,
+            prefixes_sent: p.replay.prefixes_sent,
+            withdrawn_sent: p.replay.withdrawn_sent,
+            updates_per_s: p.updates_per_sec,
+            prefixes_per_s: p.prefixes_per_sec,
+            monitor_prefixes: p.monitor.map(|m| m.prefixes),
+        }
+    }
+
+    fn csv(&self) -> String {
+        format!(
+            "{:.3},{},{},{},{},{},{},{:.1},{:.1},{}",
+            self.t,
+            self.up,
+            self.done,
+            self.failed,
+            self.updates_sent,
+            self.prefixes_sent,
+            self.withdrawn_sent,
+            self.updates_per_s,
+            self.prefixes_per_s,
+            self.monitor_prefixes
+                .map_or(String::new(), |m| m.to_string())
+        )
+    }
+
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "t_s": self.t,
+            "peers_up": self.up,
+            "peers_done": self.done,
+            "peers_failed": self.failed,
+            "updates_sent": self.updates_sent,
+            "prefixes_sent": self.prefixes_sent,
+            "withdrawn_sent": self.withdrawn_sent,
+            "updates_per_s": self.updates_per_s,
+            "prefixes_per_s": self.prefixes_per_s,
+            "monitor_prefixes": self.monitor_prefixes,
+        })
+    }
+}
+
 pub fn run(a: Args) -> CmdResult {
     if a.sink {
         return run_sink(&a);
     }
-    let (Some(synthetic), Some(target), Some(target_as)) =
-        (a.synthetic.as_deref(), a.target.as_deref(), a.target_as)
-    else {
-        return Err("--synthetic, --target and --target-as are required".into());
+    let (Some(target), Some(target_as)) = (a.target.as_deref(), a.target_as) else {
+        return Err("--target and --target-as are required".into());
     };
-    let (peers, prefixes) = replay::parse_synthetic(synthetic)?;
     let target = parse_target(target)?;
     let variant: SenderVariant = a.variant.parse()?;
-    let sources = replay::source_addresses(a.source_base, peers)?;
+    let mix: Mix = a.mix.parse()?;
+    let pace = parse_pace(&a.pace)?;
     let (local_as, target_as) = (Asn(a.local_as), Asn(target_as));
-    let params = sources
-        .iter()
-        .map(|s| match s {
-            IpAddr::V4(nh) => Ok(FeedParams {
-                local_as,
-                ibgp: local_as == target_as,
-                next_hop: *nh,
-                next_hop6: None,
-            }),
-            IpAddr::V6(_) => Err("IPv6 source addresses are not supported yet (IPv4 NEXT_HOP)"),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let IpAddr::V4(base) = a.source_base else {
+        return Err("IPv6 source addresses are not supported yet (IPv4 NEXT_HOP)".into());
+    };
+    let ibgp = local_as == target_as;
+    let params: ParamsFn = Arc::new(move |i| FeedParams {
+        local_as,
+        ibgp,
+        next_hop: Ipv4Addr::from(u32::from(base).wrapping_add(i as u32)),
+        next_hop6: None,
+    });
+    let t0 = Instant::now();
+    let (mut workload, input) = if a.mrt.is_empty() {
+        let Some(synthetic) = a.synthetic.as_deref() else {
+            return Err("give --mrt FILE or --synthetic PEERSxPREFIXES".into());
+        };
+        synthetic_workload(&a, synthetic, &params)?
+    } else {
+        mrt_workload(&a, &params)?
+    };
+    let peers = workload.feeds.len();
+    let sources = replay::source_addresses(a.source_base, peers)?;
+    println!(
+        "workload: {peers} peers, {} UPDATEs, {} prefixes announced, {} withdrawn, {:.1} MB, read in {:.2} s",
+        workload.total_messages(),
+        workload.total_prefixes(),
+        workload.total_withdrawn(),
+        workload.total_bytes() as f64 / 1e6,
+        t0.elapsed().as_secs_f64()
+    );
+    let final_prefixes = workload.final_prefixes();
+    let mut rc = ReplayConfig::new(target, target_as, local_as, sources);
+    rc.hold_time = a.hold;
+    rc.connect_timeout = Duration::from_secs(a.connect_timeout);
+    rc.open_timeout = Duration::from_secs(a.open_timeout);
+    rc.variant = variant;
+    rc.mix = mix;
+    rc.seed = a.seed;
+    rc.pacing = match pace {
+        Pace::Sender(p) => p,
+        Pace::Rate(_) if matches!(variant, SenderVariant::RoundRobin { .. }) => {
+            return Err("--pace rate:N works with --variant thread-per-peer or trace-order".into());
+        }
+        Pace::Rate(per_sec) => {
+            // The send order the rate is spread over: the sender's own,
+            // or for one thread per peer the input's order (normal mix)
+            // or the mix's windowed round robin.
+            let order = rc.order().unwrap_or(match mix {
+                Mix::Normal => Order::Trace { seed: a.seed },
+                m => Order::RoundRobin {
+                    batch: 1,
+                    window: m.window(),
+                },
+            });
+            let steps = replay::schedule(&workload, order);
+            workload.pace_at_rate(per_sec, &steps)?;
+            Pacing::Trace { speed: 1.0 }
+        }
+    };
+    let monitor = match (a.monitor, a.monitor_as) {
+        (Some(src), Some(asn)) => Some(MonitorConfig {
+            mode: MonitorMode::Connect {
+                target,
+                source: Some(src),
+            },
+            local_as: Asn(asn),
+            peer_as: Some(target_as),
+            bgp_id: match src {
+                IpAddr::V4(v) => v,
+                IpAddr::V6(_) => Ipv4Addr::new(10, 255, 255, 254),
+            },
+            hold_time: a.hold,
+            connect_timeout: rc.connect_timeout,
+            open_timeout: rc.open_timeout,
+        }),
+        _ => None,
+    };
+    let quiet = Duration::try_from_secs_f64(a.quiet).map_err(|_| "bad --quiet")?;
+    let rcfg = RunConfig {
+        monitor,
+        expect_prefixes: a.expect_prefixes,
+        quiet,
+        timeout: Duration::from_secs(a.timeout),
+        sample_every: Duration::from_millis(100),
+        dut_pids: a.dut_pid.clone(),
+        // Without --hold-after: until Ctrl-C.
+        hold_after: a.hold_after.map_or(
+            Duration::from_secs(u64::from(u32::MAX)),
+            Duration::from_secs,
+        ),
+        ..RunConfig::default()
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    replay::stop_on_ctrl_c(stop.clone())?;
+    let st = Status::stderr();
+    let mut rows: Vec<Row> = Vec::new();
+    let mut said_sent = false;
+    let mut progress = |p: &Progress| {
+        let first_sent = !said_sent && p.send_secs.is_some();
+        if first_sent {
+            st.done(&p.line());
+        } else {
+            st.line(&p.line());
+        }
+        if let (true, Some(secs)) = (first_sent, p.send_secs) {
+            // Printed as soon as every peer is done (scripts read it while
+            // the sessions are held).
+            said_sent = true;
+            let r = &p.replay;
+            let secs = secs.max(1e-6);
+            println!(
+                "sent: {} prefixes in {} UPDATEs to {} peers in {secs:.3} s: {:.0} prefixes/s, {:.0} UPDATEs/s (socket writes; the DUT may still be processing){}",
+                r.prefixes_sent,
+                r.updates_sent,
+                r.peers,
+                r.prefixes_sent as f64 / secs,
+                r.updates_sent as f64 / secs,
+                if a.hold_after.is_none() {
+                    "; sessions stay up until Ctrl-C"
+                } else {
+                    ""
+                }
+            );
+            let _ = std::io::stdout().flush();
+        }
+        rows.push(Row::of(p));
+    };
+    let r = replay::run::run(&rc, Arc::new(workload), &rcfg, &stop, &mut progress)?;
+    if st.tty {
+        st.done("");
+    }
+    print!("{}", summary(&r, final_prefixes));
+    let label = if a.mrt.is_empty() {
+        a.synthetic.clone().unwrap_or_default()
+    } else {
+        a.mrt
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join("+")
+    };
+    write_outputs(&a, &r, &rows, &label, &input, final_prefixes)?;
+    for (i, e) in &r.errors {
+        if *i == usize::MAX {
+            eprintln!("tessera: monitor: {e}");
+        } else {
+            eprintln!("tessera: peer {i}: {e}");
+        }
+    }
+    if r.peers_failed > 0 {
+        eprintln!("tessera: {} of {} peers failed", r.peers_failed, r.peers);
+        return Ok(ExitCode::from(1));
+    }
+    if !r.converged {
+        eprintln!(
+            "tessera: not converged: {}",
+            r.not_converged.unwrap_or("unknown")
+        );
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--pace`: the sender's pacing, or a rate the workload is timed at.
+#[derive(Copy, Clone, Debug, PartialEq)]
+enum Pace {
+    Sender(Pacing),
+    /// Messages per second over all peers.
+    Rate(f64),
+}
+
+/// `fast`, `trace`, `trace:N`, `Nx` or `rate:N`.
+fn parse_pace(s: &str) -> Result<Pace, String> {
+    let bad = |e: &str| format!("--pace: {e}, Nx (e.g. 10x) or rate:N (messages/s)");
+    if let Some(r) = s.strip_prefix("rate:") {
+        return match r.parse::<f64>() {
+            Ok(v) if v.is_finite() && v > 0.0 => Ok(Pace::Rate(v)),
+            _ => Err(bad("the rate must be a positive number")),
+        };
+    }
+    let s = match s.strip_suffix('x') {
+        Some(n) => format!("trace:{n}"),
+        None => s.to_string(),
+    };
+    s.parse::<Pacing>().map(Pace::Sender).map_err(bad)
+}
+
+fn synthetic_workload(
+    a: &Args,
+    synthetic: &str,
+    params: &ParamsFn,
+) -> Result<(Workload, serde_json::Value), Box<dyn std::error::Error>> {
+    let (peers, prefixes) = replay::parse_synthetic(synthetic)?;
+    let p: Vec<FeedParams> = (0..peers).map(|i| params(i)).collect();
     let sharing = if a.unique {
         Sharing::Unique
     } else {
@@ -107,105 +431,192 @@ pub fn run(a: Args) -> CmdResult {
         sharing,
         seed: a.seed,
     };
-    let t0 = Instant::now();
-    let workload = Arc::new(Workload::synthetic(&spec, &params)?);
-    let sets: usize = workload.feeds.iter().map(|f| f.attr_sets).sum();
-    let bytes: usize = workload.feeds.iter().map(|f| f.bytes.len()).sum();
+    let w = Workload::synthetic(&spec, &p)?;
+    let sets: usize = w.feeds.iter().map(|f| f.attr_sets).sum();
     println!(
-        "workload: {peers} peers x {prefixes} prefixes ({}), {} UPDATEs, {} attribute sets, {:.1} MB, built in {:.2} s",
+        "synthetic: {peers} peers x {prefixes} prefixes ({}), {sets} attribute sets",
         if a.unique { "unique" } else { "shared" },
-        workload.total_messages(),
-        sets,
-        bytes as f64 / 1e6,
-        t0.elapsed().as_secs_f64()
     );
-    let cfg = ReplayConfig {
-        target,
-        target_as,
-        local_as,
-        sources,
-        hold_time: a.hold,
-        connect_timeout: Duration::from_secs(a.connect_timeout),
-        open_timeout: Duration::from_secs(a.open_timeout),
-        variant,
-        mix: replay::Mix::Normal,
-        pacing: replay::Pacing::Fast,
-        seed: a.seed,
+    let input = serde_json::json!({
+        "synthetic": synthetic,
+        "sharing": if a.unique { "unique" } else { "shared" },
+        "seed": a.seed,
+    });
+    Ok((w, input))
+}
+
+fn mrt_workload(
+    a: &Args,
+    params: &ParamsFn,
+) -> Result<(Workload, serde_json::Value), Box<dyn std::error::Error>> {
+    let opts = InputOptions {
+        peers: a.peers.clone(),
+        max_messages: a.max_messages,
+        max_prefixes: a.max_prefixes,
+        ignore_state_changes: a.keep_sessions_up,
+        keep_next_hops: a.keep_next_hops,
     };
-    let r = replay::start(&cfg, workload.clone())?;
-    replay::stop_on_ctrl_c(r.stop_flag())?;
-    let total = workload.total_prefixes();
-    let start = Instant::now();
-    let (mut prev, mut prev_t) = (r.stats().snapshot(), start);
-    let mut all_eor_at: Option<Instant> = None;
-    let mut reported: HashSet<usize> = HashSet::new();
-    let stop = r.stop_flag();
-    loop {
-        std::thread::sleep(Duration::from_millis(200));
-        let now = Instant::now();
-        let s = r.stats().snapshot();
-        for (i, p) in r.stats().peers.iter().enumerate() {
-            if p.state() == PeerState::Failed && reported.insert(i) {
-                let src = cfg.sources.get(i).map_or(String::new(), |a| a.to_string());
-                let e = p.error().map_or("unknown error".into(), |e| e.to_string());
-                eprintln!("tessera: peer {i} ({src}): {e}");
-            }
-        }
-        if now.duration_since(prev_t) >= Duration::from_secs(1) {
-            let dt = now.duration_since(prev_t).as_secs_f64();
-            println!(
-                "[{:5.1}s] peers up {}/{}, End-of-RIB {}/{}, {:.0} UPDATEs/s, {:.0} prefixes/s, {}/{} prefixes sent",
-                now.duration_since(start).as_secs_f64(),
-                s.up,
-                s.peers,
-                s.eor_sent,
-                s.peers,
-                (s.updates_sent - prev.updates_sent) as f64 / dt,
-                (s.prefixes_sent - prev.prefixes_sent) as f64 / dt,
-                s.prefixes_sent,
-                total
+    let (w, sums) = mrt_input::load(&a.mrt, &opts, params)?;
+    if w.feeds.len() > usize::from(u16::MAX) {
+        return Err(format!("{} peers in the input; at most 65535", w.feeds.len()).into());
+    }
+    let mut files = Vec::new();
+    for s in &sums {
+        println!("{}", file_line(s));
+        files.push(file_json(s));
+    }
+    let peers: Vec<serde_json::Value> = w
+        .feeds
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            serde_json::json!({
+                "session": i,
+                "recorded": f.label,
+                "source": params(i).next_hop.to_string(),
+                "messages": f.messages,
+                "prefixes": f.prefixes,
+                "withdrawn": f.withdrawn,
+            })
+        })
+        .collect();
+    Ok((w, serde_json::json!({ "files": files, "sessions": peers })))
+}
+
+fn file_line(s: &FileSummary) -> String {
+    let mut o = format!(
+        "{}: {}, {} peers, {} UPDATEs, {} prefixes announced",
+        s.path.display(),
+        s.kind.name(),
+        s.peers.len(),
+        s.messages,
+        s.prefixes
+    );
+    if s.withdrawn > 0 {
+        let _ = write!(o, ", {} withdrawn", s.withdrawn);
+    }
+    if s.skipped > 0 {
+        let _ = write!(o, ", {} skipped", s.skipped);
+    }
+    if s.not_replayed > 0 {
+        let _ = write!(o, ", {} non-UPDATE records not replayed", s.not_replayed);
+    }
+    if s.truncated {
+        o.push_str(" (truncated: read up to the cut)");
+    }
+    o
+}
+
+fn file_json(s: &FileSummary) -> serde_json::Value {
+    let peers: Vec<serde_json::Value> = s
+        .peers
+        .iter()
+        .map(|p| {
+            serde_json::json!({
+                "address": p.ip.to_string(),
+                "asn": p.asn.0,
+                "count": p.count,
+                "session": p.session,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "path": s.path.display().to_string(),
+        "kind": s.kind.name(),
+        "messages": s.messages,
+        "prefixes": s.prefixes,
+        "withdrawn": s.withdrawn,
+        "skipped": s.skipped,
+        "not_replayed": s.not_replayed,
+        "truncated": s.truncated,
+        "peers": peers,
+    })
+}
+
+/// The summary lines printed at the end.
+fn summary(r: &RunResult, final_prefixes: u64) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "totals: {} UPDATEs, {} prefixes announced, {} withdrawn, to {} peers ({} failed); the input leaves {final_prefixes} prefixes",
+        r.updates_sent, r.prefixes_sent, r.withdrawn_sent, r.peers, r.peers_failed
+    );
+    if r.sessions_opened > r.peers as u64 || r.skipped > 0 {
+        let _ = writeln!(
+            o,
+            "session events: {} sessions opened for {} peers, {} UPDATEs skipped while a session was down",
+            r.sessions_opened, r.peers, r.skipped
+        );
+    }
+    if let Some(m) = r.monitor_prefixes {
+        let _ = writeln!(
+            o,
+            "monitor: {m} prefixes{}",
+            r.expected_prefixes
+                .map_or(String::new(), |e| format!(" (expected {e})"))
+        );
+    }
+    if let Some(c) = r.dut_cpu_secs {
+        let _ = writeln!(
+            o,
+            "DUT: {c:.3} CPU-s{}",
+            r.dut_peak_rss_kib.map_or(String::new(), |k| format!(
+                ", peak RSS {:.1} MiB",
+                k as f64 / 1024.0
+            ))
+        );
+    }
+    match r.convergence_secs {
+        Some(c) => {
+            let _ = writeln!(
+                o,
+                "converged in {c:.3} s: {:.0} UPDATEs/s, {:.0} prefixes/s",
+                r.updates_per_sec.unwrap_or(0.0),
+                r.prefixes_per_sec.unwrap_or(0.0)
             );
-            let _ = std::io::stdout().flush();
-            (prev, prev_t) = (s, now);
         }
-        if s.eor_sent == s.peers && all_eor_at.is_none() {
-            all_eor_at = Some(now);
-            if let Some((first, last)) = r.stats().send_window() {
-                let secs = last.duration_since(first).as_secs_f64().max(1e-6);
-                println!(
-                    "sent: {} prefixes in {} UPDATEs to {} peers in {:.3} s: {:.0} prefixes/s, {:.0} UPDATEs/s (socket writes; the DUT may still be processing)",
-                    s.prefixes_sent,
-                    s.updates_sent,
-                    s.peers,
-                    secs,
-                    s.prefixes_sent as f64 / secs,
-                    s.updates_sent as f64 / secs
-                );
-            }
-        }
-        if let (Some(t), Some(h)) = (all_eor_at, a.hold_after) {
-            if now.duration_since(t) >= Duration::from_secs(h) {
-                break;
-            }
-        }
-        if stop.load(Relaxed) || r.finished() {
-            break;
+        None => {
+            let _ = writeln!(o, "not converged: {}", r.not_converged.unwrap_or("unknown"));
         }
     }
-    let results = r.join();
-    let failed = results.iter().filter(|x| x.is_err()).count();
-    for (i, e) in results.iter().enumerate() {
-        if let Err(e) = e {
-            if !reported.contains(&i) {
-                eprintln!("tessera: peer {i}: {e}");
-            }
+    o
+}
+
+fn write_outputs(
+    a: &Args,
+    r: &RunResult,
+    rows: &[Row],
+    label: &str,
+    input: &serde_json::Value,
+    final_prefixes: u64,
+) -> Result<(), String> {
+    let write = |p: &PathBuf, text: String| {
+        std::fs::write(p, text).map_err(|e| format!("{}: {e}", p.display()))
+    };
+    if let Some(p) = &a.csv {
+        let mut t = String::from(ROW_HEADER);
+        t.push('\n');
+        for row in rows {
+            t.push_str(&row.csv());
+            t.push('\n');
         }
+        write(p, t)?;
     }
-    if failed > 0 {
-        eprintln!("tessera: {failed} of {} peers failed", results.len());
-        return Ok(ExitCode::from(1));
+    if let Some(p) = &a.summary_csv {
+        write(
+            p,
+            format!("{}\n{}\n", RunResult::CSV_HEADER, r.csv_row(label)),
+        )?;
     }
-    Ok(ExitCode::SUCCESS)
+    if let Some(p) = &a.json {
+        let mut j = r.to_json(label);
+        j["input"] = input.clone();
+        j["final_prefixes"] = final_prefixes.into();
+        j["per_second"] = rows.iter().map(Row::json).collect();
+        let text = serde_json::to_string_pretty(&j).map_err(|e| e.to_string())?;
+        write(p, text + "\n")?;
+    }
+    Ok(())
 }
 
 fn parse_target(s: &str) -> Result<SocketAddr, Box<dyn std::error::Error>> {
