@@ -217,10 +217,10 @@ impl Sim {
                 self.at_warmup = Some(self.flows.iter().map(|f| f.c).collect());
                 self.egress_tx_at_warmup = self.egress.iter().map(|e| e.pkts_out).collect();
             }
-            if self.cfg.sample_ns > 0 && self.now % self.cfg.sample_ns == 0 {
+            if self.cfg.sample_ns > 0 && self.now.is_multiple_of(self.cfg.sample_ns) {
                 self.sample(&mut prev_sample, &mut prev_tx);
             }
-            if n % step == 0 {
+            if n.is_multiple_of(step) {
                 progress(self.now as f64 / end as f64);
             }
         }
@@ -244,7 +244,7 @@ impl Sim {
             }
         }
         // 2. Control intervals (all controllers share the interval grid).
-        if now > 0 && now % self.cfg.interval_ns == 0 {
+        if now > 0 && now.is_multiple_of(self.cfg.interval_ns) {
             self.control(now);
         }
         // 3. Sources emit into their ingress queues.

@@ -158,19 +158,24 @@ impl Config {
         if self.tick_ns == 0 || self.interval_ns == 0 {
             return Err("tick and interval must be positive".into());
         }
-        if self.interval_ns % self.tick_ns != 0 {
+        if !self.interval_ns.is_multiple_of(self.tick_ns) {
             return Err("the control interval must be a multiple of the tick".into());
         }
-        if self.sample_ns % self.tick_ns != 0 {
+        if !self.sample_ns.is_multiple_of(self.tick_ns) {
             return Err("the sample period must be a multiple of the tick".into());
         }
         if self.nodes.is_empty() || self.nodes.len() > u32::MAX as usize {
             return Err("need at least one node".into());
         }
+        // Packets per tick are counted in u32 runs: keep every rate below
+        // 1e9 packets per tick.
+        let tick_s = self.tick_ns as f64 * 1e-9;
+        let ok = |v: f64| v.is_finite() && v >= 0.0 && v * tick_s < 1e9;
         for (i, n) in self.nodes.iter().enumerate() {
-            let ok = |v: f64| v.is_finite() && v >= 0.0;
             if !ok(n.port_pps) || !ok(n.round_pps) {
-                return Err(format!("node {i}: rates must be finite and >= 0"));
+                return Err(format!(
+                    "node {i}: rates must be finite, >= 0 and < 1e9 per tick"
+                ));
             }
             if let Some(c) = n.cpu {
                 if !ok(c.rx_cost_ns) || !ok(c.tx_cost_ns) || c.rx_quota == 0 || c.tx_quota == 0 {
@@ -182,8 +187,10 @@ impl Config {
             if s.node >= self.nodes.len() || s.dest >= self.nodes.len() {
                 return Err(format!("source {i}: node out of range"));
             }
-            if !(s.rate_pps.is_finite() && s.rate_pps >= 0.0) {
-                return Err(format!("source {i}: rate must be finite and >= 0"));
+            if !ok(s.rate_pps) {
+                return Err(format!(
+                    "source {i}: rate must be finite, >= 0 and < 1e9 per tick"
+                ));
             }
         }
         Ok(())

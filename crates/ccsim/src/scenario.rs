@@ -1,10 +1,15 @@
 //! The reproductions: cluster builders for the thesis's set-ups, and the
 //! named experiments that `tessera cc sim NAME` runs. Each experiment
-//! returns its files (CSV, SVG) and a Markdown table with the thesis's
-//! value beside ours.
+//! returns its files (CSV, SVG) and its checks: the thesis's value beside
+//! ours, with the tolerance each is judged by.
 
 mod build;
+mod ch5;
+mod ch7;
 mod experiments;
+mod fig61;
+mod scale;
 
 pub use build::{ch5, ch7, scale, Scheme, CH5_CPU, C_REAL, C_SIM, MBIT_PPS};
-pub use experiments::{fig61_grid, run, Outcome, Scenario, SCENARIOS};
+pub use experiments::{run, Check, Opts, Outcome, Scenario, SCENARIOS};
+pub use fig61::{grid as fig61_grid, GridCell};
