@@ -15,25 +15,7 @@ use cc::{
 use sim::Rng;
 
 use crate::model::{Config, Control, Pattern};
-use crate::report::{FlowStats, Report, Sample, Summary};
-
-/// Cumulative per-source packet counters.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Counters {
-    /// Packets the source offered.
-    pub offered: u64,
-    /// Dropped at the ingress queue (full).
-    pub ingress_drop: u64,
-    /// Injected into the fabric.
-    pub injected: u64,
-    /// Dropped at the egress fabric interface (no posted buffer; invisible
-    /// to the router's own counters).
-    pub hca_drop: u64,
-    /// Dropped at the egress output queue (full).
-    pub egress_drop: u64,
-    /// Transmitted on the egress port.
-    pub tx: u64,
-}
+use crate::report::{Counters, FlowStats, Report, Sample, Summary};
 
 struct Flow {
     node: usize,

@@ -39,6 +39,6 @@ pub mod model;
 pub mod report;
 pub mod scenario;
 
-pub use engine::{Counters, Sim};
+pub use engine::Sim;
 pub use model::{Config, Control, Cpu, NodeCfg, Pattern, SourceCfg};
-pub use report::{jain, max_min, Report, Summary};
+pub use report::{jain, max_min, Counters, Report, Summary};

@@ -6,10 +6,12 @@
 mod build;
 mod ch5;
 mod ch7;
+mod common;
 mod experiments;
 mod fig61;
 mod scale;
 
 pub use build::{ch5, ch7, scale, Scheme, CH5_CPU, C_REAL, C_SIM, MBIT_PPS};
-pub use experiments::{run, Check, Opts, Outcome, Scenario, SCENARIOS};
+pub use common::{Check, Opts, Outcome};
+pub use experiments::{run, Scenario, SCENARIOS};
 pub use fig61::{grid as fig61_grid, GridCell};

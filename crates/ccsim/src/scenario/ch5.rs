@@ -8,7 +8,7 @@ use cc::{params, Increase, IngressScheme, Notify};
 use plot::LineChart;
 
 use super::build::{ch5, Scheme};
-use super::experiments::{k, secs, simulate, Check, Opts, Outcome, Progress};
+use super::common::{k, secs, simulate, Check, Opts, Outcome, Progress};
 use crate::report::{jain, Report};
 
 /// Per-source offered loads of the sweep, pps; the last is the heaviest

@@ -5,7 +5,7 @@ use std::fmt::Write;
 use plot::{BarChart, LineChart};
 
 use super::build::{ch7, Scheme, C_REAL, C_SIM, MBIT_PPS};
-use super::experiments::{k, near, secs, simulate, Check, Opts, Outcome, Progress};
+use super::common::{k, near, secs, simulate, Check, Opts, Outcome, Progress};
 use crate::model::Pattern;
 use crate::report::{jain, max_min, Report};
 

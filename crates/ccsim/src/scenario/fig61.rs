@@ -6,7 +6,7 @@ use std::fmt::Write;
 use cc::Eq67;
 use plot::{HeatMap, LineChart};
 
-use super::experiments::{Check, Outcome, Progress};
+use super::common::{Check, Outcome, Progress};
 
 const ITERS: usize = 500;
 const TOL: f64 = 0.001;

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use super::build::{scale, Scheme, C_SIM};
-use super::experiments::{k, secs, simulate, Check, Opts, Outcome, Progress};
+use super::common::{k, secs, simulate, Check, Opts, Outcome, Progress};
 
 pub(crate) fn run(opts: Opts, progress: Progress<'_>) -> Result<Outcome, String> {
     let mut o = Outcome::default();
