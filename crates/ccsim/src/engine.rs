@@ -400,7 +400,10 @@ impl Sim {
 
     fn control(&mut self, now: u64) {
         let interval_s = self.cfg.interval_ns as f64 * 1e-9;
-        let delay = self.cfg.fabric_delay_ns;
+        let delay = self
+            .cfg
+            .fabric_delay_ns
+            .saturating_add(self.cfg.signal_lag_ns);
         for eg in self.egress.iter_mut() {
             let Some(ctl) = eg.ctl.as_mut() else { continue };
             if eg.flows.is_empty() {

@@ -122,6 +122,11 @@ pub struct Config {
     pub interval_ns: u64,
     /// One-way fabric delay, ns (data and signals).
     pub fabric_delay_ns: u64,
+    /// Extra delay of signals (BECNs, prices) beyond the fabric delay, ns:
+    /// the time from the egress's decision to the ingress acting on it
+    /// (0: at once). One control interval turns the loop into exactly the
+    /// Jacobi iteration of Eq 6.7 (docs/cc.md).
+    pub signal_lag_ns: u64,
     /// Time-series sample period, ns (0: no time series).
     pub sample_ns: u64,
     /// Token-bucket depth of rate-controlled ingress queues, packets.
@@ -145,6 +150,7 @@ impl Config {
             warmup_ns: duration_ns / 4,
             interval_ns: cc::params::INTERVAL_NS,
             fabric_delay_ns: 2_000,
+            signal_lag_ns: 0,
             sample_ns: 1_000_000,
             bucket_burst: 32.0,
             nodes: Vec::new(),

@@ -9,6 +9,7 @@ mod ch7;
 mod common;
 mod experiments;
 mod fig61;
+mod fig62;
 mod scale;
 
 pub use build::{ch5, ch7, scale, Scheme, CH5_CPU, C_REAL, C_SIM, MBIT_PPS};

@@ -18,6 +18,11 @@ fn fig61_stability_region() {
 }
 
 #[test]
+fn fig62_eq67_in_the_simulator() {
+    check("fig62", Opts::default());
+}
+
+#[test]
 fn tab71_and_fig711() {
     check("tab71", Opts::default());
 }

@@ -8,7 +8,7 @@ use cc::{params, Increase, IngressScheme, Notify};
 use plot::LineChart;
 
 use super::build::{ch5, Scheme};
-use super::common::{k, secs, simulate, Check, Opts, Outcome, Progress};
+use super::common::{k, rates_chart, secs, simulate, Check, Opts, Outcome, Progress};
 use crate::report::{jain, Report};
 
 /// Per-source offered loads of the sweep, pps; the last is the heaviest
@@ -211,6 +211,19 @@ pub(crate) fn run(opts: Opts, progress: Progress<'_>) -> Result<Outcome, String>
     }
     o.file("ch5_queue.svg", q.to_svg());
     o.file("ch5_subset_series.csv", sub.series_csv(&[3]));
+    o.file(
+        "ch5_subset_rates.svg",
+        rates_chart(
+            "BECN + AIMD weights (subset): 3 × 575 kpps, ch. 5 egress",
+            &sub,
+            0.2,
+        )
+        .to_svg(),
+    );
+    o.file(
+        "ch5_none_rates.svg",
+        rates_chart("No control: 3 × 575 kpps, ch. 5 egress", &none, 0.2).to_svg(),
+    );
     Ok(o)
 }
 

@@ -5,9 +5,9 @@ use std::fmt::Write;
 use plot::{BarChart, LineChart};
 
 use super::build::{ch7, Scheme, C_REAL, C_SIM, MBIT_PPS};
-use super::common::{k, near, secs, simulate, Check, Opts, Outcome, Progress};
+use super::common::{k, near, rates_chart, secs, simulate, Check, Opts, Outcome, Progress};
 use crate::model::Pattern;
-use crate::report::{jain, max_min, Report};
+use crate::report::{jain, max_min};
 
 struct Row {
     scheme: Scheme,
@@ -38,29 +38,6 @@ fn rows() -> Vec<Row> {
 
 fn triple(v: &[f64]) -> String {
     v.iter().map(|x| k(*x)).collect::<Vec<_>>().join("/")
-}
-
-/// Per-source injected (and egress TX) over time, first `until` s.
-fn rates_chart(title: &str, r: &Report, until: f64) -> LineChart {
-    let mut c = LineChart::new(title, "time (s)", "kpps");
-    let n = r.summary.flows.len();
-    for i in 0..n {
-        let pts = r
-            .samples
-            .iter()
-            .filter(|s| s.t <= until)
-            .map(|s| (s.t, s.injected[i] / 1e3))
-            .collect();
-        c = c.series(&format!("injected, source {}", i + 1), pts);
-    }
-    let dest = r.summary.flows.first().map_or(0, |f| f.dest);
-    let pts = r
-        .samples
-        .iter()
-        .filter(|s| s.t <= until)
-        .map(|s| (s.t, s.egress_tx[dest] / 1e3))
-        .collect();
-    c.series("egress TX", pts)
 }
 
 pub(crate) fn tab71(opts: Opts, progress: Progress<'_>) -> Result<Outcome, String> {

@@ -4,6 +4,8 @@ use std::fmt::Write;
 
 use crate::engine::Sim;
 use crate::model::Config;
+use plot::LineChart;
+
 use crate::report::Report;
 
 /// Options common to all experiments.
@@ -136,4 +138,27 @@ pub(crate) fn near(a: f64, b: f64, tol: f64) -> bool {
 /// kpps with no decimals.
 pub(crate) fn k(v: f64) -> String {
     format!("{:.0}", v / 1e3)
+}
+
+/// Per-source injected (and egress TX) over time, first `until` s.
+pub(crate) fn rates_chart(title: &str, r: &Report, until: f64) -> LineChart {
+    let mut c = LineChart::new(title, "time (s)", "kpps");
+    let n = r.summary.flows.len();
+    for i in 0..n {
+        let pts = r
+            .samples
+            .iter()
+            .filter(|s| s.t <= until)
+            .map(|s| (s.t, s.injected[i] / 1e3))
+            .collect();
+        c = c.series(&format!("injected, source {}", i + 1), pts);
+    }
+    let dest = r.summary.flows.first().map_or(0, |f| f.dest);
+    let pts = r
+        .samples
+        .iter()
+        .filter(|s| s.t <= until)
+        .map(|s| (s.t, s.egress_tx[dest] / 1e3))
+        .collect();
+    c.series("egress TX", pts)
 }

@@ -18,6 +18,10 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "Fig 6.1/6.4-6.8: Eq 6.7 stability over K x R (W=1, C=764.5k, 3 sources, 500 iterations), heat map",
     },
     Scenario {
+        name: "fig62",
+        about: "Figs 6.2-6.5, 6.9: Eq 6.7 (rate-based price) in the simulator over K x R, 4x load, setpoint 700 of 760 kpps",
+    },
+    Scenario {
         name: "tab71",
         about: "Tab 7.1 and Fig 7.11: optimal (Eq 7.9) vs AIMD, injection, egress TX, queue mean/std; rates and queues over time",
     },
@@ -43,6 +47,7 @@ pub const SCENARIOS: &[Scenario] = &[
 pub fn run(name: &str, opts: Opts, progress: Progress<'_>) -> Result<Outcome, String> {
     match name {
         "fig61" => Ok(super::fig61::run(progress)),
+        "fig62" => super::fig62::run(opts, progress),
         "tab71" => super::ch7::tab71(opts, progress),
         "fairness" => super::ch7::fairness(opts, progress),
         "ch5" => super::ch5::run(opts, progress),
