@@ -5,7 +5,7 @@ use cc::{EgressScheme, IngressScheme};
 /// One node of the cluster: an ingress side (its sources' queues, pulled
 /// into the fabric) and an egress side (the HCA receive ring, the CPU,
 /// the output queue and the external port).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct NodeCfg {
     /// External port capacity, packets/s.
     pub port_pps: f64,
