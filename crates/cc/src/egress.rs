@@ -2,7 +2,11 @@
 //! decide what to send back to the ingresses.
 
 use crate::monitor::{EgressSample, Interval, QueueMonitor};
-use crate::{Nanos, Notify, Signal};
+use std::time::Duration;
+
+use base::Instant;
+
+use crate::{Notify, Signal};
 
 /// How an egress queue turns its counters into a signal.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -50,19 +54,19 @@ impl EgressScheme {
 #[derive(Clone, Debug, PartialEq)]
 pub struct EgressControl {
     scheme: EgressScheme,
-    interval: Nanos,
-    last: Nanos,
+    interval: u64,
+    last: Instant,
     price: f64,
     mon: QueueMonitor,
     last_interval: Interval,
 }
 
 impl EgressControl {
-    /// A controller started at `now`, run every `interval` ns (at least 1).
-    pub fn new(now: Nanos, interval: Nanos, scheme: EgressScheme) -> EgressControl {
+    /// A controller started at `now`, run every `interval` (at least 1 ns).
+    pub fn new(now: Instant, interval: Duration, scheme: EgressScheme) -> EgressControl {
         EgressControl {
             scheme,
-            interval: interval.max(1),
+            interval: nanos(interval),
             last: now,
             price: 0.0,
             mon: QueueMonitor::new(),
@@ -73,11 +77,12 @@ impl EgressControl {
     /// Call as often as convenient (per batch, per poll); when at least one
     /// interval has passed since the last decision, decide with the counters
     /// in `s`. `None`: no interval yet, or nothing to send.
-    pub fn poll(&mut self, now: Nanos, s: EgressSample) -> Option<Signal> {
-        if now.saturating_sub(self.last) < self.interval {
+    pub fn poll(&mut self, now: Instant, s: EgressSample) -> Option<Signal> {
+        let elapsed = now.as_nanos().saturating_sub(self.last.as_nanos());
+        if elapsed < self.interval {
             return None;
         }
-        let dt = (now - self.last) as f64 * 1e-9;
+        let dt = elapsed as f64 * 1e-9;
         self.last = now;
         self.on_interval(dt, s)
     }
@@ -130,6 +135,11 @@ impl EgressControl {
     }
 }
 
+/// An interval in ns, at least 1.
+pub(crate) fn nanos(d: Duration) -> u64 {
+    d.as_nanos().clamp(1, u128::from(u64::MAX)) as u64
+}
+
 /// `[p]⁺`, and a non-finite step leaves the price at 0 rather than NaN.
 fn clamp_price(p: f64) -> f64 {
     if p.is_finite() {
@@ -142,6 +152,12 @@ fn clamp_price(p: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    fn t(ns: u64) -> Instant {
+        Instant::from_nanos(ns)
+    }
 
     fn s(q: u32, i: u64) -> EgressSample {
         EgressSample {
@@ -157,11 +173,11 @@ mod tests {
             q_threshold: 100,
             notify: Notify::LastSource,
         };
-        let mut e = EgressControl::new(0, 1_000_000, scheme);
-        assert_eq!(e.poll(500_000, s(500, 0)), None); // no interval yet
-        assert_eq!(e.poll(1_000_000, s(101, 0)), Some(Signal::Becn));
-        assert_eq!(e.poll(1_500_000, s(900, 0)), None);
-        assert_eq!(e.poll(2_000_000, s(100, 0)), None); // not above
+        let mut e = EgressControl::new(t(0), MS, scheme);
+        assert_eq!(e.poll(t(500_000), s(500, 0)), None); // no interval yet
+        assert_eq!(e.poll(t(1_000_000), s(101, 0)), Some(Signal::Becn));
+        assert_eq!(e.poll(t(1_500_000), s(900, 0)), None);
+        assert_eq!(e.poll(t(2_000_000), s(100, 0)), None); // not above
     }
 
     #[test]
@@ -170,7 +186,7 @@ mod tests {
             capacity_pps: 764_500.0,
             r: 5e11,
         };
-        let mut e = EgressControl::new(0, 1_000_000, scheme);
+        let mut e = EgressControl::new(t(0), MS, scheme);
         assert_eq!(e.on_interval(0.001, s(0, 0)), Some(Signal::Price(0.0)));
         // 897 packets in 1 ms = 897 kpps: 132.5 kpps over C.
         let Some(Signal::Price(p)) = e.on_interval(0.001, s(0, 897)) else {
@@ -188,7 +204,7 @@ mod tests {
             u: 0.01,
             r: 5e11,
         };
-        let mut e = EgressControl::new(0, 1_000_000, scheme);
+        let mut e = EgressControl::new(t(0), MS, scheme);
         e.on_interval(0.001, s(100, 0));
         let Some(Signal::Price(p)) = e.on_interval(0.001, s(300, 0)) else {
             panic!("no price")

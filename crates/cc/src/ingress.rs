@@ -2,7 +2,12 @@
 //! each interval how many packets it injected, and each signal that came
 //! back; it answers with a scheduling weight or a rate.
 
-use crate::{Nanos, Signal};
+use std::time::Duration;
+
+use base::Instant;
+
+use crate::egress::nanos;
+use crate::Signal;
 
 /// When scheme A adds its weight increment (cluster-spec §4.1 errata: the
 /// text and the code of the thesis disagree; both are offered).
@@ -64,8 +69,8 @@ pub enum Allowance {
 #[derive(Clone, Debug, PartialEq)]
 pub struct IngressControl {
     scheme: IngressScheme,
-    interval: Nanos,
-    last: Nanos,
+    interval: u64,
+    last: Instant,
     prev_injected: Option<u64>,
     current_rate: f64,
     weight: u32,
@@ -74,9 +79,9 @@ pub struct IngressControl {
 }
 
 impl IngressControl {
-    /// A controller started at `now`, run every `interval` ns. It starts
-    /// fully open: weight `max`, or rate `max_rate`.
-    pub fn new(now: Nanos, interval: Nanos, scheme: IngressScheme) -> IngressControl {
+    /// A controller started at `now`, run every `interval` (at least 1 ns).
+    /// It starts fully open: weight `max`, or rate `max_rate`.
+    pub fn new(now: Instant, interval: Duration, scheme: IngressScheme) -> IngressControl {
         let (weight, rate) = match scheme {
             IngressScheme::Weight { max, .. } => (max.max(1), 0.0),
             IngressScheme::RateAimd { max_rate, .. } | IngressScheme::Price { max_rate, .. } => {
@@ -85,7 +90,7 @@ impl IngressControl {
         };
         IngressControl {
             scheme,
-            interval: interval.max(1),
+            interval: nanos(interval),
             last: now,
             prev_injected: None,
             current_rate: 0.0,
@@ -98,9 +103,10 @@ impl IngressControl {
     /// Call as often as convenient with the cumulative count of packets
     /// this queue has injected into the fabric; runs the interval step when
     /// one has passed. Returns the allowance in force.
-    pub fn poll(&mut self, now: Nanos, injected: u64) -> Allowance {
-        if now.saturating_sub(self.last) >= self.interval {
-            let dt = (now - self.last) as f64 * 1e-9;
+    pub fn poll(&mut self, now: Instant, injected: u64) -> Allowance {
+        let elapsed = now.as_nanos().saturating_sub(self.last.as_nanos());
+        if elapsed >= self.interval {
+            let dt = elapsed as f64 * 1e-9;
             self.last = now;
             self.on_interval(dt, injected);
         }
@@ -187,6 +193,12 @@ fn sane(r: f64) -> f64 {
 mod tests {
     use super::*;
 
+    const MS: Duration = Duration::from_millis(1);
+
+    fn t(ns: u64) -> Instant {
+        Instant::from_nanos(ns)
+    }
+
     #[test]
     fn weight_aimd_halves_per_becn_and_adds_per_interval() {
         let scheme = IngressScheme::Weight {
@@ -195,15 +207,15 @@ mod tests {
             min: 1,
             increase: Increase::EveryInterval,
         };
-        let mut c = IngressControl::new(0, 1_000_000, scheme);
+        let mut c = IngressControl::new(t(0), MS, scheme);
         assert_eq!(c.allowance(), Allowance::Weight(1000));
         c.on_signal(Signal::Becn);
         assert_eq!(c.on_signal(Signal::Becn), Allowance::Weight(250));
-        assert_eq!(c.poll(1_000_000, 0), Allowance::Weight(260));
+        assert_eq!(c.poll(t(1_000_000), 0), Allowance::Weight(260));
         assert_eq!(c.on_signal(Signal::Price(1.0)), Allowance::Weight(260)); // wrong kind
         let mut t = IngressControl::new(
-            0,
-            1_000_000,
+            t(0),
+            MS,
             IngressScheme::Weight {
                 incr: 10,
                 max: 1000,
@@ -225,7 +237,7 @@ mod tests {
             m: 0.5,
             max_rate: 1e6,
         };
-        let mut c = IngressControl::new(0, 1_000_000, scheme);
+        let mut c = IngressControl::new(t(0), MS, scheme);
         c.on_interval(0.001, 0);
         c.on_interval(0.001, 300); // 300 kpps measured
         assert_eq!(c.allowance(), Allowance::Rate(1e6)); // capped
@@ -241,7 +253,7 @@ mod tests {
             w: 1.0,
             max_rate: f64::INFINITY,
         };
-        let mut c = IngressControl::new(0, 1_000_000, scheme);
+        let mut c = IngressControl::new(t(0), MS, scheme);
         c.on_interval(0.001, 0);
         c.on_interval(0.001, 250); // 250 kpps
         let Allowance::Rate(r) = c.on_signal(Signal::Price(2e-6)) else {

@@ -1,6 +1,6 @@
 //! Internal congestion control for the cluster router (Ye 2010, ch. 5-7;
 //! `../shared/docs/cluster-spec.md` §4), pure: **time and counters in,
-//! decisions out**. Nothing here reads a clock, touches a socket or draws
+//! decisions out**. Time is a [`base::Instant`] passed in; nothing here reads a clock, touches a socket or draws
 //! a random number; the caller (a dataplane element, or the `ccsim`
 //! simulator) passes the time and the counters it keeps.
 //!
@@ -23,18 +23,19 @@
 //! returned [`Allowance`] to its [`Quantum`] or [`TokenBucket`].
 //!
 //! ```
+//! use base::Instant;
 //! use cc::{params, Allowance, EgressControl, EgressSample, IngressControl, Signal};
 //!
-//! const MS: u64 = 1_000_000;
-//! let mut egress = EgressControl::new(0, MS, params::queue_price());
-//! let mut ingress = IngressControl::new(0, MS, params::price_ingress(1e6));
+//! let ms = |n: u64| Instant::from_nanos(n * 1_000_000);
+//! let mut egress = EgressControl::new(ms(0), params::INTERVAL, params::queue_price());
+//! let mut ingress = IngressControl::new(ms(0), params::INTERVAL, params::price_ingress(1e6));
 //! // One interval later the queue grew from 0 to 400 packets.
 //! let sample = EgressSample { queue_len: 400, pkts_in: 900, pkts_out: 500 };
-//! let sig = egress.poll(MS, sample).unwrap();
+//! let sig = egress.poll(ms(1), sample).unwrap();
 //! let Signal::Price(p) = sig else { unreachable!() };
 //! assert!(p > 0.0);
-//! ingress.poll(MS, 0);
-//! ingress.poll(2 * MS, 300); // injected 300 packets in 1 ms: 300 kpps
+//! ingress.poll(ms(1), 0);
+//! ingress.poll(ms(2), 300); // injected 300 packets in 1 ms: 300 kpps
 //! let Allowance::Rate(r) = ingress.on_signal(sig) else { unreachable!() };
 //! assert!(r < 300_000.0 + 1e5); // the price brakes the additive push K·W
 //! ```
@@ -61,9 +62,6 @@ pub use eq67::{Eq67, Run};
 pub use ingress::{Allowance, Increase, IngressControl, IngressScheme};
 pub use monitor::{EgressSample, Interval, QueueMonitor};
 pub use sched::Quantum;
-
-/// Time in nanoseconds, from whatever origin the caller uses.
-pub type Nanos = u64;
 
 /// What an egress sends to an ingress about one of its queues.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -2,9 +2,13 @@
 //! it does not (ch. 5, marked GAP in cluster-spec §4.1). `docs/cc.md` gives
 //! the sweeps behind our choices.
 
+use std::time::Duration;
+
 use crate::{EgressScheme, Increase, IngressScheme, Notify};
 
-/// Control interval, ns (ch. 6-7: 1 ms; ch. 5: GAP, we use the same).
+/// Control interval (ch. 6-7: 1 ms; ch. 5: GAP, we use the same).
+pub const INTERVAL: Duration = Duration::from_millis(1);
+/// [`INTERVAL`] in ns.
 pub const INTERVAL_NS: u64 = 1_000_000;
 /// Egress capacity of ch. 6-7's simulation, pps.
 pub const C_PPS: f64 = 764_500.0;

@@ -1,10 +1,14 @@
 //! Properties of every controller over arbitrary event sequences.
 
+use base::Instant;
 use cc::{
     params, Allowance, EgressControl, EgressSample, EgressScheme, Eq67, Increase, IngressControl,
     IngressScheme, Notify, Quantum, Signal, TokenBucket,
 };
 use proptest::prelude::*;
+use std::time::Duration;
+
+const MS: Duration = Duration::from_millis(1);
 
 #[derive(Clone, Debug)]
 enum Ev {
@@ -22,7 +26,7 @@ fn ev() -> impl Strategy<Value = Ev> {
 }
 
 fn drive(scheme: IngressScheme, evs: &[Ev]) -> Vec<Allowance> {
-    let mut c = IngressControl::new(0, 1_000_000, scheme);
+    let mut c = IngressControl::new(Instant::ZERO, MS, scheme);
     let mut injected = 0u64;
     let mut out = Vec::new();
     for e in evs {
@@ -64,7 +68,7 @@ proptest! {
 
     #[test]
     fn a_becn_never_raises_an_aimd_rate(evs in prop::collection::vec(ev(), 0..100)) {
-        let mut c = IngressControl::new(0, 1, params::aimd_ingress(1e6));
+        let mut c = IngressControl::new(Instant::ZERO, Duration::from_nanos(1), params::aimd_ingress(1e6));
         let mut inj = 0;
         for e in &evs {
             match *e {
@@ -84,13 +88,13 @@ proptest! {
         which in 0usize..2)
     {
         let scheme = if which == 0 { params::queue_price() } else { params::rate_price(764_500.0) };
-        let mut e = EgressControl::new(0, 1_000_000, scheme);
+        let mut e = EgressControl::new(Instant::ZERO, MS, scheme);
         let (mut now, mut tin) = (0u64, 0u64);
         for (q, n) in qs {
             now += 1_000_000;
             tin += n;
             let s = EgressSample { queue_len: q, pkts_in: tin, pkts_out: 0 };
-            match e.poll(now, s) {
+            match e.poll(Instant::from_nanos(now), s) {
                 Some(Signal::Price(p)) => prop_assert!(p.is_finite() && p >= 0.0),
                 other => prop_assert!(false, "{other:?}"),
             }
@@ -101,11 +105,11 @@ proptest! {
     fn becn_only_above_threshold_and_once_per_interval(
         steps in prop::collection::vec((1u64..3_000_000, 0u32..300), 1..200))
     {
-        let mut e = EgressControl::new(0, 1_000_000, EgressScheme::Threshold { q_threshold: 100, notify: Notify::All });
+        let mut e = EgressControl::new(Instant::ZERO, MS, EgressScheme::Threshold { q_threshold: 100, notify: Notify::All });
         let (mut now, mut last_fire) = (0u64, None::<u64>);
         for (dt, q) in steps {
             now += dt;
-            if let Some(sig) = e.poll(now, EgressSample { queue_len: q, ..Default::default() }) {
+            if let Some(sig) = e.poll(Instant::from_nanos(now), EgressSample { queue_len: q, ..Default::default() }) {
                 prop_assert_eq!(sig, Signal::Becn);
                 prop_assert!(q > 100);
                 if let Some(l) = last_fire { prop_assert!(now - l >= 1_000_000); }
@@ -119,11 +123,11 @@ proptest! {
         rate in 0.0f64..2e6, burst in 1.0f64..1000.0,
         steps in prop::collection::vec((0u64..1_000_000, 0u64..5000), 1..300))
     {
-        let mut b = TokenBucket::new(0, rate, burst);
+        let mut b = TokenBucket::new(Instant::ZERO, rate, burst);
         let (mut now, mut got) = (0u64, 0u64);
         for (dt, want) in steps {
             now += dt;
-            let g = b.take(now, want);
+            let g = b.take(Instant::from_nanos(now), want);
             prop_assert!(g <= want);
             got += g;
             prop_assert!(got as f64 <= rate * now as f64 * 1e-9 + burst + 1e-6);

@@ -8,6 +8,7 @@
 
 use std::collections::VecDeque;
 
+use base::Instant;
 use cc::{
     Allowance, EgressControl, EgressSample, IngressControl, LastSource, Notify, Quantum,
     QueueMonitor, Signal, TokenBucket,
@@ -111,7 +112,7 @@ impl Sim {
     pub fn new(cfg: Config) -> Result<Sim, String> {
         cfg.validate()?;
         let mut rng = Rng::new(cfg.seed);
-        let interval = cfg.interval_ns;
+        let interval = std::time::Duration::from_nanos(cfg.interval_ns);
         let mut egress: Vec<Egress> = (0..cfg.nodes.len())
             .map(|_| Egress {
                 ring: Runs::default(),
@@ -119,7 +120,9 @@ impl Sim {
                 budget: 0.0,
                 tokens: 0.0,
                 ctl: match cfg.control {
-                    Control::Scheme { egress, .. } => Some(EgressControl::new(0, interval, egress)),
+                    Control::Scheme { egress, .. } => {
+                        Some(EgressControl::new(Instant::ZERO, interval, egress))
+                    }
                     Control::None => None,
                 },
                 last: LastSource::default(),
@@ -135,7 +138,9 @@ impl Sim {
         for (i, s) in cfg.sources.iter().enumerate() {
             let node = &cfg.nodes[s.node];
             let ctl = match cfg.control {
-                Control::Scheme { ingress, .. } => Some(IngressControl::new(0, interval, ingress)),
+                Control::Scheme { ingress, .. } => {
+                    Some(IngressControl::new(Instant::ZERO, interval, ingress))
+                }
                 Control::None => None,
             };
             let (weight, rate) = match ctl.as_ref().map(IngressControl::allowance) {
@@ -160,7 +165,7 @@ impl Sim {
                 queue: 0,
                 queue_cap: u64::from(node.ingress_queue),
                 ctl,
-                bucket: TokenBucket::new(0, rate, cfg.bucket_burst),
+                bucket: TokenBucket::new(Instant::ZERO, rate, cfg.bucket_burst),
                 quantum: Quantum::default(),
                 weight,
                 c: Counters::default(),
@@ -291,7 +296,7 @@ impl Sim {
             let rounds = rounds_of[f.node];
             let n = match (&f.ctl, weighted) {
                 (Some(_), true) => f.quantum.serve(f.weight, th, rounds, f.queue),
-                (Some(_), false) => f.bucket.take(now, f.queue.min(rounds)),
+                (Some(_), false) => f.bucket.take(Instant::from_nanos(now), f.queue.min(rounds)),
                 (None, _) => f.queue.min(rounds),
             };
             if n > 0 {
@@ -563,7 +568,7 @@ fn enqueue(
 fn apply(f: &mut Flow, now: u64, a: Allowance) {
     match a {
         Allowance::Weight(w) => f.weight = w,
-        Allowance::Rate(r) => f.bucket.set_rate(now, r),
+        Allowance::Rate(r) => f.bucket.set_rate(Instant::from_nanos(now), r),
     }
 }
 
