@@ -79,6 +79,7 @@ impl Runs {
 struct Egress {
     ring: Runs,
     outq: Runs,
+    txr: Runs,
     budget: f64,
     tokens: f64,
     ctl: Option<EgressControl>,
@@ -117,6 +118,7 @@ impl Sim {
             .map(|_| Egress {
                 ring: Runs::default(),
                 outq: Runs::default(),
+                txr: Runs::default(),
                 budget: 0.0,
                 tokens: 0.0,
                 ctl: match cfg.control {
@@ -324,7 +326,7 @@ impl Sim {
     fn serve_egress(&mut self, e: usize, dt: f64) {
         let node = &self.cfg.nodes[e];
         let eg = &mut self.egress[e];
-        if eg.arrivals.is_empty() && eg.ring.len == 0 && eg.outq.len == 0 {
+        if eg.arrivals.is_empty() && eg.ring.len == 0 && eg.outq.len == 0 && eg.txr.len == 0 {
             // Idle: a full bucket and an idle CPU, as the loop below would leave them.
             eg.tokens = node.port_pps * dt + 1.0;
             eg.budget = dt * 1e9;
@@ -363,11 +365,28 @@ impl Sim {
                 }
                 eg.tokens = (eg.tokens + node.port_pps * dt).min(node.port_pps * dt + 1.0);
                 let can = eg.tokens.floor() as u64;
-                let sent = eg
-                    .outq
-                    .pop(can, |f, k| flows[f as usize].c.tx += u64::from(k));
+                let sent = if node.tx_ring == 0 {
+                    eg.outq
+                        .pop(can, |f, k| flows[f as usize].c.tx += u64::from(k))
+                } else {
+                    // The NIC's descriptor ring: filled from the output queue
+                    // at once, drained by the port. The monitor sees only the
+                    // output queue.
+                    let room = u64::from(node.tx_ring).saturating_sub(eg.txr.len);
+                    let txr = &mut eg.txr;
+                    eg.pkts_out += eg.outq.pop(room, |f, k| txr.push(f, k));
+                    let sent = eg
+                        .txr
+                        .pop(can, |f, k| flows[f as usize].c.tx += u64::from(k));
+                    let room = u64::from(node.tx_ring).saturating_sub(eg.txr.len);
+                    let txr = &mut eg.txr;
+                    eg.pkts_out += eg.outq.pop(room, |f, k| txr.push(f, k));
+                    sent
+                };
                 eg.tokens -= sent as f64;
-                eg.pkts_out += sent;
+                if node.tx_ring == 0 {
+                    eg.pkts_out += sent;
+                }
             }
             Some(cpu) => {
                 for &(flow, n) in &eg.arrivals {

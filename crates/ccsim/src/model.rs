@@ -24,6 +24,9 @@ pub struct NodeCfg {
     pub round_pps: f64,
     /// Ingress queue capacity per source, packets.
     pub ingress_queue: u32,
+    /// NIC transmit descriptor ring behind the output queue, packets
+    /// (port-only egress; 0: none). The queue monitor does not see it.
+    pub tx_ring: u32,
 }
 
 impl NodeCfg {
@@ -37,6 +40,7 @@ impl NodeCfg {
             cpu: None,
             round_pps: 2e6,
             ingress_queue: 1000,
+            tx_ring: 0,
         }
     }
 }

@@ -12,7 +12,7 @@ mod fig61;
 mod fig62;
 mod scale;
 
-pub use build::{ch5, ch7, scale, Scheme, CH5_CPU, C_REAL, C_SIM, MBIT_PPS};
+pub use build::{ch5, ch7, scale, Scheme, CH5_CPU, C_REAL, C_SIM, MBIT_PPS, TX_RING_REAL};
 pub use common::{Check, Opts, Outcome};
 pub use experiments::{run, Scenario, SCENARIOS};
 pub use fig61::{grid as fig61_grid, GridCell};

@@ -31,13 +31,15 @@ fn pattern(i: u8) -> Pattern {
 prop_compose! {
     fn cluster()(nodes in 2usize..5, cpu in any::<bool>(), port in 100_000.0f64..1e6,
                  srcs in prop::collection::vec((0usize..5, 0usize..5, 0.0f64..1.5e6, any::<u8>()), 1..6),
-                 s in any::<u8>(), seed in any::<u64>(), lag in prop::sample::select(vec![0u64, 1_000_000]))
+                 s in any::<u8>(), seed in any::<u64>(), lag in prop::sample::select(vec![0u64, 1_000_000]),
+                 tx_ring in prop::sample::select(vec![0u32, 256]))
                 -> Config {
         let mut cfg = Config::new(60_000_000, scheme(s).control(2e6));
         cfg.seed = seed;
         cfg.warmup_ns = 10_000_000;
         cfg.signal_lag_ns = lag;
         let mut node = NodeCfg::port(port);
+        node.tx_ring = tx_ring;
         if cpu {
             node.cpu = Some(Cpu { rx_cost_ns: 470.0, tx_cost_ns: 950.0, rx_quota: 64, tx_quota: 32 });
             node.ring = 512;
@@ -77,7 +79,7 @@ proptest! {
         let in_flight = 2 * cfg.sources.len() as i64 * 40;
         for (d, &v) in in_system.iter().enumerate() {
             prop_assert!(v >= 0);
-            prop_assert!(v <= i64::from(node.ring) + i64::from(node.out_queue) + in_flight, "node {d}: {v}");
+            prop_assert!(v <= i64::from(node.ring) + i64::from(node.out_queue) + i64::from(node.tx_ring) + in_flight, "node {d}: {v}");
             // The port never sends faster than its capacity (plus one tick's rounding).
             prop_assert!(tx_by_dest[d] as f64 <= node.port_pps * dur_s + 40.0, "node {d}");
         }

@@ -4,8 +4,9 @@ use std::fmt::Write;
 
 use plot::{BarChart, LineChart};
 
-use super::build::{ch7, Scheme, C_REAL, C_SIM, MBIT_PPS};
+use super::build::{ch7, Scheme, C_REAL, C_SIM, MBIT_PPS, TX_RING_REAL};
 use super::common::{k, near, rates_chart, secs, simulate, Check, Opts, Outcome, Progress};
+use crate::model::Config;
 use crate::model::Pattern;
 use crate::report::{jain, max_min};
 
@@ -36,21 +37,30 @@ fn rows() -> Vec<Row> {
     ]
 }
 
+/// Tab 7.1's real system: the ch. 7 set-up at [`C_REAL`] with a NIC TX
+/// ring of `ring` descriptors behind each egress queue.
+fn real(scheme: Scheme, offered: &[f64], ring: u32, opts: Opts) -> Config {
+    let mut cfg = ch7(scheme, offered, C_REAL, Pattern::Poisson, secs(4.0, opts));
+    for n in cfg.nodes.iter_mut() {
+        n.tx_ring = ring;
+    }
+    cfg.seed = opts.seed;
+    cfg
+}
+
 fn triple(v: &[f64]) -> String {
     v.iter().map(|x| k(*x)).collect::<Vec<_>>().join("/")
 }
 
 pub(crate) fn tab71(opts: Opts, progress: Progress<'_>) -> Result<Outcome, String> {
     let mut o = Outcome::default();
-    let dur = secs(4.0, opts);
     let mut csv = String::from(
         "scheme,offered1,offered2,offered3,thesis_inj1,thesis_inj2,thesis_inj3,thesis_tx,inj1,inj2,inj3,tx,queue_mean,queue_std\n",
     );
     let mut ours_tx = Vec::new();
     let mut opt_tx_by_row = Vec::new();
     for (i, row) in rows().iter().enumerate() {
-        let mut cfg = ch7(row.scheme, &row.offered, C_REAL, Pattern::Poisson, dur);
-        cfg.seed = opts.seed;
+        let cfg = real(row.scheme, &row.offered, TX_RING_REAL, opts);
         let label = format!("tab71 row {} {}", i / 2 + 1, row.scheme.name());
         let rep = simulate(cfg, &label, progress)?;
         let s = &rep.summary;
@@ -93,21 +103,19 @@ pub(crate) fn tab71(opts: Opts, progress: Progress<'_>) -> Result<Outcome, Strin
         } else {
             let overloaded = row.offered.iter().sum::<f64>() > C_REAL;
             if overloaded {
-                // Our AIMD leaves the port idle longer after each halving
-                // than the real system did (docs/cc.md): TX is judged with a
-                // wider band, the per-source split is shown.
+                // The thesis's own split of equal loads spreads 7 %
+                // (240/241/256): injection is judged at ±8 %.
+                let ok = inj
+                    .iter()
+                    .zip(row.injected.iter())
+                    .all(|(a, b)| (a - b).abs() <= 0.08 * b)
+                    && near(tx, row.tx, 0.04);
                 o.checks.push(Check::judged(
-                    &format!("{what}: egress TX"),
-                    k(row.tx),
-                    k(tx),
-                    "TX ±10 % (AIMD, see docs/cc.md)",
-                    near(tx, row.tx, 0.10),
-                ));
-                o.checks.push(Check::info(
-                    &format!("{what}: injection"),
-                    triple(&row.injected),
-                    triple(&inj),
-                    "lower by the TX gap (docs/cc.md)",
+                    &what,
+                    format!("{} -> {}", triple(&row.injected), k(row.tx)),
+                    format!("{} -> {}", triple(&inj), k(tx)),
+                    "injection ±8 %, TX ±4 %",
+                    ok,
                 ));
             } else {
                 let ok = inj
@@ -163,8 +171,7 @@ pub(crate) fn tab71(opts: Opts, progress: Progress<'_>) -> Result<Outcome, Strin
     );
     let mut stats = Vec::new();
     for scheme in [Scheme::None, Scheme::QueuePrice, Scheme::Aimd] {
-        let mut cfg = ch7(scheme, &[299e3; 3], C_REAL, Pattern::Poisson, dur);
-        cfg.seed = opts.seed;
+        let cfg = real(scheme, &[299e3; 3], TX_RING_REAL, opts);
         let rep = simulate(cfg, &format!("fig711 {}", scheme.name()), progress)?;
         o.file(
             &format!("ch7_{}_rates.svg", scheme.name()),
@@ -237,7 +244,44 @@ pub(crate) fn tab71(opts: Opts, progress: Progress<'_>) -> Result<Outcome, Strin
         "Fig 7.11 queue mean, optimal vs AIMD",
         "optimal lower".into(),
         format!("{:.1} vs {:.1}", opt.1, aimd.1),
-        "not reproduced: Eq 7.9 holds the queue at q_o = 100, our AIMD queue drains empty after each halving",
+        "not reproduced with the 256-descriptor ring: Eq 7.9 holds the queue at q_o = 100, our AIMD queue drains empty after each halving (reproduced from 512 descriptors, below)",
+    ));
+    // Sensitivity to the TX ring (GAP): AIMD's TX and queue, optimal's TX.
+    let mut csv = String::from("tx_ring,scheme,injected_pps,egress_tx_pps,queue_mean,queue_std\n");
+    let mut aimd_tx = Vec::new();
+    for ring in [0u32, 128, 256, 512, 1024] {
+        for scheme in [Scheme::QueuePrice, Scheme::Aimd] {
+            let rep = simulate(
+                real(scheme, &[299e3; 3], ring, opts),
+                &format!("tab71 tx ring {ring} {}", scheme.name()),
+                progress,
+            )?;
+            let s = &rep.summary;
+            let _ = writeln!(
+                csv,
+                "{ring},{},{:.0},{:.0},{:.1},{:.1}",
+                scheme.name(),
+                s.injected_to(3),
+                s.egress_tx_pps[3],
+                s.queue_mean[3],
+                s.queue_std[3]
+            );
+            if scheme == Scheme::Aimd {
+                aimd_tx.push(format!(
+                    "{ring}: {} ({:.0}±{:.0})",
+                    k(s.egress_tx_pps[3]),
+                    s.queue_mean[3],
+                    s.queue_std[3]
+                ));
+            }
+        }
+    }
+    o.file("tab71_txring.csv", csv);
+    o.checks.push(Check::info(
+        "AIMD at 3 x 299 kpps vs the NIC TX ring (descriptors: TX kpps (queue mean±σ))",
+        "728".into(),
+        aimd_tx.join("; "),
+        "the ring keeps the port busy while the monitored queue is empty; optimal stays at 740 throughout (tab71_txring.csv)",
     ));
     Ok(o)
 }
