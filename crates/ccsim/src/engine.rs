@@ -101,6 +101,7 @@ pub struct Sim {
     egress: Vec<Egress>,
     round_carry: Vec<f64>,
     rounds: Vec<u64>,
+    keyed: Vec<(f64, (u32, u32))>,
     fabric: Vec<Vec<(u32, u32)>>,
     signals: VecDeque<(u64, u32, Signal)>,
     samples: Vec<Sample>,
@@ -177,6 +178,7 @@ impl Sim {
         Ok(Sim {
             round_carry: vec![0.0; cfg.nodes.len()],
             rounds: Vec::with_capacity(cfg.nodes.len()),
+            keyed: Vec::new(),
             fabric: vec![Vec::new(); delay_ticks + 1],
             signals: VecDeque::new(),
             samples: Vec::new(),
@@ -337,17 +339,16 @@ impl Sim {
         // (Efraimidis-Spirakis keys): the fabric interleaves, and Lastsrc
         // samples by share.
         if eg.arrivals.len() > 1 {
-            let mut keyed: Vec<(f64, (u32, u32))> = eg
-                .arrivals
-                .iter()
-                .map(|&a| {
-                    let u = unit(&mut self.rng).max(1e-300);
-                    (u.powf(1.0 / f64::from(a.1.max(1))), a)
-                })
-                .collect();
+            // A scratch buffer kept across ticks: no allocation per tick.
+            let keyed = &mut self.keyed;
+            keyed.clear();
+            for &a in &eg.arrivals {
+                let u = unit(&mut self.rng).max(1e-300);
+                keyed.push((u.powf(1.0 / f64::from(a.1.max(1))), a));
+            }
             keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
             eg.arrivals.clear();
-            eg.arrivals.extend(keyed.into_iter().map(|k| k.1));
+            eg.arrivals.extend(keyed.iter().map(|k| k.1));
         }
         let flows = &mut self.flows;
         match node.cpu {
