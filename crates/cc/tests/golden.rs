@@ -1,7 +1,7 @@
 //! Golden transcripts: each `tests/golden/NAME.events` script drives one
 //! egress and one ingress controller (both started at 0, interval 1 ms)
 //! and the transcript of their decisions is compared with `NAME.expected`.
-//! `TESSERA_BLESS=1 cargo test -p cc --test golden` rewrites the
+//! `TESSERA_BLESS=1 cargo test -p cluster-cc --test golden` rewrites the
 //! transcripts (review the diff: each line is a decision of the thesis's
 //! equations).
 //!
