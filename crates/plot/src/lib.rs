@@ -2,7 +2,8 @@
 //! a numeric x axis: prefixes over time at the monitor, speedup curves,
 //! congestion-window traces) and [`BarChart`] (grouped bars with an
 //! optional spread whisker per bar: convergence time per daemon and
-//! scenario).
+//! scenario) and [`HeatMap`] (a grid of cells coloured by value: a
+//! controller's stability over two gains).
 //!
 //! Design: a chart is plain data; `to_svg` lays it out on a fixed canvas
 //! (plot area, axes with "nice" 1-2-5 ticks, labels, legend) and writes
@@ -17,11 +18,13 @@
 
 mod axis;
 mod bar;
+mod heat;
 mod line;
 mod svg;
 
 pub use axis::{format_tick, nice_ticks};
 pub use bar::{BarChart, BarSeries};
+pub use heat::HeatMap;
 pub use line::{LineChart, Series};
 
 /// Colour of series `i` (cycled): a palette readable on white and by

@@ -1,7 +1,7 @@
 //! Charts are well-formed XML with an `<svg>` root, carry every series,
 //! label and legend entry, and escape hostile text.
 
-use plot::{BarChart, LineChart};
+use plot::{BarChart, HeatMap, LineChart};
 
 /// A small XML well-formedness check: balanced tags, quoted attributes,
 /// no raw `<` or `&` in text or attribute values. Returns the element
@@ -137,4 +137,26 @@ fn checker_rejects_broken_documents() {
     assert!(check_xml("<svg a=b/>").is_err());
     assert!(check_xml("<svg>a & b</svg>").is_err());
     assert!(check_xml("<svg><text>").is_err());
+}
+
+#[test]
+fn heat_map_has_one_cell_per_value_and_greys_missing_ones() {
+    let m = HeatMap::new("Stability <K, R>", "K", "R", "intervals")
+        .grid(
+            vec![1.0, 2.0, 3.0],
+            vec![10.0, 20.0],
+            vec![vec![1.0, f64::NAN, 3.0], vec![4.0, 5.0, 6.0]],
+        )
+        .missing("unstable & slow");
+    let svg = m.to_svg();
+    let names = check_xml(&svg).expect("well-formed");
+    assert_eq!(svg.matches("class=\"cell\"").count(), 6);
+    assert_eq!(svg.matches("fill=\"#bbbbbb\"><title>").count(), 1);
+    assert!(svg.contains("unstable &amp; slow"));
+    assert!(svg.contains("Stability &lt;K, R&gt;"));
+    assert_eq!(names[0], "svg");
+    // Empty and all-missing maps still render.
+    check_xml(&HeatMap::new("", "", "", "").to_svg()).expect("empty");
+    let all_nan = HeatMap::new("t", "x", "y", "v").grid(vec![1.0], vec![1.0], vec![vec![f64::NAN]]);
+    check_xml(&all_nan.to_svg()).expect("nan");
 }

@@ -38,6 +38,12 @@ enum Command {
         #[command(subcommand)]
         command: cmd::sim::SimCommand,
     },
+    /// Cluster congestion control: `cc sim SCENARIO` runs a reproduction of
+    /// Ye 2010 ch. 5-7 in the discrete-event simulator (`cc sim list`).
+    Cc {
+        #[command(subcommand)]
+        command: cmd::cc::CcCommand,
+    },
     /// Daemon commands over tesserad's control socket, in BIRD's words.
     #[command(flatten)]
     Ctl(cmd::ctl::CtlCommand),
@@ -65,6 +71,7 @@ fn main() -> ExitCode {
         Command::Replay(a) => cmd::replay::run(*a),
         Command::Bench(a) => cmd::bench::run(a),
         Command::Sim { command } => cmd::sim::run(command),
+        Command::Cc { command } => cmd::cc::run(command),
         Command::Mrt { command } => match command {
             MrtCommand::Dump(a) => cmd::mrt_dump::run(a),
             MrtCommand::Stats(a) => cmd::mrt_stats::run(a),

@@ -1,6 +1,7 @@
 //! One module per command; each has `Args` (clap) and `run`.
 
 pub mod bench;
+pub mod cc;
 pub mod ctl;
 pub mod demo;
 pub mod experiment;
