@@ -514,6 +514,10 @@ pub fn parse(text: &str, file: &str) -> R<Config> {
         .dataplane
         .as_ref()
         .and_then(|d| keep(&mut errors, crate::dataplane::validate(&c, d)));
+    let cluster = raw
+        .cluster
+        .as_ref()
+        .and_then(|k| keep(&mut errors, crate::cluster::validate(&c, k)));
 
     if let (true, Some(router)) = (errors.is_empty(), router) {
         return Ok(Config {
@@ -527,6 +531,7 @@ pub fn parse(text: &str, file: &str) -> R<Config> {
             log_file: raw.log.file.map(PathBuf::from),
             mrt,
             dataplane,
+            cluster,
             neighbors,
             statics,
             policies: raw.policy,

@@ -57,6 +57,14 @@ fn main() -> ExitCode {
     }
     // The daemon reads the file again; here only `[dataplane]` matters.
     let dp = match config::load(&args.config) {
+        Ok(c) if c.cluster.is_some() => {
+            let at = c
+                .locate("cluster")
+                .map(|l| format!("{}:{}:{}: ", l.file, l.line, l.col))
+                .unwrap_or_default();
+            eprintln!("tesserad: {at}cluster: {}", config::Cluster::NOT_SUPPORTED);
+            return ExitCode::FAILURE;
+        }
         Ok(c) => c.dataplane,
         Err(e) => {
             eprintln!("tesserad: {e}");
