@@ -1,0 +1,366 @@
+//! The cluster fabric end to end on loopback: three nodes, each its own
+//! thread running an element graph over a real UDP fabric socket
+//! (`io::fabric::FabricDevice` on 127.0.0.1) and in-memory external
+//! ports. Frames entering node 0's external port leave node 2's external
+//! port 1, through `FabricEncap` (balancing, packing, GENEVE) and
+//! `FabricDecap` (unpacking, or forwarding at the intermediate, node 1).
+//! Each worker polls while there is traffic and sleeps in `poll(2)` on its
+//! fabric socket when idle, as the dataplane workers do.
+//!
+//! Also: the fabric's datagrams, wrapped in UDP/IPv4 to port 6081, are
+//! decoded by tshark as GENEVE with the inner frames visible.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use elements::{AnyElement, Env};
+use graph::{Graph, Runner};
+use io::fabric::FabricDevice;
+use io::IoError;
+use pkt::{build, Batch, DevStats, Device, Mac, MemDevice, Pool};
+
+/// A node's devices: in-memory external ports and the fabric socket.
+enum Dev {
+    Mem(MemDevice),
+    Fab(FabricDevice),
+}
+
+impl Device for Dev {
+    type Error = IoError;
+    fn name(&self) -> &str {
+        match self {
+            Dev::Mem(d) => d.name(),
+            Dev::Fab(d) => d.name(),
+        }
+    }
+    fn rx_burst(&mut self, pool: &Pool, batch: &mut Batch, max: usize) -> usize {
+        match self {
+            Dev::Mem(d) => d.rx_burst(pool, batch, max),
+            Dev::Fab(d) => d.rx_burst(pool, batch, max),
+        }
+    }
+    fn tx_burst(&mut self, batch: &mut Batch) -> usize {
+        match self {
+            Dev::Mem(d) => d.tx_burst(batch),
+            Dev::Fab(d) => d.tx_burst(batch),
+        }
+    }
+    fn stats(&self) -> DevStats {
+        match self {
+            Dev::Mem(d) => d.stats(),
+            Dev::Fab(d) => d.stats(),
+        }
+    }
+    fn poll_fd(&self) -> Option<i32> {
+        match self {
+            Dev::Mem(_) => None,
+            Dev::Fab(d) => d.poll_fd(),
+        }
+    }
+    fn last_error(&self) -> Option<IoError> {
+        match self {
+            Dev::Mem(_) => None,
+            Dev::Fab(d) => d.last_error(),
+        }
+    }
+}
+
+/// What a node thread reports when it stops.
+struct Report {
+    /// Frames sent on each external port, by device name.
+    sent: Vec<(String, Vec<Vec<u8>>)>,
+    /// Element counters: (element, counter, value).
+    counters: Vec<(String, &'static str, u64)>,
+    polls: u64,
+}
+
+impl Report {
+    fn counter(&self, elem: &str, name: &str) -> u64 {
+        self.counters
+            .iter()
+            .find(|(e, n, _)| e == elem && *n == name)
+            .map_or(0, |c| c.2)
+    }
+    fn sent_on(&self, dev: &str) -> &[Vec<u8>] {
+        self.sent
+            .iter()
+            .find(|(n, _)| n == dev)
+            .map_or(&[], |(_, f)| f.as_slice())
+    }
+}
+
+/// Runs one node until `stop` (or 10 s): poll; after 4 empty rounds,
+/// sleep up to 20 ms in `poll(2)` on the fabric socket. `done` says when
+/// this node has seen enough (it then sets `stop` for everyone).
+fn node(
+    cfg: String,
+    ext: Vec<(&'static str, Vec<Vec<u8>>)>,
+    fabric: FabricDevice,
+    stop: Arc<AtomicBool>,
+    done: impl Fn(&[Dev]) -> bool,
+) -> Report {
+    let mut env = Env::new();
+    let g = Graph::from_str(&cfg, "node.click", &mut env, Pool::new(2048))
+        .unwrap_or_else(|e| panic!("{e}\n{cfg}"));
+    let mut devs: Vec<Dev> = ext
+        .into_iter()
+        .map(|(n, f)| Dev::Mem(MemDevice::new(n, f)))
+        .collect();
+    devs.push(Dev::Fab(fabric));
+    let mut r: Runner<AnyElement, Dev> = Runner::new(g, devs, 32).unwrap_or_else(|e| panic!("{e}"));
+    let fds: Vec<i32> = r.devices().iter().filter_map(Dev::poll_fd).collect();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut idle = 0;
+    while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+        if done(r.devices()) {
+            stop.store(true, Ordering::Relaxed);
+            break;
+        }
+        if r.poll() > 0 {
+            idle = 0;
+            continue;
+        }
+        idle += 1;
+        if idle >= 4 {
+            io::sys::poll_many(&fds, 20).expect("poll");
+        }
+    }
+    let mut counters = Vec::new();
+    for (name, e, _) in r.graph.iter() {
+        let mut f = |n: &'static str, v: u64| counters.push((name.to_string(), n, v));
+        graph::Element::counters(e, &mut f);
+    }
+    for (name, _, _) in r.graph.iter() {
+        if let Some(s) = r.graph.stats_of(name) {
+            counters.push((name.to_string(), "drops", s.total_drops()));
+        }
+    }
+    let polls = r.stats().polls;
+    let sent = r
+        .devices_mut()
+        .iter_mut()
+        .filter_map(|d| match d {
+            Dev::Mem(m) => Some((m.name().to_string(), m.take_sent())),
+            Dev::Fab(_) => None,
+        })
+        .collect();
+    Report {
+        sent,
+        counters,
+        polls,
+    }
+}
+
+fn frames(n: usize) -> Vec<Vec<u8>> {
+    let (a, r) = (Mac([2, 0, 0, 0, 1, 2]), Mac([2, 0, 0, 0, 0, 1]));
+    (0..n)
+        .map(|i| {
+            let i = i as u16;
+            // 64-byte frames (60 without FCS), one flow each.
+            build::udp4(
+                r,
+                a,
+                [198, 18, 1, 2],
+                [198, 18, 3, 2],
+                64,
+                1000 + i,
+                9,
+                &i.to_be_bytes().repeat(9),
+            )
+        })
+        .collect()
+}
+
+/// Three nodes; node 0's external traffic (all tagged for node 2, port
+/// 1) crosses the fabric in `mode`. Returns the three reports.
+fn run_cluster(
+    mode: &str,
+    packing: usize,
+    affinity: bool,
+    n: usize,
+) -> (Vec<Vec<u8>>, [Report; 3]) {
+    let lo: SocketAddr = "127.0.0.1:0".parse().expect("addr");
+    let mut fab: Vec<FabricDevice> = (0..3)
+        .map(|_| FabricDevice::bind("fabric", lo, &[]).expect("bind"))
+        .collect();
+    let addrs: Vec<SocketAddr> = fab.iter().map(|f| f.local_addr().expect("addr")).collect();
+    for f in &mut fab {
+        for (id, a) in addrs.iter().enumerate() {
+            f.set_peer(id as u16, *a).expect("peer");
+        }
+    }
+    let decap = |me: u16, ports: u16| {
+        let outs: String = (0..ports)
+            .map(|p| format!("d[{p}] -> ToDevice(ext{p});\n"))
+            .collect();
+        format!(
+            "FromDevice(fabric) -> d :: FabricDecap(NODE {me}, PORTS {ports}, NODES 3);\n{outs}d[{ports}] -> ToDevice(fabric);\n"
+        )
+    };
+    let c0 = format!(
+        "FromDevice(ext0) -> e :: FabricEncap(NODE 0, NODES 3, MODE {mode}, PACKING {packing}, AFFINITY {affinity}, RATE 10000, TO 2, PORT 1, QUEUE 3) -> ToDevice(fabric);\n{}",
+        decap(0, 1)
+    );
+    let input = frames(n);
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut fab = fab.into_iter();
+    let (f0, f1, f2) = (
+        fab.next().expect("0"),
+        fab.next().expect("1"),
+        fab.next().expect("2"),
+    );
+    let (s0, s1, s2) = (stop.clone(), stop.clone(), stop.clone());
+    let inp = input.clone();
+    let t0 = std::thread::spawn(move || node(c0, vec![("ext0", inp)], f0, s0, |_| false));
+    let c1 = decap(1, 1);
+    let t1 = std::thread::spawn(move || node(c1, vec![("ext0", vec![])], f1, s1, |_| false));
+    let c2 = decap(2, 2);
+    let t2 = std::thread::spawn(move || {
+        node(
+            c2,
+            vec![("ext0", vec![]), ("ext1", vec![])],
+            f2,
+            s2,
+            move |d| d.iter().map(|x| x.stats().tx).sum::<u64>() >= n as u64,
+        )
+    });
+    let r2 = t2.join().expect("node 2");
+    stop.store(true, Ordering::Relaxed);
+    let r0 = t0.join().expect("node 0");
+    let r1 = t1.join().expect("node 1");
+    (input, [r0, r1, r2])
+}
+
+fn sorted(mut v: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+    v.sort();
+    v
+}
+
+#[test]
+fn vlb_with_packing_delivers_every_frame_at_the_egress_port() {
+    let (input, [r0, r1, r2]) = run_cluster("vlb", 8, false, 300);
+    assert_eq!(r2.sent_on("ext0").len(), 0, "nothing on the wrong port");
+    assert_eq!(sorted(r2.sent_on("ext1").to_vec()), sorted(input.clone()));
+    // VLB over 3 nodes: node 1 is the intermediate for about a third.
+    let (direct, via) = (r0.counter("e", "direct"), r0.counter("e", "via"));
+    assert_eq!(direct + via, 300);
+    assert!((50..150).contains(&via), "via {via}");
+    assert!(r1.counter("d", "forwarded") > 0, "node 1 forwarded nothing");
+    assert_eq!(
+        r1.sent_on("ext0").len(),
+        0,
+        "the intermediate never delivers"
+    );
+    // Packing: 32-frame RX bursts become datagrams of up to 8 frames.
+    let (packets, packed) = (r0.counter("e", "packets"), r0.counter("e", "frames"));
+    assert_eq!(packed, 300);
+    assert!(packets < 300 / 2, "{packets} datagrams for 300 frames");
+    for r in [&r0, &r1, &r2] {
+        for (e, n, v) in &r.counters {
+            assert!(*n != "drops" || *v == 0, "{e} dropped {v}");
+        }
+    }
+    // Idle workers sleep on their socket: node 1 saw a few hundred
+    // datagrams at most; a spinning loop would poll millions of times.
+    assert!(r1.polls < 5_000, "node 1 polled {} times", r1.polls);
+}
+
+#[test]
+fn direct_without_packing_is_one_datagram_per_frame_in_order() {
+    let (input, [r0, r1, r2]) = run_cluster("direct", 1, true, 100);
+    assert_eq!(
+        r2.sent_on("ext1"),
+        input.as_slice(),
+        "direct over one socket keeps order"
+    );
+    assert_eq!(r0.counter("e", "packets"), 100);
+    assert_eq!(r0.counter("e", "via"), 0);
+    assert_eq!(r1.counter("d", "forwarded"), 0);
+}
+
+/// What FabricEncap emits, captured on an in-memory "fabric" device.
+fn encap_datagrams(cfg_args: &str, input: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+    let cfg = format!("FromDevice(ext0) -> e :: FabricEncap({cfg_args}) -> ToDevice(fabric);");
+    let mut env = Env::new();
+    let g = Graph::from_str(&cfg, "encap.click", &mut env, Pool::new(512)).expect("graph");
+    let devs = vec![
+        MemDevice::new("ext0", input),
+        MemDevice::new("fabric", vec![]),
+    ];
+    let mut r = Runner::new(g, devs, 32).expect("runner");
+    r.run_until_idle(100);
+    r.devices_mut()[1].take_sent()
+}
+
+#[test]
+fn tshark_decodes_the_fabric_as_geneve() {
+    let dgrams = encap_datagrams(
+        "NODE 0, NODES 2, PACKING 4, TO 1, PORT 0, QUEUE 5",
+        frames(6),
+    );
+    assert_eq!(dgrams.len(), 2, "6 frames of one RX burst: 4 + 2");
+    let (m0, m1) = (Mac([2, 0, 0, 0, 9, 1]), Mac([2, 0, 0, 0, 9, 2]));
+    let wrapped: Vec<Vec<u8>> = dgrams
+        .iter()
+        .map(|d| build::udp4(m1, m0, [198, 19, 0, 1], [198, 19, 0, 2], 64, 40000, 6081, d))
+        .collect();
+    let path = common::write_pcap("fabric_geneve.pcap", &wrapped);
+    let Some(text) = common::tshark(&path) else {
+        return;
+    };
+    assert_eq!(
+        text.matches("Generic Network Virtualization Encapsulation")
+            .count(),
+        2,
+        "{text}"
+    );
+    // Our option, the Ethernet payload, and the first inner frame's UDP.
+    assert!(
+        text.contains("Class: 0xfff1") || text.contains("0xfff1"),
+        "{text}"
+    );
+    assert!(text.contains("Transparent Ethernet bridging"), "{text}");
+    assert!(text.contains("Src: 198.18.1.2"), "{text}");
+    assert!(!text.contains("[Malformed"), "{text}");
+}
+
+#[test]
+fn decap_refuses_garbage_and_foreign_traffic_by_reason() {
+    // Node 1 receives: garbage, a datagram for node 0 without the transit
+    // flag (a loop), a frame tagged for port 7 (it has 1 port), and one
+    // good frame.
+    let good = encap_datagrams("NODE 0, NODES 2, PACKING 1, TO 1, PORT 0", frames(1));
+    let bad_port = encap_datagrams("NODE 0, NODES 2, PACKING 1, TO 1, PORT 7", frames(1));
+    let for_zero = encap_datagrams("NODE 1, NODES 2, PACKING 1, TO 0, PORT 0", frames(1));
+    let mut input = vec![vec![0xffu8; 40]];
+    input.extend(for_zero);
+    input.extend(bad_port);
+    input.extend(good.clone());
+    let cfg = "FromDevice(fabric) -> d :: FabricDecap(NODE 1, PORTS 1); d[0] -> ToDevice(ext0); d[1] -> ToDevice(fwd);";
+    let mut env = Env::new();
+    let g = Graph::from_str(cfg, "decap.click", &mut env, Pool::new(64)).expect("graph");
+    let devs = vec![
+        MemDevice::new("fabric", input),
+        MemDevice::new("ext0", vec![]),
+        MemDevice::new("fwd", vec![]),
+    ];
+    let mut r = Runner::new(g, devs, 32).expect("runner");
+    r.run_until_idle(10);
+    let s = r.graph.stats_of("d").expect("stats");
+    let names = elements::fabric::DECAP_DROP_NAMES;
+    let by = |n: &str| {
+        let i = names.iter().position(|x| *x == n).expect("reason");
+        s.dropped(graph::DropReason::own(i as u8))
+    };
+    assert_eq!(
+        (by("bad_geneve"), by("not_for_us"), by("bad_port")),
+        (1, 1, 1)
+    );
+    let out = r.devices_mut()[1].take_sent();
+    assert_eq!(out, frames(1), "the good frame, header pulled off in place");
+    assert!(r.devices_mut()[2].take_sent().is_empty());
+}
