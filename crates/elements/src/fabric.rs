@@ -24,7 +24,8 @@ use pkt::{Batch, Packet};
 use crate::args::{boolean, each, keyword, num, unknown};
 
 /// FabricEncap's own drop reasons.
-pub(crate) const ENCAP_DROPS: &[&str] = &["unreachable", "local", "bad_tag", "queue_full"];
+/// FabricEncap's own drop reasons, by index (`DropReason::own(i)`).
+pub const ENCAP_DROP_NAMES: &[&str] = &["unreachable", "local", "bad_tag", "queue_full"];
 const UNREACHABLE: DropReason = DropReason::own(0);
 const LOCAL: DropReason = DropReason::own(1);
 const BAD_TAG: DropReason = DropReason::own(2);

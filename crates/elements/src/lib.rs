@@ -275,7 +275,7 @@ impl Element for AnyElement {
             AnyElement::Discard(_) => basic::DISCARD_DROPS,
             AnyElement::PortFilter(_) => basic::FILTER_DROPS,
             AnyElement::Sched(_) => sched::SCHED_DROPS,
-            AnyElement::FabricEncap(_) => fabric::ENCAP_DROPS,
+            AnyElement::FabricEncap(_) => fabric::ENCAP_DROP_NAMES,
             AnyElement::FabricDecap(_) => fabric::DECAP_DROP_NAMES,
             AnyElement::FromDevice(_)
             | AnyElement::ToDevice(_)

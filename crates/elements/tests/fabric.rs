@@ -364,3 +364,65 @@ fn decap_refuses_garbage_and_foreign_traffic_by_reason() {
     assert_eq!(out, frames(1), "the good frame, header pulled off in place");
     assert!(r.devices_mut()[2].take_sent().is_empty());
 }
+
+#[test]
+fn encap_drops_by_reason_and_skips_a_dead_node() {
+    // Tags from anno.nh (no TO), as a lookup would set them: the test
+    // sets them on the packets and injects them at FabricEncap.
+    let cfg = "FromDevice(ext0) -> e :: FabricEncap(NODE 0, NODES 3, MODE vlb, PACKING 1, AFFINITY false, LIMIT 2) -> ToDevice(fabric);";
+    let mut env = Env::new();
+    let pool = Pool::new(256);
+    let g = Graph::from_str(cfg, "encap.click", &mut env, pool.clone()).expect("graph");
+    let devs = vec![
+        MemDevice::new("ext0", vec![]),
+        MemDevice::new("fabric", vec![]),
+    ];
+    let mut r = Runner::new(g, devs, 32).expect("runner");
+    let ei = r.graph.find("e").expect("e");
+    let inject = |r: &mut Runner<AnyElement, MemDevice>, tags: &[u32]| {
+        let mut b = Batch::new();
+        for (i, t) in tags.iter().enumerate() {
+            let mut p = pool.alloc_from(&frames(i + 1)[i]).expect("buffer");
+            p.anno.nh = *t;
+            b.push(p).expect("room");
+        }
+        r.graph.inject(r.graph.find("e").expect("e"), 0, &mut b);
+        r.process();
+    };
+    use elements::fabric_tag;
+    // Local egress, unknown node, a bad tag, then 3 frames for node 2 with
+    // a queue limit of 2 (the third waits in vain: queue_full).
+    inject(&mut r, &[fabric_tag(0, 0, 0), fabric_tag(7, 0, 0), 1 << 31]);
+    // Node 1 dies: VLB towards node 2 now never goes through it.
+    if let Some(AnyElement::FabricEncap(e)) = r.graph.element_mut(ei) {
+        e.balancer_mut().set_live(base::Instant::ZERO, 1, false);
+    }
+    inject(&mut r, &[fabric_tag(2, 0, 0); 40]);
+    // Node 2 dies too: unreachable.
+    if let Some(AnyElement::FabricEncap(e)) = r.graph.element_mut(ei) {
+        e.balancer_mut().set_live(base::Instant::ZERO, 2, false);
+    }
+    inject(&mut r, &[fabric_tag(2, 0, 0)]);
+    let s = r.graph.stats_of("e").expect("stats").clone();
+    let by = |n: &str| {
+        let i = elements::fabric::ENCAP_DROP_NAMES
+            .iter()
+            .position(|x| *x == n)
+            .expect("reason");
+        s.dropped(graph::DropReason::own(i as u8))
+    };
+    assert_eq!(
+        (by("local"), by("unreachable"), by("bad_tag")),
+        (1, 1, 2),
+        "local: node 0 itself; unreachable: node 2 dead; bad tags: node 7 of 3, bits above the node id"
+    );
+    assert_eq!(by("queue_full"), 38, "40 frames into a queue of 2 per tick");
+    let sent = r.devices_mut()[1].take_sent();
+    assert_eq!(sent.len(), 2);
+    match r.graph.element(ei) {
+        Some(AnyElement::FabricEncap(e)) => {
+            assert_eq!((e.lb_stats().via, e.lb_stats().direct), (0, 40));
+        }
+        _ => panic!("no encap"),
+    }
+}
