@@ -20,54 +20,11 @@ use std::time::{Duration, Instant};
 use elements::{AnyElement, Env};
 use graph::{Graph, Runner};
 use io::fabric::FabricDevice;
-use io::IoError;
-use pkt::{build, Batch, DevStats, Device, Mac, MemDevice, Pool};
+use pkt::{build, Batch, Device, Mac, MemDevice, Pool};
 
-/// A node's devices: in-memory external ports and the fabric socket.
-enum Dev {
-    Mem(MemDevice),
-    Fab(FabricDevice),
-}
-
-impl Device for Dev {
-    type Error = IoError;
-    fn name(&self) -> &str {
-        match self {
-            Dev::Mem(d) => d.name(),
-            Dev::Fab(d) => d.name(),
-        }
-    }
-    fn rx_burst(&mut self, pool: &Pool, batch: &mut Batch, max: usize) -> usize {
-        match self {
-            Dev::Mem(d) => d.rx_burst(pool, batch, max),
-            Dev::Fab(d) => d.rx_burst(pool, batch, max),
-        }
-    }
-    fn tx_burst(&mut self, batch: &mut Batch) -> usize {
-        match self {
-            Dev::Mem(d) => d.tx_burst(batch),
-            Dev::Fab(d) => d.tx_burst(batch),
-        }
-    }
-    fn stats(&self) -> DevStats {
-        match self {
-            Dev::Mem(d) => d.stats(),
-            Dev::Fab(d) => d.stats(),
-        }
-    }
-    fn poll_fd(&self) -> Option<i32> {
-        match self {
-            Dev::Mem(_) => None,
-            Dev::Fab(d) => d.poll_fd(),
-        }
-    }
-    fn last_error(&self) -> Option<IoError> {
-        match self {
-            Dev::Mem(_) => None,
-            Dev::Fab(d) => d.last_error(),
-        }
-    }
-}
+#[path = "common/fabric_dev.rs"]
+mod fabric_dev;
+use fabric_dev::Dev;
 
 /// What a node thread reports when it stops.
 struct Report {
