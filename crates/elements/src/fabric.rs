@@ -25,11 +25,12 @@ use crate::args::{boolean, each, keyword, num, unknown};
 
 /// FabricEncap's own drop reasons.
 /// FabricEncap's own drop reasons, by index (`DropReason::own(i)`).
-pub const ENCAP_DROP_NAMES: &[&str] = &["unreachable", "local", "bad_tag", "queue_full"];
+pub const ENCAP_DROP_NAMES: &[&str] = &["unreachable", "local", "bad_tag", "queue_full", "loop"];
 const UNREACHABLE: DropReason = DropReason::own(0);
 const LOCAL: DropReason = DropReason::own(1);
 const BAD_TAG: DropReason = DropReason::own(2);
 const QUEUE_FULL: DropReason = DropReason::own(3);
+const LOOP: DropReason = DropReason::own(4);
 
 /// FabricDecap's own drop reasons.
 /// FabricDecap's own drop reasons, by index (`DropReason::own(i)`).
@@ -52,6 +53,20 @@ pub const fn fabric_tag(egress: u16, port: u8, queue: u8) -> u32 {
     ((egress as u32) << 16) | ((port as u32) << 8) | queue as u32
 }
 
+/// An address as `anno.gw` holds it: IPv4 in the first 4 bytes.
+fn gw_bytes(a: std::net::IpAddr) -> [u8; 16] {
+    match a {
+        std::net::IpAddr::V4(v) => {
+            let mut g = [0u8; 16];
+            if let Some(s) = g.get_mut(..4) {
+                s.copy_from_slice(&v.octets());
+            }
+            g
+        }
+        std::net::IpAddr::V6(v) => v.octets(),
+    }
+}
+
 /// A queued frame: the packet itself, handed back to the pool once packed.
 #[derive(Debug)]
 struct Held(Packet);
@@ -66,8 +81,11 @@ impl AsRef<[u8]> for Held {
 ///
 /// * Ports: 1 input (Ethernet frames bound for another node), 1 output
 ///   (fabric datagrams, `anno.nh` = the node to send to).
-/// * Per frame: the egress tag is `TO`/`PORT`/`QUEUE` when given, else
-///   `anno.nh` read as [`fabric_tag`]; the path (direct, or an
+/// * Per frame: the egress tag is `TO`/`PORT`/`QUEUE` when given; else,
+///   with `PEER id ADDR` arguments, the node whose fabric address is the
+///   route's gateway (`anno.gw`, set by the lookup; port and queue tag 0:
+///   the egress looks the destination up itself); else `anno.nh` read as
+///   [`fabric_tag`]; the path (direct, or an
 ///   intermediate) comes from `cluster::lb::Balancer` with the frame's
 ///   5-tuple hash (`pkt::hdr::flow::flow_hash`) for flow affinity; the frame
 ///   waits in its (next hop, egress) packing queue.
@@ -80,10 +98,12 @@ impl AsRef<[u8]> for Held {
 ///   16), `MTU` fabric IP MTU (default 1500), `IP6` true when the fabric is
 ///   IPv6, `AFFINITY` (default true), `RATE` R in bytes/s for direct-vlb
 ///   (default 125000000), `SEED`, `VNI`, `LIMIT` frames per queue (default
-///   256), `TO`/`PORT`/`QUEUE` a fixed egress tag.
+///   256), `TO`/`PORT`/`QUEUE` a fixed egress tag, `PEER id ADDR` (one per
+///   node), `NOLOOP k`: drop (`loop`) frames that arrived on device `k`
+///   (the fabric), so a frame never crosses the fabric twice as data.
 /// * Counters: `direct`, `via`, `affinity_hits`, `packets`, `frames`;
 ///   drops `unreachable` (egress dead or unknown), `local` (egress is this
-///   node), `bad_tag`, `queue_full`.
+///   node), `bad_tag` (no such node), `queue_full`, `loop`.
 #[derive(Debug)]
 pub struct FabricEncap {
     me: u16,
@@ -91,6 +111,12 @@ pub struct FabricEncap {
     lb: Balancer,
     packer: Packer<Held>,
     fixed: Option<(u16, u8, u8)>,
+    /// `PEER id ADDR`: the egress node from `anno.gw` (a route's next hop
+    /// is the egress node's fabric address), in `anno.gw`'s layout.
+    peers: Vec<([u8; 16], u16)>,
+    /// `NOLOOP k`: frames that arrived on device `k` (the fabric) are not
+    /// sent back into it.
+    noloop: Option<u16>,
     scratch: Vec<u8>,
 }
 
@@ -101,6 +127,7 @@ impl FabricEncap {
         let (mut ip6, mut affinity, mut rate, mut seed, mut vni, mut limit) =
             (false, true, 125_000_000u64, None, 0u32, 256usize);
         let (mut to, mut port, mut queue) = (None, 0u8, 0u8);
+        let (mut peers, mut noloop) = (Vec::new(), None);
         let small = |i: usize, v: &str, max: u64| -> Result<u64, BuildError> {
             let n = num(i, v)?;
             if n > max {
@@ -132,6 +159,12 @@ impl FabricEncap {
                 ("TO", v) => to = Some(small(i, v, 63)? as u16),
                 ("PORT", v) => port = small(i, v, 255)? as u8,
                 ("QUEUE", v) => queue = small(i, v, 255)? as u8,
+                ("PEER", v) => {
+                    let (id, a) = v.split_once(char::is_whitespace).unwrap_or((v, ""));
+                    let id = small(i, id, 63)? as u16;
+                    peers.push((gw_bytes(crate::args::ip(i, a)?), id));
+                }
+                ("NOLOOP", v) => noloop = Some(small(i, v, u64::from(u16::MAX))? as u16),
                 (k, _) => return Err(unknown(i, k)),
             }
         }
@@ -161,6 +194,8 @@ impl FabricEncap {
             lb: Balancer::new(cfg, base::Instant::ZERO),
             packer: Packer::new(nodes, me, vni, packing, cap, limit),
             fixed: to.map(|t| (t, port, queue)),
+            peers,
+            noloop,
             scratch: vec![0u8; HDR_MAX + cap],
         })
     }
@@ -188,15 +223,27 @@ impl FabricEncap {
     pub(crate) fn process(&mut self, batch: &mut Batch, out: &mut Output<'_>) {
         let now = base::Instant::from_nanos(out.now_ns());
         for p in batch.drain() {
-            let (egress, port, queue) = self.fixed.unwrap_or((
-                (p.anno.nh >> 16) as u16,
-                (p.anno.nh >> 8) as u8,
-                p.anno.nh as u8,
-            ));
-            if egress >= self.nodes || (self.fixed.is_none() && p.anno.nh >> 22 != 0) {
-                out.drop(p, BAD_TAG);
+            if self.noloop == Some(p.anno.in_port) {
+                out.drop(p, LOOP);
                 continue;
             }
+            let tag = match (self.fixed, self.peers.is_empty()) {
+                (Some(t), _) => Some(t),
+                (None, false) => self
+                    .peers
+                    .iter()
+                    .find(|(a, _)| *a == p.anno.gw)
+                    .map(|&(_, id)| (id, 0, 0)),
+                (None, true) => (p.anno.nh >> 22 == 0).then_some((
+                    (p.anno.nh >> 16) as u16,
+                    (p.anno.nh >> 8) as u8,
+                    p.anno.nh as u8,
+                )),
+            };
+            let Some((egress, port, queue)) = tag.filter(|t| t.0 < self.nodes) else {
+                out.drop(p, BAD_TAG);
+                continue;
+            };
             let flow = pkt::hdr::flow::flow_hash(p.data());
             let next = match self.lb.choose(now, egress, flow, p.len() as u32) {
                 Path::Direct => egress,

@@ -682,6 +682,34 @@ fn fabric_cases(v: &mut Vec<Case>) {
             ],
         ),
     );
+    // In the daemon: the lookup's gateway (the route's next hop, a peer's
+    // fabric address) names the egress node; port and queue tags are 0.
+    let (to2, to_none) = (
+        udp4(A4, [10, 0, 2, 9], 64, 1),
+        udp4(A4, [10, 0, 9, 1], 64, 1),
+    );
+    let mut by_gw = Case::new(
+        "fabric_encap_peer",
+        "FabricEncap(NODE 0, NODES 3, PACKING 1, PEER 1 198.18.100.2, PEER 2 198.18.100.3)",
+        1,
+        1,
+    )
+    .each(vec![to2.clone(), to_none])
+    .want(0, vec![fabric_dgram(0, 2, 0, 0, &[(0, 0, &to2)])])
+    .drops(&[("bad_tag", 1)]);
+    by_gw.pre = "Ip4Lookup(ROUTE 10.0.2.0/24 198.18.100.3 0, ROUTE 10.0.9.0/24 198.18.100.9 0)";
+    v.push(by_gw);
+    // Frames that came from the fabric (device 0 here) never go back in.
+    v.push(
+        Case::new(
+            "fabric_encap_noloop",
+            "FabricEncap(NODE 0, NODES 2, TO 1, NOLOOP 0)",
+            1,
+            1,
+        )
+        .each(vec![f1.clone()])
+        .drops(&[("loop", 1)]),
+    );
     // Node 1 with two ports: frames for it leave by their port tag; a
     // datagram in transit to node 0 is forwarded with the flag cleared; a
     // BECN goes to the control output; every drop reason once.
