@@ -1,7 +1,8 @@
 //! `[cluster]`: this router is one node of a cluster router (crate
-//! `cluster`; `docs/cluster-fabric.md`). Validated here; the daemon does
-//! not run the fabric yet and refuses the section (see
-//! [`Cluster::NOT_SUPPORTED`]).
+//! `cluster`; `docs/cluster-fabric.md`). The fabric is a port of
+//! Tessera's own dataplane, so the section needs a `[dataplane]`, for now
+//! with one core, the graph engine, no kernel export and no separate
+//! dataplane process (each refused as "not supported yet").
 //!
 //! ```toml
 //! [cluster]
@@ -93,11 +94,49 @@ pub struct Cluster {
     pub peers: Vec<ClusterPeer>,
 }
 
-impl Cluster {
-    /// What the daemon answers a config with `[cluster]` until the fabric
-    /// is wired in.
-    pub const NOT_SUPPORTED: &'static str = "not supported yet: the cluster fabric \
-        (crate cluster) is not wired into tesserad; see docs/cluster-fabric.md";
+/// What the fabric needs of `[dataplane]` (`had_dataplane`: the section
+/// was written, whether or not it validated).
+pub(crate) fn check_dataplane(
+    c: &Ctx<'_>,
+    _k: &Cluster,
+    d: Option<&crate::Dataplane>,
+    had_dataplane: bool,
+) -> R<()> {
+    let Some(d) = d else {
+        if had_dataplane {
+            // Its own error is reported already.
+            return Ok(());
+        }
+        return Err(c.err(
+            "cluster",
+            "[cluster] needs a [dataplane]: the fabric is a port of Tessera's dataplane",
+        ));
+    };
+    if d.feed_socket.is_some() {
+        return Err(c.err(
+            "dataplane.feed_socket",
+            "not supported yet with [cluster]: the fabric runs in tesserad's own dataplane",
+        ));
+    }
+    if d.cores != 1 {
+        return Err(c.err(
+            "dataplane.cores",
+            "not supported yet with [cluster]: the fabric runs on one dataplane core",
+        ));
+    }
+    if d.engine != crate::DataplaneEngine::Graph {
+        return Err(c.err(
+            "dataplane.engine",
+            "not supported yet with [cluster]: the fabric needs engine = \"graph\"",
+        ));
+    }
+    if d.kernel.is_some() {
+        return Err(c.err(
+            "dataplane.kernel",
+            "not supported yet with [cluster]: kernel export of routes through the fabric",
+        ));
+    }
+    Ok(())
 }
 
 fn fabric_address(c: &Ctx<'_>, path: &str, v: Option<&str>) -> R<SocketAddr> {
@@ -227,7 +266,8 @@ pub(crate) fn validate(c: &Ctx<'_>, r: &RawCluster) -> R<Cluster> {
 mod tests {
     use super::*;
 
-    const HEAD: &str = "[router]\nid = \"192.0.2.1\"\nasn = 65000\n\n[cluster]\n";
+    const HEAD: &str = "[router]\nid = \"192.0.2.1\"\nasn = 65000\n\n\
+        [dataplane]\nio = \"af_packet\"\n[[dataplane.interface]]\nname = \"r0\"\n\n[cluster]\n";
     const PEER: &str = "[[cluster.peer]]\nnode_id = 1\nfabric_address = \"198.18.100.2\"\n";
 
     #[test]
@@ -274,40 +314,42 @@ mod tests {
             ),
             (5, ClusterMode::DirectVlb, 1, false, 9000, 10000)
         );
-        assert!(crate::parse(HEAD.trim_end_matches("[cluster]\n"), "t.toml")
-            .expect("valid")
-            .cluster
-            .is_none());
+        assert!(
+            crate::parse(HEAD.trim_end_matches("\n[cluster]\n"), "t.toml")
+                .expect("valid")
+                .cluster
+                .is_none()
+        );
     }
 
     #[test]
     fn rejects_bad_values_with_their_field_and_line() {
         let base = "node_id = 0\nfabric_address = \"198.18.100.1\"\n";
         for (body, field, line) in [
-            ("fabric_address = \"198.18.100.1\"\n", "cluster.node_id", 5),
+            ("fabric_address = \"198.18.100.1\"\n", "cluster.node_id", 10),
             (
                 "node_id = 64\nfabric_address = \"198.18.100.1\"\n",
                 "cluster.node_id",
-                6,
+                11,
             ),
-            ("node_id = 0\n", "cluster.fabric_address", 5),
+            ("node_id = 0\n", "cluster.fabric_address", 10),
             (
                 "node_id = 0\nfabric_address = \"nowhere\"\n",
                 "cluster.fabric_address",
-                7,
+                12,
             ),
-            (&format!("{base}mode = \"ecmp\"\n"), "cluster.mode", 8),
-            (&format!("{base}packing = 0\n"), "cluster.packing", 8),
-            (&format!("{base}packing = 30\n"), "cluster.packing", 8),
+            (&format!("{base}mode = \"ecmp\"\n"), "cluster.mode", 13),
+            (&format!("{base}packing = 0\n"), "cluster.packing", 13),
+            (&format!("{base}packing = 30\n"), "cluster.packing", 13),
             (
                 &format!("{base}fabric_mtu = 100\n"),
                 "cluster.fabric_mtu",
-                8,
+                13,
             ),
             (
                 &format!("{base}port_rate_mbps = 10\n"),
                 "cluster.port_rate_mbps",
-                8,
+                13,
             ),
         ] {
             let e = crate::parse(&format!("{HEAD}{body}{PEER}"), "t.toml").expect_err(body);
@@ -340,5 +382,36 @@ mod tests {
         let e =
             crate::parse(&format!("{HEAD}{base}speed = 1\n{PEER}"), "t.toml").expect_err("unknown");
         assert!(e.message.contains("speed"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod dataplane_tests {
+    const R: &str = "[router]\nid = \"192.0.2.1\"\nasn = 65000\n";
+    const K: &str = "[cluster]\nnode_id = 0\nfabric_address = \"198.18.100.1\"\n\
+        [[cluster.peer]]\nnode_id = 1\nfabric_address = \"198.18.100.2\"\n";
+
+    #[test]
+    fn the_fabric_needs_a_one_core_graph_dataplane() {
+        let e = crate::parse(&format!("{R}{K}"), "t.toml").expect_err("no dataplane");
+        assert_eq!(e.field, "cluster", "{e}");
+        assert!(e.message.contains("needs a [dataplane]"), "{e}");
+        for (extra, field) in [
+            ("cores = 2\n", "dataplane.cores"),
+            ("engine = \"fast\"\n", "dataplane.engine"),
+            ("kernel = true\n", "dataplane.kernel"),
+            ("feed_socket = \"/tmp/f.sock\"\n", "dataplane.feed_socket"),
+        ] {
+            let text =
+                format!("{R}[dataplane]\n{extra}[[dataplane.interface]]\nname = \"r0\"\n{K}");
+            let e = crate::parse(&text, "t.toml").expect_err(extra);
+            assert_eq!(e.field, field, "{e}");
+            assert!(e.message.starts_with("not supported yet"), "{e}");
+        }
+        let ok = format!("{R}[dataplane]\n[[dataplane.interface]]\nname = \"r0\"\n{K}");
+        assert!(crate::parse(&ok, "t.toml")
+            .expect("valid")
+            .cluster
+            .is_some());
     }
 }

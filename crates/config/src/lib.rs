@@ -120,8 +120,8 @@ pub struct Config {
     pub mrt: Option<Mrt>,
     /// `[dataplane]`, when present (see [`Dataplane`]).
     pub dataplane: Option<Dataplane>,
-    /// `[cluster]`, when present (see [`Cluster`]; tesserad refuses it
-    /// until the fabric is wired in).
+    /// `[cluster]`, when present (see [`Cluster`]); always with a
+    /// `[dataplane]` the fabric can run in.
     pub cluster: Option<Cluster>,
     /// `[[neighbor]]`, in file order; names and addresses are unique.
     pub neighbors: Vec<Neighbor>,

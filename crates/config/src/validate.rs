@@ -518,6 +518,13 @@ pub fn parse(text: &str, file: &str) -> R<Config> {
         .cluster
         .as_ref()
         .and_then(|k| keep(&mut errors, crate::cluster::validate(&c, k)));
+    if let Some(k) = &cluster {
+        if let Err(e) =
+            crate::cluster::check_dataplane(&c, k, dataplane.as_ref(), raw.dataplane.is_some())
+        {
+            errors.push(e);
+        }
+    }
 
     if let (true, Some(router)) = (errors.is_empty(), router) {
         return Ok(Config {

@@ -235,15 +235,6 @@ impl Spec {
     }
 
     pub fn from_config(c: config::Config) -> Result<Spec, String> {
-        // A section that parses but does nothing would be a lie: refuse it
-        // until the fabric runs in the daemon (`docs/cluster-fabric.md`).
-        if c.cluster.is_some() {
-            let at = c
-                .locate("cluster")
-                .map(|l| format!("{}:{}:{}: ", l.file, l.line, l.col))
-                .unwrap_or_default();
-            return Err(format!("{at}cluster: {}", config::Cluster::NOT_SUPPORTED));
-        }
         let mode = crate::pipeline::Mode::from_config(c.router.pipeline, c.router.threads)
             .map_err(|e| {
                 let at = c
@@ -353,19 +344,6 @@ mod tests {
         );
         let c = config::parse(&text, "t.toml").expect("valid");
         Spec::from_config(c).expect("spec")
-    }
-
-    #[test]
-    fn cluster_section_is_refused_as_not_supported() {
-        let text = "[router]\nid = \"198.18.0.1\"\nasn = 65000\n\n\
-             [cluster]\nnode_id = 0\nfabric_address = \"198.18.100.1\"\n\
-             [[cluster.peer]]\nnode_id = 1\nfabric_address = \"198.18.100.2\"\n";
-        let c = config::parse(text, "t.toml").expect("valid");
-        let e = Spec::from_config(c).expect_err("refused");
-        assert!(
-            e.starts_with("t.toml:5:1: cluster: not supported yet"),
-            "{e}"
-        );
     }
 
     /// (restart flags, per-family flags) of the first neighbour's graceful

@@ -35,6 +35,7 @@ use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use io::fabric::FabricDevice;
 use io::packet::{Fanout, FanoutMode, PacketConfig, PacketSocket};
 use io::rss::{spsc, Consumer};
 use io::xdp::{XdpMode, XdpProgram, XskConfig, XskSocket};
@@ -44,7 +45,7 @@ use lpm::publish::{left_right, Writer};
 use crate::kernel::{self, KernelConfig};
 use crate::resolve::{Change, Fib, FibStats, PortSpec};
 use crate::table::FibTables;
-pub use common::{Engine, Learned, LoopConfig, PortInfo, WorkerCounters};
+pub use common::{Engine, FabricConfig, Learned, LoopConfig, PortInfo, WorkerCounters};
 pub use graph_engine::{GraphPort, GraphWorker, LiveTable};
 
 /// What a worker thread needs besides its sockets.
@@ -56,6 +57,64 @@ struct Job {
         lpm::publish::ReadHandle<FibTables>,
         io::rss::Producer<Learned>,
     ),
+    /// The fabric socket and its settings (core 0 only).
+    fabric: Option<(FabricDevice, FabricConfig)>,
+}
+
+/// A worker's device: one queue of an external port, or the cluster
+/// fabric's UDP socket (`io::fabric::FabricDevice`), behind one
+/// `pkt::Device` so that one graph drives both.
+pub enum PortDev<D> {
+    /// An external port's queue (AF_XDP or AF_PACKET).
+    Port(D),
+    /// The fabric socket.
+    Fabric(FabricDevice),
+}
+
+impl<D: pkt::Device<Error = IoError>> pkt::Device for PortDev<D> {
+    type Error = IoError;
+    fn name(&self) -> &str {
+        match self {
+            PortDev::Port(d) => d.name(),
+            PortDev::Fabric(d) => d.name(),
+        }
+    }
+    fn rx_burst(&mut self, pool: &pkt::Pool, batch: &mut pkt::Batch, max: usize) -> usize {
+        match self {
+            PortDev::Port(d) => d.rx_burst(pool, batch, max),
+            PortDev::Fabric(d) => d.rx_burst(pool, batch, max),
+        }
+    }
+    fn tx_burst(&mut self, batch: &mut pkt::Batch) -> usize {
+        match self {
+            PortDev::Port(d) => d.tx_burst(batch),
+            PortDev::Fabric(d) => d.tx_burst(batch),
+        }
+    }
+    fn flush(&mut self) {
+        match self {
+            PortDev::Port(d) => d.flush(),
+            PortDev::Fabric(d) => d.flush(),
+        }
+    }
+    fn stats(&self) -> pkt::DevStats {
+        match self {
+            PortDev::Port(d) => d.stats(),
+            PortDev::Fabric(d) => d.stats(),
+        }
+    }
+    fn poll_fd(&self) -> Option<i32> {
+        match self {
+            PortDev::Port(d) => d.poll_fd(),
+            PortDev::Fabric(d) => d.poll_fd(),
+        }
+    }
+    fn last_error(&self) -> Option<IoError> {
+        match self {
+            PortDev::Port(d) => d.last_error(),
+            PortDev::Fabric(d) => d.last_error(),
+        }
+    }
 }
 
 fn serve<D: pkt::Device<Error = IoError>>(
@@ -69,8 +128,19 @@ fn serve<D: pkt::Device<Error = IoError>>(
         v4,
         v6,
         share,
+        fabric,
     } = job;
-    let mut g = GraphWorker::new(&ports, socks, v4, v6, Some(share), lc)?;
+    let Some((fab, fc)) = fabric else {
+        let mut g = GraphWorker::new(&ports, socks, v4, v6, Some(share), lc)?;
+        g.run(lc, stop)?;
+        return Ok(g.counters());
+    };
+    let devs: Vec<PortDev<D>> = socks
+        .into_iter()
+        .map(PortDev::Port)
+        .chain(std::iter::once(PortDev::Fabric(fab)))
+        .collect();
+    let mut g = GraphWorker::with_fabric(&ports, devs, v4, v6, Some(share), lc, Some(&fc))?;
     g.run(lc, stop)?;
     Ok(g.counters())
 }
@@ -102,6 +172,10 @@ pub struct DataplaneConfig {
     pub loop_cfg: LoopConfig,
     /// Install resolved routes into the kernel too.
     pub kernel: Option<KernelConfig>,
+    /// This node's cluster fabric (`[cluster]`): one more port, after the
+    /// external ones. Needs one core, the graph engine and no kernel
+    /// export (not supported yet otherwise).
+    pub fabric: Option<FabricConfig>,
 }
 
 /// Why the dataplane could not start.
@@ -283,6 +357,25 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
             "dataplane frames must be a power of two in 64..=1048576",
         ));
     }
+    let mut fabric_dev = None;
+    if let Some(f) = &cfg.fabric {
+        if cfg.cores != 1 {
+            return Err(DpError::Config(
+                "the cluster fabric runs on one dataplane core (cores > 1: not supported yet)",
+            ));
+        }
+        if cfg.loop_cfg.engine != Engine::Graph {
+            return Err(DpError::Config(
+                "the cluster fabric needs engine = \"graph\" (fast: not supported yet)",
+            ));
+        }
+        if cfg.kernel.is_some() {
+            return Err(DpError::Config(
+                "kernel export with the cluster fabric is not supported yet",
+            ));
+        }
+        fabric_dev = Some((FabricDevice::bind("fabric", f.local, &f.peers)?, f.clone()));
+    }
     let mut info = Vec::new();
     for p in &cfg.ports {
         info.push(PortInfo {
@@ -324,6 +417,17 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
         None => None,
     };
     let mut fib = Fib::new(&specs, exporter.is_some());
+    if let Some(f) = &cfg.fabric {
+        // Each peer's fabric address is on-link on the fabric port (the
+        // port after the external ones).
+        let port = cfg.ports.len() as u16;
+        for (_, a) in &f.peers {
+            let len = if a.is_ipv4() { 32 } else { 128 };
+            if let Ok(p) = base::Prefix::new(a.ip(), len) {
+                fib.add_link(port, p);
+            }
+        }
+    }
     let mut writer = left_right(FibTables::new());
     // Connected prefixes are in place before any packet is read.
     let _ = writer.publish(&fib.take_deltas());
@@ -367,6 +471,7 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
             v4: writer.reader(),
             v6: writer.reader(),
             share: (writer.reader(), p),
+            fabric: if core == 0 { fabric_dev.take() } else { None },
         };
         let multi = cfg.cores > 1;
         let (stop, ready, progs, ports, mode, lc) = (
@@ -622,6 +727,7 @@ mod tests {
                     ..LoopConfig::default()
                 },
                 kernel: None,
+                fabric: None,
             };
             let (_t, r) = mpsc::channel();
             assert!(
