@@ -1,20 +1,23 @@
-//! Two tesserads as one cluster router over a GENEVE fabric (`[cluster]`,
+//! tesserads as one cluster router over a GENEVE fabric (`[cluster]`,
 //! docs/cluster-fabric.md), in network namespaces:
 //!
 //! ```text
-//! HA [a0 198.18.1.2] -- [x0 198.18.1.1] A [f0 198.18.100.1] == fabric == [f1 198.18.100.2] B [x0 198.18.2.1] -- [b0 198.18.2.2] HB
+//! H0 [e0 198.18.1.2] -- [x0 198.18.1.1] N0 [f0 198.18.100.1] --+
+//! H1 [e0 198.18.2.2] -- [x0 198.18.2.1] N1 [f0 198.18.100.2] --+-- br0 (fabric namespace)
+//! H2 [e0 198.18.3.2] -- [x0 198.18.3.1] N2 [f0 198.18.100.3] --+
 //! ```
 //!
-//! A and B each run tesserad with its own dataplane (AF_PACKET on `x0`,
+//! Each node runs tesserad with its own dataplane (AF_PACKET on `x0`,
 //! which has no kernel address; kernel forwarding off) and `[cluster]`
-//! with the other as peer; the fabric link carries only the kernel's UDP
-//! between the fabric addresses. A static route on each node sends the
-//! other's external subnet via the other's fabric address (standing in for
-//! iBGP, which is not wired yet). A ping from HA to HB enters A's external
-//! port, crosses the fabric as GENEVE and leaves B's external port, and
-//! back. tshark, capturing on the fabric link, decodes the datagrams as
-//! GENEVE with the inner ICMP. Needs root, `ip`, `ping`, `tshark`; every
-//! step is bounded and the namespaces are removed (also on failure).
+//! with the others as peers; the fabric, a Linux bridge, carries only the
+//! kernel's UDP between the fabric addresses. Static routes send the
+//! other nodes' external subnets via their fabric addresses (standing in
+//! for iBGP, which is not wired yet). Pings between hosts on different
+//! nodes enter one node's external port, cross the fabric as GENEVE
+//! (through a random intermediate under VLB) and leave another's. tshark,
+//! capturing on the bridge, decodes the datagrams as GENEVE with the inner
+//! ICMP. Needs root, `ip`, `ping`, `tshark`; every step is bounded and the
+//! namespaces are removed (also on failure).
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -50,14 +53,14 @@ fn require() {
     }
 }
 
-const NODES: [&str; 4] = ["ha", "na", "nb", "hb"];
-
 /// The namespaces, daemons and work directory of one run; dropping it
 /// kills the daemons and removes everything.
 struct Lab {
     tag: String,
     dir: PathBuf,
     children: Vec<Child>,
+    /// Cluster nodes (namespaces `n{i}`, hosts `h{i}`, and `fab`).
+    n: usize,
 }
 
 impl Lab {
@@ -82,7 +85,16 @@ impl Lab {
         ]);
         r.unwrap_or_else(|e| panic!("veth: {e}"));
     }
-    fn new() -> Lab {
+    fn names(&self) -> Vec<String> {
+        let mut v = vec!["fab".to_string()];
+        for i in 0..self.n {
+            v.push(format!("n{i}"));
+            v.push(format!("h{i}"));
+        }
+        v
+    }
+    /// `n` nodes, each with one external host, on a bridged fabric.
+    fn new(n: usize) -> Lab {
         require();
         let tag = format!(
             "{}{}",
@@ -96,48 +108,41 @@ impl Lab {
             tag,
             dir,
             children: Vec::new(),
+            n,
         };
-        for n in NODES {
-            sh(&["ip", "netns", "add", &lab.ns(n)]).expect("netns");
-            lab.must(n, &["ip", "link", "set", "lo", "up"]);
+        for ns in lab.names() {
+            sh(&["ip", "netns", "add", &lab.ns(&ns)]).expect("netns");
+            lab.must(&ns, &["ip", "link", "set", "lo", "up"]);
         }
-        lab.link("ha", "a0", "na", "x0");
-        lab.link("na", "f0", "nb", "f1");
-        lab.link("nb", "x0", "hb", "b0");
-        for (n, cmd) in [
-            ("ha", "ip addr add 198.18.1.2/24 dev a0"),
-            ("hb", "ip addr add 198.18.2.2/24 dev b0"),
-            ("na", "ip addr add 198.18.100.1/24 dev f0"),
-            ("nb", "ip addr add 198.18.100.2/24 dev f1"),
-            ("na", "sysctl -qw net.ipv4.ip_forward=0"),
-            ("nb", "sysctl -qw net.ipv4.ip_forward=0"),
-        ] {
-            lab.must(n, &cmd.split(' ').collect::<Vec<_>>());
+        lab.must("fab", &["ip", "link", "add", "br0", "type", "bridge"]);
+        lab.must("fab", &["ip", "link", "set", "br0", "up"]);
+        for i in 0..n {
+            let (node, host, port) = (format!("n{i}"), format!("h{i}"), format!("p{i}"));
+            lab.link(&host, "e0", &node, "x0");
+            lab.link(&node, "f0", "fab", &port);
+            lab.must("fab", &["ip", "link", "set", &port, "master", "br0", "up"]);
+            let k = i + 1;
+            for (ns, cmd) in [
+                (&host, format!("ip addr add 198.18.{k}.2/24 dev e0")),
+                (&node, format!("ip addr add 198.18.100.{k}/24 dev f0")),
+                (&node, "sysctl -qw net.ipv4.ip_forward=0".to_string()),
+            ] {
+                lab.must(ns, &cmd.split(' ').collect::<Vec<_>>());
+            }
+            for (ns, dev) in [(&host, "e0"), (&node, "x0"), (&node, "f0")] {
+                lab.must(ns, &["ip", "link", "set", dev, "up"]);
+                // Full checksums on the wire: a forwarded veth frame must
+                // not carry a partial (offloaded) one.
+                let _ = lab.exec(
+                    ns,
+                    &[
+                        "ethtool", "-K", dev, "tx", "off", "gso", "off", "gro", "off",
+                    ],
+                );
+            }
+            let gw = format!("198.18.{k}.1");
+            lab.must(&host, &["ip", "route", "add", "default", "via", &gw]);
         }
-        for (n, i) in [
-            ("ha", "a0"),
-            ("na", "x0"),
-            ("na", "f0"),
-            ("nb", "f1"),
-            ("nb", "x0"),
-            ("hb", "b0"),
-        ] {
-            lab.must(n, &["ip", "link", "set", i, "up"]);
-            // Full checksums on the wire: a forwarded veth frame must not
-            // carry a partial (offloaded) one.
-            let _ = lab.exec(
-                n,
-                &["ethtool", "-K", i, "tx", "off", "gso", "off", "gro", "off"],
-            );
-        }
-        lab.must(
-            "ha",
-            &["ip", "route", "add", "default", "via", "198.18.1.1"],
-        );
-        lab.must(
-            "hb",
-            &["ip", "route", "add", "default", "via", "198.18.2.1"],
-        );
         lab
     }
     fn spawn(&mut self, n: &str, argv: &[&str], log: &str) {
@@ -157,36 +162,139 @@ impl Lab {
         std::fs::read_to_string(self.dir.join(name)).unwrap_or_default()
     }
     fn logs(&self) -> String {
-        ["a.log", "b.log", "tshark.log"]
+        let mut names: Vec<String> = (0..self.n).map(|i| format!("n{i}.log")).collect();
+        names.push("tshark.log".into());
+        names
             .iter()
             .map(|l| format!("--- {l}\n{}", self.log(l)))
             .collect()
     }
-    /// A node's tesserad configuration: its external port, the fabric, and
-    /// the other node's external subnet via the other's fabric address.
-    fn conf(
-        &self,
-        me: u16,
-        ext: &str,
-        fabric: &str,
-        peer: &str,
-        remote: &str,
-        mode: &str,
-    ) -> String {
+    /// Node `me`'s tesserad configuration: its external port, the fabric,
+    /// and every other node's external subnet via that node's fabric
+    /// address.
+    fn conf(&self, me: usize, mode: &str, affinity: bool) -> String {
         let p = self.dir.join(format!("n{me}.toml"));
-        let text = format!(
-            "[router]\nid = \"{fabric}\"\nasn = 65000\n\n\
+        let k = me + 1;
+        let mut text = format!(
+            "[router]\nid = \"198.18.100.{k}\"\nasn = 65000\n\n\
              [control]\nsocket = \"{}\"\n\n\
              [dataplane]\nio = \"af_packet\"\n\n\
-             [[dataplane.interface]]\nname = \"x0\"\naddresses = [\"{ext}\"]\n\n\
-             [cluster]\nnode_id = {me}\nfabric_address = \"{fabric}\"\nmode = \"{mode}\"\npacking = 8\n\n\
-             [[cluster.peer]]\nnode_id = {}\nfabric_address = \"{peer}\"\n\n\
-             [[static]]\nprefix = \"{remote}\"\nnext_hop = \"{peer}\"\n",
+             [[dataplane.interface]]\nname = \"x0\"\naddresses = [\"198.18.{k}.1/24\"]\n\n\
+             [cluster]\nnode_id = {me}\nfabric_address = \"198.18.100.{k}\"\nmode = \"{mode}\"\n\
+             packing = 8\naffinity = {affinity}\n",
             self.dir.join(format!("n{me}.sock")).display(),
-            1 - me,
         );
+        for j in (0..self.n).filter(|&j| j != me) {
+            let pk = j + 1;
+            text += &format!(
+                "\n[[cluster.peer]]\nnode_id = {j}\nfabric_address = \"198.18.100.{pk}\"\n\
+                 \n[[static]]\nprefix = \"198.18.{pk}.0/24\"\nnext_hop = \"198.18.100.{pk}\"\n"
+            );
+        }
         std::fs::write(&p, text).expect("config");
         p.display().to_string()
+    }
+
+    /// Starts every node's tesserad and a capture of `count` fabric
+    /// datagrams on the bridge; returns the capture file.
+    fn start(&mut self, modes: &[&str], affinity: bool, count: usize) -> String {
+        let bin = env!("CARGO_BIN_EXE_tesserad");
+        for (i, mode) in modes.iter().enumerate() {
+            let c = self.conf(i, mode, affinity);
+            let ns = format!("n{i}");
+            self.spawn(&ns, &[bin, "-c", &c], &format!("n{i}.log"));
+        }
+        let end = Instant::now() + Duration::from_secs(15);
+        while !(0..self.n).all(|i| {
+            self.log(&format!("n{i}.log"))
+                .contains("dataplane: started")
+        }) {
+            assert!(
+                Instant::now() < end,
+                "dataplanes did not start\n{}",
+                self.logs()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let pcap = self.dir.join("fabric.pcap").display().to_string();
+        let count = count.to_string();
+        self.spawn(
+            "fab",
+            &[
+                "timeout",
+                "30",
+                "tshark",
+                "-n",
+                "-i",
+                "br0",
+                "-f",
+                "udp port 6081",
+                "-c",
+                &count,
+                "-w",
+                &pcap,
+            ],
+            "tshark.log",
+        );
+        let end = Instant::now() + Duration::from_secs(10);
+        while !self.log("tshark.log").contains("Capturing on") {
+            assert!(
+                Instant::now() < end,
+                "tshark did not start\n{}",
+                self.logs()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        pcap
+    }
+
+    /// Pings from host `from` to host `to` until `count` replies in a row
+    /// come back (the static routes reach the FIBs shortly after start).
+    fn ping(&self, from: usize, to: usize, count: usize) {
+        let dst = format!("198.18.{}.2", to + 1);
+        let c = count.to_string();
+        let end = Instant::now() + Duration::from_secs(20);
+        while self
+            .exec(
+                &format!("h{from}"),
+                &["ping", "-c", &c, "-i", "0.05", "-W", "1", &dst],
+            )
+            .is_err()
+        {
+            assert!(
+                Instant::now() < end,
+                "no ping from h{from} to {dst}\n{}",
+                self.logs()
+            );
+        }
+    }
+
+    /// The capture once it holds at least `n` GENEVE datagrams, as `fields`.
+    fn capture(&self, pcap: &str, n: usize, fields: &[&str]) -> String {
+        let end = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(t) = sh(&["tshark", "-n", "-r", pcap, "-V"]) {
+                if t.matches("Generic Network Virtualization Encapsulation")
+                    .count()
+                    >= n
+                {
+                    if fields.is_empty() {
+                        return t;
+                    }
+                    let mut argv = vec!["tshark", "-n", "-r", pcap, "-T", "fields"];
+                    for f in fields {
+                        argv.extend_from_slice(&["-e", f]);
+                    }
+                    return sh(&argv).expect("tshark fields");
+                }
+            }
+            assert!(
+                Instant::now() < end,
+                "tshark saw too little GENEVE on the fabric\n{}",
+                self.logs()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
     }
 }
 
@@ -196,8 +304,8 @@ impl Drop for Lab {
             let _ = c.kill();
             let _ = c.wait();
         }
-        for n in NODES {
-            let _ = sh(&["ip", "netns", "del", &self.ns(n)]);
+        for n in self.names() {
+            let _ = sh(&["ip", "netns", "del", &self.ns(&n)]);
         }
         if !std::thread::panicking() {
             let _ = std::fs::remove_dir_all(&self.dir);
@@ -207,109 +315,21 @@ impl Drop for Lab {
 
 #[test]
 fn ping_crosses_a_two_node_cluster_over_geneve() {
-    let mut lab = Lab::new();
-    let bin = env!("CARGO_BIN_EXE_tesserad");
-    let ca = lab.conf(
-        0,
-        "198.18.1.1/24",
-        "198.18.100.1",
-        "198.18.100.2",
-        "198.18.2.0/24",
-        "vlb",
-    );
-    let cb = lab.conf(
-        1,
-        "198.18.2.1/24",
-        "198.18.100.2",
-        "198.18.100.1",
-        "198.18.1.0/24",
-        "direct",
-    );
-    lab.spawn("na", &[bin, "-c", &ca], "a.log");
-    lab.spawn("nb", &[bin, "-c", &cb], "b.log");
-    let end = Instant::now() + Duration::from_secs(15);
-    while !(lab.log("a.log").contains("dataplane: started")
-        && lab.log("b.log").contains("dataplane: started"))
-    {
-        assert!(
-            Instant::now() < end,
-            "dataplanes did not start\n{}",
-            lab.logs()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let mut lab = Lab::new(2);
+    let pcap = lab.start(&["direct", "direct"], true, 4);
     assert!(
-        lab.log("a.log")
+        lab.log("n0.log")
             .contains("cluster fabric on 198.18.100.1:6081, node 0 of 2"),
         "{}",
         lab.logs()
     );
-
-    // Capture the fabric while the first pings cross it.
-    let pcap = lab.dir.join("fabric.pcap").display().to_string();
-    lab.spawn(
-        "na",
-        &[
-            "timeout",
-            "20",
-            "tshark",
-            "-n",
-            "-i",
-            "f0",
-            "-f",
-            "udp port 6081",
-            "-c",
-            "4",
-            "-w",
-            &pcap,
-        ],
-        "tshark.log",
-    );
-    let end = Instant::now() + Duration::from_secs(10);
-    while !lab.log("tshark.log").contains("Capturing on") {
-        assert!(Instant::now() < end, "tshark did not start\n{}", lab.logs());
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    // The static routes reach the FIB shortly after start: retry.
-    let end = Instant::now() + Duration::from_secs(20);
-    loop {
-        if lab
-            .exec(
-                "ha",
-                &["ping", "-c", "3", "-i", "0.2", "-W", "1", "198.18.2.2"],
-            )
-            .is_ok()
-        {
-            break;
-        }
-        assert!(
-            Instant::now() < end,
-            "no ping across the cluster\n{}",
-            lab.logs()
-        );
-    }
-    let end = Instant::now() + Duration::from_secs(20);
-    let text = loop {
-        let r = sh(&["tshark", "-n", "-r", &pcap, "-V"]);
-        if let Ok(t) = r {
-            if t.matches("Generic Network Virtualization Encapsulation")
-                .count()
-                >= 4
-            {
-                break t;
-            }
-        }
-        assert!(
-            Instant::now() < end,
-            "tshark saw no GENEVE on the fabric\n{}",
-            lab.logs()
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    };
+    lab.ping(0, 1, 3);
+    let text = lab.capture(&pcap, 4, &[]);
     for want in [
         "Class: Experimental (0xfff1)",
         "Transparent Ethernet bridging",
         "Internet Control Message Protocol",
+        "Src: 198.18.100.1, Dst: 198.18.100.2",
         "Src: 198.18.1.2, Dst: 198.18.2.2",
         "Src: 198.18.2.2, Dst: 198.18.1.2",
     ] {
@@ -318,7 +338,47 @@ fn ping_crosses_a_two_node_cluster_over_geneve() {
             "fabric capture lacks {want:?}:\n{text}"
         );
     }
-    // Both ways went through the fabric, and nothing else did: the kernel
-    // of A and B forwards nothing (ip_forward = 0, no address on x0).
     assert!(!text.contains("[Malformed"), "{text}");
+}
+
+/// Three nodes under VLB without flow affinity: each packet draws an
+/// intermediate among the three nodes, so about a third of the pings from
+/// H0 to H2 go N0 -> N1 -> N2, N1 forwarding on the option's egress tag.
+#[test]
+fn three_node_vlb_forwards_through_an_intermediate() {
+    let mut lab = Lab::new(3);
+    let pcap = lab.start(&["vlb", "vlb", "vlb"], false, 60);
+    lab.ping(0, 2, 20);
+    lab.ping(0, 1, 5);
+    lab.ping(2, 1, 5);
+    let rows = lab.capture(&pcap, 60, &["ip.src", "ip.dst"]);
+    // One row per datagram: "outer,inner\touter,inner" (sources, then
+    // destinations).
+    let hops: Vec<(String, String, String)> = rows
+        .lines()
+        .filter_map(|l| {
+            let (s, d) = l.split_once('\t')?;
+            let (os, _) = s.split_once(',')?;
+            let (od, id) = d.split_once(',')?;
+            Some((os.to_string(), od.to_string(), id.to_string()))
+        })
+        .collect();
+    let seen = |os: &str, od: &str, inner: &str| {
+        hops.iter()
+            .filter(|(a, b, c)| a == os && b == od && c == inner)
+            .count()
+    };
+    // To H2: straight to N2, and via N1 (both legs seen).
+    assert!(
+        seen("198.18.100.1", "198.18.100.3", "198.18.3.2") > 0,
+        "{rows}"
+    );
+    assert!(
+        seen("198.18.100.1", "198.18.100.2", "198.18.3.2") > 0,
+        "no N0 -> N1 leg:\n{rows}"
+    );
+    assert!(
+        seen("198.18.100.2", "198.18.100.3", "198.18.3.2") > 0,
+        "no N1 -> N2 leg:\n{rows}"
+    );
 }
