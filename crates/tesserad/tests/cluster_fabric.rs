@@ -269,6 +269,34 @@ impl Lab {
         }
     }
 
+    /// CPU seconds (user + system) the node daemons used over `secs` of
+    /// wall time, from /proc: an idle dataplane must sleep in poll(2), not
+    /// spin.
+    fn cpu_over(&self, secs: u64) -> f64 {
+        let tick = 100.0; // USER_HZ on Linux
+        let used = || -> u64 {
+            self.children
+                .iter()
+                .take(self.n)
+                .map(|c| {
+                    let stat = std::fs::read_to_string(format!("/proc/{}/stat", c.id()))
+                        .unwrap_or_default();
+                    // Fields after the ")" of the command: utime is the
+                    // 12th, stime the 13th (fields 14 and 15 of stat(5)).
+                    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+                    let f: Vec<u64> = rest
+                        .split_whitespace()
+                        .map(|x| x.parse().unwrap_or(0))
+                        .collect();
+                    f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0)
+                })
+                .sum()
+        };
+        let before = used();
+        std::thread::sleep(Duration::from_secs(secs));
+        (used() - before) as f64 / tick
+    }
+
     /// The capture once it holds at least `n` GENEVE datagrams, as `fields`.
     fn capture(&self, pcap: &str, n: usize, fields: &[&str]) -> String {
         let end = Instant::now() + Duration::from_secs(30);
@@ -339,6 +367,14 @@ fn ping_crosses_a_two_node_cluster_over_geneve() {
         );
     }
     assert!(!text.contains("[Malformed"), "{text}");
+    // Idle, the two dataplanes sleep on their sockets: a spinning one
+    // would use a whole second of CPU per second.
+    let cpu = lab.cpu_over(2);
+    assert!(
+        cpu < 0.5,
+        "idle cluster used {cpu} CPU seconds in 2 s\n{}",
+        lab.logs()
+    );
 }
 
 /// Three nodes under VLB without flow affinity: each packet draws an
