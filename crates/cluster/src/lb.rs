@@ -16,8 +16,9 @@
 //! say whether the burst is a fixed window or an idle gap; a fixed window
 //! from the first packet keeps long flows rebalancing. Flows are a 32-bit
 //! hash of the 5-tuple (the caller's), kept in a fixed table
-//! ([`AFFINITY_SLOTS`] slots, a colliding flow replaces the entry): memory
-//! is bounded and nothing is allocated per packet.
+//! ([`AFFINITY_SLOTS`] slots in 4-way sets; a new flow takes a free or
+//! expired way, else the oldest): memory is bounded and nothing is
+//! allocated per packet.
 //!
 //! Membership (spec §5, our design): [`Balancer::set_live`] removes a
 //! failed node from the intermediates and the direct targets; flows that
@@ -31,6 +32,8 @@ use rand_xorshift::XorShiftRng;
 
 /// Flow-affinity table size (a power of two).
 pub const AFFINITY_SLOTS: usize = 4096;
+/// Ways of each affinity set.
+const WAYS: usize = 4;
 /// RouteBricks' burst window.
 pub const DEFAULT_WINDOW_NS: u64 = 100_000_000;
 
@@ -278,6 +281,36 @@ impl Balancer {
         }
     }
 
+    /// The affinity slot of `flow` towards `egress` at time `t` (ns): the
+    /// one it holds in its 4-way set, if any, with its entry when still
+    /// inside the window; else the set's free, expired or oldest slot for
+    /// a new entry. Four ways keep two flows whose hashes meet from
+    /// evicting each other on every packet (which would spray them as if
+    /// affinity were off).
+    fn slot_for(&self, flow: u32, egress: u16, t: u64) -> (usize, Option<Slot>) {
+        let base = flow as usize & (AFFINITY_SLOTS - 1) & !(WAYS - 1);
+        let set = self.slots.get(base..base + WAYS).unwrap_or_default();
+        let live = |s: &Slot| s.used && t.saturating_sub(s.start) < self.cfg.window_ns;
+        if let Some(i) = set
+            .iter()
+            .position(|s| s.used && s.flow == flow && s.egress == egress)
+        {
+            let e = set.get(i).copied().filter(live);
+            return (base + i, e);
+        }
+        let victim = set
+            .iter()
+            .position(|s| !live(s))
+            .or_else(|| {
+                set.iter()
+                    .enumerate()
+                    .min_by_key(|(_, s)| s.start)
+                    .map(|(i, _)| i)
+            })
+            .unwrap_or(0);
+        (base + victim, None)
+    }
+
     /// A fresh path for one packet of `len` bytes.
     fn fresh(&mut self, now: Instant, egress: u16, len: u64) -> u16 {
         match self.cfg.mode {
@@ -310,13 +343,7 @@ impl Balancer {
         let len = u64::from(len);
         let t = now.as_nanos();
         let via = if self.cfg.affinity && self.cfg.mode != Mode::Direct {
-            let idx = flow as usize & (AFFINITY_SLOTS - 1);
-            let kept = self.slots.get(idx).copied().filter(|s| {
-                s.used
-                    && s.flow == flow
-                    && s.egress == egress
-                    && t.saturating_sub(s.start) < self.cfg.window_ns
-            });
+            let (idx, kept) = self.slot_for(flow, egress, t);
             let kept = match kept {
                 Some(s) if s.via == DIRECT || self.is_live(s.via) => Some(s.via),
                 Some(_) => {
@@ -528,6 +555,22 @@ mod tests {
             paths.insert(format!("{:?}", b.choose(at(ms), 3, 42, 64)));
         }
         assert!(paths.len() >= 2, "{paths:?}");
+    }
+
+    #[test]
+    fn flows_meeting_in_one_slot_keep_their_paths() {
+        // Five flows whose hashes pick the same 4-way set: four keep their
+        // paths while interleaved; the fifth evicts the oldest each time.
+        let mut b = Balancer::new(cfg(Mode::Vlb, true), Instant::ZERO);
+        let at = |ms: u64| Instant::from_nanos(ms * MS);
+        let flows: Vec<u32> = (0..4).map(|k| 5 + k * AFFINITY_SLOTS as u32).collect();
+        let first: Vec<Path> = flows.iter().map(|&f| b.choose(at(0), 3, f, 64)).collect();
+        for ms in 1..90 {
+            for (f, p) in flows.iter().zip(&first) {
+                assert_eq!(b.choose(at(ms), 3, *f, 64), *p, "flow {f} at {ms} ms");
+            }
+        }
+        assert_eq!(b.stats().affinity_hits, 4 * 89);
     }
 
     #[test]

@@ -76,6 +76,51 @@ impl FabricDevice {
         })
     }
 
+    /// Asks for socket buffers of `bytes` each way (a fabric under load
+    /// receives bursts of datagrams between two polls): `SO_RCVBUFFORCE`
+    /// / `SO_SNDBUFFORCE` (root), else the plain options, which the kernel
+    /// caps at `net.core.rmem_max` / `wmem_max`. Returns the receive
+    /// buffer the kernel granted.
+    pub fn set_buffers(&mut self, bytes: usize) -> usize {
+        let fd = self.sock.as_raw_fd();
+        let v = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
+        let set = |opt: libc::c_int| -> bool {
+            // SAFETY: `v` lives across the call and its size is passed.
+            unsafe {
+                libc::setsockopt(
+                    fd,
+                    libc::SOL_SOCKET,
+                    opt,
+                    (&v as *const libc::c_int).cast(),
+                    std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+                ) == 0
+            }
+        };
+        if !set(libc::SO_RCVBUFFORCE) {
+            set(libc::SO_RCVBUF);
+        }
+        if !set(libc::SO_SNDBUFFORCE) {
+            set(libc::SO_SNDBUF);
+        }
+        let mut got: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: `got` and `len` live across the call; `len` is its size.
+        let rc = unsafe {
+            libc::getsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_RCVBUF,
+                (&mut got as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        if rc == 0 {
+            usize::try_from(got).unwrap_or(0)
+        } else {
+            0
+        }
+    }
+
     /// The bound address (the real port when bound to port 0).
     pub fn local_addr(&self) -> Result<SocketAddr, IoError> {
         self.sock.local_addr().map_err(|e| sys(Op::Bind, &e))
@@ -204,6 +249,7 @@ mod tests {
         let lo: SocketAddr = "127.0.0.1:0".parse().expect("addr");
         let mut a = FabricDevice::bind("fabric", lo, &[]).expect("bind a");
         let mut b = FabricDevice::bind("fabric", lo, &[]).expect("bind b");
+        assert!(b.set_buffers(1 << 20) >= 100_000, "some buffer granted");
         a.set_peer(1, b.local_addr().expect("b")).expect("peer");
         let pool = Pool::new(16);
         let mut out = Batch::new();

@@ -374,7 +374,11 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
                 "kernel export with the cluster fabric is not supported yet",
             ));
         }
-        fabric_dev = Some((FabricDevice::bind("fabric", f.local, &f.peers)?, f.clone()));
+        let mut fd = FabricDevice::bind("fabric", f.local, &f.peers)?;
+        // Bursts of datagrams arrive between two polls: ask for 8 MiB
+        // (granted in full to root, else capped by net.core.rmem_max).
+        fd.set_buffers(8 << 20);
+        fabric_dev = Some((fd, f.clone()));
     }
     let mut info = Vec::new();
     for p in &cfg.ports {
