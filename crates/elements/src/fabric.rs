@@ -188,10 +188,18 @@ impl FabricEncap {
             burst_ns: 1_000_000,
             seed: seed.unwrap_or(u64::from(me)),
         };
+        let mut lb = Balancer::new(cfg, base::Instant::ZERO);
+        if !peers.is_empty() {
+            // Ids between the configured ones are not nodes: never draw
+            // them as intermediates.
+            for id in (0..nodes).filter(|&id| id != me && !peers.iter().any(|p| p.1 == id)) {
+                lb.set_live(base::Instant::ZERO, id, false);
+            }
+        }
         Ok(FabricEncap {
             me,
             nodes,
-            lb: Balancer::new(cfg, base::Instant::ZERO),
+            lb,
             packer: Packer::new(nodes, me, vni, packing, cap, limit),
             fixed: to.map(|t| (t, port, queue)),
             peers,

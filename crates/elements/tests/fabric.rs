@@ -245,3 +245,33 @@ fn encap_drops_by_reason_and_skips_a_dead_node() {
         _ => panic!("no encap"),
     }
 }
+
+#[test]
+fn encap_never_draws_an_id_that_is_not_a_peer() {
+    // Nodes 0 and 2 only (ids are 0..3): VLB may draw 0 or 2, both
+    // meaning direct; never the missing node 1.
+    let cfg = "FromDevice(ext0) -> e :: FabricEncap(NODE 0, NODES 3, MODE vlb, AFFINITY false, PEER 2 198.18.100.3) -> ToDevice(fabric);";
+    let mut env = Env::new();
+    let pool = Pool::new(256);
+    let g = Graph::from_str(cfg, "encap.click", &mut env, pool.clone()).expect("graph");
+    let devs = vec![
+        MemDevice::new("ext0", vec![]),
+        MemDevice::new("fabric", vec![]),
+    ];
+    let mut r = Runner::new(g, devs, 32).expect("runner");
+    let ei = r.graph.find("e").expect("e");
+    let mut b = Batch::new();
+    for f in frames(50) {
+        let mut p = pool.alloc_from(&f).expect("buffer");
+        p.anno.gw[..4].copy_from_slice(&[198, 18, 100, 3]);
+        b.push(p).expect("room");
+    }
+    r.graph.inject(ei, 0, &mut b);
+    r.process();
+    match r.graph.element(ei) {
+        Some(AnyElement::FabricEncap(e)) => {
+            assert_eq!((e.lb_stats().direct, e.lb_stats().via), (50, 0));
+        }
+        _ => panic!("no encap"),
+    }
+}
