@@ -10,7 +10,8 @@
 //! in, datagrams out through the real socket) and node 1's polls until
 //! the burst has left its external port.
 //!
-//! * `saturated/PACKING`: 32-frame bursts, packing degree 1 (off), 4, 16.
+//! * `saturated/PACKING`: 32-frame bursts, packing degree 1 (off), 2, 4,
+//!   8, 16, 29 (seed 004 Fig 2.9: the rate climbs with the degree).
 //! * `light/PACKING`: one frame per poll, the round trip of one frame.
 //!
 //! Run: `cargo bench -p elements --bench fabric`.
@@ -96,7 +97,7 @@ impl Pair {
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("fabric/saturated");
     g.throughput(Throughput::Elements(32));
-    for packing in [1usize, 4, 16] {
+    for packing in [1usize, 2, 4, 8, 16, 29] {
         let mut p = Pair::new(packing, 32);
         g.bench_function(format!("packing_{packing}"), |b| b.iter(|| p.step(32)));
     }
