@@ -14,6 +14,9 @@
 //!           d[3] -> ...                                        BECN (control), optional
 //! ```
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
 use cluster::fabric::{clear_transit, decode, Message, HDR_MAX, MAX_FRAMES};
 use cluster::lb::{on_receive, Balancer, LbConfig, LbStats, Mode, Path, Receive};
 use cluster::pack::{PackStats, Packer};
@@ -117,6 +120,9 @@ pub struct FabricEncap {
     /// `NOLOOP k`: frames that arrived on device `k` (the fabric) are not
     /// sent back into it.
     noloop: Option<u16>,
+    /// Membership from outside the graph (BFD): bit `i` = node `i` live,
+    /// read once per batch; `mask` is the last value applied.
+    live: Option<(Arc<AtomicU64>, u64)>,
     scratch: Vec<u8>,
 }
 
@@ -204,6 +210,7 @@ impl FabricEncap {
             fixed: to.map(|t| (t, port, queue)),
             peers,
             noloop,
+            live: None,
             scratch: vec![0u8; HDR_MAX + cap],
         })
     }
@@ -211,6 +218,45 @@ impl FabricEncap {
     /// The balancer, for membership changes (a node failed or rejoined).
     pub fn balancer_mut(&mut self) -> &mut Balancer {
         &mut self.lb
+    }
+
+    /// Follows `mask` (bit `i`: node `i` live) for membership: another
+    /// thread (BFD) flips bits; the element reads it once per batch and
+    /// applies what changed to its balancer (`Balancer::set_live`), so a
+    /// failed node leaves the VLB set and the direct targets, and a
+    /// rejoining one comes back. Bits of ids that are not nodes are
+    /// ignored.
+    pub fn follow_live(&mut self, mask: Arc<AtomicU64>) {
+        let all = (0..self.nodes).fold(
+            0u64,
+            |m, i| {
+                if self.lb.is_live(i) {
+                    m | (1 << i)
+                } else {
+                    m
+                }
+            },
+        );
+        self.live = Some((mask, all));
+    }
+
+    fn apply_live(&mut self, now: base::Instant) {
+        let Some((mask, seen)) = &mut self.live else {
+            return;
+        };
+        let m = mask.load(Ordering::Relaxed);
+        if m == *seen {
+            return;
+        }
+        let changed = m ^ *seen;
+        *seen = m;
+        for id in (0..self.nodes).filter(|&i| changed & (1 << i) != 0) {
+            let is_peer =
+                id == self.me || self.peers.is_empty() || self.peers.iter().any(|p| p.1 == id);
+            if is_peer {
+                self.lb.set_live(now, id, m & (1 << id) != 0);
+            }
+        }
     }
 
     /// Balancing counters.
@@ -230,6 +276,7 @@ impl FabricEncap {
 
     pub(crate) fn process(&mut self, batch: &mut Batch, out: &mut Output<'_>) {
         let now = base::Instant::from_nanos(out.now_ns());
+        self.apply_live(now);
         for p in batch.drain() {
             if self.noloop == Some(p.anno.in_port) {
                 out.drop(p, LOOP);
@@ -329,6 +376,7 @@ pub struct FabricDecap {
     me: u16,
     ports: u16,
     live: Vec<bool>,
+    mask: Option<Arc<AtomicU64>>,
     delivered: u64,
     forwarded: u64,
     becn: u64,
@@ -414,6 +462,7 @@ impl FabricDecap {
             me: me.ok_or_else(|| BuildError::elem("FabricDecap needs NODE"))?,
             ports: ports.ok_or_else(|| BuildError::elem("FabricDecap needs PORTS"))?,
             live: vec![true; nodes],
+            mask: None,
             delivered: 0,
             forwarded: 0,
             becn: 0,
@@ -431,6 +480,12 @@ impl FabricDecap {
         if let Some(l) = self.live.get_mut(usize::from(node)) {
             *l = live;
         }
+    }
+
+    /// Follows `mask` (bit `i`: node `i` live) as [`FabricEncap::follow_live`]
+    /// does: a datagram in transit to a dead egress is dropped.
+    pub fn follow_live(&mut self, mask: Arc<AtomicU64>) {
+        self.mask = Some(mask);
     }
 
     fn decide(&self, b: &[u8]) -> Act {
@@ -457,6 +512,12 @@ impl FabricDecap {
     }
 
     pub(crate) fn process(&mut self, batch: &mut Batch, out: &mut Output<'_>) {
+        if let Some(m) = &self.mask {
+            let m = m.load(Ordering::Relaxed);
+            for (i, l) in self.live.iter_mut().enumerate() {
+                *l = i >= 64 || m & (1 << i) != 0;
+            }
+        }
         for mut p in batch.drain() {
             match self.decide(p.data()) {
                 Act::Drop(r) => out.drop(p, r),

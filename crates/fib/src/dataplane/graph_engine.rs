@@ -491,6 +491,20 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
         }
     }
 
+    /// Makes the fabric elements follow `mask` for membership (bit `i`:
+    /// node `i` live; see `elements::FabricEncap::follow_live`). No-op
+    /// without the fabric.
+    pub fn follow_live(&mut self, mask: &std::sync::Arc<std::sync::atomic::AtomicU64>) {
+        let g = &mut self.runner.graph;
+        for name in ["fenc", "fdec"] {
+            match g.find(name).and_then(|k| g.element_mut(k)) {
+                Some(AnyElement::FabricEncap(e)) => e.follow_live(mask.clone()),
+                Some(AnyElement::FabricDecap(e)) => e.follow_live(mask.clone()),
+                _ => {}
+            }
+        }
+    }
+
     /// One poll (receive, graph, ticks, transmit); frames received.
     pub fn poll(&mut self) -> usize {
         self.runner.poll()

@@ -29,7 +29,7 @@ pub mod common;
 pub mod graph_engine;
 
 use std::net::{IpAddr, Ipv4Addr};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
@@ -57,8 +57,9 @@ struct Job {
         lpm::publish::ReadHandle<FibTables>,
         io::rss::Producer<Learned>,
     ),
-    /// The fabric socket and its settings (core 0 only).
-    fabric: Option<(FabricDevice, FabricConfig)>,
+    /// The fabric socket, its settings and the live-node mask (core 0
+    /// only).
+    fabric: Option<(FabricDevice, FabricConfig, Arc<AtomicU64>)>,
 }
 
 /// A worker's device: one queue of an external port, or the cluster
@@ -130,7 +131,7 @@ fn serve<D: pkt::Device<Error = IoError>>(
         share,
         fabric,
     } = job;
-    let Some((fab, fc)) = fabric else {
+    let Some((fab, fc, live)) = fabric else {
         let mut g = GraphWorker::new(&ports, socks, v4, v6, Some(share), lc)?;
         g.run(lc, stop)?;
         return Ok(g.counters());
@@ -141,6 +142,7 @@ fn serve<D: pkt::Device<Error = IoError>>(
         .chain(std::iter::once(PortDev::Fabric(fab)))
         .collect();
     let mut g = GraphWorker::with_fabric(&ports, devs, v4, v6, Some(share), lc, Some(&fc))?;
+    g.follow_live(&live);
     g.run(lc, stop)?;
     Ok(g.counters())
 }
@@ -245,6 +247,9 @@ pub struct Report {
 
 /// A running dataplane. Drop or [`Dataplane::stop`] stops it.
 pub struct Dataplane {
+    /// The cluster fabric's live nodes (bit `i`: node `i`), when there is
+    /// a fabric: see [`Dataplane::set_node_live`].
+    fabric_live: Option<Arc<AtomicU64>>,
     stop: Arc<AtomicBool>,
     workers: Vec<JoinHandle<Result<WorkerCounters, IoError>>>,
     fib: Option<JoinHandle<FibReport>>,
@@ -358,6 +363,7 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
         ));
     }
     let mut fabric_dev = None;
+    let mut fabric_live = None;
     if let Some(f) = &cfg.fabric {
         if cfg.cores != 1 {
             return Err(DpError::Config(
@@ -378,7 +384,13 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
         // Bursts of datagrams arrive between two polls: ask for 8 MiB
         // (granted in full to root, else capped by net.core.rmem_max).
         fd.set_buffers(8 << 20);
-        fabric_dev = Some((fd, f.clone()));
+        let all = f
+            .peers
+            .iter()
+            .map(|(id, _)| *id)
+            .chain(std::iter::once(f.node))
+            .fold(0u64, |m, id| m | (1u64 << (id & 63)));
+        fabric_dev = Some((fd, f.clone(), Arc::new(AtomicU64::new(all))));
     }
     let mut info = Vec::new();
     for p in &cfg.ports {
@@ -475,7 +487,12 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
             v4: writer.reader(),
             v6: writer.reader(),
             share: (writer.reader(), p),
-            fabric: if core == 0 { fabric_dev.take() } else { None },
+            fabric: if core == 0 {
+                fabric_live = fabric_dev.as_ref().map(|f| Arc::clone(&f.2));
+                fabric_dev.take()
+            } else {
+                None
+            },
         };
         let multi = cfg.cores > 1;
         let (stop, ready, progs, ports, mode, lc) = (
@@ -549,6 +566,7 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
         ..FibReport::default()
     }));
     let mut dp = Dataplane {
+        fabric_live,
         stop: Arc::clone(&stop),
         workers,
         fib: None,
@@ -657,6 +675,23 @@ fn fib_thread(
 }
 
 impl Dataplane {
+    /// Marks cluster node `id` live or dead (BFD up or down): the fabric
+    /// elements see it at their next batch; a dead node leaves the VLB
+    /// set and the direct targets, and frames for it are dropped
+    /// (`unreachable`) until routing withdraws its routes. `false` without
+    /// a fabric or for an id above 63.
+    pub fn set_node_live(&self, id: u16, live: bool) -> bool {
+        let (Some(m), true) = (&self.fabric_live, id < 64) else {
+            return false;
+        };
+        if live {
+            m.fetch_or(1 << id, Ordering::Relaxed);
+        } else {
+            m.fetch_and(!(1 << id), Ordering::Relaxed);
+        }
+        true
+    }
+
     /// The FIB thread's counters now.
     pub fn fib_report(&self) -> FibReport {
         *self.live.lock().unwrap_or_else(PoisonError::into_inner)
