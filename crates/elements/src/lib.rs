@@ -104,7 +104,7 @@ pub enum AnyElement {
     /// See [`NicBalance`].
     NicBalance(NicBalance),
     /// See [`FabricEncap`].
-    FabricEncap(FabricEncap),
+    FabricEncap(Box<FabricEncap>),
     /// See [`FabricDecap`].
     FabricDecap(FabricDecap),
 }
@@ -371,7 +371,7 @@ impl Factory for Env {
             "StrideSched" => AnyElement::Sched(Scheduler::new(Sched::Stride, args)?),
             "PsSched" => AnyElement::Sched(Scheduler::new(Sched::Share, args)?),
             "NICBalance" => AnyElement::NicBalance(NicBalance::new(args)?),
-            "FabricEncap" => AnyElement::FabricEncap(FabricEncap::new(args)?),
+            "FabricEncap" => AnyElement::FabricEncap(Box::new(FabricEncap::new(args)?)),
             "FabricDecap" => AnyElement::FabricDecap(FabricDecap::new(args)?),
             other => return Err(BuildError::elem(format!("unknown element class '{other}'"))),
         })
