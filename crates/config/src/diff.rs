@@ -196,7 +196,7 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
             p.removed.push(o.name.clone());
         }
     }
-    let others: [(&str, bool); 12] = [
+    let others: [(&str, bool); 13] = [
         ("router.listen", ro.listen != rn.listen),
         ("router.cluster_id", cluster_changed),
         ("router.pipeline", ro.pipeline != rn.pipeline),
@@ -218,6 +218,7 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
         ("log.file", old.log_file != new.log_file),
         ("mrt", old.mrt != new.mrt),
         ("dataplane", old.dataplane != new.dataplane),
+        ("cluster", old.cluster != new.cluster),
     ];
     p.other = others
         .iter()

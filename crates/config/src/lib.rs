@@ -24,6 +24,7 @@
 
 #![warn(missing_docs)]
 
+mod cluster;
 mod dataplane;
 mod diff;
 mod locate;
@@ -39,6 +40,7 @@ use std::sync::Arc;
 
 use bgp_policy::ast::PolicyDef;
 
+pub use cluster::{Cluster, ClusterMode, ClusterPeer, FABRIC_PORT, MAX_NODES, MAX_PACKING};
 pub use dataplane::{Dataplane, DataplaneEngine, DataplaneInterface, DataplaneIo, KernelExport};
 pub use diff::{diff, ReloadPlan};
 pub use locate::Location;
@@ -118,6 +120,9 @@ pub struct Config {
     pub mrt: Option<Mrt>,
     /// `[dataplane]`, when present (see [`Dataplane`]).
     pub dataplane: Option<Dataplane>,
+    /// `[cluster]`, when present (see [`Cluster`]); always with a
+    /// `[dataplane]` the fabric can run in.
+    pub cluster: Option<Cluster>,
     /// `[[neighbor]]`, in file order; names and addresses are unique.
     pub neighbors: Vec<Neighbor>,
     /// `[[static]]`, in file order; prefixes are unique.

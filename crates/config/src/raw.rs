@@ -21,6 +21,7 @@ pub struct RawConfig {
     pub log: RawLog,
     pub mrt: Option<RawMrt>,
     pub dataplane: Option<crate::dataplane::RawDataplane>,
+    pub cluster: Option<crate::cluster::RawCluster>,
     #[serde(default)]
     pub neighbor: Vec<RawNeighbor>,
     #[serde(default, rename = "static")]

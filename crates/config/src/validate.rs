@@ -514,6 +514,17 @@ pub fn parse(text: &str, file: &str) -> R<Config> {
         .dataplane
         .as_ref()
         .and_then(|d| keep(&mut errors, crate::dataplane::validate(&c, d)));
+    let cluster = raw
+        .cluster
+        .as_ref()
+        .and_then(|k| keep(&mut errors, crate::cluster::validate(&c, k)));
+    if let Some(k) = &cluster {
+        if let Err(e) =
+            crate::cluster::check_dataplane(&c, k, dataplane.as_ref(), raw.dataplane.is_some())
+        {
+            errors.push(e);
+        }
+    }
 
     if let (true, Some(router)) = (errors.is_empty(), router) {
         return Ok(Config {
@@ -527,6 +538,7 @@ pub fn parse(text: &str, file: &str) -> R<Config> {
             log_file: raw.log.file.map(PathBuf::from),
             mrt,
             dataplane,
+            cluster,
             neighbors,
             statics,
             policies: raw.policy,

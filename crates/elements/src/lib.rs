@@ -12,7 +12,8 @@
 //! [`DecIp6HopLimit`], [`IcmpError`], [`IcmpEcho`], [`EtherRewrite`]
 //! (neighbour table with ARP and NDP), [`Queue`], [`Counter`],
 //! [`Discard`], [`Tee`], [`PortFilter`], [`Scheduler`] (RoundRobinSched,
-//! StrideSched, PsSched), [`NicBalance`].
+//! StrideSched, PsSched), [`NicBalance`], and the cluster fabric's
+//! [`FabricEncap`] and [`FabricDecap`].
 //!
 //! All elements work on whole Ethernet frames; `anno.l3` (set by the
 //! header checks) says where the IP header starts. Drops are counted by the
@@ -35,6 +36,7 @@ pub mod args;
 pub mod basic;
 pub mod check;
 pub mod classify;
+pub mod fabric;
 pub mod forward;
 pub mod icmp;
 pub mod lookup;
@@ -49,6 +51,7 @@ use pkt::Batch;
 pub use basic::{Counter, Discard, FromDevice, PortFilter, Queue, Tee, ToDevice};
 pub use check::{CheckIp6Header, CheckIpHeader};
 pub use classify::Classifier;
+pub use fabric::{fabric_tag, FabricDecap, FabricEncap};
 pub use forward::Ip4Forward;
 pub use icmp::{
     icmp4_error, icmp6_error, DecIp6HopLimit, DecIpTtl, IcmpEcho, IcmpError, IcmpSrc, SrcAddrs,
@@ -100,6 +103,10 @@ pub enum AnyElement {
     Sched(Scheduler),
     /// See [`NicBalance`].
     NicBalance(NicBalance),
+    /// See [`FabricEncap`].
+    FabricEncap(Box<FabricEncap>),
+    /// See [`FabricDecap`].
+    FabricDecap(FabricDecap),
 }
 
 const fn ports(inputs: u16, outputs: u16) -> Ports {
@@ -133,6 +140,8 @@ impl Element for AnyElement {
                 Sched::Share => "PsSched",
             },
             AnyElement::NicBalance(_) => "NICBalance",
+            AnyElement::FabricEncap(_) => "FabricEncap",
+            AnyElement::FabricDecap(_) => "FabricDecap",
         }
     }
 
@@ -152,12 +161,14 @@ impl Element for AnyElement {
             AnyElement::Sched(s) => ports(s.inputs(), 1),
             AnyElement::NicBalance(_) => ports(0, 0),
             AnyElement::Tee(e) => ports(1, e.n),
+            AnyElement::FabricDecap(e) => ports(1, e.outputs()),
             AnyElement::CheckIpHeader(_)
             | AnyElement::CheckIp6Header(_)
             | AnyElement::IcmpError(_)
             | AnyElement::Queue(_)
             | AnyElement::Counter(_)
-            | AnyElement::PortFilter(_) => ports(1, 1),
+            | AnyElement::PortFilter(_)
+            | AnyElement::FabricEncap(_) => ports(1, 1),
         }
     }
 
@@ -183,6 +194,8 @@ impl Element for AnyElement {
             AnyElement::Tee(e) => e.process(batch, out),
             AnyElement::PortFilter(e) => e.process(batch, out),
             AnyElement::Sched(e) => e.process(input, batch, out),
+            AnyElement::FabricEncap(e) => e.process(batch, out),
+            AnyElement::FabricDecap(e) => e.process(batch, out),
             AnyElement::NicBalance(_) => {
                 for p in batch.drain() {
                     out.drop(p, graph::DropReason::UNCONNECTED);
@@ -194,7 +207,10 @@ impl Element for AnyElement {
     fn wants_tick(&self) -> bool {
         matches!(
             self,
-            AnyElement::Queue(_) | AnyElement::EtherRewrite(_) | AnyElement::Sched(_)
+            AnyElement::Queue(_)
+                | AnyElement::EtherRewrite(_)
+                | AnyElement::Sched(_)
+                | AnyElement::FabricEncap(_)
         )
     }
 
@@ -203,6 +219,7 @@ impl Element for AnyElement {
             AnyElement::Queue(q) => q.tick(out),
             AnyElement::EtherRewrite(e) => e.tick(out),
             AnyElement::Sched(e) => e.tick(out),
+            AnyElement::FabricEncap(e) => e.tick(out),
             _ => {}
         }
     }
@@ -236,6 +253,8 @@ impl Element for AnyElement {
             AnyElement::DecIpTtl(e) => f("icmp_errors", e.errors),
             AnyElement::DecIp6HopLimit(e) => f("icmp_errors", e.errors),
             AnyElement::Sched(e) => e.counters(f),
+            AnyElement::FabricEncap(e) => e.counters(f),
+            AnyElement::FabricDecap(e) => e.counters(f),
             _ => {}
         }
     }
@@ -256,6 +275,8 @@ impl Element for AnyElement {
             AnyElement::Discard(_) => basic::DISCARD_DROPS,
             AnyElement::PortFilter(_) => basic::FILTER_DROPS,
             AnyElement::Sched(_) => sched::SCHED_DROPS,
+            AnyElement::FabricEncap(_) => fabric::ENCAP_DROP_NAMES,
+            AnyElement::FabricDecap(_) => fabric::DECAP_DROP_NAMES,
             AnyElement::FromDevice(_)
             | AnyElement::ToDevice(_)
             | AnyElement::Counter(_)
@@ -268,6 +289,7 @@ impl Element for AnyElement {
         match self {
             AnyElement::Queue(q) => Some(q.len()),
             AnyElement::Sched(s) => Some(s.len()),
+            AnyElement::FabricEncap(e) => Some(e.pack_waiting()),
             AnyElement::ToDevice(t) => Some(t.tx.len()),
             _ => None,
         }
@@ -349,6 +371,8 @@ impl Factory for Env {
             "StrideSched" => AnyElement::Sched(Scheduler::new(Sched::Stride, args)?),
             "PsSched" => AnyElement::Sched(Scheduler::new(Sched::Share, args)?),
             "NICBalance" => AnyElement::NicBalance(NicBalance::new(args)?),
+            "FabricEncap" => AnyElement::FabricEncap(Box::new(FabricEncap::new(args)?)),
+            "FabricDecap" => AnyElement::FabricDecap(FabricDecap::new(args)?),
             other => return Err(BuildError::elem(format!("unknown element class '{other}'"))),
         })
     }

@@ -626,7 +626,129 @@ fn cases() -> Vec<Case> {
             .want(0, vec![udp4(A4, B4, 64, 61), other_ether()])
             .drops(&[("filtered", 1)]),
     );
+    fabric_cases(&mut v);
     v
+}
+
+/// A fabric datagram built by hand from `docs/cluster-fabric.md` (not by
+/// crate `cluster`'s writer): GENEVE with C set, protocol 0x6558, VNI 0,
+/// our option (class 0xFFF1, type 0xC5) with its fixed part and one entry
+/// per frame, then the frames.
+fn fabric_dgram(
+    kind: u8,
+    egress: u16,
+    source: u16,
+    flags: u8,
+    frames: &[(u8, u8, &[u8])],
+) -> Frame {
+    let words = 2 + frames.len();
+    let mut d = vec![(1 + words) as u8, 0x40, 0x65, 0x58, 0, 0, 0, 0];
+    d.extend_from_slice(&[0xff, 0xf1, 0xc5, words as u8]);
+    d.extend_from_slice(&[kind, frames.len() as u8]);
+    d.extend_from_slice(&egress.to_be_bytes());
+    d.extend_from_slice(&source.to_be_bytes());
+    d.extend_from_slice(&[flags, 0]);
+    for (port, queue, f) in frames {
+        d.extend_from_slice(&[*port, *queue]);
+        d.extend_from_slice(&(f.len() as u16).to_be_bytes());
+    }
+    for (_, _, f) in frames {
+        d.extend_from_slice(f);
+    }
+    d
+}
+
+fn fabric_cases(v: &mut Vec<Case>) {
+    let (f1, f2, f3) = (
+        udp4(A4, B4, 64, 53),
+        udp4(A4, B4, 64, 54),
+        udp4(A4, B4, 64, 55),
+    );
+    // Ingress: three frames in one poll, packing degree 2: one datagram of
+    // two frames, one of one; direct to node 1, no transit flag.
+    v.push(
+        Case::new(
+            "fabric_encap",
+            "FabricEncap(NODE 0, NODES 2, PACKING 2, TO 1, PORT 1, QUEUE 2)",
+            1,
+            1,
+        )
+        .burst(vec![(0, f1.clone()), (0, f2.clone()), (0, f3.clone())])
+        .want(
+            0,
+            vec![
+                fabric_dgram(0, 1, 0, 0, &[(1, 2, &f1), (1, 2, &f2)]),
+                fabric_dgram(0, 1, 0, 0, &[(1, 2, &f3)]),
+            ],
+        ),
+    );
+    // In the daemon: the lookup's gateway (the route's next hop, a peer's
+    // fabric address) names the egress node; port and queue tags are 0.
+    let (to2, to_none) = (
+        udp4(A4, [10, 0, 2, 9], 64, 1),
+        udp4(A4, [10, 0, 9, 1], 64, 1),
+    );
+    let mut by_gw = Case::new(
+        "fabric_encap_peer",
+        "FabricEncap(NODE 0, NODES 3, PACKING 1, PEER 1 198.18.100.2, PEER 2 198.18.100.3)",
+        1,
+        1,
+    )
+    .each(vec![to2.clone(), to_none])
+    .want(0, vec![fabric_dgram(0, 2, 0, 0, &[(0, 0, &to2)])])
+    .drops(&[("bad_tag", 1)]);
+    by_gw.pre = "Ip4Lookup(ROUTE 10.0.2.0/24 198.18.100.3 0, ROUTE 10.0.9.0/24 198.18.100.9 0)";
+    v.push(by_gw);
+    // Frames that came from the fabric (device 0 here) never go back in.
+    v.push(
+        Case::new(
+            "fabric_encap_noloop",
+            "FabricEncap(NODE 0, NODES 2, TO 1, NOLOOP 0)",
+            1,
+            1,
+        )
+        .each(vec![f1.clone()])
+        .drops(&[("loop", 1)]),
+    );
+    // Node 1 with two ports: frames for it leave by their port tag; a
+    // datagram in transit to node 0 is forwarded with the flag cleared; a
+    // BECN goes to the control output; every drop reason once.
+    let transit = fabric_dgram(0, 0, 2, 1, &[(0, 0, &f1)]);
+    let mut becn = fabric_dgram(1, 0, 1, 0, &[]);
+    becn[0] = 5;
+    becn[1] = 0xc0;
+    becn[11] = 4;
+    becn[13] = 1;
+    becn.extend_from_slice(&[1, 2, 0, 0, 0, 0, 0, 7]);
+    let mut foreign = fabric_dgram(0, 1, 0, 0, &[(0, 0, &f1)]);
+    foreign[8] = 0x01; // another class, still critical
+    let mut bad_count = fabric_dgram(0, 1, 0, 0, &[(0, 0, &f1)]);
+    bad_count[13] = 2;
+    v.push(
+        Case::new("fabric_decap", "FabricDecap(NODE 1, PORTS 2)", 1, 4)
+            .each(vec![
+                fabric_dgram(0, 1, 0, 0, &[(1, 2, &f1), (0, 2, &f2)]),
+                fabric_dgram(0, 1, 0, 0, &[(1, 2, &f3)]),
+                transit,
+                becn.clone(),
+                vec![0x40; 12],
+                foreign,
+                bad_count,
+                fabric_dgram(0, 0, 2, 0, &[(0, 0, &f1)]),
+                fabric_dgram(0, 1, 0, 0, &[(5, 0, &f1)]),
+            ])
+            .want(0, vec![f2.clone()])
+            .want(1, vec![f1.clone(), f3])
+            .want(2, vec![fabric_dgram(0, 0, 2, 0, &[(0, 0, &f1)])])
+            .want(3, vec![becn])
+            .drops(&[
+                ("bad_geneve", 1),
+                ("foreign_option", 1),
+                ("bad_option", 1),
+                ("not_for_us", 1),
+                ("bad_port", 1),
+            ]),
+    );
 }
 
 /// Builds the graph for `c`, runs its steps, and checks it.

@@ -297,6 +297,24 @@ impl Fib {
 
     /// Resolves next hop `gw` of `prefix`: on-link, or through the longest
     /// other installed route covering it.
+    /// Makes `pfx` on-link on `port` without giving the router an address
+    /// in it: the cluster fabric, where each peer's fabric address is a
+    /// host prefix on the fabric port, so that a route whose next hop is a
+    /// peer's fabric address resolves to (fabric port, that address). Call
+    /// it before any route arrives; the delta is pending in
+    /// [`Fib::take_deltas`].
+    pub fn add_link(&mut self, port: u16, pfx: Prefix) {
+        let pfx = pfx.masked();
+        if self.connected.iter().any(|(c, _)| *c == pfx) {
+            return;
+        }
+        self.connected.push((pfx, port));
+        let nh = self.adj_ref(port, None);
+        self.push(insert_delta(pfx, nh));
+        self.connected
+            .sort_by_key(|(p, _)| core::cmp::Reverse(p.len()));
+    }
+
     fn resolve(&self, gw: IpAddr, prefix: Prefix) -> Option<(u16, IpAddr)> {
         self.resolve_with(gw, prefix, self.on_link(gw))
     }

@@ -437,3 +437,184 @@ fn a_neighbour_learned_on_one_core_resolves_on_another() {
 fn an_ipv6_neighbour_advertised_to_one_core_resolves_on_another() {
     learned_on_one_core_resolves_on_another(true);
 }
+
+/// One cluster node as tesserad builds it with `[cluster]`: the graph of
+/// `graph_config_with` over one in-memory external port and a real
+/// fabric socket, its FIB with the peer's fabric address on-link on the
+/// fabric port (`Fib::add_link`) and a route via that address.
+struct Node {
+    fib: Fib,
+    w: Writer<FibTables>,
+    g: GraphWorker<fib::dataplane::PortDev<Mem>>,
+}
+
+impl Node {
+    fn new(
+        me: u16,
+        mac: Mac,
+        net: u8,
+        fabric: io::fabric::FabricDevice,
+        peer: (u16, std::net::SocketAddr),
+    ) -> Node {
+        use fib::dataplane::{FabricConfig, PortDev};
+        let local = fabric.local_addr().expect("bound");
+        let mut fib = Fib::new(
+            &[PortSpec {
+                name: "p0".into(),
+                addrs: addrs(net),
+            }],
+            false,
+        );
+        fib.add_link(1, base::Prefix::new(peer.1.ip(), 32).expect("host prefix"));
+        let mut w = left_right(FibTables::new());
+        w.publish(&fib.take_deltas()).expect("connected");
+        let fc = FabricConfig {
+            node: me,
+            local,
+            peers: vec![peer],
+            mode: cluster::lb::Mode::Direct,
+            packing: 8,
+            affinity: true,
+            mtu: 1500,
+            rate: 125_000_000,
+        };
+        let g = GraphWorker::with_fabric(
+            &[GraphPort {
+                mac: mac.0,
+                addrs: addrs(net),
+            }],
+            vec![PortDev::Port(Mem::new(0, true)), PortDev::Fabric(fabric)],
+            w.reader(),
+            w.reader(),
+            None,
+            LoopConfig::default(),
+            Some(&fc),
+        )
+        .expect("graph with the fabric builds");
+        Node { fib, w, g }
+    }
+    fn route(&mut self, prefix: &str, via: &str) {
+        self.fib.apply(&[Change {
+            prefix: prefix.parse().expect("prefix"),
+            next_hop: Some(via.parse().expect("ip")),
+        }]);
+        self.w.publish(&self.fib.take_deltas()).expect("publish");
+    }
+    fn port(&mut self) -> &mut Mem {
+        match &mut self.g.devices_mut()[0] {
+            fib::dataplane::PortDev::Port(m) => m,
+            fib::dataplane::PortDev::Fabric(_) => panic!("port 0 is external"),
+        }
+    }
+    fn inject(&mut self, f: Vec<u8>) {
+        self.port().rx.push(f);
+        self.g.poll();
+    }
+    /// Polls until the external port has sent `n` frames (the fabric
+    /// datagram arrives over loopback UDP); at most about a second.
+    fn take(&mut self, n: usize) -> Vec<Vec<u8>> {
+        for _ in 0..200 {
+            if self.port().sent.len() >= n {
+                break;
+            }
+            self.g.poll();
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        std::mem::take(&mut self.port().sent)
+    }
+}
+
+#[test]
+fn two_cluster_nodes_forward_across_the_fabric() {
+    use io::fabric::FabricDevice;
+    // Two fabric addresses on loopback (all of 127/8 is local on Linux).
+    let fa = FabricDevice::bind("fabric", "127.0.0.2:0".parse().expect("a"), &[]);
+    let fb = FabricDevice::bind("fabric", "127.0.0.3:0".parse().expect("b"), &[]);
+    let (mut fa, mut fb) = (fa.expect("bind a"), fb.expect("bind b"));
+    let (la, lb) = (fa.local_addr().expect("a"), fb.local_addr().expect("b"));
+    fa.set_peer(1, lb).expect("peer");
+    fb.set_peer(0, la).expect("peer");
+    let mut a = Node::new(0, R0, 1, fa, (1, lb));
+    let mut b = Node::new(1, R1, 2, fb, (0, la));
+    // What iBGP would give: each node's external subnet via its fabric
+    // address (here as routes fed to the FIB).
+    a.route("10.2.0.0/24", "127.0.0.3");
+    b.route("10.1.0.0/24", "127.0.0.2");
+
+    // HA -> HB: A looks up, decrements the TTL, sends it over the fabric;
+    // B looks the destination up in its own table, asks ARP for HB,
+    // and HB's answer releases it. One TTL decrement in the whole cluster.
+    let u = build::udp4(R0, HA, [10, 1, 0, 2], [10, 2, 0, 2], 64, 1, 2, b"across");
+    a.inject(u.clone());
+    let out = b.take(1);
+    assert_eq!(out.len(), 1, "B asks ARP for HB");
+    assert_eq!(
+        (&out[0][12..14], &out[0][38..42]),
+        (&[8u8, 6][..], &[10u8, 2, 0, 2][..])
+    );
+    b.inject(build::arp(
+        R1,
+        HB,
+        ARP_REPLY,
+        HB,
+        [10, 2, 0, 2],
+        R1,
+        [10, 2, 0, 1],
+    ));
+    let out = b.take(1);
+    assert_eq!(out.len(), 1, "the packet leaves B's external port");
+    assert_eq!((&out[0][0..6], &out[0][6..12]), (&HB.0[..], &R1.0[..]));
+    assert_eq!(out[0][14 + 8], 63, "one TTL decrement, at the ingress");
+    assert_eq!(pkt::checksum::checksum(&out[0][14..34]), 0);
+    assert_eq!(&out[0][34..], &u[34..], "UDP header and payload intact");
+    assert!(a.take(0).is_empty(), "nothing back out of A's port");
+
+    // And back: HB -> HA through B's route via A's fabric address.
+    let back = build::udp4(R1, HB, [10, 2, 0, 2], [10, 1, 0, 2], 64, 2, 1, b"back");
+    b.inject(back);
+    let out = a.take(1);
+    assert_eq!(out.len(), 1, "A asks ARP for HA");
+    a.inject(build::arp(
+        R0,
+        HA,
+        ARP_REPLY,
+        HA,
+        [10, 1, 0, 2],
+        R0,
+        [10, 1, 0, 1],
+    ));
+    let out = a.take(1);
+    assert_eq!((out.len(), &out[0][0..6]), (1, &HA.0[..]));
+
+    // BFD says B is down: A's balancer drops what is for B (until routing
+    // withdraws the route); B is back: traffic flows again.
+    let live = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0b11));
+    a.g.follow_live(&live);
+    live.store(0b01, std::sync::atomic::Ordering::Relaxed);
+    a.inject(u.clone());
+    assert!(b.take(0).is_empty());
+    let fenc = a.g.graph().stats_of("fenc").expect("fenc");
+    assert_eq!(fenc.total_drops(), 1, "dropped as unreachable");
+    assert_eq!(a.g.graph().dropped("unreachable"), 1);
+    live.store(0b11, std::sync::atomic::Ordering::Relaxed);
+    a.inject(u.clone());
+    assert_eq!(b.take(1).len(), 1, "B rejoined");
+
+    // The fabric elements counted it: one datagram each way, no drops.
+    for (n, node) in [("A", &a), ("B", &b)] {
+        let g = node.g.graph();
+        let mut packets = 0;
+        let mut delivered = 0;
+        for (_, e, _) in g.iter() {
+            graph::Element::counters(e, &mut |k, v| match k {
+                "packets" => packets += v,
+                "delivered" => delivered += v,
+                _ => {}
+            });
+        }
+        let want = if n == "A" { (2, 1) } else { (1, 2) };
+        assert_eq!((packets, delivered), want, "node {n}");
+        let s = g.stats_of("fdec").expect("fabric element");
+        assert_eq!(s.total_drops(), 0, "node {n} fdec");
+    }
+}

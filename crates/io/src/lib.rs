@@ -9,6 +9,8 @@
 //!   `PACKET_FANOUT` group, the fallback for devices without XDP.
 //! - [`pcap`]: pcap files as RX and TX devices for golden tests (the file
 //!   format itself is crate `pkt`'s).
+//! - [`fabric`]: the cluster fabric's UDP socket as a device (datagrams to
+//!   the node in `anno.nh`).
 //! - [`rss`]: a software RSS stage (5-tuple hash to per-core SPSC rings)
 //!   for devices with a single RX queue.
 //!
@@ -36,6 +38,7 @@
 
 pub mod device;
 pub mod error;
+pub mod fabric;
 pub mod packet;
 pub mod pcap;
 pub mod rss;

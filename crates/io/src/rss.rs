@@ -69,63 +69,9 @@ mod sync {
     }
 }
 
-/// A 32-bit hash of the frame's flow: IPv4/IPv6 source and destination
-/// address, protocol, and TCP/UDP/SCTP ports (not for fragments). Frames
-/// that are not IP hash to 0. One 802.1Q tag is skipped.
-pub fn flow_hash(frame: &[u8]) -> u32 {
-    let mut et = match frame.get(12..14) {
-        Some(b) => u16::from_be_bytes([b[0], b[1]]),
-        None => return 0,
-    };
-    let mut l3 = 14;
-    if et == 0x8100 {
-        et = match frame.get(16..18) {
-            Some(b) => u16::from_be_bytes([b[0], b[1]]),
-            None => return 0,
-        };
-        l3 = 18;
-    }
-    let Some(ip) = frame.get(l3..) else { return 0 };
-    let (mut h, proto, l4) = match et {
-        0x0800 if ip.len() >= 20 => {
-            let ihl = usize::from(ip[0] & 0xf) * 4;
-            let frag = u16::from_be_bytes([ip[6], ip[7]]) & 0x3fff != 0;
-            let h = mix(
-                u64::from_be_bytes([
-                    ip[12], ip[13], ip[14], ip[15], ip[16], ip[17], ip[18], ip[19],
-                ]),
-                0,
-            );
-            (h, ip[9], if frag { None } else { ip.get(ihl..) })
-        }
-        0x86dd if ip.len() >= 40 => {
-            let mut h = 0u64;
-            for c in ip[8..40].chunks_exact(8) {
-                h = mix(
-                    u64::from_be_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]),
-                    h,
-                );
-            }
-            (h, ip[6], ip.get(40..))
-        }
-        _ => return 0,
-    };
-    if let (6 | 17 | 132, Some(p)) = (proto, l4) {
-        if let Some(b) = p.get(0..4) {
-            h = mix(u64::from(u32::from_be_bytes([b[0], b[1], b[2], b[3]])), h);
-        }
-    }
-    let h = mix(u64::from(proto), h);
-    (h ^ (h >> 32)) as u32
-}
-
-/// One round of a multiply-xorshift mixer (the finaliser of SplitMix64).
-fn mix(v: u64, seed: u64) -> u64 {
-    let mut z = v ^ seed.rotate_left(23) ^ 0x9e37_79b9_7f4a_7c15;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
+/// The 5-tuple flow hash (it lives in `pkt`, shared with the cluster
+/// fabric's flow affinity).
+pub use pkt::hdr::flow::flow_hash;
 
 /// Maps a hash onto `n` queues without a division (Lemire's reduction).
 pub fn queue_for(hash: u32, n: usize) -> usize {

@@ -18,6 +18,16 @@ const FEED_DEPTH: usize = 64;
 
 /// One line on standard error saying what runs (tests read it).
 fn announce(c: &DataplaneConfig) {
+    if let Some(f) = &c.fabric {
+        eprintln!(
+            "dataplane: cluster fabric on {}, node {} of {}, mode {:?}, packing {}",
+            f.local,
+            f.node,
+            f.nodes(),
+            f.mode,
+            f.packing
+        );
+    }
     eprintln!(
         "dataplane: started, engine {}, frames {}, io {:?}, cores {}",
         match c.loop_cfg.engine {
@@ -32,8 +42,32 @@ fn announce(c: &DataplaneConfig) {
 
 /// `restart`: this start is a graceful restart (`-R`): the kernel routes
 /// a previous run left are adopted, not flushed.
-fn dp_config(d: &config::Dataplane, restart: bool) -> DataplaneConfig {
+/// `[cluster]` as the dataplane's fabric port.
+fn fabric_config(k: &config::Cluster) -> dataplane::FabricConfig {
+    dataplane::FabricConfig {
+        node: k.node_id,
+        local: k.fabric_address,
+        peers: k
+            .peers
+            .iter()
+            .map(|p| (p.node_id, p.fabric_address))
+            .collect(),
+        mode: match k.mode {
+            config::ClusterMode::Direct => cluster::lb::Mode::Direct,
+            config::ClusterMode::Vlb => cluster::lb::Mode::Vlb,
+            config::ClusterMode::DirectVlb => cluster::lb::Mode::DirectVlb,
+        },
+        packing: k.packing,
+        affinity: k.affinity,
+        mtu: k.fabric_mtu,
+        // Mbit/s to bytes/s.
+        rate: u64::from(k.port_rate_mbps) * 125_000,
+    }
+}
+
+fn dp_config(d: &config::Dataplane, k: Option<&config::Cluster>, restart: bool) -> DataplaneConfig {
     DataplaneConfig {
+        fabric: k.map(fabric_config),
         ports: d
             .interfaces
             .iter()
@@ -121,8 +155,12 @@ pub enum Running {
 /// The RIB's best-route changes go straight to the FIB thread (one route
 /// type, no conversion).
 /// `restart` (`tesserad -R`): kernel routes of a previous run are adopted.
+/// `k`: `[cluster]`, whose fabric becomes one more port of the dataplane
+/// (config validation guarantees one core, the graph engine, no kernel
+/// export and no feed socket with it).
 pub fn start(
     d: &config::Dataplane,
+    k: Option<&config::Cluster>,
     restart: bool,
 ) -> Result<(Running, SyncSender<Vec<Change>>), String> {
     let (tx, rx) = mpsc::sync_channel::<Vec<Change>>(FEED_DEPTH);
@@ -134,7 +172,7 @@ pub fn start(
             .map_err(|e| e.to_string())?;
         return Ok((Running::Feed, tx));
     }
-    let cfg = dp_config(d, restart);
+    let cfg = dp_config(d, k, restart);
     let dp = dataplane::start(&cfg, rx).map_err(|e| format!("dataplane: {e}"))?;
     announce(&cfg);
     if restart && cfg.kernel.is_some() {
@@ -183,7 +221,7 @@ pub fn run_separate(d: &config::Dataplane) -> Result<(), String> {
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
     }
     let (tx, rx) = mpsc::sync_channel::<Vec<Change>>(FEED_DEPTH);
-    let cfg = dp_config(d, false);
+    let cfg = dp_config(d, None, false);
     let dp = dataplane::start(&cfg, rx).map_err(|e| format!("dataplane: {e}"))?;
     announce(&cfg);
     std::thread::Builder::new()

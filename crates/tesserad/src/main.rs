@@ -55,9 +55,10 @@ fn main() -> ExitCode {
             }
         };
     }
-    // The daemon reads the file again; here only `[dataplane]` matters.
-    let dp = match config::load(&args.config) {
-        Ok(c) => c.dataplane,
+    // The daemon reads the file again; here only `[dataplane]` and
+    // `[cluster]` (the fabric, a port of the dataplane) matter.
+    let (dp, cluster) = match config::load(&args.config) {
+        Ok(c) => (c.dataplane, c.cluster),
         Err(e) => {
             eprintln!("tesserad: {e}");
             return ExitCode::FAILURE;
@@ -83,7 +84,7 @@ fn main() -> ExitCode {
     };
     let mut running = None;
     if let Some(d) = &dp {
-        match dataplane::start(d, args.graceful_restart) {
+        match dataplane::start(d, cluster.as_ref(), args.graceful_restart) {
             Ok((r, tx)) => {
                 hooks.best_feed = Some(tx);
                 hooks.forwarding_kept = Some(dataplane::forwarding_kept(d, &r));

@@ -1,7 +1,7 @@
 //! What the dataplane's per-core workers share with their callers: ports,
 //! learned neighbours, counters, the engine choice and the loop settings.
 
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 use io::BatchSizes;
 
@@ -108,5 +108,40 @@ impl Default for LoopConfig {
             engine: Engine::Graph,
             xdp_frames: 4096,
         }
+    }
+}
+
+/// The cluster fabric of this dataplane (`[cluster]`, crate `cluster`):
+/// the fabric socket's address, the other nodes, and what the
+/// `FabricEncap` / `FabricDecap` elements need. The fabric is the port
+/// after the last external one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FabricConfig {
+    /// This node's id.
+    pub node: u16,
+    /// This node's fabric socket.
+    pub local: SocketAddr,
+    /// The other nodes: id and fabric address.
+    pub peers: Vec<(u16, SocketAddr)>,
+    pub mode: cluster::lb::Mode,
+    /// Packing degree, 1..=29 (1: off).
+    pub packing: u8,
+    pub affinity: bool,
+    /// IP MTU of the fabric.
+    pub mtu: u16,
+    /// R, the external line rate in bytes per second (Direct VLB's R/N).
+    pub rate: u64,
+}
+
+impl FabricConfig {
+    /// Node ids are `0..nodes()`.
+    pub fn nodes(&self) -> u16 {
+        self.peers
+            .iter()
+            .map(|(id, _)| *id)
+            .chain(std::iter::once(self.node))
+            .max()
+            .unwrap_or(0)
+            + 1
     }
 }

@@ -55,7 +55,7 @@ use lpm::publish::ReadHandle;
 use lpm::{Lpm, NextHop};
 use pkt::{Device, Pool};
 
-use super::common::{Engine, Learned, LoopConfig, WorkerCounters};
+use super::common::{Engine, FabricConfig, Learned, LoopConfig, WorkerCounters};
 use crate::table::FibTables;
 
 /// Packet buffers per core (RX batches of every port, hold queues, ICMP
@@ -247,10 +247,36 @@ fn family(
 /// `fib4f`) instead of `CheckIpHeader`; what it does not forward goes on
 /// to the own-address branch as before.
 pub fn graph_config(ports: &[GraphPort], devs: &[&str], engine: Engine) -> String {
+    graph_config_with(ports, devs, engine, None)
+}
+
+/// [`graph_config`] with the cluster fabric as port `n` (after the `n`
+/// external ports; its device, `devs[n]`, is the fabric socket):
+///
+/// ```text
+/// rt4 [n], rt6 [n] -> FabricEncap(NODE, NODES, MODE, ..., PEER id addr ..., NOLOOP n) -> ToDevice(fabric)
+/// FromDevice(fabric) -> FabricDecap(NODE, PORTS 1)
+///     [0] frames for this node -> Classifier(ip, ip6) -> CheckIpHeader -> rt4 / CheckIp6Header -> rt6
+///     [1] in transit (this node is the intermediate) -> ToDevice(fabric)
+/// ```
+///
+/// A route whose next hop is a peer's fabric address resolves to the
+/// fabric port with that address as gateway; FabricEncap maps it to the
+/// node. The egress looks the destination up in its own tables (the
+/// ingress cannot know the egress port of such a route), with no TTL
+/// decrement (the ingress did it); NOLOOP keeps a frame that came from the
+/// fabric from going back into it.
+pub fn graph_config_with(
+    ports: &[GraphPort],
+    devs: &[&str],
+    engine: Engine,
+    fabric: Option<&FabricConfig>,
+) -> String {
     let n = ports.len();
+    let lookups = n + usize::from(fabric.is_some());
     let mut s = String::new();
-    let _ = writeln!(s, "rt4 :: Ip4Lookup(TABLE fib4, PORTS {n});");
-    let _ = writeln!(s, "rt6 :: Ip6Lookup(TABLE fib6, PORTS {n});");
+    let _ = writeln!(s, "rt4 :: Ip4Lookup(TABLE fib4, PORTS {lookups});");
+    let _ = writeln!(s, "rt6 :: Ip6Lookup(TABLE fib6, PORTS {lookups});");
     let _ = writeln!(s, "mine :: Discard;");
     let mut own4 = Vec::new();
     let mut own6 = Vec::new();
@@ -312,6 +338,37 @@ pub fn graph_config(ports: &[GraphPort], devs: &[&str], engine: Engine) -> Strin
             let _ = writeln!(s, "c{i} [3] -> CheckIpHeader -> head4;");
         }
     }
+    if let (Some(f), Some(dev)) = (fabric, devs.get(n)) {
+        let mode = match f.mode {
+            cluster::lb::Mode::Direct => "direct",
+            cluster::lb::Mode::Vlb => "vlb",
+            cluster::lb::Mode::DirectVlb => "direct-vlb",
+        };
+        let mut args = format!(
+            "NODE {}, NODES {}, MODE {mode}, PACKING {}, MTU {}, IP6 {}, AFFINITY {}, RATE {}, NOLOOP {n}",
+            f.node,
+            f.nodes(),
+            f.packing,
+            f.mtu,
+            f.local.is_ipv6(),
+            f.affinity,
+            f.rate
+        );
+        for (id, a) in &f.peers {
+            let _ = write!(args, ", PEER {id} {}", a.ip());
+        }
+        let _ = writeln!(
+            s,
+            "fenc :: FabricEncap({args}); tofab :: ToDevice({dev});\n\
+             rt4 [{n}] -> fenc; rt6 [{n}] -> fenc; fenc -> tofab;\n\
+             fin :: FromDevice({dev}); fdec :: FabricDecap(NODE {}, PORTS 1, NODES {});\n\
+             fin -> fdec; fdec [0] -> fcl :: Classifier(ip, ip6, -);\n\
+             fcl [0] -> CheckIpHeader -> rt4; fcl [1] -> CheckIp6Header -> rt6; fcl [2] -> Discard;\n\
+             fdec [1] -> tofab;",
+            f.node,
+            f.nodes()
+        );
+    }
     s
 }
 
@@ -337,6 +394,21 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
         share: Option<(ReadHandle<FibTables>, Producer<Learned>)>,
         cfg: LoopConfig,
     ) -> Result<Self, IoError> {
+        Self::with_fabric(ports, devs, v4, v6, share, cfg, None)
+    }
+
+    /// [`GraphWorker::new`] with the cluster fabric: `devs` has one more
+    /// device after the ports, the fabric socket (see
+    /// [`graph_config_with`]).
+    pub fn with_fabric(
+        ports: &[GraphPort],
+        devs: Vec<D>,
+        v4: ReadHandle<FibTables>,
+        v6: ReadHandle<FibTables>,
+        share: Option<(ReadHandle<FibTables>, Producer<Learned>)>,
+        cfg: LoopConfig,
+        fabric: Option<&FabricConfig>,
+    ) -> Result<Self, IoError> {
         let batch = cfg.batch.validate()?;
         let mut env = Env::new();
         if cfg.engine == Engine::Fast {
@@ -353,11 +425,16 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
             env.add_table4("fib4", Box::new(LiveTable(v4)), NextHopTable::new());
         }
         env.add_table6("fib6", Box::new(LiveTable(v6)), NextHopTable::new());
-        if devs.len() != ports.len() {
+        if devs.len() != ports.len() + usize::from(fabric.is_some()) {
             return Err(IoError::Config("one dataplane device per port"));
         }
+        if fabric.is_some() && cfg.engine == Engine::Fast {
+            return Err(IoError::Config(
+                "the cluster fabric with engine = \"fast\" is not supported yet",
+            ));
+        }
         let names: Vec<&str> = devs.iter().map(|d| d.name()).collect();
-        let text = graph_config(ports, &names, cfg.engine);
+        let text = graph_config_with(ports, &names, cfg.engine, fabric);
         let mut g = Graph::from_str(&text, "dataplane", &mut env, Pool::new(POOL_BUFFERS))
             .map_err(|_| IoError::Config("the dataplane graph does not build"))?;
         let shared = share.map(|(fib, learn)| {
@@ -411,6 +488,20 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
         match self.runner.devices().iter().find_map(|d| d.last_error()) {
             Some(e) => Err(e),
             None => Ok(()),
+        }
+    }
+
+    /// Makes the fabric elements follow `mask` for membership (bit `i`:
+    /// node `i` live; see `elements::FabricEncap::follow_live`). No-op
+    /// without the fabric.
+    pub fn follow_live(&mut self, mask: &std::sync::Arc<std::sync::atomic::AtomicU64>) {
+        let g = &mut self.runner.graph;
+        for name in ["fenc", "fdec"] {
+            match g.find(name).and_then(|k| g.element_mut(k)) {
+                Some(AnyElement::FabricEncap(e)) => e.follow_live(mask.clone()),
+                Some(AnyElement::FabricDecap(e)) => e.follow_live(mask.clone()),
+                _ => {}
+            }
         }
     }
 

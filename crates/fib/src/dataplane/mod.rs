@@ -29,12 +29,13 @@ pub mod common;
 pub mod graph_engine;
 
 use std::net::{IpAddr, Ipv4Addr};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use io::fabric::FabricDevice;
 use io::packet::{Fanout, FanoutMode, PacketConfig, PacketSocket};
 use io::rss::{spsc, Consumer};
 use io::xdp::{XdpMode, XdpProgram, XskConfig, XskSocket};
@@ -44,7 +45,7 @@ use lpm::publish::{left_right, Writer};
 use crate::kernel::{self, KernelConfig};
 use crate::resolve::{Change, Fib, FibStats, PortSpec};
 use crate::table::FibTables;
-pub use common::{Engine, Learned, LoopConfig, PortInfo, WorkerCounters};
+pub use common::{Engine, FabricConfig, Learned, LoopConfig, PortInfo, WorkerCounters};
 pub use graph_engine::{GraphPort, GraphWorker, LiveTable};
 
 /// What a worker thread needs besides its sockets.
@@ -56,6 +57,65 @@ struct Job {
         lpm::publish::ReadHandle<FibTables>,
         io::rss::Producer<Learned>,
     ),
+    /// The fabric socket, its settings and the live-node mask (core 0
+    /// only).
+    fabric: Option<(FabricDevice, FabricConfig, Arc<AtomicU64>)>,
+}
+
+/// A worker's device: one queue of an external port, or the cluster
+/// fabric's UDP socket (`io::fabric::FabricDevice`), behind one
+/// `pkt::Device` so that one graph drives both.
+pub enum PortDev<D> {
+    /// An external port's queue (AF_XDP or AF_PACKET).
+    Port(D),
+    /// The fabric socket.
+    Fabric(FabricDevice),
+}
+
+impl<D: pkt::Device<Error = IoError>> pkt::Device for PortDev<D> {
+    type Error = IoError;
+    fn name(&self) -> &str {
+        match self {
+            PortDev::Port(d) => d.name(),
+            PortDev::Fabric(d) => d.name(),
+        }
+    }
+    fn rx_burst(&mut self, pool: &pkt::Pool, batch: &mut pkt::Batch, max: usize) -> usize {
+        match self {
+            PortDev::Port(d) => d.rx_burst(pool, batch, max),
+            PortDev::Fabric(d) => d.rx_burst(pool, batch, max),
+        }
+    }
+    fn tx_burst(&mut self, batch: &mut pkt::Batch) -> usize {
+        match self {
+            PortDev::Port(d) => d.tx_burst(batch),
+            PortDev::Fabric(d) => d.tx_burst(batch),
+        }
+    }
+    fn flush(&mut self) {
+        match self {
+            PortDev::Port(d) => d.flush(),
+            PortDev::Fabric(d) => d.flush(),
+        }
+    }
+    fn stats(&self) -> pkt::DevStats {
+        match self {
+            PortDev::Port(d) => d.stats(),
+            PortDev::Fabric(d) => d.stats(),
+        }
+    }
+    fn poll_fd(&self) -> Option<i32> {
+        match self {
+            PortDev::Port(d) => d.poll_fd(),
+            PortDev::Fabric(d) => d.poll_fd(),
+        }
+    }
+    fn last_error(&self) -> Option<IoError> {
+        match self {
+            PortDev::Port(d) => d.last_error(),
+            PortDev::Fabric(d) => d.last_error(),
+        }
+    }
 }
 
 fn serve<D: pkt::Device<Error = IoError>>(
@@ -69,8 +129,20 @@ fn serve<D: pkt::Device<Error = IoError>>(
         v4,
         v6,
         share,
+        fabric,
     } = job;
-    let mut g = GraphWorker::new(&ports, socks, v4, v6, Some(share), lc)?;
+    let Some((fab, fc, live)) = fabric else {
+        let mut g = GraphWorker::new(&ports, socks, v4, v6, Some(share), lc)?;
+        g.run(lc, stop)?;
+        return Ok(g.counters());
+    };
+    let devs: Vec<PortDev<D>> = socks
+        .into_iter()
+        .map(PortDev::Port)
+        .chain(std::iter::once(PortDev::Fabric(fab)))
+        .collect();
+    let mut g = GraphWorker::with_fabric(&ports, devs, v4, v6, Some(share), lc, Some(&fc))?;
+    g.follow_live(&live);
     g.run(lc, stop)?;
     Ok(g.counters())
 }
@@ -102,6 +174,10 @@ pub struct DataplaneConfig {
     pub loop_cfg: LoopConfig,
     /// Install resolved routes into the kernel too.
     pub kernel: Option<KernelConfig>,
+    /// This node's cluster fabric (`[cluster]`): one more port, after the
+    /// external ones. Needs one core, the graph engine and no kernel
+    /// export (not supported yet otherwise).
+    pub fabric: Option<FabricConfig>,
 }
 
 /// Why the dataplane could not start.
@@ -171,6 +247,9 @@ pub struct Report {
 
 /// A running dataplane. Drop or [`Dataplane::stop`] stops it.
 pub struct Dataplane {
+    /// The cluster fabric's live nodes (bit `i`: node `i`), when there is
+    /// a fabric: see [`Dataplane::set_node_live`].
+    fabric_live: Option<Arc<AtomicU64>>,
     stop: Arc<AtomicBool>,
     workers: Vec<JoinHandle<Result<WorkerCounters, IoError>>>,
     fib: Option<JoinHandle<FibReport>>,
@@ -283,6 +362,36 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
             "dataplane frames must be a power of two in 64..=1048576",
         ));
     }
+    let mut fabric_dev = None;
+    let mut fabric_live = None;
+    if let Some(f) = &cfg.fabric {
+        if cfg.cores != 1 {
+            return Err(DpError::Config(
+                "the cluster fabric runs on one dataplane core (cores > 1: not supported yet)",
+            ));
+        }
+        if cfg.loop_cfg.engine != Engine::Graph {
+            return Err(DpError::Config(
+                "the cluster fabric needs engine = \"graph\" (fast: not supported yet)",
+            ));
+        }
+        if cfg.kernel.is_some() {
+            return Err(DpError::Config(
+                "kernel export with the cluster fabric is not supported yet",
+            ));
+        }
+        let mut fd = FabricDevice::bind("fabric", f.local, &f.peers)?;
+        // Bursts of datagrams arrive between two polls: ask for 8 MiB
+        // (granted in full to root, else capped by net.core.rmem_max).
+        fd.set_buffers(8 << 20);
+        let all = f
+            .peers
+            .iter()
+            .map(|(id, _)| *id)
+            .chain(std::iter::once(f.node))
+            .fold(0u64, |m, id| m | (1u64 << (id & 63)));
+        fabric_dev = Some((fd, f.clone(), Arc::new(AtomicU64::new(all))));
+    }
     let mut info = Vec::new();
     for p in &cfg.ports {
         info.push(PortInfo {
@@ -324,6 +433,17 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
         None => None,
     };
     let mut fib = Fib::new(&specs, exporter.is_some());
+    if let Some(f) = &cfg.fabric {
+        // Each peer's fabric address is on-link on the fabric port (the
+        // port after the external ones).
+        let port = cfg.ports.len() as u16;
+        for (_, a) in &f.peers {
+            let len = if a.is_ipv4() { 32 } else { 128 };
+            if let Ok(p) = base::Prefix::new(a.ip(), len) {
+                fib.add_link(port, p);
+            }
+        }
+    }
     let mut writer = left_right(FibTables::new());
     // Connected prefixes are in place before any packet is read.
     let _ = writer.publish(&fib.take_deltas());
@@ -367,6 +487,12 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
             v4: writer.reader(),
             v6: writer.reader(),
             share: (writer.reader(), p),
+            fabric: if core == 0 {
+                fabric_live = fabric_dev.as_ref().map(|f| Arc::clone(&f.2));
+                fabric_dev.take()
+            } else {
+                None
+            },
         };
         let multi = cfg.cores > 1;
         let (stop, ready, progs, ports, mode, lc) = (
@@ -440,6 +566,7 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
         ..FibReport::default()
     }));
     let mut dp = Dataplane {
+        fabric_live,
         stop: Arc::clone(&stop),
         workers,
         fib: None,
@@ -548,6 +675,23 @@ fn fib_thread(
 }
 
 impl Dataplane {
+    /// Marks cluster node `id` live or dead (BFD up or down): the fabric
+    /// elements see it at their next batch; a dead node leaves the VLB
+    /// set and the direct targets, and frames for it are dropped
+    /// (`unreachable`) until routing withdraws its routes. `false` without
+    /// a fabric or for an id above 63.
+    pub fn set_node_live(&self, id: u16, live: bool) -> bool {
+        let (Some(m), true) = (&self.fabric_live, id < 64) else {
+            return false;
+        };
+        if live {
+            m.fetch_or(1 << id, Ordering::Relaxed);
+        } else {
+            m.fetch_and(!(1 << id), Ordering::Relaxed);
+        }
+        true
+    }
+
     /// The FIB thread's counters now.
     pub fn fib_report(&self) -> FibReport {
         *self.live.lock().unwrap_or_else(PoisonError::into_inner)
@@ -622,6 +766,7 @@ mod tests {
                     ..LoopConfig::default()
                 },
                 kernel: None,
+                fabric: None,
             };
             let (_t, r) = mpsc::channel();
             assert!(

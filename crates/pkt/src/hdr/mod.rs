@@ -12,6 +12,7 @@
 
 pub mod arp;
 pub mod ether;
+pub mod flow;
 pub mod icmp;
 pub mod ip4;
 pub mod ip6;

@@ -1,0 +1,578 @@
+//! The cluster fabric's two elements (crate `cluster`; wire format in
+//! `docs/cluster-fabric.md`): [`FabricEncap`] at the ingress (choose the
+//! path, pack, encapsulate in GENEVE), [`FabricDecap`] on every node
+//! (unpack at the egress, forward on the option's egress tag at an
+//! intermediate). Both sit between the graph and a `FromDevice`/`ToDevice`
+//! bound to the fabric's UDP socket (`io::fabric::FabricDevice`), which
+//! sends each datagram to the node in `anno.nh`.
+//!
+//! ```text
+//! ingress:  ... Ip4Lookup [k] -> FabricEncap(NODE 0, NODES 3, MODE vlb) -> ToDevice(fabric)
+//! any node: FromDevice(fabric) -> d :: FabricDecap(NODE 1, PORTS 2)
+//!           d[0] -> ToDevice(ext0); d[1] -> ToDevice(ext1)   egress: frames by port tag
+//!           d[2] -> ToDevice(fabric)                          intermediate: forwarded
+//!           d[3] -> ...                                        BECN (control), optional
+//! ```
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use cluster::fabric::{clear_transit, decode, Message, HDR_MAX, MAX_FRAMES};
+use cluster::lb::{on_receive, Balancer, LbConfig, LbStats, Mode, Path, Receive};
+use cluster::pack::{PackStats, Packer};
+use cluster::FabricError;
+use graph::{Arg, BuildError, DropReason, Output};
+use pkt::{Batch, Packet};
+
+use crate::args::{boolean, each, keyword, num, unknown};
+
+/// FabricEncap's own drop reasons.
+/// FabricEncap's own drop reasons, by index (`DropReason::own(i)`).
+pub const ENCAP_DROP_NAMES: &[&str] = &["unreachable", "local", "bad_tag", "queue_full", "loop"];
+const UNREACHABLE: DropReason = DropReason::own(0);
+const LOCAL: DropReason = DropReason::own(1);
+const BAD_TAG: DropReason = DropReason::own(2);
+const QUEUE_FULL: DropReason = DropReason::own(3);
+const LOOP: DropReason = DropReason::own(4);
+
+/// FabricDecap's own drop reasons.
+/// FabricDecap's own drop reasons, by index (`DropReason::own(i)`).
+pub const DECAP_DROP_NAMES: &[&str] = &[
+    "bad_geneve",
+    "foreign_option",
+    "bad_option",
+    "not_for_us",
+    "bad_port",
+];
+const BAD_GENEVE: DropReason = DropReason::own(0);
+const FOREIGN: DropReason = DropReason::own(1);
+const BAD_OPTION: DropReason = DropReason::own(2);
+const NOT_FOR_US: DropReason = DropReason::own(3);
+const BAD_PORT: DropReason = DropReason::own(4);
+
+/// The `anno.nh` of a frame for the fabric when FabricEncap has no fixed
+/// `TO`: egress node, its port, and the queue on that port.
+pub const fn fabric_tag(egress: u16, port: u8, queue: u8) -> u32 {
+    ((egress as u32) << 16) | ((port as u32) << 8) | queue as u32
+}
+
+/// An address as `anno.gw` holds it: IPv4 in the first 4 bytes.
+fn gw_bytes(a: std::net::IpAddr) -> [u8; 16] {
+    match a {
+        std::net::IpAddr::V4(v) => {
+            let mut g = [0u8; 16];
+            if let Some(s) = g.get_mut(..4) {
+                s.copy_from_slice(&v.octets());
+            }
+            g
+        }
+        std::net::IpAddr::V6(v) => v.octets(),
+    }
+}
+
+/// A queued frame: the packet itself, handed back to the pool once packed.
+#[derive(Debug)]
+struct Held(Packet);
+
+impl AsRef<[u8]> for Held {
+    fn as_ref(&self) -> &[u8] {
+        self.0.data()
+    }
+}
+
+/// `FabricEncap(NODE n, NODES k, ...)`: the ingress side of the fabric.
+///
+/// * Ports: 1 input (Ethernet frames bound for another node), 1 output
+///   (fabric datagrams, `anno.nh` = the node to send to).
+/// * Per frame: the egress tag is `TO`/`PORT`/`QUEUE` when given; else,
+///   with `PEER id ADDR` arguments, the node whose fabric address is the
+///   route's gateway (`anno.gw`, set by the lookup; port and queue tag 0:
+///   the egress looks the destination up itself); else `anno.nh` read as
+///   [`fabric_tag`]; the path (direct, or an
+///   intermediate) comes from `cluster::lb::Balancer` with the frame's
+///   5-tuple hash (`pkt::hdr::flow::flow_hash`) for flow affinity; the frame
+///   waits in its (next hop, egress) packing queue.
+/// * Tick (once per driver poll, i.e. when the fabric transmitter is about
+///   to send): each non-empty queue in turn is packed into datagrams of at
+///   most `PACKING` frames and `MTU` (less IP and UDP headers), up to 256
+///   datagrams per tick. No timer: at light load each frame leaves alone.
+/// * Config: `NODE` (this node), `NODES` (ids are `0..NODES`), `MODE`
+///   `direct|vlb|direct-vlb` (default direct), `PACKING` 1..=29 (default
+///   16), `MTU` fabric IP MTU (default 1500), `IP6` true when the fabric is
+///   IPv6, `AFFINITY` (default true), `RATE` R in bytes/s for direct-vlb
+///   (default 125000000), `SEED`, `VNI`, `LIMIT` frames per queue (default
+///   256), `TO`/`PORT`/`QUEUE` a fixed egress tag, `PEER id ADDR` (one per
+///   node), `NOLOOP k`: drop (`loop`) frames that arrived on device `k`
+///   (the fabric), so a frame never crosses the fabric twice as data.
+/// * Counters: `direct`, `via`, `affinity_hits`, `packets`, `frames`;
+///   drops `unreachable` (egress dead or unknown), `local` (egress is this
+///   node), `bad_tag` (no such node), `queue_full`, `loop`.
+#[derive(Debug)]
+pub struct FabricEncap {
+    me: u16,
+    nodes: u16,
+    lb: Balancer,
+    packer: Packer<Held>,
+    fixed: Option<(u16, u8, u8)>,
+    /// `PEER id ADDR`: the egress node from `anno.gw` (a route's next hop
+    /// is the egress node's fabric address), in `anno.gw`'s layout.
+    peers: Vec<([u8; 16], u16)>,
+    /// `NOLOOP k`: frames that arrived on device `k` (the fabric) are not
+    /// sent back into it.
+    noloop: Option<u16>,
+    /// Membership from outside the graph (BFD): bit `i` = node `i` live,
+    /// read once per batch; `mask` is the last value applied.
+    live: Option<(Arc<AtomicU64>, u64)>,
+    scratch: Vec<u8>,
+}
+
+impl FabricEncap {
+    pub(crate) fn new(args: &[Arg]) -> Result<Self, BuildError> {
+        let (mut me, mut nodes, mut mode, mut packing, mut mtu) =
+            (None, None, Mode::Direct, 16, 1500);
+        let (mut ip6, mut affinity, mut rate, mut seed, mut vni, mut limit) =
+            (false, true, 125_000_000u64, None, 0u32, 256usize);
+        let (mut to, mut port, mut queue) = (None, 0u8, 0u8);
+        let (mut peers, mut noloop) = (Vec::new(), None);
+        let small = |i: usize, v: &str, max: u64| -> Result<u64, BuildError> {
+            let n = num(i, v)?;
+            if n > max {
+                return Err(BuildError::arg(i, format!("at most {max}")));
+            }
+            Ok(n)
+        };
+        for (i, a) in each(args) {
+            match keyword(a) {
+                ("NODE", v) => me = Some(small(i, v, 63)? as u16),
+                ("NODES", v) => nodes = Some(small(i, v, 64)? as u16),
+                ("MODE", "direct") => mode = Mode::Direct,
+                ("MODE", "vlb") => mode = Mode::Vlb,
+                ("MODE", "direct-vlb") => mode = Mode::DirectVlb,
+                ("MODE", v) => {
+                    return Err(BuildError::arg(
+                        i,
+                        format!("MODE is direct, vlb or direct-vlb, not '{v}'"),
+                    ))
+                }
+                ("PACKING", v) => packing = small(i, v, MAX_FRAMES as u64)?.max(1) as usize,
+                ("MTU", v) => mtu = small(i, v, 9216)? as usize,
+                ("IP6", v) => ip6 = boolean(i, v)?,
+                ("AFFINITY", v) => affinity = boolean(i, v)?,
+                ("RATE", v) => rate = num(i, v)?,
+                ("SEED", v) => seed = Some(num(i, v)?),
+                ("VNI", v) => vni = small(i, v, 0x00ff_ffff)? as u32,
+                ("LIMIT", v) => limit = small(i, v, 1 << 16)?.max(1) as usize,
+                ("TO", v) => to = Some(small(i, v, 63)? as u16),
+                ("PORT", v) => port = small(i, v, 255)? as u8,
+                ("QUEUE", v) => queue = small(i, v, 255)? as u8,
+                ("PEER", v) => {
+                    let (id, a) = v.split_once(char::is_whitespace).unwrap_or((v, ""));
+                    let id = small(i, id, 63)? as u16;
+                    peers.push((gw_bytes(crate::args::ip(i, a)?), id));
+                }
+                ("NOLOOP", v) => noloop = Some(small(i, v, u64::from(u16::MAX))? as u16),
+                (k, _) => return Err(unknown(i, k)),
+            }
+        }
+        let me = me.ok_or_else(|| BuildError::elem("FabricEncap needs NODE"))?;
+        let nodes = nodes.ok_or_else(|| BuildError::elem("FabricEncap needs NODES"))?;
+        if me >= nodes {
+            return Err(BuildError::elem("NODE must be below NODES"));
+        }
+        // The datagram: the fabric MTU less the outer IP and UDP headers.
+        let cap = mtu.saturating_sub(if ip6 { 48 } else { 28 });
+        if cap < HDR_MAX {
+            return Err(BuildError::elem("MTU too small for the fabric header"));
+        }
+        let cfg = LbConfig {
+            mode,
+            me,
+            nodes,
+            affinity,
+            window_ns: cluster::lb::DEFAULT_WINDOW_NS,
+            port_rate: rate,
+            burst_ns: 1_000_000,
+            seed: seed.unwrap_or(u64::from(me)),
+        };
+        let mut lb = Balancer::new(cfg, base::Instant::ZERO);
+        if !peers.is_empty() {
+            // Ids between the configured ones are not nodes: never draw
+            // them as intermediates.
+            for id in (0..nodes).filter(|&id| id != me && !peers.iter().any(|p| p.1 == id)) {
+                lb.set_live(base::Instant::ZERO, id, false);
+            }
+        }
+        Ok(FabricEncap {
+            me,
+            nodes,
+            lb,
+            packer: Packer::new(nodes, me, vni, packing, cap, limit),
+            fixed: to.map(|t| (t, port, queue)),
+            peers,
+            noloop,
+            live: None,
+            scratch: vec![0u8; HDR_MAX + cap],
+        })
+    }
+
+    /// The balancer, for membership changes (a node failed or rejoined).
+    pub fn balancer_mut(&mut self) -> &mut Balancer {
+        &mut self.lb
+    }
+
+    /// Follows `mask` (bit `i`: node `i` live) for membership: another
+    /// thread (BFD) flips bits; the element reads it once per batch and
+    /// applies what changed to its balancer (`Balancer::set_live`), so a
+    /// failed node leaves the VLB set and the direct targets, and a
+    /// rejoining one comes back. Bits of ids that are not nodes are
+    /// ignored.
+    pub fn follow_live(&mut self, mask: Arc<AtomicU64>) {
+        let all = (0..self.nodes).fold(
+            0u64,
+            |m, i| {
+                if self.lb.is_live(i) {
+                    m | (1 << i)
+                } else {
+                    m
+                }
+            },
+        );
+        self.live = Some((mask, all));
+    }
+
+    fn apply_live(&mut self, now: base::Instant) {
+        let Some((mask, seen)) = &mut self.live else {
+            return;
+        };
+        let m = mask.load(Ordering::Relaxed);
+        if m == *seen {
+            return;
+        }
+        let changed = m ^ *seen;
+        *seen = m;
+        for id in (0..self.nodes).filter(|&i| changed & (1 << i) != 0) {
+            let is_peer =
+                id == self.me || self.peers.is_empty() || self.peers.iter().any(|p| p.1 == id);
+            if is_peer {
+                self.lb.set_live(now, id, m & (1 << id) != 0);
+            }
+        }
+    }
+
+    /// Balancing counters.
+    pub fn lb_stats(&self) -> LbStats {
+        self.lb.stats()
+    }
+
+    /// Frames waiting to be packed.
+    pub fn pack_waiting(&self) -> usize {
+        self.packer.waiting()
+    }
+
+    /// Packing counters.
+    pub fn pack_stats(&self) -> PackStats {
+        self.packer.stats()
+    }
+
+    pub(crate) fn process(&mut self, batch: &mut Batch, out: &mut Output<'_>) {
+        let now = base::Instant::from_nanos(out.now_ns());
+        self.apply_live(now);
+        for p in batch.drain() {
+            if self.noloop == Some(p.anno.in_port) {
+                out.drop(p, LOOP);
+                continue;
+            }
+            let tag = match (self.fixed, self.peers.is_empty()) {
+                (Some(t), _) => Some(t),
+                (None, false) => self
+                    .peers
+                    .iter()
+                    .find(|(a, _)| *a == p.anno.gw)
+                    .map(|&(_, id)| (id, 0, 0)),
+                (None, true) => (p.anno.nh >> 22 == 0).then_some((
+                    (p.anno.nh >> 16) as u16,
+                    (p.anno.nh >> 8) as u8,
+                    p.anno.nh as u8,
+                )),
+            };
+            let Some((egress, port, queue)) = tag.filter(|t| t.0 < self.nodes) else {
+                out.drop(p, BAD_TAG);
+                continue;
+            };
+            let flow = pkt::hdr::flow::flow_hash(p.data());
+            let next = match self.lb.choose(now, egress, flow, p.len() as u32) {
+                Path::Direct => egress,
+                Path::Via(i) => i,
+                Path::Local => {
+                    out.drop(p, LOCAL);
+                    continue;
+                }
+                Path::Unreachable => {
+                    out.drop(p, UNREACHABLE);
+                    continue;
+                }
+            };
+            if let Err(Held(p)) = self.packer.push(next, egress, port, queue, Held(p)) {
+                out.drop(p, QUEUE_FULL);
+            }
+        }
+    }
+
+    pub(crate) fn tick(&mut self, out: &mut Output<'_>) {
+        let mut n = 0;
+        while n < pkt::MAX_BATCH && !self.packer.is_empty() {
+            if out.pool().available() == 0 {
+                out.count_drop(DropReason::NO_BUFFER);
+                break;
+            }
+            let Some(g) = self.packer.pull(&mut self.scratch, drop) else {
+                break;
+            };
+            let bytes = self.scratch.get(g.range).unwrap_or_default();
+            match out.pool().alloc_from(bytes) {
+                Some(mut d) => {
+                    d.anno.nh = u32::from(g.next_hop);
+                    out.push(0, d);
+                }
+                None => out.count_drop(DropReason::NO_BUFFER),
+            }
+            n += 1;
+        }
+    }
+
+    pub(crate) fn counters(&self, f: &mut dyn FnMut(&'static str, u64)) {
+        let l = self.lb.stats();
+        let p = self.packer.stats();
+        f("direct", l.direct);
+        f("via", l.via);
+        f("affinity_hits", l.affinity_hits);
+        f("packets", p.packets);
+        f("frames", p.frames);
+        f("waiting", self.packer.waiting() as u64);
+        f("node", u64::from(self.me));
+    }
+}
+
+/// `FabricDecap(NODE n, PORTS p)`: the receive side of the fabric.
+///
+/// * Ports: 1 input (fabric datagrams); outputs `0..p` the node's
+///   external ports (frames whose egress is this node, by their port tag;
+///   `anno.nh` = the queue tag, `anno.gw` = the inner IP destination), `p`
+///   datagrams to forward (this node is the intermediate; transit flag
+///   cleared, `anno.nh` = the egress node), `p + 1` BECN messages
+///   (unconnected: dropped and counted).
+/// * Intermediates read only the cluster option, never the inner frames.
+///   A datagram for another node without the transit flag is dropped
+///   (`not_for_us`), so nothing loops.
+/// * A single-frame datagram is unpacked in place (the header is pulled
+///   off); a packed one is copied out frame by frame into pool buffers.
+/// * Config: `NODE`, `PORTS` (1..=64), `NODES` (default 64; for the
+///   live set, all live at start).
+/// * Counters: `delivered`, `forwarded`, `becn`; drops `bad_geneve`,
+///   `foreign_option` (an unknown critical option, or none of ours),
+///   `bad_option`, `not_for_us`, `bad_port`.
+#[derive(Debug)]
+pub struct FabricDecap {
+    me: u16,
+    ports: u16,
+    live: Vec<bool>,
+    mask: Option<Arc<AtomicU64>>,
+    delivered: u64,
+    forwarded: u64,
+    becn: u64,
+}
+
+fn drop_reason(e: FabricError) -> DropReason {
+    match e {
+        FabricError::Short
+        | FabricError::BadVersion
+        | FabricError::OptionsOverrun
+        | FabricError::OptionOverrun => BAD_GENEVE,
+        FabricError::UnknownCritical
+        | FabricError::NoClusterOption
+        | FabricError::DuplicateOption => FOREIGN,
+        FabricError::BadOption
+        | FabricError::BadOptionVersion
+        | FabricError::BadKind
+        | FabricError::BadCount
+        | FabricError::LengthMismatch
+        | FabricError::BadProtocol => BAD_OPTION,
+    }
+}
+
+/// The inner IP destination of an Ethernet frame (untagged), as `anno.gw`
+/// holds it; zero when not IP.
+fn inner_dst(frame: &[u8]) -> [u8; 16] {
+    let mut gw = [0u8; 16];
+    match frame.get(12..14) {
+        Some([0x08, 0x00]) => {
+            if let (Some(d), Some(s)) = (frame.get(30..34), gw.get_mut(..4)) {
+                s.copy_from_slice(d);
+            }
+        }
+        Some([0x86, 0xdd]) => {
+            if let Some(d) = frame.get(38..54) {
+                gw.copy_from_slice(d);
+            }
+        }
+        _ => {}
+    }
+    gw
+}
+
+enum Act {
+    Drop(DropReason),
+    Forward(u16),
+    Becn,
+    One { hdr: usize, port: u8, queue: u8 },
+    Many,
+}
+
+impl FabricDecap {
+    pub(crate) fn new(args: &[Arg]) -> Result<Self, BuildError> {
+        let (mut me, mut ports, mut nodes) = (None, None, 64usize);
+        for (i, a) in each(args) {
+            match keyword(a) {
+                ("NODE", v) => {
+                    me = Some(
+                        u16::try_from(num(i, v)?)
+                            .ok()
+                            .filter(|&n| n < 64)
+                            .ok_or_else(|| BuildError::arg(i, "NODE is 0..=63"))?,
+                    )
+                }
+                ("PORTS", v) => {
+                    ports = Some(
+                        u16::try_from(num(i, v)?)
+                            .ok()
+                            .filter(|n| (1..=64).contains(n))
+                            .ok_or_else(|| BuildError::arg(i, "PORTS is 1..=64"))?,
+                    )
+                }
+                ("NODES", v) => {
+                    nodes = usize::try_from(num(i, v)?)
+                        .ok()
+                        .filter(|n| (1..=64).contains(n))
+                        .ok_or_else(|| BuildError::arg(i, "NODES is 1..=64"))?
+                }
+                (k, _) => return Err(unknown(i, k)),
+            }
+        }
+        Ok(FabricDecap {
+            me: me.ok_or_else(|| BuildError::elem("FabricDecap needs NODE"))?,
+            ports: ports.ok_or_else(|| BuildError::elem("FabricDecap needs PORTS"))?,
+            live: vec![true; nodes],
+            mask: None,
+            delivered: 0,
+            forwarded: 0,
+            becn: 0,
+        })
+    }
+
+    /// Outputs: the external ports, then forward, then BECN.
+    pub(crate) fn outputs(&self) -> u16 {
+        self.ports + 2
+    }
+
+    /// Marks a node live or dead: datagrams in transit to a dead egress
+    /// are dropped here rather than sent into the void.
+    pub fn set_live(&mut self, node: u16, live: bool) {
+        if let Some(l) = self.live.get_mut(usize::from(node)) {
+            *l = live;
+        }
+    }
+
+    /// Follows `mask` (bit `i`: node `i` live) as [`FabricEncap::follow_live`]
+    /// does: a datagram in transit to a dead egress is dropped.
+    pub fn follow_live(&mut self, mask: Arc<AtomicU64>) {
+        self.mask = Some(mask);
+    }
+
+    fn decide(&self, b: &[u8]) -> Act {
+        match decode(b) {
+            Err(e) => Act::Drop(drop_reason(e)),
+            Ok(Message::Becn(_)) => Act::Becn,
+            Ok(Message::Data(d)) => {
+                let live = self.live.get(usize::from(d.meta.egress)) == Some(&true);
+                let transit = d.meta.flags & cluster::fabric::FLAG_TRANSIT != 0;
+                match on_receive(self.me, d.meta.egress, transit, live) {
+                    Receive::Forward(e) => Act::Forward(e),
+                    Receive::Drop => Act::Drop(NOT_FOR_US),
+                    Receive::Deliver => match d.frames().next() {
+                        Some(f) if d.len() == 1 => Act::One {
+                            hdr: b.len() - f.bytes.len(),
+                            port: f.port,
+                            queue: f.queue,
+                        },
+                        _ => Act::Many,
+                    },
+                }
+            }
+        }
+    }
+
+    pub(crate) fn process(&mut self, batch: &mut Batch, out: &mut Output<'_>) {
+        if let Some(m) = &self.mask {
+            let m = m.load(Ordering::Relaxed);
+            for (i, l) in self.live.iter_mut().enumerate() {
+                *l = i >= 64 || m & (1 << i) != 0;
+            }
+        }
+        for mut p in batch.drain() {
+            match self.decide(p.data()) {
+                Act::Drop(r) => out.drop(p, r),
+                Act::Becn => {
+                    self.becn += 1;
+                    out.push(self.ports + 1, p);
+                }
+                Act::Forward(e) => {
+                    if clear_transit(p.data_mut()).is_err() {
+                        out.drop(p, BAD_OPTION);
+                        continue;
+                    }
+                    p.anno.nh = u32::from(e);
+                    self.forwarded += 1;
+                    out.push(self.ports, p);
+                }
+                Act::One { hdr, port, queue } => {
+                    if u16::from(port) >= self.ports || p.pull_front(hdr).is_err() {
+                        out.drop(p, BAD_PORT);
+                        continue;
+                    }
+                    p.anno.nh = u32::from(queue);
+                    p.anno.gw = inner_dst(p.data());
+                    p.anno.l3 = 0;
+                    self.delivered += 1;
+                    out.push(u16::from(port), p);
+                }
+                Act::Many => {
+                    let pool = out.pool().clone();
+                    if let Ok(Message::Data(d)) = decode(p.data()) {
+                        for f in d.frames() {
+                            if u16::from(f.port) >= self.ports {
+                                out.count_drop(BAD_PORT);
+                                continue;
+                            }
+                            let Some(mut q) = pool.alloc_from(f.bytes) else {
+                                out.count_drop(DropReason::NO_BUFFER);
+                                continue;
+                            };
+                            q.anno.in_port = p.anno.in_port;
+                            q.anno.nh = u32::from(f.queue);
+                            q.anno.gw = inner_dst(f.bytes);
+                            self.delivered += 1;
+                            out.push(u16::from(f.port), q);
+                        }
+                    }
+                    drop(p);
+                }
+            }
+        }
+    }
+
+    pub(crate) fn counters(&self, f: &mut dyn FnMut(&'static str, u64)) {
+        f("delivered", self.delivered);
+        f("forwarded", self.forwarded);
+        f("becn", self.becn);
+    }
+}
