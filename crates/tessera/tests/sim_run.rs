@@ -19,11 +19,13 @@ fn sim_run(d: &Path, out: &str, seed: &str) -> String {
     let caida = d.join("rel.txt");
     std::fs::write(&caida, CAIDA).unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_tessera"))
-        .args(["sim", "run", "--caida"])
+        .args(["sim", "run", "--import"])
         .arg(&caida)
         .args([
-            "--prefixes",
+            "--total-prefixes",
             "40",
+            "--v6-share",
+            "0.25",
             "--at",
             "4",
             "--mrai",
@@ -40,8 +42,10 @@ fn sim_run(d: &Path, out: &str, seed: &str) -> String {
             "100:2:4",
             "--link-up",
             "200:2:4",
+            "--announce",
+            "250:5:198.18.4.0/24",
             "--flap",
-            "300:5:1.0.4.0/24:20:2",
+            "300:5:198.18.4.0/24:20:2",
         ])
         .output()
         .unwrap();
@@ -59,20 +63,30 @@ fn sim_run_writes_a_trace_replay_reads_and_counts_each_event() {
     let d = dir();
     let out = sim_run(&d, "a.mrt", "1");
     for want in [
-        "topology: 5 ASes, 6 links, 40 prefixes; 3 scenario events",
+        "topology: 5 ASes, 6 links, 40 prefixes (",
+        "IPv6); 4 scenario events",
         "initial announcement",
         "link-down 2-4",
         "link-up 2-4",
-        "flap 1.0.4.0/24 at AS5 x2",
+        "flap 198.18.4.0/24 at AS5 x2",
         "realism",
     ] {
         assert!(out.contains(want), "missing {want:?} in\n{out}");
     }
+    // A quarter of the prefixes (binomially) are IPv6.
+    let v6: u32 = out
+        .split("40 prefixes (")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!((1..40).contains(&v6), "{v6} IPv6 prefixes");
     // Every event caused UPDATEs.
-    for line in out
-        .lines()
-        .filter(|l| l.starts_with("link-") || l.starts_with("flap"))
-    {
+    for line in out.lines().filter(|l| {
+        ["link-", "flap", "announce"]
+            .iter()
+            .any(|k| l.starts_with(k))
+    }) {
         let f: Vec<&str> = line.split_whitespace().collect();
         let updates: u64 = f[f.len() - 3].parse().unwrap();
         assert!(updates > 0, "{line}");
@@ -115,7 +129,7 @@ fn sim_run_refuses_unknown_ases_and_bad_flags() {
         vec!["--flap", "10:5"],
     ] {
         let o = Command::new(env!("CARGO_BIN_EXE_tessera"))
-            .args(["sim", "run", "--caida"])
+            .args(["sim", "run", "--import"])
             .arg(&caida)
             .args(&bad)
             .output()
