@@ -139,3 +139,65 @@ fn sim_run_refuses_unknown_ases_and_bad_flags() {
     }
     std::fs::remove_dir_all(&d).ok();
 }
+
+#[test]
+fn sim_run_origin_classes_counts_routes_and_writes_the_stable_rib() {
+    let d = dir().join("classes");
+    std::fs::create_dir_all(&d).unwrap();
+    let caida = d.join("rel.txt");
+    std::fs::write(&caida, CAIDA).unwrap();
+    let rib = d.join("stable.mrt");
+    let o = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(["sim", "run", "--origin-classes", "--import"])
+        .arg(&caida)
+        .args(["--prefixes", "per-origin", "--at", "4", "--threads", "2"])
+        .arg("--snapshot")
+        .arg(format!("0:{}", rib.display()))
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // Everyone reaches everyone (5 x 5 routes). AS 4 holds, per origin:
+    // 1 via 2 and 3; 2 via 2 and via 3 (3's peer route, sent down to its
+    // customer); 3 likewise; 5 via 5 only (2's and 3's paths go through
+    // 4): 7 paths.
+    for want in [
+        "5 origin classes (5 prefixes)",
+        "25 (AS, prefix) routes",
+        "0 (AS, prefix) pairs without a route",
+        "AS4: best routes for 5 origins (5 prefixes)",
+        "snapshot of the stable state: 7 routes",
+    ] {
+        assert!(out.contains(want), "missing {want:?} in\n{out}");
+    }
+    // The snapshot reads back: a peer index and 4 prefixes with 7 paths.
+    let mut r = mrt::MrtReader::open(&rib).unwrap();
+    let (mut ribs, mut entries) = (0, 0);
+    while let Some(x) = r.next_record() {
+        if let mrt::Body::Rib(rib) = &x.unwrap().body {
+            ribs += 1;
+            entries += rib.entries().len();
+        }
+    }
+    assert_eq!((ribs, entries), (4, 7));
+    // No time and no messages: a trace, events and timers are refused.
+    for bad in [
+        vec!["--mrt", "x.mrt"],
+        vec!["--link-down", "10:1:2"],
+        vec!["--mrai", "5"],
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_tessera"))
+            .args(["sim", "run", "--origin-classes", "--import"])
+            .arg(&caida)
+            .args(&bad)
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{bad:?} accepted");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("not supported"));
+    }
+    std::fs::remove_dir_all(&d).ok();
+}
