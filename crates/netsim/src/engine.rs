@@ -1008,6 +1008,15 @@ impl Sim {
     pub fn windows(&self) -> (u64, u64) {
         self.windows
     }
+    /// The window of parallel runs (the shortest latency of a link between
+    /// parts), ns; 0 with one part.
+    pub fn window_ns(&self) -> u64 {
+        if self.parts.len() > 1 {
+            self.lookahead
+        } else {
+            0
+        }
+    }
     /// How many parts (threads) the network is split into.
     pub fn threads(&self) -> usize {
         self.parts.len()

@@ -396,7 +396,7 @@ pub fn run_all(
                 }
             }
             let d = done.fetch_add(CHUNK, Ordering::Relaxed) + CHUNK;
-            if d % (CHUNK * 64) == 0 {
+            if d.is_multiple_of(CHUNK * 64) {
                 progress(d.min(origins.len()));
             }
         }

@@ -141,7 +141,7 @@ pub fn assign(g: &mut Graph, counts: Counts, seed: u64) -> Result<(), SpaceError
     let mut want: Vec<(u8, u32)> = Vec::new();
     for i in 0..g.nodes.len() {
         let k = match &fixed {
-            Some(v) => v[i],
+            Some(v) => v.get(i).copied().unwrap_or(0),
             None => from_table(&mut rng, ORIGIN_COUNTS),
         };
         for _ in 0..k {
@@ -259,7 +259,9 @@ fn share_out(total: u32, nodes: usize, rng: &mut Rng) -> Vec<u32> {
         for i in 0..total as usize {
             let j = i + rng.below((nodes - i) as u64) as usize;
             idx.swap(i, j);
-            k[idx[i]] = 1;
+            if let Some(c) = idx.get(i).and_then(|&x| k.get_mut(x)) {
+                *c = 1;
+            }
         }
         return k;
     }
@@ -276,17 +278,19 @@ fn share_out(total: u32, nodes: usize, rng: &mut Rng) -> Vec<u32> {
     let rest = u64::from(total) - nodes as u64;
     let mut given = 0u64;
     let mut frac: Vec<(u64, usize)> = Vec::with_capacity(nodes);
-    for (i, &wi) in w.iter().enumerate() {
+    for ((i, &wi), c) in w.iter().enumerate().zip(k.iter_mut()) {
         let q = rest * wi;
         let whole = q / sum;
-        k[i] = 1 + whole as u32;
+        *c = 1 + whole as u32;
         given += whole;
         frac.push((q % sum, i));
     }
     // Largest remainders first, ties to the lower index.
     frac.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     for &(_, i) in frac.iter().take((rest - given) as usize) {
-        k[i] += 1;
+        if let Some(c) = k.get_mut(i) {
+            *c += 1;
+        }
     }
     k
 }

@@ -194,6 +194,21 @@ fn rss_bytes() -> u64 {
         .map_or(0, |pages| pages * 4096)
 }
 
+/// CPU time (user + system) of this process so far, seconds (Linux; 0
+/// elsewhere).
+fn cpu_seconds() -> f64 {
+    let Ok(s) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // Fields after the command name (which may hold spaces): utime is the
+    // 14th field of the line, stime the 15th, in clock ticks (100 per
+    // second on Linux).
+    let rest = s.rsplit_once(')').map_or("", |r| r.1);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 /// A progress line on stderr with simulated time and events/s.
 struct Progress {
     on: bool,
@@ -374,7 +389,7 @@ pub fn run(a: Args) -> CmdResult {
     let paths = sim.path_count();
     let rss = rss_bytes().saturating_sub(rss0);
     println!(
-        "simulated {:.1}s in {:.2}s wall: {} events ({:.0}/s), {} BGP messages ({:.0}/s); {} paths stored, {} best routes; RSS growth {} MiB ({:.0} bytes per stored path)",
+        "simulated {:.1}s in {:.2}s wall: {} events ({:.0}/s), {} BGP messages ({:.0}/s); {} paths stored, {} best routes; RSS growth {} MiB ({:.0} bytes per stored path, {:.0} per (AS, prefix) best route)",
         sim.now_ns() as f64 / 1e9,
         wall.as_secs_f64(),
         sim.events(),
@@ -384,7 +399,17 @@ pub fn run(a: Args) -> CmdResult {
         paths,
         sim.best_count(),
         rss >> 20,
-        rss as f64 / paths.max(1) as f64
+        rss as f64 / paths.max(1) as f64,
+        rss as f64 / sim.best_count().max(1) as f64
+    );
+    let (windows, parallel) = sim.windows();
+    println!(
+        "threads: {} (window {:.3} ms: {} windows, {} of them on several threads); CPU {:.2}s",
+        sim.threads(),
+        sim.window_ns() as f64 / 1e6,
+        windows,
+        parallel,
+        cpu_seconds()
     );
     if !traced.is_empty() {
         print!("{}", realism.report());
@@ -495,7 +520,8 @@ fn origin_classes(
         mean_len
     );
     println!(
-        "memory: RSS growth {} MiB ({:.2} bytes per (AS, prefix) route; routes are streamed into counters, not stored; the working set is 8 bytes per AS per thread)",
+        "CPU {:.2}s; memory: RSS growth {} MiB ({:.2} bytes per (AS, prefix) route; routes are streamed into counters, not stored; the working set is 8 bytes per AS per thread)",
+        cpu_seconds(),
         rss >> 20,
         rss as f64 / t.routes.max(1) as f64
     );
