@@ -244,6 +244,9 @@ struct Part {
     out: Outbox,
     events: u64,
     messages: u64,
+    /// Work done: UPDATEs plus prefixes applied (the proxy of
+    /// [`Sim::balance`]).
+    work: u64,
     acc: Acc,
     /// Received messages of traced ASes: (time, at, from, message).
     trace: Vec<(u64, NodeId, NodeId, Vec<u8>)>,
@@ -268,6 +271,9 @@ pub struct Sim {
     place: Arc<Vec<(u32, u32)>>,
     /// Windows run, and those run on several threads.
     windows: (u64, u64),
+    /// Work summed over parts and windows, and the sum of each window's
+    /// largest part ([`Sim::balance`]).
+    balance: (u64, u64),
     now: u64,
     rng: Rng,
     policies: Policies,
@@ -443,6 +449,7 @@ impl Sim {
                 out: Outbox::default(),
                 events: 0,
                 messages: 0,
+                work: 0,
                 acc: Acc::default(),
                 trace: Vec::new(),
                 outgoing: Vec::new(),
@@ -463,6 +470,7 @@ impl Sim {
             lookahead,
             place,
             windows: (0, 0),
+            balance: (0, 0),
             now: 0,
             policies,
             planned: Vec::new(),
@@ -892,6 +900,7 @@ impl Sim {
             cfg: &self.cfg,
             traced: &self.traced,
         };
+        let before: Vec<u64> = self.parts.iter().map(|p| p.work).collect();
         let mut busy: Vec<&mut Part> = self
             .parts
             .iter_mut()
@@ -903,6 +912,7 @@ impl Sim {
             for p in busy {
                 n += p.process(end, budget, &env);
             }
+            self.count_balance(&before);
             return n;
         }
         self.windows.1 += 1;
@@ -925,7 +935,31 @@ impl Sim {
                 }
             }
         });
+        self.count_balance(&before);
         n
+    }
+
+    fn count_balance(&mut self, before: &[u64]) {
+        let d = self
+            .parts
+            .iter()
+            .zip(before)
+            .map(|(p, b)| p.work.saturating_sub(*b));
+        let (sum, max) = d.fold((0, 0), |(s, m), x| (s + x, m.max(x)));
+        self.balance.0 += sum;
+        self.balance.1 += max;
+    }
+
+    /// The speed-up the split into parts allows at most, from the work
+    /// each part did in each window (UPDATEs plus prefixes applied): the
+    /// total work over the sum of each window's largest part. 1 with one
+    /// part; ignores the cost of synchronisation.
+    pub fn balance(&self) -> f64 {
+        if self.balance.1 == 0 {
+            1.0
+        } else {
+            self.balance.0 as f64 / self.balance.1 as f64
+        }
     }
 
     /// Hands deliveries to their ASes' parts and the traced messages to
@@ -1293,6 +1327,7 @@ impl Part {
         if updates.is_empty() {
             return;
         }
+        self.work += updates.len() as u64 + prefixes;
         let cost = (env.cfg.per_update.as_nanos() as u64)
             .saturating_mul(updates.len() as u64)
             .saturating_add((env.cfg.per_prefix.as_nanos() as u64).saturating_mul(prefixes));

@@ -404,11 +404,12 @@ pub fn run(a: Args) -> CmdResult {
     );
     let (windows, parallel) = sim.windows();
     println!(
-        "threads: {} (window {:.3} ms: {} windows, {} of them on several threads); CPU {:.2}s",
+        "threads: {} (window {:.3} ms: {} windows, {} of them on several threads; the split allows a speed-up of at most {:.2}); CPU {:.2}s",
         sim.threads(),
         sim.window_ns() as f64 / 1e6,
         windows,
         parallel,
+        sim.balance(),
         cpu_seconds()
     );
     if !traced.is_empty() {
