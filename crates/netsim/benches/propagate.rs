@@ -1,11 +1,17 @@
-//! Full propagation of a random relationship graph's prefixes with MRAI
-//! (30 s, jittered) and the default processing delays: simulated message
-//! events per second of wall time. One iteration = build, start, run to
-//! quiescence. `NETSIM_BENCH_ASES` / `NETSIM_BENCH_PREFIXES` change the size,
-//! `NETSIM_BENCH_THREADS` the worker threads (default 1).
+//! Full propagation of a topology's prefixes with MRAI (30 s, jittered)
+//! and the default processing delays: simulated message events per second
+//! of wall time. One iteration = build, start, run to quiescence. The
+//! topology is `topo`'s seeds' graph (BRITE Waxman, degree 10-15,
+//! relationships by degree rank) or, with `NETSIM_BENCH_MODEL=as-rel`, its
+//! AS-relationship generator; prefixes are `topo`'s (a total shared out by
+//! real origin counts, real lengths). `NETSIM_BENCH_ASES` /
+//! `NETSIM_BENCH_PREFIXES` change the size, `NETSIM_BENCH_THREADS` the
+//! worker threads (default 1).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use netsim::{gen, Scenario, Sim, SimConfig};
+use netsim::{Scenario, Sim, SimConfig};
+use topo::build::{self, Finish, Kind, Spec};
+use topo::prefixes::Counts;
 
 fn size(var: &str, default: usize) -> usize {
     std::env::var(var)
@@ -18,13 +24,30 @@ fn bench(c: &mut Criterion) {
     let ases = size("NETSIM_BENCH_ASES", 200);
     let prefixes = size("NETSIM_BENCH_PREFIXES", 1000) as u32;
     let threads = size("NETSIM_BENCH_THREADS", 1);
+    let kind = match std::env::var("NETSIM_BENCH_MODEL").as_deref() {
+        Ok("as-rel") => Kind::AsRel,
+        _ => Kind::Waxman,
+    };
     let cfg = SimConfig {
         threads,
         ..SimConfig::default()
     };
-    let mut g = gen::random(ases, 1);
-    gen::assign_latencies(&mut g, 2000, 40_000, 1);
-    gen::assign_prefixes(&mut g, prefixes, 1);
+    let Ok(mut b) = build::generate(&Spec {
+        kind,
+        nodes: ases as u32,
+        ..Spec::default()
+    }) else {
+        return;
+    };
+    let fin = Finish {
+        annotate: Some(0.0),
+        prefixes: Some(Counts::Total(prefixes)),
+        seed: 1,
+    };
+    if build::finish(&mut b, &fin).is_err() {
+        return;
+    }
+    let g = b.graph;
     // Messages per run, for the throughput figure.
     let mut s = Sim::new(&g, cfg.clone());
     s.start(&Scenario::default()).unwrap_or_default();

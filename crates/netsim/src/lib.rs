@@ -58,7 +58,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod engine;
-pub mod gen;
+pub mod fast;
 pub mod policy;
 pub mod scenario;
 pub mod trace;

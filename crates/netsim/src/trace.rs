@@ -316,3 +316,96 @@ pub fn write_snapshot<W: Write>(
     }
     Ok(n)
 }
+
+/// Writes the stable state an origin-class run ([`crate::fast::run_all`])
+/// computed for `nodes` as a TABLE_DUMP_V2 snapshot, in the form of
+/// [`write_snapshot`]: one MRT peer per (node, neighbour), one RIB record
+/// per prefix (every prefix of each origin: the class expanded) with every
+/// path the nodes hold from their neighbours, with the attributes the
+/// message-level run stores after import: ORIGIN IGP, the AS_PATH, the
+/// neighbour's address as next hop (MP_REACH for IPv6), LOCAL_PREF by its
+/// role and, from peers and providers, the [`crate::policy::NOT_UP_TAG`]
+/// community. Time 0 (the stable state has no time).
+pub fn write_class_snapshot<W: Write>(
+    g: &topo::Graph,
+    nodes: &[NodeId],
+    tables: &[crate::fast::Table],
+    w: &mut MrtWriter<W>,
+) -> io::Result<u64> {
+    use bgp_wire::{AsPath, AttrValue, Origin};
+    let adj = g.adjacency();
+    let (ts, _) = mrt_time(0);
+    let mut peers = Vec::new();
+    let mut index: HashMap<(NodeId, NodeId), u16> = HashMap::new();
+    for &x in nodes {
+        for a in adj.get(x as usize).map_or(&[][..], |v| v.as_slice()) {
+            index.insert((x, a.node), peers.len() as u16);
+            let asn = g.nodes.get(a.node as usize).map_or(0, |n| n.asn);
+            peers.push(Peer::new(
+                node_addr(a.node),
+                IpAddr::V4(node_addr(a.node)),
+                Asn(asn),
+            ));
+        }
+    }
+    let collector = nodes.first().map_or(node_addr(0), |&x| node_addr(x));
+    w.write_peer_index_table(ts, collector, "tessera-sim", &peers)?;
+    let asn = |y: NodeId| Asn(g.nodes.get(y as usize).map_or(0, |n| n.asn));
+    let mut table: BTreeMap<Prefix, Vec<(u16, Vec<u8>)>> = BTreeMap::new();
+    for (&x, tab) in nodes.iter().zip(tables) {
+        for (o, _, held) in tab {
+            let Some(origin) = g.nodes.get(*o as usize) else {
+                continue;
+            };
+            for (y, role, path) in held {
+                let Some(&pi) = index.get(&(x, *y)) else {
+                    continue;
+                };
+                for &prefix in &origin.prefixes {
+                    let af = match prefix {
+                        Prefix::V4(_) => AfiSafi::IPV4_UNICAST,
+                        Prefix::V6(_) => AfiSafi::IPV6_UNICAST,
+                    };
+                    let ctx = ParseCtx::mrt_rib(af);
+                    let mut b = Vec::new();
+                    let mut put = |v: AttrValue| PathAttr::new(v).encode(ctx, &mut b);
+                    put(AttrValue::Origin(Origin::Igp));
+                    put(AttrValue::AsPath(AsPath::from_sequence(
+                        path.iter().map(|&p| asn(p)).collect(),
+                    )));
+                    match prefix {
+                        Prefix::V4(_) => put(AttrValue::NextHop(node_addr(*y))),
+                        Prefix::V6(_) => put(AttrValue::MpReach(MpReach {
+                            afi_safi: af,
+                            next_hop: bgp_wire::NextHop::V6(crate::engine::node_addr6(*y))
+                                .to_bytes(),
+                            reserved: 0,
+                            nlri: MpNlri::Prefixes(Vec::new()),
+                            abbreviated: true,
+                        })),
+                    }
+                    put(AttrValue::LocalPref(crate::policy::local_pref(*role)));
+                    if *role != topo::Role::Customer {
+                        put(AttrValue::LargeCommunities(vec![crate::policy::NOT_UP_TAG]));
+                    }
+                    table.entry(prefix).or_default().push((pi, b));
+                }
+            }
+        }
+    }
+    let mut n = 0u64;
+    for (seq, (prefix, list)) in table.iter().enumerate() {
+        let entries: Vec<RibEntry<'_>> = list
+            .iter()
+            .map(|(pi, b)| RibEntry {
+                peer_index: *pi,
+                originated_time: ts,
+                path_id: None,
+                attributes: b,
+            })
+            .collect();
+        w.write_rib(ts, seq as u32, *prefix, Safi::Unicast, false, &entries)?;
+        n += entries.len() as u64;
+    }
+    Ok(n)
+}

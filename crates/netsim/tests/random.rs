@@ -128,3 +128,36 @@ fn valley_free_check_catches_a_valley() {
     // 0 -> 1 down, then across the peer link to 2.
     assert!(!valley_free(&g, 2, &asns(&[1, 0])));
 }
+
+#[test]
+fn the_thread_split_keeps_short_links_inside_parts() {
+    // A ring of 40 ASes: pairs (2i, 2i+1) joined by 0.5 ms links, pairs
+    // joined to the next by 20 ms links. Splitting AS x into part x % 2
+    // would cut every 0.5 ms link (window 0.5 ms); the partition keeps
+    // them inside parts, so the window is 20 ms.
+    let n = 40u32;
+    let mut links = Vec::new();
+    for i in 0..n {
+        let j = (i + 1) % n;
+        let mut l = link(i, j, topo::Rel::Peer);
+        l.latency_us = if i % 2 == 0 { 500 } else { 20_000 };
+        links.push(l);
+    }
+    let g = netsim::Graph {
+        nodes: nodes(n as usize),
+        links,
+    };
+    for threads in [2, 4] {
+        let s = Sim::new(
+            &g,
+            SimConfig {
+                threads,
+                ..SimConfig::default()
+            },
+        );
+        assert_eq!(s.threads(), threads);
+        assert_eq!(s.window_ns(), 20_000_000, "{threads} threads");
+    }
+    let s = Sim::new(&g, SimConfig::default());
+    assert_eq!((s.threads(), s.window_ns()), (1, 0));
+}

@@ -19,11 +19,13 @@ fn sim_run(d: &Path, out: &str, seed: &str) -> String {
     let caida = d.join("rel.txt");
     std::fs::write(&caida, CAIDA).unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_tessera"))
-        .args(["sim", "run", "--caida"])
+        .args(["sim", "run", "--import"])
         .arg(&caida)
         .args([
-            "--prefixes",
+            "--total-prefixes",
             "40",
+            "--v6-share",
+            "0.25",
             "--at",
             "4",
             "--mrai",
@@ -40,8 +42,10 @@ fn sim_run(d: &Path, out: &str, seed: &str) -> String {
             "100:2:4",
             "--link-up",
             "200:2:4",
+            "--announce",
+            "250:5:198.18.4.0/24",
             "--flap",
-            "300:5:1.0.4.0/24:20:2",
+            "300:5:198.18.4.0/24:20:2",
         ])
         .output()
         .unwrap();
@@ -59,20 +63,30 @@ fn sim_run_writes_a_trace_replay_reads_and_counts_each_event() {
     let d = dir();
     let out = sim_run(&d, "a.mrt", "1");
     for want in [
-        "topology: 5 ASes, 6 links, 40 prefixes; 3 scenario events",
+        "topology: 5 ASes, 6 links, 40 prefixes (",
+        "IPv6); 4 scenario events",
         "initial announcement",
         "link-down 2-4",
         "link-up 2-4",
-        "flap 1.0.4.0/24 at AS5 x2",
+        "flap 198.18.4.0/24 at AS5 x2",
         "realism",
     ] {
         assert!(out.contains(want), "missing {want:?} in\n{out}");
     }
+    // A quarter of the prefixes (binomially) are IPv6.
+    let v6: u32 = out
+        .split("40 prefixes (")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!((1..40).contains(&v6), "{v6} IPv6 prefixes");
     // Every event caused UPDATEs.
-    for line in out
-        .lines()
-        .filter(|l| l.starts_with("link-") || l.starts_with("flap"))
-    {
+    for line in out.lines().filter(|l| {
+        ["link-", "flap", "announce"]
+            .iter()
+            .any(|k| l.starts_with(k))
+    }) {
         let f: Vec<&str> = line.split_whitespace().collect();
         let updates: u64 = f[f.len() - 3].parse().unwrap();
         assert!(updates > 0, "{line}");
@@ -115,13 +129,75 @@ fn sim_run_refuses_unknown_ases_and_bad_flags() {
         vec!["--flap", "10:5"],
     ] {
         let o = Command::new(env!("CARGO_BIN_EXE_tessera"))
-            .args(["sim", "run", "--caida"])
+            .args(["sim", "run", "--import"])
             .arg(&caida)
             .args(&bad)
             .output()
             .unwrap();
         assert!(!o.status.success(), "{bad:?} accepted");
         assert!(!o.stderr.is_empty());
+    }
+    std::fs::remove_dir_all(&d).ok();
+}
+
+#[test]
+fn sim_run_origin_classes_counts_routes_and_writes_the_stable_rib() {
+    let d = dir().join("classes");
+    std::fs::create_dir_all(&d).unwrap();
+    let caida = d.join("rel.txt");
+    std::fs::write(&caida, CAIDA).unwrap();
+    let rib = d.join("stable.mrt");
+    let o = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(["sim", "run", "--origin-classes", "--import"])
+        .arg(&caida)
+        .args(["--prefixes", "per-origin", "--at", "4", "--threads", "2"])
+        .arg("--snapshot")
+        .arg(format!("0:{}", rib.display()))
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // Everyone reaches everyone (5 x 5 routes). AS 4 holds, per origin:
+    // 1 via 2 and 3; 2 via 2 and via 3 (3's peer route, sent down to its
+    // customer); 3 likewise; 5 via 5 only (2's and 3's paths go through
+    // 4): 7 paths.
+    for want in [
+        "5 origin classes (5 prefixes)",
+        "25 (AS, prefix) routes",
+        "0 (AS, prefix) pairs without a route",
+        "AS4: best routes for 5 origins (5 prefixes)",
+        "snapshot of the stable state: 7 routes",
+    ] {
+        assert!(out.contains(want), "missing {want:?} in\n{out}");
+    }
+    // The snapshot reads back: a peer index and 4 prefixes with 7 paths.
+    let mut r = mrt::MrtReader::open(&rib).unwrap();
+    let (mut ribs, mut entries) = (0, 0);
+    while let Some(x) = r.next_record() {
+        if let mrt::Body::Rib(rib) = &x.unwrap().body {
+            ribs += 1;
+            entries += rib.entries().len();
+        }
+    }
+    assert_eq!((ribs, entries), (4, 7));
+    // No time and no messages: a trace, events and timers are refused.
+    for bad in [
+        vec!["--mrt", "x.mrt"],
+        vec!["--link-down", "10:1:2"],
+        vec!["--mrai", "5"],
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_tessera"))
+            .args(["sim", "run", "--origin-classes", "--import"])
+            .arg(&caida)
+            .args(&bad)
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{bad:?} accepted");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("not supported"));
     }
     std::fs::remove_dir_all(&d).ok();
 }

@@ -34,7 +34,8 @@ pub struct Args {
     /// Highest degree of the topology.
     #[arg(long, default_value_t = 15)]
     max_degree: u32,
-    /// Prefixes originated in the simulation (IPv4 /24s, one per AS first).
+    /// Prefixes originated in the simulation (IPv4, one per AS first, the rest
+    /// skewed as real origin counts, real lengths).
     #[arg(long, default_value_t = 10_000)]
     prefixes: u32,
     /// Take the trace at the most central AS with this many neighbours.

@@ -252,16 +252,15 @@ pub fn run(o: &Options, stop: &AtomicBool) -> Result<Report, String> {
         &mut b,
         &Finish {
             annotate: Some(0.0),
-            prefixes: None,
+            prefixes: Some(topo::prefixes::Counts::Total(o.prefixes)),
             seed: o.seed,
         },
     )
     .map_err(|e| e.to_string())?;
-    let mut g = b.graph;
-    netsim::gen::assign_prefixes(&mut g, o.prefixes, o.seed);
+    let g = b.graph;
     let pick = topo::centrality::pick(&g, o.vantage_degree).ok_or("the topology has no nodes")?;
     rep.topology = format!(
-        "{} ASes, {} links, {} prefixes (IPv4 /24s), made in {:.2} s",
+        "{} ASes, {} links, {} IPv4 prefixes (real origin skew and lengths), made in {:.2} s",
         g.nodes.len(),
         g.links.len(),
         o.prefixes,

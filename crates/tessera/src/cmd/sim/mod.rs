@@ -132,6 +132,14 @@ pub struct TopoArgs {
     /// Prefixes per AS with --prefixes per-origin.
     #[arg(long, default_value_t = 1)]
     pub per_origin: u32,
+    /// This many prefixes in all instead of --prefixes: at least one per AS
+    /// when there are enough, the rest in proportion to real origin counts.
+    #[arg(long, value_name = "N")]
+    pub total_prefixes: Option<u32>,
+    /// Share of the prefixes (0..1) that are IPv6 (lengths from
+    /// route-views6; carved from 2000::/3).
+    #[arg(long, default_value_t = 0.0, value_name = "F")]
+    pub v6_share: f64,
     /// Keep graphs without relationships (waxman, ba, BRITE/GML files)
     /// unannotated instead of ranking them by degree.
     #[arg(long)]
@@ -197,13 +205,15 @@ pub fn load(a: &TopoArgs) -> Result<Built, Box<dyn std::error::Error>> {
         &mut b,
         &Finish {
             annotate: (!a.no_annotate).then_some(a.peer_tolerance),
-            prefixes: match a.prefixes {
-                PrefixArg::PerOrigin => Some(Counts::PerOrigin(a.per_origin)),
-                PrefixArg::Real => Some(Counts::Real),
-                PrefixArg::None => None,
+            prefixes: match (a.total_prefixes, a.prefixes) {
+                (Some(n), _) => Some(Counts::Total(n)),
+                (None, PrefixArg::PerOrigin) => Some(Counts::PerOrigin(a.per_origin)),
+                (None, PrefixArg::Real) => Some(Counts::Real),
+                (None, PrefixArg::None) => None,
             },
             seed: a.seed,
         },
     )?;
+    topo::prefixes::to_v6(&mut b.graph, a.v6_share, a.seed)?;
     Ok(b)
 }

@@ -1,5 +1,5 @@
-//! `tessera sim run`: loads a topology (a CAIDA AS-relationship file or a
-//! seeded random graph), runs `netsim` on it with the scenario given by
+//! `tessera sim run`: makes or reads a topology as `tessera sim topo` does
+//! (`topo`'s generators and readers), runs `netsim` on it with the scenario given by
 //! `--scenario FILE` and/or the event flags, and writes the MRT trace of
 //! the `--at` ASes, RIB snapshots, per-event convergence figures and the
 //! realism report. Wiring only: the simulation is `netsim`'s.
@@ -11,25 +11,18 @@ use std::time::Duration;
 
 use mrt::{Compression, MrtWriter};
 use netsim::trace::{write_snapshot, MrtTrace, Realism};
-use netsim::{gen, Action, Event, NodeId, Observer, Scenario, Sim, SimConfig};
+use netsim::{Action, Event, NodeId, Observer, Scenario, Sim, SimConfig};
 
 use super::super::CmdResult;
+use super::{load, TopoArgs};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// CAIDA AS-relationship file (`A|B|-1` provider-customer, `A|B|0` peers).
-    #[arg(long, conflicts_with = "random")]
-    caida: Option<PathBuf>,
-    /// A random relationship graph of this many ASes (AS 4200000000 + i).
-    #[arg(long)]
-    random: Option<usize>,
-    /// Prefixes in total, one per AS first, the rest skewed towards the
-    /// large ASes (default: one per AS).
-    #[arg(long)]
-    prefixes: Option<u32>,
-    /// Link latencies, drawn uniformly from MIN..=MAX milliseconds.
-    #[arg(long, default_value = "2..40", value_parser = parse_range)]
-    latency_ms: (u32, u32),
+    /// The topology: generated (default: the seeds' BRITE Waxman graph,
+    /// 1000 ASes, degree 10-15, real prefix counts) or `--import FILE`
+    /// (CAIDA, BRITE, GML), as `tessera sim topo` makes it.
+    #[command(flatten)]
+    topo: TopoArgs,
     /// Record what this AS receives (repeatable).
     #[arg(long = "at", value_name = "ASN")]
     at: Vec<u32>,
@@ -56,9 +49,6 @@ pub struct Args {
     /// given count).
     #[arg(long, default_value_t = 1)]
     threads: usize,
-    /// Seed of the topology, the jitter and the random events.
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
     /// Stop at this simulated time, seconds (default: when nothing is left).
     #[arg(long)]
     until: Option<f64>,
@@ -96,16 +86,13 @@ pub struct Args {
     /// No progress line on stderr.
     #[arg(long)]
     quiet: bool,
-}
-
-fn parse_range(s: &str) -> Result<(u32, u32), String> {
-    let (a, b) = s.split_once("..").ok_or("expected MIN..MAX")?;
-    let a: u32 = a.parse().map_err(|_| format!("bad number {a:?}"))?;
-    let b: u32 = b.parse().map_err(|_| format!("bad number {b:?}"))?;
-    if a > b {
-        return Err("MIN above MAX".into());
-    }
-    Ok((a, b))
+    /// Origin classes instead of messages (Internet-sized graphs): each
+    /// origin's stable Gao-Rexford routes computed once, by the decision
+    /// order of the message-level run, and expanded to its prefixes. No
+    /// time, no messages: timers, events and the trace are refused;
+    /// `--snapshot` writes the final Adj-RIBs-In of the --at ASes.
+    #[arg(long)]
+    origin_classes: bool,
 }
 
 fn parse_snapshot(s: &str) -> Result<(f64, PathBuf), String> {
@@ -207,6 +194,21 @@ fn rss_bytes() -> u64 {
         .map_or(0, |pages| pages * 4096)
 }
 
+/// CPU time (user + system) of this process so far, seconds (Linux; 0
+/// elsewhere).
+fn cpu_seconds() -> f64 {
+    let Ok(s) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // Fields after the command name (which may hold spaces): utime is the
+    // 14th field of the line, stime the 15th, in clock ticks (100 per
+    // second on Linux).
+    let rest = s.rsplit_once(')').map_or("", |r| r.1);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 /// A progress line on stderr with simulated time and events/s.
 struct Progress {
     on: bool,
@@ -242,17 +244,17 @@ impl Progress {
 }
 
 pub fn run(a: Args) -> CmdResult {
-    let mut g = match (&a.caida, a.random) {
-        (Some(p), _) => gen::from_caida(&std::fs::read_to_string(p)?)?,
-        (None, Some(n)) => gen::random(n, a.seed),
-        (None, None) => return Err("give a topology: --caida FILE or --random N".into()),
-    };
+    let g = load(&a.topo)?.graph;
     if g.nodes.is_empty() {
         return Err("the topology has no AS".into());
     }
-    gen::assign_latencies(&mut g, a.latency_ms.0 * 1000, a.latency_ms.1 * 1000, a.seed);
-    let total = a.prefixes.unwrap_or(g.nodes.len() as u32);
-    gen::assign_prefixes(&mut g, total, a.seed);
+    let total: usize = g.nodes.iter().map(|n| n.prefixes.len()).sum();
+    let v6 = g
+        .nodes
+        .iter()
+        .flat_map(|n| &n.prefixes)
+        .filter(|p| matches!(p, base::Prefix::V6(_)))
+        .count();
 
     let mut scenario = match &a.scenario {
         Some(p) => Scenario::from_toml(&std::fs::read_to_string(p)?)?,
@@ -274,12 +276,15 @@ pub fn run(a: Args) -> CmdResult {
         }
     }
 
+    if a.origin_classes {
+        return origin_classes(&a, &g, &scenario, total, v6);
+    }
     let cfg = SimConfig {
         mrai: Duration::try_from_secs_f64(a.mrai).map_err(|_| "bad --mrai")?,
         mrai_jitter: !a.no_jitter,
         per_update: Duration::from_micros(a.per_update_us),
         per_prefix: Duration::from_micros(a.per_prefix_us),
-        seed: a.seed,
+        seed: a.topo.seed,
         always_compare_med: false,
         threads: a.threads,
     };
@@ -295,10 +300,11 @@ pub fn run(a: Args) -> CmdResult {
     }
     sim.start(&scenario)?;
     println!(
-        "topology: {} ASes, {} links, {} prefixes; {} scenario events",
+        "topology: {} ASes, {} links, {} prefixes ({} IPv6); {} scenario events",
         g.nodes.len(),
         g.links.len(),
         total,
+        v6,
         scenario.events.len()
     );
 
@@ -383,7 +389,7 @@ pub fn run(a: Args) -> CmdResult {
     let paths = sim.path_count();
     let rss = rss_bytes().saturating_sub(rss0);
     println!(
-        "simulated {:.1}s in {:.2}s wall: {} events ({:.0}/s), {} BGP messages ({:.0}/s); {} paths stored, {} best routes; RSS growth {} MiB ({:.0} bytes per stored path)",
+        "simulated {:.1}s in {:.2}s wall: {} events ({:.0}/s), {} BGP messages ({:.0}/s); {} paths stored, {} best routes; RSS growth {} MiB ({:.0} bytes per stored path, {:.0} per (AS, prefix) best route)",
         sim.now_ns() as f64 / 1e9,
         wall.as_secs_f64(),
         sim.events(),
@@ -393,7 +399,18 @@ pub fn run(a: Args) -> CmdResult {
         paths,
         sim.best_count(),
         rss >> 20,
-        rss as f64 / paths.max(1) as f64
+        rss as f64 / paths.max(1) as f64,
+        rss as f64 / sim.best_count().max(1) as f64
+    );
+    let (windows, parallel) = sim.windows();
+    println!(
+        "threads: {} (window {:.3} ms: {} windows, {} of them on several threads; the split allows a speed-up of at most {:.2}); CPU {:.2}s",
+        sim.threads(),
+        sim.window_ns() as f64 / 1e6,
+        windows,
+        parallel,
+        sim.balance(),
+        cpu_seconds()
     );
     if !traced.is_empty() {
         print!("{}", realism.report());
@@ -415,4 +432,128 @@ impl Observer for OptTrace {
             w.session(t, at, from, up);
         }
     }
+}
+
+/// `--origin-classes`: see `netsim::fast`.
+fn origin_classes(
+    a: &Args,
+    g: &netsim::Graph,
+    scenario: &Scenario,
+    total: usize,
+    v6: usize,
+) -> CmdResult {
+    let refuse = |what: &str| -> CmdResult {
+        Err(format!(
+            "--origin-classes computes stable states without time or messages: {what} is not supported with it"
+        )
+        .into())
+    };
+    if !scenario.events.is_empty() {
+        return refuse("a scenario event");
+    }
+    if a.mrt.is_some() {
+        return refuse("--mrt (there are no messages)");
+    }
+    if a.until.is_some() {
+        return refuse("--until");
+    }
+    if a.mrai != 30.0 || a.no_jitter || a.per_update_us != 50 || a.per_prefix_us != 5 {
+        return refuse("a timer or delay setting");
+    }
+    if a.snapshots.iter().any(|(t, _)| *t != 0.0) {
+        return refuse("a snapshot at a time other than 0 (the stable state)");
+    }
+    let mut traced: Vec<NodeId> = Vec::new();
+    for &asn in &a.at {
+        let x = g
+            .by_asn(asn)
+            .ok_or_else(|| format!("--at {asn}: not in the topology"))?;
+        traced.push(x);
+    }
+    println!(
+        "topology: {} ASes, {} links, {} prefixes ({} IPv6) of {} origins; origin classes on {} threads",
+        g.nodes.len(),
+        g.links.len(),
+        total,
+        v6,
+        g.nodes.iter().filter(|n| !n.prefixes.is_empty()).count(),
+        a.threads.max(1)
+    );
+    let rss0 = rss_bytes();
+    let on = !a.quiet && std::io::stderr().is_terminal();
+    let start = std::time::Instant::now();
+    let origins = g.nodes.iter().filter(|n| !n.prefixes.is_empty()).count();
+    let progress = |done: usize| {
+        if on {
+            let el = start.elapsed().as_secs_f64().max(1e-9);
+            eprint!(
+                "\r{done}/{origins} origins  {:>9.0} origins/s  ",
+                done as f64 / el
+            );
+        }
+    };
+    let (t, tables) = netsim::fast::run_all(g, a.threads, &traced, &progress)?;
+    let wall = start.elapsed().as_secs_f64().max(1e-9);
+    let rss = rss_bytes().saturating_sub(rss0);
+    if on {
+        eprint!("\r{:70}\r", "");
+    }
+    let share = |k: u64| 100.0 * k as f64 / t.routes.max(1) as f64;
+    let mean_len = t
+        .path_len
+        .iter()
+        .enumerate()
+        .map(|(l, &k)| l as f64 * k as f64)
+        .sum::<f64>()
+        / t.routes.max(1) as f64;
+    println!(
+        "{} origin classes ({} prefixes) in {:.2}s wall: {:.0} classes/s; {} (AS, prefix) routes ({:.0}/s), {:.1}% from customers, {:.1}% from peers, {:.1}% from providers; {} (AS, prefix) pairs without a route; mean AS-path length {:.2}",
+        t.classes,
+        t.prefixes,
+        wall,
+        t.classes as f64 / wall,
+        t.routes,
+        t.routes as f64 / wall,
+        share(t.by_role[0]),
+        share(t.by_role[1]),
+        share(t.by_role[2]),
+        t.unreachable,
+        mean_len
+    );
+    println!(
+        "CPU {:.2}s; memory: RSS growth {} MiB ({:.2} bytes per (AS, prefix) route; routes are streamed into counters, not stored; the working set is 8 bytes per AS per thread)",
+        cpu_seconds(),
+        rss >> 20,
+        rss as f64 / t.routes.max(1) as f64
+    );
+    let hist: Vec<String> = t
+        .path_len
+        .iter()
+        .enumerate()
+        .filter(|(_, &k)| k > 0)
+        .map(|(l, &k)| format!("{l}:{:.1}%", share(k)))
+        .collect();
+    println!("AS-path length (hops: share of routes): {}", hist.join(" "));
+    for (x, tab) in traced.iter().zip(&tables) {
+        let k: u64 = tab
+            .iter()
+            .map(|(o, _, _)| g.nodes[*o as usize].prefixes.len() as u64)
+            .sum();
+        println!(
+            "AS{}: best routes for {} origins ({} prefixes)",
+            g.nodes[*x as usize].asn,
+            tab.len(),
+            k
+        );
+    }
+    for (_, f) in &a.snapshots {
+        let mut w = MrtWriter::create(f, compression_for(f))?;
+        let n = netsim::trace::write_class_snapshot(g, &traced, &tables, &mut w)?;
+        w.finish()?;
+        println!(
+            "snapshot of the stable state: {n} routes -> {}",
+            f.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
