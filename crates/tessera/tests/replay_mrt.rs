@@ -241,9 +241,9 @@ fn simulate(g: &Guard) -> SimOut {
     let (trace, rib) = (g.path("trace.mrt"), g.path("rib.mrt"));
     let out = ok(
         Command::new(tessera())
-            .args(["sim", "run", "--caida"])
+            .args(["sim", "run", "--import"])
             .arg(&topo)
-            .args(["--prefixes", "500", "--seed", "3", "--quiet", "--at"])
+            .args(["--total-prefixes", "500", "--seed", "3", "--quiet", "--at"])
             .arg(asn.to_string())
             .arg("--mrt")
             .arg(&trace)
@@ -559,9 +559,9 @@ fn replay_writes_the_per_second_report_and_summary_as_csv_and_json() {
     let trace = g.path("t.mrt");
     ok(
         Command::new(tessera())
-            .args(["sim", "run", "--caida"])
+            .args(["sim", "run", "--import"])
             .arg(&caida)
-            .args(["--prefixes", "40", "--at", "4", "--quiet", "--mrt"])
+            .args(["--total-prefixes", "40", "--at", "4", "--quiet", "--mrt"])
             .arg(&trace),
         60,
     );
