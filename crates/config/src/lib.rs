@@ -43,8 +43,8 @@ pub use dataplane::{Dataplane, DataplaneEngine, DataplaneInterface, DataplaneIo,
 pub use diff::{diff, ReloadPlan};
 pub use locate::Location;
 pub use model::{
-    AddPath, BestPath, Connection, Control, MaxPrefix, MaxPrefixAction, Mrt, Neighbor, NextHop,
-    Pipeline, PolicyName, Role, Router, Static,
+    AddPath, BestPath, Bfd, Connection, Control, MaxPrefix, MaxPrefixAction, Mrt, Neighbor,
+    NextHop, Pipeline, PolicyName, Role, Router, Static,
 };
 
 /// A configuration error: where, which field, what. Further errors found
@@ -118,6 +118,9 @@ pub struct Config {
     pub mrt: Option<Mrt>,
     /// `[dataplane]`, when present (see [`Dataplane`]).
     pub dataplane: Option<Dataplane>,
+    /// `[bfd]`: the BFD timers of neighbours with `bfd = true` that set
+    /// none of their own (already applied to [`Neighbor::bfd`]).
+    pub bfd: Bfd,
     /// `[[neighbor]]`, in file order; names and addresses are unique.
     pub neighbors: Vec<Neighbor>,
     /// `[[static]]`, in file order; prefixes are unique.
