@@ -10,7 +10,7 @@ pub use protocols::{render_protocols, HEADER as PROTOCOLS_HEADER};
 pub use routes::{render_route_count, render_routes, render_routes_of};
 
 use crate::proto::{
-    ActionResult, ConfigureResult, Data, NexthopInfo, Request, Response, StatusInfo,
+    ActionResult, BfdSessionInfo, ConfigureResult, Data, NexthopInfo, Request, Response, StatusInfo,
 };
 use std::fmt::Write as _;
 
@@ -59,6 +59,30 @@ fn render_data(out: &mut String, req: &Request, data: &Data, o: &RenderOpts) {
         Data::Action(a) => render_action(out, a),
         Data::Configure(c) => render_configure(out, c),
         Data::Nexthops(n) => render_nexthops(out, n),
+        Data::Bfd(b) => render_bfd(out, b),
+    }
+}
+
+/// `show bfd`: one line per session, as BIRD's `show bfd sessions`.
+pub fn render_bfd(out: &mut String, list: &[BfdSessionInfo]) {
+    let _ = writeln!(
+        out,
+        "{:<39} {:<16} {:<9} {:<9} {:>9} {:>9} {:<22}",
+        "Peer", "Neighbor", "State", "Remote", "Interval", "Timeout", "Diag"
+    );
+    let ms = |us: u64| format!("{}.{:03}", us / 1_000_000, (us / 1000) % 1000);
+    for b in list {
+        let _ = writeln!(
+            out,
+            "{:<39} {:<16} {:<9} {:<9} {:>9} {:>9} {:<22}",
+            b.peer.to_string(),
+            b.neighbor.as_deref().unwrap_or("-"),
+            b.state,
+            b.remote_state,
+            ms(b.tx_interval_us),
+            ms(b.detection_time_us),
+            b.diag
+        );
     }
 }
 
