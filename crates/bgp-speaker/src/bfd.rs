@@ -312,12 +312,10 @@ struct Task {
     counters: BfdCounters,
 }
 
-fn rx_ready(s: &Option<UdpSocket>) -> impl std::future::Future<Output = io::Result<()>> + '_ {
-    async move {
-        match s {
-            Some(s) => s.readable().await,
-            None => std::future::pending().await,
-        }
+async fn rx_ready(s: &Option<UdpSocket>) -> io::Result<()> {
+    match s {
+        Some(s) => s.readable().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -275,3 +275,95 @@ fn bird_bfd() {
     let freeze = |stop: bool| lab.signal(pid, if stop { "STOP" } else { "CONT" });
     scenario(&lab, &t, &bird, &s.routes()[0].prefix, &peer_up, &freeze);
 }
+
+/// A BFD peer written here (python3 in the leaf namespace) that sends a
+/// Down packet every 100 ms with this TTL for `secs` seconds.
+fn python_peer(lab: &Lab, ns: &str, name: &str, to: &str, ttl: u8, secs: f64) {
+    let script = format!(
+        "import socket, struct, time\n\
+         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n\
+         s.setsockopt(socket.IPPROTO_IP, socket.IP_TTL, {ttl})\n\
+         s.bind(('0.0.0.0', 49000 + {ttl}))\n\
+         pkt = bytes([0x20, 0x40, 3, 24]) + struct.pack('>IIIII', 0x4242, 0, 1000000, 100000, 0)\n\
+         end = time.time() + {secs}\n\
+         n = 0\n\
+         while time.time() < end:\n    s.sendto(pkt, ('{to}', 3784))\n    n += 1\n    time.sleep(0.1)\n\
+         print('sent', n, flush=True)\n"
+    );
+    let path = lab.write(&format!("{name}.py"), &script);
+    lab.spawn(name, ns, &["python3", &path.display().to_string()], &[]);
+}
+
+/// GTSM (RFC 5881 §5): packets that arrive with a TTL below 255 are
+/// dropped, those with 255 are taken. And `bfd = true` added by a reload
+/// starts the session without resetting BGP.
+#[test]
+fn gtsm_and_reload() {
+    if !common::ready(&["python3", "ip"]) {
+        return;
+    }
+    let lab = Lab::star("bfd-gtsm", 1);
+    let l = lab.leaf(1).clone();
+    let toml = |bfd: bool| {
+        let c = l.center_v4.clone();
+        let v4 = l.v4.clone();
+        move |sock: &std::path::Path| {
+            format!(
+                "[router]\nid = \"198.18.0.1\"\nasn = 65000\n\n\
+                 [control]\nsocket = \"{}\"\n\n\
+                 [[neighbor]]\nname = \"py\"\naddress = \"{v4}\"\nlocal_address = \"{c}\"\n\
+                 remote_as = 65001\nconnection = \"passive\"\n{}",
+                sock.display(),
+                if bfd {
+                    "bfd = true\nbfd_min_rx = 100\n"
+                } else {
+                    ""
+                }
+            )
+        }
+    };
+    let t = Tesserad::start_with(&lab, toml(false));
+    // No BFD configured: no session, nothing on port 3784.
+    assert_eq!(
+        bfd_session(&t, &l.v4).unwrap_or_else(|e| lab.fail(&e)),
+        None
+    );
+    std::fs::write(&t.config, toml(true)(&t.sock)).expect("rewrite config");
+    let r = t
+        .request(r#"{"command":"configure","check":false}"#)
+        .unwrap_or_else(|e| lab.fail(&e));
+    assert!(
+        r.contains("py"),
+        "reload did not mention the neighbour: {r}"
+    );
+    let s = wait_bfd(&lab, &t, &l.v4, "Down", 10);
+    assert_eq!(s["neighbor"], "py");
+
+    // TTL 254: one hop too far, dropped; the session stays Down and
+    // learns nothing.
+    python_peer(&lab, &l.ns, "py254", &l.center_v4, 254, 1.0);
+    lab.wait(10, "the TTL 254 sender done", || {
+        let out = std::fs::read_to_string(lab.path("py254.out")).map_err(|e| e.to_string())?;
+        let n: u32 = out
+            .split("sent ")
+            .nth(1)
+            .and_then(|x| x.trim().parse().ok())
+            .ok_or("not done")?;
+        Ok((n >= 5).then_some(()))
+    });
+    let s = bfd_session(&t, &l.v4)
+        .unwrap_or_else(|e| lab.fail(&e))
+        .unwrap_or_else(|| lab.fail("session gone"));
+    assert_eq!(s["state"], "Down", "{s}");
+    assert_eq!(s["packets_received"], 0, "{s}");
+    assert_eq!(s["remote_disc"], 0, "{s}");
+    // TTL 255: taken; a Down from the peer moves us to Init (§6.8.6).
+    python_peer(&lab, &l.ns, "py255", &l.center_v4, 255, 1.5);
+    let s = wait_bfd(&lab, &t, &l.v4, "Init", 5);
+    assert_eq!(s["remote_disc"], 0x4242, "{s}");
+    assert!(s["packets_received"].as_u64().unwrap_or(0) >= 1, "{s}");
+    // The peer falls silent: back to Down after its Detection Time
+    // (3 x max(our 100 ms, its 1 s)).
+    let s = wait_bfd(&lab, &t, &l.v4, "Down", 10);
+    assert_eq!(s["diag"], "detection-time-expired", "{s}");
+}
