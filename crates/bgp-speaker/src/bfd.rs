@@ -87,6 +87,7 @@ enum Cmd {
     Remove(IpAddr),
     Subscribe(mpsc::UnboundedSender<BfdEvent>),
     Query(oneshot::Sender<(Vec<mgmt::proto::BfdSessionInfo>, BfdCounters)>),
+    Shutdown(oneshot::Sender<()>),
 }
 
 /// How the rest of the daemon reaches the BFD task. Cloning is cheap.
@@ -122,6 +123,20 @@ impl BfdHandle {
     pub fn subscribe_with(&self, tx: mpsc::UnboundedSender<BfdEvent>) {
         let _ = self.tx.send(Cmd::Subscribe(tx));
     }
+    /// Tells every peer AdminDown (RFC 5880 §6.8.16) and ends the task;
+    /// waits at most `timeout`, from a thread outside the runtime.
+    pub fn shutdown_blocking(&self, timeout: Duration) {
+        let (tx, rx) = oneshot::channel();
+        if self.tx.send(Cmd::Shutdown(tx)).is_err() {
+            return;
+        }
+        let (stx, srx) = std::sync::mpsc::sync_channel(1);
+        std::thread::spawn(move || {
+            let _ = stx.send(rx.blocking_recv());
+        });
+        let _ = srx.recv_timeout(timeout);
+    }
+
     /// The sessions and counters, from a thread outside the runtime.
     pub fn query_blocking(
         &self,
@@ -336,6 +351,11 @@ async fn run(mut cmds: mpsc::UnboundedReceiver<Cmd>, v4: UdpSocket, v6: Option<U
         tokio::select! {
             c = cmds.recv() => match c {
                 None => break,
+                Some(Cmd::Shutdown(done)) => {
+                    t.admin_down_all();
+                    let _ = done.send(());
+                    return;
+                }
                 Some(c) => t.command(c),
             },
             r = rx_ready(&v4) => { if r.is_ok() { t.drain(v4.as_ref(), &mut buf); } }
@@ -345,17 +365,21 @@ async fn run(mut cmds: mpsc::UnboundedReceiver<Cmd>, v4: UdpSocket, v6: Option<U
             }
         }
     }
-    // Tell the peers we go away (§6.8.16).
-    let now = t.now();
-    for i in 0..t.sessions.len() {
-        let st = t.sessions[i].fsm.set_admin_down(now, true);
-        t.act(i, st);
-    }
+    t.admin_down_all();
 }
 
 impl Task {
     fn now(&self) -> Instant {
         Instant::from_nanos(u64::try_from(self.origin.elapsed().as_nanos()).unwrap_or(u64::MAX))
+    }
+
+    /// Tells the peers we go away (§6.8.16).
+    fn admin_down_all(&mut self) {
+        let now = self.now();
+        for i in 0..self.sessions.len() {
+            let st = self.sessions[i].fsm.set_admin_down(now, true);
+            self.act(i, st);
+        }
     }
 
     fn command(&mut self, c: Cmd) {
@@ -411,6 +435,10 @@ impl Task {
             Cmd::Query(tx) => {
                 let list = self.sessions.iter().map(info_of).collect();
                 let _ = tx.send((list, self.counters));
+            }
+            // Handled by the loop.
+            Cmd::Shutdown(done) => {
+                let _ = done.send(());
             }
         }
     }

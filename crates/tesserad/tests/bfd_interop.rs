@@ -124,7 +124,7 @@ fn scenario(
     });
     let downs_before = s["transitions_down"].as_u64().unwrap_or(0);
     lab.wait(20, &format!("tesserad has the peer's {pfx}"), || {
-        Ok(t.route(&pfx)?.map(|_| ()))
+        Ok(t.route(pfx)?.map(|_| ()))
     });
 
     // Failure: the peer's BFD goes silent.
@@ -155,7 +155,7 @@ fn scenario(
         Ok((!t.established(&v4)?).then_some(()))
     });
     lab.wait(3, &format!("tesserad withdrew {pfx}"), || {
-        Ok(t.route(&pfx)?.is_none().then_some(()))
+        Ok(t.route(pfx)?.is_none().then_some(()))
     });
     // While BFD stays down, BGP stays down.
     std::thread::sleep(Duration::from_millis(1500));
@@ -170,7 +170,7 @@ fn scenario(
         Ok(t.established(&v4)?.then_some(()))
     });
     lab.wait(20, &format!("tesserad has {pfx} again"), || {
-        Ok(t.route(&pfx)?.map(|_| ()))
+        Ok(t.route(pfx)?.map(|_| ()))
     });
     wait_bfd(lab, t, &v6, "Up", 20);
 }

@@ -107,20 +107,9 @@ impl Running {
 }
 
 impl Running {
-    /// Makes the BFD session of `n` match its configuration: added or
-    /// updated with `bfd = true` (guarding the current BGP session when
-    /// the neighbour is enabled), removed otherwise.
-    pub(crate) fn bfd_sync(&mut self, n: &NeighborSpec) {
-        let peer = n.remote.ip();
-        let Ok(mut slot) = self.bfd.lock() else {
-            return;
-        };
-        let Some(b) = n.bfd else {
-            if let Some(h) = slot.as_ref() {
-                h.remove(peer);
-            }
-            return;
-        };
+    /// The BFD task, started on first use.
+    pub(crate) fn bfd_handle(&self) -> Option<crate::bfd::BfdHandle> {
+        let mut slot = self.bfd.lock().ok()?;
         if slot.is_none() {
             match crate::bfd::start(&self.rt) {
                 Ok(h) => {
@@ -129,13 +118,24 @@ impl Running {
                     }
                     *slot = Some(h);
                 }
-                Err(e) => {
-                    error!("cannot start BFD (UDP port 3784): {e}");
-                    return;
-                }
+                Err(e) => error!("cannot start BFD (UDP port 3784): {e}"),
             }
         }
-        if let Some(h) = slot.as_ref() {
+        slot.clone()
+    }
+
+    /// Makes the BFD session of `n` match its configuration: added or
+    /// updated with `bfd = true` (guarding the current BGP session when
+    /// the neighbour is enabled), removed otherwise.
+    pub(crate) fn bfd_sync(&mut self, n: &NeighborSpec) {
+        let peer = n.remote.ip();
+        let Some(b) = n.bfd else {
+            if let Some(h) = self.bfd.lock().ok().and_then(|g| g.clone()) {
+                h.remove(peer);
+            }
+            return;
+        };
+        if let Some(h) = self.bfd_handle() {
             h.add(crate::bfd::BfdPeer {
                 peer,
                 local: n.local,
@@ -184,6 +184,9 @@ pub struct Hooks {
     /// Hears every BFD session state change (see [`crate::bfd`]): for
     /// code that acts on liveness, such as a cluster's load-balancing set.
     pub bfd_events: Option<mpsc::UnboundedSender<crate::bfd::BfdEvent>>,
+    /// BFD sessions that belong to no BGP neighbour (`owner` is ignored):
+    /// liveness of other nodes, reported through `bfd_events` only.
+    pub bfd_sessions: Vec<crate::bfd::BfdPeer>,
 }
 
 /// [`run`] with [`Hooks`].
@@ -279,6 +282,18 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         bfd_events: hooks.bfd_events.clone(),
     };
     let bfd = running.bfd.clone();
+    if !hooks.bfd_sessions.is_empty() {
+        let _guard = rt.enter();
+        let h = running
+            .bfd_handle()
+            .ok_or("cannot start BFD (UDP port 3784)")?;
+        for p in &hooks.bfd_sessions {
+            h.add(crate::bfd::BfdPeer {
+                owner: None,
+                ..p.clone()
+            });
+        }
+    }
     // Sessions are spawned before the RIB threads run, but every message
     // they send waits in the channels until they do, and the peer tables
     // are complete by then.
@@ -443,6 +458,14 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         }
         st.request_shutdown();
     });
+    // BFD peers hear AdminDown, not silence (RFC 5880 §6.8.16).
+    let bfd_task = running
+        .lock()
+        .ok()
+        .and_then(|r| r.bfd.lock().ok().and_then(|mut g| g.take()));
+    if let Some(h) = bfd_task {
+        h.shutdown_blocking(Duration::from_millis(200));
+    }
     // Give the session tasks a moment to write their NOTIFICATIONs.
     rt.block_on(async { tokio::time::sleep(Duration::from_millis(300)).await });
     drop(ctl);

@@ -172,6 +172,45 @@ mod tests {
     }
 
     #[test]
+    fn bfd_text() {
+        let b = BfdSessionInfo {
+            peer: "198.18.1.2".parse().unwrap(),
+            local: None,
+            neighbor: Some("peer1".into()),
+            state: "Up".into(),
+            remote_state: "Up".into(),
+            diag: "none".into(),
+            remote_diag: "none".into(),
+            local_disc: 1,
+            remote_disc: 2,
+            desired_min_tx_us: 10_000,
+            required_min_rx_us: 10_000,
+            multiplier: 3,
+            tx_interval_us: 10_000,
+            detection_time_us: 30_000,
+            last_change_ms: None,
+            packets_sent: 5,
+            packets_received: 4,
+            transitions_up: 1,
+            transitions_down: 0,
+        };
+        let mut out = String::new();
+        render_bfd(&mut out, &[b]);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 2, "{out}");
+        assert!(lines[0].starts_with("Peer"), "{out}");
+        let cols: Vec<&str> = lines[1].split_whitespace().collect();
+        assert_eq!(
+            cols,
+            ["198.18.1.2", "peer1", "Up", "Up", "0.010", "0.030", "none"]
+        );
+        // The JSON form round-trips.
+        let r = Response::Ok(Data::Bfd(vec![]));
+        let j = serde_json::to_string(&r).unwrap();
+        assert_eq!(serde_json::from_str::<Response>(&j).unwrap(), r);
+    }
+
+    #[test]
     fn nexthop_text() {
         let n = |a: &str, resolved, reachable, igp_cost, prefixes| NexthopInfo {
             nexthop: a.parse().unwrap(),
