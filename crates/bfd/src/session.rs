@@ -439,9 +439,6 @@ impl Session {
         } else {
             self.set_state(now, State::Down, self.diag)
         };
-        if down {
-            self.remote_disc = 0;
-        }
         step.transition = Some(t);
         step.send = Some(self.transmit(now, false));
         step

@@ -237,8 +237,27 @@ fn frr_bfdd() {
     };
     let freeze = |stop: bool| lab.signal(pid, if stop { "STOP" } else { "CONT" });
     scenario(&lab, &t, &frr, &s.routes()[0].prefix, &peer_up, &freeze);
+    // bgpd was told why (RFC 9384).
+    let log = std::fs::read_to_string(lab.path("frr").join("bgpd.log")).unwrap_or_default();
+    if !log.contains("6/10 (Cease/BFD Down)") {
+        lab.fail("FRR's bgpd did not receive NOTIFICATION Cease / BFD Down");
+    }
     lab.wait(20, "bfdd sees the session Up again", || {
         Ok(peer_up(false)?.then_some(()))
+    });
+    // tesserad stopping tells bfdd AdminDown (RFC 5880 §6.8.16) instead
+    // of letting it time out.
+    lab.signal(t.pid, "TERM");
+    lab.wait(10, "bfdd hears AdminDown from tesserad", || {
+        let out = vty(&format!(
+            "show bfd peer {} local-address {}",
+            l.center_v4, l.v4
+        ))?;
+        if out.contains("Status: down") && out.to_lowercase().contains("administratively down") {
+            Ok(Some(()))
+        } else {
+            Err(out)
+        }
     });
 }
 
