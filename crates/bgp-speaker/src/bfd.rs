@@ -452,9 +452,11 @@ impl Task {
             let (n, from, ttl) = match r {
                 Ok(x) => x,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                // One-shot errors (an ICMP error queued on the socket) are
+                // consumed by the read that reports them.
                 Err(e) => {
                     debug!("BFD receive: {e}");
-                    return;
+                    continue;
                 }
             };
             self.counters.received += 1;
