@@ -329,7 +329,7 @@ fn gtsm_and_reload() {
         move |sock: &std::path::Path| {
             format!(
                 "[router]\nid = \"198.18.0.1\"\nasn = 65000\n\n\
-                 [control]\nsocket = \"{}\"\n\n\
+                 [control]\nsocket = \"{}\"\nmetrics = \"127.0.0.1:9464\"\n\n\
                  [[neighbor]]\nname = \"py\"\naddress = \"{v4}\"\nlocal_address = \"{c}\"\n\
                  remote_as = 65001\nconnection = \"passive\"\n{}",
                 sock.display(),
@@ -375,6 +375,31 @@ fn gtsm_and_reload() {
         .unwrap_or_else(|| lab.fail("session gone"));
     assert_eq!(s["state"], "Down", "{s}");
     assert_eq!(s["packets_received"], 0, "{s}");
+    // ... and /metrics says why.
+    let metrics = common::sh(&[
+        "ip",
+        "netns",
+        "exec",
+        &lab.center_ns,
+        "python3",
+        "-c",
+        "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:9464/metrics', timeout=5).read().decode())",
+    ])
+    .unwrap_or_else(|e| lab.fail(&format!("/metrics: {e}")));
+    let sample = |name: &str| -> u64 {
+        metrics
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| lab.fail(&format!("no {name} in /metrics:\n{metrics}")))
+    };
+    assert!(sample("tessera_bfd_rx_bad_ttl_total") >= 5, "{metrics}");
+    assert_eq!(sample("tessera_bfd_rx_malformed_total"), 0, "{metrics}");
+    assert_eq!(
+        sample(&format!("tessera_bfd_session_up{{peer=\"{}\"}}", l.v4)),
+        0
+    );
     assert_eq!(s["remote_disc"], 0, "{s}");
     // TTL 255: taken; a Down from the peer moves us to Init (§6.8.6).
     python_peer(&lab, &l.ns, "py255", &l.center_v4, 255, 1.5);
