@@ -71,7 +71,11 @@ fn run(mode: Mode) -> Answers {
     ip.updates(2, vec![update(2, peers[2].asn, 1000, 50, 2)]);
     ip.settle().expect("settle");
     let reload: Arc<ReloadFn> = Arc::new(|_| Err("no reload here".into()));
-    let control = Arc::new(Control::new(ip.senders().to_vec(), reload));
+    let control = Arc::new(Control::new(
+        ip.senders().to_vec(),
+        reload,
+        Default::default(),
+    ));
     let routes = ask(
         &control,
         Request::ShowRoute {

@@ -192,6 +192,8 @@ pub mod notify {
     pub const OUT_OF_RESOURCES: u8 = 8;
     /// RFC 8538.
     pub const HARD_RESET: u8 = 9;
+    /// Cease 10: BFD Down (RFC 9384), sent when BFD tears the session down.
+    pub const BFD_DOWN: u8 = 10;
 }
 
 /// ROUTE-REFRESH message subtypes in the former reserved octet (RFC 7313 §3.2).

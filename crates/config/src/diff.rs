@@ -25,7 +25,8 @@ pub struct ReloadPlan {
     /// role, TTL): Cease/6 "Other Configuration Change" and reconnect.
     pub reset: Vec<String>,
     /// Everything else changed (policies, RR/RS client, next hop,
-    /// max-prefix, MRAI, description, enabled, soft reconfiguration): new
+    /// max-prefix, MRAI, description, enabled, soft reconfiguration, BFD
+    /// on/off and its timers): new
     /// settings without a reset. The union of [`ReloadPlan::reimport`],
     /// [`ReloadPlan::reexport`] and neighbours with metadata-only changes.
     pub soft: Vec<String>,
@@ -180,7 +181,8 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
         let meta = o.max_prefix != n.max_prefix
             || o.description != n.description
             || o.mrai != n.mrai
-            || o.enabled != n.enabled;
+            || o.enabled != n.enabled
+            || o.bfd != n.bfd;
         if reimport {
             p.reimport.push(n.name.clone());
         }

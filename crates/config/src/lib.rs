@@ -45,8 +45,8 @@ pub use dataplane::{Dataplane, DataplaneEngine, DataplaneInterface, DataplaneIo,
 pub use diff::{diff, ReloadPlan};
 pub use locate::Location;
 pub use model::{
-    AddPath, BestPath, Connection, Control, MaxPrefix, MaxPrefixAction, Mrt, Neighbor, NextHop,
-    Pipeline, PolicyName, Role, Router, Static,
+    AddPath, BestPath, Bfd, Connection, Control, MaxPrefix, MaxPrefixAction, Mrt, Neighbor,
+    NextHop, Pipeline, PolicyName, Role, Router, Static,
 };
 
 /// A configuration error: where, which field, what. Further errors found
@@ -123,6 +123,9 @@ pub struct Config {
     /// `[cluster]`, when present (see [`Cluster`]); always with a
     /// `[dataplane]` the fabric can run in.
     pub cluster: Option<Cluster>,
+    /// `[bfd]`: the BFD timers of neighbours with `bfd = true` that set
+    /// none of their own (already applied to [`Neighbor::bfd`]).
+    pub bfd: Bfd,
     /// `[[neighbor]]`, in file order; names and addresses are unique.
     pub neighbors: Vec<Neighbor>,
     /// `[[static]]`, in file order; prefixes are unique.

@@ -333,6 +333,36 @@ pub struct Neighbor {
     /// `mrai`, seconds, default 0: MinRouteAdvertisementInterval
     /// (RFC 4271 §9.2.1.1).
     pub mrai: u32,
+    /// `bfd = true`: a single-hop BFD session (RFC 5880/5881) with the
+    /// neighbour's address; its going Down tears the BGP session down.
+    /// Intervals from `bfd_min_tx`, `bfd_min_rx`, `bfd_multiplier`, else
+    /// `[bfd]`. `None` (default): no BFD.
+    pub bfd: Option<Bfd>,
+}
+
+/// The timers of a BFD session (`[bfd]`, or a neighbour's `bfd_min_tx`,
+/// `bfd_min_rx`, `bfd_multiplier`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Bfd {
+    /// `min_tx`, milliseconds, default 300, 1..=60000: our Desired Min TX
+    /// Interval once Up.
+    pub min_tx_ms: u32,
+    /// `min_rx`, milliseconds, default 300, 1..=60000: our Required Min RX
+    /// Interval.
+    pub min_rx_ms: u32,
+    /// `multiplier`, default 3, 1..=255: the Detect Mult.
+    pub multiplier: u8,
+}
+
+impl Default for Bfd {
+    /// 300 ms x 3, as FRR's bfdd.
+    fn default() -> Self {
+        Bfd {
+            min_tx_ms: 300,
+            min_rx_ms: 300,
+            multiplier: 3,
+        }
+    }
 }
 
 /// `[[static]]`: a route we originate.

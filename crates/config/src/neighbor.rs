@@ -7,7 +7,9 @@ use base::AfiSafi;
 use bgp_policy::ast::PolicyDef;
 
 use crate::raw::{MaxPrefixValue, RawNeighbor, TtlSecurityValue};
-use crate::validate::{asn, choice, hold, ip, is_name, keepalive, policy_name, seconds, Ctx, R};
+use crate::validate::{
+    asn, bfd_ms, bfd_mult, choice, hold, ip, is_name, keepalive, policy_name, seconds, Ctx, R,
+};
 use crate::{
     AddPath, Connection, MaxPrefix, MaxPrefixAction, Neighbor, NextHop, PolicyName, Role, Router,
 };
@@ -122,6 +124,7 @@ pub(crate) fn neighbor(
     rn: &RawNeighbor,
     r: &Router,
     policies: &BTreeMap<String, PolicyDef>,
+    bfd_defaults: &crate::Bfd,
 ) -> R<Neighbor> {
     let at = |k: &str| format!("neighbor[{i}].{k}");
     let address = ip(c, &at("address"), &rn.address)?;
@@ -377,6 +380,7 @@ pub(crate) fn neighbor(
             "cannot be combined with `ttl`: GTSM sends with TTL 255; for a peer N hops away write ttl_security = N",
         ));
     }
+    let bfd = bfd(c, &at, rn, bfd_defaults)?;
     Ok(Neighbor {
         name,
         description: rn.description.clone().unwrap_or_default(),
@@ -414,5 +418,43 @@ pub(crate) fn neighbor(
         ttl_security,
         soft_reconfiguration_inbound: rn.soft_reconfiguration_inbound.unwrap_or(true),
         mrai: rn.mrai.unwrap_or(0),
+        bfd,
     })
+}
+
+/// `bfd`, `bfd_min_tx`, `bfd_min_rx`, `bfd_multiplier`: the timers need
+/// `bfd = true` (a key that would do nothing is an error).
+fn bfd(
+    c: &Ctx<'_>,
+    at: &dyn Fn(&str) -> String,
+    rn: &RawNeighbor,
+    d: &crate::Bfd,
+) -> R<Option<crate::Bfd>> {
+    let on = rn.bfd.unwrap_or(false);
+    if !on {
+        for (k, set) in [
+            ("bfd_min_tx", rn.bfd_min_tx.is_some()),
+            ("bfd_min_rx", rn.bfd_min_rx.is_some()),
+            ("bfd_multiplier", rn.bfd_multiplier.is_some()),
+        ] {
+            if set {
+                return Err(c.err(&at(k), "needs bfd = true"));
+            }
+        }
+        return Ok(None);
+    }
+    Ok(Some(crate::Bfd {
+        min_tx_ms: match rn.bfd_min_tx {
+            Some(v) => bfd_ms(c, &at("bfd_min_tx"), v)?,
+            None => d.min_tx_ms,
+        },
+        min_rx_ms: match rn.bfd_min_rx {
+            Some(v) => bfd_ms(c, &at("bfd_min_rx"), v)?,
+            None => d.min_rx_ms,
+        },
+        multiplier: match rn.bfd_multiplier {
+            Some(v) => bfd_mult(c, &at("bfd_multiplier"), v)?,
+            None => d.multiplier,
+        },
+    }))
 }

@@ -23,6 +23,8 @@ pub struct RawConfig {
     pub dataplane: Option<crate::dataplane::RawDataplane>,
     pub cluster: Option<crate::cluster::RawCluster>,
     #[serde(default)]
+    pub bfd: RawBfd,
+    #[serde(default)]
     pub neighbor: Vec<RawNeighbor>,
     #[serde(default, rename = "static")]
     pub statics: Vec<RawStatic>,
@@ -218,6 +220,19 @@ pub struct RawNeighbor {
     pub ttl_security: Option<TtlSecurityValue>,
     pub soft_reconfiguration_inbound: Option<bool>,
     pub mrai: Option<u32>,
+    pub bfd: Option<bool>,
+    pub bfd_min_tx: Option<i64>,
+    pub bfd_min_rx: Option<i64>,
+    pub bfd_multiplier: Option<i64>,
+}
+
+/// `[bfd]`: defaults of the neighbours' BFD sessions.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBfd {
+    pub min_tx: Option<i64>,
+    pub min_rx: Option<i64>,
+    pub multiplier: Option<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -418,6 +418,43 @@ fn mrt(c: &Ctx<'_>, m: &RawMrt) -> R<Mrt> {
     })
 }
 
+/// A BFD interval in milliseconds, 1..=60000 (FRR's upper bound).
+pub(crate) fn bfd_ms(c: &Ctx<'_>, path: &str, v: i64) -> R<u32> {
+    match u32::try_from(v) {
+        Ok(ms @ 1..=60_000) => Ok(ms),
+        _ => Err(c.err(path, format!("{v}: milliseconds, 1 to 60000"))),
+    }
+}
+
+/// A BFD Detect Mult, 1..=255.
+pub(crate) fn bfd_mult(c: &Ctx<'_>, path: &str, v: i64) -> R<u8> {
+    match u8::try_from(v) {
+        Ok(m @ 1..=255) => Ok(m),
+        _ => Err(c.err(path, format!("{v}: the multiplier is 1 to 255"))),
+    }
+}
+
+fn bfd_defaults(c: &Ctx<'_>, b: &crate::raw::RawBfd) -> R<crate::Bfd> {
+    let d = crate::Bfd::default();
+    Ok(crate::Bfd {
+        min_tx_ms: b
+            .min_tx
+            .map(|v| bfd_ms(c, "bfd.min_tx", v))
+            .transpose()?
+            .unwrap_or(d.min_tx_ms),
+        min_rx_ms: b
+            .min_rx
+            .map(|v| bfd_ms(c, "bfd.min_rx", v))
+            .transpose()?
+            .unwrap_or(d.min_rx_ms),
+        multiplier: b
+            .multiplier
+            .map(|v| bfd_mult(c, "bfd.multiplier", v))
+            .transpose()?
+            .unwrap_or(d.multiplier),
+    })
+}
+
 /// Keeps the value and records the error.
 fn keep<T>(errors: &mut Vec<ConfigError>, r: R<T>) -> Option<T> {
     r.map_err(|e| errors.push(e)).ok()
@@ -443,6 +480,7 @@ pub fn parse(text: &str, file: &str) -> R<Config> {
             None
         }
     };
+    let bfd = keep(&mut errors, bfd_defaults(&c, &raw.bfd)).unwrap_or_default();
     let mut neighbors = Vec::new();
     if let Some(r) = &router {
         let mut names: HashMap<String, usize> = HashMap::new();
@@ -450,7 +488,7 @@ pub fn parse(text: &str, file: &str) -> R<Config> {
         for (i, n) in raw.neighbor.iter().enumerate() {
             let Some(nb) = keep(
                 &mut errors,
-                crate::neighbor::neighbor(&c, i, n, r, &raw.policy),
+                crate::neighbor::neighbor(&c, i, n, r, &raw.policy, &bfd),
             ) else {
                 continue;
             };
@@ -539,6 +577,7 @@ pub fn parse(text: &str, file: &str) -> R<Config> {
             mrt,
             dataplane,
             cluster,
+            bfd,
             neighbors,
             statics,
             policies: raw.policy,

@@ -267,3 +267,27 @@ fn route_selection_options_reselect_without_resets() {
     let e = config::parse(&bad, "bad.toml").unwrap_err().to_string();
     assert!(e.contains("bad.toml:5"), "{e}");
 }
+
+#[test]
+fn bfd_changes_are_soft() {
+    let p = plan(|t| t.replace("remote_as = 64502\n", "remote_as = 64502\nbfd = true\n"));
+    assert_eq!(p.soft, names(&["b"]));
+    assert!(p.reset.is_empty() && p.reimport.is_empty() && p.reexport.is_empty());
+    // [bfd] reaches the neighbours that inherit it.
+    let old = config::parse(
+        &BASE.replace("remote_as = 64502\n", "remote_as = 64502\nbfd = true\n"),
+        "o",
+    )
+    .unwrap();
+    let new = config::parse(
+        &format!(
+            "[bfd]\nmin_tx = 10\n{}",
+            BASE.replace("remote_as = 64502\n", "remote_as = 64502\nbfd = true\n")
+        ),
+        "n",
+    )
+    .unwrap();
+    let p = diff(&old, &new);
+    assert_eq!(p.soft, names(&["b"]));
+    assert!(p.reset.is_empty());
+}

@@ -389,3 +389,43 @@ fn ttl_security_values_and_conflicts() {
     );
     assert!(err(&nb("ttl_security = \"yes\"\n")).starts_with("tesserad.toml:8:16: "));
 }
+
+#[test]
+fn bfd_values_and_errors() {
+    let ok = |head: &str, extra: &str| {
+        let c = config::parse(&format!("{HEAD}{head}{}", nb(extra)), "t.toml")
+            .unwrap_or_else(|e| panic!("{e}"));
+        c.neighbors[0].bfd
+    };
+    assert_eq!(ok("", ""), None);
+    assert_eq!(ok("", "bfd = false\n"), None);
+    assert_eq!(ok("", "bfd = true\n"), Some(config::Bfd::default()));
+    assert_eq!(
+        ok(
+            "[bfd]\nmin_tx = 10\nmin_rx = 20\nmultiplier = 5\n\n",
+            "bfd = true\nbfd_min_rx = 50\n"
+        ),
+        Some(config::Bfd {
+            min_tx_ms: 10,
+            min_rx_ms: 50,
+            multiplier: 5
+        })
+    );
+    assert_eq!(
+        err(&nb("bfd_min_tx = 10\n")),
+        "tesserad.toml:8:14: neighbor[0].bfd_min_tx: needs bfd = true"
+    );
+    assert_eq!(
+        err(&nb("bfd = true\nbfd_min_rx = 0\n")),
+        "tesserad.toml:9:14: neighbor[0].bfd_min_rx: 0: milliseconds, 1 to 60000"
+    );
+    assert_eq!(
+        err(&nb("bfd = true\nbfd_multiplier = 256\n")),
+        "tesserad.toml:9:18: neighbor[0].bfd_multiplier: 256: the multiplier is 1 to 255"
+    );
+    assert_eq!(
+        err("[bfd]\nmin_tx = 60001\n"),
+        "tesserad.toml:6:10: bfd.min_tx: 60001: milliseconds, 1 to 60000"
+    );
+    assert!(err("[bfd]\ninterval = 3\n").starts_with("tesserad.toml:6:1: "));
+}

@@ -87,6 +87,9 @@ pub enum Request {
     /// `show nexthop`: the BGP next hops tracked with
     /// `router.next_hop_tracking`. Answered with [`Data::Nexthops`].
     ShowNexthop,
+    /// `show bfd`: the BFD sessions (RFC 5880). Answered with
+    /// [`Data::Bfd`].
+    ShowBfd,
     /// `neighbor ADDR|NAME enable|disable|restart|refresh`. Answered with
     /// [`Data::Action`].
     Neighbor {
@@ -172,6 +175,7 @@ pub enum Data {
     Action(Vec<ActionResult>),
     Configure(ConfigureResult),
     Nexthops(Vec<NexthopInfo>),
+    Bfd(Vec<BfdSessionInfo>),
 }
 
 /// Kind of protocol, as in BIRD's `Proto` column.
@@ -613,6 +617,41 @@ pub struct NexthopInfo {
     pub igp_cost: u32,
     /// Prefixes with a path through it.
     pub prefixes: u64,
+}
+
+/// One BFD session (`show bfd`). Intervals in microseconds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BfdSessionInfo {
+    pub peer: IpAddr,
+    #[serde(default)]
+    pub local: Option<IpAddr>,
+    /// The BGP neighbour it belongs to, if any.
+    #[serde(default)]
+    pub neighbor: Option<String>,
+    /// "AdminDown", "Down", "Init", "Up".
+    pub state: String,
+    pub remote_state: String,
+    /// Our diagnostic (why we last left Up), "none" when none.
+    pub diag: String,
+    pub remote_diag: String,
+    pub local_disc: u32,
+    pub remote_disc: u32,
+    /// Configured Desired Min TX / Required Min RX, and multiplier.
+    pub desired_min_tx_us: u64,
+    pub required_min_rx_us: u64,
+    pub multiplier: u8,
+    /// The negotiated transmit interval (before jitter); 0 when the peer
+    /// asked for no packets.
+    pub tx_interval_us: u64,
+    /// The Detection Time; 0 before the first packet.
+    pub detection_time_us: u64,
+    /// Unix milliseconds of the last state change.
+    #[serde(default)]
+    pub last_change_ms: Option<u64>,
+    pub packets_sent: u64,
+    pub packets_received: u64,
+    pub transitions_up: u64,
+    pub transitions_down: u64,
 }
 
 /// Answer to `show status`.

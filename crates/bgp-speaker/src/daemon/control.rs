@@ -34,14 +34,29 @@ pub struct Control {
     rib: Vec<Sender<RibMsg>>,
     reload: Arc<ReloadFn>,
     started: SystemTime,
+    bfd: super::SharedBfd,
 }
 
 impl Control {
-    pub fn new(rib: Vec<Sender<RibMsg>>, reload: Arc<ReloadFn>) -> Control {
+    pub fn new(rib: Vec<Sender<RibMsg>>, reload: Arc<ReloadFn>, bfd: super::SharedBfd) -> Control {
         Control {
             rib,
             reload,
             started: SystemTime::now(),
+            bfd,
+        }
+    }
+
+    /// The BFD sessions and receive counters; empty when BFD is not running.
+    pub fn bfd_sessions(
+        &self,
+    ) -> Result<(Vec<mgmt::proto::BfdSessionInfo>, crate::bfd::BfdCounters), Response> {
+        let h = self.bfd.lock().ok().and_then(|g| g.clone());
+        match h {
+            None => Ok(Default::default()),
+            Some(h) => h.query_blocking(Duration::from_secs(5)).ok_or_else(|| {
+                Response::error(ErrorCode::Internal, "the BFD task does not answer")
+            }),
         }
     }
 
@@ -227,6 +242,7 @@ impl ControlHandler for Control {
                     })
                 })
                 .map(Data::Nexthops),
+            Request::ShowBfd => self.bfd_sessions().map(|(s, _)| Data::Bfd(s)),
             Request::Configure { check } => (self.reload)(check)
                 .map(Data::Configure)
                 .map_err(|m| Response::error(ErrorCode::Config, m)),

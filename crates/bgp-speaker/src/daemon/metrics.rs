@@ -49,6 +49,80 @@ impl MetricsSource for Metrics {
             "RIB threads (shards) of the UPDATE pipeline",
         );
         out.sample_u64("tessera_rib_threads", &[], shards as u64);
+        if let Ok((sessions, c)) = self.control.bfd_sessions() {
+            write_bfd(out, &sessions, &c);
+        }
+    }
+}
+
+/// BFD: per-session state (1 Up), packets and transitions; the receive
+/// path's drops.
+fn write_bfd(
+    w: &mut MetricsWriter,
+    sessions: &[mgmt::proto::BfdSessionInfo],
+    c: &crate::bfd::BfdCounters,
+) {
+    if sessions.is_empty() {
+        return;
+    }
+    type Get = fn(&mgmt::proto::BfdSessionInfo) -> u64;
+    let rows: [(&str, MetricType, &str, Get); 5] = [
+        (
+            "tessera_bfd_session_up",
+            MetricType::Gauge,
+            "1 when the BFD session is Up",
+            |s| u64::from(s.state == "Up"),
+        ),
+        (
+            "tessera_bfd_packets_sent_total",
+            MetricType::Counter,
+            "BFD control packets sent",
+            |s| s.packets_sent,
+        ),
+        (
+            "tessera_bfd_packets_received_total",
+            MetricType::Counter,
+            "BFD control packets accepted for the session",
+            |s| s.packets_received,
+        ),
+        (
+            "tessera_bfd_up_transitions_total",
+            MetricType::Counter,
+            "Times the session came Up",
+            |s| s.transitions_up,
+        ),
+        (
+            "tessera_bfd_down_transitions_total",
+            MetricType::Counter,
+            "Times the session left Up",
+            |s| s.transitions_down,
+        ),
+    ];
+    for (name, kind, help, get) in rows {
+        w.header(name, kind, help);
+        for s in sessions {
+            let peer = s.peer.to_string();
+            w.sample_u64(name, &[("peer", &peer)], get(s));
+        }
+    }
+    for (name, help, v) in [
+        (
+            "tessera_bfd_rx_bad_ttl_total",
+            "BFD packets dropped: TTL not 255 (RFC 5881 §5)",
+            c.bad_ttl,
+        ),
+        (
+            "tessera_bfd_rx_malformed_total",
+            "BFD packets dropped by the RFC 5880 §6.8.6 checks",
+            c.malformed,
+        ),
+        (
+            "tessera_bfd_rx_no_session_total",
+            "BFD packets for no known session",
+            c.no_session,
+        ),
+    ] {
+        w.counter(name, help, v);
     }
 }
 

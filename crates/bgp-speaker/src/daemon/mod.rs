@@ -56,7 +56,16 @@ pub(crate) struct Running {
     pub last_reload_ms: Option<u64>,
     /// Where sessions record received messages (`[mrt] updates`).
     pub mrt: Option<crate::mrt_dump::MrtSink>,
+    /// Neighbour name -> the command channel of its current session.
+    pub cmds: std::collections::BTreeMap<String, mpsc::UnboundedSender<crate::msg::SessionCmd>>,
+    /// The BFD task, started with the first neighbour that has `bfd = true`.
+    pub bfd: SharedBfd,
+    /// Who hears BFD state changes ([`Hooks::bfd_events`]).
+    pub bfd_events: Option<mpsc::UnboundedSender<crate::bfd::BfdEvent>>,
 }
+
+/// The BFD task's handle, once started; shared with the CLI handler.
+pub type SharedBfd = Arc<Mutex<Option<crate::bfd::BfdHandle>>>;
 
 impl Running {
     /// Starts the session task of one neighbour under a fresh id and
@@ -83,6 +92,8 @@ impl Running {
             self.mrt.clone(),
         );
         self.ids.insert(n.meta.name.clone(), id);
+        self.cmds.insert(n.meta.name.clone(), h.cmd.clone());
+        self.bfd_sync(n);
         let mut entry = PeerEntry::new(n.meta.clone(), h.status.clone());
         entry.disabled = !n.enabled;
         Some((
@@ -92,6 +103,51 @@ impl Running {
                 link: h.link(),
             },
         ))
+    }
+}
+
+impl Running {
+    /// The BFD task, started on first use.
+    pub(crate) fn bfd_handle(&self) -> Option<crate::bfd::BfdHandle> {
+        let mut slot = self.bfd.lock().ok()?;
+        if slot.is_none() {
+            match crate::bfd::start(&self.rt) {
+                Ok(h) => {
+                    if let Some(tx) = &self.bfd_events {
+                        h.subscribe_with(tx.clone());
+                    }
+                    *slot = Some(h);
+                }
+                Err(e) => error!("cannot start BFD (UDP port 3784): {e}"),
+            }
+        }
+        slot.clone()
+    }
+
+    /// Makes the BFD session of `n` match its configuration: added or
+    /// updated with `bfd = true` (guarding the current BGP session when
+    /// the neighbour is enabled), removed otherwise.
+    pub(crate) fn bfd_sync(&mut self, n: &NeighborSpec) {
+        let peer = n.remote.ip();
+        let Some(b) = n.bfd else {
+            if let Some(h) = self.bfd.lock().ok().and_then(|g| g.clone()) {
+                h.remove(peer);
+            }
+            return;
+        };
+        if let Some(h) = self.bfd_handle() {
+            h.add(crate::bfd::BfdPeer {
+                peer,
+                local: n.local,
+                config: crate::bfd::session_config(&b),
+                neighbor: Some(n.meta.name.clone()),
+                owner: if n.enabled {
+                    self.cmds.get(&n.meta.name).cloned()
+                } else {
+                    None
+                },
+            });
+        }
     }
 }
 
@@ -125,6 +181,12 @@ pub struct Hooks {
     /// restart (kernel routes adopted, forwarding by the kernel); their
     /// unicast graceful restart families get the Forwarding State bit.
     pub forwarding_kept: Option<(bool, bool)>,
+    /// Hears every BFD session state change (see [`crate::bfd`]): for
+    /// code that acts on liveness, such as a cluster's load-balancing set.
+    pub bfd_events: Option<mpsc::UnboundedSender<crate::bfd::BfdEvent>>,
+    /// BFD sessions that belong to no BGP neighbour (`owner` is ignored):
+    /// liveness of other nodes, reported through `bfd_events` only.
+    pub bfd_sessions: Vec<crate::bfd::BfdPeer>,
 }
 
 /// [`run`] with [`Hooks`].
@@ -215,7 +277,23 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         registry: registry.clone(),
         last_reload_ms: None,
         mrt,
+        cmds: Default::default(),
+        bfd: Default::default(),
+        bfd_events: hooks.bfd_events.clone(),
     };
+    let bfd = running.bfd.clone();
+    if !hooks.bfd_sessions.is_empty() {
+        let _guard = rt.enter();
+        let h = running
+            .bfd_handle()
+            .ok_or("cannot start BFD (UDP port 3784)")?;
+        for p in &hooks.bfd_sessions {
+            h.add(crate::bfd::BfdPeer {
+                owner: None,
+                ..p.clone()
+            });
+        }
+    }
     // Sessions are spawned before the RIB threads run, but every message
     // they send waits in the channels until they do, and the peer tables
     // are complete by then.
@@ -312,6 +390,7 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
     let ctl = Arc::new(control::Control::new(
         pipeline.senders().to_vec(),
         reload_fn.clone(),
+        bfd,
     ));
     if let Some(dir) = control_path.parent() {
         let _ = std::fs::create_dir_all(dir);
@@ -379,6 +458,14 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         }
         st.request_shutdown();
     });
+    // BFD peers hear AdminDown, not silence (RFC 5880 §6.8.16).
+    let bfd_task = running
+        .lock()
+        .ok()
+        .and_then(|r| r.bfd.lock().ok().and_then(|mut g| g.take()));
+    if let Some(h) = bfd_task {
+        h.shutdown_blocking(Duration::from_millis(200));
+    }
     // Give the session tasks a moment to write their NOTIFICATIONs.
     rt.block_on(async { tokio::time::sleep(Duration::from_millis(300)).await });
     drop(ctl);

@@ -67,6 +67,12 @@ pub(super) fn reload(
         if let Some(old) = r.spec.neighbor(name) {
             r.registry.unregister(old.remote.ip());
         }
+        r.cmds.remove(name);
+        if plan.removed.contains(name) {
+            if let Some(old) = r.spec.neighbor(name).cloned() {
+                r.bfd_sync(&crate::daemon::NeighborSpec { bfd: None, ..old });
+            }
+        }
     }
     run_on_all(&r, |_| {
         let gone = gone.clone();
@@ -92,6 +98,10 @@ pub(super) fn reload(
     for name in &plan.soft {
         if let (Some(id), Some(n)) = (r.ids.get(name), new.neighbor(name)) {
             soft.push((*id, n.meta.clone(), n.enabled));
+        }
+        // BFD on/off, its timers, or the owner's `enabled`: live.
+        if let Some(n) = new.neighbor(name).cloned() {
+            r.bfd_sync(&n);
         }
     }
     let statics = plan.statics_changed.then(|| new.statics.clone());

@@ -28,6 +28,8 @@ pub struct NeighborSpec {
     pub ttl: Option<u8>,
     pub ttl_security: Option<u8>,
     pub enabled: bool,
+    /// `bfd = true`: the timers of its BFD session.
+    pub bfd: Option<config::Bfd>,
 }
 
 /// The daemon's view of one configuration.
@@ -301,6 +303,7 @@ impl Spec {
                 ttl: n.ttl,
                 ttl_security: n.ttl_security,
                 enabled: n.enabled,
+                bfd: n.bfd,
             })
             .collect();
         Ok(Spec {

@@ -10,7 +10,7 @@ pub use protocols::{render_protocols, HEADER as PROTOCOLS_HEADER};
 pub use routes::{render_route_count, render_routes, render_routes_of};
 
 use crate::proto::{
-    ActionResult, ConfigureResult, Data, NexthopInfo, Request, Response, StatusInfo,
+    ActionResult, BfdSessionInfo, ConfigureResult, Data, NexthopInfo, Request, Response, StatusInfo,
 };
 use std::fmt::Write as _;
 
@@ -59,6 +59,30 @@ fn render_data(out: &mut String, req: &Request, data: &Data, o: &RenderOpts) {
         Data::Action(a) => render_action(out, a),
         Data::Configure(c) => render_configure(out, c),
         Data::Nexthops(n) => render_nexthops(out, n),
+        Data::Bfd(b) => render_bfd(out, b),
+    }
+}
+
+/// `show bfd`: one line per session, as BIRD's `show bfd sessions`.
+pub fn render_bfd(out: &mut String, list: &[BfdSessionInfo]) {
+    let _ = writeln!(
+        out,
+        "{:<39} {:<16} {:<9} {:<9} {:>9} {:>9} {:<22}",
+        "Peer", "Neighbor", "State", "Remote", "Interval", "Timeout", "Diag"
+    );
+    let ms = |us: u64| format!("{}.{:03}", us / 1_000_000, (us / 1000) % 1000);
+    for b in list {
+        let _ = writeln!(
+            out,
+            "{:<39} {:<16} {:<9} {:<9} {:>9} {:>9} {:<22}",
+            b.peer.to_string(),
+            b.neighbor.as_deref().unwrap_or("-"),
+            b.state,
+            b.remote_state,
+            ms(b.tx_interval_us),
+            ms(b.detection_time_us),
+            b.diag
+        );
     }
 }
 
@@ -145,6 +169,45 @@ mod tests {
              Last reboot on 2023-11-14 19:26:40.000\n\
              Daemon is up and running\n"
         );
+    }
+
+    #[test]
+    fn bfd_text() {
+        let b = BfdSessionInfo {
+            peer: "198.18.1.2".parse().unwrap(),
+            local: None,
+            neighbor: Some("peer1".into()),
+            state: "Up".into(),
+            remote_state: "Up".into(),
+            diag: "none".into(),
+            remote_diag: "none".into(),
+            local_disc: 1,
+            remote_disc: 2,
+            desired_min_tx_us: 10_000,
+            required_min_rx_us: 10_000,
+            multiplier: 3,
+            tx_interval_us: 10_000,
+            detection_time_us: 30_000,
+            last_change_ms: None,
+            packets_sent: 5,
+            packets_received: 4,
+            transitions_up: 1,
+            transitions_down: 0,
+        };
+        let mut out = String::new();
+        render_bfd(&mut out, &[b]);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 2, "{out}");
+        assert!(lines[0].starts_with("Peer"), "{out}");
+        let cols: Vec<&str> = lines[1].split_whitespace().collect();
+        assert_eq!(
+            cols,
+            ["198.18.1.2", "peer1", "Up", "Up", "0.010", "0.030", "none"]
+        );
+        // The JSON form round-trips.
+        let r = Response::Ok(Data::Bfd(vec![]));
+        let j = serde_json::to_string(&r).unwrap();
+        assert_eq!(serde_json::from_str::<Response>(&j).unwrap(), r);
     }
 
     #[test]

@@ -106,6 +106,9 @@ enum ShowWhat {
     /// BGP next hops tracked (`router.next_hop_tracking`): reachability,
     /// IGP cost, prefixes through each.
     Nexthop,
+    /// BFD sessions (RFC 5880/5881): state, negotiated interval,
+    /// detection time, diagnostic.
+    Bfd,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -212,6 +215,7 @@ fn to_request(cmd: &CtlCommand) -> Result<(Request, &ConnArgs), String> {
                 ShowWhat::Neighbor { addr } => Request::ShowNeighbor { addr: addr.clone() },
                 ShowWhat::Status => Request::ShowStatus,
                 ShowWhat::Nexthop => Request::ShowNexthop,
+                ShowWhat::Bfd => Request::ShowBfd,
             };
             (req, &s.conn)
         }
@@ -445,6 +449,7 @@ mod tests {
         assert!(parse(&["configure", "soft"]).is_err());
         assert_eq!(req(&["show", "status"]), Request::ShowStatus);
         assert_eq!(req(&["show", "nexthop"]), Request::ShowNexthop);
+        assert_eq!(req(&["show", "bfd"]), Request::ShowBfd);
     }
 
     #[test]
