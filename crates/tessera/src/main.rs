@@ -65,6 +65,17 @@ fn main() -> ExitCode {
         eprintln!("tessera: --socket/--json before the command apply only to daemon commands");
         return ExitCode::from(2);
     }
+    if matches!(cli.command, Command::Sim { .. } | Command::Mrt { .. }) {
+        // Commands that only print: `tessera sim run ... | head` ends quietly
+        // on a closed pipe, as Unix filters do, instead of panicking in
+        // `println!`. Not for the commands with sockets: there a peer that
+        // closes must be an error, not a signal.
+        // SAFETY: restoring a signal's default disposition before any
+        // thread is started.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     let r = match cli.command {
         Command::Ctl(c) => cmd::ctl::run(cli.ctl, c),
         Command::Demo(a) => cmd::demo::run(a),

@@ -201,3 +201,45 @@ fn sim_run_origin_classes_counts_routes_and_writes_the_stable_rib() {
     }
     std::fs::remove_dir_all(&d).ok();
 }
+
+/// `tessera sim run ... | head -1`: the reader closes the pipe after one
+/// line; the simulator ends on SIGPIPE like a Unix filter, without a
+/// panic message (it panicked in `println!` before).
+#[test]
+fn sim_run_into_a_closed_pipe_ends_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(["sim", "run", "--nodes", "60", "--total-prefixes", "200"])
+        .args(["--quiet", "--seed", "2"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("topology:"), "{first}");
+    // The reader is dropped here: the pipe is closed before the rest.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().ok();
+            panic!("sim run kept running after its stdout closed");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(libc_sigpipe()), "{status:?} {err}");
+}
+
+fn libc_sigpipe() -> i32 {
+    13 // SIGPIPE on Linux
+}
