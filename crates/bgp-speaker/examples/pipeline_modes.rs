@@ -9,7 +9,9 @@
 //! `cargo run --release -p bgp-speaker --example pipeline_modes -- [N] [M] [R] [THREADS,...] [P]`
 //! (defaults 10 20000 5 1,2,4,8 8; P is prefixes per UPDATE). An optional
 //! 6th argument keeps only the named modes (`sharded,per-peer`), plus
-//! `sequential`.
+//! `sequential`. With `PIPELINE_SVG=FILE` in the environment it also
+//! writes the speedup curve (median against `sequential`, per RIB thread
+//! count, with the ideal line) as an SVG chart.
 
 use bgp_speaker::pipeline::Mode;
 use testkit::inproc::{shared_table, timed_load_cpu, FakePeer};
@@ -66,6 +68,7 @@ fn main() {
     );
     // per-peer: the feeder (session) threads do the RIB work, one per peer.
     println!("|---|---|---|---|---|---|---|");
+    let mut curves: Vec<(&'static str, Vec<(f64, f64)>)> = Vec::new();
     for (i, mode) in modes.iter().enumerate() {
         let mut v = secs[i].clone();
         let med = median(&mut v);
@@ -79,5 +82,31 @@ fn main() {
             prefixes / med,
             base / med
         );
+        if let Some(t) = mode.threads() {
+            let name = mode.name();
+            match curves.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, pts)) => pts.push((t as f64, base / med)),
+                None => curves.push((name, vec![(t as f64, base / med)])),
+            }
+        }
+    }
+    if let Ok(path) = std::env::var("PIPELINE_SVG") {
+        let top = threads.iter().copied().max().unwrap_or(1) as f64;
+        let mut chart = plot::LineChart::new(
+            &format!(
+                "pipeline modes: {n} peers x {m} shared prefixes, {per_update} per UPDATE, {} CPUs",
+                bgp_speaker::pipeline::default_threads()
+            ),
+            "RIB threads",
+            "speedup over sequential (median)",
+        )
+        .series("ideal", vec![(1.0, 1.0), (top, top)]);
+        for (name, pts) in curves {
+            chart = chart.series_with_markers(name, pts);
+        }
+        match std::fs::write(&path, chart.to_svg()) {
+            Ok(()) => println!("chart: {path}"),
+            Err(e) => eprintln!("pipeline_modes: {path}: {e}"),
+        }
     }
 }
