@@ -442,7 +442,10 @@ fn bird_conf(env: &DutEnv<'_>) -> String {
         ("", "")
     };
     let (ex4, ex6) = if env.export_all {
-        ("all".to_string(), format!("all; next hop address {DUT_ADDR6}"))
+        (
+            "all".to_string(),
+            format!("all; next hop address {DUT_ADDR6}"),
+        )
     } else {
         ("none".to_string(), "none".to_string())
     };
