@@ -1116,6 +1116,17 @@ impl RibCore {
         self.flush(now, out);
     }
 
+    /// Whether the last flush held changes back from a session for want of
+    /// room in its queue (pull export, docs/adr/0004): a runtime whose
+    /// sessions take everything at once (a simulator) runs
+    /// [`Self::propagate`] again.
+    pub fn export_backlog(&self) -> bool {
+        self.peers
+            .iter()
+            .flatten()
+            .any(|e| e.up.as_ref().is_some_and(|u| u.backlog))
+    }
+
     /// The whole Loc-RIB of this part as best-route changes (a new
     /// follower's snapshot).
     pub fn best_snapshot(&self) -> impl Iterator<Item = BestChange> + '_ {

@@ -90,6 +90,7 @@ fn a_slow_session_gets_its_table_in_parts_with_the_end_of_rib_last() {
     h.core.propagate(now, &mut h.out);
     let (b, mut got, eor) = take(&mut h, 2);
     assert!(b > 0 && got > 0 && !eor, "first part, no End-of-RIB yet");
+    assert!(h.core.export_backlog());
     // The first part fills the room (one step of 1024 prefixes may go
     // beyond it), far from the whole table.
     assert!(
@@ -118,5 +119,6 @@ fn a_slow_session_gets_its_table_in_parts_with_the_end_of_rib_last() {
         assert!(rounds < 100, "bounded");
     }
     assert_eq!(got, total, "every prefix once, the End-of-RIB last");
+    assert!(!h.core.export_backlog());
     assert!(rounds >= 3, "{rounds} parts");
 }
