@@ -145,7 +145,7 @@ fn summary_line(m: &Measurement) -> String {
     let r = m.result.as_ref();
     let f = |v: Option<f64>, unit: &str| v.map_or("-".into(), |x| format!("{x:.2}{unit}"));
     format!(
-        "== {} {} rep {}: {} conv {} cpu {} rss {} {}",
+        "== {} {} rep {}: {} conv {} cpu {} rss {} generators read {} msgs {}",
         m.case,
         m.dut,
         m.rep,
@@ -157,6 +157,7 @@ fn summary_line(m: &Measurement) -> String {
                 .map(|k| k as f64 / 1024.0),
             " MiB"
         ),
+        r.map_or(0, |r| r.messages_received),
         m.status.detail()
     )
 }
