@@ -32,6 +32,9 @@ pub struct SummaryRow {
     pub monitor_prefixes: Option<f64>,
     /// Peak RSS, MiB.
     pub rss_mib: Option<(f64, f64, f64)>,
+    /// Median peak RSS divided by the sessions the DUT exports to (the
+    /// monitor; with `--export all` every generator peer too), MiB.
+    pub rss_per_exporting_peer_mib: Option<f64>,
     /// "converged", or the first status that was not.
     pub status: String,
 }
@@ -63,6 +66,11 @@ fn vals(runs: &[&Measurement], f: impl Fn(&RunResult) -> Option<f64>) -> Vec<f64
 pub fn summarize(rep: &BenchReport) -> Vec<SummaryRow> {
     let mut rows = Vec::new();
     for (case, _) in &rep.cases {
+        let exporting = rep
+            .exporting_peers
+            .iter()
+            .find(|(c, _)| c == case)
+            .map_or(1, |&(_, n)| n.max(1));
         let mut duts: Vec<&str> = vec![CEILING];
         duts.extend(rep.duts.iter().map(String::as_str));
         let mut ceiling_med = None;
@@ -90,6 +98,9 @@ pub fn summarize(rep: &BenchReport) -> Vec<SummaryRow> {
                     }
                 },
             );
+            let rss_mib = spread(&vals(&runs, |r| {
+                r.dut_peak_rss_kib.map(|k| k as f64 / 1024.0)
+            }));
             rows.push(SummaryRow {
                 case: case.clone(),
                 dut: dut.to_string(),
@@ -108,9 +119,10 @@ pub fn summarize(rep: &BenchReport) -> Vec<SummaryRow> {
                 cpu: spread(&vals(&runs, |r| r.dut_cpu_secs)),
                 monitor_prefixes: spread(&vals(&runs, |r| r.monitor_prefixes.map(|p| p as f64)))
                     .map(|s| s.0),
-                rss_mib: spread(&vals(&runs, |r| {
-                    r.dut_peak_rss_kib.map(|k| k as f64 / 1024.0)
-                })),
+                rss_mib,
+                rss_per_exporting_peer_mib: rss_mib
+                    .filter(|_| dut != CEILING)
+                    .map(|r| r.0 / exporting as f64),
                 status,
             });
         }
@@ -159,7 +171,7 @@ pub fn runs_csv(rep: &BenchReport) -> String {
     s
 }
 
-pub const SUMMARY_HEADER: &str = "case,dut,runs,converged,conv_median_s,conv_min_s,conv_max_s,above_ceiling_s,updates_per_s,prefixes_per_s,cpu_median_s,cpu_min_s,cpu_max_s,rss_median_mib,rss_min_mib,rss_max_mib,status";
+pub const SUMMARY_HEADER: &str = "case,dut,runs,converged,conv_median_s,conv_min_s,conv_max_s,above_ceiling_s,updates_per_s,prefixes_per_s,cpu_median_s,cpu_min_s,cpu_max_s,rss_median_mib,rss_min_mib,rss_max_mib,rss_per_exporting_peer_mib,status";
 
 pub fn summary_csv(rows: &[SummaryRow]) -> String {
     let mut s = format!("{SUMMARY_HEADER}\n");
@@ -169,7 +181,7 @@ pub fn summary_csv(rows: &[SummaryRow]) -> String {
         let [rm, rl, rh] = o3(r.rss_mib);
         let _ = writeln!(
             s,
-            "{},{},{},{},{cm},{cl},{ch},{},{},{},{pm},{pl},{ph},{rm},{rl},{rh},{}",
+            "{},{},{},{},{cm},{cl},{ch},{},{},{},{pm},{pl},{ph},{rm},{rl},{rh},{},{}",
             clean(&r.case),
             clean(&r.dut),
             r.runs,
@@ -177,6 +189,7 @@ pub fn summary_csv(rows: &[SummaryRow]) -> String {
             o(r.above_ceiling),
             o(r.updates_per_s),
             o(r.prefixes_per_s),
+            o(r.rss_per_exporting_peer_mib),
             clean(&r.status)
         );
     }
@@ -191,8 +204,8 @@ pub fn summary_md(rep: &BenchReport, rows: &[SummaryRow]) -> String {
         "Started {} (UTC), scale {}, {} repetition(s); median [min-max].\n",
         rep.started, rep.scale, rep.reps
     );
-    s.push_str("| case | DUT | converged | convergence s | above ceiling s | prefixes/s | CPU-s | peak RSS MiB | at monitor | note |\n");
-    s.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
+    s.push_str("| case | DUT | converged | convergence s | above ceiling s | prefixes/s | CPU-s | peak RSS MiB | RSS MiB / exporting peer | at monitor | note |\n");
+    s.push_str("|---|---|---|---|---|---|---|---|---|---|---|\n");
     let f = |v: Option<(f64, f64, f64)>, p: usize| {
         v.map_or("-".to_string(), |(m, l, h)| {
             format!("{m:.p$} [{l:.p$}-{h:.p$}]")
@@ -206,7 +219,7 @@ pub fn summary_md(rep: &BenchReport, rows: &[SummaryRow]) -> String {
         };
         let _ = writeln!(
             s,
-            "| {} | {} | {}/{} | {} | {} | {} | {} | {} | {} | {note} |",
+            "| {} | {} | {}/{} | {} | {} | {} | {} | {} | {} | {} | {note} |",
             r.case,
             r.dut,
             r.converged,
@@ -216,6 +229,8 @@ pub fn summary_md(rep: &BenchReport, rows: &[SummaryRow]) -> String {
             r.prefixes_per_s.map_or("-".into(), |x| format!("{x:.0}")),
             f(r.cpu, 2),
             f(r.rss_mib, 0),
+            r.rss_per_exporting_peer_mib
+                .map_or("-".into(), |x| format!("{x:.2}")),
             r.monitor_prefixes.map_or("-".into(), |x| format!("{x:.0}")),
         );
     }
@@ -240,7 +255,7 @@ pub fn to_json(rep: &BenchReport, rows: &[SummaryRow]) -> serde_json::Value {
             "case": r.case, "dut": r.dut, "runs": r.runs, "converged": r.converged,
             "convergence_s": t(r.conv), "above_ceiling_s": r.above_ceiling,
             "updates_per_s": r.updates_per_s, "prefixes_per_s": r.prefixes_per_s,
-            "dut_cpu_s": t(r.cpu), "monitor_prefixes": r.monitor_prefixes, "dut_peak_rss_mib": t(r.rss_mib), "status": r.status,
+            "dut_cpu_s": t(r.cpu), "monitor_prefixes": r.monitor_prefixes, "dut_peak_rss_mib": t(r.rss_mib), "rss_per_exporting_peer_mib": r.rss_per_exporting_peer_mib, "status": r.status,
         })).collect::<Vec<_>>(),
         "runs": rep.runs.iter().map(|m| {
             let mut v = m.result.as_ref().map_or_else(
@@ -457,6 +472,14 @@ mod tests {
         assert_eq!(bird.conv, Some((4.0, 3.0, 5.0)));
         assert_eq!(bird.above_ceiling, Some(3.0));
         assert_eq!(bird.rss_mib, Some((2.0, 2.0, 2.0)));
+        // Without --export all the DUT exports to the monitor only.
+        assert_eq!(bird.rss_per_exporting_peer_mib, Some(2.0));
+        assert_eq!(rows[0].rss_per_exporting_peer_mib, None);
+        let all = summarize(&BenchReport {
+            exporting_peers: vec![("b".into(), 4)],
+            ..rep.clone()
+        });
+        assert_eq!(all[1].rss_per_exporting_peer_mib, Some(0.5));
         assert!(
             bird.status.starts_with("failed: the DUT exited"),
             "{}",

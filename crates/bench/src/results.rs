@@ -58,6 +58,9 @@ pub struct BenchReport {
     pub started: String,
     pub scale: f64,
     pub reps: usize,
+    /// (case name, sessions the DUT exports to: the monitor, plus every
+    /// generator peer with `--export all`).
+    pub exporting_peers: Vec<(String, usize)>,
 }
 
 #[cfg(test)]

@@ -34,6 +34,9 @@ pub struct BenchConfig {
     pub seed: u64,
     /// Namespace name prefix (default `tb<pid>`).
     pub name: String,
+    /// `--export all`: the DUT exports to every peer, generators included
+    /// ([`DutEnv::export_all`]); case names get the suffix `-export-all`.
+    pub export_all: bool,
 }
 
 /// Runs the benchmark. `say` gets the status lines (one a second while a
@@ -69,8 +72,15 @@ pub fn run(
     for s in &cfg.scenarios {
         let t0 = Instant::now();
         say(&format!("building workload {s:?} (scale {})", cfg.scale));
-        let cases = scenario::cases(s, cfg.scale, cfg.seed, &cfg.mrt_dir)
+        let mut cases = scenario::cases(s, cfg.scale, cfg.seed, &cfg.mrt_dir)
             .map_err(|e| (BenchError::Workload, e))?;
+        if cfg.export_all {
+            for c in &mut cases {
+                c.name.push_str("-export-all");
+                c.about
+                    .push_str("; the DUT exports to every peer, generators included");
+            }
+        }
         say(&format!(
             "built {} case(s) in {:.1} s",
             cases.len(),
@@ -81,6 +91,9 @@ pub fn run(
                 break;
             }
             rep.cases.push((case.name.clone(), case.about.clone()));
+            // The monitor, and with --export all every generator peer.
+            let exporting = if cfg.export_all { case.peers() + 1 } else { 1 };
+            rep.exporting_peers.push((case.name.clone(), exporting));
             run_case(cfg, case, &work, stop, say, &mut rep.runs)?;
             // Partial results survive a later crash or Ctrl-C.
             report::write_all(&rep, &cfg.out).map_err(|e| (BenchError::Output, e))?;
@@ -132,7 +145,7 @@ fn summary_line(m: &Measurement) -> String {
     let r = m.result.as_ref();
     let f = |v: Option<f64>, unit: &str| v.map_or("-".into(), |x| format!("{x:.2}{unit}"));
     format!(
-        "== {} {} rep {}: {} conv {} cpu {} rss {} {}",
+        "== {} {} rep {}: {} conv {} cpu {} rss {} generators read {} msgs {}",
         m.case,
         m.dut,
         m.rep,
@@ -144,6 +157,7 @@ fn summary_line(m: &Measurement) -> String {
                 .map(|k| k as f64 / 1024.0),
             " MiB"
         ),
+        r.map_or(0, |r| r.messages_received),
         m.status.detail()
     )
 }
@@ -284,6 +298,7 @@ fn one_dut_run(
         peers: case.peers(),
         tesserad: &cfg.tesserad,
         foreign_next_hops: case.foreign_next_hops,
+        export_all: cfg.export_all,
     };
     let mut dut = match daemons::start(d, &env) {
         Ok(x) => x,

@@ -45,8 +45,22 @@ pub const ENHANCED_REFRESH_STALE: Duration = Duration::from_secs(360);
 /// timer; FRR's `stale-path-time` default).
 pub const GR_STALE_PATH_TIME: Duration = Duration::from_secs(360);
 
-/// Stop handing a session more UPDATE bytes while this many are unwritten.
-pub const OUT_QUEUE_LIMIT: u64 = 16 << 20;
+/// Encoded UPDATE bytes a session may have unwritten: a flush encodes
+/// no more than the room left below this, and leaves the rest of the
+/// Adj-RIB-Out's changes queued as prefixes, to be encoded when the
+/// socket has drained (pull, as BIRD does; docs/adr/0004). A few socket
+/// buffers: enough to keep a fast connection busy between two flushes,
+/// small enough that a slow reader costs little (it was 16 MiB, the
+/// largest per-peer term in issue 17's measurements).
+pub const OUT_QUEUE_LIMIT: u64 = 1 << 20;
+
+/// Unwritten bytes below which a session's writer asks the RIB for more
+/// ([`crate::msg::PeerStatus::unqueue`] returns true on the crossing).
+pub const OUT_QUEUE_LOW: u64 = OUT_QUEUE_LIMIT / 4;
+
+/// Prefixes taken from an Adj-RIB-Out part at a time while a flush fills
+/// the room left in the session's queue.
+pub(crate) const DRAIN_STEP: usize = 1024;
 
 /// ROUTE-REFRESH subtypes (RFC 7313 §3).
 pub mod route_refresh {
@@ -593,6 +607,8 @@ impl RibCore {
             eor_owed: n.families.clone(),
             eor_received: Vec::new(),
             refresh_owed: Vec::new(),
+            refresh_heads_sent: 0,
+            backlog: false,
             refreshing: Vec::new(),
             negotiated: up.negotiated,
             local_addr: up.local_addr,
@@ -1098,6 +1114,17 @@ impl RibCore {
             self.counters.export_ns += self.ns().saturating_sub(t0);
         }
         self.flush(now, out);
+    }
+
+    /// Whether the last flush held changes back from a session for want of
+    /// room in its queue (pull export, docs/adr/0004): a runtime whose
+    /// sessions take everything at once (a simulator) runs
+    /// [`Self::propagate`] again.
+    pub fn export_backlog(&self) -> bool {
+        self.peers
+            .iter()
+            .flatten()
+            .any(|e| e.up.as_ref().is_some_and(|u| u.backlog))
     }
 
     /// The whole Loc-RIB of this part as best-route changes (a new

@@ -13,10 +13,19 @@
 use base::Instant;
 use bgp_rib::PeerId;
 
-use crate::core::{route_refresh, route_refresh_msg, OutQueue, RibCore, OUT_QUEUE_LIMIT};
+use crate::core::{
+    route_refresh, route_refresh_msg, OutQueue, RibCore, DRAIN_STEP, OUT_QUEUE_LIMIT,
+};
 use crate::outbox::{Marker, Markers, Outbox, Output, Stage};
 
 impl RibCore {
+    /// Hands every Established session what its Adj-RIB-Out has queued,
+    /// up to the room left in its queue of encoded bytes
+    /// ([`OUT_QUEUE_LIMIT`]): the rest stays queued as prefixes and is
+    /// encoded by a later flush, once the session's writer has drained
+    /// (it wakes the RIB below [`crate::OUT_QUEUE_LOW`]; the periodic
+    /// tick retries too). BoRR goes out with the first part of a refresh's
+    /// routes, End-of-RIB and EoRR with the last.
     pub(crate) fn flush(&mut self, now: Instant, out: &mut Outbox) {
         for i in 0..self.peers.len() {
             let id = PeerId(i as u16);
@@ -26,36 +35,51 @@ impl RibCore {
             let Some(up) = entry.up.as_mut() else {
                 continue;
             };
-            if entry.status.queued_bytes() > OUT_QUEUE_LIMIT {
+            let queued = entry.status.queued_bytes();
+            if queued >= OUT_QUEUE_LIMIT {
                 continue;
             }
+            let room = (OUT_QUEUE_LIMIT - queued) as usize;
             let marked = !up.eor_owed.is_empty() || !up.refresh_owed.is_empty();
-            if now.since(up.last_flush) < entry.meta.mrai && !marked {
+            if now.since(up.last_flush) < entry.meta.mrai && !marked && !up.backlog {
                 continue;
             }
             let te = self.meter.now_ns();
             self.scratch.clear();
             let mut msgs = 0;
-            for s in self.rib.shards_mut() {
-                let batch = s.drain_updates(id);
-                if !batch.is_empty() {
-                    msgs += up.encoder.encode(s, &batch, &mut self.scratch);
+            // Unicast, then multicast routes from their own table with
+            // SAFI 2 (RFC 4760 §6), each part a step at a time until the
+            // room is used.
+            let tables = [
+                (&mut self.rib, base::Safi::Unicast),
+                (&mut self.mcast, base::Safi::Multicast),
+            ];
+            let mut left = 0;
+            for (rib, safi) in tables {
+                for s in rib.shards_mut() {
+                    while self.scratch.len() < room {
+                        let batch = s.drain_updates_max(id, DRAIN_STEP);
+                        if batch.is_empty() {
+                            break;
+                        }
+                        msgs += if safi == base::Safi::Unicast {
+                            up.encoder.encode(s, &batch, &mut self.scratch)
+                        } else {
+                            up.encoder.encode_safi(s, &batch, safi, &mut self.scratch)
+                        };
+                    }
+                    left += s.pending_updates(id);
                 }
             }
-            // Multicast routes, from their own table, with SAFI 2 (RFC
-            // 4760 §6).
-            for s in self.mcast.shards_mut() {
-                let batch = s.drain_updates(id);
-                if !batch.is_empty() {
-                    let safi = base::Safi::Multicast;
-                    msgs += up.encoder.encode_safi(s, &batch, safi, &mut self.scratch);
-                }
-            }
-            let markers = if marked {
+            up.backlog = left > 0;
+            let heads_owed = up.refresh_heads_sent < up.refresh_owed.len();
+            let tails_due = marked && left == 0;
+            let markers = if heads_owed || tails_due {
                 let ctx = up.negotiated.parse_ctx();
                 let mut m = Markers::default();
-                // RFC 7313 §4: BoRR, the re-sent routes, then EoRR.
-                for (af, b) in &up.refresh_owed {
+                // RFC 7313 §4: BoRR, the re-sent routes, then EoRR. The
+                // BoRR goes with the first output after the request.
+                for (af, b) in up.refresh_owed.iter().skip(up.refresh_heads_sent) {
                     let mut bytes = Vec::new();
                     let _ = route_refresh_msg(*af, route_refresh::BORR).encode(ctx, &mut bytes);
                     m.head.push(Marker {
@@ -63,21 +87,25 @@ impl RibCore {
                         barrier: b.clone(),
                     });
                 }
-                // RFC 4724 §2: End-of-RIB after the initial table.
-                if !up.eor_owed.is_empty() {
-                    let mut bytes = Vec::new();
-                    for af in up.eor_owed.drain(..) {
-                        up.encoder.end_of_rib(af, &mut bytes);
+                up.refresh_heads_sent = up.refresh_owed.len();
+                if tails_due {
+                    // RFC 4724 §2: End-of-RIB after the initial table.
+                    if !up.eor_owed.is_empty() {
+                        let mut bytes = Vec::new();
+                        for af in up.eor_owed.drain(..) {
+                            up.encoder.end_of_rib(af, &mut bytes);
+                        }
+                        m.tail.push(Marker {
+                            bytes,
+                            barrier: up.eor_barrier.take(),
+                        });
                     }
-                    m.tail.push(Marker {
-                        bytes,
-                        barrier: up.eor_barrier.take(),
-                    });
-                }
-                for (af, b) in up.refresh_owed.drain(..) {
-                    let mut bytes = Vec::new();
-                    let _ = route_refresh_msg(af, route_refresh::EORR).encode(ctx, &mut bytes);
-                    m.tail.push(Marker { bytes, barrier: b });
+                    for (af, b) in up.refresh_owed.drain(..) {
+                        let mut bytes = Vec::new();
+                        let _ = route_refresh_msg(af, route_refresh::EORR).encode(ctx, &mut bytes);
+                        m.tail.push(Marker { bytes, barrier: b });
+                    }
+                    up.refresh_heads_sent = 0;
                 }
                 Some(m)
             } else {

@@ -82,7 +82,7 @@ mod statics;
 
 pub use crate::core::{
     best_next_hop, route_refresh, OutQueue, RibCore, RibCounters, ENHANCED_REFRESH_STALE,
-    GR_STALE_PATH_TIME, OUT_QUEUE_LIMIT,
+    GR_STALE_PATH_TIME, OUT_QUEUE_LIMIT, OUT_QUEUE_LOW,
 };
 pub use meter::{Meter, NoMeter};
 pub use msg::{

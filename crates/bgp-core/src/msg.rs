@@ -482,12 +482,18 @@ pub struct PeerStatus {
 impl PeerStatus {
     /// `n` queued bytes were written (or dropped): subtracts them from
     /// [`PeerStatus::out_queued_bytes`] without wrapping below zero.
-    pub fn unqueue(&self, n: u64) {
-        let _ = self
+    /// True when this crossed [`crate::OUT_QUEUE_LOW`] downwards: the RIB
+    /// holds back the rest of this session's changes while the queue is
+    /// full, so the writer should wake it.
+    pub fn unqueue(&self, n: u64) -> bool {
+        let old = self
             .out_queued_bytes
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
                 Some(v.saturating_sub(n))
-            });
+            })
+            .unwrap_or(0);
+        let low = crate::OUT_QUEUE_LOW;
+        old >= low && old.saturating_sub(n) < low
     }
 
     /// The session's FSM state ([`state`]).

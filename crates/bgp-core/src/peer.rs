@@ -125,6 +125,14 @@ pub struct UpState {
     /// refresh (RFC 7313 §4) the re-sent routes go out between a BoRR and
     /// an EoRR for each.
     pub refresh_owed: Vec<(AfiSafi, Option<Arc<FlushBarrier>>)>,
+    /// How many entries of `refresh_owed`, from the front, have had their
+    /// BoRR written: a flush that does not drain everything writes the
+    /// BoRR with its first part of the routes and the EoRR with the last.
+    pub refresh_heads_sent: usize,
+    /// The last flush left changes queued for want of room in the
+    /// session's queue: the next one continues without waiting for MRAI
+    /// (those changes were due already).
+    pub backlog: bool,
     /// Families the peer is re-advertising after its BoRR, with the time
     /// after which stale routes are purged if no EoRR came (RFC 7313 §4).
     pub refreshing: Vec<(AfiSafi, Instant)>,

@@ -10,7 +10,7 @@ use std::collections::hash_map::Entry;
 
 use base::{Prefix, Prefix4};
 
-use crate::hash::FastMap;
+use crate::hash::{FastMap, FastSet};
 use crate::intern::AttrHandle;
 use crate::key::PKey;
 use crate::split::SplitMap;
@@ -18,13 +18,69 @@ use crate::types::{AddPathSend, ExportBatch, PathEntry};
 use crate::PeerId;
 
 /// One peer's Adj-RIB-Out in single-path mode. `sent` holds a reference on
-/// each handle; `pending` maps each changed prefix to its new state
-/// (`None`: withdraw), which always equals `sent`'s, so `pending` holds no
-/// references.
+/// each handle; `pending` is the set of changed prefixes not yet drained.
+/// A pending prefix's new state is always `sent`'s (absent: withdraw), so
+/// `pending` keeps only the key and no references: 9 bytes a slot for an
+/// IPv4 prefix, where a map to the new state took 29 (issue 17: the
+/// pending set of every exporting peer fills up to the table while its
+/// socket is slower than the RIB, and was the largest per-peer term).
 #[derive(Debug, Default)]
 pub(crate) struct BestOut {
     pub(crate) sent: Sent,
-    pub(crate) pending: FastMap<PKey, Option<AttrHandle>>,
+    pub(crate) pending: Pending,
+}
+
+/// The changed prefixes of one [`BestOut`], per family.
+#[derive(Debug, Default)]
+pub(crate) struct Pending {
+    v4: FastSet<Prefix4>,
+    v6: FastSet<PKey>,
+}
+
+/// Below this many slots an emptied pending set keeps its table.
+const PENDING_KEEP: usize = 4096;
+
+impl Pending {
+    pub(crate) fn len(&self) -> usize {
+        self.v4.len() + self.v6.len()
+    }
+    pub(crate) fn contains(&self, p: &Prefix) -> bool {
+        match p.masked() {
+            Prefix::V4(k) => self.v4.contains(&k),
+            p @ Prefix::V6(_) => self.v6.contains(&PKey::from(p)),
+        }
+    }
+    pub(crate) fn insert(&mut self, p: Prefix) {
+        match p.masked() {
+            Prefix::V4(k) => self.v4.insert(k),
+            p @ Prefix::V6(_) => self.v6.insert(PKey::from(p)),
+        };
+    }
+    /// Removes up to `max` prefixes and hands each to `f`. Once empty, a
+    /// large table is given back (a full-table burst does not stay
+    /// allocated per peer).
+    pub(crate) fn take(&mut self, max: usize, mut f: impl FnMut(Prefix)) {
+        let mut left = max;
+        if left > 0 {
+            for k in self.v4.extract_if(|_| true).take(left) {
+                f(Prefix::V4(k));
+                left -= 1;
+            }
+        }
+        if left > 0 {
+            for k in self.v6.extract_if(|_| true).take(left) {
+                if let Some(p) = k.prefix() {
+                    f(p);
+                }
+            }
+        }
+        if self.v4.is_empty() && self.v4.capacity() > PENDING_KEEP {
+            self.v4 = FastSet::default();
+        }
+        if self.v6.is_empty() && self.v6.capacity() > PENDING_KEEP {
+            self.v6 = FastSet::default();
+        }
+    }
 }
 
 /// What was sent, per family: IPv4 keyed by its 8-byte prefix (a 12-byte
@@ -171,6 +227,9 @@ impl PathsOut {
     }
     pub(crate) fn sent_len(&self) -> usize {
         self.paths
+    }
+    pub(crate) fn pending_len(&self) -> usize {
+        self.pending.len()
     }
     pub(crate) fn take_handles(&mut self) -> Vec<AttrHandle> {
         self.pending.clear();

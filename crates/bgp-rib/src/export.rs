@@ -16,7 +16,6 @@ use crate::adjout::AdjOut;
 use crate::attrs::AttrSet;
 use crate::hash::FastMap;
 use crate::intern::AttrHandle;
-use crate::key::PKey;
 use crate::policy::{ExportPolicy, ExportVerdict};
 use crate::shard::RibShard;
 use crate::types::{ExportBatch, RibError};
@@ -198,12 +197,11 @@ impl RibShard {
         let old = out.sent.get(&prefix);
         let (drop_ref, change) = out.sent.set(prefix, want);
         if let Some(c) = change {
-            let key = PKey::from(prefix);
             // Towards eBGP a new set that encodes like the one sent (only
             // LOCAL_PREF, ORIGINATOR_ID or CLUSTER_LIST differ: an import
             // policy or iBGP change) is recorded but not sent again.
             let same_on_wire = ebgp
-                && !out.pending.contains_key(&key)
+                && !out.pending.contains(&prefix)
                 && match (old, c) {
                     (Some(o), Some(n)) => match (self.interner.get(o), self.interner.get(n)) {
                         (Some(a), Some(b)) => same_towards_ebgp(a, b),
@@ -212,7 +210,7 @@ impl RibShard {
                     _ => false,
                 };
             if !same_on_wire {
-                out.pending.insert(key, c);
+                out.pending.insert(prefix);
             }
         }
         if let Some(h) = drop_ref {
@@ -229,8 +227,10 @@ impl RibShard {
         };
         match st.out.as_mut() {
             Some(AdjOut::Best(out)) => {
-                for (p, h) in out.sent.iter() {
-                    out.pending.insert(p, Some(h));
+                for (p, _) in out.sent.iter() {
+                    if let Some(p) = p.prefix() {
+                        out.pending.insert(p);
+                    }
                 }
             }
             Some(AdjOut::Paths(out)) => out.resend_all(),
@@ -240,6 +240,24 @@ impl RibShard {
 
     /// Takes the queued changes for `peer`, packed by attribute set.
     pub fn drain_updates(&mut self, peer: PeerId) -> ExportBatch {
+        self.drain_updates_max(peer, usize::MAX)
+    }
+
+    /// Changes queued towards `peer` and not yet drained (prefixes; with
+    /// ADD-PATH, paths).
+    pub fn pending_updates(&self, peer: PeerId) -> usize {
+        match self.peer_state(peer).and_then(|p| p.out.as_ref()) {
+            Some(AdjOut::Best(out)) => out.pending.len(),
+            Some(AdjOut::Paths(out)) => out.pending_len(),
+            None => 0,
+        }
+    }
+
+    /// [`Self::drain_updates`] of at most `max` prefixes (ADD-PATH peers:
+    /// all of their paths at once): the rest stays queued, as prefixes
+    /// rather than encoded bytes, for a later call (the caller pulls as
+    /// the session's socket drains).
+    pub fn drain_updates_max(&mut self, peer: PeerId, max: usize) -> ExportBatch {
         let mut batch = ExportBatch::default();
         let Some(Some(st)) = self.peers.get_mut(peer.0 as usize) else {
             return batch;
@@ -253,22 +271,18 @@ impl RibShard {
             None => return batch,
         };
         let mut groups: FastMap<AttrHandle, usize> = FastMap::default();
-        for (k, h) in out.pending.drain() {
-            let Some(p) = k.prefix() else {
-                continue;
-            };
-            match h {
-                None => batch.withdraw.push(p),
-                Some(h) => {
-                    let n = batch.announce.len();
-                    let i = *groups.entry(h).or_insert(n);
-                    match batch.announce.get_mut(i) {
-                        Some((_, v)) => v.push(p),
-                        None => batch.announce.push((h, vec![p])),
-                    }
+        let crate::adjout::BestOut { sent, pending } = &mut **out;
+        pending.take(max, |p| match sent.get(&p) {
+            None => batch.withdraw.push(p),
+            Some(h) => {
+                let n = batch.announce.len();
+                let i = *groups.entry(h).or_insert(n);
+                match batch.announce.get_mut(i) {
+                    Some((_, v)) => v.push(p),
+                    None => batch.announce.push((h, vec![p])),
                 }
             }
-        }
+        });
         batch.announce.sort_unstable_by_key(|(h, _)| *h);
         for (_, v) in &mut batch.announce {
             v.sort_unstable();

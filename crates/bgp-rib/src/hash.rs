@@ -80,6 +80,7 @@ impl Hasher for FastHasher {
 
 pub(crate) type FastBuild = BuildHasherDefault<FastHasher>;
 pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, FastBuild>;
+pub(crate) type FastSet<K> = std::collections::HashSet<K, FastBuild>;
 
 pub(crate) fn hash_one<T: Hash + ?Sized>(v: &T) -> u64 {
     let mut h = FastHasher::default();

@@ -1387,6 +1387,17 @@ impl Part {
         let n = &mut self.nodes[slot];
         let had = force_wakes || n.core.pending_changes() > 0;
         n.core.propagate(Instant(t), &mut self.out);
+        // Pull export (docs/adr/0004) hands a session at most
+        // `bgp_core::OUT_QUEUE_LIMIT` per round and holds the rest back;
+        // simulated sessions take everything at once, so run rounds while
+        // something is held back and each still hands something out.
+        while n.core.export_backlog() {
+            let before = self.out.out.len();
+            n.core.propagate(Instant(t), &mut self.out);
+            if self.out.out.len() == before {
+                break;
+            }
+        }
         let mut sends = std::mem::take(&mut self.out.out);
         self.out.clear();
         for o in sends.drain(..) {

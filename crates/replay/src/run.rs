@@ -139,6 +139,9 @@ pub struct RunResult {
     pub skipped: u64,
     /// Sessions opened (more than `peers` when a trace reopened some).
     pub sessions_opened: u64,
+    /// Messages the generator peers read from the DUT (and discarded),
+    /// keepalives included: what a DUT exporting to them sent.
+    pub messages_received: u64,
     /// First UPDATE written to last End-of-RIB written.
     pub send_secs: Option<f64>,
     pub expected_prefixes: Option<u64>,
@@ -313,6 +316,7 @@ pub fn run(
         prefixes_sent: snap.prefixes_sent,
         withdrawn_sent: snap.withdrawn_sent,
         skipped: snap.skipped,
+        messages_received: snap.messages_received,
         sessions_opened: snap.sessions_opened,
         send_secs: send_window.map(|(a, b)| secs_between(a, b)),
         expected_prefixes: expected,

@@ -281,14 +281,29 @@ impl InProc {
 
     /// Takes the encoded messages the RIB handed peer `i` so far (one
     /// buffer per hand-over, each whole BGP messages), counting them off
-    /// the peer's queued bytes as the session's writer would.
+    /// the peer's queued bytes as the session's writer would. The RIB
+    /// hands a session at most `bgp_core::OUT_QUEUE_LIMIT` unwritten bytes
+    /// and keeps the rest for when it has drained (docs/adr/0004), so as
+    /// long as something came, this runs another export round
+    /// ([`Self::settle`], what the writer's wake-up does in the daemon)
+    /// and takes again.
     pub fn take_output(&self, i: usize) -> Vec<Vec<u8>> {
         let mut out = Vec::new();
+        loop {
+            let before = out.len();
+            self.take_once(i, &mut out);
+            if out.len() == before || self.settle().is_err() {
+                return out;
+            }
+        }
+    }
+
+    fn take_once(&self, i: usize, out: &mut Vec<Vec<u8>>) {
         let (Some(rx), Some(st)) = (self.outs.get(i), self.statuses.get(i)) else {
-            return out;
+            return;
         };
         let Ok(mut rx) = rx.lock() else {
-            return out;
+            return;
         };
         let (cmds, bytes) = &mut *rx;
         while let Ok(c) = cmds.try_recv() {
@@ -301,7 +316,6 @@ impl InProc {
             st.unqueue(b.len() as u64);
             out.push(b);
         }
-        out
     }
 
     /// Stops the RIB threads.

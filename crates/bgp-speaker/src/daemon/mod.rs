@@ -366,12 +366,18 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
             .map_err(|e| format!("cannot listen: {e}"))?;
     }
 
-    // Periodic wake-up of the RIB thread (MRAI, back-pressure, GR timers).
+    // Periodic wake-up of the RIB thread (MRAI, back-pressure, GR timers),
+    // and at once when a session's writer drained below its low mark (the
+    // RIB encodes the next part of that session's changes: pull).
     let tick_txs = pipeline.senders().to_vec();
+    let drained = registry.drained();
     rt.spawn(async move {
         let mut iv = tokio::time::interval(Duration::from_millis(100));
         loop {
-            iv.tick().await;
+            tokio::select! {
+                _ = iv.tick() => {}
+                () = drained.notified() => {}
+            }
             let mut closed = false;
             for tx in &tick_txs {
                 closed |= tx.try_send(RibMsg::Tick).is_err() && tx.is_closed();

@@ -148,14 +148,17 @@ fn chunk_end(buf: &[u8], off: usize) -> (usize, u64, u64) {
 /// away. Every byte handed over in `bulk` leaves
 /// [`PeerStatus::out_queued_bytes`] exactly once: when written, or when
 /// the writer ends with it unsent.
+/// `drained` is notified when the queue falls below
+/// [`bgp_core::OUT_QUEUE_LOW`] (the RIB then encodes more for it).
 pub async fn writer(
     mut wr: OwnedWriteHalf,
     mut urgent: mpsc::UnboundedReceiver<WriteMsg>,
     mut bulk: mpsc::UnboundedReceiver<Vec<u8>>,
     status: Arc<PeerStatus>,
+    drained: Arc<tokio::sync::Notify>,
 ) {
     let mut cur: Option<(Vec<u8>, usize)> = None;
-    write_loop(&mut wr, &mut urgent, &mut bulk, &status, &mut cur).await;
+    write_loop(&mut wr, &mut urgent, &mut bulk, &status, &drained, &mut cur).await;
     let mut unsent = cur.map_or(0, |(b, off)| b.len().saturating_sub(off)) as u64;
     // Refuse further sends, then count what is still queued.
     bulk.close();
@@ -170,6 +173,7 @@ async fn write_loop(
     urgent: &mut mpsc::UnboundedReceiver<WriteMsg>,
     bulk: &mut mpsc::UnboundedReceiver<Vec<u8>>,
     status: &PeerStatus,
+    drained: &tokio::sync::Notify,
     cur: &mut Option<(Vec<u8>, usize)>,
 ) {
     loop {
@@ -198,7 +202,9 @@ async fn write_loop(
                 return;
             }
             stages::record(Stage::Write, t0);
-            status.unqueue((end - *off) as u64);
+            if status.unqueue((end - *off) as u64) {
+                drained.notify_one();
+            }
             status.updates_out.fetch_add(updates, Ordering::Relaxed);
             status.refreshes_out.fetch_add(refreshes, Ordering::Relaxed);
             status

@@ -29,15 +29,24 @@ struct Inner {
     listeners: Vec<(std::os::fd::RawFd, bool)>,
 }
 
-/// Remote address -> the session that owns it. Cheap to clone.
+/// Remote address -> the session that owns it. Cheap to clone. Also
+/// carries the daemon's "a writer drained" signal ([`Registry::drained`]).
 #[derive(Clone, Debug, Default)]
-pub struct Registry(Arc<Mutex<Inner>>);
+pub struct Registry(Arc<Mutex<Inner>>, Arc<tokio::sync::Notify>);
 
 fn same_family(listener_v6: bool, peer: IpAddr) -> bool {
     listener_v6 == peer.is_ipv6()
 }
 
 impl Registry {
+    /// Notified by a session's writer when its queue of encoded UPDATEs
+    /// fell below [`bgp_core::OUT_QUEUE_LOW`]: the RIB holds the rest of
+    /// that session's changes back until then, so the daemon wakes the
+    /// RIB threads at once instead of at their next periodic tick.
+    pub fn drained(&self) -> Arc<tokio::sync::Notify> {
+        self.1.clone()
+    }
+
     /// Registers a session; replaces an older one for the same address.
     pub fn register(&self, addr: IpAddr, tx: UnboundedSender<TcpStream>, md5: Option<String>) {
         let Ok(mut g) = self.0.lock() else {

@@ -636,7 +636,13 @@ impl Session {
         let (utx, urx) = mpsc::unbounded_channel();
         let (btx, brx) = mpsc::unbounded_channel();
         let reader = tokio::spawn(io::reader(rd, ftx));
-        tokio::spawn(io::writer(wr, urx, brx, self.status.clone()));
+        tokio::spawn(io::writer(
+            wr,
+            urx,
+            brx,
+            self.status.clone(),
+            self.registry.drained(),
+        ));
         self.conn = Some(Conn {
             frames: frx,
             urgent: utx,

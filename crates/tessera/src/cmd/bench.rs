@@ -51,6 +51,12 @@ pub struct Args {
     /// RNG seed of the synthetic tables.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Whom the DUT exports to: `monitor` (only the monitor session) or
+    /// `all` (every peer, the generator peers included, which read and
+    /// discard it; the report adds peak RSS per exporting peer and case
+    /// names get the suffix `-export-all`).
+    #[arg(long, default_value = "monitor", value_parser = ["monitor", "all"])]
+    export: String,
 }
 
 pub fn run(a: Args) -> CmdResult {
@@ -93,6 +99,7 @@ pub fn run(a: Args) -> CmdResult {
         ceiling: !a.no_ceiling,
         mrt_dir: a.mrt_dir,
         seed: a.seed,
+        export_all: a.export == "all",
         name: format!("tb{}", std::process::id()),
     };
     let stop = Arc::new(AtomicBool::new(false));

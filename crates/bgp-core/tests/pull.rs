@@ -1,0 +1,124 @@
+//! Pull export (docs/adr/0004): a flush encodes no more than the room left
+//! in the session's queue of encoded bytes ([`bgp_core::OUT_QUEUE_LIMIT`]);
+//! the rest stays queued as prefixes and goes out, in full and with the
+//! End-of-RIB last, as the session drains.
+
+mod common;
+
+use std::sync::atomic::Ordering;
+
+use base::{Instant, Prefix};
+use bgp_core::{Output, OUT_QUEUE_LIMIT, OUT_QUEUE_LOW};
+use bgp_wire::{Message, ParseCtx};
+use common::Harness;
+
+/// 20000 attribute sets (AS paths 65001 100000..119999) of 20 /32s each: 400k prefixes,
+/// about 3 MB of UPDATEs, three times what the queue may hold.
+fn load(h: &mut Harness, now: Instant) -> usize {
+    let mut n = 0;
+    for i in 0u32..20_000 {
+        let prefixes: Vec<Prefix> = (0..20u32)
+            .map(|j| {
+                let k = i * 20 + j;
+                let a = std::net::Ipv4Addr::new(10, (k >> 16) as u8, (k >> 8) as u8, k as u8);
+                // /32s keep every prefix distinct (k < 2^24).
+                Prefix::new(std::net::IpAddr::V4(a), 32).expect("prefix")
+            })
+            .collect();
+        n += prefixes.len();
+        h.announce(now, 1, &prefixes, &[&format!("path=65001,{}", 100_000 + i)]);
+    }
+    n
+}
+
+/// What one round handed peer `p`: (bytes, prefixes announced, End-of-RIB
+/// seen, End-of-RIB after the last announcement of the buffer). The
+/// session writes nothing: its queued bytes stay counted.
+fn take(h: &mut Harness, p: u16) -> (usize, usize, bool) {
+    let ctx = ParseCtx::legacy().with_four_octet_asn(true);
+    let (mut bytes, mut prefixes, mut eor) = (0, 0, false);
+    let outs: Vec<Output> = h.out.out.drain(..).collect();
+    for o in outs {
+        let Output::Send {
+            peer,
+            bytes: b,
+            markers,
+        } = o
+        else {
+            continue;
+        };
+        if peer.0 != p {
+            continue;
+        }
+        let mut sent = Vec::new();
+        h.status(p).hand_over(b, markers, |b| sent = b);
+        bytes += sent.len();
+        let mut rest = &sent[..];
+        while !rest.is_empty() {
+            let (m, len) = Message::parse(rest, ctx).expect("whole messages");
+            if let Message::Update(u) = m {
+                if u.end_of_rib().is_some() {
+                    assert!(!eor, "one End-of-RIB");
+                    eor = true;
+                } else {
+                    assert!(!eor, "nothing after the End-of-RIB");
+                    prefixes += u.to_owned().expect("update").nlri.len();
+                }
+            }
+            rest = &rest[len..];
+        }
+    }
+    h.out.notes.clear();
+    h.out.best.clear();
+    (bytes, prefixes, eor)
+}
+
+#[test]
+fn a_slow_session_gets_its_table_in_parts_with_the_end_of_rib_last() {
+    let now = Instant(0);
+    let mut h = Harness::new(bgp_core::Part::WHOLE);
+    h.add_peer(1, &[]);
+    h.add_peer(2, &[]);
+    h.up(now, 1, &[]);
+    h.core.propagate(now, &mut h.out);
+    let total = load(&mut h, now);
+    h.core.propagate(now, &mut h.out);
+    h.out.out.clear();
+    // Peer 2 comes up with the table in place: the whole table, then its
+    // End-of-RIB.
+    h.up(now, 2, &[]);
+    h.core.propagate(now, &mut h.out);
+    let (b, mut got, eor) = take(&mut h, 2);
+    assert!(b > 0 && got > 0 && !eor, "first part, no End-of-RIB yet");
+    assert!(h.core.export_backlog());
+    // The first part fills the room (one step of 1024 prefixes may go
+    // beyond it), far from the whole table.
+    assert!(
+        b as u64 <= OUT_QUEUE_LIMIT + 200_000,
+        "{b} bytes handed over"
+    );
+    assert!(got < total / 2, "{got} of {total}");
+    let queued = h.status(2).out_queued_bytes.load(Ordering::Relaxed);
+    assert_eq!(queued, b as u64);
+    // Nothing more while the queue is full.
+    h.core.propagate(now, &mut h.out);
+    assert_eq!(take(&mut h, 2), (0, 0, false));
+    // The writer drains; it reports the crossing of the low mark once.
+    assert!(h.status(2).unqueue(queued - OUT_QUEUE_LOW + 1));
+    assert!(!h.status(2).unqueue(1));
+    let mut rounds = 1;
+    let mut seen_eor = false;
+    while !seen_eor {
+        h.status(2).out_queued_bytes.store(0, Ordering::Relaxed);
+        h.core.propagate(now, &mut h.out);
+        let (b, n, eor) = take(&mut h, 2);
+        assert!(b > 0, "a round with room always makes progress");
+        got += n;
+        seen_eor = eor;
+        rounds += 1;
+        assert!(rounds < 100, "bounded");
+    }
+    assert_eq!(got, total, "every prefix once, the End-of-RIB last");
+    assert!(!h.core.export_backlog());
+    assert!(rounds >= 3, "{rounds} parts");
+}
