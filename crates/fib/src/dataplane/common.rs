@@ -131,6 +131,22 @@ pub struct FabricConfig {
     pub mtu: u16,
     /// R, the external line rate in bytes per second (Direct VLB's R/N).
     pub rate: u64,
+    /// Internal congestion control and the egress shaper (issue 15):
+    /// `CcEgress` after `FabricDecap`, `CcIngress` before `FabricEncap`.
+    pub cc: Option<FabricCc>,
+}
+
+/// Arguments of the congestion-control elements, beyond the `NODE`,
+/// `SCHEME` and `PEER`s the graph builder adds (see
+/// `elements::CcEgress` and `elements::CcIngress`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FabricCc {
+    /// `SCHEME`: none, becn-aimd-weights, price or aimd-rate.
+    pub scheme: String,
+    /// More `CcEgress` arguments (`SHAPE 20000, LIMIT 1000, ...`).
+    pub egress: String,
+    /// More `CcIngress` arguments (`W 1300, M 0.5, ...`).
+    pub ingress: String,
 }
 
 impl FabricConfig {
