@@ -114,8 +114,8 @@ const INJ_NAMES: [&str; 8] = ["to0", "to1", "to2", "to3", "to4", "to5", "to6", "
 ///   `THRESHOLD` Q packets (default 100), `Q_O` (default 100), `U`
 ///   (default 0.01), `R` (default 5e11), `VNI`.
 /// * Counters: `queue`, `enqueued`, `sent`, `control_sent`, `samples`,
-///   `queue_mean_milli`, `queue_sd_milli`, `from0`..`from7` (frames
-///   arrived per source node); drop `queue_full`.
+///   `queue_mean_milli`, `queue_sd_milli` (over intervals with traffic),
+///   `from0`..`from7` (frames arrived per source node); drop `queue_full`.
 #[derive(Debug)]
 pub struct CcEgress {
     me: u16,
@@ -134,6 +134,7 @@ pub struct CcEgress {
     from: [u64; 64],
     pkts_in: u64,
     pkts_out: u64,
+    idle_mark: u64,
     control_sent: u64,
     vni: u32,
 }
@@ -191,6 +192,7 @@ impl CcEgress {
             from: [0; 64],
             pkts_in: 0,
             pkts_out: 0,
+            idle_mark: 0,
             control_sent: 0,
             vni,
         })
@@ -255,6 +257,13 @@ impl CcEgress {
             pkts_in: self.pkts_in,
             pkts_out: self.pkts_out,
         };
+        // Idle (nothing arrived since the last sample and nothing queued):
+        // no sample, so the statistics describe the loaded queue, and no
+        // signal (the next busy interval spans the idle time).
+        if self.queue.is_empty() && self.pkts_in == self.idle_mark {
+            return;
+        }
+        self.idle_mark = self.pkts_in;
         let Some(ctrl) = &mut self.ctrl else {
             let t = out.now_ns();
             match self.last_sample {

@@ -169,6 +169,24 @@ pub fn print_report(r: &dataplane::Report) {
         r.fib.kernel_swept,
         r.errors
     );
+    let c = &t.cc;
+    if c.offered + c.egress_in + c.samples > 0 {
+        eprintln!(
+            "cluster-cc: offered={} injected={} signals={} egress_in={} egress_sent={} \
+             egress_dropped={} control_sent={} samples={} queue_mean={:.3} queue_sd={:.3} from={:?}",
+            c.offered,
+            c.injected,
+            c.signals,
+            c.egress_in,
+            c.egress_sent,
+            c.egress_dropped,
+            c.control_sent,
+            c.samples,
+            c.queue_mean_milli as f64 / 1000.0,
+            c.queue_sd_milli as f64 / 1000.0,
+            c.from
+        );
+    }
 }
 
 /// What `[dataplane]` starts next to the daemon.

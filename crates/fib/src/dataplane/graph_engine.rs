@@ -605,6 +605,32 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
                 "icmp_errors" => c.icmp_errors += v,
                 _ => {}
             });
+            match e.class() {
+                "CcIngress" => e.counters(&mut |k, v| match k {
+                    "offered" => c.cc.offered += v,
+                    "injected" => c.cc.injected += v,
+                    "signals" => c.cc.signals += v,
+                    _ => {}
+                }),
+                "CcEgress" => {
+                    c.cc.egress_dropped = g.dropped_at("cce", "queue_full").unwrap_or(0);
+                    e.counters(&mut |k, v| match k {
+                        "enqueued" => c.cc.egress_in += v,
+                        "sent" => c.cc.egress_sent += v,
+                        "control_sent" => c.cc.control_sent += v,
+                        "samples" => c.cc.samples = v,
+                        "queue_mean_milli" => c.cc.queue_mean_milli = v,
+                        "queue_sd_milli" => c.cc.queue_sd_milli = v,
+                        k => {
+                            let i = k.strip_prefix("from").and_then(|n| n.parse::<usize>().ok());
+                            if let Some(x) = i.and_then(|i| c.cc.from.get_mut(i)) {
+                                *x += v;
+                            }
+                        }
+                    });
+                }
+                _ => {}
+            }
             // Every IPv6 packet passes one header check.
             if e.class() == "CheckIp6Header" {
                 c.ipv6 += st.rx;
