@@ -261,6 +261,21 @@ fn validate_cc(c: &Ctx<'_>, r: &RawCluster) -> R<Option<ClusterCc>> {
             ))
         }
     };
+    // The queue the controllers watch is CcEgress's, which only builds up
+    // behind the shaper: the external port's own queue is not monitored.
+    if shape == 0 && scheme != CcScheme::None {
+        return Err(c.err(
+            "cluster.congestion_control",
+            "not supported yet without egress_shape_pps: the egress queue the controllers \
+             watch is the shaper's (the external port's own queue is not monitored)",
+        ));
+    }
+    if shape == 0 && r.cc_queue_limit.is_some() {
+        return Err(c.err(
+            "cluster.cc_queue_limit",
+            "cc_queue_limit bounds the queue of egress_shape_pps, which is not set",
+        ));
+    }
     let cap = if shape > 0 { shape as f64 } else { THESIS_C };
     let f = cap / THESIS_C;
     let queue_limit = int(
@@ -664,7 +679,7 @@ mod tests {
         assert!((cc.price_r - THESIS_R * f * f).abs() < 1.0);
         let cc = k(
             "congestion_control = \"aimd-rate\"\ncc_aimd_w_pps = 1300\ncc_aimd_m = 0.25\n\
-                    cc_threshold = 50\ncc_interval_us = 500\n",
+                    cc_threshold = 50\ncc_interval_us = 500\negress_shape_pps = 1000\n",
         )
         .cc
         .expect("cc");
@@ -676,7 +691,7 @@ mod tests {
                 cc.interval_us,
                 cc.shape_pps
             ),
-            (1300.0, 0.25, 50, 500, 0)
+            (1300.0, 0.25, 50, 500, 1000)
         );
         let cc = k("egress_shape_pps = 5000\n").cc.expect("a shaper alone");
         assert_eq!(cc.scheme, CcScheme::None);
@@ -686,22 +701,24 @@ mod tests {
                 "cluster.congestion_control",
             ),
             ("egress_shape_pps = 0\n", "cluster.egress_shape_pps"),
+            ("congestion_control = \"price\"\n", "cluster.congestion_control"),
+            ("cc_queue_limit = 10\n", "cluster.cc_queue_limit"),
             // Parameters of another scheme (or of none) would do nothing.
             ("cc_aimd_m = 0.5\n", "cluster.cc_aimd_m"),
             (
-                "congestion_control = \"price\"\ncc_threshold = 10\n",
+                "congestion_control = \"price\"\negress_shape_pps = 1\ncc_threshold = 10\n",
                 "cluster.cc_threshold",
             ),
             (
-                "congestion_control = \"aimd-rate\"\ncc_price_k = 10\n",
+                "congestion_control = \"aimd-rate\"\negress_shape_pps = 1\ncc_price_k = 10\n",
                 "cluster.cc_price_k",
             ),
             (
-                "congestion_control = \"aimd-rate\"\ncc_aimd_m = 1.5\n",
+                "congestion_control = \"aimd-rate\"\negress_shape_pps = 1\ncc_aimd_m = 1.5\n",
                 "cluster.cc_aimd_m",
             ),
             (
-                "congestion_control = \"becn-aimd-weights\"\ncc_interval_us = 0\n",
+                "congestion_control = \"becn-aimd-weights\"\negress_shape_pps = 1\ncc_interval_us = 0\n",
                 "cluster.cc_interval_us",
             ),
         ] {

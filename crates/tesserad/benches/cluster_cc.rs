@@ -2,9 +2,9 @@
 //! internal congestion control in the real cluster (issue 15). Four
 //! tesserads in network namespaces (the lab of `tests/cluster_cc.rs`):
 //! three ingress nodes send to one egress whose port is emulated by a TX
-//! shaper at C pps; the hosts offer 3 × C and 4 × C in total. For no
+//! shaper at C = 5 kpps; the hosts offer 3 × C and 4 × C in total. For no
 //! control and each scheme it prints egress TX / C, the injection into
-//! the fabric, the egress queue's mean and σ (sampled once per 1 ms
+//! the fabric (CcIngress's admitted frames over the load time), the egress queue's mean and σ (sampled once per 1 ms
 //! interval with traffic), the per-ingress shares of the egress TX and
 //! their Jain index normalised by the max-min fair share; beside each,
 //! ccsim's prediction for the same cluster (port-only egress, the same
@@ -132,7 +132,9 @@ fn main() {
             };
             let m = cc_lab::measure(BIN, &cc, per_host, load);
             let t = load.as_secs_f64();
-            let got: u64 = m.received.iter().sum();
+            // TX / C over the load window only (what arrived after the
+            // senders stopped drained the queue).
+            let got: u64 = m.received_in_load.iter().sum();
             let fair = ccsim::max_min(&[per_host as f64; 3], C as f64);
             let norm: Vec<f64> = m
                 .received
@@ -142,7 +144,7 @@ fn main() {
                 .collect();
             let p = predict(name, per_host as f64, 3.0);
             let pnorm: Vec<f64> = p.shares.iter().zip(&fair).map(|(r, f)| r / f).collect();
-            let total = got.max(1) as f64;
+            let total = m.received.iter().sum::<u64>().max(1) as f64;
             println!(
                 "| {x}×C | {name} | {:.3} | {:.0} ({:.2}) | {:.1} ± {:.1} | {} | {:.3} | \
                  {:.3}, {:.0}, {:.1} ± {:.1}, {:.3} |",

@@ -355,6 +355,8 @@ pub struct Measured {
     pub injected: u64,
     /// Frames H3 received, per ingress.
     pub received: [u64; 3],
+    /// The same when the senders stopped (the rest drained the queue).
+    pub received_in_load: [u64; 3],
     pub egress: Cc,
 }
 
@@ -377,15 +379,20 @@ pub fn measure(tesserad: &str, cc: &str, per_host: u64, load: Duration) -> Measu
         lab.ping(h, 3);
     }
     let stop = Arc::new(AtomicBool::new(false));
+    let mark = Arc::new(AtomicBool::new(false));
     let sink = {
-        let stop = stop.clone();
+        let (stop, mark) = (stop.clone(), mark.clone());
         in_netns(lab.ns("h3"), move || {
             let s = std::net::UdpSocket::bind(("0.0.0.0", PORT)).expect("sink");
             s.set_read_timeout(Some(Duration::from_millis(50)))
                 .expect("timeout");
             let mut got = [0u64; 3];
+            let mut at_mark = None;
             let mut buf = [0u8; 2048];
             while !stop.load(Ordering::Relaxed) {
+                if at_mark.is_none() && mark.load(Ordering::Relaxed) {
+                    at_mark = Some(got);
+                }
                 if let Ok((_, from)) = s.recv_from(&mut buf) {
                     if let std::net::IpAddr::V4(a) = from.ip() {
                         let k = usize::from(a.octets()[2]).wrapping_sub(1);
@@ -395,7 +402,7 @@ pub fn measure(tesserad: &str, cc: &str, per_host: u64, load: Duration) -> Measu
                     }
                 }
             }
-            got
+            (got, at_mark.unwrap_or(got))
         })
     };
     std::thread::sleep(Duration::from_millis(200));
@@ -420,14 +427,16 @@ pub fn measure(tesserad: &str, cc: &str, per_host: u64, load: Duration) -> Measu
         })
         .collect();
     let offered: u64 = senders.into_iter().map(|s| s.join().expect("sender")).sum();
+    mark.store(true, Ordering::Relaxed);
     std::thread::sleep(Duration::from_millis(500));
     stop.store(true, Ordering::Relaxed);
-    let received = sink.join().expect("sink");
+    let (received, received_in_load) = sink.join().expect("sink");
     let rep = lab.stop();
     let m = Measured {
         offered,
         injected: rep.iter().take(3).map(|c| c.injected).sum(),
         received,
+        received_in_load,
         egress: rep.into_iter().nth(3).unwrap_or_default(),
     };
     eprintln!("{cc:?}: {m:?} jain {:.3}", jain(&m.received));
