@@ -10,7 +10,9 @@
 //! ccsim's prediction for the same cluster (port-only egress, the same
 //! parameters, constant sources, one round per offered frame).
 //!
-//! `CC_BENCH_SECS` sets the load time per run (default 4).
+//! `CC_BENCH_SECS` sets the load time per run (default 4). The per-ingress
+//! rates at H3 over time, one SVG per scheme at 3 × C, go to
+//! `CC_BENCH_OUT` (default `target/cc-bench`).
 
 #[path = "../tests/cc_lab/mod.rs"]
 mod cc_lab;
@@ -103,6 +105,30 @@ fn predict(name: &str, per_host: f64, secs: f64) -> Pred {
     }
 }
 
+/// Rates at H3 per ingress over time, kpps.
+fn chart(name: &str, series: &[[u64; 3]]) -> String {
+    let bin_s = cc_lab::BIN_MS as f64 / 1e3;
+    let mut c = plot::LineChart::new(
+        &format!("netns cluster, 3 × C = 15 kpps offered, C = 5 kpps: {name}"),
+        "time (s)",
+        "egress TX by ingress (kpps)",
+    );
+    for k in 0..3 {
+        let pts = series
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (i as f64 * bin_s, b[k] as f64 / bin_s / 1e3))
+            .collect();
+        c = c.series(&format!("from ingress {k}"), pts);
+    }
+    let total = series
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (i as f64 * bin_s, b.iter().sum::<u64>() as f64 / bin_s / 1e3))
+        .collect();
+    c.series("total", total).to_svg()
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         println!("cluster_cc: bench");
@@ -118,6 +144,9 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(4);
     let load = Duration::from_secs(secs);
+    let out = std::path::PathBuf::from(
+        std::env::var("CC_BENCH_OUT").unwrap_or_else(|_| "target/cc-bench".into()),
+    );
     println!(
         "| load | scheme | egress TX / C | injected into fabric, pps (of offered) | queue mean ± σ | \
          shares of egress TX | Jain (norm. max-min) | ccsim: TX / C, injected pps, queue, Jain |"
@@ -131,6 +160,11 @@ fn main() {
                 s => format!("congestion_control = \"{s}\"\negress_shape_pps = {C}\n"),
             };
             let m = cc_lab::measure(BIN, &cc, per_host, load);
+            if x == 3 {
+                let _ = std::fs::create_dir_all(&out);
+                let svg = chart(name, &m.series);
+                let _ = std::fs::write(out.join(format!("cc-netns-{name}.svg")), svg);
+            }
             let t = load.as_secs_f64();
             // TX / C over the load window only (what arrived after the
             // senders stopped drained the queue).

@@ -347,6 +347,8 @@ fn in_netns<T: Send + 'static>(
 }
 
 const PORT: u16 = 9000;
+/// Width of the bins of [`Measured::series`], ms.
+pub const BIN_MS: u64 = 50;
 
 /// What one run measured.
 #[derive(Debug)]
@@ -357,6 +359,9 @@ pub struct Measured {
     pub received: [u64; 3],
     /// The same when the senders stopped (the rest drained the queue).
     pub received_in_load: [u64; 3],
+    /// Frames H3 received per ingress in bins of [`BIN_MS`] from the
+    /// sink's start (the senders start 200 ms later).
+    pub series: Vec<[u64; 3]>,
     pub egress: Cc,
 }
 
@@ -380,6 +385,7 @@ pub fn measure(tesserad: &str, cc: &str, per_host: u64, load: Duration) -> Measu
     }
     let stop = Arc::new(AtomicBool::new(false));
     let mark = Arc::new(AtomicBool::new(false));
+    let t0 = Instant::now();
     let sink = {
         let (stop, mark) = (stop.clone(), mark.clone());
         in_netns(lab.ns("h3"), move || {
@@ -387,6 +393,7 @@ pub fn measure(tesserad: &str, cc: &str, per_host: u64, load: Duration) -> Measu
             s.set_read_timeout(Some(Duration::from_millis(50)))
                 .expect("timeout");
             let mut got = [0u64; 3];
+            let mut series: Vec<[u64; 3]> = Vec::new();
             let mut at_mark = None;
             let mut buf = [0u8; 2048];
             while !stop.load(Ordering::Relaxed) {
@@ -398,11 +405,18 @@ pub fn measure(tesserad: &str, cc: &str, per_host: u64, load: Duration) -> Measu
                         let k = usize::from(a.octets()[2]).wrapping_sub(1);
                         if let Some(g) = got.get_mut(k) {
                             *g += 1;
+                            let bin = (t0.elapsed().as_millis() / u128::from(BIN_MS)) as usize;
+                            if series.len() <= bin {
+                                series.resize(bin + 1, [0; 3]);
+                            }
+                            if let Some(b) = series.get_mut(bin).and_then(|b| b.get_mut(k)) {
+                                *b += 1;
+                            }
                         }
                     }
                 }
             }
-            (got, at_mark.unwrap_or(got))
+            (got, at_mark.unwrap_or(got), series)
         })
     };
     std::thread::sleep(Duration::from_millis(200));
@@ -430,13 +444,14 @@ pub fn measure(tesserad: &str, cc: &str, per_host: u64, load: Duration) -> Measu
     mark.store(true, Ordering::Relaxed);
     std::thread::sleep(Duration::from_millis(500));
     stop.store(true, Ordering::Relaxed);
-    let (received, received_in_load) = sink.join().expect("sink");
+    let (received, received_in_load, series) = sink.join().expect("sink");
     let rep = lab.stop();
     let m = Measured {
         offered,
         injected: rep.iter().take(3).map(|c| c.injected).sum(),
         received,
         received_in_load,
+        series,
         egress: rep.into_iter().nth(3).unwrap_or_default(),
     };
     eprintln!("{cc:?}: {m:?} jain {:.3}", jain(&m.received));
