@@ -119,7 +119,6 @@ const INJ_NAMES: [&str; 8] = ["to0", "to1", "to2", "to3", "to4", "to5", "to6", "
 #[derive(Debug)]
 pub struct CcEgress {
     me: u16,
-    scheme: CcScheme,
     queue: VecDeque<Packet>,
     limit: usize,
     shaper: Option<TokenBucket>,
@@ -179,7 +178,6 @@ impl CcEgress {
         let burst = burst.unwrap_or((shape as f64 / 200.0).max(32.0));
         Ok(CcEgress {
             me,
-            scheme: sch,
             queue: VecDeque::with_capacity(limit.min(4096)),
             limit,
             shaper: (shape > 0).then(|| TokenBucket::new(now, shape as f64, burst)),
@@ -328,7 +326,6 @@ impl CcEgress {
         for (name, v) in SRC_NAMES.iter().zip(self.from) {
             f(name, v);
         }
-        let _ = self.scheme;
     }
 }
 
