@@ -109,7 +109,8 @@ const INJ_NAMES: [&str; 8] = ["to0", "to1", "to2", "to3", "to4", "to5", "to6", "
 ///   every source seen (`aimd-rate`), or the price to every source seen
 ///   (`price`).
 /// * Config: `NODE`, `SCHEME none|becn-aimd-weights|price|aimd-rate`,
-///   `SHAPE` pps, `BURST` packets (default SHAPE/200, at least 32),
+///   `SHAPE` pps, `BURST` packets (default SHAPE/200, at least 32: the
+///   5 ms an idle dataplane sleeps in `poll(2)` between ticks),
 ///   `LIMIT` queue length (default 1000), `INTERVAL_US` (default 1000),
 ///   `THRESHOLD` Q packets (default 100), `Q_O` (default 100), `U`
 ///   (default 0.01), `R` (default 5e11), `VNI`.
