@@ -13,6 +13,18 @@
 //! affinity = true                   # flow affinity (100 ms bursts)
 //! fabric_mtu = 1500
 //! port_rate_mbps = 1000             # R of Direct VLB (only with mode = "direct-vlb")
+//! # Internal congestion control (issue 15, docs/cc.md), all optional:
+//! congestion_control = "price"      # none | becn-aimd-weights | price | aimd-rate
+//! egress_shape_pps = 20000          # emulated egress port capacity C (TX shaper), pps
+//! cc_queue_limit = 1000             # egress queue, packets
+//! cc_interval_us = 1000             # control interval
+//! cc_threshold = 100                # Q: BECN above this queue (becn-aimd-weights, aimd-rate)
+//! cc_weight_incr = 20               # weight increment per interval (becn-aimd-weights)
+//! cc_aimd_w_pps = 1308              # W: additive increase per interval (aimd-rate)
+//! cc_aimd_m = 0.5                   # M: multiplicative decrease (aimd-rate)
+//! cc_price_k = 2616                 # K of Eq 6.7 (price)
+//! cc_price_r = 3.4e8                # R of Eq 7.9 (price)
+//! cc_price_q_o = 100                # q_o of Eq 7.9 (price)
 //!
 //! [[cluster.peer]]
 //! node_id = 1
@@ -35,8 +47,36 @@ pub struct RawCluster {
     pub affinity: Option<bool>,
     pub fabric_mtu: Option<i64>,
     pub port_rate_mbps: Option<i64>,
+    pub congestion_control: Option<String>,
+    pub egress_shape_pps: Option<i64>,
+    pub cc_queue_limit: Option<i64>,
+    pub cc_interval_us: Option<i64>,
+    pub cc_threshold: Option<i64>,
+    pub cc_weight_incr: Option<i64>,
+    pub cc_aimd_w_pps: Option<Num>,
+    pub cc_aimd_m: Option<Num>,
+    pub cc_price_k: Option<Num>,
+    pub cc_price_r: Option<Num>,
+    pub cc_price_q_o: Option<Num>,
     #[serde(default)]
     pub peer: Vec<RawPeer>,
+}
+
+/// A TOML number, integer or float.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(untagged)]
+pub enum Num {
+    Int(i64),
+    Float(f64),
+}
+
+impl Num {
+    fn get(self) -> f64 {
+        match self {
+            Num::Int(i) => i as f64,
+            Num::Float(f) => f,
+        }
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -74,7 +114,7 @@ pub struct ClusterPeer {
 }
 
 /// `[cluster]`, validated.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Cluster {
     /// `node_id`: 0..=63, unique in the cluster.
     pub node_id: u16,
@@ -92,6 +132,236 @@ pub struct Cluster {
     pub port_rate_mbps: u32,
     /// `[[cluster.peer]]`, in file order.
     pub peers: Vec<ClusterPeer>,
+    /// Internal congestion control and the egress shaper; `None` when
+    /// neither is configured.
+    pub cc: Option<ClusterCc>,
+}
+
+/// The congestion-control scheme (docs/cc.md).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CcScheme {
+    /// No control (the egress queue and shaper only).
+    None,
+    /// Scheme A: BECN to the last source, AIMD scheduling weights.
+    BecnAimdWeights,
+    /// Scheme B′: the queue-based price of Eq 7.9, Eq 6.7 at the ingress.
+    Price,
+    /// Scheme C: BECN to all sources, AIMD rates.
+    AimdRate,
+}
+
+impl CcScheme {
+    /// The name in the configuration (and the elements' `SCHEME`).
+    pub fn name(self) -> &'static str {
+        match self {
+            CcScheme::None => "none",
+            CcScheme::BecnAimdWeights => "becn-aimd-weights",
+            CcScheme::Price => "price",
+            CcScheme::AimdRate => "aimd-rate",
+        }
+    }
+}
+
+/// `congestion_control` and its parameters, validated. Defaults are the
+/// thesis's constants scaled to C (`egress_shape_pps`, else 764,500
+/// pps): W and K in proportion to C, R to C² (so the loop gain of Eq 6.7
+/// and the stability bound R > C²/(nW) keep their ratio).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClusterCc {
+    /// `congestion_control` (default none).
+    pub scheme: CcScheme,
+    /// `egress_shape_pps`: C, the egress TX shaper (0: none).
+    pub shape_pps: u64,
+    /// `cc_queue_limit` (default 1000).
+    pub queue_limit: u32,
+    /// `cc_interval_us` (default 1000).
+    pub interval_us: u32,
+    /// `cc_threshold`: Q (default 100).
+    pub threshold: u32,
+    /// `cc_weight_incr` (default 20).
+    pub weight_incr: u32,
+    /// `cc_aimd_w_pps`: W.
+    pub aimd_w: f64,
+    /// `cc_aimd_m`: M (default 0.5).
+    pub aimd_m: f64,
+    /// `cc_price_k`: K.
+    pub price_k: f64,
+    /// `cc_price_r`: R.
+    pub price_r: f64,
+    /// `cc_price_q_o`: q_o (default 100).
+    pub price_q_o: f64,
+}
+
+// The thesis's constants (crate cc's params), at its C.
+const THESIS_C: f64 = 764_500.0;
+const THESIS_W: f64 = 50_000.0;
+const THESIS_K: f64 = 100_000.0;
+const THESIS_R: f64 = 5e11;
+
+fn validate_cc(c: &Ctx<'_>, r: &RawCluster) -> R<Option<ClusterCc>> {
+    let scheme = match r.congestion_control.as_deref() {
+        None | Some("none") => CcScheme::None,
+        Some("becn-aimd-weights") => CcScheme::BecnAimdWeights,
+        Some("price") => CcScheme::Price,
+        Some("aimd-rate") => CcScheme::AimdRate,
+        Some(o) => {
+            return Err(c.err(
+                "cluster.congestion_control",
+                format!(
+                    "{o:?}: expected \"none\", \"becn-aimd-weights\", \"price\" or \"aimd-rate\""
+                ),
+            ))
+        }
+    };
+    let int = |key: &str, v: Option<i64>, lo: i64, hi: i64, only: &[CcScheme], def: u64| {
+        let path = format!("cluster.{key}");
+        match v {
+            None => Ok(def),
+            Some(_) if !only.contains(&scheme) => Err(c.err(
+                &path,
+                format!(
+                    "{key} is only used with congestion_control = {}",
+                    only.iter()
+                        .map(|s| format!("{:?}", s.name()))
+                        .collect::<Vec<_>>()
+                        .join(" or ")
+                ),
+            )),
+            Some(n) if (lo..=hi).contains(&n) => Ok(n as u64),
+            Some(n) => Err(c.err(&path, format!("{n}: {key} is {lo}..={hi}"))),
+        }
+    };
+    let real = |key: &str, v: Option<Num>, lo: f64, hi: f64, only: CcScheme, def: f64| {
+        let path = format!("cluster.{key}");
+        match v.map(Num::get) {
+            None => Ok(def),
+            Some(_) if scheme != only => Err(c.err(
+                &path,
+                format!(
+                    "{key} is only used with congestion_control = {:?}",
+                    only.name()
+                ),
+            )),
+            Some(x) if x.is_finite() && x > lo && x <= hi => Ok(x),
+            Some(x) => Err(c.err(&path, format!("{x}: {key} is above {lo}, at most {hi}"))),
+        }
+    };
+    let all = [
+        CcScheme::BecnAimdWeights,
+        CcScheme::Price,
+        CcScheme::AimdRate,
+    ];
+    let shape = match r.egress_shape_pps {
+        None => 0,
+        Some(n) if (1..=100_000_000).contains(&n) => n as u64,
+        Some(n) => {
+            return Err(c.err(
+                "cluster.egress_shape_pps",
+                format!("{n}: the egress shaper is 1..=100000000 pps"),
+            ))
+        }
+    };
+    // The queue the controllers watch is CcEgress's, which only builds up
+    // behind the shaper: the external port's own queue is not monitored.
+    if shape == 0 && scheme != CcScheme::None {
+        return Err(c.err(
+            "cluster.congestion_control",
+            "not supported yet without egress_shape_pps: the egress queue the controllers \
+             watch is the shaper's (the external port's own queue is not monitored)",
+        ));
+    }
+    if shape == 0 && r.cc_queue_limit.is_some() {
+        return Err(c.err(
+            "cluster.cc_queue_limit",
+            "cc_queue_limit bounds the queue of egress_shape_pps, which is not set",
+        ));
+    }
+    let cap = if shape > 0 { shape as f64 } else { THESIS_C };
+    let f = cap / THESIS_C;
+    let queue_limit = int(
+        "cc_queue_limit",
+        r.cc_queue_limit,
+        1,
+        1 << 20,
+        &[
+            CcScheme::None,
+            CcScheme::BecnAimdWeights,
+            CcScheme::Price,
+            CcScheme::AimdRate,
+        ],
+        1000,
+    )?;
+    let cc = ClusterCc {
+        scheme,
+        shape_pps: shape,
+        queue_limit: queue_limit as u32,
+        interval_us: int(
+            "cc_interval_us",
+            r.cc_interval_us,
+            10,
+            1_000_000,
+            &all,
+            1000,
+        )? as u32,
+        threshold: int(
+            "cc_threshold",
+            r.cc_threshold,
+            1,
+            1 << 20,
+            &[CcScheme::BecnAimdWeights, CcScheme::AimdRate],
+            100,
+        )? as u32,
+        weight_incr: int(
+            "cc_weight_incr",
+            r.cc_weight_incr,
+            1,
+            1000,
+            &[CcScheme::BecnAimdWeights],
+            20,
+        )? as u32,
+        aimd_w: real(
+            "cc_aimd_w_pps",
+            r.cc_aimd_w_pps,
+            0.0,
+            1e9,
+            CcScheme::AimdRate,
+            THESIS_W * f,
+        )?,
+        aimd_m: real(
+            "cc_aimd_m",
+            r.cc_aimd_m,
+            0.0,
+            0.999,
+            CcScheme::AimdRate,
+            0.5,
+        )?,
+        price_k: real(
+            "cc_price_k",
+            r.cc_price_k,
+            0.0,
+            1e12,
+            CcScheme::Price,
+            THESIS_K * f,
+        )?,
+        price_r: real(
+            "cc_price_r",
+            r.cc_price_r,
+            0.0,
+            1e20,
+            CcScheme::Price,
+            THESIS_R * f * f,
+        )?,
+        price_q_o: real(
+            "cc_price_q_o",
+            r.cc_price_q_o,
+            0.0,
+            1e6,
+            CcScheme::Price,
+            100.0,
+        )?,
+    };
+    let configured = scheme != CcScheme::None || shape > 0 || r.cc_queue_limit.is_some();
+    Ok(configured.then_some(cc))
 }
 
 /// What the fabric needs of `[dataplane]` (`had_dataplane`: the section
@@ -250,7 +520,9 @@ pub(crate) fn validate(c: &Ctx<'_>, r: &RawCluster) -> R<Cluster> {
             fabric_address: pa,
         });
     }
+    let cc = validate_cc(c, r)?;
     Ok(Cluster {
+        cc,
         node_id: id,
         fabric_address: addr,
         mode,
@@ -382,6 +654,78 @@ mod tests {
         let e =
             crate::parse(&format!("{HEAD}{base}speed = 1\n{PEER}"), "t.toml").expect_err("unknown");
         assert!(e.message.contains("speed"), "{e}");
+    }
+
+    #[test]
+    fn congestion_control_parses_scales_and_refuses_keys_that_would_not_act() {
+        let base = "node_id = 0\nfabric_address = \"198.18.100.1\"\n";
+        let k = |extra: &str| {
+            crate::parse(&format!("{HEAD}{base}{extra}{PEER}"), "t.toml")
+                .expect("valid")
+                .cluster
+                .expect("cluster")
+        };
+        assert_eq!(k("").cc, None);
+        let cc = k("congestion_control = \"price\"\negress_shape_pps = 20000\n")
+            .cc
+            .expect("cc");
+        assert_eq!(
+            (cc.scheme, cc.shape_pps, cc.queue_limit),
+            (CcScheme::Price, 20000, 1000)
+        );
+        // K scales with C, R with C².
+        let f = 20000.0 / THESIS_C;
+        assert!((cc.price_k - THESIS_K * f).abs() < 1e-6);
+        assert!((cc.price_r - THESIS_R * f * f).abs() < 1.0);
+        let cc = k(
+            "congestion_control = \"aimd-rate\"\ncc_aimd_w_pps = 1300\ncc_aimd_m = 0.25\n\
+                    cc_threshold = 50\ncc_interval_us = 500\negress_shape_pps = 1000\n",
+        )
+        .cc
+        .expect("cc");
+        assert_eq!(
+            (
+                cc.aimd_w,
+                cc.aimd_m,
+                cc.threshold,
+                cc.interval_us,
+                cc.shape_pps
+            ),
+            (1300.0, 0.25, 50, 500, 1000)
+        );
+        let cc = k("egress_shape_pps = 5000\n").cc.expect("a shaper alone");
+        assert_eq!(cc.scheme, CcScheme::None);
+        for (body, field) in [
+            (
+                "congestion_control = \"red\"\n",
+                "cluster.congestion_control",
+            ),
+            ("egress_shape_pps = 0\n", "cluster.egress_shape_pps"),
+            ("congestion_control = \"price\"\n", "cluster.congestion_control"),
+            ("cc_queue_limit = 10\n", "cluster.cc_queue_limit"),
+            // Parameters of another scheme (or of none) would do nothing.
+            ("cc_aimd_m = 0.5\n", "cluster.cc_aimd_m"),
+            (
+                "congestion_control = \"price\"\negress_shape_pps = 1\ncc_threshold = 10\n",
+                "cluster.cc_threshold",
+            ),
+            (
+                "congestion_control = \"aimd-rate\"\negress_shape_pps = 1\ncc_price_k = 10\n",
+                "cluster.cc_price_k",
+            ),
+            (
+                "congestion_control = \"aimd-rate\"\negress_shape_pps = 1\ncc_aimd_m = 1.5\n",
+                "cluster.cc_aimd_m",
+            ),
+            (
+                "congestion_control = \"becn-aimd-weights\"\negress_shape_pps = 1\ncc_interval_us = 0\n",
+                "cluster.cc_interval_us",
+            ),
+        ] {
+            let e = crate::parse(&format!("{HEAD}{base}{body}{PEER}"), "t.toml").expect_err(body);
+            assert_eq!(e.field, field, "{body}: {e}");
+            assert!(e.to_string().starts_with("t.toml:1"), "{e}");
+        }
     }
 }
 

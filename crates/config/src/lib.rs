@@ -40,7 +40,9 @@ use std::sync::Arc;
 
 use bgp_policy::ast::PolicyDef;
 
-pub use cluster::{Cluster, ClusterMode, ClusterPeer, FABRIC_PORT, MAX_NODES, MAX_PACKING};
+pub use cluster::{
+    CcScheme, Cluster, ClusterCc, ClusterMode, ClusterPeer, FABRIC_PORT, MAX_NODES, MAX_PACKING,
+};
 pub use dataplane::{Dataplane, DataplaneEngine, DataplaneInterface, DataplaneIo, KernelExport};
 pub use diff::{diff, ReloadPlan};
 pub use locate::Location;

@@ -357,7 +357,8 @@ impl FabricEncap {
 ///
 /// * Ports: 1 input (fabric datagrams); outputs `0..p` the node's
 ///   external ports (frames whose egress is this node, by their port tag;
-///   `anno.nh` = the queue tag, `anno.gw` = the inner IP destination), `p`
+///   `anno.nh` = `cc::source_tag(source node, queue tag)`, `anno.gw` = the
+///   inner IP destination), `p`
 ///   datagrams to forward (this node is the intermediate; transit flag
 ///   cleared, `anno.nh` = the egress node), `p + 1` BECN messages
 ///   (unconnected: dropped and counted).
@@ -424,7 +425,12 @@ enum Act {
     Drop(DropReason),
     Forward(u16),
     Becn,
-    One { hdr: usize, port: u8, queue: u8 },
+    One {
+        hdr: usize,
+        port: u8,
+        queue: u8,
+        source: u16,
+    },
     Many,
 }
 
@@ -503,6 +509,7 @@ impl FabricDecap {
                             hdr: b.len() - f.bytes.len(),
                             port: f.port,
                             queue: f.queue,
+                            source: d.meta.source,
                         },
                         _ => Act::Many,
                     },
@@ -534,12 +541,17 @@ impl FabricDecap {
                     self.forwarded += 1;
                     out.push(self.ports, p);
                 }
-                Act::One { hdr, port, queue } => {
+                Act::One {
+                    hdr,
+                    port,
+                    queue,
+                    source,
+                } => {
                     if u16::from(port) >= self.ports || p.pull_front(hdr).is_err() {
                         out.drop(p, BAD_PORT);
                         continue;
                     }
-                    p.anno.nh = u32::from(queue);
+                    p.anno.nh = crate::cc::source_tag(source, queue);
                     p.anno.gw = inner_dst(p.data());
                     p.anno.l3 = 0;
                     self.delivered += 1;
@@ -558,7 +570,7 @@ impl FabricDecap {
                                 continue;
                             };
                             q.anno.in_port = p.anno.in_port;
-                            q.anno.nh = u32::from(f.queue);
+                            q.anno.nh = crate::cc::source_tag(d.meta.source, f.queue);
                             q.anno.gw = inner_dst(f.bytes);
                             self.delivered += 1;
                             out.push(u16::from(f.port), q);

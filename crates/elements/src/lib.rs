@@ -34,6 +34,7 @@
 
 pub mod args;
 pub mod basic;
+pub mod cc;
 pub mod check;
 pub mod classify;
 pub mod fabric;
@@ -49,6 +50,7 @@ use graph::{Arg, BuildError, DeviceRole, Element, Factory, Output, Ports};
 use pkt::Batch;
 
 pub use basic::{Counter, Discard, FromDevice, PortFilter, Queue, Tee, ToDevice};
+pub use cc::{source_tag, CcEgress, CcIngress, CcScheme};
 pub use check::{CheckIp6Header, CheckIpHeader};
 pub use classify::Classifier;
 pub use fabric::{fabric_tag, FabricDecap, FabricEncap};
@@ -107,6 +109,10 @@ pub enum AnyElement {
     FabricEncap(Box<FabricEncap>),
     /// See [`FabricDecap`].
     FabricDecap(FabricDecap),
+    /// See [`CcEgress`].
+    CcEgress(Box<CcEgress>),
+    /// See [`CcIngress`].
+    CcIngress(Box<CcIngress>),
 }
 
 const fn ports(inputs: u16, outputs: u16) -> Ports {
@@ -142,6 +148,8 @@ impl Element for AnyElement {
             AnyElement::NicBalance(_) => "NICBalance",
             AnyElement::FabricEncap(_) => "FabricEncap",
             AnyElement::FabricDecap(_) => "FabricDecap",
+            AnyElement::CcEgress(_) => "CcEgress",
+            AnyElement::CcIngress(_) => "CcIngress",
         }
     }
 
@@ -162,6 +170,8 @@ impl Element for AnyElement {
             AnyElement::NicBalance(_) => ports(0, 0),
             AnyElement::Tee(e) => ports(1, e.n),
             AnyElement::FabricDecap(e) => ports(1, e.outputs()),
+            AnyElement::CcEgress(_) => ports(1, 2),
+            AnyElement::CcIngress(_) => ports(2, 1),
             AnyElement::CheckIpHeader(_)
             | AnyElement::CheckIp6Header(_)
             | AnyElement::IcmpError(_)
@@ -196,6 +206,8 @@ impl Element for AnyElement {
             AnyElement::Sched(e) => e.process(input, batch, out),
             AnyElement::FabricEncap(e) => e.process(batch, out),
             AnyElement::FabricDecap(e) => e.process(batch, out),
+            AnyElement::CcEgress(e) => e.process(batch, out),
+            AnyElement::CcIngress(e) => e.process(input, batch, out),
             AnyElement::NicBalance(_) => {
                 for p in batch.drain() {
                     out.drop(p, graph::DropReason::UNCONNECTED);
@@ -211,6 +223,7 @@ impl Element for AnyElement {
                 | AnyElement::EtherRewrite(_)
                 | AnyElement::Sched(_)
                 | AnyElement::FabricEncap(_)
+                | AnyElement::CcEgress(_)
         )
     }
 
@@ -220,6 +233,7 @@ impl Element for AnyElement {
             AnyElement::EtherRewrite(e) => e.tick(out),
             AnyElement::Sched(e) => e.tick(out),
             AnyElement::FabricEncap(e) => e.tick(out),
+            AnyElement::CcEgress(e) => e.tick(out),
             _ => {}
         }
     }
@@ -255,6 +269,8 @@ impl Element for AnyElement {
             AnyElement::Sched(e) => e.counters(f),
             AnyElement::FabricEncap(e) => e.counters(f),
             AnyElement::FabricDecap(e) => e.counters(f),
+            AnyElement::CcEgress(e) => e.counters(f),
+            AnyElement::CcIngress(e) => e.counters(f),
             _ => {}
         }
     }
@@ -277,6 +293,8 @@ impl Element for AnyElement {
             AnyElement::Sched(_) => sched::SCHED_DROPS,
             AnyElement::FabricEncap(_) => fabric::ENCAP_DROP_NAMES,
             AnyElement::FabricDecap(_) => fabric::DECAP_DROP_NAMES,
+            AnyElement::CcEgress(_) => cc::EGRESS_DROP_NAMES,
+            AnyElement::CcIngress(_) => cc::INGRESS_DROP_NAMES,
             AnyElement::FromDevice(_)
             | AnyElement::ToDevice(_)
             | AnyElement::Counter(_)
@@ -290,6 +308,7 @@ impl Element for AnyElement {
             AnyElement::Queue(q) => Some(q.len()),
             AnyElement::Sched(s) => Some(s.len()),
             AnyElement::FabricEncap(e) => Some(e.pack_waiting()),
+            AnyElement::CcEgress(e) => Some(e.len()),
             AnyElement::ToDevice(t) => Some(t.tx.len()),
             _ => None,
         }
@@ -373,6 +392,8 @@ impl Factory for Env {
             "NICBalance" => AnyElement::NicBalance(NicBalance::new(args)?),
             "FabricEncap" => AnyElement::FabricEncap(Box::new(FabricEncap::new(args)?)),
             "FabricDecap" => AnyElement::FabricDecap(FabricDecap::new(args)?),
+            "CcEgress" => AnyElement::CcEgress(Box::new(CcEgress::new(args)?)),
+            "CcIngress" => AnyElement::CcIngress(Box::new(CcIngress::new(args)?)),
             other => return Err(BuildError::elem(format!("unknown element class '{other}'"))),
         })
     }

@@ -62,6 +62,35 @@ fn fabric_config(k: &config::Cluster) -> dataplane::FabricConfig {
         mtu: k.fabric_mtu,
         // Mbit/s to bytes/s.
         rate: u64::from(k.port_rate_mbps) * 125_000,
+        cc: k.cc.as_ref().map(fabric_cc),
+    }
+}
+
+/// `congestion_control` and `egress_shape_pps` as the elements' arguments.
+fn fabric_cc(c: &config::ClusterCc) -> dataplane::FabricCc {
+    use config::CcScheme;
+    let mut egress = format!("SHAPE {}, LIMIT {}", c.shape_pps, c.queue_limit);
+    let mut ingress = String::new();
+    let iv = c.interval_us;
+    match c.scheme {
+        CcScheme::None => {}
+        CcScheme::BecnAimdWeights => {
+            egress += &format!(", INTERVAL_US {iv}, THRESHOLD {}", c.threshold);
+            ingress = format!("INTERVAL_US {iv}, INCR {}", c.weight_incr);
+        }
+        CcScheme::AimdRate => {
+            egress += &format!(", INTERVAL_US {iv}, THRESHOLD {}", c.threshold);
+            ingress = format!("INTERVAL_US {iv}, W {}, M {}", c.aimd_w, c.aimd_m);
+        }
+        CcScheme::Price => {
+            egress += &format!(", INTERVAL_US {iv}, Q_O {}, R {}", c.price_q_o, c.price_r);
+            ingress = format!("INTERVAL_US {iv}, K {}", c.price_k);
+        }
+    }
+    dataplane::FabricCc {
+        scheme: c.scheme.name().to_string(),
+        egress,
+        ingress,
     }
 }
 
@@ -140,6 +169,24 @@ pub fn print_report(r: &dataplane::Report) {
         r.fib.kernel_swept,
         r.errors
     );
+    let c = &t.cc;
+    if c.offered + c.egress_in + c.samples > 0 {
+        eprintln!(
+            "cluster-cc: offered={} injected={} signals={} egress_in={} egress_sent={} \
+             egress_dropped={} control_sent={} samples={} queue_mean={:.3} queue_sd={:.3} from={:?}",
+            c.offered,
+            c.injected,
+            c.signals,
+            c.egress_in,
+            c.egress_sent,
+            c.egress_dropped,
+            c.control_sent,
+            c.samples,
+            c.queue_mean_milli as f64 / 1000.0,
+            c.queue_sd_milli as f64 / 1000.0,
+            c.from
+        );
+    }
 }
 
 /// What `[dataplane]` starts next to the daemon.

@@ -48,6 +48,38 @@ pub struct WorkerCounters {
     pub sections: u64,
     /// ICMP time-exceeded errors sent (graph engine).
     pub icmp_errors: u64,
+    /// The cluster's congestion-control elements (`CcIngress`,
+    /// `CcEgress`), when configured.
+    pub cc: CcCounters,
+}
+
+/// Counters of `CcIngress` and `CcEgress` (the cluster runs on one core,
+/// so the queue statistics are that core's).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct CcCounters {
+    /// Frames offered to the fabric (CcIngress).
+    pub offered: u64,
+    /// Frames admitted into the fabric.
+    pub injected: u64,
+    /// Control messages received.
+    pub signals: u64,
+    /// Frames from the fabric into the egress queue (CcEgress), dropped
+    /// ones included.
+    pub egress_in: u64,
+    /// Frames the egress queue released (at most C pps).
+    pub egress_sent: u64,
+    /// Frames dropped at the full egress queue.
+    pub egress_dropped: u64,
+    /// Control messages sent.
+    pub control_sent: u64,
+    /// Queue samples (one per interval with traffic).
+    pub samples: u64,
+    /// Mean sampled queue, packets × 1000.
+    pub queue_mean_milli: u64,
+    /// Its standard deviation, packets × 1000.
+    pub queue_sd_milli: u64,
+    /// Frames into the egress queue per source node 0..8.
+    pub from: [u64; 8],
 }
 
 impl WorkerCounters {
@@ -70,6 +102,23 @@ impl WorkerCounters {
         f(&mut self.learn_dropped, o.learn_dropped);
         f(&mut self.sections, o.sections);
         f(&mut self.icmp_errors, o.icmp_errors);
+        let (c, d) = (&mut self.cc, &o.cc);
+        f(&mut c.offered, d.offered);
+        f(&mut c.injected, d.injected);
+        f(&mut c.signals, d.signals);
+        f(&mut c.egress_in, d.egress_in);
+        f(&mut c.egress_sent, d.egress_sent);
+        f(&mut c.egress_dropped, d.egress_dropped);
+        f(&mut c.control_sent, d.control_sent);
+        if d.samples > c.samples {
+            // One core runs the cluster: keep its queue statistics.
+            c.samples = d.samples;
+            c.queue_mean_milli = d.queue_mean_milli;
+            c.queue_sd_milli = d.queue_sd_milli;
+        }
+        for (a, b) in c.from.iter_mut().zip(d.from) {
+            *a += b;
+        }
     }
 }
 
@@ -131,6 +180,22 @@ pub struct FabricConfig {
     pub mtu: u16,
     /// R, the external line rate in bytes per second (Direct VLB's R/N).
     pub rate: u64,
+    /// Internal congestion control and the egress shaper (issue 15):
+    /// `CcEgress` after `FabricDecap`, `CcIngress` before `FabricEncap`.
+    pub cc: Option<FabricCc>,
+}
+
+/// Arguments of the congestion-control elements, beyond the `NODE`,
+/// `SCHEME` and `PEER`s the graph builder adds (see
+/// `elements::CcEgress` and `elements::CcIngress`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FabricCc {
+    /// `SCHEME`: none, becn-aimd-weights, price or aimd-rate.
+    pub scheme: String,
+    /// More `CcEgress` arguments (`SHAPE 20000, LIMIT 1000, ...`).
+    pub egress: String,
+    /// More `CcIngress` arguments (`W 1300, M 0.5, ...`).
+    pub ingress: String,
 }
 
 impl FabricConfig {

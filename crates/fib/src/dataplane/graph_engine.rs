@@ -260,6 +260,11 @@ pub fn graph_config(ports: &[GraphPort], devs: &[&str], engine: Engine) -> Strin
 ///     [1] in transit (this node is the intermediate) -> ToDevice(fabric)
 /// ```
 ///
+/// With congestion control (`FabricConfig::cc`), `CcIngress` sits in
+/// front of `FabricEncap` (its control input fed by `FabricDecap [2]`)
+/// and `CcEgress` after `FabricDecap [0]` (its control output to the
+/// fabric).
+///
 /// A route whose next hop is a peer's fabric address resolves to the
 /// fabric port with that address as gateway; FabricEncap maps it to the
 /// node. The egress looks the destination up in its own tables (the
@@ -357,17 +362,54 @@ pub fn graph_config_with(
         for (id, a) in &f.peers {
             let _ = write!(args, ", PEER {id} {}", a.ip());
         }
+        // With congestion control: rt -> CcIngress -> fenc, fdec [0] ->
+        // CcEgress -> fcl, CcEgress's control messages to the fabric, and
+        // those received (fdec [2]) to CcIngress's control input. Declared
+        // here, connected to fenc, fdec and tofab below.
+        let (to_enc, from_dec) = match &f.cc {
+            None => ("fenc", "fdec [0]"),
+            Some(cc) => {
+                let mut peers = String::new();
+                for (id, a) in &f.peers {
+                    let _ = write!(peers, ", PEER {id} {}", a.ip());
+                }
+                let extra = |x: &str| {
+                    if x.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", {x}")
+                    }
+                };
+                let _ = writeln!(
+                    s,
+                    "cci :: CcIngress(NODE {}, SCHEME {}{peers}{});\n\
+                     cce :: CcEgress(NODE {}, SCHEME {}{});",
+                    f.node,
+                    cc.scheme,
+                    extra(&cc.ingress),
+                    f.node,
+                    cc.scheme,
+                    extra(&cc.egress)
+                );
+                ("cci", "fdec [0] -> cce; cce [0]")
+            }
+        };
         let _ = writeln!(
             s,
             "fenc :: FabricEncap({args}); tofab :: ToDevice({dev});\n\
-             rt4 [{n}] -> fenc; rt6 [{n}] -> fenc; fenc -> tofab;\n\
+             rt4 [{n}] -> {to_enc}; rt6 [{n}] -> {to_enc}; fenc -> tofab;\n\
              fin :: FromDevice({dev}); fdec :: FabricDecap(NODE {}, PORTS 1, NODES {});\n\
-             fin -> fdec; fdec [0] -> fcl :: Classifier(ip, ip6, -);\n\
+             fin -> fdec; {from_dec} -> fcl :: Classifier(ip, ip6, -);\n\
              fcl [0] -> CheckIpHeader -> rt4; fcl [1] -> CheckIp6Header -> rt6; fcl [2] -> Discard;\n\
              fdec [1] -> tofab;",
             f.node,
             f.nodes()
         );
+        if f.cc.is_some() {
+            // Connected once fenc, fdec and tofab exist (a name is
+            // declared before it is used).
+            let _ = writeln!(s, "cci -> fenc; fdec [2] -> [1] cci; cce [1] -> tofab;");
+        }
     }
     s
 }
@@ -563,6 +605,32 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
                 "icmp_errors" => c.icmp_errors += v,
                 _ => {}
             });
+            match e.class() {
+                "CcIngress" => e.counters(&mut |k, v| match k {
+                    "offered" => c.cc.offered += v,
+                    "injected" => c.cc.injected += v,
+                    "signals" => c.cc.signals += v,
+                    _ => {}
+                }),
+                "CcEgress" => {
+                    c.cc.egress_dropped = g.dropped_at("cce", "queue_full").unwrap_or(0);
+                    e.counters(&mut |k, v| match k {
+                        "enqueued" => c.cc.egress_in += v,
+                        "sent" => c.cc.egress_sent += v,
+                        "control_sent" => c.cc.control_sent += v,
+                        "samples" => c.cc.samples = v,
+                        "queue_mean_milli" => c.cc.queue_mean_milli = v,
+                        "queue_sd_milli" => c.cc.queue_sd_milli = v,
+                        k => {
+                            let i = k.strip_prefix("from").and_then(|n| n.parse::<usize>().ok());
+                            if let Some(x) = i.and_then(|i| c.cc.from.get_mut(i)) {
+                                *x += v;
+                            }
+                        }
+                    });
+                }
+                _ => {}
+            }
             // Every IPv6 packet passes one header check.
             if e.class() == "CheckIp6Header" {
                 c.ipv6 += st.rx;

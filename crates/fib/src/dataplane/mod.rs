@@ -45,7 +45,7 @@ use lpm::publish::{left_right, Writer};
 use crate::kernel::{self, KernelConfig};
 use crate::resolve::{Change, Fib, FibStats, PortSpec};
 use crate::table::FibTables;
-pub use common::{Engine, FabricConfig, Learned, LoopConfig, PortInfo, WorkerCounters};
+pub use common::{Engine, FabricCc, FabricConfig, Learned, LoopConfig, PortInfo, WorkerCounters};
 pub use graph_engine::{GraphPort, GraphWorker, LiveTable};
 
 /// What a worker thread needs besides its sockets.
