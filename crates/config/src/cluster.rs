@@ -13,6 +13,8 @@
 //! affinity = true                   # flow affinity (100 ms bursts)
 //! fabric_mtu = 1500
 //! port_rate_mbps = 1000             # R of Direct VLB (only with mode = "direct-vlb")
+//! bfd_min_tx = 10                   # ms, BFD to every peer (liveness)
+//! bfd_multiplier = 3
 //!
 //! [[cluster.peer]]
 //! node_id = 1
@@ -37,6 +39,8 @@ pub struct RawCluster {
     pub port_rate_mbps: Option<i64>,
     #[serde(default)]
     pub peer: Vec<RawPeer>,
+    pub bfd_min_tx: Option<i64>,
+    pub bfd_multiplier: Option<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -92,6 +96,12 @@ pub struct Cluster {
     pub port_rate_mbps: u32,
     /// `[[cluster.peer]]`, in file order.
     pub peers: Vec<ClusterPeer>,
+    /// `bfd_min_tx`, ms, 1..=60000 (default 10): Desired Min TX and
+    /// Required Min RX of the BFD session tesserad runs to every peer's
+    /// fabric address (liveness, `Dataplane::set_node_live`).
+    pub bfd_min_tx_ms: u32,
+    /// `bfd_multiplier`, 1..=255 (default 3): its Detect Mult.
+    pub bfd_multiplier: u8,
 }
 
 /// What the fabric needs of `[dataplane]` (`had_dataplane`: the section
@@ -250,7 +260,29 @@ pub(crate) fn validate(c: &Ctx<'_>, r: &RawCluster) -> R<Cluster> {
             fabric_address: pa,
         });
     }
+    let bfd_min_tx_ms = match r.bfd_min_tx {
+        None => 10,
+        Some(n) if (1..=60_000).contains(&n) => n as u32,
+        Some(n) => {
+            return Err(c.err(
+                "cluster.bfd_min_tx",
+                format!("{n}: the BFD interval is 1..=60000 ms"),
+            ))
+        }
+    };
+    let bfd_multiplier = match r.bfd_multiplier {
+        None => 3,
+        Some(n) if (1..=255).contains(&n) => n as u8,
+        Some(n) => {
+            return Err(c.err(
+                "cluster.bfd_multiplier",
+                format!("{n}: the BFD multiplier is 1..=255"),
+            ))
+        }
+    };
     Ok(Cluster {
+        bfd_min_tx_ms,
+        bfd_multiplier,
         node_id: id,
         fabric_address: addr,
         mode,
@@ -290,6 +322,7 @@ mod tests {
             ),
             (ClusterMode::Direct, 16, true, 1500, 1000)
         );
+        assert_eq!((k.bfd_min_tx_ms, k.bfd_multiplier), (10, 3));
         assert_eq!(
             k.peers,
             vec![ClusterPeer {
@@ -298,7 +331,7 @@ mod tests {
             }]
         );
         let c = crate::parse(
-            &format!("{HEAD}node_id = 5\nfabric_address = \"127.0.0.1:16081\"\nmode = \"direct-vlb\"\npacking = 1\naffinity = false\nfabric_mtu = 9000\nport_rate_mbps = 10000\n[[cluster.peer]]\nnode_id = 1\nfabric_address = \"127.0.0.1:16082\"\n"),
+            &format!("{HEAD}node_id = 5\nfabric_address = \"127.0.0.1:16081\"\nmode = \"direct-vlb\"\npacking = 1\naffinity = false\nfabric_mtu = 9000\nport_rate_mbps = 10000\nbfd_min_tx = 100\nbfd_multiplier = 5\n[[cluster.peer]]\nnode_id = 1\nfabric_address = \"127.0.0.1:16082\"\n"),
             "t.toml",
         )
         .expect("valid");
@@ -314,6 +347,7 @@ mod tests {
             ),
             (5, ClusterMode::DirectVlb, 1, false, 9000, 10000)
         );
+        assert_eq!((k.bfd_min_tx_ms, k.bfd_multiplier), (100, 5));
         assert!(
             crate::parse(HEAD.trim_end_matches("\n[cluster]\n"), "t.toml")
                 .expect("valid")
@@ -340,6 +374,12 @@ mod tests {
             ),
             (&format!("{base}mode = \"ecmp\"\n"), "cluster.mode", 13),
             (&format!("{base}packing = 0\n"), "cluster.packing", 13),
+            (&format!("{base}bfd_min_tx = 0\n"), "cluster.bfd_min_tx", 13),
+            (
+                &format!("{base}bfd_multiplier = 256\n"),
+                "cluster.bfd_multiplier",
+                13,
+            ),
             (&format!("{base}packing = 30\n"), "cluster.packing", 13),
             (
                 &format!("{base}fabric_mtu = 100\n"),

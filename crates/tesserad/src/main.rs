@@ -1,8 +1,10 @@
 //! tesserad: the Tessera BGP daemon. Wiring only: arguments, logging, and a
 //! call into `bgp_speaker::daemon`; with a `[dataplane]` section, also the
-//! forwarding plane of crate `fib` (see `dataplane.rs`).
+//! forwarding plane of crate `fib` (see `dataplane.rs`); with `[cluster]`,
+//! BFD to the other nodes driving the fabric's live set (`liveness.rs`).
 
 mod dataplane;
+mod liveness;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -83,11 +85,26 @@ fn main() -> ExitCode {
         ..Default::default()
     };
     let mut running = None;
+    let mut live_thread = None;
     if let Some(d) = &dp {
         match dataplane::start(d, cluster.as_ref(), args.graceful_restart) {
             Ok((r, tx)) => {
                 hooks.best_feed = Some(tx);
                 hooks.forwarding_kept = Some(dataplane::forwarding_kept(d, &r));
+                // Config validation: `[cluster]` runs in this process.
+                if let (Some(k), dataplane::Running::InProcess(dp)) = (&cluster, &r) {
+                    match liveness::start(k, dp.clone()) {
+                        Ok((events, h)) => {
+                            hooks.bfd_events = Some(events);
+                            hooks.bfd_sessions = liveness::sessions(k);
+                            live_thread = Some(h);
+                        }
+                        Err(e) => {
+                            eprintln!("tesserad: cluster liveness: {e}");
+                            return ExitCode::FAILURE;
+                        }
+                    }
+                }
                 running = Some(r);
             }
             Err(e) => {
@@ -102,8 +119,16 @@ fn main() -> ExitCode {
         bgp_speaker::daemon::run_with(&args.config, args.log.as_deref(), hooks)
     }))
     .unwrap_or_else(|_| Err("the daemon panicked".into()));
+    // The daemon's BFD senders are gone with it: the liveness thread
+    // ends and lets go of the dataplane.
+    if let Some(h) = live_thread {
+        let _ = h.join();
+    }
     if let Some(dataplane::Running::InProcess(dp)) = running {
-        dataplane::print_report(&dp.stop());
+        match std::sync::Arc::try_unwrap(dp) {
+            Ok(dp) => dataplane::print_report(&dp.stop()),
+            Err(_) => eprintln!("tesserad: the dataplane is still shared; no report"),
+        }
     }
     match r {
         Ok(()) => ExitCode::SUCCESS,

@@ -181,7 +181,7 @@ impl Lab {
              [dataplane]\nio = \"af_packet\"\n\n\
              [[dataplane.interface]]\nname = \"x0\"\naddresses = [\"198.18.{k}.1/24\"]\n\n\
              [cluster]\nnode_id = {me}\nfabric_address = \"198.18.100.{k}\"\nmode = \"{mode}\"\n\
-             packing = 8\naffinity = {affinity}\n",
+             packing = 8\naffinity = {affinity}\nbfd_min_tx = 100\n",
             self.dir.join(format!("n{me}.sock")).display(),
         );
         for j in (0..self.n).filter(|&j| j != me) {
