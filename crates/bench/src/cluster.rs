@@ -17,7 +17,8 @@
 //! host's data address as next hop. Nodes 1 and 2 are iBGP route
 //! reflectors (RFC 4456), the others their clients; every iBGP session has
 //! BFD fast fall-over and no graceful restart (a dead node's routes must
-//! go at once). Each node originates its data subnets (`[[static]]`,
+//! go at once), and only its lower-numbered end connects (no connection
+//! collisions when BFD restarts both ends at once). Each node originates its data subnets (`[[static]]`,
 //! next hop = its fabric address).
 //!
 //! Everything created is listed in the state file (`<dir>/state`) before
@@ -196,10 +197,11 @@ impl Plan {
             t += &format!(
                 "[[neighbor]]\nname = \"node{j}\"\naddress = \"{}\"\nlocal_address = \"{f}\"\n\
                  remote_as = {CLUSTER_AS}\nhold_time = 9\nconnect_retry = 1\n\
-                 graceful_restart = false\nroute_reflector_client = {}\n\
+                 graceful_restart = false\nroute_reflector_client = {}\nconnection = \"{}\"\n\
                  bfd = true\nbfd_min_tx = {b}\nbfd_min_rx = {b}\nbfd_multiplier = 3\n\n",
                 Self::fabric_addr(j),
                 Self::rr(k) && !Self::rr(j),
+                if j < k { "passive" } else { "both" },
                 b = self.bfd_ms
             );
         }

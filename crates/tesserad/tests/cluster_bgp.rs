@@ -10,8 +10,12 @@
 //!
 //! Every node runs tesserad with `[cluster]` (BFD to every peer's fabric
 //! address, 100 ms x 3) and iBGP over the fabric addresses: A and B are
-//! route reflectors (RFC 4456), C is the client of both; every iBGP
-//! neighbour has `bfd = true` (fast fall-over). Each node originates its
+//! route reflectors (RFC 4456), C is the client of both; the iBGP
+//! neighbours of A and B have `bfd = true` (fast fall-over), C's have no
+//! `bfd` (its cluster liveness sessions must survive that). Of each iBGP
+//! pair, only the lower node connects (the other is passive): when BFD
+//! brings both ends' sessions back at the same instant, a connection
+//! collision (RFC 4271 §6.8) could otherwise leave both waiting. Each node originates its
 //! external subnet (`[[static]]`, next hop = its fabric address, the
 //! session's address). BIRD, B's eBGP neighbour, announces 198.19.2.0/24
 //! with next hop H2 (on B's external subnet); A learns it over iBGP with
@@ -199,9 +203,23 @@ impl Cluster {
                 t += &format!(
                     "[[neighbor]]\nname = \"node{j}\"\naddress = \"198.18.100.{j}\"\n\
                      local_address = \"198.18.100.{k}\"\nremote_as = 65000\nhold_time = 9\n\
-                     connect_retry = 1\ngraceful_restart = false\nroute_reflector_client = {}\nbfd = true\n\
-                     bfd_min_tx = {BFD_MS}\nbfd_min_rx = {BFD_MS}\nbfd_multiplier = {BFD_MULT}\n\n",
-                    rr(k) && !rr(j)
+                     connect_retry = 1\ngraceful_restart = false\nroute_reflector_client = {}\n\
+                     connection = \"{}\"\n{}\n",
+                    rr(k) && !rr(j),
+                    // The lower node opens the connection: no collision
+                    // when both ends restart their sessions at once.
+                    if j < k { "passive" } else { "both" },
+                    // C's own neighbours have no `bfd`: its liveness
+                    // sessions (the cluster's, at the same addresses)
+                    // must stay without a BGP owner.
+                    if k == 3 {
+                        String::new()
+                    } else {
+                        format!(
+                            "bfd = true\nbfd_min_tx = {BFD_MS}\nbfd_min_rx = {BFD_MS}\n\
+                             bfd_multiplier = {BFD_MULT}\n"
+                        )
+                    }
                 );
             }
         }
@@ -232,9 +250,14 @@ impl Cluster {
     /// Waits until A's log shows node 1 marked `state` `times` times;
     /// the time it took from `t0`.
     fn wait_live_line(&self, state: &str, times: usize, t0: Instant) -> Duration {
-        let log = self.lab.path("n1.out");
+        self.wait_live_line_at(1, state, times, t0)
+    }
+
+    /// [`Self::wait_live_line`] in node `k`'s log.
+    fn wait_live_line_at(&self, k: usize, state: &str, times: usize, t0: Instant) -> Duration {
+        let log = self.lab.path(&format!("n{k}.out"));
         let line = format!("cluster: node 1 (198.18.100.2) {state}");
-        self.lab.wait(10, &format!("A to log {line:?}"), || {
+        self.lab.wait(10, &format!("node {k} to log {line:?}"), || {
             let t = std::fs::read_to_string(&log).unwrap_or_default();
             Ok((t.matches(&line).count() >= times).then(|| t0.elapsed()))
         })
@@ -342,6 +365,9 @@ fn routes_cross_the_cluster_by_ibgp_and_a_dead_node_is_withdrawn_by_bfd() {
         c.lab.context()
     );
     c.wait_route(3, "198.19.2.0/24", false, 5);
+    // C, whose neighbours have no `bfd`, still followed B by BFD.
+    let c_down = c.wait_live_line_at(3, "down", 1, t0);
+    assert!(c_down <= bound, "C marked node 1 down after {c_down:?}");
     // A and C still forward to each other.
     c.ping(1, "198.18.3.2", 5, 10);
     c.ping(3, "198.18.1.2", 5, 10);
