@@ -9,10 +9,11 @@
 //!
 //! Each node runs tesserad with its own dataplane (AF_PACKET on `x0`,
 //! which has no kernel address; kernel forwarding off) and `[cluster]`
-//! with the others as peers; the fabric, a Linux bridge, carries only the
+//! with the others as peers (BFD between the fabric addresses at 100 ms:
+//! a peer counts as live once its session is Up); the fabric, a Linux bridge, carries only the
 //! kernel's UDP between the fabric addresses. Static routes send the
 //! other nodes' external subnets via their fabric addresses (standing in
-//! for iBGP, which is not wired yet). Pings between hosts on different
+//! for iBGP; `cluster_bgp.rs` carries them by iBGP). Pings between hosts on different
 //! nodes enter one node's external port, cross the fabric as GENEVE
 //! (through a random intermediate under VLB) and leave another's. tshark,
 //! capturing on the bridge, decodes the datagrams as GENEVE with the inner
