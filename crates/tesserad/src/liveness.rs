@@ -8,6 +8,7 @@
 //! iBGP session to a peer is torn down by the same BFD session when that
 //! neighbour has `bfd = true` (fast fall-over, in `bgp_speaker::bfd`).
 
+use std::io::Write;
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -73,11 +74,14 @@ pub fn start(
             while let Some(ev) = rx.blocking_recv() {
                 if let Some((node, live)) = change(&k, &ev) {
                     dp.set_node_live(node, live);
-                    eprintln!(
-                        "cluster: node {node} ({}) {}",
+                    // One write(2), so the line never interleaves with the
+                    // log's (tests and operators grep for it).
+                    let line = format!(
+                        "cluster: node {node} ({}) {}\n",
                         ev.peer,
                         if live { "up" } else { "down" }
                     );
+                    let _ = std::io::stderr().write_all(line.as_bytes());
                 }
             }
         })
