@@ -11,7 +11,6 @@
 use std::io::Write;
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use ::bfd::State;
@@ -57,15 +56,17 @@ fn node_of(k: &config::Cluster, a: IpAddr) -> Option<u16> {
 }
 
 /// Marks every peer dead, then follows the BFD events until the daemon
-/// drops its senders. Returns the events' sender for the daemon's hooks
-/// and the thread.
+/// drops its senders or the dataplane is gone. Returns the events' sender
+/// for the daemon's hooks. The thread holds the dataplane weakly, so the
+/// daemon's shutdown never waits for it.
 pub fn start(
     k: &config::Cluster,
-    dp: Arc<fib::dataplane::Dataplane>,
-) -> Result<(mpsc::UnboundedSender<BfdEvent>, JoinHandle<()>), String> {
+    dp: &Arc<fib::dataplane::Dataplane>,
+) -> Result<mpsc::UnboundedSender<BfdEvent>, String> {
     for p in &k.peers {
         dp.set_node_live(p.node_id, false);
     }
+    let dp = Arc::downgrade(dp);
     let (tx, mut rx) = mpsc::unbounded_channel::<BfdEvent>();
     let k = k.clone();
     let h = std::thread::Builder::new()
@@ -73,6 +74,7 @@ pub fn start(
         .spawn(move || {
             while let Some(ev) = rx.blocking_recv() {
                 if let Some((node, live)) = change(&k, &ev) {
+                    let Some(dp) = dp.upgrade() else { return };
                     dp.set_node_live(node, live);
                     // One write(2), so the line never interleaves with the
                     // log's (tests and operators grep for it).
@@ -86,7 +88,8 @@ pub fn start(
             }
         })
         .map_err(|e| e.to_string())?;
-    Ok((tx, h))
+    drop(h);
+    Ok(tx)
 }
 
 #[cfg(test)]

@@ -85,7 +85,6 @@ fn main() -> ExitCode {
         ..Default::default()
     };
     let mut running = None;
-    let mut live_thread = None;
     if let Some(d) = &dp {
         match dataplane::start(d, cluster.as_ref(), args.graceful_restart) {
             Ok((r, tx)) => {
@@ -93,11 +92,10 @@ fn main() -> ExitCode {
                 hooks.forwarding_kept = Some(dataplane::forwarding_kept(d, &r));
                 // Config validation: `[cluster]` runs in this process.
                 if let (Some(k), dataplane::Running::InProcess(dp)) = (&cluster, &r) {
-                    match liveness::start(k, dp.clone()) {
-                        Ok((events, h)) => {
+                    match liveness::start(k, dp) {
+                        Ok(events) => {
                             hooks.bfd_events = Some(events);
                             hooks.bfd_sessions = liveness::sessions(k);
-                            live_thread = Some(h);
                         }
                         Err(e) => {
                             eprintln!("tesserad: cluster liveness: {e}");
@@ -119,15 +117,13 @@ fn main() -> ExitCode {
         bgp_speaker::daemon::run_with(&args.config, args.log.as_deref(), hooks)
     }))
     .unwrap_or_else(|_| Err("the daemon panicked".into()));
-    // The daemon's BFD senders are gone with it: the liveness thread
-    // ends and lets go of the dataplane.
-    if let Some(h) = live_thread {
-        let _ = h.join();
-    }
     if let Some(dataplane::Running::InProcess(dp)) = running {
+        // The liveness thread holds it only weakly (an upgrade lasts one
+        // set_node_live): stop it here, or, in that instant, when the
+        // thread lets go (Drop stops it, without the report).
         match std::sync::Arc::try_unwrap(dp) {
-            Ok(dp) => dataplane::print_report(&dp.stop()),
-            Err(_) => eprintln!("tesserad: the dataplane is still shared; no report"),
+            Ok(d) => dataplane::print_report(&d.stop()),
+            Err(_) => eprintln!("tesserad: dataplane busy with a liveness change; no report"),
         }
     }
     match r {
