@@ -25,8 +25,8 @@ pub enum ClusterCommand {
         /// Load balancing over the fabric: direct, vlb, direct-vlb.
         #[arg(long, default_value = "direct")]
         mode: String,
-        /// BFD interval between the nodes, ms (multiplier 3). The issue's
-        /// 10 ms needs a core per node; 100 ms suits a shared machine.
+        /// BFD interval between the nodes, ms (multiplier 3); 100 leaves
+        /// margin when other work loads the cores (`[cluster]` default: 10).
         #[arg(long, default_value_t = 100)]
         bfd_ms: u32,
         /// Prefix of the namespace names.
