@@ -23,6 +23,7 @@
 //! to every figure; generator sessions are IPv4 (RIB dumps replay their
 //! IPv4 routes only; traces carry IPv6 routes over IPv4 sessions).
 
+pub mod cluster;
 pub mod daemons;
 mod error;
 pub mod netns;

@@ -25,6 +25,8 @@
 //! cc_price_k = 2616                 # K of Eq 6.7 (price)
 //! cc_price_r = 3.4e8                # R of Eq 7.9 (price)
 //! cc_price_q_o = 100                # q_o of Eq 7.9 (price)
+//! bfd_min_tx = 10                   # ms, BFD to every peer (liveness)
+//! bfd_multiplier = 3
 //!
 //! [[cluster.peer]]
 //! node_id = 1
@@ -60,6 +62,8 @@ pub struct RawCluster {
     pub cc_price_q_o: Option<Num>,
     #[serde(default)]
     pub peer: Vec<RawPeer>,
+    pub bfd_min_tx: Option<i64>,
+    pub bfd_multiplier: Option<i64>,
 }
 
 /// A TOML number, integer or float.
@@ -132,6 +136,12 @@ pub struct Cluster {
     pub port_rate_mbps: u32,
     /// `[[cluster.peer]]`, in file order.
     pub peers: Vec<ClusterPeer>,
+    /// `bfd_min_tx`, ms, 1..=60000 (default 10): Desired Min TX and
+    /// Required Min RX of the BFD session tesserad runs to every peer's
+    /// fabric address (liveness, `Dataplane::set_node_live`).
+    pub bfd_min_tx_ms: u32,
+    /// `bfd_multiplier`, 1..=255 (default 3): its Detect Mult.
+    pub bfd_multiplier: u8,
     /// Internal congestion control and the egress shaper; `None` when
     /// neither is configured.
     pub cc: Option<ClusterCc>,
@@ -520,9 +530,31 @@ pub(crate) fn validate(c: &Ctx<'_>, r: &RawCluster) -> R<Cluster> {
             fabric_address: pa,
         });
     }
+    let bfd_min_tx_ms = match r.bfd_min_tx {
+        None => 10,
+        Some(n) if (1..=60_000).contains(&n) => n as u32,
+        Some(n) => {
+            return Err(c.err(
+                "cluster.bfd_min_tx",
+                format!("{n}: the BFD interval is 1..=60000 ms"),
+            ))
+        }
+    };
+    let bfd_multiplier = match r.bfd_multiplier {
+        None => 3,
+        Some(n) if (1..=255).contains(&n) => n as u8,
+        Some(n) => {
+            return Err(c.err(
+                "cluster.bfd_multiplier",
+                format!("{n}: the BFD multiplier is 1..=255"),
+            ))
+        }
+    };
     let cc = validate_cc(c, r)?;
     Ok(Cluster {
         cc,
+        bfd_min_tx_ms,
+        bfd_multiplier,
         node_id: id,
         fabric_address: addr,
         mode,
@@ -562,6 +594,7 @@ mod tests {
             ),
             (ClusterMode::Direct, 16, true, 1500, 1000)
         );
+        assert_eq!((k.bfd_min_tx_ms, k.bfd_multiplier), (10, 3));
         assert_eq!(
             k.peers,
             vec![ClusterPeer {
@@ -570,7 +603,7 @@ mod tests {
             }]
         );
         let c = crate::parse(
-            &format!("{HEAD}node_id = 5\nfabric_address = \"127.0.0.1:16081\"\nmode = \"direct-vlb\"\npacking = 1\naffinity = false\nfabric_mtu = 9000\nport_rate_mbps = 10000\n[[cluster.peer]]\nnode_id = 1\nfabric_address = \"127.0.0.1:16082\"\n"),
+            &format!("{HEAD}node_id = 5\nfabric_address = \"127.0.0.1:16081\"\nmode = \"direct-vlb\"\npacking = 1\naffinity = false\nfabric_mtu = 9000\nport_rate_mbps = 10000\nbfd_min_tx = 100\nbfd_multiplier = 5\n[[cluster.peer]]\nnode_id = 1\nfabric_address = \"127.0.0.1:16082\"\n"),
             "t.toml",
         )
         .expect("valid");
@@ -586,6 +619,7 @@ mod tests {
             ),
             (5, ClusterMode::DirectVlb, 1, false, 9000, 10000)
         );
+        assert_eq!((k.bfd_min_tx_ms, k.bfd_multiplier), (100, 5));
         assert!(
             crate::parse(HEAD.trim_end_matches("\n[cluster]\n"), "t.toml")
                 .expect("valid")
@@ -612,6 +646,12 @@ mod tests {
             ),
             (&format!("{base}mode = \"ecmp\"\n"), "cluster.mode", 13),
             (&format!("{base}packing = 0\n"), "cluster.packing", 13),
+            (&format!("{base}bfd_min_tx = 0\n"), "cluster.bfd_min_tx", 13),
+            (
+                &format!("{base}bfd_multiplier = 256\n"),
+                "cluster.bfd_multiplier",
+                13,
+            ),
             (&format!("{base}packing = 30\n"), "cluster.packing", 13),
             (
                 &format!("{base}fabric_mtu = 100\n"),

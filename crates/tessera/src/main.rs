@@ -44,6 +44,12 @@ enum Command {
         #[command(subcommand)]
         command: cmd::cc::CcCommand,
     },
+    /// A cluster router in network namespaces: `cluster up N`,
+    /// `cluster status`, `cluster down`.
+    Cluster {
+        #[command(subcommand)]
+        command: cmd::cluster::ClusterCommand,
+    },
     /// Daemon commands over tesserad's control socket, in BIRD's words.
     #[command(flatten)]
     Ctl(cmd::ctl::CtlCommand),
@@ -83,6 +89,7 @@ fn main() -> ExitCode {
         Command::Bench(a) => cmd::bench::run(a),
         Command::Sim { command } => cmd::sim::run(command),
         Command::Cc { command } => cmd::cc::run(command),
+        Command::Cluster { command } => cmd::cluster::run(command),
         Command::Mrt { command } => match command {
             MrtCommand::Dump(a) => cmd::mrt_dump::run(a),
             MrtCommand::Stats(a) => cmd::mrt_stats::run(a),

@@ -191,8 +191,8 @@ pub fn print_report(r: &dataplane::Report) {
 
 /// What `[dataplane]` starts next to the daemon.
 pub enum Running {
-    /// Forwarding in this process.
-    InProcess(dataplane::Dataplane),
+    /// Forwarding in this process (shared with the cluster's liveness).
+    InProcess(std::sync::Arc<dataplane::Dataplane>),
     /// Serving the feed socket to a separate dataplane process.
     Feed,
 }
@@ -226,7 +226,7 @@ pub fn start(
         let (v4, v6) = dp.fib_report().kernel_adopted;
         eprintln!("dataplane: graceful restart, kept {v4} IPv4 and {v6} IPv6 kernel routes");
     }
-    Ok((Running::InProcess(dp), tx))
+    Ok((Running::InProcess(std::sync::Arc::new(dp)), tx))
 }
 
 /// After a graceful restart: the families (IPv4, IPv6) whose forwarding

@@ -1,8 +1,10 @@
 //! tesserad: the Tessera BGP daemon. Wiring only: arguments, logging, and a
 //! call into `bgp_speaker::daemon`; with a `[dataplane]` section, also the
-//! forwarding plane of crate `fib` (see `dataplane.rs`).
+//! forwarding plane of crate `fib` (see `dataplane.rs`); with `[cluster]`,
+//! BFD to the other nodes driving the fabric's live set (`liveness.rs`).
 
 mod dataplane;
+mod liveness;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -88,6 +90,19 @@ fn main() -> ExitCode {
             Ok((r, tx)) => {
                 hooks.best_feed = Some(tx);
                 hooks.forwarding_kept = Some(dataplane::forwarding_kept(d, &r));
+                // Config validation: `[cluster]` runs in this process.
+                if let (Some(k), dataplane::Running::InProcess(dp)) = (&cluster, &r) {
+                    match liveness::start(k, dp) {
+                        Ok(events) => {
+                            hooks.bfd_events = Some(events);
+                            hooks.bfd_sessions = liveness::sessions(k);
+                        }
+                        Err(e) => {
+                            eprintln!("tesserad: cluster liveness: {e}");
+                            return ExitCode::FAILURE;
+                        }
+                    }
+                }
                 running = Some(r);
             }
             Err(e) => {
@@ -103,7 +118,13 @@ fn main() -> ExitCode {
     }))
     .unwrap_or_else(|_| Err("the daemon panicked".into()));
     if let Some(dataplane::Running::InProcess(dp)) = running {
-        dataplane::print_report(&dp.stop());
+        // The liveness thread holds it only weakly (an upgrade lasts one
+        // set_node_live): stop it here, or, in that instant, when the
+        // thread lets go (Drop stops it, without the report).
+        match std::sync::Arc::try_unwrap(dp) {
+            Ok(d) => dataplane::print_report(&d.stop()),
+            Err(_) => eprintln!("tesserad: dataplane busy with a liveness change; no report"),
+        }
     }
     match r {
         Ok(()) => ExitCode::SUCCESS,

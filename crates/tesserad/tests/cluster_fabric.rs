@@ -9,10 +9,11 @@
 //!
 //! Each node runs tesserad with its own dataplane (AF_PACKET on `x0`,
 //! which has no kernel address; kernel forwarding off) and `[cluster]`
-//! with the others as peers; the fabric, a Linux bridge, carries only the
+//! with the others as peers (BFD between the fabric addresses at 100 ms:
+//! a peer counts as live once its session is Up); the fabric, a Linux bridge, carries only the
 //! kernel's UDP between the fabric addresses. Static routes send the
 //! other nodes' external subnets via their fabric addresses (standing in
-//! for iBGP, which is not wired yet). Pings between hosts on different
+//! for iBGP; `cluster_bgp.rs` carries them by iBGP). Pings between hosts on different
 //! nodes enter one node's external port, cross the fabric as GENEVE
 //! (through a random intermediate under VLB) and leave another's. tshark,
 //! capturing on the bridge, decodes the datagrams as GENEVE with the inner
@@ -181,7 +182,7 @@ impl Lab {
              [dataplane]\nio = \"af_packet\"\n\n\
              [[dataplane.interface]]\nname = \"x0\"\naddresses = [\"198.18.{k}.1/24\"]\n\n\
              [cluster]\nnode_id = {me}\nfabric_address = \"198.18.100.{k}\"\nmode = \"{mode}\"\n\
-             packing = 8\naffinity = {affinity}\n",
+             packing = 8\naffinity = {affinity}\nbfd_min_tx = 100\n",
             self.dir.join(format!("n{me}.sock")).display(),
         );
         for j in (0..self.n).filter(|&j| j != me) {

@@ -62,6 +62,9 @@ pub(crate) struct Running {
     pub bfd: SharedBfd,
     /// Who hears BFD state changes ([`Hooks::bfd_events`]).
     pub bfd_events: Option<mpsc::UnboundedSender<crate::bfd::BfdEvent>>,
+    /// The sessions of [`Hooks::bfd_sessions`], by peer: they outlive a
+    /// neighbour at the same address that has no (or no longer) `bfd`.
+    pub bfd_pinned: std::collections::BTreeMap<std::net::IpAddr, crate::bfd::BfdPeer>,
 }
 
 /// The BFD task's handle, once started; shared with the CLI handler.
@@ -131,7 +134,11 @@ impl Running {
         let peer = n.remote.ip();
         let Some(b) = n.bfd else {
             if let Some(h) = self.bfd.lock().ok().and_then(|g| g.clone()) {
-                h.remove(peer);
+                match self.bfd_pinned.get(&peer) {
+                    // A hook's session stays, without a BGP owner.
+                    Some(p) => h.add(p.clone()),
+                    None => h.remove(peer),
+                }
             }
             return;
         };
@@ -280,6 +287,19 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         cmds: Default::default(),
         bfd: Default::default(),
         bfd_events: hooks.bfd_events.clone(),
+        bfd_pinned: hooks
+            .bfd_sessions
+            .iter()
+            .map(|p| {
+                (
+                    p.peer,
+                    crate::bfd::BfdPeer {
+                        owner: None,
+                        ..p.clone()
+                    },
+                )
+            })
+            .collect(),
     };
     let bfd = running.bfd.clone();
     if !hooks.bfd_sessions.is_empty() {
@@ -287,11 +307,8 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         let h = running
             .bfd_handle()
             .ok_or("cannot start BFD (UDP port 3784)")?;
-        for p in &hooks.bfd_sessions {
-            h.add(crate::bfd::BfdPeer {
-                owner: None,
-                ..p.clone()
-            });
+        for p in running.bfd_pinned.values() {
+            h.add(p.clone());
         }
     }
     // Sessions are spawned before the RIB threads run, but every message

@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod cc;
+pub mod cluster;
 pub mod ctl;
 pub mod demo;
 pub mod experiment;
