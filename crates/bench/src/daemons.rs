@@ -509,6 +509,12 @@ fn frr_conf(env: &DutEnv<'_>) -> String {
         // next hops that are not on the link.
         s.push_str(" neighbor GEN ebgp-multihop 255\n");
     }
+    if env.export_all {
+        // As towards the monitor: FRR's eBGP default (30 s, `frr
+        // defaults traditional`) would hold the generators' updates back
+        // past the end of a run.
+        s.push_str(" neighbor GEN advertisement-interval 0\n");
+    }
     for (i, a) in peers(env.peers) {
         if env.export_all {
             let _ = writeln!(s, " neighbor {a} remote-as {}", generator_as(i, true));

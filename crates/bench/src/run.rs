@@ -333,6 +333,10 @@ fn one_dut_run(
         timeout: cfg.timeout,
         dut_pids: vec![dut.pid],
         quiet: Duration::from_secs(3),
+        // --export all: the DUT's cost includes what it sends the
+        // generators, which may go on after the monitor has its table
+        // (FRR: seconds after).
+        settle_received: cfg.export_all,
         ..RunConfig::default()
     };
     let tag = format!("{} {label} {rep}", case.name);
