@@ -606,7 +606,7 @@ fn sim_trace_reads_in_bgpdump_and_converges_in_bird_and_tesserad_to_the_sims_rib
             .map(|a| a.0)
             .collect()
     };
-    let trace_ases = ases_of(&[s.trace.clone()]);
+    let trace_ases = ases_of(std::slice::from_ref(&s.trace));
     let both_ases = ases_of(&[s.rib.clone(), s.trace.clone()]);
     assert_eq!(trace_ases.len() as u64, s.peers);
     assert!(!trace_ases.contains(&s.asn));
