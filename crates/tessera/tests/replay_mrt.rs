@@ -797,4 +797,27 @@ fn damaged_or_missing_mrt_input_is_a_clean_error() {
         );
         assert_eq!(err.lines().count(), 1, "one line: {err}");
     }
+    // Per-session ASes: refused up front, before any connection.
+    for (args, want) in [
+        (
+            &["--synthetic", "2x10", "--peer-as", "recorded"][..],
+            "needs --mrt",
+        ),
+        (
+            &["--synthetic", "3x10", "--local-as", "4294967294"][..],
+            "past 4294967295",
+        ),
+    ] {
+        let mut cmd = Command::new(tessera());
+        cmd.arg("replay")
+            .args(args)
+            .args(["--target", "127.14.9.1:9", "--target-as", "1"]);
+        if args.contains(&"--local-as") {
+            cmd.args(["--local-as-step", "1"]);
+        }
+        let o = run(&mut cmd.args(["--connect-timeout", "1"]), 30);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
 }

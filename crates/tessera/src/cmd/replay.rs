@@ -239,6 +239,10 @@ pub fn run(a: Args) -> CmdResult {
     let mix: Mix = a.mix.parse()?;
     let pace = parse_pace(&a.pace)?;
     let recorded = a.peer_as.is_some();
+    if recorded && a.mrt.is_empty() {
+        // clap's `requires` does not see an empty --mrt list as missing.
+        return Err("--peer-as recorded needs --mrt (recorded peers)".into());
+    }
     // With --peer-as recorded the readers put each recorded peer's AS in
     // its parameters; `local_as` is then only a placeholder.
     let (local_as, target_as) = (Asn(a.local_as.unwrap_or(0)), Asn(target_as));
