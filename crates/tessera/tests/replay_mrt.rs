@@ -815,7 +815,7 @@ fn damaged_or_missing_mrt_input_is_a_clean_error() {
         if args.contains(&"--local-as") {
             cmd.args(["--local-as-step", "1"]);
         }
-        let o = run(&mut cmd.args(["--connect-timeout", "1"]), 30);
+        let o = run(cmd.args(["--connect-timeout", "1"]), 30);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
         assert!(err.contains(want), "{args:?}: {err}");
