@@ -270,7 +270,7 @@ pub fn run(
         // Quiet for `quiet` after something arrived, or nothing at all
         // for ten times that after convergence: a DUT may start sending
         // to the generators seconds after the monitor has its table
-        // (FRR 8.4: about 4 s).
+        // (FRR 8.4: 3 to 4 s).
         let settled = !cfg.settle_received
             || seen_at.is_some_and(|t| {
                 let since = now.duration_since(rx_changed.max(t));
