@@ -1,7 +1,7 @@
 //! One call of [`run`]: the topology, then for every case the generator
 //! ceiling and every DUT's repetitions.
 
-use crate::daemons::{self, DutEnv, DutSpec, DUT_AS, GENERATOR_AS, HOLD_TIME, MONITOR_AS};
+use crate::daemons::{self, generator_as, DutEnv, DutSpec, DUT_AS, HOLD_TIME, MONITOR_AS};
 use crate::error::BenchError;
 use crate::netns::{self, in_netns, peer_addr, Topology, DUT_ADDR, MONITOR_ADDR};
 use crate::report;
@@ -72,7 +72,7 @@ pub fn run(
     for s in &cfg.scenarios {
         let t0 = Instant::now();
         say(&format!("building workload {s:?} (scale {})", cfg.scale));
-        let mut cases = scenario::cases(s, cfg.scale, cfg.seed, &cfg.mrt_dir)
+        let mut cases = scenario::cases(s, cfg.scale, cfg.seed, &cfg.mrt_dir, cfg.export_all)
             .map_err(|e| (BenchError::Workload, e))?;
         if cfg.export_all {
             for c in &mut cases {
@@ -162,12 +162,22 @@ fn summary_line(m: &Measurement) -> String {
     )
 }
 
-fn replay_config(case: &Case, target: SocketAddr) -> ReplayConfig {
+/// The generators' sessions; with `distinct_as` (`--export all`) each in
+/// its own AS, as the DUT configs declare them ([`generator_as`]).
+fn replay_config(case: &Case, target: SocketAddr, distinct_as: bool) -> ReplayConfig {
     let sources: Vec<IpAddr> = (0..case.peers())
         .filter_map(peer_addr)
         .map(IpAddr::V4)
         .collect();
-    let mut rc = ReplayConfig::new(target, Asn(DUT_AS), Asn(GENERATOR_AS), sources);
+    let mut rc = ReplayConfig::new(
+        target,
+        Asn(DUT_AS),
+        Asn(generator_as(0, distinct_as)),
+        sources,
+    );
+    rc.session_as = (0..case.peers())
+        .map(|i| Asn(generator_as(i, distinct_as)))
+        .collect();
     rc.hold_time = HOLD_TIME;
     rc.connect_timeout = Duration::from_secs(30);
     rc.open_timeout = Duration::from_secs(30);
@@ -219,7 +229,7 @@ fn ceiling(
         Ok(Err(e)) => return mk(Status::Failed(BenchError::Replay, e.to_string()), None),
         Err(e) => return mk(Status::Failed(BenchError::Netns, e), None),
     };
-    let rc = replay_config(case, target);
+    let rc = replay_config(case, target, cfg.export_all);
     let rcfg = RunConfig {
         timeout: cfg.timeout,
         ..RunConfig::default()
@@ -306,7 +316,7 @@ fn one_dut_run(
         Err((e, s)) => return mk(Status::Failed(e, s), None),
     };
     let target = SocketAddr::new(IpAddr::V4(DUT_ADDR), 179);
-    let rc = replay_config(case, target);
+    let rc = replay_config(case, target, cfg.export_all);
     let rcfg = RunConfig {
         monitor: Some(MonitorConfig {
             mode: MonitorMode::Connect {
@@ -323,6 +333,10 @@ fn one_dut_run(
         timeout: cfg.timeout,
         dut_pids: vec![dut.pid],
         quiet: Duration::from_secs(3),
+        // --export all: the DUT's cost includes what it sends the
+        // generators, which may go on after the monitor has its table
+        // (FRR: seconds after).
+        settle_received: cfg.export_all,
         ..RunConfig::default()
     };
     let tag = format!("{} {label} {rep}", case.name);

@@ -16,7 +16,7 @@
 //! shape of the full one. Each scenario expands into cases: one workload
 //! replayed with one traffic mix.
 
-use crate::daemons::GENERATOR_AS;
+use crate::daemons::generator_as;
 use crate::netns::{peer_addr, PEERS_ADDR6};
 use base::Asn;
 use replay::error::ReplayError;
@@ -118,11 +118,14 @@ impl Case {
     }
 }
 
-fn params(i: usize) -> FeedParams {
+/// Generator peer `i`'s parameters: its AS ([`generator_as`]; one for
+/// all, or with `distinct_as` its own, which synthetic paths and RIB
+/// dump paths then start with) and next hops.
+fn params(i: usize, distinct_as: bool) -> FeedParams {
     let (nh, nh6) = trace_next_hops(i);
     FeedParams {
         next_hop6: Some(nh6),
-        ..FeedParams::ebgp(Asn(GENERATOR_AS), nh)
+        ..FeedParams::ebgp(Asn(generator_as(i, distinct_as)), nh)
     }
 }
 
@@ -141,7 +144,15 @@ fn scaled(n: f64, scale: f64) -> u64 {
 }
 
 /// Builds the cases of `s`. `mrt_dir` holds the shared MRT files.
-pub fn cases(s: &Scenario, scale: f64, seed: u64, mrt_dir: &Path) -> Result<Vec<Case>, String> {
+/// `distinct_as`: every generator peer in its own AS (`--export all`),
+/// encoded into the paths it sends.
+pub fn cases(
+    s: &Scenario,
+    scale: f64,
+    seed: u64,
+    mrt_dir: &Path,
+    distinct_as: bool,
+) -> Result<Vec<Case>, String> {
     match s {
         Scenario::Synthetic {
             name,
@@ -156,7 +167,7 @@ pub fn cases(s: &Scenario, scale: f64, seed: u64, mrt_dir: &Path) -> Result<Vec<
                 sharing: *sharing,
                 seed,
             };
-            let p: Vec<FeedParams> = (0..*peers).map(params).collect();
+            let p: Vec<FeedParams> = (0..*peers).map(|i| params(i, distinct_as)).collect();
             let w = Workload::synthetic(&spec, &p).map_err(|e| format!("{name}: {e}"))?;
             let about = format!(
                 "{peers} peers x {n} prefixes, {}",
@@ -195,7 +206,8 @@ pub fn cases(s: &Scenario, scale: f64, seed: u64, mrt_dir: &Path) -> Result<Vec<
                     no_ipv4: false,
                     no_ipv6: true,
                 };
-                let (w, sum) = rib_workload(&path, &opts, &params).map_err(|e| rib_err(f, e))?;
+                let p = |i| params(i, distinct_as);
+                let (w, sum) = rib_workload(&path, &opts, &p).map_err(|e| rib_err(f, e))?;
                 let short = f.split('.').take(3).collect::<Vec<_>>().join("-");
                 out.push(Case {
                     name: format!("d-{short}"),
@@ -278,7 +290,7 @@ mod tests {
     #[test]
     fn scale_shrinks_synthetic_cases() {
         let s = Scenario::parse("b").unwrap_or_default();
-        let c = cases(&s[0], 0.001, 1, Path::new("/nonexistent")).unwrap_or_default();
+        let c = cases(&s[0], 0.001, 1, Path::new("/nonexistent"), false).unwrap_or_default();
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].peers(), 10);
         assert_eq!(c[0].workload.expected_prefixes, Some(100));

@@ -112,8 +112,11 @@ fn put_as_path(value: &[u8], p: &FeedParams, as4: bool, out: &mut Vec<u8>) {
     out.extend_from_slice(&[WELL_KNOWN | af::EXTENDED_LENGTH, at::AS_PATH, 0, 0]);
     let vstart = out.len();
     // A path that does not parse is sent as empty (plus our AS on eBGP).
+    // Speaking as the recorded peer, the path goes as recorded: no AS
+    // prepended, as a route server sends it (confederation segments are
+    // still left out on eBGP).
     let path = AsPathView::parse(value, as4);
-    export_as_path(out, path, p.local_as, !p.ibgp, false, true);
+    export_as_path(out, path, p.local_as, !p.ibgp, p.as_recorded, true);
     let vlen = (out.len() - vstart).min(usize::from(u16::MAX)) as u16;
     if let Some(l) = out.get_mut(hdr + 2..hdr + 4) {
         l.copy_from_slice(&vlen.to_be_bytes());
@@ -130,6 +133,7 @@ mod tests {
     fn params(ibgp: bool) -> FeedParams {
         FeedParams {
             local_as: Asn(65001),
+            as_recorded: false,
             ibgp,
             next_hop: Ipv4Addr::new(127, 0, 0, 9),
             next_hop6: None,

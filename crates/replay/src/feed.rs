@@ -18,8 +18,14 @@ pub const CHUNK_BYTES: usize = 64 * 1024;
 /// Per-peer session facts that change the encoded attributes.
 #[derive(Copy, Clone, Debug)]
 pub struct FeedParams {
-    /// The AS this replayed peer speaks as.
+    /// The AS this replayed peer speaks as. With `as_recorded`, readers
+    /// of recorded input put the recorded peer's AS here.
     pub local_as: Asn,
+    /// The session speaks as the recorded peer (`--peer-as recorded`):
+    /// recorded AS paths are sent as they are, not prepended with
+    /// `local_as` (the recorded peer's AS already leads them); the MRT
+    /// readers replace `local_as` with the recorded peer's AS.
+    pub as_recorded: bool,
     /// iBGP: the path is sent as learned (no own AS prepended) with
     /// LOCAL_PREF (RFC 4271 §5.1.5); eBGP: our AS leads the path (§5.1.2).
     pub ibgp: bool,
@@ -36,6 +42,7 @@ impl FeedParams {
     pub fn ebgp(local_as: Asn, next_hop: Ipv4Addr) -> FeedParams {
         FeedParams {
             local_as,
+            as_recorded: false,
             ibgp: false,
             next_hop,
             next_hop6: None,

@@ -47,7 +47,7 @@ pub use mrt_rib::{rib_workload, RibOptions, RibPeer, RibSummary};
 pub use mrt_updates::{update_workload, TracePeer, UpdateOptions, UpdateSummary};
 pub use run::{run, Progress, RunConfig, RunResult, Sample};
 pub use schedule::{schedule, Mix, Order};
-pub use sender::{start, Pacing, Replay, ReplayConfig, SenderVariant};
+pub use sender::{start, step_ases, Pacing, Replay, ReplayConfig, SenderVariant};
 pub use session::{Negotiated, SessionConfig};
 pub use sink::{Sink, SinkConfig, SinkSnapshot, SinkStats};
 pub use stats::{PeerState, ReplayStats, Snapshot};

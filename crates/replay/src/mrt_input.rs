@@ -169,6 +169,24 @@ pub fn load(
     Ok((merge(parts, sessions.len()), sums))
 }
 
+/// The recorded AS of every session of a [`load`], by session number
+/// (`--peer-as recorded`: each session speaks as its recorded peer). A
+/// session is one (address, AS) over all files, so each has one AS.
+pub fn recorded_ases(sums: &[FileSummary]) -> Vec<Asn> {
+    let n = sums
+        .iter()
+        .flat_map(|s| s.peers.iter().map(|p| p.session + 1))
+        .max()
+        .unwrap_or(0);
+    let mut out = vec![Asn(0); n];
+    for p in sums.iter().flat_map(|s| &s.peers) {
+        if let Some(a) = out.get_mut(p.session) {
+            *a = p.asn;
+        }
+    }
+    out
+}
+
 /// An input error with the file it is about.
 #[derive(Clone, Debug)]
 pub struct LoadError {

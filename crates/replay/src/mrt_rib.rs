@@ -233,7 +233,11 @@ struct Session {
 }
 
 impl Session {
-    fn new(dump_index: usize, ip: IpAddr, asn: Asn, params: FeedParams) -> Session {
+    fn new(dump_index: usize, ip: IpAddr, asn: Asn, mut params: FeedParams) -> Session {
+        if params.as_recorded {
+            // The session speaks as the recorded peer (FeedParams docs).
+            params.local_as = asn;
+        }
         Session {
             dump_index,
             ip,

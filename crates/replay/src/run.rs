@@ -50,6 +50,15 @@ pub struct RunConfig {
     pub hold_after: Duration,
     /// Bound on the monitor session coming up.
     pub monitor_wait: Duration,
+    /// After convergence, also wait until the generator peers have read
+    /// nothing from the DUT for `quiet` (a DUT exporting to them, e.g.
+    /// `tessera bench --export all`, may still be sending them routes
+    /// after the monitor has its table), so that the DUT's cost covers
+    /// that work. While they have read nothing at all, the wait is ten
+    /// times `quiet` from convergence (a DUT may start late); bounded by
+    /// `timeout` from the start of sending. Convergence time is still the
+    /// monitor's.
+    pub settle_received: bool,
 }
 
 impl Default for RunConfig {
@@ -63,6 +72,7 @@ impl Default for RunConfig {
             sample_every: Duration::from_millis(50),
             hold_after: Duration::ZERO,
             monitor_wait: Duration::from_secs(30),
+            settle_received: false,
         }
     }
 }
@@ -104,6 +114,9 @@ impl Progress {
             s.prefixes_sent,
             self.total_prefixes
         );
+        if s.messages_received > 0 {
+            let _ = write!(o, ", read {} msgs from the DUT", s.messages_received);
+        }
         if let Some(m) = &self.monitor {
             let _ = write!(o, ", monitor {}", m.prefixes);
             if let Some(e) = self.expected {
@@ -190,6 +203,8 @@ pub fn run(
     let mut seen_at: Option<Instant> = None;
     let mut reason: Option<&'static str> = None;
     let mut last_sample = t_run - cfg.sample_every;
+    // The generators' received count and when it last changed.
+    let (mut rx, mut rx_changed) = (0u64, t_run);
     loop {
         std::thread::sleep(Duration::from_millis(5).min(cfg.sample_every));
         let now = Instant::now();
@@ -249,7 +264,24 @@ pub fn run(
                 seen_at = Some(now);
             }
         }
-        let held = seen_at.is_some_and(|t| now.duration_since(t) >= cfg.hold_after);
+        if snap.messages_received != rx {
+            (rx, rx_changed) = (snap.messages_received, now);
+        }
+        // Quiet for `quiet` after something arrived, or nothing at all
+        // for ten times that after convergence: a DUT may start sending
+        // to the generators seconds after the monitor has its table
+        // (FRR 8.4: 3 to 4 s).
+        let settled = !cfg.settle_received
+            || seen_at.is_some_and(|t| {
+                let since = now.duration_since(rx_changed.max(t));
+                if rx > 0 {
+                    since >= cfg.quiet
+                } else {
+                    since >= cfg.quiet * 10
+                }
+            })
+            || now.duration_since(t0) >= cfg.timeout;
+        let held = settled && seen_at.is_some_and(|t| now.duration_since(t) >= cfg.hold_after);
         let dead = snap.failed >= snap.peers || msnap.is_some_and(|m| m.failed);
         // The timeout bounds the wait for convergence, not the hold after.
         let late = converged_at.is_none() && now.duration_since(t0) >= cfg.timeout;

@@ -78,6 +78,30 @@ pub struct ReplayConfig {
     pub pacing: Pacing,
     /// Seed of the random interleave (trace order without a trace).
     pub seed: u64,
+    /// The AS each session speaks as, by session number: session i uses
+    /// `session_as[i]`, or `local_as` where the list is shorter (empty:
+    /// every session is `local_as`). See [`step_ases`] and
+    /// [`crate::mrt_input::recorded_ases`].
+    pub session_as: Vec<Asn>,
+}
+
+/// `n` ASes from `first`, `step` apart (`--local-as-step`): generator
+/// peer i speaks as `first + i * step`. An error when they run past the
+/// 4-octet range (RFC 6793) or, with a step of 0, when there is nothing
+/// to do (use `local_as` alone).
+pub fn step_ases(first: Asn, step: u32, n: usize) -> Result<Vec<Asn>, ReplayError> {
+    (0..n)
+        .map(|i| {
+            u32::try_from(i)
+                .ok()
+                .and_then(|i| i.checked_mul(step))
+                .and_then(|d| first.0.checked_add(d))
+                .map(Asn)
+                .ok_or(ReplayError::Config(
+                    "per-peer AS numbers run past 4294967295",
+                ))
+        })
+        .collect()
 }
 
 impl ReplayConfig {
@@ -96,7 +120,13 @@ impl ReplayConfig {
             mix: Mix::Normal,
             pacing: Pacing::Fast,
             seed: 1,
+            session_as: Vec::new(),
         }
+    }
+
+    /// The AS session `i` speaks as.
+    pub fn as_of(&self, i: usize) -> Asn {
+        self.session_as.get(i).copied().unwrap_or(self.local_as)
     }
 
     fn session(&self, i: usize) -> Result<SessionConfig, ReplayError> {
@@ -112,7 +142,7 @@ impl ReplayConfig {
         Ok(SessionConfig {
             source: Some(src),
             target: self.target,
-            local_as: self.local_as,
+            local_as: self.as_of(i),
             peer_as: Some(self.target_as),
             bgp_id,
             hold_time: self.hold_time,

@@ -344,6 +344,7 @@ mod tests {
         (0..n)
             .map(|i| FeedParams {
                 local_as: Asn(65001),
+                as_recorded: false,
                 ibgp,
                 next_hop: Ipv4Addr::new(127, 0, 0, 2 + i as u8),
                 next_hop6: None,

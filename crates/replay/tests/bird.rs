@@ -121,11 +121,13 @@ fn two_peers_reach_bird_and_leave_cleanly() {
         mix: replay::Mix::Normal,
         pacing: replay::Pacing::Fast,
         seed: 1,
+        session_as: Vec::new(),
     };
     let params: Vec<FeedParams> = sources
         .iter()
         .map(|s| FeedParams {
             local_as: cfg.local_as,
+            as_recorded: false,
             ibgp: false,
             next_hop: match s {
                 IpAddr::V4(a) => *a,

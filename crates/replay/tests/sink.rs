@@ -35,6 +35,7 @@ fn config(target: SocketAddr, peers: usize, variant: SenderVariant) -> ReplayCon
         mix: replay::Mix::Normal,
         pacing: replay::Pacing::Fast,
         seed: 1,
+        session_as: Vec::new(),
     }
 }
 
@@ -44,6 +45,7 @@ fn workload(cfg: &ReplayConfig, peers: usize, prefixes: usize, sharing: Sharing)
         .iter()
         .map(|s| FeedParams {
             local_as: cfg.local_as,
+            as_recorded: false,
             ibgp: false,
             next_hop: match s {
                 IpAddr::V4(a) => *a,

@@ -64,7 +64,10 @@ fn require_root() {
 }
 
 fn run_bounded(cmd: &mut Command, limit: Duration) -> (bool, String, u32) {
-    let dir = std::env::temp_dir().join(format!("bench-smoke-log-{}", std::process::id()));
+    // One log per call: the tests of this file run at the same time.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("bench-smoke-log-{}-{n}", std::process::id()));
     let log = std::fs::File::create(&dir).expect("log file");
     let mut child = cmd
         .stdout(log.try_clone().expect("dup"))
@@ -240,5 +243,60 @@ fn bench_smoke_every_dut_converges_exactly() {
         !ns.contains(&format!("tb{pid}-")),
         "namespaces left behind: {ns}"
     );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// `--export all`: every generator peer in its own AS, so every DUT sends
+/// each generator the other's routes (2 peers x 2000 unique prefixes: 2000
+/// to each). With one shared generator AS, GoBGP sent the generators
+/// nothing (it sends no route to a peer whose AS is on its path). What
+/// the generators read is counted in messages; a DUT that exported
+/// nothing would send at most End-of-RIBs (2 families x 2 peers) within
+/// the run (KEEPALIVEs come every 80 s), so more than 20 means routes.
+#[test]
+fn bench_smoke_export_all_reaches_every_generator() {
+    require_root();
+    let out = std::env::temp_dir().join(format!("bench-smoke-ea-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tessera"));
+    cmd.args([
+        "bench",
+        "--scenarios",
+        "synthetic:2x2000:unique",
+        "--reps",
+        "1",
+        "--export",
+        "all",
+        "--no-ceiling",
+    ])
+    .args(["--timeout", "40", "--dut", &DUTS.join(",")])
+    .arg("--tesserad")
+    .arg(tesserad())
+    .arg("--out")
+    .arg(&out);
+    let (ok, log, _) = run_bounded(&mut cmd, Duration::from_secs(240));
+    assert!(ok, "tessera bench --export all failed:\n{log}");
+    for d in DUTS {
+        let label = if *d == "tesserad" {
+            "tesserad-sharded"
+        } else {
+            d
+        };
+        let line = log
+            .lines()
+            .find(|l| l.starts_with(&format!("== 2x2000-unique-export-all {label} rep 1:")))
+            .unwrap_or_else(|| panic!("no summary line for {label}:\n{log}"));
+        assert!(line.contains(": converged "), "{line}");
+        let read: u64 = line
+            .split("generators read ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no count in {line}"));
+        assert!(
+            read > 20,
+            "{label} exported nothing to the generators: {line}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&out);
 }

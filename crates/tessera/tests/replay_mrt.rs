@@ -317,7 +317,23 @@ impl Dut {
     }
 }
 
-fn start_tesserad(g: &mut Guard, asn: u32, peers: u64, net: u8) -> Dut {
+/// The generator ASes the DUTs declare: one for every peer (the default
+/// replay speaks as --local-as), or each recorded peer's own.
+enum GenAs<'a> {
+    One(u64),
+    Recorded(&'a [u32]),
+}
+
+impl GenAs<'_> {
+    fn list(&self) -> Vec<u32> {
+        match self {
+            GenAs::One(n) => vec![DUT_AS_GEN; *n as usize],
+            GenAs::Recorded(l) => l.to_vec(),
+        }
+    }
+}
+
+fn start_tesserad(g: &mut Guard, asn: u32, peers: GenAs<'_>, net: u8) -> Dut {
     let addr = Ipv4Addr::new(127, 14, net, 1);
     let mut d = Dut {
         addr,
@@ -331,9 +347,10 @@ fn start_tesserad(g: &mut Guard, asn: u32, peers: u64, net: u8) -> Dut {
         d.port,
         g.path(&format!("ctl{net}.sock")).display()
     );
-    for i in 0..peers {
+    for (i, gen_as) in peers.list().into_iter().enumerate() {
+        let i = i as u64;
         c += &format!(
-            "\n[[neighbor]]\nname = \"g{i}\"\naddress = \"{}\"\nremote_as = {DUT_AS_GEN}\n\
+            "\n[[neighbor]]\nname = \"g{i}\"\naddress = \"{}\"\nremote_as = {gen_as}\n\
              passive = true\nfamilies = [\"ipv4-unicast\", \"ipv6-unicast\"]\nimport = \"accept\"\nexport = \"reject\"\n",
             d.peer(i)
         );
@@ -360,7 +377,9 @@ fn start_tesserad(g: &mut Guard, asn: u32, peers: u64, net: u8) -> Dut {
     d
 }
 
-fn start_bird(g: &mut Guard, asn: u32, peers: u64, net: u8) -> Dut {
+/// `enforce_first_as`: BIRD's check that a path starts with the
+/// neighbour's AS (off by default in BIRD 2), turned on.
+fn start_bird(g: &mut Guard, asn: u32, peers: GenAs<'_>, net: u8, enforce_first_as: bool) -> Dut {
     let addr = Ipv4Addr::new(127, 14, net, 1);
     let mut d = Dut {
         addr,
@@ -372,8 +391,13 @@ fn start_bird(g: &mut Guard, asn: u32, peers: u64, net: u8) -> Dut {
     // own addresses) resolve recursively over lo's 127/8. Both families,
     // as the traced AS's neighbours send IPv6 End-of-RIB too.
     let common = format!(
-        "  local {addr} port {} as {asn};\n  strict bind on;\n  passive on;\n  multihop 2;\n  hold time 90;\n",
-        d.port
+        "  local {addr} port {} as {asn};\n  strict bind on;\n  passive on;\n  multihop 2;\n  hold time 90;\n{}",
+        d.port,
+        if enforce_first_as {
+            "  enforce first as on;\n"
+        } else {
+            ""
+        }
     );
     let mut c = format!(
         "router id {addr};\nlog \"{}\" all;\nprotocol device {{ }}\n\
@@ -381,10 +405,10 @@ fn start_bird(g: &mut Guard, asn: u32, peers: u64, net: u8) -> Dut {
          \x20 ipv6 {{ import all; export none; gateway recursive; next hop address ::1; }};\n}}\n",
         g.path(&format!("bird{net}.log")).display()
     );
-    for i in 0..peers {
+    for (i, gen_as) in peers.list().into_iter().enumerate() {
         c += &format!(
-            "protocol bgp g{i} from gen {{ neighbor {} as {DUT_AS_GEN}; }}\n",
-            d.peer(i)
+            "protocol bgp g{i} from gen {{ neighbor {} as {gen_as}; }}\n",
+            d.peer(i as u64)
         );
     }
     c += &format!(
@@ -411,6 +435,7 @@ fn start_bird(g: &mut Guard, asn: u32, peers: u64, net: u8) -> Dut {
 }
 
 /// `tessera replay --mrt FILES` into `d` with a monitor; its JSON result.
+/// `recorded`: `--peer-as recorded` instead of `--local-as`.
 fn replay_into(
     g: &Guard,
     d: &Dut,
@@ -418,11 +443,27 @@ fn replay_into(
     files: &[&Path],
     tag: &str,
 ) -> serde_json::Value {
+    replay_as(g, d, target_as, files, tag, false)
+}
+
+fn replay_as(
+    g: &Guard,
+    d: &Dut,
+    target_as: u32,
+    files: &[&Path],
+    tag: &str,
+    recorded: bool,
+) -> serde_json::Value {
     let json = g.path(&format!("{tag}.json"));
     let mut cmd = Command::new(tessera());
     cmd.arg("replay");
     for f in files {
         cmd.arg("--mrt").arg(f);
+    }
+    if recorded {
+        cmd.args(["--peer-as", "recorded"]);
+    } else {
+        cmd.args(["--local-as", &DUT_AS_GEN.to_string()]);
     }
     // The replay retries refused connects for --connect-timeout seconds,
     // which covers the daemon's start.
@@ -430,7 +471,6 @@ fn replay_into(
         cmd.arg("--target")
             .arg(format!("{}:{}", d.addr, d.port))
             .args(["--target-as", &target_as.to_string()])
-            .args(["--local-as", &DUT_AS_GEN.to_string()])
             .arg("--source-base")
             .arg(d.peer(0).to_string())
             .arg("--monitor")
@@ -507,8 +547,8 @@ fn sim_trace_reads_in_bgpdump_and_converges_in_bird_and_tesserad_to_the_sims_rib
     assert!(rib_prefixes > 100, "a real table: {rib_prefixes}");
 
     // The trace into BIRD and into tesserad, each as the traced AS.
-    let bird = start_bird(&mut g, s.asn, s.peers, 1);
-    let tsd = start_tesserad(&mut g, s.asn, s.peers, 2);
+    let bird = start_bird(&mut g, s.asn, GenAs::One(s.peers), 1, false);
+    let tsd = start_tesserad(&mut g, s.asn, GenAs::One(s.peers), 2);
     let jb = replay_into(&g, &bird, s.asn, &[&s.trace], "bird");
     let jt = replay_into(&g, &tsd, s.asn, &[&s.trace], "tesserad");
     assert_eq!(
@@ -532,19 +572,63 @@ fn sim_trace_reads_in_bgpdump_and_converges_in_bird_and_tesserad_to_the_sims_rib
     // The snapshot as a RIB dump: the monitor reaches its prefix count;
     // then the snapshot followed by the trace, merged by peer. A fresh
     // daemon each, so that no route of an earlier run is still there.
-    let tsd = start_tesserad(&mut g, s.asn, s.peers, 3);
+    let tsd = start_tesserad(&mut g, s.asn, GenAs::One(s.peers), 3);
     let j = replay_into(&g, &tsd, s.asn, &[&s.rib], "rib");
     assert_eq!(j["expected_prefixes"], rib_prefixes);
     assert_eq!(j["monitor_prefixes"], rib_prefixes);
     assert_eq!(j["input"]["files"][0]["kind"], "RIB dump");
-    let bird = start_bird(&mut g, s.asn, s.peers, 5);
+    let bird = start_bird(&mut g, s.asn, GenAs::One(s.peers), 5, false);
     let j = replay_into(&g, &bird, s.asn, &[&s.rib], "bird-rib");
     assert_eq!(j["monitor_prefixes"], rib_prefixes, "BIRD, the snapshot");
-    let tsd = start_tesserad(&mut g, s.asn, s.peers, 4);
+    let tsd = start_tesserad(&mut g, s.asn, GenAs::One(s.peers), 4);
     let j = replay_into(&g, &tsd, s.asn, &[&s.rib, &s.trace], "both");
     assert_eq!(j["monitor_prefixes"], rib_prefixes);
     assert_eq!(j["peers"], s.peers, "the files' peers merged");
     assert_eq!(j["input"]["files"][1]["kind"], "update trace");
+
+    // --peer-as recorded: each session speaks as its recorded neighbour
+    // and the DUTs declare one neighbour per recorded AS (the sessions'
+    // order: the trace's first-seen order). tesserad at its defaults;
+    // BIRD with its first-AS check on (BIRD 2 has it off by default), so
+    // a path that did not start with the session's AS would be rejected
+    // (and the count would fall short). The snapshot and the trace
+    // together: paths of the RIB dump go out as recorded, not prepended.
+    let ases_of = |files: &[PathBuf]| -> Vec<u32> {
+        let p: replay::mrt_input::ParamsFn = std::sync::Arc::new(|i| replay::FeedParams {
+            as_recorded: true,
+            ..// The readers put each recorded peer's AS in place of 0.
+            replay::FeedParams::ebgp(base::Asn(0), Ipv4Addr::new(127, 0, 0, i as u8))
+        });
+        let (_, sums) =
+            replay::mrt_input::load(files, &replay::InputOptions::default(), &p).unwrap();
+        replay::mrt_input::recorded_ases(&sums)
+            .iter()
+            .map(|a| a.0)
+            .collect()
+    };
+    let trace_ases = ases_of(std::slice::from_ref(&s.trace));
+    let both_ases = ases_of(&[s.rib.clone(), s.trace.clone()]);
+    assert_eq!(trace_ases.len() as u64, s.peers);
+    assert!(!trace_ases.contains(&s.asn));
+    let bird = start_bird(&mut g, s.asn, GenAs::Recorded(&trace_ases), 6, true);
+    let tsd = start_tesserad(&mut g, s.asn, GenAs::Recorded(&both_ases), 7);
+    let jb = replay_as(&g, &bird, s.asn, &[&s.trace], "bird-recorded", true);
+    let jt = replay_as(
+        &g,
+        &tsd,
+        s.asn,
+        &[&s.rib, &s.trace],
+        "tesserad-recorded",
+        true,
+    );
+    for (j, ases) in [(&jb, &trace_ases), (&jt, &both_ases)] {
+        assert_eq!(j["monitor_prefixes"], rib_prefixes, "{j:#}");
+        assert_eq!(j["peers_failed"], 0, "{j:#}");
+        for (i, a) in ases.iter().enumerate() {
+            assert_eq!(j["input"]["sessions"][i]["local_as"], *a, "{j:#}");
+        }
+    }
+    assert_eq!(jb["sessions_opened"], s.peers + 1, "{jb:#}");
 }
 
 /// AS 1 on top, 2 and 3 its customers and peers of each other, 4 a
@@ -712,5 +796,28 @@ fn damaged_or_missing_mrt_input_is_a_clean_error() {
             "the error names the file: {err}"
         );
         assert_eq!(err.lines().count(), 1, "one line: {err}");
+    }
+    // Per-session ASes: refused up front, before any connection.
+    for (args, want) in [
+        (
+            &["--synthetic", "2x10", "--peer-as", "recorded"][..],
+            "needs --mrt",
+        ),
+        (
+            &["--synthetic", "3x10", "--local-as", "4294967294"][..],
+            "past 4294967295",
+        ),
+    ] {
+        let mut cmd = Command::new(tessera());
+        cmd.arg("replay")
+            .args(args)
+            .args(["--target", "127.14.9.1:9", "--target-as", "1"]);
+        if args.contains(&"--local-as") {
+            cmd.args(["--local-as-step", "1"]);
+        }
+        let o = run(cmd.args(["--connect-timeout", "1"]), 30);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
     }
 }

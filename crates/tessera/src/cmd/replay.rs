@@ -67,9 +67,21 @@ pub struct Args {
     /// The DUT's AS (checked against its OPEN).
     #[arg(long, value_name = "N", required_unless_present = "sink")]
     target_as: Option<u32>,
-    /// Our AS, for every peer; equal to --target-as means iBGP.
-    #[arg(long, value_name = "N")]
-    local_as: u32,
+    /// Our AS, for every peer (see --local-as-step); equal to --target-as
+    /// means iBGP. The sink's AS with --sink.
+    #[arg(long, value_name = "N", required_unless_present = "peer_as")]
+    local_as: Option<u32>,
+    /// Peer i speaks as --local-as + i * N instead of --local-as (distinct
+    /// neighbour ASes: a DUT then exports to each generator the routes the
+    /// others sent, which it does not send back into the AS they came from).
+    #[arg(long, value_name = "N", requires = "local_as", conflicts_with = "sink")]
+    local_as_step: Option<u32>,
+    /// MRT: `recorded`: each session speaks as its recorded peer's AS (one
+    /// session per recorded (address, AS)) and recorded AS paths are sent
+    /// as recorded, not prepended; the DUT needs one neighbour per recorded
+    /// AS, and its first-AS check can stay on.
+    #[arg(long, value_name = "recorded", value_parser = ["recorded"], requires = "mrt", conflicts_with = "local_as")]
+    peer_as: Option<String>,
     /// Source address of the first peer; peer i uses base + i.
     #[arg(long, default_value = "127.0.0.2")]
     source_base: IpAddr,
@@ -226,27 +238,56 @@ pub fn run(a: Args) -> CmdResult {
     let variant: SenderVariant = a.variant.parse()?;
     let mix: Mix = a.mix.parse()?;
     let pace = parse_pace(&a.pace)?;
-    let (local_as, target_as) = (Asn(a.local_as), Asn(target_as));
+    let recorded = a.peer_as.is_some();
+    if recorded && a.mrt.is_empty() {
+        // clap's `requires` does not see an empty --mrt list as missing.
+        return Err("--peer-as recorded needs --mrt (recorded peers)".into());
+    }
+    // With --peer-as recorded the readers put each recorded peer's AS in
+    // its parameters; `local_as` is then only a placeholder.
+    let (local_as, target_as) = (Asn(a.local_as.unwrap_or(0)), Asn(target_as));
+    let step = a.local_as_step.unwrap_or(0);
     let IpAddr::V4(base) = a.source_base else {
         return Err("IPv6 source addresses are not supported yet (IPv4 NEXT_HOP)".into());
     };
-    let ibgp = local_as == target_as;
-    let params: ParamsFn = Arc::new(move |i| FeedParams {
-        local_as,
-        ibgp,
-        next_hop: Ipv4Addr::from(u32::from(base).wrapping_add(i as u32)),
-        next_hop6: None,
+    let params: ParamsFn = Arc::new(move |i| {
+        // Overflow is reported below (step_ases), before anything is sent.
+        let asn = Asn(local_as
+            .0
+            .saturating_add(u32::try_from(i).unwrap_or(u32::MAX).saturating_mul(step)));
+        FeedParams {
+            local_as: asn,
+            as_recorded: recorded,
+            ibgp: !recorded && asn == target_as,
+            next_hop: Ipv4Addr::from(u32::from(base).wrapping_add(i as u32)),
+            next_hop6: None,
+        }
     });
     let t0 = Instant::now();
-    let (mut workload, input) = if a.mrt.is_empty() {
+    let (mut workload, input, session_as) = if a.mrt.is_empty() {
         let Some(synthetic) = a.synthetic.as_deref() else {
             return Err("give --mrt FILE or --synthetic PEERSxPREFIXES".into());
         };
-        synthetic_workload(&a, synthetic, &params)?
+        let (w, input) = synthetic_workload(&a, synthetic, &params)?;
+        (w, input, Vec::new())
     } else {
         mrt_workload(&a, &params)?
     };
     let peers = workload.feeds.len();
+    let session_as = if recorded {
+        if session_as.contains(&target_as) {
+            return Err(format!(
+                "--peer-as recorded: a recorded peer is in AS {} (--target-as): iBGP sessions are not supported with recorded ASes",
+                target_as.0
+            )
+            .into());
+        }
+        session_as
+    } else if step > 0 {
+        replay::step_ases(local_as, step, peers)?
+    } else {
+        Vec::new()
+    };
     let sources = replay::source_addresses(a.source_base, peers)?;
     println!(
         "workload: {peers} peers, {} UPDATEs, {} prefixes announced, {} withdrawn, {:.1} MB, read in {:.2} s",
@@ -264,6 +305,7 @@ pub fn run(a: Args) -> CmdResult {
     rc.variant = variant;
     rc.mix = mix;
     rc.seed = a.seed;
+    rc.session_as = session_as;
     rc.pacing = match pace {
         Pace::Sender(p) => p,
         Pace::Rate(_) if matches!(variant, SenderVariant::RoundRobin { .. }) => {
@@ -448,7 +490,7 @@ fn synthetic_workload(
 fn mrt_workload(
     a: &Args,
     params: &ParamsFn,
-) -> Result<(Workload, serde_json::Value), Box<dyn std::error::Error>> {
+) -> Result<(Workload, serde_json::Value, Vec<Asn>), Box<dyn std::error::Error>> {
     let opts = InputOptions {
         peers: a.peers.clone(),
         max_messages: a.max_messages,
@@ -465,22 +507,31 @@ fn mrt_workload(
         println!("{}", file_line(s));
         files.push(file_json(s));
     }
+    let recorded = mrt_input::recorded_ases(&sums);
     let peers: Vec<serde_json::Value> = w
         .feeds
         .iter()
         .enumerate()
         .map(|(i, f)| {
+            let p = params(i);
+            let asn = if p.as_recorded {
+                recorded.get(i).map_or(0, |a| a.0)
+            } else {
+                p.local_as.0
+            };
             serde_json::json!({
                 "session": i,
                 "recorded": f.label,
-                "source": params(i).next_hop.to_string(),
+                "source": p.next_hop.to_string(),
+                "local_as": asn,
                 "messages": f.messages,
                 "prefixes": f.prefixes,
                 "withdrawn": f.withdrawn,
             })
         })
         .collect();
-    Ok((w, serde_json::json!({ "files": files, "sessions": peers })))
+    let input = serde_json::json!({ "files": files, "sessions": peers });
+    Ok((w, input, recorded))
 }
 
 fn file_line(s: &FileSummary) -> String {
@@ -634,20 +685,19 @@ fn run_sink(a: &Args) -> CmdResult {
         IpAddr::V4(v) if !v.is_unspecified() => v,
         _ => Ipv4Addr::new(127, 0, 0, 1),
     };
+    let Some(local_as) = a.local_as else {
+        return Err("--sink needs --local-as".into());
+    };
     let sink = Sink::start(SinkConfig {
         listen: a.listen,
-        local_as: Asn(a.local_as),
+        local_as: Asn(local_as),
         bgp_id,
         hold_time: a.hold,
         open_timeout: Duration::from_secs(a.open_timeout),
     })?;
     let stop = Arc::new(AtomicBool::new(false));
     replay::stop_on_ctrl_c(stop.clone())?;
-    println!(
-        "sink: listening on {} as AS {}",
-        sink.local_addr(),
-        a.local_as
-    );
+    println!("sink: listening on {} as AS {local_as}", sink.local_addr(),);
     let _ = std::io::stdout().flush();
     let start = Instant::now();
     let (mut prev, mut prev_t) = (sink.stats().snapshot(), start);
