@@ -1,7 +1,8 @@
 //! The measurement of the cluster congestion-control test and bench
 //! (`tests/cluster_cc.rs`, `benches/cluster_cc.rs`) on the netns cluster
-//! lab of `common::cluster` (the includer declares `mod common`): four tesserads in network namespaces, three ingress nodes
-//! sending to one egress node whose external port is emulated by a TX
+//! lab of `common::cluster` (the includer declares `mod common`): four
+//! tesserads in network namespaces, three ingress nodes sending to one
+//! egress node whose external port is emulated by a TX
 //! shaper at C pps (`egress_shape_pps`), so that overload is reachable on
 //! two shared cores:
 //!
