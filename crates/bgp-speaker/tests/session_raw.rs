@@ -429,6 +429,67 @@ async fn collision_keeps_our_connection_when_our_identifier_is_higher() {
     assert_eq!(ty, 4);
 }
 
+/// Both speakers connected at once and each sent its OPEN on its own
+/// connection only (the peer's OPEN is on `c2`; `c1`, ours, carries
+/// nothing from the peer): the session must read the peer's Identifier
+/// from `c2` while it waits in OpenSent. Before, each side waited for an
+/// OPEN on its own connection while the other's sat unread in the
+/// colliding one, and both hung until the OpenSent hold timer (4 min).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn simultaneous_open_keeps_the_peers_connection_when_its_identifier_is_higher() {
+    let (mut c1, mut c2, open, ours, mut rx, _h) = collision(7, Ipv4Addr::new(10, 255, 0, 9)).await;
+    c2.send(&open).await;
+    let (ty, body) = c1
+        .read_non_keepalive(5)
+        .await
+        .expect("NOTIFICATION on our connection without an OPEN on it");
+    assert_eq!(
+        (ty, body),
+        (3, vec![6, 7]),
+        "Cease / Connection Collision Resolution"
+    );
+    let (ty, _) = c2.read(5).await.expect("our OPEN on the peer's connection");
+    assert_eq!(ty, 1);
+    let (ty, _) = c2
+        .read(5)
+        .await
+        .expect("KEEPALIVE: the peer's OPEN was read");
+    assert_eq!(ty, 4);
+    c2.send(&message(4, &[])).await;
+    let local = expect_input(&mut rx, 5, "Up", |i| match i {
+        RibInput::Up { up, .. } => Some(up.local_addr),
+        _ => None,
+    })
+    .await;
+    assert_eq!(local, ours, "established on the incoming connection");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn simultaneous_open_keeps_our_connection_when_our_identifier_is_higher() {
+    let (mut c1, mut c2, open, ours, mut rx, _h) = collision(8, Ipv4Addr::new(10, 0, 0, 9)).await;
+    c2.send(&open).await;
+    // Ours wins: the peer's connection is closed at once, not left unread.
+    let t = std::time::Instant::now();
+    assert!(
+        c2.read(8).await.is_none(),
+        "no message on the losing connection"
+    );
+    assert!(
+        t.elapsed() < Duration::from_secs(4),
+        "the colliding connection was closed ({:?}), not left to time out",
+        t.elapsed()
+    );
+    // The peer, having lost its own, answers on ours.
+    c1.send(&open).await;
+    c1.send(&message(4, &[])).await;
+    let local = expect_input(&mut rx, 5, "Up", |i| match i {
+        RibInput::Up { up, .. } => Some(up.local_addr),
+        _ => None,
+    })
+    .await;
+    assert_ne!(local, ours, "established on our outgoing connection");
+}
+
 /// The NOTIFICATION the session answers `msg` with on an Established
 /// session (127.78.`n`.x), checking that the connection closes after it.
 async fn answer_to(n: u8, enhanced: bool, msg: &[u8]) -> Vec<u8> {

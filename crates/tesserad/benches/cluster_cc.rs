@@ -16,6 +16,8 @@
 
 #[path = "../tests/cc_lab/mod.rs"]
 mod cc_lab;
+#[path = "../tests/common/mod.rs"]
+mod common;
 
 use std::time::Duration;
 

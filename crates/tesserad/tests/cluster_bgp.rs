@@ -41,8 +41,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::bird::Bird;
+use common::cluster;
 use common::peer::Session;
-use common::Lab;
 
 const BFD_MS: u64 = 100;
 const BFD_MULT: u64 = 3;
@@ -51,35 +51,12 @@ const BFD_MULT: u64 = 3;
 const SLACK_MS: u64 = 1200;
 const NODES: usize = 3;
 
-/// Namespaces this test makes besides the lab's (the lab's centre is the
-/// fabric); removed on drop, after the lab killed its daemons.
-struct Nets {
-    names: Vec<String>,
-}
-
-impl Drop for Nets {
-    fn drop(&mut self) {
-        for ns in &self.names {
-            if let Ok(pids) = common::sh(&["ip", "netns", "pids", ns]) {
-                for p in pids.split_whitespace() {
-                    let _ = common::sh(&["kill", "-9", p]);
-                }
-            }
-            let _ = common::sh(&["ip", "netns", "del", ns]);
-        }
-    }
-}
-
 fn exec(ns: &str, cmd: &str) -> Result<String, String> {
-    let mut v = vec!["ip", "netns", "exec", ns];
-    v.extend(cmd.split(' '));
-    common::sh(&v)
+    cluster::exec(ns, &cmd.split(' ').collect::<Vec<_>>())
 }
 
 fn must(ns: &str, cmd: &str) {
-    if let Err(e) = exec(ns, cmd) {
-        panic!("setup in {ns}: {e}");
-    }
+    cluster::must(ns, &cmd.split(' ').collect::<Vec<_>>());
 }
 
 /// One request on a node's control socket; the response line.
@@ -137,79 +114,39 @@ fn ping_counts(out: &str) -> Option<(u64, u64)> {
     Some((sent, got))
 }
 
+/// The lab's cluster (nodes A, B, C are its nodes 0, 1, 2) and BIRD's
+/// namespace beside B.
 struct Cluster {
-    lab: Lab,
-    _nets: Nets,
-    ns: Vec<String>,
+    c: cluster::Cluster,
+    bird: String,
 }
 
 impl Cluster {
     fn node_ns(&self, k: usize) -> &str {
-        &self.ns[2 * (k - 1)]
+        self.c.node(k - 1)
     }
     fn host_ns(&self, k: usize) -> &str {
-        &self.ns[2 * (k - 1) + 1]
+        self.c.host(k - 1)
     }
     fn bird_ns(&self) -> &str {
-        &self.ns[2 * NODES]
+        &self.bird
     }
     fn sock(&self, k: usize) -> PathBuf {
-        self.lab.path(&format!("n{k}.sock"))
+        self.c.lab.path(&format!("n{k}.sock"))
     }
 
     fn new() -> Cluster {
-        let lab = Lab::star("cluster_bgp", 0);
-        let mut names: Vec<String> = Vec::new();
-        for k in 1..=NODES {
-            names.push(format!("{}-n{k}", lab.name));
-            names.push(format!("{}-h{k}", lab.name));
-        }
-        names.push(format!("{}-g", lab.name));
-        let nets = Nets {
-            names: names.clone(),
-        };
-        for ns in &names {
-            common::sh(&["ip", "netns", "add", ns]).expect("netns");
-            must(ns, "ip link set lo up");
-        }
-        let fab = lab.center_ns.clone();
-        must(&fab, "ip link add br0 type bridge");
-        must(&fab, "ip link set br0 up");
-        let veth = |a: &str, ia: &str, b: &str, ib: &str| {
-            common::sh(&[
-                "ip", "link", "add", ia, "netns", a, "type", "veth", "peer", "name", ib, "netns", b,
-            ])
-            .unwrap_or_else(|e| panic!("veth: {e}"));
-        };
-        let c = Cluster {
-            lab,
-            _nets: nets,
-            ns: names,
-        };
-        for k in 1..=NODES {
-            let (n, h) = (c.node_ns(k).to_string(), c.host_ns(k).to_string());
-            veth(&h, "e0", &n, "x0");
-            veth(&n, "f0", &fab, &format!("p{k}"));
-            must(&fab, &format!("ip link set p{k} master br0 up"));
-            must(&h, &format!("ip addr add 198.18.{k}.2/24 dev e0"));
-            must(&n, &format!("ip addr add 198.18.100.{k}/24 dev f0"));
-            must(&n, "sysctl -qw net.ipv4.ip_forward=0");
-            for (ns, dev) in [(&h, "e0"), (&n, "x0"), (&n, "f0")] {
-                must(ns, &format!("ip link set {dev} up"));
-                // Full checksums on the wire: a forwarded veth frame must
-                // not carry a partial (offloaded) one.
-                let _ = exec(ns, &format!("ethtool -K {dev} tx off gso off gro off"));
-            }
-            must(&h, &format!("ip route add default via 198.18.{k}.1"));
-        }
+        let c = cluster::Cluster::new("cluster_bgp", NODES);
+        let bird = c.lab.netns("g");
+        let c = Cluster { c, bird };
         // The prefix BIRD announces lives on H2's loopback.
         must(c.host_ns(2), "ip addr add 198.19.2.1/32 dev lo");
-        let (b, g) = (c.node_ns(2).to_string(), c.bird_ns().to_string());
-        veth(&b, "g0", &g, "c0");
-        must(&b, "ip addr add 198.18.12.1/24 dev g0");
-        must(&g, "ip addr add 198.18.12.2/24 dev c0");
-        must(&b, "ip link set g0 up");
-        must(&g, "ip link set c0 up");
+        let (b, g) = (c.node_ns(2), c.bird_ns());
+        cluster::veth(b, "g0", g, "c0");
+        must(b, "ip addr add 198.18.12.1/24 dev g0");
+        must(g, "ip addr add 198.18.12.2/24 dev c0");
+        must(b, "ip link set g0 up");
+        must(g, "ip link set c0 up");
         c
     }
 
@@ -262,22 +199,24 @@ impl Cluster {
                   local_address = \"198.18.12.1\"\nremote_as = 65001\nhold_time = 9\n\
                   connect_retry = 1\n\n";
         }
-        self.lab.write(&format!("n{k}.toml"), &t)
+        self.c.lab.write(&format!("n{k}.toml"), &t)
     }
 
     fn start_node(&self, k: usize, name: &str) -> u32 {
         let c = self.conf(k).display().to_string();
         let bin = env!("CARGO_BIN_EXE_tesserad");
-        let pid = self.lab.spawn(
+        let pid = self.c.lab.spawn(
             name,
             self.node_ns(k),
             &[bin, "-c", &c],
             &[("RUST_LOG", "info")],
         );
         let sock = self.sock(k);
-        self.lab.wait(15, &format!("{name}'s control socket"), || {
-            Ok(request(&sock, r#"{"command":"show_status"}"#).ok())
-        });
+        self.c
+            .lab
+            .wait(15, &format!("{name}'s control socket"), || {
+                Ok(request(&sock, r#"{"command":"show_status"}"#).ok())
+            });
         pid
     }
 
@@ -289,12 +228,14 @@ impl Cluster {
 
     /// [`Self::wait_live_line`] in node `k`'s log.
     fn wait_live_line_at(&self, k: usize, state: &str, times: usize, t0: Instant) -> Duration {
-        let log = self.lab.path(&format!("n{k}.out"));
+        let log = self.c.lab.path(&format!("n{k}.out"));
         let line = format!("cluster: node 1 (198.18.100.2) {state}");
-        self.lab.wait(10, &format!("node {k} to log {line:?}"), || {
-            let t = std::fs::read_to_string(&log).unwrap_or_default();
-            Ok((t.matches(&line).count() >= times).then(|| t0.elapsed()))
-        })
+        self.c
+            .lab
+            .wait(10, &format!("node {k} to log {line:?}"), || {
+                let t = std::fs::read_to_string(&log).unwrap_or_default();
+                Ok((t.matches(&line).count() >= times).then(|| t0.elapsed()))
+            })
     }
 
     /// Polls A until neither of B's prefixes is there; the time from `t0`.
@@ -307,14 +248,14 @@ impl Cluster {
                 return t0.elapsed();
             }
             if t0.elapsed() > Duration::from_secs(10) {
-                self.lab.fail("A kept B's routes for 10 s");
+                self.c.lab.fail("A kept B's routes for 10 s");
             }
             std::thread::sleep(Duration::from_millis(10));
         }
     }
 
     fn start_bird(&self) -> Bird {
-        let dir = self.lab.path("bird");
+        let dir = self.c.lab.path("bird");
         let conf = format!(
             "log \"{}\" all;\nrouter id 198.18.12.2;\nprotocol device {{}}\n\
              protocol static st {{ ipv4; route 198.19.2.0/24 via 198.18.12.1; }}\n\
@@ -336,16 +277,12 @@ impl Cluster {
             hold: 9,
             id: 12,
         };
-        Bird::start_conf(&self.lab, "bird", &s, &conf, &[])
+        Bird::start_conf(&self.c.lab, "bird", &s, &conf, &[])
     }
 
     /// Pings `dst` from host `k` until `count` replies in a row come back.
     fn ping(&self, k: usize, dst: &str, count: usize, secs: u64) {
-        let ns = self.host_ns(k).to_string();
-        self.lab
-            .wait(secs, &format!("ping from H{k} to {dst}"), || {
-                Ok(exec(&ns, &format!("ping -c {count} -i 0.05 -W 1 {dst}")).ok())
-            });
+        self.c.ping(k - 1, dst, count, secs);
     }
 
     fn wait_route(&self, k: usize, prefix: &str, present: bool, secs: u64) {
@@ -354,7 +291,7 @@ impl Cluster {
             "node {k} {} {prefix}",
             if present { "to learn" } else { "to withdraw" }
         );
-        self.lab.wait(secs, &what, || {
+        self.c.lab.wait(secs, &what, || {
             Ok((has_route(&sock, prefix)? == present).then_some(()))
         });
     }
@@ -390,7 +327,7 @@ fn routes_cross_the_cluster_by_ibgp_and_a_dead_node_is_withdrawn_by_bfd() {
     let pinger = ping_in_background(c.host_ns(1), "198.18.3.2", 300);
     std::thread::sleep(Duration::from_millis(500));
     let t0 = Instant::now();
-    c.lab.stop("n2");
+    c.c.lab.stop("n2");
     let gone = c.wait_b_gone(t0);
     let down = c.wait_live_line("down", 1, t0);
     // C, whose neighbours have no `bfd`, still follows B by BFD.
@@ -404,7 +341,7 @@ fn routes_cross_the_cluster_by_ibgp_and_a_dead_node_is_withdrawn_by_bfd() {
     assert!(
         gone <= bound && down <= bound,
         "after the kill: routes gone {gone:?}, node down {down:?}, bound {bound:?}\n{}",
-        c.lab.context()
+        c.c.lab.context()
     );
     let out = pinger.join().expect("ping thread");
     let (sent, got) = ping_counts(&out).unwrap_or_else(|| panic!("ping output: {out}"));
@@ -436,10 +373,10 @@ fn routes_cross_the_cluster_by_ibgp_and_a_dead_node_is_withdrawn_by_bfd() {
     // Freeze B: its kernel keeps the TCP sessions open (hold time 9 s),
     // so only BFD can tell, and fast fall-over must withdraw in time.
     let t0 = Instant::now();
-    c.lab.signal(pid, "STOP");
+    c.c.lab.signal(pid, "STOP");
     let gone = c.wait_b_gone(t0);
     let down = c.wait_live_line("down", 2, t0);
-    c.lab.signal(pid, "CONT");
+    c.c.lab.signal(pid, "CONT");
     eprintln!(
         "freeze: B's routes withdrawn at A after {} ms, node 1 down after {} ms",
         gone.as_millis(),
@@ -448,7 +385,7 @@ fn routes_cross_the_cluster_by_ibgp_and_a_dead_node_is_withdrawn_by_bfd() {
     assert!(
         gone <= bound && down <= bound,
         "after the freeze: routes gone {gone:?}, node down {down:?}, bound {bound:?}\n{}",
-        c.lab.context()
+        c.c.lab.context()
     );
     // Thawed, B comes back by BFD and BGP.
     c.wait_route(1, "198.19.2.0/24", true, 30);

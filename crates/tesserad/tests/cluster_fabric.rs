@@ -20,207 +20,47 @@
 //! ICMP. Needs root, `ip`, `ping`, `tshark`; every step is bounded and the
 //! namespaces are removed (also on failure).
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant};
+mod common;
 
-static SEQ: AtomicU32 = AtomicU32::new(0);
+use std::time::Duration;
 
-fn sh(argv: &[&str]) -> Result<String, String> {
-    let o = Command::new("timeout")
-        .args(["-k", "2", "20"])
-        .args(argv)
-        .output()
-        .map_err(|e| format!("{argv:?}: {e}"))?;
-    let mut s = String::from_utf8_lossy(&o.stdout).into_owned();
-    s.push_str(&String::from_utf8_lossy(&o.stderr));
-    if o.status.success() {
-        Ok(s)
-    } else {
-        Err(format!("{argv:?}: {s}"))
-    }
-}
+use common::cluster::{self, Cluster};
 
-fn require() {
-    // SAFETY: geteuid has no preconditions.
-    assert_eq!(unsafe { libc::geteuid() }, 0, "the cluster test needs root");
-    for t in ["ip", "ping", "tshark"] {
-        let ok = Command::new("which")
-            .arg(t)
-            .output()
-            .is_ok_and(|o| o.status.success());
-        assert!(ok, "the cluster test needs `{t}` installed");
-    }
-}
-
-/// The namespaces, daemons and work directory of one run; dropping it
-/// kills the daemons and removes everything.
+/// A [`Cluster`] with tshark on its fabric.
 struct Lab {
-    tag: String,
-    dir: PathBuf,
-    children: Vec<Child>,
-    /// Cluster nodes (namespaces `n{i}`, hosts `h{i}`, and `fab`).
-    n: usize,
+    c: Cluster,
 }
 
 impl Lab {
-    fn ns(&self, n: &str) -> String {
-        format!("cl{n}{}", self.tag)
-    }
-    fn exec(&self, n: &str, argv: &[&str]) -> Result<String, String> {
-        let ns = self.ns(n);
-        let mut v = vec!["ip", "netns", "exec", &ns];
-        v.extend_from_slice(argv);
-        sh(&v)
-    }
-    fn must(&self, n: &str, argv: &[&str]) {
-        if let Err(e) = self.exec(n, argv) {
-            panic!("setup in {n}: {e}");
-        }
-    }
-    fn link(&self, n1: &str, i1: &str, n2: &str, i2: &str) {
-        let (a, b) = (self.ns(n1), self.ns(n2));
-        let r = sh(&[
-            "ip", "link", "add", i1, "netns", &a, "type", "veth", "peer", "name", i2, "netns", &b,
-        ]);
-        r.unwrap_or_else(|e| panic!("veth: {e}"));
-    }
-    fn names(&self) -> Vec<String> {
-        let mut v = vec!["fab".to_string()];
-        for i in 0..self.n {
-            v.push(format!("n{i}"));
-            v.push(format!("h{i}"));
-        }
-        v
-    }
     /// `n` nodes, each with one external host, on a bridged fabric.
     fn new(n: usize) -> Lab {
-        require();
-        let tag = format!(
-            "{}{}",
-            std::process::id() % 100_000,
-            SEQ.fetch_add(1, Ordering::Relaxed)
-        );
-        let dir = std::env::temp_dir().join(format!("tessera-cluster-{tag}"));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("work dir");
-        let lab = Lab {
-            tag,
-            dir,
-            children: Vec::new(),
-            n,
-        };
-        for ns in lab.names() {
-            sh(&["ip", "netns", "add", &lab.ns(&ns)]).expect("netns");
-            lab.must(&ns, &["ip", "link", "set", "lo", "up"]);
+        cluster::require(&["ip", "ping", "tshark"]);
+        Lab {
+            c: Cluster::new("cluster_fabric", n),
         }
-        lab.must("fab", &["ip", "link", "add", "br0", "type", "bridge"]);
-        lab.must("fab", &["ip", "link", "set", "br0", "up"]);
-        for i in 0..n {
-            let (node, host, port) = (format!("n{i}"), format!("h{i}"), format!("p{i}"));
-            lab.link(&host, "e0", &node, "x0");
-            lab.link(&node, "f0", "fab", &port);
-            lab.must("fab", &["ip", "link", "set", &port, "master", "br0", "up"]);
-            let k = i + 1;
-            for (ns, cmd) in [
-                (&host, format!("ip addr add 198.18.{k}.2/24 dev e0")),
-                (&node, format!("ip addr add 198.18.100.{k}/24 dev f0")),
-                (&node, "sysctl -qw net.ipv4.ip_forward=0".to_string()),
-            ] {
-                lab.must(ns, &cmd.split(' ').collect::<Vec<_>>());
-            }
-            for (ns, dev) in [(&host, "e0"), (&node, "x0"), (&node, "f0")] {
-                lab.must(ns, &["ip", "link", "set", dev, "up"]);
-                // Full checksums on the wire: a forwarded veth frame must
-                // not carry a partial (offloaded) one.
-                let _ = lab.exec(
-                    ns,
-                    &[
-                        "ethtool", "-K", dev, "tx", "off", "gso", "off", "gro", "off",
-                    ],
-                );
-            }
-            let gw = format!("198.18.{k}.1");
-            lab.must(&host, &["ip", "route", "add", "default", "via", &gw]);
-        }
-        lab
-    }
-    fn spawn(&mut self, n: &str, argv: &[&str], log: &str) {
-        let ns = self.ns(n);
-        let f = std::fs::File::create(self.dir.join(log)).expect("log file");
-        let c = Command::new("ip")
-            .args(["netns", "exec", &ns])
-            .args(argv)
-            .stdin(Stdio::null())
-            .stdout(f.try_clone().expect("log"))
-            .stderr(f)
-            .spawn()
-            .expect("spawn");
-        self.children.push(c);
     }
     fn log(&self, name: &str) -> String {
-        std::fs::read_to_string(self.dir.join(name)).unwrap_or_default()
+        self.c.log(name)
     }
     fn logs(&self) -> String {
-        let mut names: Vec<String> = (0..self.n).map(|i| format!("n{i}.log")).collect();
-        names.push("tshark.log".into());
-        names
-            .iter()
-            .map(|l| format!("--- {l}\n{}", self.log(l)))
-            .collect()
-    }
-    /// Node `me`'s tesserad configuration: its external port, the fabric,
-    /// and every other node's external subnet via that node's fabric
-    /// address.
-    fn conf(&self, me: usize, mode: &str, affinity: bool) -> String {
-        let p = self.dir.join(format!("n{me}.toml"));
-        let k = me + 1;
-        let mut text = format!(
-            "[router]\nid = \"198.18.100.{k}\"\nasn = 65000\n\n\
-             [control]\nsocket = \"{}\"\n\n\
-             [dataplane]\nio = \"af_packet\"\n\n\
-             [[dataplane.interface]]\nname = \"x0\"\naddresses = [\"198.18.{k}.1/24\"]\n\n\
-             [cluster]\nnode_id = {me}\nfabric_address = \"198.18.100.{k}\"\nmode = \"{mode}\"\n\
-             packing = 8\naffinity = {affinity}\nbfd_min_tx = 100\n",
-            self.dir.join(format!("n{me}.sock")).display(),
-        );
-        for j in (0..self.n).filter(|&j| j != me) {
-            let pk = j + 1;
-            text += &format!(
-                "\n[[cluster.peer]]\nnode_id = {j}\nfabric_address = \"198.18.100.{pk}\"\n\
-                 \n[[static]]\nprefix = \"198.18.{pk}.0/24\"\nnext_hop = \"198.18.100.{pk}\"\n"
-            );
-        }
-        std::fs::write(&p, text).expect("config");
-        p.display().to_string()
+        self.c.lab.context()
     }
 
     /// Starts every node's tesserad and a capture of `count` fabric
     /// datagrams on the bridge; returns the capture file.
     fn start(&mut self, modes: &[&str], affinity: bool, count: usize) -> String {
         let bin = env!("CARGO_BIN_EXE_tesserad");
-        for (i, mode) in modes.iter().enumerate() {
-            let c = self.conf(i, mode, affinity);
-            let ns = format!("n{i}");
-            self.spawn(&ns, &[bin, "-c", &c], &format!("n{i}.log"));
-        }
-        let end = Instant::now() + Duration::from_secs(15);
-        while !(0..self.n).all(|i| {
-            self.log(&format!("n{i}.log"))
-                .contains("dataplane: started")
-        }) {
-            assert!(
-                Instant::now() < end,
-                "dataplanes did not start\n{}",
-                self.logs()
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let pcap = self.dir.join("fabric.pcap").display().to_string();
+        self.c.start(bin, |i| {
+            format!(
+                "mode = \"{}\"\npacking = 8\naffinity = {affinity}\nbfd_min_tx = 100\n",
+                modes[i]
+            )
+        });
+        let pcap = self.c.lab.path("fabric.pcap").display().to_string();
         let count = count.to_string();
-        self.spawn(
-            "fab",
+        self.c.lab.spawn(
+            "tshark",
+            self.c.fab(),
             &[
                 "timeout",
                 "30",
@@ -235,39 +75,18 @@ impl Lab {
                 "-w",
                 &pcap,
             ],
-            "tshark.log",
+            &[],
         );
-        let end = Instant::now() + Duration::from_secs(10);
-        while !self.log("tshark.log").contains("Capturing on") {
-            assert!(
-                Instant::now() < end,
-                "tshark did not start\n{}",
-                self.logs()
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        self.c.lab.wait(10, "tshark to start", || {
+            Ok(self.log("tshark").contains("Capturing on").then_some(()))
+        });
         pcap
     }
 
     /// Pings from host `from` to host `to` until `count` replies in a row
     /// come back (the static routes reach the FIBs shortly after start).
     fn ping(&self, from: usize, to: usize, count: usize) {
-        let dst = format!("198.18.{}.2", to + 1);
-        let c = count.to_string();
-        let end = Instant::now() + Duration::from_secs(20);
-        while self
-            .exec(
-                &format!("h{from}"),
-                &["ping", "-c", &c, "-i", "0.05", "-W", "1", &dst],
-            )
-            .is_err()
-        {
-            assert!(
-                Instant::now() < end,
-                "no ping from h{from} to {dst}\n{}",
-                self.logs()
-            );
-        }
+        self.c.ping(from, &Cluster::host_addr(to), count, 20);
     }
 
     /// CPU seconds (user + system) the node daemons used over `secs` of
@@ -276,12 +95,12 @@ impl Lab {
     fn cpu_over(&self, secs: u64) -> f64 {
         let tick = 100.0; // USER_HZ on Linux
         let used = || -> u64 {
-            self.children
+            self.c
+                .pids
                 .iter()
-                .take(self.n)
-                .map(|c| {
-                    let stat = std::fs::read_to_string(format!("/proc/{}/stat", c.id()))
-                        .unwrap_or_default();
+                .map(|pid| {
+                    let stat =
+                        std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
                     // Fields after the ")" of the command: utime is the
                     // 12th, stime the 13th (fields 14 and 15 of stat(5)).
                     let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
@@ -300,45 +119,25 @@ impl Lab {
 
     /// The capture once it holds at least `n` GENEVE datagrams, as `fields`.
     fn capture(&self, pcap: &str, n: usize, fields: &[&str]) -> String {
-        let end = Instant::now() + Duration::from_secs(30);
-        loop {
-            if let Ok(t) = sh(&["tshark", "-n", "-r", pcap, "-V"]) {
+        self.c
+            .lab
+            .wait(30, "tshark to see enough GENEVE on the fabric", || {
+                let t = cluster::sh(&["tshark", "-n", "-r", pcap, "-V"])?;
                 if t.matches("Generic Network Virtualization Encapsulation")
                     .count()
-                    >= n
+                    < n
                 {
-                    if fields.is_empty() {
-                        return t;
-                    }
-                    let mut argv = vec!["tshark", "-n", "-r", pcap, "-T", "fields"];
-                    for f in fields {
-                        argv.extend_from_slice(&["-e", f]);
-                    }
-                    return sh(&argv).expect("tshark fields");
+                    return Ok(None);
                 }
-            }
-            assert!(
-                Instant::now() < end,
-                "tshark saw too little GENEVE on the fabric\n{}",
-                self.logs()
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    }
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        for c in &mut self.children {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        for n in self.names() {
-            let _ = sh(&["ip", "netns", "del", &self.ns(&n)]);
-        }
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.dir);
-        }
+                if fields.is_empty() {
+                    return Ok(Some(t));
+                }
+                let mut argv = vec!["tshark", "-n", "-r", pcap, "-T", "fields"];
+                for f in fields {
+                    argv.extend_from_slice(&["-e", f]);
+                }
+                Ok(Some(cluster::sh(&argv).expect("tshark fields")))
+            })
     }
 }
 
@@ -347,7 +146,7 @@ fn ping_crosses_a_two_node_cluster_over_geneve() {
     let mut lab = Lab::new(2);
     let pcap = lab.start(&["direct", "direct"], true, 4);
     assert!(
-        lab.log("n0.log")
+        lab.log("n0")
             .contains("cluster fabric on 198.18.100.1:6081, node 0 of 2"),
         "{}",
         lab.logs()

@@ -28,6 +28,8 @@
 //! `ping`, `bird`, `birdc`; every step is bounded (a pass takes a few
 //! seconds, a failure under a minute) and everything is torn down.
 
+mod common;
+
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::path::PathBuf;
@@ -36,22 +38,9 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-static SEQ: AtomicU32 = AtomicU32::new(0);
+use common::cluster::sh;
 
-fn sh(argv: &[&str]) -> Result<String, String> {
-    let o = Command::new("timeout")
-        .args(["-k", "2", "20"])
-        .args(argv)
-        .output()
-        .map_err(|e| format!("{argv:?}: {e}"))?;
-    let mut s = String::from_utf8_lossy(&o.stdout).into_owned();
-    s.push_str(&String::from_utf8_lossy(&o.stderr));
-    if o.status.success() {
-        Ok(s)
-    } else {
-        Err(format!("{argv:?}: {s}"))
-    }
-}
+static SEQ: AtomicU32 = AtomicU32::new(0);
 
 fn must(argv: &[&str]) {
     if let Err(e) = sh(argv) {

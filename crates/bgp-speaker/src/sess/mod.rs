@@ -371,6 +371,22 @@ impl Session {
                     _ => std::future::pending().await,
                 }
             };
+            // A colliding connection while ours waits for the peer's OPEN
+            // (OpenSent): read the peer's BGP Identifier from the OPEN it
+            // sent there, without taking it off the socket, so that §6.8
+            // can be decided now. Waiting for an OPEN on our own connection
+            // instead deadlocks when both speakers connected at once: each
+            // side's OPEN sits unread in the other's colliding connection.
+            let peek = match (&self.pending, self.fsm.state()) {
+                (Some(s), State::OpenSent) => Some(s),
+                _ => None,
+            };
+            let pending_open = async move {
+                match peek {
+                    Some(s) => peek_open(s).await,
+                    None => std::future::pending().await,
+                }
+            };
             let rib = (!self.batch.is_empty()).then(|| self.rib.clone());
             let rib_ready = async move {
                 match rib {
@@ -414,6 +430,7 @@ impl Session {
                     self.try_flush();
                 }
                 _ = sleep => self.on_deadline().await,
+                o = pending_open => self.on_pending_open(o).await,
             }
         }
         self.registry
@@ -857,6 +874,27 @@ impl Session {
             .await;
     }
 
+    /// The peer's OPEN has arrived on the colliding connection while ours
+    /// is in OpenSent (`peek_open`): resolve the collision (§6.8) with its
+    /// BGP Identifier. Keeping ours closes the colliding connection;
+    /// keeping the peer's dumps ours, and the Idle transition then takes up
+    /// the colliding connection, whose OPEN is still unread on the socket.
+    async fn on_pending_open(&mut self, open: Option<(std::net::Ipv4Addr, Asn)>) {
+        let (Some((peer_id, peer_asn)), Some(c)) = (open, self.conn.as_ref()) else {
+            // Closed, not an OPEN, or too slow: forget that connection.
+            self.pending = None;
+            return;
+        };
+        let cfg = self.fsm.config();
+        if collision::keeps(c.outgoing, cfg.bgp_id, cfg.local_asn, peer_id, peer_asn) {
+            debug!(peer = %self.p.name, "connection collision in OpenSent: keeping ours");
+            self.pending = None;
+        } else {
+            info!(peer = %self.p.name, "connection collision in OpenSent: keeping the peer's connection");
+            self.drive(Event::OpenCollisionDump).await;
+        }
+    }
+
     /// Resolves a collision (§6.8) once the peer's BGP Identifier is known
     /// on `conn` (OpenConfirm).
     async fn resolve_collision(&mut self) {
@@ -879,6 +917,48 @@ impl Session {
         }
     }
 }
+
+/// Waits (up to [`PEEK_OPEN_WAIT`]) for a whole OPEN message at the head of
+/// `s` and returns the sender's BGP Identifier and AS, leaving the bytes on
+/// the socket (MSG_PEEK) for the session that may take the connection up.
+/// `None`: the connection closed, or began with something else.
+async fn peek_open(s: &TcpStream) -> Option<(std::net::Ipv4Addr, Asn)> {
+    let deadline = tokio::time::Instant::now() + PEEK_OPEN_WAIT;
+    let mut buf = vec![0u8; 4096];
+    loop {
+        let n = tokio::time::timeout_at(deadline, s.peek(&mut buf))
+            .await
+            .ok()?
+            .ok()?;
+        if n == 0 {
+            return None;
+        }
+        if n >= bgp_wire::HEADER_LEN {
+            if buf[..16] != [0xff; 16] || buf[18] != bgp_wire::consts::msg_type::OPEN {
+                return None;
+            }
+            let len = usize::from(u16::from_be_bytes([buf[16], buf[17]]));
+            if len < bgp_wire::HEADER_LEN || len > buf.len() {
+                return None;
+            }
+            if n >= len {
+                let o = bgp_wire::OpenView::parse(&buf[bgp_wire::HEADER_LEN..len]).ok()?;
+                return Some((o.bgp_id, o.asn()));
+            }
+        }
+        // Part of it so far (an OPEN is one segment in practice): look
+        // again shortly rather than spin on the bytes already there.
+        tokio::time::sleep_until(deadline.min(tokio::time::Instant::now() + PEEK_RETRY)).await;
+        if tokio::time::Instant::now() >= deadline {
+            return None;
+        }
+    }
+}
+
+/// How long a colliding connection may take to deliver its OPEN.
+const PEEK_OPEN_WAIT: Duration = Duration::from_secs(30);
+/// Between two looks at a partly arrived OPEN.
+const PEEK_RETRY: Duration = Duration::from_millis(10);
 
 #[cfg(test)]
 mod tests {

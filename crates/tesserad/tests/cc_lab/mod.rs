@@ -1,7 +1,8 @@
-//! The netns lab of the cluster congestion-control test and bench
-//! (`tests/cluster_cc.rs`, `benches/cluster_cc.rs`):
-//! cluster: four tesserads in network namespaces, three ingress nodes
-//! sending to one egress node whose external port is emulated by a TX
+//! The measurement of the cluster congestion-control test and bench
+//! (`tests/cluster_cc.rs`, `benches/cluster_cc.rs`) on the netns cluster
+//! lab of `common::cluster` (the includer declares `mod common`): four
+//! tesserads in network namespaces, three ingress nodes sending to one
+//! egress node whose external port is emulated by a TX
 //! shaper at C pps (`egress_shape_pps`), so that overload is reachable on
 //! two shared cores:
 //!
@@ -24,272 +25,38 @@
 
 #![allow(dead_code)]
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-static SEQ: AtomicU32 = AtomicU32::new(0);
+use crate::common::cluster::{self, Cluster};
 
-fn sh(argv: &[&str]) -> Result<String, String> {
-    let o = Command::new("timeout")
-        .args(["-k", "2", "20"])
-        .args(argv)
-        .output()
-        .map_err(|e| format!("{argv:?}: {e}"))?;
-    let mut s = String::from_utf8_lossy(&o.stdout).into_owned();
-    s.push_str(&String::from_utf8_lossy(&o.stderr));
-    if o.status.success() {
-        Ok(s)
-    } else {
-        Err(format!("{argv:?}: {s}"))
-    }
+/// `n` nodes started with `cc` (more `[cluster]` keys); every host can
+/// reach every other.
+fn start_nodes(bin: &str, n: usize, cc: &str) -> Cluster {
+    cluster::require(&["ip", "ping"]);
+    let mut c = Cluster::new("cluster_cc", n);
+    c.start(bin, |_| format!("mode = \"direct\"\npacking = 1\n{cc}\n"));
+    c
 }
 
-fn require() {
-    // SAFETY: geteuid has no preconditions.
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "the cluster cc test needs root"
-    );
-    for t in ["ip", "ping"] {
-        let ok = Command::new("which")
-            .arg(t)
-            .output()
-            .is_ok_and(|o| o.status.success());
-        assert!(ok, "the cluster cc test needs `{t}` installed");
+/// SIGTERM to every node daemon; each node's `cluster-cc:` line.
+fn stop_nodes(c: &Cluster) -> Vec<Cc> {
+    for &pid in &c.pids {
+        c.lab.signal(pid, "TERM");
     }
-}
-
-/// The namespaces, daemons and work directory of one run; dropping it
-/// kills the daemons and removes everything.
-pub struct Lab {
-    tag: String,
-    dir: PathBuf,
-    children: Vec<Child>,
-    /// Cluster nodes (namespaces `n{i}`, hosts `h{i}`, and `fab`).
-    n: usize,
-    bin: String,
-}
-
-impl Lab {
-    fn ns(&self, n: &str) -> String {
-        format!("cc{n}{}", self.tag)
-    }
-    fn exec(&self, n: &str, argv: &[&str]) -> Result<String, String> {
-        let ns = self.ns(n);
-        let mut v = vec!["ip", "netns", "exec", &ns];
-        v.extend_from_slice(argv);
-        sh(&v)
-    }
-    fn must(&self, n: &str, argv: &[&str]) {
-        if let Err(e) = self.exec(n, argv) {
-            panic!("setup in {n}: {e}");
-        }
-    }
-    fn link(&self, n1: &str, i1: &str, n2: &str, i2: &str) {
-        let (a, b) = (self.ns(n1), self.ns(n2));
-        let r = sh(&[
-            "ip", "link", "add", i1, "netns", &a, "type", "veth", "peer", "name", i2, "netns", &b,
-        ]);
-        r.unwrap_or_else(|e| panic!("veth: {e}"));
-    }
-    fn names(&self) -> Vec<String> {
-        let mut v = vec!["fab".to_string()];
-        for i in 0..self.n {
-            v.push(format!("n{i}"));
-            v.push(format!("h{i}"));
-        }
-        v
-    }
-    /// `n` nodes, each with one external host, on a bridged fabric.
-    fn new(n: usize) -> Lab {
-        require();
-        let tag = format!(
-            "{}{}",
-            std::process::id() % 100_000,
-            SEQ.fetch_add(1, Ordering::Relaxed)
-        );
-        let dir = std::env::temp_dir().join(format!("tessera-cluster-cc-{tag}"));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("work dir");
-        let lab = Lab {
-            tag,
-            dir,
-            children: Vec::new(),
-            n,
-            bin: String::new(),
-        };
-        for ns in lab.names() {
-            sh(&["ip", "netns", "add", &lab.ns(&ns)]).expect("netns");
-            lab.must(&ns, &["ip", "link", "set", "lo", "up"]);
-        }
-        lab.must("fab", &["ip", "link", "add", "br0", "type", "bridge"]);
-        lab.must("fab", &["ip", "link", "set", "br0", "up"]);
-        for i in 0..n {
-            let (node, host, port) = (format!("n{i}"), format!("h{i}"), format!("p{i}"));
-            lab.link(&host, "e0", &node, "x0");
-            lab.link(&node, "f0", "fab", &port);
-            lab.must("fab", &["ip", "link", "set", &port, "master", "br0", "up"]);
-            let k = i + 1;
-            for (ns, cmd) in [
-                (&host, format!("ip addr add 198.18.{k}.2/24 dev e0")),
-                (&node, format!("ip addr add 198.18.100.{k}/24 dev f0")),
-                (&node, "sysctl -qw net.ipv4.ip_forward=0".to_string()),
-            ] {
-                lab.must(ns, &cmd.split(' ').collect::<Vec<_>>());
-            }
-            for (ns, dev) in [(&host, "e0"), (&node, "x0"), (&node, "f0")] {
-                lab.must(ns, &["ip", "link", "set", dev, "up"]);
-                // Full checksums on the wire: a forwarded veth frame must
-                // not carry a partial (offloaded) one.
-                let _ = lab.exec(
-                    ns,
-                    &[
-                        "ethtool", "-K", dev, "tx", "off", "gso", "off", "gro", "off",
-                    ],
-                );
-            }
-            let gw = format!("198.18.{k}.1");
-            lab.must(&host, &["ip", "route", "add", "default", "via", &gw]);
-        }
-        lab
-    }
-    fn spawn(&mut self, n: &str, argv: &[&str], log: &str) {
-        let ns = self.ns(n);
-        let f = std::fs::File::create(self.dir.join(log)).expect("log file");
-        let c = Command::new("ip")
-            .args(["netns", "exec", &ns])
-            .args(argv)
-            .stdin(Stdio::null())
-            .stdout(f.try_clone().expect("log"))
-            .stderr(f)
-            .spawn()
-            .expect("spawn");
-        self.children.push(c);
-    }
-    fn log(&self, name: &str) -> String {
-        std::fs::read_to_string(self.dir.join(name)).unwrap_or_default()
-    }
-    fn logs(&self) -> String {
-        let mut names: Vec<String> = (0..self.n).map(|i| format!("n{i}.log")).collect();
-        names.push("tshark.log".into());
-        names
-            .iter()
-            .map(|l| format!("--- {l}\n{}", self.log(l)))
-            .collect()
-    }
-    /// Node `me`'s configuration with `cc` (more `[cluster]` keys).
-    fn conf(&self, me: usize, cc: &str) -> String {
-        let p = self.dir.join(format!("n{me}.toml"));
-        let k = me + 1;
-        let mut text = format!(
-            "[router]\nid = \"198.18.100.{k}\"\nasn = 65000\n\n\
-             [control]\nsocket = \"{}\"\n\n\
-             [dataplane]\nio = \"af_packet\"\n\n\
-             [[dataplane.interface]]\nname = \"x0\"\naddresses = [\"198.18.{k}.1/24\"]\n\n\
-             [cluster]\nnode_id = {me}\nfabric_address = \"198.18.100.{k}\"\nmode = \"direct\"\n\
-             packing = 1\n{cc}\n",
-            self.dir.join(format!("n{me}.sock")).display(),
-        );
-        for j in (0..self.n).filter(|&j| j != me) {
-            let pk = j + 1;
-            text += &format!(
-                "\n[[cluster.peer]]\nnode_id = {j}\nfabric_address = \"198.18.100.{pk}\"\n\
-                 \n[[static]]\nprefix = \"198.18.{pk}.0/24\"\nnext_hop = \"198.18.100.{pk}\"\n"
-            );
-        }
-        std::fs::write(&p, text).expect("config");
-        p.display().to_string()
-    }
-
-    fn start(&mut self, bin: &str, cc: &str) {
-        self.bin = bin.to_string();
-        let bin = self.bin.clone();
-        let bin = bin.as_str();
-        for i in 0..self.n {
-            let c = self.conf(i, cc);
-            self.spawn(&format!("n{i}"), &[bin, "-c", &c], &format!("n{i}.log"));
-        }
-        let end = Instant::now() + Duration::from_secs(15);
-        while !(0..self.n).all(|i| {
-            self.log(&format!("n{i}.log"))
-                .contains("dataplane: started")
-        }) {
-            assert!(
-                Instant::now() < end,
-                "dataplanes did not start\n{}",
-                self.logs()
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    fn ping(&self, from: usize, to: usize) {
-        let dst = format!("198.18.{}.2", to + 1);
-        let end = Instant::now() + Duration::from_secs(20);
-        while self
-            .exec(
-                &format!("h{from}"),
-                &["ping", "-c", "2", "-i", "0.05", "-W", "1", &dst],
-            )
-            .is_err()
-        {
-            assert!(
-                Instant::now() < end,
-                "no ping from h{from} to {dst}\n{}",
-                self.logs()
-            );
-        }
-    }
-
-    /// SIGTERM to every daemon; each node's `cluster-cc:` line.
-    fn stop(&mut self) -> Vec<Cc> {
-        for c in &self.children {
-            let _ = sh(&["kill", "-TERM", &c.id().to_string()]);
-        }
-        let end = Instant::now() + Duration::from_secs(15);
-        let mut out = Vec::new();
-        for i in 0..self.n {
-            let name = format!("n{i}.log");
-            while !self.log(&name).contains("cluster-cc:") {
-                assert!(
-                    Instant::now() < end,
-                    "no cluster-cc report\n{}",
-                    self.logs()
-                );
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            let log = self.log(&name);
-            let line = log
-                .lines()
-                .find(|l| l.starts_with("cluster-cc:"))
-                .unwrap_or_default();
-            out.push(Cc::parse(line));
-        }
-        for c in &mut self.children {
-            let _ = c.wait();
-        }
-        self.children.clear();
-        out
-    }
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        for c in &mut self.children {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        for n in self.names() {
-            let _ = sh(&["ip", "netns", "del", &self.ns(&n)]);
-        }
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.dir);
-        }
-    }
+    let lines = c.lab.wait(15, "the cluster-cc reports", || {
+        let lines: Option<Vec<String>> = (0..c.n)
+            .map(|i| {
+                c.log(&format!("n{i}"))
+                    .lines()
+                    .find(|l| l.starts_with("cluster-cc:"))
+                    .map(str::to_string)
+            })
+            .collect();
+        Ok(lines)
+    });
+    lines.iter().map(|l| Cc::parse(l)).collect()
 }
 
 /// One node's `cluster-cc:` report.
@@ -378,17 +145,16 @@ pub fn jain(x: &[u64]) -> f64 {
 /// Four nodes with `cc` in `[cluster]`; each of H0..H2 sends at `per_host`
 /// pps to H3 for [`LOAD`].
 pub fn measure(tesserad: &str, cc: &str, per_host: u64, load: Duration) -> Measured {
-    let mut lab = Lab::new(4);
-    lab.start(tesserad, cc);
+    let lab = start_nodes(tesserad, 4, cc);
     for h in 0..3 {
-        lab.ping(h, 3);
+        lab.ping(h, &Cluster::host_addr(3), 2, 20);
     }
     let stop = Arc::new(AtomicBool::new(false));
     let mark = Arc::new(AtomicBool::new(false));
     let t0 = Instant::now();
     let sink = {
         let (stop, mark) = (stop.clone(), mark.clone());
-        in_netns(lab.ns("h3"), move || {
+        in_netns(lab.host(3).to_string(), move || {
             let s = std::net::UdpSocket::bind(("0.0.0.0", PORT)).expect("sink");
             s.set_read_timeout(Some(Duration::from_millis(50)))
                 .expect("timeout");
@@ -422,7 +188,7 @@ pub fn measure(tesserad: &str, cc: &str, per_host: u64, load: Duration) -> Measu
     std::thread::sleep(Duration::from_millis(200));
     let senders: Vec<_> = (0..3)
         .map(|h| {
-            in_netns(lab.ns(&format!("h{h}")), move || {
+            in_netns(lab.host(h).to_string(), move || {
                 let s = std::net::UdpSocket::bind("0.0.0.0:0").expect("sender");
                 s.connect(("198.18.4.2", PORT)).expect("connect");
                 let start = Instant::now();
@@ -445,7 +211,7 @@ pub fn measure(tesserad: &str, cc: &str, per_host: u64, load: Duration) -> Measu
     std::thread::sleep(Duration::from_millis(500));
     stop.store(true, Ordering::Relaxed);
     let (received, received_in_load, series) = sink.join().expect("sink");
-    let rep = lab.stop();
+    let rep = stop_nodes(&lab);
     let m = Measured {
         offered,
         injected: rep.iter().take(3).map(|c| c.injected).sum(),

@@ -44,6 +44,8 @@ pub struct Lab {
     daemons: Mutex<Vec<Daemon>>,
     logs: Mutex<Vec<(String, PathBuf)>>,
     lan: bool,
+    /// Namespaces added by [`Lab::netns`], removed on drop like the rest.
+    extra: Mutex<Vec<String>>,
 }
 
 /// A daemon process; killed on drop (after SIGCONT, in case it was frozen).
@@ -125,6 +127,7 @@ impl Lab {
             daemons: Mutex::new(Vec::new()),
             logs: Mutex::new(Vec::new()),
             lan,
+            extra: Mutex::new(Vec::new()),
         };
         // Registered before creation so Drop cleans a half-built lab too.
         for k in 1..=leaves {
@@ -240,6 +243,21 @@ impl Lab {
             ip(&["-n", &l.ns, "link", "set", "c", "up"])?;
         }
         Ok(())
+    }
+
+    /// One more namespace of this lab, `<name>-<suffix>`, with `lo` up and
+    /// nothing else (the caller wires it); removed on drop like the
+    /// others (registered before it is created, so a half-built one is
+    /// removed too).
+    pub fn netns(&self, suffix: &str) -> String {
+        let ns = format!("{}-{suffix}", self.name);
+        self.extra
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(ns.clone());
+        ip(&["netns", "add", &ns]).unwrap_or_else(|e| panic!("netns {ns}: {e}"));
+        ip(&["-n", &ns, "link", "set", "lo", "up"]).unwrap_or_else(|e| panic!("lo in {ns}: {e}"));
+        ns
     }
 
     pub fn leaf(&self, k: u8) -> &Leaf {
@@ -368,6 +386,13 @@ impl Lab {
     fn namespaces(&self) -> Vec<String> {
         let mut v = vec![self.center_ns.clone()];
         v.extend(self.leaves.iter().map(|l| l.ns.clone()));
+        v.extend(
+            self.extra
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .cloned(),
+        );
         v
     }
 }

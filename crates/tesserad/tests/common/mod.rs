@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 pub mod bird;
+pub mod cluster;
 pub mod exabgp;
 pub mod frr;
 pub mod gobgp;
