@@ -240,7 +240,14 @@ pub fn run(
         }
         if converged_at.is_none() {
             converged_at = match (&monitor, expected) {
-                (Some(m), Some(_)) => m.reached_at(),
+                // The expected count alone is not the end: with shared
+                // prefixes the first peer to finish fills the table while
+                // the others still send, and stopping then leaves their
+                // updates unsent and unprocessed. Converged once both hold.
+                (Some(m), Some(_)) => match (m.reached_at(), all_sent_at) {
+                    (Some(r), Some(s)) => Some(r.max(s)),
+                    _ => None,
+                },
                 (Some(m), None) => match trace_end(&TraceState {
                     all_sent_at,
                     changed_at: m.changed_at(),
