@@ -187,9 +187,9 @@ fn setopt(fd: RawFd, level: i32, name: i32, v: libc::c_int) -> io::Result<()> {
     }
 }
 
-fn rx_socket(addr: SocketAddr) -> io::Result<UdpSocket> {
+/// A UDP socket of the family `v6` says (IPv6 sockets IPv6 only).
+fn udp_socket(v6: bool) -> io::Result<socket2::Socket> {
     use socket2::{Domain, Protocol, Socket, Type};
-    let v6 = addr.is_ipv6();
     let s = Socket::new(
         if v6 { Domain::IPV6 } else { Domain::IPV4 },
         Type::DGRAM,
@@ -197,6 +197,14 @@ fn rx_socket(addr: SocketAddr) -> io::Result<UdpSocket> {
     )?;
     if v6 {
         s.set_only_v6(true)?;
+    }
+    Ok(s)
+}
+
+fn rx_socket(addr: SocketAddr) -> io::Result<UdpSocket> {
+    let v6 = addr.is_ipv6();
+    let s = udp_socket(v6)?;
+    if v6 {
         setopt(
             s.as_raw_fd(),
             libc::IPPROTO_IPV6,
@@ -214,15 +222,9 @@ fn rx_socket(addr: SocketAddr) -> io::Result<UdpSocket> {
 
 /// A sending socket: source port in 49152-65535 (RFC 5881 §4), TTL 255.
 fn tx_socket(peer: IpAddr, local: Option<IpAddr>, hint: u32) -> io::Result<UdpSocket> {
-    use socket2::{Domain, Protocol, Socket, Type};
     let v6 = peer.is_ipv6();
-    let s = Socket::new(
-        if v6 { Domain::IPV6 } else { Domain::IPV4 },
-        Type::DGRAM,
-        Some(Protocol::UDP),
-    )?;
+    let s = udp_socket(v6)?;
     if v6 {
-        s.set_only_v6(true)?;
         setopt(
             s.as_raw_fd(),
             libc::IPPROTO_IPV6,
