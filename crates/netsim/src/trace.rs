@@ -300,21 +300,7 @@ pub fn write_snapshot<W: Write>(
             }
         }
     }
-    let mut n = 0u64;
-    for (seq, (prefix, list)) in table.iter().enumerate() {
-        let entries: Vec<RibEntry<'_>> = list
-            .iter()
-            .map(|(pi, b)| RibEntry {
-                peer_index: *pi,
-                originated_time: ts,
-                path_id: None,
-                attributes: b,
-            })
-            .collect();
-        w.write_rib(ts, seq as u32, *prefix, Safi::Unicast, false, &entries)?;
-        n += entries.len() as u64;
-    }
-    Ok(n)
+    write_table(w, ts, &table)
 }
 
 /// Writes the stable state an origin-class run ([`crate::fast::run_all`])
@@ -393,6 +379,16 @@ pub fn write_class_snapshot<W: Write>(
             }
         }
     }
+    write_table(w, ts, &table)
+}
+
+/// Writes one RIB record per prefix of `table` (peer index, attribute
+/// bytes per route) stamped `ts`; returns the routes written.
+fn write_table<W: Write>(
+    w: &mut MrtWriter<W>,
+    ts: u32,
+    table: &BTreeMap<Prefix, Vec<(u16, Vec<u8>)>>,
+) -> std::io::Result<u64> {
     let mut n = 0u64;
     for (seq, (prefix, list)) in table.iter().enumerate() {
         let entries: Vec<RibEntry<'_>> = list
