@@ -84,6 +84,7 @@ fn run(mode: Mode) -> Answers {
             protocol: None,
             count_only: false,
             multicast: false,
+            longest_match: false,
         },
     );
     let count = ask(
@@ -94,6 +95,7 @@ fn run(mode: Mode) -> Answers {
             protocol: None,
             count_only: true,
             multicast: false,
+            longest_match: false,
         },
     );
     let protocols = ask(

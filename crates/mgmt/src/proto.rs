@@ -64,8 +64,14 @@ pub enum Request {
     /// `count_only`.
     ShowRoute {
         /// Exact prefix ("10.0.0.0/24", "2001:db8::/32"); `None` for all.
+        /// With `longest_match`, an address or a prefix whose longest
+        /// covering route is wanted.
         #[serde(default)]
         prefix: Option<String>,
+        /// `show route for ADDR|PREFIX`: the route of the longest prefix
+        /// that covers `prefix` (BIRD's `for`), not the exact prefix.
+        #[serde(default)]
+        longest_match: bool,
         /// All attributes of every path (`show route all`).
         #[serde(default)]
         all: bool,

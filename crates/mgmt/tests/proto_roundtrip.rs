@@ -103,6 +103,7 @@ fn requests_round_trip() {
             protocol: Some("p".into()),
             count_only: false,
             multicast: false,
+            longest_match: true,
         },
         Request::ShowRoute {
             prefix: None,
@@ -110,6 +111,7 @@ fn requests_round_trip() {
             protocol: None,
             count_only: true,
             multicast: false,
+            longest_match: false,
         },
         Request::ShowNeighbor {
             addr: "192.0.2.1".into(),
@@ -214,7 +216,8 @@ fn minimal_and_newer_messages_parse() {
             all: false,
             protocol: None,
             count_only: false,
-            multicast: false
+            multicast: false,
+            longest_match: false,
         }
     );
     // A newer daemon may add fields and enum values this client does not

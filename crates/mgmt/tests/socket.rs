@@ -109,6 +109,7 @@ fn request_response_over_unix_socket() {
             protocol: None,
             count_only: false,
             multicast: false,
+            longest_match: false,
         },
         T,
     )
@@ -232,6 +233,7 @@ fn garbage_input_gets_error_responses_and_server_survives() {
             protocol: None,
             count_only: false,
             multicast: false,
+            longest_match: false,
         },
         T,
     )
@@ -296,6 +298,7 @@ fn show_route() -> Request {
         protocol: None,
         count_only: false,
         multicast: false,
+        longest_match: false,
     }
 }
 

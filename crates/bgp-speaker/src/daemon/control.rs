@@ -154,15 +154,15 @@ fn neighbor_action(
     })
 }
 
+/// A prefix, or an address as its host prefix (/32, /128).
 fn parse_prefix(s: &str) -> Result<Prefix, Response> {
+    let bad = |e: String| Response::error(ErrorCode::BadRequest, format!("bad prefix {s}: {e}"));
     if !s.contains('/') {
-        return Err(Response::error(
-            ErrorCode::Unsupported,
-            format!("show route for an address ({s}) is not supported yet; give a prefix such as {s}/24"),
-        ));
+        let a: std::net::IpAddr = s.parse().map_err(|e| bad(format!("{e}")))?;
+        let len = if a.is_ipv4() { 32 } else { 128 };
+        return Prefix::new(a, len).map_err(|e| bad(format!("{e:?}")));
     }
-    s.parse::<Prefix>()
-        .map_err(|e| Response::error(ErrorCode::BadRequest, format!("bad prefix {s}: {e:?}")))
+    s.parse::<Prefix>().map_err(|e| bad(format!("{e:?}")))
 }
 
 impl ControlHandler for Control {
@@ -190,6 +190,7 @@ impl ControlHandler for Control {
                 protocol,
                 count_only,
                 multicast,
+                longest_match,
             } => {
                 if count_only {
                     self.call_all(move |st| query::route_count_of(st, multicast))
@@ -200,9 +201,26 @@ impl ControlHandler for Control {
                         Ok(p) => self
                             .call_all(move |st| {
                                 let rib = if multicast { &st.mcast } else { &st.rib };
-                                query::routes_keyed_in(st, rib, p, all, protocol.as_deref())
+                                match p {
+                                    Some(p) if longest_match => query::longest_match_in(
+                                        st,
+                                        rib,
+                                        p,
+                                        all,
+                                        protocol.as_deref(),
+                                    ),
+                                    _ => {
+                                        query::routes_keyed_in(st, rib, p, all, protocol.as_deref())
+                                    }
+                                }
                             })
-                            .map(|r| Data::Routes(merge::routes(r))),
+                            .map(|r| {
+                                Data::Routes(if longest_match {
+                                    merge::longest_match(r)
+                                } else {
+                                    merge::routes(r)
+                                })
+                            }),
                     }
                 }
             }

@@ -79,6 +79,18 @@ pub fn routes(parts: Vec<Vec<(Prefix, RouteInfo)>>) -> Vec<RouteInfo> {
     all.into_iter().map(|(_, r)| r).collect()
 }
 
+/// `show route for`: each part's longest covering route; the longest of
+/// them wins (parts hold disjoint prefixes).
+pub fn longest_match(parts: Vec<Vec<(Prefix, RouteInfo)>>) -> Vec<RouteInfo> {
+    parts
+        .into_iter()
+        .flatten()
+        .max_by_key(|(p, _)| p.len())
+        .map(|(_, r)| r)
+        .into_iter()
+        .collect()
+}
+
 /// RIB counters summed over shards.
 pub fn counters(parts: &[RibCounters]) -> RibCounters {
     let mut t = RibCounters::default();

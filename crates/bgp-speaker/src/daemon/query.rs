@@ -467,6 +467,32 @@ pub fn routes_keyed_in(
     out
 }
 
+/// `show route for ADDR|PREFIX`: the route of the longest prefix in `rib`
+/// that covers `target` and has a path (from `protocol`, when given), or
+/// nothing. One exact lookup per prefix length, from `target`'s length
+/// down to 0: at most 33 (IPv4) or 129 (IPv6) hash lookups per RIB part;
+/// [`crate::daemon::merge::longest_match`] keeps the longest over parts.
+pub fn longest_match_in(
+    st: &RibState,
+    rib: &bgp_rib::Rib,
+    target: Prefix,
+    all: bool,
+    protocol: Option<&str>,
+) -> Vec<(Prefix, RouteInfo)> {
+    let addr = target.addr();
+    for len in (0..=target.len()).rev() {
+        let Ok(p) = Prefix::new(addr, len) else {
+            continue;
+        };
+        let p = p.masked();
+        let found = routes_keyed_in(st, rib, Some(p), all, protocol);
+        if !found.is_empty() {
+            return found;
+        }
+    }
+    Vec::new()
+}
+
 /// `show route count`.
 pub fn route_count(st: &RibState) -> RouteCount {
     route_count_of(st, false)

@@ -170,7 +170,7 @@ fn parse_prefix(w: &str) -> Option<String> {
 /// Maps `show route` words to a request.
 fn route_request(words: &[String]) -> Result<Request, String> {
     let (mut prefix, mut all, mut count, mut protocol) = (None, false, false, None);
-    let mut multicast = false;
+    let (mut multicast, mut longest_match) = (false, false);
     let mut it = words.iter();
     while let Some(w) = it.next() {
         match w.as_str() {
@@ -183,7 +183,15 @@ fn route_request(words: &[String]) -> Result<Request, String> {
                     .ok_or("show route: 'protocol' needs a protocol name")?;
                 protocol = Some(n.clone());
             }
-            "for" => return Err("show route for ADDR: not supported yet".into()),
+            "for" if prefix.is_none() => {
+                let w = it
+                    .next()
+                    .ok_or("show route: 'for' needs an address or a prefix")?;
+                prefix = Some(parse_prefix(w).ok_or_else(|| {
+                    format!("show route for: '{w}' is not an address or a prefix")
+                })?);
+                longest_match = true;
+            }
             _ if prefix.is_none() => {
                 prefix = Some(
                     parse_prefix(w)
@@ -196,8 +204,12 @@ fn route_request(words: &[String]) -> Result<Request, String> {
     if all && count {
         return Err("show route: 'all' and 'count' exclude each other".into());
     }
+    if longest_match && count {
+        return Err("show route: 'for' and 'count' exclude each other".into());
+    }
     Ok(Request::ShowRoute {
         prefix,
+        longest_match,
         all,
         protocol,
         count_only: count,
@@ -360,7 +372,8 @@ mod tests {
                 all: false,
                 protocol: None,
                 count_only: false,
-                multicast: false
+                multicast: false,
+                longest_match: false,
             }
         );
         assert_eq!(
@@ -370,7 +383,8 @@ mod tests {
                 all: true,
                 protocol: Some("peer1".into()),
                 count_only: false,
-                multicast: false
+                multicast: false,
+                longest_match: false,
             }
         );
         assert_eq!(
@@ -380,7 +394,8 @@ mod tests {
                 all: false,
                 protocol: None,
                 count_only: false,
-                multicast: true
+                multicast: true,
+                longest_match: false,
             }
         );
         assert_eq!(
@@ -390,7 +405,8 @@ mod tests {
                 all: false,
                 protocol: None,
                 count_only: true,
-                multicast: false
+                multicast: false,
+                longest_match: false,
             }
         );
         assert_eq!(
@@ -400,16 +416,42 @@ mod tests {
                 all: false,
                 protocol: None,
                 count_only: false,
-                multicast: false
+                multicast: false,
+                longest_match: false,
+            }
+        );
+        assert_eq!(
+            req(&["show", "route", "for", "198.18.1.7", "all"]),
+            Request::ShowRoute {
+                prefix: Some("198.18.1.7/32".into()),
+                all: true,
+                protocol: None,
+                count_only: false,
+                multicast: false,
+                longest_match: true,
+            }
+        );
+        assert_eq!(
+            req(&["show", "route", "for", "2001:db8:1::/48"]),
+            Request::ShowRoute {
+                prefix: Some("2001:db8:1::/48".into()),
+                all: false,
+                protocol: None,
+                count_only: false,
+                multicast: false,
+                longest_match: true,
             }
         );
         for bad in [
-            &["show", "route", "all", "count"][..],
+            &["show", "route", "for"][..],
+            &["show", "route", "for", "banana"],
+            &["show", "route", "for", "10.0.0.1", "count"],
+            &["show", "route", "10.0.0.0/8", "for", "10.0.0.1"],
+            &["show", "route", "all", "count"],
             &["show", "route", "protocol"],
             &["show", "route", "10.0.0.0/33"],
             &["show", "route", "banana"],
             &["show", "route", "10.0.0.0/8", "10.1.0.0/16"],
-            &["show", "route", "for", "10.0.0.1"],
         ] {
             assert!(parse(bad).is_err(), "{bad:?} accepted");
         }

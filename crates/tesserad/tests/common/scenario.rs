@@ -89,15 +89,36 @@ pub fn basic(test: &str, tools: &[&str], start: Start) {
     // re-advertises what it learned); here: withdrawals propagate.
     let extra = vec![
         "203.0.113.0/24".to_string(),
+        "203.0.113.128/25".to_string(),
         "2001:db8:ee00::/48".to_string(),
     ];
     p.set_extra(&extra).unwrap_or_else(|e| lab.fail(&e));
+    let mut have = Vec::new();
     for x in &extra {
         if sends_loopback_next_hop(p.as_ref(), x, true) {
             refuses_loopback_next_hop(&lab, &t, x);
             continue;
         }
         lab.wait(10, &format!("tesserad has {x}"), || t.route(x));
+        have.push(x.as_str());
+    }
+    // `show route for ADDR`: the longest covering prefix, or none.
+    for (addr, want) in [
+        ("203.0.113.200", "203.0.113.128/25"),
+        ("203.0.113.5", "203.0.113.0/24"),
+        ("2001:db8:ee00::1", "2001:db8:ee00::/48"),
+    ] {
+        if !have.contains(&want) {
+            continue;
+        }
+        let got = t.route_for(addr).unwrap_or_else(|e| lab.fail(&e));
+        if got.as_deref() != Some(want) {
+            lab.fail(&format!("show route for {addr}: {got:?}, want {want}"));
+        }
+    }
+    let none = t.route_for("198.51.100.1").unwrap_or_else(|e| lab.fail(&e));
+    if none.is_some() {
+        lab.fail(&format!("show route for 198.51.100.1: {none:?}, want none"));
     }
     p.set_extra(&[]).unwrap_or_else(|e| lab.fail(&e));
     for x in &extra {

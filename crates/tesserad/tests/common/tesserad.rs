@@ -185,6 +185,21 @@ impl Tesserad {
         Ok(r.contains(prefix).then_some(r))
     }
 
+    /// `show route for ADDR` (longest match): the prefix of the route
+    /// tesserad answers with, `None` when no route covers `addr`.
+    #[allow(dead_code)]
+    pub fn route_for(&self, addr: &str) -> Result<Option<String>, String> {
+        let r = self.request(&format!(
+            r#"{{"command":"show_route","prefix":"{addr}","longest_match":true}}"#
+        ))?;
+        let c = compact(&r);
+        let key = "\"prefix\":\"";
+        Ok(c.find(key).and_then(|i| {
+            let rest = c.get(i + key.len()..)?;
+            rest.split('"').next().map(str::to_string)
+        }))
+    }
+
     pub fn neighbor_action(&self, addr: &str, action_json: &str) -> Result<String, String> {
         self.request(&format!(
             r#"{{"command":"neighbor","addr_or_name":"{addr}","action":{action_json}}}"#
