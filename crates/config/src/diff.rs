@@ -198,7 +198,7 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
             p.removed.push(o.name.clone());
         }
     }
-    let others: [(&str, bool); 13] = [
+    let others: [(&str, bool); 15] = [
         ("router.listen", ro.listen != rn.listen),
         ("router.cluster_id", cluster_changed),
         ("router.pipeline", ro.pipeline != rn.pipeline),
@@ -218,6 +218,8 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
         ),
         ("log.level", old.log_level != new.log_level),
         ("log.file", old.log_file != new.log_file),
+        ("log.format", old.log_format != new.log_format),
+        ("log.syslog", old.log_syslog != new.log_syslog),
         ("mrt", old.mrt != new.mrt),
         ("dataplane", old.dataplane != new.dataplane),
         ("cluster", old.cluster != new.cluster),

@@ -102,6 +102,16 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+/// `log.format`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LogFormat {
+    /// Human-readable lines (tracing's default format).
+    #[default]
+    Text,
+    /// One JSON object per line: timestamp, level, fields, spans.
+    Json,
+}
+
 /// A whole, validated configuration. Compare two with [`diff`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
@@ -115,9 +125,16 @@ pub struct Config {
     /// `debug`, `trace`) or a tracing filter (`info,bgp_speaker=debug`).
     /// `RUST_LOG` overrides it.
     pub log_level: String,
-    /// `log.file`: append logs there instead of standard error (the daemon
-    /// does not use it yet).
+    /// `log.file`: append logs there instead of standard error; tesserad
+    /// opens it again on SIGHUP (after logrotate moved it).
     pub log_file: Option<PathBuf>,
+    /// `log.format`: `"text"` (default) or `"json"` (one JSON object per
+    /// line), for the file and standard error.
+    pub log_format: LogFormat,
+    /// `log.syslog` (default false) with `log.syslog_socket` (default
+    /// `/dev/log`): also send every line to syslog (facility daemon,
+    /// RFC 3164 over the local datagram socket).
+    pub log_syslog: Option<PathBuf>,
     /// `[mrt]`, when present.
     pub mrt: Option<Mrt>,
     /// `[dataplane]`, when present (see [`Dataplane`]).

@@ -98,6 +98,9 @@ pub struct RawControl {
 pub struct RawLog {
     pub level: Option<String>,
     pub file: Option<String>,
+    pub format: Option<String>,
+    pub syslog: Option<bool>,
+    pub syslog_socket: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

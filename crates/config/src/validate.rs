@@ -547,6 +547,31 @@ pub fn parse(text: &str, file: &str) -> R<Config> {
         .as_deref()
         .and_then(|l| keep(&mut errors, log_level(&c, l)))
         .unwrap_or_else(|| "info".into());
+    let log_format = match raw.log.format.as_deref() {
+        None | Some("text") => crate::LogFormat::Text,
+        Some("json") => crate::LogFormat::Json,
+        Some(f) => {
+            errors.push(c.err(
+                "log.format",
+                format!("\"{f}\" is not a log format (\"text\" or \"json\")"),
+            ));
+            crate::LogFormat::Text
+        }
+    };
+    if raw.log.file.as_deref() == Some("") {
+        errors.push(c.err("log.file", "an empty path"));
+    }
+    let log_syslog = match (raw.log.syslog, raw.log.syslog_socket.as_deref()) {
+        (Some(true), s) => Some(PathBuf::from(s.unwrap_or("/dev/log"))),
+        (_, Some(_)) => {
+            errors.push(c.err(
+                "log.syslog_socket",
+                "needs log.syslog = true (it names the socket syslog lines go to)",
+            ));
+            None
+        }
+        _ => None,
+    };
     let mrt = raw.mrt.as_ref().and_then(|m| keep(&mut errors, mrt(&c, m)));
     let dataplane = raw
         .dataplane
@@ -574,6 +599,8 @@ pub fn parse(text: &str, file: &str) -> R<Config> {
             },
             log_level,
             log_file: raw.log.file.map(PathBuf::from),
+            log_format,
+            log_syslog,
             mrt,
             dataplane,
             cluster,

@@ -151,6 +151,18 @@ fn router_values() {
          or a filter such as \"info,bgp_speaker=debug\""
     );
     assert_eq!(
+        r("[router]\nid = \"192.0.2.1\"\nasn = 1\n[log]\nformat = \"xml\"\n"),
+        "r.toml:5:10: log.format: \"xml\" is not a log format (\"text\" or \"json\")"
+    );
+    assert_eq!(
+        r("[router]\nid = \"192.0.2.1\"\nasn = 1\n[log]\nsyslog_socket = \"/dev/log\"\n"),
+        "r.toml:5:17: log.syslog_socket: needs log.syslog = true (it names the socket syslog lines go to)"
+    );
+    assert_eq!(
+        r("[router]\nid = \"192.0.2.1\"\nasn = 1\n[log]\nfile = \"\"\n"),
+        "r.toml:5:8: log.file: an empty path"
+    );
+    assert_eq!(
         r("[router]\nid = \"192.0.2.1\"\nasn = 1\n[mrt]\nupdates_interval = 60\n"),
         "r.toml:5:20: mrt.updates_interval: set without mrt.updates"
     );

@@ -5,6 +5,7 @@
 
 mod dataplane;
 mod liveness;
+mod logging;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -80,7 +81,8 @@ fn main() -> ExitCode {
         };
     }
     let mut hooks = bgp_speaker::daemon::Hooks {
-        logging: Some(init_logging),
+        logging: Some(logging::init),
+        hangup: Some(logging::reopen),
         graceful_restart: args.graceful_restart,
         ..Default::default()
     };
@@ -133,15 +135,4 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// Logs to stderr through `tracing`, filtered by `filter` (an
-/// `EnvFilter` directive; an invalid one falls back to `info`).
-fn init_logging(filter: &str) {
-    let f = tracing_subscriber::EnvFilter::try_new(filter)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(f)
-        .with_target(false)
-        .try_init();
 }

@@ -172,9 +172,13 @@ pub struct Hooks {
     /// `[dataplane]`.
     pub best_feed: Option<crate::fib_feed::BestSender>,
     /// Installs the log subscriber, given the filter the daemon settled on
-    /// (`--log`, else `RUST_LOG`, else `[router] log`). The library logs
-    /// through `tracing` only; the binary decides where it goes.
-    pub logging: Option<fn(&str)>,
+    /// (`--log`, else `RUST_LOG`, else `log.level`) and the configuration
+    /// (`[log]`: file, format, syslog). The library logs through `tracing`
+    /// only; the binary decides where it goes.
+    pub logging: Option<LogInit>,
+    /// Called on SIGHUP before the configuration is read again: the
+    /// binary reopens its log file there (after logrotate moved it).
+    pub hangup: Option<fn()>,
     /// This start is a graceful restart (`tesserad -R`, RFC 4724 §4.1):
     /// the graceful restart capabilities carry the Restart State bit, and
     /// the Forwarding State bit when there is no `[dataplane]` (forwarding
@@ -196,6 +200,9 @@ pub struct Hooks {
     pub bfd_sessions: Vec<crate::bfd::BfdPeer>,
 }
 
+/// [`Hooks::logging`]: installs the subscriber for a filter and `[log]`.
+pub type LogInit = fn(&str, &config::Config) -> Result<(), String>;
+
 /// [`run`] with [`Hooks`].
 pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), String> {
     let spec = Spec::load(path)?;
@@ -204,8 +211,9 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         .or_else(|| std::env::var("RUST_LOG").ok())
         .unwrap_or_else(|| spec.log_level.clone());
     if let Some(init) = hooks.logging {
-        init(&filter);
+        init(&filter, &spec.config)?;
     }
+    let hangup = hooks.hangup;
 
     let mode = spec.mode;
     let mut spec = spec;
@@ -452,6 +460,9 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         loop {
             tokio::select! {
                 _ = hup.recv() => {
+                    if let Some(h) = hangup {
+                        h();
+                    }
                     let f = reload_fn.clone();
                     match tokio::task::spawn_blocking(move || f(false)).await {
                         Ok(Ok(r)) => info!(changed = r.changed, "SIGHUP: configuration reloaded"),
