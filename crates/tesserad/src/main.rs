@@ -83,6 +83,8 @@ fn main() -> ExitCode {
     let mut hooks = bgp_speaker::daemon::Hooks {
         logging: Some(logging::init),
         hangup: Some(logging::reopen),
+        notify: Some(sd_notify_state),
+        watchdog: watchdog_period(),
         graceful_restart: args.graceful_restart,
         ..Default::default()
     };
@@ -135,4 +137,33 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// systemd `Type=notify` (sd_notify(3)): readiness, reloads, stopping and
+/// the watchdog pings. Outside systemd (`NOTIFY_SOCKET` unset) nothing is
+/// sent.
+fn sd_notify_state(n: bgp_speaker::daemon::Notify) {
+    use bgp_speaker::daemon::Notify;
+    use sd_notify::NotifyState;
+    let r = match n {
+        Notify::Ready => sd_notify::notify(false, &[NotifyState::Ready]),
+        Notify::Reloading => match NotifyState::monotonic_usec_now() {
+            Ok(now) => sd_notify::notify(false, &[NotifyState::Reloading, now]),
+            Err(_) => sd_notify::notify(false, &[NotifyState::Reloading]),
+        },
+        Notify::Alive => sd_notify::notify(false, &[NotifyState::Watchdog]),
+        Notify::Stopping => sd_notify::notify(false, &[NotifyState::Stopping]),
+    };
+    if let Err(e) = r {
+        eprintln!("tesserad: sd_notify: {e}");
+    }
+}
+
+/// Half of systemd's `WatchdogSec` (`WATCHDOG_USEC`, for this process),
+/// as sd_watchdog_enabled(3) advises; `None` without a watchdog.
+fn watchdog_period() -> Option<std::time::Duration> {
+    let mut usec = 0u64;
+    sd_notify::watchdog_enabled(false, &mut usec).then(|| {
+        std::time::Duration::from_micros(usec / 2).max(std::time::Duration::from_millis(10))
+    })
 }

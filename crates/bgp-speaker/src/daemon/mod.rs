@@ -179,6 +179,13 @@ pub struct Hooks {
     /// Called on SIGHUP before the configuration is read again: the
     /// binary reopens its log file there (after logrotate moved it).
     pub hangup: Option<fn()>,
+    /// Hears the daemon's life-cycle (tesserad turns it into sd_notify(3)
+    /// messages for systemd's `Type=notify` and watchdog).
+    pub notify: Option<fn(Notify)>,
+    /// Every this often, ask every RIB thread for a (no-op) answer; when
+    /// all answer within the period, [`Notify::Alive`]. A RIB thread that
+    /// is stuck thus stops the pings and systemd's watchdog restarts us.
+    pub watchdog: Option<Duration>,
     /// This start is a graceful restart (`tesserad -R`, RFC 4724 §4.1):
     /// the graceful restart capabilities carry the Restart State bit, and
     /// the Forwarding State bit when there is no `[dataplane]` (forwarding
@@ -200,6 +207,20 @@ pub struct Hooks {
     pub bfd_sessions: Vec<crate::bfd::BfdPeer>,
 }
 
+/// What [`Hooks::notify`] hears.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Notify {
+    /// The listeners, the RIB threads and the control socket are up:
+    /// sessions can start (systemd `READY=1`).
+    Ready,
+    /// A SIGHUP reload starts (`RELOADING=1`); `Ready` follows it.
+    Reloading,
+    /// Every RIB thread answered within the watchdog period (`WATCHDOG=1`).
+    Alive,
+    /// Shutting down (`STOPPING=1`).
+    Stopping,
+}
+
 /// [`Hooks::logging`]: installs the subscriber for a filter and `[log]`.
 pub type LogInit = fn(&str, &config::Config) -> Result<(), String>;
 
@@ -214,6 +235,8 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         init(&filter, &spec.config)?;
     }
     let hangup = hooks.hangup;
+    let notify = hooks.notify.unwrap_or(|_| {});
+    let watchdog = hooks.watchdog;
 
     let mode = spec.mode;
     let mut spec = spec;
@@ -447,8 +470,17 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
     };
     info!(config = %path.display(), control = %control_path.display(), "tesserad running");
 
+    notify(Notify::Ready);
     rt.block_on(async {
         use tokio::signal::unix::{signal, SignalKind};
+        let mut wd = watchdog.map(|d| {
+            let mut i = tokio::time::interval(d);
+            i.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            i
+        });
+        // One liveness question at a time: a stuck RIB thread must not
+        // pile up blocked threads.
+        let asking = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let (Ok(mut hup), Ok(mut term), Ok(mut int)) = (
             signal(SignalKind::hangup()),
             signal(SignalKind::terminate()),
@@ -463,11 +495,35 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
                     if let Some(h) = hangup {
                         h();
                     }
+                    notify(Notify::Reloading);
                     let f = reload_fn.clone();
                     match tokio::task::spawn_blocking(move || f(false)).await {
                         Ok(Ok(r)) => info!(changed = r.changed, "SIGHUP: configuration reloaded"),
                         Ok(Err(e)) => warn!("SIGHUP: configuration not reloaded, keeping the old one: {e}"),
                         Err(e) => warn!("SIGHUP: reload failed: {e}"),
+                    }
+                    notify(Notify::Ready);
+                }
+                _ = async {
+                    match wd.as_mut() {
+                        Some(i) => {
+                            i.tick().await;
+                        }
+                        None => std::future::pending::<()>().await,
+                    }
+                } => {
+                    use std::sync::atomic::Ordering;
+                    if !asking.swap(true, Ordering::AcqRel) {
+                        let (c, a) = (ctl.clone(), asking.clone());
+                        let period = watchdog.unwrap_or(Duration::from_secs(1));
+                        tokio::task::spawn_blocking(move || {
+                            let t0 = std::time::Instant::now();
+                            let ok = c.call_all(|_| ()).is_ok();
+                            if ok && t0.elapsed() < period {
+                                notify(Notify::Alive);
+                            }
+                            a.store(false, Ordering::Release);
+                        });
                     }
                 }
                 _ = term.recv() => break,
@@ -476,6 +532,7 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         }
     });
 
+    notify(Notify::Stopping);
     info!("shutting down");
     // RFC 4486/8203: tell every peer why we go away.
     // The forwarding plane keeps the routes of now: the withdrawals of
