@@ -53,6 +53,10 @@ enum Command {
     /// Daemon commands over tesserad's control socket, in BIRD's words.
     #[command(flatten)]
     Ctl(cmd::ctl::CtlCommand),
+    /// Write the manual pages tessera(1) and tessera-COMMAND(1) (roff)
+    /// into DIR; the .deb (scripts/deb) installs them.
+    #[command(hide = true)]
+    Manpage { dir: std::path::PathBuf },
 }
 
 #[derive(Subcommand)]
@@ -83,6 +87,7 @@ fn main() -> ExitCode {
         }
     }
     let r = match cli.command {
+        Command::Manpage { dir } => manpage(&dir).map_err(Into::into),
         Command::Ctl(c) => cmd::ctl::run(cli.ctl, c),
         Command::Demo(a) => cmd::demo::run(a),
         Command::Replay(a) => cmd::replay::run(*a),
@@ -103,4 +108,13 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// tessera(1) and one page per command (tessera-show(1), ...), as git
+/// does, written into `dir`.
+fn manpage(dir: &std::path::Path) -> Result<ExitCode, String> {
+    use clap::CommandFactory;
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    clap_mangen::generate_to(Cli::command(), dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok(ExitCode::SUCCESS)
 }

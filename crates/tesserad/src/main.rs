@@ -42,10 +42,17 @@ struct Args {
     /// selected again are swept when the deferral ends.
     #[arg(short = 'R', long = "graceful-restart")]
     graceful_restart: bool,
+    /// Print the manual page tesserad(8) (roff) and exit; the .deb
+    /// (scripts/deb) installs it.
+    #[arg(long, hide = true)]
+    man: bool,
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if args.man {
+        return print_man();
+    }
     if args.check {
         return match bgp_speaker::daemon::check(&args.config) {
             Ok(summary) => {
@@ -166,4 +173,30 @@ fn watchdog_period() -> Option<std::time::Duration> {
     sd_notify::watchdog_enabled(false, &mut usec).then(|| {
         std::time::Duration::from_micros(usec / 2).max(std::time::Duration::from_millis(10))
     })
+}
+
+/// tesserad(8) from the argument definitions above.
+fn print_man() -> ExitCode {
+    use clap::CommandFactory;
+    let cmd = Args::command().about(
+        "The Tessera BGP daemon: a BGP-4 speaker with a parallel RIB, an \
+         optional forwarding plane ([dataplane]) and cluster fabric ([cluster]). \
+         Configuration: tesserad.toml(5); control: tessera(1). SIGHUP reloads \
+         the configuration and reopens log.file; SIGTERM and SIGINT stop it \
+         with a Cease to every peer.",
+    );
+    let mut out = Vec::new();
+    if let Err(e) = clap_mangen::Man::new(cmd)
+        .section("8")
+        .manual("Tessera")
+        .render(&mut out)
+    {
+        eprintln!("tesserad: {e}");
+        return ExitCode::FAILURE;
+    }
+    use std::io::Write;
+    match std::io::stdout().write_all(&out) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(_) => ExitCode::FAILURE,
+    }
 }
