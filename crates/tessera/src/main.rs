@@ -50,6 +50,9 @@ enum Command {
         #[command(subcommand)]
         command: cmd::cluster::ClusterCommand,
     },
+    /// A live terminal view of a running tesserad: peers, UPDATE rates,
+    /// RIB, per-stage latency, BFD (`q` quits).
+    Top(cmd::top::Args),
     /// Daemon commands over tesserad's control socket, in BIRD's words.
     #[command(flatten)]
     Ctl(cmd::ctl::CtlCommand),
@@ -89,6 +92,7 @@ fn main() -> ExitCode {
     let r = match cli.command {
         Command::Manpage { dir } => manpage(&dir).map_err(Into::into),
         Command::Ctl(c) => cmd::ctl::run(cli.ctl, c),
+        Command::Top(a) => cmd::top::run(a),
         Command::Demo(a) => cmd::demo::run(a),
         Command::Replay(a) => cmd::replay::run(*a),
         Command::Bench(a) => cmd::bench::run(a),

@@ -261,7 +261,7 @@ fn to_request(cmd: &CtlCommand) -> Result<(Request, &ConnArgs), String> {
 }
 
 /// `--socket`, else the environment variable, else the default.
-fn resolve_socket(flag: Option<PathBuf>, env: Option<OsString>) -> PathBuf {
+pub(crate) fn resolve_socket(flag: Option<PathBuf>, env: Option<OsString>) -> PathBuf {
     flag.or_else(|| env.filter(|v| !v.is_empty()).map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from(DEFAULT_SOCKET))
 }
