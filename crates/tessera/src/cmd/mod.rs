@@ -11,6 +11,7 @@ pub mod mrt_stats;
 pub mod mrt_write;
 pub mod replay;
 pub mod sim;
+pub mod trafgen;
 
 /// Errors surface to the user as one line of text.
 pub type CmdResult = Result<std::process::ExitCode, Box<dyn std::error::Error>>;
