@@ -261,7 +261,10 @@ pub fn figures(rows: &[Row]) -> Vec<Figure> {
         rows.iter()
             .find(|r| r.experiment == "packing" && r.case.starts_with("light unpacked")),
     ) {
-        let (a, b) = (p.report.latency.quantile(0.5), u.report.latency.quantile(0.5));
+        let (a, b) = (
+            p.report.latency.quantile(0.5),
+            u.report.latency.quantile(0.5),
+        );
         if b > 0 {
             let x = a as f64 / b as f64;
             out.push(Figure {
@@ -431,7 +434,10 @@ pub fn figure_json(f: &Figure) -> Value {
 pub fn figures_md(figs: &[Figure]) -> String {
     let mut s = String::from("| figure | ours | seeds | verdict |\n|---|---|---|---|\n");
     for f in figs {
-        s += &format!("| {} | {:.3} | {} | {} |\n", f.name, f.ours, f.seed, f.verdict);
+        s += &format!(
+            "| {} | {:.3} | {} | {} |\n",
+            f.name, f.ours, f.seed, f.verdict
+        );
     }
     s
 }
@@ -495,14 +501,20 @@ pub fn charts(rows: &[Row]) -> Vec<(String, String)> {
             "x R",
             &cats,
         )
-        .series("node load (ours)", load.iter().map(|r| r.node_load_r()).collect())
+        .series(
+            "node load (ours)",
+            load.iter().map(|r| r.node_load_r()).collect(),
+        )
         .series(
             "RouteBricks node bound (2R uniform, 3R worst)",
             load.iter()
                 .map(|r| if r.case == "uniform" { 2.0 } else { 3.0 })
                 .collect(),
         )
-        .series("link load (ours)", load.iter().map(|r| r.link_load_r()).collect())
+        .series(
+            "link load (ours)",
+            load.iter().map(|r| r.link_load_r()).collect(),
+        )
         .series(
             "RouteBricks link bound 2R/N",
             load.iter().map(|r| 2.0 / r.nodes as f64).collect(),
@@ -895,7 +907,10 @@ fn run_into(
         match e {
             Experiment::Packing | Experiment::Scaling => {
                 let (nodes, degrees): (&[usize], Vec<(u8, &str)>) = if e == Experiment::Packing {
-                    (&o.packing_nodes, vec![(o.packing, "packed"), (1, "unpacked")])
+                    (
+                        &o.packing_nodes,
+                        vec![(o.packing, "packed"), (1, "unpacked")],
+                    )
                 } else {
                     (&o.scaling_nodes, vec![(o.packing, "packed")])
                 };
@@ -1155,25 +1170,52 @@ mod tests {
     #[test]
     fn figures_compute_ratios_from_the_same_run() {
         let rows = vec![
-            r("packing", "packed 2n one-to-one", 2, "one-to-one", rep(1000, 900, 0)),
-            r("packing", "unpacked 2n one-to-one", 2, "one-to-one", rep(1000, 450, 0)),
+            r(
+                "packing",
+                "packed 2n one-to-one",
+                2,
+                "one-to-one",
+                rep(1000, 900, 0),
+            ),
+            r(
+                "packing",
+                "unpacked 2n one-to-one",
+                2,
+                "one-to-one",
+                rep(1000, 450, 0),
+            ),
             r("reorder", "affinity on", 4, "uniform", rep(1000, 1000, 1)),
             r("reorder", "affinity off", 4, "uniform", rep(1000, 1000, 60)),
             r("load", "uniform", 4, "uniform", rep(1, 1, 0)),
         ];
         let f = figures(&rows);
-        let g = f.iter().find(|f| f.name.starts_with("packing gain, 2")).expect("gain");
+        let g = f
+            .iter()
+            .find(|f| f.name.starts_with("packing gain, 2"))
+            .expect("gain");
         assert!((g.ours - 2.0).abs() < 1e-9);
         assert_eq!(g.verdict, "met");
-        let on = f.iter().find(|f| f.name.ends_with("affinity on")).expect("on");
+        let on = f
+            .iter()
+            .find(|f| f.name.ends_with("affinity on"))
+            .expect("on");
         assert!((on.ours - 0.1).abs() < 1e-9);
         assert_eq!(on.verdict, "met");
-        let off = f.iter().find(|f| f.name.ends_with("affinity off")).expect("off");
+        let off = f
+            .iter()
+            .find(|f| f.name.ends_with("affinity off"))
+            .expect("off");
         assert!((off.ours - 6.0).abs() < 1e-9);
-        let nl = f.iter().find(|f| f.name.starts_with("max node load")).expect("load");
+        let nl = f
+            .iter()
+            .find(|f| f.name.starts_with("max node load"))
+            .expect("load");
         assert!((nl.ours - 2.0).abs() < 1e-9);
         assert_eq!(nl.verdict, "met");
-        let ll = f.iter().find(|f| f.name.starts_with("max fabric link")).expect("link");
+        let ll = f
+            .iter()
+            .find(|f| f.name.starts_with("max fabric link"))
+            .expect("link");
         // 150 pps over 3 peer links / R 100 = 0.5 = 2R/N at N = 4.
         assert!((ll.ours - 0.5).abs() < 1e-9);
         assert_eq!(ll.verdict, "met");

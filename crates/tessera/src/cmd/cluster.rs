@@ -63,7 +63,11 @@ pub enum ClusterCommand {
 pub struct BenchArgs {
     /// Experiments, comma-separated, run in this order: packing, reorder,
     /// load, scaling, failure.
-    #[arg(long, value_delimiter = ',', default_value = "packing,reorder,load,scaling,failure")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "packing,reorder,load,scaling,failure"
+    )]
     experiments: Vec<String>,
     /// Node counts of the packing experiment (packed vs unpacked).
     #[arg(long, value_delimiter = ',', default_value = "2,4")]
@@ -198,7 +202,9 @@ fn bench(a: BenchArgs) -> CmdResult {
         }
     }
     if let Some(e) = err {
-        return Err(format!("cluster bench: {e} (the runs above are all that was measured)").into());
+        return Err(
+            format!("cluster bench: {e} (the runs above are all that was measured)").into(),
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
