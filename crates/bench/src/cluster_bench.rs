@@ -143,6 +143,11 @@ pub struct BenchOpts {
     pub rate_pps: u64,
     /// Per sender at light load (latency, load, reorder, failure), pps.
     pub light_pps: u64,
+    /// Per sender in the reorder runs, pps, with `reorder_flows` flows:
+    /// reordering needs packets of one flow closer together than the
+    /// paths' delays differ.
+    pub reorder_pps: u64,
+    pub reorder_flows: u32,
     /// Frame size with FCS.
     pub size: usize,
     /// Flows per sender.
@@ -857,7 +862,7 @@ fn row(
     };
     if let Some(e) = event {
         let b = row.report.bin_ms;
-        if let Some(out) = trafgen::outage(&row.report.bins, e as usize, 0.9) {
+        if let Some(out) = trafgen::outage(&row.report.bins, e as usize, 0.9, 5) {
             row.loss_window_ms = Some(out.loss_window_bins * b);
             row.recovery_ms = Some(out.recovery_bins as f64 * b);
         }
@@ -997,15 +1002,15 @@ fn run_into(
                         let t = Traffic {
                             senders: senders(o.nodes),
                             matrix: Matrix::Uniform,
-                            rate_pps: o.light_pps,
+                            rate_pps: o.reorder_pps,
                             size: o.size,
-                            flows: o.flows,
+                            flows: o.reorder_flows,
                             duration: o.duration,
                             kill: None,
                         };
                         let r = traffic(o, p, &t, stop, say)?;
                         let case = if aff { "affinity on" } else { "affinity off" };
-                        let r = row("reorder", case.into(), p, Matrix::Uniform, o.light_pps, r);
+                        let r = row("reorder", case.into(), p, Matrix::Uniform, o.reorder_pps, r);
                         say(&summary(&r));
                         Ok(r)
                     })?;
@@ -1013,8 +1018,14 @@ fn run_into(
                 }
             }
             Experiment::Load => {
-                // R: the offered per-port rate, in Mbit/s of frames.
-                let mbps = (o.light_pps * o.size as u64 * 8).div_ceil(1_000_000).max(1) as u32;
+                // R: the offered per-port rate. `port_rate_mbps` is whole
+                // Mbit/s, so the rate is the light rate rounded to a whole
+                // number of Mbit/s of frames (2000 pps at 64 B: 1 Mbit/s =
+                // 1953 pps).
+                let bits = o.size as u64 * 8;
+                let mbps = ((o.light_pps * bits + 500_000) / 1_000_000).max(1);
+                let rate = mbps * 1_000_000 / bits;
+                let mbps = mbps as u32;
                 let p = plan(
                     o,
                     o.nodes,
@@ -1031,14 +1042,14 @@ fn run_into(
                         let t = Traffic {
                             senders: senders(o.nodes),
                             matrix: m,
-                            rate_pps: o.light_pps,
+                            rate_pps: rate,
                             size: o.size,
                             flows: o.flows,
                             duration: o.duration,
                             kill: None,
                         };
                         let r = traffic(o, p, &t, stop, say)?;
-                        let r = row("load", m.name().into(), p, m, o.light_pps, r);
+                        let r = row("load", m.name().into(), p, m, rate, r);
                         say(&format!(
                             "{}  node load {:.2}R link load {:.3}R",
                             summary(&r),

@@ -237,8 +237,16 @@ pub struct Outage {
 /// The outage after `event_bin` in `bins` (packets received per bin),
 /// `None` without at least one bin before and after the event or with no
 /// traffic before it. The last bin is left out (the run may end inside
-/// it).
-pub fn outage(bins: &[u64], event_bin: usize, recover_frac: f64) -> Option<Outage> {
+/// it). Recovery is judged on the mean of `window` bins ending at each bin
+/// (at least 1), so that one short bin of a noisy series (scheduling on
+/// shared cores) does not count as an outage.
+pub fn outage(
+    bins: &[u64],
+    event_bin: usize,
+    recover_frac: f64,
+    window: usize,
+) -> Option<Outage> {
+    let window = window.max(1);
     if event_bin == 0 || bins.len() < event_bin + 2 {
         return None;
     }
@@ -250,11 +258,18 @@ pub fn outage(bins: &[u64], event_bin: usize, recover_frac: f64) -> Option<Outag
     }
     let after = &bins[event_bin..];
     let thr = baseline * recover_frac;
-    // The last bin below the threshold; recovered right after it.
-    let recovery_bins = after
-        .iter()
-        .rposition(|&c| (c as f64) < thr)
-        .map_or(0, |i| i + 1);
+    // The last bin whose window mean is below the threshold (the window
+    // reaching back before the event counts the bins there); recovered
+    // right after it, less the window's lag.
+    let mean_at = |i: usize| -> f64 {
+        let end = event_bin + i + 1;
+        let lo = end.saturating_sub(window);
+        bins[lo..end].iter().sum::<u64>() as f64 / (end - lo) as f64
+    };
+    let recovery_bins = (0..after.len())
+        .rev()
+        .find(|&i| mean_at(i) < thr)
+        .map_or(0, |i| (i + 1).saturating_sub(window - 1));
     let missing: f64 = after.iter().map(|&c| (baseline - c as f64).max(0.0)).sum();
     Some(Outage {
         baseline,
@@ -406,16 +421,21 @@ mod tests {
     fn outage_finds_the_loss_window_and_the_recovery() {
         // 100 per bin, 3 bins nothing, 1 bin half, then back.
         let bins = [100, 100, 100, 100, 0, 0, 0, 50, 100, 100, 100, 40];
-        let o = outage(&bins, 4, 0.9).expect("outage");
+        let o = outage(&bins, 4, 0.9, 1).expect("outage");
         assert_eq!(o.baseline, 100.0);
         assert_eq!(o.recovery_bins, 4);
         assert!((o.loss_window_bins - 3.5).abs() < 1e-9);
         // No drop at all: recovered at once.
-        let o = outage(&[10, 10, 10, 10, 10], 2, 0.9).expect("outage");
+        let o = outage(&[10, 10, 10, 10, 10], 2, 0.9, 1).expect("outage");
         assert_eq!(o.recovery_bins, 0);
         assert_eq!(o.loss_window_bins, 0.0);
-        assert_eq!(outage(&[10, 10], 0, 0.9), None);
-        assert_eq!(outage(&[0, 0, 0, 0], 2, 0.9), None);
+        assert_eq!(outage(&[10, 10], 0, 0.9, 1), None);
+        assert_eq!(outage(&[0, 0, 0, 0], 2, 0.9, 1), None);
+        // Noise: one short bin long after the outage is not a relapse
+        // with a 3-bin window, but is with none.
+        let noisy = [100, 100, 100, 100, 0, 0, 100, 100, 100, 100, 80, 100, 100, 100, 100];
+        assert_eq!(outage(&noisy, 4, 0.9, 3).expect("o").recovery_bins, 2);
+        assert_eq!(outage(&noisy, 4, 0.9, 1).expect("o").recovery_bins, 7);
     }
 
     #[test]

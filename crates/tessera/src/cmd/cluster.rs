@@ -89,6 +89,13 @@ pub struct BenchArgs {
     /// failure).
     #[arg(long, default_value_t = 2000)]
     light_rate: u64,
+    /// Offered pps per sender in the reorder runs.
+    #[arg(long, default_value_t = 20000)]
+    reorder_rate: u64,
+    /// Flows per sender in the reorder runs (few, so that packets of one
+    /// flow follow each other closely).
+    #[arg(long, default_value_t = 8)]
+    reorder_flows: u32,
     /// Frame size with FCS, 64..=1518.
     #[arg(long, default_value_t = 64)]
     size: usize,
@@ -138,7 +145,7 @@ fn bench(a: BenchArgs) -> CmdResult {
     if !(trafgen::payload::MIN_SIZE..=trafgen::payload::MAX_SIZE).contains(&a.size) {
         return Err("--size: 64..=1518".into());
     }
-    if !(1..=config_max_packing()).contains(&a.packing) {
+    if !(1..=MAX_PACKING).contains(&a.packing) {
         return Err("--packing: 1..=29".into());
     }
     if a.packing_nodes.is_empty() || a.scaling_nodes.is_empty() {
@@ -164,6 +171,8 @@ fn bench(a: BenchArgs) -> CmdResult {
         duration: Duration::from_secs_f64(a.duration),
         rate_pps: a.rate,
         light_pps: a.light_rate,
+        reorder_pps: a.reorder_rate,
+        reorder_flows: a.reorder_flows.max(1),
         size: a.size,
         flows: a.flows.max(1),
         packing: a.packing,
@@ -209,9 +218,8 @@ fn bench(a: BenchArgs) -> CmdResult {
     Ok(ExitCode::SUCCESS)
 }
 
-fn config_max_packing() -> u8 {
-    29
-}
+/// `[cluster] packing` is 1..=29 (the cluster option's table).
+const MAX_PACKING: u8 = 29;
 
 pub fn run(c: ClusterCommand) -> CmdResult {
     match c {
