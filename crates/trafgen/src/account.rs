@@ -225,28 +225,23 @@ pub struct Outage {
     /// The rate before the event: mean packets per bin over the bins
     /// before `event_bin`.
     pub baseline: f64,
-    /// Bins from the event until the rate is back to `recover_frac` of the
-    /// baseline and stays there for the rest of the series (recovery time).
+    /// Bins from the event until the cumulative deficit (baseline minus
+    /// received, summed from the event) first comes within the tolerance
+    /// of its final value: after that, no more is lost (recovery time).
     pub recovery_bins: usize,
-    /// Packets missing after the event against the baseline, in bins: the
-    /// loss window (the time the whole offered load would take to lose as
-    /// many packets).
+    /// The final deficit in bins of baseline traffic: the loss window (the
+    /// time the whole offered load would take to lose as many packets).
     pub loss_window_bins: f64,
 }
 
 /// The outage after `event_bin` in `bins` (packets received per bin),
 /// `None` without at least one bin before and after the event or with no
 /// traffic before it. The last bin is left out (the run may end inside
-/// it). Recovery is judged on the mean of `window` bins ending at each bin
-/// (at least 1), so that one short bin of a noisy series (scheduling on
-/// shared cores) does not count as an outage.
-pub fn outage(
-    bins: &[u64],
-    event_bin: usize,
-    recover_frac: f64,
-    window: usize,
-) -> Option<Outage> {
-    let window = window.max(1);
+/// it). The deficit is signed, so packets only delayed across a bin edge
+/// (one short bin, one long one: scheduling on shared cores) are not
+/// counted as lost; `tolerance_bins` (in bins of baseline traffic) absorbs
+/// the noise of the baseline.
+pub fn outage(bins: &[u64], event_bin: usize, tolerance_bins: f64) -> Option<Outage> {
     if event_bin == 0 || bins.len() < event_bin + 2 {
         return None;
     }
@@ -256,25 +251,25 @@ pub fn outage(
     if baseline <= 0.0 {
         return None;
     }
-    let after = &bins[event_bin..];
-    let thr = baseline * recover_frac;
-    // The last bin whose window mean is below the threshold (the window
-    // reaching back before the event counts the bins there); recovered
-    // right after it, less the window's lag.
-    let mean_at = |i: usize| -> f64 {
-        let end = event_bin + i + 1;
-        let lo = end.saturating_sub(window);
-        bins[lo..end].iter().sum::<u64>() as f64 / (end - lo) as f64
+    let mut m = 0.0;
+    let cum: Vec<f64> = bins[event_bin..]
+        .iter()
+        .map(|&c| {
+            m += baseline - c as f64;
+            m
+        })
+        .collect();
+    let total = m.max(0.0);
+    let tol = tolerance_bins.max(0.0) * baseline;
+    let recovery_bins = if total <= tol {
+        0
+    } else {
+        cum.iter().position(|&x| x >= total - tol).map_or(cum.len(), |i| i + 1)
     };
-    let recovery_bins = (0..after.len())
-        .rev()
-        .find(|&i| mean_at(i) < thr)
-        .map_or(0, |i| (i + 1).saturating_sub(window - 1));
-    let missing: f64 = after.iter().map(|&c| (baseline - c as f64).max(0.0)).sum();
     Some(Outage {
         baseline,
         recovery_bins,
-        loss_window_bins: missing / baseline,
+        loss_window_bins: total / baseline,
     })
 }
 
@@ -421,21 +416,22 @@ mod tests {
     fn outage_finds_the_loss_window_and_the_recovery() {
         // 100 per bin, 3 bins nothing, 1 bin half, then back.
         let bins = [100, 100, 100, 100, 0, 0, 0, 50, 100, 100, 100, 40];
-        let o = outage(&bins, 4, 0.9, 1).expect("outage");
+        let o = outage(&bins, 4, 0.25).expect("outage");
         assert_eq!(o.baseline, 100.0);
         assert_eq!(o.recovery_bins, 4);
         assert!((o.loss_window_bins - 3.5).abs() < 1e-9);
         // No drop at all: recovered at once.
-        let o = outage(&[10, 10, 10, 10, 10], 2, 0.9, 1).expect("outage");
+        let o = outage(&[10, 10, 10, 10, 10], 2, 0.5).expect("outage");
         assert_eq!(o.recovery_bins, 0);
         assert_eq!(o.loss_window_bins, 0.0);
-        assert_eq!(outage(&[10, 10], 0, 0.9, 1), None);
-        assert_eq!(outage(&[0, 0, 0, 0], 2, 0.9, 1), None);
-        // Noise: one short bin long after the outage is not a relapse
-        // with a 3-bin window, but is with none.
-        let noisy = [100, 100, 100, 100, 0, 0, 100, 100, 100, 100, 80, 100, 100, 100, 100];
-        assert_eq!(outage(&noisy, 4, 0.9, 3).expect("o").recovery_bins, 2);
-        assert_eq!(outage(&noisy, 4, 0.9, 1).expect("o").recovery_bins, 7);
+        assert_eq!(outage(&[10, 10], 0, 0.5), None);
+        assert_eq!(outage(&[0, 0, 0, 0], 2, 0.5), None);
+        // Jitter long after the outage (a short bin, then a long one: the
+        // packets were late, not lost) moves neither figure.
+        let noisy = [100, 100, 100, 100, 0, 0, 100, 100, 100, 100, 30, 170, 100, 100, 100];
+        let o = outage(&noisy, 4, 0.25).expect("o");
+        assert_eq!(o.recovery_bins, 2);
+        assert!((o.loss_window_bins - 2.0).abs() < 1e-9);
     }
 
     #[test]
