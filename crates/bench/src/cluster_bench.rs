@@ -608,10 +608,14 @@ fn link_mac(ns: &str, dev: &str) -> Result<String, String> {
         .ok_or_else(|| format!("no MAC for {dev} in {ns}"))
 }
 
-/// Per node: (cpu seconds, x1 rx, f0 rx, f0 tx).
-fn snapshot(plan: &Plan, dir: &Path) -> Vec<(f64, u64, u64, u64)> {
+/// Per node: (cpu seconds, x1 rx, f0 rx, f0 tx); and when (CLOCK_MONOTONIC
+/// ns, the middle of the sampling).
+type Snapshot = (Vec<(f64, u64, u64, u64)>, u64);
+
+fn snapshot(plan: &Plan, dir: &Path) -> Snapshot {
+    let t0 = trafgen::edge::mono_ns();
     let st = cluster::status(dir).unwrap_or_default();
-    (1..=plan.nodes)
+    let v = (1..=plan.nodes)
         .map(|k| {
             let cpu = st.iter().find(|n| n.k == k).map_or(0.0, |n| n.cpu_s);
             let ns = plan.node_ns(k);
@@ -619,7 +623,9 @@ fn snapshot(plan: &Plan, dir: &Path) -> Vec<(f64, u64, u64, u64)> {
             let (f_rx, f_tx) = link_counters(&ns, "f0");
             (cpu, x_rx, f_rx, f_tx)
         })
-        .collect()
+        .collect();
+    let t1 = trafgen::edge::mono_ns();
+    (v, t0 + (t1 - t0) / 2)
 }
 
 /// A generator child and where its stdout goes.
@@ -687,7 +693,6 @@ fn traffic(
     for mut p in pings {
         let _ = p.wait();
     }
-    let before = snapshot(plan, &o.dir);
     let t0 = Instant::now();
     let start_ns = trafgen::edge::mono_ns() + 1_500_000_000;
     let mut gens = Vec::new();
@@ -723,9 +728,19 @@ fn traffic(
     let limit = t.duration + Duration::from_secs(20);
     let mut killed_at: Option<u64> = None;
     let mut next_say = Instant::now() + Duration::from_secs(1);
+    // The nodes' counters at the start and the end of the send window.
+    let (mut before, mut after): (Option<Snapshot>, Option<Snapshot>) = (None, None);
+    let end_ns = start_ns + t.duration.as_nanos() as u64;
     loop {
         if stop.load(Ordering::Relaxed) {
             return Err("stopped".into());
+        }
+        let now = trafgen::edge::mono_ns();
+        if before.is_none() && now >= start_ns {
+            before = Some(snapshot(plan, &o.dir));
+        }
+        if after.is_none() && now >= end_ns {
+            after = Some(snapshot(plan, &o.dir));
         }
         if let Some((node, after)) = t.kill {
             let at = start_ns + after.as_nanos() as u64;
@@ -770,8 +785,10 @@ fn traffic(
         std::thread::sleep(Duration::from_millis(50));
     }
     eprintln!();
-    let el = t0.elapsed().as_secs_f64();
-    let after = snapshot(plan, &o.dir);
+    let (before, after) = match (before, after) {
+        (Some(b), Some(a)) => (b, a),
+        _ => return Err("the generators ended before the send window did".into()),
+    };
     let mut sum = Report::default();
     for g in &mut gens {
         let st = g.child.wait().map_err(|e| e.to_string())?;
@@ -790,16 +807,16 @@ fn traffic(
             .map_err(|e| format!("trafgen on host {}: {e}: {out}", g.k))?;
         sum.add(&Report::from_json(&v));
     }
-    // Counters over the whole window (pings excluded, generator start-up
-    // and drain included): rates over the send time.
-    let secs = if sum.send_s > 0.0 { sum.send_s } else { el };
+    // Counters over the send window.
+    let secs = (after.1.saturating_sub(before.1) as f64 / 1e9).max(1e-3);
+    let (before, after) = (before.0, after.0);
     let mut cpu = Vec::new();
     let mut node = Vec::new();
     let mut ext = Vec::new();
     let mut fab = Vec::new();
     for k in 0..n {
         let (b, a) = (before[k], after[k]);
-        cpu.push(100.0 * (a.0 - b.0).max(0.0) / el);
+        cpu.push(100.0 * (a.0 - b.0).max(0.0) / secs);
         let x = a.1.saturating_sub(b.1) as f64 / secs;
         let fr = a.2.saturating_sub(b.2) as f64 / secs;
         ext.push(x);
