@@ -111,7 +111,7 @@ impl Matrix {
         match self {
             Matrix::OneToOne => {
                 if k % 2 == 1 {
-                    vec![if k + 1 <= n { k + 1 } else { 1 }]
+                    vec![if k < n { k + 1 } else { 1 }]
                 } else {
                     vec![k - 1]
                 }
@@ -317,7 +317,10 @@ pub fn figures(rows: &[Row]) -> Vec<Figure> {
             // others with probability (N-2)/N: 2R + R(N-2)/N^2 per node.
             let (bound, seed) = if case == "uniform" {
                 let b = 2.0 + (n - 2.0) / (n * n);
-                (b, format!("2R (RB, own output included); ours: 2R + R(N-2)/N^2 = {b:.3}R"))
+                (
+                    b,
+                    format!("2R (RB, own output included); ours: 2R + R(N-2)/N^2 = {b:.3}R"),
+                )
             } else {
                 (3.0, "<= 3R".to_string())
             };
@@ -663,7 +666,7 @@ fn traffic(
     t: &Traffic<'_>,
     stop: &AtomicBool,
     say: &mut dyn FnMut(&str),
-) -> Result<(Report, Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>, Option<f64>), String> {
+) -> Result<Measured, String> {
     let n = plan.nodes;
     // Which senders' destinations: the matrix over the senders only.
     let dsts = |k: usize| -> Vec<usize> {
@@ -824,8 +827,29 @@ fn traffic(
         fab.push(a.3.saturating_sub(b.3) as f64 / secs);
     }
     let event_bin = killed_at.map(|k| ((k.saturating_sub(start_ns)) / 10_000_000) as f64);
-    Ok((sum, cpu, node, ext, fab, event_bin))
+    Ok(Measured {
+        report: sum,
+        cpu_pct: cpu,
+        node_pps: node,
+        ext_pps: ext,
+        fab_tx_pps: fab,
+        event_bin,
+    })
 }
+
+/// What one traffic run measured (see [`Row`]).
+struct Measured {
+    report: Report,
+    cpu_pct: Vec<f64>,
+    node_pps: Vec<f64>,
+    ext_pps: Vec<f64>,
+    fab_tx_pps: Vec<f64>,
+    /// The 10 ms bin in which the node was killed.
+    event_bin: Option<f64>,
+}
+
+/// What runs on a cluster: the plan it was built from, the progress sink.
+type OnCluster<'a, T> = dyn FnMut(&Plan, &mut dyn FnMut(&str)) -> Result<T, String> + 'a;
 
 /// Builds a cluster, runs `f`, always takes it down.
 fn with_cluster<T>(
@@ -833,7 +857,7 @@ fn with_cluster<T>(
     plan: Plan,
     stop: &AtomicBool,
     say: &mut dyn FnMut(&str),
-    f: &mut dyn FnMut(&Plan, &mut dyn FnMut(&str)) -> Result<T, String>,
+    f: &mut OnCluster<'_, T>,
 ) -> Result<T, String> {
     if stop.load(Ordering::Relaxed) {
         return Err("stopped".into());
@@ -868,15 +892,15 @@ fn plan(o: &BenchOpts, nodes: usize, mode: &str, knobs: FabricKnobs) -> Result<P
 }
 
 #[allow(clippy::too_many_arguments)]
-fn row(
-    exp: &str,
-    case: String,
-    plan: &Plan,
-    matrix: Matrix,
-    rate: u64,
-    r: (Report, Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>, Option<f64>),
-) -> Row {
-    let (report, cpu_pct, node_pps, ext_pps, fab_tx_pps, event) = r;
+fn row(exp: &str, case: String, plan: &Plan, matrix: Matrix, rate: u64, r: Measured) -> Row {
+    let Measured {
+        report,
+        cpu_pct,
+        node_pps,
+        ext_pps,
+        fab_tx_pps,
+        event_bin: event,
+    } = r;
     let mut row = Row {
         experiment: exp.into(),
         case,

@@ -264,7 +264,9 @@ pub fn outage(bins: &[u64], event_bin: usize, tolerance_bins: f64) -> Option<Out
     let recovery_bins = if total <= tol {
         0
     } else {
-        cum.iter().position(|&x| x >= total - tol).map_or(cum.len(), |i| i + 1)
+        cum.iter()
+            .position(|&x| x >= total - tol)
+            .map_or(cum.len(), |i| i + 1)
     };
     Some(Outage {
         baseline,
@@ -428,7 +430,9 @@ mod tests {
         assert_eq!(outage(&[0, 0, 0, 0], 2, 0.5), None);
         // Jitter long after the outage (a short bin, then a long one: the
         // packets were late, not lost) moves neither figure.
-        let noisy = [100, 100, 100, 100, 0, 0, 100, 100, 100, 100, 30, 170, 100, 100, 100];
+        let noisy = [
+            100, 100, 100, 100, 0, 0, 100, 100, 100, 100, 30, 170, 100, 100, 100,
+        ];
         let o = outage(&noisy, 4, 0.25).expect("o");
         assert_eq!(o.recovery_bins, 2);
         assert!((o.loss_window_bins - 2.0).abs() < 1e-9);
