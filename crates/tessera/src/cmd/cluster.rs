@@ -148,6 +148,9 @@ fn bench(a: BenchArgs) -> CmdResult {
     if !(1..=MAX_PACKING).contains(&a.packing) {
         return Err("--packing: 1..=29".into());
     }
+    if !(1..=65_536).contains(&a.flows) || !(1..=65_536).contains(&a.reorder_flows) {
+        return Err("--flows and --reorder-flows: 1..=65536".into());
+    }
     if a.packing_nodes.is_empty() || a.scaling_nodes.is_empty() {
         return Err("--packing-nodes and --scaling-nodes need at least one count".into());
     }

@@ -61,13 +61,17 @@ pub fn run(a: Args) -> CmdResult {
     if !(trafgen::payload::MIN_SIZE..=trafgen::payload::MAX_SIZE).contains(&a.size) {
         return Err("--size 64..=1518".into());
     }
+    if !(1..=65_536).contains(&a.flows) {
+        // The flow index is the low 16 bits of the flow id.
+        return Err("--flows 1..=65536".into());
+    }
     let cfg = trafgen::edge::Config {
         iface: a.iface,
         src_mac: None,
         dst_mac: trafgen::edge::parse_mac(&a.dst_mac).ok_or("--dst-mac: aa:bb:cc:dd:ee:ff")?,
         src: a.src,
         dsts: a.dst,
-        flows: a.flows.max(1),
+        flows: a.flows,
         sender_id: a.sender_id,
         size: a.size,
         rate_pps: a.rate,
