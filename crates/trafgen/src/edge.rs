@@ -108,7 +108,11 @@ pub fn run(cfg: &Config) -> Result<Report, String> {
     let mut txb = Batch::new();
     let mut rxb = Batch::new();
     // The flow index is the low 16 bits of the flow id.
-    let nflows = if cfg.dsts.is_empty() { 0 } else { cfg.flows.min(1 << 16) };
+    let nflows = if cfg.dsts.is_empty() {
+        0
+    } else {
+        cfg.flows.min(1 << 16)
+    };
     let templates: Vec<Vec<u8>> = (0..nflows)
         .map(|i| {
             payload::template(
