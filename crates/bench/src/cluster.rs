@@ -56,6 +56,34 @@ pub struct Plan {
     pub mode: String,
     /// BFD interval between the nodes, ms (x 3).
     pub bfd_ms: u32,
+    /// Fabric knobs `tessera cluster bench` varies (`[cluster] packing`,
+    /// `affinity`, `port_rate_mbps`); `None`: the `[cluster]` default.
+    pub fabric: FabricKnobs,
+}
+
+/// `[cluster]` keys beyond the mode, for the experiments.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FabricKnobs {
+    pub packing: Option<u8>,
+    pub affinity: Option<bool>,
+    pub port_rate_mbps: Option<u32>,
+}
+
+impl FabricKnobs {
+    /// The `[cluster]` lines (empty when all are defaults).
+    pub fn toml(&self) -> String {
+        let mut t = String::new();
+        if let Some(p) = self.packing {
+            t += &format!("packing = {p}\n");
+        }
+        if let Some(a) = self.affinity {
+            t += &format!("affinity = {a}\n");
+        }
+        if let Some(r) = self.port_rate_mbps {
+            t += &format!("port_rate_mbps = {r}\n");
+        }
+        t
+    }
 }
 
 fn v4(a: u8, b: u8, c: u8, d: u8) -> Ipv4Addr {
@@ -99,6 +127,7 @@ impl Plan {
             ports,
             mode: mode.into(),
             bfd_ms,
+            fabric: FabricKnobs::default(),
         })
     }
     pub fn fab_ns(&self) -> String {
@@ -171,10 +200,11 @@ impl Plan {
         }
         t += &format!(
             "[cluster]\nnode_id = {id}\nfabric_address = \"{f}\"\nmode = \"{mode}\"\n\
-             bfd_min_tx = {bfd}\nbfd_multiplier = 3\n\n",
+             bfd_min_tx = {bfd}\nbfd_multiplier = 3\n{knobs}\n",
             id = k - 1,
             mode = self.mode,
-            bfd = self.bfd_ms
+            bfd = self.bfd_ms,
+            knobs = self.fabric.toml()
         );
         for j in (1..=self.nodes).filter(|&j| j != k) {
             t += &format!(

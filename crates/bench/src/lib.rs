@@ -24,6 +24,7 @@
 //! IPv4 routes only; traces carry IPv6 routes over IPv4 sessions).
 
 pub mod cluster;
+pub mod cluster_bench;
 pub mod daemons;
 mod error;
 pub mod netns;

@@ -53,6 +53,9 @@ enum Command {
     /// A live terminal view of a running tesserad: peers, UPDATE rates,
     /// RIB, per-stage latency, BFD (`q` quits).
     Top(cmd::top::Args),
+    /// One traffic generator (sender and receiver, AF_PACKET) on an
+    /// interface: per-flow loss, reordering and latency (needs root).
+    Trafgen(cmd::trafgen::Args),
     /// Daemon commands over tesserad's control socket, in BIRD's words.
     #[command(flatten)]
     Ctl(cmd::ctl::CtlCommand),
@@ -99,6 +102,7 @@ fn main() -> ExitCode {
         Command::Sim { command } => cmd::sim::run(command),
         Command::Cc { command } => cmd::cc::run(command),
         Command::Cluster { command } => cmd::cluster::run(command),
+        Command::Trafgen(a) => cmd::trafgen::run(a),
         Command::Mrt { command } => match command {
             MrtCommand::Dump(a) => cmd::mrt_dump::run(a),
             MrtCommand::Stats(a) => cmd::mrt_stats::run(a),

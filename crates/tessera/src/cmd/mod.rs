@@ -12,6 +12,7 @@ pub mod mrt_write;
 pub mod replay;
 pub mod sim;
 pub mod top;
+pub mod trafgen;
 
 /// Errors surface to the user as one line of text.
 pub type CmdResult = Result<std::process::ExitCode, Box<dyn std::error::Error>>;
