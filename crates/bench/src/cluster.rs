@@ -177,10 +177,18 @@ impl Plan {
             bfd = self.bfd_ms
         );
         for j in (1..=self.nodes).filter(|&j| j != k) {
+            // Its ports' subnets, in its interface order: the egress tag.
+            let ports: Vec<String> = (1..=self.ports)
+                .map(|p| {
+                    let o = Self::data(j, p).0.octets();
+                    format!("\"{}/29\"", v4(o[0], o[1], o[2], o[3] - 1))
+                })
+                .collect();
             t += &format!(
-                "[[cluster.peer]]\nnode_id = {}\nfabric_address = \"{}\"\n\n",
+                "[[cluster.peer]]\nnode_id = {}\nfabric_address = \"{}\"\nports = [{}]\n\n",
                 j - 1,
-                Self::fabric_addr(j)
+                Self::fabric_addr(j),
+                ports.join(", ")
             );
         }
         for p in 1..=self.ports {
@@ -197,11 +205,10 @@ impl Plan {
             t += &format!(
                 "[[neighbor]]\nname = \"node{j}\"\naddress = \"{}\"\nlocal_address = \"{f}\"\n\
                  remote_as = {CLUSTER_AS}\nhold_time = 9\nconnect_retry = 1\n\
-                 graceful_restart = false\nroute_reflector_client = {}\nconnection = \"{}\"\n\
+                 graceful_restart = false\nroute_reflector_client = {}\n\
                  bfd = true\nbfd_min_tx = {b}\nbfd_min_rx = {b}\nbfd_multiplier = 3\n\n",
                 Self::fabric_addr(j),
                 Self::rr(k) && !Self::rr(j),
-                if j < k { "passive" } else { "both" },
                 b = self.bfd_ms
             );
         }

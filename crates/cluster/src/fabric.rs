@@ -49,6 +49,23 @@ pub const HDR_MAX: usize = HDR_FIXED + 4 * MAX_FRAMES;
 /// only packets with this flag, and clears it, so no packet crosses the
 /// fabric more than twice.
 pub const FLAG_TRANSIT: u8 = 0x01;
+/// Flag: every inner frame ends with its neighbour at the egress, the
+/// address the egress resolves (ARP/ND) on the frame's egress port: 4
+/// bytes after an IPv4 frame, 16 after an IPv6 one (by the inner
+/// EtherType); all zero for "the frame's destination" (a destination on
+/// the egress port's subnet). Set by an ingress that did the whole lookup
+/// (tesserad), so the egress forwards by the tag and never looks up.
+pub const FLAG_NEIGHBOUR: u8 = 0x02;
+
+/// Length of the neighbour trailer ([`FLAG_NEIGHBOUR`]) after an inner
+/// frame, by its EtherType: 4 (IPv4), 16 (IPv6), else none.
+pub fn neighbour_len(frame: &[u8]) -> usize {
+    match frame.get(12..14) {
+        Some([0x08, 0x00]) => 4,
+        Some([0x86, 0xdd]) => 16,
+        _ => 0,
+    }
+}
 
 const KIND_DATA: u8 = 0;
 const KIND_BECN: u8 = 1;

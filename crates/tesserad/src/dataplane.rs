@@ -52,6 +52,11 @@ fn fabric_config(k: &config::Cluster) -> dataplane::FabricConfig {
             .iter()
             .map(|p| (p.node_id, p.fabric_address))
             .collect(),
+        peer_ports: k
+            .peers
+            .iter()
+            .map(|p| (p.node_id, p.ports.clone()))
+            .collect(),
         mode: match k.mode {
             config::ClusterMode::Direct => cluster::lb::Mode::Direct,
             config::ClusterMode::Vlb => cluster::lb::Mode::Vlb,
@@ -169,6 +174,16 @@ pub fn print_report(r: &dataplane::Report) {
         r.fib.kernel_swept,
         r.errors
     );
+    let f = &t.fabric;
+    if f.packets + f.delivered + f.transit + f.bad_port + f.bad_tag + f.unreachable + f.bad_datagram
+        > 0
+    {
+        eprintln!(
+            "cluster-fabric: packets={} delivered={} transit={} bad_port={} bad_tag={} \
+             unreachable={} bad_datagram={}",
+            f.packets, f.delivered, f.transit, f.bad_port, f.bad_tag, f.unreachable, f.bad_datagram
+        );
+    }
     let c = &t.cc;
     if c.offered + c.egress_in + c.samples > 0 {
         eprintln!(

@@ -436,12 +436,15 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
     if let Some(f) = &cfg.fabric {
         // Each peer's fabric address is on-link on the fabric port (the
         // port after the external ones).
+        // Routes through a peer resolve to (egress node, its port).
         let port = cfg.ports.len() as u16;
-        for (_, a) in &f.peers {
-            let len = if a.is_ipv4() { 32 } else { 128 };
-            if let Ok(p) = base::Prefix::new(a.ip(), len) {
-                fib.add_link(port, p);
-            }
+        for (id, a) in &f.peers {
+            let ports = f
+                .peer_ports
+                .iter()
+                .find(|(p, _)| p == id)
+                .map_or(&[][..], |(_, v)| &v[..]);
+            fib.add_peer(port, a.ip(), *id, ports);
         }
     }
     let mut writer = left_right(FibTables::new());
