@@ -387,7 +387,7 @@ fn validate_cc(c: &Ctx<'_>, r: &RawCluster) -> R<Option<ClusterCc>> {
 /// was written, whether or not it validated).
 pub(crate) fn check_dataplane(
     c: &Ctx<'_>,
-    _k: &Cluster,
+    k: &Cluster,
     d: Option<&crate::Dataplane>,
     had_dataplane: bool,
 ) -> R<()> {
@@ -407,10 +407,12 @@ pub(crate) fn check_dataplane(
             "not supported yet with [cluster]: the fabric runs in tesserad's own dataplane",
         ));
     }
-    if d.cores != 1 {
+
+    if d.cores != 1 && k.cc.is_some() {
         return Err(c.err(
             "dataplane.cores",
-            "not supported yet with [cluster]: the fabric runs on one dataplane core",
+            "not supported yet with [cluster] congestion control: its egress shaper and \
+             controllers run on one dataplane core",
         ));
     }
     if d.engine != crate::DataplaneEngine::Graph {
@@ -422,7 +424,10 @@ pub(crate) fn check_dataplane(
     if d.kernel.is_some() {
         return Err(c.err(
             "dataplane.kernel",
-            "not supported yet with [cluster]: kernel export of routes through the fabric",
+            "not supported with [cluster]: routes across the fabric leave through GENEVE in \
+             tesserad's dataplane and have no kernel next hop (as plain IP to a peer's fabric \
+             address nothing forwards them); exporting only the external ports' routes would \
+             leave the kernel a partial table",
         ));
     }
     Ok(())
@@ -817,26 +822,45 @@ mod dataplane_tests {
         [[cluster.peer]]\nnode_id = 1\nfabric_address = \"198.18.100.2\"\nports = []\n";
 
     #[test]
-    fn the_fabric_needs_a_one_core_graph_dataplane() {
+    fn the_fabric_needs_a_graph_dataplane_without_kernel_export() {
         let e = crate::parse(&format!("{R}{K}"), "t.toml").expect_err("no dataplane");
         assert_eq!(e.field, "cluster", "{e}");
         assert!(e.message.contains("needs a [dataplane]"), "{e}");
-        for (extra, field) in [
-            ("cores = 2\n", "dataplane.cores"),
-            ("engine = \"fast\"\n", "dataplane.engine"),
-            ("kernel = true\n", "dataplane.kernel"),
-            ("feed_socket = \"/tmp/f.sock\"\n", "dataplane.feed_socket"),
+        let cc = "congestion_control = \"price\"\negress_shape_pps = 1000\n";
+        for (extra, cluster, field, msg) in [
+            ("cores = 2\n", cc, "dataplane.cores", "not supported yet"),
+            (
+                "engine = \"fast\"\n",
+                "",
+                "dataplane.engine",
+                "not supported yet",
+            ),
+            (
+                "kernel = true\n",
+                "",
+                "dataplane.kernel",
+                "not supported with [cluster]: routes across",
+            ),
+            (
+                "feed_socket = \"/tmp/f.sock\"\n",
+                "",
+                "dataplane.feed_socket",
+                "not supported yet",
+            ),
         ] {
+            let k = K.replacen("[[cluster.peer]]", &format!("{cluster}[[cluster.peer]]"), 1);
             let text =
-                format!("{R}[dataplane]\n{extra}[[dataplane.interface]]\nname = \"r0\"\n{K}");
+                format!("{R}[dataplane]\n{extra}[[dataplane.interface]]\nname = \"r0\"\n{k}");
             let e = crate::parse(&text, "t.toml").expect_err(extra);
             assert_eq!(e.field, field, "{e}");
-            assert!(e.message.starts_with("not supported yet"), "{e}");
+            assert!(e.message.starts_with(msg), "{e}");
         }
-        let ok = format!("{R}[dataplane]\n[[dataplane.interface]]\nname = \"r0\"\n{K}");
-        assert!(crate::parse(&ok, "t.toml")
-            .expect("valid")
-            .cluster
-            .is_some());
+        for extra in ["", "cores = 2\n"] {
+            let ok = format!("{R}[dataplane]\n{extra}[[dataplane.interface]]\nname = \"r0\"\n{K}");
+            assert!(crate::parse(&ok, "t.toml")
+                .expect("valid")
+                .cluster
+                .is_some());
+        }
     }
 }

@@ -178,10 +178,23 @@ pub fn print_report(r: &dataplane::Report) {
     if f.packets + f.delivered + f.transit + f.bad_port + f.bad_tag + f.unreachable + f.bad_datagram
         > 0
     {
+        // Datagrams sent by each core's fabric socket, core 0 first.
+        let cores: Vec<String> = r
+            .per_core
+            .iter()
+            .map(|c| c.fabric.packets.to_string())
+            .collect();
         eprintln!(
             "cluster-fabric: packets={} delivered={} transit={} bad_port={} bad_tag={} \
-             unreachable={} bad_datagram={}",
-            f.packets, f.delivered, f.transit, f.bad_port, f.bad_tag, f.unreachable, f.bad_datagram
+             unreachable={} bad_datagram={} core_packets={}",
+            f.packets,
+            f.delivered,
+            f.transit,
+            f.bad_port,
+            f.bad_tag,
+            f.unreachable,
+            f.bad_datagram,
+            cores.join("/")
         );
     }
     let c = &t.cc;
@@ -217,9 +230,10 @@ pub enum Running {
 /// The RIB's best-route changes go straight to the FIB thread (one route
 /// type, no conversion).
 /// `restart` (`tesserad -R`): kernel routes of a previous run are adopted.
-/// `k`: `[cluster]`, whose fabric becomes one more port of the dataplane
-/// (config validation guarantees one core, the graph engine, no kernel
-/// export and no feed socket with it).
+/// `k`: `[cluster]`, whose fabric becomes one more port of the dataplane,
+/// with a socket per core (config validation guarantees the graph
+/// engine, no kernel export, no feed socket, and one core with
+/// congestion control).
 pub fn start(
     d: &config::Dataplane,
     k: Option<&config::Cluster>,

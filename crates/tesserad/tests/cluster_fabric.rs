@@ -274,3 +274,58 @@ fn the_egress_forwards_by_the_tag_not_by_its_own_table() {
     assert!(field("bad_port") >= 3, "{line}");
     assert!(field("delivered") >= 3, "{line}");
 }
+
+/// Two dataplane cores per node with `[cluster]`: each core has its own
+/// fabric socket (one SO_REUSEPORT group on the fabric address) and its
+/// own fabric elements. H0 pings 16 addresses of H1 (16 flows, which the
+/// AF_PACKET fanout of N0's port spreads over its two cores; the replies
+/// spread over N1's): every ping is answered, and both cores of each node
+/// sent fabric datagrams (`core_packets` in the final report).
+#[test]
+fn two_dataplane_cores_per_node_share_the_fabric() {
+    let mut lab = Lab::new(2);
+    for a in 1..=16 {
+        let addr = format!("198.19.77.{a}/32");
+        cluster::must(lab.c.host(1), &["ip", "addr", "add", &addr, "dev", "lo"]);
+    }
+    lab.c.cores = 2;
+    let bin = env!("CARGO_BIN_EXE_tesserad");
+    lab.c.start(bin, |i| {
+        let mut t = "mode = \"direct\"\nbfd_min_tx = 100\n".to_string();
+        if i == 0 {
+            t += "\n[[static]]\nprefix = \"198.19.77.0/24\"\nnext_hop = \"198.18.2.2\"\n";
+        }
+        t
+    });
+    assert!(lab.log("n0").contains("cores 2"), "{}", lab.logs());
+    lab.ping(0, 1, 3);
+    for a in 1..=16 {
+        lab.c.ping(0, &format!("198.19.77.{a}"), 2, 20);
+    }
+    for i in 0..2 {
+        lab.c.lab.signal(lab.c.pids[i], "TERM");
+        let name = format!("n{i}");
+        let line = lab
+            .c
+            .lab
+            .wait(10, &format!("{name}'s final fabric counters"), || {
+                Ok(lab
+                    .log(&name)
+                    .lines()
+                    .find(|l| l.starts_with("cluster-fabric:"))
+                    .map(str::to_string))
+            });
+        let cores: Vec<u64> = line
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("core_packets="))
+            .unwrap_or_else(|| panic!("no core_packets in {line:?}"))
+            .split('/')
+            .map(|n| n.parse().expect("count"))
+            .collect();
+        assert_eq!(cores.len(), 2, "{line}");
+        assert!(
+            cores.iter().all(|&n| n > 0),
+            "a core of {name} sent nothing: {line}"
+        );
+    }
+}

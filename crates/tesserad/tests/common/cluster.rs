@@ -84,6 +84,8 @@ pub struct Cluster {
     /// A prefix [`Cluster::static_conf`] lists as every peer's second
     /// port, a port no node has (a tag naming it must be dropped).
     pub extra_port: Option<String>,
+    /// `[dataplane] cores` of every node (default 1).
+    pub cores: usize,
 }
 
 impl Cluster {
@@ -103,6 +105,7 @@ impl Cluster {
             hosts,
             pids: Vec::new(),
             extra_port: None,
+            cores: 1,
         };
         let fab = c.fab();
         must(fab, &["ip", "link", "add", "br0", "type", "bridge"]);
@@ -173,10 +176,11 @@ impl Cluster {
         let mut text = format!(
             "[router]\nid = \"198.18.100.{k}\"\nasn = 65000\n\n\
              [control]\nsocket = \"{}\"\n\n\
-             [dataplane]\nio = \"af_packet\"\n\n\
+             [dataplane]\nio = \"af_packet\"\ncores = {}\n\n\
              [[dataplane.interface]]\nname = \"x0\"\naddresses = [\"198.18.{k}.1/24\"]\n\n\
              [cluster]\nnode_id = {me}\nfabric_address = \"198.18.100.{k}\"\n{cluster}",
             self.sock(me).display(),
+            self.cores,
         );
         let extra = self
             .extra_port
