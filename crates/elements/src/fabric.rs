@@ -482,16 +482,14 @@ fn neighbour(frame: &[u8], nbr: bool) -> Option<(usize, [u8; 16])> {
     if !nbr {
         return Some((frame.len(), inner_dst(frame)));
     }
-    let n = cluster::fabric::neighbour_len(frame);
-    let len = frame.len().checked_sub(n).filter(|&l| l >= 14)?;
-    let t = frame.get(len..)?;
+    let (f, t) = cluster::fabric::split_neighbour(frame)?;
     let mut gw = [0u8; 16];
     if t.iter().all(|&b| b == 0) {
-        gw = inner_dst(frame.get(..len)?);
+        gw = inner_dst(f);
     } else {
-        gw.get_mut(..n)?.copy_from_slice(t);
+        gw.get_mut(..t.len())?.copy_from_slice(t);
     }
-    Some((len, gw))
+    Some((f.len(), gw))
 }
 
 enum Act {
