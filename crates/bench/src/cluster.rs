@@ -17,9 +17,12 @@
 //! host's data address as next hop. Nodes 1 and 2 are iBGP route
 //! reflectors (RFC 4456), the others their clients; every iBGP session has
 //! BFD fast fall-over and no graceful restart (a dead node's routes must
-//! go at once), and only its lower-numbered end connects (no connection
-//! collisions when BFD restarts both ends at once). Each node originates its data subnets (`[[static]]`,
-//! next hop = its fabric address).
+//! go at once; docs/cluster.md says why), and both ends connect (the
+//! session edge resolves the collision when BFD restarts both at once).
+//! Each node originates its data subnets (`[[static]]`, next hop = its
+//! fabric address) and lists every peer's data subnets as its
+//! `[[cluster.peer]] ports` (the ingress tags each frame with the egress
+//! port).
 //!
 //! Everything created is listed in the state file (`<dir>/state`) before
 //! it is created, so `down` removes it all also after a crash or an
