@@ -17,9 +17,12 @@
 //! host's data address as next hop. Nodes 1 and 2 are iBGP route
 //! reflectors (RFC 4456), the others their clients; every iBGP session has
 //! BFD fast fall-over and no graceful restart (a dead node's routes must
-//! go at once), and only its lower-numbered end connects (no connection
-//! collisions when BFD restarts both ends at once). Each node originates its data subnets (`[[static]]`,
-//! next hop = its fabric address).
+//! go at once; docs/cluster.md says why), and both ends connect (the
+//! session edge resolves the collision when BFD restarts both at once).
+//! Each node originates its data subnets (`[[static]]`, next hop = its
+//! fabric address) and lists every peer's data subnets as its
+//! `[[cluster.peer]] ports` (the ingress tags each frame with the egress
+//! port).
 //!
 //! Everything created is listed in the state file (`<dir>/state`) before
 //! it is created, so `down` removes it all also after a crash or an
@@ -207,10 +210,18 @@ impl Plan {
             knobs = self.fabric.toml()
         );
         for j in (1..=self.nodes).filter(|&j| j != k) {
+            // Its ports' subnets, in its interface order: the egress tag.
+            let ports: Vec<String> = (1..=self.ports)
+                .map(|p| {
+                    let o = Self::data(j, p).0.octets();
+                    format!("\"{}/29\"", v4(o[0], o[1], o[2], o[3] - 1))
+                })
+                .collect();
             t += &format!(
-                "[[cluster.peer]]\nnode_id = {}\nfabric_address = \"{}\"\n\n",
+                "[[cluster.peer]]\nnode_id = {}\nfabric_address = \"{}\"\nports = [{}]\n\n",
                 j - 1,
-                Self::fabric_addr(j)
+                Self::fabric_addr(j),
+                ports.join(", ")
             );
         }
         for p in 1..=self.ports {
@@ -227,11 +238,10 @@ impl Plan {
             t += &format!(
                 "[[neighbor]]\nname = \"node{j}\"\naddress = \"{}\"\nlocal_address = \"{f}\"\n\
                  remote_as = {CLUSTER_AS}\nhold_time = 9\nconnect_retry = 1\n\
-                 graceful_restart = false\nroute_reflector_client = {}\nconnection = \"{}\"\n\
+                 graceful_restart = false\nroute_reflector_client = {}\n\
                  bfd = true\nbfd_min_tx = {b}\nbfd_min_rx = {b}\nbfd_multiplier = 3\n\n",
                 Self::fabric_addr(j),
                 Self::rr(k) && !Self::rr(j),
-                if j < k { "passive" } else { "both" },
                 b = self.bfd_ms
             );
         }

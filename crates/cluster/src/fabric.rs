@@ -49,6 +49,33 @@ pub const HDR_MAX: usize = HDR_FIXED + 4 * MAX_FRAMES;
 /// only packets with this flag, and clears it, so no packet crosses the
 /// fabric more than twice.
 pub const FLAG_TRANSIT: u8 = 0x01;
+/// Flag: every inner frame ends with its neighbour at the egress, the
+/// address the egress resolves (ARP/ND) on the frame's egress port: 4
+/// bytes after an IPv4 frame, 16 after an IPv6 one (by the inner
+/// EtherType); all zero for "the frame's destination" (a destination on
+/// the egress port's subnet). Set by an ingress that did the whole lookup
+/// (tesserad), so the egress forwards by the tag and never looks up.
+pub const FLAG_NEIGHBOUR: u8 = 0x02;
+
+/// Length of the neighbour trailer ([`FLAG_NEIGHBOUR`]) after an inner
+/// frame, by its EtherType: 4 (IPv4), 16 (IPv6), else none.
+pub fn neighbour_len(frame: &[u8]) -> usize {
+    match frame.get(12..14) {
+        Some([0x08, 0x00]) => 4,
+        Some([0x86, 0xdd]) => 16,
+        _ => 0,
+    }
+}
+
+/// Splits an inner frame of a [`FLAG_NEIGHBOUR`] datagram into the frame
+/// proper and its neighbour trailer ([`neighbour_len`] bytes, empty for a
+/// frame that is not IP). `None` when the trailer would leave less than
+/// an Ethernet header.
+pub fn split_neighbour(frame: &[u8]) -> Option<(&[u8], &[u8])> {
+    let n = neighbour_len(frame);
+    let len = frame.len().checked_sub(n).filter(|&l| l >= 14)?;
+    Some(frame.split_at(len))
+}
 
 const KIND_DATA: u8 = 0;
 const KIND_BECN: u8 = 1;
@@ -380,6 +407,31 @@ mod tests {
             source: 1,
             flags: FLAG_TRANSIT,
         }
+    }
+
+    #[test]
+    fn the_neighbour_trailer_splits_by_ethertype() {
+        let mut v4 = vec![0u8; 14 + 20];
+        v4[12..14].copy_from_slice(&[0x08, 0x00]);
+        v4.extend_from_slice(&[198, 18, 2, 2]);
+        let (f, n) = split_neighbour(&v4).expect("fits");
+        assert_eq!((f.len(), n), (34, &[198u8, 18, 2, 2][..]));
+        let mut v6 = vec![0u8; 14 + 40 + 16];
+        v6[12..14].copy_from_slice(&[0x86, 0xdd]);
+        assert_eq!(
+            split_neighbour(&v6).map(|(f, n)| (f.len(), n.len())),
+            Some((54, 16))
+        );
+        let arp = [0u8; 42];
+        assert_eq!(
+            split_neighbour(&arp).map(|(f, n)| (f.len(), n.len())),
+            Some((42, 0))
+        );
+        // A trailer that would eat into the Ethernet header.
+        let mut short = vec![0u8; 16];
+        short[12..14].copy_from_slice(&[0x86, 0xdd]);
+        assert_eq!(split_neighbour(&short), None);
+        assert_eq!(split_neighbour(&[0u8; 5]), None);
     }
 
     #[test]

@@ -63,6 +63,8 @@ pub struct Packer<F> {
     degree: usize,
     cap: usize,
     limit: usize,
+    /// Flags every data packet carries (e.g. [`crate::fabric::FLAG_NEIGHBOUR`]).
+    flags: u8,
     stats: PackStats,
 }
 
@@ -82,8 +84,16 @@ impl<F: AsRef<[u8]>> Packer<F> {
             degree: degree.clamp(1, MAX_FRAMES),
             cap,
             limit: limit.max(1),
+            flags: 0,
             stats: PackStats::default(),
         }
+    }
+
+    /// Sets flags every data packet carries besides the transit flag
+    /// (e.g. [`crate::fabric::FLAG_NEIGHBOUR`] when every frame pushed
+    /// ends with its neighbour).
+    pub fn set_flags(&mut self, flags: u8) {
+        self.flags = flags & !FLAG_TRANSIT;
     }
 
     /// Queues a frame for `egress` through `next_hop` (equal for a direct
@@ -162,7 +172,7 @@ impl<F: AsRef<[u8]>> Packer<F> {
             let meta = Meta {
                 egress,
                 source: self.source,
-                flags: if next_hop == egress { 0 } else { FLAG_TRANSIT },
+                flags: self.flags | if next_hop == egress { 0 } else { FLAG_TRANSIT },
             };
             if let Some(range) = w.finish(self.vni, meta) {
                 self.stats.packets += 1;

@@ -142,9 +142,15 @@ fn fuzz_seeds_decode() {
             (Some("becn"), Message::Becn(b)) => assert_eq!(b.value, 0xdead_beef),
             (Some("data_two_frames"), Message::Data(d)) => assert_eq!(d.len(), 2),
             (Some("data_one_frame"), Message::Data(d)) => assert_eq!(d.len(), 1),
+            (Some("data_neighbour"), Message::Data(d)) => {
+                assert_eq!(d.meta.flags, cluster::fabric::FLAG_NEIGHBOUR);
+                let f = d.frames().next().expect("one frame");
+                let (frame, nbr) = cluster::fabric::split_neighbour(f.bytes).expect("trailer");
+                assert_eq!((frame.len(), nbr), (34, &[198u8, 18, 2, 2][..]));
+            }
             (name, m) => panic!("{name:?}: {m:?}"),
         }
         n += 1;
     }
-    assert_eq!(n, 3);
+    assert_eq!(n, 4);
 }

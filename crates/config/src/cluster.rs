@@ -31,6 +31,7 @@
 //! [[cluster.peer]]
 //! node_id = 1
 //! fabric_address = "198.18.100.2"
+//! ports = ["198.18.2.0/29"]          # its external ports' prefixes, in its interface order
 //! ```
 
 use std::net::{IpAddr, SocketAddr};
@@ -88,6 +89,7 @@ impl Num {
 pub struct RawPeer {
     pub node_id: Option<i64>,
     pub fabric_address: Option<String>,
+    pub ports: Option<Vec<String>>,
 }
 
 /// The GENEVE UDP port (RFC 8926 §7.1), the default fabric port.
@@ -115,6 +117,13 @@ pub struct ClusterPeer {
     pub node_id: u16,
     /// Where its fabric socket is.
     pub fabric_address: SocketAddr,
+    /// `ports`: the connected prefix of each of its external ports, in
+    /// its `[dataplane] interfaces` order (port `i` is `ports[i]`). The
+    /// ingress resolves a route through this peer to the port whose
+    /// prefix holds the route's neighbour there and writes that port in
+    /// the fabric option's tag; the peer forwards by the tag, without a
+    /// lookup of its own.
+    pub ports: Vec<base::Prefix>,
 }
 
 /// `[cluster]`, validated.
@@ -378,7 +387,7 @@ fn validate_cc(c: &Ctx<'_>, r: &RawCluster) -> R<Option<ClusterCc>> {
 /// was written, whether or not it validated).
 pub(crate) fn check_dataplane(
     c: &Ctx<'_>,
-    _k: &Cluster,
+    k: &Cluster,
     d: Option<&crate::Dataplane>,
     had_dataplane: bool,
 ) -> R<()> {
@@ -398,10 +407,12 @@ pub(crate) fn check_dataplane(
             "not supported yet with [cluster]: the fabric runs in tesserad's own dataplane",
         ));
     }
-    if d.cores != 1 {
+
+    if d.cores != 1 && k.cc.is_some() {
         return Err(c.err(
             "dataplane.cores",
-            "not supported yet with [cluster]: the fabric runs on one dataplane core",
+            "not supported yet with [cluster] congestion control: its egress shaper and \
+             controllers run on one dataplane core",
         ));
     }
     if d.engine != crate::DataplaneEngine::Graph {
@@ -413,7 +424,10 @@ pub(crate) fn check_dataplane(
     if d.kernel.is_some() {
         return Err(c.err(
             "dataplane.kernel",
-            "not supported yet with [cluster]: kernel export of routes through the fabric",
+            "not supported with [cluster]: routes across the fabric leave through GENEVE in \
+             tesserad's dataplane and have no kernel next hop (as plain IP to a peer's fabric \
+             address nothing forwards them); exporting only the external ports' routes would \
+             leave the kernel a partial table",
         ));
     }
     Ok(())
@@ -525,9 +539,29 @@ pub(crate) fn validate(c: &Ctx<'_>, r: &RawCluster) -> R<Cluster> {
                 "the fabric is one address family: this node's fabric_address is of the other",
             ));
         }
+        let Some(raw_ports) = &p.ports else {
+            return Err(c.err(
+                &format!("{path}.ports"),
+                "needed: the connected prefix of each of the peer's external ports, in its \
+                 interface order (empty for a node without external ports); the ingress \
+                 writes the egress port in the fabric tag",
+            ));
+        };
+        if raw_ports.len() > 255 {
+            return Err(c.err(&format!("{path}.ports"), "at most 255 ports (an 8-bit tag)"));
+        }
+        let mut ports = Vec::new();
+        for (j, s) in raw_ports.iter().enumerate() {
+            let f = format!("{path}.ports[{j}]");
+            let pfx: base::Prefix = s
+                .parse()
+                .map_err(|_| c.err(&f, format!("{s:?} is not a prefix (ADDR/LEN)")))?;
+            ports.push(pfx.masked());
+        }
         peers.push(ClusterPeer {
             node_id: pid,
             fabric_address: pa,
+            ports,
         });
     }
     let bfd_min_tx_ms = match r.bfd_min_tx {
@@ -572,7 +606,7 @@ mod tests {
 
     const HEAD: &str = "[router]\nid = \"192.0.2.1\"\nasn = 65000\n\n\
         [dataplane]\nio = \"af_packet\"\n[[dataplane.interface]]\nname = \"r0\"\n\n[cluster]\n";
-    const PEER: &str = "[[cluster.peer]]\nnode_id = 1\nfabric_address = \"198.18.100.2\"\n";
+    const PEER: &str = "[[cluster.peer]]\nnode_id = 1\nfabric_address = \"198.18.100.2\"\nports = [\"198.18.2.1/29\", \"2001:db8:2::/64\"]\n";
 
     #[test]
     fn parses_defaults_and_everything() {
@@ -599,11 +633,15 @@ mod tests {
             k.peers,
             vec![ClusterPeer {
                 node_id: 1,
-                fabric_address: "198.18.100.2:6081".parse().expect("sa")
+                fabric_address: "198.18.100.2:6081".parse().expect("sa"),
+                ports: vec![
+                    "198.18.2.0/29".parse().expect("pfx"),
+                    "2001:db8:2::/64".parse().expect("pfx")
+                ],
             }]
         );
         let c = crate::parse(
-            &format!("{HEAD}node_id = 5\nfabric_address = \"127.0.0.1:16081\"\nmode = \"direct-vlb\"\npacking = 1\naffinity = false\nfabric_mtu = 9000\nport_rate_mbps = 10000\nbfd_min_tx = 100\nbfd_multiplier = 5\n[[cluster.peer]]\nnode_id = 1\nfabric_address = \"127.0.0.1:16082\"\n"),
+            &format!("{HEAD}node_id = 5\nfabric_address = \"127.0.0.1:16081\"\nmode = \"direct-vlb\"\npacking = 1\naffinity = false\nfabric_mtu = 9000\nport_rate_mbps = 10000\nbfd_min_tx = 100\nbfd_multiplier = 5\n[[cluster.peer]]\nnode_id = 1\nfabric_address = \"127.0.0.1:16082\"\nports = []\n"),
             "t.toml",
         )
         .expect("valid");
@@ -686,6 +724,14 @@ mod tests {
             (
                 "[[cluster.peer]]\nnode_id = 1\n",
                 "cluster.peer[0].fabric_address",
+            ),
+            (
+                "[[cluster.peer]]\nnode_id = 1\nfabric_address = \"198.18.100.2\"\n",
+                "cluster.peer[0].ports",
+            ),
+            (
+                "[[cluster.peer]]\nnode_id = 1\nfabric_address = \"198.18.100.2\"\nports = [\"198.18.2.1\"]\n",
+                "cluster.peer[0].ports[0]",
             ),
         ] {
             let e = crate::parse(&format!("{HEAD}{base}{peers}"), "t.toml").expect_err(peers);
@@ -773,29 +819,48 @@ mod tests {
 mod dataplane_tests {
     const R: &str = "[router]\nid = \"192.0.2.1\"\nasn = 65000\n";
     const K: &str = "[cluster]\nnode_id = 0\nfabric_address = \"198.18.100.1\"\n\
-        [[cluster.peer]]\nnode_id = 1\nfabric_address = \"198.18.100.2\"\n";
+        [[cluster.peer]]\nnode_id = 1\nfabric_address = \"198.18.100.2\"\nports = []\n";
 
     #[test]
-    fn the_fabric_needs_a_one_core_graph_dataplane() {
+    fn the_fabric_needs_a_graph_dataplane_without_kernel_export() {
         let e = crate::parse(&format!("{R}{K}"), "t.toml").expect_err("no dataplane");
         assert_eq!(e.field, "cluster", "{e}");
         assert!(e.message.contains("needs a [dataplane]"), "{e}");
-        for (extra, field) in [
-            ("cores = 2\n", "dataplane.cores"),
-            ("engine = \"fast\"\n", "dataplane.engine"),
-            ("kernel = true\n", "dataplane.kernel"),
-            ("feed_socket = \"/tmp/f.sock\"\n", "dataplane.feed_socket"),
+        let cc = "congestion_control = \"price\"\negress_shape_pps = 1000\n";
+        for (extra, cluster, field, msg) in [
+            ("cores = 2\n", cc, "dataplane.cores", "not supported yet"),
+            (
+                "engine = \"fast\"\n",
+                "",
+                "dataplane.engine",
+                "not supported yet",
+            ),
+            (
+                "kernel = true\n",
+                "",
+                "dataplane.kernel",
+                "not supported with [cluster]: routes across",
+            ),
+            (
+                "feed_socket = \"/tmp/f.sock\"\n",
+                "",
+                "dataplane.feed_socket",
+                "not supported yet",
+            ),
         ] {
+            let k = K.replacen("[[cluster.peer]]", &format!("{cluster}[[cluster.peer]]"), 1);
             let text =
-                format!("{R}[dataplane]\n{extra}[[dataplane.interface]]\nname = \"r0\"\n{K}");
+                format!("{R}[dataplane]\n{extra}[[dataplane.interface]]\nname = \"r0\"\n{k}");
             let e = crate::parse(&text, "t.toml").expect_err(extra);
             assert_eq!(e.field, field, "{e}");
-            assert!(e.message.starts_with("not supported yet"), "{e}");
+            assert!(e.message.starts_with(msg), "{e}");
         }
-        let ok = format!("{R}[dataplane]\n[[dataplane.interface]]\nname = \"r0\"\n{K}");
-        assert!(crate::parse(&ok, "t.toml")
-            .expect("valid")
-            .cluster
-            .is_some());
+        for extra in ["", "cores = 2\n"] {
+            let ok = format!("{R}[dataplane]\n{extra}[[dataplane.interface]]\nname = \"r0\"\n{K}");
+            assert!(crate::parse(&ok, "t.toml")
+                .expect("valid")
+                .cluster
+                .is_some());
+        }
     }
 }

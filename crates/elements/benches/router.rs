@@ -79,6 +79,7 @@ fn router(prefixes: &[base::Prefix4], frames: Vec<Vec<u8>>) -> Runner<AnyElement
             NhEntry {
                 port: (i / 2) as u16,
                 gw,
+                tag: 0,
             },
         );
     }

@@ -346,8 +346,9 @@ struct Lane {
 /// `CcIngress(NODE n, SCHEME s, PEER id ADDR, ...)`: rate enforcement per
 /// egress node in front of `FabricEncap`.
 ///
-/// * Ports: input 0 frames for the fabric (`anno.gw` = the egress node's
-///   fabric address, as the lookup sets it), input 1 control datagrams
+/// * Ports: input 0 frames for the fabric (`anno.nh` = the lookup's
+///   `fabric::egress_tag`, else `anno.gw` = the egress node's fabric
+///   address), input 1 control datagrams
 ///   from `FabricDecap`; output 0 the frames admitted.
 /// * Per frame for egress `e`: `cc::IngressControl` of `e` runs its
 ///   interval step when one has passed (the injected count in), then the
@@ -504,12 +505,13 @@ impl CcIngress {
         let maxw = self.max_weight;
         for p in batch.drain() {
             self.offered += 1;
-            let Some(e) = self
-                .peers
-                .iter()
-                .find(|(a, _)| *a == p.anno.gw)
-                .map(|x| x.1)
-            else {
+            let tagged = crate::fabric::egress_of(p.anno.nh).map(|t| t.0);
+            let Some(e) = tagged.or_else(|| {
+                self.peers
+                    .iter()
+                    .find(|(a, _)| *a == p.anno.gw)
+                    .map(|x| x.1)
+            }) else {
                 out.push(0, p);
                 continue;
             };

@@ -17,7 +17,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use cluster::fabric::{clear_transit, decode, Message, HDR_MAX, MAX_FRAMES};
+use cluster::fabric::{clear_transit, decode, Message, FLAG_NEIGHBOUR, HDR_MAX, MAX_FRAMES};
 use cluster::lb::{on_receive, Balancer, LbConfig, LbStats, Mode, Path, Receive};
 use cluster::pack::{PackStats, Packer};
 use cluster::FabricError;
@@ -56,6 +56,26 @@ pub const fn fabric_tag(egress: u16, port: u8, queue: u8) -> u32 {
     ((egress as u32) << 16) | ((port as u32) << 8) | queue as u32
 }
 
+/// Marks an `anno.nh` that carries an egress tag set by the lookup
+/// ([`egress_tag`]); distinct from `cc::source_tag`'s bit 31.
+const EGRESS_TAGGED: u32 = 1 << 30;
+
+/// The `anno.nh` a lookup gives a frame whose route the ingress resolved
+/// to (egress node, its port, queue): the next hop's `NhEntry::tag`.
+/// `FabricEncap` and `CcIngress` read it before any `PEER` mapping.
+pub const fn egress_tag(egress: u16, port: u8, queue: u8) -> u32 {
+    EGRESS_TAGGED | fabric_tag(egress & 0x3f, port, queue)
+}
+
+/// The (egress node, port, queue) of an [`egress_tag`], if `nh` is one.
+pub const fn egress_of(nh: u32) -> Option<(u16, u8, u8)> {
+    if nh >> 30 == 1 && (nh >> 22) & 0xff == 0 {
+        Some((((nh >> 16) & 0x3f) as u16, (nh >> 8) as u8, nh as u8))
+    } else {
+        None
+    }
+}
+
 /// An address as `anno.gw` holds it: IPv4 in the first 4 bytes.
 fn gw_bytes(a: std::net::IpAddr) -> [u8; 16] {
     match a {
@@ -84,11 +104,16 @@ impl AsRef<[u8]> for Held {
 ///
 /// * Ports: 1 input (Ethernet frames bound for another node), 1 output
 ///   (fabric datagrams, `anno.nh` = the node to send to).
-/// * Per frame: the egress tag is `TO`/`PORT`/`QUEUE` when given; else,
-///   with `PEER id ADDR` arguments, the node whose fabric address is the
-///   route's gateway (`anno.gw`, set by the lookup; port and queue tag 0:
-///   the egress looks the destination up itself); else `anno.nh` read as
-///   [`fabric_tag`]; the path (direct, or an
+/// * Per frame: the egress tag is `TO`/`PORT`/`QUEUE` when given; else
+///   an [`egress_tag`] in `anno.nh` (set by the lookup from a route the
+///   ingress resolved to (egress node, port)); else, with `PEER id ADDR`
+///   arguments, the node whose fabric address is `anno.gw` (port and
+///   queue tag 0); else `anno.nh` read as [`fabric_tag`]. With `NEIGHBOUR
+///   true` the frame gets its neighbour at the egress (`anno.gw`, the
+///   destination's address meaning "the destination") as a trailer and
+///   every datagram the flag `cluster::fabric::FLAG_NEIGHBOUR`; a frame
+///   without an egress tag is then dropped (`bad_tag`): the egress would
+///   not know where to send it. The path (direct, or an
 ///   intermediate) comes from `cluster::lb::Balancer` with the frame's
 ///   5-tuple hash (`pkt::hdr::flow::flow_hash`) for flow affinity; the frame
 ///   waits in its (next hop, egress) packing queue.
@@ -102,7 +127,7 @@ impl AsRef<[u8]> for Held {
 ///   IPv6, `AFFINITY` (default true), `RATE` R in bytes/s for direct-vlb
 ///   (default 125000000), `SEED`, `VNI`, `LIMIT` frames per queue (default
 ///   256), `TO`/`PORT`/`QUEUE` a fixed egress tag, `PEER id ADDR` (one per
-///   node), `NOLOOP k`: drop (`loop`) frames that arrived on device `k`
+///   node), `NEIGHBOUR` (default false, see above), `NOLOOP k`: drop (`loop`) frames that arrived on device `k`
 ///   (the fabric), so a frame never crosses the fabric twice as data.
 /// * Counters: `direct`, `via`, `affinity_hits`, `packets`, `frames`;
 ///   drops `unreachable` (egress dead or unknown), `local` (egress is this
@@ -120,6 +145,8 @@ pub struct FabricEncap {
     /// `NOLOOP k`: frames that arrived on device `k` (the fabric) are not
     /// sent back into it.
     noloop: Option<u16>,
+    /// `NEIGHBOUR`: frames carry their egress neighbour as a trailer.
+    neighbour: bool,
     /// Membership from outside the graph (BFD): bit `i` = node `i` live,
     /// read once per batch; `mask` is the last value applied.
     live: Option<(Arc<AtomicU64>, u64)>,
@@ -133,7 +160,7 @@ impl FabricEncap {
         let (mut ip6, mut affinity, mut rate, mut seed, mut vni, mut limit) =
             (false, true, 125_000_000u64, None, 0u32, 256usize);
         let (mut to, mut port, mut queue) = (None, 0u8, 0u8);
-        let (mut peers, mut noloop) = (Vec::new(), None);
+        let (mut peers, mut noloop, mut neighbour) = (Vec::new(), None, false);
         let small = |i: usize, v: &str, max: u64| -> Result<u64, BuildError> {
             let n = num(i, v)?;
             if n > max {
@@ -171,6 +198,7 @@ impl FabricEncap {
                     peers.push((gw_bytes(crate::args::ip(i, a)?), id));
                 }
                 ("NOLOOP", v) => noloop = Some(small(i, v, u64::from(u16::MAX))? as u16),
+                ("NEIGHBOUR", v) => neighbour = boolean(i, v)?,
                 (k, _) => return Err(unknown(i, k)),
             }
         }
@@ -202,14 +230,19 @@ impl FabricEncap {
                 lb.set_live(base::Instant::ZERO, id, false);
             }
         }
+        let mut packer = Packer::new(nodes, me, vni, packing, cap, limit);
+        if neighbour {
+            packer.set_flags(cluster::fabric::FLAG_NEIGHBOUR);
+        }
         Ok(FabricEncap {
             me,
             nodes,
             lb,
-            packer: Packer::new(nodes, me, vni, packing, cap, limit),
+            packer,
             fixed: to.map(|t| (t, port, queue)),
             peers,
             noloop,
+            neighbour,
             live: None,
             scratch: vec![0u8; HDR_MAX + cap],
         })
@@ -277,13 +310,15 @@ impl FabricEncap {
     pub(crate) fn process(&mut self, batch: &mut Batch, out: &mut Output<'_>) {
         let now = base::Instant::from_nanos(out.now_ns());
         self.apply_live(now);
-        for p in batch.drain() {
+        for mut p in batch.drain() {
             if self.noloop == Some(p.anno.in_port) {
                 out.drop(p, LOOP);
                 continue;
             }
             let tag = match (self.fixed, self.peers.is_empty()) {
                 (Some(t), _) => Some(t),
+                (None, _) if egress_of(p.anno.nh).is_some() => egress_of(p.anno.nh),
+                (None, _) if self.neighbour => None,
                 (None, false) => self
                     .peers
                     .iter()
@@ -300,6 +335,10 @@ impl FabricEncap {
                 continue;
             };
             let flow = pkt::hdr::flow::flow_hash(p.data());
+            if self.neighbour && !self.append_neighbour(&mut p) {
+                out.drop(p, DropReason::NO_BUFFER);
+                continue;
+            }
             let next = match self.lb.choose(now, egress, flow, p.len() as u32) {
                 Path::Direct => egress,
                 Path::Via(i) => i,
@@ -316,6 +355,19 @@ impl FabricEncap {
                 out.drop(p, QUEUE_FULL);
             }
         }
+    }
+
+    /// Appends the frame's neighbour at the egress (`anno.gw`; zero when
+    /// it is the inner destination itself) as the trailer of
+    /// `cluster::fabric::FLAG_NEIGHBOUR`; `false` when the buffer is full.
+    fn append_neighbour(&self, p: &mut Packet) -> bool {
+        let n = cluster::fabric::neighbour_len(p.data());
+        let dst = inner_dst(p.data());
+        let mut t = [0u8; 16];
+        if p.anno.gw != dst {
+            t = p.anno.gw;
+        }
+        t.get(..n).is_some_and(|b| p.append(b).is_ok())
     }
 
     pub(crate) fn tick(&mut self, out: &mut Output<'_>) {
@@ -421,6 +473,25 @@ fn inner_dst(frame: &[u8]) -> [u8; 16] {
     gw
 }
 
+/// A delivered frame's length without its neighbour trailer, and the
+/// address to resolve on the egress port (`anno.gw`): the trailer's
+/// neighbour, or the inner destination when the trailer is zero or the
+/// datagram has none (`nbr` false). `None`: a trailer longer than the
+/// frame.
+fn neighbour(frame: &[u8], nbr: bool) -> Option<(usize, [u8; 16])> {
+    if !nbr {
+        return Some((frame.len(), inner_dst(frame)));
+    }
+    let (f, t) = cluster::fabric::split_neighbour(frame)?;
+    let mut gw = [0u8; 16];
+    if t.iter().all(|&b| b == 0) {
+        gw = inner_dst(f);
+    } else {
+        gw.get_mut(..t.len())?.copy_from_slice(t);
+    }
+    Some((f.len(), gw))
+}
+
 enum Act {
     Drop(DropReason),
     Forward(u16),
@@ -430,6 +501,7 @@ enum Act {
         port: u8,
         queue: u8,
         source: u16,
+        nbr: bool,
     },
     Many,
 }
@@ -510,6 +582,7 @@ impl FabricDecap {
                             port: f.port,
                             queue: f.queue,
                             source: d.meta.source,
+                            nbr: d.meta.flags & FLAG_NEIGHBOUR != 0,
                         },
                         _ => Act::Many,
                     },
@@ -546,13 +619,19 @@ impl FabricDecap {
                     port,
                     queue,
                     source,
+                    nbr,
                 } => {
                     if u16::from(port) >= self.ports || p.pull_front(hdr).is_err() {
                         out.drop(p, BAD_PORT);
                         continue;
                     }
+                    let Some((len, gw)) = neighbour(p.data(), nbr) else {
+                        out.drop(p, BAD_OPTION);
+                        continue;
+                    };
+                    p.truncate(len);
                     p.anno.nh = crate::cc::source_tag(source, queue);
-                    p.anno.gw = inner_dst(p.data());
+                    p.anno.gw = gw;
                     p.anno.l3 = 0;
                     self.delivered += 1;
                     out.push(u16::from(port), p);
@@ -560,18 +639,24 @@ impl FabricDecap {
                 Act::Many => {
                     let pool = out.pool().clone();
                     if let Ok(Message::Data(d)) = decode(p.data()) {
+                        let nbr = d.meta.flags & FLAG_NEIGHBOUR != 0;
                         for f in d.frames() {
                             if u16::from(f.port) >= self.ports {
                                 out.count_drop(BAD_PORT);
                                 continue;
                             }
-                            let Some(mut q) = pool.alloc_from(f.bytes) else {
+                            let Some((len, gw)) = neighbour(f.bytes, nbr) else {
+                                out.count_drop(BAD_OPTION);
+                                continue;
+                            };
+                            let Some(mut q) = f.bytes.get(..len).and_then(|b| pool.alloc_from(b))
+                            else {
                                 out.count_drop(DropReason::NO_BUFFER);
                                 continue;
                             };
                             q.anno.in_port = p.anno.in_port;
                             q.anno.nh = crate::cc::source_tag(d.meta.source, f.queue);
-                            q.anno.gw = inner_dst(f.bytes);
+                            q.anno.gw = gw;
                             self.delivered += 1;
                             out.push(u16::from(f.port), q);
                         }

@@ -69,6 +69,10 @@ pub struct NhEntry {
     pub port: u16,
     /// Gateway address.
     pub gw: [u8; 16],
+    /// Non-zero: the `anno.nh` to give the packet instead of the next-hop
+    /// index (the cluster fabric's `fabric::egress_tag`, when the route
+    /// was resolved to an egress node and port).
+    pub tag: u32,
 }
 
 /// The next-hop table: `NextHop` index -> [`NhEntry`].
@@ -214,7 +218,7 @@ fn parse_lookup_args<P>(
                     }
                     _ => return Err(BuildError::arg(i, "expected ROUTE PREFIX [GATEWAY] PORT")),
                 };
-                la.routes.push((p, NhEntry { port, gw }));
+                la.routes.push((p, NhEntry { port, gw, tag: 0 }));
             }
             ("NOROUTE", v) => la.noroute = Some(num16(i, v)?),
             ("TABLE", v) => la.table = Some(v.to_string()),
@@ -304,7 +308,7 @@ impl<A: Copy + Default> Lookup<A> {
                 };
                 match entry {
                     Some((h, e)) => {
-                        p.anno.nh = h.0;
+                        p.anno.nh = if e.tag != 0 { e.tag } else { h.0 };
                         p.anno.gw = if e.gw == [0; 16] { bytes(a) } else { e.gw };
                         Verdict::port(e.port)
                     }
@@ -341,7 +345,7 @@ impl<A: Copy + Default> Lookup<A> {
                 };
                 match entry {
                     Some((nh, e)) => {
-                        p.anno.nh = nh.0;
+                        p.anno.nh = if e.tag != 0 { e.tag } else { nh.0 };
                         p.anno.gw = if e.gw == [0; 16] { bytes(a) } else { e.gw };
                         out.push(e.port, p);
                     }

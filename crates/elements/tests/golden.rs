@@ -627,6 +627,7 @@ fn cases() -> Vec<Case> {
             .drops(&[("filtered", 1)]),
     );
     fabric_cases(&mut v);
+    fabric_neighbour_cases(&mut v);
     v
 }
 
@@ -699,6 +700,41 @@ fn fabric_cases(v: &mut Vec<Case>) {
     .drops(&[("bad_tag", 1)]);
     by_gw.pre = "Ip4Lookup(ROUTE 10.0.2.0/24 198.18.100.3 0, ROUTE 10.0.9.0/24 198.18.100.9 0)";
     v.push(by_gw);
+    // NEIGHBOUR: each frame carries its neighbour at the egress after it
+    // (the lookup's gateway; zero for a connected destination) and every
+    // datagram the flag (bit 1); a frame without an egress tag (a lookup
+    // with no fabric tag, and no TO) would leave the egress guessing:
+    // dropped as bad_tag.
+    let (via, conn) = (
+        udp4(A4, [10, 0, 2, 9], 64, 1),
+        udp4(A4, [10, 0, 3, 7], 64, 1),
+    );
+    let mut nbr = Case::new(
+        "fabric_encap_neighbour",
+        "FabricEncap(NODE 0, NODES 2, PACKING 1, TO 1, PORT 1, NEIGHBOUR true)",
+        1,
+        1,
+    )
+    .each(vec![via.clone(), conn.clone()])
+    .want(
+        0,
+        vec![
+            fabric_dgram(0, 1, 0, 2, &[(1, 0, &[&via[..], &[10, 0, 2, 2]].concat())]),
+            fabric_dgram(0, 1, 0, 2, &[(1, 0, &[&conn[..], &[0, 0, 0, 0]].concat())]),
+        ],
+    );
+    nbr.pre = "Ip4Lookup(ROUTE 10.0.2.0/24 10.0.2.2 0, ROUTE 10.0.3.0/24 0)";
+    v.push(nbr);
+    let mut untagged = Case::new(
+        "fabric_encap_neighbour_untagged",
+        "FabricEncap(NODE 0, NODES 3, PEER 1 198.18.100.2, NEIGHBOUR true)",
+        1,
+        1,
+    )
+    .each(vec![via.clone()])
+    .drops(&[("bad_tag", 1)]);
+    untagged.pre = "Ip4Lookup(ROUTE 10.0.2.0/24 198.18.100.2 0)";
+    v.push(untagged);
     // Frames that came from the fabric (device 0 here) never go back in.
     v.push(
         Case::new(
@@ -748,6 +784,36 @@ fn fabric_cases(v: &mut Vec<Case>) {
                 ("not_for_us", 1),
                 ("bad_port", 1),
             ]),
+    );
+}
+
+/// The egress side of NEIGHBOUR: FabricDecap strips each frame's
+/// neighbour (4 bytes after IPv4, 16 after IPv6) before the frame leaves
+/// by its port tag, in place (one frame) or copied (packed); a trailer
+/// that would eat the Ethernet header is refused as `bad_option`.
+fn fabric_neighbour_cases(v: &mut Vec<Case>) {
+    let (f4, g4) = (udp4(A4, B4, 64, 53), udp4(A4, B4, 64, 54));
+    let f6 = udp6(&v6(1, 1), &v6(1, 2), 64);
+    let t4 = [&f4[..], &[10, 0, 2, 9]].concat();
+    let u4 = [&g4[..], &[0, 0, 0, 0]].concat();
+    let t6 = [&f6[..], &v6(1, 9)[..]].concat();
+    let mut short = vec![0u8; 16];
+    short[12..14].copy_from_slice(&[0x86, 0xdd]);
+    v.push(
+        Case::new(
+            "fabric_decap_neighbour",
+            "FabricDecap(NODE 1, PORTS 2)",
+            1,
+            4,
+        )
+        .each(vec![
+            fabric_dgram(0, 1, 0, 2, &[(1, 0, &t4)]),
+            fabric_dgram(0, 1, 0, 2, &[(0, 0, &u4), (1, 0, &t6)]),
+            fabric_dgram(0, 1, 0, 2, &[(0, 0, &short)]),
+        ])
+        .want(0, vec![g4])
+        .want(1, vec![f4, f6])
+        .drops(&[("bad_option", 1)]),
     );
 }
 

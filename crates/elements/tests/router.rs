@@ -231,6 +231,7 @@ fn live_fib_through_read_handle() {
         NhEntry {
             port: 0,
             gw: gw(A4),
+            tag: 0,
         },
     );
     nh.set(
@@ -238,6 +239,7 @@ fn live_fib_through_read_handle() {
         NhEntry {
             port: 1,
             gw: gw(B4),
+            tag: 0,
         },
     );
     let mut env = Env::new();
@@ -305,6 +307,7 @@ fn table_with_its_own_next_hops() {
                 *e = o.map(|_| NhEntry {
                     port: self.port,
                     gw,
+                    tag: 0,
                 });
             }
             true

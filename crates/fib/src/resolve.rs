@@ -30,6 +30,12 @@ use lpm::NextHop;
 
 use crate::table::{Adjacency, FibDelta};
 
+/// Where a route goes: (port, gateway, fabric tag); the gateway is `None`
+/// for the destination itself (only across the fabric: a route at the
+/// peer's connected port), the tag 0 off the fabric (see
+/// [`Adjacency::tag`]).
+type Target = (u16, Option<IpAddr>, u32);
+
 /// Re-resolution passes per batch (a recursive route resolved through a
 /// route that is itself recursive needs one pass per level).
 pub const MAX_PASSES: usize = 4;
@@ -133,7 +139,12 @@ pub struct Fib {
     /// Routes whose next hop is not on-link.
     recursive: HashSet<Prefix>,
     slots: Vec<Option<Slot>>,
-    index: HashMap<(u16, Option<IpAddr>), NextHop>,
+    index: HashMap<(u16, Option<IpAddr>, u32), NextHop>,
+    /// Cluster peers: fabric address and node id ([`Fib::add_peer`]).
+    peers: Vec<(IpAddr, u16)>,
+    /// The peers' external port prefixes: (prefix, node, port), longest
+    /// first.
+    remote: Vec<(Prefix, u16, u8)>,
     free: Vec<NextHop>,
     neigh: HashMap<IpAddr, [u8; 6]>,
     out: Vec<FibDelta>,
@@ -189,7 +200,7 @@ impl Fib {
                     continue;
                 }
                 f.connected.push((pfx, port));
-                let nh = f.adj_ref(port, None);
+                let nh = f.adj_ref(port, None, 0);
                 f.push(insert_delta(pfx, nh));
             }
         }
@@ -253,8 +264,8 @@ impl Fib {
         self.slots.get(nh.0 as usize)?.as_ref().map(|s| s.adj)
     }
 
-    fn adj_ref(&mut self, port: u16, gw: Option<IpAddr>) -> NextHop {
-        if let Some(&nh) = self.index.get(&(port, gw)) {
+    fn adj_ref(&mut self, port: u16, gw: Option<IpAddr>, tag: u32) -> NextHop {
+        if let Some(&nh) = self.index.get(&(port, gw, tag)) {
             if let Some(Some(s)) = self.slots.get_mut(nh.0 as usize) {
                 s.refs += 1;
                 return nh;
@@ -264,7 +275,11 @@ impl Fib {
         let adj = Adjacency {
             port,
             gw,
-            mac: gw.and_then(|g| self.neigh.get(&g).copied()),
+            // Across the fabric the MAC is the egress's business.
+            mac: gw
+                .filter(|_| tag == 0)
+                .and_then(|g| self.neigh.get(&g).copied()),
+            tag,
         };
         let i = nh.0 as usize;
         if self.slots.len() <= i {
@@ -273,7 +288,7 @@ impl Fib {
         if let Some(s) = self.slots.get_mut(i) {
             *s = Some(Slot { adj, refs: 1 });
         }
-        self.index.insert((port, gw), nh);
+        self.index.insert((port, gw, tag), nh);
         self.push(FibDelta::SetAdj(nh, adj));
         nh
     }
@@ -286,7 +301,7 @@ impl Fib {
         if s.refs > 0 {
             return;
         }
-        let key = (s.adj.port, s.adj.gw);
+        let key = (s.adj.port, s.adj.gw, s.adj.tag);
         if let Some(x) = self.slots.get_mut(nh.0 as usize) {
             *x = None;
         }
@@ -309,29 +324,64 @@ impl Fib {
             return;
         }
         self.connected.push((pfx, port));
-        let nh = self.adj_ref(port, None);
+        let nh = self.adj_ref(port, None, 0);
         self.push(insert_delta(pfx, nh));
         self.connected
             .sort_by_key(|(p, _)| core::cmp::Reverse(p.len()));
     }
 
-    fn resolve(&self, gw: IpAddr, prefix: Prefix) -> Option<(u16, IpAddr)> {
+    /// A cluster peer: node `node` at fabric address `addr`, on-link on
+    /// the fabric `port` (as [`Fib::add_link`] with its host prefix), with
+    /// its external ports' connected prefixes `ports` (port `i` is
+    /// `ports[i]`). A route whose next hop is `addr` is a route at that
+    /// peer: it resolves to the fabric with the egress tag (node, the port
+    /// whose prefix holds the route) and the destination as the neighbour
+    /// there; a route whose next hop lies under such a route resolves to
+    /// the fabric with (node, the port whose prefix holds the next hop)
+    /// and the next hop as the neighbour. So the ingress does the whole
+    /// lookup, and the egress forwards by the tag. A route at a peer under
+    /// none of its ports is not installed (the egress could not forward
+    /// it without a lookup).
+    pub fn add_peer(&mut self, port: u16, addr: IpAddr, node: u16, ports: &[Prefix]) {
+        if let Ok(p) = Prefix::new(addr, host_len(addr)) {
+            self.add_link(port, p);
+        }
+        self.peers.push((addr, node));
+        for (i, p) in ports.iter().enumerate() {
+            if let Ok(i) = u8::try_from(i) {
+                self.remote.push((p.masked(), node, i));
+            }
+        }
+        self.remote
+            .sort_by_key(|(p, _, _)| core::cmp::Reverse(p.len()));
+    }
+
+    /// The port of peer `node` whose prefix holds `inner`.
+    fn remote_port(&self, node: u16, inner: Prefix) -> Option<u8> {
+        self.remote
+            .iter()
+            .find(|&&(p, n, _)| n == node && contains(p, inner))
+            .map(|&(_, _, port)| port)
+    }
+
+    fn resolve(&self, gw: IpAddr, prefix: Prefix) -> Option<Target> {
         self.resolve_with(gw, prefix, self.on_link(gw))
     }
 
     /// [`Fib::resolve`] with `on_link(gw)` already known (the hot path of
     /// [`Fib::apply`] needs it anyway).
-    fn resolve_with(
-        &self,
-        gw: IpAddr,
-        prefix: Prefix,
-        on_link: Option<u16>,
-    ) -> Option<(u16, IpAddr)> {
+    fn resolve_with(&self, gw: IpAddr, prefix: Prefix, on_link: Option<u16>) -> Option<Target> {
         if self.own.contains(&gw) {
             return None;
         }
         if let Some(port) = on_link {
-            return Some((port, gw));
+            if !self.peers.is_empty() {
+                if let Some(&(_, node)) = self.peers.iter().find(|(a, _)| *a == gw) {
+                    let rp = self.remote_port(node, prefix)?;
+                    return Some((port, None, elements::fabric::egress_tag(node, rp, 0)));
+                }
+            }
+            return Some((port, Some(gw), 0));
         }
         for len in (0..=host_len(gw)).rev() {
             let Ok(p) = Prefix::new(gw, len) else {
@@ -346,7 +396,19 @@ impl Fib {
             };
             let Some(nh) = r.nh else { continue };
             let a = self.slots.get(nh.0 as usize)?.as_ref()?.adj;
-            return Some((a.port, a.gw?));
+            if a.tag != 0 {
+                // Across the fabric: through a route at the peer, `gw` is
+                // the neighbour there, on the peer's port that holds it.
+                return Some(match (a.gw, elements::fabric::egress_of(a.tag)) {
+                    (None, Some((node, port, q))) => {
+                        let host = Prefix::new(gw, host_len(gw)).ok()?;
+                        let rp = self.remote_port(node, host).unwrap_or(port);
+                        (a.port, Some(gw), elements::fabric::egress_tag(node, rp, q))
+                    }
+                    _ => (a.port, a.gw, a.tag),
+                });
+            }
+            return Some((a.port, Some(a.gw?), 0));
         }
         None
     }
@@ -413,24 +475,24 @@ impl Fib {
         &mut self,
         prefix: Prefix,
         gw: IpAddr,
-        target: Option<(u16, IpAddr)>,
+        target: Option<Target>,
         old: Option<Route>,
     ) -> bool {
         let old_nh = old.and_then(|r| r.nh);
         let old_key = old_nh
             .and_then(|nh| self.adjacency(nh))
-            .map(|a| (a.port, a.gw));
-        let new_key = target.map(|(p, g)| (p, Some(g)));
+            .map(|a| (a.port, a.gw, a.tag));
+        let new_key = target;
         if old_key == new_key && old_key.is_some() {
             self.routes.insert(prefix, Route { gw, nh: old_nh });
             return false;
         }
-        let nh = target.map(|(p, g)| self.adj_ref(p, Some(g)));
+        let nh = target.map(|(p, g, t)| self.adj_ref(p, g, t));
         self.routes.insert(prefix, Route { gw, nh });
         match (nh, old_nh) {
             (Some(n), _) => {
                 self.push(insert_delta(prefix, n));
-                self.note_export(prefix, target);
+                self.note_export(prefix, target.and_then(|(p, g, _)| Some((p, g?))));
                 if old_nh.is_none() {
                     self.stats.installed += 1;
                 }
@@ -485,7 +547,7 @@ impl Fib {
         let mut set = Vec::new();
         for (i, s) in self.slots.iter_mut().enumerate() {
             if let Some(s) = s {
-                if s.adj.gw == Some(ip) {
+                if s.adj.gw == Some(ip) && s.adj.tag == 0 {
                     s.adj.mac = Some(mac);
                     set.push(FibDelta::SetAdj(NextHop(i as u32), s.adj));
                 }
@@ -502,7 +564,7 @@ impl Fib {
         self.slots
             .iter()
             .flatten()
-            .filter(|s| s.adj.mac.is_none())
+            .filter(|s| s.adj.mac.is_none() && s.adj.tag == 0)
             .filter_map(|s| Some((s.adj.port, s.adj.gw?)))
             .collect()
     }

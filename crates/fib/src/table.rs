@@ -21,6 +21,12 @@ pub struct Adjacency {
     pub gw: Option<IpAddr>,
     /// The gateway's MAC, once learned (ARP); `None` until then.
     pub mac: Option<[u8; 6]>,
+    /// Non-zero for a route across the cluster fabric that the ingress
+    /// resolved to (egress node, egress port): `elements::fabric::egress_tag`,
+    /// the `anno.nh` the lookup gives its packets. `port` is then the
+    /// fabric port and `gw` the neighbour at the egress (`None`: the
+    /// destination itself), which the egress resolves on the tagged port.
+    pub tag: u32,
 }
 
 /// One change to [`FibTables`].
@@ -186,6 +192,7 @@ mod tests {
                     port: 1,
                     gw: None,
                     mac: None,
+                    tag: 0,
                 },
             ),
             FibDelta::SetAdj(
@@ -194,6 +201,7 @@ mod tests {
                     port: 1,
                     gw: Some(gw),
                     mac: Some([7; 6]),
+                    tag: 0,
                 },
             ),
             FibDelta::Insert4(p4("10.2.0.0/24"), NextHop(0)),
@@ -243,7 +251,8 @@ mod tests {
                 Adjacency {
                     port: 0,
                     gw: None,
-                    mac: None
+                    mac: None,
+                    tag: 0,
                 }
             )),
             Err(LpmError::NextHopTooLarge)

@@ -441,7 +441,8 @@ fn an_ipv6_neighbour_advertised_to_one_core_resolves_on_another() {
 /// One cluster node as tesserad builds it with `[cluster]`: the graph of
 /// `graph_config_with` over one in-memory external port and a real
 /// fabric socket, its FIB with the peer's fabric address on-link on the
-/// fabric port (`Fib::add_link`) and a route via that address.
+/// fabric port and the peer's port prefix (`Fib::add_peer`), and a route
+/// via that address.
 struct Node {
     fib: Fib,
     w: Writer<FibTables>,
@@ -475,13 +476,17 @@ impl Node {
             }],
             false,
         );
-        fib.add_link(1, base::Prefix::new(peer.1.ip(), 32).expect("host prefix"));
+        // The peer's one external port: the other of 10.1.0.0/24 and
+        // 10.2.0.0/24.
+        let theirs: base::Prefix = format!("10.{}.0.0/24", 3 - net).parse().expect("pfx");
+        fib.add_peer(1, peer.1.ip(), peer.0, &[theirs]);
         let mut w = left_right(FibTables::new());
         w.publish(&fib.take_deltas()).expect("connected");
         let fc = FabricConfig {
             node: me,
             local,
             peers: vec![peer],
+            peer_ports: vec![(peer.0, vec![theirs])],
             mode: cluster::lb::Mode::Direct,
             packing: 8,
             affinity: true,
@@ -628,6 +633,73 @@ fn two_cluster_nodes_forward_across_the_fabric() {
         let s = g.stats_of("fdec").expect("fabric element");
         assert_eq!(s.total_drops(), 0, "node {n} fdec");
     }
+}
+
+/// The egress forwards by the tag: A resolves 198.51.100.0/24 (next hop
+/// 10.2.0.9, a neighbour on B's port, under B's subnet via B's fabric
+/// address) to (node 1, port 0, neighbour 10.2.0.9). B has no route for
+/// 198.51.100.0/24 at all, yet asks ARP for 10.2.0.9 on port 0 and sends
+/// the packet there. A route at B under none of B's configured ports is
+/// not installed at A (B could not forward it without a lookup).
+#[test]
+fn the_egress_forwards_by_the_tag_without_a_route() {
+    use io::fabric::FabricDevice;
+    let fa = FabricDevice::bind("fabric", "127.0.0.4:0".parse().expect("a"), &[]);
+    let fb = FabricDevice::bind("fabric", "127.0.0.5:0".parse().expect("b"), &[]);
+    let (mut fa, mut fb) = (fa.expect("bind a"), fb.expect("bind b"));
+    let (la, lb) = (fa.local_addr().expect("a"), fb.local_addr().expect("b"));
+    fa.set_peer(1, lb).expect("peer");
+    fb.set_peer(0, la).expect("peer");
+    let mut a = Node::new(0, R0, 1, fa, (1, lb));
+    let mut b = Node::new(1, R1, 2, fb, (0, la));
+    a.route("10.2.0.0/24", "127.0.0.5");
+    a.route("198.51.100.0/24", "10.2.0.9");
+    a.route("203.0.113.0/24", "127.0.0.5");
+    assert_eq!(
+        a.fib.stats().unresolved,
+        1,
+        "203.0.113.0/24: under no port of B"
+    );
+
+    let u = build::udp4(
+        R0,
+        HA,
+        [10, 1, 0, 2],
+        [198, 51, 100, 7],
+        64,
+        1,
+        2,
+        b"by tag",
+    );
+    a.inject(u.clone());
+    let out = b.take(1);
+    assert_eq!(
+        out.len(),
+        1,
+        "B asks ARP for the neighbour the tag's trailer names"
+    );
+    assert_eq!(
+        (&out[0][12..14], &out[0][38..42]),
+        (&[8u8, 6][..], &[10u8, 2, 0, 9][..])
+    );
+    let hn = Mac([2, 0, 0, 0, 0, 0x99]);
+    b.inject(build::arp(
+        R1,
+        hn,
+        ARP_REPLY,
+        hn,
+        [10, 2, 0, 9],
+        R1,
+        [10, 2, 0, 1],
+    ));
+    let out = b.take(1);
+    assert_eq!(out.len(), 1, "the packet leaves B's port 0");
+    assert_eq!((&out[0][0..6], &out[0][6..12]), (&hn.0[..], &R1.0[..]));
+    assert_eq!(out[0].len(), u.len(), "the neighbour trailer is gone");
+    assert_eq!(out[0][14 + 8], 63, "one TTL decrement, at the ingress");
+    assert_eq!(&out[0][34..], &u[34..], "UDP header and payload intact");
+    let g = b.g.graph();
+    assert_eq!(g.dropped("no_route"), 0, "B never looked it up");
 }
 
 /// Congestion control wired into the cluster graph: B's egress queue

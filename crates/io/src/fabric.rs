@@ -13,6 +13,9 @@
 //! the worker sleep in `poll(2)` when every device is idle, so N nodes on
 //! two cores do not spin.
 //!
+//! With several dataplane cores, [`FabricDevice::bind_group`] gives each
+//! core its own socket on the same address (`SO_REUSEPORT`).
+//!
 //! Limits: one system call per datagram (no `sendmmsg`/`recvmmsg` yet); a
 //! datagram longer than a pool buffer's room is truncated by the kernel and
 //! then refused by the decoder.
@@ -51,6 +54,14 @@ impl FabricDevice {
         peers: &[(u16, SocketAddr)],
     ) -> Result<Self, IoError> {
         let sock = UdpSocket::bind(local).map_err(|e| sys(Op::Bind, &e))?;
+        Self::with_socket(name, sock, peers)
+    }
+
+    fn with_socket(
+        name: &str,
+        sock: UdpSocket,
+        peers: &[(u16, SocketAddr)],
+    ) -> Result<Self, IoError> {
         sock.set_nonblocking(true)
             .map_err(|e| sys(Op::SetSockOpt, &e))?;
         let n = peers
@@ -74,6 +85,49 @@ impl FabricDevice {
             stats: DevStats::default(),
             last: None,
         })
+    }
+
+    /// `n` devices on one fabric address, one per dataplane core: UDP
+    /// sockets in one `SO_REUSEPORT` group (the first binds `local`, port
+    /// 0 picking a free port; the others bind the address it got), so
+    /// each core sends from its own socket and the kernel spreads the
+    /// datagrams received over the group by their 4-tuple (all those of
+    /// one peer socket reach one core).
+    pub fn bind_group(
+        name: &str,
+        local: SocketAddr,
+        peers: &[(u16, SocketAddr)],
+        n: usize,
+    ) -> Result<Vec<Self>, IoError> {
+        let mut at = local;
+        let mut v = Vec::new();
+        for _ in 0..n.max(1) {
+            let s = socket2::Socket::new(
+                socket2::Domain::for_address(at),
+                socket2::Type::DGRAM,
+                Some(socket2::Protocol::UDP),
+            )
+            .map_err(|e| sys(Op::Socket, &e))?;
+            let one: libc::c_int = 1;
+            // SAFETY: `one` lives across the call and its size is passed.
+            let rc = unsafe {
+                libc::setsockopt(
+                    s.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    libc::SO_REUSEPORT,
+                    (&one as *const libc::c_int).cast(),
+                    std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+                )
+            };
+            if rc != 0 {
+                return Err(sys(Op::SetSockOpt, &std::io::Error::last_os_error()));
+            }
+            s.bind(&at.into()).map_err(|e| sys(Op::Bind, &e))?;
+            let d = Self::with_socket(name, s.into(), peers)?;
+            at = d.local_addr()?;
+            v.push(d);
+        }
+        Ok(v)
     }
 
     /// Asks for socket buffers of `bytes` each way (a fabric under load
@@ -274,5 +328,56 @@ mod tests {
         assert_eq!(bytes, vec![vec![7u8; 100], vec![9u8; 100]]);
         assert_eq!(b.rx_burst(&pool, &mut got, 32), 0, "empty socket");
         assert_eq!(b.stats().rx, 2);
+    }
+
+    /// Two devices of one group share the address; datagrams from several
+    /// sender sockets reach the group (each on one member), and each
+    /// member sends.
+    #[test]
+    fn a_reuseport_group_shares_one_address() {
+        let lo: SocketAddr = "127.0.0.1:0".parse().expect("addr");
+        let mut g = FabricDevice::bind_group("fabric", lo, &[], 2).expect("group");
+        assert_eq!(g.len(), 2);
+        let at = g[0].local_addr().expect("addr");
+        assert_eq!(g[1].local_addr().expect("addr"), at);
+        assert!(
+            FabricDevice::bind("fabric", at, &[]).is_err(),
+            "a socket outside the group cannot take the address"
+        );
+        let pool = Pool::new(64);
+        let mut senders = Vec::new();
+        for _ in 0..16 {
+            let mut s = FabricDevice::bind("fabric", lo, &[]).expect("sender");
+            s.set_peer(0, at).expect("peer");
+            let mut b = Batch::new();
+            let mut p = pool.alloc_from(&[1u8; 40]).expect("buffer");
+            p.anno.nh = 0;
+            b.push(p).expect("room");
+            assert_eq!(s.tx_burst(&mut b), 1);
+            senders.push(s);
+        }
+        let mut got = 0;
+        for _ in 0..100 {
+            for d in g.iter_mut() {
+                let mut b = Batch::new();
+                got += d.rx_burst(&pool, &mut b, 32);
+            }
+            if got == 16 {
+                break;
+            }
+            let fds: Vec<i32> = g.iter().filter_map(|d| d.poll_fd()).collect();
+            crate::sys::poll_many(&fds, 10).expect("poll");
+        }
+        assert_eq!(got, 16, "every datagram reached one member");
+        // Each member sends from the shared address.
+        let back = senders[0].local_addr().expect("addr");
+        for d in g.iter_mut() {
+            d.set_peer(1, back).expect("peer");
+            let mut b = Batch::new();
+            let mut p = pool.alloc_from(&[2u8; 40]).expect("buffer");
+            p.anno.nh = 1;
+            b.push(p).expect("room");
+            assert_eq!(d.tx_burst(&mut b), 1);
+        }
     }
 }

@@ -52,6 +52,11 @@ fn fabric_config(k: &config::Cluster) -> dataplane::FabricConfig {
             .iter()
             .map(|p| (p.node_id, p.fabric_address))
             .collect(),
+        peer_ports: k
+            .peers
+            .iter()
+            .map(|p| (p.node_id, p.ports.clone()))
+            .collect(),
         mode: match k.mode {
             config::ClusterMode::Direct => cluster::lb::Mode::Direct,
             config::ClusterMode::Vlb => cluster::lb::Mode::Vlb,
@@ -169,6 +174,29 @@ pub fn print_report(r: &dataplane::Report) {
         r.fib.kernel_swept,
         r.errors
     );
+    let f = &t.fabric;
+    if f.packets + f.delivered + f.transit + f.bad_port + f.bad_tag + f.unreachable + f.bad_datagram
+        > 0
+    {
+        // Datagrams sent by each core's fabric socket, core 0 first.
+        let cores: Vec<String> = r
+            .per_core
+            .iter()
+            .map(|c| c.fabric.packets.to_string())
+            .collect();
+        eprintln!(
+            "cluster-fabric: packets={} delivered={} transit={} bad_port={} bad_tag={} \
+             unreachable={} bad_datagram={} core_packets={}",
+            f.packets,
+            f.delivered,
+            f.transit,
+            f.bad_port,
+            f.bad_tag,
+            f.unreachable,
+            f.bad_datagram,
+            cores.join("/")
+        );
+    }
     let c = &t.cc;
     if c.offered + c.egress_in + c.samples > 0 {
         eprintln!(
@@ -202,9 +230,10 @@ pub enum Running {
 /// The RIB's best-route changes go straight to the FIB thread (one route
 /// type, no conversion).
 /// `restart` (`tesserad -R`): kernel routes of a previous run are adopted.
-/// `k`: `[cluster]`, whose fabric becomes one more port of the dataplane
-/// (config validation guarantees one core, the graph engine, no kernel
-/// export and no feed socket with it).
+/// `k`: `[cluster]`, whose fabric becomes one more port of the dataplane,
+/// with a socket per core (config validation guarantees the graph
+/// engine, no kernel export, no feed socket, and one core with
+/// congestion control).
 pub fn start(
     d: &config::Dataplane,
     k: Option<&config::Cluster>,

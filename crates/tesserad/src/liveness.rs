@@ -100,7 +100,7 @@ mod tests {
         let text = "[router]\nid = \"198.18.100.1\"\nasn = 65000\n\
             [dataplane]\nio = \"af_packet\"\n[[dataplane.interface]]\nname = \"x0\"\n\
             [cluster]\nnode_id = 0\nfabric_address = \"198.18.100.1\"\nbfd_min_tx = 100\n\
-            [[cluster.peer]]\nnode_id = 4\nfabric_address = \"198.18.100.5\"\n";
+            [[cluster.peer]]\nnode_id = 4\nfabric_address = \"198.18.100.5\"\nports = []\n";
         config::parse(text, "t.toml")
             .expect("valid")
             .cluster

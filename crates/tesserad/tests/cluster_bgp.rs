@@ -12,10 +12,10 @@
 //! address, 100 ms x 3) and iBGP over the fabric addresses: A and B are
 //! route reflectors (RFC 4456), C is the client of both; the iBGP
 //! neighbours of A and B have `bfd = true` (fast fall-over), C's have no
-//! `bfd` (its cluster liveness sessions must survive that). Of each iBGP
-//! pair, only the lower node connects (the other is passive): when BFD
-//! brings both ends' sessions back at the same instant, a connection
-//! collision (RFC 4271 §6.8) could otherwise leave both waiting. Each node originates its
+//! `bfd` (its cluster liveness sessions must survive that). Both ends of
+//! each iBGP pair connect: when BFD brings both ends' sessions back at the
+//! same instant, the connections collide (RFC 4271 §6.8) and the
+//! collision resolution must leave one session up. Each node originates its
 //! external subnet (`[[static]]`, next hop = its fabric address, the
 //! session's address). BIRD, B's eBGP neighbour, announces 198.19.2.0/24
 //! with next hop H2 (on B's external subnet); A learns it over iBGP with
@@ -167,19 +167,16 @@ impl Cluster {
         );
         for j in (1..=NODES).filter(|&j| j != k) {
             t += &format!(
-                "[[cluster.peer]]\nnode_id = {}\nfabric_address = \"198.18.100.{j}\"\n\n",
+                "[[cluster.peer]]\nnode_id = {}\nfabric_address = \"198.18.100.{j}\"\n\
+                 ports = [\"198.18.{j}.0/24\"]\n\n",
                 j - 1
             );
             if rr(k) || rr(j) {
                 t += &format!(
                     "[[neighbor]]\nname = \"node{j}\"\naddress = \"198.18.100.{j}\"\n\
                      local_address = \"198.18.100.{k}\"\nremote_as = 65000\nhold_time = 9\n\
-                     connect_retry = 1\ngraceful_restart = false\nroute_reflector_client = {}\n\
-                     connection = \"{}\"\n{}\n",
+                     connect_retry = 1\ngraceful_restart = false\nroute_reflector_client = {}\n{}\n",
                     rr(k) && !rr(j),
-                    // The lower node opens the connection: no collision
-                    // when both ends restart their sessions at once.
-                    if j < k { "passive" } else { "both" },
                     // C's own neighbours have no `bfd`: its liveness
                     // sessions (the cluster's, at the same addresses)
                     // must stay without a BGP owner.

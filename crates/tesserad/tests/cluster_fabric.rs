@@ -218,3 +218,114 @@ fn three_node_vlb_forwards_through_an_intermediate() {
         "no N1 -> N2 leg:\n{rows}"
     );
 }
+
+/// The egress forwards by the option's tag and resolves only the
+/// neighbour (issue 14: the ingress does the whole lookup). N0 routes
+/// 198.19.77.0/24 via H1's address (198.18.2.2), recursively through N1's
+/// subnet: N0 resolves it to (node 1, port 0, neighbour 198.18.2.2). N1's
+/// own table sends 198.19.77.0/24 to 198.18.2.99, where nobody answers
+/// ARP: were N1 to look the destination up, the pings would die there.
+/// They come back, so N1 went by the tag. And a tag naming a port N1 does
+/// not have (N0 believes N1 has a second port, 198.19.88.0/24) is
+/// dropped at N1 and counted as `bad_port`, shown in its final report.
+#[test]
+fn the_egress_forwards_by_the_tag_not_by_its_own_table() {
+    let mut lab = Lab::new(2);
+    cluster::must(
+        lab.c.host(1),
+        &["ip", "addr", "add", "198.19.77.1/32", "dev", "lo"],
+    );
+    lab.c.extra_port = Some("198.19.88.0/24".into());
+    let bin = env!("CARGO_BIN_EXE_tesserad");
+    lab.c.start(bin, |i| {
+        let mut t = "mode = \"direct\"\nbfd_min_tx = 100\n".to_string();
+        if i == 0 {
+            t += "\n[[static]]\nprefix = \"198.19.77.0/24\"\nnext_hop = \"198.18.2.2\"\n\
+                  \n[[static]]\nprefix = \"198.19.88.0/24\"\nnext_hop = \"198.18.100.2\"\n";
+        } else {
+            t += "\n[[static]]\nprefix = \"198.19.77.0/24\"\nnext_hop = \"198.18.2.99\"\n";
+        }
+        t
+    });
+    lab.c.ping(0, "198.19.77.1", 3, 20);
+    // Into port 1 of N1, which has one port: never answered.
+    assert!(
+        cluster::exec(
+            lab.c.host(0),
+            &["ping", "-c", "3", "-i", "0.1", "-W", "1", "198.19.88.1"]
+        )
+        .is_err(),
+        "a ping to a port N1 does not have came back"
+    );
+    // N1's final report counts what it did.
+    lab.c.lab.signal(lab.c.pids[1], "TERM");
+    let line = lab.c.lab.wait(10, "N1's final fabric counters", || {
+        Ok(lab
+            .log("n1")
+            .lines()
+            .find(|l| l.starts_with("cluster-fabric:"))
+            .map(str::to_string))
+    });
+    let field = |k: &str| -> u64 {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(k)?.strip_prefix('=')?.parse().ok())
+            .unwrap_or_else(|| panic!("no {k} in {line:?}"))
+    };
+    assert!(field("bad_port") >= 3, "{line}");
+    assert!(field("delivered") >= 3, "{line}");
+}
+
+/// Two dataplane cores per node with `[cluster]`: each core has its own
+/// fabric socket (one SO_REUSEPORT group on the fabric address) and its
+/// own fabric elements. H0 pings 16 addresses of H1 (16 flows, which the
+/// AF_PACKET fanout of N0's port spreads over its two cores; the replies
+/// spread over N1's): every ping is answered, and both cores of each node
+/// sent fabric datagrams (`core_packets` in the final report).
+#[test]
+fn two_dataplane_cores_per_node_share_the_fabric() {
+    let mut lab = Lab::new(2);
+    for a in 1..=16 {
+        let addr = format!("198.19.77.{a}/32");
+        cluster::must(lab.c.host(1), &["ip", "addr", "add", &addr, "dev", "lo"]);
+    }
+    lab.c.cores = 2;
+    let bin = env!("CARGO_BIN_EXE_tesserad");
+    lab.c.start(bin, |i| {
+        let mut t = "mode = \"direct\"\nbfd_min_tx = 100\n".to_string();
+        if i == 0 {
+            t += "\n[[static]]\nprefix = \"198.19.77.0/24\"\nnext_hop = \"198.18.2.2\"\n";
+        }
+        t
+    });
+    assert!(lab.log("n0").contains("cores 2"), "{}", lab.logs());
+    lab.ping(0, 1, 3);
+    for a in 1..=16 {
+        lab.c.ping(0, &format!("198.19.77.{a}"), 2, 20);
+    }
+    for i in 0..2 {
+        lab.c.lab.signal(lab.c.pids[i], "TERM");
+        let name = format!("n{i}");
+        let line = lab
+            .c
+            .lab
+            .wait(10, &format!("{name}'s final fabric counters"), || {
+                Ok(lab
+                    .log(&name)
+                    .lines()
+                    .find(|l| l.starts_with("cluster-fabric:"))
+                    .map(str::to_string))
+            });
+        let cores: Vec<u64> = line
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("core_packets="))
+            .unwrap_or_else(|| panic!("no core_packets in {line:?}"))
+            .split('/')
+            .map(|n| n.parse().expect("count"))
+            .collect();
+        assert_eq!(cores.len(), 2, "{line}");
+        assert!(
+            cores.iter().all(|&n| n > 0),
+            "a core of {name} sent nothing: {line}"
+        );
+    }
+}

@@ -1,7 +1,8 @@
 //! The decoder walk shared by the property tests and the fuzz target:
-//! decode, and check the documented bounds of whatever decodes.
+//! decode, and check the documented bounds of whatever decodes (the
+//! neighbour trailer split of every frame included).
 
-use cluster::fabric::{decode, Message, MAX_FRAMES};
+use cluster::fabric::{decode, split_neighbour, Message, MAX_FRAMES};
 use cluster::geneve::Geneve;
 
 /// Decodes `b` every way the crate offers; panics only if a documented
@@ -20,6 +21,12 @@ pub fn walk(b: &[u8]) {
             assert_eq!(d.frames().count(), d.len());
             assert!(n < b.len());
             assert!(d.flags_offset() < b.len());
+            for f in d.frames() {
+                if let Some((frame, nbr)) = split_neighbour(f.bytes) {
+                    assert_eq!(frame.len() + nbr.len(), f.bytes.len());
+                    assert!(frame.len() >= 14 && matches!(nbr.len(), 0 | 4 | 16));
+                }
+            }
         }
         Ok(Message::Becn(_)) | Err(_) => {}
     }

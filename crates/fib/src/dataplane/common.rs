@@ -51,6 +51,28 @@ pub struct WorkerCounters {
     /// The cluster's congestion-control elements (`CcIngress`,
     /// `CcEgress`), when configured.
     pub cc: CcCounters,
+    /// The cluster fabric's elements (`FabricEncap`, `FabricDecap`).
+    pub fabric: FabricCounters,
+}
+
+/// Counters of the fabric elements, summed over the cores.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct FabricCounters {
+    /// Fabric datagrams sent (`FabricEncap`).
+    pub packets: u64,
+    /// Frames delivered to this node's ports by their tag (`FabricDecap`).
+    pub delivered: u64,
+    /// Datagrams forwarded as the VLB intermediate.
+    pub transit: u64,
+    /// Frames whose tag names no port of this node (`bad_port`).
+    pub bad_port: u64,
+    /// Frames for the fabric without an egress tag (`bad_tag`).
+    pub bad_tag: u64,
+    /// Frames for a dead or unknown egress (`unreachable`).
+    pub unreachable: u64,
+    /// Datagrams that failed to decode (`bad_geneve`, `foreign_option`,
+    /// `bad_option`) or were for another node (`not_for_us`).
+    pub bad_datagram: u64,
 }
 
 /// Counters of `CcIngress` and `CcEgress` (the cluster runs on one core,
@@ -119,6 +141,14 @@ impl WorkerCounters {
         for (a, b) in c.from.iter_mut().zip(d.from) {
             *a += b;
         }
+        let (c, d) = (&mut self.fabric, &o.fabric);
+        f(&mut c.packets, d.packets);
+        f(&mut c.delivered, d.delivered);
+        f(&mut c.transit, d.transit);
+        f(&mut c.bad_port, d.bad_port);
+        f(&mut c.bad_tag, d.bad_tag);
+        f(&mut c.unreachable, d.unreachable);
+        f(&mut c.bad_datagram, d.bad_datagram);
     }
 }
 
@@ -172,6 +202,11 @@ pub struct FabricConfig {
     pub local: SocketAddr,
     /// The other nodes: id and fabric address.
     pub peers: Vec<(u16, SocketAddr)>,
+    /// Each other node's external ports: id and the connected prefix of
+    /// each port, in its port order (`[[cluster.peer]] ports`): the
+    /// ingress resolves routes to (egress node, egress port) with them
+    /// (`Fib::add_peer`).
+    pub peer_ports: Vec<(u16, Vec<base::Prefix>)>,
     pub mode: cluster::lb::Mode,
     /// Packing degree, 1..=29 (1: off).
     pub packing: u8,

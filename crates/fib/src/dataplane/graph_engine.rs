@@ -87,7 +87,11 @@ fn entry(t: &FibTables, nh: NextHop) -> Option<NhEntry> {
         // Connected: the lookup puts the destination in `anno.gw`.
         None => {}
     }
-    Some(NhEntry { port: a.port, gw })
+    Some(NhEntry {
+        port: a.port,
+        gw,
+        tag: a.tag,
+    })
 }
 
 fn fill(t: &FibTables, out: &[Option<NextHop>], entries: &mut [Option<NhEntry>]) {
@@ -254,23 +258,25 @@ pub fn graph_config(ports: &[GraphPort], devs: &[&str], engine: Engine) -> Strin
 /// external ports; its device, `devs[n]`, is the fabric socket):
 ///
 /// ```text
-/// rt4 [n], rt6 [n] -> FabricEncap(NODE, NODES, MODE, ..., PEER id addr ..., NOLOOP n) -> ToDevice(fabric)
-/// FromDevice(fabric) -> FabricDecap(NODE, PORTS 1)
-///     [0] frames for this node -> Classifier(ip, ip6) -> CheckIpHeader -> rt4 / CheckIp6Header -> rt6
-///     [1] in transit (this node is the intermediate) -> ToDevice(fabric)
+/// rt4 [n], rt6 [n] -> FabricEncap(NODE, NODES, MODE, ..., PEER id addr ..., NEIGHBOUR true, NOLOOP n) -> ToDevice(fabric)
+/// FromDevice(fabric) -> FabricDecap(NODE, PORTS n)
+///     [i < n] frames for this node's port i (by the tag) -> rw<i> -> ToDevice(p<i>)
+///     [n] in transit (this node is the intermediate) -> ToDevice(fabric)
 /// ```
 ///
 /// With congestion control (`FabricConfig::cc`), `CcIngress` sits in
-/// front of `FabricEncap` (its control input fed by `FabricDecap [2]`)
-/// and `CcEgress` after `FabricDecap [0]` (its control output to the
-/// fabric).
+/// front of `FabricEncap` (its control input fed by `FabricDecap [n+1]`)
+/// and `CcEgress` between `FabricDecap [0]` and port 0 (its control
+/// output to the fabric; it shapes port 0 only).
 ///
-/// A route whose next hop is a peer's fabric address resolves to the
-/// fabric port with that address as gateway; FabricEncap maps it to the
-/// node. The egress looks the destination up in its own tables (the
-/// ingress cannot know the egress port of such a route), with no TTL
-/// decrement (the ingress did it); NOLOOP keeps a frame that came from the
-/// fabric from going back into it.
+/// The ingress does the whole lookup: a route across the fabric resolves
+/// (`Fib::add_peer`) to the fabric port with an egress tag (node, port)
+/// and the neighbour at the egress, which the lookup puts in `anno.nh`
+/// and `anno.gw`; FabricEncap writes the tag in the option and the
+/// neighbour after the frame. The egress sends each frame to the port its
+/// tag names (`bad_port` when it names none) and `EtherRewrite` resolves
+/// the neighbour: no lookup and no TTL decrement there. NOLOOP keeps a
+/// frame that came from the fabric from going back into it.
 pub fn graph_config_with(
     ports: &[GraphPort],
     devs: &[&str],
@@ -350,7 +356,7 @@ pub fn graph_config_with(
             cluster::lb::Mode::DirectVlb => "direct-vlb",
         };
         let mut args = format!(
-            "NODE {}, NODES {}, MODE {mode}, PACKING {}, MTU {}, IP6 {}, AFFINITY {}, RATE {}, NOLOOP {n}",
+            "NODE {}, NODES {}, MODE {mode}, PACKING {}, MTU {}, IP6 {}, AFFINITY {}, RATE {}, NEIGHBOUR true, NOLOOP {n}",
             f.node,
             f.nodes(),
             f.packing,
@@ -394,21 +400,31 @@ pub fn graph_config_with(
                 ("cci", "fdec [0] -> cce; cce [0]")
             }
         };
+        // FabricDecap has at least one port output: a node without
+        // external ports discards what names port 0.
+        let dports = n.max(1);
         let _ = writeln!(
             s,
             "fenc :: FabricEncap({args}); tofab :: ToDevice({dev});\n\
              rt4 [{n}] -> {to_enc}; rt6 [{n}] -> {to_enc}; fenc -> tofab;\n\
-             fin :: FromDevice({dev}); fdec :: FabricDecap(NODE {}, PORTS 1, NODES {});\n\
-             fin -> fdec; {from_dec} -> fcl :: Classifier(ip, ip6, -);\n\
-             fcl [0] -> CheckIpHeader -> rt4; fcl [1] -> CheckIp6Header -> rt6; fcl [2] -> Discard;\n\
-             fdec [1] -> tofab;",
+             fin :: FromDevice({dev}); fdec :: FabricDecap(NODE {}, PORTS {dports}, NODES {});\n\
+             fin -> fdec; fdec [{dports}] -> tofab;",
             f.node,
             f.nodes()
         );
+        let port0 = if n == 0 { "Discard" } else { "rw0" };
+        let _ = writeln!(s, "{from_dec} -> {port0};");
+        for i in 1..n {
+            let _ = writeln!(s, "fdec [{i}] -> rw{i};");
+        }
         if f.cc.is_some() {
             // Connected once fenc, fdec and tofab exist (a name is
             // declared before it is used).
-            let _ = writeln!(s, "cci -> fenc; fdec [2] -> [1] cci; cce [1] -> tofab;");
+            let _ = writeln!(
+                s,
+                "cci -> fenc; fdec [{}] -> [1] cci; cce [1] -> tofab;",
+                dports + 1
+            );
         }
     }
     s
@@ -634,6 +650,30 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
             // Every IPv6 packet passes one header check.
             if e.class() == "CheckIp6Header" {
                 c.ipv6 += st.rx;
+            }
+        }
+        let at = |e: &str, r: &str| g.dropped_at(e, r).unwrap_or(0);
+        let fc = &mut c.fabric;
+        fc.bad_port = at("fdec", "bad_port");
+        fc.bad_tag = at("fenc", "bad_tag");
+        fc.unreachable = at("fenc", "unreachable");
+        fc.bad_datagram = ["bad_geneve", "foreign_option", "bad_option", "not_for_us"]
+            .iter()
+            .map(|r| at("fdec", r))
+            .sum();
+        for (name, e, _) in g.iter() {
+            match name {
+                "fenc" => e.counters(&mut |k, v| {
+                    if k == "packets" {
+                        fc.packets += v;
+                    }
+                }),
+                "fdec" => e.counters(&mut |k, v| match k {
+                    "delivered" => fc.delivered += v,
+                    "forwarded" => fc.transit += v,
+                    _ => {}
+                }),
+                _ => {}
             }
         }
         // Frames sent other than ARP/ND replies and requests (echo

@@ -11,7 +11,11 @@
 //! opens a socket per port in one `PACKET_FANOUT_HASH` group per port: the
 //! kernel's flow hash picks the core, so a flow stays on one core. Each
 //! core runs its loop to completion on its own queues; nothing on the
-//! packet path is shared but the read-mostly tables.
+//! packet path is shared but the read-mostly tables. The cluster fabric
+//! is one more port with a UDP socket per core, all in one `SO_REUSEPORT`
+//! group on the fabric address (the kernel hashes each received datagram
+//! to one member by its 4-tuple); each core has its own fabric elements
+//! (balancer, packer) and they share only the live-node mask.
 //!
 //! The FIB thread takes batches of [`Change`]s from a channel, coalesces
 //! what is queued, applies them to the [`Fib`], takes learned neighbours
@@ -57,8 +61,8 @@ struct Job {
         lpm::publish::ReadHandle<FibTables>,
         io::rss::Producer<Learned>,
     ),
-    /// The fabric socket, its settings and the live-node mask (core 0
-    /// only).
+    /// This core's fabric socket (one `SO_REUSEPORT` group over the
+    /// cores), its settings and the shared live-node mask.
     fabric: Option<(FabricDevice, FabricConfig, Arc<AtomicU64>)>,
 }
 
@@ -147,6 +151,12 @@ fn serve<D: pkt::Device<Error = IoError>>(
     Ok(g.counters())
 }
 
+/// Why kernel export and the cluster fabric do not go together.
+pub const KERNEL_WITH_FABRIC: &str = "kernel export with the cluster fabric is not supported: \
+     routes across the fabric leave through GENEVE in this dataplane, and the kernel has no \
+     next hop for them (sent as plain IP to a peer's fabric address, nothing forwards them); \
+     exporting only the routes of the external ports would leave the kernel a partial table";
+
 /// Which packet I/O the workers use.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum IoMode {
@@ -175,8 +185,9 @@ pub struct DataplaneConfig {
     /// Install resolved routes into the kernel too.
     pub kernel: Option<KernelConfig>,
     /// This node's cluster fabric (`[cluster]`): one more port, after the
-    /// external ones. Needs one core, the graph engine and no kernel
-    /// export (not supported yet otherwise).
+    /// external ones, with a socket per core (one `SO_REUSEPORT` group).
+    /// Needs the graph engine and no kernel export ([`KERNEL_WITH_FABRIC`]);
+    /// congestion control needs one core (not supported yet otherwise).
     pub fabric: Option<FabricConfig>,
 }
 
@@ -362,12 +373,13 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
             "dataplane frames must be a power of two in 64..=1048576",
         ));
     }
-    let mut fabric_dev = None;
+    // The fabric socket of each core (empty without a fabric).
+    let mut fabric_dev: Vec<Option<(FabricDevice, FabricConfig, Arc<AtomicU64>)>> = Vec::new();
     let mut fabric_live = None;
     if let Some(f) = &cfg.fabric {
-        if cfg.cores != 1 {
+        if cfg.cores != 1 && f.cc.is_some() {
             return Err(DpError::Config(
-                "the cluster fabric runs on one dataplane core (cores > 1: not supported yet)",
+                "cluster congestion control runs on one dataplane core (cores > 1: not supported yet)",
             ));
         }
         if cfg.loop_cfg.engine != Engine::Graph {
@@ -376,21 +388,31 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
             ));
         }
         if cfg.kernel.is_some() {
-            return Err(DpError::Config(
-                "kernel export with the cluster fabric is not supported yet",
-            ));
+            return Err(DpError::Config(KERNEL_WITH_FABRIC));
         }
-        let mut fd = FabricDevice::bind("fabric", f.local, &f.peers)?;
-        // Bursts of datagrams arrive between two polls: ask for 8 MiB
-        // (granted in full to root, else capped by net.core.rmem_max).
-        fd.set_buffers(8 << 20);
+        // One socket per core, one SO_REUSEPORT group on the fabric
+        // address: each core encapsulates, balances and packs on its own
+        // (Direct VLB's R/N budget split over the cores).
+        let mut devs = FabricDevice::bind_group("fabric", f.local, &f.peers, cfg.cores)?;
+        for fd in &mut devs {
+            // Bursts of datagrams arrive between two polls: ask for 8 MiB
+            // (granted in full to root, else capped by net.core.rmem_max).
+            fd.set_buffers(8 << 20);
+        }
         let all = f
             .peers
             .iter()
             .map(|(id, _)| *id)
             .chain(std::iter::once(f.node))
             .fold(0u64, |m, id| m | (1u64 << (id & 63)));
-        fabric_dev = Some((fd, f.clone(), Arc::new(AtomicU64::new(all))));
+        let mut per_core = f.clone();
+        per_core.rate = (f.rate / cfg.cores as u64).max(1);
+        let live = Arc::new(AtomicU64::new(all));
+        fabric_live = Some(Arc::clone(&live));
+        fabric_dev = devs
+            .into_iter()
+            .map(|d| Some((d, per_core.clone(), Arc::clone(&live))))
+            .collect();
     }
     let mut info = Vec::new();
     for p in &cfg.ports {
@@ -436,12 +458,15 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
     if let Some(f) = &cfg.fabric {
         // Each peer's fabric address is on-link on the fabric port (the
         // port after the external ones).
+        // Routes through a peer resolve to (egress node, its port).
         let port = cfg.ports.len() as u16;
-        for (_, a) in &f.peers {
-            let len = if a.is_ipv4() { 32 } else { 128 };
-            if let Ok(p) = base::Prefix::new(a.ip(), len) {
-                fib.add_link(port, p);
-            }
+        for (id, a) in &f.peers {
+            let ports = f
+                .peer_ports
+                .iter()
+                .find(|(p, _)| p == id)
+                .map_or(&[][..], |(_, v)| &v[..]);
+            fib.add_peer(port, a.ip(), *id, ports);
         }
     }
     let mut writer = left_right(FibTables::new());
@@ -487,12 +512,7 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
             v4: writer.reader(),
             v6: writer.reader(),
             share: (writer.reader(), p),
-            fabric: if core == 0 {
-                fabric_live = fabric_dev.as_ref().map(|f| Arc::clone(&f.2));
-                fabric_dev.take()
-            } else {
-                None
-            },
+            fabric: fabric_dev.get_mut(core).and_then(Option::take),
         };
         let multi = cfg.cores > 1;
         let (stop, ready, progs, ports, mode, lc) = (

@@ -81,6 +81,11 @@ pub struct Cluster {
     hosts: Vec<String>,
     /// The node daemons [`Cluster::start`] started, in node order.
     pub pids: Vec<u32>,
+    /// A prefix [`Cluster::static_conf`] lists as every peer's second
+    /// port, a port no node has (a tag naming it must be dropped).
+    pub extra_port: Option<String>,
+    /// `[dataplane] cores` of every node (default 1).
+    pub cores: usize,
 }
 
 impl Cluster {
@@ -99,6 +104,8 @@ impl Cluster {
             nodes,
             hosts,
             pids: Vec::new(),
+            extra_port: None,
+            cores: 1,
         };
         let fab = c.fab();
         must(fab, &["ip", "link", "add", "br0", "type", "bridge"]);
@@ -160,22 +167,30 @@ impl Cluster {
 
     /// Node `me`'s configuration with static routes instead of iBGP: its
     /// external port, the fabric (`cluster` holds the `[cluster]` keys
-    /// after `fabric_address`), every other node as a peer and its
-    /// external subnet via its fabric address. The file's path.
+    /// after `fabric_address`, and may end with more `[[static]]`s),
+    /// every other node as a peer with its port's subnet (and
+    /// [`Cluster::extra_port`]) and its external subnet via its fabric
+    /// address. The file's path.
     pub fn static_conf(&self, me: usize, cluster: &str) -> String {
         let k = me + 1;
         let mut text = format!(
             "[router]\nid = \"198.18.100.{k}\"\nasn = 65000\n\n\
              [control]\nsocket = \"{}\"\n\n\
-             [dataplane]\nio = \"af_packet\"\n\n\
+             [dataplane]\nio = \"af_packet\"\ncores = {}\n\n\
              [[dataplane.interface]]\nname = \"x0\"\naddresses = [\"198.18.{k}.1/24\"]\n\n\
              [cluster]\nnode_id = {me}\nfabric_address = \"198.18.100.{k}\"\n{cluster}",
             self.sock(me).display(),
+            self.cores,
         );
+        let extra = self
+            .extra_port
+            .as_ref()
+            .map_or(String::new(), |p| format!(", \"{p}\""));
         for j in (0..self.n).filter(|&j| j != me) {
             let pk = j + 1;
             text += &format!(
                 "\n[[cluster.peer]]\nnode_id = {j}\nfabric_address = \"198.18.100.{pk}\"\n\
+                 ports = [\"198.18.{pk}.0/24\"{extra}]\n\
                  \n[[static]]\nprefix = \"198.18.{pk}.0/24\"\nnext_hop = \"198.18.100.{pk}\"\n"
             );
         }
