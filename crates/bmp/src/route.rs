@@ -43,8 +43,9 @@ fn is_v4_unicast(p: &Prefix, safi: Safi) -> bool {
 
 /// Appends an UPDATE announcing `prefix` (with ADD-PATH `path_id` when
 /// the peer's session carries path identifiers) with the attributes
-/// `attrs`. False (and nothing appended) when the block is malformed or
-/// a non-IPv4-unicast route has no MP_REACH_NLRI next hop.
+/// `attrs`. A route of another family without an MP_REACH_NLRI gets one
+/// with the unspecified next hop. False (and nothing appended) when the
+/// block is malformed.
 pub fn announce(
     prefix: &Prefix,
     safi: Safi,
@@ -95,8 +96,20 @@ pub fn announce(
         }
     }
     if !in_mp && !is_v4_unicast(prefix, safi) {
-        out.truncate(s);
-        return false;
+        // A route without a next hop (one this router originates, whose
+        // next hop is only chosen per neighbour on export): the
+        // unspecified address of the prefix's family.
+        let nh_len = if prefix.afi() == Afi::Ipv6 { 16 } else { 4 };
+        let mut v = Vec::with_capacity(nh_len + 30);
+        v.extend_from_slice(&prefix.afi().to_u16().to_be_bytes());
+        v.push(safi.to_u8());
+        v.push(nh_len as u8);
+        v.resize(v.len() + nh_len, 0);
+        v.push(0);
+        put_prefix(&mut v, prefix, path_id);
+        attr_header(af::OPTIONAL, at::MP_REACH_NLRI, v.len(), out);
+        out.extend_from_slice(&v);
+        in_mp = true;
     }
     if !patch_len(out, alen) {
         out.truncate(s);
