@@ -240,14 +240,29 @@ fn one_prefix_updates_read_back() {
     assert_eq!(update_of(&b).end_of_rib(), Some(AfiSafi::IPV4_UNICAST));
     // IPv6 without a next hop (a route we originate): the unspecified one.
     b.clear();
-    assert!(bmp::route::announce(&p6, Safi::Unicast, None, &attrs4, &mut b));
+    assert!(bmp::route::announce(
+        &p6,
+        Safi::Unicast,
+        None,
+        &attrs4,
+        &mut b
+    ));
     let u = update_of(&b);
     let mp = u.mp_reach().unwrap().unwrap();
     assert_eq!(mp.next_hop, &[0u8; 16]);
-    assert_eq!(mp.nlri().map(|n| n.unwrap().prefix).collect::<Vec<_>>(), [p6]);
+    assert_eq!(
+        mp.nlri().map(|n| n.unwrap().prefix).collect::<Vec<_>>(),
+        [p6]
+    );
     // A malformed block: refused, nothing appended.
     b.clear();
-    assert!(!bmp::route::announce(&p4, Safi::Unicast, None, &[0x40, 1, 5, 0], &mut b));
+    assert!(!bmp::route::announce(
+        &p4,
+        Safi::Unicast,
+        None,
+        &[0x40, 1, 5, 0],
+        &mut b
+    ));
     assert!(b.is_empty());
 }
 
