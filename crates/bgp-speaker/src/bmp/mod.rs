@@ -20,7 +20,6 @@
 //! and reconnected (`docs/bmp.md`).
 
 mod queue;
-pub(crate) mod rib;
 mod task;
 
 use std::collections::BTreeMap;
@@ -33,11 +32,9 @@ use ::bmp::encode::{self, DownReason, LocalEnd};
 use ::bmp::{peer_flags, PeerHeader, PeerType, Timestamp};
 use base::AfiSafi;
 use bgp_core::SessionUp;
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::Notify;
 
 pub use queue::{Msg, Queue, Take};
-
-use crate::rib::RibMsg;
 
 /// Collector connection states (`show bmp`).
 pub mod state {
@@ -59,6 +56,23 @@ pub mod state {
             _ => "Up",
         }
     }
+}
+
+/// Per established peer address: (routes in its post-policy Adj-RIB-In,
+/// best routes from it in the Loc-RIB).
+pub type Counts = BTreeMap<IpAddr, (u64, u64)>;
+
+/// How the collector tasks reach the RIB threads (wired by the daemon:
+/// control jobs on every RIB thread, answers merged). Both run blocking,
+/// off the runtime's threads.
+pub struct RibAccess {
+    /// The table dump of the views asked for (pre-policy, post-policy,
+    /// Loc-RIB): chunks of encoded Route Monitoring messages.
+    #[allow(clippy::type_complexity)]
+    pub dump: Box<dyn Fn(&BmpHub, bool, bool, bool) -> Result<Vec<Msg>, String> + Send + Sync>,
+    /// The counts of the Statistics Reports.
+    #[allow(clippy::type_complexity)]
+    pub counts: Box<dyn Fn() -> Result<Counts, String> + Send + Sync>,
 }
 
 /// Which stream a message belongs to.
@@ -143,7 +157,7 @@ pub(crate) struct Inner {
     /// Set at shutdown: the tasks end once their queues are written.
     pub closing: std::sync::atomic::AtomicBool,
     /// The RIB threads, for table dumps and statistics.
-    pub ribs: Mutex<Vec<mpsc::Sender<RibMsg>>>,
+    pub ribs: Mutex<Option<Arc<RibAccess>>>,
 }
 
 /// Cheap-to-clone handle that sessions and RIB threads report through.
@@ -216,15 +230,15 @@ impl BmpHub {
             collectors,
             peers: Mutex::new(BTreeMap::new()),
             closing: Default::default(),
-            ribs: Mutex::new(Vec::new()),
+            ribs: Mutex::new(None),
         }))
     }
 
-    /// Starts one task per collector on `rt`; `ribs` are the RIB threads'
-    /// channels (table dumps, statistics).
-    pub fn start(&self, rt: &tokio::runtime::Handle, ribs: Vec<mpsc::Sender<RibMsg>>) {
+    /// Starts one task per collector on `rt`; `ribs` reaches the RIB
+    /// threads (table dumps, statistics).
+    pub fn start(&self, rt: &tokio::runtime::Handle, ribs: RibAccess) {
         if let Ok(mut r) = self.0.ribs.lock() {
-            *r = ribs;
+            *r = Some(Arc::new(ribs));
         }
         for c in &self.0.collectors {
             rt.spawn(task::run(self.clone(), c.clone()));

@@ -3,7 +3,6 @@
 //! live queue and periodic Statistics Reports; on any write error, on an
 //! overflowed queue or at shutdown, close and start over.
 
-use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -18,12 +17,9 @@ use tokio::net::TcpStream;
 use tracing::{info, warn};
 
 use super::{now_ts, state, BmpHub, Collector, PeerRec, Take};
-use crate::rib::RibState;
 
 /// How long a connection attempt may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-/// How long the RIB threads may take for a dump or the counts.
-const RIB_TIMEOUT: Duration = Duration::from_secs(120);
 /// Messages written per system call, at most.
 const BATCH: usize = 1024;
 
@@ -32,6 +28,7 @@ enum End {
     Io(std::io::Error),
     Overflow,
     Rib(&'static str),
+    RibText(String),
     Shutdown,
 }
 
@@ -59,6 +56,7 @@ pub(super) async fn run(hub: BmpHub, c: Arc<Collector>) {
                     End::Overflow => "queue overflow: disconnected, will resync".to_string(),
                     End::Io(e) => format!("connection lost: {e}"),
                     End::Rib(e) => e.to_string(),
+                    End::RibText(e) => e,
                 }
             }
             Ok(Err(e)) => format!("cannot connect: {e}"),
@@ -126,16 +124,14 @@ fn loc_rib_peer_up(hub: &BmpHub) -> Vec<u8> {
     b
 }
 
-/// Runs `f` on every RIB thread, off the runtime's threads.
-async fn on_ribs<R: Send + 'static>(
-    hub: &BmpHub,
-    f: impl Fn(&mut RibState) -> R + Send + Sync + 'static,
-) -> Result<Vec<R>, End> {
-    let ribs = hub.0.ribs.lock().map(|r| r.clone()).unwrap_or_default();
-    tokio::task::spawn_blocking(move || crate::pipeline::call_all(&ribs, RIB_TIMEOUT, f))
-        .await
-        .map_err(|_| End::Rib("RIB call failed"))?
-        .map_err(|_| End::Rib("the RIB threads did not answer"))
+/// The RIB access the daemon wired, or an error.
+fn ribs(hub: &BmpHub) -> Result<Arc<super::RibAccess>, End> {
+    hub.0
+        .ribs
+        .lock()
+        .ok()
+        .and_then(|g| g.clone())
+        .ok_or(End::Rib("no RIB access"))
 }
 
 async fn session(hub: &BmpHub, c: &Arc<Collector>, mut s: TcpStream) -> End {
@@ -197,10 +193,13 @@ async fn serve(hub: &BmpHub, c: &Arc<Collector>, s: &mut TcpStream) -> Result<()
 
     // The table dump: every RIB thread walks its part.
     if m.pre_policy || m.post_policy || m.loc_rib {
-        let h = hub.clone();
+        let (h, access) = (hub.clone(), ribs(hub)?);
         let (pre, post, loc) = (m.pre_policy, m.post_policy, m.loc_rib);
-        let parts = on_ribs(hub, move |st| st.bmp_dump(&h, pre, post, loc)).await?;
-        for chunk in parts.iter().flatten() {
+        let chunks = tokio::task::spawn_blocking(move || (access.dump)(&h, pre, post, loc))
+            .await
+            .map_err(|_| End::Rib("RIB call failed"))?
+            .map_err(End::RibText)?;
+        for chunk in &chunks {
             send(c, s, chunk).await?;
         }
         b.clear();
@@ -276,15 +275,11 @@ async fn serve(hub: &BmpHub, c: &Arc<Collector>, s: &mut TcpStream) -> Result<()
 /// in its (post-policy) Adj-RIB-In (type 7) and best routes from it in the
 /// Loc-RIB (type 8), summed over the RIB threads.
 async fn statistics(hub: &BmpHub) -> Result<Vec<u8>, End> {
-    let parts = on_ribs(hub, |st| st.bmp_counts()).await?;
-    let mut sum: BTreeMap<IpAddr, (u64, u64)> = BTreeMap::new();
-    for p in parts {
-        for (a, (i, l)) in p {
-            let e = sum.entry(a).or_default();
-            e.0 += i;
-            e.1 += l;
-        }
-    }
+    let access = ribs(hub)?;
+    let sum = tokio::task::spawn_blocking(move || (access.counts)())
+        .await
+        .map_err(|_| End::Rib("RIB call failed"))?
+        .map_err(End::RibText)?;
     let peers: Vec<PeerRec> = hub
         .0
         .peers

@@ -161,6 +161,38 @@ impl Running {
     }
 }
 
+/// How long the RIB threads may take for a BMP table dump or the counts.
+const BMP_RIB_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The BMP collectors' way to the RIB threads: control jobs on each,
+/// answers concatenated (dump chunks) or summed (counts).
+fn bmp_access(ribs: Vec<mpsc::Sender<RibMsg>>) -> crate::bmp::RibAccess {
+    let (r1, r2) = (ribs.clone(), ribs);
+    crate::bmp::RibAccess {
+        dump: Box::new(move |hub, pre, post, loc| {
+            let hub = hub.clone();
+            crate::pipeline::call_all(&r1, BMP_RIB_TIMEOUT, move |st| {
+                st.bmp_dump(&hub, pre, post, loc)
+            })
+            .map(|parts| parts.into_iter().flatten().collect())
+            .map_err(|e| format!("table dump: {e:?}"))
+        }),
+        counts: Box::new(move || {
+            let parts = crate::pipeline::call_all(&r2, BMP_RIB_TIMEOUT, |st| st.bmp_counts())
+                .map_err(|e| format!("statistics: {e:?}"))?;
+            let mut sum = crate::bmp::Counts::new();
+            for p in parts {
+                for (a, (i, l)) in p {
+                    let e = sum.entry(a).or_default();
+                    e.0 += i;
+                    e.1 += l;
+                }
+            }
+            Ok(sum)
+        }),
+    }
+}
+
 /// Runs the daemon until SIGTERM/SIGINT. Returns an error (and starts
 /// nothing) when the configuration is invalid.
 pub fn run(path: &Path, log: Option<&str>) -> Result<(), String> {
@@ -377,7 +409,7 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
     })?;
     drop(entries);
     if let Some(h) = &bmp_hub {
-        h.start(rt.handle(), pipeline.senders().to_vec());
+        h.start(rt.handle(), bmp_access(pipeline.senders().to_vec()));
     }
     if let Some(n) = nht {
         let parts = pipeline.senders().to_vec();

@@ -25,6 +25,7 @@
 //! [`run`]). That batches export work under load (one UPDATE per attribute
 //! set, not per received UPDATE) while keeping latency low when idle.
 
+mod bmp;
 mod dump;
 pub mod ifaddr;
 
@@ -273,7 +274,7 @@ impl RibState {
                     .bmp
                     .as_ref()
                     .filter(|h| h.post_policy())
-                    .and_then(|_| crate::bmp::rib::touched(&i));
+                    .and_then(|_| bmp::touched(&i));
                 self.core.handle(now(), i, &mut self.out);
                 if let (Some((peer, keys)), Some(h)) = (post, self.bmp.as_ref()) {
                     self.bmp_post(h, peer, &keys);

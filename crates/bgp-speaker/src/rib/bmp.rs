@@ -1,7 +1,9 @@
 //! The RIB thread's half of BMP: post-policy Adj-RIB-In and Loc-RIB
 //! changes as they happen, the table dumps a connecting collector asks
 //! for, and the counts of the Statistics Reports. Everything is encoded
-//! here, on the thread that owns the routes, and handed to the hub.
+//! here, on the thread that owns the routes, and handed to the hub
+//! ([`crate::bmp`]); the daemon wires the dump and the counts to the hub
+//! as [`crate::bmp::RibAccess`].
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -12,8 +14,8 @@ use base::{AfiSafi, Prefix, Safi};
 use bgp_core::RibInput;
 use bgp_rib::PeerId;
 
-use super::{now_ts, BmpHub, Kind, Msg};
-use crate::rib::RibState;
+use super::RibState;
+use crate::bmp::{now_ts, BmpHub, Kind, Msg};
 
 /// Dump chunks handed back to the collector task: about this many octets.
 const CHUNK: usize = 256 << 10;
@@ -125,7 +127,7 @@ impl RibState {
     /// pre-policy view comes from the stored pre-policy Adj-RIB-In
     /// (`soft_reconfiguration_inbound`); peers without it are skipped
     /// (their UPDATEs still go out as they arrive).
-    pub(crate) fn bmp_dump(&self, hub: &BmpHub, pre: bool, post: bool, loc: bool) -> Vec<Msg> {
+    pub fn bmp_dump(&self, hub: &BmpHub, pre: bool, post: bool, loc: bool) -> Vec<Msg> {
         let ts = now_ts();
         let mut chunks: Vec<Msg> = Vec::new();
         let (mut upd, mut out) = (Vec::new(), Vec::new());
@@ -198,7 +200,7 @@ impl RibState {
 
     /// Statistics of this shard: per established peer address, (paths in
     /// its post-policy Adj-RIB-In, best paths from it in the Loc-RIB).
-    pub(crate) fn bmp_counts(&self) -> BTreeMap<IpAddr, (u64, u64)> {
+    pub fn bmp_counts(&self) -> BTreeMap<IpAddr, (u64, u64)> {
         let mut by_id: BTreeMap<PeerId, (u64, u64)> = BTreeMap::new();
         for r in self.core.rib.iter() {
             for (p, _) in r.iter() {
