@@ -34,7 +34,7 @@ use base::AfiSafi;
 use bgp_core::SessionUp;
 use tokio::sync::Notify;
 
-pub use queue::{Msg, Queue, Take};
+pub use queue::{Msg, Pushed, Queue, Take};
 
 /// Collector connection states (`show bmp`).
 pub mod state {
@@ -93,6 +93,9 @@ pub struct Collector {
     pub(crate) cfg: config::BmpCollector,
     pub(crate) q: Mutex<Queue>,
     pub(crate) wake: Notify,
+    /// The queue overflowed: the task drops the connection, even in the
+    /// middle of a write to a collector that stopped reading.
+    pub(crate) overflow: Notify,
     pub(crate) state: AtomicU8,
     pub(crate) since: AtomicU64,
     pub(crate) msgs_sent: AtomicU64,
@@ -113,13 +116,17 @@ impl Collector {
     }
 
     fn push(&self, m: &Msg) {
-        let wake = self
+        match self
             .q
             .lock()
-            .map(|mut q| q.push(m.clone()))
-            .unwrap_or(false);
-        if wake {
-            self.wake.notify_one();
+            .map_or(Pushed::Ignored, |mut q| q.push(m.clone()))
+        {
+            Pushed::Wake => self.wake.notify_one(),
+            Pushed::Overflow => {
+                self.wake.notify_one();
+                self.overflow.notify_one();
+            }
+            Pushed::Ignored | Pushed::Queued => {}
         }
     }
 
@@ -202,6 +209,7 @@ impl BmpHub {
                     cfg: c.clone(),
                     q: Mutex::new(Queue::new(c.queue)),
                     wake: Notify::new(),
+                    overflow: Notify::new(),
                     state: AtomicU8::new(state::IDLE),
                     since: AtomicU64::new(unix_secs()),
                     msgs_sent: AtomicU64::new(0),

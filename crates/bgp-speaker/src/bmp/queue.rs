@@ -26,6 +26,20 @@ pub struct Queue {
     pub overflows: u64,
 }
 
+/// What [`Queue::push`] did.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Pushed {
+    /// Not connected (or already overflowed): not taken.
+    Ignored,
+    /// Queued behind others (the task is already awake).
+    Queued,
+    /// Queued into an empty queue: wake the task.
+    Wake,
+    /// The queue overflowed: it is now empty and the collector must be
+    /// disconnected, even in the middle of a write.
+    Overflow,
+}
+
 /// What [`Queue::take`] found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Take {
@@ -75,21 +89,29 @@ impl Queue {
         self.msgs.is_empty()
     }
 
+    /// Whether the queue overflowed since it was activated.
+    pub fn is_overflowed(&self) -> bool {
+        self.overflowed
+    }
+
     /// Queues `m`; on overflow drops it and everything queued (counted).
-    /// Returns whether the task should be woken.
-    pub fn push(&mut self, m: Msg) -> bool {
+    pub fn push(&mut self, m: Msg) -> Pushed {
         if !self.is_active() {
-            return false;
+            return Pushed::Ignored;
         }
         if self.msgs.len() >= self.cap {
             self.dropped += self.msgs.len() as u64 + 1;
             self.overflows += 1;
             self.msgs.clear();
             self.overflowed = true;
-            return true;
+            return Pushed::Overflow;
         }
         self.msgs.push_back(m);
-        self.msgs.len() == 1
+        if self.msgs.len() == 1 {
+            Pushed::Wake
+        } else {
+            Pushed::Queued
+        }
     }
 
     /// Up to `max` messages, or the overflow.
@@ -116,15 +138,15 @@ mod tests {
     #[test]
     fn inactive_takes_nothing() {
         let mut q = Queue::new(2);
-        assert!(!q.push(m(1)));
+        assert_eq!(q.push(m(1)), Pushed::Ignored);
         assert_eq!(q.take(10), Take::Empty);
         q.activate();
-        assert!(q.push(m(1)));
-        assert!(!q.push(m(2)));
+        assert_eq!(q.push(m(1)), Pushed::Wake);
+        assert_eq!(q.push(m(2)), Pushed::Queued);
         assert_eq!(q.take(1), Take::Msgs(vec![m(1)]));
         assert_eq!(q.take(10), Take::Msgs(vec![m(2)]));
         q.deactivate();
-        assert!(!q.push(m(3)));
+        assert_eq!(q.push(m(3)), Pushed::Ignored);
         assert_eq!(q.take(10), Take::Empty);
     }
 
@@ -134,13 +156,19 @@ mod tests {
         q.activate();
         q.push(m(1));
         q.push(m(2));
-        assert!(q.push(m(3)));
+        assert_eq!(q.push(m(3)), Pushed::Overflow);
         assert_eq!((q.dropped, q.overflows), (3, 1));
-        assert!(!q.push(m(4)), "an overflowed queue takes nothing more");
+        assert!(q.is_overflowed());
+        assert_eq!(
+            q.push(m(4)),
+            Pushed::Ignored,
+            "an overflowed queue takes nothing more"
+        );
         assert_eq!(q.take(10), Take::Overflowed);
         // Reconnected: a fresh start, counters kept.
         q.activate();
-        assert!(q.push(m(5)));
+        assert!(!q.is_overflowed());
+        assert_eq!(q.push(m(5)), Pushed::Wake);
         assert_eq!(q.take(10), Take::Msgs(vec![m(5)]));
         assert_eq!((q.dropped, q.overflows), (3, 1));
     }

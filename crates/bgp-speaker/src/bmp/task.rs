@@ -26,7 +26,11 @@ const BATCH: usize = 1024;
 /// Why a connection ended.
 enum End {
     Io(std::io::Error),
-    Overflow,
+    /// The queue overflowed; `clean`: between two messages (a Termination
+    /// can still be framed), else in the middle of a write.
+    Overflow {
+        clean: bool,
+    },
     Rib(&'static str),
     RibText(String),
     Shutdown,
@@ -53,7 +57,7 @@ pub(super) async fn run(hub: BmpHub, c: Arc<Collector>) {
                         c.set_state(state::IDLE);
                         return;
                     }
-                    End::Overflow => "queue overflow: disconnected, will resync".to_string(),
+                    End::Overflow { .. } => "queue overflow: disconnected, will resync".to_string(),
                     End::Io(e) => format!("connection lost: {e}"),
                     End::Rib(e) => e.to_string(),
                     End::RibText(e) => e,
@@ -72,8 +76,24 @@ pub(super) async fn run(hub: BmpHub, c: Arc<Collector>) {
     }
 }
 
+/// Writes `m`, giving up as soon as the queue overflows: a collector that
+/// stopped reading must not hold the connection (and its queue) forever.
 async fn write(c: &Collector, s: &mut TcpStream, m: &[u8]) -> Result<(), End> {
-    s.write_all(m).await.map_err(End::Io)?;
+    let mut w = std::pin::pin!(s.write_all(m));
+    loop {
+        tokio::select! {
+            r = &mut w => {
+                r.map_err(End::Io)?;
+                break;
+            }
+            () = c.overflow.notified() => {
+                // A permit left from an earlier connection is stale.
+                if c.q.lock().is_ok_and(|q| q.is_overflowed()) {
+                    return Err(End::Overflow { clean: false });
+                }
+            }
+        }
+    }
     c.bytes_sent.fetch_add(m.len() as u64, Ordering::Relaxed);
     Ok(())
 }
@@ -138,7 +158,7 @@ async fn session(hub: &BmpHub, c: &Arc<Collector>, mut s: TcpStream) -> End {
     match serve(hub, c, &mut s).await {
         Ok(()) => End::Shutdown,
         Err(e) => {
-            if matches!(e, End::Overflow) {
+            if matches!(e, End::Overflow { clean: true }) {
                 // RFC 7854 §4.5: say why before closing.
                 let mut t = Vec::new();
                 encode::termination(
@@ -146,7 +166,7 @@ async fn session(hub: &BmpHub, c: &Arc<Collector>, mut s: TcpStream) -> End {
                     Some("monitoring queue overflow, reconnect to resync"),
                     &mut t,
                 );
-                let _ = send(c, &mut s, &t).await;
+                let _ = tokio::time::timeout(Duration::from_secs(1), s.write_all(&t)).await;
             }
             let _ = s.shutdown().await;
             e
@@ -242,7 +262,7 @@ async fn serve(hub: &BmpHub, c: &Arc<Collector>, s: &mut TcpStream) -> Result<()
         loop {
             let t = c.q.lock().map_or(Take::Empty, |mut q| q.take(BATCH));
             match t {
-                Take::Overflowed => return Err(End::Overflow),
+                Take::Overflowed => return Err(End::Overflow { clean: true }),
                 Take::Empty => break,
                 Take::Msgs(v) => {
                     buf.clear();
