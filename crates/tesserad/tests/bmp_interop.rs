@@ -24,6 +24,8 @@ use common::Lab;
 const ASN: u32 = 65000;
 const PEER_AS: u32 = 65001;
 const PORT: u16 = 1790;
+/// A second collector that asks for the Loc-RIB only.
+const PORT_LOC: u16 = 1791;
 /// Added by BIRD once everything is up: must reach the collector live.
 const LIVE4: &str = "198.19.77.0/24";
 
@@ -44,7 +46,9 @@ fn config_text(sock: &std::path::Path, l: &common::lab::Leaf) -> String {
          import = \"accept\"\nexport = \"accept\"\n\
          \n[[bmp.collector]]\naddress = \"127.0.0.1\"\nport = {PORT}\n\
          route_monitoring = [\"pre-policy\", \"post-policy\", \"loc-rib\"]\n\
-         stats_interval = 1\nreconnect_max = 1\n",
+         stats_interval = 1\nreconnect_max = 1\n\
+         \n[[bmp.collector]]\naddress = \"127.0.0.1\"\nport = {PORT_LOC}\n\
+         route_monitoring = [\"loc-rib\"]\nstats_interval = 0\n",
         sock = sock.display(),
         peer = l.v4,
         local = l.center_v4,
@@ -53,12 +57,12 @@ fn config_text(sock: &std::path::Path, l: &common::lab::Leaf) -> String {
 
 /// Starts pmbmpd as `name` in the center, logging every message as JSON
 /// to `<name>.json`; returns that path once it listens.
-fn start_pmbmpd(lab: &Lab, name: &str) -> std::path::PathBuf {
+fn start_pmbmpd(lab: &Lab, name: &str, port: u16) -> std::path::PathBuf {
     let json = lab.path(&format!("{name}.json"));
     let conf = lab.write(
         &format!("{name}.conf"),
         &format!(
-            "bmp_daemon_ip: 127.0.0.1\nbmp_daemon_port: {PORT}\n\
+            "bmp_daemon_ip: 127.0.0.1\nbmp_daemon_port: {port}\n\
              bmp_daemon_msglog_file: {}\nbmp_daemon_msglog_output: json\n",
             json.display()
         ),
@@ -124,7 +128,7 @@ fn pmbmpd_gets_peers_routes_and_stats_tshark_decodes_all() {
     // The capture first, so that it sees every connection from its SYN.
     let pcap = lab.path("bmp.pcap");
     let p = pcap.display().to_string();
-    let filter = format!("tcp port {PORT}");
+    let filter = format!("tcp port {PORT} or tcp port {PORT_LOC}");
     let tshark = lab.spawn(
         "tshark",
         &center,
@@ -138,7 +142,8 @@ fn pmbmpd_gets_peers_routes_and_stats_tshark_decodes_all() {
             .contains("Capturing on")
             .then_some(()))
     });
-    let json1 = start_pmbmpd(&lab, "pmbmpd1");
+    let json1 = start_pmbmpd(&lab, "pmbmpd1", PORT);
+    let json_loc = start_pmbmpd(&lab, "pmbmpd-loc", PORT_LOC);
 
     let t = Tesserad::start_with(&lab, |sock| config_text(sock, &l));
     let bird = Bird::start(&lab, "bird", &Session::leaf(&l, PEER_AS, ASN));
@@ -211,6 +216,25 @@ fn pmbmpd_gets_peers_routes_and_stats_tshark_decodes_all() {
         "Loc-RIB static 2001:db8:f00::/48",
         &[r#""ip_prefix":"2001:db8:f00::/48""#, r#""is_loc":1"#],
     );
+    // The second collector gets the Loc-RIB, and only that.
+    let key4 = format!(r#""ip_prefix":"{}""#, r4.prefix);
+    wait_line(
+        &lab,
+        &json_loc,
+        "Loc-RIB on the second collector",
+        &[&key4, r#""is_loc":1"#],
+    );
+    wait_line(
+        &lab,
+        &json_loc,
+        "Peer Up of BIRD on the second collector",
+        &[r#""bmp_msg_type":"peer_up""#, &peer_ip],
+    );
+    let other = lines_with(&json_loc, &[r#""bmp_msg_type":"route_monitor""#, &peer_ip]);
+    assert!(
+        other.is_empty(),
+        "the loc-rib collector got Adj-RIB-In routes: {other:?}"
+    );
     // Statistics Reports every second.
     wait_line(
         &lab,
@@ -252,11 +276,13 @@ fn pmbmpd_gets_peers_routes_and_stats_tshark_decodes_all() {
     // The collector goes away and comes back: tesserad reconnects (back-off
     // at most 1 s here) and sends everything again.
     lab.stop("pmbmpd1");
+    // `show bmp` (JSON, fields in declaration order) of the first collector.
+    let up1 = format!(r#""address":"127.0.0.1:{PORT}","state":"Up""#);
     lab.wait(20, "tesserad notices the collector is gone", || {
         let b = compact(&t.request(r#"{"command":"show_bmp"}"#)?);
-        Ok((!b.contains(r#""state":"Up""#)).then_some(()))
+        Ok((!b.contains(&up1)).then_some(()))
     });
-    let json2 = start_pmbmpd(&lab, "pmbmpd2");
+    let json2 = start_pmbmpd(&lab, "pmbmpd2", PORT);
     wait_line(
         &lab,
         &json2,
@@ -277,7 +303,7 @@ fn pmbmpd_gets_peers_routes_and_stats_tshark_decodes_all() {
         show.contains(&format!(r#""address":"127.0.0.1:{PORT}""#)),
         "{show}"
     );
-    assert!(show.contains(r#""state":"Up""#), "{show}");
+    assert!(show.contains(&up1), "{show}");
     assert!(show.contains(r#""connects":2"#), "{show}");
     assert!(show.contains(r#""dropped":0"#), "{show}");
 
@@ -320,7 +346,8 @@ fn pmbmpd_gets_peers_routes_and_stats_tshark_decodes_all() {
     });
 
     let decode = format!("tcp.port=={PORT},bmp");
-    let verbose = tshark_read(&lab, &["-r", &p, "-d", &decode, "-V"]);
+    let decode_loc = format!("tcp.port=={PORT_LOC},bmp");
+    let verbose = tshark_read(&lab, &["-r", &p, "-d", &decode, "-d", &decode_loc, "-V"]);
     // Each BMP message's text, up to the next one. Wireshark 4.0 (Debian
     // 12) predates Peer Up information TLVs (RFC 7854 §4.10): it hands
     // whatever follows the two OPENs to its BGP dissector, which calls
@@ -347,13 +374,24 @@ fn pmbmpd_gets_peers_routes_and_stats_tshark_decodes_all() {
         tolerated += 1;
     }
     assert!(
-        tolerated <= 2,
+        tolerated <= 3,
         "one Loc-RIB Peer Up per connection, got {tolerated}"
     );
     let types = tshark_read(
         &lab,
         &[
-            "-r", &p, "-d", &decode, "-Y", "bmp", "-T", "fields", "-e", "bmp.type",
+            "-r",
+            &p,
+            "-d",
+            &decode,
+            "-d",
+            &decode_loc,
+            "-Y",
+            "bmp",
+            "-T",
+            "fields",
+            "-e",
+            "bmp.type",
         ],
     );
     let all: Vec<u32> = types
