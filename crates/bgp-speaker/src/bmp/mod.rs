@@ -163,6 +163,10 @@ pub(crate) struct Inner {
     pub loc: bool,
     /// Set at shutdown: the tasks end once their queues are written.
     pub closing: std::sync::atomic::AtomicBool,
+    /// Set when the daemon starts shutting down: the RIB threads are
+    /// going away, so no more statistics (the Peer Downs and the
+    /// Termination still go out).
+    pub stopping: std::sync::atomic::AtomicBool,
     /// The RIB threads, for table dumps and statistics.
     pub ribs: Mutex<Option<Arc<RibAccess>>>,
 }
@@ -238,6 +242,7 @@ impl BmpHub {
             collectors,
             peers: Mutex::new(BTreeMap::new()),
             closing: Default::default(),
+            stopping: Default::default(),
             ribs: Mutex::new(None),
         }))
     }
@@ -376,6 +381,11 @@ impl BmpHub {
         let mut b = Vec::with_capacity(raw.len() + 48);
         encode::route_monitoring(&h, raw, &mut b);
         self.emit(Kind::Pre, &Arc::from(b));
+    }
+
+    /// The daemon is about to stop its RIB threads: no more calls to them.
+    pub fn stopping(&self) {
+        self.0.stopping.store(true, Ordering::Relaxed);
     }
 
     /// At shutdown: Termination to every connected collector, then the

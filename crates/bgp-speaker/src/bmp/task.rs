@@ -284,8 +284,14 @@ async fn serve(hub: &BmpHub, c: &Arc<Collector>, s: &mut TcpStream) -> Result<()
                     None => std::future::pending().await,
                 }
             } => {
-                let b = statistics(hub).await?;
-                send(c, s, &b).await?;
+                if !hub.0.stopping.load(Ordering::Relaxed) {
+                    match statistics(hub).await {
+                        Ok(b) => send(c, s, &b).await?,
+                        // The RIB threads went away under a call in flight.
+                        Err(_) if hub.0.stopping.load(Ordering::Relaxed) => {}
+                        Err(e) => return Err(e),
+                    }
+                }
             }
         }
     }

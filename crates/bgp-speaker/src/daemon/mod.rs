@@ -515,6 +515,9 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
     });
 
     info!("shutting down");
+    if let Some(h) = &bmp_hub {
+        h.stopping();
+    }
     // RFC 4486/8203: tell every peer why we go away.
     // The forwarding plane keeps the routes of now: the withdrawals of
     // the sessions closed below are not sent to it.
