@@ -112,6 +112,38 @@ impl RibShard {
         self.interner.get(live_path(e, peer, path_id)?)
     }
 
+    /// Calls `f` on every route of `peer`'s pre-policy Adj-RIB-In in this
+    /// shard (the routes import policy rejected or changed included, as
+    /// received): what a monitoring station's table dump reports (RFC 7854
+    /// §5). False, calling nothing, when the store is off or incomplete
+    /// ([`Self::pre_policy_complete`]).
+    pub fn for_each_pre_policy(
+        &self,
+        peer: PeerId,
+        mut f: impl FnMut(&Prefix, u32, &AttrSet),
+    ) -> bool {
+        let Some(store) = self.peer_state(peer).and_then(|p| p.pre.as_ref()) else {
+            return false;
+        };
+        if !store.loc_is_pre {
+            return false;
+        }
+        for ((k, pid), h) in &store.diff {
+            if let (Some(prefix), Some(set)) = (k.prefix(), self.interner.get(*h)) {
+                f(&prefix, *pid, set);
+            }
+        }
+        let mut live = Vec::new();
+        collect_live(&self.v4, peer, &store.diff, &mut live);
+        collect_live(&self.v6, peer, &store.diff, &mut live);
+        for ((prefix, pid), h) in live {
+            if let Some(set) = self.interner.get(h) {
+                f(&prefix, pid, set);
+            }
+        }
+        true
+    }
+
     /// Re-runs import policy over a peer's pre-policy Adj-RIB-In ("soft
     /// reconfiguration inbound", the stored alternative to asking the peer
     /// for a ROUTE-REFRESH, RFC 2918). Does nothing for peers without

@@ -34,6 +34,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod bfd;
+pub mod bmp;
 pub mod daemon;
 pub mod fib_feed;
 pub mod mrt_dump;

@@ -198,7 +198,7 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
             p.removed.push(o.name.clone());
         }
     }
-    let others: [(&str, bool); 15] = [
+    let others: [(&str, bool); 16] = [
         ("router.listen", ro.listen != rn.listen),
         ("router.cluster_id", cluster_changed),
         ("router.pipeline", ro.pipeline != rn.pipeline),
@@ -223,6 +223,7 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
         ("mrt", old.mrt != new.mrt),
         ("dataplane", old.dataplane != new.dataplane),
         ("cluster", old.cluster != new.cluster),
+        ("bmp", old.bmp != new.bmp),
     ];
     p.other = others
         .iter()

@@ -581,6 +581,10 @@ pub fn parse(text: &str, file: &str) -> R<Config> {
         .cluster
         .as_ref()
         .and_then(|k| keep(&mut errors, crate::cluster::validate(&c, k)));
+    let bmp = raw
+        .bmp
+        .as_ref()
+        .and_then(|b| keep(&mut errors, crate::bmp::validate(&c, b)));
     if let Some(k) = &cluster {
         if let Err(e) =
             crate::cluster::check_dataplane(&c, k, dataplane.as_ref(), raw.dataplane.is_some())
@@ -604,6 +608,7 @@ pub fn parse(text: &str, file: &str) -> R<Config> {
             mrt,
             dataplane,
             cluster,
+            bmp,
             bfd,
             neighbors,
             statics,

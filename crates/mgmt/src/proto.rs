@@ -96,6 +96,9 @@ pub enum Request {
     /// `show bfd`: the BFD sessions (RFC 5880). Answered with
     /// [`Data::Bfd`].
     ShowBfd,
+    /// `show bmp`: the BMP collectors (RFC 7854). Answered with
+    /// [`Data::Bmp`].
+    ShowBmp,
     /// `neighbor ADDR|NAME enable|disable|restart|refresh`. Answered with
     /// [`Data::Action`].
     Neighbor {
@@ -182,6 +185,7 @@ pub enum Data {
     Configure(ConfigureResult),
     Nexthops(Vec<NexthopInfo>),
     Bfd(Vec<BfdSessionInfo>),
+    Bmp(Vec<BmpCollectorInfo>),
 }
 
 /// Kind of protocol, as in BIRD's `Proto` column.
@@ -623,6 +627,34 @@ pub struct NexthopInfo {
     pub igp_cost: u32,
     /// Prefixes with a path through it.
     pub prefixes: u64,
+}
+
+/// One BMP collector (`show bmp`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BmpCollectorInfo {
+    /// ADDRESS:PORT.
+    pub address: String,
+    /// "Idle" (waiting to reconnect), "Connect", "Dump" (initial table
+    /// dump), "Up".
+    pub state: String,
+    /// Unix seconds of the last state change.
+    pub since: u64,
+    /// The Route Monitoring views: "pre-policy", "post-policy", "loc-rib".
+    pub monitoring: Vec<String>,
+    /// BMP messages written to the collector, over every connection.
+    pub messages_sent: u64,
+    pub bytes_sent: u64,
+    /// Messages waiting in the queue now, and its limit.
+    pub queued: u64,
+    pub queue_limit: u64,
+    /// Messages dropped by queue overflows, and the overflows (each one
+    /// disconnects the collector, which then reconnects and resyncs).
+    pub dropped: u64,
+    pub overflows: u64,
+    /// Connections made.
+    pub connects: u64,
+    /// Why the last connection ended or failed ("" when none did).
+    pub last_error: String,
 }
 
 /// One BFD session (`show bfd`). Intervals in microseconds.

@@ -35,6 +35,7 @@ pub struct Control {
     reload: Arc<ReloadFn>,
     started: SystemTime,
     bfd: super::SharedBfd,
+    bmp: Option<crate::bmp::BmpHub>,
 }
 
 impl Control {
@@ -44,7 +45,14 @@ impl Control {
             reload,
             started: SystemTime::now(),
             bfd,
+            bmp: None,
         }
+    }
+
+    /// Answers `show bmp` from `hub` (`[bmp]`).
+    pub fn with_bmp(mut self, hub: Option<crate::bmp::BmpHub>) -> Control {
+        self.bmp = hub;
+        self
     }
 
     /// The BFD sessions and receive counters; empty when BFD is not running.
@@ -261,6 +269,9 @@ impl ControlHandler for Control {
                 })
                 .map(Data::Nexthops),
             Request::ShowBfd => self.bfd_sessions().map(|(s, _)| Data::Bfd(s)),
+            Request::ShowBmp => Ok(Data::Bmp(
+                self.bmp.as_ref().map(|h| h.info()).unwrap_or_default(),
+            )),
             Request::Configure { check } => (self.reload)(check)
                 .map(Data::Configure)
                 .map_err(|m| Response::error(ErrorCode::Config, m)),

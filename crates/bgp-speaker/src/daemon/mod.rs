@@ -24,7 +24,7 @@ use crate::msg::RibTx;
 use crate::pipeline::{Mode, Pipeline};
 use crate::rib::RibMsg;
 use crate::rib::{self, PeerEntry, PeerHandle, RibState};
-use crate::sess::{spawn_session, Registry, SessionParams};
+use crate::sess::{spawn_session_with, Registry, SessionParams};
 pub use spec::{NeighborSpec, Spec};
 
 /// `tesserad -p`: loads and validates the configuration, compiles its
@@ -56,6 +56,8 @@ pub(crate) struct Running {
     pub last_reload_ms: Option<u64>,
     /// Where sessions record received messages (`[mrt] updates`).
     pub mrt: Option<crate::mrt_dump::MrtSink>,
+    /// BMP export (`[bmp]`), reported to by sessions and RIB threads.
+    pub bmp: Option<crate::bmp::BmpHub>,
     /// Neighbour name -> the command channel of its current session.
     pub cmds: std::collections::BTreeMap<String, mpsc::UnboundedSender<crate::msg::SessionCmd>>,
     /// The BFD task, started with the first neighbour that has `bfd = true`.
@@ -87,12 +89,13 @@ impl Running {
             ttl_security: n.ttl_security,
             start: n.enabled,
         };
-        let h = spawn_session(
+        let h = spawn_session_with(
             &self.rt,
             params,
             self.rib.clone(),
             &self.registry,
             self.mrt.clone(),
+            self.bmp.clone(),
         );
         self.ids.insert(n.meta.name.clone(), id);
         self.cmds.insert(n.meta.name.clone(), h.cmd.clone());
@@ -155,6 +158,38 @@ impl Running {
                 },
             });
         }
+    }
+}
+
+/// How long the RIB threads may take for a BMP table dump or the counts.
+const BMP_RIB_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The BMP collectors' way to the RIB threads: control jobs on each,
+/// answers concatenated (dump chunks) or summed (counts).
+fn bmp_access(ribs: Vec<mpsc::Sender<RibMsg>>) -> crate::bmp::RibAccess {
+    let (r1, r2) = (ribs.clone(), ribs);
+    crate::bmp::RibAccess {
+        dump: Box::new(move |hub, pre, post, loc| {
+            let hub = hub.clone();
+            crate::pipeline::call_all(&r1, BMP_RIB_TIMEOUT, move |st| {
+                st.bmp_dump(&hub, pre, post, loc)
+            })
+            .map(|parts| parts.into_iter().flatten().collect())
+            .map_err(|e| format!("table dump: {e:?}"))
+        }),
+        counts: Box::new(move || {
+            let parts = crate::pipeline::call_all(&r2, BMP_RIB_TIMEOUT, |st| st.bmp_counts())
+                .map_err(|e| format!("statistics: {e:?}"))?;
+            let mut sum = crate::bmp::Counts::new();
+            for p in parts {
+                for (a, (i, l)) in p {
+                    let e = sum.entry(a).or_default();
+                    e.0 += i;
+                    e.1 += l;
+                }
+            }
+            Ok(sum)
+        }),
     }
 }
 
@@ -304,6 +339,14 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
             .map_err(|e| format!("cannot start MRT RIB dumps to {template}: {e}"))?;
         rib_dumper = Some(rib::SharedRibDump::new(d, mode.shards()));
     }
+    // BMP (RFC 7854): one task per collector, fed by the sessions and the
+    // RIB threads through bounded queues.
+    let bmp_hub = spec
+        .config
+        .bmp
+        .as_ref()
+        .filter(|b| !b.collectors.is_empty())
+        .map(|b| crate::bmp::BmpHub::new(b, spec.config.router.id, spec.config.router.asn.0));
     let mut running = Running {
         path: path.to_path_buf(),
         spec,
@@ -315,6 +358,7 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         registry: registry.clone(),
         last_reload_ms: None,
         mrt,
+        bmp: bmp_hub.clone(),
         cmds: Default::default(),
         bfd: Default::default(),
         bfd_events: hooks.bfd_events.clone(),
@@ -379,6 +423,9 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         if let Some(tx) = &best_feed {
             st.subscribe_best(tx.clone());
         }
+        if let Some(h) = &bmp_hub {
+            st.set_bmp(h.clone());
+        }
         if let Some(g) = &sync_gate {
             st.await_best_sync(g.clone());
         }
@@ -392,6 +439,9 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         st
     })?;
     drop(entries);
+    if let Some(h) = &bmp_hub {
+        h.start(rt.handle(), bmp_access(pipeline.senders().to_vec()));
+    }
     if let Some(n) = nht {
         let parts = pipeline.senders().to_vec();
         n.spawn(move |u| {
@@ -441,11 +491,10 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         let running = running.clone();
         Arc::new(move |check: bool| reload::reload(&running, check))
     };
-    let ctl = Arc::new(control::Control::new(
-        pipeline.senders().to_vec(),
-        reload_fn.clone(),
-        bfd,
-    ));
+    let ctl = Arc::new(
+        control::Control::new(pipeline.senders().to_vec(), reload_fn.clone(), bfd)
+            .with_bmp(bmp_hub.clone()),
+    );
     if let Some(dir) = control_path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
@@ -534,6 +583,9 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
 
     notify(Notify::Stopping);
     info!("shutting down");
+    if let Some(h) = &bmp_hub {
+        h.stopping();
+    }
     // RFC 4486/8203: tell every peer why we go away.
     // The forwarding plane keeps the routes of now: the withdrawals of
     // the sessions closed below are not sent to it.
@@ -559,6 +611,11 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
     }
     // Give the session tasks a moment to write their NOTIFICATIONs.
     rt.block_on(async { tokio::time::sleep(Duration::from_millis(300)).await });
+    // BMP: the Peer Downs just queued, then Termination (RFC 7854 §4.5).
+    if let Some(h) = &bmp_hub {
+        h.shutdown();
+        rt.block_on(async { tokio::time::sleep(Duration::from_millis(200)).await });
+    }
     drop(ctl);
     pipeline.join();
     let _ = std::fs::remove_file(&control_path);

@@ -25,6 +25,7 @@
 //! [`run`]). That batches export work under load (one UPDATE per attribute
 //! set, not per received UPDATE) while keeping latency low when idle.
 
+mod bmp;
 mod dump;
 pub mod ifaddr;
 
@@ -156,6 +157,8 @@ pub struct RibState {
     pub(crate) dumped_round: u64,
     /// Next-hop resolution, with `router.next_hop_tracking`.
     nht: Option<std::sync::Arc<crate::nht::Tracker>>,
+    /// BMP export (`[bmp]`): post-policy and Loc-RIB changes.
+    bmp: Option<crate::bmp::BmpHub>,
 }
 
 impl std::ops::Deref for RibState {
@@ -184,6 +187,7 @@ impl RibState {
             latency: Default::default(),
             rib_dumper: None,
             best_feed: Default::default(),
+            bmp: None,
             dumped_round: 0,
             nht: None,
         }
@@ -241,19 +245,41 @@ impl RibState {
     /// it keeps at exit is its own business, e.g. `kernel_persist`).
     pub fn close_best_feed(&mut self) {
         self.best_feed = Default::default();
-        self.core.want_best = false;
+        self.core.want_best = self.bmp_wants_best();
     }
 
     /// Follows the best routes of this shard: the whole Loc-RIB now, then
     /// every change.
     pub fn subscribe_best(&mut self, tx: crate::fib_feed::BestSender) {
         self.best_feed.subscribe(self.core.best_snapshot(), tx);
-        self.core.want_best = !self.best_feed.is_empty();
+        self.core.want_best = !self.best_feed.is_empty() || self.bmp_wants_best();
+    }
+
+    /// Reports post-policy Adj-RIB-In and Loc-RIB changes to BMP.
+    pub fn set_bmp(&mut self, hub: crate::bmp::BmpHub) {
+        if hub.loc_rib() {
+            self.core.want_best = true;
+        }
+        self.bmp = Some(hub);
+    }
+
+    fn bmp_wants_best(&self) -> bool {
+        self.bmp.as_ref().is_some_and(|h| h.loc_rib())
     }
 
     pub(crate) fn handle(&mut self, msg: RibMsg) {
         match msg {
-            RibMsg::Input(i) => self.core.handle(now(), i, &mut self.out),
+            RibMsg::Input(i) => {
+                let post = self
+                    .bmp
+                    .as_ref()
+                    .filter(|h| h.post_policy())
+                    .and_then(|_| bmp::touched(&i));
+                self.core.handle(now(), i, &mut self.out);
+                if let (Some((peer, keys)), Some(h)) = (post, self.bmp.as_ref()) {
+                    self.bmp_post(h, peer, &keys);
+                }
+            }
             RibMsg::Tick => {
                 self.maybe_dump_rib();
                 self.core.tick(now(), &mut self.out);
@@ -337,8 +363,15 @@ impl RibState {
             }
         }
         if !out.best.is_empty() {
-            self.best_feed.publish(&mut out.best);
-            self.core.want_best = !self.best_feed.is_empty();
+            if let Some(h) = self.bmp.as_ref().filter(|h| h.loc_rib()) {
+                self.bmp_loc(h, &out.best);
+            }
+            if self.best_feed.is_empty() {
+                out.best.clear();
+            } else {
+                self.best_feed.publish(&mut out.best);
+            }
+            self.core.want_best = !self.best_feed.is_empty() || self.bmp_wants_best();
         }
         // The deferral ended and what it held back went out just above (a
         // deferral ended by the timer leaves its changes to the next

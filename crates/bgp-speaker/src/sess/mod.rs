@@ -90,6 +90,19 @@ pub fn spawn_session(
     registry: &Registry,
     mrt: Option<MrtSink>,
 ) -> SessionHandle {
+    spawn_session_with(rt, p, rib, registry, mrt, None)
+}
+
+/// [`spawn_session`], also reporting to BMP (`[bmp]`): Peer Up/Down and
+/// every UPDATE as received.
+pub fn spawn_session_with(
+    rt: &tokio::runtime::Handle,
+    p: SessionParams,
+    rib: RibTx,
+    registry: &Registry,
+    mrt: Option<MrtSink>,
+    bmp: Option<crate::bmp::BmpHub>,
+) -> SessionHandle {
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let (in_tx, in_rx) = mpsc::unbounded_channel();
     registry.register(
@@ -109,6 +122,7 @@ pub fn spawn_session(
     let name = format!("peer-{}", p.peer.0);
     let mut s = Session::new(p, rib, status, registry.clone(), mrt, in_tx.clone());
     s.writer = writer;
+    s.bmp = bmp.map(|hub| Box::new(BmpTap::new(hub)));
     let task = s.run(cmd_rx, in_rx);
     if !per_peer {
         rt.spawn(task);
@@ -174,8 +188,50 @@ struct Session {
     actions: Vec<Action>,
     terminate: bool,
     mrt: Option<MrtSink>,
+    /// BMP (`[bmp]`): what Peer Up and Peer Down need of this session.
+    pub(super) bmp: Option<Box<BmpTap>>,
     /// Our registration with the listener (to unregister only ourselves).
     inbound: UnboundedSender<TcpStream>,
+}
+
+/// A session's BMP reporting: the OPENs of the connection (Peer Up, RFC
+/// 7854 §4.10) and the NOTIFICATIONs that ended it (Peer Down, §4.9).
+pub(super) struct BmpTap {
+    pub hub: crate::bmp::BmpHub,
+    pub sent_open: Vec<u8>,
+    pub received_open: Vec<u8>,
+    pub notification_sent: Option<Vec<u8>>,
+    pub notification_received: Option<Vec<u8>>,
+}
+
+impl BmpTap {
+    fn new(hub: crate::bmp::BmpHub) -> BmpTap {
+        BmpTap {
+            hub,
+            sent_open: Vec::new(),
+            received_open: Vec::new(),
+            notification_sent: None,
+            notification_received: None,
+        }
+    }
+
+    /// Peer Down with the reason RFC 7854 §4.9 gives `reason`.
+    fn down(&mut self, peer: IpAddr, reason: DownReason) {
+        use ::bmp::encode::DownReason as R;
+        let sent = self.notification_sent.take();
+        let received = self.notification_received.take();
+        let r = match (reason, &received, &sent) {
+            (DownReason::NotificationReceived { .. }, Some(n), _) => R::RemoteNotification(n),
+            (DownReason::TcpConnectionFails, _, _) => R::RemoteNoData,
+            (_, _, Some(n)) => R::LocalNotification(n),
+            // RFC 4271 §8.1 event numbers.
+            (DownReason::ManualStop, _, _) => R::LocalNoNotification(2),
+            (DownReason::AutomaticStop, _, _) => R::LocalNoNotification(8),
+            (DownReason::HoldTimerExpired, _, _) => R::LocalNoNotification(10),
+            _ => R::LocalNoNotification(8),
+        };
+        self.hub.peer_down(peer, r);
+    }
 }
 
 /// Whether an Established session that ended for `reason` keeps its
@@ -283,6 +339,7 @@ impl Session {
             actions: Vec::new(),
             terminate: false,
             mrt,
+            bmp: None,
             inbound,
         }
     }
@@ -733,6 +790,9 @@ impl Session {
                         .encode(ParseCtx::legacy(), &mut b)
                         .is_ok()
                     {
+                        if let Some(t) = self.bmp.as_mut() {
+                            t.sent_open.clone_from(&b);
+                        }
                         self.send_urgent(b);
                         self.status.opens_out.fetch_add(1, Ordering::Relaxed);
                         self.status.msgs_out.fetch_add(1, Ordering::Relaxed);
@@ -750,7 +810,11 @@ impl Session {
                     warn!(peer = %self.p.name, code = n.code, subcode = n.subcode, "sending NOTIFICATION");
                     self.status
                         .set_last_error(format!("sent {}", describe_notification(&n.view())));
-                    self.send_urgent(encode_notification(&n));
+                    let b = encode_notification(&n);
+                    if let Some(t) = self.bmp.as_mut() {
+                        t.notification_sent = Some(b.clone());
+                    }
+                    self.send_urgent(b);
                     self.status
                         .notifications_out
                         .fetch_add(1, Ordering::Relaxed);
@@ -820,6 +884,11 @@ impl Session {
         // straight to this connection's writer.
         self.writer.publish(session, c.bulk.clone());
         self.negotiated = Some(n);
+        if let Some(t) = self.bmp.as_mut() {
+            t.notification_sent = None;
+            t.notification_received = None;
+            t.hub.peer_up(&up, &t.sent_open, &t.received_open);
+        }
         self.rib
             .send(RibInput::Up {
                 peer: self.p.peer,
@@ -836,6 +905,10 @@ impl Session {
             .and_then(|n| n.graceful_restart.as_ref())
             .is_some_and(|gr| graceful_down(reason, gr.notification));
         info!(peer = %self.p.name, ?reason, "session down");
+        let peer = self.p.remote.ip();
+        if let Some(t) = self.bmp.as_mut() {
+            t.down(peer, reason);
+        }
         self.rib
             .send(RibInput::Down {
                 peer: self.p.peer,

@@ -35,6 +35,14 @@ impl Session {
                 if let Some(m) = self.mrt.as_ref() {
                     m.message(&self.mrt_peer(), &raw);
                 }
+                if let Some(t) = self.bmp.as_mut() {
+                    match ty {
+                        msg_type::UPDATE => t.hub.received_update(self.p.remote.ip(), &raw),
+                        msg_type::OPEN => t.received_open.clone_from(&raw),
+                        msg_type::NOTIFICATION => t.notification_received = Some(raw.clone()),
+                        _ => {}
+                    }
+                }
                 let body = raw.get(HEADER_LEN..).unwrap_or(&[]);
                 self.count_in(ty);
                 // RFC 4271 §6.1 lengths per type, and RFC 8654 §4: without

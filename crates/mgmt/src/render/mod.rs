@@ -60,6 +60,42 @@ fn render_data(out: &mut String, req: &Request, data: &Data, o: &RenderOpts) {
         Data::Configure(c) => render_configure(out, c),
         Data::Nexthops(n) => render_nexthops(out, n),
         Data::Bfd(b) => render_bfd(out, b),
+        Data::Bmp(b) => render_bmp(out, b),
+    }
+}
+
+/// `show bmp`: one line per collector.
+pub fn render_bmp(out: &mut String, list: &[crate::proto::BmpCollectorInfo]) {
+    let _ = writeln!(
+        out,
+        "{:<40} {:<8} {:>10} {:>9} {:>8} {:>9} {:>8}  {:<28} Last error",
+        "Collector",
+        "State",
+        "Messages",
+        "Queued",
+        "Dropped",
+        "Overflows",
+        "Connects",
+        "Monitoring"
+    );
+    for b in list {
+        let _ = writeln!(
+            out,
+            "{:<40} {:<8} {:>10} {:>9} {:>8} {:>9} {:>8}  {:<28} {}",
+            b.address,
+            b.state,
+            b.messages_sent,
+            format!("{}/{}", b.queued, b.queue_limit),
+            b.dropped,
+            b.overflows,
+            b.connects,
+            b.monitoring.join(","),
+            if b.last_error.is_empty() {
+                "-"
+            } else {
+                &b.last_error
+            }
+        );
     }
 }
 

@@ -109,6 +109,8 @@ enum ShowWhat {
     /// BFD sessions (RFC 5880/5881): state, negotiated interval,
     /// detection time, diagnostic.
     Bfd,
+    /// BMP collectors (RFC 7854): state, messages sent, queue, drops.
+    Bmp,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -228,6 +230,7 @@ fn to_request(cmd: &CtlCommand) -> Result<(Request, &ConnArgs), String> {
                 ShowWhat::Status => Request::ShowStatus,
                 ShowWhat::Nexthop => Request::ShowNexthop,
                 ShowWhat::Bfd => Request::ShowBfd,
+                ShowWhat::Bmp => Request::ShowBmp,
             };
             (req, &s.conn)
         }
@@ -492,6 +495,7 @@ mod tests {
         assert_eq!(req(&["show", "status"]), Request::ShowStatus);
         assert_eq!(req(&["show", "nexthop"]), Request::ShowNexthop);
         assert_eq!(req(&["show", "bfd"]), Request::ShowBfd);
+        assert_eq!(req(&["show", "bmp"]), Request::ShowBmp);
     }
 
     #[test]

@@ -1,0 +1,218 @@
+//! The RIB thread's half of BMP: post-policy Adj-RIB-In and Loc-RIB
+//! changes as they happen, the table dumps a connecting collector asks
+//! for, and the counts of the Statistics Reports. Everything is encoded
+//! here, on the thread that owns the routes, and handed to the hub
+//! ([`crate::bmp`]); the daemon wires the dump and the counts to the hub
+//! as [`crate::bmp::RibAccess`].
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
+use ::bmp::encode;
+use ::bmp::route;
+use base::{AfiSafi, Prefix, Safi};
+use bgp_core::RibInput;
+use bgp_rib::PeerId;
+
+use super::RibState;
+use crate::bmp::{now_ts, BmpHub, Kind, Msg};
+
+/// Dump chunks handed back to the collector task: about this many octets.
+const CHUNK: usize = 256 << 10;
+
+/// (prefix, path id) of every unicast route an input touches, for the
+/// post-policy messages after it is applied.
+pub(crate) fn touched(input: &RibInput) -> Option<(PeerId, Vec<(Prefix, u32)>)> {
+    let RibInput::Updates { peer, updates } = input else {
+        return None;
+    };
+    let mut v = Vec::new();
+    for u in updates {
+        for n in u.announce.iter().chain(u.withdraw.iter()) {
+            v.push((n.prefix, n.path_id.unwrap_or(0)));
+        }
+    }
+    Some((*peer, v))
+}
+
+/// Appends a Route Monitoring for one path (or its withdrawal).
+fn monitor(
+    h: &::bmp::PeerHeader,
+    prefix: &Prefix,
+    path_id: Option<u32>,
+    attrs: Option<&[u8]>,
+    upd: &mut Vec<u8>,
+    out: &mut Vec<u8>,
+) {
+    upd.clear();
+    match attrs {
+        Some(a) => {
+            if !route::announce(prefix, Safi::Unicast, path_id, a, upd) {
+                return;
+            }
+        }
+        None => route::withdraw(prefix, Safi::Unicast, path_id, upd),
+    }
+    encode::route_monitoring(h, upd, out);
+}
+
+fn pid_for(add_path_rx: &[AfiSafi], prefix: &Prefix, pid: u32) -> Option<u32> {
+    let fam = AfiSafi {
+        afi: prefix.afi(),
+        safi: Safi::Unicast,
+    };
+    add_path_rx.contains(&fam).then_some(pid)
+}
+
+impl RibState {
+    fn peer_addr(&self, id: PeerId) -> Option<IpAddr> {
+        Some(self.core.peer(id)?.up.as_ref()?.remote_addr.ip())
+    }
+
+    /// After `peer`'s UPDATEs were applied: the post-policy state of every
+    /// route they touched (RFC 7854 §2, the L flag).
+    pub(crate) fn bmp_post(&self, hub: &BmpHub, peer: PeerId, keys: &[(Prefix, u32)]) {
+        let Some(rec) = self
+            .peer_addr(peer)
+            .and_then(|a| hub.rib_header(a, Kind::Post, now_ts()))
+        else {
+            return;
+        };
+        let (mut upd, mut out) = (Vec::new(), Vec::new());
+        for (prefix, pid) in keys {
+            let r = self.core.rib.lookup(prefix);
+            let attrs = r.as_ref().and_then(|r| {
+                r.iter()
+                    .find(|(p, _)| p.peer == peer && p.path_id == *pid && !p.stale)
+                    .map(|(_, s)| s.raw())
+            });
+            let id = pid_for(&rec.add_path_rx, prefix, *pid);
+            monitor(&rec.header, prefix, id, attrs, &mut upd, &mut out);
+            if out.len() >= CHUNK {
+                hub.emit(Kind::Post, &Msg::from(std::mem::take(&mut out)));
+            }
+        }
+        // One shared buffer per batch: the collector writes it whole.
+        if !out.is_empty() {
+            hub.emit(Kind::Post, &Msg::from(out));
+        }
+    }
+
+    /// Best-route changes: the Loc-RIB state of each prefix (RFC 9069).
+    pub(crate) fn bmp_loc(&self, hub: &BmpHub, changed: &[bgp_core::BestChange]) {
+        let h = hub.loc_header(now_ts());
+        let (mut upd, mut out) = (Vec::new(), Vec::new());
+        for c in changed {
+            let r = self.core.rib.lookup(&c.prefix);
+            let best = r.as_ref().and_then(|r| r.best());
+            monitor(
+                &h,
+                &c.prefix,
+                None,
+                best.map(|(_, s)| s.raw()),
+                &mut upd,
+                &mut out,
+            );
+            if out.len() >= CHUNK {
+                hub.emit(Kind::Loc, &Msg::from(std::mem::take(&mut out)));
+            }
+        }
+        if !out.is_empty() {
+            hub.emit(Kind::Loc, &Msg::from(out));
+        }
+    }
+
+    /// This shard's part of a table dump of the views asked for, as
+    /// chunks of encoded Route Monitoring messages (RFC 7854 §5). The
+    /// pre-policy view comes from the stored pre-policy Adj-RIB-In
+    /// (`soft_reconfiguration_inbound`); peers without it are skipped
+    /// (their UPDATEs still go out as they arrive).
+    pub fn bmp_dump(&self, hub: &BmpHub, pre: bool, post: bool, loc: bool) -> Vec<Msg> {
+        let ts = now_ts();
+        let mut chunks: Vec<Msg> = Vec::new();
+        let (mut upd, mut out) = (Vec::new(), Vec::new());
+        let flush = |out: &mut Vec<u8>, chunks: &mut Vec<Msg>| {
+            if !out.is_empty() {
+                chunks.push(Msg::from(std::mem::take(out)));
+            }
+        };
+        // Established peers and their headers, once.
+        let mut peers = BTreeMap::new();
+        for (id, e) in self.peer_iter() {
+            if let Some(u) = e.up.as_ref() {
+                let a = u.remote_addr.ip();
+                if let (Some(pr), Some(po)) = (
+                    hub.rib_header(a, Kind::Pre, ts),
+                    hub.rib_header(a, Kind::Post, ts),
+                ) {
+                    peers.insert(id, (pr, po));
+                }
+            }
+        }
+        if pre {
+            for (id, (rec, _)) in &peers {
+                for s in self.core.rib.shards() {
+                    s.for_each_pre_policy(*id, |prefix, pid, set| {
+                        let p = pid_for(&rec.add_path_rx, prefix, pid);
+                        monitor(&rec.header, prefix, p, Some(set.raw()), &mut upd, &mut out);
+                        if out.len() >= CHUNK {
+                            flush(&mut out, &mut chunks);
+                        }
+                    });
+                }
+            }
+        }
+        if post || loc {
+            let lh = hub.loc_header(ts);
+            for r in self.core.rib.iter() {
+                if post {
+                    for (p, set) in r.iter() {
+                        let Some((_, rec)) = peers.get(&p.peer) else {
+                            continue;
+                        };
+                        if p.stale {
+                            continue;
+                        }
+                        let id = pid_for(&rec.add_path_rx, &r.prefix, p.path_id);
+                        monitor(
+                            &rec.header,
+                            &r.prefix,
+                            id,
+                            Some(set.raw()),
+                            &mut upd,
+                            &mut out,
+                        );
+                    }
+                }
+                if loc {
+                    if let Some((_, set)) = r.best() {
+                        monitor(&lh, &r.prefix, None, Some(set.raw()), &mut upd, &mut out);
+                    }
+                }
+                if out.len() >= CHUNK {
+                    flush(&mut out, &mut chunks);
+                }
+            }
+        }
+        flush(&mut out, &mut chunks);
+        chunks
+    }
+
+    /// Statistics of this shard: per established peer address, (paths in
+    /// its post-policy Adj-RIB-In, best paths from it in the Loc-RIB).
+    pub fn bmp_counts(&self) -> BTreeMap<IpAddr, (u64, u64)> {
+        let mut by_id: BTreeMap<PeerId, (u64, u64)> = BTreeMap::new();
+        for r in self.core.rib.iter() {
+            for (p, _) in r.iter() {
+                by_id.entry(p.peer).or_default().0 += 1;
+            }
+            if let Some((p, _)) = r.best() {
+                by_id.entry(p.peer).or_default().1 += 1;
+            }
+        }
+        by_id
+            .into_iter()
+            .filter_map(|(id, c)| Some((crate::sess::listener::canonical(self.peer_addr(id)?), c)))
+            .collect()
+    }
+}
