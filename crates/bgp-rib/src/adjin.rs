@@ -114,6 +114,17 @@ impl RibShard {
             .is_some_and(|s| s.loc_is_pre)
     }
 
+    /// Whether some peer keeps a pre-policy route for `prefix` apart from
+    /// its paths (one that import policy rejected or modified).
+    pub fn has_pre_policy(&self, prefix: &Prefix) -> bool {
+        let key = PKey::from(prefix.masked());
+        self.peers
+            .iter()
+            .flatten()
+            .filter_map(|p| p.pre.as_ref())
+            .any(|s| s.diff.contains_key(&(key, 0)) || s.pids.contains_key(&key))
+    }
+
     /// The pre-policy attributes of a route, when the peer keeps them.
     pub fn pre_policy(&self, peer: PeerId, prefix: &Prefix, path_id: u32) -> Option<&AttrSet> {
         let store = self.peer_state(peer)?.pre.as_ref()?;
