@@ -198,7 +198,7 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
             p.removed.push(o.name.clone());
         }
     }
-    let others: [(&str, bool); 13] = [
+    let others: [(&str, bool); 14] = [
         ("router.listen", ro.listen != rn.listen),
         ("router.cluster_id", cluster_changed),
         ("router.pipeline", ro.pipeline != rn.pipeline),
@@ -221,6 +221,7 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
         ("mrt", old.mrt != new.mrt),
         ("dataplane", old.dataplane != new.dataplane),
         ("cluster", old.cluster != new.cluster),
+        ("rpki", old.rpki != new.rpki),
     ];
     p.other = others
         .iter()

@@ -22,6 +22,7 @@ pub struct RawConfig {
     pub mrt: Option<RawMrt>,
     pub dataplane: Option<crate::dataplane::RawDataplane>,
     pub cluster: Option<crate::cluster::RawCluster>,
+    pub rpki: Option<crate::rpki::RawRpki>,
     #[serde(default)]
     pub bfd: RawBfd,
     #[serde(default)]
