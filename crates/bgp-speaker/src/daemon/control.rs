@@ -35,6 +35,8 @@ pub struct Control {
     reload: Arc<ReloadFn>,
     started: SystemTime,
     bfd: super::SharedBfd,
+    /// The RPKI manager's view, with `[rpki]`.
+    rpki: Option<crate::rpki::SharedStatus>,
 }
 
 impl Control {
@@ -44,7 +46,50 @@ impl Control {
             reload,
             started: SystemTime::now(),
             bfd,
+            rpki: None,
         }
+    }
+
+    /// Answers `show rpki` from `status`.
+    pub fn with_rpki(mut self, status: crate::rpki::SharedStatus) -> Control {
+        self.rpki = Some(status);
+        self
+    }
+
+    fn show_rpki(&self) -> Result<Data, Response> {
+        let Some(status) = &self.rpki else {
+            return Err(Response::error(
+                ErrorCode::Unsupported,
+                "RPKI is off (no [[rpki.cache]] configured)",
+            ));
+        };
+        let reevaluated: u64 = self
+            .call_all(|st| st.core.counters.rov_reevaluated)?
+            .into_iter()
+            .sum();
+        let s = status
+            .lock()
+            .map_err(|_| Response::error(ErrorCode::Internal, "the RPKI state is poisoned"))?
+            .clone();
+        Ok(Data::Rpki(mgmt::proto::RpkiInfo {
+            caches: s
+                .caches
+                .iter()
+                .map(|c| mgmt::proto::RpkiCacheInfo {
+                    address: c.addr.to_string(),
+                    preference: c.preference,
+                    state: c.state.into(),
+                    active: c.active,
+                    serial: c.serial,
+                    session: c.session,
+                    vrps: c.vrps as u64,
+                    last_error: c.last_error.clone(),
+                })
+                .collect(),
+            vrps_v4: s.vrps_v4 as u64,
+            vrps_v6: s.vrps_v6 as u64,
+            reevaluated,
+        }))
     }
 
     /// The BFD sessions and receive counters; empty when BFD is not running.
@@ -243,6 +288,7 @@ impl ControlHandler for Control {
                 })
                 .map(Data::Nexthops),
             Request::ShowBfd => self.bfd_sessions().map(|(s, _)| Data::Bfd(s)),
+            Request::ShowRpki => self.show_rpki(),
             Request::Configure { check } => (self.reload)(check)
                 .map(Data::Configure)
                 .map_err(|m| Response::error(ErrorCode::Config, m)),

@@ -331,6 +331,19 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         None
     };
     let tracker = nht.as_ref().map(|n| n.tracker.clone());
+    let rpki_caches: Option<Vec<crate::rpki::CacheConfig>> =
+        running.spec.config.rpki.as_ref().map(|r| {
+            r.caches
+                .iter()
+                .map(|c| crate::rpki::CacheConfig {
+                    addr: c.addr,
+                    preference: c.preference,
+                    retry: c.retry,
+                    expire: c.expire,
+                })
+                .collect()
+        });
+    let rpki_on = rpki_caches.is_some();
     let best_feed = hooks.best_feed;
     // After a graceful restart the feed's followers hear when every RIB
     // part's first full sync is done.
@@ -355,12 +368,18 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
             st.insert_peer(*id, e.copy_idle());
         }
         st.set_statics(statics.clone());
+        if rpki_on {
+            st.core.enable_rov();
+        }
         if let Some(d) = defer {
             st.core.defer_selection(d);
         }
         st
     })?;
     drop(entries);
+    // RPKI: the RTR cache tasks and their manager, feeding every RIB part.
+    let rpki_status = rpki_caches
+        .map(|caches| crate::rpki::spawn(rt.handle(), caches, pipeline.senders().to_vec()));
     if let Some(n) = nht {
         let parts = pipeline.senders().to_vec();
         n.spawn(move |u| {
@@ -410,11 +429,11 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         let running = running.clone();
         Arc::new(move |check: bool| reload::reload(&running, check))
     };
-    let ctl = Arc::new(control::Control::new(
-        pipeline.senders().to_vec(),
-        reload_fn.clone(),
-        bfd,
-    ));
+    let mut ctl = control::Control::new(pipeline.senders().to_vec(), reload_fn.clone(), bfd);
+    if let Some(s) = rpki_status {
+        ctl = ctl.with_rpki(s);
+    }
+    let ctl = Arc::new(ctl);
     if let Some(dir) = control_path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }

@@ -116,6 +116,9 @@ fn path_line(out: &mut String, prefix: &str, p: &PathInfo, o: &RenderOpts) {
         }
         out.push(']');
     }
+    if let Some(r) = &p.rpki {
+        let _ = write!(out, " rpki={r}");
+    }
     out.push('\n');
     if p.dest == RouteDest::Unicast {
         if let Some(v) = p.via {

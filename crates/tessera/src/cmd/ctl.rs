@@ -109,6 +109,8 @@ enum ShowWhat {
     /// BFD sessions (RFC 5880/5881): state, negotiated interval,
     /// detection time, diagnostic.
     Bfd,
+    /// RPKI: the RTR caches, their state and serial, the VRPs in use
+    Rpki,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -216,6 +218,7 @@ fn to_request(cmd: &CtlCommand) -> Result<(Request, &ConnArgs), String> {
                 ShowWhat::Status => Request::ShowStatus,
                 ShowWhat::Nexthop => Request::ShowNexthop,
                 ShowWhat::Bfd => Request::ShowBfd,
+                ShowWhat::Rpki => Request::ShowRpki,
             };
             (req, &s.conn)
         }
@@ -450,6 +453,7 @@ mod tests {
         assert_eq!(req(&["show", "status"]), Request::ShowStatus);
         assert_eq!(req(&["show", "nexthop"]), Request::ShowNexthop);
         assert_eq!(req(&["show", "bfd"]), Request::ShowBfd);
+        assert_eq!(req(&["show", "rpki"]), Request::ShowRpki);
     }
 
     #[test]
