@@ -116,7 +116,10 @@ fn states(t: &Tesserad, prefix: &str) -> Result<Vec<(String, String)>, String> {
     ))?;
     let v: Value = serde_json::from_str(&r).map_err(|e| format!("{e}: {r}"))?;
     let mut out = Vec::new();
-    let routes = v["response"]["ok"]["data"].as_array().cloned().unwrap_or_default();
+    let routes = v["response"]["ok"]["data"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     for route in routes {
         for p in route["paths"].as_array().cloned().unwrap_or_default() {
             out.push((
