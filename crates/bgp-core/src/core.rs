@@ -221,9 +221,10 @@ impl RibCore {
     /// The RPKI VRP set changed: `table` is the new one, `changed` the VRP
     /// prefixes whose VRPs differ from the previous table. The routes under
     /// them (found in the prefix index, no table walk) run through import
-    /// policy again from each peer's pre-policy Adj-RIB-In, then best path
-    /// and export (their prefixes are marked changed, so an export policy
-    /// matching on `rpki` is re-run too). Returns how many prefixes were
+    /// policy again from each peer's pre-policy Adj-RIB-In (peers whose
+    /// import policy matches on `rpki`), then best path and export; with an
+    /// export policy matching on `rpki` their prefixes are exported again
+    /// even when import changed nothing. Returns how many prefixes were
     /// re-evaluated.
     pub fn vrp_update(&mut self, table: Arc<rov::VrpTable>, changed: &[Prefix]) -> usize {
         self.rov = Some(table);
@@ -236,11 +237,15 @@ impl RibCore {
         if affected.is_empty() {
             return 0;
         }
+        let uses = |p: &crate::peer::PolicyRef| matches!(p, crate::peer::PolicyRef::Named(_, p) if p.uses_rpki());
+        // Only peers whose import policy looks at the state can import
+        // differently; only export policies that do need a new export.
         let ids: Vec<PeerId> = self
             .peer_iter()
-            .filter(|(_, e)| e.up.is_some())
+            .filter(|(_, e)| e.up.is_some() && uses(&e.meta.import))
             .map(|(id, _)| id)
             .collect();
+        let reexport = self.peer_iter().any(|(_, e)| uses(&e.meta.export));
         for id in ids {
             let Some(entry) = self.peers.get(id.0 as usize).and_then(Option::as_ref) else {
                 continue;
@@ -265,7 +270,9 @@ impl RibCore {
             ] {
                 let s = rib.shards().get(rib.shard_of(p));
                 if s.is_some_and(|s| s.lookup(p).is_some()) {
-                    changed.push(*p);
+                    if reexport {
+                        changed.push(*p);
+                    }
                     held = true;
                 } else if s.is_some_and(|s| s.has_pre_policy(p)) {
                     held = true;

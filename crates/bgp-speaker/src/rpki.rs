@@ -33,8 +33,7 @@ pub struct CacheConfig {
     pub preference: u8,
     /// Wait before reconnecting after a failure.
     pub retry: Duration,
-    /// How long its data outlives its connection (until the cache sends
-    /// its own Expire Interval).
+    /// How long its data outlives its connection.
     pub expire: Duration,
 }
 
@@ -161,7 +160,7 @@ async fn cache_task(i: usize, cfg: CacheConfig, tx: mpsc::UnboundedSender<Event>
                         };
                     }
                     let state = client.state();
-                    let Some((u, timing)) = client.target_mut().done.take() else {
+                    let Some((u, _timing)) = client.target_mut().done.take() else {
                         continue;
                     };
                     let d = Delivery {
@@ -170,12 +169,11 @@ async fn cache_task(i: usize, cfg: CacheConfig, tx: mpsc::UnboundedSender<Event>
                         withdraw: u.withdraw,
                         serial: state.map_or(0, |s| s.serial().0),
                         session: state.map_or(0, |s| s.session()),
-                        // RFC 8210 §6: the cache's Expire Interval rules
-                        // once it sent one (the client keeps 7200 until
-                        // then, which is also the configured default).
-                        expire: (timing.expire != Timing::default().expire || u.reset)
-                            .then(|| Duration::from_secs(u64::from(timing.expire)))
-                            .filter(|e| *e >= Duration::from_secs(600)),
+                        // The configured Expire Interval is kept (as BIRD's
+                        // `expire keep`): the client reports RFC 8210's
+                        // defaults for a version 0 cache, which sends none,
+                        // and does not say which version it speaks.
+                        expire: None,
                     };
                     if tx.send(Event::Data(i, d)).is_err() {
                         return;

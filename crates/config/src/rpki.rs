@@ -11,8 +11,8 @@
 //! ```
 //!
 //! The Refresh Interval is the cache's own (its End of Data, RFC 8210 §6,
-//! which the `rpki` crate's client follows), and a cache that sends an
-//! Expire Interval replaces `expire` with it; there is no `refresh` key.
+//! which the `rpki` crate's client follows); there is no `refresh` key.
+//! `expire` is always the configured one (as BIRD's `expire keep`).
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
@@ -58,8 +58,7 @@ pub struct RpkiCache {
     /// `retry`, default 600 s: wait before reconnecting after a failure.
     pub retry: Duration,
     /// `expire`, default 7200 s: how long the cache's data stays in use
-    /// after its connection is lost (the cache's own Expire Interval, when
-    /// it sends one, replaces it).
+    /// after its connection is lost.
     pub expire: Duration,
 }
 

@@ -55,7 +55,8 @@ pub struct Cache {
     pub serial: Option<u32>,
     /// Session id of its last End of Data.
     pub session: Option<u16>,
-    /// The Expire Interval in use: configured, then the cache's own.
+    /// The Expire Interval in use: configured, or the cache's own when a
+    /// delivery carries one.
     pub expire: Duration,
     /// When its data was last confirmed (End of Data).
     pub last_update: Option<Instant>,

@@ -17,7 +17,7 @@
 //!    comes back from the stored Adj-RIB-In), .203 invalid (leaf 2's path
 //!    goes); BIRD agrees again.
 //!
-//! stayrtr listens on tesserad's address of the link to leaf 1
+//! Once per pipeline mode. stayrtr listens on tesserad's address of the link to leaf 1
 //! (198.18.1.1:3323, inside the test's namespaces), so that BIRD on leaf 1
 //! reaches the same cache.
 
@@ -203,11 +203,32 @@ fn show_rpki(t: &Tesserad) -> Result<Value, String> {
 }
 
 #[test]
-fn rpki_with_stayrtr_and_bird() {
+fn rpki_with_stayrtr_and_bird_sharded() {
+    scenario("rpki-sharded", "sharded");
+}
+
+#[test]
+fn rpki_with_stayrtr_and_bird_sequential() {
+    scenario("rpki-seq", "sequential");
+}
+
+#[test]
+fn rpki_with_stayrtr_and_bird_per_peer() {
+    scenario("rpki-perpeer", "per-peer");
+}
+
+#[test]
+fn rpki_with_stayrtr_and_bird_worker_pool() {
+    scenario("rpki-pool", "worker-pool");
+}
+
+/// The steps of the module docs, with `pipeline` (every RIB part hears
+/// of VRP changes).
+fn scenario(name: &str, pipeline: &str) {
     if !common::ready(&tools()) {
         return;
     }
-    let lab = Lab::star("rpki", 2);
+    let lab = Lab::star(name, 2);
     let cache_addr = lab.leaf(1).center_v4.clone();
     write_vrps(&lab, &[(PFX[0], 65001), (PFX[1], 65099), (PFX[3], 65001)]);
     let vrps = lab.path("vrps.json").display().to_string();
@@ -238,7 +259,11 @@ fn rpki_with_stayrtr_and_bird() {
         cluster_id: None,
     };
     let t = Tesserad::start_with(&lab, |sock| {
-        let base = cfg.render(sock);
+        let base = cfg.render(sock).replacen(
+            "[router]\n",
+            &format!("[router]\npipeline = \"{pipeline}\"\n"),
+            1,
+        );
         // peer2 imports through the policy that drops invalid routes.
         let at = base.find("name = \"peer2\"").expect("peer2 section");
         let (head, tail) = base.split_at(at);

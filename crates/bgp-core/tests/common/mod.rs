@@ -87,7 +87,7 @@ pub fn peer_meta(n: u16, words: &[&str]) -> PeerMeta {
             }
             "import" if v == "reject" => m.import = PolicyRef::RejectAll,
             // Rejects RPKI-invalid routes (RFC 6811), accepts the rest.
-            "import" if v == "no-invalid" => {
+            "import" | "export" if v == "no-invalid" => {
                 let def = bgp_policy::ast::PolicyDef {
                     term: vec![bgp_policy::ast::TermDef {
                         name: None,
@@ -102,8 +102,15 @@ pub fn peer_meta(n: u16, words: &[&str]) -> PeerMeta {
                     }],
                     default: Some("accept".into()),
                 };
-                let p = bgp_policy::compile(&def).expect("policy");
-                m.import = PolicyRef::Named(v.into(), Arc::new(p));
+                let p = PolicyRef::Named(
+                    v.into(),
+                    Arc::new(bgp_policy::compile(&def).expect("policy")),
+                );
+                if k == "import" {
+                    m.import = p;
+                } else {
+                    m.export = p;
+                }
             }
             "export" if v == "reject" => m.export = PolicyRef::RejectAll,
             "rr-client" => m.rr_client = true,
