@@ -192,7 +192,8 @@ impl VrpTable {
             .filter(move |&l| lens.is_some_and(|s| s.has(l)))
             .filter_map(move |l| {
                 let kk = k.truncate(l);
-                Some((kk.prefix()?, self.map.get(&kk)?))
+                let e = self.map.get(&kk)?;
+                Some((kk.prefix()?, e))
             })
             .flat_map(|(p, e)| {
                 e.iter().map(move |&(max_len, asn)| Vrp {
