@@ -93,7 +93,12 @@ impl ReloadPlan {
             v.push("route selection options changed: best paths selected again".into());
         }
         for o in &self.other {
-            v.push(format!("{o} changed"));
+            if o == "rpki" {
+                // The RTR cache tasks start with the daemon.
+                v.push("rpki changed: takes effect at the next start of tesserad".into());
+            } else {
+                v.push(format!("{o} changed"));
+            }
         }
         v
     }

@@ -83,3 +83,23 @@ fn bad_values_name_file_line_and_field() {
          VRP changes re-run import policy over the stored pre-policy routes"
     );
 }
+
+#[test]
+fn reload_says_rpki_needs_a_restart() {
+    let a = config::parse(
+        &format!("{HEAD}[[rpki.cache]]\naddress = \"127.0.0.1\"\n"),
+        "t.toml",
+    )
+    .unwrap();
+    let b = config::parse(
+        &format!("{HEAD}[[rpki.cache]]\naddress = \"127.0.0.1\"\npreference = 3\n"),
+        "t.toml",
+    )
+    .unwrap();
+    let p = config::diff(&a, &b);
+    assert_eq!(p.other, vec!["rpki".to_string()]);
+    assert!(p
+        .describe()
+        .contains(&"rpki changed: takes effect at the next start of tesserad".to_string()));
+    assert!(config::diff(&a, &a).other.is_empty());
+}
