@@ -63,13 +63,10 @@ pub struct CacheStatus {
 pub struct RpkiStatus {
     /// In configured order.
     pub caches: Vec<CacheStatus>,
-    /// VRPs in use, IPv4 and IPv6.
+    /// IPv4 VRPs in use.
     pub vrps_v4: usize,
     /// IPv6 VRPs in use.
     pub vrps_v6: usize,
-    /// Prefixes re-evaluated over all VRP changes (summed over RIB parts
-    /// by the query, not here).
-    pub updates: u64,
 }
 
 /// Shared view of the RPKI state.
@@ -191,28 +188,19 @@ async fn cache_task(i: usize, cfg: CacheConfig, tx: mpsc::UnboundedSender<Event>
 
 fn publish(sel: &Selector, errors: &[Option<String>], status: &SharedStatus) {
     let (v4, v6) = sel.table().len_by_family();
-    let caches = (sel.caches().iter().enumerate())
-        .map(|(i, c)| CacheStatus {
-            addr: SocketAddr::from(([0, 0, 0, 0], 0)),
-            preference: c.preference,
-            state: c.state.as_str(),
-            active: sel.active() == Some(i),
-            serial: c.serial,
-            session: c.session,
-            vrps: c.vrps.len(),
-            last_error: errors.get(i).cloned().flatten(),
-        })
-        .collect::<Vec<_>>();
-    if let Ok(mut s) = status.lock() {
-        for (old, new) in s.caches.iter_mut().zip(caches) {
-            *old = CacheStatus {
-                addr: old.addr,
-                ..new
-            };
-        }
-        s.vrps_v4 = v4;
-        s.vrps_v6 = v6;
+    let Ok(mut s) = status.lock() else {
+        return;
+    };
+    for (i, (out, c)) in s.caches.iter_mut().zip(sel.caches()).enumerate() {
+        out.state = c.state.as_str();
+        out.active = sel.active() == Some(i);
+        out.serial = c.serial;
+        out.session = c.session;
+        out.vrps = c.vrps.len();
+        out.last_error = errors.get(i).cloned().flatten();
     }
+    s.vrps_v4 = v4;
+    s.vrps_v6 = v6;
 }
 
 /// Starts the cache tasks and the manager on `rt`; VRP changes go to
