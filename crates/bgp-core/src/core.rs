@@ -114,6 +114,8 @@ pub struct RibCounters {
     pub apply_ns: u64,
     /// Sum of time spent exporting, ns (by the [`Meter`]).
     pub export_ns: u64,
+    /// Prefixes re-evaluated after RPKI VRP changes.
+    pub rov_reevaluated: u64,
 }
 
 /// The RIB controller (see the module docs). Inputs arrive through
@@ -156,6 +158,14 @@ pub struct RibCore {
     /// Selection deferral after our own graceful restart (RFC 4724 §4.1):
     /// its length, and its deadline once the first time is seen.
     pub(crate) defer: Option<(Duration, Option<Instant>)>,
+    /// RPKI origin validation (RFC 6811): the VRP table in use; None when
+    /// RPKI is not configured (every route is NotFound).
+    pub rov: Option<Arc<rov::VrpTable>>,
+    /// With [`Self::rov`]: every prefix announced to this core since, so
+    /// that a VRP change re-evaluates the routes it covers and no others
+    /// ([`Self::vrp_update`]). Withdrawn prefixes are forgotten at the
+    /// next VRP change that covers them.
+    pub(crate) rov_index: rov::PrefixIndex,
 }
 
 impl RibCore {
@@ -195,6 +205,96 @@ impl RibCore {
             shutdown: false,
             reported: Vec::new(),
             defer: None,
+            rov: None,
+            rov_index: rov::PrefixIndex::default(),
+        }
+    }
+
+    /// Turns RPKI origin validation on, with an empty VRP table (every
+    /// route NotFound until the first cache delivers).
+    pub fn enable_rov(&mut self) {
+        if self.rov.is_none() {
+            self.rov = Some(Arc::new(rov::VrpTable::default()));
+        }
+    }
+
+    /// The RPKI VRP set changed: `table` is the new one, `changed` the VRP
+    /// prefixes whose VRPs differ from the previous table. The routes under
+    /// them (found in the prefix index, no table walk) run through import
+    /// policy again from each peer's pre-policy Adj-RIB-In (peers whose
+    /// import policy matches on `rpki`), then best path and export; with an
+    /// export policy matching on `rpki` their prefixes are exported again
+    /// even when import changed nothing. Returns how many prefixes were
+    /// re-evaluated.
+    pub fn vrp_update(&mut self, table: Arc<rov::VrpTable>, changed: &[Prefix]) -> usize {
+        self.rov = Some(table);
+        let mut affected: Vec<Prefix> = Vec::new();
+        for c in changed {
+            affected.extend(self.rov_index.covered_by(c));
+        }
+        affected.sort_unstable();
+        affected.dedup();
+        if affected.is_empty() {
+            return 0;
+        }
+        let uses = |p: &crate::peer::PolicyRef| matches!(p, crate::peer::PolicyRef::Named(_, p) if p.uses_rpki());
+        // Only peers whose import policy looks at the state can import
+        // differently; only export policies that do need a new export.
+        let ids: Vec<PeerId> = self
+            .peer_iter()
+            .filter(|(_, e)| e.up.is_some() && uses(&e.meta.import))
+            .map(|(id, _)| id)
+            .collect();
+        let reexport = self.peer_iter().any(|(_, e)| uses(&e.meta.export));
+        for id in ids {
+            let Some(entry) = self.peers.get(id.0 as usize).and_then(Option::as_ref) else {
+                continue;
+            };
+            let mut importer = policy::Importer::new(entry, &self.settings, self.rov.as_deref());
+            for p in &affected {
+                let i = self.rib.shard_of(p);
+                if let Some(s) = self.rib.shards_mut().get_mut(i) {
+                    let _ = s.reimport_prefix(id, *p, &mut importer, &mut self.changed);
+                }
+                let i = self.mcast.shard_of(p);
+                if let Some(s) = self.mcast.shards_mut().get_mut(i) {
+                    let _ = s.reimport_prefix(id, *p, &mut importer, &mut self.mcast_changed);
+                }
+            }
+        }
+        for p in &affected {
+            let mut held = false;
+            for (rib, changed) in [
+                (&self.rib, &mut self.changed),
+                (&self.mcast, &mut self.mcast_changed),
+            ] {
+                let s = rib.shards().get(rib.shard_of(p));
+                if s.is_some_and(|s| s.lookup(p).is_some()) {
+                    if reexport {
+                        changed.push(*p);
+                    }
+                    held = true;
+                } else if s.is_some_and(|s| s.has_pre_policy(p)) {
+                    held = true;
+                }
+            }
+            if !held {
+                self.rov_index.forget(p);
+            }
+        }
+        self.counters.rov_reevaluated += affected.len() as u64;
+        affected.len()
+    }
+
+    /// The RFC 6811 state of a route with these attributes (NotFound
+    /// without RPKI).
+    pub fn rov_state(&self, prefix: &Prefix, attrs: &bgp_rib::AttrSet) -> rov::RovState {
+        match &self.rov {
+            Some(t) => t.validate(
+                prefix,
+                bgp_policy::origin_of_set(attrs, self.settings.local_asn),
+            ),
+            None => rov::RovState::NotFound,
         }
     }
 
@@ -774,7 +874,8 @@ impl RibCore {
             return;
         }
         let from = self.roles.get(id.0 as usize).copied().flatten();
-        let mut importer = policy::Importer::new(entry, &self.settings).timed(&*self.meter);
+        let mut importer =
+            policy::Importer::new(entry, &self.settings, self.rov.as_deref()).timed(&*self.meter);
         let n_updates = updates.len().max(1) as u64;
         let mut policy_ns = 0u64;
         let mut eor_swept = Vec::new();
@@ -834,6 +935,13 @@ impl RibCore {
                         // prefixes.
                         self.counters.loops_rejected += announce.len() as u64;
                         withdraw.append(announce);
+                    }
+                }
+                if self.rov.is_some() {
+                    for n in announce.iter() {
+                        if !self.rov_index.contains(&n.prefix) {
+                            self.rov_index.insert(&n.prefix);
+                        }
                     }
                 }
                 self.counters.prefixes_announced += announce.len() as u64;
@@ -1026,7 +1134,7 @@ impl RibCore {
                 .chain(self.mcast.shards())
                 .all(|s| s.pre_policy_complete(id));
         if stored && !(prefer_wire && up.negotiated.route_refresh) {
-            let mut importer = policy::Importer::new(entry, &self.settings);
+            let mut importer = policy::Importer::new(entry, &self.settings, self.rov.as_deref());
             for s in self.rib.shards_mut() {
                 let _ = s.reimport(id, &mut importer, &mut self.changed);
             }
@@ -1045,7 +1153,7 @@ impl RibCore {
     pub fn export_full(&mut self, id: PeerId) {
         let t0 = self.ns();
         let roles = std::mem::take(&mut self.roles);
-        let mut ex = policy::exporter(&self.peers, roles, &self.settings);
+        let mut ex = policy::exporter(&self.peers, roles, &self.settings, self.rov.as_deref());
         for s in self
             .rib
             .shards_mut()
@@ -1075,7 +1183,7 @@ impl RibCore {
             let n_changed = self.changed.len() as u64;
             let t_best = self.ns().saturating_sub(t0);
             let roles = std::mem::take(&mut self.roles);
-            let mut ex = policy::exporter(&self.peers, roles, &self.settings);
+            let mut ex = policy::exporter(&self.peers, roles, &self.settings, self.rov.as_deref());
             let changed = std::mem::take(&mut self.changed);
             for s in self.rib.shards_mut() {
                 s.export_changes(&changed, &mut ex);
@@ -1104,7 +1212,7 @@ impl RibCore {
             changed.dedup();
             self.counters.best_changes += changed.len() as u64;
             let roles = std::mem::take(&mut self.roles);
-            let mut ex = policy::exporter(&self.peers, roles, &self.settings);
+            let mut ex = policy::exporter(&self.peers, roles, &self.settings, self.rov.as_deref());
             for s in self.mcast.shards_mut() {
                 s.export_changes(&changed, &mut ex);
             }

@@ -14,7 +14,12 @@ use crate::meter::Meter;
 use crate::peer::{PeerEntry, PolicyRef};
 use crate::settings::RibSettings;
 
-fn ctx_for(entry: &PeerEntry, settings: &RibSettings, prefix: &Prefix) -> RouteCtx {
+fn ctx_for(
+    entry: &PeerEntry,
+    settings: &RibSettings,
+    prefix: &Prefix,
+    rpki: rov::RovState,
+) -> RouteCtx {
     let local_addr = entry.up.as_ref().map(|u| u.local_addr.ip());
     RouteCtx {
         neighbor: entry.meta.addr,
@@ -23,6 +28,7 @@ fn ctx_for(entry: &PeerEntry, settings: &RibSettings, prefix: &Prefix) -> RouteC
         router_id: settings.router_id,
         local_addr,
         afi: prefix.afi(),
+        rpki,
     }
 }
 
@@ -31,6 +37,9 @@ fn ctx_for(entry: &PeerEntry, settings: &RibSettings, prefix: &Prefix) -> RouteC
 pub(crate) struct Importer<'a> {
     entry: &'a PeerEntry,
     settings: &'a RibSettings,
+    /// The VRP table when RPKI is on: fills `RouteCtx::rpki` for
+    /// policies that match on it.
+    rov: Option<&'a rov::VrpTable>,
     meter: Option<&'a dyn Meter>,
     /// Named-policy evaluations run (one per prefix).
     pub(crate) evals: u64,
@@ -39,10 +48,15 @@ pub(crate) struct Importer<'a> {
 }
 
 impl<'a> Importer<'a> {
-    pub(crate) fn new(entry: &'a PeerEntry, settings: &'a RibSettings) -> Importer<'a> {
+    pub(crate) fn new(
+        entry: &'a PeerEntry,
+        settings: &'a RibSettings,
+        rov: Option<&'a rov::VrpTable>,
+    ) -> Importer<'a> {
         Importer {
             entry,
             settings,
+            rov,
             meter: None,
             evals: 0,
             ns: 0,
@@ -67,7 +81,14 @@ impl ImportPolicy for Importer<'_> {
             PolicyRef::RejectAll => Verdict::Reject,
             PolicyRef::Named(_, p) => {
                 let t0 = self.meter.map_or(0, |m| m.now_ns());
-                let ctx = ctx_for(self.entry, self.settings, prefix);
+                let rpki = match self.rov {
+                    Some(t) if p.uses_rpki() => t.validate(
+                        prefix,
+                        bgp_policy::origin_of_builder(attrs, self.entry.meta.local_asn),
+                    ),
+                    _ => rov::RovState::NotFound,
+                };
+                let ctx = ctx_for(self.entry, self.settings, prefix, rpki);
                 let v = p.import(&ctx, prefix, attrs);
                 if let Some(m) = self.meter {
                     self.ns += m.now_ns().saturating_sub(t0);
@@ -83,6 +104,7 @@ impl ImportPolicy for Importer<'_> {
 pub(crate) struct UserExport<'a> {
     peers: &'a [Option<PeerEntry>],
     settings: &'a RibSettings,
+    rov: Option<&'a rov::VrpTable>,
 }
 
 impl ExportPolicy for UserExport<'_> {
@@ -124,7 +146,14 @@ impl ExportPolicy for UserExport<'_> {
             PolicyRef::AcceptAll => ExportVerdict::Accept,
             PolicyRef::RejectAll => ExportVerdict::Reject,
             PolicyRef::Named(_, p) => {
-                let ctx = ctx_for(entry, self.settings, prefix);
+                let rpki = match self.rov {
+                    Some(t) if p.uses_rpki() => t.validate(
+                        prefix,
+                        bgp_policy::origin_of_set(attrs, entry.meta.local_asn),
+                    ),
+                    _ => rov::RovState::NotFound,
+                };
+                let ctx = ctx_for(entry, self.settings, prefix, rpki);
                 p.export(&ctx, prefix, attrs)
             }
         }
@@ -140,12 +169,17 @@ pub(crate) fn exporter<'a>(
     peers: &'a [Option<PeerEntry>],
     roles: Vec<Option<PeerRole>>,
     settings: &'a RibSettings,
+    rov: Option<&'a rov::VrpTable>,
 ) -> Exporter<'a> {
     Propagation {
         router_id: settings.router_id,
         cluster_id: settings.cluster_id,
         roles,
-        inner: UserExport { peers, settings },
+        inner: UserExport {
+            peers,
+            settings,
+            rov,
+        },
     }
 }
 

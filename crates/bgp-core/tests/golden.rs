@@ -38,6 +38,7 @@ mod common;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use base::{AfiSafi, Instant};
@@ -62,6 +63,7 @@ fn run_script(text: &str) -> String {
     let mut h = Harness::new(Part::WHOLE);
     let mut out = String::new();
     let mut held: Vec<u16> = Vec::new();
+    let mut vrps = rov::VrpTable::default();
     for raw in text.lines() {
         let line = raw.split('#').next().unwrap_or("").trim();
         if line.is_empty() {
@@ -70,6 +72,11 @@ fn run_script(text: &str) -> String {
         let w: Vec<&str> = line.split_whitespace().collect();
         if w[0] == "nht" {
             h.core.enable_nexthop_tracking();
+            let _ = writeln!(out, "{line}");
+            continue;
+        }
+        if w[0] == "rov" {
+            h.core.enable_rov();
             let _ = writeln!(out, "{line}");
             continue;
         }
@@ -158,6 +165,23 @@ fn run_script(text: &str) -> String {
             "defer" => {
                 let limit: u64 = w[2].parse().expect("defer SECONDS");
                 h.core.defer_selection(Duration::from_secs(limit));
+            }
+            "vrp" => {
+                // vrp +|- PREFIX MAXLEN ASN: one VRP announced or withdrawn.
+                let p = prefix(w[3]);
+                let v = rov::Vrp::new(
+                    p,
+                    w[4].parse().expect("max len"),
+                    w[5].parse().expect("asn"),
+                )
+                .expect("vrp");
+                let ok = match w[2] {
+                    "+" => vrps.insert(v),
+                    _ => vrps.remove(&v),
+                };
+                assert!(ok, "vrp {line}");
+                let n = h.core.vrp_update(Arc::new(vrps.clone()), &[p]);
+                let _ = writeln!(out, "  reevaluated {n}");
             }
             "tick" => h.core.tick(now, &mut h.out),
             "propagate" => h.core.propagate(now, &mut h.out),

@@ -122,6 +122,7 @@ fn bench(c: &mut Criterion) {
         router_id: Ipv4Addr::new(10, 0, 0, 1),
         local_addr: None,
         afi: Afi::Ipv4,
+        rpki: Default::default(),
     };
     let (prefixes, builders) = routes();
     let mut interner = Interner::new();

@@ -79,6 +79,10 @@ pub struct MatchDef {
     /// "ipv4" or "ipv6".
     #[serde(default)]
     pub afi: Option<String>,
+    /// RPKI origin validation state (RFC 6811): "valid", "invalid" or
+    /// "not-found".
+    #[serde(default)]
+    pub rpki: Option<String>,
 }
 
 /// Actions, applied in this order: local_pref, med, community_set,

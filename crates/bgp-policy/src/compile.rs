@@ -44,6 +44,8 @@ pub(crate) struct Cond {
     pub(crate) ext_community: Box<[ExtPat]>,
     pub(crate) large_community: Box<[LargePat]>,
     pub(crate) as_path: Option<AsPathRegex>,
+    /// The RFC 6811 state the route must have ([`crate::RouteCtx::rpki`]).
+    pub(crate) rpki: Option<rov::RovState>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -256,6 +258,13 @@ fn compile_match(at: &At<'_>, m: &MatchDef) -> Result<Cond, PolicyError> {
         as_path: (m.as_path.as_deref())
             .map(|s| at.one("match.as_path", s, as_path))
             .transpose()?,
+        rpki: (m.rpki.as_deref())
+            .map(|s| {
+                at.one("match.rpki", s, |s| {
+                    rov::RovState::parse(s).ok_or(ErrorKind::UnknownRpkiState)
+                })
+            })
+            .transpose()?,
     })
 }
 
@@ -399,6 +408,12 @@ impl Policy {
     /// The verdict when no term decides.
     pub fn default_verdict(&self) -> Verdict {
         self.default
+    }
+    /// Whether a term matches on the RPKI state, so that the caller must
+    /// fill [`crate::RouteCtx::rpki`] (and re-run the policy when it
+    /// changes).
+    pub fn uses_rpki(&self) -> bool {
+        self.terms.iter().any(|t| t.cond.rpki.is_some())
     }
     /// Number of terms.
     pub fn term_count(&self) -> usize {

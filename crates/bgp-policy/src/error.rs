@@ -98,6 +98,8 @@ pub enum ErrorKind {
     PrependTooLong,
     /// `prepend_as` without `prepend`.
     PrependAsAlone,
+    /// Not `valid`, `invalid` or `not-found`.
+    UnknownRpkiState,
 }
 
 impl fmt::Display for ErrorKind {
@@ -129,6 +131,9 @@ impl fmt::Display for ErrorKind {
                 write!(f, "at most {} copies can be prepended", crate::MAX_PREPEND)
             }
             ErrorKind::PrependAsAlone => f.write_str("prepend_as needs prepend = COUNT"),
+            ErrorKind::UnknownRpkiState => {
+                f.write_str("expected \"valid\", \"invalid\" or \"not-found\"")
+            }
         }
     }
 }

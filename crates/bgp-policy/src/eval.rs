@@ -36,6 +36,9 @@ pub struct RouteCtx {
     /// The route's address family. Matching uses the prefix's own family;
     /// this field is informational for callers that log or dispatch on it.
     pub afi: Afi,
+    /// The route's RFC 6811 origin validation state, for `rpki = "..."`
+    /// matches; the caller computes it (NotFound without RPKI).
+    pub rpki: rov::RovState,
 }
 
 impl Default for RouteCtx {
@@ -47,8 +50,45 @@ impl Default for RouteCtx {
             router_id: Ipv4Addr::UNSPECIFIED,
             local_addr: None,
             afi: Afi::Ipv4,
+            rpki: rov::RovState::NotFound,
         }
     }
+}
+
+/// The origin AS of RFC 6811 §2 for route origin validation: the last ASN
+/// of an AS_PATH ending in an AS_SEQUENCE; `local_asn` for an empty path
+/// (a route we originate, or one from an iBGP peer that did); None (the
+/// RFC's NONE, which matches no VRP) when the path ends in an AS_SET or a
+/// confederation segment.
+pub fn origin_of_builder(b: &AttrsBuilder, local_asn: Asn) -> Option<u32> {
+    let v = BuilderView(b);
+    // Segments without ASNs say nothing (an empty AS_SEQUENCE is how
+    // some encoders write an empty path).
+    let last = v
+        .as_path()
+        .and_then(|p| p.segments.iter().rev().find(|s| !s.asns.is_empty()));
+    let Some(last) = last else {
+        return Some(local_asn.0);
+    };
+    if last.kind != SegmentType::Sequence {
+        return None;
+    }
+    last.asns.last().map(|a| a.0)
+}
+
+/// [`origin_of_builder`] for a stored attribute set.
+pub fn origin_of_set(set: &AttrSet, local_asn: Asn) -> Option<u32> {
+    let v = SetView::new(set);
+    let Some(p) = v.as_path else {
+        return Some(local_asn.0);
+    };
+    let Some(last) = p.segments().filter(|s| s.asns().next().is_some()).last() else {
+        return Some(local_asn.0);
+    };
+    if last.kind != SegmentType::Sequence {
+        return None;
+    }
+    last.asns().last().map(|a| a.0)
 }
 
 /// Read access to a route's attributes, without allocating.
@@ -195,6 +235,9 @@ impl Cond {
     /// Cheap tests first; the AS-path automaton last.
     fn matches(&self, ctx: &RouteCtx, prefix: &Prefix, a: &impl Attrs) -> bool {
         if self.afi.is_some_and(|f| f != prefix.afi()) {
+            return false;
+        }
+        if self.rpki.is_some_and(|s| s != ctx.rpki) {
             return false;
         }
         if self

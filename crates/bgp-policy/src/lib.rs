@@ -48,6 +48,7 @@
 //! | `next_hop` | list of addresses or prefixes | the next hop (the global address for IPv6) lies within one |
 //! | `neighbor` | list of addresses or prefixes | the session's neighbour address lies within one |
 //! | `afi` | `"ipv4"` or `"ipv6"` | the prefix is of that family |
+//! | `rpki` | `"valid"`, `"invalid"` or `"not-found"` | the route's RFC 6811 origin validation state ([`RouteCtx::rpki`], filled by the caller) is this one |
 //!
 //! Community syntax in detail: [`StdPat`], [`ExtPat`], [`LargePat`].
 //!
@@ -99,8 +100,9 @@ pub mod regex;
 pub use community::{parse_ext, parse_large, parse_std, ExtPat, LargePat, StdPat};
 pub use compile::{compile, compile_all, Policy};
 pub use error::{ErrorKind, PolicyError, RegexError};
-pub use eval::RouteCtx;
+pub use eval::{origin_of_builder, origin_of_set, RouteCtx};
 pub use peer::PeerPolicies;
+pub use rov::RovState;
 
 /// The most copies of an ASN one `prepend` action adds.
 pub const MAX_PREPEND: u8 = 64;

@@ -225,3 +225,56 @@ fn all_conditions_of_a_term_must_hold() {
     let any = policy("[[term]]\nthen.action = \"accept\"\n");
     assert_eq!(verdict(&any, "11.1.0.0/16", &route(&[], &[])), Accept);
 }
+
+#[test]
+fn rpki_state() {
+    use bgp_policy::RovState;
+    let p = accept_if("rpki = \"invalid\"");
+    assert!(p.uses_rpki());
+    assert!(!accept_if("afi = \"ipv4\"").uses_rpki());
+    let b = route(&[65001], &[]);
+    for (state, want) in [
+        (RovState::Invalid, Accept),
+        (RovState::Valid, Reject),
+        (RovState::NotFound, Reject),
+    ] {
+        let c = bgp_policy::RouteCtx {
+            rpki: state,
+            ..ctx()
+        };
+        assert_eq!(run(&p, &c, "192.0.2.0/24", &b).0, want, "{state}");
+    }
+    let p = accept_if("rpki = \"not-found\"");
+    assert_eq!(run(&p, &ctx(), "192.0.2.0/24", &b).0, Accept);
+    let def: bgp_policy::ast::PolicyDef =
+        toml::from_str("[[term]]\nmatch = { rpki = \"bogus\" }\n").unwrap();
+    let e = bgp_policy::compile(&def).unwrap_err();
+    assert_eq!(e.field, "match.rpki");
+    assert_eq!(e.kind, bgp_policy::ErrorKind::UnknownRpkiState);
+}
+
+#[test]
+fn rfc6811_origin() {
+    use base::Asn;
+    let local = Asn(64500);
+    let b = route(&[65001, 65002], &[]);
+    assert_eq!(bgp_policy::origin_of_builder(&b, local), Some(65002));
+    let empty = route(&[], &[]);
+    assert_eq!(bgp_policy::origin_of_builder(&empty, local), Some(64500));
+    let set = with(
+        route(&[], &[]),
+        AttrValue::AsPath(bgp_wire::AsPath {
+            segments: vec![
+                seq(SegmentType::Sequence, &[65001]),
+                seq(SegmentType::Set, &[65002, 65003]),
+            ],
+        }),
+    );
+    assert_eq!(bgp_policy::origin_of_builder(&set, local), None);
+    let mut interner = bgp_rib::Interner::new();
+    for (b, want) in [(&b, Some(65002)), (&empty, Some(64500)), (&set, None)] {
+        let h = interner.intern(b);
+        let s = interner.get(h).unwrap();
+        assert_eq!(bgp_policy::origin_of_set(s, local), want);
+    }
+}

@@ -67,13 +67,31 @@ impl RibShard {
             return;
         };
         let keep = pre.filter(|&h| !store.loc_is_pre || stored != Some(h));
+        let key = PKey::from(prefix);
         let old = match keep {
             Some(h) => {
                 self.interner.acquire(h);
-                store.diff.insert((PKey::from(prefix), pid), h)
+                if pid != 0 {
+                    let l = store.pids.entry(key).or_default();
+                    if !l.contains(&pid) {
+                        l.push(pid);
+                    }
+                }
+                store.diff.insert((key, pid), h)
             }
             None if store.diff.is_empty() => None,
-            None => store.diff.remove(&(PKey::from(prefix), pid)),
+            None => {
+                let o = store.diff.remove(&(key, pid));
+                if pid != 0 && o.is_some() {
+                    if let Some(l) = store.pids.get_mut(&key) {
+                        l.retain(|&x| x != pid);
+                        if l.is_empty() {
+                            store.pids.remove(&key);
+                        }
+                    }
+                }
+                o
+            }
         };
         if let Some(o) = old {
             self.interner.release(o);
@@ -94,6 +112,17 @@ impl RibShard {
         self.peer_state(peer)
             .and_then(|p| p.pre.as_ref())
             .is_some_and(|s| s.loc_is_pre)
+    }
+
+    /// Whether some peer keeps a pre-policy route for `prefix` apart from
+    /// its paths (one that import policy rejected or modified).
+    pub fn has_pre_policy(&self, prefix: &Prefix) -> bool {
+        let key = PKey::from(prefix.masked());
+        self.peers
+            .iter()
+            .flatten()
+            .filter_map(|p| p.pre.as_ref())
+            .any(|s| s.diff.contains_key(&(key, 0)) || s.pids.contains_key(&key))
     }
 
     /// The pre-policy attributes of a route, when the peer keeps them.
@@ -167,6 +196,55 @@ impl RibShard {
             collect_live(&self.v4, peer, &store.diff, &mut routes);
             collect_live(&self.v6, peer, &store.diff, &mut routes);
         }
+        self.reimport_routes(peer, routes, import, changed);
+        Ok(())
+    }
+
+    /// [`Self::reimport`] for one prefix only (every path of `peer` there):
+    /// what a change of the RPKI VRP set re-evaluates, without walking the
+    /// peer's routes. Does nothing for peers without `keep_pre_policy`.
+    pub fn reimport_prefix<P: ImportPolicy + ?Sized>(
+        &mut self,
+        peer: PeerId,
+        prefix: Prefix,
+        import: &mut P,
+        changed: &mut Vec<Prefix>,
+    ) -> Result<(), RibError> {
+        let st = self.peer_state(peer).ok_or(RibError::UnknownPeer(peer))?;
+        let Some(store) = st.pre.as_ref() else {
+            return Ok(());
+        };
+        let prefix = prefix.masked();
+        let key = PKey::from(prefix);
+        let mut routes: Vec<((Prefix, u32), AttrHandle)> = Vec::new();
+        let extra = store.pids.get(&key).map_or(&[][..], Vec::as_slice);
+        for &pid in std::iter::once(&0).chain(extra) {
+            if let Some(&h) = store.diff.get(&(key, pid)) {
+                routes.push(((prefix, pid), h));
+            }
+        }
+        if store.loc_is_pre {
+            let e = match prefix {
+                Prefix::V4(k) => self.v4.get(&k),
+                Prefix::V6(k) => self.v6.get(&k),
+            };
+            for p in e.map_or(&[][..], |e| e.paths()) {
+                if p.peer == peer && !p.stale && !store.diff.contains_key(&(key, p.path_id)) {
+                    routes.push(((prefix, p.path_id), p.attrs));
+                }
+            }
+        }
+        self.reimport_routes(peer, routes, import, changed);
+        Ok(())
+    }
+
+    fn reimport_routes<P: ImportPolicy + ?Sized>(
+        &mut self,
+        peer: PeerId,
+        routes: Vec<((Prefix, u32), AttrHandle)>,
+        import: &mut P,
+        changed: &mut Vec<Prefix>,
+    ) {
         // Each route's update below may drop the last reference its old
         // path or entry held; keep every collected set alive until done.
         for (_, h) in &routes {
@@ -200,6 +278,5 @@ impl RibShard {
         for (_, h) in routes {
             self.interner.release(h);
         }
-        Ok(())
     }
 }

@@ -31,6 +31,10 @@ pub(crate) struct PreIn {
     /// routes: their paths may be post-policy sets, so only `diff` counts
     /// until the peer's routes are flushed.
     pub(crate) loc_is_pre: bool,
+    /// The non-zero path ids (ADD-PATH) under which a prefix has `diff`
+    /// entries, so that one prefix's routes are found without a scan
+    /// ([`crate::RibShard::reimport_prefix`]); path id 0 is always probed.
+    pub(crate) pids: FastMap<PKey, Vec<u32>>,
 }
 
 impl PreIn {
@@ -39,6 +43,7 @@ impl PreIn {
         PreIn {
             diff: FastMap::default(),
             loc_is_pre: true,
+            pids: FastMap::default(),
         }
     }
     /// A store for a peer that already has routes (see `loc_is_pre`).
@@ -46,6 +51,7 @@ impl PreIn {
         PreIn {
             diff: FastMap::default(),
             loc_is_pre: false,
+            pids: FastMap::default(),
         }
     }
     /// Empties the store (session gone: the next one starts from nothing)

@@ -167,3 +167,50 @@ fn store_switched_on_later_trusts_only_its_entries() {
     assert_eq!(pre_med(&s, "10.0.0.0/8"), Some(5));
     assert_eq!(pre_med(&s, "11.0.0.0/8"), Some(5));
 }
+
+#[test]
+fn reimport_prefix_touches_only_that_prefix_and_every_path_id() {
+    let mut s = shard(true);
+    load(&mut s);
+    // ADD-PATH: two more paths of 12/8 with ids 7 and 9, both rejected.
+    let mut ch = Vec::new();
+    let ids = [
+        Nlri {
+            path_id: Some(7),
+            ..nlri("12.0.0.0/8")
+        },
+        Nlri {
+            path_id: Some(9),
+            ..nlri("12.0.0.0/8")
+        },
+    ];
+    s.apply_update(P, &ids, Some(&attrs(5)), &[], &mut mixed, &mut ch)
+        .unwrap();
+    assert!(s.lookup(&pfx("12.0.0.0/8")).is_none());
+    // A policy that now accepts everything with MED 8, applied to 12/8 only.
+    let mut next = |_: &Prefix, b: &mut AttrsBuilder| {
+        b.set_med(8);
+        Verdict::Accept
+    };
+    ch.clear();
+    s.reimport_prefix(P, pfx("12.0.0.0/8"), &mut next, &mut ch)
+        .unwrap();
+    assert_eq!(ch, vec![pfx("12.0.0.0/8")]);
+    assert_eq!(s.lookup(&pfx("12.0.0.0/8")).unwrap().iter().count(), 3);
+    assert_eq!(post_med(&s, "12.0.0.0/8"), Some(8));
+    // The others keep what the old policy gave them.
+    assert_eq!(post_med(&s, "10.0.0.0/8"), Some(5));
+    assert_eq!(post_med(&s, "11.0.0.0/8"), Some(99));
+    // And back: rejected again, all three paths.
+    s.reimport_prefix(P, pfx("12.0.0.0/8"), &mut mixed, &mut ch)
+        .unwrap();
+    assert!(s.lookup(&pfx("12.0.0.0/8")).is_none());
+    assert_eq!(s.peer_counts(P).unwrap().received, 5);
+    // A prefix the peer never sent: nothing happens.
+    ch.clear();
+    s.reimport_prefix(P, pfx("13.0.0.0/8"), &mut next, &mut ch)
+        .unwrap();
+    assert!(ch.is_empty());
+    s.peer_down(P, &mut ch).unwrap();
+    assert!(s.interner().is_empty(), "every reference released");
+}

@@ -43,6 +43,7 @@ pub mod nht;
 pub mod pipeline;
 pub mod rib;
 pub mod rib_dump;
+pub mod rpki;
 pub mod sess;
 pub mod stages;
 pub mod striped;

@@ -93,7 +93,12 @@ impl ReloadPlan {
             v.push("route selection options changed: best paths selected again".into());
         }
         for o in &self.other {
-            v.push(format!("{o} changed"));
+            if o == "rpki" {
+                // The RTR cache tasks start with the daemon.
+                v.push("rpki changed: takes effect at the next start of tesserad".into());
+            } else {
+                v.push(format!("{o} changed"));
+            }
         }
         v
     }
@@ -198,7 +203,7 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
             p.removed.push(o.name.clone());
         }
     }
-    let others: [(&str, bool); 16] = [
+    let others: [(&str, bool); 17] = [
         ("router.listen", ro.listen != rn.listen),
         ("router.cluster_id", cluster_changed),
         ("router.pipeline", ro.pipeline != rn.pipeline),
@@ -224,6 +229,7 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
         ("dataplane", old.dataplane != new.dataplane),
         ("cluster", old.cluster != new.cluster),
         ("bmp", old.bmp != new.bmp),
+        ("rpki", old.rpki != new.rpki),
     ];
     p.other = others
         .iter()

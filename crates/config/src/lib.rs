@@ -32,6 +32,7 @@ mod locate;
 mod model;
 mod neighbor;
 mod raw;
+mod rpki;
 mod validate;
 
 use std::collections::BTreeMap;
@@ -52,6 +53,7 @@ pub use model::{
     AddPath, BestPath, Bfd, Connection, Control, MaxPrefix, MaxPrefixAction, Mrt, Neighbor,
     NextHop, Pipeline, PolicyName, Role, Router, Static,
 };
+pub use rpki::{Rpki, RpkiCache, RTR_PORT};
 
 /// A configuration error: where, which field, what. Further errors found
 /// in the same pass are in [`ConfigError::more`], in file order.
@@ -146,6 +148,8 @@ pub struct Config {
     pub cluster: Option<Cluster>,
     /// `[bmp]`, when present (see [`Bmp`]).
     pub bmp: Option<Bmp>,
+    /// `[rpki]`, when present (see [`Rpki`]): origin validation is on.
+    pub rpki: Option<Rpki>,
     /// `[bfd]`: the BFD timers of neighbours with `bfd = true` that set
     /// none of their own (already applied to [`Neighbor::bfd`]).
     pub bfd: Bfd,

@@ -23,6 +23,7 @@ pub struct RawConfig {
     pub dataplane: Option<crate::dataplane::RawDataplane>,
     pub cluster: Option<crate::cluster::RawCluster>,
     pub bmp: Option<crate::bmp::RawBmp>,
+    pub rpki: Option<crate::rpki::RawRpki>,
     #[serde(default)]
     pub bfd: RawBfd,
     #[serde(default)]

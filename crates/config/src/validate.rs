@@ -593,6 +593,24 @@ pub fn parse(text: &str, file: &str) -> R<Config> {
         }
     }
 
+    let rpki = raw
+        .rpki
+        .as_ref()
+        .and_then(|r| keep(&mut errors, crate::rpki::validate(&c, r)));
+    if rpki.is_some() {
+        // A VRP change re-runs import policy from the pre-policy
+        // Adj-RIB-In: a route rejected as invalid must be there to come
+        // back when it turns valid.
+        for (i, n) in neighbors.iter().enumerate() {
+            if !n.soft_reconfiguration_inbound {
+                errors.push(c.err(
+                    &format!("neighbor[{i}].soft_reconfiguration_inbound"),
+                    "must stay true with [rpki]: VRP changes re-run import policy over the stored pre-policy routes",
+                ));
+            }
+        }
+    }
+
     if let (true, Some(router)) = (errors.is_empty(), router) {
         return Ok(Config {
             file: file.to_string(),
@@ -609,6 +627,7 @@ pub fn parse(text: &str, file: &str) -> R<Config> {
             dataplane,
             cluster,
             bmp,
+            rpki,
             bfd,
             neighbors,
             statics,

@@ -99,6 +99,9 @@ pub enum Request {
     /// `show bmp`: the BMP collectors (RFC 7854). Answered with
     /// [`Data::Bmp`].
     ShowBmp,
+    /// `show rpki`: the RTR caches and the VRPs in use (RFC 8210, RFC
+    /// 6811). Answered with [`Data::Rpki`].
+    ShowRpki,
     /// `neighbor ADDR|NAME enable|disable|restart|refresh`. Answered with
     /// [`Data::Action`].
     Neighbor {
@@ -186,6 +189,44 @@ pub enum Data {
     Nexthops(Vec<NexthopInfo>),
     Bfd(Vec<BfdSessionInfo>),
     Bmp(Vec<BmpCollectorInfo>),
+    Rpki(RpkiInfo),
+}
+
+/// Answer to `show rpki`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RpkiInfo {
+    /// The configured caches, in file order.
+    pub caches: Vec<RpkiCacheInfo>,
+    /// VRPs in use (those of the active cache), by family.
+    pub vrps_v4: u64,
+    pub vrps_v6: u64,
+    /// Prefixes re-evaluated after VRP changes since the start.
+    #[serde(default)]
+    pub reevaluated: u64,
+}
+
+/// One RTR cache (`show rpki`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RpkiCacheInfo {
+    /// "127.0.0.1:323".
+    pub address: String,
+    /// Lower is preferred (RFC 8210 §10).
+    pub preference: u8,
+    /// "idle", "connecting", "synced" (connected, current data) or
+    /// "stale" (connection lost, data kept until it expires).
+    pub state: String,
+    /// Its data is the VRP set in use.
+    pub active: bool,
+    /// Serial and session id of its last End of Data.
+    #[serde(default)]
+    pub serial: Option<u32>,
+    #[serde(default)]
+    pub session: Option<u16>,
+    /// VRPs it delivered.
+    pub vrps: u64,
+    /// Why the last connection failed or ended.
+    #[serde(default)]
+    pub last_error: Option<String>,
 }
 
 /// Kind of protocol, as in BIRD's `Proto` column.
@@ -528,6 +569,10 @@ pub struct PathInfo {
     /// Any other attribute, already formatted: ("BGP.aigp", "...").
     #[serde(default)]
     pub other: Vec<(String, String)>,
+    /// RPKI origin validation state (RFC 6811) with `[rpki]` configured:
+    /// "valid", "invalid" or "not-found".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rpki: Option<String>,
 }
 
 fn default_kind() -> ProtocolKind {
@@ -568,6 +613,7 @@ impl PathInfo {
             cluster_list: Vec::new(),
             otc: None,
             other: Vec::new(),
+            rpki: None,
         }
     }
 }

@@ -86,6 +86,32 @@ pub fn peer_meta(n: u16, words: &[&str]) -> PeerMeta {
                 });
             }
             "import" if v == "reject" => m.import = PolicyRef::RejectAll,
+            // Rejects RPKI-invalid routes (RFC 6811), accepts the rest.
+            "import" | "export" if v == "no-invalid" => {
+                let def = bgp_policy::ast::PolicyDef {
+                    term: vec![bgp_policy::ast::TermDef {
+                        name: None,
+                        matches: bgp_policy::ast::MatchDef {
+                            rpki: Some("invalid".into()),
+                            ..Default::default()
+                        },
+                        then: bgp_policy::ast::ActionDef {
+                            action: Some("reject".into()),
+                            ..Default::default()
+                        },
+                    }],
+                    default: Some("accept".into()),
+                };
+                let p = PolicyRef::Named(
+                    v.into(),
+                    Arc::new(bgp_policy::compile(&def).expect("policy")),
+                );
+                if k == "import" {
+                    m.import = p;
+                } else {
+                    m.export = p;
+                }
+            }
             "export" if v == "reject" => m.export = PolicyRef::RejectAll,
             "rr-client" => m.rr_client = true,
             "keep" => m.keep_pre_policy = true,

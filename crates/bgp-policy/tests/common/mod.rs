@@ -24,6 +24,7 @@ pub fn ctx() -> RouteCtx {
         router_id: Ipv4Addr::new(10, 0, 0, 1),
         local_addr: Some("192.0.2.254".parse().unwrap()),
         afi: Afi::Ipv4,
+        rpki: Default::default(),
     }
 }
 

@@ -36,6 +36,8 @@ pub struct Control {
     started: SystemTime,
     bfd: super::SharedBfd,
     bmp: Option<crate::bmp::BmpHub>,
+    /// The RPKI manager's view, with `[rpki]`.
+    rpki: Option<crate::rpki::SharedStatus>,
 }
 
 impl Control {
@@ -46,6 +48,7 @@ impl Control {
             started: SystemTime::now(),
             bfd,
             bmp: None,
+            rpki: None,
         }
     }
 
@@ -53,6 +56,48 @@ impl Control {
     pub fn with_bmp(mut self, hub: Option<crate::bmp::BmpHub>) -> Control {
         self.bmp = hub;
         self
+    }
+
+    /// Answers `show rpki` from `status`.
+    pub fn with_rpki(mut self, status: crate::rpki::SharedStatus) -> Control {
+        self.rpki = Some(status);
+        self
+    }
+
+    fn show_rpki(&self) -> Result<Data, Response> {
+        let Some(status) = &self.rpki else {
+            return Err(Response::error(
+                ErrorCode::Unsupported,
+                "RPKI is off (no [[rpki.cache]] configured)",
+            ));
+        };
+        let reevaluated: u64 = self
+            .call_all(|st| st.core.counters.rov_reevaluated)?
+            .into_iter()
+            .sum();
+        let s = status
+            .lock()
+            .map_err(|_| Response::error(ErrorCode::Internal, "the RPKI state is poisoned"))?
+            .clone();
+        Ok(Data::Rpki(mgmt::proto::RpkiInfo {
+            caches: s
+                .caches
+                .iter()
+                .map(|c| mgmt::proto::RpkiCacheInfo {
+                    address: c.addr.to_string(),
+                    preference: c.preference,
+                    state: c.state.into(),
+                    active: c.active,
+                    serial: c.serial,
+                    session: c.session,
+                    vrps: c.vrps as u64,
+                    last_error: c.last_error.clone(),
+                })
+                .collect(),
+            vrps_v4: s.vrps_v4 as u64,
+            vrps_v6: s.vrps_v6 as u64,
+            reevaluated,
+        }))
     }
 
     /// The BFD sessions and receive counters; empty when BFD is not running.
@@ -272,6 +317,7 @@ impl ControlHandler for Control {
             Request::ShowBmp => Ok(Data::Bmp(
                 self.bmp.as_ref().map(|h| h.info()).unwrap_or_default(),
             )),
+            Request::ShowRpki => self.show_rpki(),
             Request::Configure { check } => (self.reload)(check)
                 .map(Data::Configure)
                 .map_err(|m| Response::error(ErrorCode::Config, m)),

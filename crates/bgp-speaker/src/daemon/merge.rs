@@ -104,6 +104,7 @@ pub fn counters(parts: &[RibCounters]) -> RibCounters {
         t.bytes_sent += c.bytes_sent;
         t.apply_ns += c.apply_ns;
         t.export_ns += c.export_ns;
+        t.rov_reevaluated += c.rov_reevaluated;
     }
     t
 }

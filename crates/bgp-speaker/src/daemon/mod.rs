@@ -406,6 +406,19 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         None
     };
     let tracker = nht.as_ref().map(|n| n.tracker.clone());
+    let rpki_caches: Option<Vec<crate::rpki::CacheConfig>> =
+        running.spec.config.rpki.as_ref().map(|r| {
+            r.caches
+                .iter()
+                .map(|c| crate::rpki::CacheConfig {
+                    addr: c.addr,
+                    preference: c.preference,
+                    retry: c.retry,
+                    expire: c.expire,
+                })
+                .collect()
+        });
+    let rpki_on = rpki_caches.is_some();
     let best_feed = hooks.best_feed;
     // After a graceful restart the feed's followers hear when every RIB
     // part's first full sync is done.
@@ -433,6 +446,9 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
             st.insert_peer(*id, e.copy_idle());
         }
         st.set_statics(statics.clone());
+        if rpki_on {
+            st.core.enable_rov();
+        }
         if let Some(d) = defer {
             st.core.defer_selection(d);
         }
@@ -442,6 +458,9 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
     if let Some(h) = &bmp_hub {
         h.start(rt.handle(), bmp_access(pipeline.senders().to_vec()));
     }
+    // RPKI: the RTR cache tasks and their manager, feeding every RIB part.
+    let rpki_status = rpki_caches
+        .map(|caches| crate::rpki::spawn(rt.handle(), caches, pipeline.senders().to_vec()));
     if let Some(n) = nht {
         let parts = pipeline.senders().to_vec();
         n.spawn(move |u| {
@@ -491,10 +510,12 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         let running = running.clone();
         Arc::new(move |check: bool| reload::reload(&running, check))
     };
-    let ctl = Arc::new(
-        control::Control::new(pipeline.senders().to_vec(), reload_fn.clone(), bfd)
-            .with_bmp(bmp_hub.clone()),
-    );
+    let mut ctl = control::Control::new(pipeline.senders().to_vec(), reload_fn.clone(), bfd)
+        .with_bmp(bmp_hub.clone());
+    if let Some(s) = rpki_status {
+        ctl = ctl.with_rpki(s);
+    }
+    let ctl = Arc::new(ctl);
     if let Some(dir) = control_path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }

@@ -441,7 +441,11 @@ pub fn routes_keyed_in(
             if protocol.is_some_and(|n| n != protocol_name(st, pe.peer)) {
                 continue;
             }
-            paths.push(path_info(st, pe.peer, set, best, pe.stale, all));
+            let mut p = path_info(st, pe.peer, set, best, pe.stale, all);
+            if st.core.rov.is_some() {
+                p.rpki = Some(st.core.rov_state(&r.prefix, set).as_str().into());
+            }
+            paths.push(p);
         }
         if paths.is_empty() {
             return;

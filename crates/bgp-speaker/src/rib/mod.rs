@@ -75,6 +75,12 @@ pub enum RibMsg {
     Control(ControlFn),
     /// A tracked next hop changed (from the next-hop watcher, `nht.rs`).
     Nexthop(bgp_core::NexthopUpdate),
+    /// The RPKI VRP table in use changed (from `rpki.rs`): the new table
+    /// and the VRP prefixes whose VRPs changed.
+    Vrps(
+        std::sync::Arc<rov::VrpTable>,
+        std::sync::Arc<Vec<base::Prefix>>,
+    ),
 }
 
 impl std::fmt::Debug for RibMsg {
@@ -84,6 +90,7 @@ impl std::fmt::Debug for RibMsg {
             RibMsg::Tick => f.write_str("Tick"),
             RibMsg::Control(_) => f.write_str("Control(..)"),
             RibMsg::Nexthop(u) => f.debug_tuple("Nexthop").field(u).finish(),
+            RibMsg::Vrps(t, c) => write!(f, "Vrps({} VRPs, {} changed)", t.len(), c.len()),
         }
     }
 }
@@ -286,6 +293,9 @@ impl RibState {
             }
             RibMsg::Control(f) => f(self),
             RibMsg::Nexthop(u) => self.core.nexthop_update(u, &mut self.out),
+            RibMsg::Vrps(t, c) => {
+                self.core.vrp_update(t, &c);
+            }
         }
         self.deliver();
     }

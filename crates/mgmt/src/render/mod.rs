@@ -4,10 +4,12 @@
 
 mod protocols;
 mod routes;
+mod rpki;
 mod time;
 
 pub use protocols::{render_protocols, HEADER as PROTOCOLS_HEADER};
 pub use routes::{render_route_count, render_routes, render_routes_of};
+pub use rpki::render_rpki;
 
 use crate::proto::{
     ActionResult, BfdSessionInfo, ConfigureResult, Data, NexthopInfo, Request, Response, StatusInfo,
@@ -60,6 +62,7 @@ fn render_data(out: &mut String, req: &Request, data: &Data, o: &RenderOpts) {
         Data::Configure(c) => render_configure(out, c),
         Data::Nexthops(n) => render_nexthops(out, n),
         Data::Bfd(b) => render_bfd(out, b),
+        Data::Rpki(r) => render_rpki(out, r),
         Data::Bmp(b) => render_bmp(out, b),
     }
 }

@@ -116,6 +116,9 @@ fn path_line(out: &mut String, prefix: &str, p: &PathInfo, o: &RenderOpts) {
         }
         out.push(']');
     }
+    if let Some(r) = &p.rpki {
+        let _ = write!(out, " rpki={r}");
+    }
     out.push('\n');
     if p.dest == RouteDest::Unicast {
         if let Some(v) = p.via {
@@ -348,6 +351,27 @@ Table master6:
 \tvia fe80::1 on eth0
 ";
         assert_eq!(s, want);
+    }
+
+    #[test]
+    fn rpki_state_after_the_origin() {
+        let mut p = bgp_path();
+        p.rpki = Some("invalid".into());
+        let routes = vec![RouteInfo {
+            prefix: "10.0.0.0/24".into(),
+            paths: vec![p],
+        }];
+        let mut s = String::new();
+        render_routes(&mut s, &routes, false, &RenderOpts::default());
+        assert_eq!(
+            s,
+            "Table master4:\n10.0.0.0/24          unicast [peer1 22:13:20.123] * (100) [AS65002i] rpki=invalid\n\tvia 192.0.2.1 on eth0\n"
+        );
+        // JSON: "rpki" only when set.
+        let j = serde_json::to_string(&routes[0].paths[0]).unwrap();
+        assert!(j.contains("\"rpki\":\"invalid\""), "{j}");
+        let j = serde_json::to_string(&bgp_path()).unwrap();
+        assert!(!j.contains("rpki"), "{j}");
     }
 
     #[test]

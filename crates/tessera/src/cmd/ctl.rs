@@ -111,6 +111,8 @@ enum ShowWhat {
     Bfd,
     /// BMP collectors (RFC 7854): state, messages sent, queue, drops.
     Bmp,
+    /// RPKI: the RTR caches, their state and serial, the VRPs in use
+    Rpki,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -231,6 +233,7 @@ fn to_request(cmd: &CtlCommand) -> Result<(Request, &ConnArgs), String> {
                 ShowWhat::Nexthop => Request::ShowNexthop,
                 ShowWhat::Bfd => Request::ShowBfd,
                 ShowWhat::Bmp => Request::ShowBmp,
+                ShowWhat::Rpki => Request::ShowRpki,
             };
             (req, &s.conn)
         }
@@ -496,6 +499,7 @@ mod tests {
         assert_eq!(req(&["show", "nexthop"]), Request::ShowNexthop);
         assert_eq!(req(&["show", "bfd"]), Request::ShowBfd);
         assert_eq!(req(&["show", "bmp"]), Request::ShowBmp);
+        assert_eq!(req(&["show", "rpki"]), Request::ShowRpki);
     }
 
     #[test]
