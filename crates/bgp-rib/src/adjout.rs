@@ -10,7 +10,7 @@ use std::collections::hash_map::Entry;
 
 use base::{Prefix, Prefix4};
 
-use crate::hash::{FastMap, FastSet};
+use crate::hash::{table_bytes, FastMap, FastSet};
 use crate::intern::AttrHandle;
 use crate::key::PKey;
 use crate::split::SplitMap;
@@ -43,6 +43,9 @@ const PENDING_KEEP: usize = 4096;
 impl Pending {
     pub(crate) fn len(&self) -> usize {
         self.v4.len() + self.v6.len()
+    }
+    fn heap_bytes(&self) -> usize {
+        table_bytes::<Prefix4>(self.v4.capacity()) + table_bytes::<PKey>(self.v6.capacity())
     }
     pub(crate) fn contains(&self, p: &Prefix) -> bool {
         match p.masked() {
@@ -95,6 +98,9 @@ pub(crate) struct Sent {
 impl Sent {
     fn len(&self) -> usize {
         self.v4.len() + self.v6.len()
+    }
+    fn heap_bytes(&self) -> usize {
+        self.v4.heap_bytes() + self.v6.heap_bytes()
     }
     pub(crate) fn get(&self, p: &Prefix) -> Option<AttrHandle> {
         match p.masked() {
@@ -178,6 +184,17 @@ impl AdjOut {
     }
     pub(crate) fn is_paths(&self) -> bool {
         matches!(self, AdjOut::Paths(_))
+    }
+    /// Estimated heap bytes of (what was sent, the pending changes).
+    pub(crate) fn heap_bytes(&self) -> (usize, usize) {
+        match self {
+            AdjOut::Best(o) => (o.sent.heap_bytes(), o.pending.heap_bytes()),
+            AdjOut::Paths(o) => (
+                table_bytes::<(PKey, Box<[SentPath]>)>(o.sent.capacity())
+                    + o.paths * std::mem::size_of::<SentPath>(),
+                table_bytes::<((PKey, u32), Option<AttrHandle>)>(o.pending.capacity()),
+            ),
+        }
     }
 }
 

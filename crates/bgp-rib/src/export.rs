@@ -291,6 +291,16 @@ impl RibShard {
         batch
     }
 
+    /// Estimated heap bytes this shard keeps for `peer`'s Adj-RIB-Out
+    /// alone, as (what was sent, the changes pending): hash table bucket
+    /// arrays from their capacities, without allocator overhead. For
+    /// memory accounting (`examples/adjout_mem.rs`).
+    pub fn adj_out_heap_bytes(&self, peer: PeerId) -> (usize, usize) {
+        self.peer_state(peer)
+            .and_then(|p| p.out.as_ref())
+            .map_or((0, 0), AdjOut::heap_bytes)
+    }
+
     /// What the Adj-RIB-Out of `peer` holds for `prefix` (with ADD-PATH,
     /// the path with the lowest identifier; see [`Self::adj_out_paths`]).
     pub fn adj_out(&self, peer: PeerId, prefix: &Prefix) -> Option<&AttrSet> {
