@@ -13,7 +13,9 @@
 //! (`RibShard::shared_adj_out_heap_bytes`), from table capacities.
 //!
 //! Usage: `cargo run -p bgp-rib --example adjout_mem -- [all|monitor]
-//! [GEN] [PER] [SHARDS]` (defaults: all 30 10000 2).
+//! [GEN] [PER] [SHARDS]` (defaults: all 30 10000 2). With
+//! `ADJOUT_PRIVATE=1` in the environment the policy names no update group,
+//! so every peer keeps its own table (the representation before groups).
 
 use std::net::{IpAddr, Ipv4Addr};
 
@@ -39,6 +41,7 @@ fn status_kib(field: &str) -> u64 {
 /// generator peers).
 struct Bench {
     all: bool,
+    private: bool,
     monitor: PeerId,
 }
 
@@ -56,11 +59,18 @@ impl ExportPolicy for Bench {
     fn rejects_all(&self, to: PeerId) -> bool {
         !self.all && to != self.monitor
     }
+    /// Peers exported to form one group, the others another (with
+    /// `private`, none: every peer keeps its own table, as before update
+    /// groups).
+    fn export_group(&self, to: PeerId) -> Option<u64> {
+        (!self.private).then_some(u64::from(self.rejects_all(to)))
+    }
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let all = args.first().is_none_or(|a| a != "monitor");
+    let private = std::env::var_os("ADJOUT_PRIVATE").is_some();
     let num = |i: usize, d: usize| args.get(i).and_then(|a| a.parse().ok()).unwrap_or(d);
     let (gens, per, shards) = (num(1, 30), num(2, 10_000), num(3, 2));
     let synth = SynthRib::generate(&SynthConfig {
@@ -98,7 +108,11 @@ fn main() {
         router_id: Ipv4Addr::new(198, 18, 255, 1),
         cluster_id: Ipv4Addr::new(198, 18, 255, 1),
         roles,
-        inner: Bench { all, monitor },
+        inner: Bench {
+            all,
+            monitor,
+            private,
+        },
     };
     let rss0 = status_kib("VmRSS:");
     let mut buf = EntryBuf::default();
@@ -157,6 +171,11 @@ fn main() {
     let rss1 = status_kib("VmRSS:");
     let exporting = if all { gens + 1 } else { 1 };
     let (mut own, mut pending) = (0usize, 0usize);
+    let shared: usize = rib
+        .shards()
+        .iter()
+        .map(|s| s.shared_adj_out_heap_bytes())
+        .sum();
     for s in rib.shards() {
         for &to in &ids {
             let (a, b) = s.adj_out_heap_bytes(to);
@@ -175,5 +194,14 @@ fn main() {
         (rss1.saturating_sub(rss0)) as f64 / 1024.0,
         mib(own) / exporting as f64,
         mib(pending) / exporting as f64,
+    );
+    let groups: Vec<usize> = (rib.shards().first().map(|s| s.update_groups()))
+        .unwrap_or_default()
+        .iter()
+        .map(Vec::len)
+        .collect();
+    println!(
+        "update groups (members each, shard 0): {groups:?}; their shared tables {:.2} MiB",
+        mib(shared)
     );
 }

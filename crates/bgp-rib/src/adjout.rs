@@ -10,6 +10,7 @@ use std::collections::hash_map::Entry;
 
 use base::{Prefix, Prefix4};
 
+use crate::group::Member;
 use crate::hash::{table_bytes, FastMap, FastSet};
 use crate::intern::AttrHandle;
 use crate::key::PKey;
@@ -24,10 +25,24 @@ use crate::PeerId;
 /// IPv4 prefix, where a map to the new state took 29 (issue 17: the
 /// pending set of every exporting peer fills up to the table while its
 /// socket is slower than the RIB, and was the largest per-peer term).
+///
+/// A member of an update group (`member`, see [`crate::group`]) keeps
+/// `sent` empty: what it was sent is its bit in the group's table.
 #[derive(Debug, Default)]
 pub(crate) struct BestOut {
     pub(crate) sent: Sent,
     pub(crate) pending: Pending,
+    pub(crate) member: Option<Member>,
+}
+
+impl BestOut {
+    /// Nothing advertised (withdrawals may still be queued).
+    pub(crate) fn sent_is_empty(&self) -> bool {
+        self.sent_len() == 0
+    }
+    fn sent_len(&self) -> usize {
+        self.member.map_or(self.sent.len(), |m| m.advertised)
+    }
 }
 
 /// The changed prefixes of one [`BestOut`], per family.
@@ -167,7 +182,7 @@ impl AdjOut {
     /// Prefixes (paths, with ADD-PATH) currently advertised.
     pub(crate) fn sent_len(&self) -> usize {
         match self {
-            AdjOut::Best(o) => o.sent.len(),
+            AdjOut::Best(o) => o.sent_len(),
             AdjOut::Paths(o) => o.sent_len(),
         }
     }
@@ -176,6 +191,8 @@ impl AdjOut {
         self.sent_len() == 0
     }
     /// Empties it (keeping the mode) and returns the references it held.
+    /// An update group member must leave its group first
+    /// ([`crate::RibShard::clear_adj_out`] does both).
     pub(crate) fn take_handles(&mut self) -> Vec<AttrHandle> {
         match self {
             AdjOut::Best(o) => std::mem::take(o).sent.into_values().collect(),

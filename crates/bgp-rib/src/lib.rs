@@ -76,6 +76,7 @@ mod encode;
 mod encode_attrs;
 mod export;
 mod gr;
+mod group;
 mod hash;
 mod intern;
 mod key;

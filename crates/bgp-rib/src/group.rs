@@ -1,0 +1,427 @@
+//! Shared Adj-RIB-Out of an update group (issue 17, docs/adr/0005).
+//!
+//! Peers whose export verdicts are the same for every route (the export
+//! policy says so through [`ExportPolicy::export_group`]: the same key
+//! means the same verdict and rewrite for every prefix, source and set,
+//! routes never going back to their source aside) and who agree on
+//! eBGP/iBGP share one table: prefix -> (the attribute set the group
+//! exports, one bit per member: "exported to this member"). A member's
+//! Adj-RIB-Out is its bits: what it was sent for a prefix is the entry's
+//! set where its bit is set, nothing otherwise. This is BIRD's per-peer
+//! export bit, with the exported set kept once per group instead of being
+//! recomputed from the Loc-RIB, so that a member's state between export
+//! rounds (a drain reads it) does not move with the Loc-RIB.
+//!
+//! * An entry exists while some member's bit is set; it holds one
+//!   reference on its set (a private table holds one per peer).
+//! * Each member keeps its own pending set and drains at its own pace
+//!   (pull export, ADR 0004); a drain reads the entry at drain time, as
+//!   a private peer's reads its `sent` table.
+//! * A peer joins a group when its Adj-RIB-Out is empty (nothing sent,
+//!   nothing pending: a new session) and its key names the group. When
+//!   its key changes (a policy change, a reconfigured peer) it leaves:
+//!   its bits become a private table of what it was sent, which the next
+//!   export corrects; the other members see nothing.
+//! * An export round computes a group's set for each changed prefix once
+//!   (asking the policy on behalf of a member that is not the route's
+//!   source) and then only flips bits and queues the prefix for the
+//!   members whose state changed, exactly as each member's private table
+//!   would have (the property test in `tests/group.rs` checks this
+//!   against peers kept private).
+//! * [`RibShard::export_full`] for one member recomputes the group's set
+//!   for every prefix: if the policy no longer gives what the entry holds
+//!   (it changed without the key changing, which a correct key rules
+//!   out), every member with the bit is re-sent the new set, where
+//!   private tables would have kept the old one until the prefix changed.
+//!
+//! A group has at most [`MEMBERS`] members (the bits of a `u32`); more
+//! peers with the same key form further groups.
+
+use std::collections::hash_map::Entry;
+
+use base::{Prefix, Prefix4};
+
+use crate::adjout::AdjOut;
+use crate::export::same_towards_ebgp;
+use crate::intern::AttrHandle;
+use crate::key::PKey;
+use crate::policy::ExportPolicy;
+use crate::shard::RibShard;
+use crate::split::SplitMap;
+use crate::PeerId;
+
+/// Members per group: one bit each in an entry's mask.
+pub(crate) const MEMBERS: usize = 32;
+
+/// One shared entry: the set exported and who it was exported to.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Slot {
+    pub(crate) h: AttrHandle,
+    pub(crate) mask: u32,
+}
+
+/// Where a peer sits in a group.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Member {
+    pub(crate) group: u16,
+    pub(crate) bit: u8,
+    /// Entries with this member's bit set (its advertised prefixes).
+    pub(crate) advertised: usize,
+}
+
+/// A group's key: the policy's [`ExportPolicy::export_group`] key and
+/// whether the members are eBGP peers (the RIB's own iBGP rule and the
+/// eBGP wire comparison read it).
+pub(crate) type GroupKey = (u64, bool);
+
+/// One update group of a shard.
+#[derive(Debug)]
+pub(crate) struct Group {
+    pub(crate) key: GroupKey,
+    pub(crate) members: [Option<PeerId>; MEMBERS],
+    v4: SplitMap<Prefix4, Slot>,
+    v6: SplitMap<PKey, Slot>,
+}
+
+impl Group {
+    fn new(key: GroupKey) -> Group {
+        Group {
+            key,
+            members: [None; MEMBERS],
+            v4: SplitMap::default(),
+            v6: SplitMap::default(),
+        }
+    }
+    pub(crate) fn get(&self, p: &Prefix) -> Option<Slot> {
+        match p.masked() {
+            Prefix::V4(k) => self.v4.get(&k).copied(),
+            p @ Prefix::V6(_) => self.v6.get(&PKey::from(p)).copied(),
+        }
+    }
+    /// What member `bit` was sent for `p`.
+    pub(crate) fn sent(&self, bit: u8, p: &Prefix) -> Option<AttrHandle> {
+        self.get(p)
+            .filter(|s| s.mask & (1u32 << bit) != 0)
+            .map(|s| s.h)
+    }
+    /// Sets `p`'s entry (`None`: removes it); returns the previous one.
+    fn set(&mut self, p: Prefix, slot: Option<Slot>) -> Option<Slot> {
+        fn put<K: std::hash::Hash + Eq>(
+            m: &mut SplitMap<K, Slot>,
+            k: K,
+            slot: Option<Slot>,
+        ) -> Option<Slot> {
+            match (m.entry(k), slot) {
+                (Entry::Occupied(mut o), Some(s)) => Some(o.insert(s)),
+                (Entry::Occupied(o), None) => Some(o.remove()),
+                (Entry::Vacant(v), Some(s)) => {
+                    v.insert(s);
+                    None
+                }
+                (Entry::Vacant(_), None) => None,
+            }
+        }
+        match p.masked() {
+            Prefix::V4(k) => put(&mut self.v4, k, slot),
+            p @ Prefix::V6(_) => put(&mut self.v6, PKey::from(p), slot),
+        }
+    }
+    pub(crate) fn is_empty(&self) -> bool {
+        self.v4.len() + self.v6.len() == 0
+    }
+    /// Prefixes whose entry has member `bit` set.
+    pub(crate) fn prefixes_of(&self, bit: u8) -> impl Iterator<Item = Prefix> + '_ {
+        let b = 1u32 << bit;
+        let v4 = (self.v4.iter())
+            .filter(move |(_, s)| s.mask & b != 0)
+            .map(|(k, _)| Prefix::V4(*k));
+        let v6 = (self.v6.iter())
+            .filter(move |(_, s)| s.mask & b != 0)
+            .filter_map(|(k, _)| k.prefix());
+        v4.chain(v6)
+    }
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.v4.heap_bytes() + self.v6.heap_bytes()
+    }
+    /// Clears member `bit` everywhere, handing each (prefix, set) it had
+    /// to `had` and each set whose entry is left without members (and so
+    /// removed) to `freed`.
+    fn clear_bit(
+        &mut self,
+        bit: u8,
+        had: &mut dyn FnMut(Prefix, AttrHandle),
+        freed: &mut Vec<AttrHandle>,
+    ) {
+        let b = 1u32 << bit;
+        self.v4.retain(|k, s| {
+            if s.mask & b != 0 {
+                s.mask &= !b;
+                had(Prefix::V4(*k), s.h);
+            }
+            if s.mask == 0 {
+                freed.push(s.h);
+            }
+            s.mask != 0
+        });
+        self.v6.retain(|k, s| {
+            if s.mask & b != 0 {
+                s.mask &= !b;
+                if let Some(p) = k.prefix() {
+                    had(p, s.h);
+                }
+            }
+            if s.mask == 0 {
+                freed.push(s.h);
+            }
+            s.mask != 0
+        });
+    }
+}
+
+impl RibShard {
+    /// The group key of `to` under `policy` (`None`: keeps a private
+    /// table).
+    fn group_key<E: ExportPolicy + ?Sized>(&self, to: PeerId, policy: &E) -> Option<GroupKey> {
+        let ebgp = self.peer_state(to)?.cfg.ebgp;
+        Some((policy.export_group(to)?, ebgp))
+    }
+
+    /// Puts `to` in the group its key names, or takes it out of one whose
+    /// key is no longer its own (see the module docs). ADD-PATH peers and
+    /// peers without an Adj-RIB-Out are left alone.
+    pub(crate) fn sync_group<E: ExportPolicy + ?Sized>(&mut self, to: PeerId, policy: &E) {
+        let key = self.group_key(to, policy);
+        let Some(AdjOut::Best(out)) = self.peer_state(to).and_then(|p| p.out.as_ref()) else {
+            return;
+        };
+        match out.member {
+            Some(m) => {
+                let same = self
+                    .groups
+                    .get(m.group as usize)
+                    .and_then(Option::as_ref)
+                    .is_some_and(|g| Some(g.key) == key);
+                if !same {
+                    let released = self.leave_group(to, true);
+                    for h in released {
+                        self.interner.release(h);
+                    }
+                }
+            }
+            None => {
+                if let Some(k) = key {
+                    if out.sent_is_empty() && out.pending.len() == 0 {
+                        self.join_group(to, k);
+                    }
+                }
+            }
+        }
+    }
+
+    fn join_group(&mut self, to: PeerId, key: GroupKey) {
+        let free = |g: &Group| g.members.iter().position(Option::is_none);
+        let found = self.groups.iter().enumerate().find_map(|(i, g)| {
+            let g = g.as_ref().filter(|g| g.key == key)?;
+            Some((i, free(g)?))
+        });
+        let (gi, bit) = match found {
+            Some(x) => x,
+            None => {
+                let gi = match self.groups.iter().position(Option::is_none) {
+                    Some(i) => i,
+                    None => {
+                        self.groups.push(None);
+                        self.groups.len() - 1
+                    }
+                };
+                if gi > usize::from(u16::MAX) {
+                    return;
+                }
+                if let Some(slot) = self.groups.get_mut(gi) {
+                    *slot = Some(Group::new(key));
+                }
+                (gi, 0)
+            }
+        };
+        let Some(Some(g)) = self.groups.get_mut(gi) else {
+            return;
+        };
+        let Some(m) = g.members.get_mut(bit) else {
+            return;
+        };
+        *m = Some(to);
+        if let Some(Some(st)) = self.peers.get_mut(to.0 as usize) {
+            if let Some(AdjOut::Best(out)) = st.out.as_mut() {
+                out.member = Some(Member {
+                    group: gi as u16,
+                    bit: bit as u8,
+                    advertised: 0,
+                });
+            }
+        }
+    }
+
+    /// Takes `peer` out of its group. With `materialize`, what it was sent
+    /// becomes its private table (references acquired); without, it is
+    /// forgotten. Returns the references the caller must release (sets no
+    /// member holds any more).
+    pub(crate) fn leave_group(&mut self, peer: PeerId, materialize: bool) -> Vec<AttrHandle> {
+        let mut freed = Vec::new();
+        let RibShard {
+            groups,
+            peers,
+            interner,
+            ..
+        } = self;
+        let Some(Some(st)) = peers.get_mut(peer.0 as usize) else {
+            return freed;
+        };
+        let Some(AdjOut::Best(out)) = st.out.as_mut() else {
+            return freed;
+        };
+        let Some(m) = out.member.take() else {
+            return freed;
+        };
+        let Some(slot) = groups.get_mut(m.group as usize) else {
+            return freed;
+        };
+        let Some(g) = slot.as_mut() else {
+            return freed;
+        };
+        if let Some(x) = g.members.get_mut(m.bit as usize) {
+            *x = None;
+        }
+        let sent = &mut out.sent;
+        let mut had = |p: Prefix, h: AttrHandle| {
+            if materialize {
+                interner.acquire(h);
+                let (dropped, _) = sent.set(p, Some(h));
+                if let Some(d) = dropped {
+                    // Not reached: the private table was empty.
+                    interner.release(d);
+                }
+            }
+        };
+        g.clear_bit(m.bit, &mut had, &mut freed);
+        if g.members.iter().all(Option::is_none) {
+            // Every entry had no member left and is gone.
+            *slot = None;
+        }
+        freed
+    }
+
+    /// Exports `prefix` to every member of group `gi`: the group's set is
+    /// computed once, then each member's bit and pending set change as its
+    /// private table would have.
+    pub(crate) fn group_export<E: ExportPolicy + ?Sized>(
+        &mut self,
+        gi: usize,
+        prefix: Prefix,
+        policy: &mut E,
+    ) {
+        let Some(Some(g)) = self.groups.get(gi) else {
+            return;
+        };
+        let members = g.members;
+        let from = self
+            .lookup(&prefix)
+            .and_then(|r| r.best())
+            .map(|(p, _)| p.peer);
+        // Asked on behalf of a member the route did not come from (it is
+        // never sent back there).
+        let rep = members
+            .iter()
+            .flatten()
+            .find(|m| Some(**m) != from)
+            .copied();
+        let want = match (from, rep) {
+            (Some(_), Some(r)) => self.desired(r, prefix, policy),
+            _ => None,
+        };
+        let RibShard {
+            groups,
+            peers,
+            interner,
+            ..
+        } = self;
+        let Some(Some(g)) = groups.get_mut(gi) else {
+            if let Some(h) = want {
+                interner.release(h);
+            }
+            return;
+        };
+        let ebgp = g.key.1;
+        let old = g.get(&prefix);
+        let mut mask = 0u32;
+        for (j, m) in members.iter().enumerate() {
+            let Some(m) = *m else {
+                continue;
+            };
+            let bit = 1u32 << j;
+            let was = old.filter(|s| s.mask & bit != 0).map(|s| s.h);
+            let now = if Some(m) == from { None } else { want };
+            if now.is_some() {
+                mask |= bit;
+            }
+            if was == now {
+                continue;
+            }
+            let Some(Some(st)) = peers.get_mut(m.0 as usize) else {
+                continue;
+            };
+            let Some(AdjOut::Best(out)) = st.out.as_mut() else {
+                continue;
+            };
+            if let Some(me) = out.member.as_mut() {
+                match (was, now) {
+                    (None, Some(_)) => me.advertised += 1,
+                    (Some(_), None) => me.advertised = me.advertised.saturating_sub(1),
+                    _ => {}
+                }
+            }
+            // As for a private table (`export_one`): towards eBGP a set
+            // that encodes like the one sent is recorded, not sent again.
+            let same_on_wire = ebgp
+                && !out.pending.contains(&prefix)
+                && match (was, now) {
+                    (Some(o), Some(n)) => match (interner.get(o), interner.get(n)) {
+                        (Some(a), Some(b)) => same_towards_ebgp(a, b),
+                        _ => false,
+                    },
+                    _ => false,
+                };
+            if !same_on_wire {
+                out.pending.insert(prefix);
+            }
+        }
+        let slot = match want {
+            Some(h) if mask != 0 => Some(Slot { h, mask }),
+            _ => None,
+        };
+        if slot.is_none() {
+            if let Some(h) = want {
+                interner.release(h);
+            }
+        }
+        if let Some(o) = g.set(prefix, slot) {
+            interner.release(o.h);
+        }
+    }
+
+    /// Estimated heap bytes of this shard's update-group tables, shared by
+    /// their members (see [`Self::adj_out_heap_bytes`] for what each peer
+    /// keeps alone).
+    pub fn shared_adj_out_heap_bytes(&self) -> usize {
+        self.groups.iter().flatten().map(Group::heap_bytes).sum()
+    }
+
+    /// The update groups of this shard, as the peers of each (for tests
+    /// and the CLI).
+    pub fn update_groups(&self) -> Vec<Vec<PeerId>> {
+        self.groups
+            .iter()
+            .flatten()
+            .map(|g| g.members.iter().flatten().copied().collect())
+            .collect()
+    }
+}
