@@ -27,7 +27,8 @@ use crate::PeerId;
 /// socket is slower than the RIB, and was the largest per-peer term).
 ///
 /// A member of an update group (`member`, see [`crate::group`]) keeps
-/// `sent` empty: what it was sent is its bit in the group's table.
+/// what it was sent as its bit in the group's table; `sent` holds only
+/// its overrides (usually none).
 #[derive(Debug, Default)]
 pub(crate) struct BestOut {
     pub(crate) sent: Sent,
@@ -41,7 +42,7 @@ impl BestOut {
         self.sent_len() == 0
     }
     fn sent_len(&self) -> usize {
-        self.member.map_or(self.sent.len(), |m| m.advertised)
+        self.sent.len() + self.member.map_or(0, |m| m.advertised)
     }
 }
 

@@ -62,7 +62,7 @@ impl RibShard {
                 continue;
             }
             for p in changed {
-                self.group_export(gi, p.masked(), policy);
+                self.group_export(gi, p.masked(), policy, None);
             }
         }
         for i in 0..self.peers.len() {
@@ -134,7 +134,7 @@ impl RibShard {
             // already have it see no change.
             Some(gi) => {
                 for p in all {
-                    self.group_export(gi, p, policy);
+                    self.group_export(gi, p, policy, Some(to));
                 }
             }
             None => {
@@ -232,7 +232,7 @@ impl RibShard {
             return;
         }
         if let Some(gi) = self.group_of(to) {
-            self.group_export(gi, prefix, policy);
+            self.group_export(gi, prefix, policy, Some(to));
             return;
         }
         let want = self.desired(to, prefix, policy);
@@ -288,6 +288,12 @@ impl RibShard {
                 };
                 if let Some(Some(g)) = groups.get(m.group as usize) {
                     for p in g.prefixes_of(m.bit) {
+                        out.pending.insert(p);
+                    }
+                }
+                // Overrides (see `group.rs`).
+                for (p, _) in out.sent.iter() {
+                    if let Some(p) = p.prefix() {
                         out.pending.insert(p);
                     }
                 }
@@ -351,7 +357,7 @@ impl RibShard {
         let group =
             member.and_then(|m| Some((update_groups.get(m.group as usize)?.as_ref()?, m.bit)));
         let state = |p: &Prefix| match group {
-            Some((g, bit)) => g.sent(bit, p),
+            Some((g, bit)) => g.sent(bit, p).or_else(|| sent.get(p)),
             None => sent.get(p),
         };
         pending.take(max, |p| match state(&p) {
@@ -380,7 +386,8 @@ impl RibShard {
                 .groups
                 .get(m.group as usize)?
                 .as_ref()?
-                .sent(m.bit, prefix),
+                .sent(m.bit, prefix)
+                .or_else(|| out.sent.get(prefix)),
             None => out.sent.get(prefix),
         }
     }

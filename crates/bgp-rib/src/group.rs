@@ -34,6 +34,13 @@
 //!   out), every member with the bit is re-sent the new set, where
 //!   private tables would have kept the old one until the prefix changed.
 //!
+//! * Overrides: a member exported to alone (a new session's full export)
+//!   while a change of a prefix has not reached the other members yet
+//!   needs a set other than the entry's; it keeps that one in its private
+//!   table (its bit clear) until the next export of the prefix to the
+//!   whole group folds it back. A member's state is its bit, else its
+//!   private table.
+//!
 //! A group has at most [`MEMBERS`] members (the bits of a `u32`); more
 //! peers with the same key form further groups.
 
@@ -297,7 +304,8 @@ impl RibShard {
                 interner.acquire(h);
                 let (dropped, _) = sent.set(p, Some(h));
                 if let Some(d) = dropped {
-                    // Not reached: the private table was empty.
+                    // Not reached: a member's override is never for a
+                    // prefix where its bit is set.
                     interner.release(d);
                 }
             }
@@ -310,14 +318,22 @@ impl RibShard {
         freed
     }
 
-    /// Exports `prefix` to every member of group `gi`: the group's set is
-    /// computed once, then each member's bit and pending set change as its
-    /// private table would have.
+    /// Exports `prefix` to the members of group `gi` (`only`: to that
+    /// member alone, as [`Self::export_full`] does for a new session): the
+    /// group's set is computed once, then each member's bit (or override)
+    /// and pending set change as its private table would have.
+    ///
+    /// A member that must have a set other than the entry's while other
+    /// members keep the entry's (only when exporting to one member, before
+    /// a change of the prefix reached the others) keeps it in its private
+    /// table, an override; the next export of the prefix to the whole
+    /// group folds it back.
     pub(crate) fn group_export<E: ExportPolicy + ?Sized>(
         &mut self,
         gi: usize,
         prefix: Prefix,
         policy: &mut E,
+        only: Option<PeerId>,
     ) {
         let Some(Some(g)) = self.groups.get(gi) else {
             return;
@@ -328,12 +344,18 @@ impl RibShard {
             .and_then(|r| r.best())
             .map(|(p, _)| p.peer);
         // Asked on behalf of a member the route did not come from (it is
-        // never sent back there).
-        let rep = members
-            .iter()
-            .flatten()
-            .find(|m| Some(**m) != from)
-            .copied();
+        // never sent back there): the one exported to, or any (all were
+        // put in the groups their keys name before an export round; a
+        // member exported to alone may share the group with others whose
+        // keys changed since).
+        let rep = match only {
+            Some(o) => (Some(o) != from).then_some(o),
+            None => members
+                .iter()
+                .flatten()
+                .find(|m| Some(**m) != from)
+                .copied(),
+        };
         let want = match (from, rep) {
             (Some(_), Some(r)) => self.desired(r, prefix, policy),
             _ => None,
@@ -352,18 +374,24 @@ impl RibShard {
         };
         let ebgp = g.key.1;
         let old = g.get(&prefix);
+        let old_mask = old.map_or(0, |s| s.mask);
+        // The entry's set after this step: the old one while members that
+        // are not being exported to still have it.
+        let only_bit = only.and_then(|o| members.iter().position(|m| *m == Some(o)));
+        let keep_old = match (only, only_bit) {
+            (None, _) => false,
+            (Some(_), Some(b)) => old_mask & !(1u32 << b) != 0,
+            (Some(_), None) => old_mask != 0,
+        };
+        let value = if keep_old { old.map(|s| s.h) } else { want };
         let mut mask = 0u32;
         for (j, m) in members.iter().enumerate() {
             let Some(m) = *m else {
                 continue;
             };
             let bit = 1u32 << j;
-            let was = old.filter(|s| s.mask & bit != 0).map(|s| s.h);
-            let now = if Some(m) == from { None } else { want };
-            if now.is_some() {
-                mask |= bit;
-            }
-            if was == now {
+            if only.is_some_and(|o| o != m) {
+                mask |= old_mask & bit;
                 continue;
             }
             let Some(Some(st)) = peers.get_mut(m.0 as usize) else {
@@ -372,42 +400,74 @@ impl RibShard {
             let Some(AdjOut::Best(out)) = st.out.as_mut() else {
                 continue;
             };
+            let had_bit = old_mask & bit != 0;
+            let was = if had_bit {
+                old.map(|s| s.h)
+            } else {
+                out.sent.get(&prefix)
+            };
+            let now = if Some(m) == from { None } else { want };
+            let to_bit = now.is_some() && now == value;
+            if to_bit {
+                mask |= bit;
+            }
+            // The override: what `now` is when it is not the entry's set.
+            // A reference it drops is released after the comparison below
+            // reads the set.
+            let over = if to_bit { None } else { now };
+            let mut dropped = None;
+            if over.is_some() || out.sent.get(&prefix).is_some() {
+                if let Some(h) = over {
+                    interner.acquire(h);
+                }
+                dropped = out.sent.set(prefix, over).0;
+            }
             if let Some(me) = out.member.as_mut() {
-                match (was, now) {
-                    (None, Some(_)) => me.advertised += 1,
-                    (Some(_), None) => me.advertised = me.advertised.saturating_sub(1),
+                match (had_bit, to_bit) {
+                    (false, true) => me.advertised += 1,
+                    (true, false) => me.advertised = me.advertised.saturating_sub(1),
                     _ => {}
                 }
             }
-            // As for a private table (`export_one`): towards eBGP a set
-            // that encodes like the one sent is recorded, not sent again.
-            let same_on_wire = ebgp
-                && !out.pending.contains(&prefix)
-                && match (was, now) {
-                    (Some(o), Some(n)) => match (interner.get(o), interner.get(n)) {
-                        (Some(a), Some(b)) => same_towards_ebgp(a, b),
+            if was != now {
+                // As for a private table (`export_one`): towards eBGP a set
+                // that encodes like the one sent is recorded, not sent again.
+                let same_on_wire = ebgp
+                    && !out.pending.contains(&prefix)
+                    && match (was, now) {
+                        (Some(o), Some(n)) => match (interner.get(o), interner.get(n)) {
+                            (Some(a), Some(b)) => same_towards_ebgp(a, b),
+                            _ => false,
+                        },
                         _ => false,
-                    },
-                    _ => false,
-                };
-            if !same_on_wire {
-                out.pending.insert(prefix);
+                    };
+                if !same_on_wire {
+                    out.pending.insert(prefix);
+                }
+            }
+            if let Some(d) = dropped {
+                interner.release(d);
             }
         }
-        let slot = match want {
+        let slot = match value {
             Some(h) if mask != 0 => Some(Slot { h, mask }),
             _ => None,
         };
-        if slot.is_none() {
-            if let Some(h) = want {
-                interner.release(h);
-            }
+        // References: the entry keeps one on its set; `want` came with one.
+        // References: the old entry held one on its set and `want` came
+        // with one; the new entry keeps the one of the set it holds.
+        let prev = g.set(prefix, slot);
+        let (keep_prev, keep_want) = match slot {
+            None => (false, false),
+            Some(_) => (keep_old, !keep_old),
+        };
+        if let (Some(p), false) = (prev, keep_prev) {
+            interner.release(p.h);
         }
-        if let Some(o) = g.set(prefix, slot) {
-            interner.release(o.h);
+        if let (Some(h), false) = (want, keep_want) {
+            interner.release(h);
         }
     }
-
     /// Estimated heap bytes of this shard's update-group tables, shared by
     /// their members (see [`Self::adj_out_heap_bytes`] for what each peer
     /// keeps alone).
