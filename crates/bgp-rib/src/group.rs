@@ -41,149 +41,20 @@
 //!   whole group folds it back. A member's state is its bit, else its
 //!   private table.
 //!
-//! A group has at most [`MEMBERS`] members (the bits of a `u32`); more
+//! The group's storage ([`Group`]) is defined in `adjout.rs` with the
+//! other Adj-RIB-Out stores; this module holds the `RibShard` operations.
+//!
+//! A group has at most [`crate::adjout::MEMBERS`] members (the bits of a `u32`); more
 //! peers with the same key form further groups.
 
-use std::collections::hash_map::Entry;
+use base::Prefix;
 
-use base::{Prefix, Prefix4};
-
-use crate::adjout::AdjOut;
+use crate::adjout::{AdjOut, Group, GroupKey, Member, Slot};
 use crate::export::same_towards_ebgp;
 use crate::intern::AttrHandle;
-use crate::key::PKey;
 use crate::policy::ExportPolicy;
 use crate::shard::RibShard;
-use crate::split::SplitMap;
 use crate::PeerId;
-
-/// Members per group: one bit each in an entry's mask.
-pub(crate) const MEMBERS: usize = 32;
-
-/// One shared entry: the set exported and who it was exported to.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Slot {
-    pub(crate) h: AttrHandle,
-    pub(crate) mask: u32,
-}
-
-/// Where a peer sits in a group.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Member {
-    pub(crate) group: u16,
-    pub(crate) bit: u8,
-    /// Entries with this member's bit set (its advertised prefixes).
-    pub(crate) advertised: usize,
-}
-
-/// A group's key: the policy's [`ExportPolicy::export_group`] key and
-/// whether the members are eBGP peers (the RIB's own iBGP rule and the
-/// eBGP wire comparison read it).
-pub(crate) type GroupKey = (u64, bool);
-
-/// One update group of a shard.
-#[derive(Debug)]
-pub(crate) struct Group {
-    pub(crate) key: GroupKey,
-    pub(crate) members: [Option<PeerId>; MEMBERS],
-    v4: SplitMap<Prefix4, Slot>,
-    v6: SplitMap<PKey, Slot>,
-}
-
-impl Group {
-    fn new(key: GroupKey) -> Group {
-        Group {
-            key,
-            members: [None; MEMBERS],
-            v4: SplitMap::default(),
-            v6: SplitMap::default(),
-        }
-    }
-    pub(crate) fn get(&self, p: &Prefix) -> Option<Slot> {
-        match p.masked() {
-            Prefix::V4(k) => self.v4.get(&k).copied(),
-            p @ Prefix::V6(_) => self.v6.get(&PKey::from(p)).copied(),
-        }
-    }
-    /// What member `bit` was sent for `p`.
-    pub(crate) fn sent(&self, bit: u8, p: &Prefix) -> Option<AttrHandle> {
-        self.get(p)
-            .filter(|s| s.mask & (1u32 << bit) != 0)
-            .map(|s| s.h)
-    }
-    /// Sets `p`'s entry (`None`: removes it); returns the previous one.
-    fn set(&mut self, p: Prefix, slot: Option<Slot>) -> Option<Slot> {
-        fn put<K: std::hash::Hash + Eq>(
-            m: &mut SplitMap<K, Slot>,
-            k: K,
-            slot: Option<Slot>,
-        ) -> Option<Slot> {
-            match (m.entry(k), slot) {
-                (Entry::Occupied(mut o), Some(s)) => Some(o.insert(s)),
-                (Entry::Occupied(o), None) => Some(o.remove()),
-                (Entry::Vacant(v), Some(s)) => {
-                    v.insert(s);
-                    None
-                }
-                (Entry::Vacant(_), None) => None,
-            }
-        }
-        match p.masked() {
-            Prefix::V4(k) => put(&mut self.v4, k, slot),
-            p @ Prefix::V6(_) => put(&mut self.v6, PKey::from(p), slot),
-        }
-    }
-    pub(crate) fn is_empty(&self) -> bool {
-        self.v4.len() + self.v6.len() == 0
-    }
-    /// Prefixes whose entry has member `bit` set.
-    pub(crate) fn prefixes_of(&self, bit: u8) -> impl Iterator<Item = Prefix> + '_ {
-        let b = 1u32 << bit;
-        let v4 = (self.v4.iter())
-            .filter(move |(_, s)| s.mask & b != 0)
-            .map(|(k, _)| Prefix::V4(*k));
-        let v6 = (self.v6.iter())
-            .filter(move |(_, s)| s.mask & b != 0)
-            .filter_map(|(k, _)| k.prefix());
-        v4.chain(v6)
-    }
-    pub(crate) fn heap_bytes(&self) -> usize {
-        self.v4.heap_bytes() + self.v6.heap_bytes()
-    }
-    /// Clears member `bit` everywhere, handing each (prefix, set) it had
-    /// to `had` and each set whose entry is left without members (and so
-    /// removed) to `freed`.
-    fn clear_bit(
-        &mut self,
-        bit: u8,
-        had: &mut dyn FnMut(Prefix, AttrHandle),
-        freed: &mut Vec<AttrHandle>,
-    ) {
-        let b = 1u32 << bit;
-        self.v4.retain(|k, s| {
-            if s.mask & b != 0 {
-                s.mask &= !b;
-                had(Prefix::V4(*k), s.h);
-            }
-            if s.mask == 0 {
-                freed.push(s.h);
-            }
-            s.mask != 0
-        });
-        self.v6.retain(|k, s| {
-            if s.mask & b != 0 {
-                s.mask &= !b;
-                if let Some(p) = k.prefix() {
-                    had(p, s.h);
-                }
-            }
-            if s.mask == 0 {
-                freed.push(s.h);
-            }
-            s.mask != 0
-        });
-    }
-}
 
 impl RibShard {
     /// The group key of `to` under `policy` (`None`: keeps a private

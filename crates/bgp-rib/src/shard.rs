@@ -7,10 +7,9 @@ use std::net::IpAddr;
 use base::Prefix;
 use bgp_wire::Nlri;
 
-use crate::adjout::AdjOut;
+use crate::adjout::{AdjOut, Group};
 use crate::attrs::{AttrSet, AttrsBuilder};
 use crate::bestpath::BestPathConfig;
-use crate::group::Group;
 use crate::hash::FastMap;
 use crate::intern::{AttrHandle, Interner};
 use crate::key::PKey;
