@@ -33,6 +33,10 @@ pub(crate) struct BestOut {
     pub(crate) sent: Sent,
     pub(crate) pending: Pending,
     pub(crate) member: Option<Member>,
+    /// Not in a group, but the only peer of this group key so far: its
+    /// private table is what a group of it would hold, and becomes one
+    /// when a second peer of the key comes (see `group.rs`).
+    pub(crate) solo: Option<GroupKey>,
 }
 
 impl BestOut {
@@ -141,6 +145,12 @@ impl Sent {
             .iter()
             .map(|(k, h)| (PKey::from(Prefix::V4(*k)), *h));
         v4.chain(self.v6.iter().map(|(k, h)| (*k, *h)))
+    }
+    /// Every (prefix, handle), the references with them.
+    pub(crate) fn into_entries(self) -> impl Iterator<Item = (Prefix, AttrHandle)> {
+        let v4 = (self.v4.into_iter()).map(|(k, h)| (Prefix::V4(k), h));
+        let v6 = (self.v6.into_iter()).filter_map(|(k, h)| Some((k.prefix()?, h)));
+        v4.chain(v6)
     }
     fn into_values(self) -> impl Iterator<Item = AttrHandle> {
         self.v4.into_values().chain(self.v6.into_values())

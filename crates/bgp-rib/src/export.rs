@@ -352,6 +352,7 @@ impl RibShard {
             sent,
             pending,
             member,
+            ..
         } = &mut **out;
         // What the peer was sent: its bit in its group's table, or its own.
         let group =

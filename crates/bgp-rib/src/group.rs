@@ -86,6 +86,17 @@ impl RibShard {
                     }
                 }
             }
+            None if out.solo.is_some() => {
+                // A lone peer of its key whose key changed: its private
+                // table simply stops standing for a group.
+                if out.solo != key {
+                    if let Some(Some(st)) = self.peers.get_mut(to.0 as usize) {
+                        if let Some(AdjOut::Best(out)) = st.out.as_mut() {
+                            out.solo = None;
+                        }
+                    }
+                }
+            }
             None => {
                 if let Some(k) = key {
                     if out.sent_is_empty() && out.pending.len() == 0 {
@@ -96,12 +107,34 @@ impl RibShard {
         }
     }
 
+    /// Puts `to` (empty, no group) in a group of `key`: one with room, or
+    /// a new one with the peer that was alone with that key (its private
+    /// table becomes the group's), or, when it is the first, nowhere yet:
+    /// it keeps its private table (a lone peer's 12-byte slots, where a
+    /// group's are 16), marked `solo` for the next peer of its key.
     fn join_group(&mut self, to: PeerId, key: GroupKey) {
         let free = |g: &Group| g.members.iter().position(Option::is_none);
         let found = self.groups.iter().enumerate().find_map(|(i, g)| {
             let g = g.as_ref().filter(|g| g.key == key)?;
             Some((i, free(g)?))
         });
+        let alone = |st: &Option<crate::peer::PeerState>| matches!(st.as_ref().and_then(|s| s.out.as_ref()), Some(AdjOut::Best(o)) if o.solo == Some(key));
+        let first = match found {
+            Some(_) => None,
+            None => match (self.peers.iter().enumerate())
+                .find(|(i, st)| *i != to.0 as usize && alone(st))
+            {
+                Some((i, _)) => Some(PeerId(i as u16)),
+                None => {
+                    if let Some(Some(st)) = self.peers.get_mut(to.0 as usize) {
+                        if let Some(AdjOut::Best(out)) = st.out.as_mut() {
+                            out.solo = Some(key);
+                        }
+                    }
+                    return;
+                }
+            },
+        };
         let (gi, bit) = match found {
             Some(x) => x,
             None => {
@@ -115,10 +148,32 @@ impl RibShard {
                 if gi > usize::from(u16::MAX) {
                     return;
                 }
-                if let Some(slot) = self.groups.get_mut(gi) {
-                    *slot = Some(Group::new(key));
+                let mut g = Group::new(key);
+                // The lone peer's table becomes the group's, its
+                // references with it; it is member 0, `to` member 1.
+                if let Some(q) = first {
+                    if let Some(Some(st)) = self.peers.get_mut(q.0 as usize) {
+                        if let Some(AdjOut::Best(out)) = st.out.as_mut() {
+                            let sent = std::mem::take(&mut out.sent);
+                            let mut n = 0;
+                            for (p, h) in sent.into_entries() {
+                                g.set(p, Some(Slot { h, mask: 1 }));
+                                n += 1;
+                            }
+                            out.solo = None;
+                            out.member = Some(Member {
+                                group: gi as u16,
+                                bit: 0,
+                                advertised: n,
+                            });
+                            g.members[0] = Some(q);
+                        }
+                    }
                 }
-                (gi, 0)
+                if let Some(slot) = self.groups.get_mut(gi) {
+                    *slot = Some(g);
+                }
+                (gi, usize::from(first.is_some()))
             }
         };
         let Some(Some(g)) = self.groups.get_mut(gi) else {

@@ -50,6 +50,9 @@ impl<K, V> SplitMap<K, V> {
     pub(crate) fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
         self.parts.iter_mut().flat_map(|p| p.values_mut())
     }
+    pub(crate) fn into_iter(self) -> impl Iterator<Item = (K, V)> {
+        self.parts.into_iter().flat_map(|p| p.into_iter())
+    }
     pub(crate) fn into_values(self) -> impl Iterator<Item = V> {
         self.parts.into_iter().flat_map(|p| p.into_values())
     }

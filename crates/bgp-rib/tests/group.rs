@@ -448,9 +448,25 @@ fn peers_with_one_key_share_a_table() {
     assert_eq!(b.withdraw.len(), 0, "198.x: even first octet, kept");
     assert_eq!(s.pending_updates(PeerId(2)), 0);
     assert_eq!(s.peer_counts(PeerId(1)).unwrap().advertised, 1000);
-    // Down and up again: back into a group (the class-1 one, alone).
+    // Down and up again, alone with its key: a lone peer keeps a private
+    // table (12-byte slots, a group's are 16) until a second peer of the
+    // key comes; then its table becomes the group's.
     s.peer_down(PeerId(1), &mut ch).unwrap();
     s.export_full(PeerId(1), &mut p).unwrap();
-    assert_eq!(s.adj_out_heap_bytes(PeerId(1)).0, 0);
-    assert!(s.update_groups().contains(&vec![PeerId(1)]));
+    assert!(s.adj_out_heap_bytes(PeerId(1)).0 > 0);
+    assert!(!s.update_groups().iter().any(|g| g.contains(&PeerId(1))));
+    assert_eq!(s.peer_counts(PeerId(1)).unwrap().advertised, 1000);
+    assert_eq!(s.drain_updates(PeerId(1)).announce.len(), 1);
+    p.class[2] = 1;
+    s.peer_down(PeerId(2), &mut ch).unwrap();
+    s.export_full(PeerId(2), &mut p).unwrap();
+    assert_eq!(
+        s.adj_out_heap_bytes(PeerId(1)).0,
+        0,
+        "its table is the group's"
+    );
+    assert!(s.update_groups().contains(&vec![PeerId(1), PeerId(2)]));
+    assert_eq!(s.peer_counts(PeerId(1)).unwrap().advertised, 1000);
+    assert_eq!(s.peer_counts(PeerId(2)).unwrap().advertised, 1000);
+    assert_eq!(s.pending_updates(PeerId(1)), 0, "nothing re-sent to it");
 }
