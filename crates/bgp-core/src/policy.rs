@@ -123,6 +123,23 @@ impl ExportPolicy for UserExport<'_> {
         }
     }
 
+    /// Literal verdicts are the same for every peer with the same LLGR
+    /// negotiation (update groups, docs/adr/0005); compiled policies may
+    /// read the neighbour's address and AS, so their peers keep their own
+    /// Adj-RIB-Out.
+    fn export_group(&self, to: PeerId) -> Option<u64> {
+        let Some(Some(e)) = self.peers.get(to.0 as usize) else {
+            return None;
+        };
+        let code = match e.meta.export {
+            PolicyRef::AcceptAll => 0,
+            PolicyRef::RejectAll => 1,
+            PolicyRef::Named(..) => return None,
+        };
+        let llgr = e.up.as_ref().is_some_and(|u| u.negotiated.llgr.is_some());
+        Some(code << 1 | u64::from(llgr))
+    }
+
     fn export(
         &mut self,
         to: PeerId,

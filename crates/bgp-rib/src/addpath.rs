@@ -47,6 +47,17 @@ impl RibShard {
         peer: PeerId,
         cfg: Option<AddPathSend>,
     ) -> Result<(), RibError> {
+        let member = match self.peer_state(peer) {
+            None => return Err(RibError::UnknownPeer(peer)),
+            Some(st) => matches!(&st.out, Some(AdjOut::Best(o)) if o.member.is_some()),
+        };
+        // Switching a group member to ADD-PATH: it leaves its group (what
+        // it was sent is forgotten below anyway).
+        let mut released = if member && cfg.is_some() {
+            self.leave_group(peer, false)
+        } else {
+            Vec::new()
+        };
         let st = self
             .peers
             .get_mut(peer.0 as usize)
@@ -55,13 +66,12 @@ impl RibShard {
         let Some(out) = st.out.as_mut() else {
             return Ok(());
         };
-        let mut released = Vec::new();
         match (out, cfg) {
             (AdjOut::Paths(o), Some(c)) => o.cfg = c,
             (AdjOut::Best(_), None) => {}
             (out, cfg) => {
                 let was_paths = out.is_paths();
-                released = out.take_handles();
+                released.extend(out.take_handles());
                 *out = match cfg {
                     Some(c) => AdjOut::Paths(Box::new(PathsOut::new(c))),
                     None => AdjOut::default(),

@@ -10,7 +10,7 @@ use std::collections::hash_map::Entry;
 
 use base::{Prefix, Prefix4};
 
-use crate::hash::{FastMap, FastSet};
+use crate::hash::{table_bytes, FastMap, FastSet};
 use crate::intern::AttrHandle;
 use crate::key::PKey;
 use crate::split::SplitMap;
@@ -24,10 +24,29 @@ use crate::PeerId;
 /// IPv4 prefix, where a map to the new state took 29 (issue 17: the
 /// pending set of every exporting peer fills up to the table while its
 /// socket is slower than the RIB, and was the largest per-peer term).
+///
+/// A member of an update group (`member`, see [`crate::group`]) keeps
+/// what it was sent as its bit in the group's table; `sent` holds only
+/// its overrides (usually none).
 #[derive(Debug, Default)]
 pub(crate) struct BestOut {
     pub(crate) sent: Sent,
     pub(crate) pending: Pending,
+    pub(crate) member: Option<Member>,
+    /// Not in a group, but the only peer of this group key so far: its
+    /// private table is what a group of it would hold, and becomes one
+    /// when a second peer of the key comes (see `group.rs`).
+    pub(crate) solo: Option<GroupKey>,
+}
+
+impl BestOut {
+    /// Nothing advertised (withdrawals may still be queued).
+    pub(crate) fn sent_is_empty(&self) -> bool {
+        self.sent_len() == 0
+    }
+    fn sent_len(&self) -> usize {
+        self.sent.len() + self.member.map_or(0, |m| m.advertised)
+    }
 }
 
 /// The changed prefixes of one [`BestOut`], per family.
@@ -43,6 +62,9 @@ const PENDING_KEEP: usize = 4096;
 impl Pending {
     pub(crate) fn len(&self) -> usize {
         self.v4.len() + self.v6.len()
+    }
+    fn heap_bytes(&self) -> usize {
+        table_bytes::<Prefix4>(self.v4.capacity()) + table_bytes::<PKey>(self.v6.capacity())
     }
     pub(crate) fn contains(&self, p: &Prefix) -> bool {
         match p.masked() {
@@ -96,6 +118,9 @@ impl Sent {
     fn len(&self) -> usize {
         self.v4.len() + self.v6.len()
     }
+    fn heap_bytes(&self) -> usize {
+        self.v4.heap_bytes() + self.v6.heap_bytes()
+    }
     pub(crate) fn get(&self, p: &Prefix) -> Option<AttrHandle> {
         match p.masked() {
             Prefix::V4(k) => self.v4.get(&k).copied(),
@@ -120,6 +145,12 @@ impl Sent {
             .iter()
             .map(|(k, h)| (PKey::from(Prefix::V4(*k)), *h));
         v4.chain(self.v6.iter().map(|(k, h)| (*k, *h)))
+    }
+    /// Every (prefix, handle), the references with them.
+    pub(crate) fn into_entries(self) -> impl Iterator<Item = (Prefix, AttrHandle)> {
+        let v4 = (self.v4.into_iter()).map(|(k, h)| (Prefix::V4(k), h));
+        let v6 = (self.v6.into_iter()).filter_map(|(k, h)| Some((k.prefix()?, h)));
+        v4.chain(v6)
     }
     fn into_values(self) -> impl Iterator<Item = AttrHandle> {
         self.v4.into_values().chain(self.v6.into_values())
@@ -161,7 +192,7 @@ impl AdjOut {
     /// Prefixes (paths, with ADD-PATH) currently advertised.
     pub(crate) fn sent_len(&self) -> usize {
         match self {
-            AdjOut::Best(o) => o.sent.len(),
+            AdjOut::Best(o) => o.sent_len(),
             AdjOut::Paths(o) => o.sent_len(),
         }
     }
@@ -170,6 +201,8 @@ impl AdjOut {
         self.sent_len() == 0
     }
     /// Empties it (keeping the mode) and returns the references it held.
+    /// An update group member must leave its group first
+    /// ([`crate::RibShard::clear_adj_out`] does both).
     pub(crate) fn take_handles(&mut self) -> Vec<AttrHandle> {
         match self {
             AdjOut::Best(o) => std::mem::take(o).sent.into_values().collect(),
@@ -178,6 +211,17 @@ impl AdjOut {
     }
     pub(crate) fn is_paths(&self) -> bool {
         matches!(self, AdjOut::Paths(_))
+    }
+    /// Estimated heap bytes of (what was sent, the pending changes).
+    pub(crate) fn heap_bytes(&self) -> (usize, usize) {
+        match self {
+            AdjOut::Best(o) => (o.sent.heap_bytes(), o.pending.heap_bytes()),
+            AdjOut::Paths(o) => (
+                table_bytes::<(PKey, Box<[SentPath]>)>(o.sent.capacity())
+                    + o.paths * std::mem::size_of::<SentPath>(),
+                table_bytes::<((PKey, u32), Option<AttrHandle>)>(o.pending.capacity()),
+            ),
+        }
     }
 }
 
@@ -350,5 +394,135 @@ impl PathsOut {
         if !next.is_empty() {
             self.sent.insert(key, next.into_boxed_slice());
         }
+    }
+}
+
+// Update groups (operations in `group.rs`, docs/adr/0005).
+
+/// Members per group: one bit each in an entry's mask.
+pub(crate) const MEMBERS: usize = 32;
+
+/// One shared entry: the set exported and who it was exported to.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Slot {
+    pub(crate) h: AttrHandle,
+    pub(crate) mask: u32,
+}
+
+/// Where a peer sits in a group.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Member {
+    pub(crate) group: u16,
+    pub(crate) bit: u8,
+    /// Entries with this member's bit set (its advertised prefixes).
+    pub(crate) advertised: usize,
+}
+
+/// A group's key: the policy's [`ExportPolicy::export_group`] key and
+/// whether the members are eBGP peers (the RIB's own iBGP rule and the
+/// eBGP wire comparison read it).
+pub(crate) type GroupKey = (u64, bool);
+
+/// One update group of a shard.
+#[derive(Debug)]
+pub(crate) struct Group {
+    pub(crate) key: GroupKey,
+    pub(crate) members: [Option<PeerId>; MEMBERS],
+    v4: SplitMap<Prefix4, Slot>,
+    v6: SplitMap<PKey, Slot>,
+}
+
+impl Group {
+    pub(crate) fn new(key: GroupKey) -> Group {
+        Group {
+            key,
+            members: [None; MEMBERS],
+            v4: SplitMap::default(),
+            v6: SplitMap::default(),
+        }
+    }
+    pub(crate) fn get(&self, p: &Prefix) -> Option<Slot> {
+        match p.masked() {
+            Prefix::V4(k) => self.v4.get(&k).copied(),
+            p @ Prefix::V6(_) => self.v6.get(&PKey::from(p)).copied(),
+        }
+    }
+    /// What member `bit` was sent for `p`.
+    pub(crate) fn sent(&self, bit: u8, p: &Prefix) -> Option<AttrHandle> {
+        self.get(p)
+            .filter(|s| s.mask & (1u32 << bit) != 0)
+            .map(|s| s.h)
+    }
+    /// Sets `p`'s entry (`None`: removes it); returns the previous one.
+    pub(crate) fn set(&mut self, p: Prefix, slot: Option<Slot>) -> Option<Slot> {
+        fn put<K: std::hash::Hash + Eq>(
+            m: &mut SplitMap<K, Slot>,
+            k: K,
+            slot: Option<Slot>,
+        ) -> Option<Slot> {
+            match (m.entry(k), slot) {
+                (Entry::Occupied(mut o), Some(s)) => Some(o.insert(s)),
+                (Entry::Occupied(o), None) => Some(o.remove()),
+                (Entry::Vacant(v), Some(s)) => {
+                    v.insert(s);
+                    None
+                }
+                (Entry::Vacant(_), None) => None,
+            }
+        }
+        match p.masked() {
+            Prefix::V4(k) => put(&mut self.v4, k, slot),
+            p @ Prefix::V6(_) => put(&mut self.v6, PKey::from(p), slot),
+        }
+    }
+    pub(crate) fn is_empty(&self) -> bool {
+        self.v4.len() + self.v6.len() == 0
+    }
+    /// Prefixes whose entry has member `bit` set.
+    pub(crate) fn prefixes_of(&self, bit: u8) -> impl Iterator<Item = Prefix> + '_ {
+        let b = 1u32 << bit;
+        let v4 = (self.v4.iter())
+            .filter(move |(_, s)| s.mask & b != 0)
+            .map(|(k, _)| Prefix::V4(*k));
+        let v6 = (self.v6.iter())
+            .filter(move |(_, s)| s.mask & b != 0)
+            .filter_map(|(k, _)| k.prefix());
+        v4.chain(v6)
+    }
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.v4.heap_bytes() + self.v6.heap_bytes()
+    }
+    /// Clears member `bit` everywhere, handing each (prefix, set) it had
+    /// to `had` and each set whose entry is left without members (and so
+    /// removed) to `freed`.
+    pub(crate) fn clear_bit(
+        &mut self,
+        bit: u8,
+        had: &mut dyn FnMut(Prefix, AttrHandle),
+        freed: &mut Vec<AttrHandle>,
+    ) {
+        let b = 1u32 << bit;
+        self.v4.retain(|k, s| {
+            if s.mask & b != 0 {
+                s.mask &= !b;
+                had(Prefix::V4(*k), s.h);
+            }
+            if s.mask == 0 {
+                freed.push(s.h);
+            }
+            s.mask != 0
+        });
+        self.v6.retain(|k, s| {
+            if s.mask & b != 0 {
+                s.mask &= !b;
+                if let Some(p) = k.prefix() {
+                    had(p, s.h);
+                }
+            }
+            if s.mask == 0 {
+                freed.push(s.h);
+            }
+            s.mask != 0
+        });
     }
 }

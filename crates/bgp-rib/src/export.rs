@@ -24,7 +24,7 @@ use crate::PeerId;
 /// Whether two attribute sets encode alike towards an eBGP peer: the
 /// encoder drops LOCAL_PREF, ORIGINATOR_ID and CLUSTER_LIST there
 /// (`encode.rs`), so sets that differ only in those send the same UPDATE.
-fn same_towards_ebgp(a: &AttrSet, b: &AttrSet) -> bool {
+pub(crate) fn same_towards_ebgp(a: &AttrSet, b: &AttrSet) -> bool {
     use bgp_wire::consts::attr_type as at;
     let sent = |r: &Result<bgp_wire::RawAttr<'_>, _>| !matches!(r, Ok(x) if matches!(x.type_code, at::LOCAL_PREF | at::ORIGINATOR_ID | at::CLUSTER_LIST));
     let (mut x, mut y) = (a.attrs().filter(sent), b.attrs().filter(sent));
@@ -50,10 +50,29 @@ impl RibShard {
     pub fn export_changes<E: ExportPolicy + ?Sized>(&mut self, changed: &[Prefix], policy: &mut E) {
         let others = std::mem::take(&mut self.path_changed);
         for i in 0..self.peers.len() {
+            self.sync_group(PeerId(i as u16), policy);
+        }
+        // Update groups: each changed prefix once per group.
+        for gi in 0..self.groups.len() {
+            let Some(Some(g)) = self.groups.get(gi) else {
+                continue;
+            };
+            let idle = g.is_empty() && g.members.iter().flatten().all(|m| policy.rejects_all(*m));
+            if idle {
+                continue;
+            }
+            for p in changed {
+                self.group_export(gi, p.masked(), policy, None);
+            }
+        }
+        for i in 0..self.peers.len() {
             let to = PeerId(i as u16);
             let Some(out) = self.peer_state(to).and_then(|p| p.out.as_ref()) else {
                 continue;
             };
+            if matches!(out, AdjOut::Best(o) if o.member.is_some()) {
+                continue;
+            }
             let paths = out.is_paths();
             // Nothing to send and nothing sent that would need a withdrawal.
             if policy.rejects_all(to) && out.is_empty() {
@@ -108,16 +127,48 @@ impl RibShard {
         {
             return Ok(());
         }
+        self.sync_group(to, policy);
         let all: Vec<Prefix> = self.iter().map(|r| r.prefix).collect();
-        for p in all {
-            self.export_one(to, p, policy);
+        match self.group_of(to) {
+            // The group's set of every prefix, recomputed; members that
+            // already have it see no change.
+            Some(gi) => {
+                for p in all {
+                    self.group_export(gi, p, policy, Some(to));
+                }
+            }
+            None => {
+                for p in all {
+                    self.export_one(to, p, policy);
+                }
+            }
         }
         self.clear_export_cache();
         Ok(())
     }
 
+    /// The update group `peer` is a member of.
+    fn group_of(&self, peer: PeerId) -> Option<usize> {
+        match self.peer_state(peer)?.out.as_ref()? {
+            AdjOut::Best(o) => o.member.map(|m| m.group as usize),
+            AdjOut::Paths(_) => None,
+        }
+    }
+
+    /// Empties the Adj-RIB-Out of `peer` (session gone), leaving its
+    /// update group; returns the references to release.
+    pub(crate) fn clear_adj_out(&mut self, peer: PeerId) -> Vec<AttrHandle> {
+        let mut released = self.leave_group(peer, false);
+        if let Some(Some(st)) = self.peers.get_mut(peer.0 as usize) {
+            if let Some(out) = st.out.as_mut() {
+                released.extend(out.take_handles());
+            }
+        }
+        released
+    }
+
     /// What `to` should have for `prefix`, with one reference held.
-    fn desired<E: ExportPolicy + ?Sized>(
+    pub(crate) fn desired<E: ExportPolicy + ?Sized>(
         &mut self,
         to: PeerId,
         prefix: Prefix,
@@ -180,6 +231,10 @@ impl RibShard {
             self.export_paths(to, prefix, policy);
             return;
         }
+        if let Some(gi) = self.group_of(to) {
+            self.group_export(gi, prefix, policy, Some(to));
+            return;
+        }
         let want = self.desired(to, prefix, policy);
         let ebgp = self.peer_state(to).is_some_and(|p| p.cfg.ebgp);
         let Some(Some(st)) = self.peers.get_mut(to.0 as usize) else {
@@ -222,10 +277,27 @@ impl RibShard {
     /// (ROUTE-REFRESH, RFC 2918 §4). Follow with [`Self::export_full`] so
     /// that routes whose export changed meanwhile are corrected too.
     pub fn resend_all(&mut self, peer: PeerId) {
-        let Some(Some(st)) = self.peers.get_mut(peer.0 as usize) else {
+        let RibShard { peers, groups, .. } = self;
+        let Some(Some(st)) = peers.get_mut(peer.0 as usize) else {
             return;
         };
         match st.out.as_mut() {
+            Some(AdjOut::Best(out)) if out.member.is_some() => {
+                let Some(m) = out.member else {
+                    return;
+                };
+                if let Some(Some(g)) = groups.get(m.group as usize) {
+                    for p in g.prefixes_of(m.bit) {
+                        out.pending.insert(p);
+                    }
+                }
+                // Overrides (see `group.rs`).
+                for (p, _) in out.sent.iter() {
+                    if let Some(p) = p.prefix() {
+                        out.pending.insert(p);
+                    }
+                }
+            }
             Some(AdjOut::Best(out)) => {
                 for (p, _) in out.sent.iter() {
                     if let Some(p) = p.prefix() {
@@ -259,7 +331,12 @@ impl RibShard {
     /// the session's socket drains).
     pub fn drain_updates_max(&mut self, peer: PeerId, max: usize) -> ExportBatch {
         let mut batch = ExportBatch::default();
-        let Some(Some(st)) = self.peers.get_mut(peer.0 as usize) else {
+        let RibShard {
+            peers,
+            groups: update_groups,
+            ..
+        } = self;
+        let Some(Some(st)) = peers.get_mut(peer.0 as usize) else {
             return batch;
         };
         let out = match st.out.as_mut() {
@@ -271,8 +348,20 @@ impl RibShard {
             None => return batch,
         };
         let mut groups: FastMap<AttrHandle, usize> = FastMap::default();
-        let crate::adjout::BestOut { sent, pending } = &mut **out;
-        pending.take(max, |p| match sent.get(&p) {
+        let crate::adjout::BestOut {
+            sent,
+            pending,
+            member,
+            ..
+        } = &mut **out;
+        // What the peer was sent: its bit in its group's table, or its own.
+        let group =
+            member.and_then(|m| Some((update_groups.get(m.group as usize)?.as_ref()?, m.bit)));
+        let state = |p: &Prefix| match group {
+            Some((g, bit)) => g.sent(bit, p).or_else(|| sent.get(p)),
+            None => sent.get(p),
+        };
+        pending.take(max, |p| match state(&p) {
             None => batch.withdraw.push(p),
             Some(h) => {
                 let n = batch.announce.len();
@@ -291,11 +380,34 @@ impl RibShard {
         batch
     }
 
+    /// What a single-path peer was sent for `prefix`.
+    fn best_out_get(&self, out: &crate::adjout::BestOut, prefix: &Prefix) -> Option<AttrHandle> {
+        match out.member {
+            Some(m) => self
+                .groups
+                .get(m.group as usize)?
+                .as_ref()?
+                .sent(m.bit, prefix)
+                .or_else(|| out.sent.get(prefix)),
+            None => out.sent.get(prefix),
+        }
+    }
+
+    /// Estimated heap bytes this shard keeps for `peer`'s Adj-RIB-Out
+    /// alone, as (what was sent, the changes pending): hash table bucket
+    /// arrays from their capacities, without allocator overhead. For
+    /// memory accounting (`examples/adjout_mem.rs`).
+    pub fn adj_out_heap_bytes(&self, peer: PeerId) -> (usize, usize) {
+        self.peer_state(peer)
+            .and_then(|p| p.out.as_ref())
+            .map_or((0, 0), AdjOut::heap_bytes)
+    }
+
     /// What the Adj-RIB-Out of `peer` holds for `prefix` (with ADD-PATH,
     /// the path with the lowest identifier; see [`Self::adj_out_paths`]).
     pub fn adj_out(&self, peer: PeerId, prefix: &Prefix) -> Option<&AttrSet> {
         match self.peer_state(peer)?.out.as_ref()? {
-            AdjOut::Best(out) => self.interner.get(out.sent.get(prefix)?),
+            AdjOut::Best(out) => self.interner.get(self.best_out_get(out, prefix)?),
             AdjOut::Paths(out) => {
                 let first = out.paths_of(prefix).min_by_key(|(id, _)| *id)?;
                 self.interner.get(first.1)
@@ -308,9 +420,8 @@ impl RibShard {
     /// send, the one path with identifier 0.
     pub fn adj_out_paths(&self, peer: PeerId, prefix: &Prefix) -> Vec<(u32, &AttrSet)> {
         let mut v: Vec<(u32, &AttrSet)> = match self.peer_state(peer).and_then(|p| p.out.as_ref()) {
-            Some(AdjOut::Best(out)) => out
-                .sent
-                .get(prefix)
+            Some(AdjOut::Best(out)) => self
+                .best_out_get(out, prefix)
                 .and_then(|h| self.interner.get(h))
                 .map(|s| (0, s))
                 .into_iter()

@@ -25,18 +25,18 @@ impl RibShard {
     /// pre-policy routes are dropped as on [`Self::peer_down`], since the
     /// new session starts from nothing. Returns the paths flagged.
     pub fn mark_stale(&mut self, peer: PeerId) -> Result<usize, RibError> {
+        if self.peer_state(peer).is_none() {
+            return Err(RibError::UnknownPeer(peer));
+        }
+        let mut released = self.clear_adj_out(peer);
         let st = self
             .peers
             .get_mut(peer.0 as usize)
             .and_then(Option::as_mut)
             .ok_or(RibError::UnknownPeer(peer))?;
         st.rejected = FastMap::default();
-        let mut released = Vec::new();
         if let Some(pre) = st.pre.as_mut() {
             released.extend(pre.take_handles());
-        }
-        if let Some(out) = st.out.as_mut() {
-            released.extend(out.take_handles());
         }
         for h in released {
             self.interner.release(h);

@@ -11,6 +11,22 @@ use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 use base::Prefix;
 
+/// Bytes of a hashbrown table of `T` slots with room for `capacity`
+/// entries: buckets (a power of two, at most 7/8 full from 8 on) times
+/// the slot size plus one control byte each, plus a group of control
+/// bytes. An estimate without allocator overhead.
+pub(crate) fn table_bytes<T>(capacity: usize) -> usize {
+    if capacity == 0 {
+        return 0;
+    }
+    let buckets = if capacity < 8 {
+        (capacity + 1).next_power_of_two()
+    } else {
+        (capacity * 8 / 7).next_power_of_two()
+    };
+    buckets * (std::mem::size_of::<T>() + 1) + 16
+}
+
 const K: u64 = 0x9e37_79b9_7f4a_7c15;
 
 #[derive(Default, Clone, Copy)]

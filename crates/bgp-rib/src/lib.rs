@@ -20,7 +20,11 @@
 //!   48-byte [`base::Prefix`].
 //! * Adj-RIB-Out per peer remembers what was last sent and queues deltas that
 //!   [`RibShard::drain_updates`] packs by attribute set;
-//!   [`RibShard::resend_all`] re-queues it for a ROUTE-REFRESH.
+//!   [`RibShard::resend_all`] re-queues it for a ROUTE-REFRESH. Peers
+//!   whose export policy names the same [`ExportPolicy::export_group`] key
+//!   (an update group) share one table per shard: the exported set per
+//!   prefix and one bit per member (docs/adr/0005), where each would
+//!   otherwise keep its own; each member keeps its own queue.
 //! * Which route may go to which peer regardless of user policy (iBGP
 //!   split horizon, route reflection RFC 4456, route-server clients RFC
 //!   7947, RFC 1997 well-known communities, RFC 9234 roles and OTC, MED not
@@ -76,6 +80,7 @@ mod encode;
 mod encode_attrs;
 mod export;
 mod gr;
+mod group;
 mod hash;
 mod intern;
 mod key;

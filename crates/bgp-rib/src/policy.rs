@@ -100,6 +100,19 @@ pub trait ExportPolicy {
     fn rejects_all(&self, _to: PeerId) -> bool {
         false
     }
+
+    /// An update-group key for `to`: peers with the same key get the same
+    /// verdict (and the same rewrite) from [`Self::export`] for every
+    /// prefix, source peer and attribute set, for as long as their keys
+    /// stay the same, except that a route is never sent back to the peer
+    /// it came from. The RIB then keeps one Adj-RIB-Out for all of them
+    /// (one bit per peer and prefix, see docs/adr/0005). `None` (the
+    /// default): `to` keeps its own. A key shared by peers whose verdicts
+    /// differ exports one peer's verdicts to the others: when unsure,
+    /// return `None`.
+    fn export_group(&self, _to: PeerId) -> Option<u64> {
+        None
+    }
 }
 
 impl ExportPolicy for AcceptAll {
@@ -108,5 +121,9 @@ impl ExportPolicy for AcceptAll {
     }
     fn prefix_independent(&self, _: PeerId) -> bool {
         true
+    }
+    /// The same verdict for everyone.
+    fn export_group(&self, _: PeerId) -> Option<u64> {
+        Some(0)
     }
 }

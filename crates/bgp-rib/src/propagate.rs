@@ -188,6 +188,23 @@ impl<E: ExportPolicy> ExportPolicy for Propagation<E> {
         self.inner.prefix_independent(to)
     }
 
+    /// eBGP targets with the same inner key, route-server client flag and
+    /// RFC 9234 role: the rules read nothing else of an eBGP target but
+    /// its identity (never back to the source). iBGP targets get no key
+    /// (reflection compares the target's BGP Identifier).
+    fn export_group(&self, to: PeerId) -> Option<u64> {
+        let r = self.role(to)?;
+        if !r.ebgp {
+            return None;
+        }
+        let k = self.inner.export_group(to)?;
+        if k >> 54 != 0 {
+            return None;
+        }
+        let role = r.role.map_or(0, |x| 1 + u64::from(x));
+        Some(k << 10 | u64::from(r.rs_client) << 9 | role)
+    }
+
     /// A target without a role (not Established) gets nothing, and the
     /// rules only ever narrow what the inner policy accepts.
     fn rejects_all(&self, to: PeerId) -> bool {

@@ -7,7 +7,7 @@ use std::net::IpAddr;
 use base::Prefix;
 use bgp_wire::Nlri;
 
-use crate::adjout::AdjOut;
+use crate::adjout::{AdjOut, Group};
 use crate::attrs::{AttrSet, AttrsBuilder};
 use crate::bestpath::BestPathConfig;
 use crate::hash::FastMap;
@@ -42,6 +42,9 @@ pub struct RibShard {
     /// Next-hop states and the next hop -> prefix index; `None`: next-hop
     /// tracking is off and every next hop is reachable (see `nht.rs`).
     pub(crate) nht: Option<NhTable>,
+    /// Update groups: Adj-RIB-Out tables shared by peers with the same
+    /// export (see `group.rs`); a free index is `None`.
+    pub(crate) groups: Vec<Option<Group>>,
 }
 
 /// A prefix's paths as stored, with the Loc-RIB choice.
@@ -484,16 +487,14 @@ impl RibShard {
     /// stays registered with empty Adj-RIBs. Appends prefixes whose best
     /// changed to `changed`.
     pub fn peer_down(&mut self, peer: PeerId, changed: &mut Vec<Prefix>) -> Result<(), RibError> {
+        self.peer_state_mut(peer)?;
+        // The mode (ADD-PATH or not) stays until the next session sets it.
+        let mut released: Vec<AttrHandle> = self.clear_adj_out(peer);
         let st = self.peer_state_mut(peer)?;
         st.accepted = 0;
         st.rejected = FastMap::default();
-        let mut released: Vec<AttrHandle> = Vec::new();
         if let Some(pre) = st.pre.as_mut() {
             released.extend(pre.take_handles());
-        }
-        if let Some(out) = st.out.as_mut() {
-            // The mode (ADD-PATH or not) stays until the next session sets it.
-            released.extend(out.take_handles());
         }
         let ctx = SelectCtx {
             interner: &self.interner,

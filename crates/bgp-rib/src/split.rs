@@ -50,8 +50,20 @@ impl<K, V> SplitMap<K, V> {
     pub(crate) fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
         self.parts.iter_mut().flat_map(|p| p.values_mut())
     }
+    pub(crate) fn into_iter(self) -> impl Iterator<Item = (K, V)> {
+        self.parts.into_iter().flat_map(|p| p.into_iter())
+    }
     pub(crate) fn into_values(self) -> impl Iterator<Item = V> {
         self.parts.into_iter().flat_map(|p| p.into_values())
+    }
+    /// Bytes of the parts' bucket arrays (hashbrown: a power of two of
+    /// buckets holding 7/8 of them, one control byte each); an estimate
+    /// without allocator overhead.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.parts
+            .iter()
+            .map(|p| crate::hash::table_bytes::<(K, V)>(p.capacity()))
+            .sum()
     }
     pub(crate) fn retain(&mut self, mut f: impl FnMut(&K, &mut V) -> bool) {
         for p in &mut self.parts {

@@ -1,0 +1,472 @@
+//! Update groups (docs/adr/0005): peers whose export policy names the same
+//! group key share one Adj-RIB-Out. The property test runs the same random
+//! sequence of route changes, export rounds, partial and full drains,
+//! session downs and ups, graceful restart, route refresh, policy changes
+//! and ADD-PATH switches on two shards whose policies give the same
+//! verdicts, one naming groups and one not (every peer keeps its own
+//! table, the representation before groups): every drained batch, every
+//! peer's Adj-RIB-Out and counters must be the same.
+
+use std::net::{IpAddr, Ipv4Addr};
+
+use base::{Asn, Prefix};
+use bgp_rib::{
+    AddPathSend, AttrSet, AttrsBuilder, BestPathConfig, ExportBatch, ExportPolicy, ExportVerdict,
+    PathSelection, PeerConfig, PeerId, RibShard,
+};
+use bgp_wire::consts::attr_type as at;
+use bgp_wire::{AsPath, AttrValue, Nlri, Origin, PathAttr};
+use proptest::prelude::*;
+
+const PEERS: u16 = 6;
+/// Peers from this id on are iBGP.
+const FIRST_IBGP: u16 = 4;
+
+fn prefixes() -> Vec<Prefix> {
+    [
+        "198.18.0.0/24",
+        "198.18.1.0/24",
+        "199.18.2.0/24",
+        "199.18.3.0/24",
+        "198.19.0.0/16",
+        "10.0.0.0/8",
+        "2001:db8::/32",
+        "2001:db8:1::/48",
+    ]
+    .iter()
+    .map(|s| s.parse().unwrap())
+    .collect()
+}
+
+/// Attribute sets: 2 is 0 with LOCAL_PREF (the same on the wire towards
+/// eBGP), 1 and 4 carry a MED (class 2 strips it).
+fn attrs(i: usize, v6: bool) -> AttrsBuilder {
+    let (path, med, lp): (&[u32], Option<u32>, Option<u32>) = match i % 6 {
+        0 => (&[64500, 2], None, None),
+        1 => (&[64500, 2], Some(10), None),
+        2 => (&[64500, 2], None, Some(200)),
+        3 => (&[64501], None, None),
+        4 => (&[64502, 4, 5], Some(5), None),
+        _ => (&[64503], None, Some(50)),
+    };
+    let mut b = AttrsBuilder::from_attrs([
+        PathAttr::new(AttrValue::Origin(Origin::Igp)),
+        PathAttr::new(AttrValue::AsPath(AsPath::from_sequence(
+            path.iter().map(|&a| Asn(a)).collect(),
+        ))),
+    ]);
+    b.set_next_hop(if v6 {
+        bgp_wire::NextHop::V6("2001:db8::1".parse().unwrap())
+    } else {
+        bgp_wire::NextHop::V4(Ipv4Addr::new(198, 18, 0, 1))
+    });
+    if let Some(m) = med {
+        b.set_med(m);
+    }
+    if let Some(l) = lp {
+        b.set_local_pref(l);
+    }
+    b.mark_clean();
+    b
+}
+
+/// Export by class: 0 accept, 1 reject every prefix whose first octet is
+/// odd (looks at the prefix), 2 strip MED (a rewrite), 3 reject all.
+#[derive(Clone)]
+struct ByClass {
+    class: Vec<u8>,
+    groups: bool,
+}
+
+impl ExportPolicy for ByClass {
+    fn export(&mut self, to: PeerId, prefix: &Prefix, _: PeerId, set: &AttrSet) -> ExportVerdict {
+        match self.class[to.0 as usize] {
+            0 => ExportVerdict::Accept,
+            1 => match prefix {
+                Prefix::V4(p) if p.addr().octets()[0] % 2 == 1 => ExportVerdict::Reject,
+                _ => ExportVerdict::Accept,
+            },
+            2 if set.summary().med().is_some() => {
+                let mut b = set.to_builder();
+                b.remove(at::MULTI_EXIT_DISC);
+                ExportVerdict::Replace(b)
+            }
+            2 => ExportVerdict::Accept,
+            _ => ExportVerdict::Reject,
+        }
+    }
+    fn prefix_independent(&self, to: PeerId) -> bool {
+        self.class[to.0 as usize] != 1
+    }
+    fn rejects_all(&self, to: PeerId) -> bool {
+        self.class[to.0 as usize] == 3
+    }
+    fn export_group(&self, to: PeerId) -> Option<u64> {
+        self.groups.then(|| u64::from(self.class[to.0 as usize]))
+    }
+}
+
+fn shard() -> RibShard {
+    let mut s = RibShard::new(BestPathConfig::default());
+    for i in 0..PEERS {
+        s.add_peer(
+            PeerId(i),
+            PeerConfig {
+                asn: Asn(65000 + u32::from(i)),
+                bgp_id: Ipv4Addr::new(10, 0, 0, i as u8 + 1),
+                addr: IpAddr::V4(Ipv4Addr::new(198, 18, 9, i as u8 + 1)),
+                ebgp: i < FIRST_IBGP,
+                keep_pre_policy: false,
+                export: true,
+            },
+        );
+    }
+    s
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Announce {
+        peer: u16,
+        prefix: usize,
+        set: usize,
+    },
+    Withdraw {
+        peer: u16,
+        prefix: usize,
+    },
+    Export,
+    Drain {
+        peer: u16,
+        max: usize,
+    },
+    Down {
+        peer: u16,
+    },
+    Stale {
+        peer: u16,
+    },
+    Sweep {
+        peer: u16,
+    },
+    Full {
+        peer: u16,
+    },
+    Refresh {
+        peer: u16,
+    },
+    Class {
+        peer: u16,
+        class: u8,
+    },
+    AddPath {
+        peer: u16,
+        on: bool,
+    },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let peer = 0..PEERS;
+    let prefix = 0..prefixes().len();
+    prop_oneof![
+        8 => (peer.clone(), prefix.clone(), 0..6usize)
+            .prop_map(|(peer, prefix, set)| Op::Announce { peer, prefix, set }),
+        3 => (peer.clone(), prefix).prop_map(|(peer, prefix)| Op::Withdraw { peer, prefix }),
+        4 => Just(Op::Export),
+        4 => (peer.clone(), prop_oneof![Just(1usize), Just(2), Just(5), Just(usize::MAX)])
+            .prop_map(|(peer, max)| Op::Drain { peer, max }),
+        1 => peer.clone().prop_map(|peer| Op::Down { peer }),
+        1 => peer.clone().prop_map(|peer| Op::Stale { peer }),
+        1 => peer.clone().prop_map(|peer| Op::Sweep { peer }),
+        1 => peer.clone().prop_map(|peer| Op::Full { peer }),
+        1 => peer.clone().prop_map(|peer| Op::Refresh { peer }),
+        2 => (peer.clone(), 0..4u8).prop_map(|(peer, class)| Op::Class { peer, class }),
+        1 => (peer, any::<bool>()).prop_map(|(peer, on)| Op::AddPath { peer, on }),
+    ]
+}
+
+/// A batch with its handles resolved to the sets' bytes (the two shards
+/// number their sets alike only by chance).
+type Resolved = (
+    Vec<(Vec<u8>, Vec<Prefix>)>,
+    Vec<Prefix>,
+    Vec<(Vec<u8>, Vec<(Prefix, u32)>)>,
+    Vec<(Prefix, u32)>,
+);
+
+fn resolve(s: &RibShard, b: &ExportBatch) -> Resolved {
+    let raw = |h| s.attrs(h).map(|a| a.raw().to_vec()).unwrap_or_default();
+    let mut ann: Vec<_> = b
+        .announce
+        .iter()
+        .map(|(h, v)| (raw(*h), v.clone()))
+        .collect();
+    ann.sort();
+    let mut paths: Vec<_> = (b.announce_paths.iter())
+        .map(|(h, v)| (raw(*h), v.clone()))
+        .collect();
+    paths.sort();
+    (ann, b.withdraw.clone(), paths, b.withdraw_paths.clone())
+}
+
+/// Both shards' views of every peer: Adj-RIB-Out contents, counters and
+/// the number of changes pending.
+fn check_same(a: &RibShard, b: &RibShard) -> Result<(), TestCaseError> {
+    for i in 0..PEERS {
+        let p = PeerId(i);
+        prop_assert_eq!(a.peer_counts(p), b.peer_counts(p), "counts of peer {}", i);
+        prop_assert_eq!(
+            a.pending_updates(p),
+            b.pending_updates(p),
+            "pending of peer {}",
+            i
+        );
+        for x in prefixes() {
+            let ra: Vec<_> = (a.adj_out_paths(p, &x).into_iter())
+                .map(|(id, s)| (id, s.raw().to_vec()))
+                .collect();
+            let rb: Vec<_> = (b.adj_out_paths(p, &x).into_iter())
+                .map(|(id, s)| (id, s.raw().to_vec()))
+                .collect();
+            prop_assert_eq!(ra, rb, "Adj-RIB-Out of peer {} for {}", i, x);
+        }
+    }
+    Ok(())
+}
+
+fn run(ops: &[Op], class: &[u8]) -> Result<usize, TestCaseError> {
+    let pfx = prefixes();
+    let mut grouped = shard();
+    let mut private = shard();
+    let mut pg = ByClass {
+        class: class.to_vec(),
+        groups: true,
+    };
+    let mut pp = ByClass {
+        class: class.to_vec(),
+        groups: false,
+    };
+    // Every session comes up first.
+    for i in 0..PEERS {
+        grouped.export_full(PeerId(i), &mut pg).unwrap();
+        private.export_full(PeerId(i), &mut pp).unwrap();
+    }
+    let (mut cg, mut cp) = (Vec::new(), Vec::new());
+    let mut grouped_rounds = 0;
+    for op in ops {
+        match *op {
+            Op::Announce { peer, prefix, set } => {
+                let x = pfx[prefix];
+                let b = attrs(set, matches!(x, Prefix::V6(_)));
+                let n = [Nlri::new(x)];
+                let mut acc = bgp_rib::AcceptAll;
+                grouped
+                    .apply_update(PeerId(peer), &n, Some(&b), &[], &mut acc, &mut cg)
+                    .unwrap();
+                private
+                    .apply_update(PeerId(peer), &n, Some(&b), &[], &mut acc, &mut cp)
+                    .unwrap();
+            }
+            Op::Withdraw { peer, prefix } => {
+                let n = [Nlri::new(pfx[prefix])];
+                let mut acc = bgp_rib::AcceptAll;
+                grouped
+                    .apply_update(PeerId(peer), &[], None, &n, &mut acc, &mut cg)
+                    .unwrap();
+                private
+                    .apply_update(PeerId(peer), &[], None, &n, &mut acc, &mut cp)
+                    .unwrap();
+            }
+            Op::Export => {
+                prop_assert_eq!(&cg, &cp);
+                grouped.export_changes(&cg, &mut pg);
+                private.export_changes(&cp, &mut pp);
+                cg.clear();
+                cp.clear();
+                if grouped.update_groups().iter().any(|g| g.len() > 1) {
+                    grouped_rounds += 1;
+                }
+            }
+            Op::Drain { peer, max } => {
+                let x = grouped.drain_updates_max(PeerId(peer), max);
+                let y = private.drain_updates_max(PeerId(peer), max);
+                prop_assert_eq!(
+                    resolve(&grouped, &x),
+                    resolve(&private, &y),
+                    "drain of peer {}",
+                    peer
+                );
+            }
+            Op::Down { peer } => {
+                grouped.peer_down(PeerId(peer), &mut cg).unwrap();
+                private.peer_down(PeerId(peer), &mut cp).unwrap();
+            }
+            Op::Stale { peer } => {
+                grouped.mark_stale(PeerId(peer)).unwrap();
+                private.mark_stale(PeerId(peer)).unwrap();
+            }
+            Op::Sweep { peer } => {
+                grouped.sweep_stale(PeerId(peer), &mut cg).unwrap();
+                private.sweep_stale(PeerId(peer), &mut cp).unwrap();
+            }
+            Op::Full { peer } => {
+                grouped.export_full(PeerId(peer), &mut pg).unwrap();
+                private.export_full(PeerId(peer), &mut pp).unwrap();
+            }
+            Op::Refresh { peer } => {
+                grouped.resend_all(PeerId(peer));
+                private.resend_all(PeerId(peer));
+                grouped.export_full(PeerId(peer), &mut pg).unwrap();
+                private.export_full(PeerId(peer), &mut pp).unwrap();
+            }
+            Op::Class { peer, class } => {
+                pg.class[peer as usize] = class;
+                pp.class[peer as usize] = class;
+                grouped.export_full(PeerId(peer), &mut pg).unwrap();
+                private.export_full(PeerId(peer), &mut pp).unwrap();
+            }
+            Op::AddPath { peer, on } => {
+                let cfg = on.then_some(AddPathSend {
+                    ipv4_unicast: true,
+                    ipv6_unicast: true,
+                    select: PathSelection::All,
+                });
+                grouped.set_add_path_send(PeerId(peer), cfg).unwrap();
+                private.set_add_path_send(PeerId(peer), cfg).unwrap();
+                grouped.export_full(PeerId(peer), &mut pg).unwrap();
+                private.export_full(PeerId(peer), &mut pp).unwrap();
+            }
+        }
+        check_same(&grouped, &private)?;
+    }
+    // Whatever is left, drained in full, is the same too.
+    grouped.export_changes(&cg, &mut pg);
+    private.export_changes(&cp, &mut pp);
+    for i in 0..PEERS {
+        let x = grouped.drain_updates(PeerId(i));
+        let y = private.drain_updates(PeerId(i));
+        prop_assert_eq!(resolve(&grouped, &x), resolve(&private, &y));
+    }
+    check_same(&grouped, &private)?;
+    Ok(grouped_rounds)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Grouped peers export exactly what peers with their own table do.
+    #[test]
+    fn groups_export_what_private_tables_export(
+        ops in prop::collection::vec(op(), 1..80),
+        class in prop::collection::vec(0..4u8, PEERS as usize),
+    ) {
+        run(&ops, &class)?;
+    }
+}
+
+/// The property test is not vacuous: with every peer accepting, the eBGP
+/// peers share one group, the iBGP ones another, and rounds run grouped.
+#[test]
+fn peers_with_one_key_share_a_table() {
+    let ops = [
+        Op::Announce {
+            peer: 0,
+            prefix: 0,
+            set: 1,
+        },
+        Op::Announce {
+            peer: 1,
+            prefix: 1,
+            set: 0,
+        },
+        Op::Export,
+        Op::Drain {
+            peer: 2,
+            max: usize::MAX,
+        },
+    ];
+    let rounds = run(&ops, &[0; PEERS as usize]).unwrap();
+    assert_eq!(rounds, 1);
+    let mut s = shard();
+    let mut p = ByClass {
+        class: vec![0; PEERS as usize],
+        groups: true,
+    };
+    for i in 0..PEERS {
+        s.export_full(PeerId(i), &mut p).unwrap();
+    }
+    let mut g = s.update_groups();
+    g.sort();
+    assert_eq!(
+        g,
+        vec![
+            (0..FIRST_IBGP).map(PeerId).collect::<Vec<_>>(),
+            (FIRST_IBGP..PEERS).map(PeerId).collect()
+        ]
+    );
+    // A full table towards four eBGP peers: one table, no private ones.
+    let mut ch = Vec::new();
+    let n: Vec<Nlri> = (0..1000u32)
+        .map(|i| {
+            Nlri::new(Prefix::V4(
+                base::Prefix4::new(0xC600_0000 | i << 8, 24).unwrap(),
+            ))
+        })
+        .collect();
+    s.apply_update(
+        PeerId(0),
+        &n,
+        Some(&attrs(0, false)),
+        &[],
+        &mut bgp_rib::AcceptAll,
+        &mut ch,
+    )
+    .unwrap();
+    s.export_changes(&ch, &mut p);
+    for i in 0..PEERS {
+        assert_eq!(
+            s.adj_out_heap_bytes(PeerId(i)).0,
+            0,
+            "peer {i} keeps no table"
+        );
+    }
+    assert!(s.shared_adj_out_heap_bytes() > 1000 * 12);
+    // Peer 0 is the source: not sent its own routes; the others are.
+    assert_eq!(s.peer_counts(PeerId(0)).unwrap().advertised, 0);
+    assert_eq!(s.peer_counts(PeerId(1)).unwrap().advertised, 1000);
+    assert_eq!(s.pending_updates(PeerId(3)), 1000);
+    // Peer 1 changes policy: it leaves with what it was sent, and the
+    // others see nothing.
+    for i in 0..PEERS {
+        s.drain_updates(PeerId(i));
+    }
+    p.class[1] = 1;
+    s.export_full(PeerId(1), &mut p).unwrap();
+    assert!(s.adj_out_heap_bytes(PeerId(1)).0 > 0, "a private table now");
+    let b = s.drain_updates(PeerId(1));
+    assert!(b.announce.is_empty());
+    assert_eq!(b.withdraw.len(), 0, "198.x: even first octet, kept");
+    assert_eq!(s.pending_updates(PeerId(2)), 0);
+    assert_eq!(s.peer_counts(PeerId(1)).unwrap().advertised, 1000);
+    // Down and up again, alone with its key: a lone peer keeps a private
+    // table (12-byte slots, a group's are 16) until a second peer of the
+    // key comes; then its table becomes the group's.
+    s.peer_down(PeerId(1), &mut ch).unwrap();
+    s.export_full(PeerId(1), &mut p).unwrap();
+    assert!(s.adj_out_heap_bytes(PeerId(1)).0 > 0);
+    assert!(!s.update_groups().iter().any(|g| g.contains(&PeerId(1))));
+    assert_eq!(s.peer_counts(PeerId(1)).unwrap().advertised, 1000);
+    assert_eq!(s.drain_updates(PeerId(1)).announce.len(), 1);
+    p.class[2] = 1;
+    s.peer_down(PeerId(2), &mut ch).unwrap();
+    s.export_full(PeerId(2), &mut p).unwrap();
+    assert_eq!(
+        s.adj_out_heap_bytes(PeerId(1)).0,
+        0,
+        "its table is the group's"
+    );
+    assert!(s.update_groups().contains(&vec![PeerId(1), PeerId(2)]));
+    assert_eq!(s.peer_counts(PeerId(1)).unwrap().advertised, 1000);
+    assert_eq!(s.peer_counts(PeerId(2)).unwrap().advertised, 1000);
+    assert_eq!(s.pending_updates(PeerId(1)), 0, "nothing re-sent to it");
+}
