@@ -42,6 +42,8 @@ pub struct RibShard {
     /// Next-hop states and the next hop -> prefix index; `None`: next-hop
     /// tracking is off and every next hop is reachable (see `nht.rs`).
     pub(crate) nht: Option<NhTable>,
+    /// Route-flap damping, when on (see `damp_shard.rs`).
+    pub(crate) damp: Option<Box<crate::damp_shard::ShardDamp>>,
 }
 
 /// A prefix's paths as stored, with the Loc-RIB choice.
@@ -305,6 +307,7 @@ impl RibShard {
                 let pid = n.path_id.unwrap_or(0);
                 self.interner.acquire(base_h);
                 self.note_rejected(peer, prefix, pid, false);
+                self.damp_announce(peer, prefix, pid, base_h);
                 let stored = self.insert_owned(peer, prefix, pid, base_h, changed);
                 self.note_pre_policy(peer, prefix, pid, Some(base_h), stored.then_some(base_h));
             }
@@ -329,6 +332,7 @@ impl RibShard {
                         base_h
                     };
                     self.note_rejected(peer, prefix, pid, false);
+                    self.damp_announce(peer, prefix, pid, h);
                     let stored = self.insert_owned(peer, prefix, pid, h, changed);
                     self.note_pre_policy(peer, prefix, pid, Some(base_h), stored.then_some(h));
                 }
@@ -369,6 +373,7 @@ impl RibShard {
             let prefix = n.prefix.masked();
             let pid = n.path_id.unwrap_or(0);
             self.note_rejected(peer, prefix, pid, false);
+            self.damp_announce(peer, prefix, pid, attrs);
             self.interner.acquire(attrs);
             let stored = self.insert_owned(peer, prefix, pid, attrs, changed);
             self.note_pre_policy(peer, prefix, pid, Some(attrs), stored.then_some(attrs));
@@ -378,6 +383,7 @@ impl RibShard {
 
     fn withdraw_one(&mut self, peer: PeerId, prefix: Prefix, pid: u32, changed: &mut Vec<Prefix>) {
         let prefix = prefix.masked();
+        self.damp_withdraw(peer, prefix, pid);
         self.note_pre_policy(peer, prefix, pid, None, None);
         self.note_rejected(peer, prefix, pid, false);
         self.remove_path(peer, prefix, pid, changed);
@@ -407,6 +413,7 @@ impl RibShard {
         let path = PathEntry {
             peer,
             stale: false,
+            suppressed: self.damp_suppressed(peer, prefix, path_id),
             path_id,
             attrs: h,
         };
@@ -484,6 +491,9 @@ impl RibShard {
     /// stays registered with empty Adj-RIBs. Appends prefixes whose best
     /// changed to `changed`.
     pub fn peer_down(&mut self, peer: PeerId, changed: &mut Vec<Prefix>) -> Result<(), RibError> {
+        // A session reset is not counted as flaps of its routes; their
+        // histories go with them.
+        self.damping_forget_peer(peer, changed);
         let st = self.peer_state_mut(peer)?;
         st.accepted = 0;
         st.rejected = FastMap::default();
