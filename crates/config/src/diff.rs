@@ -198,7 +198,13 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
             p.removed.push(o.name.clone());
         }
     }
-    let others: [(&str, bool); 15] = [
+    let damping = old.damping != new.damping
+        || old.neighbors.iter().any(|o| {
+            new.neighbor(&o.name)
+                .is_some_and(|n| n.damping != o.damping)
+        });
+    let others: [(&str, bool); 16] = [
+        ("damping", damping),
         ("router.listen", ro.listen != rn.listen),
         ("router.cluster_id", cluster_changed),
         ("router.pipeline", ro.pipeline != rn.pipeline),

@@ -25,6 +25,7 @@
 #![warn(missing_docs)]
 
 mod cluster;
+mod damping;
 mod dataplane;
 mod diff;
 mod locate;
@@ -43,6 +44,7 @@ use bgp_policy::ast::PolicyDef;
 pub use cluster::{
     CcScheme, Cluster, ClusterCc, ClusterMode, ClusterPeer, FABRIC_PORT, MAX_NODES, MAX_PACKING,
 };
+pub use damping::Damping;
 pub use dataplane::{Dataplane, DataplaneEngine, DataplaneInterface, DataplaneIo, KernelExport};
 pub use diff::{diff, ReloadPlan};
 pub use locate::Location;
@@ -145,6 +147,9 @@ pub struct Config {
     /// `[bfd]`: the BFD timers of neighbours with `bfd = true` that set
     /// none of their own (already applied to [`Neighbor::bfd`]).
     pub bfd: Bfd,
+    /// `[damping]`: route-flap damping parameters for the neighbours with
+    /// [`Neighbor::damping`] (RFC 7196's defaults when absent).
+    pub damping: Damping,
     /// `[[neighbor]]`, in file order; names and addresses are unique.
     pub neighbors: Vec<Neighbor>,
     /// `[[static]]`, in file order; prefixes are unique.

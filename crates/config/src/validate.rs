@@ -258,6 +258,7 @@ fn router(c: &Ctx<'_>, rr: &RawRouter, policies: &BTreeMap<String, PolicyDef>) -
             compare_router_id: rr.compare_router_id.unwrap_or(true),
         },
         select_defer_time,
+        damping: rr.damping.unwrap_or(false),
     })
 }
 
@@ -515,6 +516,12 @@ pub fn parse(text: &str, file: &str) -> R<Config> {
             neighbors.push(nb);
         }
     }
+    let damped = neighbors.iter().any(|n: &crate::Neighbor| n.damping);
+    let damping = keep(
+        &mut errors,
+        crate::damping::validate(&c, raw.damping.as_ref(), damped),
+    )
+    .unwrap_or_default();
     let mut statics: Vec<Static> = Vec::new();
     for (i, s) in raw.statics.iter().enumerate() {
         let Some(st) = keep(&mut errors, static_route(&c, i, s)) else {
@@ -605,6 +612,7 @@ pub fn parse(text: &str, file: &str) -> R<Config> {
             dataplane,
             cluster,
             bfd,
+            damping,
             neighbors,
             statics,
             policies: raw.policy,
