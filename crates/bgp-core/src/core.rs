@@ -270,6 +270,7 @@ impl RibCore {
             *slot = Some(entry);
         }
         self.rebuild_roles();
+        self.sync_peer_damping(id);
     }
 
     /// Removes a neighbour: terminates its session (primary part only) and
@@ -431,6 +432,8 @@ impl RibCore {
                 });
             }
         }
+        // Damped routes whose reuse time has come.
+        self.rib.damping_due(now, &mut self.changed);
         self.drain_nexthop_watch(out);
     }
 
@@ -446,6 +449,7 @@ impl RibCore {
                 e.gr_stale.iter().map(|f| f.until).chain(refresh)
             })
             .chain(self.defer.and_then(|(_, until)| until))
+            .chain(self.rib.damping_next_deadline())
             .min()
     }
 
@@ -492,7 +496,11 @@ impl RibCore {
     pub fn handle(&mut self, now: Instant, input: RibInput, out: &mut Outbox) {
         match input {
             RibInput::Up { peer, up } => self.on_up(now, peer, *up, out),
-            RibInput::Updates { peer, updates } => self.on_updates(peer, updates, out),
+            RibInput::Updates { peer, updates } => {
+                // Flaps are counted at this time (route-flap damping).
+                self.rib.damping_time(now);
+                self.on_updates(peer, updates, out)
+            }
             RibInput::RouteRefresh {
                 peer,
                 family,

@@ -69,6 +69,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod core;
+mod damping;
 pub mod decode;
 mod export;
 mod flush;

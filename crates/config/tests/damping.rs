@@ -86,6 +86,21 @@ fn reload_reports_damping_changes() {
     let a = config::parse(&format!("{HEAD}{}", nb("")), "t.toml").unwrap();
     let b = config::parse(&format!("{HEAD}{}", nb("damping = true\n")), "t.toml").unwrap();
     let p = config::diff(&a, &b);
+    assert_eq!(p.soft, vec!["n192_0_2_2".to_string()]);
+    assert!(p.reset.is_empty() && p.other.is_empty());
+    let c = config::parse(
+        &format!(
+            "{HEAD}{}
+[damping]
+reuse = 800
+",
+            nb("damping = true
+")
+        ),
+        "t.toml",
+    )
+    .unwrap();
+    let p = config::diff(&b, &c);
     assert_eq!(p.other, vec!["damping".to_string()]);
-    assert!(p.reset.is_empty());
+    assert!(p.soft.is_empty());
 }

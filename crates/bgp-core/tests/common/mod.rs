@@ -62,6 +62,7 @@ pub fn peer_meta(n: u16, words: &[&str]) -> PeerMeta {
         families: vec![AfiSafi::IPV4_UNICAST, AfiSafi::IPV6_UNICAST],
         mrai: Duration::ZERO,
         add_path_send: PathSelection::All,
+        damping: false,
     };
     for w in words {
         let (k, v) = w.split_once('=').unwrap_or((w, ""));

@@ -362,6 +362,7 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         None
     };
     let tracker = nht.as_ref().map(|n| n.tracker.clone());
+    let damping = running.spec.damping();
     let best_feed = hooks.best_feed;
     // After a graceful restart the feed's followers hear when every RIB
     // part's first full sync is done.
@@ -371,6 +372,9 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         let mut st = RibState::with_part(rib_settings.clone(), 1, part);
         if let Some(t) = &tracker {
             st.track_nexthops(t.clone());
+        }
+        if damping.is_some() {
+            st.core.set_damping(damping);
         }
         st.latency = latency.clone();
         st.rib_dumper = rib_dumper.clone();
