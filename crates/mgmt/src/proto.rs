@@ -96,6 +96,10 @@ pub enum Request {
     /// `show bfd`: the BFD sessions (RFC 5880). Answered with
     /// [`Data::Bfd`].
     ShowBfd,
+    /// `show route damped`: the paths route-flap damping (RFC 2439)
+    /// suppresses, each with [`PathInfo::damping`]. Answered with
+    /// [`Data::Routes`] (only the suppressed paths of each prefix).
+    ShowRouteDamped,
     /// `neighbor ADDR|NAME enable|disable|restart|refresh`. Answered with
     /// [`Data::Action`].
     Neighbor {
@@ -524,6 +528,22 @@ pub struct PathInfo {
     /// Any other attribute, already formatted: ("BGP.aigp", "...").
     #[serde(default)]
     pub other: Vec<(String, String)>,
+    /// Route-flap damping state (RFC 2439), under `show route ... all`
+    /// and `show route damped`, for a path with a damping history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damping: Option<DampingInfo>,
+}
+
+/// A path's route-flap damping state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DampingInfo {
+    /// The figure of merit now, rounded.
+    pub penalty: u32,
+    /// Not eligible for selection until released.
+    pub suppressed: bool,
+    /// Milliseconds until release, when suppressed.
+    #[serde(default)]
+    pub reuse_in_ms: Option<u64>,
 }
 
 fn default_kind() -> ProtocolKind {
@@ -564,6 +584,7 @@ impl PathInfo {
             cluster_list: Vec::new(),
             otc: None,
             other: Vec::new(),
+            damping: None,
         }
     }
 }

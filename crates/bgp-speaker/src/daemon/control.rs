@@ -260,6 +260,9 @@ impl ControlHandler for Control {
                     })
                 })
                 .map(Data::Nexthops),
+            Request::ShowRouteDamped => self
+                .call_all(|st| query::damped(st))
+                .map(|r| Data::Routes(merge::routes(r))),
             Request::ShowBfd => self.bfd_sessions().map(|(s, _)| Data::Bfd(s)),
             Request::Configure { check } => (self.reload)(check)
                 .map(Data::Configure)
