@@ -133,7 +133,12 @@ fn path_line(out: &mut String, prefix: &str, p: &PathInfo, o: &RenderOpts) {
         let _ = write!(out, "\tDamping: penalty {}", d.penalty);
         match (d.suppressed, d.reuse_in_ms) {
             (true, Some(ms)) => {
-                let _ = write!(out, ", suppressed, reuse in {}.{:03} s", ms / 1000, ms % 1000);
+                let _ = write!(
+                    out,
+                    ", suppressed, reuse in {}.{:03} s",
+                    ms / 1000,
+                    ms % 1000
+                );
             }
             (true, None) => out.push_str(", suppressed"),
             _ => {}
