@@ -17,18 +17,7 @@ use crate::shard::RibShard;
 use crate::table;
 use crate::PeerId;
 
-/// A route as damping knows it: (peer, masked prefix, path id).
-pub type DampKey = (PeerId, Prefix, u32);
-
-/// A shard's damping state.
-#[derive(Debug)]
-pub(crate) struct ShardDamp {
-    table: DampTable<DampKey>,
-    /// Peers whose routes are damped, by id.
-    peers: Vec<bool>,
-    /// The time the caller last gave.
-    now: Instant,
-}
+use crate::damping::{DampKey, ShardDamp};
 
 impl RibShard {
     /// Switches route-flap damping on with `params`. New parameters for

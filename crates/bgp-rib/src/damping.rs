@@ -26,6 +26,19 @@ use std::time::Duration;
 
 use base::Instant;
 
+/// A route as the RIB's damping knows it: (peer, masked prefix, path id).
+pub type DampKey = (crate::PeerId, base::Prefix, u32);
+
+/// A shard's damping state (driven from `damp_shard.rs`).
+#[derive(Debug)]
+pub(crate) struct ShardDamp {
+    pub(crate) table: DampTable<DampKey>,
+    /// Peers whose routes are damped, by id.
+    pub(crate) peers: Vec<bool>,
+    /// The time the caller last gave.
+    pub(crate) now: Instant,
+}
+
 /// Damping parameters. [`Default`] gives RFC 7196's: suppress 6000, reuse
 /// 750, half-life 15 min, max suppress 60 min, and the usual penalties
 /// (1000 per withdrawal, 1000 per re-advertisement, 500 per attribute

@@ -99,8 +99,7 @@ mod types;
 
 pub use attrs::{AttrSet, AttrsBuilder, Summary};
 pub use bestpath::{BestPathConfig, Step};
-pub use damp_shard::DampKey;
-pub use damping::{DampParams, FigureOfMerit, Flap};
+pub use damping::{DampKey, DampParams, FigureOfMerit, Flap};
 pub use encode::{EncodeParams, NextHopMode, UpdateEncoder};
 pub use encode_attrs::{attr_fate, export_as_path, AttrFate, DEFAULT_LOCAL_PREF};
 pub use hash::shard_for;

@@ -43,7 +43,7 @@ pub struct RibShard {
     /// tracking is off and every next hop is reachable (see `nht.rs`).
     pub(crate) nht: Option<NhTable>,
     /// Route-flap damping, when on (see `damp_shard.rs`).
-    pub(crate) damp: Option<Box<crate::damp_shard::ShardDamp>>,
+    pub(crate) damp: Option<Box<crate::damping::ShardDamp>>,
 }
 
 /// A prefix's paths as stored, with the Loc-RIB choice.
