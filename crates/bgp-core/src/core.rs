@@ -156,6 +156,8 @@ pub struct RibCore {
     /// Selection deferral after our own graceful restart (RFC 4724 §4.1):
     /// its length, and its deadline once the first time is seen.
     pub(crate) defer: Option<(Duration, Option<Instant>)>,
+    /// Configured aggregates and their contributors (`aggregate.rs`).
+    pub(crate) aggregates: Vec<crate::aggregate::AggState>,
 }
 
 impl RibCore {
@@ -195,6 +197,7 @@ impl RibCore {
             shutdown: false,
             reported: Vec::new(),
             defer: None,
+            aggregates: Vec::new(),
         }
     }
 
@@ -1053,7 +1056,8 @@ impl RibCore {
     pub fn export_full(&mut self, id: PeerId) {
         let t0 = self.ns();
         let roles = std::mem::take(&mut self.roles);
-        let mut ex = policy::exporter(&self.peers, roles, &self.settings);
+        let summarised = self.summarised();
+        let mut ex = policy::exporter(&self.peers, roles, &self.settings, summarised);
         for s in self
             .rib
             .shards_mut()
@@ -1073,6 +1077,8 @@ impl RibCore {
         if self.deferring(now, out) {
             return;
         }
+        // Aggregates follow their contributors' changes.
+        self.update_aggregates();
         // ADD-PATH peers also hear of non-best path changes, which the RIB
         // tracks itself.
         if !self.changed.is_empty() || self.rib.path_changes_pending() {
@@ -1083,7 +1089,8 @@ impl RibCore {
             let n_changed = self.changed.len() as u64;
             let t_best = self.ns().saturating_sub(t0);
             let roles = std::mem::take(&mut self.roles);
-            let mut ex = policy::exporter(&self.peers, roles, &self.settings);
+            let summarised = self.summarised();
+            let mut ex = policy::exporter(&self.peers, roles, &self.settings, summarised);
             let changed = std::mem::take(&mut self.changed);
             for s in self.rib.shards_mut() {
                 s.export_changes(&changed, &mut ex);
@@ -1112,7 +1119,8 @@ impl RibCore {
             changed.dedup();
             self.counters.best_changes += changed.len() as u64;
             let roles = std::mem::take(&mut self.roles);
-            let mut ex = policy::exporter(&self.peers, roles, &self.settings);
+            let summarised = self.summarised();
+            let mut ex = policy::exporter(&self.peers, roles, &self.settings, summarised);
             for s in self.mcast.shards_mut() {
                 s.export_changes(&changed, &mut ex);
             }

@@ -201,7 +201,8 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
         }
     }
     let damping = old.damping != new.damping;
-    let others: [(&str, bool); 16] = [
+    let others: [(&str, bool); 17] = [
+        ("aggregate", old.aggregates != new.aggregates),
         ("damping", damping),
         ("router.listen", ro.listen != rn.listen),
         ("router.cluster_id", cluster_changed),

@@ -24,6 +24,7 @@
 
 #![warn(missing_docs)]
 
+mod aggregate;
 mod cluster;
 mod damping;
 mod dataplane;
@@ -41,6 +42,7 @@ use std::sync::Arc;
 
 use bgp_policy::ast::PolicyDef;
 
+pub use aggregate::Aggregate;
 pub use cluster::{
     CcScheme, Cluster, ClusterCc, ClusterMode, ClusterPeer, FABRIC_PORT, MAX_NODES, MAX_PACKING,
 };
@@ -154,6 +156,9 @@ pub struct Config {
     pub neighbors: Vec<Neighbor>,
     /// `[[static]]`, in file order; prefixes are unique.
     pub statics: Vec<Static>,
+    /// `[[aggregate]]`, in file order; prefixes are unique and none is a
+    /// static route's.
+    pub aggregates: Vec<Aggregate>,
     /// `[policy.NAME]`, each known to compile with `bgp_policy::compile`.
     pub policies: BTreeMap<String, PolicyDef>,
     index: Arc<locate::Index>,

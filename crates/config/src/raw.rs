@@ -27,6 +27,8 @@ pub struct RawConfig {
     pub damping: Option<crate::damping::RawDamping>,
     #[serde(default)]
     pub neighbor: Vec<RawNeighbor>,
+    #[serde(default)]
+    pub aggregate: Vec<crate::aggregate::RawAggregate>,
     #[serde(default, rename = "static")]
     pub statics: Vec<RawStatic>,
     #[serde(default)]

@@ -535,6 +535,15 @@ pub fn parse(text: &str, file: &str) -> R<Config> {
         }
         statics.push(st);
     }
+    let one_rib = router
+        .as_ref()
+        .is_some_and(|r| crate::aggregate::one_rib(r.pipeline, r.threads));
+    let static_prefixes: Vec<Prefix> = statics.iter().map(|s| s.prefix).collect();
+    let aggregates: Vec<crate::Aggregate> =
+        crate::aggregate::validate(&c, &raw.aggregate, one_rib, &static_prefixes)
+            .into_iter()
+            .filter_map(|r| keep(&mut errors, r))
+            .collect();
     let metrics = raw
         .control
         .metrics
@@ -615,6 +624,7 @@ pub fn parse(text: &str, file: &str) -> R<Config> {
             damping,
             neighbors,
             statics,
+            aggregates,
             policies: raw.policy,
             index: Arc::new(index),
         });

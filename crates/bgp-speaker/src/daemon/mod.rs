@@ -363,6 +363,17 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
     };
     let tracker = nht.as_ref().map(|n| n.tracker.clone());
     let damping = running.spec.damping();
+    let aggregates: Vec<bgp_core::Aggregate> = running
+        .spec
+        .config
+        .aggregates
+        .iter()
+        .map(|a| bgp_core::Aggregate {
+            prefix: a.prefix,
+            summary_only: a.summary_only,
+            as_set: a.as_set,
+        })
+        .collect();
     let best_feed = hooks.best_feed;
     // After a graceful restart the feed's followers hear when every RIB
     // part's first full sync is done.
@@ -390,6 +401,9 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
             st.insert_peer(*id, e.copy_idle());
         }
         st.set_statics(statics.clone());
+        if !aggregates.is_empty() {
+            st.core.set_aggregates(aggregates.clone());
+        }
         if let Some(d) = defer {
             st.core.defer_selection(d);
         }

@@ -444,6 +444,9 @@ pub fn routes_keyed_in(
             let mut p = path_info(st, pe.peer, set, best, pe.stale, all);
             if all {
                 p.damping = damping_info(rib, pe.peer, r.prefix, pe.path_id);
+                if pe.peer == STATIC_PEER {
+                    aggregate_lines(st, r.prefix, &mut p);
+                }
             }
             paths.push(p);
         }
@@ -469,6 +472,24 @@ pub fn routes_keyed_in(
     }
     out.sort_by_key(|a| a.0);
     out
+}
+
+/// An aggregate's settings and contributors, as `all` lines.
+fn aggregate_lines(st: &RibState, prefix: Prefix, p: &mut mgmt::proto::PathInfo) {
+    let Some((cfg, contributors)) = st.core.aggregate_contributors(&prefix) else {
+        return;
+    };
+    let mut kind = vec!["aggregate"];
+    if cfg.as_set {
+        kind.push("as_set");
+    }
+    if cfg.summary_only {
+        kind.push("summary_only");
+    }
+    p.other.push(("Aggregate".into(), kind.join(" ")));
+    let list: Vec<String> = contributors.iter().map(Prefix::to_string).collect();
+    p.other
+        .push(("Aggregate.contributors".into(), list.join(" ")));
 }
 
 /// A path's damping state now, when it has a history.
