@@ -43,7 +43,8 @@ pub struct ReloadPlan {
     /// again over every prefix (and export what changed).
     pub bestpath_changed: bool,
     /// Other changed settings by path (`damping`: the `[damping]`
-    /// parameters, applied live; `control.socket`, `control.metrics`,
+    /// parameters, and `aggregate`: the `[[aggregate]]` list, both applied
+    /// live; `control.socket`, `control.metrics`,
     /// `log.level`, `log.file`, `mrt`, `router.pipeline`, `router.threads`,
     /// `router.next_hop_tracking`, `router.cluster_id`, `router.listen`): the daemon applies what it
     /// can live and says which need a restart.

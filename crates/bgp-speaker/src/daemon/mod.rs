@@ -363,17 +363,7 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
     };
     let tracker = nht.as_ref().map(|n| n.tracker.clone());
     let damping = running.spec.damping();
-    let aggregates: Vec<bgp_core::Aggregate> = running
-        .spec
-        .config
-        .aggregates
-        .iter()
-        .map(|a| bgp_core::Aggregate {
-            prefix: a.prefix,
-            summary_only: a.summary_only,
-            as_set: a.as_set,
-        })
-        .collect();
+    let aggregates = running.spec.aggregates();
     let best_feed = hooks.best_feed;
     // After a graceful restart the feed's followers hear when every RIB
     // part's first full sync is done.

@@ -116,6 +116,18 @@ pub(super) fn reload(
             })
         });
     }
+    // New aggregates: the old ones withdrawn, the new ones originated
+    // from the contributors in the RIB.
+    if r.spec.config.aggregates != new.config.aggregates {
+        let aggs = new.aggregates();
+        run_on_all(&r, |_| {
+            let aggs = aggs.clone();
+            Box::new(move |st: &mut RibState| {
+                st.core.set_aggregates(aggs);
+                st.propagate();
+            })
+        });
+    }
     // Damping switched on or off, or new parameters (which drop every
     // history); each neighbour's own switch follows with its metadata.
     let damping = new.damping();

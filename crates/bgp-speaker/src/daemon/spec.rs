@@ -326,6 +326,19 @@ impl Spec {
         })
     }
 
+    /// `[[aggregate]]` for the RIB core.
+    pub fn aggregates(&self) -> Vec<bgp_core::Aggregate> {
+        self.config
+            .aggregates
+            .iter()
+            .map(|a| bgp_core::Aggregate {
+                prefix: a.prefix,
+                summary_only: a.summary_only,
+                as_set: a.as_set,
+            })
+            .collect()
+    }
+
     /// Route-flap damping parameters (`[damping]`), when a neighbour is
     /// damped; `None`: the RIB does not damp.
     pub fn damping(&self) -> Option<bgp_rib::DampParams> {
