@@ -185,11 +185,7 @@ impl RibCore {
             };
             for attr in set.to_builder().attrs() {
                 match &attr.value {
-                    AttrValue::Origin(o) => {
-                        if (*o as u8) > (origin as u8) {
-                            origin = *o;
-                        }
-                    }
+                    AttrValue::Origin(o) if (*o as u8) > (origin as u8) => origin = *o,
                     AttrValue::AsPath(path) => {
                         for seg in &path.segments {
                             asns.extend(seg.asns.iter().map(|a| a.0));
