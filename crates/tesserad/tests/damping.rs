@@ -8,7 +8,8 @@
 //! suppressed, and once the penalty has decayed to the reuse threshold
 //! (half-life 3 s here) the route is best again and `dst` receives it. An
 //! undamped peer (`dst` itself) flapping another prefix is never
-//! suppressed. The whole test takes ~25 s.
+//! suppressed. Run with the default (sharded) pipeline and with
+//! `per-peer`; each takes ~11 s.
 
 mod common;
 mod glue;
@@ -78,13 +79,30 @@ fn flap(lab: &Lab, t: &Tesserad, p: &Exabgp, name: &str, prefix: &str, path: &st
 
 #[test]
 fn flapping_route_is_suppressed_and_released() {
+    run("damp", None);
+}
+
+/// The same with the RIB in locked stripes, applied by the sessions'
+/// own threads.
+#[test]
+fn flapping_route_is_suppressed_and_released_per_peer() {
+    run("dampp", Some("per-peer"));
+}
+
+fn run(test: &str, pipeline: Option<&str>) {
     if !common::ready(exabgp::TOOLS) {
         return;
     }
-    let lab = Lab::star("damp", 2);
+    let lab = Lab::star(test, 2);
     let [l1, l2] = [1, 2].map(|k| lab.leaf(k).clone());
     let t = Tesserad::start_with(&lab, |sock| {
         let mut s = glue::head(sock, None);
+        if let Some(p) = pipeline {
+            s = s.replace(
+                "asn = 65000\n",
+                &format!("asn = 65000\npipeline = \"{p}\"\n"),
+            );
+        }
         s.push_str(&glue::neighbor(
             "src",
             &l1,
