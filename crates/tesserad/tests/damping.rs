@@ -8,7 +8,8 @@
 //! suppressed, and once the penalty has decayed to the reuse threshold
 //! (half-life 3 s here) the route is best again and `dst` receives it. An
 //! undamped peer (`dst` itself) flapping another prefix is never
-//! suppressed. Run with the default (sharded) pipeline and with
+//! suppressed. Then a reload (`configure`) turns damping off for `src`:
+//! its suppressed route is released at once and new flaps are not counted. Run with the default (sharded) pipeline and with
 //! `per-peer`; each takes ~11 s.
 
 mod common;
@@ -95,7 +96,7 @@ fn run(test: &str, pipeline: Option<&str>) {
     }
     let lab = Lab::star(test, 2);
     let [l1, l2] = [1, 2].map(|k| lab.leaf(k).clone());
-    let t = Tesserad::start_with(&lab, |sock| {
+    let config = |sock: &std::path::Path, damped: bool| {
         let mut s = glue::head(sock, None);
         if let Some(p) = pipeline {
             s = s.replace(
@@ -103,20 +104,17 @@ fn run(test: &str, pipeline: Option<&str>) {
                 &format!("asn = 65000\npipeline = \"{p}\"\n"),
             );
         }
-        s.push_str(&glue::neighbor(
-            "src",
-            &l1,
-            65001,
-            "accept",
-            "accept",
-            "damping = true\n",
-        ));
+        let more = if damped { "damping = true\n" } else { "" };
+        s.push_str(&glue::neighbor("src", &l1, 65001, "accept", "accept", more));
         s.push_str(&glue::neighbor("dst", &l2, 65002, "accept", "accept", ""));
-        s.push_str(
-            "\n[damping]\nhalf_life = 3\nreuse = 1000\nsuppress = 2500\nmax_suppress = 12\n",
-        );
+        if damped {
+            s.push_str(
+                "\n[damping]\nhalf_life = 3\nreuse = 1000\nsuppress = 2500\nmax_suppress = 12\n",
+            );
+        }
         s
-    });
+    };
+    let t = Tesserad::start_with(&lab, |sock| config(sock, true));
     let p_src = Exabgp::start(&lab, "src", &Session::leaf(&l1, 65001, T_AS));
     let p_dst = Exabgp::start(&lab, "dst", &Session::leaf(&l2, 65002, T_AS));
     for (p, name) in [(&p_src, "src"), (&p_dst, "dst")] {
@@ -227,4 +225,28 @@ fn run(test: &str, pipeline: Option<&str>) {
             .is_some_and(|d| !d.suppressed && d.penalty <= 1000)),
         "the history is kept until it decays below reuse / 2"
     );
+    if pipeline.is_some() {
+        return;
+    }
+
+    // Suppressed again, then a reload turns damping off for src: the route
+    // is released at once and later flaps count for nothing.
+    flap(&lab, &t, &p_src, "src", P, "65001", 3);
+    lab.wait(5, "suppressed again", || {
+        Ok(damped(&t)?.iter().any(|r| r.prefix == P).then_some(()))
+    });
+    std::fs::write(&t.config, config(&t.sock, false)).expect("rewrite config");
+    let c = glue::configure(&t).unwrap_or_else(|e| lab.fail(&e));
+    assert!(c.messages.iter().any(|m| m.contains("src")), "{c:?}");
+    lab.wait(5, "released by the reload", || {
+        Ok(path_from(&t, P, "src")?.filter(|p| p.best && p.damping.is_none()))
+    });
+    lab.wait(5, "dst has the route after the reload", || p_dst.route(P));
+    flap(&lab, &t, &p_src, "src", P, "65001", 4);
+    let p = path_from(&t, P, "src").unwrap_or_else(|e| lab.fail(&e));
+    assert!(
+        p.is_some_and(|p| p.best && p.damping.is_none()),
+        "not damped after the reload"
+    );
+    assert!(damped(&t).unwrap_or_else(|e| lab.fail(&e)).is_empty());
 }
