@@ -157,7 +157,7 @@ pub struct RibCore {
     /// its length, and its deadline once the first time is seen.
     pub(crate) defer: Option<(Duration, Option<Instant>)>,
     /// Configured aggregates and their contributors (`aggregate.rs`).
-    pub(crate) aggregates: Vec<crate::aggregate::AggState>,
+    pub(crate) aggregates: Vec<crate::agg::AggState>,
 }
 
 impl RibCore {

@@ -68,6 +68,7 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+mod agg;
 mod aggregate;
 mod core;
 mod damping;

@@ -120,7 +120,7 @@ impl ExportPolicy for UserExport<'_> {
         if self
             .summarised
             .iter()
-            .any(|a| crate::aggregate::covers(*a, *prefix))
+            .any(|a| crate::agg::covers(*a, *prefix))
         {
             return ExportVerdict::Reject;
         }
