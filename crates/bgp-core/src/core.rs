@@ -166,6 +166,8 @@ pub struct RibCore {
     /// ([`Self::vrp_update`]). Withdrawn prefixes are forgotten at the
     /// next VRP change that covers them.
     pub(crate) rov_index: rov::PrefixIndex,
+    /// Configured aggregates and their contributors (`aggregate.rs`).
+    pub(crate) aggregates: Vec<crate::agg::AggState>,
 }
 
 impl RibCore {
@@ -207,6 +209,7 @@ impl RibCore {
             defer: None,
             rov: None,
             rov_index: rov::PrefixIndex::default(),
+            aggregates: Vec::new(),
         }
     }
 
@@ -370,6 +373,7 @@ impl RibCore {
             *slot = Some(entry);
         }
         self.rebuild_roles();
+        self.sync_peer_damping(id);
     }
 
     /// Removes a neighbour: terminates its session (primary part only) and
@@ -531,6 +535,8 @@ impl RibCore {
                 });
             }
         }
+        // Damped routes whose reuse time has come.
+        self.rib.damping_due(now, &mut self.changed);
         self.drain_nexthop_watch(out);
     }
 
@@ -546,6 +552,7 @@ impl RibCore {
                 e.gr_stale.iter().map(|f| f.until).chain(refresh)
             })
             .chain(self.defer.and_then(|(_, until)| until))
+            .chain(self.rib.damping_next_deadline())
             .min()
     }
 
@@ -592,7 +599,11 @@ impl RibCore {
     pub fn handle(&mut self, now: Instant, input: RibInput, out: &mut Outbox) {
         match input {
             RibInput::Up { peer, up } => self.on_up(now, peer, *up, out),
-            RibInput::Updates { peer, updates } => self.on_updates(peer, updates, out),
+            RibInput::Updates { peer, updates } => {
+                // Flaps are counted at this time (route-flap damping).
+                self.rib.damping_time(now);
+                self.on_updates(peer, updates, out)
+            }
             RibInput::RouteRefresh {
                 peer,
                 family,
@@ -1153,7 +1164,8 @@ impl RibCore {
     pub fn export_full(&mut self, id: PeerId) {
         let t0 = self.ns();
         let roles = std::mem::take(&mut self.roles);
-        let mut ex = policy::exporter(&self.peers, roles, &self.settings, self.rov.as_deref());
+        let summarised = self.summarised();
+        let mut ex = policy::exporter(&self.peers, roles, &self.settings, self.rov.as_deref(), summarised);
         for s in self
             .rib
             .shards_mut()
@@ -1173,6 +1185,8 @@ impl RibCore {
         if self.deferring(now, out) {
             return;
         }
+        // Aggregates follow their contributors' changes.
+        self.update_aggregates();
         // ADD-PATH peers also hear of non-best path changes, which the RIB
         // tracks itself.
         if !self.changed.is_empty() || self.rib.path_changes_pending() {
@@ -1183,7 +1197,8 @@ impl RibCore {
             let n_changed = self.changed.len() as u64;
             let t_best = self.ns().saturating_sub(t0);
             let roles = std::mem::take(&mut self.roles);
-            let mut ex = policy::exporter(&self.peers, roles, &self.settings, self.rov.as_deref());
+            let summarised = self.summarised();
+            let mut ex = policy::exporter(&self.peers, roles, &self.settings, self.rov.as_deref(), summarised);
             let changed = std::mem::take(&mut self.changed);
             for s in self.rib.shards_mut() {
                 s.export_changes(&changed, &mut ex);
@@ -1212,7 +1227,8 @@ impl RibCore {
             changed.dedup();
             self.counters.best_changes += changed.len() as u64;
             let roles = std::mem::take(&mut self.roles);
-            let mut ex = policy::exporter(&self.peers, roles, &self.settings, self.rov.as_deref());
+            let summarised = self.summarised();
+            let mut ex = policy::exporter(&self.peers, roles, &self.settings, self.rov.as_deref(), summarised);
             for s in self.mcast.shards_mut() {
                 s.export_changes(&changed, &mut ex);
             }

@@ -95,6 +95,7 @@ mod tests {
             families: vec![AfiSafi::IPV4_UNICAST],
             mrai: Duration::ZERO,
             add_path_send: bgp_rib::PathSelection::All,
+            damping: false,
         }
     }
 

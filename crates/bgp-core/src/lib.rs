@@ -68,7 +68,10 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+mod agg;
+mod aggregate;
 mod core;
+mod damping;
 pub mod decode;
 mod export;
 mod flush;
@@ -84,6 +87,7 @@ pub use crate::core::{
     best_next_hop, route_refresh, OutQueue, RibCore, RibCounters, ENHANCED_REFRESH_STALE,
     GR_STALE_PATH_TIME, OUT_QUEUE_LIMIT, OUT_QUEUE_LOW,
 };
+pub use aggregate::{covers, Aggregate};
 pub use meter::{Meter, NoMeter};
 pub use msg::{
     fan_out, split_updates, DecodedUpdate, FlushBarrier, LinkAddrs, Multicast, NexthopUpdate,

@@ -96,6 +96,9 @@ pub struct PeerMeta {
     pub mrai: Duration,
     /// Which paths go out on families with ADD-PATH send (RFC 7911).
     pub add_path_send: bgp_rib::PathSelection,
+    /// Route-flap damping of its routes (RFC 2439), when the RIB damps
+    /// (see `RibCore::set_damping`).
+    pub damping: bool,
 }
 
 /// The live part of an Established session.

@@ -105,11 +105,17 @@ pub(crate) struct UserExport<'a> {
     peers: &'a [Option<PeerEntry>],
     settings: &'a RibSettings,
     rov: Option<&'a rov::VrpTable>,
+    /// Announced `summary_only` aggregates: their more specifics are not
+    /// exported (see `aggregate.rs`).
+    summarised: Vec<Prefix>,
 }
 
 impl ExportPolicy for UserExport<'_> {
     /// Literal verdicts do not look at the prefix; compiled policies may.
     fn prefix_independent(&self, to: PeerId) -> bool {
+        if !self.summarised.is_empty() {
+            return false;
+        }
         match self.peers.get(to.0 as usize) {
             Some(Some(e)) => !matches!(e.meta.export, PolicyRef::Named(..)),
             _ => true,
@@ -150,6 +156,13 @@ impl ExportPolicy for UserExport<'_> {
         let Some(Some(entry)) = self.peers.get(to.0 as usize) else {
             return ExportVerdict::Reject;
         };
+        if self
+            .summarised
+            .iter()
+            .any(|a| crate::agg::covers(*a, *prefix))
+        {
+            return ExportVerdict::Reject;
+        }
         // RFC 9494: a long-lived stale route goes only to peers that
         // negotiated LLGR.
         let llgr_peer = entry
@@ -187,6 +200,7 @@ pub(crate) fn exporter<'a>(
     roles: Vec<Option<PeerRole>>,
     settings: &'a RibSettings,
     rov: Option<&'a rov::VrpTable>,
+    summarised: Vec<Prefix>,
 ) -> Exporter<'a> {
     Propagation {
         router_id: settings.router_id,
@@ -196,6 +210,7 @@ pub(crate) fn exporter<'a>(
             peers,
             settings,
             rov,
+            summarised,
         },
     }
 }

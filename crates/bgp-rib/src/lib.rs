@@ -55,6 +55,11 @@
 //!   the eBGP MED strip) interned once, the cache dropped when the call
 //!   ends.
 //!
+//! * Route-flap damping (RFC 2439, RFC 7196 defaults; [`damping`]): per
+//!   peer, off by default; a suppressed path stays in the Adj-RIB-In,
+//!   flagged [`PathEntry::suppressed`], and is not eligible for selection
+//!   until [`RibShard::damping_due`] releases it at its reuse time.
+//!
 //! Limitations: no confederations: the
 //! encoder strips confederation segments towards eBGP and NO_EXPORT_SUBCONFED
 //! acts like NO_EXPORT.
@@ -76,6 +81,8 @@ mod adjin;
 mod adjout;
 mod attrs;
 pub mod bestpath;
+mod damp_shard;
+pub mod damping;
 mod encode;
 mod encode_attrs;
 mod export;
@@ -97,6 +104,7 @@ mod types;
 
 pub use attrs::{AttrSet, AttrsBuilder, Summary};
 pub use bestpath::{BestPathConfig, Step};
+pub use damping::{DampKey, DampParams, FigureOfMerit, Flap};
 pub use encode::{EncodeParams, NextHopMode, UpdateEncoder};
 pub use encode_attrs::{attr_fate, export_as_path, AttrFate, DEFAULT_LOCAL_PREF};
 pub use hash::shard_for;

@@ -45,6 +45,8 @@ pub struct RibShard {
     /// Update groups: Adj-RIB-Out tables shared by peers with the same
     /// export (see `group.rs`); a free index is `None`.
     pub(crate) groups: Vec<Option<Group>>,
+    /// Route-flap damping, when on (see `damp_shard.rs`).
+    pub(crate) damp: Option<Box<crate::damping::ShardDamp>>,
 }
 
 /// A prefix's paths as stored, with the Loc-RIB choice.
@@ -308,6 +310,7 @@ impl RibShard {
                 let pid = n.path_id.unwrap_or(0);
                 self.interner.acquire(base_h);
                 self.note_rejected(peer, prefix, pid, false);
+                self.damp_announce(peer, prefix, pid, base_h);
                 let stored = self.insert_owned(peer, prefix, pid, base_h, changed);
                 self.note_pre_policy(peer, prefix, pid, Some(base_h), stored.then_some(base_h));
             }
@@ -332,6 +335,7 @@ impl RibShard {
                         base_h
                     };
                     self.note_rejected(peer, prefix, pid, false);
+                    self.damp_announce(peer, prefix, pid, h);
                     let stored = self.insert_owned(peer, prefix, pid, h, changed);
                     self.note_pre_policy(peer, prefix, pid, Some(base_h), stored.then_some(h));
                 }
@@ -372,6 +376,7 @@ impl RibShard {
             let prefix = n.prefix.masked();
             let pid = n.path_id.unwrap_or(0);
             self.note_rejected(peer, prefix, pid, false);
+            self.damp_announce(peer, prefix, pid, attrs);
             self.interner.acquire(attrs);
             let stored = self.insert_owned(peer, prefix, pid, attrs, changed);
             self.note_pre_policy(peer, prefix, pid, Some(attrs), stored.then_some(attrs));
@@ -381,6 +386,7 @@ impl RibShard {
 
     fn withdraw_one(&mut self, peer: PeerId, prefix: Prefix, pid: u32, changed: &mut Vec<Prefix>) {
         let prefix = prefix.masked();
+        self.damp_withdraw(peer, prefix, pid);
         self.note_pre_policy(peer, prefix, pid, None, None);
         self.note_rejected(peer, prefix, pid, false);
         self.remove_path(peer, prefix, pid, changed);
@@ -410,6 +416,7 @@ impl RibShard {
         let path = PathEntry {
             peer,
             stale: false,
+            suppressed: self.damp_suppressed(peer, prefix, path_id),
             path_id,
             attrs: h,
         };
@@ -487,6 +494,9 @@ impl RibShard {
     /// stays registered with empty Adj-RIBs. Appends prefixes whose best
     /// changed to `changed`.
     pub fn peer_down(&mut self, peer: PeerId, changed: &mut Vec<Prefix>) -> Result<(), RibError> {
+        // A session reset is not counted as flaps of its routes; their
+        // histories go with them.
+        self.damping_forget_peer(peer, changed);
         self.peer_state_mut(peer)?;
         // The mode (ADD-PATH or not) stays until the next session sets it.
         let mut released: Vec<AttrHandle> = self.clear_adj_out(peer);

@@ -174,6 +174,10 @@ pub(crate) struct Change {
 /// a next hop (a static route sent with our own address) is eligible at
 /// cost 0.
 fn candidate<'a>(p: &PathEntry, ctx: &SelectCtx<'a>) -> Option<Candidate<'a>> {
+    if p.suppressed {
+        // Damped (RFC 2439): in the Adj-RIB-In, not eligible.
+        return None;
+    }
     let peer = ctx.peers.get(p.peer.0 as usize)?.as_ref()?;
     let set = ctx.interner.get(p.attrs)?;
     let igp_cost = match (ctx.nht, set.next_hop()) {
@@ -244,12 +248,17 @@ pub(crate) fn upsert<K: Key>(
             // the stale flag; selection does not read it.
             p.stale = path.stale;
             ch.released = Some(path.attrs);
+            if p.suppressed != path.suppressed {
+                p.suppressed = path.suppressed;
+                ch.best_changed = reselect(e, old, ctx);
+            }
             return ch;
         }
         ch.released = Some(p.attrs);
         ch.replaced = true;
         p.attrs = path.attrs;
         p.stale = path.stale;
+        p.suppressed = path.suppressed;
         if !ctx.cfg.compare_router_id {
             // Paths are kept in arrival order for RFC 5004's "oldest
             // wins": new attributes make the path the newest.
@@ -397,6 +406,7 @@ mod tests {
         PathEntry {
             peer: PeerId(peer),
             stale: false,
+            suppressed: false,
             path_id: 0,
             attrs: AttrHandle(u32::from(peer)),
         }

@@ -10,8 +10,8 @@ use base::{Afi, Asn, Prefix};
 use crate::intern::AttrHandle;
 use crate::PeerId;
 
-/// One stored path: 12 bytes (the stale flag lives in what would be
-/// padding after the 2-byte peer id).
+/// One stored path: 12 bytes (the stale and suppressed flags live in what
+/// would be padding after the 2-byte peer id).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct PathEntry {
     /// The peer the path came from.
@@ -20,6 +20,9 @@ pub struct PathEntry {
     /// §4.2) and not re-announced since. Stale paths take part in
     /// selection like any other.
     pub stale: bool,
+    /// Suppressed by route-flap damping (RFC 2439): kept, not eligible
+    /// for selection until released (see `damp_shard.rs`).
+    pub suppressed: bool,
     /// RFC 7911 path identifier; 0 without ADD-PATH.
     pub path_id: u32,
     /// The path's interned attributes.

@@ -26,7 +26,7 @@ pub struct ReloadPlan {
     pub reset: Vec<String>,
     /// Everything else changed (policies, RR/RS client, next hop,
     /// max-prefix, MRAI, description, enabled, soft reconfiguration, BFD
-    /// on/off and its timers): new
+    /// on/off and its timers, damping on/off): new
     /// settings without a reset. The union of [`ReloadPlan::reimport`],
     /// [`ReloadPlan::reexport`] and neighbours with metadata-only changes.
     pub soft: Vec<String>,
@@ -42,7 +42,9 @@ pub struct ReloadPlan {
     /// The route selection options of `[router]` changed: run selection
     /// again over every prefix (and export what changed).
     pub bestpath_changed: bool,
-    /// Other changed settings by path (`control.socket`, `control.metrics`,
+    /// Other changed settings by path (`damping`: the `[damping]`
+    /// parameters, and `aggregate`: the `[[aggregate]]` list, both applied
+    /// live; `control.socket`, `control.metrics`,
     /// `log.level`, `log.file`, `mrt`, `router.pipeline`, `router.threads`,
     /// `router.next_hop_tracking`, `router.cluster_id`, `router.listen`): the daemon applies what it
     /// can live and says which need a restart.
@@ -187,7 +189,8 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
             || o.description != n.description
             || o.mrai != n.mrai
             || o.enabled != n.enabled
-            || o.bfd != n.bfd;
+            || o.bfd != n.bfd
+            || o.damping != n.damping;
         if reimport {
             p.reimport.push(n.name.clone());
         }
@@ -203,7 +206,10 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
             p.removed.push(o.name.clone());
         }
     }
-    let others: [(&str, bool); 17] = [
+    let damping = old.damping != new.damping;
+    let others: [(&str, bool); 19] = [
+        ("aggregate", old.aggregates != new.aggregates),
+        ("damping", damping),
         ("router.listen", ro.listen != rn.listen),
         ("router.cluster_id", cluster_changed),
         ("router.pipeline", ro.pipeline != rn.pipeline),

@@ -25,7 +25,9 @@
 #![warn(missing_docs)]
 
 mod bmp;
+mod aggregate;
 mod cluster;
+mod damping;
 mod dataplane;
 mod diff;
 mod locate;
@@ -43,9 +45,11 @@ use std::sync::Arc;
 use bgp_policy::ast::PolicyDef;
 
 pub use bmp::{Bmp, BmpCollector, Monitoring as BmpMonitoring, DEFAULT_PORT as BMP_DEFAULT_PORT};
+pub use aggregate::Aggregate;
 pub use cluster::{
     CcScheme, Cluster, ClusterCc, ClusterMode, ClusterPeer, FABRIC_PORT, MAX_NODES, MAX_PACKING,
 };
+pub use damping::Damping;
 pub use dataplane::{Dataplane, DataplaneEngine, DataplaneInterface, DataplaneIo, KernelExport};
 pub use diff::{diff, ReloadPlan};
 pub use locate::Location;
@@ -153,10 +157,16 @@ pub struct Config {
     /// `[bfd]`: the BFD timers of neighbours with `bfd = true` that set
     /// none of their own (already applied to [`Neighbor::bfd`]).
     pub bfd: Bfd,
+    /// `[damping]`: route-flap damping parameters for the neighbours with
+    /// [`Neighbor::damping`] (RFC 7196's defaults when absent).
+    pub damping: Damping,
     /// `[[neighbor]]`, in file order; names and addresses are unique.
     pub neighbors: Vec<Neighbor>,
     /// `[[static]]`, in file order; prefixes are unique.
     pub statics: Vec<Static>,
+    /// `[[aggregate]]`, in file order; prefixes are unique and none is a
+    /// static route's.
+    pub aggregates: Vec<Aggregate>,
     /// `[policy.NAME]`, each known to compile with `bgp_policy::compile`.
     pub policies: BTreeMap<String, PolicyDef>,
     index: Arc<locate::Index>,

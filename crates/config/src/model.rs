@@ -48,6 +48,9 @@ impl PolicyName {
 /// `[router]`: the speaker itself.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Router {
+    /// `damping`, default false: route-flap damping for every neighbour
+    /// that does not set its own `damping`.
+    pub damping: bool,
     /// `id`, required: the BGP Identifier (RFC 4271 §4.2), a non-zero IPv4
     /// address.
     pub id: Ipv4Addr,
@@ -338,6 +341,10 @@ pub struct Neighbor {
     /// Intervals from `bfd_min_tx`, `bfd_min_rx`, `bfd_multiplier`, else
     /// `[bfd]`. `None` (default): no BFD.
     pub bfd: Option<Bfd>,
+    /// `damping`, default `router.damping` (default false): route-flap
+    /// damping (RFC 2439) of the routes this neighbour sends, with the
+    /// `[damping]` parameters.
+    pub damping: bool,
 }
 
 /// The timers of a BFD session (`[bfd]`, or a neighbour's `bfd_min_tx`,

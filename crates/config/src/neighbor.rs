@@ -419,6 +419,7 @@ pub(crate) fn neighbor(
         soft_reconfiguration_inbound: rn.soft_reconfiguration_inbound.unwrap_or(true),
         mrai: rn.mrai.unwrap_or(0),
         bfd,
+        damping: rn.damping.unwrap_or(r.damping),
     })
 }
 

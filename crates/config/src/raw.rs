@@ -26,8 +26,11 @@ pub struct RawConfig {
     pub rpki: Option<crate::rpki::RawRpki>,
     #[serde(default)]
     pub bfd: RawBfd,
+    pub damping: Option<crate::damping::RawDamping>,
     #[serde(default)]
     pub neighbor: Vec<RawNeighbor>,
+    #[serde(default)]
+    pub aggregate: Vec<crate::aggregate::RawAggregate>,
     #[serde(default, rename = "static")]
     pub statics: Vec<RawStatic>,
     #[serde(default)]
@@ -54,6 +57,7 @@ pub struct RawRouter {
     pub med_missing_as_worst: Option<bool>,
     pub compare_router_id: Option<bool>,
     pub select_defer_time: Option<u32>,
+    pub damping: Option<bool>,
 }
 
 /// An AS number as an integer (asplain) or a string: asdot `"1.10"`
@@ -229,6 +233,7 @@ pub struct RawNeighbor {
     pub bfd_min_tx: Option<i64>,
     pub bfd_min_rx: Option<i64>,
     pub bfd_multiplier: Option<i64>,
+    pub damping: Option<bool>,
 }
 
 /// `[bfd]`: defaults of the neighbours' BFD sessions.

@@ -258,6 +258,7 @@ fn router(c: &Ctx<'_>, rr: &RawRouter, policies: &BTreeMap<String, PolicyDef>) -
             compare_router_id: rr.compare_router_id.unwrap_or(true),
         },
         select_defer_time,
+        damping: rr.damping.unwrap_or(false),
     })
 }
 
@@ -515,6 +516,12 @@ pub fn parse(text: &str, file: &str) -> R<Config> {
             neighbors.push(nb);
         }
     }
+    let damped = neighbors.iter().any(|n: &crate::Neighbor| n.damping);
+    let damping = keep(
+        &mut errors,
+        crate::damping::validate(&c, raw.damping.as_ref(), damped),
+    )
+    .unwrap_or_default();
     let mut statics: Vec<Static> = Vec::new();
     for (i, s) in raw.statics.iter().enumerate() {
         let Some(st) = keep(&mut errors, static_route(&c, i, s)) else {
@@ -528,6 +535,15 @@ pub fn parse(text: &str, file: &str) -> R<Config> {
         }
         statics.push(st);
     }
+    let one_rib = router
+        .as_ref()
+        .is_some_and(|r| crate::aggregate::one_rib(r.pipeline, r.threads));
+    let static_prefixes: Vec<Prefix> = statics.iter().map(|s| s.prefix).collect();
+    let aggregates: Vec<crate::Aggregate> =
+        crate::aggregate::validate(&c, &raw.aggregate, one_rib, &static_prefixes)
+            .into_iter()
+            .filter_map(|r| keep(&mut errors, r))
+            .collect();
     let metrics = raw
         .control
         .metrics
@@ -629,8 +645,10 @@ pub fn parse(text: &str, file: &str) -> R<Config> {
             bmp,
             rpki,
             bfd,
+            damping,
             neighbors,
             statics,
+            aggregates,
             policies: raw.policy,
             index: Arc::new(index),
         });

@@ -102,6 +102,10 @@ pub enum Request {
     /// `show rpki`: the RTR caches and the VRPs in use (RFC 8210, RFC
     /// 6811). Answered with [`Data::Rpki`].
     ShowRpki,
+    /// `show route damped`: the paths route-flap damping (RFC 2439)
+    /// suppresses, each with [`PathInfo::damping`]. Answered with
+    /// [`Data::Routes`] (only the suppressed paths of each prefix).
+    ShowRouteDamped,
     /// `neighbor ADDR|NAME enable|disable|restart|refresh`. Answered with
     /// [`Data::Action`].
     Neighbor {
@@ -573,6 +577,22 @@ pub struct PathInfo {
     /// "valid", "invalid" or "not-found".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rpki: Option<String>,
+    /// Route-flap damping state (RFC 2439), under `show route ... all`
+    /// and `show route damped`, for a path with a damping history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damping: Option<DampingInfo>,
+}
+
+/// A path's route-flap damping state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DampingInfo {
+    /// The figure of merit now, rounded.
+    pub penalty: u32,
+    /// Not eligible for selection until released.
+    pub suppressed: bool,
+    /// Milliseconds until release, when suppressed.
+    #[serde(default)]
+    pub reuse_in_ms: Option<u64>,
 }
 
 fn default_kind() -> ProtocolKind {
@@ -614,6 +634,7 @@ impl PathInfo {
             otc: None,
             other: Vec::new(),
             rpki: None,
+            damping: None,
         }
     }
 }

@@ -385,6 +385,7 @@ impl Sim {
                     families: vec![AfiSafi::IPV4_UNICAST, AfiSafi::IPV6_UNICAST],
                     mrai: cfg.mrai,
                     add_path_send: PathSelection::All,
+                    damping: false,
                 };
                 core.insert_peer(
                     PeerId(i as u16 + 1),

@@ -115,6 +115,7 @@ fn meta(p: &FakePeer, i: usize) -> PeerMeta {
         // depend on timing.
         mrai: Duration::ZERO,
         add_path_send: PathSelection::All,
+        damping: false,
     }
 }
 

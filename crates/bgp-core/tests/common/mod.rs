@@ -41,7 +41,8 @@ pub fn addr(n: u16) -> IpAddr {
 /// A peer from `key=value` words: `as=N` (default 65000+n: eBGP unless it
 /// equals ours), `mrai=SECONDS`, `max=LIMIT,ACTION[,WARN%]` with ACTION
 /// `warn`, `shutdown` or `restart:SECONDS`, `import=reject`,
-/// `export=reject`, `rr-client`, `keep` (soft reconfiguration inbound).
+/// `export=reject`, `rr-client`, `keep` (soft reconfiguration inbound),
+/// `damp` (route-flap damping).
 pub fn peer_meta(n: u16, words: &[&str]) -> PeerMeta {
     let mut asn = 65000 + u32::from(n);
     let mut m = PeerMeta {
@@ -62,6 +63,7 @@ pub fn peer_meta(n: u16, words: &[&str]) -> PeerMeta {
         families: vec![AfiSafi::IPV4_UNICAST, AfiSafi::IPV6_UNICAST],
         mrai: Duration::ZERO,
         add_path_send: PathSelection::All,
+        damping: false,
     };
     for w in words {
         let (k, v) = w.split_once('=').unwrap_or((w, ""));
@@ -115,6 +117,7 @@ pub fn peer_meta(n: u16, words: &[&str]) -> PeerMeta {
             "export" if v == "reject" => m.export = PolicyRef::RejectAll,
             "rr-client" => m.rr_client = true,
             "keep" => m.keep_pre_policy = true,
+            "damp" => m.damping = true,
             _ => panic!("unknown peer key {k:?}"),
         }
     }

@@ -313,6 +313,9 @@ impl ControlHandler for Control {
                     })
                 })
                 .map(Data::Nexthops),
+            Request::ShowRouteDamped => self
+                .call_all(|st| query::damped(st))
+                .map(|r| Data::Routes(merge::routes(r))),
             Request::ShowBfd => self.bfd_sessions().map(|(s, _)| Data::Bfd(s)),
             Request::ShowBmp => Ok(Data::Bmp(
                 self.bmp.as_ref().map(|h| h.info()).unwrap_or_default(),

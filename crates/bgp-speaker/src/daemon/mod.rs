@@ -419,6 +419,8 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
                 .collect()
         });
     let rpki_on = rpki_caches.is_some();
+    let damping = running.spec.damping();
+    let aggregates = running.spec.aggregates();
     let best_feed = hooks.best_feed;
     // After a graceful restart the feed's followers hear when every RIB
     // part's first full sync is done.
@@ -428,6 +430,9 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         let mut st = RibState::with_part(rib_settings.clone(), 1, part);
         if let Some(t) = &tracker {
             st.track_nexthops(t.clone());
+        }
+        if damping.is_some() {
+            st.core.set_damping(damping);
         }
         st.latency = latency.clone();
         st.rib_dumper = rib_dumper.clone();
@@ -448,6 +453,9 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         st.set_statics(statics.clone());
         if rpki_on {
             st.core.enable_rov();
+        }
+        if !aggregates.is_empty() {
+            st.core.set_aggregates(aggregates.clone());
         }
         if let Some(d) = defer {
             st.core.defer_selection(d);

@@ -445,6 +445,12 @@ pub fn routes_keyed_in(
             if st.core.rov.is_some() {
                 p.rpki = Some(st.core.rov_state(&r.prefix, set).as_str().into());
             }
+            if all {
+                p.damping = damping_info(rib, pe.peer, r.prefix, pe.path_id);
+                if pe.peer == STATIC_PEER {
+                    aggregate_lines(st, r.prefix, &mut p);
+                }
+            }
             paths.push(p);
         }
         if paths.is_empty() {
@@ -469,6 +475,80 @@ pub fn routes_keyed_in(
     }
     out.sort_by_key(|a| a.0);
     out
+}
+
+/// An aggregate's settings and contributors, as `all` lines.
+fn aggregate_lines(st: &RibState, prefix: Prefix, p: &mut mgmt::proto::PathInfo) {
+    let Some((cfg, contributors)) = st.core.aggregate_contributors(&prefix) else {
+        return;
+    };
+    let mut kind = vec!["aggregate"];
+    if cfg.as_set {
+        kind.push("as_set");
+    }
+    if cfg.summary_only {
+        kind.push("summary_only");
+    }
+    p.other.push(("Aggregate".into(), kind.join(" ")));
+    let list: Vec<String> = contributors.iter().map(Prefix::to_string).collect();
+    p.other
+        .push(("Aggregate.contributors".into(), list.join(" ")));
+}
+
+/// A path's damping state now, when it has a history.
+fn damping_info(
+    rib: &bgp_rib::Rib,
+    peer: PeerId,
+    prefix: Prefix,
+    path_id: u32,
+) -> Option<mgmt::proto::DampingInfo> {
+    let f = rib.damping_state(peer, prefix, path_id)?;
+    let params = rib.damping_params()?;
+    let now = crate::rib::now();
+    Some(mgmt::proto::DampingInfo {
+        penalty: f.penalty_at(now, params).round() as u32,
+        suppressed: f.suppressed,
+        reuse_in_ms: f
+            .reuse_at(params)
+            .map(|t| t.since(now).as_millis().min(u128::from(u64::MAX)) as u64),
+    })
+}
+
+/// `show route damped`: the suppressed paths of this part, by prefix,
+/// each with its damping state.
+pub fn damped(st: &RibState) -> Vec<(Prefix, RouteInfo)> {
+    let rib = &st.rib;
+    let mut by_prefix: std::collections::BTreeMap<Prefix, Vec<mgmt::proto::PathInfo>> =
+        Default::default();
+    for ((peer, prefix, pid), f) in rib.damping_histories() {
+        if !f.suppressed {
+            continue;
+        }
+        let Some(r) = rib.lookup(&prefix) else {
+            continue;
+        };
+        let Some((pe, set)) = r
+            .iter()
+            .find(|(pe, _)| pe.peer == peer && pe.path_id == pid)
+        else {
+            continue;
+        };
+        let mut p = path_info(st, pe.peer, set, false, pe.stale, false);
+        p.damping = damping_info(rib, peer, prefix, pid);
+        by_prefix.entry(prefix).or_default().push(p);
+    }
+    by_prefix
+        .into_iter()
+        .map(|(prefix, paths)| {
+            (
+                prefix,
+                RouteInfo {
+                    prefix: prefix.to_string(),
+                    paths,
+                },
+            )
+        })
+        .collect()
 }
 
 /// `show route for ADDR|PREFIX`: the route of the longest prefix in `rib`

@@ -116,6 +116,29 @@ pub(super) fn reload(
             })
         });
     }
+    // New aggregates: the old ones withdrawn, the new ones originated
+    // from the contributors in the RIB.
+    if r.spec.config.aggregates != new.config.aggregates {
+        let aggs = new.aggregates();
+        run_on_all(&r, |_| {
+            let aggs = aggs.clone();
+            Box::new(move |st: &mut RibState| {
+                st.core.set_aggregates(aggs);
+                st.propagate();
+            })
+        });
+    }
+    // Damping switched on or off, or new parameters (which drop every
+    // history); each neighbour's own switch follows with its metadata.
+    let damping = new.damping();
+    if damping != r.spec.damping() {
+        run_on_all(&r, |_| {
+            Box::new(move |st: &mut RibState| {
+                st.core.set_damping(damping);
+                st.propagate();
+            })
+        });
+    }
     run_on_all(&r, |_| {
         let fresh: Vec<(bgp_rib::PeerId, PeerHandle)> =
             fresh.iter().map(|(id, e)| (*id, e.copy_idle())).collect();
@@ -157,6 +180,7 @@ fn apply_soft(
                 toggled = true;
             }
         }
+        st.core.sync_peer_damping(id);
         // The session hears it once, from the primary shard.
         if toggled && primary {
             st.send_cmd(

@@ -295,6 +295,7 @@ impl Spec {
                         None => bgp_rib::PathSelection::All,
                         Some(max) => bgp_rib::PathSelection::Best(max),
                     },
+                    damping: n.damping,
                 },
                 remote: SocketAddr::new(n.address, n.port),
                 local: n.local_address,
@@ -323,6 +324,38 @@ impl Spec {
             mode,
             config: c,
         })
+    }
+
+    /// `[[aggregate]]` for the RIB core.
+    pub fn aggregates(&self) -> Vec<bgp_core::Aggregate> {
+        self.config
+            .aggregates
+            .iter()
+            .map(|a| bgp_core::Aggregate {
+                prefix: a.prefix,
+                summary_only: a.summary_only,
+                as_set: a.as_set,
+            })
+            .collect()
+    }
+
+    /// Route-flap damping parameters (`[damping]`), when a neighbour is
+    /// damped; `None`: the RIB does not damp.
+    pub fn damping(&self) -> Option<bgp_rib::DampParams> {
+        let d = &self.config.damping;
+        self.config
+            .neighbors
+            .iter()
+            .any(|n| n.damping)
+            .then_some(bgp_rib::DampParams {
+                half_life: d.half_life,
+                reuse: d.reuse,
+                suppress: d.suppress,
+                max_suppress: d.max_suppress,
+                withdraw_penalty: d.withdraw_penalty,
+                readvertise_penalty: d.readvertise_penalty,
+                attr_change_penalty: d.attr_change_penalty,
+            })
     }
 
     pub fn neighbor(&self, name: &str) -> Option<&NeighborSpec> {

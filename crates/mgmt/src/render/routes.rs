@@ -106,6 +106,9 @@ fn path_line(out: &mut String, prefix: &str, p: &PathInfo, o: &RenderOpts) {
         out.push('s');
     }
     out.push(')');
+    if p.damping.is_some_and(|d| d.suppressed) {
+        out.push_str(" damped");
+    }
     if p.source == ProtocolKind::Bgp {
         out.push_str(" [");
         if let Some(asn) = origin_as(&p.as_path) {
@@ -128,6 +131,22 @@ fn path_line(out: &mut String, prefix: &str, p: &PathInfo, o: &RenderOpts) {
             }
             out.push('\n');
         }
+    }
+    if let Some(d) = p.damping {
+        let _ = write!(out, "\tDamping: penalty {}", d.penalty);
+        match (d.suppressed, d.reuse_in_ms) {
+            (true, Some(ms)) => {
+                let _ = write!(
+                    out,
+                    ", suppressed, reuse in {}.{:03} s",
+                    ms / 1000,
+                    ms % 1000
+                );
+            }
+            (true, None) => out.push_str(", suppressed"),
+            _ => {}
+        }
+        out.push('\n');
     }
 }
 

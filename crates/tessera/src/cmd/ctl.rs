@@ -5,6 +5,7 @@
 //! tessera [--socket PATH] [--json] show protocols [all] [NAME]
 //! tessera show route [PREFIX] [all] [protocol NAME] [multicast]
 //! tessera show route [PREFIX] count [protocol NAME] [multicast]
+//! tessera show route damped
 //! tessera show neighbor ADDR|NAME
 //! tessera show status
 //! tessera neighbor ADDR|NAME enable|disable [MESSAGE]|restart|refresh
@@ -173,6 +174,12 @@ fn parse_prefix(w: &str) -> Option<String> {
 
 /// Maps `show route` words to a request.
 fn route_request(words: &[String]) -> Result<Request, String> {
+    // `show route damped`: the paths flap damping suppresses.
+    if let [w] = words {
+        if w == "damped" {
+            return Ok(Request::ShowRouteDamped);
+        }
+    }
     let (mut prefix, mut all, mut count, mut protocol) = (None, false, false, None);
     let (mut multicast, mut longest_match) = (false, false);
     let mut it = words.iter();
@@ -500,6 +507,7 @@ mod tests {
         assert_eq!(req(&["show", "bfd"]), Request::ShowBfd);
         assert_eq!(req(&["show", "bmp"]), Request::ShowBmp);
         assert_eq!(req(&["show", "rpki"]), Request::ShowRpki);
+        assert_eq!(req(&["show", "route", "damped"]), Request::ShowRouteDamped);
     }
 
     #[test]
