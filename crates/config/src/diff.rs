@@ -198,7 +198,7 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
             p.removed.push(o.name.clone());
         }
     }
-    let others: [(&str, bool); 15] = [
+    let others: &[(&str, bool)] = &[
         ("router.listen", ro.listen != rn.listen),
         ("router.cluster_id", cluster_changed),
         ("router.pipeline", ro.pipeline != rn.pipeline),
@@ -222,6 +222,7 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
         ("log.syslog", old.log_syslog != new.log_syslog),
         ("mrt", old.mrt != new.mrt),
         ("dataplane", old.dataplane != new.dataplane),
+        ("api", old.api != new.api),
         ("cluster", old.cluster != new.cluster),
     ];
     p.other = others

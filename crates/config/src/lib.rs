@@ -24,6 +24,7 @@
 
 #![warn(missing_docs)]
 
+mod api;
 mod cluster;
 mod dataplane;
 mod diff;
@@ -40,6 +41,7 @@ use std::sync::Arc;
 
 use bgp_policy::ast::PolicyDef;
 
+pub use api::{Api, ApiListen, DEFAULT_API_SOCKET};
 pub use cluster::{
     CcScheme, Cluster, ClusterCc, ClusterMode, ClusterPeer, FABRIC_PORT, MAX_NODES, MAX_PACKING,
 };
@@ -142,6 +144,8 @@ pub struct Config {
     /// `[cluster]`, when present (see [`Cluster`]); always with a
     /// `[dataplane]` the fabric can run in.
     pub cluster: Option<Cluster>,
+    /// `[api]`, when present: the gRPC API (see [`Api`]).
+    pub api: Option<Api>,
     /// `[bfd]`: the BFD timers of neighbours with `bfd = true` that set
     /// none of their own (already applied to [`Neighbor::bfd`]).
     pub bfd: Bfd,

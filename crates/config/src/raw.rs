@@ -22,6 +22,7 @@ pub struct RawConfig {
     pub mrt: Option<RawMrt>,
     pub dataplane: Option<crate::dataplane::RawDataplane>,
     pub cluster: Option<crate::cluster::RawCluster>,
+    pub api: Option<crate::api::RawApi>,
     #[serde(default)]
     pub bfd: RawBfd,
     #[serde(default)]

@@ -589,6 +589,11 @@ pub fn parse(text: &str, file: &str) -> R<Config> {
         }
     }
 
+    let api = raw
+        .api
+        .as_ref()
+        .and_then(|a| keep(&mut errors, crate::api::validate(&c, a)));
+
     if let (true, Some(router)) = (errors.is_empty(), router) {
         return Ok(Config {
             file: file.to_string(),
@@ -604,6 +609,7 @@ pub fn parse(text: &str, file: &str) -> R<Config> {
             mrt,
             dataplane,
             cluster,
+            api,
             bfd,
             neighbors,
             statics,
