@@ -55,7 +55,9 @@ fn gobgp_cli_drives_tesserad() {
         cluster_id: None,
     };
     let api_sock = lab.path("api.sock");
-    let target = format!("unix://{}", api_sock.display());
+    // `unix:PATH`: with `unix:///PATH` this gobgp (grpc-go) sends the
+    // path as :authority, which the h2 server refuses (docs/api.md).
+    let target = format!("unix:{}", api_sock.display());
     let t = Tesserad::start_with(&lab, |sock| {
         format!(
             "{}\n[api]\nlisten = \"unix:{}\"\n",
