@@ -39,7 +39,10 @@ fn path(i: u32) -> apipb::Path {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
-    let target = args.get(1).cloned().unwrap_or("http://127.0.0.1:50051".into());
+    let target = args
+        .get(1)
+        .cloned()
+        .unwrap_or("http://127.0.0.1:50051".into());
     let n: u32 = args.get(2).map_or(Ok(100_000), |s| s.parse())?;
     let batch: u32 = args.get(3).map_or(Ok(1000), |s| s.parse())?;
     if n > 1 << 17 || batch == 0 {

@@ -257,9 +257,10 @@ pub fn path(prefix: Prefix, p: &PathInfo, peer: Option<(IpAddr, u32)>, mcast: bo
             segments: as_segments(&p.as_path),
         },
     ));
-    let nh = p.next_hop.map(|a| a.to_string()).unwrap_or_else(|| {
-        if v6 { "::" } else { "0.0.0.0" }.to_string()
-    });
+    let nh = p
+        .next_hop
+        .map(|a| a.to_string())
+        .unwrap_or_else(|| if v6 { "::" } else { "0.0.0.0" }.to_string());
     if v6 || mcast {
         let mut next_hops = vec![nh];
         if let Some(ll) = p.next_hop_link_local {
@@ -274,13 +275,22 @@ pub fn path(prefix: Prefix, p: &PathInfo, peer: Option<(IpAddr, u32)>, mcast: bo
             },
         ));
     } else {
-        pattrs.push(any("NextHopAttribute", &apipb::NextHopAttribute { next_hop: nh }));
+        pattrs.push(any(
+            "NextHopAttribute",
+            &apipb::NextHopAttribute { next_hop: nh },
+        ));
     }
     if let Some(med) = p.med {
-        pattrs.push(any("MultiExitDiscAttribute", &apipb::MultiExitDiscAttribute { med }));
+        pattrs.push(any(
+            "MultiExitDiscAttribute",
+            &apipb::MultiExitDiscAttribute { med },
+        ));
     }
     if let Some(local_pref) = p.local_pref {
-        pattrs.push(any("LocalPrefAttribute", &apipb::LocalPrefAttribute { local_pref }));
+        pattrs.push(any(
+            "LocalPrefAttribute",
+            &apipb::LocalPrefAttribute { local_pref },
+        ));
     }
     if !p.communities.is_empty() {
         let communities = p
@@ -288,7 +298,10 @@ pub fn path(prefix: Prefix, p: &PathInfo, peer: Option<(IpAddr, u32)>, mcast: bo
             .iter()
             .map(|&(h, l)| (u32::from(h) << 16) | u32::from(l))
             .collect();
-        pattrs.push(any("CommunitiesAttribute", &apipb::CommunitiesAttribute { communities }));
+        pattrs.push(any(
+            "CommunitiesAttribute",
+            &apipb::CommunitiesAttribute { communities },
+        ));
     }
     let (neighbor_ip, source_asn, external) = match peer {
         Some((a, asn)) => (a.to_string(), asn, true),
@@ -326,7 +339,8 @@ fn prefix_of(a: &Any) -> Result<Prefix, PathError> {
         .prefix
         .parse()
         .map_err(|_| format!("bad prefix address {:?}", p.prefix))?;
-    let len = u8::try_from(p.prefix_len).map_err(|_| format!("bad prefix length {}", p.prefix_len))?;
+    let len =
+        u8::try_from(p.prefix_len).map_err(|_| format!("bad prefix length {}", p.prefix_len))?;
     Prefix::new(addr, len)
         .map(Prefix::masked)
         .map_err(|e| format!("bad prefix {addr}/{len}: {e:?}"))
@@ -416,7 +430,11 @@ pub fn route_of(p: &apipb::Path) -> Result<(Prefix, Option<StaticRoute>), PathEr
                 b.set_med(apipb::MultiExitDiscAttribute::decode(v).map_err(bad)?.med);
             }
             "LocalPrefAttribute" => {
-                b.set_local_pref(apipb::LocalPrefAttribute::decode(v).map_err(bad)?.local_pref);
+                b.set_local_pref(
+                    apipb::LocalPrefAttribute::decode(v)
+                        .map_err(bad)?
+                        .local_pref,
+                );
             }
             "CommunitiesAttribute" => {
                 let c = apipb::CommunitiesAttribute::decode(v).map_err(bad)?;
@@ -522,36 +540,63 @@ mod tests {
                         nlris: vec![],
                     },
                 ),
-                any("MultiExitDiscAttribute", &apipb::MultiExitDiscAttribute { med: 7 }),
-                any("LocalPrefAttribute", &apipb::LocalPrefAttribute { local_pref: 300 }),
+                any(
+                    "MultiExitDiscAttribute",
+                    &apipb::MultiExitDiscAttribute { med: 7 },
+                ),
+                any(
+                    "LocalPrefAttribute",
+                    &apipb::LocalPrefAttribute { local_pref: 300 },
+                ),
             ],
         );
         let (_, r) = route_of(&p).unwrap();
         let r = r.unwrap();
         assert_eq!(r.attrs.med(), Some(7));
         assert_eq!(r.attrs.local_pref(), Some(300));
-        assert_eq!(r.attrs.next_hop(), Some(NextHop::V6("2001:db8::1".parse().unwrap())));
+        assert_eq!(
+            r.attrs.next_hop(),
+            Some(NextHop::V6("2001:db8::1".parse().unwrap()))
+        );
 
         let mut bad = api_path("198.18.0.0", 33, vec![]);
         assert!(route_of(&bad).unwrap_err().contains("bad prefix"));
         bad = api_path("nonsense", 8, vec![]);
         assert!(route_of(&bad).is_err());
-        bad = api_path("198.18.0.0", 16, vec![Any {
-            type_url: "type.googleapis.com/apipb.OriginAttribute".into(),
-            value: vec![0xff, 0xff],
-        }]);
-        assert!(route_of(&bad).unwrap_err().starts_with("bad OriginAttribute"));
-        bad = api_path("198.18.0.0", 16, vec![any("Whatever", &apipb::OriginAttribute { origin: 0 })]);
+        bad = api_path(
+            "198.18.0.0",
+            16,
+            vec![Any {
+                type_url: "type.googleapis.com/apipb.OriginAttribute".into(),
+                value: vec![0xff, 0xff],
+            }],
+        );
+        assert!(route_of(&bad)
+            .unwrap_err()
+            .starts_with("bad OriginAttribute"));
+        bad = api_path(
+            "198.18.0.0",
+            16,
+            vec![any("Whatever", &apipb::OriginAttribute { origin: 0 })],
+        );
         assert!(route_of(&bad).unwrap_err().contains("not supported"));
         bad = api_path(
             "198.18.0.0",
             16,
-            vec![any("NextHopAttribute", &apipb::NextHopAttribute { next_hop: "2001:db8::1".into() })],
+            vec![any(
+                "NextHopAttribute",
+                &apipb::NextHopAttribute {
+                    next_hop: "2001:db8::1".into(),
+                },
+            )],
         );
         assert!(route_of(&bad).unwrap_err().contains("family"));
         let mut w = api_path("198.18.0.0", 16, vec![]);
         w.is_withdraw = true;
-        assert_eq!(route_of(&w).unwrap(), ("198.18.0.0/16".parse().unwrap(), None));
+        assert_eq!(
+            route_of(&w).unwrap(),
+            ("198.18.0.0/16".parse().unwrap(), None)
+        );
     }
 
     #[test]
@@ -560,7 +605,11 @@ mod tests {
         let t: Vec<(i32, Vec<u32>)> = s.into_iter().map(|s| (s.r#type, s.numbers)).collect();
         assert_eq!(
             t,
-            vec![(2, vec![65001, 65002]), (1, vec![65003, 65004]), (2, vec![65005])]
+            vec![
+                (2, vec![65001, 65002]),
+                (1, vec![65003, 65004]),
+                (2, vec![65005])
+            ]
         );
         assert!(as_segments("").is_empty());
     }

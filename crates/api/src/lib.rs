@@ -94,11 +94,15 @@ pub fn serve(
                 .map_err(|e| format!("api.listen: chmod {}: {e}", path.display()))?;
             l.set_nonblocking(true)
                 .map_err(|e| format!("api.listen: {e}"))?;
-            let l = tokio::net::UnixListener::from_std(l).map_err(|e| format!("api.listen: {e}"))?;
+            let l =
+                tokio::net::UnixListener::from_std(l).map_err(|e| format!("api.listen: {e}"))?;
             let incoming = tokio_stream::wrappers::UnixListenerStream::new(l);
             info!(socket = %path.display(), "gRPC API listening");
             rt.spawn(async move {
-                if let Err(e) = router.serve_with_incoming_shutdown(incoming, shutdown).await {
+                if let Err(e) = router
+                    .serve_with_incoming_shutdown(incoming, shutdown)
+                    .await
+                {
                     warn!("gRPC API stopped: {e}");
                 }
             });
@@ -112,7 +116,10 @@ pub fn serve(
             let incoming = tokio_stream::wrappers::TcpListenerStream::new(l);
             warn!(%addr, "gRPC API listening on plain TCP (api.insecure = true)");
             rt.spawn(async move {
-                if let Err(e) = router.serve_with_incoming_shutdown(incoming, shutdown).await {
+                if let Err(e) = router
+                    .serve_with_incoming_shutdown(incoming, shutdown)
+                    .await
+                {
                     warn!("gRPC API stopped: {e}");
                 }
             });

@@ -250,8 +250,9 @@ impl Service {
         family: Option<&apipb::Family>,
         prefixes: &[apipb::TableLookupPrefix],
     ) -> Result<Walk, Status> {
-        let (v6, mcast) = convert::family(family)
-            .ok_or_else(|| unsupported("this address family (only IPv4/IPv6 unicast and multicast)"))?;
+        let (v6, mcast) = convert::family(family).ok_or_else(|| {
+            unsupported("this address family (only IPv4/IPv6 unicast and multicast)")
+        })?;
         let peer = match apipb::TableType::try_from(table) {
             Ok(apipb::TableType::Global | apipb::TableType::Local) => None,
             Ok(apipb::TableType::AdjIn) => {
@@ -323,7 +324,9 @@ fn table_type_ok(t: i32) -> Result<(), Status> {
     match apipb::TableType::try_from(t) {
         Ok(apipb::TableType::Global) => Ok(()),
         Ok(apipb::TableType::Vrf) => Err(unsupported("VRF tables")),
-        _ => Err(Status::invalid_argument("paths are added to the global table")),
+        _ => Err(Status::invalid_argument(
+            "paths are added to the global table",
+        )),
     }
 }
 
@@ -388,7 +391,13 @@ impl GobgpApi for Service {
         let protos = blocking(move || Service::protocols(&ctl)).await??;
         let peers: Vec<apipb::Peer> = protos
             .iter()
-            .filter(|p| want.is_empty() || p.name == want || p.bgp.as_ref().is_some_and(|b| b.neighbor_addr.to_string() == want))
+            .filter(|p| {
+                want.is_empty()
+                    || p.name == want
+                    || p.bgp
+                        .as_ref()
+                        .is_some_and(|b| b.neighbor_addr.to_string() == want)
+            })
             .filter_map(convert::peer)
             .collect();
         if !want.is_empty() && peers.is_empty() {
@@ -505,8 +514,11 @@ impl GobgpApi for Service {
         let ctl = self.ctl.clone();
         if let Some(p) = &walk.peer {
             let (c, p2) = (ctl.clone(), p.clone());
-            let known = blocking(move || c.call(move |st| st.find_peer(&p2).is_some()).map_err(status))
-                .await??;
+            let known = blocking(move || {
+                c.call(move |st| st.find_peer(&p2).is_some())
+                    .map_err(status)
+            })
+            .await??;
             if !known {
                 return Err(Status::not_found(format!("no neighbor {p}")));
             }

@@ -50,7 +50,11 @@ pub(crate) fn start(
         for f in &t.filters {
             match watch_event_request::table::filter::Type::try_from(f.r#type) {
                 Ok(watch_event_request::table::filter::Type::Best) => init |= f.init,
-                _ => return Err(Status::unimplemented("only the BEST table filter is supported yet")),
+                _ => {
+                    return Err(Status::unimplemented(
+                        "only the BEST table filter is supported yet",
+                    ))
+                }
             }
         }
         start_table(ctl.clone(), init, tx.clone())?;
@@ -84,7 +88,10 @@ fn start_table(ctl: Arc<Control>, init: bool, out: Out) -> Result<(), Status> {
                     if backlog.fetch_add(n, Ordering::AcqRel) + n > MAX_BACKLOG {
                         break;
                     }
-                    if q_tx.send(batch.into_iter().map(|c| c.prefix).collect()).is_err() {
+                    if q_tx
+                        .send(batch.into_iter().map(|c| c.prefix).collect())
+                        .is_err()
+                    {
                         break;
                     }
                 }
@@ -207,17 +214,25 @@ async fn peers(ctl: Arc<Control>, out: Out) {
                 return;
             }
             Err(e) => {
-                let _ = out.send(Err(status(mgmt::proto::Response::error(
-                    mgmt::proto::ErrorCode::Internal,
-                    e.to_string(),
-                ))))
-                .await;
+                let _ = out
+                    .send(Err(status(mgmt::proto::Response::error(
+                        mgmt::proto::ErrorCode::Internal,
+                        e.to_string(),
+                    ))))
+                    .await;
                 return;
             }
         };
         for p in protos.iter().filter_map(crate::convert::peer) {
-            let s = p.state.as_ref().map_or((0, 0), |s| (s.session_state, s.admin_state));
-            let addr = p.state.as_ref().map(|s| s.neighbor_address.clone()).unwrap_or_default();
+            let s = p
+                .state
+                .as_ref()
+                .map_or((0, 0), |s| (s.session_state, s.admin_state));
+            let addr = p
+                .state
+                .as_ref()
+                .map(|s| s.neighbor_address.clone())
+                .unwrap_or_default();
             if last.get(&addr) == Some(&s) {
                 continue;
             }

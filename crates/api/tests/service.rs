@@ -24,17 +24,20 @@ use tonic::Request;
 fn update(peer: usize, asn: u32, from: u32, n: u32) -> DecodedUpdate {
     let mut b = AttrsBuilder::new();
     b.set(PathAttr::new(AttrValue::Origin(Origin::Igp)));
-    b.set(PathAttr::new(AttrValue::AsPath(AsPath::from_sequence(vec![
-        Asn(asn),
-        Asn(64900),
-    ]))));
+    b.set(PathAttr::new(AttrValue::AsPath(AsPath::from_sequence(
+        vec![Asn(asn), Asn(64900)],
+    ))));
     b.set_next_hop(NextHop::V4(Ipv4Addr::new(10, 255, 0, peer as u8 + 1)));
     b.set_med(5);
     b.mark_clean();
     DecodedUpdate {
         attrs: Some(Arc::new(b)),
         announce: (from..from + n)
-            .map(|i| Nlri::new(Prefix::V4(Prefix4::new(0x0a00_0000 | (i << 8), 24).unwrap())))
+            .map(|i| {
+                Nlri::new(Prefix::V4(
+                    Prefix4::new(0x0a00_0000 | (i << 8), 24).unwrap(),
+                ))
+            })
             .collect(),
         withdraw: Vec::new(),
         end_of_rib: None,
@@ -144,7 +147,10 @@ async fn run(mode: Mode) -> Seen {
     let all = list(&svc, apipb::TableType::Global, "", vec![]).await;
     assert_eq!(all.len(), n0 as usize + 50);
     let prefixes: Vec<Prefix> = all.iter().map(|d| d.prefix.parse().unwrap()).collect();
-    assert!(prefixes.windows(2).all(|w| w[0] < w[1]), "not in prefix order");
+    assert!(
+        prefixes.windows(2).all(|w| w[0] < w[1]),
+        "not in prefix order"
+    );
     assert!(all
         .iter()
         .all(|d| d.paths.iter().filter(|p| p.best).count() == 1));
@@ -194,7 +200,13 @@ async fn run(mode: Mode) -> Seen {
     .await
     .expect("AddPath");
     ip.settle().expect("settle");
-    let got = list(&svc, apipb::TableType::Global, "", lookup("198.18.77.0/24", 0)).await;
+    let got = list(
+        &svc,
+        apipb::TableType::Global,
+        "",
+        lookup("198.18.77.0/24", 0),
+    )
+    .await;
     assert_eq!(got.len(), 1);
     assert!(got[0].paths[0].best);
     assert_eq!(got[0].paths[0].neighbor_ip, "0.0.0.0");

@@ -78,9 +78,8 @@ pub(crate) fn originate(
     add: &[StaticRoute],
     withdraw: &[Prefix],
 ) -> usize {
-    let ours = |p: &Prefix| {
-        part.owns(p) && !statics.iter().any(|s| s.prefix.masked() == p.masked())
-    };
+    let ours =
+        |p: &Prefix| part.owns(p) && !statics.iter().any(|s| s.prefix.masked() == p.masked());
     let mut n = 0;
     let mut i = 0;
     while i < add.len() {
@@ -94,7 +93,14 @@ pub(crate) fn originate(
         }
         if !nlri.is_empty() {
             n += nlri.len();
-            let _ = rib.apply_update(STATIC_PEER, &nlri, Some(attrs), &[], &mut AcceptAll, changed);
+            let _ = rib.apply_update(
+                STATIC_PEER,
+                &nlri,
+                Some(attrs),
+                &[],
+                &mut AcceptAll,
+                changed,
+            );
         }
     }
     let gone: Vec<Nlri> = withdraw

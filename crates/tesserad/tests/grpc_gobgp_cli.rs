@@ -82,7 +82,9 @@ fn gobgp_cli_drives_tesserad() {
         let out = gobgp(&lab, &target, &["neighbor"]);
         Ok(out
             .lines()
-            .any(|l| l.contains(&peer_addr) && l.contains(&P_AS.to_string()) && l.contains("Establ"))
+            .any(|l| {
+                l.contains(&peer_addr) && l.contains(&P_AS.to_string()) && l.contains("Establ")
+            })
             .then_some(out))
     });
     eprintln!("gobgp neighbor:\n{n}");
@@ -93,7 +95,10 @@ fn gobgp_cli_drives_tesserad() {
         Ok(out.contains(&r4.prefix).then_some(out))
     });
     if !adj.contains(&r4.next_hop) || !adj.contains(&P_AS.to_string()) {
-        lab.fail(&format!("adj-in lacks next hop {} / AS {P_AS}: {adj}", r4.next_hop));
+        lab.fail(&format!(
+            "adj-in lacks next hop {} / AS {P_AS}: {adj}",
+            r4.next_hop
+        ));
     }
     if adj.contains("192.0.2.0/24") {
         lab.fail(&format!("adj-in shows tesserad's own static: {adj}"));
@@ -173,14 +178,23 @@ fn gobgp_cli_drives_tesserad() {
         Ok((!bird.established()?).then_some(()))
     });
     let n = gobgp(&lab, &target, &["neighbor"]);
-    if n.lines().any(|l| l.contains(&peer_addr) && l.contains("Establ")) {
+    if n.lines()
+        .any(|l| l.contains(&peer_addr) && l.contains("Establ"))
+    {
         lab.fail(&format!("disabled neighbour still Established: {n}"));
     }
     gobgp(&lab, &target, &["neighbor", &peer_addr, "enable"]);
     wait_established(&lab, &bird, 30);
 
     // Errors are answers, not hangs.
-    let e = common::sh(&["gobgp", "--target", &target, "neighbor", "198.18.99.99", "adj-in"]);
+    let e = common::sh(&[
+        "gobgp",
+        "--target",
+        &target,
+        "neighbor",
+        "198.18.99.99",
+        "adj-in",
+    ]);
     if e.is_ok() {
         lab.fail("adj-in of an unknown neighbour succeeded");
     }
