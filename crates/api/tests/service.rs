@@ -115,26 +115,35 @@ fn added(prefix: &str) -> apipb::Path {
     }
 }
 
+/// The in-process pipeline blocks; the service is async.
+fn bp<R>(f: impl FnOnce() -> R) -> R {
+    tokio::task::block_in_place(f)
+}
+
 /// What the checks saw, to compare pipelines.
 type Seen = (Vec<String>, Vec<String>, (u64, u64), (u64, u64));
 
 async fn run(mode: Mode) -> Seen {
     let peers: Vec<FakePeer> = (0..2).map(FakePeer::nth).collect();
-    let ip = InProc::start(mode, &peers).expect("start");
-    ip.up(0);
-    ip.up(1);
+    let ip = bp(|| InProc::start(mode, &peers).expect("start"));
+    bp(|| {
+        ip.up(0);
+        ip.up(1);
+    });
     // Peer 0: more than two RIB batches; peer 1: 100 of the same and 50
     // of its own.
     let n0 = 2 * BATCH as u32 + 88;
-    ip.updates(0, vec![update(0, peers[0].asn, 0, n0)]);
-    ip.updates(
-        1,
-        vec![
-            update(1, peers[1].asn, 0, 100),
-            update(1, peers[1].asn, 5000, 50),
-        ],
-    );
-    ip.settle().expect("settle");
+    bp(|| ip.updates(0, vec![update(0, peers[0].asn, 0, n0)]));
+    bp(|| {
+        ip.updates(
+            1,
+            vec![
+                update(1, peers[1].asn, 0, 100),
+                update(1, peers[1].asn, 5000, 50),
+            ],
+        )
+    });
+    bp(|| ip.settle().expect("settle"));
     let reload: Arc<ReloadFn> = Arc::new(|_| Err("no reload here".into()));
     let ctl = Arc::new(Control::new(
         ip.senders().to_vec(),
@@ -191,7 +200,7 @@ async fn run(mode: Mode) -> Seen {
     assert_eq!(adj_count, (150, 150));
 
     // AddPath: in the Loc-RIB as a local route, announced to a peer.
-    let _ = ip.take_output(0);
+    let _ = bp(|| ip.take_output(0));
     svc.add_path(Request::new(apipb::AddPathRequest {
         table_type: 0,
         vrf_id: String::new(),
@@ -199,7 +208,7 @@ async fn run(mode: Mode) -> Seen {
     }))
     .await
     .expect("AddPath");
-    ip.settle().expect("settle");
+    bp(|| ip.settle().expect("settle"));
     let got = list(
         &svc,
         apipb::TableType::Global,
@@ -210,7 +219,7 @@ async fn run(mode: Mode) -> Seen {
     assert_eq!(got.len(), 1);
     assert!(got[0].paths[0].best);
     assert_eq!(got[0].paths[0].neighbor_ip, "0.0.0.0");
-    let out = ip.take_output(0).concat();
+    let out = bp(|| ip.take_output(0)).concat();
     let nlri = [24u8, 198, 18, 77];
     assert!(
         out.windows(4).any(|w| w == nlri),
@@ -226,7 +235,7 @@ async fn run(mode: Mode) -> Seen {
     }))
     .await
     .expect("DeletePath");
-    ip.settle().expect("settle");
+    bp(|| ip.settle().expect("settle"));
     assert_eq!(table(&svc, "", apipb::TableType::Global).await, global);
 
     // Bad requests are errors.
@@ -282,7 +291,7 @@ async fn run(mode: Mode) -> Seen {
         .await;
     assert_eq!(peers_seen.len(), 2, "{peers_seen:?}");
 
-    ip.shutdown();
+    bp(|| ip.shutdown());
     let names = all.iter().map(|d| d.prefix.clone()).collect();
     (names, peers_seen, global, adj_count)
 }
