@@ -108,11 +108,7 @@ impl Walk {
         {
             for f in &self.filters {
                 match *f {
-                    Filter::Exact(p) => {
-                        if rib.lookup(&p).is_some_and(|r| has(&r)) {
-                            out.push(p);
-                        }
-                    }
+                    Filter::Exact(p) if rib.lookup(&p).is_some_and(|r| has(&r)) => out.push(p),
                     Filter::Longest(p) => {
                         for len in (0..=p.len()).rev() {
                             let Ok(q) = Prefix::new(p.addr(), len) else {

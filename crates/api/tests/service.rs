@@ -247,8 +247,7 @@ async fn run(mode: Mode) -> Seen {
             ..Default::default()
         }))
         .await
-        .err()
-        .expect("adj-out is not supported");
+        .expect_err("adj-out is not supported");
     assert_eq!(e.code(), tonic::Code::Unimplemented);
     let e = svc
         .list_path(Request::new(apipb::ListPathRequest {
@@ -258,8 +257,7 @@ async fn run(mode: Mode) -> Seen {
             ..Default::default()
         }))
         .await
-        .err()
-        .expect("unknown neighbour");
+        .expect_err("unknown neighbour");
     assert_eq!(e.code(), tonic::Code::NotFound);
     let mut bad = added("198.18.0.0/16");
     bad.pattrs.push(prost_types::Any {
@@ -273,8 +271,7 @@ async fn run(mode: Mode) -> Seen {
             path: Some(bad),
         }))
         .await
-        .err()
-        .expect("bad attribute");
+        .expect_err("bad attribute");
     assert_eq!(e.code(), tonic::Code::InvalidArgument);
 
     // ListPeer: both neighbours with their AS, Established.
