@@ -38,6 +38,7 @@ pub mod apipb {
     #![allow(missing_docs, clippy::all, clippy::pedantic)]
     tonic::include_proto!("apipb");
 }
+mod calls;
 pub mod convert;
 mod service;
 mod watch;

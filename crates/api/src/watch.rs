@@ -26,7 +26,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::Status;
 
 use crate::apipb::{self, watch_event_request, watch_event_response};
-use crate::service::{status, Filter, Service, Walk};
+use crate::calls::{self as svc, status, Filter, Walk};
 use crate::BATCH;
 
 /// Prefixes waiting for a slow watcher before it is cut off.
@@ -153,7 +153,7 @@ fn start_table(ctl: Arc<Control>, init: bool, out: Out) -> Result<(), Status> {
 fn lookup(ctl: &Control, mut prefixes: Vec<Prefix>) -> Result<Vec<apipb::Path>, Status> {
     prefixes.sort_unstable();
     prefixes.dedup();
-    let peers = Service::peer_index(ctl)?;
+    let peers = svc::peer_index(ctl)?;
     let mut out = Vec::new();
     for v6 in [false, true] {
         let fam: Vec<Prefix> = prefixes
@@ -168,7 +168,7 @@ fn lookup(ctl: &Control, mut prefixes: Vec<Prefix>) -> Result<Vec<apipb::Path>, 
                 peer: None,
                 filters: chunk.iter().map(|p| Filter::Exact(*p)).collect(),
             };
-            let dests = Service::destinations(ctl, &walk, chunk.to_vec(), &peers)?;
+            let dests = svc::destinations(ctl, &walk, chunk.to_vec(), &peers)?;
             let mut found = std::collections::BTreeSet::new();
             for d in dests {
                 found.insert(d.prefix.clone());
@@ -207,7 +207,7 @@ async fn peers(ctl: Arc<Control>, out: Out) {
     loop {
         tick.tick().await;
         let c = ctl.clone();
-        let protos = match tokio::task::spawn_blocking(move || Service::protocols(&c)).await {
+        let protos = match tokio::task::spawn_blocking(move || svc::protocols(&c)).await {
             Ok(Ok(p)) => p,
             Ok(Err(e)) => {
                 let _ = out.send(Err(e)).await;
