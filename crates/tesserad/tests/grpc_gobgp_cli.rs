@@ -15,6 +15,7 @@ use common::Lab;
 const T_AS: u32 = 65000;
 const P_AS: u32 = 65001;
 const ADDED: &str = "198.18.77.0/24";
+const WARM: &str = "198.18.78.0/24";
 
 /// `gobgp monitor global rib`, killed when the test ends (also on failure).
 struct Monitor(Child);
@@ -137,9 +138,18 @@ fn gobgp_cli_drives_tesserad() {
         .spawn()
         .unwrap_or_else(|e| lab.fail(&format!("gobgp monitor: {e}")));
     let _mon = Monitor(child);
-    // The monitor subscribed when the API answers it with its first event;
-    // give the subscription its round trip before changing the table.
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    // The monitor shows nothing until the table changes, so a warm-up
+    // route is withdrawn and added again until it appears: from then on
+    // the subscription is known to be in place.
+    lab.wait(20, "gobgp monitor global rib is subscribed", || {
+        let m = std::fs::read_to_string(&mon_out).unwrap_or_default();
+        if m.contains(WARM) {
+            return Ok(Some(()));
+        }
+        let _ = common::sh(&["gobgp", "--target", &target, "global", "rib", "del", WARM]);
+        gobgp(&lab, &target, &["global", "rib", "add", WARM]);
+        Ok(None)
+    });
 
     // AddPath: BIRD receives the route from AS 65000.
     let out = gobgp(&lab, &target, &["global", "rib", "add", ADDED]);
