@@ -1274,6 +1274,22 @@ impl RibCore {
             routes,
         );
     }
+
+    /// Originates `add` and withdraws `withdraw` from [`STATIC_PEER`]
+    /// beside the configured statics (which are left alone): the gRPC
+    /// API's AddPath and DeletePath. Only the prefixes this part owns are
+    /// applied; returns how many.
+    pub fn originate(&mut self, add: &[StaticRoute], withdraw: &[Prefix]) -> usize {
+        let part = self.part;
+        statics::originate(
+            &mut self.rib,
+            &self.statics,
+            &mut self.changed,
+            part,
+            add,
+            withdraw,
+        )
+    }
 }
 
 fn ip_of(nh: NextHop) -> IpAddr {

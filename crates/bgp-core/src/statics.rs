@@ -63,3 +63,54 @@ pub(crate) fn replace(
     }
     *statics = routes;
 }
+
+/// Routes originated beside the configured statics (the gRPC API's
+/// AddPath/DeletePath), from the same pseudo-peer: `add` is announced
+/// (consecutive routes with equal attributes in one RIB update), then
+/// `withdraw` is withdrawn. Prefixes this part does not own and prefixes
+/// of configured statics (`statics`) are skipped. Returns the number of
+/// routes applied.
+pub(crate) fn originate(
+    rib: &mut Rib,
+    statics: &[StaticRoute],
+    changed: &mut Vec<Prefix>,
+    part: Part,
+    add: &[StaticRoute],
+    withdraw: &[Prefix],
+) -> usize {
+    let ours =
+        |p: &Prefix| part.owns(p) && !statics.iter().any(|s| s.prefix.masked() == p.masked());
+    let mut n = 0;
+    let mut i = 0;
+    while i < add.len() {
+        let attrs = &add[i].attrs;
+        let mut nlri = Vec::new();
+        while let Some(r) = add.get(i).filter(|r| &r.attrs == attrs) {
+            if ours(&r.prefix) {
+                nlri.push(Nlri::new(r.prefix.masked()));
+            }
+            i += 1;
+        }
+        if !nlri.is_empty() {
+            n += nlri.len();
+            let _ = rib.apply_update(
+                STATIC_PEER,
+                &nlri,
+                Some(attrs),
+                &[],
+                &mut AcceptAll,
+                changed,
+            );
+        }
+    }
+    let gone: Vec<Nlri> = withdraw
+        .iter()
+        .filter(|p| ours(p))
+        .map(|p| Nlri::new(p.masked()))
+        .collect();
+    if !gone.is_empty() {
+        n += gone.len();
+        let _ = rib.apply_update(STATIC_PEER, &[], None, &gone, &mut AcceptAll, changed);
+    }
+    n
+}

@@ -207,7 +207,7 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
         }
     }
     let damping = old.damping != new.damping;
-    let others: [(&str, bool); 19] = [
+    let others: &[(&str, bool)] = &[
         ("aggregate", old.aggregates != new.aggregates),
         ("damping", damping),
         ("router.listen", ro.listen != rn.listen),
@@ -233,6 +233,7 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
         ("log.syslog", old.log_syslog != new.log_syslog),
         ("mrt", old.mrt != new.mrt),
         ("dataplane", old.dataplane != new.dataplane),
+        ("api", old.api != new.api),
         ("cluster", old.cluster != new.cluster),
         ("bmp", old.bmp != new.bmp),
         ("rpki", old.rpki != new.rpki),

@@ -26,6 +26,7 @@
 
 mod bmp;
 mod aggregate;
+mod api;
 mod cluster;
 mod damping;
 mod dataplane;
@@ -46,6 +47,7 @@ use bgp_policy::ast::PolicyDef;
 
 pub use bmp::{Bmp, BmpCollector, Monitoring as BmpMonitoring, DEFAULT_PORT as BMP_DEFAULT_PORT};
 pub use aggregate::Aggregate;
+pub use api::{Api, ApiListen, DEFAULT_API_SOCKET};
 pub use cluster::{
     CcScheme, Cluster, ClusterCc, ClusterMode, ClusterPeer, FABRIC_PORT, MAX_NODES, MAX_PACKING,
 };
@@ -154,6 +156,8 @@ pub struct Config {
     pub bmp: Option<Bmp>,
     /// `[rpki]`, when present (see [`Rpki`]): origin validation is on.
     pub rpki: Option<Rpki>,
+    /// `[api]`, when present: the gRPC API (see [`Api`]).
+    pub api: Option<Api>,
     /// `[bfd]`: the BFD timers of neighbours with `bfd = true` that set
     /// none of their own (already applied to [`Neighbor::bfd`]).
     pub bfd: Bfd,

@@ -24,6 +24,7 @@ pub struct RawConfig {
     pub cluster: Option<crate::cluster::RawCluster>,
     pub bmp: Option<crate::bmp::RawBmp>,
     pub rpki: Option<crate::rpki::RawRpki>,
+    pub api: Option<crate::api::RawApi>,
     #[serde(default)]
     pub bfd: RawBfd,
     pub damping: Option<crate::damping::RawDamping>,

@@ -626,6 +626,10 @@ pub fn parse(text: &str, file: &str) -> R<Config> {
             }
         }
     }
+    let api = raw
+        .api
+        .as_ref()
+        .and_then(|a| keep(&mut errors, crate::api::validate(&c, a)));
 
     if let (true, Some(router)) = (errors.is_empty(), router) {
         return Ok(Config {
@@ -644,6 +648,7 @@ pub fn parse(text: &str, file: &str) -> R<Config> {
             cluster,
             bmp,
             rpki,
+            api,
             bfd,
             damping,
             neighbors,

@@ -93,6 +93,8 @@ fn main() -> ExitCode {
         notify: Some(sd_notify_state),
         watchdog: watchdog_period(),
         graceful_restart: args.graceful_restart,
+        // `[api]`: GoBGP's gRPC API (crate `api`).
+        api: Some(api::serve),
         ..Default::default()
     };
     let mut running = None;

@@ -240,7 +240,19 @@ pub struct Hooks {
     /// BFD sessions that belong to no BGP neighbour (`owner` is ignored):
     /// liveness of other nodes, reported through `bfd_events` only.
     pub bfd_sessions: Vec<crate::bfd::BfdPeer>,
+    /// Starts the gRPC API (crate `api`, wired by tesserad) when the
+    /// configuration has `[api]`; it reaches the RIB only through the
+    /// same [`control::Control`] the CLI socket uses. The returned guard
+    /// lives as long as the daemon.
+    pub api: Option<ApiInit>,
 }
+
+/// [`Hooks::api`].
+pub type ApiInit = fn(
+    Arc<control::Control>,
+    &config::Api,
+    &tokio::runtime::Handle,
+) -> Result<Box<dyn std::any::Any + Send>, String>;
 
 /// What [`Hooks::notify`] hears.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -303,6 +315,7 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
     let metrics_addr = spec.metrics;
     let neighbors = spec.neighbors.clone();
     let statics = spec.statics.clone();
+    let api_cfg = spec.config.api.clone();
     // BGP4MP_ET dumps of every received message (RFC 6396 §4.4), written
     // by their own thread.
     let (mrt, mrt_dumper) = match spec
@@ -533,6 +546,11 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
             control_path.display()
         )
     })?;
+    let _api_server = match (hooks.api, &api_cfg) {
+        (Some(start), Some(a)) => Some(start(ctl.clone(), a, rt.handle())?),
+        (None, Some(_)) => return Err("[api] is set, but this binary has no gRPC API".into()),
+        _ => None,
+    };
     let _metrics_server = match metrics_addr {
         Some(a) => Some(
             mgmt::metrics::serve_metrics(

@@ -1,0 +1,134 @@
+//! tesserad's gRPC API: GoBGP's `apipb.GobgpApi` service, so that the
+//! `gobgp` CLI and GoBGP's client libraries drive tesserad unchanged.
+//!
+//! The `.proto` files in `proto/` are ours, written from GoBGP's published
+//! interface (gobgp 3.10, the version Debian ships): the same package,
+//! message names and field numbers, only the messages served here. They
+//! are compiled by `tonic-build` (with Debian's `protoc`); `tonic` and
+//! `prost` are the maintained gRPC stack, so only the mapping is ours.
+//!
+//! Every answer goes through [`bgp_speaker::daemon::control::Control`],
+//! the same closures on the RIB threads that the CLI socket runs: there is
+//! no second way into the RIB. Long answers are cut into RIB calls of
+//! [`BATCH`] prefixes, so a full-table `ListPath` never holds a RIB
+//! thread for more than one batch and streams one destination per
+//! message (never one huge message). Served:
+//!
+//! | RPC | what it does |
+//! |---|---|
+//! | `GetBgp` | AS and router id |
+//! | `ListPeer` | the neighbours (`show protocols all`) |
+//! | `ListPath` | global (Loc-RIB, all paths) or adj-in (one neighbour's paths, after import policy); prefix filters exact / longer / shorter |
+//! | `GetTable` | destinations and paths of those tables |
+//! | `AddPath`, `DeletePath`, `AddPathStream` | originate or withdraw IPv4/IPv6 unicast routes, as local routes beside the configured statics |
+//! | `EnablePeer`, `DisablePeer`, `ShutdownPeer`, `ResetPeer` | the CLI's `enable`, `disable`, `restart`, `reload in` |
+//! | `WatchEvent` | best-path changes (table filter `BEST`) and neighbour state changes |
+//!
+//! Not supported yet, answered with an error that says so: adj-out and
+//! VRF tables, `AddPeer`/`DeletePeer` (neighbours come from the file:
+//! edit it and `tessera configure`), soft reset out, and every RPC not in
+//! the proto (UNIMPLEMENTED).
+
+// tonic's service trait fixes `Result<_, tonic::Status>`, a large error
+// type; boxing it in our helpers would only add conversions.
+#![allow(clippy::result_large_err)]
+
+pub mod apipb {
+    //! The generated messages and service.
+    #![allow(missing_docs, clippy::all, clippy::pedantic)]
+    tonic::include_proto!("apipb");
+}
+mod calls;
+pub mod convert;
+mod service;
+mod watch;
+
+use std::sync::Arc;
+
+use bgp_speaker::daemon::control::Control;
+use config::{Api, ApiListen};
+use tokio::sync::oneshot;
+use tracing::{info, warn};
+
+pub use service::{Service, BATCH};
+
+/// Largest message accepted from a client (AddPathStream batches).
+pub const MAX_MESSAGE: usize = 16 << 20;
+
+/// Keeps the server running; dropping it stops the listener.
+struct Guard(Option<oneshot::Sender<()>>);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Some(tx) = self.0.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+/// Starts the API on `rt` ([`bgp_speaker::daemon::Hooks::api`]).
+pub fn serve(
+    ctl: Arc<Control>,
+    cfg: &Api,
+    rt: &tokio::runtime::Handle,
+) -> Result<Box<dyn std::any::Any + Send>, String> {
+    let _enter = rt.enter();
+    let svc = apipb::gobgp_api_server::GobgpApiServer::new(Service::new(ctl))
+        .max_decoding_message_size(MAX_MESSAGE);
+    let (tx, rx) = oneshot::channel::<()>();
+    let shutdown = async {
+        let _ = rx.await;
+    };
+    let router = tonic::transport::Server::builder().add_service(svc);
+    match &cfg.listen {
+        ApiListen::Unix(path) => {
+            use std::os::unix::fs::PermissionsExt;
+            if let Some(dir) = path.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            // A socket left by a previous run.
+            if std::fs::symlink_metadata(path)
+                .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()))
+            {
+                let _ = std::fs::remove_file(path);
+            }
+            let l = std::os::unix::net::UnixListener::bind(path)
+                .map_err(|e| format!("api.listen: cannot bind {}: {e}", path.display()))?;
+            // Only tesserad's user may drive the API.
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+                .map_err(|e| format!("api.listen: chmod {}: {e}", path.display()))?;
+            l.set_nonblocking(true)
+                .map_err(|e| format!("api.listen: {e}"))?;
+            let l =
+                tokio::net::UnixListener::from_std(l).map_err(|e| format!("api.listen: {e}"))?;
+            let incoming = tokio_stream::wrappers::UnixListenerStream::new(l);
+            info!(socket = %path.display(), "gRPC API listening");
+            rt.spawn(async move {
+                if let Err(e) = router
+                    .serve_with_incoming_shutdown(incoming, shutdown)
+                    .await
+                {
+                    warn!("gRPC API stopped: {e}");
+                }
+            });
+        }
+        ApiListen::Tcp(addr) => {
+            let l = std::net::TcpListener::bind(addr)
+                .map_err(|e| format!("api.listen: cannot bind {addr}: {e}"))?;
+            l.set_nonblocking(true)
+                .map_err(|e| format!("api.listen: {e}"))?;
+            let l = tokio::net::TcpListener::from_std(l).map_err(|e| format!("api.listen: {e}"))?;
+            let incoming = tokio_stream::wrappers::TcpListenerStream::new(l);
+            warn!(%addr, "gRPC API listening on plain TCP (api.insecure = true)");
+            rt.spawn(async move {
+                if let Err(e) = router
+                    .serve_with_incoming_shutdown(incoming, shutdown)
+                    .await
+                {
+                    warn!("gRPC API stopped: {e}");
+                }
+            });
+        }
+    }
+    Ok(Box::new(Guard(Some(tx))))
+}
