@@ -1165,7 +1165,13 @@ impl RibCore {
         let t0 = self.ns();
         let roles = std::mem::take(&mut self.roles);
         let summarised = self.summarised();
-        let mut ex = policy::exporter(&self.peers, roles, &self.settings, self.rov.as_deref(), summarised);
+        let mut ex = policy::exporter(
+            &self.peers,
+            roles,
+            &self.settings,
+            self.rov.as_deref(),
+            summarised,
+        );
         for s in self
             .rib
             .shards_mut()
@@ -1198,7 +1204,13 @@ impl RibCore {
             let t_best = self.ns().saturating_sub(t0);
             let roles = std::mem::take(&mut self.roles);
             let summarised = self.summarised();
-            let mut ex = policy::exporter(&self.peers, roles, &self.settings, self.rov.as_deref(), summarised);
+            let mut ex = policy::exporter(
+                &self.peers,
+                roles,
+                &self.settings,
+                self.rov.as_deref(),
+                summarised,
+            );
             let changed = std::mem::take(&mut self.changed);
             for s in self.rib.shards_mut() {
                 s.export_changes(&changed, &mut ex);
@@ -1228,7 +1240,13 @@ impl RibCore {
             self.counters.best_changes += changed.len() as u64;
             let roles = std::mem::take(&mut self.roles);
             let summarised = self.summarised();
-            let mut ex = policy::exporter(&self.peers, roles, &self.settings, self.rov.as_deref(), summarised);
+            let mut ex = policy::exporter(
+                &self.peers,
+                roles,
+                &self.settings,
+                self.rov.as_deref(),
+                summarised,
+            );
             for s in self.mcast.shards_mut() {
                 s.export_changes(&changed, &mut ex);
             }

@@ -24,9 +24,9 @@
 
 #![warn(missing_docs)]
 
-mod bmp;
 mod aggregate;
 mod api;
+mod bmp;
 mod cluster;
 mod damping;
 mod dataplane;
@@ -45,9 +45,9 @@ use std::sync::Arc;
 
 use bgp_policy::ast::PolicyDef;
 
-pub use bmp::{Bmp, BmpCollector, Monitoring as BmpMonitoring, DEFAULT_PORT as BMP_DEFAULT_PORT};
 pub use aggregate::Aggregate;
 pub use api::{Api, ApiListen, DEFAULT_API_SOCKET};
+pub use bmp::{Bmp, BmpCollector, Monitoring as BmpMonitoring, DEFAULT_PORT as BMP_DEFAULT_PORT};
 pub use cluster::{
     CcScheme, Cluster, ClusterCc, ClusterMode, ClusterPeer, FABRIC_PORT, MAX_NODES, MAX_PACKING,
 };
