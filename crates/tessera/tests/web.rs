@@ -295,7 +295,8 @@ fn rest_and_web_view_against_a_live_peer() {
     // The page shows the CLI's counts.
     let dom = wait(30, "the counts on the page", || {
         let d = chromium_dom(&url, 2_000);
-        (cell(&d, "gen0", "received")? == c["received"].to_string()).then_some(d)
+        let shown: u64 = cell(&d, "gen0", "received")?.parse().ok()?;
+        (c["received"].as_u64() == Some(shown)).then_some(d)
     });
     assert_eq!(
         cell(&dom, "gen0", "accepted").unwrap(),
