@@ -199,6 +199,8 @@ async fn accept_loop(l: tokio::net::TcpListener, app: Router, lim: ConnLimits) {
             let mut b = hyper::server::conn::http1::Builder::new();
             b.timer(hyper_util::rt::TokioTimer::new())
                 .header_read_timeout(deadline)
+                .max_buf_size(mgmt::metrics::MAX_HEAD_BYTES)
+                .title_case_headers(true)
                 .keep_alive(false);
             let _ = b
                 .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
