@@ -7,8 +7,9 @@
 //!   429 under a burst; `/metrics` still the exposition.
 //! - The web page in headless Chromium (Debian package chromium): the DOM
 //!   has the peer row, the counts match the CLI, and the sparkline's points
-//!   change between two dumps taken while UPDATEs arrive; a screenshot is
-//!   saved as target/web-view.png.
+//!   change between a dump before the feed and one while UPDATEs arrive;
+//!   the lookup box shows the longest match with gen0's path marked best;
+//!   a screenshot is saved as target/web-view.png.
 
 use serde_json::Value;
 use std::io::{Read, Write};
@@ -307,6 +308,21 @@ fn rest_and_web_view_against_a_live_peer() {
         c["sent"].to_string()
     );
     assert_eq!(cell(&dom, "gen0", "state").unwrap(), "Established");
+
+    // The lookup box (`?q=` runs it on load): the longest match, its path
+    // from gen0 marked best.
+    let looked = chromium_dom(&format!("http://{addr}/?frames=1&q={addr_in}"), 2_000);
+    let table = looked
+        .split("<table id=\"lookup-table\">")
+        .nth(1)
+        .and_then(|t| t.split("</table>").next())
+        .unwrap_or_else(|| panic!("no lookup table:\n{looked}"));
+    let best = table
+        .split("<tr class=\"best\">")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no best path:\n{table}"));
+    assert!(best.contains(&format!("<td>{net}</td>")), "{table}");
+    assert!(best.contains("<td>gen0</td>"), "{table}");
     let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("../web-view.png");
     let shot = Command::new("timeout")
         .args([

@@ -98,9 +98,7 @@ function connect() {
   es.onerror = () => { c.textContent = "disconnected, retrying"; };
 }
 
-document.getElementById("lookup").addEventListener("submit", async ev => {
-  ev.preventDefault();
-  const q = document.getElementById("lookup-q").value.trim();
+async function lookup(q) {
   const out = document.getElementById("lookup-result");
   out.textContent = "";
   if (!q) return;
@@ -130,6 +128,15 @@ document.getElementById("lookup").addEventListener("submit", async ev => {
   } catch (e) {
     out.appendChild(el("p", { class: "err" }, String(e)));
   }
+}
+
+document.getElementById("lookup").addEventListener("submit", ev => {
+  ev.preventDefault();
+  lookup(document.getElementById("lookup-q").value.trim());
 });
+
+// `/?q=ADDR`: look it up at once (a link to a lookup).
+const Q = new URLSearchParams(location.search).get("q");
+if (Q) { document.getElementById("lookup-q").value = Q; lookup(Q.trim()); }
 
 connect();
