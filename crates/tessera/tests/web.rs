@@ -308,6 +308,20 @@ fn rest_and_web_view_against_a_live_peer() {
         c["sent"].to_string()
     );
     assert_eq!(cell(&dom, "gen0", "state").unwrap(), "Established");
+    // Per-stage latency histograms: the parse stage has bars.
+    let parse = dom
+        .split("<tr data-stage=\"parse\">")
+        .nth(1)
+        .and_then(|r| r.split("</tr>").next())
+        .unwrap_or_else(|| panic!("no parse stage:\n{dom}"));
+    assert!(parse.contains("<svg class=\"hist\""), "{parse}");
+    assert!(
+        parse
+            .split("<rect")
+            .skip(1)
+            .any(|r| !r.contains("height=\"0.0\"")),
+        "no bar in the parse histogram: {parse}"
+    );
 
     // The lookup box (`?q=` runs it on load): the longest match, its path
     // from gen0 marked best.

@@ -29,10 +29,12 @@ fn label<'a>(labels: &'a str, key: &str) -> Option<&'a str> {
     rest.get(..rest.find('"')?)
 }
 
-/// Per UPDATE stage: count and total seconds, from the
-/// `tessera_update_stage_seconds` histogram.
+/// Per UPDATE stage: count, total seconds and the histogram's cumulative
+/// buckets `[le, count]` (`le` in seconds, the last one `+Inf` as `null`),
+/// from the `tessera_update_stage_seconds` histogram.
 pub fn stages(metrics: &str) -> Vec<Value> {
     let counts = samples(metrics, "tessera_update_stage_seconds_count");
+    let buckets = samples(metrics, "tessera_update_stage_seconds_bucket");
     samples(metrics, "tessera_update_stage_seconds_sum")
         .into_iter()
         .filter_map(|(l, sum)| {
@@ -41,7 +43,15 @@ pub fn stages(metrics: &str) -> Vec<Value> {
                 .iter()
                 .find(|(c, _)| label(c, "stage") == Some(stage))
                 .map_or(0.0, |(_, v)| *v);
-            Some(json!({ "stage": stage, "count": count, "sum_seconds": sum }))
+            let b: Vec<Value> = buckets
+                .iter()
+                .filter(|(l, _)| label(l, "stage") == Some(stage))
+                .filter_map(|(l, v)| {
+                    let le = label(l, "le")?;
+                    Some(json!([le.parse::<f64>().ok().filter(|x| x.is_finite()), v]))
+                })
+                .collect();
+            Some(json!({ "stage": stage, "count": count, "sum_seconds": sum, "buckets": b }))
         })
         .collect()
 }
@@ -98,14 +108,18 @@ mod tests {
 
     #[test]
     fn stage_rows() {
-        let m = "# HELP x\ntessera_update_stage_seconds_sum{stage=\"parse\"} 0.5\n\
+        let m = "# HELP x\n\
+                 tessera_update_stage_seconds_bucket{stage=\"parse\",le=\"0.001\"} 4\n\
+                 tessera_update_stage_seconds_bucket{stage=\"parse\",le=\"+Inf\"} 10\n\
+                 tessera_update_stage_seconds_sum{stage=\"parse\"} 0.5\n\
                  tessera_update_stage_seconds_count{stage=\"parse\"} 10\n\
                  tessera_update_stage_seconds_sum{stage=\"best_path\"} 1e-3\n";
         let s = stages(m);
         assert_eq!(s.len(), 2);
         assert_eq!(
             s[0],
-            json!({"stage": "parse", "count": 10.0, "sum_seconds": 0.5})
+            json!({"stage": "parse", "count": 10.0, "sum_seconds": 0.5,
+                   "buckets": [[0.001, 4.0], [null, 10.0]]})
         );
         assert_eq!(s[1]["count"], 0.0);
     }

@@ -35,6 +35,33 @@ function spark(values, w, h) {
   return svg;
 }
 
+// Latency histogram since start: one bar per bucket (counts from the
+// cumulative `[le, count]` pairs), the bucket bound in the bar's title.
+function histogram(buckets) {
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("class", "hist");
+  const w = 4, h = 24;
+  svg.setAttribute("width", Math.max(1, buckets.length * w));
+  svg.setAttribute("height", h);
+  const n = buckets.map((b, i) => b[1] - (i ? buckets[i - 1][1] : 0));
+  const max = Math.max(1, ...n);
+  n.forEach((v, i) => {
+    const r = document.createElementNS(ns, "rect");
+    const bh = v > 0 ? Math.max(1, (v / max) * (h - 1)) : 0;
+    r.setAttribute("x", i * w);
+    r.setAttribute("y", (h - bh).toFixed(1));
+    r.setAttribute("width", w - 1);
+    r.setAttribute("height", bh.toFixed(1));
+    const t = document.createElementNS(ns, "title");
+    const le = buckets[i][0];
+    t.textContent = "≤ " + (le == null ? "∞" : (le * 1e6).toPrecision(3) + " µs") + ": " + v;
+    r.appendChild(t);
+    svg.appendChild(r);
+  });
+  return svg;
+}
+
 function render(s) {
   const prev = state.last;
   const dt = prev ? (s.time_ms - prev.time_ms) / 1000 : 0;
@@ -76,6 +103,9 @@ function render(s) {
     tr.appendChild(el("td", {}, st.stage));
     tr.appendChild(el("td", {}, dt > 0 ? (dn / dt).toFixed(1) : "–"));
     tr.appendChild(el("td", {}, dn > 0 ? (ds / dn * 1e6).toFixed(1) + " µs" : "–"));
+    const hd = el("td", { class: "histogram" });
+    hd.appendChild(histogram(st.buckets || []));
+    tr.appendChild(hd);
     sb.appendChild(tr);
   }
   state.last = s;
