@@ -14,6 +14,12 @@
 //! the RIB. Control calls run on tokio's blocking pool, at most
 //! [`MAX_CONTROL_CALLS`] at once. The conversions are pure
 //! ([`birdwatcher`], [`snapshot`], [`ratelimit`]); this file is the edge.
+//!
+//! Our own code, and why: the birdwatcher shapes have no library; the
+//! per-address token bucket is a few lines kept pure (time is an argument,
+//! as the project's controllers are) where `governor` brings its own clock
+//! and a dependency tree; the RFC 3339 formatter is one civil-date
+//! routine instead of a date crate. HTTP, routing and SSE are axum/hyper.
 
 pub mod birdwatcher;
 pub mod ratelimit;
