@@ -8,8 +8,8 @@
 //! - [`client`]: [`client::request`], what `tessera show ...` calls.
 //! - [`render`]: BIRD-like text for every response.
 //! - [`metrics`]: a Prometheus text-format (0.0.4) writer, a lock-free
-//!   latency histogram, and [`metrics::serve_metrics`], a minimal HTTP/1.1
-//!   server for `GET /metrics`.
+//!   latency histogram, and [`metrics::MetricsSource`]; the HTTP listener
+//!   serving it is the `web` crate.
 //!
 //! This crate knows nothing of BGP internals: the daemon fills the plain
 //! data types of [`proto`], which keeps the protocol stable while the RIB

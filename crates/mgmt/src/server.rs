@@ -19,7 +19,6 @@ use crate::proto::{
 };
 use std::fs;
 use std::io::{self, BufReader, Write};
-use std::net::SocketAddr;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -76,7 +75,6 @@ pub const SOCKET_MODE: u32 = 0o660;
 
 enum Local {
     Unix(PathBuf),
-    Tcp(SocketAddr),
 }
 
 /// A running server. Dropping it (or [`ServerHandle::shutdown`]) stops the
@@ -89,28 +87,10 @@ pub struct ServerHandle {
 }
 
 impl ServerHandle {
-    /// The bound TCP address (metrics server), with the real port when
-    /// bound to port 0.
-    pub fn local_addr(&self) -> Option<SocketAddr> {
-        match self.local {
-            Local::Tcp(a) => Some(a),
-            Local::Unix(_) => None,
-        }
-    }
-
     /// The socket path (control server).
     pub fn socket_path(&self) -> Option<&Path> {
         match &self.local {
             Local::Unix(p) => Some(p),
-            Local::Tcp(_) => None,
-        }
-    }
-
-    pub(crate) fn tcp(stop: Arc<AtomicBool>, thread: JoinHandle<()>, addr: SocketAddr) -> Self {
-        ServerHandle {
-            stop,
-            thread: Some(thread),
-            local: Local::Tcp(addr),
         }
     }
 
@@ -123,9 +103,8 @@ impl ServerHandle {
         self.stop.store(true, Ordering::SeqCst);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
-            if let Local::Unix(p) = &self.local {
-                let _ = fs::remove_file(p);
-            }
+            let Local::Unix(p) = &self.local;
+            let _ = fs::remove_file(p);
         }
     }
 }

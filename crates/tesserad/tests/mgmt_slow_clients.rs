@@ -65,14 +65,17 @@ fn scrape(port: u16) -> Result<String, String> {
 /// Sends one byte every 500 ms, never a whole request, until the server
 /// closes (the time from connecting), `stop` is set, or 20 s pass
 /// (`None`).
+/// `first` goes out at once (an HTTP request line, so that the server
+/// cannot tell the client from a slow but valid one).
 fn drip<S: Read + Write + Send + 'static>(
     mut s: S,
     set_timeout: fn(&S, Duration) -> std::io::Result<()>,
+    first: &'static [u8],
     stop: Arc<AtomicBool>,
 ) -> JoinHandle<Option<Duration>> {
     std::thread::spawn(move || {
         let t0 = Instant::now();
-        if set_timeout(&s, Duration::from_millis(20)).is_err() {
+        if set_timeout(&s, Duration::from_millis(20)).is_err() || s.write_all(first).is_err() {
             return Some(Duration::ZERO);
         }
         let mut buf = [0u8; 512];
@@ -145,11 +148,19 @@ fn dripping_clients_neither_lock_out_the_cli_nor_a_scrape() {
     let mut drips = Vec::new();
     for _ in 0..mgmt::server::MAX_CONNECTIONS {
         let s = UnixStream::connect(&sock).expect("connect control socket");
-        drips.push(("control", drip(s, unix_timeout, stop.clone())));
+        drips.push(("control", drip(s, unix_timeout, b"", stop.clone())));
     }
     for _ in 0..mgmt::metrics::METRICS_LIMITS.max {
         let s = TcpStream::connect(("127.0.0.1", port)).expect("connect metrics");
-        drips.push(("metrics", drip(s, tcp_timeout, stop.clone())));
+        drips.push((
+            "metrics",
+            drip(
+                s,
+                tcp_timeout,
+                b"GET /metrics HTTP/1.1\r\nX-Drip: ",
+                stop.clone(),
+            ),
+        ));
     }
     std::thread::sleep(Duration::from_millis(500));
 

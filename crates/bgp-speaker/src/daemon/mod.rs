@@ -553,12 +553,15 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
     };
     let _metrics_server = match metrics_addr {
         Some(a) => Some(
-            mgmt::metrics::serve_metrics(
+            web::serve(
                 a,
-                Arc::new(metrics::Metrics {
+                web::Sources {
                     control: ctl.clone(),
-                    latency,
-                }),
+                    metrics: Arc::new(metrics::Metrics {
+                        control: ctl.clone(),
+                        latency,
+                    }),
+                },
             )
             .map_err(|e| format!("cannot serve /metrics on {a}: {e}"))?,
         ),

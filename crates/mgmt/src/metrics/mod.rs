@@ -30,7 +30,7 @@ pub use histogram::{
     bucket_bound_ns, bucket_index, HistogramSnapshot, LatencyHistogram, Stage, StageLatencies,
     LATENCY_BUCKETS,
 };
-pub use http::{serve_metrics, serve_metrics_with, MetricsSource, CONTENT_TYPE, METRICS_LIMITS};
+pub use http::{MetricsSource, CONTENT_TYPE, MAX_HEAD_BYTES, METRICS_LIMITS};
 
 use std::fmt::Write as _;
 
