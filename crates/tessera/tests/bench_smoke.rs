@@ -12,9 +12,14 @@
 //! when either is missing. Bounded: the command is killed after 240 s and
 //! the bench removes its namespaces itself.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+#[path = "support/bins.rs"]
+mod bins;
+
+use bins::tesserad;
 
 const DUTS: &[&str] = &["tesserad", "bird", "frr", "gobgp", "openbgpd"];
 const EXPECTED: u64 = 2000;
@@ -26,22 +31,6 @@ const MODES: &[&str] = &[
     "tesserad:per-peer:2",
     "tesserad:worker-pool:2",
 ];
-
-/// tesserad sits next to tessera in the target dir when the workspace was
-/// built (`cargo test --workspace`); otherwise build it.
-fn tesserad() -> PathBuf {
-    let tessera = PathBuf::from(env!("CARGO_BIN_EXE_tessera"));
-    let p = tessera.with_file_name("tesserad");
-    if !p.exists() {
-        let st = Command::new(env!("CARGO"))
-            .args(["build", "-q", "-p", "tesserad"])
-            .status()
-            .expect("run cargo build -p tesserad");
-        assert!(st.success(), "cargo build -p tesserad failed");
-    }
-    assert!(p.exists(), "{} missing after build", p.display());
-    p
-}
 
 fn require_root() {
     let uid = Command::new("id").arg("-u").output().expect("id -u");

@@ -11,6 +11,11 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+#[path = "support/bins.rs"]
+mod bins;
+
+use bins::tesserad;
+
 fn tessera(args: &[&str], secs: u32) -> (bool, String) {
     let o = Command::new("timeout")
         .args(["-k", "10", &secs.to_string(), env!("CARGO_BIN_EXE_tessera")])
@@ -20,35 +25,6 @@ fn tessera(args: &[&str], secs: u32) -> (bool, String) {
     let mut s = String::from_utf8_lossy(&o.stdout).into_owned();
     s.push_str(&String::from_utf8_lossy(&o.stderr));
     (o.status.success(), s)
-}
-
-/// tesserad sits next to tessera in the target dir; else build it.
-fn tesserad() -> PathBuf {
-    let p = PathBuf::from(env!("CARGO_BIN_EXE_tessera")).with_file_name("tesserad");
-    if !p.exists() {
-        let st = Command::new(env!("CARGO"))
-            .args(["build", "-q", "-p", "tesserad"])
-            .status()
-            .expect("cargo build -p tesserad");
-        assert!(st.success(), "cargo build -p tesserad failed");
-    }
-    p
-}
-
-fn require() {
-    let uid = Command::new("id").arg("-u").output().expect("id -u");
-    assert_eq!(
-        String::from_utf8_lossy(&uid.stdout).trim(),
-        "0",
-        "the cluster bench test needs root"
-    );
-    for t in ["ip", "ping", "bird", "birdc"] {
-        let ok = Command::new("which")
-            .arg(t)
-            .output()
-            .is_ok_and(|o| o.status.success());
-        assert!(ok, "the cluster bench test needs `{t}` installed");
-    }
 }
 
 /// Takes the cluster down and removes the output when dropped (also when
@@ -77,7 +53,7 @@ fn namespaces(prefix: &str) -> Vec<String> {
 
 #[test]
 fn packing_experiment_on_two_nodes_counts_consistently_and_cleans_up() {
-    require();
+    bins::require_root_and("the cluster bench test", &["ip", "ping", "bird", "birdc"]);
     let name = format!("tb{}", std::process::id() % 100_000);
     let tmp = std::env::temp_dir();
     let dir = tmp.join(format!("tessera-cbench-test-{name}"));

@@ -11,6 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+#[path = "support/bins.rs"]
+mod bins;
+
+use bins::tesserad;
+
 fn tessera(args: &[&str]) -> (bool, String) {
     let o = Command::new("timeout")
         .args(["-k", "5", "120", env!("CARGO_BIN_EXE_tessera")])
@@ -20,35 +25,6 @@ fn tessera(args: &[&str]) -> (bool, String) {
     let mut s = String::from_utf8_lossy(&o.stdout).into_owned();
     s.push_str(&String::from_utf8_lossy(&o.stderr));
     (o.status.success(), s)
-}
-
-/// tesserad sits next to tessera in the target dir; else build it.
-fn tesserad() -> PathBuf {
-    let p = PathBuf::from(env!("CARGO_BIN_EXE_tessera")).with_file_name("tesserad");
-    if !p.exists() {
-        let st = Command::new(env!("CARGO"))
-            .args(["build", "-q", "-p", "tesserad"])
-            .status()
-            .expect("cargo build -p tesserad");
-        assert!(st.success(), "cargo build -p tesserad failed");
-    }
-    p
-}
-
-fn require() {
-    let uid = Command::new("id").arg("-u").output().expect("id -u");
-    assert_eq!(
-        String::from_utf8_lossy(&uid.stdout).trim(),
-        "0",
-        "the cluster test needs root"
-    );
-    for t in ["ip", "ping", "bird", "birdc"] {
-        let ok = Command::new("which")
-            .arg(t)
-            .output()
-            .is_ok_and(|o| o.status.success());
-        assert!(ok, "the cluster test needs `{t}` installed");
-    }
 }
 
 /// Takes the cluster down when dropped (also when the test fails).
@@ -102,7 +78,7 @@ fn dir_for(tag: &str) -> (String, PathBuf) {
 
 #[test]
 fn up_three_nodes_status_all_up_then_down_leaves_nothing() {
-    require();
+    bins::require_root_and("the cluster test", &["ip", "ping", "bird", "birdc"]);
     let (name, dir) = dir_for("a");
     let d = dir.display().to_string();
     let bin = tesserad().display().to_string();
@@ -190,7 +166,7 @@ fn up_three_nodes_status_all_up_then_down_leaves_nothing() {
 
 #[test]
 fn down_removes_a_half_built_cluster_from_its_state_file() {
-    require();
+    bins::require_root_and("the cluster test", &["ip", "ping", "bird", "birdc"]);
     let (name, dir) = dir_for("b");
     std::fs::create_dir_all(&dir).expect("dir");
     let ns = format!("{name}-fab");

@@ -15,20 +15,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// tesserad sits next to tessera in the target dir when the workspace was
-/// built; build it otherwise.
-fn tesserad() -> PathBuf {
-    let tessera = PathBuf::from(env!("CARGO_BIN_EXE_tessera"));
-    let p = tessera.with_file_name("tesserad");
-    if !p.exists() {
-        let st = Command::new(env!("CARGO"))
-            .args(["build", "-q", "-p", "tesserad"])
-            .status()
-            .expect("run cargo build -p tesserad");
-        assert!(st.success(), "cargo build -p tesserad failed");
-    }
-    p
-}
+#[path = "support/bins.rs"]
+mod bins;
+
+use bins::tesserad;
 
 /// A live process (not a zombie) whose command line is tesserad's.
 fn tesserad_alive(pid: u32) -> bool {

@@ -34,25 +34,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "support/bins.rs"]
+mod bins;
+
+use bins::tesserad;
+
 const DUT_AS_GEN: u32 = 4_200_000_001;
 const MONITOR_AS: u32 = 4_200_000_002;
 
 fn tessera() -> &'static str {
     env!("CARGO_BIN_EXE_tessera")
-}
-
-/// tesserad sits next to tessera in the target dir when the workspace was
-/// built; build it otherwise.
-fn tesserad() -> PathBuf {
-    let p = PathBuf::from(tessera()).with_file_name("tesserad");
-    if !p.exists() {
-        let st = Command::new(env!("CARGO"))
-            .args(["build", "-q", "-p", "tesserad"])
-            .status()
-            .expect("run cargo build -p tesserad");
-        assert!(st.success(), "cargo build -p tesserad failed");
-    }
-    p
 }
 
 /// Whether `tool` runs; fails the test under TESSERA_REQUIRE_TOOLS=1.

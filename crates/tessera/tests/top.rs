@@ -5,10 +5,14 @@
 //! afterwards the same received count as `tessera show protocols`; `q`
 //! quits. Needs tmux (Debian package tmux).
 
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+#[path = "support/bins.rs"]
+mod bins;
+
+use bins::{free_port, tesserad};
 
 const TESSERA: &str = env!("CARGO_BIN_EXE_tessera");
 const PREFIXES: u64 = 2_000;
@@ -51,25 +55,6 @@ impl Lab {
         self.tmux(&["capture-pane", "-p", "-t", "top"])
             .unwrap_or_default()
     }
-}
-
-fn tesserad() -> PathBuf {
-    let p = PathBuf::from(TESSERA).with_file_name("tesserad");
-    if !p.exists() {
-        let st = Command::new(env!("CARGO"))
-            .args(["build", "-q", "-p", "tesserad"])
-            .status()
-            .expect("cargo build -p tesserad");
-        assert!(st.success());
-    }
-    p
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
 }
 
 /// Waits up to `secs` for `f`; the last screen goes into the failure.

@@ -13,10 +13,15 @@
 
 use serde_json::Value;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+#[path = "support/bins.rs"]
+mod bins;
+
+use bins::{free_port, tesserad};
 
 const TESSERA: &str = env!("CARGO_BIN_EXE_tessera");
 const PREFIXES: u64 = 2_000;
@@ -35,25 +40,6 @@ impl Drop for Lab {
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
-}
-
-fn tesserad() -> PathBuf {
-    let p = PathBuf::from(TESSERA).with_file_name("tesserad");
-    if !p.exists() {
-        let st = Command::new(env!("CARGO"))
-            .args(["build", "-q", "-p", "tesserad"])
-            .status()
-            .expect("cargo build -p tesserad");
-        assert!(st.success());
-    }
-    p
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
 }
 
 fn wait<T>(secs: u64, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
