@@ -324,22 +324,27 @@ fn rest_and_web_view_against_a_live_peer() {
     assert!(best.contains(&format!("<td>{net}</td>")), "{table}");
     assert!(best.contains("<td>gen0</td>"), "{table}");
     let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("../web-view.png");
-    let shot = Command::new("timeout")
-        .args([
-            "60",
-            "chromium",
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-        ])
-        .args(["--virtual-time-budget=2000", "--window-size=1200,800"])
-        .arg(format!("--screenshot={}", target.display()))
-        .arg(&url)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .expect("chromium");
-    assert!(shot.success() && target.exists(), "no screenshot");
+    // Chromium on two loaded cores can miss a deadline: a second try.
+    let shoot = || {
+        Command::new("timeout")
+            .args([
+                "90",
+                "chromium",
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+            ])
+            .args(["--virtual-time-budget=2000", "--window-size=1200,800"])
+            .arg(format!("--screenshot={}", target.display()))
+            .arg(&url)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("chromium")
+            .success()
+    };
+    let shot = shoot() || shoot();
+    assert!(shot && target.exists(), "no screenshot");
 
     // A burst over the rate limit gets 429 (burst 20, 10/s).
     let codes: Vec<u16> = (0..60)
