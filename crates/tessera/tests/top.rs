@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 #[path = "support/bins.rs"]
 mod bins;
 
-use bins::{free_port, tesserad};
+use bins::{free_port, loopback_conf, paced_feed, spawn_tesserad, tesserad};
 
 const TESSERA: &str = env!("CARGO_BIN_EXE_tessera");
 const PREFIXES: u64 = 2_000;
@@ -96,21 +96,7 @@ fn top_under_tmux_shows_live_peers_and_quits() {
         children: Vec::new(),
     };
     let (bgp, metrics) = (free_port(), free_port());
-    let sock = dir.join("ctl.sock");
-    let conf = dir.join("tesserad.toml");
-    std::fs::write(
-        &conf,
-        format!(
-            "[router]\nid = \"198.18.0.1\"\nasn = 65000\nlisten = [\"127.0.0.1:{bgp}\"]\n\
-             [control]\nsocket = \"{}\"\nmetrics = \"127.0.0.1:{metrics}\"\n\
-             [log]\nlevel = \"warn\"\n\
-             [[neighbor]]\nname = \"gen0\"\naddress = \"127.0.0.2\"\n\
-             local_address = \"127.0.0.1\"\nremote_as = 65001\npassive = true\n\
-             import = \"accept\"\nexport = \"accept\"\n",
-            sock.display()
-        ),
-    )
-    .unwrap();
+    let (conf, sock) = loopback_conf(&dir, bgp, metrics);
     let check = Command::new(tesserad())
         .args(["-p", "-c"])
         .arg(&conf)
@@ -121,15 +107,7 @@ fn top_under_tmux_shows_live_peers_and_quits() {
         "{}",
         String::from_utf8_lossy(&check.stderr)
     );
-    lab.children.push(
-        Command::new(tesserad())
-            .arg("-c")
-            .arg(&conf)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("tesserad"),
-    );
+    lab.children.push(spawn_tesserad(&conf));
     wait(&lab, 10, "the control socket", || {
         sock.exists().then_some(())
     });
@@ -154,23 +132,7 @@ fn top_under_tmux_shows_live_peers_and_quits() {
     });
 
     // The feed: PREFIXES routes at 200 UPDATEs/s (about 10 s).
-    lab.children.push(
-        Command::new(TESSERA)
-            .args([
-                "replay",
-                "--synthetic",
-                &format!("1x{PREFIXES}"),
-                "--unique",
-            ])
-            .args(["--target", &format!("127.0.0.1:{bgp}")])
-            .args(["--target-as", "65000", "--local-as", "65001"])
-            .args(["--source-base", "127.0.0.2", "--pace", "rate:200"])
-            .args(["--hold-after", "60"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("tessera replay"),
-    );
+    lab.children.push(paced_feed(bgp, PREFIXES));
     wait(&lab, 20, "Established", || {
         peer_row(&lab.screen(), "gen0")
             .filter(|w| w.get(1).map(String::as_str) == Some("Established"))

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 #[path = "support/bins.rs"]
 mod bins;
 
-use bins::{free_port, tesserad};
+use bins::{free_port, loopback_conf, paced_feed, spawn_tesserad};
 
 const TESSERA: &str = env!("CARGO_BIN_EXE_tessera");
 const PREFIXES: u64 = 2_000;
@@ -128,30 +128,8 @@ fn rest_and_web_view_against_a_live_peer() {
     };
     let (bgp, http) = (free_port(), free_port());
     let addr: SocketAddr = format!("127.0.0.1:{http}").parse().unwrap();
-    let sock = dir.join("ctl.sock");
-    let conf = dir.join("tesserad.toml");
-    std::fs::write(
-        &conf,
-        format!(
-            "[router]\nid = \"198.18.0.1\"\nasn = 65000\nlisten = [\"127.0.0.1:{bgp}\"]\n\
-             [control]\nsocket = \"{}\"\nmetrics = \"127.0.0.1:{http}\"\n\
-             [log]\nlevel = \"warn\"\n\
-             [[neighbor]]\nname = \"gen0\"\naddress = \"127.0.0.2\"\n\
-             local_address = \"127.0.0.1\"\nremote_as = 65001\npassive = true\n\
-             import = \"accept\"\nexport = \"accept\"\n",
-            sock.display()
-        ),
-    )
-    .unwrap();
-    lab.children.push(
-        Command::new(tesserad())
-            .arg("-c")
-            .arg(&conf)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("tesserad"),
-    );
+    let (conf, sock) = loopback_conf(&dir, bgp, http);
+    lab.children.push(spawn_tesserad(&conf));
     wait(10, "the HTTP listener", || get(addr, "/metrics"));
 
     // /metrics is still the exposition.
@@ -194,23 +172,7 @@ fn rest_and_web_view_against_a_live_peer() {
         "{first}"
     );
 
-    lab.children.push(
-        Command::new(TESSERA)
-            .args([
-                "replay",
-                "--synthetic",
-                &format!("1x{PREFIXES}"),
-                "--unique",
-            ])
-            .args(["--target", &format!("127.0.0.1:{bgp}")])
-            .args(["--target-as", "65000", "--local-as", "65001"])
-            .args(["--source-base", "127.0.0.2", "--pace", "rate:200"])
-            .args(["--hold-after", "60"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("tessera replay"),
-    );
+    lab.children.push(paced_feed(bgp, PREFIXES));
     wait(20, "Established and routes arriving", || {
         let (_, p) = get_json(addr, "/protocols/bgp");
         let g = &p["protocols"]["gen0"];

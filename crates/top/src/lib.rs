@@ -10,6 +10,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use mgmt::metrics::scan::{label, samples as prom_samples};
 use mgmt::proto::{BfdSessionInfo, ProtocolInfo, RouteCount, StatusInfo};
 use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Color, Modifier, Style};
@@ -87,33 +88,6 @@ fn push(h: &mut VecDeque<u64>, v: u64) {
         h.pop_front();
     }
     h.push_back(v);
-}
-
-/// `(labels, value)` of every sample of metric `name` in Prometheus text.
-pub fn prom_samples<'a>(text: &'a str, name: &str) -> Vec<(&'a str, f64)> {
-    text.lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|l| {
-            let rest = l.strip_prefix(name)?;
-            let (labels, value) = if let Some(r) = rest.strip_prefix('{') {
-                let end = r.find('}')?;
-                (r.get(..end)?, r.get(end + 1..)?)
-            } else if rest.starts_with(' ') {
-                ("", rest)
-            } else {
-                return None;
-            };
-            let v: f64 = value.split_whitespace().next()?.parse().ok()?;
-            Some((labels, v))
-        })
-        .collect()
-}
-
-/// The value of label `key` in `a="x",b="y"`.
-pub fn label<'a>(labels: &'a str, key: &str) -> Option<&'a str> {
-    let at = labels.find(&format!("{key}=\""))?;
-    let rest = labels.get(at + key.len() + 2..)?;
-    rest.get(..rest.find('"')?)
 }
 
 impl Model {
@@ -556,15 +530,6 @@ mod tests {
         let s = &m.stages["decode"];
         assert_eq!(s.rate, 500.0);
         assert!((s.mean.unwrap() - 0.0005).abs() < 1e-12);
-    }
-
-    #[test]
-    fn prometheus_lines_and_labels() {
-        let t = "# HELP x y\nfoo{a=\"1\",b=\"two\"} 3.5\nfoo 7\nfoobar 9\n";
-        let s = prom_samples(t, "foo");
-        assert_eq!(s, [("a=\"1\",b=\"two\"", 3.5), ("", 7.0)]);
-        assert_eq!(label(s[0].0, "b"), Some("two"));
-        assert_eq!(label(s[0].0, "c"), None);
     }
 
     #[test]

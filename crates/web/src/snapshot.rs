@@ -1,33 +1,9 @@
 //! The live view's snapshot, one per second over `/events`: totals only;
 //! the page turns successive snapshots into rates and sparklines.
 
+use mgmt::metrics::scan::{label, samples};
 use mgmt::proto::{ProtocolInfo, RouteCount};
 use serde_json::{json, Value};
-
-/// `(labels, value)` of every sample of metric `name` in Prometheus text.
-fn samples<'a>(text: &'a str, name: &str) -> Vec<(&'a str, f64)> {
-    text.lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|l| {
-            let rest = l.strip_prefix(name)?;
-            let (labels, value) = if let Some(r) = rest.strip_prefix('{') {
-                let end = r.find('}')?;
-                (r.get(..end)?, r.get(end + 1..)?)
-            } else if rest.starts_with(' ') {
-                ("", rest)
-            } else {
-                return None;
-            };
-            Some((labels, value.split_whitespace().next()?.parse().ok()?))
-        })
-        .collect()
-}
-
-fn label<'a>(labels: &'a str, key: &str) -> Option<&'a str> {
-    let at = labels.find(&format!("{key}=\""))?;
-    let rest = labels.get(at + key.len() + 2..)?;
-    rest.get(..rest.find('"')?)
-}
 
 /// Per UPDATE stage: count, total seconds and the histogram's cumulative
 /// buckets `[le, count]` (`le` in seconds, the last one `+Inf` as `null`),

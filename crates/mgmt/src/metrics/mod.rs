@@ -25,6 +25,7 @@ pub mod bgp;
 pub mod check;
 mod histogram;
 mod http;
+pub mod scan;
 
 pub use histogram::{
     bucket_bound_ns, bucket_index, HistogramSnapshot, LatencyHistogram, Stage, StageLatencies,

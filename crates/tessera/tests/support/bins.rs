@@ -68,3 +68,58 @@ pub fn require_root_and(what: &str, tools: &[&str]) {
         assert!(ok, "{what} needs `{t}` installed");
     }
 }
+
+/// A tesserad config in `dir` for a loopback lab: BGP on 127.0.0.1:`bgp`,
+/// `/metrics` (and the web view) on 127.0.0.1:`metrics`, one passive eBGP
+/// neighbour `gen0` at 127.0.0.2 (AS 65001) for [`paced_feed`]. Returns
+/// (config file, control socket).
+pub fn loopback_conf(dir: &std::path::Path, bgp: u16, metrics: u16) -> (PathBuf, PathBuf) {
+    let sock = dir.join("ctl.sock");
+    let conf = dir.join("tesserad.toml");
+    std::fs::write(
+        &conf,
+        format!(
+            "[router]\nid = \"198.18.0.1\"\nasn = 65000\nlisten = [\"127.0.0.1:{bgp}\"]\n\
+             [control]\nsocket = \"{}\"\nmetrics = \"127.0.0.1:{metrics}\"\n\
+             [log]\nlevel = \"warn\"\n\
+             [[neighbor]]\nname = \"gen0\"\naddress = \"127.0.0.2\"\n\
+             local_address = \"127.0.0.1\"\nremote_as = 65001\npassive = true\n\
+             import = \"accept\"\nexport = \"accept\"\n",
+            sock.display()
+        ),
+    )
+    .expect("write tesserad.toml");
+    (conf, sock)
+}
+
+/// `tesserad -c conf`, its output discarded.
+pub fn spawn_tesserad(conf: &std::path::Path) -> std::process::Child {
+    Command::new(tesserad())
+        .arg("-c")
+        .arg(conf)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("tesserad")
+}
+
+/// `tessera replay` as [`loopback_conf`]'s `gen0`: `prefixes` unique
+/// routes at 200 UPDATEs/s into 127.0.0.1:`bgp`, the session kept up 60 s
+/// after.
+pub fn paced_feed(bgp: u16, prefixes: u64) -> std::process::Child {
+    Command::new(TESSERA)
+        .args([
+            "replay",
+            "--synthetic",
+            &format!("1x{prefixes}"),
+            "--unique",
+        ])
+        .args(["--target", &format!("127.0.0.1:{bgp}")])
+        .args(["--target-as", "65000", "--local-as", "65001"])
+        .args(["--source-base", "127.0.0.2", "--pace", "rate:200"])
+        .args(["--hold-after", "60"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("tessera replay")
+}
