@@ -950,9 +950,7 @@ impl RibCore {
                 }
                 if self.rov.is_some() {
                     for n in announce.iter() {
-                        if !self.rov_index.contains(&n.prefix) {
-                            self.rov_index.insert(&n.prefix);
-                        }
+                        self.rov_index.hold(&n.prefix);
                     }
                 }
                 self.counters.prefixes_announced += announce.len() as u64;

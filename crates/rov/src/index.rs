@@ -23,6 +23,12 @@ impl PrefixIndex {
         *self.map.entry(Key::of(p)).or_default() += 1;
     }
 
+    /// Holds `p` once (a set's insert: a count of 1 when absent, unchanged
+    /// when present), in one map lookup.
+    pub fn hold(&mut self, p: &Prefix) {
+        self.map.entry(Key::of(p)).or_insert(1);
+    }
+
     /// Counts one use of `p` less; forgets it at zero.
     pub fn remove(&mut self, p: &Prefix) {
         let k = Key::of(p);

@@ -113,17 +113,14 @@ impl Model {
             seen.push(p.name.clone());
             let row = self.peers.entry(p.name.clone()).or_default();
             let (uin, uout) = (b.messages_received.update, b.messages_sent.update);
+            // A peer seen for the first time has no rate yet.
+            let seen_before = !row.name.is_empty();
             let rate = |new: u64, old: u64| match dt {
-                Some(d) if new >= old => (new - old) as f64 / d,
+                Some(d) if seen_before && new >= old => (new - old) as f64 / d,
                 _ => 0.0,
             };
             row.rate_in = rate(uin, row.updates_in);
             row.rate_out = rate(uout, row.updates_out);
-            if row.name.is_empty() {
-                // First sight: no rate yet.
-                row.rate_in = 0.0;
-                row.rate_out = 0.0;
-            }
             row.name = p.name.clone();
             row.state = b.bgp_state.as_str().to_string();
             row.since_ms = p.since_ms;
