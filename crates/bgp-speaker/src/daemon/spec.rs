@@ -267,6 +267,8 @@ impl Spec {
                     remote_asn: n.remote_as,
                     local_asn: c.router.asn,
                     ebgp: n.ebgp,
+                    confed: false,
+                    confed_id: None,
                     rr_client: n.route_reflector_client,
                     rs_client: n.route_server_client,
                     role: n.role.map(config::Role::peer_code),
