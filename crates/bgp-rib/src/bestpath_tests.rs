@@ -408,7 +408,12 @@ fn confederation_paths() {
         path: vec![65100, 65200],
         ..P::default()
     };
-    check(&member(&[65002, 65003], &[65100]), &long, &dflt(), Step::AsPathLen);
+    check(
+        &member(&[65002, 65003], &[65100]),
+        &long,
+        &dflt(),
+        Step::AsPathLen,
+    );
     // ( 65002 ) 65100 MED 1 against 65100 MED 9: same neighbour AS.
     let w = P {
         med: Some(1),

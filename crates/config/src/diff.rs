@@ -220,10 +220,7 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
         ("damping", damping),
         ("router.listen", ro.listen != rn.listen),
         ("router.cluster_id", cluster_changed),
-        (
-            "router.confederation",
-            ro.confederation != rn.confederation,
-        ),
+        ("router.confederation", ro.confederation != rn.confederation),
         ("router.pipeline", ro.pipeline != rn.pipeline),
         ("router.threads", ro.threads != rn.threads),
         (

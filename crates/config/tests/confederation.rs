@@ -18,7 +18,8 @@ fn err(body: &str) -> String {
     }
 }
 
-const NEIGHBORS: &str = "\n[[neighbor]]\nname = \"member\"\naddress = \"198.18.0.2\"\nremote_as = 65002\n\
+const NEIGHBORS: &str =
+    "\n[[neighbor]]\nname = \"member\"\naddress = \"198.18.0.2\"\nremote_as = 65002\n\
      \n[[neighbor]]\nname = \"ext\"\naddress = \"198.18.0.3\"\nremote_as = 65100\n\
      \n[[neighbor]]\nname = \"int\"\naddress = \"198.18.0.4\"\nremote_as = 65001\n";
 
@@ -102,7 +103,8 @@ fn bad_values_name_file_line_and_field() {
 #[test]
 fn reload_resets_the_sessions_a_change_touches() {
     let with = |conf: &str| {
-        config::parse(&format!("{HEAD}{conf}\n{NEIGHBORS}"), "t.toml").unwrap_or_else(|e| panic!("{e}"))
+        config::parse(&format!("{HEAD}{conf}\n{NEIGHBORS}"), "t.toml")
+            .unwrap_or_else(|e| panic!("{e}"))
     };
     let none = with("");
     let a = with("confederation = { identifier = 64512, members = [65002] }");
