@@ -48,6 +48,7 @@ router bgp 65002
  address-family ipv4 unicast
   neighbor 198.18.1.1 activate
   neighbor 198.18.1.1 send-community all
+  neighbor 198.18.1.1 route-map NH out
   network 198.51.1.0/24 route-map PREF
   network 198.51.3.0/24 route-map LONGER
  exit-address-family
@@ -59,6 +60,11 @@ route-map PREF permit 10
 route-map LONGER permit 10
  set as-path prepend 65200
 !
+! Without zebra bgpd knows no interface address, and towards a member AS
+! (as inside an AS) it would send its own routes with next hop 0.0.0.0.
+route-map NH permit 10
+ set ip next-hop 198.18.1.2
+!
 "#;
 
 const BIRD_CONF: &str = r#"# BIRD 2 as the true external AS 65100 of the confederation test
@@ -67,9 +73,10 @@ router id 198.18.2.2;
 log "{{DIR}}/bird.log" all;
 
 protocol device { scan time 1; }
+ipv4 table t4;
 
 protocol static own4 {
-  ipv4;
+  ipv4 { table t4; };
   route 198.51.2.0/24 unreachable { bgp_origin = ORIGIN_IGP; };
   route 198.51.3.0/24 unreachable { bgp_origin = ORIGIN_IGP; };
 }
@@ -81,7 +88,7 @@ protocol bgp peer {
   keepalive time 1;
   connect retry time 1;
   error wait time 1, 2;
-  ipv4 { import all; export all; next hop self; };
+  ipv4 { table t4; import all; export all; next hop self; };
 }
 "#;
 
@@ -142,6 +149,12 @@ fn confederation_with_frr_member_and_bird_external() {
         proto.contains("Neighbor AS:      64512"),
         "BIRD does not see AS 64512:\n{proto}"
     );
+
+    // `show protocols`: the AS each neighbour sees us as.
+    let n = compact(&t.neighbor("198.18.2.2").unwrap_or_default());
+    assert!(n.contains("\"local_as\":64512"), "{n}");
+    let n = compact(&t.neighbor("198.18.1.2").unwrap_or_default());
+    assert!(n.contains("\"local_as\":65001"), "{n}");
 
     // 1. From the member AS: (65002), LOCAL_PREF 250 and MED 7 kept.
     let r = paths(&lab, &t, "198.51.1.0/24", 1);
