@@ -174,7 +174,9 @@ fn confederation_members_stay_out_of_the_aggregate_as_set() {
     );
     let to_p1: Vec<&str> = s.lines().filter(|l| l.contains("-> p1")).collect();
     assert!(
-        to_p1.join("\n").contains("path [(65000) (65002 65003) 65300 65301]"),
+        to_p1
+            .join("\n")
+            .contains("path [(65000) (65002 65003) 65300 65301]"),
         "{s}"
     );
 }

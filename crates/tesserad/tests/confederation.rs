@@ -182,8 +182,9 @@ fn confederation_with_frr_member_and_bird_external() {
         "BIRD's path of 198.51.1.0/24:\n{b}"
     );
     assert!(!b.contains("BGP.med"), "MED leaked to eBGP:\n{b}");
+    // BIRD gives eBGP routes its default 100 itself; 250 would be ours.
     assert!(
-        !b.contains("BGP.local_pref"),
+        !b.contains("BGP.local_pref: 250"),
         "LOCAL_PREF leaked to eBGP:\n{b}"
     );
     let b = lab.wait(30, "BIRD: 198.51.100.0/24", || {
