@@ -9,7 +9,9 @@
 //! extended messages (RFC 8654), bit 3 the peer shares our subnet (for
 //! the session's next-hop checks, `decode_update_for`), bits 4-7 ADD-PATH
 //! receive for IPv4 unicast, IPv4 multicast, IPv6 unicast, IPv6 multicast
-//! (RFC 7911).
+//! (RFC 7911). Each input is also decoded as from inside a confederation
+//! (RFC 5065 §5 AS_PATH checks): from our member AS when bit 1 is clear,
+//! from another member AS when it is set.
 #![no_main]
 
 use base::AfiSafi;
@@ -20,7 +22,7 @@ use bgp_core::LinkAddrs;
 use bgp_fsm::Event;
 use bgp_rib::Interner;
 use bgp_wire::consts::attr_type as at;
-use bgp_wire::{Disposition, ParseCtx, HEADER_LEN};
+use bgp_wire::{AttrValue, ConfedSender, Disposition, ParseCtx, SegmentType, HEADER_LEN};
 use libfuzzer_sys::fuzz_target;
 
 fn ctx_of(sel: u8) -> ParseCtx {
@@ -50,6 +52,7 @@ fuzz_target!(|data: &[u8]| {
     // 2545 §3) against fixed own addresses.
     let rx = Receiver {
         ebgp,
+        confed: ConfedSender::Outside,
         own: LinkAddrs {
             v4: Some(std::net::Ipv4Addr::new(192, 0, 2, 1)),
             v6: Some(std::net::Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 1)),
@@ -58,13 +61,36 @@ fuzz_target!(|data: &[u8]| {
         on_link: sel & 8 != 0,
     };
     let checked = decode_update_for(body, ctx, &rx);
+    // Inside a confederation: the same resets; a route from another
+    // member AS is only kept behind a leading AS_CONFED_SEQUENCE.
+    let from = if ebgp {
+        ConfedSender::OtherMemberAs
+    } else {
+        ConfedSender::SameMemberAs
+    };
+    let member = Receiver {
+        confed: from,
+        ..Receiver::of(false)
+    };
+    let confed = decode_update_for(body, ctx, &member);
+    if let Decoded::Ok(c, _) = &confed {
+        if let (Some(b), ConfedSender::OtherMemberAs) = (c.attrs.as_deref(), from) {
+            let first = match b.get(at::AS_PATH).map(|a| &a.value) {
+                Some(AttrValue::AsPath(p)) => p.segments.first().map(|s| s.kind),
+                _ => None,
+            };
+            assert_eq!(first, Some(SegmentType::ConfedSequence), "member path kept");
+        }
+    }
     let (d, note) = match (got, want) {
         (Decoded::Reset(ev), Decoded::Reset(ref_ev)) => {
+            assert!(matches!(confed, Decoded::Reset(_)), "confederation decode kept it");
             assert!(matches!(ev, Event::UpdateMsgErr(_)), "{ev:?}");
             assert_eq!(format!("{ev:?}"), format!("{ref_ev:?}"), "reset event");
             return;
         }
         (Decoded::Ok(d, note), Decoded::Ok(r, ref_note)) => {
+            assert!(!matches!(confed, Decoded::Reset(_)), "confederation decode resets");
             assert_eq!(d.announce, r.announce, "announced NLRI");
             assert_eq!(d.withdraw, r.withdraw, "withdrawn NLRI");
             assert_eq!(d.end_of_rib, r.end_of_rib, "End-of-RIB");

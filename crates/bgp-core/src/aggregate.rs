@@ -153,6 +153,9 @@ impl RibCore {
     fn aggregate_attrs(&self, a: &AggState) -> AttrsBuilder {
         let mut origin = Origin::Igp;
         let mut asns: BTreeSet<u32> = BTreeSet::new();
+        // RFC 5065 §5: member ASes of our confederation go in an
+        // AS_CONFED_SET, which never leaves the confederation.
+        let mut confed: BTreeSet<u32> = BTreeSet::new();
         for p in &a.contributors {
             let Some((_, set)) = self.rib.lookup(p).and_then(|r| r.best()) else {
                 continue;
@@ -162,25 +165,31 @@ impl RibCore {
                     AttrValue::Origin(o) if (*o as u8) > (origin as u8) => origin = *o,
                     AttrValue::AsPath(path) => {
                         for seg in &path.segments {
-                            asns.extend(seg.asns.iter().map(|a| a.0));
+                            let to = if seg.kind.is_confed() {
+                                &mut confed
+                            } else {
+                                &mut asns
+                            };
+                            to.extend(seg.asns.iter().map(|a| a.0));
                         }
                     }
                     _ => {}
                 }
             }
         }
-        let path = if a.cfg.as_set && !asns.is_empty() {
-            AsPath {
-                segments: vec![AsSegment {
-                    kind: SegmentType::Set,
-                    asns: asns.into_iter().map(Asn).collect(),
-                }],
-            }
-        } else {
-            AsPath {
-                segments: Vec::new(),
-            }
+        let mut path = AsPath {
+            segments: Vec::new(),
         };
+        if a.cfg.as_set {
+            for (kind, set) in [(SegmentType::ConfedSet, confed), (SegmentType::Set, asns)] {
+                if !set.is_empty() {
+                    path.segments.push(AsSegment {
+                        kind,
+                        asns: set.into_iter().map(Asn).collect(),
+                    });
+                }
+            }
+        }
         let mut attrs = vec![
             PathAttr::new(AttrValue::Origin(origin)),
             PathAttr::new(AttrValue::AsPath(path)),

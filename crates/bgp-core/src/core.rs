@@ -464,6 +464,7 @@ impl RibCore {
                 let up = p.up.as_ref()?;
                 Some(PeerRole {
                     ebgp: p.meta.ebgp,
+                    confed: p.meta.confed,
                     rr_client: p.meta.rr_client,
                     rs_client: p.meta.rs_client,
                     role: p.meta.role,
@@ -674,7 +675,9 @@ impl RibCore {
             asn: n.peer_asn,
             bgp_id: n.peer_bgp_id,
             addr: up.remote_addr.ip(),
-            ebgp: entry.meta.ebgp,
+            // RFC 5065 §5.3: confederation members are internal for
+            // selection (the eBGP-over-iBGP step).
+            ebgp: entry.meta.external(),
             keep_pre_policy: entry.meta.keep_pre_policy,
             export: true,
         };

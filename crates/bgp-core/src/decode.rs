@@ -22,8 +22,13 @@ use crate::msg::{DecodedUpdate, LinkAddrs};
 /// RFC 4271 §6.3 and RFC 2545 §3 need beyond the UPDATE itself.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Receiver {
-    /// The peer is external.
+    /// The peer is external (a confederation-external peer counts as
+    /// internal here: LOCAL_PREF crosses member-AS boundaries, RFC 5065
+    /// §5.3 / FRR and BIRD).
     pub ebgp: bool,
+    /// Where the peer stands relative to our confederation (RFC 5065 §5
+    /// AS_PATH checks); `Outside` when we are in none.
+    pub confed: bgp_wire::ConfedSender,
     /// Our addresses on the session's link, the session's local address
     /// among them: a next hop that is one of them is not used (RFC 4271
     /// §6.3: "It MUST NOT be the IP address of the receiving speaker").
@@ -39,6 +44,7 @@ impl Receiver {
     pub const fn of(ebgp: bool) -> Receiver {
         Receiver {
             ebgp,
+            confed: bgp_wire::ConfedSender::Outside,
             own: LinkAddrs {
                 v4: None,
                 v6: None,
@@ -335,7 +341,7 @@ pub fn decode_update_for(body: &[u8], ctx: ParseCtx, rx: &Receiver) -> Decoded {
         }
         Decoded::Ok(d, Some((e, disp)))
     };
-    match u.validate_into(ebgp, &mut c) {
+    match u.validate_confed_into(ebgp, rx.confed, &mut c) {
         Err((e, Disposition::SessionReset)) => reset(e),
         // Treat-as-withdraw (or anything milder reported as an error).
         Err((e, disp)) => withdraw_all(e, disp),
@@ -746,6 +752,7 @@ mod tests {
         let ll: std::net::Ipv6Addr = "fe80::1".parse().unwrap();
         let rx = Receiver {
             ebgp: true,
+            confed: bgp_wire::ConfedSender::Outside,
             own: LinkAddrs {
                 v4: Some(Ipv4Addr::new(192, 0, 2, 1)),
                 v6: Some(mine),
@@ -801,5 +808,32 @@ mod tests {
         assert_eq!(attrs_of(&d).next_hop(), Some(NextHop::V6(g)));
         let d = decode_update_for(&update6(&[g, ll]), ctx, &near);
         assert_eq!(attrs_of(&d).next_hop(), Some(NextHop::V6LinkLocal(g, ll)));
+    }
+
+    /// RFC 5065 §5: a path behind our member AS's AS_CONFED_SEQUENCE from
+    /// a peer in another member AS is taken with its LOCAL_PREF (decoded as
+    /// internal); the same from outside the confederation is withdrawn.
+    #[test]
+    fn confederation_paths_from_members_and_outsiders() {
+        let ctx = ParseCtx::modern();
+        // ORIGIN, AS_PATH ( 65002 ) 65100, NEXT_HOP, LOCAL_PREF 200.
+        let mut a = vec![0x40, 1, 1, 0, 0x40, 2, 12];
+        a.extend_from_slice(&[3, 1, 0, 0, 0xfd, 0xea, 2, 1, 0, 0, 0xfe, 0x4c]);
+        a.extend_from_slice(&[0x40, 3, 4, 192, 0, 2, 1, 0x40, 5, 4, 0, 0, 0, 200]);
+        let mut b = vec![0, 0, 0, a.len() as u8];
+        b.extend_from_slice(&a);
+        b.extend_from_slice(&[15, 198, 18]);
+        let member = Receiver {
+            confed: bgp_wire::ConfedSender::OtherMemberAs,
+            ..Receiver::of(false)
+        };
+        let d = decode_update_for(&b, ctx, &member);
+        assert_eq!(attrs_of(&d).local_pref(), Some(200));
+        let outsider = Receiver::of(true);
+        let e = withdrawn_for(&decode_update_for(&b, ctx, &outsider));
+        assert!(matches!(e, Some(WireError::MalformedAsPath(_))), "{e:?}");
+        // From another member AS a path must start with a confed sequence.
+        let e = withdrawn_for(&decode_update_for(&update(&[]), ctx, &member));
+        assert!(matches!(e, Some(WireError::MalformedAsPath(_))), "{e:?}");
     }
 }

@@ -48,6 +48,9 @@ pub(crate) fn encoder_for(meta: &PeerMeta, up: &SessionUp) -> UpdateEncoder {
     // RFC 9234 §5: OTC is added on egress towards Customers, Peers and
     // RS-Clients.
     enc.set_peer_role(meta.role);
+    // RFC 5065 §5: towards another member AS, our member AS in an
+    // AS_CONFED_SEQUENCE, LOCAL_PREF kept, next hop as inside an AS.
+    enc.set_confed_member(meta.confed);
     enc
 }
 
@@ -84,6 +87,8 @@ mod tests {
             remote_asn: Asn(65001),
             local_asn: Asn(65000),
             ebgp: true,
+            confed: false,
+            confed_id: None,
             rr_client: false,
             rs_client: false,
             role: None,

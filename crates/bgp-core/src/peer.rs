@@ -70,10 +70,20 @@ pub struct PeerMeta {
     pub addr: IpAddr,
     /// The neighbour's AS.
     pub remote_asn: Asn,
-    /// Our AS towards it.
+    /// Our AS towards it: in a confederation, our member AS towards
+    /// internal peers and other members, the confederation identifier
+    /// towards true external peers (RFC 5065 §4).
     pub local_asn: Asn,
-    /// External session (the ASes differ).
+    /// External session (the ASes differ), confederation members included.
     pub ebgp: bool,
+    /// RFC 5065: the neighbour is in another member AS of our
+    /// confederation (`ebgp` is true too): internal for selection and
+    /// decoding, external for propagation; see `bgp_rib::PeerRole::confed`.
+    pub confed: bool,
+    /// RFC 5065: our confederation's identifier, when we are in one (loop
+    /// detection, and which received paths may carry confederation
+    /// segments).
+    pub confed_id: Option<Asn>,
     /// A route-reflector client (RFC 4456).
     pub rr_client: bool,
     /// A route-server client (RFC 7947).
@@ -99,6 +109,26 @@ pub struct PeerMeta {
     /// Route-flap damping of its routes (RFC 2439), when the RIB damps
     /// (see `RibCore::set_damping`).
     pub damping: bool,
+}
+
+impl PeerMeta {
+    /// Whether the peer is a true external peer (outside our AS and our
+    /// confederation): the eBGP-over-iBGP step of selection and the
+    /// eBGP ingress rules treat only these as external.
+    pub fn external(&self) -> bool {
+        self.ebgp && !self.confed
+    }
+
+    /// Where the peer stands for the RFC 5065 §5 AS_PATH checks of
+    /// received UPDATEs.
+    pub fn confed_sender(&self) -> bgp_wire::ConfedSender {
+        use bgp_wire::ConfedSender;
+        match (self.confed_id, self.ebgp, self.confed) {
+            (None, _, _) | (Some(_), true, false) => ConfedSender::Outside,
+            (Some(_), _, true) => ConfedSender::OtherMemberAs,
+            (Some(_), false, false) => ConfedSender::SameMemberAs,
+        }
+    }
 }
 
 /// The live part of an Established session.

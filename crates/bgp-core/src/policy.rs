@@ -6,7 +6,7 @@
 use base::Prefix;
 use bgp_policy::RouteCtx;
 use bgp_rib::{
-    import_check_with_asn, AttrSet, AttrsBuilder, ExportPolicy, ExportVerdict, ImportCheck,
+    import_check_confed, AttrSet, AttrsBuilder, ExportPolicy, ExportVerdict, ImportCheck,
     ImportPolicy, PeerId, PeerRole, Propagation, Verdict,
 };
 
@@ -223,10 +223,11 @@ pub(crate) fn import_check(
     from: &PeerRole,
     attrs: &AttrsBuilder,
 ) -> ImportCheck {
-    import_check_with_asn(
+    import_check_confed(
         settings.router_id,
         settings.cluster_id,
         entry.meta.local_asn,
+        entry.meta.confed_id,
         Some(entry.meta.remote_asn),
         from,
         attrs,

@@ -144,3 +144,39 @@ fn damping_suppresses_and_tick_releases() {
     h.core.set_damping(None);
     assert!(!h.core.damping_enabled());
 }
+
+/// RFC 5065 §5: an AS_SET aggregate of routes from another member AS keeps
+/// the member ASes in an AS_CONFED_SET, so that they never reach a true
+/// external peer (which sees the identifier and the external ASes only).
+#[test]
+fn confederation_members_stay_out_of_the_aggregate_as_set() {
+    let mut h = Harness::new(Part::WHOLE);
+    h.add_peer(1, &["as=65002", "cid=64512", "member"]);
+    h.add_peer(2, &["as=65100", "cid=64512"]);
+    h.up(at(0), 1, &[]);
+    h.up(at(0), 2, &[]);
+    h.core.propagate(at(0), &mut h.out);
+    h.drain(&[]);
+    h.core.set_aggregates(vec![Aggregate {
+        prefix: prefix("198.19.16.0/22"),
+        summary_only: true,
+        as_set: true,
+    }]);
+    let (a, b) = (prefix("198.19.16.0/24"), prefix("198.19.17.0/24"));
+    h.announce(at(1), 1, &[a], &["cpath=65002", "path=65300"]);
+    h.announce(at(1), 1, &[b], &["cpath=65002,65003", "path=65301"]);
+    h.core.propagate(at(1), &mut h.out);
+    let s = h.drain(&[]);
+    let sent = to_p2(&s).join("\n");
+    assert!(
+        sent.contains("198.19.16.0/22 origin IGP path [64512 65300 65301]"),
+        "{s}"
+    );
+    let to_p1: Vec<&str> = s.lines().filter(|l| l.contains("-> p1")).collect();
+    assert!(
+        to_p1
+            .join("\n")
+            .contains("path [(65000) (65002 65003) 65300 65301]"),
+        "{s}"
+    );
+}

@@ -98,6 +98,7 @@ fn main() {
         );
         roles.push(Some(PeerRole {
             ebgp: true,
+            confed: false,
             rr_client: false,
             rs_client: false,
             role: None,

@@ -7,6 +7,8 @@ use std::net::Ipv4Addr;
 #[derive(Clone)]
 struct P {
     lp: Option<u32>,
+    /// An AS_CONFED_SEQUENCE in front of `path` (RFC 5065), if not empty.
+    confed: Vec<u32>,
     path: Vec<u32>,
     origin: Origin,
     med: Option<u32>,
@@ -23,6 +25,7 @@ impl Default for P {
     fn default() -> Self {
         P {
             lp: None,
+            confed: Vec::new(),
             path: vec![65001, 65100],
             origin: Origin::Igp,
             med: None,
@@ -39,11 +42,19 @@ impl Default for P {
 
 impl P {
     fn summary(&self) -> Summary {
+        let mut path = AsPath::from_sequence(self.path.iter().map(|&a| Asn(a)).collect());
+        if !self.confed.is_empty() {
+            path.segments.insert(
+                0,
+                bgp_wire::AsSegment {
+                    kind: bgp_wire::SegmentType::ConfedSequence,
+                    asns: self.confed.iter().map(|&a| Asn(a)).collect(),
+                },
+            );
+        }
         let mut b = AttrsBuilder::from_attrs([
             PathAttr::new(AttrValue::Origin(self.origin)),
-            PathAttr::new(AttrValue::AsPath(AsPath::from_sequence(
-                self.path.iter().map(|&a| Asn(a)).collect(),
-            ))),
+            PathAttr::new(AttrValue::AsPath(path)),
         ]);
         if let Some(v) = self.lp {
             b.set_local_pref(v);
@@ -376,4 +387,58 @@ fn without_compare_router_id_the_first_ebgp_path_keeps_a_late_tie() {
         select(&[cand(&hi_i, &shi), cand(&lo_i, &sli)], &older),
         Some(1)
     );
+}
+
+/// RFC 5065 §5.3: confederation segments do not count in the AS_PATH
+/// length; the neighbour AS for MED is the first AS after them (so routes
+/// from one external AS compare MEDs whichever member ASes they crossed,
+/// and paths internal to the confederation compare with local ones); a
+/// route from another member AS is internal at the eBGP-over-iBGP step
+/// (the caller passes `ebgp` false for it).
+#[test]
+fn confederation_paths() {
+    let member = |confed: &[u32], path: &[u32]| P {
+        confed: confed.to_vec(),
+        path: path.to_vec(),
+        ebgp: false,
+        ..P::default()
+    };
+    // ( 65002 65003 ) 65100 is shorter than 65100 65200.
+    let long = P {
+        path: vec![65100, 65200],
+        ..P::default()
+    };
+    check(
+        &member(&[65002, 65003], &[65100]),
+        &long,
+        &dflt(),
+        Step::AsPathLen,
+    );
+    // ( 65002 ) 65100 MED 1 against 65100 MED 9: same neighbour AS.
+    let w = P {
+        med: Some(1),
+        ..member(&[65002], &[65100])
+    };
+    let l = P {
+        med: Some(9),
+        path: vec![65100],
+        ..P::default()
+    };
+    check(&w, &l, &dflt(), Step::Med);
+    // Internal to the confederation vs local: both neighbour "our AS".
+    let w = P {
+        med: Some(1),
+        ..member(&[65002], &[])
+    };
+    let l = P {
+        med: Some(5),
+        ..member(&[], &[])
+    };
+    check(&w, &l, &dflt(), Step::Med);
+    // A true eBGP route beats the same route through a member AS.
+    let e = P {
+        path: vec![65100],
+        ..P::default()
+    };
+    check(&e, &member(&[65002], &[65100]), &dflt(), Step::EbgpOverIbgp);
 }

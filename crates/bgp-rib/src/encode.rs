@@ -112,6 +112,8 @@ enum V4Nh {
 pub struct UpdateEncoder {
     p: EncodeParams,
     role: Option<u8>,
+    /// RFC 5065: the peer is in another member AS of our confederation.
+    confed: bool,
     max: usize,
     /// The SAFI being encoded; `v4`, `v6` and `add_path_*` are for it.
     safi: Safi,
@@ -190,6 +192,7 @@ impl UpdateEncoder {
             add_path_v4: false,
             add_path_v6: false,
             role: None,
+            confed: false,
             attrs: AttrBlock::default(),
             p,
         };
@@ -230,6 +233,21 @@ impl UpdateEncoder {
         self.role = role;
     }
 
+    /// RFC 5065: the peer is in another member AS of our confederation
+    /// (`ebgp` set, `local_asn` our member AS). Our member AS goes in an
+    /// AS_CONFED_SEQUENCE, confederation segments and LOCAL_PREF are sent,
+    /// ORIGINATOR_ID and CLUSTER_LIST are not, and under
+    /// [`NextHopMode::Auto`] the next hop is left unchanged, as inside an
+    /// AS. Default: false.
+    pub fn set_confed_member(&mut self, confed: bool) {
+        self.confed = confed;
+    }
+
+    /// Whether [`Self::set_confed_member`] is on.
+    pub fn confed_member(&self) -> bool {
+        self.confed
+    }
+
     /// Largest message this session accepts.
     pub fn max_message_len(&self) -> usize {
         self.max
@@ -242,6 +260,7 @@ impl UpdateEncoder {
             four_octet_asn: self.p.four_octet_asn,
             route_server: self.p.route_server,
             role: self.role,
+            confed: self.confed,
         }
     }
 
@@ -267,7 +286,7 @@ impl UpdateEncoder {
         match self.p.next_hop {
             NextHopMode::SelfAlways => true,
             NextHopMode::Unchanged => false,
-            NextHopMode::Auto => self.p.ebgp && !self.p.route_server,
+            NextHopMode::Auto => self.p.ebgp && !self.p.route_server && !self.confed,
         }
     }
 

@@ -28,6 +28,10 @@ pub(crate) struct Rewrite {
     pub(crate) route_server: bool,
     /// RFC 9234 role of the peer, for OTC egress.
     pub(crate) role: Option<u8>,
+    /// RFC 5065: the peer is in another member AS of our confederation
+    /// (`ebgp` is true too): `local_asn` (our member AS) goes in an
+    /// AS_CONFED_SEQUENCE, confederation segments and LOCAL_PREF stay.
+    pub(crate) confed: bool,
 }
 
 /// RFC 4271 §5.1.5: the LOCAL_PREF sent to internal peers when the route
@@ -94,8 +98,22 @@ pub fn export_as_path(
     route_server: bool,
     four_octet: bool,
 ) {
-    let prepend = prepend_asn(local_asn, ebgp, route_server);
+    let prepend = prepend_asn(local_asn, ebgp, route_server).map(|a| (a, SegmentType::Sequence));
     put_path(out, path, prepend, four_octet, ebgp);
+}
+
+/// [`export_as_path`] towards a peer in another member AS of our
+/// confederation (RFC 5065 §5): `member_asn` (ours) prepended in an
+/// AS_CONFED_SEQUENCE, merged into a leading one with room; every segment
+/// kept.
+pub fn export_confed_as_path(
+    out: &mut Vec<u8>,
+    path: Option<AsPathView<'_>>,
+    member_asn: Asn,
+    four_octet: bool,
+) {
+    let prepend = Some((member_asn, SegmentType::ConfedSequence));
+    put_path(out, path, prepend, four_octet, false);
 }
 
 /// Reusable buffers: attributes are produced in any order into `pieces`,
@@ -149,14 +167,15 @@ fn put_asn(out: &mut Vec<u8>, a: Asn, four: bool) {
     }
 }
 
-/// Writes an AS path value: `prepend` goes in front (merged into a leading
-/// AS_SEQUENCE with room, RFC 4271 §5.1.2), confederation segments are left
+/// Writes an AS path value: `prepend` goes in front in a segment of its
+/// kind (merged into a leading segment of that kind with room, RFC 4271
+/// §5.1.2, RFC 5065 §5), confederation segments are left
 /// out when `strip_confed` (RFC 5065 §5.3: they never leave the
 /// confederation; also RFC 6793 §3 for AS4_PATH).
 fn put_path(
     out: &mut Vec<u8>,
     path: Option<AsPathView<'_>>,
-    prepend: Option<Asn>,
+    prepend: Option<(Asn, SegmentType)>,
     four: bool,
     strip_confed: bool,
 ) {
@@ -164,10 +183,12 @@ fn put_path(
         .into_iter()
         .flat_map(|p| p.segments())
         .filter(|s| !(strip_confed && s.kind.is_confed()))
+        // A segment with no ASN makes AS_PATH malformed (RFC 7606 §7.2).
+        .filter(|s| !s.is_empty())
         .peekable();
-    if let Some(a) = prepend {
+    if let Some((a, kind)) = prepend {
         match segs.peek() {
-            Some(s) if s.kind == SegmentType::Sequence && s.len() < 255 => {
+            Some(s) if s.kind == kind && s.len() < 255 => {
                 out.extend_from_slice(&[s.kind as u8, (s.len() + 1) as u8]);
                 put_asn(out, a, four);
                 for x in s.asns() {
@@ -176,7 +197,7 @@ fn put_path(
                 segs.next();
             }
             _ => {
-                out.extend_from_slice(&[SegmentType::Sequence as u8, 1]);
+                out.extend_from_slice(&[kind as u8, 1]);
                 put_asn(out, a, four);
             }
         }
@@ -212,7 +233,16 @@ impl AttrBlock {
         for a in set.attrs() {
             // Stored sets were encoded by us; a framing error ends the set.
             let Ok(a) = a else { break };
-            match attr_fate(a.type_code, a.flags, rw.ebgp) {
+            let fate = match attr_fate(a.type_code, a.flags, rw.ebgp) {
+                // RFC 5065 §5.3 (and FRR, BIRD): LOCAL_PREF crosses
+                // member-AS boundaries; ORIGINATOR_ID and CLUSTER_LIST
+                // stay in the member AS.
+                AttrFate::Drop if rw.confed && a.type_code == at::LOCAL_PREF => {
+                    AttrFate::Keep(a.flags)
+                }
+                f => f,
+            };
+            match fate {
                 AttrFate::Drop => {}
                 // A stored path that does not parse is sent as empty
                 // rather than as garbage.
@@ -237,9 +267,10 @@ impl AttrBlock {
             self.add(af::TRANSITIVE, at::ORIGIN, &[Origin::Incomplete as u8]);
         }
         self.as_path(path, rw);
-        if !rw.ebgp && !lp {
-            // RFC 4271 §5.1.5: LOCAL_PREF MUST go to internal peers;
-            // 100 is the customary default (BIRD, FRR).
+        if (!rw.ebgp || rw.confed) && !lp {
+            // RFC 4271 §5.1.5: LOCAL_PREF MUST go to internal peers
+            // (confederation members too, RFC 5065 §5.3); 100 is the
+            // customary default (BIRD, FRR).
             self.add(
                 af::TRANSITIVE,
                 at::LOCAL_PREF,
@@ -260,22 +291,30 @@ impl AttrBlock {
 
     /// AS_PATH, and AS4_PATH for a 2-octet peer (RFC 6793 §4.2.2).
     fn as_path(&mut self, path: Option<AsPathView<'_>>, rw: &Rewrite) {
-        let prepend = prepend_asn(rw.local_asn, rw.ebgp, rw.route_server);
+        // Towards a member AS our AS goes in a confederation segment,
+        // which AS4_PATH never carries (RFC 6793 §3).
+        let prepend = prepend_asn(rw.local_asn, rw.ebgp, rw.route_server)
+            .filter(|_| !rw.confed)
+            .map(|a| (a, SegmentType::Sequence));
         let mut value = std::mem::take(&mut self.path_scratch);
         value.clear();
-        export_as_path(
-            &mut value,
-            path,
-            rw.local_asn,
-            rw.ebgp,
-            rw.route_server,
-            rw.four_octet_asn,
-        );
+        if rw.confed {
+            export_confed_as_path(&mut value, path, rw.local_asn, rw.four_octet_asn);
+        } else {
+            export_as_path(
+                &mut value,
+                path,
+                rw.local_asn,
+                rw.ebgp,
+                rw.route_server,
+                rw.four_octet_asn,
+            );
+        }
         self.add(af::TRANSITIVE, at::AS_PATH, &value);
         if !rw.four_octet_asn {
             // RFC 6793 §4.2.2: AS4_PATH only when some ASN needs 4 octets;
             // never with confederation segments (§3).
-            let big = prepend.is_some_and(Asn::is_4byte)
+            let big = prepend.is_some_and(|(a, _)| a.is_4byte())
                 || path.is_some_and(|p| {
                     p.segments()
                         .filter(|s| !s.kind.is_confed())
@@ -407,5 +446,32 @@ mod tests {
         out.clear();
         export_as_path(&mut out, None, Asn(4_200_000_000), true, false, false);
         assert_eq!(out, [2, 1, 0x5b, 0xa0]);
+    }
+
+    /// RFC 5065 §5: towards another member AS our member AS joins a
+    /// leading AS_CONFED_SEQUENCE (or starts one); every segment stays.
+    #[test]
+    fn confederation_as_paths() {
+        let mut out = Vec::new();
+        // ( 65002 ) 174 -> ( 65001 65002 ) 174
+        let p = [3, 1, 0, 0, 0xfd, 0xea, 2, 1, 0, 0, 0, 174];
+        export_confed_as_path(&mut out, path(&p), Asn(65001), true);
+        assert_eq!(
+            out,
+            [3, 2, 0, 0, 0xfd, 0xe9, 0, 0, 0xfd, 0xea, 2, 1, 0, 0, 0, 174]
+        );
+        // 174 -> ( 65001 ) 174; empty -> ( 65001 )
+        out.clear();
+        export_confed_as_path(&mut out, path(&[2, 1, 0, 0, 0, 174]), Asn(65001), true);
+        assert_eq!(out, [3, 1, 0, 0, 0xfd, 0xe9, 2, 1, 0, 0, 0, 174]);
+        out.clear();
+        export_confed_as_path(&mut out, None, Asn(65001), false);
+        assert_eq!(out, [3, 1, 0xfd, 0xe9]);
+        // Out of the confederation the identifier replaces them all:
+        // ( 65001 65002 ) 174 to a true eBGP peer from 64512 -> 64512 174.
+        out.clear();
+        let p = [3, 2, 0, 0, 0xfd, 0xe9, 0, 0, 0xfd, 0xea, 2, 1, 0, 0, 0, 174];
+        export_as_path(&mut out, path(&p), Asn(64512), true, false, true);
+        assert_eq!(out, [2, 2, 0, 0, 0xfc, 0, 0, 0, 0, 174]);
     }
 }

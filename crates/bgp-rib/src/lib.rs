@@ -60,9 +60,12 @@
 //!   flagged [`PathEntry::suppressed`], and is not eligible for selection
 //!   until [`RibShard::damping_due`] releases it at its reuse time.
 //!
-//! Limitations: no confederations: the
-//! encoder strips confederation segments towards eBGP and NO_EXPORT_SUBCONFED
-//! acts like NO_EXPORT.
+//! * Confederations (RFC 5065): a confederation-external peer is internal
+//!   for selection ([`PeerConfig::ebgp`] false), external for propagation
+//!   ([`PeerRole::confed`]: NO_EXPORT passes, NO_EXPORT_SUBCONFED and the
+//!   MED strip do not) and gets our member AS in an AS_CONFED_SEQUENCE,
+//!   LOCAL_PREF and the next hop unchanged ([`EncodeParams::confed`]);
+//!   true eBGP peers get the path without confederation segments.
 //!
 //! Measured (`examples/rib_mem.rs`, 10 peers × 100k shared prefixes, 1M
 //! paths, 2.3 paths per attribute set in the synthetic table): 73 bytes per
@@ -106,13 +109,16 @@ pub use attrs::{AttrSet, AttrsBuilder, Summary};
 pub use bestpath::{BestPathConfig, Step};
 pub use damping::{DampKey, DampParams, FigureOfMerit, Flap};
 pub use encode::{EncodeParams, NextHopMode, UpdateEncoder};
-pub use encode_attrs::{attr_fate, export_as_path, AttrFate, DEFAULT_LOCAL_PREF};
+pub use encode_attrs::{
+    attr_fate, export_as_path, export_confed_as_path, AttrFate, DEFAULT_LOCAL_PREF,
+};
 pub use hash::shard_for;
 pub use intern::{AttrHandle, Interner};
 pub use nht::{nexthop_ip, NexthopInfo, NexthopWatch, NhState};
 pub use policy::{AcceptAll, ExportPolicy, ExportVerdict, ImportPolicy, Verdict};
 pub use propagate::{
-    import_check, import_check_with_asn, ImportCheck, ImportReject, PeerRole, Propagation,
+    import_check, import_check_confed, import_check_with_asn, ImportCheck, ImportReject, PeerRole,
+    Propagation,
 };
 pub use rib::Rib;
 pub use shard::{RibShard, RouteRef};

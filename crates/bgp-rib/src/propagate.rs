@@ -8,7 +8,7 @@ use std::net::Ipv4Addr;
 
 use base::{Asn, Prefix};
 use bgp_wire::consts::attr_type as at;
-use bgp_wire::{AttrValue, Community, PathAttr, PathAttribute, SegmentType};
+use bgp_wire::{AsPath, AttrValue, Community, PathAttr, PathAttribute, SegmentType};
 
 use crate::attrs::{AttrSet, AttrsBuilder};
 use crate::encode_attrs::role;
@@ -18,8 +18,15 @@ use crate::PeerId;
 /// How we relate to one peer, for the propagation rules.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct PeerRole {
-    /// External peer.
+    /// External peer: another AS, or another member AS of our
+    /// confederation (then `confed` too).
     pub ebgp: bool,
+    /// RFC 5065: a confederation-external peer (a member AS of our
+    /// confederation other than ours). Routes go to and come from it as
+    /// between ASes (iBGP split horizon does not apply), but it stays
+    /// inside the confederation: NO_EXPORT passes, NO_EXPORT_SUBCONFED
+    /// does not, and MULTI_EXIT_DISC is kept.
+    pub confed: bool,
     /// RFC 4456: the peer is a route-reflector client of ours.
     pub rr_client: bool,
     /// RFC 7947: the peer is a route-server client of ours.
@@ -38,8 +45,10 @@ pub struct PeerRole {
 ///
 /// Rules, in order:
 /// * never back to the peer it came from;
-/// * NO_ADVERTISE: to nobody; NO_EXPORT and NO_EXPORT_SUBCONFED: not to
-///   eBGP peers (no confederations here, so both mean the same), checked on
+/// * NO_ADVERTISE: to nobody; NO_EXPORT: not outside the confederation
+///   (to eBGP peers that are not confederation members); NO_EXPORT_SUBCONFED:
+///   not outside our (member) AS, so to no eBGP peer at all (RFC 1997,
+///   RFC 5065 §5); without a confederation both mean the same. Checked on
 ///   the route and again on what the user policy returns;
 /// * RFC 9234 §5: a route with OTC does not go to Providers, Peers or RSes;
 /// * iBGP-learned routes go to eBGP peers; to iBGP peers only by
@@ -49,7 +58,8 @@ pub struct PeerRole {
 ///   CLUSTER_LIST (RFC 4456 §8);
 /// * MULTI_EXIT_DISC received from a peer is not passed to eBGP peers
 ///   (RFC 4271 §5.1.4) unless they are route-server clients (RFC 7947
-///   §2.2.2) or the user policy changed it. This is FRR's behaviour (strip
+///   §2.2.2), confederation members (it stays inside the confederation,
+///   RFC 5065 §5.3), or the user policy changed it. This is FRR's behaviour (strip
 ///   before the outbound route-map); BIRD similarly only sends a MED to
 ///   eBGP that its export filter set. Locally originated routes keep theirs.
 #[derive(Clone, Debug)]
@@ -74,13 +84,15 @@ impl<E> Propagation<E> {
 #[derive(Copy, Clone, Debug, Default)]
 struct WellKnown {
     no_export: bool,
+    no_export_subconfed: bool,
     no_advertise: bool,
 }
 
 impl WellKnown {
     fn add(&mut self, c: Community) {
         self.no_advertise |= c == Community::NO_ADVERTISE;
-        self.no_export |= c == Community::NO_EXPORT || c == Community::NO_EXPORT_SUBCONFED;
+        self.no_export |= c == Community::NO_EXPORT;
+        self.no_export_subconfed |= c == Community::NO_EXPORT_SUBCONFED;
     }
     fn of_set(s: &AttrSet) -> WellKnown {
         let mut w = WellKnown::default();
@@ -99,7 +111,12 @@ impl WellKnown {
         w
     }
     fn blocks(&self, to: &PeerRole) -> bool {
-        self.no_advertise || (self.no_export && to.ebgp)
+        // RFC 1997: NO_EXPORT stops at the confederation's edge,
+        // NO_EXPORT_SUBCONFED at the member AS's (confederation-external
+        // peers included).
+        self.no_advertise
+            || (self.no_export && to.ebgp && !to.confed)
+            || (self.no_export_subconfed && to.ebgp)
     }
 }
 
@@ -156,7 +173,9 @@ impl<E: ExportPolicy> ExportPolicy for Propagation<E> {
             }
         };
         let received_med = attrs.summary().med();
-        if to_r.ebgp && !to_r.rs_client && from_r.is_some() && received_med.is_some() {
+        // RFC 5065 §5.3: MED is kept towards other member ASes.
+        let med_strip = to_r.ebgp && !to_r.confed && !to_r.rs_client;
+        if med_strip && from_r.is_some() && received_med.is_some() {
             match &mut out {
                 None => {
                     let mut b = attrs.to_builder();
@@ -202,7 +221,7 @@ impl<E: ExportPolicy> ExportPolicy for Propagation<E> {
             return None;
         }
         let role = r.role.map_or(0, |x| 1 + u64::from(x));
-        Some(k << 10 | u64::from(r.rs_client) << 9 | role)
+        Some(k << 10 | u64::from(r.rs_client) << 9 | u64::from(r.confed) << 8 | role)
     }
 
     /// A target without a role (not Established) gets nothing, and the
@@ -311,12 +330,49 @@ pub fn import_check_with_asn(
     from: &PeerRole,
     attrs: &AttrsBuilder,
 ) -> ImportCheck {
+    import_check_confed(
+        router_id, cluster_id, local_asn, None, remote_asn, from, attrs,
+    )
+}
+
+/// Whether a path from an external peer loops back to us. Outside a
+/// confederation, or from a true external peer: our AS (`local_asn`, the
+/// one that peer sees) or the confederation identifier anywhere (RFC 4271
+/// §9.1.2). From another member AS of our confederation (RFC 5065 §5):
+/// our member AS in a confederation segment, or the confederation
+/// identifier in an ordinary one.
+fn as_loop(p: &AsPath, local_asn: Asn, confed_id: Option<Asn>, from: &PeerRole) -> bool {
+    let is_id = |a: &Asn| confed_id == Some(*a);
+    p.segments.iter().any(|s| {
+        if from.confed {
+            if s.kind.is_confed() {
+                s.asns.contains(&local_asn)
+            } else {
+                s.asns.iter().any(is_id)
+            }
+        } else {
+            s.asns.iter().any(|a| *a == local_asn || is_id(a))
+        }
+    })
+}
+
+/// [`import_check_with_asn`] for a speaker in a confederation whose
+/// identifier is `confed_id` (`local_asn`: the AS the peer sees, our member
+/// AS towards members and internal peers, the identifier outside).
+pub fn import_check_confed(
+    router_id: Ipv4Addr,
+    cluster_id: Ipv4Addr,
+    local_asn: Asn,
+    confed_id: Option<Asn>,
+    remote_asn: Option<Asn>,
+    from: &PeerRole,
+    attrs: &AttrsBuilder,
+) -> ImportCheck {
     let mut otc = None;
     for a in attrs.attrs() {
         match &a.value {
             AttrValue::AsPath(p) if from.ebgp => {
-                let own = p.segments.iter().any(|s| s.asns.contains(&local_asn));
-                if own {
+                if as_loop(p, local_asn, confed_id, from) {
                     return ImportCheck::Reject(ImportReject::AsLoop);
                 }
             }

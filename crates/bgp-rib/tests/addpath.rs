@@ -403,6 +403,7 @@ fn propagation_rules_apply_per_path() {
     let role = |i: u16| {
         Some(PeerRole {
             ebgp: PeerId(i) != IBGP,
+            confed: false,
             rr_client: false,
             rs_client: false,
             role: None,

@@ -35,6 +35,7 @@ fn bgp_id(i: u16) -> Ipv4Addr {
 fn role(i: u16) -> Option<PeerRole> {
     let r = |ebgp, rr_client, rs_client, role| PeerRole {
         ebgp,
+        confed: false,
         rr_client,
         rs_client,
         role,
@@ -302,6 +303,7 @@ fn otc_routes_do_not_go_to_providers_peers_or_route_servers() {
     let (mut p, mut s) = (prop(), shard());
     p.roles.push(Some(PeerRole {
         ebgp: true,
+        confed: false,
         rr_client: false,
         rs_client: false,
         role: Some(1),

@@ -55,4 +55,4 @@ pub use notification::{NotificationMessage, NotificationView};
 pub use open::{OpenMessage, OpenView, OptParam};
 pub use route_refresh::RouteRefresh;
 pub use update::{UpdateMessage, UpdateView};
-pub use validate::{AttrSet, UpdateSink, ValidatedUpdate};
+pub use validate::{AttrSet, ConfedSender, UpdateSink, ValidatedUpdate};

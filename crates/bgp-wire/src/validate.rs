@@ -60,6 +60,36 @@ fn has_confed(p: &AsPathView<'_>) -> bool {
     p.segments().any(|g| g.kind.is_confed())
 }
 
+/// Where the sender of an UPDATE stands relative to our confederation
+/// (RFC 5065), for the AS_PATH checks of §5.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum ConfedSender {
+    /// Outside our confederation, or we are in none: a confederation
+    /// segment makes AS_PATH malformed (RFC 5065 §5).
+    #[default]
+    Outside,
+    /// An internal peer of our member AS: confederation segments allowed.
+    SameMemberAs,
+    /// A peer in another member AS of our confederation: AS_PATH must
+    /// begin with an AS_CONFED_SEQUENCE (RFC 5065 §5: the sender
+    /// prepends its member AS in one), else it is malformed.
+    OtherMemberAs,
+}
+
+impl ConfedSender {
+    /// Whether `p` breaks the RFC 5065 §5 rules for this sender.
+    fn malformed(self, p: &AsPathView<'_>) -> bool {
+        match self {
+            ConfedSender::Outside => has_confed(p),
+            ConfedSender::SameMemberAs => false,
+            ConfedSender::OtherMemberAs => p
+                .segments()
+                .next()
+                .is_none_or(|g| g.kind != crate::SegmentType::ConfedSequence),
+        }
+    }
+}
+
 /// RFC 4271 §6.3: whether `a` is a valid IPv4 host address: not 0.0.0.0,
 /// not multicast (224/4), not class E (240/4, RFC 1112 §4: reserved)
 /// and so not the limited broadcast 255.255.255.255.
@@ -170,6 +200,20 @@ impl<'a> UpdateView<'a> {
         ebgp: bool,
         sink: &mut S,
     ) -> Result<ValidatedUpdate<'a>, (WireError, Disposition)> {
+        self.validate_confed_into(ebgp, ConfedSender::Outside, sink)
+    }
+
+    /// [`Self::validate_into`] for a speaker in a confederation: `confed`
+    /// says where the sender stands (RFC 5065 §5 AS_PATH checks). A
+    /// confederation-external peer is passed as internal (`ebgp` false):
+    /// LOCAL_PREF and the route-reflection attributes cross member-AS
+    /// boundaries.
+    pub fn validate_confed_into<S: UpdateSink<'a> + ?Sized>(
+        &self,
+        ebgp: bool,
+        confed: ConfedSender,
+        sink: &mut S,
+    ) -> Result<ValidatedUpdate<'a>, (WireError, Disposition)> {
         let reset = |e: WireError| (e, Disposition::SessionReset);
         // RFC 7606 §5.3: the NLRI fields must parse, else nothing can be
         // withdrawn reliably.
@@ -245,10 +289,11 @@ impl<'a> UpdateView<'a> {
                 // RFC 7607 §2: AS 0 makes AS_PATH malformed (RFC 7606 §7.2:
                 // treat-as-withdraw) and AS4_PATH malformed (RFC 6793 §6:
                 // attribute discard). RFC 5065 §5: confederation segments
-                // from a peer outside our confederation make AS_PATH
-                // malformed; we are in no confederation, so every peer is
-                // outside it.
-                Ok(PathAttribute::AsPath(p)) if has_as0(&p) || has_confed(&p) => {
+                // from a peer outside our confederation (every peer when
+                // we are in none), or a path from another member AS that
+                // does not begin with an AS_CONFED_SEQUENCE, make AS_PATH
+                // malformed (RFC 7606 §7.2: treat-as-withdraw).
+                Ok(PathAttribute::AsPath(p)) if has_as0(&p) || confed.malformed(&p) => {
                     note(WireError::MalformedAsPath(a.attr_ref()), &mut s)?
                 }
                 Ok(PathAttribute::As4Path(p)) if has_as0(&p) => {
@@ -356,5 +401,47 @@ mod tests {
             .unwrap()
             .validate()
             .is_ok());
+    }
+
+    /// RFC 5065 §5 (RFC 7606 §7.2 treat-as-withdraw): confederation
+    /// segments only from inside the confederation, and from another
+    /// member AS only behind a leading AS_CONFED_SEQUENCE.
+    #[test]
+    fn confederation_segments_by_sender() {
+        use crate::validate::ConfedSender::{OtherMemberAs, Outside, SameMemberAs};
+        use crate::validate::NoSink;
+        let ctx = ParseCtx::modern();
+        // ( 65002 ) 65100
+        let confed_first = body(&[3, 1, 0, 0, 0xfd, 0xea, 2, 1, 0, 0, 0xfe, 0x4c]);
+        // 65100 ( 65002 ): a confederation segment, not leading.
+        let confed_later = body(&[2, 1, 0, 0, 0xfe, 0x4c, 3, 1, 0, 0, 0xfd, 0xea]);
+        // [ 65002 ] 65100: a leading AS_CONFED_SET.
+        let confed_set = body(&[4, 1, 0, 0, 0xfd, 0xea, 2, 1, 0, 0, 0xfe, 0x4c]);
+        let plain = body(&[2, 1, 0, 0, 0xfe, 0x4c]);
+        let empty = body(&[]);
+        let cases: [(&[u8], [bool; 3]); 5] = [
+            // ok from: Outside, SameMemberAs, OtherMemberAs
+            (&confed_first, [false, true, true]),
+            (&confed_later, [false, true, false]),
+            (&confed_set, [false, true, false]),
+            (&plain, [true, true, false]),
+            (&empty, [true, true, false]),
+        ];
+        for (b, want) in cases {
+            let u = UpdateView::parse(b, ctx).unwrap();
+            for (from, ok) in [Outside, SameMemberAs, OtherMemberAs].into_iter().zip(want) {
+                let got = u.validate_confed_into(false, from, &mut NoSink);
+                match got {
+                    Ok(_) => assert!(ok, "{from:?} {b:?}: accepted"),
+                    Err((WireError::MalformedAsPath(_), Disposition::TreatAsWithdraw)) => {
+                        assert!(!ok, "{from:?} {b:?}: refused")
+                    }
+                    Err(e) => panic!("{from:?}: {e:?}"),
+                }
+            }
+        }
+        // The plain entry point is the Outside check.
+        let u = UpdateView::parse(&confed_first, ctx).unwrap();
+        assert!(u.validate_from(false).is_err());
     }
 }

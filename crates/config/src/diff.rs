@@ -20,7 +20,8 @@ pub struct ReloadPlan {
     /// Gone neighbours: Cease/3 "Peer De-configured" (RFC 4486), drop
     /// their routes.
     pub removed: Vec<String>,
-    /// Session parameters changed (address, port, AS, local address,
+    /// Session parameters changed (address, port, AS, local address, the
+    /// neighbour's place in `router.confederation` or its identifier,
     /// password, timers, connection mode, families, capabilities, ADD-PATH,
     /// role, TTL): Cease/6 "Other Configuration Change" and reconnect.
     pub reset: Vec<String>,
@@ -113,6 +114,7 @@ fn session_key(n: &Neighbor) -> impl PartialEq + '_ {
         (
             n.address,
             n.remote_as,
+            (n.confed, n.local_as),
             n.local_address,
             n.port,
             n.connection,
@@ -164,12 +166,18 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
         ..ReloadPlan::default()
     };
     let cluster_changed = ro.cluster_id != rn.cluster_id;
+    // RFC 5065: the identifier is in every session's checks (loops,
+    // which paths may carry confederation segments) and the OPEN of true
+    // eBGP peers: all sessions restart. A change of members restarts the
+    // neighbours that become or stop being members (`session_key`).
+    let confed_id = |r: &crate::Router| r.confederation.as_ref().map(|c| c.identifier);
+    let confed_reset = confed_id(ro) != confed_id(rn);
     for n in &new.neighbors {
         let Some(o) = old.neighbor(&n.name) else {
             p.added.push(n.name.clone());
             continue;
         };
-        if p.global_reset || session_key(o) != session_key(n) {
+        if p.global_reset || confed_reset || session_key(o) != session_key(n) {
             p.reset.push(n.name.clone());
             continue;
         }
@@ -212,6 +220,7 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
         ("damping", damping),
         ("router.listen", ro.listen != rn.listen),
         ("router.cluster_id", cluster_changed),
+        ("router.confederation", ro.confederation != rn.confederation),
         ("router.pipeline", ro.pipeline != rn.pipeline),
         ("router.threads", ro.threads != rn.threads),
         (

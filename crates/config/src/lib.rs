@@ -28,6 +28,7 @@ mod aggregate;
 mod api;
 mod bmp;
 mod cluster;
+mod confed;
 mod damping;
 mod dataplane;
 mod diff;
@@ -51,6 +52,7 @@ pub use bmp::{Bmp, BmpCollector, Monitoring as BmpMonitoring, DEFAULT_PORT as BM
 pub use cluster::{
     CcScheme, Cluster, ClusterCc, ClusterMode, ClusterPeer, FABRIC_PORT, MAX_NODES, MAX_PACKING,
 };
+pub use confed::Confederation;
 pub use damping::Damping;
 pub use dataplane::{Dataplane, DataplaneEngine, DataplaneInterface, DataplaneIo, KernelExport};
 pub use diff::{diff, ReloadPlan};

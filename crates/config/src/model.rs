@@ -90,6 +90,9 @@ pub struct Router {
     /// Route selection options (`deterministic_med`, `always_compare_med`,
     /// `med_missing_as_worst`, `compare_router_id`).
     pub bestpath: BestPath,
+    /// `confederation` (RFC 5065), default none: `{ identifier = N,
+    /// members = [..] }`; `asn` is then our member AS.
+    pub confederation: Option<crate::Confederation>,
     /// `select_defer_time`, seconds, default 360, 1..=3600: after a
     /// graceful restart of tesserad (`tesserad -R`), how long selection
     /// results are held back waiting for End-of-RIB from the peers.
@@ -255,8 +258,15 @@ pub struct Neighbor {
     pub address: IpAddr,
     /// `remote_as`, required.
     pub remote_as: Asn,
-    /// `remote_as != router.asn`.
+    /// `remote_as != router.asn` (confederation members included).
     pub ebgp: bool,
+    /// RFC 5065: `remote_as` is another member AS of
+    /// `router.confederation` (a confederation-external peer).
+    pub confed: bool,
+    /// The AS we present to the neighbour (OPEN My AS, the AS we
+    /// prepend): `router.confederation.identifier` for a true eBGP
+    /// neighbour of a confederation member, else `router.asn`.
+    pub local_as: Asn,
     /// `local_address`: source address of our connection (same family as
     /// `address`); default chosen by the kernel.
     pub local_address: Option<IpAddr>,

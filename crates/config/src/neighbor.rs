@@ -136,6 +136,22 @@ pub(crate) fn neighbor(
     }
     let remote_as = asn(c, &at("remote_as"), &rn.remote_as)?;
     let ebgp = remote_as != r.asn;
+    // RFC 5065: a member AS of our confederation other than ours is a
+    // confederation-external peer; true external peers see the identifier.
+    let (confed, local_as) = match &r.confederation {
+        Some(cf) if remote_as == cf.identifier => {
+            return Err(c.err(
+                &at("remote_as"),
+                format!(
+                    "{remote_as} is our confederation identifier: a neighbour inside \
+                     the confederation is configured with its member AS"
+                ),
+            ))
+        }
+        Some(cf) if cf.is_member(remote_as, r.asn) => (true, r.asn),
+        Some(cf) if ebgp => (false, cf.identifier),
+        _ => (false, r.asn),
+    };
     let name = match &rn.name {
         Some(s) if is_name(s) => s.clone(),
         Some(s) => {
@@ -246,6 +262,15 @@ pub(crate) fn neighbor(
         ));
     }
     let rs_client = rn.route_server_client.unwrap_or(false);
+    if rs_client && confed {
+        return Err(c.err(
+            &at("route_server_client"),
+            format!(
+                "AS {remote_as} is a member AS of router.confederation: a route server \
+                 client is outside the confederation (RFC 7947)"
+            ),
+        ));
+    }
     if rs_client && !ebgp {
         return Err(c.err(
             &at("route_server_client"),
@@ -280,9 +305,10 @@ pub(crate) fn neighbor(
             ));
         }
     }
-    // RFC 8212: without a policy, nothing is exchanged with eBGP peers.
+    // RFC 8212: without a policy, nothing is exchanged with eBGP peers
+    // (outside the confederation, as FRR: member ASes are one network).
     let default = |d: &Option<PolicyName>| {
-        d.clone().unwrap_or(if ebgp {
+        d.clone().unwrap_or(if ebgp && !confed {
             PolicyName::Reject
         } else {
             PolicyName::Accept
@@ -314,6 +340,12 @@ pub(crate) fn neighbor(
     if role.is_some() && !ebgp {
         return Err(c.err(&at("role"), "roles are for eBGP sessions (RFC 9234 §4)"));
     }
+    if role.is_some() && confed {
+        return Err(c.err(
+            &at("role"),
+            "roles are for eBGP sessions outside the confederation (RFC 9234 §4)",
+        ));
+    }
     let role_strict = rn.role_strict.unwrap_or(false);
     if role_strict && role.is_none() {
         return Err(c.err(&at("role_strict"), "needs a role"));
@@ -343,7 +375,7 @@ pub(crate) fn neighbor(
         ));
     }
     let four_octet_asn = rn.four_octet_asn.unwrap_or(true);
-    if !four_octet_asn && (remote_as.is_4byte() || r.asn.is_4byte()) {
+    if !four_octet_asn && (remote_as.is_4byte() || local_as.is_4byte()) {
         return Err(c.err(
             &at("four_octet_asn"),
             "false needs 2-octet ASNs on both sides (RFC 6793)",
@@ -387,6 +419,8 @@ pub(crate) fn neighbor(
         address,
         remote_as,
         ebgp,
+        confed,
+        local_as,
         local_address,
         port: rn.port.unwrap_or(179),
         connection,

@@ -59,6 +59,7 @@ pub struct RawRouter {
     pub compare_router_id: Option<bool>,
     pub select_defer_time: Option<u32>,
     pub damping: Option<bool>,
+    pub confederation: Option<crate::confed::RawConfederation>,
 }
 
 /// An AS number as an integer (asplain) or a string: asdot `"1.10"`

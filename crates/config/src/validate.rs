@@ -238,7 +238,13 @@ fn router(c: &Ctx<'_>, rr: &RawRouter, policies: &BTreeMap<String, PolicyDef>) -
             format!("{select_defer_time}: 1 to 3600 seconds"),
         ));
     }
+    let confederation = rr
+        .confederation
+        .as_ref()
+        .map(|r| crate::confed::validate(c, r, asn))
+        .transpose()?;
     Ok(Router {
+        confederation,
         id,
         asn,
         listen,

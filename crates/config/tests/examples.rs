@@ -131,6 +131,23 @@ fn feature_examples_mean_what_they_say() {
         .iter()
         .all(|n| n.route_server_client && n.role.is_some()));
 
+    let c = block_after("Confederation");
+    let cf = c.router.confederation.clone().expect("confederation");
+    assert_eq!(cf.identifier, Asn(64512));
+    let kinds: Vec<(bool, bool, Asn)> = c
+        .neighbors
+        .iter()
+        .map(|n| (n.ebgp, n.confed, n.local_as))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (true, true, Asn(65001)),
+            (false, false, Asn(65001)),
+            (true, false, Asn(64512))
+        ]
+    );
+
     let c = block_after("Max-prefix");
     let m: Vec<_> = c
         .neighbors

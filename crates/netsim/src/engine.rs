@@ -374,6 +374,8 @@ impl Sim {
                     remote_asn: Asn(asns[a.node as usize]),
                     local_asn: Asn(asn),
                     ebgp: true,
+                    confed: false,
+                    confed_id: None,
                     rr_client: false,
                     rs_client: false,
                     role: None,

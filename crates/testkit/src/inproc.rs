@@ -102,6 +102,8 @@ fn meta(p: &FakePeer, i: usize) -> PeerMeta {
         remote_asn: Asn(p.asn),
         local_asn: Asn(LOCAL_ASN),
         ebgp: true,
+        confed: false,
+        confed_id: None,
         rr_client: false,
         rs_client: false,
         role: None,

@@ -42,7 +42,9 @@ pub fn addr(n: u16) -> IpAddr {
 /// equals ours), `mrai=SECONDS`, `max=LIMIT,ACTION[,WARN%]` with ACTION
 /// `warn`, `shutdown` or `restart:SECONDS`, `import=reject`,
 /// `export=reject`, `rr-client`, `keep` (soft reconfiguration inbound),
-/// `damp` (route-flap damping).
+/// `damp` (route-flap damping), `cid=N` (we are in confederation N, RFC
+/// 5065: a true eBGP peer sees N as our AS), `member` (the peer is in
+/// another member AS of that confederation).
 pub fn peer_meta(n: u16, words: &[&str]) -> PeerMeta {
     let mut asn = 65000 + u32::from(n);
     let mut m = PeerMeta {
@@ -52,6 +54,8 @@ pub fn peer_meta(n: u16, words: &[&str]) -> PeerMeta {
         remote_asn: Asn(asn),
         local_asn: Asn(LOCAL_ASN),
         ebgp: true,
+        confed: false,
+        confed_id: None,
         rr_client: false,
         rs_client: false,
         role: None,
@@ -118,11 +122,16 @@ pub fn peer_meta(n: u16, words: &[&str]) -> PeerMeta {
             "rr-client" => m.rr_client = true,
             "keep" => m.keep_pre_policy = true,
             "damp" => m.damping = true,
+            "cid" => m.confed_id = Some(Asn(v.parse().expect("cid=N"))),
+            "member" => m.confed = true,
             _ => panic!("unknown peer key {k:?}"),
         }
     }
     m.remote_asn = Asn(asn);
     m.ebgp = asn != LOCAL_ASN;
+    if let (Some(id), true) = (m.confed_id, m.external()) {
+        m.local_asn = id;
+    }
     m
 }
 
@@ -220,11 +229,13 @@ pub fn prefix(s: &str) -> Prefix {
 
 /// Attributes of an announcement: `path=A,B,C` (default the peer's AS),
 /// `nh=ADDR` (default the peer's address), `med=N`, `lp=N`,
-/// `comm=ASN:VALUE,...` (standard communities).
+/// `comm=ASN:VALUE,...` (standard communities), `cpath=A,B` (an
+/// AS_CONFED_SEQUENCE in front of the path, RFC 5065).
 pub fn attrs(n: u16, meta: &PeerMeta, words: &[&str]) -> AttrsBuilder {
     let mut b = AttrsBuilder::new();
     b.set(PathAttr::new(AttrValue::Origin(Origin::Igp)));
     let mut path = vec![meta.remote_asn];
+    let mut cpath: Vec<Asn> = Vec::new();
     let mut nh = match addr(n) {
         IpAddr::V4(a) => NextHop::V4(a),
         IpAddr::V6(a) => NextHop::V6(a),
@@ -247,6 +258,7 @@ pub fn attrs(n: u16, meta: &PeerMeta, words: &[&str]) -> AttrsBuilder {
             }
             "med" => b.set_med(v.parse().expect("med")),
             "lp" => b.set_local_pref(v.parse().expect("lp")),
+            "cpath" => cpath = v.split(',').map(|a| Asn(a.parse().expect("ASN"))).collect(),
             "comm" => {
                 let list = v
                     .split(',')
@@ -262,9 +274,18 @@ pub fn attrs(n: u16, meta: &PeerMeta, words: &[&str]) -> AttrsBuilder {
             _ => panic!("unknown attribute key {k:?}"),
         }
     }
-    b.set(PathAttr::new(AttrValue::AsPath(AsPath::from_sequence(
-        path,
-    ))));
+    let mut p = AsPath::from_sequence(path);
+    if !cpath.is_empty() {
+        p.segments.insert(
+            0,
+            bgp_wire::AsSegment {
+                kind: bgp_wire::SegmentType::ConfedSequence,
+                asns: cpath,
+            },
+        );
+        p.segments.retain(|s| !s.asns.is_empty());
+    }
+    b.set(PathAttr::new(AttrValue::AsPath(p)));
     b.set_next_hop(nh);
     b.mark_clean();
     b
@@ -573,10 +594,18 @@ fn render_update(u: &UpdateView<'_>) -> String {
         match &a.value {
             AttrValue::Origin(o) => attrs.push(format!("origin {o}")),
             AttrValue::AsPath(p) => {
+                // Confederation segments in parentheses (RFC 5065).
                 let asns: Vec<String> = p
                     .segments
                     .iter()
-                    .flat_map(|s| s.asns.iter().map(|a| a.to_string()))
+                    .map(|s| {
+                        let l: Vec<String> = s.asns.iter().map(|a| a.to_string()).collect();
+                        if s.kind.is_confed() {
+                            format!("({})", l.join(" "))
+                        } else {
+                            l.join(" ")
+                        }
+                    })
                     .collect();
                 attrs.push(format!("path [{}]", asns.join(" ")));
             }

@@ -88,6 +88,7 @@ impl Running {
             ttl: n.ttl,
             ttl_security: n.ttl_security,
             start: n.enabled,
+            confed: n.meta.confed_sender(),
         };
         let h = spawn_session_with(
             &self.rt,

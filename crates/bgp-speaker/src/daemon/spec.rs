@@ -61,7 +61,9 @@ fn policy_ref(name: &config::PolicyName, compiled: &BTreeMap<String, Arc<Policy>
 }
 
 fn session_config(c: &config::Config, n: &config::Neighbor) -> SessionConfig {
-    let mut s = SessionConfig::new(c.router.asn, Some(n.remote_as), c.router.id);
+    // RFC 5065 §4: a true external peer of a confederation member sees
+    // the confederation identifier as our AS (`local_as`).
+    let mut s = SessionConfig::new(n.local_as, Some(n.remote_as), c.router.id);
     s.hold_time = n.hold_time;
     s.keepalive = n.keepalive;
     s.families = n.families.clone();
@@ -265,8 +267,10 @@ impl Spec {
                     description: n.description.clone(),
                     addr: n.address,
                     remote_asn: n.remote_as,
-                    local_asn: c.router.asn,
+                    local_asn: n.local_as,
                     ebgp: n.ebgp,
+                    confed: n.confed,
+                    confed_id: c.router.confederation.as_ref().map(|cf| cf.identifier),
                     rr_client: n.route_reflector_client,
                     rs_client: n.route_server_client,
                     role: n.role.map(config::Role::peer_code),

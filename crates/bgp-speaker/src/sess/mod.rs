@@ -58,6 +58,9 @@ pub struct SessionParams {
     pub ttl_security: Option<u8>,
     /// Start at once (false: administratively down until `Start`).
     pub start: bool,
+    /// Where the peer stands in our confederation (RFC 5065 §5 AS_PATH
+    /// checks); a peer in another member AS is decoded as internal.
+    pub confed: bgp_wire::ConfedSender,
 }
 
 /// What the daemon keeps of a session task. The task ends when every
@@ -867,7 +870,9 @@ impl Session {
             .store(false, Ordering::Relaxed);
         let link = crate::rib::ifaddr::link_addrs(c.local.ip());
         self.rx = bgp_core::decode::Receiver {
-            ebgp: !self.p.fsm.is_ibgp(),
+            // Confederation members are decoded as internal (RFC 5065).
+            ebgp: !self.p.fsm.is_ibgp() && self.p.confed != bgp_wire::ConfedSender::OtherMemberAs,
+            confed: self.p.confed,
             own: link,
             on_link: crate::rib::ifaddr::on_link(c.remote.ip()),
         };

@@ -213,6 +213,7 @@ pub fn params(
         ttl: None,
         ttl_security: None,
         start: true,
+        confed: bgp_wire::ConfedSender::Outside,
     }
 }
 
