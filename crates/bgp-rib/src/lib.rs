@@ -91,6 +91,7 @@ mod group;
 mod hash;
 mod intern;
 mod key;
+pub mod multipath;
 mod nht;
 mod peer;
 mod policy;
@@ -103,7 +104,7 @@ mod table;
 mod types;
 
 pub use attrs::{AttrSet, AttrsBuilder, Summary};
-pub use bestpath::{BestPathConfig, Step};
+pub use bestpath::{BestPathConfig, MultipathConfig, Step};
 pub use damping::{DampKey, DampParams, FigureOfMerit, Flap};
 pub use encode::{EncodeParams, NextHopMode, UpdateEncoder};
 pub use encode_attrs::{attr_fate, export_as_path, AttrFate, DEFAULT_LOCAL_PREF};
