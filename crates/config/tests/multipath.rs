@@ -48,7 +48,10 @@ fn bad_values_name_the_field() {
         Err("t.toml:4:13: router.multipath: 0: 1 to 64 paths (1 is off)".into())
     );
     let e = mp("multipath = { ebgp = 65 }").unwrap_err();
-    assert!(e.contains("router.multipath.ebgp: 65: 1 to 64 paths"), "{e}");
+    assert!(
+        e.contains("router.multipath.ebgp: 65: 1 to 64 paths"),
+        "{e}"
+    );
     let e = mp("multipath = { paths = 2 }").unwrap_err();
     assert!(e.contains("unknown field `paths`"), "{e}");
     let e = mp("multipath = true").unwrap_err();
