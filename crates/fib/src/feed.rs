@@ -265,3 +265,50 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn addr() -> impl Strategy<Value = IpAddr> {
+        prop_oneof![
+            any::<[u8; 4]>().prop_map(|b| IpAddr::V4(Ipv4Addr::from(b))),
+            any::<[u8; 16]>().prop_map(|b| IpAddr::V6(Ipv6Addr::from(b))),
+        ]
+    }
+
+    fn change() -> impl Strategy<Value = Change> {
+        (
+            addr(),
+            0u8..=128,
+            prop::option::of(addr()),
+            prop::collection::vec(addr(), 0..5),
+        )
+            .prop_map(|(a, len, nh, ecmp)| {
+                let len = if a.is_ipv4() { len % 33 } else { len };
+                let prefix = Prefix::new(a, len).expect("valid length");
+                Change {
+                    prefix,
+                    next_hop: nh,
+                    ecmp: if nh.is_some() { ecmp } else { Vec::new() },
+                }
+            })
+    }
+
+    proptest! {
+        /// Any bytes: an error or a batch, never a panic.
+        #[test]
+        fn any_bytes_never_panic(b in prop::collection::vec(any::<u8>(), 0..200)) {
+            let _ = read_batch(&mut &b[..]);
+        }
+
+        /// Multipath changes survive the frame.
+        #[test]
+        fn round_trip(batch in prop::collection::vec(change(), 0..8)) {
+            let mut w = Vec::new();
+            encode(&batch, &mut w);
+            prop_assert_eq!(read_batch(&mut &w[..]), Ok(batch));
+        }
+    }
+}
