@@ -132,7 +132,6 @@ mod tests {
             prefix: p.parse().expect("prefix"),
             next_hop: Some("198.18.1.2".parse().expect("ip")),
             ecmp: Vec::new(),
-            ecmp: Vec::new(),
         }
     }
 
