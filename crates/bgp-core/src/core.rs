@@ -1213,6 +1213,16 @@ impl RibCore {
                 summarised,
             );
             let changed = std::mem::take(&mut self.changed);
+            // Multipath sets follow non-best path changes, which export
+            // consumes: note them first.
+            let mut mp_extra: Vec<Prefix> = Vec::new();
+            if self.want_best {
+                for s in self.rib.shards() {
+                    if s.config().multipath.enabled() {
+                        mp_extra.extend_from_slice(s.pending_path_changes());
+                    }
+                }
+            }
             for s in self.rib.shards_mut() {
                 s.export_changes(&changed, &mut ex);
             }
@@ -1220,10 +1230,18 @@ impl RibCore {
             let t_export = self.ns().saturating_sub(t0).saturating_sub(t_best);
             let tf = self.ns();
             if self.want_best {
-                out.best.extend(changed.iter().map(|p| BestChange {
-                    prefix: *p,
-                    next_hop: best_next_hop(&self.rib, p),
-                }));
+                if mp_extra.is_empty() {
+                    out.best
+                        .extend(changed.iter().map(|p| best_change(&self.rib, p)));
+                } else {
+                    // Multipath: a change of a non-best path may change
+                    // the forwarded set too.
+                    mp_extra.extend_from_slice(&changed);
+                    mp_extra.sort_unstable();
+                    mp_extra.dedup();
+                    out.best
+                        .extend(mp_extra.iter().map(|p| best_change(&self.rib, p)));
+                }
             }
             let t_best = t_best + self.ns().saturating_sub(tf);
             self.changed = changed;
@@ -1274,11 +1292,8 @@ impl RibCore {
     /// follower's snapshot).
     pub fn best_snapshot(&self) -> impl Iterator<Item = BestChange> + '_ {
         self.rib.iter().filter_map(|r| {
-            let (_, attrs) = r.best()?;
-            Some(BestChange {
-                prefix: r.prefix,
-                next_hop: attrs.next_hop().map(ip_of),
-            })
+            r.best()?;
+            Some(best_change(&self.rib, &r.prefix))
         })
     }
 
@@ -1324,4 +1339,33 @@ pub fn best_next_hop(rib: &Rib, prefix: &Prefix) -> Option<IpAddr> {
     let r = rib.lookup(prefix)?;
     let (_, attrs) = r.best()?;
     attrs.next_hop().map(ip_of)
+}
+
+/// The best route of `prefix` in `rib` now as the forwarding plane takes
+/// it: the best next hop and, with multipath on, the other distinct next
+/// hops of its multipath set (`bgp_rib::multipath`).
+pub fn best_change(rib: &Rib, prefix: &Prefix) -> BestChange {
+    let mut c = BestChange::single(*prefix, best_next_hop(rib, prefix));
+    let mp = rib.shards().first().map(|s| s.config().multipath);
+    if c.next_hop.is_none() || !mp.is_some_and(|m| m.enabled()) {
+        return c;
+    }
+    let Some(r) = rib.lookup(prefix) else {
+        return c;
+    };
+    for i in rib.multipath(prefix).into_iter().skip(1) {
+        let Some(nh) = r
+            .paths
+            .get(i)
+            .and_then(|p| rib.shards().get(rib.shard_of(prefix))?.attrs(p.attrs))
+            .and_then(|a| a.next_hop())
+            .map(ip_of)
+        else {
+            continue;
+        };
+        if c.next_hop != Some(nh) && !c.ecmp.contains(&nh) {
+            c.ecmp.push(nh);
+        }
+    }
+    c
 }

@@ -84,8 +84,8 @@ mod settings;
 mod statics;
 
 pub use crate::core::{
-    best_next_hop, route_refresh, OutQueue, RibCore, RibCounters, ENHANCED_REFRESH_STALE,
-    GR_STALE_PATH_TIME, OUT_QUEUE_LIMIT, OUT_QUEUE_LOW,
+    best_change, best_next_hop, route_refresh, OutQueue, RibCore, RibCounters,
+    ENHANCED_REFRESH_STALE, GR_STALE_PATH_TIME, OUT_QUEUE_LIMIT, OUT_QUEUE_LOW,
 };
 pub use aggregate::{covers, Aggregate};
 pub use meter::{Meter, NoMeter};

@@ -62,6 +62,42 @@ pub struct BestPathConfig {
     /// (RFC 5004), which relies on the candidates being given oldest first
     /// (the RIB keeps each prefix's paths in arrival order).
     pub compare_router_id: bool,
+    /// How many equal paths go to the forwarding plane besides the best
+    /// (see [`crate::multipath`]); selection itself never reads it.
+    pub multipath: MultipathConfig,
+}
+
+/// Multipath (ECMP) limits, as FRR's `maximum-paths N` (eBGP) and
+/// `maximum-paths ibgp N`, and `bgp bestpath as-path multipath-relax`.
+/// A limit of 1 is off: only the best path is forwarded.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct MultipathConfig {
+    /// Paths (the best included) when the best path is eBGP-learned.
+    pub ebgp: u16,
+    /// Paths (the best included) when the best path is iBGP-learned.
+    pub ibgp: u16,
+    /// Paths from different neighbouring ASes may share the load when
+    /// their AS_PATH lengths are equal (otherwise the neighbouring AS must
+    /// be the same).
+    pub relax_as_path: bool,
+}
+
+impl Default for MultipathConfig {
+    fn default() -> Self {
+        MultipathConfig {
+            ebgp: 1,
+            ibgp: 1,
+            relax_as_path: false,
+        }
+    }
+}
+
+impl MultipathConfig {
+    /// Whether any limit is above 1 (the RIB then follows changes of
+    /// non-best paths for the forwarding plane).
+    pub fn enabled(&self) -> bool {
+        self.ebgp > 1 || self.ibgp > 1
+    }
 }
 
 impl Default for BestPathConfig {
@@ -72,6 +108,7 @@ impl Default for BestPathConfig {
             missing_med_worst: false,
             default_local_pref: 100,
             compare_router_id: true,
+            multipath: MultipathConfig::default(),
         }
     }
 }
@@ -130,7 +167,7 @@ impl Candidate<'_> {
             .originator_id()
             .map_or(self.peer_bgp_id, u32::from)
     }
-    fn neighbor_as(&self) -> Option<Asn> {
+    pub(crate) fn neighbor_as(&self) -> Option<Asn> {
         self.summary.neighbor_as()
     }
 }

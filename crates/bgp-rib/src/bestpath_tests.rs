@@ -4,7 +4,7 @@ use bgp_wire::{AsPath, AttrValue, Origin, PathAttr};
 use std::net::Ipv4Addr;
 
 /// A path description: every field defaults to "neutral".
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 struct P {
     lp: Option<u32>,
     /// An AS_CONFED_SEQUENCE in front of `path` (RFC 5065), if not empty.
@@ -441,4 +441,171 @@ fn confederation_paths() {
         ..P::default()
     };
     check(&e, &member(&[65002], &[65100]), &dflt(), Step::EbgpOverIbgp);
+}
+
+/// Multipath sets (`crate::multipath`): who shares forwarding with the best.
+mod multipath_sets {
+    use super::*;
+    use crate::multipath;
+    use proptest::prelude::*;
+
+    fn mp(ebgp: u16, ibgp: u16, relax: bool) -> BestPathConfig {
+        BestPathConfig {
+            multipath: MultipathConfig {
+                ebgp,
+                ibgp,
+                relax_as_path: relax,
+            },
+            ..BestPathConfig::default()
+        }
+    }
+
+    fn peer(n: u8) -> P {
+        P {
+            bgp_id: u32::from(n),
+            addr: IpAddr::from([192, 0, 2, n]),
+            ..P::default()
+        }
+    }
+
+    fn set(ps: &[P], cfg: &BestPathConfig) -> Vec<usize> {
+        let ss: Vec<Summary> = ps.iter().map(P::summary).collect();
+        let cs: Vec<Candidate<'_>> = ps.iter().zip(&ss).map(|(p, s)| cand(p, s)).collect();
+        let best = select(&cs, cfg).expect("best");
+        multipath::select(&cs, best, cfg)
+    }
+
+    #[test]
+    fn equal_ebgp_paths_from_one_as_share() {
+        let ps = [peer(3), peer(1), peer(2)];
+        // Lowest router id is best, the others follow in tie-break order.
+        assert_eq!(set(&ps, &mp(4, 1, false)), vec![1, 2, 0]);
+        assert_eq!(set(&ps, &mp(2, 1, false)), vec![1, 2]);
+        // Off: the best alone; the iBGP limit does not apply to eBGP.
+        assert_eq!(set(&ps, &mp(1, 8, false)), vec![1]);
+    }
+
+    #[test]
+    fn each_step_before_router_id_separates() {
+        let base = peer(1);
+        let differ = [
+            P {
+                lp: Some(90),
+                ..peer(2)
+            },
+            P {
+                path: vec![65001, 65100, 65200],
+                ..peer(2)
+            },
+            P {
+                origin: Origin::Incomplete,
+                ..peer(2)
+            },
+            P {
+                med: Some(5),
+                ..peer(2)
+            },
+            P { igp: 7, ..peer(2) },
+        ];
+        for d in differ {
+            assert_eq!(set(&[base.clone(), d], &mp(8, 8, true)), vec![0]);
+        }
+        // eBGP best: an iBGP path is never in its set.
+        let ibgp = P {
+            ebgp: false,
+            ..peer(2)
+        };
+        assert_eq!(set(&[base.clone(), ibgp], &mp(8, 8, true)), vec![0]);
+        // ORIGINATOR_ID / CLUSTER_LIST are late tie-breakers: equal.
+        let refl = P {
+            clusters: 2,
+            ..peer(2)
+        };
+        assert_eq!(set(&[base, refl], &mp(8, 8, false)), vec![0, 1]);
+    }
+
+    #[test]
+    fn neighbour_as_unless_relaxed() {
+        let a = peer(1);
+        let b = P {
+            path: vec![65002, 65100],
+            ..peer(2)
+        };
+        assert_eq!(set(&[a.clone(), b.clone()], &mp(4, 4, false)), vec![0]);
+        assert_eq!(set(&[a.clone(), b.clone()], &mp(4, 4, true)), vec![0, 1]);
+        // Relaxed, yet the length must still match.
+        let c = P {
+            path: vec![65003],
+            ..peer(3)
+        };
+        assert_eq!(set(&[c, a], &mp(4, 4, true)), vec![0]);
+    }
+
+    #[test]
+    fn ibgp_limit_for_ibgp_best() {
+        let ib = |n| P {
+            ebgp: false,
+            path: vec![],
+            ..peer(n)
+        };
+        let ps = [ib(1), ib(2), ib(3)];
+        assert_eq!(set(&ps, &mp(8, 1, false)), vec![0]);
+        assert_eq!(set(&ps, &mp(1, 2, false)), vec![0, 1]);
+    }
+
+    fn arb_path() -> impl Strategy<Value = P> {
+        (
+            prop::option::of(99u32..=100),
+            prop::sample::select(vec![vec![65001, 65100], vec![65002, 65100], vec![65001]]),
+            prop::bool::ANY,
+            prop::option::of(0u32..=1),
+            prop::bool::ANY,
+            0u32..=1,
+            1u8..=20,
+        )
+            .prop_map(|(lp, path, inc, med, ebgp, igp, n)| P {
+                lp,
+                path,
+                origin: if inc { Origin::Incomplete } else { Origin::Igp },
+                med,
+                ebgp,
+                igp,
+                ..peer(n)
+            })
+    }
+
+    proptest! {
+        /// The set starts with the best, is never larger than the limit,
+        /// holds only paths equal to the best, and leaves an equal path out
+        /// only when full.
+        #[test]
+        fn set_contains_best_and_respects_limit(
+            ps in prop::collection::vec(arb_path(), 1..12),
+            e in 1u16..6,
+            i in 1u16..6,
+            relax in prop::bool::ANY,
+            det in prop::bool::ANY,
+        ) {
+            let cfg = BestPathConfig { deterministic_med: det, ..mp(e, i, relax) };
+            let ss: Vec<Summary> = ps.iter().map(P::summary).collect();
+            let cs: Vec<Candidate<'_>> = ps.iter().zip(&ss).map(|(p, s)| cand(p, s)).collect();
+            let best = select(&cs, &cfg).expect("non-empty");
+            let got = multipath::select(&cs, best, &cfg);
+            prop_assert_eq!(got.first().copied(), Some(best));
+            let max = usize::from(if cs[best].ebgp { e } else { i });
+            prop_assert!(got.len() <= max);
+            let mut uniq = got.clone();
+            uniq.sort_unstable();
+            uniq.dedup();
+            prop_assert_eq!(uniq.len(), got.len());
+            for (k, c) in cs.iter().enumerate() {
+                let eq = multipath::equal_to_best(&cs[best], c, &cfg);
+                if got.contains(&k) {
+                    prop_assert!(eq || k == best);
+                } else {
+                    prop_assert!(!eq || got.len() == max);
+                }
+            }
+        }
+    }
 }

@@ -243,7 +243,7 @@ impl RibShard {
         p.suppressed = on;
         if table::reselect(e, old, &ctx) {
             changed.push(prefix);
-        } else if self.add_path_peers > 0 {
+        } else if self.tracks_paths() {
             self.path_changed.push(prefix);
         }
     }

@@ -106,7 +106,7 @@ impl RibShard {
             nht: self.nht.as_ref(),
         };
         let mut n = 0;
-        let mut others = (self.add_path_peers > 0).then_some(&mut self.path_changed);
+        let mut others = self.tracks_paths().then_some(&mut self.path_changed);
         let track = ctx.nht.is_some();
         let mut gone: Vec<(Prefix, AttrHandle)> = Vec::new();
         let mut rel = |p: Prefix, h: AttrHandle| {
@@ -153,7 +153,7 @@ impl RibShard {
         }
         let mut released = Vec::new();
         let mut gone = Vec::new();
-        let others = (self.add_path_peers > 0).then_some(&mut self.path_changed);
+        let others = self.tracks_paths().then_some(&mut self.path_changed);
         let mut l = Llgr {
             peer,
             interner: &mut self.interner,

@@ -94,6 +94,7 @@ mod group;
 mod hash;
 mod intern;
 mod key;
+pub mod multipath;
 mod nht;
 mod peer;
 mod policy;
@@ -106,7 +107,7 @@ mod table;
 mod types;
 
 pub use attrs::{AttrSet, AttrsBuilder, Summary};
-pub use bestpath::{BestPathConfig, Step};
+pub use bestpath::{BestPathConfig, MultipathConfig, Step};
 pub use damping::{DampKey, DampParams, FigureOfMerit, Flap};
 pub use encode::{EncodeParams, NextHopMode, UpdateEncoder};
 pub use encode_attrs::{

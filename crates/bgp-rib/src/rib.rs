@@ -230,6 +230,15 @@ impl Rib {
         self.shards.get(self.shard_of(prefix))?.lookup(prefix)
     }
 
+    /// The multipath set of `prefix`: indices into the paths of
+    /// [`Self::lookup`], the best first (see [`crate::multipath`]).
+    pub fn multipath(&self, prefix: &Prefix) -> Vec<usize> {
+        self.shards
+            .get(self.shard_of(prefix))
+            .map(|s| s.multipath(prefix))
+            .unwrap_or_default()
+    }
+
     /// Every prefix of every shard (unordered).
     pub fn iter(&self) -> impl Iterator<Item = RouteRef<'_>> + '_ {
         self.shards.iter().flat_map(RibShard::iter)

@@ -99,6 +99,40 @@ impl RibShard {
         &self.cfg
     }
 
+    /// Whether changes of non-best paths are collected (for ADD-PATH peers,
+    /// and for the forwarding plane's multipath sets).
+    pub(crate) fn tracks_paths(&self) -> bool {
+        self.add_path_peers > 0 || self.cfg.multipath.enabled()
+    }
+
+    /// Prefixes where a path other than the best changed since the last
+    /// [`Self::export_changes`] (collected while ADD-PATH peers or
+    /// multipath need them): their multipath set may have changed.
+    pub fn pending_path_changes(&self) -> &[Prefix] {
+        &self.path_changed
+    }
+
+    /// The multipath set of `prefix` (see [`crate::multipath`]): indices
+    /// into its [`RouteRef::paths`], the best first; empty without a best.
+    pub fn multipath(&self, prefix: &Prefix) -> Vec<usize> {
+        let p = prefix.masked();
+        let e = match p {
+            Prefix::V4(k) => self.v4.get(&k),
+            Prefix::V6(k) => self.v6.get(&k),
+        };
+        let mut out = Vec::new();
+        if let Some(e) = e {
+            let ctx = SelectCtx {
+                interner: &self.interner,
+                peers: &self.peers,
+                cfg: &self.cfg,
+                nht: self.nht.as_ref(),
+            };
+            table::multipath(e, &ctx, &mut out);
+        }
+        out
+    }
+
     /// Switches next-hop tracking on (before any route is stored): paths
     /// are then eligible only once their next hop is reported reachable
     /// with [`Self::nexthop_update`] (RFC 4271 §9.1.2.1), and the reported
@@ -137,7 +171,7 @@ impl RibShard {
             let old = e.best_path().copied();
             if table::reselect(e, old, &ctx) {
                 changed.push(p);
-            } else if self.add_path_peers > 0 {
+            } else if self.tracks_paths() {
                 // A non-best path became (in)eligible.
                 self.path_changed.push(p);
             }
@@ -185,6 +219,9 @@ impl RibShard {
         if cfg == self.cfg {
             return;
         }
+        // A new multipath limit changes the forwarded set of every prefix
+        // with several paths, whether or not its best changes.
+        let mp_changed = cfg.multipath != self.cfg.multipath;
         self.cfg = cfg;
         let ctx = SelectCtx {
             interner: &self.interner,
@@ -192,7 +229,7 @@ impl RibShard {
             cfg: &self.cfg,
             nht: self.nht.as_ref(),
         };
-        let mut others = (self.add_path_peers > 0).then_some(&mut self.path_changed);
+        let mut others = (mp_changed || self.tracks_paths()).then_some(&mut self.path_changed);
         table::reselect_all(&mut self.v4, &ctx, changed, others.as_deref_mut());
         table::reselect_all(&mut self.v6, &ctx, changed, others);
     }
@@ -485,7 +522,7 @@ impl RibShard {
         }
         if ch.best_changed {
             changed.push(prefix);
-        } else if self.add_path_peers > 0 && (ch.added || ch.removed || ch.replaced) {
+        } else if self.tracks_paths() && (ch.added || ch.removed || ch.replaced) {
             self.path_changed.push(prefix);
         }
     }
@@ -512,7 +549,7 @@ impl RibShard {
             cfg: &self.cfg,
             nht: self.nht.as_ref(),
         };
-        let mut others = (self.add_path_peers > 0).then_some(&mut self.path_changed);
+        let mut others = self.tracks_paths().then_some(&mut self.path_changed);
         let (v4, v6) = (&mut self.v4, &mut self.v6);
         let track = ctx.nht.is_some();
         let mut gone: Vec<(Prefix, AttrHandle)> = Vec::new();

@@ -204,6 +204,17 @@ pub(crate) fn reselect(e: &mut PrefixEntry, old: Option<PathEntry>, ctx: &Select
     old != e.best_path().copied()
 }
 
+/// Appends to `out` the multipath set of `e` (see [`crate::multipath`]),
+/// the best first; nothing without a best.
+pub(crate) fn multipath(e: &PrefixEntry, ctx: &SelectCtx<'_>, out: &mut Vec<usize>) {
+    let Some(best) = e.best_index() else {
+        return;
+    };
+    let paths = e.paths();
+    let get = |i: usize| candidate(paths.get(i)?, ctx);
+    crate::multipath::select_by(paths.len(), get, best, ctx.cfg, out);
+}
+
 /// Appends to `out` the indices of the `n` most preferred eligible paths of
 /// `e`, best first: the Loc-RIB best, then the best of the rest, and so on
 /// (the decision process run again without the paths already taken, as

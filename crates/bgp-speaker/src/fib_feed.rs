@@ -131,6 +131,7 @@ mod tests {
         BestChange {
             prefix: p.parse().expect("prefix"),
             next_hop: Some("198.18.1.2".parse().expect("ip")),
+            ecmp: Vec::new(),
         }
     }
 

@@ -58,8 +58,8 @@ pub use dataplane::{Dataplane, DataplaneEngine, DataplaneInterface, DataplaneIo,
 pub use diff::{diff, ReloadPlan};
 pub use locate::Location;
 pub use model::{
-    AddPath, BestPath, Bfd, Connection, Control, MaxPrefix, MaxPrefixAction, Mrt, Neighbor,
-    NextHop, Pipeline, PolicyName, Role, Router, Static,
+    AddPath, BestPath, Bfd, Connection, Control, MaxPrefix, MaxPrefixAction, Mrt, Multipath,
+    Neighbor, NextHop, Pipeline, PolicyName, Role, Router, Static, MAX_MULTIPATH,
 };
 pub use rpki::{Rpki, RpkiCache, RTR_PORT};
 

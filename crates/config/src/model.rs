@@ -116,7 +116,39 @@ pub struct BestPath {
     /// id step are decided by router id; false keeps the one received
     /// first (RFC 5004).
     pub compare_router_id: bool,
+    /// `multipath`: ECMP limits (see [`Multipath`]); off by default.
+    pub multipath: Multipath,
 }
+
+/// `router.multipath`: how many equal paths (the best included) go to the
+/// forwarding plane: `multipath = N` for eBGP and iBGP alike, or
+/// `multipath = { ebgp = N, ibgp = N, relax_as_path = BOOL }` (FRR's
+/// `maximum-paths N`, `maximum-paths ibgp N`, `bgp bestpath as-path
+/// multipath-relax`). 1 is off.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Multipath {
+    /// Paths when the best is eBGP-learned, 1..=64.
+    pub ebgp: u16,
+    /// Paths when the best is iBGP-learned, 1..=64.
+    pub ibgp: u16,
+    /// Allow paths from different neighbouring ASes with equal AS_PATH
+    /// length.
+    pub relax_as_path: bool,
+}
+
+impl Default for Multipath {
+    fn default() -> Self {
+        Multipath {
+            ebgp: 1,
+            ibgp: 1,
+            relax_as_path: false,
+        }
+    }
+}
+
+/// Largest `router.multipath` path count (the feed socket carries up to 63
+/// next hops besides the best).
+pub const MAX_MULTIPATH: u16 = 64;
 
 /// `[control]`: how operators reach the daemon.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -57,9 +57,50 @@ pub struct RawRouter {
     pub always_compare_med: Option<bool>,
     pub med_missing_as_worst: Option<bool>,
     pub compare_router_id: Option<bool>,
+    pub multipath: Option<RawMultipath>,
     pub select_defer_time: Option<u32>,
     pub damping: Option<bool>,
     pub confederation: Option<crate::confed::RawConfederation>,
+}
+
+/// `router.multipath`: a path count for eBGP and iBGP alike, or a table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RawMultipath {
+    Both(i64),
+    Table(RawMultipathTable),
+}
+
+/// `router.multipath = { ebgp = N, ibgp = N, relax_as_path = BOOL }`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMultipathTable {
+    pub ebgp: Option<i64>,
+    pub ibgp: Option<i64>,
+    pub relax_as_path: Option<bool>,
+}
+
+impl<'de> Deserialize<'de> for RawMultipath {
+    // Hand-written for the same reason as `AsnValue`: real type errors.
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawMultipath;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a path count, or a table { ebgp, ibgp, relax_as_path }")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RawMultipath, E> {
+                Ok(RawMultipath::Both(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawMultipath, E> {
+                Ok(RawMultipath::Both(i64::try_from(v).unwrap_or(i64::MAX)))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, m: A) -> Result<RawMultipath, A::Error> {
+                RawMultipathTable::deserialize(de::value::MapAccessDeserializer::new(m))
+                    .map(RawMultipath::Table)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// An AS number as an integer (asplain) or a string: asdot `"1.10"`

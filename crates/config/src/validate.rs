@@ -15,7 +15,10 @@ use bgp_policy::PolicyError;
 
 use crate::locate::Index;
 use crate::raw::{AsnValue, RawConfig, RawMrt, RawRouter, RawStatic};
-use crate::{BestPath, Config, ConfigError, Control, Mrt, Pipeline, PolicyName, Router, Static};
+use crate::{
+    BestPath, Config, ConfigError, Control, Mrt, Multipath, Pipeline, PolicyName, Router, Static,
+    MAX_MULTIPATH,
+};
 
 pub(crate) type R<T> = Result<T, ConfigError>;
 
@@ -243,6 +246,7 @@ fn router(c: &Ctx<'_>, rr: &RawRouter, policies: &BTreeMap<String, PolicyDef>) -
         .as_ref()
         .map(|r| crate::confed::validate(c, r, asn))
         .transpose()?;
+    let multipath = multipath(c, rr.multipath.as_ref())?;
     Ok(Router {
         confederation,
         id,
@@ -262,9 +266,45 @@ fn router(c: &Ctx<'_>, rr: &RawRouter, policies: &BTreeMap<String, PolicyDef>) -
             always_compare_med: rr.always_compare_med.unwrap_or(false),
             med_missing_as_worst: rr.med_missing_as_worst.unwrap_or(false),
             compare_router_id: rr.compare_router_id.unwrap_or(true),
+            multipath,
         },
         select_defer_time,
         damping: rr.damping.unwrap_or(false),
+    })
+}
+
+/// `router.multipath`: a count for both, or the table.
+fn multipath(c: &Ctx<'_>, raw: Option<&crate::raw::RawMultipath>) -> R<Multipath> {
+    use crate::raw::RawMultipath;
+    let count = |field: &str, v: i64| -> R<u16> {
+        u16::try_from(v)
+            .ok()
+            .filter(|n| (1..=MAX_MULTIPATH).contains(n))
+            .ok_or_else(|| c.err(field, format!("{v}: 1 to {MAX_MULTIPATH} paths (1 is off)")))
+    };
+    Ok(match raw {
+        None => Multipath::default(),
+        Some(RawMultipath::Both(n)) => {
+            let n = count("router.multipath", *n)?;
+            Multipath {
+                ebgp: n,
+                ibgp: n,
+                relax_as_path: false,
+            }
+        }
+        Some(RawMultipath::Table(t)) => Multipath {
+            ebgp: t
+                .ebgp
+                .map(|v| count("router.multipath.ebgp", v))
+                .transpose()?
+                .unwrap_or(1),
+            ibgp: t
+                .ibgp
+                .map(|v| count("router.multipath.ibgp", v))
+                .transpose()?
+                .unwrap_or(1),
+            relax_as_path: t.relax_as_path.unwrap_or(false),
+        },
     })
 }
 

@@ -44,6 +44,22 @@ pub trait Table<A: Copy> {
         self.lookup_batch(addrs, out);
         false
     }
+
+    /// [`Self::lookup_entries`] for a table whose routes may name a group
+    /// of next hops (multipath): `flow(i)` gives the 5-tuple flow hash of
+    /// the packet of `addrs[i]`, asked only for a route with a group, and
+    /// the member it picks replaces the group in `out[i]` (so one flow
+    /// stays on one next hop). The default ignores `flow`.
+    fn lookup_entries_flow(
+        &mut self,
+        addrs: &[A],
+        out: &mut [Option<NextHop>],
+        entries: &mut [Option<NhEntry>],
+        flow: &mut dyn FnMut(usize) -> u32,
+    ) -> bool {
+        let _ = flow;
+        self.lookup_entries(addrs, out, entries)
+    }
 }
 
 impl<A: Copy, T: Lpm<A> + ?Sized> Table<A> for Arc<T> {
@@ -286,10 +302,15 @@ impl<A: Copy + Default> Lookup<A> {
             {
                 (*slot, *ok) = dst(p).map_or((A::default(), false), |a| (a, true));
             }
-            let own = self.table.lookup_entries(
+            // Multipath routes pick their next hop by flow hash, computed
+            // only for the packets whose route needs it.
+            let pk = batch.as_slice();
+            let mut flow = |i: usize| pk.get(i).map_or(0, |p| pkt::hdr::flow::flow_hash(p.data()));
+            let own = self.table.lookup_entries_flow(
                 &self.addrs[..n],
                 &mut self.res[..n],
                 &mut self.ents[..n],
+                &mut flow,
             );
             let (addrs, res, ents, nh, noroute) =
                 (&self.addrs, &self.res, &self.ents, &self.nh, self.noroute);
@@ -328,7 +349,9 @@ impl<A: Copy + Default> Lookup<A> {
                 *slot = dst(p).unwrap_or_default();
             }
             let (addrs, res, ents) = (&self.addrs[..n], &mut self.res[..n], &mut self.ents[..n]);
-            let own = self.table.lookup_entries(addrs, res, ents);
+            let pk = batch.as_slice();
+            let mut flow = |i: usize| pk.get(i).map_or(0, |p| pkt::hdr::flow::flow_hash(p.data()));
+            let own = self.table.lookup_entries_flow(addrs, res, ents, &mut flow);
             for ((mut p, r), en) in batch
                 .drain_front(n)
                 .zip(self.res.iter())

@@ -208,6 +208,7 @@ fn churn(
             cs.extend(chunk.iter().map(|p| Change {
                 prefix: Prefix::V4(*p),
                 next_hop: Some(gw),
+                ecmp: Vec::new(),
             }));
             fib.apply(&cs);
             fib.drain_deltas_into(&mut deltas);
@@ -297,6 +298,7 @@ fn main() {
         .map(|p| Change {
             prefix: Prefix::V4(*p),
             next_hop: Some(IpAddr::V4(G1)),
+            ecmp: Vec::new(),
         })
         .collect();
     fib.apply(&init);

@@ -103,6 +103,7 @@ fn args() -> Args {
                 a.routes.push(Change {
                     prefix: p.parse().unwrap_or_else(|_| bad(k)),
                     next_hop: Some(via.parse().unwrap_or_else(|_| bad(k))),
+                    ecmp: Vec::new(),
                 });
             }
             _ => bad(k),

@@ -5,7 +5,9 @@
 //!
 //! Frame: `u32` (big endian) count of records, then the records. A record
 //! is `family` (4 or 6), prefix length, the prefix address (4 or 16
-//! bytes), then the next hop: `0` (no route), or `4`/`6` and the address.
+//! bytes), then the next hop: `0` (no route), or `4`/`6` and the address
+//! followed by a count (one byte) of further multipath next hops
+//! (`Change::ecmp`, at most [`MAX_ECMP`]), each `4`/`6` and the address.
 //! Decoding checks every length and family; a bad frame is an error that
 //! ends the connection (the sender is local and trusted, but a bug must
 //! not turn into a wrong FIB).
@@ -20,6 +22,9 @@ use crate::resolve::Change;
 /// Largest batch accepted from the socket.
 pub const MAX_BATCH: u32 = 1 << 20;
 
+/// Most multipath next hops of one route on the wire (besides the best).
+pub const MAX_ECMP: u8 = 63;
+
 /// Why a frame was refused.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum FeedError {
@@ -28,6 +33,8 @@ pub enum FeedError {
     BadFamily(u8),
     BadLength(u8),
     TooLarge(u32),
+    /// More multipath next hops than [`MAX_ECMP`].
+    TooManyPaths(u8),
     Io(std::io::ErrorKind),
 }
 
@@ -61,7 +68,14 @@ pub fn encode(batch: &[Change], out: &mut Vec<u8>) {
         }
         match c.next_hop {
             None => out.push(0),
-            Some(nh) => put_addr(out, nh),
+            Some(nh) => {
+                put_addr(out, nh);
+                let k = c.ecmp.len().min(usize::from(MAX_ECMP));
+                out.push(k as u8);
+                for &a in c.ecmp.iter().take(k) {
+                    put_addr(out, a);
+                }
+            }
         }
     }
 }
@@ -116,11 +130,20 @@ pub fn read_batch<R: Read>(r: &mut R) -> Result<Vec<Change>, FeedError> {
         let prefix = Prefix::new(a, h[1]).map_err(|_| FeedError::BadLength(h[1]))?;
         let mut f = [0u8; 1];
         read_exact(r, &mut f)?;
-        let next_hop = match f[0] {
-            0 => None,
-            fam => Some(read_addr(r, fam)?),
-        };
-        v.push(Change { prefix, next_hop });
+        let mut c = Change::single(prefix, None);
+        if f[0] != 0 {
+            c.next_hop = Some(read_addr(r, f[0])?);
+            read_exact(r, &mut f)?;
+            if f[0] > MAX_ECMP {
+                return Err(FeedError::TooManyPaths(f[0]));
+            }
+            for _ in 0..f[0] {
+                let mut fam = [0u8; 1];
+                read_exact(r, &mut fam)?;
+                c.ecmp.push(read_addr(r, fam[0])?);
+            }
+        }
+        v.push(c);
     }
     Ok(v)
 }
@@ -131,7 +154,7 @@ pub fn read_batch<R: Read>(r: &mut R) -> Result<Vec<Change>, FeedError> {
 /// closed.
 pub fn serve(l: std::os::unix::net::UnixListener, rx: std::sync::mpsc::Receiver<Vec<Change>>) {
     use std::sync::mpsc::RecvTimeoutError;
-    let mut mirror: std::collections::HashMap<Prefix, IpAddr> = Default::default();
+    let mut mirror: std::collections::HashMap<Prefix, Change> = Default::default();
     let mut client: Option<std::os::unix::net::UnixStream> = None;
     let mut scratch = Vec::new();
     let _ = l.set_nonblocking(true);
@@ -139,13 +162,7 @@ pub fn serve(l: std::os::unix::net::UnixListener, rx: std::sync::mpsc::Receiver<
         if let Ok((s, _)) = l.accept() {
             let _ = s.set_nonblocking(false);
             let mut s = s;
-            let all: Vec<Change> = mirror
-                .iter()
-                .map(|(p, n)| Change {
-                    prefix: *p,
-                    next_hop: Some(*n),
-                })
-                .collect();
+            let all: Vec<Change> = mirror.values().cloned().collect();
             let ok = all
                 .chunks(4096)
                 .all(|c| write_batch(&mut s, c, &mut scratch).is_ok());
@@ -155,7 +172,7 @@ pub fn serve(l: std::os::unix::net::UnixListener, rx: std::sync::mpsc::Receiver<
             Ok(b) => {
                 for c in &b {
                     match c.next_hop {
-                        Some(n) => mirror.insert(c.prefix, n),
+                        Some(_) => mirror.insert(c.prefix, c.clone()),
                         None => mirror.remove(&c.prefix),
                     };
                 }
@@ -197,17 +214,22 @@ mod tests {
     #[test]
     fn round_trip_and_rejects() {
         let b = vec![
+            Change::single(
+                "203.0.113.0/24".parse().expect("p"),
+                Some("10.2.0.2".parse().expect("ip")),
+            ),
+            Change::single("2001:db8::/32".parse().expect("p"), None),
+            Change::single(
+                "0.0.0.0/0".parse().expect("p"),
+                Some("2001:db8::1".parse().expect("ip")),
+            ),
             Change {
-                prefix: "203.0.113.0/24".parse().expect("p"),
+                prefix: "198.19.0.0/16".parse().expect("p"),
                 next_hop: Some("10.2.0.2".parse().expect("ip")),
-            },
-            Change {
-                prefix: "2001:db8::/32".parse().expect("p"),
-                next_hop: None,
-            },
-            Change {
-                prefix: "0.0.0.0/0".parse().expect("p"),
-                next_hop: Some("2001:db8::1".parse().expect("ip")),
+                ecmp: vec![
+                    "10.3.0.2".parse().expect("ip"),
+                    "10.4.0.2".parse().expect("ip"),
+                ],
             },
         ];
         let mut w = Vec::new();
@@ -222,6 +244,14 @@ mod tests {
         cut.truncate(9);
         assert_eq!(read_batch(&mut &cut[..]), Err(FeedError::Closed));
         assert_eq!(
+            read_batch(&mut &[0, 0, 0, 1, 4, 8, 1, 0, 0, 0, 4, 9, 9, 9, 9, 64][..]),
+            Err(FeedError::TooManyPaths(64))
+        );
+        assert_eq!(
+            read_batch(&mut &[0, 0, 0, 1, 4, 8, 1, 0, 0, 0, 4, 9, 9, 9, 9, 1, 7][..]),
+            Err(FeedError::BadFamily(7))
+        );
+        assert_eq!(
             read_batch(&mut &[0, 0, 0, 1, 4, 33, 1, 2, 3, 4, 0][..]),
             Err(FeedError::BadLength(33))
         );
@@ -233,5 +263,52 @@ mod tests {
             read_batch(&mut &[0xff, 0, 0, 0][..]),
             Err(FeedError::TooLarge(0xff00_0000))
         );
+    }
+}
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn addr() -> impl Strategy<Value = IpAddr> {
+        prop_oneof![
+            any::<[u8; 4]>().prop_map(|b| IpAddr::V4(Ipv4Addr::from(b))),
+            any::<[u8; 16]>().prop_map(|b| IpAddr::V6(Ipv6Addr::from(b))),
+        ]
+    }
+
+    fn change() -> impl Strategy<Value = Change> {
+        (
+            addr(),
+            0u8..=128,
+            prop::option::of(addr()),
+            prop::collection::vec(addr(), 0..5),
+        )
+            .prop_map(|(a, len, nh, ecmp)| {
+                let len = if a.is_ipv4() { len % 33 } else { len };
+                let prefix = Prefix::new(a, len).expect("valid length");
+                Change {
+                    prefix,
+                    next_hop: nh,
+                    ecmp: if nh.is_some() { ecmp } else { Vec::new() },
+                }
+            })
+    }
+
+    proptest! {
+        /// Any bytes: an error or a batch, never a panic.
+        #[test]
+        fn any_bytes_never_panic(b in prop::collection::vec(any::<u8>(), 0..200)) {
+            let _ = read_batch(&mut &b[..]);
+        }
+
+        /// Multipath changes survive the frame.
+        #[test]
+        fn round_trip(batch in prop::collection::vec(change(), 0..8)) {
+            let mut w = Vec::new();
+            encode(&batch, &mut w);
+            prop_assert_eq!(read_batch(&mut &w[..]), Ok(batch));
+        }
     }
 }

@@ -40,6 +40,7 @@ const RTA_DST: u16 = 1;
 const RTA_OIF: u16 = 4;
 const RTA_GATEWAY: u16 = 5;
 const RTA_PRIORITY: u16 = 6;
+const RTA_MULTIPATH: u16 = 9;
 const RTA_TABLE: u16 = 15;
 /// `RTPROT_BGP` from `linux/rtnetlink.h`.
 pub const RTPROT_BGP: u8 = 186;
@@ -178,9 +179,9 @@ impl Exporter {
         })
     }
 
-    fn message(&mut self, p: Prefix, via: Option<(u16, IpAddr)>) {
+    fn message(&mut self, p: Prefix, via: &[(u16, IpAddr)]) {
         let start = self.buf.len();
-        let (ty, flags) = match via {
+        let (ty, flags) = match via.first() {
             Some(_) => (
                 RTM_NEWROUTE,
                 NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_REPLACE,
@@ -215,11 +216,34 @@ impl Exporter {
         put_attr(&mut self.buf, RTA_DST, &dst[..n]);
         put_attr(&mut self.buf, RTA_TABLE, &self.cfg.table.to_ne_bytes());
         put_attr(&mut self.buf, RTA_PRIORITY, &self.cfg.metric.to_ne_bytes());
-        if let Some((port, gw)) = via {
-            let (g, n) = addr_bytes(gw);
-            put_attr(&mut self.buf, RTA_GATEWAY, &g[..n]);
-            if let Some(ix) = self.ifindex.get(usize::from(port)) {
-                put_attr(&mut self.buf, RTA_OIF, &ix.to_ne_bytes());
+        match via {
+            [] => {}
+            [(port, gw)] => {
+                let (g, n) = addr_bytes(*gw);
+                put_attr(&mut self.buf, RTA_GATEWAY, &g[..n]);
+                if let Some(ix) = self.ifindex.get(usize::from(*port)) {
+                    put_attr(&mut self.buf, RTA_OIF, &ix.to_ne_bytes());
+                }
+            }
+            several => {
+                // rtnetlink(7) RTA_MULTIPATH: one `struct rtnexthop`
+                // {len u16, flags u8, hops u8, ifindex i32} per next hop,
+                // each followed by its RTA_GATEWAY, 4-byte aligned.
+                let mut mp = Vec::with_capacity(several.len() * 28);
+                for &(port, gw) in several {
+                    let at = mp.len();
+                    let ix = self.ifindex.get(usize::from(port)).copied().unwrap_or(0);
+                    mp.extend_from_slice(&0u16.to_ne_bytes());
+                    mp.extend_from_slice(&[0, 0]);
+                    mp.extend_from_slice(&ix.to_ne_bytes());
+                    let (g, n) = addr_bytes(gw);
+                    put_attr(&mut mp, RTA_GATEWAY, &g[..n]);
+                    let len = (mp.len() - at) as u16;
+                    if let Some(h) = mp.get_mut(at..at + 2) {
+                        h.copy_from_slice(&len.to_ne_bytes());
+                    }
+                }
+                put_attr(&mut self.buf, RTA_MULTIPATH, &mp);
             }
         }
         let len = (self.buf.len() - start) as u32;
@@ -229,17 +253,19 @@ impl Exporter {
         self.pending += 1;
     }
 
-    /// Writes `changes` (prefix, `Some((port, gateway))` or `None` to
-    /// remove) in batches; returns (acknowledged, failed) counts.
-    pub fn apply(&mut self, changes: &[(Prefix, Option<(u16, IpAddr)>)]) -> (u64, u64) {
+    /// Writes `changes` (prefix and its (port, gateway) next hops: one, or
+    /// several for a multipath route, RTA_MULTIPATH; none to remove) in
+    /// batches; returns (acknowledged, failed) counts.
+    pub fn apply(&mut self, changes: &[(Prefix, Vec<(u16, IpAddr)>)]) -> (u64, u64) {
         let (mut ok, mut err) = (0, 0);
-        for &(p, via) in changes {
-            if via.is_none() && !self.installed.contains(&p) {
+        for (p, via) in changes {
+            let p = *p;
+            if via.is_empty() && !self.installed.contains(&p) {
                 continue;
             }
             self.message(p, via);
             self.stale.remove(&p);
-            match via {
+            match via.first() {
                 Some(_) => self.installed.insert(p),
                 None => self.installed.remove(&p),
             };
@@ -259,7 +285,7 @@ impl Exporter {
         if self.cfg.persist {
             return (0, 0);
         }
-        let all: Vec<_> = self.installed.iter().map(|p| (*p, None)).collect();
+        let all: Vec<_> = self.installed.iter().map(|p| (*p, Vec::new())).collect();
         self.apply(&all)
     }
 
@@ -286,7 +312,7 @@ impl Exporter {
     /// adopted routes that were not selected again. Returns (acknowledged,
     /// failed) counts.
     pub fn sweep(&mut self) -> (u64, u64) {
-        let gone: Vec<_> = self.stale.drain().map(|p| (p, None)).collect();
+        let gone: Vec<_> = self.stale.drain().map(|p| (p, Vec::new())).collect();
         self.apply(&gone)
     }
 

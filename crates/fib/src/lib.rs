@@ -45,8 +45,9 @@
 //! (crate `io`'s devices do; sharing the pool as UMEM is future work);
 //! an IPv4 route with an IPv6 next hop (RFC 5549) is not supported; recursive
 //! resolution goes through at most a few levels and is recomputed per
-//! batch for the routes that need it; ECMP is not done (one next hop per
-//! prefix, as the feed gives). A route whose next hop is on no port's
+//! batch for the routes that need it. Multipath (ECMP): a change with
+//! further next hops becomes a next-hop group, and the lookups pick one
+//! member per flow by the 5-tuple hash (equal weights only). A route whose next hop is on no port's
 //! connected prefix and under no other route is kept but not installed
 //! ([`FibStats::unresolved`]): typically an eBGP peer advertising its own
 //! session address on a link that is not a dataplane port.

@@ -21,14 +21,24 @@
 //! route pointing at a missing adjacency. Connected prefixes hold one
 //! reference each and are never removed; a BGP route for exactly a
 //! connected prefix is ignored (connected wins, as in every router).
+//!
+//! Multipath (ECMP): a change with further next hops ([`Change::ecmp`])
+//! resolves each of them the same way; two or more distinct targets make a
+//! next-hop group ([`FibDelta::SetGroup`], ids from
+//! [`crate::table::GROUP_BASE`] up), interned by its members and reference
+//! counted like adjacencies (a group holds one reference on each member).
+//! The route's LPM result is the group, and the lookup picks a member per
+//! flow ([`crate::table::FibTables::pick`]). Members that resolve nowhere
+//! are left out; one left makes a plain route.
 
 use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use base::{Prefix, Prefix4, Prefix6};
 use lpm::NextHop;
 
-use crate::table::{Adjacency, FibDelta};
+use crate::table::{is_group, Adjacency, FibDelta, GROUP_BASE};
 
 /// Where a route goes: (port, gateway, fabric tag); the gateway is `None`
 /// for the destination itself (only across the fabric: a route at the
@@ -127,6 +137,17 @@ struct Slot {
     refs: u32,
 }
 
+#[derive(Clone, Debug)]
+struct GroupSlot {
+    members: Arc<[NextHop]>,
+    refs: u32,
+}
+
+/// A resolved route as kernel export takes it: the prefix and its
+/// (port, gateway) next hops, several for a multipath route; none when the
+/// prefix left the FIB.
+pub type Exported = (Prefix, Vec<(u16, IpAddr)>);
+
 /// Best routes, connected prefixes, and the next-hop table; produces
 /// [`FibDelta`]s. Single-threaded (the FIB thread owns it).
 #[derive(Debug, Default)]
@@ -146,11 +167,17 @@ pub struct Fib {
     /// first.
     remote: Vec<(Prefix, u16, u8)>,
     free: Vec<NextHop>,
+    /// The further next hops of multipath routes (only those).
+    ecmp: HashMap<Prefix, Vec<IpAddr>>,
+    /// Next-hop groups by `id - GROUP_BASE`, their index by members, and
+    /// freed ids.
+    groups: Vec<Option<GroupSlot>>,
+    group_index: HashMap<Arc<[NextHop]>, NextHop>,
+    group_free: Vec<NextHop>,
     neigh: HashMap<IpAddr, [u8; 6]>,
     out: Vec<FibDelta>,
-    /// Route changes after resolution, for kernel export: prefix and
-    /// (port, gateway), or `None` when the prefix left the FIB.
-    exported: Vec<(Prefix, Option<(u16, IpAddr)>)>,
+    /// Route changes after resolution, for kernel export.
+    exported: Vec<Exported>,
     export: bool,
     stats: FibStats,
 }
@@ -226,7 +253,7 @@ impl Fib {
     }
 
     /// Resolved route changes since the last call (only with `export`).
-    pub fn take_exported(&mut self) -> Vec<(Prefix, Option<(u16, IpAddr)>)> {
+    pub fn take_exported(&mut self) -> Vec<Exported> {
         std::mem::take(&mut self.exported)
     }
 
@@ -252,11 +279,125 @@ impl Fib {
             .map(|&(_, port)| port)
     }
 
-    /// Where `prefix` is forwarded now: (port, gateway), if installed.
+    /// Where `prefix` is forwarded now: (port, gateway), if installed
+    /// (the first member of a multipath route).
     pub fn resolved(&self, prefix: Prefix) -> Option<(u16, IpAddr)> {
-        let r = self.routes.get(prefix.masked())?;
-        let a = self.slots.get(r.nh?.0 as usize)?.as_ref()?.adj;
-        Some((a.port, a.gw?))
+        self.resolved_all(prefix).into_iter().next()
+    }
+
+    /// Every (port, gateway) `prefix` is forwarded to now: one, several
+    /// for a multipath route, none when not installed.
+    pub fn resolved_all(&self, prefix: Prefix) -> Vec<(u16, IpAddr)> {
+        let Some(nh) = self.routes.get(prefix.masked()).and_then(|r| r.nh) else {
+            return Vec::new();
+        };
+        self.members(nh)
+            .iter()
+            .filter_map(|&m| {
+                let a = self.slots.get(m.0 as usize)?.as_ref()?.adj;
+                Some((a.port, a.gw?))
+            })
+            .collect()
+    }
+
+    /// The adjacency ids behind next-hop id `nh`: the group's members, or
+    /// `nh` itself.
+    fn members(&self, nh: NextHop) -> Vec<NextHop> {
+        if !is_group(nh) {
+            return vec![nh];
+        }
+        self.group_slot(nh)
+            .map(|g| g.members.to_vec())
+            .unwrap_or_default()
+    }
+
+    fn group_slot(&self, nh: NextHop) -> Option<&GroupSlot> {
+        let g = nh.0.checked_sub(GROUP_BASE)?;
+        self.groups.get(g as usize)?.as_ref()
+    }
+
+    /// Next-hop groups in use.
+    pub fn groups(&self) -> usize {
+        self.groups.iter().flatten().count()
+    }
+
+    /// A reference to the group of adjacencies for `first` and `more`
+    /// (distinct targets), made when new.
+    fn group_ref(&mut self, first: Target, more: &[Target]) -> NextHop {
+        let mut members = Vec::with_capacity(1 + more.len());
+        for &(p, g, t) in std::iter::once(&first).chain(more) {
+            members.push(self.adj_ref(p, g, t));
+        }
+        members.sort_unstable();
+        let key: Arc<[NextHop]> = members.into();
+        if let Some(&id) = self.group_index.get(&key) {
+            // The group already holds its members: give back the
+            // references just taken.
+            for &m in key.iter() {
+                self.adj_unref(m);
+            }
+            if let Some(Some(g)) = self.groups.get_mut((id.0 - GROUP_BASE) as usize) {
+                g.refs += 1;
+            }
+            return id;
+        }
+        let id = match self.group_free.pop() {
+            Some(id) => id,
+            None => {
+                let id = GROUP_BASE + self.groups.len() as u32;
+                if id > NextHop::MAX_VALID {
+                    // Out of group ids: forward over the first member.
+                    let (keep, rest) = key
+                        .split_first()
+                        .map_or((None, &[][..]), |(k, r)| (Some(*k), r));
+                    for &m in rest {
+                        self.adj_unref(m);
+                    }
+                    return keep.unwrap_or(NextHop(0));
+                }
+                NextHop(id)
+            }
+        };
+        let i = (id.0 - GROUP_BASE) as usize;
+        if self.groups.len() <= i {
+            self.groups.resize(i + 1, None);
+        }
+        if let Some(s) = self.groups.get_mut(i) {
+            *s = Some(GroupSlot {
+                members: Arc::clone(&key),
+                refs: 1,
+            });
+        }
+        self.group_index.insert(Arc::clone(&key), id);
+        self.push(FibDelta::SetGroup(id, key));
+        id
+    }
+
+    /// Drops one reference to next-hop id `nh` (an adjacency or a group;
+    /// a freed group lets go of its members after its own delta).
+    fn nh_unref(&mut self, nh: NextHop) {
+        if !is_group(nh) {
+            self.adj_unref(nh);
+            return;
+        }
+        let i = (nh.0 - GROUP_BASE) as usize;
+        let Some(Some(g)) = self.groups.get_mut(i) else {
+            return;
+        };
+        g.refs = g.refs.saturating_sub(1);
+        if g.refs > 0 {
+            return;
+        }
+        let members = Arc::clone(&g.members);
+        if let Some(x) = self.groups.get_mut(i) {
+            *x = None;
+        }
+        self.group_index.remove(&members);
+        self.group_free.push(nh);
+        self.push(FibDelta::ClearGroup(nh));
+        for &m in members.iter() {
+            self.adj_unref(m);
+        }
     }
 
     /// The adjacency of next hop `nh`.
@@ -395,6 +536,12 @@ impl Fib {
                 continue;
             };
             let Some(nh) = r.nh else { continue };
+            // Through a multipath route: its first member.
+            let nh = if is_group(nh) {
+                *self.group_slot(nh)?.members.first()?
+            } else {
+                nh
+            };
             let a = self.slots.get(nh.0 as usize)?.as_ref()?.adj;
             if a.tag != 0 {
                 // Across the fabric: through a route at the peer, `gw` is
@@ -428,7 +575,7 @@ impl Fib {
             std::hint::black_box(found);
             for c in chunk {
                 self.stats.changes += 1;
-                any |= self.apply_one(c.prefix.masked(), c.next_hop);
+                any |= self.apply_one(c.prefix.masked(), c.next_hop, &c.ecmp);
             }
         }
         if any && !self.recursive.is_empty() {
@@ -438,7 +585,7 @@ impl Fib {
 
     /// Sets `prefix`'s route to `gw` (or removes it); returns whether the
     /// installed state changed.
-    fn apply_one(&mut self, prefix: Prefix, gw: Option<IpAddr>) -> bool {
+    fn apply_one(&mut self, prefix: Prefix, gw: Option<IpAddr>, extra: &[IpAddr]) -> bool {
         if self.connected.iter().any(|(p, _)| *p == prefix) {
             self.stats.shadowed += 1;
             return false;
@@ -450,17 +597,28 @@ impl Fib {
             if !self.recursive.is_empty() {
                 self.recursive.remove(&prefix);
             }
+            if !self.ecmp.is_empty() {
+                self.ecmp.remove(&prefix);
+            }
             if let Some(nh) = old.nh {
                 self.push(remove_delta(prefix));
-                self.note_export(prefix, None);
-                self.adj_unref(nh);
+                self.note_export(prefix, None, &[]);
+                self.nh_unref(nh);
                 self.stats.installed = self.stats.installed.saturating_sub(1);
                 return true;
             }
             return false;
         };
         let on_link = self.on_link(gw);
-        if on_link.is_none() {
+        // Skipping the empty map saves a hash per change in the usual
+        // single-path table.
+        if !extra.is_empty() {
+            self.ecmp.insert(prefix, extra.to_vec());
+        } else if !self.ecmp.is_empty() {
+            self.ecmp.remove(&prefix);
+        }
+        let off_link = on_link.is_none() || extra.iter().any(|g| self.on_link(*g).is_none());
+        if off_link {
             self.recursive.insert(prefix);
         } else if !self.recursive.is_empty() {
             // Skipping the empty set saves a hash per change in the usual
@@ -468,7 +626,38 @@ impl Fib {
             self.recursive.remove(&prefix);
         }
         let target = self.resolve_with(gw, prefix, on_link);
-        self.set_route(prefix, gw, target, old)
+        if extra.is_empty() {
+            return self.set_route(prefix, gw, target, &[], old);
+        }
+        let (target, more) = self.resolve_more(prefix, target, extra);
+        self.set_route(prefix, gw, target, &more, old)
+    }
+
+    /// The distinct targets of a multipath route's further next hops
+    /// `extra`, besides `target` (the best's); the first of them stands in
+    /// for an unresolved `target`.
+    fn resolve_more(
+        &self,
+        prefix: Prefix,
+        target: Option<Target>,
+        extra: &[IpAddr],
+    ) -> (Option<Target>, Vec<Target>) {
+        let mut more = Vec::new();
+        for &g in extra {
+            if let Some(t) = self.resolve(g, prefix) {
+                if Some(t) != target && !more.contains(&t) {
+                    more.push(t);
+                }
+            }
+        }
+        match target {
+            Some(t) => (Some(t), more),
+            None if more.is_empty() => (None, more),
+            None => {
+                let first = more.remove(0);
+                (Some(first), more)
+            }
+        }
     }
 
     fn set_route(
@@ -476,42 +665,60 @@ impl Fib {
         prefix: Prefix,
         gw: IpAddr,
         target: Option<Target>,
+        more: &[Target],
         old: Option<Route>,
     ) -> bool {
         let old_nh = old.and_then(|r| r.nh);
-        let old_key = old_nh
-            .and_then(|nh| self.adjacency(nh))
-            .map(|a| (a.port, a.gw, a.tag));
-        let new_key = target;
-        if old_key == new_key && old_key.is_some() {
-            self.routes.insert(prefix, Route { gw, nh: old_nh });
-            return false;
+        if more.is_empty() {
+            let old_key = old_nh
+                .and_then(|nh| self.adjacency(nh))
+                .map(|a| (a.port, a.gw, a.tag));
+            if old_key == target && old_key.is_some() {
+                self.routes.insert(prefix, Route { gw, nh: old_nh });
+                return false;
+            }
         }
-        let nh = target.map(|(p, g, t)| self.adj_ref(p, g, t));
+        let nh = match target {
+            None => None,
+            Some((p, g, t)) if more.is_empty() => Some(self.adj_ref(p, g, t)),
+            Some(t) => Some(self.group_ref(t, more)),
+        };
         self.routes.insert(prefix, Route { gw, nh });
+        if let (Some(n), Some(o)) = (nh, old_nh) {
+            if n == o {
+                // The same group as before: give back the new reference.
+                self.nh_unref(n);
+                return false;
+            }
+        }
         match (nh, old_nh) {
             (Some(n), _) => {
                 self.push(insert_delta(prefix, n));
-                self.note_export(prefix, target.and_then(|(p, g, _)| Some((p, g?))));
+                self.note_export(prefix, target, more);
                 if old_nh.is_none() {
                     self.stats.installed += 1;
                 }
             }
             (None, Some(_)) => {
                 self.push(remove_delta(prefix));
-                self.note_export(prefix, None);
+                self.note_export(prefix, None, &[]);
                 self.stats.installed = self.stats.installed.saturating_sub(1);
             }
             (None, None) => return false,
         }
         if let Some(o) = old_nh {
-            self.adj_unref(o);
+            self.nh_unref(o);
         }
         true
     }
 
-    fn note_export(&mut self, p: Prefix, via: Option<(u16, IpAddr)>) {
+    fn note_export(&mut self, p: Prefix, target: Option<Target>, more: &[Target]) {
         if self.export {
+            let via = target
+                .iter()
+                .chain(more)
+                .filter_map(|&(port, g, _)| Some((port, g?)))
+                .collect();
             self.exported.push((p, via));
         }
     }
@@ -528,7 +735,13 @@ impl Fib {
                     continue;
                 };
                 let target = self.resolve(r.gw, p);
-                changed |= self.set_route(p, r.gw, target, Some(r));
+                let extra = self.ecmp.get(&p).cloned().unwrap_or_default();
+                let (target, more) = if extra.is_empty() {
+                    (target, Vec::new())
+                } else {
+                    self.resolve_more(p, target, &extra)
+                };
+                changed |= self.set_route(p, r.gw, target, &more, Some(r));
             }
             if !changed {
                 break;

@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use base::{Prefix4, Prefix6};
 use lpm::publish::Absorb;
@@ -29,8 +30,18 @@ pub struct Adjacency {
     pub tag: u32,
 }
 
+/// Next-hop ids from here up name next-hop groups (multipath routes),
+/// group `g` being `GROUP_BASE + g`; below it they name adjacencies.
+pub const GROUP_BASE: u32 = 1 << 19;
+
+/// Whether next-hop id `nh` names a group.
+#[inline]
+pub fn is_group(nh: NextHop) -> bool {
+    nh.0 >= GROUP_BASE
+}
+
 /// One change to [`FibTables`].
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FibDelta {
     Insert4(Prefix4, NextHop),
     Remove4(Prefix4),
@@ -42,6 +53,12 @@ pub enum FibDelta {
     ClearAdj(NextHop),
     /// A neighbour's MAC (for connected destinations); `None` forgets it.
     Neigh(IpAddr, Option<[u8; 6]>),
+    /// Sets next-hop group `NextHop` (an id from [`GROUP_BASE`] up) to its
+    /// member adjacencies; a route whose LPM result is the group sends each
+    /// flow to one member ([`FibTables::pick`]).
+    SetGroup(NextHop, Arc<[NextHop]>),
+    /// Frees group `NextHop` (no route uses it any more).
+    ClearGroup(NextHop),
 }
 
 /// Where a looked-up packet goes.
@@ -59,6 +76,8 @@ pub struct FibTables {
     pub v4: Poptrie4,
     pub v6: Poptrie6,
     adj: Vec<Option<Adjacency>>,
+    /// Next-hop groups by `id - GROUP_BASE`: member adjacencies.
+    groups: Vec<Option<Arc<[NextHop]>>>,
     neigh: HashMap<IpAddr, [u8; 6]>,
 }
 
@@ -73,6 +92,25 @@ impl FibTables {
         self.adj.get(nh.0 as usize).and_then(Option::as_ref)
     }
 
+    /// The members of group `nh`, if `nh` is a live group.
+    #[inline]
+    pub fn group(&self, nh: NextHop) -> Option<&[NextHop]> {
+        let g = nh.0.checked_sub(GROUP_BASE)?;
+        self.groups.get(g as usize)?.as_deref()
+    }
+
+    /// The adjacency id a packet with flow hash `hash` takes for LPM
+    /// result `nh`: `nh` itself unless it is a group, else the member
+    /// `hash mod members` (so one flow always takes one member while the
+    /// group is unchanged). No allocation: this is the per-packet path.
+    #[inline]
+    pub fn pick(&self, nh: NextHop, hash: u32) -> NextHop {
+        match self.group(nh) {
+            Some(m) if !m.is_empty() => m.get(hash as usize % m.len()).copied().unwrap_or(nh),
+            _ => nh,
+        }
+    }
+
     /// The learned MAC of neighbour `ip`.
     #[inline]
     pub fn neighbour(&self, ip: IpAddr) -> Option<[u8; 6]> {
@@ -82,7 +120,7 @@ impl FibTables {
     /// Looks `dst` up and says where it goes.
     #[inline]
     pub fn route4(&self, dst: u32) -> Option<Hop> {
-        let nh = self.v4.lookup(dst)?;
+        let nh = self.pick(self.v4.lookup(dst)?, dst);
         let a = self.adjacency(nh)?;
         let target = a.gw.unwrap_or(IpAddr::V4(std::net::Ipv4Addr::from(dst)));
         let mac = match a.gw {
@@ -106,6 +144,33 @@ impl FibTables {
 
 impl Absorb<FibDelta> for FibTables {
     fn absorb(&mut self, d: &FibDelta) -> Result<(), LpmError> {
+        match d {
+            FibDelta::SetGroup(nh, m) => {
+                let Some(g) = nh.0.checked_sub(GROUP_BASE) else {
+                    return Err(LpmError::NextHopTooLarge);
+                };
+                if nh.0 > NextHop::MAX_VALID {
+                    return Err(LpmError::NextHopTooLarge);
+                }
+                let i = g as usize;
+                if self.groups.len() <= i {
+                    self.groups.resize(i + 1, None);
+                }
+                if let Some(s) = self.groups.get_mut(i) {
+                    *s = Some(Arc::clone(m));
+                }
+                return Ok(());
+            }
+            FibDelta::ClearGroup(nh) => {
+                if let Some(g) = nh.0.checked_sub(GROUP_BASE) {
+                    if let Some(s) = self.groups.get_mut(g as usize) {
+                        *s = None;
+                    }
+                }
+                return Ok(());
+            }
+            _ => {}
+        }
         match *d {
             FibDelta::Insert4(p, nh) => self.v4.insert(p, nh).map(|_| ()),
             FibDelta::Remove4(p) => {
@@ -144,6 +209,7 @@ impl Absorb<FibDelta> for FibTables {
                 self.neigh.remove(&ip);
                 Ok(())
             }
+            FibDelta::SetGroup(..) | FibDelta::ClearGroup(_) => Ok(()),
         }
     }
 }

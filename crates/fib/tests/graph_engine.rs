@@ -151,6 +151,7 @@ impl Rig {
         self.fib.apply(&[Change {
             prefix: prefix.parse().expect("prefix"),
             next_hop: Some(via.parse().expect("ip")),
+            ecmp: Vec::new(),
         }]);
         self.w.publish(&self.fib.take_deltas()).expect("publish");
     }
@@ -351,6 +352,7 @@ fn learned_on_one_core_resolves_on_another(v6_family: bool) {
     fib.apply(&[Change {
         prefix: prefix.parse().expect("prefix"),
         next_hop: Some(via.parse().expect("ip")),
+        ecmp: Vec::new(),
     }]);
     w.publish(&fib.take_deltas()).expect("publish");
     let ports = [(R0, 1), (R1, 2)].map(|(m, i)| GraphPort {
@@ -513,6 +515,7 @@ impl Node {
         self.fib.apply(&[Change {
             prefix: prefix.parse().expect("prefix"),
             next_hop: Some(via.parse().expect("ip")),
+            ecmp: Vec::new(),
         }]);
         self.w.publish(&self.fib.take_deltas()).expect("publish");
     }

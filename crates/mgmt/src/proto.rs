@@ -514,6 +514,11 @@ pub struct PathInfo {
     /// Selected as best path (BIRD's `*`).
     #[serde(default)]
     pub best: bool,
+    /// A member of the prefix's multipath (ECMP) set, `router.multipath`:
+    /// forwarded over together with the other members (the best
+    /// included); only set when the set has more than one path.
+    #[serde(default)]
+    pub multipath: bool,
     /// Kept after the session went down, pending graceful restart
     /// (RFC 4724 §4.2); BIRD marks these with `s`.
     #[serde(default)]
@@ -611,6 +616,7 @@ impl PathInfo {
             source: ProtocolKind::Bgp,
             from_addr: None,
             best: false,
+            multipath: false,
             stale: false,
             dest: RouteDest::Unicast,
             preference: default_preference(),

@@ -426,6 +426,7 @@ fn change(via: &str) -> Vec<fib::Change> {
     vec![fib::Change {
         prefix: "198.19.113.0/24".parse().expect("prefix"),
         next_hop: Some(via.parse().expect("ip")),
+        ecmp: Vec::new(),
     }]
 }
 
@@ -561,6 +562,7 @@ fn scenario(io_mode: &str, src: Source, engine: fib::dataplane::Engine, cores: u
             first.push(fib::Change {
                 prefix: "2001:db8:ff::/64".parse().expect("prefix"),
                 next_hop: Some("2001:db8:2::2".parse().expect("ip")),
+                ecmp: Vec::new(),
             });
             tx.send(first).expect("feed");
             direct = Some((dp, tx));

@@ -434,14 +434,25 @@ pub fn routes_keyed_in(
     protocol: Option<&str>,
 ) -> Vec<(Prefix, RouteInfo)> {
     let mut out = Vec::new();
+    let multipath_on = rib
+        .shards()
+        .first()
+        .is_some_and(|s| s.config().multipath.enabled());
     let mut push = |r: bgp_rib::RouteRef<'_>| {
         let mut paths = Vec::new();
+        // ECMP members (router.multipath), only for a set of several.
+        let members = if multipath_on && r.paths.len() > 1 {
+            rib.multipath(&r.prefix)
+        } else {
+            Vec::new()
+        };
         for (i, (pe, set)) in r.iter().enumerate() {
             let best = r.best == Some(i);
             if protocol.is_some_and(|n| n != protocol_name(st, pe.peer)) {
                 continue;
             }
             let mut p = path_info(st, pe.peer, set, best, pe.stale, all);
+            p.multipath = members.len() > 1 && members.contains(&i);
             if st.core.rov.is_some() {
                 p.rpki = Some(st.core.rov_state(&r.prefix, set).as_str().into());
             }

@@ -152,6 +152,11 @@ pub fn bestpath(b: &config::BestPath) -> BestPathConfig {
         deterministic_med: b.deterministic_med,
         missing_med_worst: b.med_missing_as_worst,
         compare_router_id: b.compare_router_id,
+        multipath: bgp_rib::MultipathConfig {
+            ebgp: b.multipath.ebgp,
+            ibgp: b.multipath.ibgp,
+            relax_as_path: b.multipath.relax_as_path,
+        },
         ..BestPathConfig::default()
     }
 }

@@ -100,6 +100,24 @@ fn fill(t: &FibTables, out: &[Option<NextHop>], entries: &mut [Option<NhEntry>])
     }
 }
 
+/// [`fill`] where a multipath route's group is first replaced by the
+/// member for the packet's flow hash (`FibTables::pick`).
+fn fill_flow(
+    t: &FibTables,
+    out: &mut [Option<NextHop>],
+    entries: &mut [Option<NhEntry>],
+    flow: &mut dyn FnMut(usize) -> u32,
+) {
+    for (i, (e, r)) in entries.iter_mut().zip(out.iter_mut()).enumerate() {
+        if let Some(nh) = *r {
+            if crate::table::is_group(nh) {
+                *r = Some(t.pick(nh, flow(i)));
+            }
+        }
+        *e = r.and_then(|nh| entry(t, nh));
+    }
+}
+
 impl Table<u32> for LiveTable {
     #[inline]
     fn lookup_batch(&mut self, addrs: &[u32], out: &mut [Option<NextHop>]) {
@@ -115,6 +133,19 @@ impl Table<u32> for LiveTable {
         let t = self.0.read();
         t.v4.lookup_batch(addrs, out);
         fill(&t, out, entries);
+        true
+    }
+    #[inline]
+    fn lookup_entries_flow(
+        &mut self,
+        addrs: &[u32],
+        out: &mut [Option<NextHop>],
+        entries: &mut [Option<NhEntry>],
+        flow: &mut dyn FnMut(usize) -> u32,
+    ) -> bool {
+        let t = self.0.read();
+        t.v4.lookup_batch(addrs, out);
+        fill_flow(&t, out, entries, flow);
         true
     }
 }
@@ -136,6 +167,19 @@ impl Table<u128> for LiveTable {
         fill(&t, out, entries);
         true
     }
+    #[inline]
+    fn lookup_entries_flow(
+        &mut self,
+        addrs: &[u128],
+        out: &mut [Option<NextHop>],
+        entries: &mut [Option<NhEntry>],
+        flow: &mut dyn FnMut(usize) -> u32,
+    ) -> bool {
+        let t = self.0.read();
+        t.v6.lookup_batch(addrs, out);
+        fill_flow(&t, out, entries, flow);
+        true
+    }
 }
 
 /// One [`LiveTable`] read by several lookup elements of one core's graph.
@@ -154,6 +198,18 @@ impl Table<u32> for SharedTable {
         entries: &mut [Option<NhEntry>],
     ) -> bool {
         self.0.borrow_mut().lookup_entries(addrs, out, entries)
+    }
+    #[inline]
+    fn lookup_entries_flow(
+        &mut self,
+        addrs: &[u32],
+        out: &mut [Option<NextHop>],
+        entries: &mut [Option<NhEntry>],
+        flow: &mut dyn FnMut(usize) -> u32,
+    ) -> bool {
+        self.0
+            .borrow_mut()
+            .lookup_entries_flow(addrs, out, entries, flow)
     }
 }
 

@@ -13,6 +13,7 @@ fn ch(p: &str, nh: Option<&str>) -> Change {
     Change {
         prefix: pfx(p),
         next_hop: nh.map(ip),
+        ecmp: Vec::new(),
     }
 }
 fn ports() -> Vec<PortSpec> {
@@ -204,8 +205,8 @@ fn export_list_reports_resolved_changes() {
     assert_eq!(
         f.take_exported(),
         vec![
-            (pfx("203.0.113.0/24"), Some((1, ip("10.2.0.2")))),
-            (pfx("203.0.113.0/24"), None)
+            (pfx("203.0.113.0/24"), vec![(1, ip("10.2.0.2"))]),
+            (pfx("203.0.113.0/24"), vec![])
         ]
     );
 }
@@ -251,6 +252,7 @@ fn deltas_match_a_naive_model() {
             batch.push(Change {
                 prefix: p,
                 next_hop: nh,
+                ecmp: Vec::new(),
             });
             match nh {
                 Some(g) => model.insert(p, g),
@@ -382,4 +384,95 @@ fn gateway_on_connected_prefix_is_installed_and_published() {
     w.publish(&f.take_deltas()).expect("withdraw");
     assert_eq!(r.read().route4(dst), None);
     assert_eq!(f.stats().routes, 0);
+}
+
+fn chm(p: &str, nh: &str, more: &[&str]) -> Change {
+    Change {
+        prefix: pfx(p),
+        next_hop: Some(ip(nh)),
+        ecmp: more.iter().map(|a| ip(a)).collect(),
+    }
+}
+
+/// The (port, gateway) each of `flows` flow hashes takes to `a`.
+fn spread(t: &FibTables, a: &str, flows: u32) -> HashMap<(u16, Option<IpAddr>), u32> {
+    let IpAddr::V4(a) = ip(a) else {
+        return HashMap::new();
+    };
+    let mut m = HashMap::new();
+    for h in 0..flows {
+        let nh = lpm::Lpm::<u32>::lookup(t, u32::from(a)).expect("route");
+        let adj = t
+            .adjacency(t.pick(nh, h.wrapping_mul(0x9e37_79b9)))
+            .expect("member");
+        *m.entry((adj.port, adj.gw)).or_insert(0) += 1;
+    }
+    m
+}
+
+#[test]
+fn multipath_route_is_a_group_flows_spread_and_stick() {
+    let mut f = Fib::new(&ports(), true);
+    let mut t = FibTables::new();
+    apply_all(&mut t, &mut f);
+    let _ = f.take_exported();
+    f.apply(&[chm("203.0.113.0/24", "10.2.0.2", &["10.3.0.2", "10.2.0.2"])]);
+    let d = apply_all(&mut t, &mut f);
+    assert!(
+        d.iter().any(|d| matches!(d, FibDelta::SetGroup(..))),
+        "{d:?}"
+    );
+    assert_eq!(f.groups(), 1);
+    let s = spread(&t, "203.0.113.9", 1000);
+    assert_eq!(s.len(), 2, "both members used: {s:?}");
+    assert!(s.values().all(|&n| n > 300), "balanced: {s:?}");
+    // One flow, one member, every time.
+    let nh = lpm::Lpm::<u32>::lookup(&t, 0xcb00_7109).expect("route");
+    let first = t.pick(nh, 42);
+    assert!((0..100).all(|_| t.pick(nh, 42) == first));
+    assert_eq!(
+        f.take_exported(),
+        vec![(
+            pfx("203.0.113.0/24"),
+            vec![(1, ip("10.2.0.2")), (2, ip("10.3.0.2"))]
+        )]
+    );
+    // A second prefix with the same members shares the group.
+    f.apply(&[chm("198.51.100.0/24", "10.3.0.2", &["10.2.0.2"])]);
+    apply_all(&mut t, &mut f);
+    assert_eq!(f.groups(), 1);
+    // Back to one path: a plain adjacency; the group stays for the other.
+    f.apply(&[ch("203.0.113.0/24", Some("10.3.0.2"))]);
+    apply_all(&mut t, &mut f);
+    assert_eq!(spread(&t, "203.0.113.9", 100).len(), 1);
+    assert_eq!(to(&t, "203.0.113.9"), Some((2, Some(ip("10.3.0.2")))));
+    assert_eq!(f.groups(), 1);
+    // The last user gone: the group is cleared after the route delta,
+    // then no member adjacency leaks.
+    f.apply(&[ch("198.51.100.0/24", None)]);
+    let d = apply_all(&mut t, &mut f);
+    let rm = d.iter().position(|d| matches!(d, FibDelta::Remove4(_)));
+    let cg = d.iter().position(|d| matches!(d, FibDelta::ClearGroup(_)));
+    assert!(rm.is_some() && rm < cg, "{d:?}");
+    assert_eq!(f.groups(), 0);
+    f.apply(&[ch("203.0.113.0/24", None)]);
+    apply_all(&mut t, &mut f);
+    assert_eq!(t.adjacencies(), 3, "only the connected adjacencies remain");
+}
+
+#[test]
+fn multipath_member_that_does_not_resolve_is_left_out() {
+    let mut f = Fib::new(&ports(), false);
+    let mut t = FibTables::new();
+    apply_all(&mut t, &mut f);
+    // 172.16.0.1 is on no port and under no route.
+    f.apply(&[chm("203.0.113.0/24", "172.16.0.1", &["10.3.0.2"])]);
+    apply_all(&mut t, &mut f);
+    assert_eq!(f.groups(), 0);
+    assert_eq!(to(&t, "203.0.113.9"), Some((2, Some(ip("10.3.0.2")))));
+    // Once a route covers it, the member joins (recursive re-resolution).
+    f.apply(&[ch("172.16.0.0/16", Some("10.2.0.2"))]);
+    apply_all(&mut t, &mut f);
+    assert_eq!(f.groups(), 1);
+    assert_eq!(spread(&t, "203.0.113.9", 200).len(), 2);
 }

@@ -109,6 +109,10 @@ fn path_line(out: &mut String, prefix: &str, p: &PathInfo, o: &RenderOpts) {
     if p.damping.is_some_and(|d| d.suppressed) {
         out.push_str(" damped");
     }
+    if p.multipath {
+        // FRR's word for the members of an ECMP set.
+        out.push_str(" multipath");
+    }
     if p.source == ProtocolKind::Bgp {
         out.push_str(" [");
         if let Some(asn) = origin_as(&p.as_path) {
@@ -368,6 +372,30 @@ Table master4:
 Table master6:
 2001:db8::/32        unicast [peer6 22:13:20.123] * (100) [i]
 \tvia fe80::1 on eth0
+";
+        assert_eq!(s, want);
+    }
+
+    #[test]
+    fn multipath_members_are_marked() {
+        let mut a = bgp_path();
+        a.multipath = true;
+        let mut b = bgp_path();
+        b.best = false;
+        b.multipath = true;
+        b.via = Some("192.0.2.9".parse().unwrap());
+        let routes = vec![RouteInfo {
+            prefix: "10.0.0.0/24".into(),
+            paths: vec![a, b],
+        }];
+        let mut s = String::new();
+        render_routes(&mut s, &routes, false, &RenderOpts::default());
+        let want = "\
+Table master4:
+10.0.0.0/24          unicast [peer1 22:13:20.123] * (100) multipath [AS65002i]
+\tvia 192.0.2.1 on eth0
+                     unicast [peer1 22:13:20.123 from 192.0.2.1] (100) multipath [AS65002i]
+\tvia 192.0.2.9 on eth0
 ";
         assert_eq!(s, want);
     }
