@@ -6,8 +6,10 @@
 //! [`RibMsg::Vrps`]. The RIB parts re-evaluate the routes the changed
 //! VRPs cover ([`bgp_core::RibCore::vrp_update`]).
 //!
-//! Only Route Origin payloads are used; Router Keys and ASPA records are
-//! ignored. Duplicate announcements and withdrawals of unknown VRPs are
+//! Route Origin payloads feed origin validation; ASPA payloads (RTR
+//! version 2) feed AS_PATH verification, each change of the ASPAs in use
+//! going to every RIB part as [`RibMsg::Aspas`]. Router Keys are ignored.
+//! Duplicate announcements and withdrawals of unknown VRPs are
 //! tolerated (set semantics) instead of answered with an Error Report.
 
 use std::net::SocketAddr;
@@ -16,7 +18,7 @@ use std::time::Duration;
 
 use base::Prefix;
 use rov::caches::{CacheState, Delivery, Selector};
-use rov::Vrp;
+use rov::{Aspa, Vrp};
 use rpki::rtr::client::{PayloadError, PayloadTarget, PayloadUpdate};
 use rpki::rtr::{Action, Client, Payload, Timing};
 use tokio::sync::mpsc;
@@ -67,6 +69,8 @@ pub struct RpkiStatus {
     pub vrps_v4: usize,
     /// IPv6 VRPs in use.
     pub vrps_v6: usize,
+    /// ASPAs (customer ASes) in use.
+    pub aspas: usize,
 }
 
 /// Shared view of the RPKI state.
@@ -83,13 +87,28 @@ struct Update {
     reset: bool,
     announce: Vec<Vrp>,
     withdraw: Vec<Vrp>,
+    aspa_announce: Vec<Aspa>,
+    aspa_withdraw: Vec<u32>,
 }
 
 impl PayloadUpdate for Update {
     fn push_update(&mut self, action: Action, payload: Payload) -> Result<(), PayloadError> {
-        let Payload::Origin(o) = payload else {
-            // Router keys and ASPA: not used.
-            return Ok(());
+        let o = match payload {
+            Payload::Origin(o) => o,
+            Payload::Aspa(a) => {
+                // RFC 8210bis §5.12: an announcement replaces the
+                // customer's record; a withdrawal names the customer only.
+                let customer = a.customer.into_u32();
+                if action.is_announce() {
+                    let providers = a.providers.iter().map(|p| p.into_u32()).collect();
+                    self.aspa_announce.push(Aspa::new(customer, providers));
+                } else {
+                    self.aspa_withdraw.push(customer);
+                }
+                return Ok(());
+            }
+            // Router keys (BGPsec): not used.
+            _ => return Ok(()),
         };
         let p = o.prefix.prefix();
         let (addr, len) = p.addr_and_len();
@@ -120,6 +139,8 @@ impl PayloadTarget for Target {
             reset,
             announce: Vec::new(),
             withdraw: Vec::new(),
+            aspa_announce: Vec::new(),
+            aspa_withdraw: Vec::new(),
         }
     }
 
@@ -171,6 +192,8 @@ async fn cache_task(i: usize, cfg: CacheConfig, tx: mpsc::UnboundedSender<Event>
                         // defaults for a version 0 cache, which sends none,
                         // and does not say which version it speaks.
                         expire: None,
+                        aspa_announce: u.aspa_announce,
+                        aspa_withdraw: u.aspa_withdraw,
                     };
                     if tx.send(Event::Data(i, d)).is_err() {
                         return;
@@ -201,6 +224,7 @@ fn publish(sel: &Selector, errors: &[Option<String>], status: &SharedStatus) {
     }
     s.vrps_v4 = v4;
     s.vrps_v6 = v6;
+    s.aspas = sel.aspa().len();
 }
 
 /// Starts the cache tasks and the manager on `rt`; VRP changes go to
@@ -245,7 +269,7 @@ pub fn spawn(
                         e = rx.recv() => e,
                         () = tokio::time::sleep(wait) => {
                             let ch = sel.expire(now());
-                            send(&sel, ch, &parts).await;
+                            send(&mut sel, ch, &parts).await;
                             publish(&sel, &errors, &st);
                             continue;
                         }
@@ -274,7 +298,7 @@ pub fn spawn(
                     sel.lost(i, now())
                 }
             };
-            send(&sel, ch, &parts).await;
+            send(&mut sel, ch, &parts).await;
             publish(&sel, &errors, &st);
         }
     });
@@ -282,7 +306,22 @@ pub fn spawn(
 }
 
 /// Sends the table in use and the changed VRP prefixes to every RIB part.
-async fn send(sel: &Selector, changed: Vec<Prefix>, parts: &[mpsc::Sender<RibMsg>]) {
+async fn send(sel: &mut Selector, changed: Vec<Prefix>, parts: &[mpsc::Sender<RibMsg>]) {
+    let customers = sel.take_aspa_changes();
+    if !customers.is_empty() {
+        info!(
+            aspas = sel.aspa().len(),
+            changed = customers.len(),
+            "RPKI ASPA set changed"
+        );
+        let table = Arc::new(sel.aspa().clone());
+        let customers = Arc::new(customers);
+        for p in parts {
+            let _ = p
+                .send(RibMsg::Aspas(table.clone(), customers.clone()))
+                .await;
+        }
+    }
     if changed.is_empty() {
         return;
     }

@@ -444,6 +444,7 @@ pub fn routes_keyed_in(
             let mut p = path_info(st, pe.peer, set, best, pe.stale, all);
             if st.core.rov.is_some() {
                 p.rpki = Some(st.core.rov_state(&r.prefix, set).as_str().into());
+                p.aspa = st.core.aspa_state(pe.peer, set).map(|s| s.as_str().into());
             }
             if all {
                 p.damping = damping_info(rib, pe.peer, r.prefix, pe.path_id);

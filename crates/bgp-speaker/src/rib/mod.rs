@@ -81,6 +81,9 @@ pub enum RibMsg {
         std::sync::Arc<rov::VrpTable>,
         std::sync::Arc<Vec<base::Prefix>>,
     ),
+    /// The ASPAs in use changed (from `rpki.rs`): the new set and the
+    /// customer ASes whose records changed.
+    Aspas(std::sync::Arc<rov::AspaTable>, std::sync::Arc<Vec<u32>>),
 }
 
 impl std::fmt::Debug for RibMsg {
@@ -91,6 +94,7 @@ impl std::fmt::Debug for RibMsg {
             RibMsg::Control(_) => f.write_str("Control(..)"),
             RibMsg::Nexthop(u) => f.debug_tuple("Nexthop").field(u).finish(),
             RibMsg::Vrps(t, c) => write!(f, "Vrps({} VRPs, {} changed)", t.len(), c.len()),
+            RibMsg::Aspas(t, c) => write!(f, "Aspas({} ASPAs, {} changed)", t.len(), c.len()),
         }
     }
 }
@@ -295,6 +299,9 @@ impl RibState {
             RibMsg::Nexthop(u) => self.core.nexthop_update(u, &mut self.out),
             RibMsg::Vrps(t, c) => {
                 self.core.vrp_update(t, &c);
+            }
+            RibMsg::Aspas(t, c) => {
+                self.core.aspa_update(t, &c);
             }
         }
         self.deliver();
