@@ -37,6 +37,8 @@ pub struct CacheConfig {
     pub retry: Duration,
     /// How long its data outlives its connection.
     pub expire: Duration,
+    /// It sends ASPA PDUs in the draft-ietf-sidrops-8210bis-10 layout.
+    pub aspa_draft10: bool,
 }
 
 /// What `show rpki` shows of one cache.
@@ -89,6 +91,8 @@ struct Update {
     withdraw: Vec<Vrp>,
     aspa_announce: Vec<Aspa>,
     aspa_withdraw: Vec<u32>,
+    /// Read ASPA PDUs in the draft-10 layout ([`rov::from_draft10`]).
+    aspa_draft10: bool,
 }
 
 impl PayloadUpdate for Update {
@@ -99,11 +103,18 @@ impl PayloadUpdate for Update {
                 // RFC 8210bis §5.12: an announcement replaces the
                 // customer's record; a withdrawal names the customer only.
                 let customer = a.customer.into_u32();
-                if action.is_announce() {
-                    let providers = a.providers.iter().map(|p| p.into_u32()).collect();
-                    self.aspa_announce.push(Aspa::new(customer, providers));
+                let providers: Vec<u32> = a.providers.iter().map(|p| p.into_u32()).collect();
+                let (announce, aspa) = if self.aspa_draft10 {
+                    // The announce flag is in the body; one record per
+                    // address family, the last one received wins.
+                    rov::from_draft10(customer, &providers).ok_or(PayloadError::Corrupt)?
                 } else {
-                    self.aspa_withdraw.push(customer);
+                    (action.is_announce(), Aspa::new(customer, providers))
+                };
+                if announce {
+                    self.aspa_announce.push(aspa);
+                } else {
+                    self.aspa_withdraw.push(aspa.customer);
                 }
                 return Ok(());
             }
@@ -129,6 +140,7 @@ impl PayloadUpdate for Update {
 #[derive(Default)]
 struct Target {
     done: Option<(Update, Timing)>,
+    aspa_draft10: bool,
 }
 
 impl PayloadTarget for Target {
@@ -141,6 +153,7 @@ impl PayloadTarget for Target {
             withdraw: Vec::new(),
             aspa_announce: Vec::new(),
             aspa_withdraw: Vec::new(),
+            aspa_draft10: self.aspa_draft10,
         }
     }
 
@@ -168,7 +181,14 @@ async fn cache_task(i: usize, cfg: CacheConfig, tx: mpsc::UnboundedSender<Event>
                     return;
                 }
                 info!(cache = %cfg.addr, "RTR cache connected");
-                let mut client = Client::new(sock, Target::default(), None);
+                let mut client = Client::new(
+                    sock,
+                    Target {
+                        done: None,
+                        aspa_draft10: cfg.aspa_draft10,
+                    },
+                    None,
+                );
                 loop {
                     if let Err(e) = client.step().await {
                         break if e.kind() == std::io::ErrorKind::UnexpectedEof {

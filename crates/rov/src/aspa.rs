@@ -109,6 +109,28 @@ impl Aspa {
     }
 }
 
+/// Reads an ASPA PDU of draft-ietf-sidrops-8210bis-10 (what stayrtr
+/// 0.5.1 sends) from what a reader of the current layout made of it.
+///
+/// The current layout (the `rpki` crate's) has the announce flag in the
+/// header, then the customer AS and the providers. The draft-10 layout
+/// starts the body with a flags octet (bit 0: announce), an AFI flags
+/// octet (bit 0: IPv6) and a 16-bit provider count, and only then the
+/// customer AS. Read with the current layout, that first word comes out
+/// as the "customer" and the real customer as the first "provider".
+/// Returns (announce, the ASPA), or None when the fields do not fit the
+/// draft-10 layout (reserved flag bits set, or a count that does not
+/// match).
+pub fn from_draft10(first_word: u32, rest: &[u32]) -> Option<(bool, Aspa)> {
+    let [flags, afi, hi, lo] = first_word.to_be_bytes();
+    let count = usize::from(u16::from_be_bytes([hi, lo]));
+    let (&customer, providers) = rest.split_first()?;
+    if flags & !1 != 0 || afi & !1 != 0 || count != providers.len() {
+        return None;
+    }
+    Some((flags & 1 == 1, Aspa::new(customer, providers.to_vec())))
+}
+
 /// The result of one hop check (draft §5).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Hop {

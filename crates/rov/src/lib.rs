@@ -39,7 +39,7 @@ pub mod caches;
 mod index;
 mod table;
 
-pub use aspa::{Aspa, AspaState, AspaTable, Direction};
+pub use aspa::{from_draft10, Aspa, AspaState, AspaTable, Direction};
 pub use index::PrefixIndex;
 pub use table::{Vrp, VrpError, VrpTable};
 

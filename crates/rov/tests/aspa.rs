@@ -115,6 +115,25 @@ fn downstream_bird_list_example() {
 }
 
 #[test]
+fn draft10_layout() {
+    // stayrtr 0.5.1's ASPA PDU body, 01 00 0002 0000fde9 0000fdea 0000fdeb
+    // (announce, IPv4, 2 providers, customer 65001, providers 65002,
+    // 65003), as the current layout's reader splits it.
+    let (announce, a) = rov::from_draft10(0x0100_0002, &[65001, 65002, 65003]).unwrap();
+    assert!(announce);
+    assert_eq!(a, Aspa::new(65001, vec![65002, 65003]));
+    // IPv6 record, withdrawal with no providers.
+    let (announce, a) = rov::from_draft10(0x0001_0000, &[65001]).unwrap();
+    assert!(!announce);
+    assert_eq!(a.providers, Vec::<u32>::new());
+    // Counts that do not match, reserved bits, nothing at all.
+    assert!(rov::from_draft10(0x0100_0003, &[65001, 65002, 65003]).is_none());
+    assert!(rov::from_draft10(0x0300_0002, &[65001, 65002, 65003]).is_none());
+    assert!(rov::from_draft10(0x0102_0002, &[65001, 65002, 65003]).is_none());
+    assert!(rov::from_draft10(0x0100_0000, &[]).is_none());
+}
+
+#[test]
 fn roles_to_direction() {
     assert_eq!(Direction::of_neighbour_role(0), Some(Downstream)); // provider
     for r in 1..=4 {

@@ -268,14 +268,16 @@ impl RibState {
 
     /// Reports post-policy Adj-RIB-In and Loc-RIB changes to BMP.
     pub fn set_bmp(&mut self, hub: crate::bmp::BmpHub) {
-        if hub.loc_rib() {
+        if hub.loc_rib() || hub.adj_rib_out_pre() {
             self.core.want_best = true;
         }
         self.bmp = Some(hub);
     }
 
     fn bmp_wants_best(&self) -> bool {
-        self.bmp.as_ref().is_some_and(|h| h.loc_rib())
+        self.bmp
+            .as_ref()
+            .is_some_and(|h| h.loc_rib() || h.adj_rib_out_pre())
     }
 
     pub(crate) fn handle(&mut self, msg: RibMsg) {
@@ -367,6 +369,12 @@ impl RibState {
                     let Some(e) = self.core.peer(peer) else {
                         continue;
                     };
+                    if let (Some(h), Some(u)) = (self.bmp.as_ref(), e.up.as_ref()) {
+                        // RFC 8671: post-policy Adj-RIB-Out, as sent.
+                        if h.adj_rib_out_post() {
+                            h.sent_updates(u.remote_addr.ip(), &bytes);
+                        }
+                    }
                     let session = e.up.as_ref().map_or(0, |u| u.session);
                     let status = &e.status;
                     status.hand_over(bytes, markers, |buf| {
@@ -382,6 +390,9 @@ impl RibState {
         if !out.best.is_empty() {
             if let Some(h) = self.bmp.as_ref().filter(|h| h.loc_rib()) {
                 self.bmp_loc(h, &out.best);
+            }
+            if let Some(h) = self.bmp.as_ref().filter(|h| h.adj_rib_out_pre()) {
+                self.bmp_out_pre(h, &out.best);
             }
             if self.best_feed.is_empty() {
                 out.best.clear();
