@@ -140,6 +140,37 @@ impl RibState {
         }
     }
 
+    /// A session came up: its pre-policy Adj-RIB-Out as it starts, the
+    /// best route of every prefix this part holds that did not come from
+    /// it (the collector already has the peer's Peer Up).
+    pub(crate) fn bmp_out_pre_peer(&self, hub: &BmpHub, peer: PeerId) {
+        let Some(rec) = self
+            .peer_addr(peer)
+            .and_then(|a| hub.rib_header(a, Kind::OutPre, now_ts()))
+        else {
+            return;
+        };
+        let (mut upd, mut out) = (Vec::new(), Vec::new());
+        for r in self.core.rib.iter() {
+            if let Some((_, set)) = r.best().filter(|(p, _)| p.peer != peer) {
+                monitor(
+                    &rec.header,
+                    &r.prefix,
+                    None,
+                    Some(set.raw()),
+                    &mut upd,
+                    &mut out,
+                );
+                if out.len() >= CHUNK {
+                    hub.emit(Kind::OutPre, &Msg::from(std::mem::take(&mut out)));
+                }
+            }
+        }
+        if !out.is_empty() {
+            hub.emit(Kind::OutPre, &Msg::from(out));
+        }
+    }
+
     /// Best-route changes: the Loc-RIB state of each prefix (RFC 9069).
     pub(crate) fn bmp_loc(&self, hub: &BmpHub, changed: &[bgp_core::BestChange]) {
         let h = hub.loc_header(now_ts());

@@ -288,9 +288,18 @@ impl RibState {
                     .as_ref()
                     .filter(|h| h.post_policy())
                     .and_then(|_| bmp::touched(&i));
+                let came_up = match &i {
+                    bgp_core::RibInput::Up { peer, .. } => Some(*peer),
+                    _ => None,
+                };
                 self.core.handle(now(), i, &mut self.out);
                 if let (Some((peer, keys)), Some(h)) = (post, self.bmp.as_ref()) {
                     self.bmp_post(h, peer, &keys);
+                }
+                if let (Some(peer), Some(h)) = (came_up, self.bmp.as_ref()) {
+                    if h.adj_rib_out_pre() {
+                        self.bmp_out_pre_peer(h, peer);
+                    }
                 }
             }
             RibMsg::Tick => {
