@@ -116,6 +116,8 @@ pub struct RibCounters {
     pub export_ns: u64,
     /// Prefixes re-evaluated after RPKI VRP changes.
     pub rov_reevaluated: u64,
+    /// Routes re-evaluated after ASPA changes.
+    pub aspa_reevaluated: u64,
 }
 
 /// The RIB controller (see the module docs). Inputs arrive through
@@ -166,6 +168,9 @@ pub struct RibCore {
     /// ([`Self::vrp_update`]). Withdrawn prefixes are forgotten at the
     /// next VRP change that covers them.
     pub(crate) rov_index: rov::PrefixIndex,
+    /// ASPA AS_PATH verification: the ASPAs in use (from the same RTR
+    /// caches); None when RPKI is not configured (nothing is verified).
+    pub aspa: Option<Arc<rov::AspaTable>>,
     /// Configured aggregates and their contributors (`aggregate.rs`).
     pub(crate) aggregates: Vec<crate::agg::AggState>,
 }
@@ -209,6 +214,7 @@ impl RibCore {
             defer: None,
             rov: None,
             rov_index: rov::PrefixIndex::default(),
+            aspa: None,
             aggregates: Vec::new(),
         }
     }
@@ -219,6 +225,100 @@ impl RibCore {
         if self.rov.is_none() {
             self.rov = Some(Arc::new(rov::VrpTable::default()));
         }
+        if self.aspa.is_none() {
+            self.aspa = Some(Arc::new(rov::AspaTable::default()));
+        }
+    }
+
+    /// The ASPAs changed: `table` is the new set, `changed` the customer
+    /// ASes whose records differ. The pre-policy routes whose AS_PATH holds
+    /// one of them run through import policy again (peers whose import
+    /// policy matches on `aspa`), then best path and export; with an
+    /// export policy matching on `aspa` the Loc-RIB prefixes whose paths
+    /// hold one are exported again.
+    ///
+    /// This walks the Adj-RIBs-In of those peers (no index of routes by
+    /// the ASes in their paths): ASPA changes are rare (a cache's data
+    /// changes every few minutes at most, and few records at a time),
+    /// while such an index would cost every UPDATE one insertion per AS
+    /// of its path. Returns how many routes were re-evaluated.
+    pub fn aspa_update(&mut self, table: Arc<rov::AspaTable>, changed: &[u32]) -> usize {
+        self.aspa = Some(table);
+        if changed.is_empty() {
+            return 0;
+        }
+        let mut sorted = changed.to_vec();
+        sorted.sort_unstable();
+        let changed = &sorted[..];
+        let hit = |set: &bgp_rib::AttrSet, path: &mut Vec<u32>| {
+            bgp_policy::aspa_path_of_set(set, path);
+            path.iter().any(|a| changed.binary_search(a).is_ok())
+        };
+        let uses_aspa = |p: &crate::peer::PolicyRef| matches!(p, crate::peer::PolicyRef::Named(_, p) if p.uses_aspa());
+        let ids: Vec<PeerId> = self
+            .peer_iter()
+            .filter(|(_, e)| {
+                e.up.is_some() && uses_aspa(&e.meta.import) && policy::aspa_mode(e).is_some()
+            })
+            .map(|(id, _)| id)
+            .collect();
+        let reexport = self.peer_iter().any(|(_, e)| uses_aspa(&e.meta.export));
+        let mut count = 0;
+        let mut path = Vec::new();
+        for id in ids {
+            let Some(entry) = self.peers.get(id.0 as usize).and_then(Option::as_ref) else {
+                continue;
+            };
+            let mut importer = policy::Importer::new(entry, &self.settings, self.rov.as_deref())
+                .with_aspa(self.aspa.as_deref());
+            for (rib, out) in [
+                (&mut self.rib, &mut self.changed),
+                (&mut self.mcast, &mut self.mcast_changed),
+            ] {
+                for s in rib.shards_mut() {
+                    let mut todo: Vec<Prefix> = Vec::new();
+                    let complete = s.for_each_pre_policy(id, |p, _, set| {
+                        if hit(set, &mut path) {
+                            todo.push(*p);
+                        }
+                    });
+                    if !complete {
+                        // No complete pre-policy store: everything again.
+                        let _ = s.reimport(id, &mut importer, out);
+                        continue;
+                    }
+                    todo.sort_unstable();
+                    todo.dedup();
+                    count += todo.len();
+                    for p in todo {
+                        let _ = s.reimport_prefix(id, p, &mut importer, out);
+                    }
+                }
+            }
+        }
+        if reexport {
+            for (rib, out) in [
+                (&self.rib, &mut self.changed),
+                (&self.mcast, &mut self.mcast_changed),
+            ] {
+                for r in rib.iter() {
+                    if r.iter().any(|(_, set)| hit(set, &mut path)) {
+                        out.push(r.prefix);
+                        count += 1;
+                    }
+                }
+            }
+        }
+        self.counters.aspa_reevaluated += count as u64;
+        count
+    }
+
+    /// The ASPA state of a stored route from `from` (None when it is not
+    /// verified: no RPKI, iBGP, or no `role` towards that neighbour).
+    pub fn aspa_state(&self, from: PeerId, attrs: &bgp_rib::AttrSet) -> Option<rov::AspaState> {
+        let t = self.aspa.as_deref()?;
+        let e = self.peers.get(from.0 as usize)?.as_ref()?;
+        policy::aspa_of_set(t, e, attrs)
     }
 
     /// The RPKI VRP set changed: `table` is the new one, `changed` the VRP
@@ -253,7 +353,8 @@ impl RibCore {
             let Some(entry) = self.peers.get(id.0 as usize).and_then(Option::as_ref) else {
                 continue;
             };
-            let mut importer = policy::Importer::new(entry, &self.settings, self.rov.as_deref());
+            let mut importer = policy::Importer::new(entry, &self.settings, self.rov.as_deref())
+                .with_aspa(self.aspa.as_deref());
             for p in &affected {
                 let i = self.rib.shard_of(p);
                 if let Some(s) = self.rib.shards_mut().get_mut(i) {
@@ -888,8 +989,9 @@ impl RibCore {
             return;
         }
         let from = self.roles.get(id.0 as usize).copied().flatten();
-        let mut importer =
-            policy::Importer::new(entry, &self.settings, self.rov.as_deref()).timed(&*self.meter);
+        let mut importer = policy::Importer::new(entry, &self.settings, self.rov.as_deref())
+            .with_aspa(self.aspa.as_deref())
+            .timed(&*self.meter);
         let n_updates = updates.len().max(1) as u64;
         let mut policy_ns = 0u64;
         let mut eor_swept = Vec::new();
@@ -1146,7 +1248,8 @@ impl RibCore {
                 .chain(self.mcast.shards())
                 .all(|s| s.pre_policy_complete(id));
         if stored && !(prefer_wire && up.negotiated.route_refresh) {
-            let mut importer = policy::Importer::new(entry, &self.settings, self.rov.as_deref());
+            let mut importer = policy::Importer::new(entry, &self.settings, self.rov.as_deref())
+                .with_aspa(self.aspa.as_deref());
             for s in self.rib.shards_mut() {
                 let _ = s.reimport(id, &mut importer, &mut self.changed);
             }
@@ -1171,6 +1274,7 @@ impl RibCore {
             roles,
             &self.settings,
             self.rov.as_deref(),
+            self.aspa.as_deref(),
             summarised,
         );
         for s in self
@@ -1210,6 +1314,7 @@ impl RibCore {
                 roles,
                 &self.settings,
                 self.rov.as_deref(),
+                self.aspa.as_deref(),
                 summarised,
             );
             let changed = std::mem::take(&mut self.changed);
@@ -1264,6 +1369,7 @@ impl RibCore {
                 roles,
                 &self.settings,
                 self.rov.as_deref(),
+                self.aspa.as_deref(),
                 summarised,
             );
             for s in self.mcast.shards_mut() {

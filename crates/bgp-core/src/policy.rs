@@ -19,6 +19,7 @@ fn ctx_for(
     settings: &RibSettings,
     prefix: &Prefix,
     rpki: rov::RovState,
+    aspa: Option<rov::AspaState>,
 ) -> RouteCtx {
     let local_addr = entry.up.as_ref().map(|u| u.local_addr.ip());
     RouteCtx {
@@ -29,7 +30,36 @@ fn ctx_for(
         local_addr,
         afi: prefix.afi(),
         rpki,
+        aspa,
     }
+}
+
+/// How a route from `from` is verified with ASPA: None when it is not
+/// (iBGP, or no `role` towards that neighbour, so we cannot tell whether
+/// it is a customer or a provider). Else the procedure and the neighbour
+/// AS to check as the first hop (none for a route server, which may be
+/// transparent and not add its AS).
+pub(crate) fn aspa_mode(from: &PeerEntry) -> Option<(rov::Direction, Option<u32>)> {
+    if !from.meta.ebgp {
+        return None;
+    }
+    let role = from.meta.role?;
+    let dir = rov::Direction::of_neighbour_role(role)?;
+    // RFC 9234 code 1: the neighbour is a route server.
+    let first = (role != 1).then_some(from.meta.remote_asn.0);
+    Some((dir, first))
+}
+
+/// The ASPA state of a stored route from `from` (None: not verified).
+pub(crate) fn aspa_of_set(
+    table: &rov::AspaTable,
+    from: &PeerEntry,
+    attrs: &AttrSet,
+) -> Option<rov::AspaState> {
+    let (dir, first) = aspa_mode(from)?;
+    let mut path = Vec::new();
+    let set = bgp_policy::aspa_path_of_set(attrs, &mut path);
+    Some(table.verify(&path, set, first, dir))
 }
 
 /// Import policy of one peer. With a meter ([`Importer::timed`]) it also
@@ -40,6 +70,9 @@ pub(crate) struct Importer<'a> {
     /// The VRP table when RPKI is on: fills `RouteCtx::rpki` for
     /// policies that match on it.
     rov: Option<&'a rov::VrpTable>,
+    /// The ASPAs when RPKI is on: fills `RouteCtx::aspa` for policies
+    /// that match on it.
+    aspa: Option<&'a rov::AspaTable>,
     meter: Option<&'a dyn Meter>,
     /// Named-policy evaluations run (one per prefix).
     pub(crate) evals: u64,
@@ -57,10 +90,17 @@ impl<'a> Importer<'a> {
             entry,
             settings,
             rov,
+            aspa: None,
             meter: None,
             evals: 0,
             ns: 0,
         }
+    }
+
+    /// Uses `aspa` for `aspa = "..."` matches.
+    pub(crate) fn with_aspa(mut self, aspa: Option<&'a rov::AspaTable>) -> Importer<'a> {
+        self.aspa = aspa;
+        self
     }
 
     /// Times named-policy evaluations with `meter`.
@@ -88,7 +128,15 @@ impl ImportPolicy for Importer<'_> {
                     ),
                     _ => rov::RovState::NotFound,
                 };
-                let ctx = ctx_for(self.entry, self.settings, prefix, rpki);
+                let aspa = match (self.aspa, aspa_mode(self.entry)) {
+                    (Some(t), Some((dir, first))) if p.uses_aspa() => {
+                        let mut path = Vec::new();
+                        let set = bgp_policy::aspa_path_of_builder(attrs, &mut path);
+                        Some(t.verify(&path, set, first, dir))
+                    }
+                    _ => None,
+                };
+                let ctx = ctx_for(self.entry, self.settings, prefix, rpki, aspa);
                 let v = p.import(&ctx, prefix, attrs);
                 if let Some(m) = self.meter {
                     self.ns += m.now_ns().saturating_sub(t0);
@@ -105,6 +153,7 @@ pub(crate) struct UserExport<'a> {
     peers: &'a [Option<PeerEntry>],
     settings: &'a RibSettings,
     rov: Option<&'a rov::VrpTable>,
+    aspa: Option<&'a rov::AspaTable>,
     /// Announced `summary_only` aggregates: their more specifics are not
     /// exported (see `aggregate.rs`).
     summarised: Vec<Prefix>,
@@ -150,7 +199,7 @@ impl ExportPolicy for UserExport<'_> {
         &mut self,
         to: PeerId,
         prefix: &Prefix,
-        _from: PeerId,
+        from: PeerId,
         attrs: &AttrSet,
     ) -> ExportVerdict {
         let Some(Some(entry)) = self.peers.get(to.0 as usize) else {
@@ -183,7 +232,13 @@ impl ExportPolicy for UserExport<'_> {
                     ),
                     _ => rov::RovState::NotFound,
                 };
-                let ctx = ctx_for(entry, self.settings, prefix, rpki);
+                // The state of the route as received: its verification
+                // depends on the neighbour it came from.
+                let aspa = match (self.aspa, self.peers.get(from.0 as usize)) {
+                    (Some(t), Some(Some(src))) if p.uses_aspa() => aspa_of_set(t, src, attrs),
+                    _ => None,
+                };
+                let ctx = ctx_for(entry, self.settings, prefix, rpki, aspa);
                 p.export(&ctx, prefix, attrs)
             }
         }
@@ -200,6 +255,7 @@ pub(crate) fn exporter<'a>(
     roles: Vec<Option<PeerRole>>,
     settings: &'a RibSettings,
     rov: Option<&'a rov::VrpTable>,
+    aspa: Option<&'a rov::AspaTable>,
     summarised: Vec<Prefix>,
 ) -> Exporter<'a> {
     Propagation {
@@ -210,6 +266,7 @@ pub(crate) fn exporter<'a>(
             peers,
             settings,
             rov,
+            aspa,
             summarised,
         },
     }

@@ -123,6 +123,7 @@ fn bench(c: &mut Criterion) {
         local_addr: None,
         afi: Afi::Ipv4,
         rpki: Default::default(),
+        aspa: None,
     };
     let (prefixes, builders) = routes();
     let mut interner = Interner::new();

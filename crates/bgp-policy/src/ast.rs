@@ -83,6 +83,11 @@ pub struct MatchDef {
     /// "not-found".
     #[serde(default)]
     pub rpki: Option<String>,
+    /// ASPA AS_PATH verification state (draft-ietf-sidrops-aspa-verification):
+    /// "valid", "invalid" or "unknown". Routes that are not verified
+    /// (no `role` towards their neighbour, iBGP, our own) match none.
+    #[serde(default)]
+    pub aspa: Option<String>,
 }
 
 /// Actions, applied in this order: local_pref, med, community_set,

@@ -46,6 +46,8 @@ pub(crate) struct Cond {
     pub(crate) as_path: Option<AsPathRegex>,
     /// The RFC 6811 state the route must have ([`crate::RouteCtx::rpki`]).
     pub(crate) rpki: Option<rov::RovState>,
+    /// The ASPA state the route must have ([`crate::RouteCtx::aspa`]).
+    pub(crate) aspa: Option<rov::AspaState>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -265,6 +267,13 @@ fn compile_match(at: &At<'_>, m: &MatchDef) -> Result<Cond, PolicyError> {
                 })
             })
             .transpose()?,
+        aspa: (m.aspa.as_deref())
+            .map(|s| {
+                at.one("match.aspa", s, |s| {
+                    rov::AspaState::parse(s).ok_or(ErrorKind::UnknownAspaState)
+                })
+            })
+            .transpose()?,
     })
 }
 
@@ -414,6 +423,12 @@ impl Policy {
     /// changes).
     pub fn uses_rpki(&self) -> bool {
         self.terms.iter().any(|t| t.cond.rpki.is_some())
+    }
+    /// Whether a term matches on the ASPA state, so that the caller must
+    /// fill [`crate::RouteCtx::aspa`] (and re-run the policy when the
+    /// ASPAs change).
+    pub fn uses_aspa(&self) -> bool {
+        self.terms.iter().any(|t| t.cond.aspa.is_some())
     }
     /// Number of terms.
     pub fn term_count(&self) -> usize {

@@ -100,6 +100,8 @@ pub enum ErrorKind {
     PrependAsAlone,
     /// Not `valid`, `invalid` or `not-found`.
     UnknownRpkiState,
+    /// Not `valid`, `invalid` or `unknown`.
+    UnknownAspaState,
 }
 
 impl fmt::Display for ErrorKind {
@@ -133,6 +135,9 @@ impl fmt::Display for ErrorKind {
             ErrorKind::PrependAsAlone => f.write_str("prepend_as needs prepend = COUNT"),
             ErrorKind::UnknownRpkiState => {
                 f.write_str("expected \"valid\", \"invalid\" or \"not-found\"")
+            }
+            ErrorKind::UnknownAspaState => {
+                f.write_str("expected \"valid\", \"invalid\" or \"unknown\"")
             }
         }
     }

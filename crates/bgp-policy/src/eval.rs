@@ -39,6 +39,11 @@ pub struct RouteCtx {
     /// The route's RFC 6811 origin validation state, for `rpki = "..."`
     /// matches; the caller computes it (NotFound without RPKI).
     pub rpki: rov::RovState,
+    /// The route's ASPA AS_PATH verification state, for `aspa = "..."`
+    /// matches; None when it is not verified (no role towards the
+    /// neighbour it came from, iBGP, ours, or no RPKI), which no
+    /// `aspa` match accepts.
+    pub aspa: Option<rov::AspaState>,
 }
 
 impl Default for RouteCtx {
@@ -51,6 +56,7 @@ impl Default for RouteCtx {
             local_addr: None,
             afi: Afi::Ipv4,
             rpki: rov::RovState::NotFound,
+            aspa: None,
         }
     }
 }
@@ -74,6 +80,44 @@ pub fn origin_of_builder(b: &AttrsBuilder, local_asn: Asn) -> Option<u32> {
         return None;
     }
     last.asns.last().map(|a| a.0)
+}
+
+/// The AS_PATH as ASPA verification reads it: the ASes of its
+/// AS_SEQUENCE segments into `out` (cleared first), most recent first;
+/// returns whether it has an AS_SET (which makes it Invalid).
+/// Confederation segments are left out (they never cross an eBGP
+/// boundary, RFC 5065 §5.3).
+pub fn aspa_path_of_builder(b: &AttrsBuilder, out: &mut Vec<u32>) -> bool {
+    out.clear();
+    let mut set = false;
+    for s in BuilderView(b)
+        .as_path()
+        .into_iter()
+        .flat_map(|p| p.segments.iter())
+    {
+        match s.kind {
+            SegmentType::Sequence => out.extend(s.asns.iter().map(|a| a.0)),
+            SegmentType::Set => set = true,
+            _ => {}
+        }
+    }
+    set
+}
+
+/// [`aspa_path_of_builder`] for a stored attribute set.
+pub fn aspa_path_of_set(set: &AttrSet, out: &mut Vec<u32>) -> bool {
+    out.clear();
+    let mut has_set = false;
+    if let Some(p) = SetView::new(set).as_path {
+        for s in p.segments() {
+            match s.kind {
+                SegmentType::Sequence => out.extend(s.asns().map(|a| a.0)),
+                SegmentType::Set => has_set = true,
+                _ => {}
+            }
+        }
+    }
+    has_set
 }
 
 /// [`origin_of_builder`] for a stored attribute set.
@@ -238,6 +282,9 @@ impl Cond {
             return false;
         }
         if self.rpki.is_some_and(|s| s != ctx.rpki) {
+            return false;
+        }
+        if self.aspa.is_some_and(|s| Some(s) != ctx.aspa) {
             return false;
         }
         if self

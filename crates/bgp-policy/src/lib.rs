@@ -49,6 +49,7 @@
 //! | `neighbor` | list of addresses or prefixes | the session's neighbour address lies within one |
 //! | `afi` | `"ipv4"` or `"ipv6"` | the prefix is of that family |
 //! | `rpki` | `"valid"`, `"invalid"` or `"not-found"` | the route's RFC 6811 origin validation state ([`RouteCtx::rpki`], filled by the caller) is this one |
+//! | `aspa` | `"valid"`, `"invalid"` or `"unknown"` | the route's ASPA AS_PATH verification state ([`RouteCtx::aspa`], filled by the caller; unverified routes match none) is this one |
 //!
 //! Community syntax in detail: [`StdPat`], [`ExtPat`], [`LargePat`].
 //!
@@ -100,9 +101,11 @@ pub mod regex;
 pub use community::{parse_ext, parse_large, parse_std, ExtPat, LargePat, StdPat};
 pub use compile::{compile, compile_all, Policy};
 pub use error::{ErrorKind, PolicyError, RegexError};
-pub use eval::{origin_of_builder, origin_of_set, RouteCtx};
+pub use eval::{
+    aspa_path_of_builder, aspa_path_of_set, origin_of_builder, origin_of_set, RouteCtx,
+};
 pub use peer::PeerPolicies;
-pub use rov::RovState;
+pub use rov::{AspaState, RovState};
 
 /// The most copies of an ASN one `prepend` action adds.
 pub const MAX_PREPEND: u8 = 64;

@@ -227,6 +227,61 @@ fn all_conditions_of_a_term_must_hold() {
 }
 
 #[test]
+fn aspa_state() {
+    use bgp_policy::AspaState;
+    let p = accept_if("aspa = \"invalid\"");
+    assert!(p.uses_aspa());
+    assert!(!p.uses_rpki());
+    assert!(!accept_if("rpki = \"invalid\"").uses_aspa());
+    let b = route(&[65001], &[]);
+    for (state, want) in [
+        (Some(AspaState::Invalid), Accept),
+        (Some(AspaState::Valid), Reject),
+        (Some(AspaState::Unknown), Reject),
+        // Not verified: no aspa match accepts it.
+        (None, Reject),
+    ] {
+        let c = bgp_policy::RouteCtx {
+            aspa: state,
+            ..ctx()
+        };
+        assert_eq!(run(&p, &c, "192.0.2.0/24", &b).0, want, "{state:?}");
+    }
+    let p = accept_if("aspa = \"unknown\"");
+    assert_eq!(run(&p, &ctx(), "192.0.2.0/24", &b).0, Reject);
+    let def: bgp_policy::ast::PolicyDef =
+        toml::from_str("[[term]]\nmatch = { aspa = \"not-found\" }\n").unwrap();
+    let e = bgp_policy::compile(&def).unwrap_err();
+    assert_eq!(e.field, "match.aspa");
+    assert_eq!(e.kind, bgp_policy::ErrorKind::UnknownAspaState);
+}
+
+#[test]
+fn aspa_path_reading() {
+    let mut out = Vec::new();
+    let b = route(&[65001, 65001, 65002], &[]);
+    assert!(!bgp_policy::aspa_path_of_builder(&b, &mut out));
+    assert_eq!(out, vec![65001, 65001, 65002]);
+    let mut with_set = b.clone();
+    with_set.set(bgp_wire::PathAttr::new(AttrValue::AsPath(
+        bgp_wire::AsPath {
+            segments: vec![
+                bgp_wire::AsSegment {
+                    kind: SegmentType::Sequence,
+                    asns: vec![base::Asn(65001)],
+                },
+                bgp_wire::AsSegment {
+                    kind: SegmentType::Set,
+                    asns: vec![base::Asn(65003), base::Asn(65004)],
+                },
+            ],
+        },
+    )));
+    assert!(bgp_policy::aspa_path_of_builder(&with_set, &mut out));
+    assert_eq!(out, vec![65001]);
+}
+
+#[test]
 fn rpki_state() {
     use bgp_policy::RovState;
     let p = accept_if("rpki = \"invalid\"");

@@ -6,8 +6,10 @@
 //! [`RibMsg::Vrps`]. The RIB parts re-evaluate the routes the changed
 //! VRPs cover ([`bgp_core::RibCore::vrp_update`]).
 //!
-//! Only Route Origin payloads are used; Router Keys and ASPA records are
-//! ignored. Duplicate announcements and withdrawals of unknown VRPs are
+//! Route Origin payloads feed origin validation; ASPA payloads (RTR
+//! version 2) feed AS_PATH verification, each change of the ASPAs in use
+//! going to every RIB part as [`RibMsg::Aspas`]. Router Keys are ignored.
+//! Duplicate announcements and withdrawals of unknown VRPs are
 //! tolerated (set semantics) instead of answered with an Error Report.
 
 use std::net::SocketAddr;
@@ -16,7 +18,7 @@ use std::time::Duration;
 
 use base::Prefix;
 use rov::caches::{CacheState, Delivery, Selector};
-use rov::Vrp;
+use rov::{Aspa, Vrp};
 use rpki::rtr::client::{PayloadError, PayloadTarget, PayloadUpdate};
 use rpki::rtr::{Action, Client, Payload, Timing};
 use tokio::sync::mpsc;
@@ -35,6 +37,8 @@ pub struct CacheConfig {
     pub retry: Duration,
     /// How long its data outlives its connection.
     pub expire: Duration,
+    /// It sends ASPA PDUs in the draft-ietf-sidrops-8210bis-10 layout.
+    pub aspa_draft10: bool,
 }
 
 /// What `show rpki` shows of one cache.
@@ -67,6 +71,8 @@ pub struct RpkiStatus {
     pub vrps_v4: usize,
     /// IPv6 VRPs in use.
     pub vrps_v6: usize,
+    /// ASPAs (customer ASes) in use.
+    pub aspas: usize,
 }
 
 /// Shared view of the RPKI state.
@@ -83,13 +89,37 @@ struct Update {
     reset: bool,
     announce: Vec<Vrp>,
     withdraw: Vec<Vrp>,
+    aspa_announce: Vec<Aspa>,
+    aspa_withdraw: Vec<u32>,
+    /// Read ASPA PDUs in the draft-10 layout ([`rov::from_draft10`]).
+    aspa_draft10: bool,
 }
 
 impl PayloadUpdate for Update {
     fn push_update(&mut self, action: Action, payload: Payload) -> Result<(), PayloadError> {
-        let Payload::Origin(o) = payload else {
-            // Router keys and ASPA: not used.
-            return Ok(());
+        let o = match payload {
+            Payload::Origin(o) => o,
+            Payload::Aspa(a) => {
+                // RFC 8210bis §5.12: an announcement replaces the
+                // customer's record; a withdrawal names the customer only.
+                let customer = a.customer.into_u32();
+                let providers: Vec<u32> = a.providers.iter().map(|p| p.into_u32()).collect();
+                let (announce, aspa) = if self.aspa_draft10 {
+                    // The announce flag is in the body; one record per
+                    // address family, the last one received wins.
+                    rov::from_draft10(customer, &providers).ok_or(PayloadError::Corrupt)?
+                } else {
+                    (action.is_announce(), Aspa::new(customer, providers))
+                };
+                if announce {
+                    self.aspa_announce.push(aspa);
+                } else {
+                    self.aspa_withdraw.push(aspa.customer);
+                }
+                return Ok(());
+            }
+            // Router keys (BGPsec): not used.
+            _ => return Ok(()),
         };
         let p = o.prefix.prefix();
         let (addr, len) = p.addr_and_len();
@@ -110,6 +140,7 @@ impl PayloadUpdate for Update {
 #[derive(Default)]
 struct Target {
     done: Option<(Update, Timing)>,
+    aspa_draft10: bool,
 }
 
 impl PayloadTarget for Target {
@@ -120,6 +151,9 @@ impl PayloadTarget for Target {
             reset,
             announce: Vec::new(),
             withdraw: Vec::new(),
+            aspa_announce: Vec::new(),
+            aspa_withdraw: Vec::new(),
+            aspa_draft10: self.aspa_draft10,
         }
     }
 
@@ -147,7 +181,14 @@ async fn cache_task(i: usize, cfg: CacheConfig, tx: mpsc::UnboundedSender<Event>
                     return;
                 }
                 info!(cache = %cfg.addr, "RTR cache connected");
-                let mut client = Client::new(sock, Target::default(), None);
+                let mut client = Client::new(
+                    sock,
+                    Target {
+                        done: None,
+                        aspa_draft10: cfg.aspa_draft10,
+                    },
+                    None,
+                );
                 loop {
                     if let Err(e) = client.step().await {
                         break if e.kind() == std::io::ErrorKind::UnexpectedEof {
@@ -171,6 +212,8 @@ async fn cache_task(i: usize, cfg: CacheConfig, tx: mpsc::UnboundedSender<Event>
                         // defaults for a version 0 cache, which sends none,
                         // and does not say which version it speaks.
                         expire: None,
+                        aspa_announce: u.aspa_announce,
+                        aspa_withdraw: u.aspa_withdraw,
                     };
                     if tx.send(Event::Data(i, d)).is_err() {
                         return;
@@ -201,6 +244,7 @@ fn publish(sel: &Selector, errors: &[Option<String>], status: &SharedStatus) {
     }
     s.vrps_v4 = v4;
     s.vrps_v6 = v6;
+    s.aspas = sel.aspa().len();
 }
 
 /// Starts the cache tasks and the manager on `rt`; VRP changes go to
@@ -245,7 +289,7 @@ pub fn spawn(
                         e = rx.recv() => e,
                         () = tokio::time::sleep(wait) => {
                             let ch = sel.expire(now());
-                            send(&sel, ch, &parts).await;
+                            send(&mut sel, ch, &parts).await;
                             publish(&sel, &errors, &st);
                             continue;
                         }
@@ -274,7 +318,7 @@ pub fn spawn(
                     sel.lost(i, now())
                 }
             };
-            send(&sel, ch, &parts).await;
+            send(&mut sel, ch, &parts).await;
             publish(&sel, &errors, &st);
         }
     });
@@ -282,7 +326,22 @@ pub fn spawn(
 }
 
 /// Sends the table in use and the changed VRP prefixes to every RIB part.
-async fn send(sel: &Selector, changed: Vec<Prefix>, parts: &[mpsc::Sender<RibMsg>]) {
+async fn send(sel: &mut Selector, changed: Vec<Prefix>, parts: &[mpsc::Sender<RibMsg>]) {
+    let customers = sel.take_aspa_changes();
+    if !customers.is_empty() {
+        info!(
+            aspas = sel.aspa().len(),
+            changed = customers.len(),
+            "RPKI ASPA set changed"
+        );
+        let table = Arc::new(sel.aspa().clone());
+        let customers = Arc::new(customers);
+        for p in parts {
+            let _ = p
+                .send(RibMsg::Aspas(table.clone(), customers.clone()))
+                .await;
+        }
+    }
     if changed.is_empty() {
         return;
     }

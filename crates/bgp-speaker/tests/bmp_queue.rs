@@ -139,6 +139,7 @@ fn stuck_collector_overflows_is_dropped_and_resynced() {
                 pre_policy: true,
                 post_policy: false,
                 loc_rib: false,
+                ..Default::default()
             },
             stats_interval: 0,
             // About 15 MB of the UPDATEs below: more than the socket

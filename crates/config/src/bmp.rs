@@ -1,4 +1,5 @@
-//! `[bmp]`: BGP Monitoring Protocol export (RFC 7854, RFC 9069 Loc-RIB)
+//! `[bmp]`: BGP Monitoring Protocol export (RFC 7854, RFC 9069 Loc-RIB,
+//! RFC 8671 Adj-RIB-Out)
 //! to one or more collectors (`bgp_speaker::bmp`; `docs/bmp.md`).
 //!
 //! ```toml
@@ -9,7 +10,7 @@
 //! [[bmp.collector]]
 //! address = "192.0.2.50"
 //! port = 1790
-//! route_monitoring = ["pre-policy", "post-policy", "loc-rib"]
+//! route_monitoring = ["pre-policy", "post-policy", "loc-rib", "adj-rib-out-pre", "adj-rib-out-post"]
 //! stats_interval = 60           # seconds between Statistics Reports, 0 = none
 //! queue = 100000                # messages held for a slow collector
 //! reconnect_max = 60            # back-off cap, seconds (from 1 s, doubling)
@@ -51,6 +52,11 @@ pub struct Monitoring {
     pub post_policy: bool,
     /// `"loc-rib"`: the best routes, peer type 3 (RFC 9069).
     pub loc_rib: bool,
+    /// `"adj-rib-out-pre"`: per peer, the routes offered to export policy
+    /// (RFC 8671, the O flag without L).
+    pub adj_rib_out_pre: bool,
+    /// `"adj-rib-out-post"`: per peer, what we send it (RFC 8671, O and L).
+    pub adj_rib_out_post: bool,
 }
 
 /// One `[[bmp.collector]]`, validated.
@@ -107,18 +113,14 @@ fn monitoring(c: &Ctx<'_>, path: &str, v: Option<&[String]>) -> R<Monitoring> {
             "pre-policy" => m.pre_policy = true,
             "post-policy" => m.post_policy = true,
             "loc-rib" => m.loc_rib = true,
-            "adj-rib-out-pre" | "adj-rib-out-post" => {
-                return Err(c.err(
-                    &p,
-                    format!("{s:?}: Adj-RIB-Out monitoring (RFC 8671) is not supported yet"),
-                ))
-            }
+            "adj-rib-out-pre" => m.adj_rib_out_pre = true,
+            "adj-rib-out-post" => m.adj_rib_out_post = true,
             o => {
                 return Err(c.err(
                     &p,
                     format!(
-                        "{o:?}: expected \"pre-policy\", \"post-policy\" or \"loc-rib\" \
-                         (\"adj-rib-out-pre\", \"adj-rib-out-post\": not supported yet)"
+                        "{o:?}: expected \"pre-policy\", \"post-policy\", \"loc-rib\", \
+                         \"adj-rib-out-pre\" or \"adj-rib-out-post\""
                     ),
                 ))
             }
@@ -240,7 +242,7 @@ mod tests {
                 5,
             ),
             (
-                "[[bmp.collector]]\naddress = \"127.0.0.1\"\nroute_monitoring = [\"adj-rib-out-post\"]\n",
+                "[[bmp.collector]]\naddress = \"127.0.0.1\"\nroute_monitoring = [\"adj-rib-in\"]\n",
                 "bmp.collector[0].route_monitoring[0]",
                 6,
             ),
@@ -264,8 +266,11 @@ mod tests {
             let e = parse(text).unwrap_err();
             assert_eq!((e.field.as_str(), e.line), (field, line), "{e}");
         }
-        let e = parse("[[bmp.collector]]\naddress = \"127.0.0.1\"\nroute_monitoring = [\"adj-rib-out-pre\"]\n")
-            .unwrap_err();
-        assert!(e.message.contains("not supported yet"), "{e}");
+        let b = parse(
+            "[[bmp.collector]]\naddress = \"127.0.0.1\"\nroute_monitoring = [\"adj-rib-out-pre\", \"adj-rib-out-post\"]\n",
+        )
+        .unwrap();
+        let m = b.bmp.unwrap().collectors[0].monitoring;
+        assert!(m.adj_rib_out_pre && m.adj_rib_out_post && !m.pre_policy && !m.loc_rib);
     }
 }

@@ -8,6 +8,7 @@
 //! preference = 1           # 0..=255, lower is preferred (RFC 8210 §10), default 1
 //! retry = 600              # s before reconnecting after a failure, 1..=7200 (RFC 8210 §6), default 600
 //! expire = 7200            # s a lost cache's data stays in use, 600..=172800 (RFC 8210 §6), default 7200
+//! aspa_pdu = "current"     # ASPA PDU layout: "current" (RFC 8210bis) or "8210bis-10" (stayrtr 0.5.1)
 //! ```
 //!
 //! The Refresh Interval is the cache's own (its End of Data, RFC 8210 §6,
@@ -39,6 +40,7 @@ pub struct RawCache {
     pub preference: Option<i64>,
     pub retry: Option<i64>,
     pub expire: Option<i64>,
+    pub aspa_pdu: Option<String>,
 }
 
 /// `[rpki]`: the RTR caches, in file order.
@@ -60,6 +62,11 @@ pub struct RpkiCache {
     /// `expire`, default 7200 s: how long the cache's data stays in use
     /// after its connection is lost.
     pub expire: Duration,
+    /// `aspa_pdu = "8210bis-10"`: the cache sends ASPA PDUs in the layout
+    /// of draft-ietf-sidrops-8210bis-10 (flags, AFI flags and provider
+    /// count ahead of the customer AS; stayrtr 0.5.1 does). Default
+    /// `"current"`: the later drafts' layout, which the `rpki` crate reads.
+    pub aspa_draft10: bool,
 }
 
 fn int(c: &Ctx<'_>, path: &str, v: Option<i64>, lo: i64, hi: i64, def: i64) -> R<i64> {
@@ -108,6 +115,16 @@ pub(crate) fn validate(c: &Ctx<'_>, r: &RawRpki) -> R<Rpki> {
         // and 7200; Expire larger than Retry.
         let retry = int(c, &format!("{path}.retry"), rc.retry, 1, 7200, 600)?;
         let expire = int(c, &format!("{path}.expire"), rc.expire, 600, 172_800, 7200)?;
+        let aspa_draft10 = match rc.aspa_pdu.as_deref() {
+            None | Some("current") => false,
+            Some("8210bis-10") => true,
+            Some(o) => {
+                return Err(c.err(
+                    &format!("{path}.aspa_pdu"),
+                    format!("{o:?}: expected \"current\" or \"8210bis-10\""),
+                ))
+            }
+        };
         let addr = SocketAddr::new(addr, port as u16);
         if caches.iter().any(|k| k.addr == addr) {
             return Err(c.err(
@@ -120,6 +137,7 @@ pub(crate) fn validate(c: &Ctx<'_>, r: &RawRpki) -> R<Rpki> {
             preference: preference as u8,
             retry: Duration::from_secs(retry as u64),
             expire: Duration::from_secs(expire as u64),
+            aspa_draft10,
         });
     }
     Ok(Rpki { caches })

@@ -32,8 +32,23 @@ fn caches_with_defaults_and_preference() {
     assert_eq!(r.caches[1].preference, 1);
     assert_eq!(r.caches[1].retry, Duration::from_secs(600));
     assert_eq!(r.caches[1].expire, Duration::from_secs(7200));
+    assert!(!r.caches[0].aspa_draft10);
     let none = config::parse(HEAD, "t.toml").unwrap();
     assert!(none.rpki.is_none());
+}
+
+#[test]
+fn aspa_pdu_layout() {
+    let c = config::parse(
+        &format!("{HEAD}[[rpki.cache]]\naddress = \"127.0.0.1\"\naspa_pdu = \"8210bis-10\"\n"),
+        "t.toml",
+    )
+    .unwrap();
+    assert!(c.rpki.unwrap().caches[0].aspa_draft10);
+    assert_eq!(
+        err("[[rpki.cache]]\naddress = \"127.0.0.1\"\naspa_pdu = \"v9\"\n"),
+        "tesserad.toml:7:12: rpki.cache[0].aspa_pdu: \"v9\": expected \"current\" or \"8210bis-10\""
+    );
 }
 
 #[test]
@@ -72,7 +87,7 @@ fn bad_values_name_file_line_and_field() {
     );
     assert_eq!(
         err("[[rpki.cache]]\naddress = \"127.0.0.1\"\nrefresh = 60\n"),
-        "tesserad.toml:7:1: rpki.cache[0].refresh: unknown field `refresh`, expected one of `address`, `port`, `preference`, `retry`, `expire`"
+        "tesserad.toml:7:1: rpki.cache[0].refresh: unknown field `refresh`, expected one of `address`, `port`, `preference`, `retry`, `expire`, `aspa_pdu`"
     );
     assert_eq!(
         err(

@@ -207,6 +207,12 @@ pub struct RpkiInfo {
     /// Prefixes re-evaluated after VRP changes since the start.
     #[serde(default)]
     pub reevaluated: u64,
+    /// ASPAs (customer ASes) in use, from the active cache (RTR v2).
+    #[serde(default)]
+    pub aspas: u64,
+    /// Routes re-evaluated after ASPA changes since the start.
+    #[serde(default)]
+    pub aspa_reevaluated: u64,
 }
 
 /// One RTR cache (`show rpki`).
@@ -582,6 +588,11 @@ pub struct PathInfo {
     /// "valid", "invalid" or "not-found".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rpki: Option<String>,
+    /// ASPA AS_PATH verification state with `[rpki]` configured, for a
+    /// route from an eBGP neighbour with a `role`: "valid", "invalid" or
+    /// "unknown" (absent: not verified).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aspa: Option<String>,
     /// Route-flap damping state (RFC 2439), under `show route ... all`
     /// and `show route damped`, for a path with a damping history.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -640,6 +651,7 @@ impl PathInfo {
             otc: None,
             other: Vec::new(),
             rpki: None,
+            aspa: None,
             damping: None,
         }
     }

@@ -9,13 +9,17 @@
 //! its Expire Interval runs out (RFC 8210 §6), so a short loss changes
 //! nothing; when it expires another cache's data takes over, or, with
 //! none left, the table empties (every route becomes NotFound).
+//!
+//! ASPA records (RTR version 2) follow the same cache: the table in use
+//! holds the active cache's ASPAs, and the customer ASes whose records
+//! changed are collected for [`Selector::take_aspa_changes`].
 
 use std::collections::HashSet;
 use std::time::Duration;
 
 use base::{Instant, Prefix};
 
-use crate::{Vrp, VrpTable};
+use crate::{Aspa, AspaTable, Vrp, VrpTable};
 
 /// What one cache is doing, for `show rpki`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -51,6 +55,8 @@ pub struct Cache {
     pub state: CacheState,
     /// Its VRP set (kept while Stale).
     pub vrps: HashSet<Vrp>,
+    /// Its ASPAs (kept while Stale).
+    pub aspas: AspaTable,
     /// Serial of its last End of Data.
     pub serial: Option<u32>,
     /// Session id of its last End of Data.
@@ -68,6 +74,10 @@ pub struct Selector {
     caches: Vec<Cache>,
     active: Option<usize>,
     table: VrpTable,
+    aspa: AspaTable,
+    /// Customer ASes whose ASPA in use changed since the last
+    /// [`Selector::take_aspa_changes`].
+    aspa_changed: Vec<u32>,
 }
 
 /// A data set a cache delivered (one End of Data's worth).
@@ -85,6 +95,10 @@ pub struct Delivery {
     pub session: u16,
     /// The cache's Expire Interval, when it sent one (RFC 8210 v1+).
     pub expire: Option<Duration>,
+    /// Announced ASPAs (RTR v2): each replaces the customer's record.
+    pub aspa_announce: Vec<Aspa>,
+    /// Withdrawn ASPAs, by customer AS.
+    pub aspa_withdraw: Vec<u32>,
 }
 
 impl Selector {
@@ -97,6 +111,7 @@ impl Selector {
                     preference,
                     state: CacheState::Idle,
                     vrps: HashSet::new(),
+                    aspas: AspaTable::default(),
                     serial: None,
                     session: None,
                     expire,
@@ -105,6 +120,8 @@ impl Selector {
                 .collect(),
             active: None,
             table: VrpTable::default(),
+            aspa: AspaTable::default(),
+            aspa_changed: Vec::new(),
         }
     }
 
@@ -121,6 +138,20 @@ impl Selector {
     /// The table in use.
     pub fn table(&self) -> &VrpTable {
         &self.table
+    }
+
+    /// The ASPAs in use (the active cache's).
+    pub fn aspa(&self) -> &AspaTable {
+        &self.aspa
+    }
+
+    /// The customer ASes whose ASPA in use changed since the last call,
+    /// sorted, each once.
+    pub fn take_aspa_changes(&mut self) -> Vec<u32> {
+        let mut v = std::mem::take(&mut self.aspa_changed);
+        v.sort_unstable();
+        v.dedup();
+        v
     }
 
     /// Cache `i` connected (its data, if any, stays in use until new data).
@@ -155,11 +186,18 @@ impl Selector {
         };
         if d.reset {
             c.vrps.clear();
+            c.aspas = AspaTable::default();
         }
         for v in &d.withdraw {
             c.vrps.remove(v);
         }
         c.vrps.extend(d.announce.iter().copied());
+        for a in &d.aspa_withdraw {
+            c.aspas.remove(*a);
+        }
+        for a in &d.aspa_announce {
+            c.aspas.insert(a.clone());
+        }
         c.state = CacheState::Synced;
         c.serial = Some(d.serial);
         c.session = Some(d.session);
@@ -184,6 +222,7 @@ impl Selector {
             }
             changed.sort_unstable();
             changed.dedup();
+            self.sync_aspa();
             return changed;
         }
         self.expire(now)
@@ -202,6 +241,7 @@ impl Selector {
             if c.state == CacheState::Stale && old {
                 c.state = CacheState::Idle;
                 c.vrps.clear();
+                c.aspas = AspaTable::default();
                 c.serial = None;
                 c.session = None;
                 c.last_update = None;
@@ -246,6 +286,20 @@ impl Selector {
         }
         changed.sort_unstable();
         changed.dedup();
+        self.sync_aspa();
         changed
+    }
+
+    /// Brings the ASPAs in use to the active cache's, noting the changed
+    /// customers.
+    fn sync_aspa(&mut self) {
+        let empty = AspaTable::default();
+        let want = (self.active)
+            .and_then(|i| self.caches.get(i))
+            .map_or(&empty, |c| &c.aspas);
+        if *want != self.aspa {
+            self.aspa_changed.extend(self.aspa.diff(want));
+            self.aspa = want.clone();
+        }
     }
 }

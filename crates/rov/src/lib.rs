@@ -6,12 +6,17 @@
 //!   [`VrpTable::validate`] giving a route's [`RovState`];
 //! * [`PrefixIndex`]: the prefixes a RIB holds, so that a change of the
 //!   VRP set re-evaluates only the routes it covers ([`PrefixIndex::covered_by`])
-//!   instead of walking the whole table.
+//!   instead of walking the whole table;
+//! * [`AspaTable`]: ASPA records (customer AS → providers) and AS_PATH
+//!   verification by draft-ietf-sidrops-aspa-verification
+//!   ([`AspaTable::verify`]: [`AspaState`] Valid / Invalid / Unknown).
 //!
 //! Why our own code: the `rpki` crate (NLnet Labs) brings the RTR protocol
 //! (RFC 8210) and its PDU codec, which tesserad uses at its edge
-//! (`bgp-speaker`'s `rpki` module); it has no origin-validation table and
-//! no notion of a RIB whose routes a VRP change touches. What is left is
+//! (`bgp-speaker`'s `rpki` module); it has no origin-validation table, no
+//! ASPA path verification, and no notion of a RIB whose routes a VRP
+//! change touches (BIRD's and FRR's are C inside their daemons; no
+//! maintained Rust crate does either). What is left is
 //! this small table and index, kept pure so that tests (and the RIB
 //! threads) drive it without a cache server.
 //!
@@ -29,10 +34,12 @@
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod aspa;
 pub mod caches;
 mod index;
 mod table;
 
+pub use aspa::{from_draft10, Aspa, AspaState, AspaTable, Direction};
 pub use index::PrefixIndex;
 pub use table::{Vrp, VrpError, VrpTable};
 

@@ -153,6 +153,7 @@ fn deliver(vrps: &[Vrp], serial: u32) -> Delivery {
         serial,
         session: 7,
         expire: None,
+        ..Default::default()
     }
 }
 
@@ -193,6 +194,7 @@ fn failover_by_preference_and_expiry() {
         serial: 2,
         session: 7,
         expire: Some(Duration::from_secs(10)),
+        ..Default::default()
     };
     let mut ch = s.deliver(1, d, t(102));
     ch.sort();

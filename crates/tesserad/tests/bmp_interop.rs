@@ -1,4 +1,5 @@
-//! BMP (RFC 7854, RFC 9069 Loc-RIB) from a running tesserad to pmacct's
+//! BMP (RFC 7854, RFC 9069 Loc-RIB, RFC 8671 Adj-RIB-Out) from a running
+//! tesserad to pmacct's
 //! `pmbmpd`, with a real BIRD peer sending routes; the whole BMP stream
 //! is captured with `tshark` and must decode without a malformed packet or
 //! an expert error.
@@ -6,7 +7,9 @@
 //! tesserad, pmbmpd and tshark run in the lab's center namespace (the
 //! collector on its own 127.0.0.1), BIRD in leaf 1. Checked in order: the
 //! Initiation, Peer Up of BIRD's session and of the Loc-RIB instance,
-//! BIRD's routes pre-policy, post-policy and in the Loc-RIB, Statistics
+//! BIRD's routes pre-policy, post-policy and in the Loc-RIB, our routes
+//! in BIRD's Adj-RIB-Out pre-policy (as stored) and post-policy (as sent,
+//! our AS prepended; live too), Statistics
 //! Reports, a route BIRD adds and then withdraws afterwards (live), a
 //! collector restart (tesserad reconnects and sends the table again),
 //! Peer Down when BIRD disables its session, `show bmp`, and Termination
@@ -45,7 +48,7 @@ fn config_text(sock: &std::path::Path, l: &common::lab::Leaf) -> String {
          families = [\"ipv4-unicast\", \"ipv6-unicast\"]\n\
          import = \"accept\"\nexport = \"accept\"\n\
          \n[[bmp.collector]]\naddress = \"127.0.0.1\"\nport = {PORT}\n\
-         route_monitoring = [\"pre-policy\", \"post-policy\", \"loc-rib\"]\n\
+         route_monitoring = [\"pre-policy\", \"post-policy\", \"loc-rib\", \"adj-rib-out-pre\", \"adj-rib-out-post\"]\n\
          stats_interval = 1\nreconnect_max = 1\n\
          \n[[bmp.collector]]\naddress = \"127.0.0.1\"\nport = {PORT_LOC}\n\
          route_monitoring = [\"loc-rib\"]\nstats_interval = 0\n",
@@ -215,6 +218,54 @@ fn pmbmpd_gets_peers_routes_and_stats_tshark_decodes_all() {
         &json1,
         "Loc-RIB static 2001:db8:f00::/48",
         &[r#""ip_prefix":"2001:db8:f00::/48""#, r#""is_loc":1"#],
+    );
+    // RFC 8671: what we offer BIRD (pre-policy: our static as stored, no
+    // AS_PATH) and what we send it (post-policy: our AS prepended), both
+    // with the O flag, under BIRD's peer address.
+    let rm = r#""bmp_msg_type":"route_monitor""#;
+    let out_pre = wait_line(
+        &lab,
+        &json1,
+        "Adj-RIB-Out pre-policy 192.0.2.0/24",
+        &[
+            rm,
+            r#""ip_prefix":"192.0.2.0/24""#,
+            &peer_ip,
+            r#""is_out":1"#,
+            r#""is_post":0"#,
+        ],
+    );
+    assert!(
+        !out_pre.contains(&format!(r#""as_path":"{ASN}""#)),
+        "{out_pre}"
+    );
+    let out_post = wait_line(
+        &lab,
+        &json1,
+        "Adj-RIB-Out post-policy 192.0.2.0/24",
+        &[
+            rm,
+            r#""ip_prefix":"192.0.2.0/24""#,
+            &peer_ip,
+            r#""is_out":1"#,
+            r#""is_post":1"#,
+        ],
+    );
+    assert!(
+        out_post.contains(&format!(r#""as_path":"{ASN}""#)),
+        "{out_post}"
+    );
+    wait_line(
+        &lab,
+        &json1,
+        "Adj-RIB-Out post-policy 2001:db8:f00::/48",
+        &[
+            rm,
+            r#""ip_prefix":"2001:db8:f00::/48""#,
+            &peer_ip,
+            r#""is_out":1"#,
+            r#""is_post":1"#,
+        ],
     );
     // The second collector gets the Loc-RIB, and only that.
     let key4 = format!(r#""ip_prefix":"{}""#, r4.prefix);

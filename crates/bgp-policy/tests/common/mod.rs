@@ -25,6 +25,7 @@ pub fn ctx() -> RouteCtx {
         local_addr: Some("192.0.2.254".parse().unwrap()),
         afi: Afi::Ipv4,
         rpki: Default::default(),
+        aspa: None,
     }
 }
 

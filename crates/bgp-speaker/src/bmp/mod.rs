@@ -1,9 +1,10 @@
-//! The BMP edge (RFC 7854, RFC 9069 Loc-RIB): tesserad as a monitored
-//! router, exporting to the collectors of `[[bmp.collector]]`.
+//! The BMP edge (RFC 7854, RFC 9069 Loc-RIB, RFC 8671 Adj-RIB-Out):
+//! tesserad as a monitored router, exporting to the collectors of
+//! `[[bmp.collector]]`.
 //!
 //! ```text
 //!  sessions --Peer Up/Down, pre-policy UPDATEs as received--+
-//!  RIB threads --post-policy and Loc-RIB changes------------+--> BmpHub::emit
+//!  RIB threads --post-policy, Loc-RIB, Adj-RIB-Out changes--+--> BmpHub::emit
 //!        (encoded once, shared)                               | one bounded Queue per collector
 //!                                                             v (never waits; overflow = resync)
 //!  [collector task] connect (back-off 1 s doubling to reconnect_max) -> Initiation
@@ -69,10 +70,25 @@ pub struct RibAccess {
     /// The table dump of the views asked for (pre-policy, post-policy,
     /// Loc-RIB): chunks of encoded Route Monitoring messages.
     #[allow(clippy::type_complexity)]
-    pub dump: Box<dyn Fn(&BmpHub, bool, bool, bool) -> Result<Vec<Msg>, String> + Send + Sync>,
+    pub dump: Box<dyn Fn(&BmpHub, Views) -> Result<Vec<Msg>, String> + Send + Sync>,
     /// The counts of the Statistics Reports.
     #[allow(clippy::type_complexity)]
     pub counts: Box<dyn Fn() -> Result<Counts, String> + Send + Sync>,
+}
+
+/// The views a table dump covers.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Views {
+    /// Pre-policy Adj-RIB-In.
+    pub pre: bool,
+    /// Post-policy Adj-RIB-In.
+    pub post: bool,
+    /// Loc-RIB.
+    pub loc: bool,
+    /// Pre-policy Adj-RIB-Out (RFC 8671).
+    pub out_pre: bool,
+    /// Post-policy Adj-RIB-Out (RFC 8671).
+    pub out_post: bool,
 }
 
 /// Which stream a message belongs to.
@@ -86,6 +102,10 @@ pub(crate) enum Kind {
     Post,
     /// Route Monitoring, Loc-RIB.
     Loc,
+    /// Route Monitoring, pre-policy Adj-RIB-Out (RFC 8671: O flag).
+    OutPre,
+    /// Route Monitoring, post-policy Adj-RIB-Out (O and L flags).
+    OutPost,
 }
 
 /// One collector: its configuration, queue and counters.
@@ -112,6 +132,8 @@ impl Collector {
             Kind::Pre => m.pre_policy,
             Kind::Post => m.post_policy,
             Kind::Loc => m.loc_rib,
+            Kind::OutPre => m.adj_rib_out_pre,
+            Kind::OutPost => m.adj_rib_out_post,
         }
     }
 
@@ -161,6 +183,8 @@ pub(crate) struct Inner {
     pub pre: bool,
     pub post: bool,
     pub loc: bool,
+    pub out_pre: bool,
+    pub out_post: bool,
     /// Set at shutdown: the tasks end once their queues are written.
     pub closing: std::sync::atomic::AtomicBool,
     /// Set when the daemon starts shutting down: the RIB threads are
@@ -239,6 +263,8 @@ impl BmpHub {
             pre: any(|m| m.pre_policy),
             post: any(|m| m.post_policy),
             loc: any(|m| m.loc_rib),
+            out_pre: any(|m| m.adj_rib_out_pre),
+            out_post: any(|m| m.adj_rib_out_post),
             collectors,
             peers: Mutex::new(BTreeMap::new()),
             closing: Default::default(),
@@ -273,6 +299,48 @@ impl BmpHub {
         self.0.pre
     }
 
+    /// Whether some collector monitors the pre-policy Adj-RIB-Out.
+    pub fn adj_rib_out_pre(&self) -> bool {
+        self.0.out_pre
+    }
+
+    /// Whether some collector monitors the post-policy Adj-RIB-Out.
+    pub fn adj_rib_out_post(&self) -> bool {
+        self.0.out_post
+    }
+
+    /// UPDATEs as handed to `peer`'s session (whole BGP messages, one
+    /// after the other): post-policy Adj-RIB-Out Route Monitoring (RFC
+    /// 8671 §5), one message per UPDATE. The A flag stays as negotiated:
+    /// these are the bytes on the wire.
+    pub fn sent_updates(&self, peer: IpAddr, mut raw: &[u8]) {
+        if !self.0.out_post {
+            return;
+        }
+        let Some(mut h) =
+            (self.0.peers.lock().ok()).and_then(|g| g.get(&canonical(peer)).map(|r| r.header))
+        else {
+            return;
+        };
+        h.timestamp = now_ts();
+        h.flags |= peer_flags::O | peer_flags::L;
+        let mut b = Vec::with_capacity(raw.len() + 64);
+        // RFC 4271 §4.1: 16-octet marker, 2-octet length, 1-octet type.
+        while raw.len() >= 19 {
+            let len = usize::from(u16::from_be_bytes([raw[16], raw[17]]));
+            let Some(msg) = raw.get(..len).filter(|_| len >= 19) else {
+                break;
+            };
+            if msg[18] == 2 {
+                encode::route_monitoring(&h, msg, &mut b);
+            }
+            raw = &raw[len..];
+        }
+        if !b.is_empty() {
+            self.emit(Kind::OutPost, &Arc::from(b));
+        }
+    }
+
     pub(crate) fn emit(&self, k: Kind, m: &Msg) {
         for c in &self.0.collectors {
             if c.wants(k) {
@@ -287,7 +355,12 @@ impl BmpHub {
         let g = self.0.peers.lock().ok()?;
         let mut r = g.get(&canonical(peer))?.clone();
         r.header.timestamp = ts;
-        r.header.flags = if k == Kind::Post { peer_flags::L } else { 0 };
+        r.header.flags = match k {
+            Kind::Post => peer_flags::L,
+            Kind::OutPre => peer_flags::O,
+            Kind::OutPost => peer_flags::O | peer_flags::L,
+            _ => 0,
+        };
         Some(r)
     }
 
@@ -420,6 +493,8 @@ impl BmpHub {
                     (m.pre_policy, "pre-policy"),
                     (m.post_policy, "post-policy"),
                     (m.loc_rib, "loc-rib"),
+                    (m.adj_rib_out_pre, "adj-rib-out-pre"),
+                    (m.adj_rib_out_post, "adj-rib-out-post"),
                 ] {
                     if on {
                         mon.push(name.to_string());

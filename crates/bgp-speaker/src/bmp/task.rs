@@ -212,10 +212,17 @@ async fn serve(hub: &BmpHub, c: &Arc<Collector>, s: &mut TcpStream) -> Result<()
     send(c, s, &b).await?;
 
     // The table dump: every RIB thread walks its part.
-    if m.pre_policy || m.post_policy || m.loc_rib {
+    let views = super::Views {
+        pre: m.pre_policy,
+        post: m.post_policy,
+        loc: m.loc_rib,
+        out_pre: m.adj_rib_out_pre,
+        out_post: m.adj_rib_out_post,
+    };
+    if views != super::Views::default() {
         let (h, access) = (hub.clone(), ribs(hub)?);
-        let (pre, post, loc) = (m.pre_policy, m.post_policy, m.loc_rib);
-        let chunks = tokio::task::spawn_blocking(move || (access.dump)(&h, pre, post, loc))
+        let (pre, post, loc) = (views.pre, views.post, views.loc);
+        let chunks = tokio::task::spawn_blocking(move || (access.dump)(&h, views))
             .await
             .map_err(|_| End::Rib("RIB call failed"))?
             .map_err(End::RibText)?;
@@ -232,6 +239,14 @@ async fn serve(hub: &BmpHub, c: &Arc<Collector>, s: &mut TcpStream) -> Result<()
             }
             if post {
                 h.flags = ::bmp::peer_flags::L;
+                end_of_ribs(&h, &p.families, &mut b);
+            }
+            if views.out_pre {
+                h.flags = ::bmp::peer_flags::O;
+                end_of_ribs(&h, &p.families, &mut b);
+            }
+            if views.out_post {
+                h.flags = ::bmp::peer_flags::O | ::bmp::peer_flags::L;
                 end_of_ribs(&h, &p.families, &mut b);
             }
         }

@@ -71,10 +71,14 @@ impl Control {
                 "RPKI is off (no [[rpki.cache]] configured)",
             ));
         };
-        let reevaluated: u64 = self
-            .call_all(|st| st.core.counters.rov_reevaluated)?
-            .into_iter()
-            .sum();
+        let counts = self.call_all(|st| {
+            (
+                st.core.counters.rov_reevaluated,
+                st.core.counters.aspa_reevaluated,
+            )
+        })?;
+        let reevaluated: u64 = counts.iter().map(|c| c.0).sum();
+        let aspa_reevaluated: u64 = counts.iter().map(|c| c.1).sum();
         let s = status
             .lock()
             .map_err(|_| Response::error(ErrorCode::Internal, "the RPKI state is poisoned"))?
@@ -97,6 +101,8 @@ impl Control {
             vrps_v4: s.vrps_v4 as u64,
             vrps_v6: s.vrps_v6 as u64,
             reevaluated,
+            aspas: s.aspas as u64,
+            aspa_reevaluated,
         }))
     }
 

@@ -170,13 +170,11 @@ const BMP_RIB_TIMEOUT: Duration = Duration::from_secs(120);
 fn bmp_access(ribs: Vec<mpsc::Sender<RibMsg>>) -> crate::bmp::RibAccess {
     let (r1, r2) = (ribs.clone(), ribs);
     crate::bmp::RibAccess {
-        dump: Box::new(move |hub, pre, post, loc| {
+        dump: Box::new(move |hub, views| {
             let hub = hub.clone();
-            crate::pipeline::call_all(&r1, BMP_RIB_TIMEOUT, move |st| {
-                st.bmp_dump(&hub, pre, post, loc)
-            })
-            .map(|parts| parts.into_iter().flatten().collect())
-            .map_err(|e| format!("table dump: {e:?}"))
+            crate::pipeline::call_all(&r1, BMP_RIB_TIMEOUT, move |st| st.bmp_dump(&hub, views))
+                .map(|parts| parts.into_iter().flatten().collect())
+                .map_err(|e| format!("table dump: {e:?}"))
         }),
         counts: Box::new(move || {
             let parts = crate::pipeline::call_all(&r2, BMP_RIB_TIMEOUT, |st| st.bmp_counts())
@@ -429,6 +427,7 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
                     preference: c.preference,
                     retry: c.retry,
                     expire: c.expire,
+                    aspa_draft10: c.aspa_draft10,
                 })
                 .collect()
         });

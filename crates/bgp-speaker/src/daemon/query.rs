@@ -455,6 +455,7 @@ pub fn routes_keyed_in(
             p.multipath = members.len() > 1 && members.contains(&i);
             if st.core.rov.is_some() {
                 p.rpki = Some(st.core.rov_state(&r.prefix, set).as_str().into());
+                p.aspa = st.core.aspa_state(pe.peer, set).map(|s| s.as_str().into());
             }
             if all {
                 p.damping = damping_info(rib, pe.peer, r.prefix, pe.path_id);

@@ -1,6 +1,7 @@
-//! The RIB thread's half of BMP: post-policy Adj-RIB-In and Loc-RIB
-//! changes as they happen, the table dumps a connecting collector asks
-//! for, and the counts of the Statistics Reports. Everything is encoded
+//! The RIB thread's half of BMP: post-policy Adj-RIB-In, Loc-RIB and
+//! Adj-RIB-Out (RFC 8671) changes as they happen, the table dumps a
+//! connecting collector asks for, and the counts of the Statistics
+//! Reports. Everything is encoded
 //! here, on the thread that owns the routes, and handed to the hub
 //! ([`crate::bmp`]); the daemon wires the dump and the counts to the hub
 //! as [`crate::bmp::RibAccess`].
@@ -15,7 +16,7 @@ use bgp_core::RibInput;
 use bgp_rib::PeerId;
 
 use super::RibState;
-use crate::bmp::{now_ts, BmpHub, Kind, Msg};
+use crate::bmp::{now_ts, BmpHub, Kind, Msg, Views};
 
 /// Dump chunks handed back to the collector task: about this many octets.
 const CHUNK: usize = 256 << 10;
@@ -98,6 +99,78 @@ impl RibState {
         }
     }
 
+    /// Best-route changes as the pre-policy Adj-RIB-Out of every
+    /// established peer (RFC 8671 §5, O flag without L): the best route
+    /// of each changed prefix as stored, before export policy and the
+    /// session's rewriting (own AS, next hop), or its withdrawal. A
+    /// peer's own routes are not offered back to it (split horizon);
+    /// the other propagation rules (iBGP, route reflection, OTC) are
+    /// part of the export step and not applied to this view.
+    pub(crate) fn bmp_out_pre(&self, hub: &BmpHub, changed: &[bgp_core::BestChange]) {
+        let ts = now_ts();
+        let (mut upd, mut out) = (Vec::new(), Vec::new());
+        for (id, e) in self.peer_iter() {
+            let Some(u) = e.up.as_ref() else {
+                continue;
+            };
+            let Some(rec) = hub.rib_header(u.remote_addr.ip(), Kind::OutPre, ts) else {
+                continue;
+            };
+            for c in changed {
+                let r = self.core.rib.lookup(&c.prefix);
+                let best = r
+                    .as_ref()
+                    .and_then(|r| r.best())
+                    .filter(|(p, _)| p.peer != id);
+                monitor(
+                    &rec.header,
+                    &c.prefix,
+                    None,
+                    best.map(|(_, s)| s.raw()),
+                    &mut upd,
+                    &mut out,
+                );
+                if out.len() >= CHUNK {
+                    hub.emit(Kind::OutPre, &Msg::from(std::mem::take(&mut out)));
+                }
+            }
+        }
+        if !out.is_empty() {
+            hub.emit(Kind::OutPre, &Msg::from(out));
+        }
+    }
+
+    /// A session came up: its pre-policy Adj-RIB-Out as it starts, the
+    /// best route of every prefix this part holds that did not come from
+    /// it (the collector already has the peer's Peer Up).
+    pub(crate) fn bmp_out_pre_peer(&self, hub: &BmpHub, peer: PeerId) {
+        let Some(rec) = self
+            .peer_addr(peer)
+            .and_then(|a| hub.rib_header(a, Kind::OutPre, now_ts()))
+        else {
+            return;
+        };
+        let (mut upd, mut out) = (Vec::new(), Vec::new());
+        for r in self.core.rib.iter() {
+            if let Some((_, set)) = r.best().filter(|(p, _)| p.peer != peer) {
+                monitor(
+                    &rec.header,
+                    &r.prefix,
+                    None,
+                    Some(set.raw()),
+                    &mut upd,
+                    &mut out,
+                );
+                if out.len() >= CHUNK {
+                    hub.emit(Kind::OutPre, &Msg::from(std::mem::take(&mut out)));
+                }
+            }
+        }
+        if !out.is_empty() {
+            hub.emit(Kind::OutPre, &Msg::from(out));
+        }
+    }
+
     /// Best-route changes: the Loc-RIB state of each prefix (RFC 9069).
     pub(crate) fn bmp_loc(&self, hub: &BmpHub, changed: &[bgp_core::BestChange]) {
         let h = hub.loc_header(now_ts());
@@ -127,7 +200,20 @@ impl RibState {
     /// pre-policy view comes from the stored pre-policy Adj-RIB-In
     /// (`soft_reconfiguration_inbound`); peers without it are skipped
     /// (their UPDATEs still go out as they arrive).
-    pub fn bmp_dump(&self, hub: &BmpHub, pre: bool, post: bool, loc: bool) -> Vec<Msg> {
+    ///
+    /// The Adj-RIB-Out views (RFC 8671): pre-policy, each prefix's best
+    /// route for every established peer it did not come from; post-policy,
+    /// what each peer's Adj-RIB-Out holds (the attributes export policy
+    /// gave, before the session's own rewriting: the live messages are
+    /// the UPDATEs exactly as sent).
+    pub fn bmp_dump(&self, hub: &BmpHub, views: Views) -> Vec<Msg> {
+        let Views {
+            pre,
+            post,
+            loc,
+            out_pre,
+            out_post,
+        } = views;
         let ts = now_ts();
         let mut chunks: Vec<Msg> = Vec::new();
         let (mut upd, mut out) = (Vec::new(), Vec::new());
@@ -138,6 +224,7 @@ impl RibState {
         };
         // Established peers and their headers, once.
         let mut peers = BTreeMap::new();
+        let mut outs = BTreeMap::new();
         for (id, e) in self.peer_iter() {
             if let Some(u) = e.up.as_ref() {
                 let a = u.remote_addr.ip();
@@ -146,6 +233,12 @@ impl RibState {
                     hub.rib_header(a, Kind::Post, ts),
                 ) {
                     peers.insert(id, (pr, po));
+                }
+                if let (Some(op), Some(oq)) = (
+                    hub.rib_header(a, Kind::OutPre, ts),
+                    hub.rib_header(a, Kind::OutPost, ts),
+                ) {
+                    outs.insert(id, (op, oq));
                 }
             }
         }
@@ -162,9 +255,44 @@ impl RibState {
                 }
             }
         }
-        if post || loc {
+        if post || loc || out_pre || out_post {
             let lh = hub.loc_header(ts);
             for r in self.core.rib.iter() {
+                for (id, (op, oq)) in &outs {
+                    if out_pre {
+                        if let Some((_, set)) = r.best().filter(|(p, _)| p.peer != *id) {
+                            monitor(
+                                &op.header,
+                                &r.prefix,
+                                None,
+                                Some(set.raw()),
+                                &mut upd,
+                                &mut out,
+                            );
+                        }
+                    }
+                    if out_post {
+                        let shard = self
+                            .core
+                            .rib
+                            .shards()
+                            .get(self.core.rib.shard_of(&r.prefix));
+                        for (pid, set) in shard
+                            .map(|s| s.adj_out_paths(*id, &r.prefix))
+                            .unwrap_or_default()
+                        {
+                            let p = (pid != 0).then_some(pid);
+                            monitor(
+                                &oq.header,
+                                &r.prefix,
+                                p,
+                                Some(set.raw()),
+                                &mut upd,
+                                &mut out,
+                            );
+                        }
+                    }
+                }
                 if post {
                     for (p, set) in r.iter() {
                         let Some((_, rec)) = peers.get(&p.peer) else {

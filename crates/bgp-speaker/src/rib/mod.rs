@@ -81,6 +81,9 @@ pub enum RibMsg {
         std::sync::Arc<rov::VrpTable>,
         std::sync::Arc<Vec<base::Prefix>>,
     ),
+    /// The ASPAs in use changed (from `rpki.rs`): the new set and the
+    /// customer ASes whose records changed.
+    Aspas(std::sync::Arc<rov::AspaTable>, std::sync::Arc<Vec<u32>>),
 }
 
 impl std::fmt::Debug for RibMsg {
@@ -91,6 +94,7 @@ impl std::fmt::Debug for RibMsg {
             RibMsg::Control(_) => f.write_str("Control(..)"),
             RibMsg::Nexthop(u) => f.debug_tuple("Nexthop").field(u).finish(),
             RibMsg::Vrps(t, c) => write!(f, "Vrps({} VRPs, {} changed)", t.len(), c.len()),
+            RibMsg::Aspas(t, c) => write!(f, "Aspas({} ASPAs, {} changed)", t.len(), c.len()),
         }
     }
 }
@@ -264,14 +268,16 @@ impl RibState {
 
     /// Reports post-policy Adj-RIB-In and Loc-RIB changes to BMP.
     pub fn set_bmp(&mut self, hub: crate::bmp::BmpHub) {
-        if hub.loc_rib() {
+        if hub.loc_rib() || hub.adj_rib_out_pre() {
             self.core.want_best = true;
         }
         self.bmp = Some(hub);
     }
 
     fn bmp_wants_best(&self) -> bool {
-        self.bmp.as_ref().is_some_and(|h| h.loc_rib())
+        self.bmp
+            .as_ref()
+            .is_some_and(|h| h.loc_rib() || h.adj_rib_out_pre())
     }
 
     pub(crate) fn handle(&mut self, msg: RibMsg) {
@@ -282,9 +288,18 @@ impl RibState {
                     .as_ref()
                     .filter(|h| h.post_policy())
                     .and_then(|_| bmp::touched(&i));
+                let came_up = match &i {
+                    bgp_core::RibInput::Up { peer, .. } => Some(*peer),
+                    _ => None,
+                };
                 self.core.handle(now(), i, &mut self.out);
                 if let (Some((peer, keys)), Some(h)) = (post, self.bmp.as_ref()) {
                     self.bmp_post(h, peer, &keys);
+                }
+                if let (Some(peer), Some(h)) = (came_up, self.bmp.as_ref()) {
+                    if h.adj_rib_out_pre() {
+                        self.bmp_out_pre_peer(h, peer);
+                    }
                 }
             }
             RibMsg::Tick => {
@@ -295,6 +310,9 @@ impl RibState {
             RibMsg::Nexthop(u) => self.core.nexthop_update(u, &mut self.out),
             RibMsg::Vrps(t, c) => {
                 self.core.vrp_update(t, &c);
+            }
+            RibMsg::Aspas(t, c) => {
+                self.core.aspa_update(t, &c);
             }
         }
         self.deliver();
@@ -360,6 +378,12 @@ impl RibState {
                     let Some(e) = self.core.peer(peer) else {
                         continue;
                     };
+                    if let (Some(h), Some(u)) = (self.bmp.as_ref(), e.up.as_ref()) {
+                        // RFC 8671: post-policy Adj-RIB-Out, as sent.
+                        if h.adj_rib_out_post() {
+                            h.sent_updates(u.remote_addr.ip(), &bytes);
+                        }
+                    }
                     let session = e.up.as_ref().map_or(0, |u| u.session);
                     let status = &e.status;
                     status.hand_over(bytes, markers, |buf| {
@@ -375,6 +399,9 @@ impl RibState {
         if !out.best.is_empty() {
             if let Some(h) = self.bmp.as_ref().filter(|h| h.loc_rib()) {
                 self.bmp_loc(h, &out.best);
+            }
+            if let Some(h) = self.bmp.as_ref().filter(|h| h.adj_rib_out_pre()) {
+                self.bmp_out_pre(h, &out.best);
             }
             if self.best_feed.is_empty() {
                 out.best.clear();

@@ -126,6 +126,9 @@ fn path_line(out: &mut String, prefix: &str, p: &PathInfo, o: &RenderOpts) {
     if let Some(r) = &p.rpki {
         let _ = write!(out, " rpki={r}");
     }
+    if let Some(a) = &p.aspa {
+        let _ = write!(out, " aspa={a}");
+    }
     out.push('\n');
     if p.dest == RouteDest::Unicast {
         if let Some(v) = p.via {
@@ -419,6 +422,26 @@ Table master4:
         assert!(j.contains("\"rpki\":\"invalid\""), "{j}");
         let j = serde_json::to_string(&bgp_path()).unwrap();
         assert!(!j.contains("rpki"), "{j}");
+        assert!(!j.contains("aspa"), "{j}");
+    }
+
+    #[test]
+    fn aspa_state_beside_rpki() {
+        let mut p = bgp_path();
+        p.rpki = Some("valid".into());
+        p.aspa = Some("invalid".into());
+        let routes = vec![RouteInfo {
+            prefix: "10.0.0.0/24".into(),
+            paths: vec![p],
+        }];
+        let mut s = String::new();
+        render_routes(&mut s, &routes, false, &RenderOpts::default());
+        assert_eq!(
+            s,
+            "Table master4:\n10.0.0.0/24          unicast [peer1 22:13:20.123] * (100) [AS65002i] rpki=valid aspa=invalid\n\tvia 192.0.2.1 on eth0\n"
+        );
+        let j = serde_json::to_string(&routes[0].paths[0]).unwrap();
+        assert!(j.contains("\"aspa\":\"invalid\""), "{j}");
     }
 
     #[test]

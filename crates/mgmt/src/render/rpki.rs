@@ -34,6 +34,11 @@ pub fn render_rpki(out: &mut String, r: &RpkiInfo) {
         "VRPs in use: {} IPv4, {} IPv6; prefixes re-evaluated: {}",
         r.vrps_v4, r.vrps_v6, r.reevaluated
     );
+    let _ = writeln!(
+        out,
+        "ASPAs in use: {}; routes re-evaluated: {}",
+        r.aspas, r.aspa_reevaluated
+    );
 }
 
 #[cfg(test)]
@@ -69,6 +74,8 @@ mod tests {
             vrps_v4: 2,
             vrps_v6: 1,
             reevaluated: 5,
+            aspas: 4,
+            aspa_reevaluated: 9,
         };
         let mut s = String::new();
         render_rpki(&mut s, &r);
@@ -78,7 +85,8 @@ mod tests {
              127.0.0.1:3323                              1 synced          *          7     4242        3\n\
              [::1]:323                                   2 idle                       -        -        0\n\
              \x20 last error: connect: Connection refused\n\
-             VRPs in use: 2 IPv4, 1 IPv6; prefixes re-evaluated: 5\n"
+             VRPs in use: 2 IPv4, 1 IPv6; prefixes re-evaluated: 5\n\
+             ASPAs in use: 4; routes re-evaluated: 9\n"
         );
     }
 }
