@@ -10,8 +10,8 @@ const DEVS: [&str; 2] = ["e0", "e1"];
 /// A valid graph for interfaces e0 and e1: IPv4 from either, looked up in
 /// the FIB, out of either.
 const GOOD: &str = "in0 :: FromDevice(e0); in1 :: FromDevice(e1);
-in0 -> CheckIpHeader -> rt;
 rt :: Ip4Lookup(TABLE fib4, PORTS 2);
+in0 -> CheckIpHeader -> rt;
 in1 -> CheckIpHeader -> rt;
 rt [0] -> ToDevice(e0);
 rt [1] -> ToDevice(e1);
@@ -45,21 +45,31 @@ fn a_good_graph_passes() {
 fn unknown_element_and_bad_argument() {
     fails(
         &GOOD.replace("Ip4Lookup(TABLE", "Ip4Lookupp(TABLE"),
-        "3:7",
+        "2:7",
         "rt (Ip4Lookupp): unknown element class 'Ip4Lookupp'",
     );
     fails(
         &GOOD.replace("PORTS 2", "PORTS x"),
-        "3:29",
+        "2:29",
         "rt (Ip4Lookup): ",
     );
     fails(
         &GOOD.replace("TABLE fib4", "TABLE fib9"),
-        "3:7",
+        "2:7",
         "no IPv4 table 'fib9'",
     );
     // Syntax errors come from the parser, with its position.
-    fails(&GOOD.replace("rt [0] ->", "rt [0] => "), "5:8", "expected '->' or ';'");
+    fails(
+        &GOOD.replace("rt [0] ->", "rt [0] =>"),
+        "5:8",
+        "unexpected character '='",
+    );
+    // A name used before it is declared is a class (as in Click).
+    fails(
+        &GOOD.replace("in0 -> CheckIpHeader -> rt;", "in0 -> CheckIpHeader -> rt2;"),
+        "3:25",
+        "rt2@2 (rt2): unknown element class 'rt2'",
+    );
 }
 
 #[test]
@@ -67,7 +77,7 @@ fn unconnected_and_duplicate_ports() {
     // Output 1 of the lookup leads nowhere.
     fails(
         &GOOD.replace("rt [1] -> ToDevice(e1);\n", ""),
-        "3:7",
+        "2:7",
         "rt (Ip4Lookup): output 1 is not connected",
     );
     // An element nothing reaches.
@@ -154,4 +164,19 @@ fn the_built_in_graph_passes_the_same_checks() {
         let text = graph_engine::graph_config(&ports, &DEVS, engine);
         check(&text).unwrap_or_else(|e| panic!("{engine:?}: {e}\n{text}"));
     }
+}
+
+/// The worked example of docs/elements.md (the ```click block) is a valid
+/// graph for interfaces eth0 and eth1.
+#[test]
+fn the_worked_example_in_the_docs_is_valid() {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/elements.md");
+    let doc = std::fs::read_to_string(&p).expect("docs/elements.md");
+    let start = doc.find("```click\n").expect("a ```click block") + "```click\n".len();
+    let len = doc[start..].find("```").expect("its end");
+    let g = GraphText {
+        file: "docs/elements.md".into(),
+        text: doc[start..start + len].into(),
+    };
+    check_graph(&g, &["eth0", "eth1"]).unwrap_or_else(|e| panic!("{e}"));
 }
