@@ -123,7 +123,8 @@ impl Lab {
         let bin = bin.display().to_string();
         let mut v = vec![bin.as_str()];
         v.extend_from_slice(args);
-        v.extend_from_slice(&["--socket", &self.sock()]);
+        let sock = self.sock();
+        v.extend_from_slice(&["--socket", &sock]);
         self.exec("r", &v)
     }
     fn ping(&self, dst: &str) -> bool {
