@@ -222,6 +222,13 @@ fn an_operator_graph_forwards_counts_and_reloads_without_dropping_the_fib() {
     assert!(builtin.contains("rt4 [1] -> rw1;"), "{builtin}");
     let counted = builtin.replace("rt4 [1] -> rw1;", "rt4 [1] -> cnt :: Counter -> rw1;");
     let graph = lab.path("dp.click");
+    // A bad graph at start: tesserad refuses to start, with the position.
+    std::fs::write(&graph, counted.replace("PORTS 2", "PORTS two")).expect("graph");
+    let e = lab
+        .exec("r", &[bin, "-c", &cfg.display().to_string()])
+        .expect_err("tesserad started with a bad graph");
+    let want = format!("{}:1:30: rt4 (Ip4Lookup): ", graph.display());
+    assert!(e.contains(&want), "want {want} in {e}");
     std::fs::write(&graph, &counted).expect("graph");
     // `tesserad --check` checks the graph too.
     lab.exec("r", &[bin, "-c", &cfgs, "--check"])
