@@ -190,12 +190,10 @@ pub(crate) fn validate(c: &Ctx<'_>, d: &RawDataplane) -> R<Dataplane> {
     };
     let graph = match d.graph.as_deref() {
         Some("") => return Err(c.err("dataplane.graph", "an empty path")),
-        Some(_) if d.engine.is_some() => {
-            return Err(c.err(
-                "dataplane.graph",
-                "graph and engine both set: the graph decides (use Ip4Forward in it for the fast path)",
-            ))
-        }
+        Some(_) if d.engine.is_some() => return Err(c.err(
+            "dataplane.graph",
+            "graph and engine both set: the graph decides (use Ip4Forward in it for the fast path)",
+        )),
         s => s.map(PathBuf::from),
     };
     let kp = batch(c, "dataplane.kp", d.kp)?;
@@ -281,10 +279,16 @@ mod tests {
         )
         .expect("valid");
         let d = c.dataplane.expect("dataplane");
-        assert_eq!(d.graph.as_deref(), Some(std::path::Path::new("/etc/g.click")));
+        assert_eq!(
+            d.graph.as_deref(),
+            Some(std::path::Path::new("/etc/g.click"))
+        );
         for (extra, want) in [
             ("graph = \"\"\n", "an empty path"),
-            ("graph = \"g\"\nengine = \"graph\"\n", "graph and engine both set"),
+            (
+                "graph = \"g\"\nengine = \"graph\"\n",
+                "graph and engine both set",
+            ),
         ] {
             let e = crate::parse(
                 &format!("{HEAD}[dataplane]\n{extra}[[dataplane.interface]]\nname = \"r0\"\n"),

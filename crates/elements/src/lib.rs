@@ -190,9 +190,9 @@ impl Element for AnyElement {
             | AnyElement::Ip4Lookup(_)
             | AnyElement::Ip4Forward(_)
             | AnyElement::DecIpTtl(_) => Ip4,
-            AnyElement::CheckIp6Header(_) | AnyElement::Ip6Lookup(_) | AnyElement::DecIp6HopLimit(_) => {
-                Ip6
-            }
+            AnyElement::CheckIp6Header(_)
+            | AnyElement::Ip6Lookup(_)
+            | AnyElement::DecIp6HopLimit(_) => Ip6,
             // Input 1 takes ARP and ND frames.
             AnyElement::EtherRewrite(_) if !output && port == 1 => Frame,
             _ => Any,

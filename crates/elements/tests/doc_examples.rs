@@ -18,7 +18,10 @@ fn examples(text: &str) -> Vec<(usize, String, Option<String>)> {
     let mut out: Vec<(usize, String, Option<String>)> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if let Some(h) = line.strip_prefix("## ") {
-            let class: String = h.chars().take_while(|c| c.is_ascii_alphanumeric()).collect();
+            let class: String = h
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect();
             let is_elem = h[class.len()..].starts_with('(')
                 && class.starts_with(|c: char| c.is_ascii_uppercase());
             if is_elem {

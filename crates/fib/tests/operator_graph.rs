@@ -66,7 +66,10 @@ fn unknown_element_and_bad_argument() {
     );
     // A name used before it is declared is a class (as in Click).
     fails(
-        &GOOD.replace("in0 -> CheckIpHeader -> rt;", "in0 -> CheckIpHeader -> rt2;"),
+        &GOOD.replace(
+            "in0 -> CheckIpHeader -> rt;",
+            "in0 -> CheckIpHeader -> rt2;",
+        ),
         "3:25",
         "rt2@2 (rt2): unknown element class 'rt2'",
     );
@@ -104,7 +107,10 @@ fn unconnected_and_duplicate_ports() {
 fn port_type_mismatch() {
     // IPv6 packets into the IPv4 lookup (at the second `->`).
     fails(
-        &GOOD.replace("in1 -> CheckIpHeader -> rt;", "in1 -> CheckIp6Header -> rt;"),
+        &GOOD.replace(
+            "in1 -> CheckIpHeader -> rt;",
+            "in1 -> CheckIp6Header -> rt;",
+        ),
         "4:23",
         "type mismatch: CheckIp6Header@2 output 0 carries IPv6 packets, rt input 0 takes IPv4",
     );

@@ -6,8 +6,8 @@
 use std::os::unix::net::UnixListener;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Weak};
 use std::sync::mpsc::{self, SyncSender};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use fib::dataplane::{self, DataplaneConfig, GraphText, IoMode, LoopConfig, PortConfig};

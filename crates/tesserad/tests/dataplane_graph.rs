@@ -198,7 +198,8 @@ fn metrics(ns: &str) -> String {
         let addr = "127.0.0.1:9324".parse().expect("addr");
         let mut s = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5))
             .expect("connect to /metrics");
-        s.set_read_timeout(Some(Duration::from_secs(5))).expect("timeout");
+        s.set_read_timeout(Some(Duration::from_secs(5)))
+            .expect("timeout");
         s.write_all(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
             .expect("request");
         let mut out = String::new();
@@ -248,7 +249,11 @@ fn an_operator_graph_forwards_counts_and_reloads_without_dropping_the_fib() {
     let pid = lab.child.as_ref().map(Child::id);
     let end = Instant::now() + Duration::from_secs(20);
     while lab.tessera(&["show", "dataplane"]).is_err() {
-        assert!(Instant::now() < end, "tesserad did not start: {}", lab.log());
+        assert!(
+            Instant::now() < end,
+            "tesserad did not start: {}",
+            lab.log()
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
     // Static routes reach the FIB shortly after start.
@@ -284,7 +289,9 @@ fn an_operator_graph_forwards_counts_and_reloads_without_dropping_the_fib() {
         "{m}"
     );
     assert!(
-        m.contains("tessera_dataplane_element_packets_total{element=\"cnt\",class=\"Counter\",dir=\"in\"}"),
+        m.contains(
+            "tessera_dataplane_element_packets_total{element=\"cnt\",class=\"Counter\",dir=\"in\"}"
+        ),
         "{m}"
     );
 
@@ -314,7 +321,9 @@ fn an_operator_graph_forwards_counts_and_reloads_without_dropping_the_fib() {
          deny [0] -> denied :: Discard;\ndeny [1] -> cnt :: Counter -> rw1;",
     );
     std::fs::write(&graph, &filtered).expect("graph");
-    let out = lab.tessera(&["configure"]).expect("the changed graph loads");
+    let out = lab
+        .tessera(&["configure"])
+        .expect("the changed graph loads");
     assert!(out.contains("FIB kept"), "{out}");
     assert!(lab.ping("198.19.113.1"), "198.19.113.1 after the change");
     assert!(!lab.ping("198.19.114.1"), "198.19.114.1 still crosses");

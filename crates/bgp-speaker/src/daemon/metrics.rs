@@ -84,7 +84,11 @@ fn write_dataplane(out: &mut MetricsWriter, d: &mgmt::proto::DataplaneInfo) {
         for (reason, v) in &e.drops {
             out.sample_u64(
                 "tessera_dataplane_element_drops_total",
-                &[("element", &e.name), ("class", &e.class), ("reason", reason)],
+                &[
+                    ("element", &e.name),
+                    ("class", &e.class),
+                    ("reason", reason),
+                ],
                 *v,
             );
         }

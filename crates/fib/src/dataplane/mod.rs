@@ -144,8 +144,9 @@ fn serve<D: pkt::Device<Error = IoError>>(
         link,
     } = job;
     let Some((fab, fc, live)) = fabric else {
-        let mut g = GraphWorker::with_graph(&ports, socks, v4, v6, Some(share), lc, None, graph.as_ref())
-            .map_err(|e| e.unwrap_or(IoError::Config("the dataplane graph does not build")))?;
+        let mut g =
+            GraphWorker::with_graph(&ports, socks, v4, v6, Some(share), lc, None, graph.as_ref())
+                .map_err(|e| e.unwrap_or(IoError::Config("the dataplane graph does not build")))?;
         g.set_link(link);
         g.run(lc, stop)?;
         return Ok(g.counters());
@@ -274,10 +275,13 @@ pub struct Report {
     pub errors: Vec<IoError>,
 }
 
+/// A worker's latest element counters.
+type SharedCounters = Arc<Mutex<Vec<ElementCounters>>>;
+
 /// A running dataplane. Drop or [`Dataplane::stop`] stops it.
 pub struct Dataplane {
     /// Each worker's graph replacements and element counters.
-    links: Vec<(mpsc::Sender<Swap>, Arc<Mutex<Vec<ElementCounters>>>)>,
+    links: Vec<(mpsc::Sender<Swap>, SharedCounters)>,
     /// The interface names (the graph's devices), in port order.
     devs: Vec<String>,
     /// The operator's graph running now (`None`: the built-in one).
@@ -681,7 +685,11 @@ pub fn builtin_graph(cfg: &DataplaneConfig) -> Result<String, DpError> {
         })
         .collect::<Result<Vec<_>, DpError>>()?;
     let names: Vec<&str> = cfg.ports.iter().map(|p| p.name.as_str()).collect();
-    Ok(graph_engine::graph_config(&ports, &names, cfg.loop_cfg.engine))
+    Ok(graph_engine::graph_config(
+        &ports,
+        &names,
+        cfg.loop_cfg.engine,
+    ))
 }
 
 /// How long the FIB thread waits for a feed batch before looking at the
