@@ -283,6 +283,20 @@ mod tests {
             d.graph.as_deref(),
             Some(std::path::Path::new("/etc/g.click"))
         );
+        // A new graph file is applied by the reload, not at a restart;
+        // another [dataplane] change still waits for one.
+        let with = |extra: &str| {
+            crate::parse(
+                &format!("{HEAD}[dataplane]\n{extra}[[dataplane.interface]]\nname = \"r0\"\n"),
+                "t.toml",
+            )
+            .expect("valid")
+        };
+        let a = with("graph = \"/etc/g.click\"\n");
+        let plan = crate::diff(&a, &with("graph = \"/etc/h.click\"\n"));
+        assert!(!plan.other.contains(&"dataplane".to_string()), "{plan:?}");
+        let plan = crate::diff(&a, &with("graph = \"/etc/g.click\"\ncores = 2\n"));
+        assert!(plan.other.contains(&"dataplane".to_string()), "{plan:?}");
         for (extra, want) in [
             ("graph = \"\"\n", "an empty path"),
             (
