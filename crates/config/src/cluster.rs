@@ -407,6 +407,12 @@ pub(crate) fn check_dataplane(
             "not supported yet with [cluster]: the fabric runs in tesserad's own dataplane",
         ));
     }
+    if d.graph.is_some() {
+        return Err(c.err(
+            "dataplane.graph",
+            "not supported yet with [cluster]: the fabric's elements are the built-in graph's",
+        ));
+    }
 
     if d.cores != 1 && k.cc.is_some() {
         return Err(c.err(

@@ -14,6 +14,7 @@
 //! feed_socket = "/run/tessera/feed.sock"   # separate dataplane process
 //! engine = "graph"         # graph (element graph, IPv4 + IPv6) | fast (IPv4 only)
 //! frames = 4096            # AF_XDP UMEM frames per socket (power of two)
+//! graph = "/etc/tessera/dataplane.click"   # the operator's element graph
 //!
 //! [[dataplane.interface]]
 //! name = "eth1"
@@ -41,6 +42,7 @@ pub struct RawDataplane {
     pub feed_socket: Option<String>,
     pub engine: Option<String>,
     pub frames: Option<u32>,
+    pub graph: Option<String>,
     #[serde(default)]
     pub interface: Vec<RawInterface>,
 }
@@ -118,6 +120,10 @@ pub struct Dataplane {
     /// `frames`: AF_XDP UMEM frames per socket (power of two, 64..=1M;
     /// default 4096).
     pub frames: u32,
+    /// `graph`: an element graph file (docs/elements.md) the workers run
+    /// instead of the built-in graph; read at start and at every reload
+    /// (a relative path is relative to tesserad's working directory).
+    pub graph: Option<PathBuf>,
 }
 
 fn address(c: &Ctx<'_>, path: &str, s: &str) -> R<(IpAddr, u8)> {
@@ -181,6 +187,14 @@ pub(crate) fn validate(c: &Ctx<'_>, d: &RawDataplane) -> R<Dataplane> {
                 format!("{n}: frames is a power of two in 64..=1048576"),
             ))
         }
+    };
+    let graph = match d.graph.as_deref() {
+        Some("") => return Err(c.err("dataplane.graph", "an empty path")),
+        Some(_) if d.engine.is_some() => return Err(c.err(
+            "dataplane.graph",
+            "graph and engine both set: the graph decides (use Ip4Forward in it for the fast path)",
+        )),
+        s => s.map(PathBuf::from),
     };
     let kp = batch(c, "dataplane.kp", d.kp)?;
     let kn = batch(c, "dataplane.kn", d.kn)?;
@@ -249,12 +263,56 @@ pub(crate) fn validate(c: &Ctx<'_>, d: &RawDataplane) -> R<Dataplane> {
         interfaces,
         engine,
         frames,
+        graph,
     })
 }
 
 #[cfg(test)]
 mod tests {
     const HEAD: &str = "[router]\nid = \"192.0.2.1\"\nasn = 65000\n\n";
+
+    #[test]
+    fn graph_key() {
+        let c = crate::parse(
+            &format!("{HEAD}[dataplane]\ngraph = \"/etc/g.click\"\n[[dataplane.interface]]\nname = \"r0\"\n"),
+            "t.toml",
+        )
+        .expect("valid");
+        let d = c.dataplane.expect("dataplane");
+        assert_eq!(
+            d.graph.as_deref(),
+            Some(std::path::Path::new("/etc/g.click"))
+        );
+        // A new graph file is applied by the reload, not at a restart;
+        // another [dataplane] change still waits for one.
+        let with = |extra: &str| {
+            crate::parse(
+                &format!("{HEAD}[dataplane]\n{extra}[[dataplane.interface]]\nname = \"r0\"\n"),
+                "t.toml",
+            )
+            .expect("valid")
+        };
+        let a = with("graph = \"/etc/g.click\"\n");
+        let plan = crate::diff(&a, &with("graph = \"/etc/h.click\"\n"));
+        assert!(!plan.other.contains(&"dataplane".to_string()), "{plan:?}");
+        let plan = crate::diff(&a, &with("graph = \"/etc/g.click\"\ncores = 2\n"));
+        assert!(plan.other.contains(&"dataplane".to_string()), "{plan:?}");
+        for (extra, want) in [
+            ("graph = \"\"\n", "an empty path"),
+            (
+                "graph = \"g\"\nengine = \"graph\"\n",
+                "graph and engine both set",
+            ),
+        ] {
+            let e = crate::parse(
+                &format!("{HEAD}[dataplane]\n{extra}[[dataplane.interface]]\nname = \"r0\"\n"),
+                "t.toml",
+            )
+            .expect_err(extra)
+            .to_string();
+            assert!(e.contains("dataplane.graph") && e.contains(want), "{e}");
+        }
+    }
 
     #[test]
     fn parses_defaults_and_everything() {

@@ -241,7 +241,9 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
         ("log.format", old.log_format != new.log_format),
         ("log.syslog", old.log_syslog != new.log_syslog),
         ("mrt", old.mrt != new.mrt),
-        ("dataplane", old.dataplane != new.dataplane),
+        // `dataplane.graph` is applied by the reload itself (tesserad reads
+        // the file again every time); the rest waits for a restart.
+        ("dataplane", without_graph(&old.dataplane) != without_graph(&new.dataplane)),
         ("api", old.api != new.api),
         ("cluster", old.cluster != new.cluster),
         ("bmp", old.bmp != new.bmp),
@@ -253,4 +255,9 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
         .map(|(k, _)| k.to_string())
         .collect();
     p
+}
+
+/// `[dataplane]` less its `graph`, which a reload applies.
+fn without_graph(d: &Option<crate::Dataplane>) -> Option<crate::Dataplane> {
+    d.clone().map(|d| crate::Dataplane { graph: None, ..d })
 }

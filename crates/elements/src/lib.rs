@@ -46,7 +46,7 @@ pub mod sched;
 
 use std::collections::HashMap;
 
-use graph::{Arg, BuildError, DeviceRole, Element, Factory, Output, Ports};
+use graph::{Arg, BuildError, DeviceRole, Element, Factory, Output, PortKind, Ports};
 use pkt::Batch;
 
 pub use basic::{Counter, Discard, FromDevice, PortFilter, Queue, Tee, ToDevice};
@@ -179,6 +179,35 @@ impl Element for AnyElement {
             | AnyElement::Counter(_)
             | AnyElement::PortFilter(_)
             | AnyElement::FabricEncap(_) => ports(1, 1),
+        }
+    }
+
+    fn port_kind(&self, output: bool, port: u16) -> PortKind {
+        use PortKind::{Any, Frame, Ip4, Ip6};
+        match self {
+            AnyElement::FromDevice(_) | AnyElement::ToDevice(_) => Frame,
+            AnyElement::CheckIpHeader(_)
+            | AnyElement::Ip4Lookup(_)
+            | AnyElement::Ip4Forward(_)
+            | AnyElement::DecIpTtl(_) => Ip4,
+            AnyElement::CheckIp6Header(_)
+            | AnyElement::Ip6Lookup(_)
+            | AnyElement::DecIp6HopLimit(_) => Ip6,
+            // Input 1 takes ARP and ND frames.
+            AnyElement::EtherRewrite(_) if !output && port == 1 => Frame,
+            _ => Any,
+        }
+    }
+
+    fn optional_output(&self, port: u16) -> bool {
+        match self {
+            // Documented: unconnected, what would go there is dropped
+            // and counted (not_for_us, icmp_suppressed, becn).
+            AnyElement::IcmpEcho(_) | AnyElement::DecIpTtl(_) | AnyElement::DecIp6HopLimit(_) => {
+                port == 1
+            }
+            AnyElement::FabricDecap(e) => port == e.outputs().saturating_sub(1),
+            _ => false,
         }
     }
 
@@ -329,7 +358,13 @@ impl Element for AnyElement {
 pub struct Env {
     tables4: HashMap<String, ProvidedTable<u32>>,
     tables6: HashMap<String, ProvidedTable<u128>>,
+    makers4: HashMap<String, TableMaker<u32>>,
+    makers6: HashMap<String, TableMaker<u128>>,
 }
+
+/// Makes a table for every lookup that names it (see
+/// [`Env::table4_maker`]).
+pub type TableMaker<A> = Box<dyn FnMut() -> Box<dyn Table<A>>>;
 
 impl Env {
     /// An empty environment.
@@ -340,6 +375,33 @@ impl Env {
     pub fn add_table4(&mut self, name: &str, table: Box<dyn Table<u32>>, nexthops: NextHopTable) {
         self.tables4
             .insert(name.to_string(), ProvidedTable { table, nexthops });
+    }
+    /// Provides IPv4 tables under `name` to any number of lookups: each
+    /// one that names it gets a table from `make` (and an empty next-hop
+    /// table), e.g. its own handle on a published FIB. A table given by
+    /// [`Env::add_table4`] under the same name goes first.
+    pub fn table4_maker(&mut self, name: &str, make: TableMaker<u32>) {
+        self.makers4.insert(name.to_string(), make);
+    }
+    /// [`Env::table4_maker`] for IPv6.
+    pub fn table6_maker(&mut self, name: &str, make: TableMaker<u128>) {
+        self.makers6.insert(name.to_string(), make);
+    }
+    pub(crate) fn take4(&mut self, name: &str) -> Option<ProvidedTable<u32>> {
+        self.tables4.remove(name).or_else(|| {
+            self.makers4.get_mut(name).map(|m| ProvidedTable {
+                table: m(),
+                nexthops: NextHopTable::new(),
+            })
+        })
+    }
+    pub(crate) fn take6(&mut self, name: &str) -> Option<ProvidedTable<u128>> {
+        self.tables6.remove(name).or_else(|| {
+            self.makers6.get_mut(name).map(|m| ProvidedTable {
+                table: m(),
+                nexthops: NextHopTable::new(),
+            })
+        })
     }
     /// Provides an IPv6 table under `name`.
     pub fn add_table6(&mut self, name: &str, table: Box<dyn Table<u128>>, nexthops: NextHopTable) {

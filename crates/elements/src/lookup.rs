@@ -401,8 +401,7 @@ impl Lookup<u32> {
                 ));
             }
             let t = env
-                .tables4
-                .remove(&name)
+                .take4(&name)
                 .ok_or_else(|| BuildError::elem(format!("no IPv4 table '{name}' was provided")))?;
             return Self::assemble(t.table, t.nexthops, la.ports, la.noroute);
         }
@@ -451,8 +450,7 @@ impl Lookup<u128> {
                 ));
             }
             let t = env
-                .tables6
-                .remove(&name)
+                .take6(&name)
                 .ok_or_else(|| BuildError::elem(format!("no IPv6 table '{name}' was provided")))?;
             return Self::assemble(t.table, t.nexthops, la.ports, la.noroute);
         }

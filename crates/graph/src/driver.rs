@@ -103,6 +103,41 @@ impl<E: Element, D: Device> Runner<E, D> {
     /// the same name. `burst` is the most packets taken per device per poll
     /// (at most 256).
     pub fn new(graph: Graph<E>, devices: Vec<D>, burst: usize) -> Result<Self, BindError> {
+        let (rx, tx, balances) = Self::bind(&graph, &devices)?;
+        let pool = graph.pool().clone();
+        let burst = burst.clamp(1, pkt::MAX_BATCH);
+        Ok(Runner {
+            graph,
+            devices,
+            rx,
+            tx,
+            balances,
+            pool,
+            rx_batch: Batch::with_capacity(burst),
+            burst,
+            stats: RunnerStats::default(),
+            clock: std::time::Instant::now(),
+        })
+    }
+
+    /// Replaces the graph by `graph`, bound to the same devices (and
+    /// allocating from its own pool), and returns the old one; on a bind
+    /// error nothing changes. Packets still in the old graph's queues go
+    /// with it. The driver's counters go on.
+    pub fn replace_graph(&mut self, graph: Graph<E>) -> Result<Graph<E>, BindError> {
+        let (rx, tx, balances) = Self::bind(&graph, &self.devices)?;
+        self.rx = rx;
+        self.tx = tx;
+        self.balances = balances;
+        self.pool = graph.pool().clone();
+        Ok(std::mem::replace(&mut self.graph, graph))
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn bind(
+        graph: &Graph<E>,
+        devices: &[D],
+    ) -> Result<(Vec<RxBind>, Vec<TxBind>, Vec<Balance>), BindError> {
         let mut rx = Vec::new();
         let mut tx = Vec::new();
         for (i, (name, e, _)) in graph.iter().enumerate() {
@@ -172,20 +207,7 @@ impl<E: Element, D: Device> Runner<E, D> {
                 stats: BalanceStats::default(),
             });
         }
-        let pool = graph.pool().clone();
-        let burst = burst.clamp(1, pkt::MAX_BATCH);
-        Ok(Runner {
-            graph,
-            devices,
-            rx,
-            tx,
-            balances,
-            pool,
-            rx_batch: Batch::with_capacity(burst),
-            burst,
-            stats: RunnerStats::default(),
-            clock: std::time::Instant::now(),
-        })
+        Ok((rx, tx, balances))
     }
 
     /// One round: receive, process, tick, transmit. Returns the number of

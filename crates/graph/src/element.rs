@@ -315,6 +315,43 @@ impl Output<'_> {
     }
 }
 
+/// What a port carries, for the build-time check of connections
+/// ([`PortKind::accepts`]). Packets are always whole Ethernet frames; the
+/// kinds say which network family a port is for.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum PortKind {
+    /// Agnostic: whatever arrives (queues, counters, classifiers,
+    /// schedulers); never a mismatch.
+    Any,
+    /// Ethernet frames of any type (devices, ARP/ND).
+    Frame,
+    /// IPv4 only.
+    Ip4,
+    /// IPv6 only.
+    Ip6,
+}
+
+impl PortKind {
+    /// True when an output of kind `out` may feed an input of kind
+    /// `self`: only the two IP families exclude each other (IPv6 packets
+    /// into an IPv4-only input, or the reverse).
+    pub fn accepts(self, out: PortKind) -> bool {
+        !matches!(
+            (self, out),
+            (PortKind::Ip4, PortKind::Ip6) | (PortKind::Ip6, PortKind::Ip4)
+        )
+    }
+    /// The kind's name in errors.
+    pub fn name(self) -> &'static str {
+        match self {
+            PortKind::Any => "any",
+            PortKind::Frame => "frames",
+            PortKind::Ip4 => "IPv4",
+            PortKind::Ip6 => "IPv6",
+        }
+    }
+}
+
 /// Port counts of an element.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Ports {
@@ -332,6 +369,17 @@ pub trait Element {
     fn class(&self) -> &'static str;
     /// Number of input and output ports.
     fn ports(&self) -> Ports;
+    /// What input (`output == false`) or output port `port` carries, for
+    /// the build-time check of connections (default: agnostic).
+    fn port_kind(&self, _output: bool, _port: u16) -> PortKind {
+        PortKind::Any
+    }
+    /// True when output `port` may be left unconnected on purpose (what
+    /// goes there is dropped and counted); [`crate::Graph::check_connected`]
+    /// reports every other unconnected output.
+    fn optional_output(&self, _port: u16) -> bool {
+        false
+    }
     /// Processes every packet of `batch` (which arrived on `input`),
     /// emitting each on a port of `out` or dropping it with a reason. The
     /// batch must be left empty.

@@ -42,6 +42,12 @@ pub struct Graph<E: Element> {
     keep: Batch,
     pool: Pool,
     now_ns: u64,
+    /// Source name and where each element was declared (for
+    /// [`Graph::check_connected`]).
+    file: String,
+    pos: Vec<Pos>,
+    /// Whether each input slot has a connection.
+    fed: Vec<bool>,
 }
 
 impl<E: Element> std::fmt::Debug for Graph<E> {
@@ -125,6 +131,25 @@ impl<E: Element> Graph<E> {
                     format!("{} has {} input(s); no input {}", c.to, tp.inputs, c.input),
                 ));
             }
+            let (ko, ki) = (
+                elems[from].port_kind(true, c.out),
+                elems[to].port_kind(false, c.input),
+            );
+            if !ki.accepts(ko) {
+                return Err(cfg_err(
+                    file,
+                    c.pos,
+                    format!(
+                        "type mismatch: {} output {} carries {} packets, {} input {} takes {}",
+                        c.from,
+                        c.out,
+                        ko.name(),
+                        c.to,
+                        c.input,
+                        ki.name()
+                    ),
+                ));
+            }
             let t = &mut targets[(out_base[from] + u32::from(c.out)) as usize];
             if t.slot != UNCONNECTED {
                 // Push outputs connect to exactly one input (Click rule).
@@ -157,7 +182,11 @@ impl<E: Element> Graph<E> {
         let tickers = (0..n as u32)
             .filter(|&i| elems[i as usize].wants_tick())
             .collect();
+        let fed = indeg.iter().map(|&d| d > 0).collect();
         Ok(Graph {
+            file: file.to_string(),
+            pos: cfg.decls.iter().map(|d| d.pos).collect(),
+            fed,
             stats: vec![ElemStats::default(); n],
             elems,
             names,
@@ -174,6 +203,52 @@ impl<E: Element> Graph<E> {
             pool,
             now_ns: 0,
         })
+    }
+
+    /// The strict check for graphs written by operators: every element
+    /// other than a device source is reached by a connection, and every
+    /// output is connected unless the element allows it to be left open
+    /// ([`Element::optional_output`]). The error is at the element's
+    /// declaration.
+    pub fn check_connected(&self) -> Result<(), ConfigError> {
+        for (i, e) in self.elems.iter().enumerate() {
+            let p = e.ports();
+            let at = |msg: String| {
+                cfg_err(
+                    &self.file,
+                    self.pos.get(i).copied().unwrap_or_default(),
+                    format!("{} ({}): {msg}", self.names[i], e.class()),
+                )
+            };
+            let source = matches!(e.device(), Some(crate::element::DeviceRole::From(_)));
+            let base = self.in_base[i] as usize;
+            let fed = (0..usize::from(p.inputs)).any(|k| self.fed.get(base + k) == Some(&true));
+            if p.inputs > 0 && !source && !fed {
+                return Err(at("no connection reaches it".into()));
+            }
+            let ob = self.out_base[i] as usize;
+            for k in 0..p.outputs {
+                let open = self
+                    .targets
+                    .get(ob + usize::from(k))
+                    .is_none_or(|t| t.slot == UNCONNECTED);
+                if open && !e.optional_output(k) {
+                    return Err(at(format!(
+                        "output {k} is not connected (connect it, to Discard if its packets are not wanted)"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Where element `i` was declared.
+    pub fn pos(&self, i: usize) -> Option<Pos> {
+        self.pos.get(i).copied()
+    }
+    /// The source name the graph was built from (errors start with it).
+    pub fn file(&self) -> &str {
+        &self.file
     }
 
     /// Number of elements.

@@ -39,8 +39,8 @@ pub mod vr;
 pub use balance::{BalanceSpec, BalanceStats};
 pub use driver::{BindError, Runner, RunnerStats};
 pub use element::{
-    slot_name, BuildError, DeviceRole, DropReason, ElemStats, Element, Factory, Output, Ports,
-    Verdict,
+    slot_name, BuildError, DeviceRole, DropReason, ElemStats, Element, Factory, Output, PortKind,
+    Ports, Verdict,
 };
 pub use graph::Graph;
 pub use lang::{parse, Arg, Config, ConfigError, Pos};

@@ -102,6 +102,10 @@ pub enum Request {
     /// `show rpki`: the RTR caches and the VRPs in use (RFC 8210, RFC
     /// 6811). Answered with [`Data::Rpki`].
     ShowRpki,
+    /// `show dataplane`: the forwarding plane's element graph (which one
+    /// runs) and each element's counters and drops by reason, summed over
+    /// the cores. Answered with [`Data::Dataplane`].
+    ShowDataplane,
     /// `show route damped`: the paths route-flap damping (RFC 2439)
     /// suppresses, each with [`PathInfo::damping`]. Answered with
     /// [`Data::Routes`] (only the suppressed paths of each prefix).
@@ -194,6 +198,37 @@ pub enum Data {
     Bfd(Vec<BfdSessionInfo>),
     Bmp(Vec<BmpCollectorInfo>),
     Rpki(RpkiInfo),
+    Dataplane(DataplaneInfo),
+}
+
+/// Answer to `show dataplane`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DataplaneInfo {
+    /// The graph that runs: the operator's file (`[dataplane] graph`), or
+    /// "built-in".
+    pub graph: String,
+    /// Worker cores (each runs a copy of the graph).
+    pub cores: u32,
+    /// Every element, in the graph's order.
+    pub elements: Vec<ElementInfo>,
+}
+
+/// One element of the dataplane's graph (`show dataplane`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ElementInfo {
+    /// Its name in the graph (`Class@N` for an anonymous one).
+    pub name: String,
+    pub class: String,
+    /// Packets handed to it, and packets it emitted.
+    pub rx: u64,
+    pub tx: u64,
+    /// Drops by reason: the element's own reasons (zeros included) and
+    /// the graph's generic ones (unconnected, overflow, ...) that happened.
+    #[serde(default)]
+    pub drops: std::collections::BTreeMap<String, u64>,
+    /// The element's own counters (Counter: packets, bytes; ...).
+    #[serde(default)]
+    pub counters: std::collections::BTreeMap<String, u64>,
 }
 
 /// Answer to `show rpki`.

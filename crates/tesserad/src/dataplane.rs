@@ -7,9 +7,10 @@ use std::os::unix::net::UnixListener;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, SyncSender};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use fib::dataplane::{self, DataplaneConfig, IoMode, LoopConfig, PortConfig};
+use fib::dataplane::{self, DataplaneConfig, GraphText, IoMode, LoopConfig, PortConfig};
 use fib::kernel::KernelConfig;
 use fib::Change;
 
@@ -134,6 +135,118 @@ fn dp_config(d: &config::Dataplane, k: Option<&config::Cluster>, restart: bool) 
             persist: k.persist,
             adopt: restart,
         }),
+        graph: None,
+    }
+}
+
+/// Reads `[dataplane] graph`, if set.
+pub fn read_graph(d: &config::Dataplane) -> Result<Option<GraphText>, String> {
+    let Some(path) = &d.graph else {
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("dataplane.graph: cannot read {}: {e}", path.display()))?;
+    Ok(Some(GraphText {
+        file: path.display().to_string(),
+        text,
+    }))
+}
+
+/// `tesserad --check`: the operator's graph too, against the configured
+/// interfaces (without opening them).
+pub fn check(d: &config::Dataplane) -> Result<(), String> {
+    if let Some(g) = read_graph(d)? {
+        let devs: Vec<&str> = d.interfaces.iter().map(|i| i.name.as_str()).collect();
+        dataplane::check_graph(&g, &devs)?;
+    }
+    Ok(())
+}
+
+/// `tesserad --print-graph`: the built-in graph for this configuration
+/// (the interfaces' MACs read from the system), where an operator's
+/// graph starts from.
+pub fn print_graph(d: &config::Dataplane) -> Result<String, String> {
+    dataplane::builtin_graph(&dp_config(d, None, false)).map_err(|e| format!("dataplane: {e}"))
+}
+
+/// The daemon's handle on the in-process dataplane: `show dataplane`,
+/// `/metrics`, and the graph part of a reload. Holds the dataplane
+/// weakly, so that it stops (and reports) when tesserad does.
+pub struct Hook {
+    dp: Weak<dataplane::Dataplane>,
+    d: config::Dataplane,
+}
+
+impl Hook {
+    pub fn new(dp: &Arc<dataplane::Dataplane>, d: &config::Dataplane) -> Hook {
+        Hook {
+            dp: Arc::downgrade(dp),
+            d: d.clone(),
+        }
+    }
+}
+
+/// How long a reload waits for each core to take the new graph.
+const SWAP_WAIT: Duration = Duration::from_secs(5);
+
+impl bgp_speaker::daemon::DataplaneHook for Hook {
+    fn show(&self) -> mgmt::proto::DataplaneInfo {
+        let Some(dp) = self.dp.upgrade() else {
+            return mgmt::proto::DataplaneInfo {
+                graph: "stopped".into(),
+                cores: 0,
+                elements: Vec::new(),
+            };
+        };
+        mgmt::proto::DataplaneInfo {
+            graph: dp.graph().map_or_else(|| "built-in".into(), |g| g.file),
+            cores: u32::from(self.d.cores),
+            elements: dp
+                .elements()
+                .into_iter()
+                .map(|e| mgmt::proto::ElementInfo {
+                    name: e.name,
+                    class: e.class,
+                    rx: e.rx,
+                    tx: e.tx,
+                    drops: e.drops.into_iter().collect(),
+                    counters: e.counters.into_iter().collect(),
+                })
+                .collect(),
+        }
+    }
+
+    fn reload(&self, new: &config::Config, check: bool) -> Result<Vec<String>, String> {
+        let Some(dp) = self.dp.upgrade() else {
+            return Ok(Vec::new());
+        };
+        // Other [dataplane] changes need a restart (the reload says so);
+        // the graph is checked against the running interfaces.
+        let Some(nd) = &new.dataplane else {
+            return Ok(Vec::new());
+        };
+        let devs: Vec<&str> = self.d.interfaces.iter().map(|i| i.name.as_str()).collect();
+        let want = match read_graph(nd)? {
+            Some(g) => g,
+            None if dp.graph().is_none() => return Ok(Vec::new()),
+            // Back to the built-in graph.
+            None => GraphText {
+                file: "built-in".into(),
+                text: print_graph(&self.d)?,
+            },
+        };
+        if check {
+            dataplane::check_graph(&want, &devs)?;
+            return Ok(vec![format!("dataplane graph {}: valid", want.file)]);
+        }
+        if dp.graph().as_ref() == Some(&want) {
+            return Ok(Vec::new());
+        }
+        dp.replace_graph(&want, SWAP_WAIT)?;
+        Ok(vec![format!(
+            "dataplane graph {}: running on {} cores (FIB kept)",
+            want.file, self.d.cores
+        )])
     }
 }
 
@@ -248,7 +361,8 @@ pub fn start(
             .map_err(|e| e.to_string())?;
         return Ok((Running::Feed, tx));
     }
-    let cfg = dp_config(d, k, restart);
+    let mut cfg = dp_config(d, k, restart);
+    cfg.graph = read_graph(d)?;
     let dp = dataplane::start(&cfg, rx).map_err(|e| format!("dataplane: {e}"))?;
     announce(&cfg);
     if restart && cfg.kernel.is_some() {
@@ -297,7 +411,8 @@ pub fn run_separate(d: &config::Dataplane) -> Result<(), String> {
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
     }
     let (tx, rx) = mpsc::sync_channel::<Vec<Change>>(FEED_DEPTH);
-    let cfg = dp_config(d, None, false);
+    let mut cfg = dp_config(d, None, false);
+    cfg.graph = read_graph(d)?;
     let dp = dataplane::start(&cfg, rx).map_err(|e| format!("dataplane: {e}"))?;
     announce(&cfg);
     std::thread::Builder::new()

@@ -46,6 +46,11 @@ struct Args {
     /// (scripts/deb) installs it.
     #[arg(long, hide = true)]
     man: bool,
+    /// Print the built-in element graph of `[dataplane]` for this
+    /// configuration (docs/elements.md) and exit: the start of an
+    /// operator's graph (`[dataplane] graph`).
+    #[arg(long = "print-graph")]
+    print_graph: bool,
 }
 
 fn main() -> ExitCode {
@@ -54,6 +59,14 @@ fn main() -> ExitCode {
         return print_man();
     }
     if args.check {
+        let graph = config::load(&args.config)
+            .ok()
+            .and_then(|c| c.dataplane)
+            .map_or(Ok(()), |d| dataplane::check(&d));
+        if let Err(e) = graph {
+            eprintln!("tesserad: {e}");
+            return ExitCode::FAILURE;
+        }
         return match bgp_speaker::daemon::check(&args.config) {
             Ok(summary) => {
                 println!("{summary}");
@@ -74,6 +87,22 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if args.print_graph {
+        let Some(d) = dp else {
+            eprintln!("tesserad: --print-graph needs a [dataplane] section");
+            return ExitCode::FAILURE;
+        };
+        return match dataplane::print_graph(&d) {
+            Ok(g) => {
+                print!("{g}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("tesserad: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     if args.dataplane {
         let Some(d) = dp else {
             eprintln!("tesserad: --dataplane needs a [dataplane] section");
@@ -103,6 +132,9 @@ fn main() -> ExitCode {
             Ok((r, tx)) => {
                 hooks.best_feed = Some(tx);
                 hooks.forwarding_kept = Some(dataplane::forwarding_kept(d, &r));
+                if let dataplane::Running::InProcess(dp) = &r {
+                    hooks.dataplane = Some(std::sync::Arc::new(dataplane::Hook::new(dp, d)));
+                }
                 // Config validation: `[cluster]` runs in this process.
                 if let (Some(k), dataplane::Running::InProcess(dp)) = (&cluster, &r) {
                     match liveness::start(k, dp) {

@@ -38,6 +38,8 @@ pub struct Control {
     bmp: Option<crate::bmp::BmpHub>,
     /// The RPKI manager's view, with `[rpki]`.
     rpki: Option<crate::rpki::SharedStatus>,
+    /// The forwarding plane (`show dataplane`).
+    dataplane: Option<Arc<dyn super::DataplaneHook>>,
 }
 
 impl Control {
@@ -49,7 +51,19 @@ impl Control {
             bfd,
             bmp: None,
             rpki: None,
+            dataplane: None,
         }
+    }
+
+    /// Answers `show dataplane` from `dp`.
+    pub fn with_dataplane(mut self, dp: Option<Arc<dyn super::DataplaneHook>>) -> Control {
+        self.dataplane = dp;
+        self
+    }
+
+    /// The forwarding plane's view (`None` without one in this process).
+    pub fn dataplane(&self) -> Option<mgmt::proto::DataplaneInfo> {
+        self.dataplane.as_ref().map(|d| d.show())
     }
 
     /// Answers `show bmp` from `hub` (`[bmp]`).
@@ -327,6 +341,12 @@ impl ControlHandler for Control {
                 self.bmp.as_ref().map(|h| h.info()).unwrap_or_default(),
             )),
             Request::ShowRpki => self.show_rpki(),
+            Request::ShowDataplane => self.dataplane().map(Data::Dataplane).ok_or_else(|| {
+                Response::error(
+                    ErrorCode::Unsupported,
+                    "no dataplane in this tesserad ([dataplane] absent, or fed to a separate process)",
+                )
+            }),
             Request::Configure { check } => (self.reload)(check)
                 .map(Data::Configure)
                 .map_err(|m| Response::error(ErrorCode::Config, m)),

@@ -52,6 +52,60 @@ impl MetricsSource for Metrics {
         if let Ok((sessions, c)) = self.control.bfd_sessions() {
             write_bfd(out, &sessions, &c);
         }
+        if let Some(d) = self.control.dataplane() {
+            write_dataplane(out, &d);
+        }
+    }
+}
+
+/// The dataplane's elements: packets in and out, drops by reason, and
+/// each element's own counters, labelled by element name and class.
+fn write_dataplane(out: &mut MetricsWriter, d: &mgmt::proto::DataplaneInfo) {
+    out.header(
+        "tessera_dataplane_element_packets_total",
+        MetricType::Counter,
+        "packets handed to (dir=in) and emitted by (dir=out) each element of the dataplane graph, over all cores",
+    );
+    for e in &d.elements {
+        for (dir, v) in [("in", e.rx), ("out", e.tx)] {
+            out.sample_u64(
+                "tessera_dataplane_element_packets_total",
+                &[("element", &e.name), ("class", &e.class), ("dir", dir)],
+                v,
+            );
+        }
+    }
+    out.header(
+        "tessera_dataplane_element_drops_total",
+        MetricType::Counter,
+        "packets each element of the dataplane graph dropped, by reason",
+    );
+    for e in &d.elements {
+        for (reason, v) in &e.drops {
+            out.sample_u64(
+                "tessera_dataplane_element_drops_total",
+                &[
+                    ("element", &e.name),
+                    ("class", &e.class),
+                    ("reason", reason),
+                ],
+                *v,
+            );
+        }
+    }
+    out.header(
+        "tessera_dataplane_element_counter",
+        MetricType::Gauge,
+        "each element's own counters (Counter packets and bytes, queue length, ...), by name",
+    );
+    for e in &d.elements {
+        for (name, v) in &e.counters {
+            out.sample_u64(
+                "tessera_dataplane_element_counter",
+                &[("element", &e.name), ("class", &e.class), ("counter", name)],
+                *v,
+            );
+        }
     }
 }
 

@@ -67,6 +67,8 @@ pub(crate) struct Running {
     /// The sessions of [`Hooks::bfd_sessions`], by peer: they outlive a
     /// neighbour at the same address that has no (or no longer) `bfd`.
     pub bfd_pinned: std::collections::BTreeMap<std::net::IpAddr, crate::bfd::BfdPeer>,
+    /// The forwarding plane's part of a reload ([`Hooks::dataplane`]).
+    pub dataplane: Option<Arc<dyn DataplaneHook>>,
 }
 
 /// The BFD task's handle, once started; shared with the CLI handler.
@@ -198,9 +200,24 @@ pub fn run(path: &Path, log: Option<&str>) -> Result<(), String> {
     run_with(path, log, Hooks::default())
 }
 
+/// The forwarding plane as the daemon reaches it ([`Hooks::dataplane`];
+/// tesserad's `[dataplane]`).
+pub trait DataplaneHook: Send + Sync {
+    /// `show dataplane` and the element lines of `/metrics`.
+    fn show(&self) -> mgmt::proto::DataplaneInfo;
+    /// On `configure` and SIGHUP, with the new configuration, before
+    /// anything else is applied (`check`: only validate). An error aborts
+    /// the reload, and nothing changes; the lines returned join the
+    /// reload's messages.
+    fn reload(&self, new: &config::Config, check: bool) -> Result<Vec<String>, String>;
+}
+
 /// What an embedding binary attaches to the daemon (wiring only).
 #[derive(Default)]
 pub struct Hooks {
+    /// The forwarding plane: `show dataplane`, its `/metrics` lines, and
+    /// its part of a reload (the operator's graph).
+    pub dataplane: Option<Arc<dyn DataplaneHook>>,
     /// Follows the Loc-RIB's best routes: the whole table first, then the
     /// changes (see [`crate::fib_feed`]). `tesserad` uses it for its
     /// `[dataplane]`.
@@ -374,6 +391,7 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         cmds: Default::default(),
         bfd: Default::default(),
         bfd_events: hooks.bfd_events.clone(),
+        dataplane: hooks.dataplane.clone(),
         bfd_pinned: hooks
             .bfd_sessions
             .iter()
@@ -532,7 +550,8 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         Arc::new(move |check: bool| reload::reload(&running, check))
     };
     let mut ctl = control::Control::new(pipeline.senders().to_vec(), reload_fn.clone(), bfd)
-        .with_bmp(bmp_hub.clone());
+        .with_bmp(bmp_hub.clone())
+        .with_dataplane(hooks.dataplane.clone());
     if let Some(s) = rpki_status {
         ctl = ctl.with_rpki(s);
     }

@@ -35,6 +35,13 @@ pub(super) fn reload(
     let plan = config::diff(&r.spec.config, &new.config);
     let mut messages = plan.describe();
     let path = r.path.display().to_string();
+    // The forwarding plane first (its graph file may change while the
+    // configuration does not): an invalid graph aborts the reload.
+    if let Some(dp) = r.dataplane.clone() {
+        if check || !plan.global_reset {
+            messages.extend(dp.reload(&new.config, check)?);
+        }
+    }
     if check {
         if messages.is_empty() {
             messages.push("no changes".into());

@@ -152,6 +152,49 @@ impl WorkerCounters {
     }
 }
 
+/// An element graph written by the operator (`[dataplane] graph`): its
+/// text, and the name its errors start with (the file).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GraphText {
+    pub file: String,
+    pub text: String,
+}
+
+/// One element's counters: packets in and out, drops by reason, and the
+/// element's own counters (summed over the cores by
+/// `Dataplane::elements`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ElementCounters {
+    pub name: String,
+    pub class: String,
+    pub rx: u64,
+    pub tx: u64,
+    /// The element's own drop reasons (zeros included) and the graph's
+    /// generic ones that happened.
+    pub drops: Vec<(String, u64)>,
+    pub counters: Vec<(String, u64)>,
+}
+
+impl ElementCounters {
+    /// Adds `o` (the same element on another core).
+    pub fn add(&mut self, o: &ElementCounters) {
+        self.rx += o.rx;
+        self.tx += o.tx;
+        for (k, v) in &o.drops {
+            match self.drops.iter_mut().find(|(x, _)| x == k) {
+                Some((_, n)) => *n += v,
+                None => self.drops.push((k.clone(), *v)),
+            }
+        }
+        for (k, v) in &o.counters {
+            match self.counters.iter_mut().find(|(x, _)| x == k) {
+                Some((_, n)) => *n += v,
+                None => self.counters.push((k.clone(), *v)),
+            }
+        }
+    }
+}
+
 /// Which forwarder the per-core workers run.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub enum Engine {

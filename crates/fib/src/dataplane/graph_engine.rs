@@ -44,18 +44,21 @@ use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::sync::{mpsc, Arc, Mutex};
 
-use elements::{AnyElement, Env, NeighShare, NextHopTable, NhEntry, Table};
-use graph::{Element, Graph, Runner};
+use elements::{AnyElement, Env, NeighShare, NhEntry, Table};
+use graph::{DeviceRole, Element, Graph, Runner};
 use io::rss::Producer;
 use io::IoError;
 use lpm::publish::ReadHandle;
 use lpm::{Lpm, NextHop};
 use pkt::{Device, Pool};
 
-use super::common::{Engine, FabricConfig, Learned, LoopConfig, WorkerCounters};
+use super::common::{
+    ElementCounters, Engine, FabricConfig, GraphText, Learned, LoopConfig, WorkerCounters,
+};
 use crate::table::FibTables;
 
 /// Packet buffers per core (RX batches of every port, hold queues, ICMP
@@ -210,6 +213,38 @@ impl Table<u32> for SharedTable {
         self.0
             .borrow_mut()
             .lookup_entries_flow(addrs, out, entries, flow)
+    }
+}
+
+/// Gives the EtherRewrite named `rw<i>` of every port `i` the core's
+/// neighbour share (both graphs name them so; an operator's EtherRewrite
+/// named otherwise resolves on its own core only).
+fn attach_share(g: &mut Graph<AnyElement>, shared: Option<&Rc<RefCell<Shared>>>, ports: usize) {
+    let Some(sh) = shared else { return };
+    for i in 0..ports {
+        let e = g.find(&format!("rw{i}")).and_then(|k| g.element_mut(k));
+        if let Some(AnyElement::EtherRewrite(rw)) = e {
+            rw.set_share(Box::new(PortShare {
+                port: i as u16,
+                inner: Rc::clone(sh),
+            }));
+        }
+    }
+}
+
+impl Table<u128> for SharedTable {
+    #[inline]
+    fn lookup_batch(&mut self, addrs: &[u128], out: &mut [Option<NextHop>]) {
+        self.0.borrow_mut().lookup_batch(addrs, out)
+    }
+    #[inline]
+    fn lookup_entries(
+        &mut self,
+        addrs: &[u128],
+        out: &mut [Option<NextHop>],
+        entries: &mut [Option<NhEntry>],
+    ) -> bool {
+        self.0.borrow_mut().lookup_entries(addrs, out, entries)
     }
 }
 
@@ -486,10 +521,147 @@ pub fn graph_config_with(
     s
 }
 
+/// The live tables of one core, shared by every lookup element of its
+/// graph and kept across graph replacements (the FIB is never rebuilt
+/// for a new graph).
+struct Tables {
+    v4: Rc<RefCell<LiveTable>>,
+    v6: Rc<RefCell<LiveTable>>,
+}
+
+/// Builds a graph from `text` with the core's tables: `TABLE fib4` (and
+/// `fib4f`, the fused element's name in the built-in graph) and `TABLE
+/// fib6` give every lookup that names them a view of the published FIB.
+/// Then the checks every graph passes, built-in or the operator's
+/// ([`check_graph`]).
+fn build_graph(
+    g: &GraphText,
+    tables: &Tables,
+    devs: &[&str],
+    ports: usize,
+) -> Result<Graph<AnyElement>, String> {
+    let mut env = Env::new();
+    let used = Rc::new(Cell::new(0u32));
+    for name in ["fib4", "fib4f"] {
+        let (h, u) = (Rc::clone(&tables.v4), Rc::clone(&used));
+        env.table4_maker(
+            name,
+            Box::new(move || {
+                u.set(u.get() + 1);
+                Box::new(SharedTable(Rc::clone(&h)))
+            }),
+        );
+    }
+    let (h, u) = (Rc::clone(&tables.v6), Rc::clone(&used));
+    env.table6_maker(
+        "fib6",
+        Box::new(move || {
+            u.set(u.get() + 1);
+            Box::new(SharedTable(Rc::clone(&h)))
+        }),
+    );
+    let graph = Graph::from_str(&g.text, &g.file, &mut env, Pool::new(POOL_BUFFERS))
+        .map_err(|e| e.to_string())?;
+    check_built(&graph, devs, ports, used.get())?;
+    Ok(graph)
+}
+
+/// What the daemon needs of a graph beyond its building: every device
+/// element names a device of the dataplane, every external port is read
+/// by exactly one `FromDevice`, some lookup reads the FIB, and every
+/// element is connected ([`Graph::check_connected`]).
+fn check_built(
+    g: &Graph<AnyElement>,
+    devs: &[&str],
+    ports: usize,
+    fib_readers: u32,
+) -> Result<(), String> {
+    let at = |i: usize, msg: String| {
+        let p = g.pos(i).unwrap_or_default();
+        format!("{}:{}:{}: {msg}", g.file(), p.line, p.col)
+    };
+    let mut readers = vec![0usize; devs.len()];
+    for (i, (name, e, _)) in g.iter().enumerate() {
+        let (dev, rx) = match e.device() {
+            Some(DeviceRole::From(d)) => (d, true),
+            Some(DeviceRole::To(d)) => (d, false),
+            None => continue,
+        };
+        let Some(k) = devs.iter().position(|d| *d == dev) else {
+            return Err(at(
+                i,
+                format!(
+                    "{name} ({}): no dataplane interface '{dev}' (the interfaces are: {})",
+                    e.class(),
+                    devs.join(", ")
+                ),
+            ));
+        };
+        if rx {
+            readers[k] += 1;
+            if readers[k] > 1 {
+                return Err(at(
+                    i,
+                    format!("{name}: a second FromDevice({dev}); one per interface"),
+                ));
+            }
+        }
+    }
+    if let Some(k) = (0..ports.min(devs.len())).find(|&k| readers[k] == 0) {
+        return Err(format!(
+            "{}:1:1: no FromDevice({}): the graph must receive from every dataplane interface",
+            g.file(),
+            devs[k]
+        ));
+    }
+    if fib_readers == 0 {
+        return Err(format!(
+            "{}:1:1: the graph reads no FIB: it needs an Ip4Lookup, Ip6Lookup or Ip4Forward \
+             with TABLE fib4 or TABLE fib6",
+            g.file()
+        ));
+    }
+    g.check_connected().map_err(|e| e.to_string())
+}
+
+/// Checks an operator's graph for the dataplane whose devices are
+/// `devs` (the interface names, in port order) without starting
+/// anything: the same build and checks as a worker runs, over an empty
+/// FIB. The error starts with `FILE:LINE:COL`.
+pub fn check_graph(g: &GraphText, devs: &[&str]) -> Result<(), String> {
+    let w = lpm::publish::left_right(FibTables::new());
+    let tables = Tables {
+        v4: Rc::new(RefCell::new(LiveTable(w.reader()))),
+        v6: Rc::new(RefCell::new(LiveTable(w.reader()))),
+    };
+    build_graph(g, &tables, devs, devs.len()).map(drop)
+}
+
+/// A request to replace a worker's graph, and where its result goes.
+pub struct Swap {
+    pub graph: GraphText,
+    pub reply: mpsc::Sender<Result<(), String>>,
+}
+
+/// A worker's link to the control side: graph replacements in, element
+/// counters out (refreshed every [`PUBLISH_ROUNDS`] busy rounds and when
+/// the worker goes idle).
+pub struct WorkerLink {
+    pub swaps: mpsc::Receiver<Swap>,
+    pub counters: Arc<Mutex<Vec<ElementCounters>>>,
+}
+
+/// Busy poll rounds between two counter snapshots.
+pub const PUBLISH_ROUNDS: u64 = 1024;
+
 /// One core's graph over its queue of every port.
 pub struct GraphWorker<D: Device<Error = IoError>> {
     runner: Runner<AnyElement, D>,
     shared: Option<Rc<RefCell<Shared>>>,
+    tables: Tables,
+    devs: Vec<String>,
+    ports: usize,
+    link: Option<WorkerLink>,
 }
 
 impl<D: Device<Error = IoError>> GraphWorker<D> {
@@ -523,34 +695,54 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
         cfg: LoopConfig,
         fabric: Option<&FabricConfig>,
     ) -> Result<Self, IoError> {
+        Self::with_graph(ports, devs, v4, v6, share, cfg, fabric, None)
+            .map_err(|e| e.map_or(IoError::Config("the dataplane graph does not build"), |e| e))
+    }
+
+    /// [`GraphWorker::with_fabric`] running the operator's graph `custom`
+    /// (not with the fabric: not supported yet) instead of the built-in
+    /// one. Errors: `Err(None)` for a graph that does not build (the text
+    /// of that error comes from [`check_graph`]), `Err(Some(e))` for the
+    /// rest.
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_graph(
+        ports: &[GraphPort],
+        devs: Vec<D>,
+        v4: ReadHandle<FibTables>,
+        v6: ReadHandle<FibTables>,
+        share: Option<(ReadHandle<FibTables>, Producer<Learned>)>,
+        cfg: LoopConfig,
+        fabric: Option<&FabricConfig>,
+        custom: Option<&GraphText>,
+    ) -> Result<Self, Option<IoError>> {
         let batch = cfg.batch.validate()?;
-        let mut env = Env::new();
-        if cfg.engine == Engine::Fast {
-            // Ip4Forward and the lookup of echo replies and ICMP errors
-            // read the same handle.
-            let h = Rc::new(RefCell::new(LiveTable(v4)));
-            env.add_table4(
-                "fib4",
-                Box::new(SharedTable(Rc::clone(&h))),
-                NextHopTable::new(),
-            );
-            env.add_table4("fib4f", Box::new(SharedTable(h)), NextHopTable::new());
-        } else {
-            env.add_table4("fib4", Box::new(LiveTable(v4)), NextHopTable::new());
-        }
-        env.add_table6("fib6", Box::new(LiveTable(v6)), NextHopTable::new());
         if devs.len() != ports.len() + usize::from(fabric.is_some()) {
-            return Err(IoError::Config("one dataplane device per port"));
+            return Err(Some(IoError::Config("one dataplane device per port")));
         }
         if fabric.is_some() && cfg.engine == Engine::Fast {
-            return Err(IoError::Config(
+            return Err(Some(IoError::Config(
                 "the cluster fabric with engine = \"fast\" is not supported yet",
-            ));
+            )));
         }
-        let names: Vec<&str> = devs.iter().map(|d| d.name()).collect();
-        let text = graph_config_with(ports, &names, cfg.engine, fabric);
-        let mut g = Graph::from_str(&text, "dataplane", &mut env, Pool::new(POOL_BUFFERS))
-            .map_err(|_| IoError::Config("the dataplane graph does not build"))?;
+        if fabric.is_some() && custom.is_some() {
+            return Err(Some(IoError::Config(
+                "an operator's graph with the cluster fabric is not supported yet",
+            )));
+        }
+        let tables = Tables {
+            v4: Rc::new(RefCell::new(LiveTable(v4))),
+            v6: Rc::new(RefCell::new(LiveTable(v6))),
+        };
+        let names: Vec<String> = devs.iter().map(|d| d.name().to_string()).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let text = match custom {
+            Some(g) => g.clone(),
+            None => GraphText {
+                file: "dataplane".into(),
+                text: graph_config_with(ports, &refs, cfg.engine, fabric),
+            },
+        };
+        let mut g = build_graph(&text, &tables, &refs, ports.len()).map_err(|_| None)?;
         let shared = share.map(|(fib, learn)| {
             Rc::new(RefCell::new(Shared {
                 fib,
@@ -558,20 +750,83 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
                 dropped: 0,
             }))
         });
-        if let Some(sh) = &shared {
-            for i in 0..ports.len() {
-                let e = g.find(&format!("rw{i}")).and_then(|k| g.element_mut(k));
-                if let Some(AnyElement::EtherRewrite(rw)) = e {
-                    rw.set_share(Box::new(PortShare {
-                        port: i as u16,
-                        inner: Rc::clone(sh),
-                    }));
+        attach_share(&mut g, shared.as_ref(), ports.len());
+        let runner = Runner::new(g, devs, batch.kp.min(pkt::MAX_BATCH))
+            .map_err(|_| Some(IoError::Config("a dataplane graph device is missing")))?;
+        Ok(GraphWorker {
+            runner,
+            shared,
+            tables,
+            devs: names,
+            ports: ports.len(),
+            link: None,
+        })
+    }
+
+    /// Connects this worker to the control side (graph replacements and
+    /// counter snapshots), and publishes a first snapshot.
+    pub fn set_link(&mut self, link: WorkerLink) {
+        self.link = Some(link);
+        self.publish();
+    }
+
+    /// Replaces the running graph by the operator's `g`, on the same
+    /// devices and the same live FIB; on an error the old graph goes on.
+    /// Element counters start again from zero with the new graph.
+    pub fn replace(&mut self, g: &GraphText) -> Result<(), String> {
+        let refs: Vec<&str> = self.devs.iter().map(String::as_str).collect();
+        let mut graph = build_graph(g, &self.tables, &refs, self.ports)?;
+        attach_share(&mut graph, self.shared.as_ref(), self.ports);
+        self.runner
+            .replace_graph(graph)
+            .map(drop)
+            .map_err(|e| format!("{}: {e}", g.file))
+    }
+
+    /// Every element's counters now (own drop reasons always, generic
+    /// ones when they happened).
+    pub fn element_counters(&self) -> Vec<ElementCounters> {
+        let g = &self.runner.graph;
+        g.iter()
+            .enumerate()
+            .map(|(i, (name, e, st))| {
+                let drops = g
+                    .drops_of(i)
+                    .enumerate()
+                    .filter(|(k, (_, n))| *k >= graph::DropReason::GENERIC || *n > 0)
+                    .map(|(_, (r, n))| (r.to_string(), n))
+                    .collect();
+                let mut counters = Vec::new();
+                e.counters(&mut |k, v| counters.push((k.to_string(), v)));
+                ElementCounters {
+                    name: name.to_string(),
+                    class: e.class().to_string(),
+                    rx: st.rx,
+                    tx: st.tx,
+                    drops,
+                    counters,
                 }
+            })
+            .collect()
+    }
+
+    fn publish(&self) {
+        if let Some(l) = &self.link {
+            let snap = self.element_counters();
+            if let Ok(mut c) = l.counters.lock() {
+                *c = snap;
             }
         }
-        let runner = Runner::new(g, devs, batch.kp.min(pkt::MAX_BATCH))
-            .map_err(|_| IoError::Config("a dataplane graph device is missing"))?;
-        Ok(GraphWorker { runner, shared })
+    }
+
+    /// Takes a waiting graph replacement, if any, and answers it.
+    fn take_swap(&mut self) {
+        let Some(sw) = self.link.as_ref().and_then(|l| l.swaps.try_recv().ok()) else {
+            return;
+        };
+        let r = self.replace(&sw.graph);
+        let _ = sw.reply.send(r);
+        self.publish();
     }
 
     /// Polls until `stop` is set (read once per round); sleeps in
@@ -585,12 +840,23 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
             .filter_map(|d| d.poll_fd())
             .collect();
         let mut idle = 0u32;
+        let mut rounds = 0u64;
         while !stop.load(Ordering::Relaxed) {
+            if self.link.is_some() {
+                self.take_swap();
+                rounds += 1;
+                if rounds % PUBLISH_ROUNDS == 0 {
+                    self.publish();
+                }
+            }
             if self.runner.poll() > 0 {
                 idle = 0;
                 continue;
             }
             idle = idle.saturating_add(1);
+            if idle == cfg.idle_spins.max(1) {
+                self.publish();
+            }
             if idle >= cfg.idle_spins {
                 if fds.is_empty() {
                     std::thread::sleep(Duration::from_millis(cfg.sleep_ms.max(0) as u64));
@@ -599,6 +865,7 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
                 }
             }
         }
+        self.publish();
         match self.runner.devices().iter().find_map(|d| d.last_error()) {
             Some(e) => Err(e),
             None => Ok(()),

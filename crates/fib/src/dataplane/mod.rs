@@ -49,8 +49,11 @@ use lpm::publish::{left_right, Writer};
 use crate::kernel::{self, KernelConfig};
 use crate::resolve::{Change, Fib, FibStats, PortSpec};
 use crate::table::FibTables;
-pub use common::{Engine, FabricCc, FabricConfig, Learned, LoopConfig, PortInfo, WorkerCounters};
-pub use graph_engine::{GraphPort, GraphWorker, LiveTable};
+pub use common::{
+    ElementCounters, Engine, FabricCc, FabricConfig, GraphText, Learned, LoopConfig, PortInfo,
+    WorkerCounters,
+};
+pub use graph_engine::{check_graph, GraphPort, GraphWorker, LiveTable, Swap, WorkerLink};
 
 /// What a worker thread needs besides its sockets.
 struct Job {
@@ -64,6 +67,9 @@ struct Job {
     /// This core's fabric socket (one `SO_REUSEPORT` group over the
     /// cores), its settings and the shared live-node mask.
     fabric: Option<(FabricDevice, FabricConfig, Arc<AtomicU64>)>,
+    /// The operator's graph, if any (else the built-in one).
+    graph: Option<GraphText>,
+    link: WorkerLink,
 }
 
 /// A worker's device: one queue of an external port, or the cluster
@@ -134,9 +140,14 @@ fn serve<D: pkt::Device<Error = IoError>>(
         v6,
         share,
         fabric,
+        graph,
+        link,
     } = job;
     let Some((fab, fc, live)) = fabric else {
-        let mut g = GraphWorker::new(&ports, socks, v4, v6, Some(share), lc)?;
+        let mut g =
+            GraphWorker::with_graph(&ports, socks, v4, v6, Some(share), lc, None, graph.as_ref())
+                .map_err(|e| e.unwrap_or(IoError::Config("the dataplane graph does not build")))?;
+        g.set_link(link);
         g.run(lc, stop)?;
         return Ok(g.counters());
     };
@@ -146,6 +157,7 @@ fn serve<D: pkt::Device<Error = IoError>>(
         .chain(std::iter::once(PortDev::Fabric(fab)))
         .collect();
     let mut g = GraphWorker::with_fabric(&ports, devs, v4, v6, Some(share), lc, Some(&fc))?;
+    g.set_link(link);
     g.follow_live(&live);
     g.run(lc, stop)?;
     Ok(g.counters())
@@ -189,11 +201,17 @@ pub struct DataplaneConfig {
     /// Needs the graph engine and no kernel export ([`KERNEL_WITH_FABRIC`]);
     /// congestion control needs one core (not supported yet otherwise).
     pub fabric: Option<FabricConfig>,
+    /// The operator's element graph (`[dataplane] graph`) instead of the
+    /// built-in one; its devices are the interfaces, by name. Not with
+    /// the fabric or `Engine::Fast` (not supported yet).
+    pub graph: Option<GraphText>,
 }
 
 /// Why the dataplane could not start.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DpError {
+    /// The operator's graph is invalid (`FILE:LINE:COL: what`).
+    Graph(String),
     Io(IoError),
     Config(&'static str),
     /// Port `usize` has fewer RX queues than there are cores.
@@ -207,6 +225,7 @@ impl std::fmt::Display for DpError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             DpError::Io(e) => write!(f, "{e}"),
+            DpError::Graph(e) => write!(f, "{e}"),
             DpError::Config(s) => write!(f, "{s}"),
             DpError::TooFewQueues(p) => write!(
                 f,
@@ -256,8 +275,17 @@ pub struct Report {
     pub errors: Vec<IoError>,
 }
 
+/// A worker's latest element counters.
+type SharedCounters = Arc<Mutex<Vec<ElementCounters>>>;
+
 /// A running dataplane. Drop or [`Dataplane::stop`] stops it.
 pub struct Dataplane {
+    /// Each worker's graph replacements and element counters.
+    links: Vec<(mpsc::Sender<Swap>, SharedCounters)>,
+    /// The interface names (the graph's devices), in port order.
+    devs: Vec<String>,
+    /// The operator's graph running now (`None`: the built-in one).
+    graph: Mutex<Option<GraphText>>,
     /// The cluster fabric's live nodes (bit `i`: node `i`), when there is
     /// a fabric: see [`Dataplane::set_node_live`].
     fabric_live: Option<Arc<AtomicU64>>,
@@ -372,6 +400,20 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
         return Err(DpError::Config(
             "dataplane frames must be a power of two in 64..=1048576",
         ));
+    }
+    if let Some(g) = &cfg.graph {
+        if cfg.fabric.is_some() {
+            return Err(DpError::Config(
+                "an operator's graph with the cluster fabric is not supported yet",
+            ));
+        }
+        if cfg.loop_cfg.engine != Engine::Graph {
+            return Err(DpError::Config(
+                "an operator's graph with engine = \"fast\" is not supported (put Ip4Forward in the graph)",
+            ));
+        }
+        let devs: Vec<&str> = cfg.ports.iter().map(|p| p.name.as_str()).collect();
+        check_graph(g, &devs).map_err(DpError::Graph)?;
     }
     // The fabric socket of each core (empty without a fabric).
     let mut fabric_dev: Vec<Option<(FabricDevice, FabricConfig, Arc<AtomicU64>)>> = Vec::new();
@@ -497,9 +539,13 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
     let mut workers = Vec::new();
     let mut consumers: Vec<Consumer<Learned>> = Vec::new();
     let group_base = (std::process::id() as u16).wrapping_mul(31);
+    let mut links = Vec::new();
     for core in 0..cfg.cores {
         let (p, c) = spsc::<Learned>(256);
         consumers.push(c);
+        let (swap_tx, swap_rx) = mpsc::channel::<Swap>();
+        let counters = Arc::new(Mutex::new(Vec::new()));
+        links.push((swap_tx, Arc::clone(&counters)));
         let job = Job {
             ports: info
                 .iter()
@@ -513,6 +559,11 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
             v6: writer.reader(),
             share: (writer.reader(), p),
             fabric: fabric_dev.get_mut(core).and_then(Option::take),
+            graph: cfg.graph.clone(),
+            link: WorkerLink {
+                swaps: swap_rx,
+                counters,
+            },
         };
         let multi = cfg.cores > 1;
         let (stop, ready, progs, ports, mode, lc) = (
@@ -542,7 +593,7 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
                                 });
                             }
                             let mut s = PacketSocket::open(&pc)?;
-                            s.set_name(&format!("p{i}"));
+                            s.set_name(&p.name);
                             s.set_kn(lc.batch.kn);
                             Ok(s)
                         })
@@ -553,13 +604,13 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
                 } else {
                     let socks = progs
                         .iter()
-                        .enumerate()
-                        .map(|(i, pr)| {
+                        .zip(&ports)
+                        .map(|(pr, p)| {
                             let mut xc = XskConfig::new(core as u32);
                             xc.frame_count = lc.xdp_frames;
                             xc.ring_size = (lc.xdp_frames / 2).max(xc.ring_size.min(lc.xdp_frames));
                             let mut s = XskSocket::open(pr, &xc)?;
-                            s.set_name(&format!("p{i}"));
+                            s.set_name(&p.name);
                             s.set_kn(lc.batch.kn);
                             Ok(s)
                         })
@@ -586,6 +637,9 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
         ..FibReport::default()
     }));
     let mut dp = Dataplane {
+        links,
+        devs: cfg.ports.iter().map(|p| p.name.clone()).collect(),
+        graph: Mutex::new(cfg.graph.clone()),
         fabric_live,
         stop: Arc::clone(&stop),
         workers,
@@ -614,6 +668,28 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
             .map_err(|_| DpError::Config("cannot spawn the FIB thread"))?,
     );
     Ok(dp)
+}
+
+/// The built-in graph the workers run for `cfg` (the interfaces' MACs
+/// read from the system), as `tesserad --print-graph` prints it: where
+/// an operator's graph (`[dataplane] graph`) starts from.
+pub fn builtin_graph(cfg: &DataplaneConfig) -> Result<String, DpError> {
+    let ports = cfg
+        .ports
+        .iter()
+        .map(|p| {
+            Ok(GraphPort {
+                mac: read_mac(&p.name)?,
+                addrs: p.addrs.clone(),
+            })
+        })
+        .collect::<Result<Vec<_>, DpError>>()?;
+    let names: Vec<&str> = cfg.ports.iter().map(|p| p.name.as_str()).collect();
+    Ok(graph_engine::graph_config(
+        &ports,
+        &names,
+        cfg.loop_cfg.engine,
+    ))
 }
 
 /// How long the FIB thread waits for a feed batch before looking at the
@@ -712,6 +788,75 @@ impl Dataplane {
         true
     }
 
+    /// Every element's counters, summed over the cores by element name
+    /// (each core runs the same graph), in the graph's order. Refreshed by
+    /// each worker every `graph_engine::PUBLISH_ROUNDS` busy polls and
+    /// whenever it goes idle.
+    pub fn elements(&self) -> Vec<ElementCounters> {
+        let mut all: Vec<ElementCounters> = Vec::new();
+        for (_, c) in &self.links {
+            let c = c.lock().unwrap_or_else(PoisonError::into_inner);
+            for e in c.iter() {
+                match all.iter_mut().find(|x| x.name == e.name) {
+                    Some(x) => x.add(e),
+                    None => all.push(e.clone()),
+                }
+            }
+        }
+        all
+    }
+
+    /// The operator's graph running now (`None`: the built-in one).
+    pub fn graph(&self) -> Option<GraphText> {
+        self.graph
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Checks the operator's graph `g` and, when it is valid, has every
+    /// core replace its graph with it, on the same devices and the same
+    /// live FIB (nothing is rebuilt or withdrawn; packets queued inside
+    /// the old graph are dropped with it). An invalid graph changes
+    /// nothing: the error starts with `FILE:LINE:COL`. Each core answers
+    /// within `wait` or the call reports it.
+    pub fn replace_graph(&self, g: &GraphText, wait: Duration) -> Result<(), String> {
+        if self.fabric_live.is_some() {
+            return Err("an operator's graph with the cluster fabric is not supported yet".into());
+        }
+        let devs: Vec<&str> = self.devs.iter().map(String::as_str).collect();
+        check_graph(g, &devs)?;
+        let mut answers = Vec::new();
+        for (core, (tx, _)) in self.links.iter().enumerate() {
+            let (rtx, rrx) = mpsc::channel();
+            let sw = Swap {
+                graph: g.clone(),
+                reply: rtx,
+            };
+            if tx.send(sw).is_err() {
+                return Err(format!("dataplane core {core} has stopped"));
+            }
+            answers.push(rrx);
+        }
+        let mut errs = Vec::new();
+        for (core, r) in answers.iter().enumerate() {
+            match r.recv_timeout(wait) {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => errs.push(format!("core {core}: {e}")),
+                Err(_) => errs.push(format!("core {core}: no answer within {wait:?}")),
+            }
+        }
+        if errs.len() < self.links.len() {
+            // At least one core runs it now.
+            *self.graph.lock().unwrap_or_else(PoisonError::into_inner) = Some(g.clone());
+        }
+        if errs.is_empty() {
+            Ok(())
+        } else {
+            Err(errs.join("; "))
+        }
+    }
+
     /// The FIB thread's counters now.
     pub fn fib_report(&self) -> FibReport {
         *self.live.lock().unwrap_or_else(PoisonError::into_inner)
@@ -787,6 +932,7 @@ mod tests {
                 },
                 kernel: None,
                 fabric: None,
+                graph: None,
             };
             let (_t, r) = mpsc::channel();
             assert!(

@@ -64,6 +64,42 @@ fn render_data(out: &mut String, req: &Request, data: &Data, o: &RenderOpts) {
         Data::Bfd(b) => render_bfd(out, b),
         Data::Rpki(r) => render_rpki(out, r),
         Data::Bmp(b) => render_bmp(out, b),
+        Data::Dataplane(d) => render_dataplane(out, d),
+    }
+}
+
+/// `show dataplane`: the graph, then one line per element with its
+/// packets in and out, its drops by reason and its own counters (zeros
+/// left out).
+pub fn render_dataplane(out: &mut String, d: &crate::proto::DataplaneInfo) {
+    let _ = writeln!(out, "Graph: {} ({} cores)", d.graph, d.cores);
+    let _ = writeln!(
+        out,
+        "{:<20} {:<16} {:>12} {:>12}  Drops / counters",
+        "Element", "Class", "In", "Out"
+    );
+    for e in &d.elements {
+        let mut extra: Vec<String> = e
+            .drops
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(k, n)| format!("drop {k}={n}"))
+            .collect();
+        extra.extend(
+            e.counters
+                .iter()
+                .filter(|(_, n)| **n > 0)
+                .map(|(k, n)| format!("{k}={n}")),
+        );
+        let _ = writeln!(
+            out,
+            "{:<20} {:<16} {:>12} {:>12}  {}",
+            e.name,
+            e.class,
+            e.rx,
+            e.tx,
+            extra.join(" ")
+        );
     }
 }
 

@@ -114,6 +114,9 @@ enum ShowWhat {
     Bmp,
     /// RPKI: the RTR caches, their state and serial, the VRPs in use
     Rpki,
+    /// The forwarding plane's element graph: which graph runs, each
+    /// element's packets in and out, drops by reason and counters.
+    Dataplane,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -241,6 +244,7 @@ fn to_request(cmd: &CtlCommand) -> Result<(Request, &ConnArgs), String> {
                 ShowWhat::Bfd => Request::ShowBfd,
                 ShowWhat::Bmp => Request::ShowBmp,
                 ShowWhat::Rpki => Request::ShowRpki,
+                ShowWhat::Dataplane => Request::ShowDataplane,
             };
             (req, &s.conn)
         }
@@ -505,6 +509,7 @@ mod tests {
         assert_eq!(req(&["show", "status"]), Request::ShowStatus);
         assert_eq!(req(&["show", "nexthop"]), Request::ShowNexthop);
         assert_eq!(req(&["show", "bfd"]), Request::ShowBfd);
+        assert_eq!(req(&["show", "dataplane"]), Request::ShowDataplane);
         assert_eq!(req(&["show", "bmp"]), Request::ShowBmp);
         assert_eq!(req(&["show", "rpki"]), Request::ShowRpki);
         assert_eq!(req(&["show", "route", "damped"]), Request::ShowRouteDamped);

@@ -1,0 +1,341 @@
+//! An operator's element graph (`[dataplane] graph`) in a running
+//! tesserad, on veth pairs in namespaces this test creates:
+//!
+//! ```text
+//! A [a0 198.18.1.2] -- [r0 198.18.1.1] R [r1 198.18.2.1] -- [b0 198.18.2.2] B
+//!                                                  (lo 198.19.113.1, 198.19.114.1)
+//! ```
+//!
+//! R forwards with its own dataplane only (AF_PACKET, no kernel
+//! addresses on r0/r1, kernel forwarding off). Two static routes,
+//! 198.19.113.0/24 and 198.19.114.0/24 via B, are the FIB. The graph is
+//! the built-in one (`tesserad --print-graph`) with a `Counter` on port
+//! 1's IPv4 path: pings from A to both prefixes cross R, and `tessera
+//! show dataplane --json` counts them at the Counter. Then `tessera
+//! configure` with a broken graph: the reload fails with the
+//! `FILE:LINE:COL` of the error, and the old graph still forwards. Then a
+//! changed graph that drops 198.19.114.0/24 in a Classifier: pings to it
+//! die and are counted as drops of the Discard, those to 198.19.113.1
+//! still cross, with no restart (same pid) and no new route: the FIB was
+//! kept. `/metrics` carries the element counters too. Needs root, `ip`,
+//! `ping`; every step is bounded and everything is torn down (also on
+//! failure).
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::cluster::sh;
+
+struct Lab {
+    tag: String,
+    dir: PathBuf,
+    child: Option<Child>,
+}
+
+impl Lab {
+    fn ns(&self, n: &str) -> String {
+        format!("dg{n}{}", self.tag)
+    }
+    fn exec(&self, n: &str, argv: &[&str]) -> Result<String, String> {
+        let ns = self.ns(n);
+        let mut v = vec!["ip", "netns", "exec", &ns];
+        v.extend_from_slice(argv);
+        sh(&v)
+    }
+    fn must(&self, n: &str, argv: &[&str]) {
+        if let Err(e) = self.exec(n, argv) {
+            panic!("setup: {e}");
+        }
+    }
+    fn new() -> Lab {
+        // SAFETY: geteuid has no preconditions.
+        assert_eq!(unsafe { libc::geteuid() }, 0, "this test needs root");
+        for t in ["ip", "ping"] {
+            assert!(
+                Command::new("which")
+                    .arg(t)
+                    .output()
+                    .is_ok_and(|o| o.status.success()),
+                "this test needs `{t}` installed"
+            );
+        }
+        let tag = format!("{}", std::process::id() % 100_000);
+        let dir = std::env::temp_dir().join(format!("tessera-dg-{tag}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("work dir");
+        let lab = Lab {
+            tag,
+            dir,
+            child: None,
+        };
+        for n in ["a", "r", "b"] {
+            sh(&["ip", "netns", "add", &lab.ns(n)]).expect("netns");
+            lab.must(n, &["ip", "link", "set", "lo", "up"]);
+        }
+        for (n1, i1, n2, i2) in [("a", "a0", "r", "r0"), ("r", "r1", "b", "b0")] {
+            let (x, y) = (lab.ns(n1), lab.ns(n2));
+            sh(&[
+                "ip", "link", "add", i1, "netns", &x, "type", "veth", "peer", "name", i2, "netns",
+                &y,
+            ])
+            .expect("veth");
+        }
+        lab.must("a", &["ip", "addr", "add", "198.18.1.2/24", "dev", "a0"]);
+        lab.must("b", &["ip", "addr", "add", "198.18.2.2/24", "dev", "b0"]);
+        lab.must("b", &["ip", "addr", "add", "198.19.113.1/32", "dev", "lo"]);
+        lab.must("b", &["ip", "addr", "add", "198.19.114.1/32", "dev", "lo"]);
+        lab.must("r", &["sysctl", "-qw", "net.ipv4.ip_forward=0"]);
+        for (n, i) in [("a", "a0"), ("r", "r0"), ("r", "r1"), ("b", "b0")] {
+            lab.must(n, &["ip", "link", "set", i, "up"]);
+        }
+        lab.must("a", &["ip", "route", "add", "default", "via", "198.18.1.1"]);
+        lab.must("b", &["ip", "route", "add", "default", "via", "198.18.2.1"]);
+        lab
+    }
+    fn path(&self, f: &str) -> PathBuf {
+        self.dir.join(f)
+    }
+    fn sock(&self) -> String {
+        self.path("tesserad.sock").display().to_string()
+    }
+    fn write_config(&self) -> PathBuf {
+        let p = self.path("tesserad.toml");
+        let text = format!(
+            "[router]\nid = \"198.18.9.1\"\nasn = 65000\npipeline = \"sequential\"\n\
+             listen = [\"127.0.0.1:179\"]\n\n\
+             [control]\nsocket = \"{}\"\nmetrics = \"127.0.0.1:9324\"\n\n\
+             [[static]]\nprefix = \"198.19.113.0/24\"\nnext_hop = \"198.18.2.2\"\n\n\
+             [[static]]\nprefix = \"198.19.114.0/24\"\nnext_hop = \"198.18.2.2\"\n\n\
+             [dataplane]\nio = \"af_packet\"\ngraph = \"{}\"\n\n\
+             [[dataplane.interface]]\nname = \"r0\"\naddresses = [\"198.18.1.1/24\"]\n\n\
+             [[dataplane.interface]]\nname = \"r1\"\naddresses = [\"198.18.2.1/24\"]\n",
+            self.sock(),
+            self.path("dp.click").display()
+        );
+        std::fs::write(&p, text).expect("config");
+        p
+    }
+    fn tessera(&self, args: &[&str]) -> Result<String, String> {
+        let bin = std::path::Path::new(env!("CARGO_BIN_EXE_tesserad")).with_file_name("tessera");
+        let bin = bin.display().to_string();
+        let mut v = vec![bin.as_str()];
+        v.extend_from_slice(args);
+        let sock = self.sock();
+        v.extend_from_slice(&["--socket", &sock]);
+        self.exec("r", &v)
+    }
+    fn ping(&self, dst: &str) -> bool {
+        self.exec(
+            "a",
+            &["ping", "-c", "3", "-i", "0.2", "-W", "1", "-w", "3", dst],
+        )
+        .is_ok()
+    }
+    /// `show dataplane --json`, once every core has published.
+    fn show(&self) -> serde_json::Value {
+        let s = self
+            .tessera(&["show", "dataplane", "--json"])
+            .expect("show dataplane");
+        serde_json::from_str(&s).unwrap_or_else(|e| panic!("{e}: {s}"))
+    }
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.path("tesserad.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.child {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        for n in ["a", "r", "b"] {
+            let _ = sh(&["ip", "netns", "del", &self.ns(n)]);
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The element called `name` in a `show dataplane --json` answer.
+fn elem<'a>(v: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    v["elements"]
+        .as_array()
+        .and_then(|a| a.iter().find(|e| e["name"] == name))
+        .unwrap_or_else(|| panic!("no element {name} in {v}"))
+}
+
+/// Waits (bounded) until `f` holds on `show dataplane`: the workers
+/// publish their counters when they go idle.
+fn wait_show(lab: &Lab, what: &str, f: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
+    let end = Instant::now() + Duration::from_secs(5);
+    loop {
+        let v = lab.show();
+        if f(&v) {
+            return v;
+        }
+        assert!(Instant::now() < end, "{what}: {v}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn counter(v: &serde_json::Value, name: &str, c: &str) -> u64 {
+    elem(v, name)["counters"][c].as_u64().unwrap_or(0)
+}
+
+fn drops(v: &serde_json::Value, name: &str, r: &str) -> u64 {
+    elem(v, name)["drops"][r].as_u64().unwrap_or(0)
+}
+
+/// GET /metrics from inside namespace `ns` (bounded by socket timeouts).
+fn metrics(ns: &str) -> String {
+    let ns = ns.to_string();
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        io::sys::enter_netns(&format!("/run/netns/{ns}")).expect("setns");
+        let addr = "127.0.0.1:9324".parse().expect("addr");
+        let mut s = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5))
+            .expect("connect to /metrics");
+        s.set_read_timeout(Some(Duration::from_secs(5)))
+            .expect("timeout");
+        s.write_all(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
+            .expect("request");
+        let mut out = String::new();
+        let _ = s.read_to_string(&mut out);
+        out
+    })
+    .join()
+    .expect("metrics thread")
+}
+
+#[test]
+fn an_operator_graph_forwards_counts_and_reloads_without_dropping_the_fib() {
+    let mut lab = Lab::new();
+    let cfg = lab.write_config();
+    let bin = env!("CARGO_BIN_EXE_tesserad");
+    // The built-in graph for these interfaces, as the operator starts.
+    let cfgs = cfg.display().to_string();
+    let builtin = lab
+        .exec("r", &[bin, "-c", &cfgs, "--print-graph"])
+        .expect("--print-graph");
+    assert!(builtin.contains("rt4 [1] -> rw1;"), "{builtin}");
+    let counted = builtin.replace("rt4 [1] -> rw1;", "rt4 [1] -> cnt :: Counter -> rw1;");
+    let graph = lab.path("dp.click");
+    // A bad graph at start: tesserad refuses to start, with the position.
+    std::fs::write(&graph, counted.replace("PORTS 2", "PORTS two")).expect("graph");
+    let e = lab
+        .exec("r", &[bin, "-c", &cfg.display().to_string()])
+        .expect_err("tesserad started with a bad graph");
+    let want = format!("{}:1:30: rt4 (Ip4Lookup): ", graph.display());
+    assert!(e.contains(&want), "want {want} in {e}");
+    std::fs::write(&graph, &counted).expect("graph");
+    // `tesserad --check` checks the graph too.
+    lab.exec("r", &[bin, "-c", &cfgs, "--check"])
+        .expect("the graph is valid");
+
+    let log = std::fs::File::create(lab.path("tesserad.log")).expect("log");
+    let ns = lab.ns("r");
+    lab.child = Some(
+        Command::new("ip")
+            .args(["netns", "exec", &ns, bin, "-c", &cfgs])
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log)
+            .spawn()
+            .expect("tesserad"),
+    );
+    let pid = lab.child.as_ref().map(Child::id);
+    let end = Instant::now() + Duration::from_secs(20);
+    while lab.tessera(&["show", "dataplane"]).is_err() {
+        assert!(
+            Instant::now() < end,
+            "tesserad did not start: {}",
+            lab.log()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // Static routes reach the FIB shortly after start.
+    let end = Instant::now() + Duration::from_secs(15);
+    while !lab.ping("198.19.113.1") {
+        assert!(Instant::now() < end, "no forwarding: {}", lab.log());
+    }
+    assert!(lab.ping("198.19.114.1"), "198.19.114.1 not reached");
+    let v = wait_show(&lab, "the Counter saw the pings", |v| {
+        counter(v, "cnt", "packets") >= 6
+    });
+    assert!(
+        v["graph"].as_str().is_some_and(|g| g.ends_with("dp.click")),
+        "{v}"
+    );
+    assert_eq!(elem(&v, "cnt")["class"], "Counter");
+    assert!(elem(&v, "rt4")["drops"].get("no_route").is_some(), "{v}");
+    let text = lab.tessera(&["show", "dataplane"]).expect("text");
+    assert!(
+        text.contains("cnt") && text.contains("Counter") && text.contains("packets="),
+        "{text}"
+    );
+    // /metrics: the same counters with element and class labels.
+    let m = metrics(&lab.ns("r"));
+    assert!(
+        m.contains(
+            "tessera_dataplane_element_counter{element=\"cnt\",class=\"Counter\",counter=\"packets\"}"
+        ),
+        "{m}"
+    );
+    assert!(
+        m.contains("tessera_dataplane_element_drops_total{element=\"rt4\",class=\"Ip4Lookup\",reason=\"no_route\"}"),
+        "{m}"
+    );
+    assert!(
+        m.contains(
+            "tessera_dataplane_element_packets_total{element=\"cnt\",class=\"Counter\",dir=\"in\"}"
+        ),
+        "{m}"
+    );
+
+    // A broken graph: the reload fails with FILE:LINE:COL, nothing changes.
+    let lines = counted.lines().count();
+    let broken = format!("{counted}oops :: NoSuchElement(1);\n");
+    std::fs::write(&graph, &broken).expect("graph");
+    let e = lab
+        .tessera(&["configure"])
+        .expect_err("a broken graph reloads");
+    let want = format!(
+        "{}:{}:9: oops (NoSuchElement): ",
+        graph.display(),
+        lines + 1
+    );
+    assert!(e.contains(&want), "want {want} in {e}");
+    let before = counter(&lab.show(), "cnt", "packets");
+    assert!(lab.ping("198.19.113.1"), "the old graph stopped forwarding");
+    wait_show(&lab, "the old graph still counts", |v| {
+        counter(v, "cnt", "packets") >= before + 3
+    });
+
+    // A changed graph: 198.19.114.0/24 is dropped on its way to port 1.
+    let filtered = counted.replace(
+        "rt4 [1] -> cnt :: Counter -> rw1;",
+        "rt4 [1] -> deny :: Classifier(30/c61372, -);\n\
+         deny [0] -> denied :: Discard;\ndeny [1] -> cnt :: Counter -> rw1;",
+    );
+    std::fs::write(&graph, &filtered).expect("graph");
+    let out = lab
+        .tessera(&["configure"])
+        .expect("the changed graph loads");
+    assert!(out.contains("FIB kept"), "{out}");
+    assert!(lab.ping("198.19.113.1"), "198.19.113.1 after the change");
+    assert!(!lab.ping("198.19.114.1"), "198.19.114.1 still crosses");
+    let v = wait_show(&lab, "the new graph counts", |v| {
+        drops(v, "denied", "discarded") >= 3 && counter(v, "cnt", "packets") >= 3
+    });
+    assert_eq!(elem(&v, "deny")["class"], "Classifier");
+    assert_eq!(lab.child.as_ref().map(Child::id), pid);
+    let log = lab.log();
+    assert_eq!(
+        log.matches("dataplane: started").count(),
+        1,
+        "restarted: {log}"
+    );
+}
