@@ -24,6 +24,16 @@ pub trait Key:
     /// The address whose first `n` bits are `v` and the rest zero
     /// (`1 <= n <= 24`).
     fn from_top(v: usize, n: u32) -> Self;
+    /// Inline storage for a direct slot's routes (address, length, value)
+    /// in the slot's control cache line: 3 for IPv4, 1 for IPv6.
+    #[doc(hidden)]
+    type InlineRoutes: Copy
+        + Default
+        + Debug
+        + Send
+        + Sync
+        + AsRef<[(Self, u8, u32)]>
+        + AsMut<[(Self, u8, u32)]>;
 }
 
 mod private {
@@ -34,6 +44,7 @@ mod private {
 
 impl Key for u32 {
     const BITS: u32 = 32;
+    type InlineRoutes = [(u32, u8, u32); 3];
     #[inline(always)]
     fn masked(self, len: u8) -> u32 {
         if len == 0 {
@@ -67,6 +78,7 @@ impl Key for u32 {
 
 impl Key for u128 {
     const BITS: u32 = 128;
+    type InlineRoutes = [(u128, u8, u32); 1];
     #[inline(always)]
     fn masked(self, len: u8) -> u128 {
         if len == 0 {

@@ -247,12 +247,27 @@ pub struct Churn {
 /// lie in even-indexed routes, which stay, so any miss is a lookup that
 /// failed during an update. `reader: false` measures the writer alone.
 pub fn churn4(routes: &[(Prefix4, NextHop)], batch: usize, secs: f64, reader: bool) -> Churn {
+    let t = lpm::Poptrie4::from_routes(routes.iter().copied()).expect("build");
+    churn4_with(t, routes, batch, secs, reader)
+}
+
+/// [`churn4`] on a table `t` already holding `routes` (any implementation,
+/// so that the benchmark can run a baseline structure the same way).
+pub fn churn4_with<T>(
+    t: T,
+    routes: &[(Prefix4, NextHop)],
+    batch: usize,
+    secs: f64,
+    reader: bool,
+) -> Churn
+where
+    T: lpm::Lpm<u32> + lpm::LpmMut<Prefix4> + Clone + Send + Sync + 'static,
+{
     use lpm::publish::{left_right, Delta};
     use lpm::Lpm;
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     use std::sync::Arc;
 
-    let t = lpm::Poptrie4::from_routes(routes.iter().copied()).expect("build");
     let mut w = left_right(t);
     let stable: Vec<_> = routes.iter().copied().step_by(2).collect();
     let flappy: Vec<_> = routes.iter().copied().skip(1).step_by(2).collect();
