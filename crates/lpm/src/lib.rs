@@ -147,6 +147,14 @@ pub trait LpmMut<P: Copy> {
     fn remove(&mut self, prefix: P) -> Option<NextHop>;
     /// Number of prefixes stored.
     fn len(&self) -> usize;
+    /// A hint that `prefix` is about to be inserted or removed: an
+    /// implementation may start loading the memory that change will touch,
+    /// so that the cache misses of consecutive changes overlap
+    /// ([`publish`] calls it a few deltas ahead). Never changes the table;
+    /// does nothing by default.
+    fn prefetch(&self, prefix: P) {
+        let _ = prefix;
+    }
     /// Whether no prefix is stored.
     fn is_empty(&self) -> bool {
         self.len() == 0

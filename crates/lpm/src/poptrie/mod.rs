@@ -83,6 +83,16 @@ fn node_at(words: &[u64], w: usize) -> [u64; 3] {
     }
 }
 
+/// Wide root entry `j` (a `u32` index, as for leaves): `LEAF | value` or a
+/// node's word index; "no route" if out of range.
+#[inline(always)]
+fn wide_at(words: &[u64], j: usize) -> u32 {
+    match words.get(j >> 1) {
+        Some(&w) => (w >> ((j & 1) * 32)) as u32,
+        None => LEAF | NO_ROUTE,
+    }
+}
+
 /// Leaf `j` (a `u32` index: word `j / 2`, low half when `j` is even), or
 /// "no route" if out of range.
 #[inline(always)]
@@ -109,12 +119,18 @@ pub(crate) struct Slot<K: Key> {
     block: u32,
     /// Nodes in the subtree (for [`Poptrie::memory`]).
     nodes: u32,
+    /// First line of the wide root array (`K::WIDE_BITS > 0` only), or
+    /// `NO_WIDE`. Kept while the slot has longer routes and rewritten in
+    /// place by rebuilds (they only ever touch the copy no reader sees).
+    wide: u32,
     /// The slot's routes longer than `DIRECT_BITS`, sorted by (address,
     /// length), the order `build_node` paints in (a covering route first).
     routes: update::Routes<K>,
 }
 
 const NO_SUB: u8 = u8::MAX;
+/// `Slot::wide` when the slot has no wide root array.
+const NO_WIDE: u32 = u32::MAX;
 
 /// The generic table; use [`Poptrie4`] or [`Poptrie6`].
 #[derive(Clone, Debug)]
@@ -136,6 +152,7 @@ pub struct Poptrie<K: Key> {
     /// Scratch space reused by rebuilds (no allocation per update once warm).
     scratch_nodes: Vec<Node>,
     scratch_leaves: Vec<u32>,
+    scratch_wide: Vec<u32>,
     /// The CPU has a POPCNT instruction (checked once at construction).
     popcnt: bool,
 }
@@ -228,8 +245,18 @@ fn upto(i: u32) -> u64 {
 }
 
 impl<K: Key> Poptrie<K> {
+    /// Bit offset of the root nodes: past the direct array and, for IPv6,
+    /// the wide root arrays.
+    const NODE_START: u32 = DIRECT_BITS + K::WIDE_BITS;
     /// Most node levels a lookup can visit (past the direct array).
-    const MAX_LEVELS: u32 = (K::BITS - DIRECT_BITS) / 6 + 1;
+    const MAX_LEVELS: u32 = (K::BITS - Self::NODE_START) / 6 + 1;
+
+    /// The wide root entry index for address `a` under a direct entry `d`
+    /// (which is the `u32` index of the slot's wide array).
+    #[inline(always)]
+    fn wide_index(d: u32, a: K) -> usize {
+        (d as usize).wrapping_add(a.bits(DIRECT_BITS, K::WIDE_BITS) as usize)
+    }
 
     /// Walks nodes from word `idx` at bit offset `off`; returns the leaf
     /// value.
@@ -258,7 +285,16 @@ impl<K: Key> Poptrie<K> {
         if d & LEAF != 0 {
             return d & !LEAF;
         }
-        self.walk(a, d as usize, DIRECT_BITS)
+        let root = if K::WIDE_BITS > 0 {
+            let e = wide_at(self.pool.words(), Self::wide_index(d, a));
+            if e & LEAF != 0 {
+                return e & !LEAF;
+            }
+            e
+        } else {
+            d
+        };
+        self.walk(a, root as usize, Self::NODE_START)
     }
 
     /// Batched lookup in groups of lanes advanced in lock step,
@@ -335,18 +371,48 @@ impl<K: Key> Poptrie<K> {
             *c = v;
             let is_node = v & (LEAF | PENDING) == 0;
             // A leaf's "node" is word 0: a harmless prefetch, no branch.
-            prefetch_node(wp.wrapping_add(if is_node { v as usize } else { 0 }));
+            let p = if !is_node {
+                0
+            } else if K::WIDE_BITS > 0 {
+                Self::wide_index(v, *a) >> 1
+            } else {
+                v as usize
+            };
+            prefetch_node(wp.wrapping_add(p));
             // (N <= 64: the lanes fit a bit mask.)
             mask |= u64::from(is_node) << (i & 63);
+        }
+        if K::WIDE_BITS > 0 && mask != 0 {
+            // IPv6: one round through the wide root arrays, whose entries
+            // were prefetched above; lanes at a node go on at NODE_START.
+            let wide = mask;
+            mask = 0;
+            for (i, (c, a)) in cur.iter_mut().zip(ac).enumerate() {
+                let v = *c;
+                let is_wide = (wide >> (i & 63)) & 1 != 0;
+                let e = wide_at(
+                    words,
+                    if is_wide {
+                        Self::wide_index(v, *a)
+                    } else {
+                        usize::MAX
+                    },
+                );
+                let nv = if is_wide { e } else { v };
+                *c = nv;
+                let is_node = nv & (LEAF | PENDING) == 0;
+                prefetch_node(wp.wrapping_add(if is_node { nv as usize } else { 0 }));
+                mask |= u64::from(is_node) << (i & 63);
+            }
         }
         if (mask.count_ones() as usize) * 4 < ac.len() * 3 {
             // Few lanes at a node (destinations in short routes or in no
             // route): visit only those.
-            self.sparse_rounds(ac, &mut cur, mask, DIRECT_BITS);
+            self.sparse_rounds(ac, &mut cur, mask, Self::NODE_START);
             Self::finish(&cur, oc, words);
             return;
         }
-        let mut off = DIRECT_BITS;
+        let mut off = Self::NODE_START;
         for _ in 0..Self::MAX_LEVELS {
             let mut any = 0u64;
             for (i, (c, a)) in cur.iter_mut().zip(ac).enumerate() {

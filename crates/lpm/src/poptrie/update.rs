@@ -13,6 +13,7 @@ use base::{Prefix4, Prefix6};
 use super::pool::{Pool, WORDS};
 use super::{
     has_popcnt, Node, Poptrie, Slot, DIRECT_BITS, LEAF, NODE_WORDS, NO_LEN, NO_ROUTE, NO_SUB,
+    NO_WIDE,
 };
 use crate::key::Key;
 use crate::{LpmError, LpmMut, NextHop};
@@ -109,6 +110,7 @@ impl<K: Key> Slot<K> {
             class: NO_SUB,
             block: 0,
             nodes: 0,
+            wide: NO_WIDE,
             routes: Routes::default(),
         }
     }
@@ -214,6 +216,7 @@ impl<K: Key> Poptrie<K> {
             n_nodes: 0,
             scratch_nodes: Vec::new(),
             scratch_leaves: Vec::new(),
+            scratch_wide: Vec::new(),
             popcnt: has_popcnt(),
         }
     }
@@ -386,6 +389,14 @@ impl<K: Key> Poptrie<K> {
         Some(NextHop(old))
     }
 
+    /// Starts loading the control slot and direct entry a change of a
+    /// route at `a` will touch ([`LpmMut::prefetch`]).
+    fn prefetch_raw(&self, a: K) {
+        let s = a.top(DIRECT_BITS);
+        super::prefetch(self.slots.as_ptr().wrapping_add(s));
+        super::prefetch(self.direct.as_ptr().wrapping_add(s));
+    }
+
     /// Number of routes.
     fn count(&self) -> usize {
         self.short.len() + self.n_long
@@ -418,6 +429,25 @@ fn paint<K: Key>(slots: &mut [Slot<K>], a: K, l: u8, v: u32) {
     }
 }
 
+/// Lines of a wide root array (`2^K::WIDE_BITS` entries of 4 bytes).
+fn wide_lines<K: Key>() -> usize {
+    (1usize << K::WIDE_BITS) / 2 / WORDS
+}
+
+/// Frees slot `s`'s wide root array, if any, and makes its direct entry
+/// the leaf `default` with no subtree.
+fn clear_slot<K: Key>(t: &mut Poptrie<K>, s: usize, wide: u32, default: u32) {
+    if wide != NO_WIDE {
+        t.pool.free(wide, super::pool::class_of(wide_lines::<K>()));
+    }
+    if let (Some(d), Some(x)) = (t.direct.get_mut(s), t.slots.get_mut(s)) {
+        *d = LEAF | default;
+        x.class = NO_SUB;
+        x.nodes = 0;
+        x.wide = NO_WIDE;
+    }
+}
+
 /// Replaces slot `s`'s subtree by one built from `routes` (the slot's routes
 /// longer than `DIRECT_BITS`, sorted), or by a direct leaf if there are none.
 fn install<K: Key>(t: &mut Poptrie<K>, s: usize, routes: &[Route<K>]) -> Result<(), LpmError> {
@@ -425,45 +455,132 @@ fn install<K: Key>(t: &mut Poptrie<K>, s: usize, routes: &[Route<K>]) -> Result<
         return Ok(());
     };
     let (default, old_class, old_block, old_nodes) = (old.best, old.class, old.block, old.nodes);
+    let mut wide = old.wide;
     if old_class != NO_SUB {
         t.pool.free(old_block, old_class);
         t.n_nodes -= old_nodes as usize;
     }
-    let (entry, class, block, nodes) = if routes.is_empty() {
-        (LEAF | default, NO_SUB, 0, 0)
-    } else {
-        let mut nodes = std::mem::take(&mut t.scratch_nodes);
-        let mut leaves = std::mem::take(&mut t.scratch_leaves);
-        nodes.clear();
-        leaves.clear();
+    if routes.is_empty() {
+        clear_slot(t, s, wide, default);
+        return Ok(());
+    }
+    let mut nodes = std::mem::take(&mut t.scratch_nodes);
+    let mut leaves = std::mem::take(&mut t.scratch_leaves);
+    let mut wents = std::mem::take(&mut t.scratch_wide);
+    nodes.clear();
+    leaves.clear();
+    wents.clear();
+    if K::WIDE_BITS == 0 {
         nodes.push(Node::default());
         build_node(routes, DIRECT_BITS, default, &mut nodes, &mut leaves, 0);
-        let r = place(&mut t.pool, &nodes, &leaves);
-        let n = nodes.len() as u32;
-        t.scratch_nodes = nodes;
-        t.scratch_leaves = leaves;
-        let (block, class) = match r {
-            Ok(x) => x,
-            Err(e) => {
-                // The old block is free: the slot reads as having none.
-                if let (Some(d), Some(x)) = (t.direct.get_mut(s), t.slots.get_mut(s)) {
-                    *d = LEAF | default;
-                    x.class = NO_SUB;
-                    x.nodes = 0;
-                }
-                return Err(e);
-            }
-        };
-        t.n_nodes += n as usize;
-        (block * WORDS as u32, class, block, n)
+    } else {
+        build_wide(routes, default, &mut wents, &mut nodes, &mut leaves);
+    }
+    let mut r = Ok(());
+    if K::WIDE_BITS > 0 && wide == NO_WIDE {
+        match t.pool.alloc(wide_lines::<K>()) {
+            Ok((w, _)) => wide = w,
+            Err(e) => r = Err(e),
+        }
+    }
+    let placed = r.and_then(|()| place(&mut t.pool, &nodes, &leaves));
+    if let (Ok((block, _)), true) = (&placed, wide != NO_WIDE) {
+        write_wide(&mut t.pool, wide, &wents, *block);
+    }
+    let n = nodes.len() as u32;
+    t.scratch_nodes = nodes;
+    t.scratch_leaves = leaves;
+    t.scratch_wide = wents;
+    let (block, class) = match placed {
+        Ok(x) => x,
+        Err(e) => {
+            // The old blocks are free: the slot reads as having none.
+            clear_slot(t, s, wide, default);
+            return Err(e);
+        }
+    };
+    t.n_nodes += n as usize;
+    // IPv4: the root node's word; IPv6: the wide array's first `u32`.
+    let entry = if K::WIDE_BITS > 0 {
+        wide * 2 * WORDS as u32
+    } else {
+        block * WORDS as u32
     };
     if let (Some(d), Some(x)) = (t.direct.get_mut(s), t.slots.get_mut(s)) {
         *d = entry;
         x.class = class;
         x.block = block;
-        x.nodes = nodes;
+        x.nodes = n;
+        x.wide = wide;
     }
     Ok(())
+}
+
+/// Builds the wide root array of an IPv6 slot (one entry per /32 under
+/// the /18) into `wide`: routes of up to `NODE_START` bits are painted
+/// (in (address, length) order, so the longest wins), then each /32 with
+/// longer routes gets a root node (appended to `nodes`, its children and
+/// leaves after it) and its entry becomes that node's index, relative and
+/// without `LEAF`, for `write_wide` to make absolute.
+fn build_wide<K: Key>(
+    routes: &[Route<K>],
+    default: u32,
+    wide: &mut Vec<u32>,
+    nodes: &mut Vec<Node>,
+    leaves: &mut Vec<u32>,
+) {
+    let start = DIRECT_BITS + K::WIDE_BITS;
+    wide.resize(1usize << K::WIDE_BITS, LEAF | default);
+    for &(a, l, v) in routes {
+        if u32::from(l) <= start {
+            let lo = a.bits(DIRECT_BITS, K::WIDE_BITS) as usize;
+            let hi = a.last(l).bits(DIRECT_BITS, K::WIDE_BITS) as usize;
+            for e in wide.iter_mut().take(hi + 1).skip(lo) {
+                *e = LEAF | v;
+            }
+        }
+    }
+    // The longer routes of one /32 are contiguous in (address, length)
+    // order (its own shorter routes sort before them).
+    let mut rest = routes;
+    while let Some(i) = rest.iter().position(|r| u32::from(r.1) > start) {
+        let tail = rest.get(i..).unwrap_or(&[]);
+        let pos = tail
+            .first()
+            .map_or(0, |r| r.0.bits(DIRECT_BITS, K::WIDE_BITS));
+        let end = tail
+            .iter()
+            .position(|r| u32::from(r.1) <= start || r.0.bits(DIRECT_BITS, K::WIDE_BITS) != pos)
+            .unwrap_or(tail.len());
+        let (group, after) = tail.split_at(end);
+        rest = after;
+        let Some(e) = wide.get_mut(pos as usize) else {
+            continue;
+        };
+        let at = nodes.len();
+        nodes.push(Node::default());
+        build_node(group, start, *e & !LEAF, nodes, leaves, at);
+        *e = at as u32;
+    }
+}
+
+/// Writes the wide root array `wents` into its block at line `wide`;
+/// node entries become word indexes into the node block at line `block`.
+fn write_wide(pool: &mut Pool, wide: u32, wents: &[u32], block: u32) {
+    let nbase = block * WORDS as u32;
+    let abs = |e: u32| {
+        if e & LEAF != 0 {
+            e
+        } else {
+            nbase.wrapping_add(e.wrapping_mul(NODE_WORDS as u32))
+        }
+    };
+    let words = pool.block_mut(wide, wents.len().div_ceil(2 * WORDS));
+    for (dst, pair) in words.iter_mut().zip(wents.chunks(2)) {
+        let lo = abs(pair.first().copied().unwrap_or(LEAF | NO_ROUTE));
+        let hi = abs(pair.get(1).copied().unwrap_or(LEAF | NO_ROUTE));
+        *dst = u64::from(lo) | (u64::from(hi) << 32);
+    }
 }
 
 /// Copies a subtree built with subtree-relative indexes into a fresh block
@@ -530,6 +647,9 @@ impl LpmMut<Prefix4> for Poptrie<u32> {
     fn remove(&mut self, p: Prefix4) -> Option<NextHop> {
         self.remove_raw(p.addr_bits(), p.len())
     }
+    fn prefetch(&self, p: Prefix4) {
+        self.prefetch_raw(p.addr_bits());
+    }
     fn len(&self) -> usize {
         self.count()
     }
@@ -541,6 +661,9 @@ impl LpmMut<Prefix6> for Poptrie<u128> {
     }
     fn remove(&mut self, p: Prefix6) -> Option<NextHop> {
         self.remove_raw(p.addr_bits(), p.len())
+    }
+    fn prefetch(&self, p: Prefix6) {
+        self.prefetch_raw(p.addr_bits());
     }
     fn len(&self) -> usize {
         self.count()

@@ -264,7 +264,6 @@ where
     T: lpm::Lpm<u32> + lpm::LpmMut<Prefix4> + Clone + Send + Sync + 'static,
 {
     use lpm::publish::{left_right, Delta};
-    use lpm::Lpm;
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     use std::sync::Arc;
 
