@@ -75,6 +75,33 @@ fn memory(name: &str, routes: usize, m: lpm::MemoryUsage) {
     );
 }
 
+/// Batched ns per lookup of `new` and `old` over `addrs`, best of
+/// `PASSES` passes each, the two tables alternating pass by pass. On a
+/// loaded machine the best pass is the one least disturbed by other
+/// processes, so this figure moves less than criterion's means.
+fn best_of<A: Copy>(label: &str, new: &dyn Lpm<A>, old: &dyn Lpm<A>, addrs: &[A]) {
+    const PASSES: usize = 41;
+    let mut out = vec![None; BURST];
+    let mut best = [f64::MAX; 2];
+    for _ in 0..PASSES {
+        for (i, t) in [new, old].iter().enumerate() {
+            let t0 = std::time::Instant::now();
+            for c in addrs.chunks(BURST) {
+                t.lookup_batch(c, &mut out);
+                black_box(&out);
+            }
+            let ns = t0.elapsed().as_nanos() as f64 / addrs.len() as f64;
+            best[i] = best[i].min(ns);
+        }
+    }
+    eprintln!(
+        "lpm_best_of_{PASSES}/{label}: batched new {:.2} ns, old {:.2} ns, new/old {:.2}",
+        best[0],
+        best[1],
+        best[0] / best[1]
+    );
+}
+
 fn quick(g: &mut Group<'_>) {
     g.sample_size(20);
     g.warm_up_time(Duration::from_millis(500));
@@ -94,6 +121,8 @@ fn bench(c: &mut Criterion) {
     let old = baseline::Poptrie4::from_routes(v4.iter().copied()).expect("build");
     memory("v4 real new", real.len(), real.memory());
     memory("v4 real old", old.len(), old.memory());
+    best_of("v4_real/uniform", &real, &old, &uniform);
+    best_of("v4_real/inroute", &real, &old, &inroute);
     let mut g = c.benchmark_group("lpm_v4_real");
     quick(&mut g);
     lookups(&mut g, "uniform/new", &real, &uniform);
@@ -122,6 +151,8 @@ fn bench(c: &mut Criterion) {
     let old = baseline::Poptrie4::from_routes(synth.iter().copied()).expect("build");
     memory("v4 synthetic 1M new", st.len(), st.memory());
     memory("v4 synthetic 1M old", old.len(), old.memory());
+    best_of("v4_synth1m/uniform", &st, &old, &uniform);
+    best_of("v4_synth1m/inroute", &st, &old, &inroute);
     let mut g = c.benchmark_group("lpm_v4_synth1m");
     quick(&mut g);
     lookups(&mut g, "uniform/new", &st, &uniform);
@@ -136,6 +167,7 @@ fn bench(c: &mut Criterion) {
     let old = baseline::Poptrie6::from_routes(v6.iter().copied()).expect("build");
     memory("v6 new", t6.len(), t6.memory());
     memory("v6 old", old.len(), old.memory());
+    best_of("v6_200k/inroute", &t6, &old, &dests6);
     let mut g = c.benchmark_group("lpm_v6_200k");
     quick(&mut g);
     lookups(&mut g, "inroute/new", &t6, &dests6);
@@ -205,8 +237,8 @@ fn churn(_c: &mut Criterion) {
                     common::churn4_with(t, &v4, batch, secs, reader)
                 };
                 eprintln!(
-                    "lpm_churn/batch {batch}/reader {reader}/{which}: {:.0} changes/s through publish ({} publishes), reader {} lookups, {} failed",
-                    r.changes_per_s, r.publishes, r.lookups, r.misses
+                    "lpm_churn/batch {batch}/reader {reader}/{which}: {:.0} changes/s through publish, {:.0} per writer CPU-s ({} publishes), reader {} lookups, {} failed",
+                    r.changes_per_s, r.changes_per_cpu_s, r.publishes, r.lookups, r.misses
                 );
                 assert_eq!(r.misses, 0, "lookups failed during the update");
             }
