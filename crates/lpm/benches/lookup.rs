@@ -11,7 +11,8 @@
 //! reference table is measured once more as a floor. Table sizes and
 //! memory go to stderr.
 //!
-//! `cargo bench -p lpm --bench lookup`; `scripts/bench-lpm` adds the DPDK
+//! `cargo bench -p lpm --bench lookup` (`LPM_QUICK=1`: only the best-of
+//! lookup figures, no criterion groups, no churn); `scripts/bench-lpm` adds the DPDK
 //! comparison on the same routes and destinations.
 
 #[path = "../tests/common/mod.rs"]
@@ -123,7 +124,26 @@ fn bench(c: &mut Criterion) {
     memory("v4 real old", old.len(), old.memory());
     best_of("v4_real/uniform", &real, &old, &uniform);
     best_of("v4_real/inroute", &real, &old, &inroute);
+    let quick_only = std::env::var_os("LPM_QUICK").is_some();
     let mut g = c.benchmark_group("lpm_v4_real");
+    if quick_only {
+        g.finish();
+        drop((real, old));
+        let st = Poptrie4::from_routes(synth.iter().copied()).expect("build");
+        let old = baseline::Poptrie4::from_routes(synth.iter().copied()).expect("build");
+        best_of("v4_synth1m/uniform", &st, &old, &uniform);
+        best_of(
+            "v4_synth1m/inroute",
+            &st,
+            &old,
+            &common::dests_in4(&synth, N, 8),
+        );
+        drop((st, old));
+        let t6 = Poptrie6::from_routes(v6.iter().copied()).expect("build");
+        let old = baseline::Poptrie6::from_routes(v6.iter().copied()).expect("build");
+        best_of("v6_200k/inroute", &t6, &old, &common::dests_in6(&v6, N, 9));
+        return;
+    }
     quick(&mut g);
     lookups(&mut g, "uniform/new", &real, &uniform);
     lookups(&mut g, "uniform/old", &old, &uniform);
@@ -220,6 +240,9 @@ fn bench(c: &mut Criterion) {
 /// structures alternate per batch size. `LPM_CHURN_SECS` sets the seconds
 /// per measurement (default 2).
 fn churn(_c: &mut Criterion) {
+    if std::env::var_os("LPM_QUICK").is_some() {
+        return;
+    }
     let secs = std::env::var("LPM_CHURN_SECS")
         .ok()
         .and_then(|s| s.parse().ok())

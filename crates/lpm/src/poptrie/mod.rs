@@ -24,9 +24,6 @@ pub const DIRECT_BITS: u32 = 18;
 const LEAF: u32 = 1 << 31;
 /// Leaf value meaning "no route" (next hops are at most 2^20 - 1).
 pub(crate) const NO_ROUTE: u32 = LEAF - 1;
-/// Batched-lookup lane state: a leaf index whose leaf is prefetched but not
-/// yet read (pool indices stay below 2^30, see `pool.rs`).
-const PENDING: u32 = 1 << 30;
 /// Lookups of a batch advanced together (their misses overlap). At most
 /// 64: the lanes of a group are tracked in a `u64` bit mask.
 const GROUP: usize = 64;
@@ -336,16 +333,10 @@ impl<K: Key> Poptrie<K> {
                 };
                 let n = node_at(words, *c as usize);
                 let (is_child, child, leaf) = ranks(n, a.chunk6(off));
-                *c = if is_child {
-                    child & !(LEAF | PENDING)
-                } else {
-                    PENDING | (leaf & !(LEAF | PENDING))
-                };
-                prefetch_node(wp.wrapping_add(if is_child {
-                    child as usize
-                } else {
-                    leaf as usize >> 1
-                }));
+                // The leaf is usually on the node's line (same block).
+                let lv = leaf_at(words, if is_child { usize::MAX } else { leaf as usize });
+                *c = if is_child { child & !LEAF } else { LEAF | lv };
+                prefetch_node(wp.wrapping_add(if is_child { child as usize } else { 0 }));
                 next_mask |= u64::from(is_child) << (i & 63);
             }
             k = list(&mut act, next_mask);
@@ -354,8 +345,8 @@ impl<K: Key> Poptrie<K> {
     }
 
     /// One group of at most `N` addresses. Lane state `cur`: `LEAF |
-    /// value` (done), `PENDING | leaf index` (leaf prefetched, not yet
-    /// read) or a node's word index (node prefetched, not yet visited).
+    /// value` (done) or a node's word index (node prefetched, not yet
+    /// visited).
     #[inline(always)]
     fn group<const N: usize>(&self, ac: &[K], oc: &mut [Option<NextHop>]) {
         let direct = &self.direct[..];
@@ -369,7 +360,7 @@ impl<K: Key> Poptrie<K> {
                 .copied()
                 .unwrap_or(LEAF | NO_ROUTE);
             *c = v;
-            let is_node = v & (LEAF | PENDING) == 0;
+            let is_node = v & LEAF == 0;
             // A leaf's "node" is word 0: a harmless prefetch, no branch.
             let p = if !is_node {
                 0
@@ -400,7 +391,7 @@ impl<K: Key> Poptrie<K> {
                 );
                 let nv = if is_wide { e } else { v };
                 *c = nv;
-                let is_node = nv & (LEAF | PENDING) == 0;
+                let is_node = nv & LEAF == 0;
                 prefetch_node(wp.wrapping_add(if is_node { nv as usize } else { 0 }));
                 mask |= u64::from(is_node) << (i & 63);
             }
@@ -409,7 +400,7 @@ impl<K: Key> Poptrie<K> {
             // Few lanes at a node (destinations in short routes or in no
             // route): visit only those.
             self.sparse_rounds(ac, &mut cur, mask, Self::NODE_START);
-            Self::finish(&cur, oc, words);
+            Self::finish(&cur, oc);
             return;
         }
         let mut off = Self::NODE_START;
@@ -417,25 +408,25 @@ impl<K: Key> Poptrie<K> {
             let mut any = 0u64;
             for (i, (c, a)) in cur.iter_mut().zip(ac).enumerate() {
                 let v = *c;
-                let is_node = v & (LEAF | PENDING) == 0;
+                let is_node = v & LEAF == 0;
                 let n = node_at(words, if is_node { v as usize } else { usize::MAX });
                 let (is_child, child, leaf) = ranks(n, a.chunk6(off));
-                let next = if is_child {
-                    child & !(LEAF | PENDING)
-                } else {
-                    PENDING | (leaf & !(LEAF | PENDING))
-                };
+                // The leaf is usually on the node's line (same block): read
+                // it now rather than in another pass.
+                let lv = leaf_at(
+                    words,
+                    if is_node && !is_child {
+                        leaf as usize
+                    } else {
+                        usize::MAX
+                    },
+                );
+                let next = if is_child { child & !LEAF } else { LEAF | lv };
                 *c = if is_node { next } else { v };
                 // Lanes going on to another node keep the group going.
-                any |= u64::from(is_node & is_child) << (i & 63);
-                let p = if !is_node {
-                    0
-                } else if is_child {
-                    child as usize
-                } else {
-                    leaf as usize >> 1
-                };
-                prefetch_node(wp.wrapping_add(p));
+                let go = is_node & is_child;
+                any |= u64::from(go) << (i & 63);
+                prefetch_node(wp.wrapping_add(if go { child as usize } else { 0 }));
             }
             if any == 0 {
                 break;
@@ -448,33 +439,17 @@ impl<K: Key> Poptrie<K> {
                 break;
             }
         }
-        Self::finish(&cur, oc, words);
+        Self::finish(&cur, oc);
     }
 
-    /// Reads the pending leaves and writes the answers.
+    /// Writes the answers.
     #[inline(always)]
-    fn finish(cur: &[u32], oc: &mut [Option<NextHop>], words: &[u64]) {
+    fn finish(cur: &[u32], oc: &mut [Option<NextHop>]) {
         for (c, o) in cur.iter().zip(oc.iter_mut()) {
             let v = *c;
-            let pending = v & LEAF == 0 && v & PENDING != 0;
-            let l = leaf_at(
-                words,
-                if pending {
-                    (v & !PENDING) as usize
-                } else {
-                    usize::MAX
-                },
-            );
-            let r = if v & LEAF != 0 {
-                v & !LEAF
-            } else if pending {
-                l
-            } else {
-                // Still at a node after MAX_LEVELS rounds: impossible for a
-                // well-formed trie; answer "no route" rather than loop.
-                NO_ROUTE
-            };
-            *o = decode(r);
+            // Still at a node after MAX_LEVELS rounds: impossible for a
+            // well-formed trie; answer "no route" rather than loop.
+            *o = decode(if v & LEAF != 0 { v & !LEAF } else { NO_ROUTE });
         }
     }
 

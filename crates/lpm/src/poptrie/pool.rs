@@ -1,6 +1,8 @@
-//! A block allocator over one growable array of 64-byte lines: blocks are
-//! powers of two in lines, freed blocks go to a free list per size class
-//! and are reused first. A direct slot's whole subtree (its nodes, then its
+//! A block allocator over one growable array of 64-byte lines: blocks of
+//! up to 16 lines are sized exactly, larger ones are powers of two; freed
+//! blocks go to a free list per size class and are reused first (exact
+//! small classes keep the rounding, which lookups pay for in cache
+//! footprint, under a line per block for typical IPv4 subtrees). A direct slot's whole subtree (its nodes, then its
 //! leaves) lives in one block, so that a node's children are contiguous and
 //! can be addressed as `base + rank`, and a small subtree's root shares its
 //! cache line with its leaves.
@@ -19,30 +21,48 @@ pub(crate) const WORDS: usize = 8;
 
 /// Largest number of lines a pool may hold: node positions are word
 /// indexes and leaf positions `u32` indexes (two per word), and both share a
-/// `u32` with the leaf flag (bit 31) in the direct table and with the
-/// pending-leaf flag (bit 30) in the batched lookup's lane state, so leaf
-/// indexes stay below 2^30 (words below 2^29).
+/// `u32` with the leaf flag (bit 31) in the direct table and in the batched
+/// lookup's lane state; leaf indexes are kept below 2^30 (words below
+/// 2^29), which leaves bit 30 clear.
 const MAX_LINES: usize = (1 << 26) - 1;
 
 #[derive(Clone, Debug)]
 pub(crate) struct Pool {
     items: Vec<Line>,
-    /// `free[c]`: first lines of free blocks of `1 << c` lines.
+    /// `free[c]`: first lines of free blocks of class `c`.
     free: Vec<Vec<u32>>,
     /// Lines in live blocks (including rounding).
     live: usize,
 }
 
-/// The size class of a block of `n` lines.
+/// Largest block sized exactly.
+const EXACT: usize = 16;
+
+/// The size class of a block of `n` lines: `n` itself up to [`EXACT`]
+/// (at least 1), then `12 + log2` of the next power of two (17 for 32
+/// lines, 18 for 64, ...).
 pub(crate) fn class_of(n: usize) -> u8 {
-    n.max(1).next_power_of_two().trailing_zeros() as u8
+    if n <= EXACT {
+        n.max(1) as u8
+    } else {
+        (12 + n.next_power_of_two().trailing_zeros()) as u8
+    }
+}
+
+/// Lines in a block of class `c`.
+pub(crate) fn lines_of(c: u8) -> usize {
+    if usize::from(c) <= EXACT {
+        usize::from(c)
+    } else {
+        1usize << (c - 12).min(40)
+    }
 }
 
 impl Pool {
     pub(crate) fn new() -> Self {
         Pool {
             items: Vec::new(),
-            free: vec![Vec::new(); 32],
+            free: vec![Vec::new(); 64],
             live: 0,
         }
     }
@@ -63,7 +83,7 @@ impl Pool {
     /// class.
     pub(crate) fn alloc(&mut self, n: usize) -> Result<(u32, u8), LpmError> {
         let c = class_of(n);
-        let size = 1usize << c;
+        let size = lines_of(c);
         let start = match self.free.get_mut(usize::from(c)).and_then(|f| f.pop()) {
             Some(s) => s,
             None => {
@@ -90,7 +110,7 @@ impl Pool {
     pub(crate) fn free(&mut self, start: u32, class: u8) {
         if let Some(f) = self.free.get_mut(usize::from(class)) {
             f.push(start);
-            self.live -= 1usize << class;
+            self.live -= lines_of(class);
         }
     }
 
@@ -133,15 +153,18 @@ mod tests {
     fn reuses_freed_blocks_by_class() {
         let mut p = Pool::new();
         let (a, ca) = p.alloc(3).unwrap();
-        assert_eq!((a, ca), (0, 2));
+        assert_eq!((a, ca), (0, 3));
         let (b, cb) = p.alloc(1).unwrap();
-        assert_eq!((b, cb), (4, 0));
+        assert_eq!((b, cb), (3, 1));
         p.free(a, ca);
-        assert_eq!(p.alloc(4).unwrap(), (0, 2));
-        assert_eq!(p.alloc(4).unwrap(), (5, 2));
-        assert_eq!(p.live_bytes(), 9 * 64);
+        assert_eq!(p.alloc(4).unwrap(), (4, 4), "no 4-line block is free");
+        assert_eq!(p.alloc(3).unwrap(), (0, 3), "the freed 3-line block");
+        assert_eq!(p.live_bytes(), 8 * 64);
+        let (c, cc) = p.alloc(17).unwrap();
+        assert_eq!((c, cc, lines_of(cc)), (8, 17, 32));
+        assert_eq!(p.alloc(0).unwrap().1, 1);
         assert!(p.block_mut(100, 4).is_empty());
-        assert_eq!(p.words().len(), 9 * WORDS);
+        assert_eq!(p.words().len(), 41 * WORDS);
         assert_eq!(p.words().as_ptr() as usize % 64, 0, "lines are aligned");
     }
 }
