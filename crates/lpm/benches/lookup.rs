@@ -12,7 +12,8 @@
 //! memory go to stderr.
 //!
 //! `cargo bench -p lpm --bench lookup` (`LPM_QUICK=1`: only the best-of
-//! lookup figures, no criterion groups, no churn); `scripts/bench-lpm` adds the DPDK
+//! lookup figures, no criterion groups, no churn; `LPM_CHURN_ONLY=1`: only
+//! the churn); `scripts/bench-lpm` adds the DPDK
 //! comparison on the same routes and destinations.
 
 #[path = "../tests/common/mod.rs"]
@@ -110,6 +111,9 @@ fn quick(g: &mut Group<'_>) {
 }
 
 fn bench(c: &mut Criterion) {
+    if std::env::var_os("LPM_CHURN_ONLY").is_some() {
+        return;
+    }
     let (v4, _) = common::load_routes(common::REAL_V4);
     let v4 = common::dedup4(v4);
     let (_, v6) = common::load_routes(common::REAL_V6);
