@@ -344,10 +344,17 @@ impl<K: Key> Poptrie<K> {
                 } else {
                     PENDING | (leaf & !(LEAF | PENDING))
                 };
-                prefetch_node(wp.wrapping_add(if is_child {
+                // A child node may straddle two lines, a leaf never does.
+                let p = wp.wrapping_add(if is_child {
                     child as usize
                 } else {
                     leaf as usize >> 1
+                });
+                prefetch(p);
+                prefetch(p.cast::<u8>().wrapping_add(if is_child {
+                    NODE_WORDS * 8 - 1
+                } else {
+                    0
                 }));
                 next_mask |= u64::from(is_child) << (i & 63);
             }
@@ -442,7 +449,15 @@ impl<K: Key> Poptrie<K> {
                 } else {
                     leaf as usize >> 1
                 };
-                prefetch_node(wp.wrapping_add(p));
+                // The second line only for a child node that straddles
+                // two (a leaf never does; done lanes prefetch word 0).
+                let p = wp.wrapping_add(p);
+                prefetch(p);
+                prefetch(p.cast::<u8>().wrapping_add(if is_node & is_child {
+                    NODE_WORDS * 8 - 1
+                } else {
+                    0
+                }));
             }
             if any == 0 {
                 break;
