@@ -47,7 +47,7 @@ use crate::sync::{fence, spin_loop, yield_now, Arc, AtomicU64, AtomicUsize, Mute
 
 use crate::{LpmError, LpmMut, NextHop};
 
-/// How many deltas ahead `publish` hints the table ([`Absorb::prefetch`]).
+/// How many deltas ahead `publish` hints the table ([`Absorb::hint`]).
 const LOOKAHEAD: usize = 8;
 
 /// One change to a table.
@@ -65,9 +65,10 @@ pub trait Absorb<D> {
     /// Applies `d` to this copy, or refuses it; the same change on an equal copy must give the same
     /// result, so both copies stay equal.
     fn absorb(&mut self, d: &D) -> Result<(), LpmError>;
-    /// A hint that `d` will be absorbed soon (see [`LpmMut::prefetch`]).
-    /// Must not change the table; does nothing by default.
-    fn prefetch(&self, d: &D) {
+    /// A hint that `d` will be absorbed soon (for a table, see
+    /// [`LpmMut::prefetch`]). Must not change the table; does nothing by
+    /// default.
+    fn hint(&self, d: &D) {
         let _ = d;
     }
 }
@@ -82,7 +83,7 @@ impl<P: Copy, T: LpmMut<P>> Absorb<Delta<P>> for T {
             }
         }
     }
-    fn prefetch(&self, d: &Delta<P>) {
+    fn hint(&self, d: &Delta<P>) {
         match *d {
             Delta::Insert(p, _) | Delta::Remove(p) => LpmMut::prefetch(self, p),
         }
@@ -187,11 +188,11 @@ impl<T: Send + Sync> Writer<T> {
             // Hint the table a few deltas ahead, so that the cache misses
             // of consecutive changes overlap.
             for d in deltas.iter().take(LOOKAHEAD) {
-                t.prefetch(d);
+                t.hint(d);
             }
             for (i, d) in deltas.iter().enumerate() {
                 if let Some(next) = deltas.get(i + LOOKAHEAD) {
-                    t.prefetch(next);
+                    t.hint(next);
                 }
                 if let Err(e) = t.absorb(d) {
                     r = r.and(Err(e));
