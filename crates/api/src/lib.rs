@@ -49,7 +49,7 @@ mod watch;
 use std::sync::Arc;
 
 use bgp_speaker::daemon::control::Control;
-use config::{Api, ApiListen};
+use config::{Api, ApiListen, ApiTls};
 use tokio::sync::oneshot;
 use tracing::{info, warn};
 
@@ -69,6 +69,24 @@ impl Drop for Guard {
     }
 }
 
+/// Reads `api.tls_*` into tonic's (rustls) server configuration: the
+/// certificate chain and key, and with `tls_client_ca` the CAs a client
+/// certificate must chain to (then required: a client without one fails
+/// the handshake).
+pub fn tls_config(t: &ApiTls) -> Result<tonic::transport::ServerTlsConfig, String> {
+    use tonic::transport::{Certificate, Identity, ServerTlsConfig};
+    let read = |key: &str, p: &std::path::Path| {
+        std::fs::read(p).map_err(|e| format!("api.{key}: cannot read {}: {e}", p.display()))
+    };
+    let cert = read("tls_cert", &t.cert)?;
+    let key = read("tls_key", &t.key)?;
+    let mut c = ServerTlsConfig::new().identity(Identity::from_pem(cert, key));
+    if let Some(ca) = &t.client_ca {
+        c = c.client_ca_root(Certificate::from_pem(read("tls_client_ca", ca)?));
+    }
+    Ok(c)
+}
+
 /// Starts the API on `rt` ([`bgp_speaker::daemon::Hooks::api`]).
 pub fn serve(
     ctl: Arc<Control>,
@@ -82,7 +100,13 @@ pub fn serve(
     let shutdown = async {
         let _ = rx.await;
     };
-    let router = tonic::transport::Server::builder().add_service(svc);
+    let mut builder = tonic::transport::Server::builder();
+    if let (ApiListen::Tcp(_), Some(tls)) = (&cfg.listen, &cfg.tls) {
+        builder = builder
+            .tls_config(tls_config(tls)?)
+            .map_err(|e| format!("api: TLS: {e}"))?;
+    }
+    let router = builder.add_service(svc);
     match &cfg.listen {
         ApiListen::Unix(path) => {
             use std::os::unix::fs::PermissionsExt;
@@ -122,7 +146,14 @@ pub fn serve(
                 .map_err(|e| format!("api.listen: {e}"))?;
             let l = tokio::net::TcpListener::from_std(l).map_err(|e| format!("api.listen: {e}"))?;
             let incoming = tokio_stream::wrappers::TcpListenerStream::new(l);
-            warn!(%addr, "gRPC API listening on plain TCP (api.insecure = true)");
+            match &cfg.tls {
+                Some(t) => info!(
+                    %addr,
+                    client_certificates = t.client_ca.is_some(),
+                    "gRPC API listening on TCP with TLS"
+                ),
+                None => warn!(%addr, "gRPC API listening on plain TCP (api.insecure = true)"),
+            }
             rt.spawn(async move {
                 if let Err(e) = router
                     .serve_with_incoming_shutdown(incoming, shutdown)

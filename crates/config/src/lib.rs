@@ -46,7 +46,7 @@ use std::sync::Arc;
 use bgp_policy::ast::PolicyDef;
 
 pub use aggregate::Aggregate;
-pub use api::{Api, ApiListen, DEFAULT_API_SOCKET};
+pub use api::{Api, ApiListen, ApiTls, DEFAULT_API_SOCKET};
 pub use bmp::{Bmp, BmpCollector, Monitoring as BmpMonitoring, DEFAULT_PORT as BMP_DEFAULT_PORT};
 pub use cluster::{
     CcScheme, Cluster, ClusterCc, ClusterMode, ClusterPeer, FABRIC_PORT, MAX_NODES, MAX_PACKING,
