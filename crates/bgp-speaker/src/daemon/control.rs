@@ -29,6 +29,21 @@ const RIB_TIMEOUT: Duration = Duration::from_secs(30);
 /// Re-reads the configuration (`check`: validate only).
 pub type ReloadFn = dyn Fn(bool) -> Result<ConfigureResult, String> + Send + Sync;
 
+/// A neighbour added or removed at run time (the gRPC API's `AddPeer` and
+/// `DeletePeer`).
+#[derive(Clone, Debug)]
+pub enum PeerChange {
+    /// A new neighbour, in the file's keys.
+    Add(config::NeighborKeys),
+    /// The neighbour with this name or address (one added at run time).
+    Delete(String),
+}
+
+/// Applies a [`PeerChange`] as a reload applies the file: the messages of
+/// the change, or why it was refused (an error response: `NotFound`,
+/// `Config` for a neighbour that is not valid or not the API's to remove).
+pub type PeerChangeFn = dyn Fn(PeerChange) -> Result<Vec<String>, Response> + Send + Sync;
+
 pub struct Control {
     /// One channel per RIB thread, in shard order.
     rib: Vec<Sender<RibMsg>>,
@@ -38,6 +53,8 @@ pub struct Control {
     bmp: Option<crate::bmp::BmpHub>,
     /// The RPKI manager's view, with `[rpki]`.
     rpki: Option<crate::rpki::SharedStatus>,
+    /// Neighbours added and removed at run time (the daemon's reload path).
+    peers: Option<Arc<PeerChangeFn>>,
 }
 
 impl Control {
@@ -49,7 +66,26 @@ impl Control {
             bfd,
             bmp: None,
             rpki: None,
+            peers: None,
         }
+    }
+
+    /// Adds and removes neighbours at run time through `f`.
+    pub fn with_peer_changes(mut self, f: Arc<PeerChangeFn>) -> Control {
+        self.peers = Some(f);
+        self
+    }
+
+    /// Adds or removes a neighbour at run time, through the same path as
+    /// a reload that adds or removes one ([`PeerChange`]).
+    pub fn change_peer(&self, c: PeerChange) -> Result<Vec<String>, Response> {
+        let Some(f) = &self.peers else {
+            return Err(Response::error(
+                ErrorCode::Unsupported,
+                "adding or removing neighbours at run time is not supported by this daemon",
+            ));
+        };
+        f(c)
     }
 
     /// Answers `show bmp` from `hub` (`[bmp]`).

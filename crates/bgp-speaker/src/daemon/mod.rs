@@ -67,6 +67,10 @@ pub(crate) struct Running {
     /// The sessions of [`Hooks::bfd_sessions`], by peer: they outlive a
     /// neighbour at the same address that has no (or no longer) `bfd`.
     pub bfd_pinned: std::collections::BTreeMap<std::net::IpAddr, crate::bfd::BfdPeer>,
+    /// Names of the neighbours added at run time (gRPC `AddPeer`): kept in
+    /// [`Spec::config`] beside the file's, and kept over a reload
+    /// ([`reload::reload`]).
+    pub api_neighbors: std::collections::BTreeSet<String>,
 }
 
 /// The BFD task's handle, once started; shared with the CLI handler.
@@ -375,6 +379,7 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         cmds: Default::default(),
         bfd: Default::default(),
         bfd_events: hooks.bfd_events.clone(),
+        api_neighbors: Default::default(),
         bfd_pinned: hooks
             .bfd_sessions
             .iter()
@@ -531,8 +536,13 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         let running = running.clone();
         Arc::new(move |check: bool| reload::reload(&running, check))
     };
+    let peer_fn: Arc<control::PeerChangeFn> = {
+        let running = running.clone();
+        Arc::new(move |c: control::PeerChange| reload::change_peer(&running, c))
+    };
     let mut ctl = control::Control::new(pipeline.senders().to_vec(), reload_fn.clone(), bfd)
-        .with_bmp(bmp_hub.clone());
+        .with_bmp(bmp_hub.clone())
+        .with_peer_changes(peer_fn);
     if let Some(s) = rpki_status {
         ctl = ctl.with_rpki(s);
     }

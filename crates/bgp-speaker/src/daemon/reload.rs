@@ -8,9 +8,10 @@ use std::time::SystemTime;
 
 use bgp_wire::consts::notify;
 use bgp_wire::NotificationMessage;
-use mgmt::proto::ConfigureResult;
+use mgmt::proto::{ConfigureResult, ErrorCode, Response};
 use tracing::info;
 
+use super::control::PeerChange;
 use super::query::unix_ms;
 use super::{Running, Spec};
 use crate::rib::RibMsg;
@@ -31,9 +32,103 @@ pub(super) fn reload(
     let mut r = running
         .lock()
         .map_err(|_| "reload state poisoned".to_string())?;
-    let new = Spec::load(&r.path)?;
+    let mut c = config::load(&r.path).map_err(|e| e.to_string())?;
+    // Neighbours added at run time (gRPC AddPeer) stay, as in GoBGP,
+    // unless the file now has a neighbour of the same name or address:
+    // then the file's replaces it.
+    let mut notes = Vec::new();
+    let mut replaced = Vec::new();
+    for name in &r.api_neighbors {
+        let Some(n) = r.spec.config.neighbor(name) else {
+            continue;
+        };
+        if c
+            .neighbors
+            .iter()
+            .any(|f| f.name == n.name || f.address == n.address)
+        {
+            notes.push(format!(
+                "neighbor {name} (added through the API) is replaced by the file's"
+            ));
+            replaced.push(name.clone());
+        } else {
+            c.neighbors.push(n.clone());
+        }
+    }
+    let new = Spec::from_config(c)?;
+    let res = apply(&mut r, new, check, notes)?;
+    if !check {
+        for name in replaced {
+            r.api_neighbors.remove(&name);
+        }
+    }
+    Ok(res)
+}
+
+/// gRPC `AddPeer` / `DeletePeer`: the running configuration with one
+/// neighbour more or less, applied as a reload applies a new file (the
+/// same [`apply`]: a fresh session registered with every RIB part, or the
+/// session terminated and its routes withdrawn). Only neighbours added
+/// this way can be removed this way; the file's are the file's.
+pub(super) fn change_peer(
+    running: &Arc<Mutex<Running>>,
+    change: PeerChange,
+) -> Result<Vec<String>, Response> {
+    let mut r = running
+        .lock()
+        .map_err(|_| Response::error(ErrorCode::Internal, "reload state poisoned"))?;
+    let mut c = r.spec.config.clone();
+    let bad = |e: String| Response::error(ErrorCode::Config, e);
+    let (name, added) = match change {
+        PeerChange::Add(keys) => {
+            let n = config::runtime_neighbor(&c, &keys, "AddPeer").map_err(bad)?;
+            let name = n.name.clone();
+            c.neighbors.push(n);
+            (name, true)
+        }
+        PeerChange::Delete(key) => {
+            let Some(n) = c
+                .neighbors
+                .iter()
+                .find(|n| n.name == key || n.address.to_string() == key)
+            else {
+                return Err(Response::error(
+                    ErrorCode::NotFound,
+                    format!("no neighbor {key}"),
+                ));
+            };
+            let name = n.name.clone();
+            if !r.api_neighbors.contains(&name) {
+                return Err(bad(format!(
+                    "neighbor {name} is configured in {}: remove it there and run `tessera configure`",
+                    r.path.display()
+                )));
+            }
+            c.neighbors.retain(|n| n.name != name);
+            (name, false)
+        }
+    };
+    let new = Spec::from_config(c).map_err(bad)?;
+    let res = apply(&mut r, new, false, Vec::new()).map_err(bad)?;
+    if added {
+        r.api_neighbors.insert(name);
+    } else {
+        r.api_neighbors.remove(&name);
+    }
+    Ok(res.messages)
+}
+
+/// Applies `new` (or with `check` only describes it): the difference to
+/// the running configuration, as [`reload`] and [`change_peer`] need it.
+fn apply(
+    r: &mut Running,
+    new: Spec,
+    check: bool,
+    notes: Vec<String>,
+) -> Result<ConfigureResult, String> {
     let plan = config::diff(&r.spec.config, &new.config);
     let mut messages = plan.describe();
+    messages.extend(notes);
     let path = r.path.display().to_string();
     if check {
         if messages.is_empty() {
