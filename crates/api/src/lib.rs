@@ -22,12 +22,17 @@
 //! | `GetTable` | destinations and paths of those tables |
 //! | `AddPath`, `DeletePath`, `AddPathStream` | originate or withdraw IPv4/IPv6 unicast routes, as local routes beside the configured statics |
 //! | `EnablePeer`, `DisablePeer`, `ShutdownPeer`, `ResetPeer` | the CLI's `enable`, `disable`, `restart`, `reload in` |
+//! | `AddPeer`, `DeletePeer` | a neighbour added or removed at run time, through the daemon's reload path ([`Control::change_peer`]) |
 //! | `WatchEvent` | best-path changes (table filter `BEST`) and neighbour state changes |
 //!
 //! Not supported yet, answered with an error that says so: adj-out and
-//! VRF tables, `AddPeer`/`DeletePeer` (neighbours come from the file:
-//! edit it and `tessera configure`), soft reset out, and every RPC not in
-//! the proto (UNIMPLEMENTED).
+//! VRF tables, soft reset out, and every RPC not in the proto
+//! (UNIMPLEMENTED).
+//!
+//! Transport: a Unix socket (mode 0600), or TCP with TLS (tonic's `tls`
+//! feature: rustls, the maintained TLS stack; [`tls_config`]) and an
+//! optional required client certificate, or plain TCP with
+//! `insecure = true`.
 
 // tonic's service trait fixes `Result<_, tonic::Status>`, a large error
 // type; boxing it in our helpers would only add conversions.

@@ -349,6 +349,44 @@ impl ControlHandler for Control {
                     })
                 })
                 .map(Data::Nexthops),
+            Request::ShowRouteFiltered { protocol, all } => {
+                let name = protocol.clone();
+                self.call_all(move |st| query::filtered(st, &name, all))
+                    .and_then(|parts| {
+                        let mut v = Vec::new();
+                        for p in parts {
+                            match p {
+                                None => {
+                                    return Err(Response::error(
+                                        ErrorCode::NotFound,
+                                        format!("no neighbor {protocol}"),
+                                    ))
+                                }
+                                Some(None) => {
+                                    return Err(Response::error(
+                                        ErrorCode::Unsupported,
+                                        format!(
+                                            "neighbor {protocol} does not keep the routes its import \
+                                             policy rejects: set soft_reconfiguration_inbound = true"
+                                        ),
+                                    ))
+                                }
+                                Some(Some(r)) => v.push(r),
+                            }
+                        }
+                        Ok(Data::Routes(merge::routes(v)))
+                    })
+            }
+            Request::ShowRouteExport { protocol, all } => {
+                let name = protocol.clone();
+                self.call_all(move |st| query::exported(st, &name, all))
+                    .and_then(|parts| {
+                        let v: Option<Vec<_>> = parts.into_iter().collect();
+                        v.map(|v| Data::Routes(merge::routes(v))).ok_or_else(|| {
+                            Response::error(ErrorCode::NotFound, format!("no neighbor {protocol}"))
+                        })
+                    })
+            }
             Request::ShowRouteDamped => self
                 .call_all(|st| query::damped(st))
                 .map(|r| Data::Routes(merge::routes(r))),
