@@ -78,8 +78,15 @@ pub type SharedBfd = Arc<Mutex<Option<crate::bfd::BfdHandle>>>;
 
 impl Running {
     /// Starts the session task of one neighbour under a fresh id and
-    /// registers it with the RIB thread.
-    pub(crate) fn start_neighbor(&mut self, n: &NeighborSpec) -> Option<(PeerId, PeerHandle)> {
+    /// registers it with the RIB thread. With `defer`, the session waits
+    /// (administratively down, refusing connections) for a
+    /// [`crate::msg::SessionCmd::Start`]: a neighbour added to running RIB
+    /// threads must not come up before every one of them knows it.
+    pub(crate) fn start_neighbor(
+        &mut self,
+        n: &NeighborSpec,
+        defer: bool,
+    ) -> Option<(PeerId, PeerHandle)> {
         let id = PeerId(self.next_id);
         self.next_id = self.next_id.checked_add(1)?;
         let params = SessionParams {
@@ -91,7 +98,7 @@ impl Running {
             md5_password: n.md5_password.clone(),
             ttl: n.ttl,
             ttl_security: n.ttl_security,
-            start: n.enabled,
+            start: n.enabled && !defer,
         };
         let h = spawn_session_with(
             &self.rt,
@@ -411,7 +418,7 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
     {
         let _guard = rt.enter();
         for n in &neighbors {
-            if let Some(x) = running.start_neighbor(n) {
+            if let Some(x) = running.start_neighbor(n, false) {
                 entries.push(x);
             }
         }

@@ -25,6 +25,9 @@ fn run_on_all(running: &Running, mut make: impl FnMut(usize) -> ControlFn) {
     }
 }
 
+/// How long a reload waits for the RIB threads to take new neighbours.
+const RIB_BARRIER: std::time::Duration = std::time::Duration::from_secs(30);
+
 pub(super) fn reload(
     running: &Arc<Mutex<Running>>,
     check: bool,
@@ -178,12 +181,19 @@ fn apply(
         })
     });
     // New and reset neighbours: fresh sessions under fresh ids.
+    // Their sessions start only once every RIB part has them (below): a
+    // session up before its RIB part knows the peer would never be sent
+    // the table.
     let mut fresh: Vec<(bgp_rib::PeerId, PeerHandle)> = Vec::new();
+    let mut to_start = Vec::new();
     for name in plan.added.iter().chain(&plan.reset) {
         if let Some(n) = new.neighbor(name).cloned() {
             let _guard = r.rt.enter();
-            if let Some(x) = r.start_neighbor(&n) {
+            if let Some(x) = r.start_neighbor(&n, true) {
                 fresh.push(x);
+                if n.enabled {
+                    to_start.push(name.clone());
+                }
             }
         }
     }
@@ -241,6 +251,17 @@ fn apply(
         let statics = statics.clone();
         Box::new(move |st: &mut RibState| apply_soft(st, fresh, soft, statics))
     });
+    if !to_start.is_empty() {
+        // A barrier: every RIB part has run the job above.
+        if let Err(e) = crate::pipeline::call_all(&r.rib_txs, RIB_BARRIER, |_| ()) {
+            return Err(format!("the RIB threads do not answer ({e:?})"));
+        }
+        for name in &to_start {
+            if let Some(c) = r.cmds.get(name) {
+                let _ = c.send(crate::msg::SessionCmd::Start);
+            }
+        }
+    }
     r.spec = new;
     r.last_reload_ms = Some(unix_ms(SystemTime::now()));
     if messages.is_empty() {
