@@ -553,7 +553,9 @@ pub fn neighbor_keys(p: &apipb::Peer) -> Result<config::NeighborKeys, PeerError>
         k.keepalive = secs("keepalive", t.keepalive_interval)?;
         k.connect_retry = match t.connect_retry {
             0 => None,
-            v => Some(u32::try_from(v).map_err(|_| bad(format!("connect retry {v} is too large")))?),
+            v => {
+                Some(u32::try_from(v).map_err(|_| bad(format!("connect retry {v} is too large")))?)
+            }
         };
     }
     if let Some(t) = &p.transport {

@@ -177,7 +177,11 @@ impl RibShard {
     /// received (the looking glass's "filtered" routes): the pre-policy
     /// routes that hold no path in the table. False, calling nothing, when
     /// the store is off or incomplete ([`Self::pre_policy_complete`]).
-    pub fn for_each_filtered(&self, peer: PeerId, mut f: impl FnMut(&Prefix, u32, &AttrSet)) -> bool {
+    pub fn for_each_filtered(
+        &self,
+        peer: PeerId,
+        mut f: impl FnMut(&Prefix, u32, &AttrSet),
+    ) -> bool {
         let Some(store) = self.peer_state(peer).and_then(|p| p.pre.as_ref()) else {
             return false;
         };

@@ -214,16 +214,27 @@ mod tests {
                 client_ca: Some("/ca.pem".into()),
             })
         );
-        let a = parse(&format!("{tcp}tls_cert = \"/c.pem\"\ntls_key = \"/k.pem\"\n"))
+        let a = parse(&format!(
+            "{tcp}tls_cert = \"/c.pem\"\ntls_key = \"/k.pem\"\n"
+        ))
+        .unwrap()
+        .api
+        .unwrap();
+        assert_eq!(a.tls.unwrap().client_ca, None);
+        let a = parse(&format!("{tcp}insecure = true\n"))
             .unwrap()
             .api
             .unwrap();
-        assert_eq!(a.tls.unwrap().client_ca, None);
-        let a = parse(&format!("{tcp}insecure = true\n")).unwrap().api.unwrap();
         assert_eq!(a.tls, None);
         for (bad, want) in [
-            (format!("{tcp}tls_cert = \"/c.pem\"\n"), "api.tls_cert: needs api.tls_key"),
-            (format!("{tcp}tls_key = \"/k.pem\"\n"), "api.tls_key: needs api.tls_cert"),
+            (
+                format!("{tcp}tls_cert = \"/c.pem\"\n"),
+                "api.tls_cert: needs api.tls_key",
+            ),
+            (
+                format!("{tcp}tls_key = \"/k.pem\"\n"),
+                "api.tls_key: needs api.tls_cert",
+            ),
             (
                 format!("{tcp}insecure = true\ntls_client_ca = \"/ca.pem\"\n"),
                 "api.tls_client_ca: needs",
@@ -236,7 +247,10 @@ mod tests {
                 "[api]\ntls_cert = \"/c.pem\"\ntls_key = \"/k.pem\"\n".to_string(),
                 "api.tls_cert: only applies to a TCP",
             ),
-            (format!("{tcp}tls_cert = \"\"\ntls_key = \"/k\"\n"), "an empty file name"),
+            (
+                format!("{tcp}tls_cert = \"\"\ntls_key = \"/k\"\n"),
+                "an empty file name",
+            ),
         ] {
             let e = parse(&bad).unwrap_err();
             assert!(e.contains(want), "{bad}: {e}");

@@ -55,11 +55,11 @@ pub use damping::Damping;
 pub use dataplane::{Dataplane, DataplaneEngine, DataplaneInterface, DataplaneIo, KernelExport};
 pub use diff::{diff, ReloadPlan};
 pub use locate::Location;
-pub use neighbor::{runtime_neighbor, NeighborKeys};
 pub use model::{
     AddPath, BestPath, Bfd, Connection, Control, MaxPrefix, MaxPrefixAction, Mrt, Neighbor,
     NextHop, Pipeline, PolicyName, Role, Router, Static,
 };
+pub use neighbor::{runtime_neighbor, NeighborKeys};
 pub use rpki::{Rpki, RpkiCache, RTR_PORT};
 
 /// A configuration error: where, which field, what. Further errors found

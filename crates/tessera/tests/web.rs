@@ -260,22 +260,39 @@ fn rest_and_web_view_against_a_live_peer() {
     assert!(filtered > 0 && accepted > 0, "the policy filters some: {c}");
     let (code, f0) = get_json(addr, "/routes/filtered/gen0?page_size=10000");
     assert_eq!(code, 200, "{f0}");
-    assert_eq!(f0["pagination"]["total_results"], filtered, "{}", f0["pagination"]);
+    assert_eq!(
+        f0["pagination"]["total_results"], filtered,
+        "{}",
+        f0["pagination"]
+    );
     let fr = f0["routes"].as_array().unwrap();
     assert_eq!(fr.len() as u64, filtered);
     for r in fr {
-        let len: u8 = r["network"].as_str().unwrap().split('/').nth(1).unwrap().parse().unwrap();
+        let len: u8 = r["network"]
+            .as_str()
+            .unwrap()
+            .split('/')
+            .nth(1)
+            .unwrap()
+            .parse()
+            .unwrap();
         assert!(len <= 22, "filtered, yet not matched by the policy: {r}");
         assert_eq!(r["from_protocol"], "gen0");
         assert_eq!(r["primary"], false);
     }
     let (_, f1) = get_json(addr, "/routes/filtered/gen0?page=1&page_size=1");
-    assert_eq!(f1["routes"].as_array().unwrap().len(), usize::from(filtered > 1));
+    assert_eq!(
+        f1["routes"].as_array().unwrap().len(),
+        usize::from(filtered > 1)
+    );
     assert_eq!(f1["pagination"]["total_pages"], filtered);
     // No accepted route is in the filtered list.
     let nets: std::collections::BTreeSet<&str> =
         fr.iter().map(|r| r["network"].as_str().unwrap()).collect();
-    assert!(!nets.contains(net.as_str()), "{net} is accepted and filtered");
+    assert!(
+        !nets.contains(net.as_str()),
+        "{net} is accepted and filtered"
+    );
     // Export: what gen0 is sent (the static; gen0's own routes are not
     // sent back to it), as many as the CLI's `sent`.
     let (code, e0) = get_json(addr, "/routes/export/gen0");

@@ -220,11 +220,26 @@ fn make_certs(lab: &Lab) {
         argv.extend_from_slice(args);
         common::sh(&argv).unwrap_or_else(|e| lab.fail(&format!("openssl: {e}")));
     };
-    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
     let mut a = vec!["req", "-x509"];
     a.extend_from_slice(&ec);
     let (ca_key, ca) = (p("ca.key"), p("ca.pem"));
-    a.extend_from_slice(&["-keyout", &ca_key, "-out", &ca, "-days", "2", "-subj", "/CN=tessera test CA"]);
+    a.extend_from_slice(&[
+        "-keyout",
+        &ca_key,
+        "-out",
+        &ca,
+        "-days",
+        "2",
+        "-subj",
+        "/CN=tessera test CA",
+    ]);
     ossl(&a);
     for (who, ext) in [
         ("server", "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n"),
@@ -251,7 +266,15 @@ fn make_certs(lab: &Lab) {
 /// `gobgp -u 127.0.0.1 -p 50051 ARGS` in tesserad's namespace.
 fn gobgp_tcp(lab: &Lab, args: &[&str]) -> Result<String, String> {
     let mut argv = vec![
-        "ip", "netns", "exec", &lab.center_ns, "gobgp", "-u", "127.0.0.1", "-p", "50051",
+        "ip",
+        "netns",
+        "exec",
+        &lab.center_ns,
+        "gobgp",
+        "-u",
+        "127.0.0.1",
+        "-p",
+        "50051",
     ];
     argv.extend_from_slice(args);
     common::sh(&argv)
@@ -268,9 +291,27 @@ fn curl_get_bgp(lab: &Lab, client_cert: bool) -> Result<String, String> {
     let (ca, cert, key, hdr) = (p("ca.pem"), p("client.pem"), p("client.key"), p("curl.hdr"));
     let data = format!("@{}", body.display());
     let mut argv = vec![
-        "ip", "netns", "exec", &lab.center_ns, "curl", "-sS", "--http2", "--max-time", "8",
-        "--cacert", &ca, "-H", "content-type: application/grpc", "-H", "te: trailers",
-        "--data-binary", &data, "-o", "/dev/null", "-D", &hdr,
+        "ip",
+        "netns",
+        "exec",
+        &lab.center_ns,
+        "curl",
+        "-sS",
+        "--http2",
+        "--max-time",
+        "8",
+        "--cacert",
+        &ca,
+        "-H",
+        "content-type: application/grpc",
+        "-H",
+        "te: trailers",
+        "--data-binary",
+        &data,
+        "-o",
+        "/dev/null",
+        "-D",
+        &hdr,
     ];
     if client_cert {
         argv.extend_from_slice(&["--cert", &cert, "--key", &key]);
@@ -322,7 +363,9 @@ fn gobgp_cli_over_tls() {
     }
     // ... and plain text on the TLS port does not.
     if let Ok(out) = gobgp_tcp(&lab, &["global"]) {
-        lab.fail(&format!("plain-text gobgp got an answer from the TLS listener: {out}"));
+        lab.fail(&format!(
+            "plain-text gobgp got an answer from the TLS listener: {out}"
+        ));
     }
     lab.stop("tesserad");
     drop(t);
@@ -334,13 +377,17 @@ fn gobgp_cli_over_tls() {
         Ok(curl_get_bgp(&lab, true).ok())
     });
     if !hdr.lines().any(|l| l.trim() == "grpc-status: 0") {
-        lab.fail(&format!("GetBgp with a client certificate: no grpc-status 0 in\n{hdr}"));
+        lab.fail(&format!(
+            "GetBgp with a client certificate: no grpc-status 0 in\n{hdr}"
+        ));
     }
     if let Ok(h) = curl_get_bgp(&lab, false) {
         lab.fail(&format!("a client without a certificate was served:\n{h}"));
     }
     match gobgp_tcp(&lab, &["--tls", "--tls-ca-file", &ca, "global"]) {
-        Ok(out) => lab.fail(&format!("gobgp --tls without a client certificate was served: {out}")),
+        Ok(out) => lab.fail(&format!(
+            "gobgp --tls without a client certificate was served: {out}"
+        )),
         Err(e) => eprintln!("gobgp without a client certificate, refused as it should be: {e}"),
     }
     drop(t);
@@ -412,14 +459,21 @@ fn gobgp_cli_adds_and_deletes_a_neighbor() {
 
     // AddPeer: a session, visible in `show protocols` and `gobgp neighbor`,
     // routes both ways.
-    gobgp(&lab, &target, &["neighbor", "add", &addr, "as", &A_AS.to_string()]);
+    gobgp(
+        &lab,
+        &target,
+        &["neighbor", "add", &addr, "as", &A_AS.to_string()],
+    );
     wait_established(&lab, &bird2, 30);
     let (state, since) = lab.wait(20, "show protocols has the added neighbour up", || {
         Ok(protocol_state(&t, &name).filter(|(s, _)| s == "up"))
     });
     eprintln!("show protocols: {name} {state} since {since}");
     let n = gobgp(&lab, &target, &["neighbor"]);
-    if !n.lines().any(|l| l.contains(&addr) && l.contains(&A_AS.to_string()) && l.contains("Establ")) {
+    if !n
+        .lines()
+        .any(|l| l.contains(&addr) && l.contains(&A_AS.to_string()) && l.contains("Establ"))
+    {
         lab.fail(&format!("gobgp neighbor lacks the added peer: {n}"));
     }
     wait_present(&lab, &bird2, "192.0.2.0/24", 20);
@@ -429,7 +483,14 @@ fn gobgp_cli_adds_and_deletes_a_neighbor() {
     });
     // Adding it again is refused.
     if let Ok(out) = common::sh(&[
-        "gobgp", "--target", &target, "neighbor", "add", &addr, "as", &A_AS.to_string(),
+        "gobgp",
+        "--target",
+        &target,
+        "neighbor",
+        "add",
+        &addr,
+        "as",
+        &A_AS.to_string(),
     ]) {
         lab.fail(&format!("a second AddPeer of {addr} succeeded: {out}"));
     }
@@ -454,10 +515,12 @@ fn gobgp_cli_adds_and_deletes_a_neighbor() {
     // DeletePeer of a neighbour from the file is refused; it stays up.
     let e = common::sh(&["gobgp", "--target", &target, "neighbor", "del", &leaf1.v4]);
     match e {
-        Ok(out) => lab.fail(&format!("DeletePeer of the file's neighbour succeeded: {out}")),
-        Err(e) if !e.contains("configured in") => {
-            lab.fail(&format!("DeletePeer of the file's neighbour: unexpected error {e}"))
-        }
+        Ok(out) => lab.fail(&format!(
+            "DeletePeer of the file's neighbour succeeded: {out}"
+        )),
+        Err(e) if !e.contains("configured in") => lab.fail(&format!(
+            "DeletePeer of the file's neighbour: unexpected error {e}"
+        )),
         Err(_) => {}
     }
     if !bird1.established().unwrap_or(false) {
@@ -466,11 +529,15 @@ fn gobgp_cli_adds_and_deletes_a_neighbor() {
 
     // DeletePeer: the session ends, the neighbour and its routes go.
     gobgp(&lab, &target, &["neighbor", "del", &addr]);
-    lab.wait(20, "BIRD sees the deleted neighbour's session go down", || {
-        Ok((!bird2.established()?).then_some(()))
-    });
+    lab.wait(
+        20,
+        "BIRD sees the deleted neighbour's session go down",
+        || Ok((!bird2.established()?).then_some(())),
+    );
     if let Some(p) = protocol_state(&t, &name) {
-        lab.fail(&format!("show protocols still has the deleted neighbour: {p:?}"));
+        lab.fail(&format!(
+            "show protocols still has the deleted neighbour: {p:?}"
+        ));
     }
     lab.wait(20, "the deleted neighbour's route leaves the RIB", || {
         Ok(t.route(&r4.prefix)?.is_none().then_some(()))

@@ -660,11 +660,7 @@ pub fn nexthops(st: &RibState) -> Option<Vec<mgmt::proto::NexthopInfo>> {
 /// import policy rejected, as received, from this part's pre-policy
 /// Adj-RIB-In. `Err` when `name` is unknown (`Ok(None)`: it keeps no
 /// pre-policy routes, so what was filtered is not known).
-pub fn filtered(
-    st: &RibState,
-    name: &str,
-    all: bool,
-) -> Option<Option<Vec<(Prefix, RouteInfo)>>> {
+pub fn filtered(st: &RibState, name: &str, all: bool) -> Option<Option<Vec<(Prefix, RouteInfo)>>> {
     let id = st.find_peer(name)?;
     let mut by_prefix: std::collections::BTreeMap<Prefix, Vec<PathInfo>> = Default::default();
     for s in st.rib.shards() {

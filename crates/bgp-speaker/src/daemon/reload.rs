@@ -45,8 +45,7 @@ pub(super) fn reload(
         let Some(n) = r.spec.config.neighbor(name) else {
             continue;
         };
-        if c
-            .neighbors
+        if c.neighbors
             .iter()
             .any(|f| f.name == n.name || f.address == n.address)
         {
