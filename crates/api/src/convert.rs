@@ -481,6 +481,124 @@ pub fn covers(outer: Prefix, inner: Prefix) -> bool {
         && Prefix::new(inner.addr(), outer.len()).is_ok_and(|p| p.masked() == outer.masked())
 }
 
+/// Why an `AddPeer` peer cannot be a neighbour.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PeerError {
+    /// Not a valid request (INVALID_ARGUMENT).
+    Invalid(String),
+    /// A GoBGP setting tesserad does not have (UNIMPLEMENTED).
+    Unsupported(String),
+}
+
+/// GoBGP's `Peer` of an `AddPeer` as the `[[neighbor]]` keys it sets
+/// (then validated as the file's neighbours are). Settings tesserad has no
+/// equivalent for are refused, not dropped.
+pub fn neighbor_keys(p: &apipb::Peer) -> Result<config::NeighborKeys, PeerError> {
+    let bad = |m: String| PeerError::Invalid(m);
+    let unsupported = |m: &str| PeerError::Unsupported(format!("{m} is not supported yet"));
+    let conf = p
+        .conf
+        .as_ref()
+        .ok_or_else(|| bad("a peer needs conf (neighbor_address, peer_asn)".into()))?;
+    if conf.neighbor_address.is_empty() {
+        return Err(bad("a peer needs conf.neighbor_address".into()));
+    }
+    if conf.peer_asn == 0 {
+        return Err(bad("a peer needs conf.peer_asn".into()));
+    }
+    if !conf.peer_group.is_empty() {
+        return Err(unsupported("a peer group"));
+    }
+    let mut k = config::NeighborKeys {
+        address: conf.neighbor_address.clone(),
+        remote_as: conf.peer_asn,
+        description: (!conf.description.is_empty()).then(|| conf.description.clone()),
+        password: (!conf.auth_password.is_empty()).then(|| conf.auth_password.clone()),
+        enabled: conf.admin_down.then_some(false),
+        ..Default::default()
+    };
+    if let Some(m) = &p.ebgp_multihop {
+        if m.enabled {
+            let ttl = u8::try_from(m.multihop_ttl)
+                .ok()
+                .filter(|&t| t > 0)
+                .ok_or_else(|| bad(format!("multihop TTL {} is not 1 to 255", m.multihop_ttl)))?;
+            k.ttl = Some(ttl);
+        }
+    }
+    if let Some(rr) = &p.route_reflector {
+        if !rr.route_reflector_cluster_id.is_empty() {
+            return Err(unsupported(
+                "a per-neighbour cluster id (set router.cluster_id in the file)",
+            ));
+        }
+        k.route_reflector_client = rr.route_reflector_client.then_some(true);
+    }
+    if let Some(rs) = &p.route_server {
+        if rs.secondary_route {
+            return Err(unsupported("route server secondary routes"));
+        }
+        k.route_server_client = rs.route_server_client.then_some(true);
+    }
+    if let Some(t) = p.timers.as_ref().and_then(|t| t.config.as_ref()) {
+        let secs = |what: &str, v: u64| -> Result<Option<u16>, PeerError> {
+            match v {
+                0 => Ok(None),
+                v => u16::try_from(v)
+                    .map(Some)
+                    .map_err(|_| bad(format!("{what} {v} is too large"))),
+            }
+        };
+        k.hold_time = secs("hold time", t.hold_time)?;
+        k.keepalive = secs("keepalive", t.keepalive_interval)?;
+        k.connect_retry = match t.connect_retry {
+            0 => None,
+            v => {
+                Some(u32::try_from(v).map_err(|_| bad(format!("connect retry {v} is too large")))?)
+            }
+        };
+    }
+    if let Some(t) = &p.transport {
+        if !t.local_address.is_empty() {
+            k.local_address = Some(t.local_address.clone());
+        }
+        if t.local_port != 0 {
+            return Err(unsupported("a local port"));
+        }
+        if t.remote_port != 0 {
+            k.port = Some(
+                u16::try_from(t.remote_port)
+                    .map_err(|_| bad(format!("port {} is not a port", t.remote_port)))?,
+            );
+        }
+        k.passive = t.passive_mode.then_some(true);
+    }
+    let mut families = Vec::new();
+    for a in &p.afi_safis {
+        let Some(c) = &a.config else { continue };
+        if !c.enabled {
+            continue;
+        }
+        let name = match family(c.family.as_ref()) {
+            Some((false, false)) => "ipv4-unicast",
+            Some((true, false)) => "ipv6-unicast",
+            Some((false, true)) => "ipv4-multicast",
+            Some((true, true)) => "ipv6-multicast",
+            None => {
+                return Err(unsupported(&format!(
+                    "address family {:?}",
+                    c.family.as_ref().map(|f| (f.afi, f.safi))
+                )))
+            }
+        };
+        if !families.iter().any(|f| f == name) {
+            families.push(name.to_string());
+        }
+    }
+    k.families = (!families.is_empty()).then_some(families);
+    Ok(k)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -623,5 +741,57 @@ mod tests {
         assert!(!covers(p("0.0.0.0/0"), p("::/0")));
         assert_eq!(lookup_prefix("198.18.1.1").unwrap(), p("198.18.1.1/32"));
         assert!(lookup_prefix("x").is_err());
+    }
+
+    #[test]
+    fn add_peer_keys() {
+        let mut p = apipb::Peer {
+            conf: Some(apipb::PeerConf {
+                neighbor_address: "198.18.0.9".into(),
+                peer_asn: 65009,
+                description: "lab".into(),
+                ..Default::default()
+            }),
+            afi_safis: vec![apipb::AfiSafi {
+                config: Some(apipb::AfiSafiConfig {
+                    family: Some(api_family(true, false)),
+                    enabled: true,
+                }),
+                state: None,
+            }],
+            timers: Some(apipb::Timers {
+                config: Some(apipb::TimersConfig {
+                    hold_time: 9,
+                    ..Default::default()
+                }),
+                state: None,
+            }),
+            ..Default::default()
+        };
+        let k = neighbor_keys(&p).unwrap();
+        assert_eq!(k.address, "198.18.0.9");
+        assert_eq!(k.remote_as, 65009);
+        assert_eq!(k.description.as_deref(), Some("lab"));
+        assert_eq!(k.hold_time, Some(9));
+        assert_eq!(k.families, Some(vec!["ipv6-unicast".to_string()]));
+        assert_eq!(k.enabled, None);
+        p.route_reflector = Some(apipb::RouteReflector {
+            route_reflector_client: true,
+            route_reflector_cluster_id: "1.1.1.1".into(),
+        });
+        assert!(matches!(neighbor_keys(&p), Err(PeerError::Unsupported(_))));
+        p.route_reflector = None;
+        p.ebgp_multihop = Some(apipb::EbgpMultihop {
+            enabled: true,
+            multihop_ttl: 300,
+        });
+        assert!(matches!(neighbor_keys(&p), Err(PeerError::Invalid(_))));
+        p.ebgp_multihop = None;
+        p.conf.as_mut().unwrap().peer_asn = 0;
+        assert!(matches!(neighbor_keys(&p), Err(PeerError::Invalid(_))));
+        assert!(matches!(
+            neighbor_keys(&apipb::Peer::default()),
+            Err(PeerError::Invalid(_))
+        ));
     }
 }

@@ -22,12 +22,17 @@
 //! | `GetTable` | destinations and paths of those tables |
 //! | `AddPath`, `DeletePath`, `AddPathStream` | originate or withdraw IPv4/IPv6 unicast routes, as local routes beside the configured statics |
 //! | `EnablePeer`, `DisablePeer`, `ShutdownPeer`, `ResetPeer` | the CLI's `enable`, `disable`, `restart`, `reload in` |
+//! | `AddPeer`, `DeletePeer` | a neighbour added or removed at run time, through the daemon's reload path ([`Control::change_peer`]) |
 //! | `WatchEvent` | best-path changes (table filter `BEST`) and neighbour state changes |
 //!
 //! Not supported yet, answered with an error that says so: adj-out and
-//! VRF tables, `AddPeer`/`DeletePeer` (neighbours come from the file:
-//! edit it and `tessera configure`), soft reset out, and every RPC not in
-//! the proto (UNIMPLEMENTED).
+//! VRF tables, soft reset out, and every RPC not in the proto
+//! (UNIMPLEMENTED).
+//!
+//! Transport: a Unix socket (mode 0600), or TCP with TLS (tonic's `tls`
+//! feature: rustls, the maintained TLS stack; [`tls_config`]) and an
+//! optional required client certificate, or plain TCP with
+//! `insecure = true`.
 
 // tonic's service trait fixes `Result<_, tonic::Status>`, a large error
 // type; boxing it in our helpers would only add conversions.
@@ -49,7 +54,7 @@ mod watch;
 use std::sync::Arc;
 
 use bgp_speaker::daemon::control::Control;
-use config::{Api, ApiListen};
+use config::{Api, ApiListen, ApiTls};
 use tokio::sync::oneshot;
 use tracing::{info, warn};
 
@@ -69,6 +74,24 @@ impl Drop for Guard {
     }
 }
 
+/// Reads `api.tls_*` into tonic's (rustls) server configuration: the
+/// certificate chain and key, and with `tls_client_ca` the CAs a client
+/// certificate must chain to (then required: a client without one fails
+/// the handshake).
+pub fn tls_config(t: &ApiTls) -> Result<tonic::transport::ServerTlsConfig, String> {
+    use tonic::transport::{Certificate, Identity, ServerTlsConfig};
+    let read = |key: &str, p: &std::path::Path| {
+        std::fs::read(p).map_err(|e| format!("api.{key}: cannot read {}: {e}", p.display()))
+    };
+    let cert = read("tls_cert", &t.cert)?;
+    let key = read("tls_key", &t.key)?;
+    let mut c = ServerTlsConfig::new().identity(Identity::from_pem(cert, key));
+    if let Some(ca) = &t.client_ca {
+        c = c.client_ca_root(Certificate::from_pem(read("tls_client_ca", ca)?));
+    }
+    Ok(c)
+}
+
 /// Starts the API on `rt` ([`bgp_speaker::daemon::Hooks::api`]).
 pub fn serve(
     ctl: Arc<Control>,
@@ -82,7 +105,13 @@ pub fn serve(
     let shutdown = async {
         let _ = rx.await;
     };
-    let router = tonic::transport::Server::builder().add_service(svc);
+    let mut builder = tonic::transport::Server::builder();
+    if let (ApiListen::Tcp(_), Some(tls)) = (&cfg.listen, &cfg.tls) {
+        builder = builder
+            .tls_config(tls_config(tls)?)
+            .map_err(|e| format!("api: TLS: {e}"))?;
+    }
+    let router = builder.add_service(svc);
     match &cfg.listen {
         ApiListen::Unix(path) => {
             use std::os::unix::fs::PermissionsExt;
@@ -122,7 +151,14 @@ pub fn serve(
                 .map_err(|e| format!("api.listen: {e}"))?;
             let l = tokio::net::TcpListener::from_std(l).map_err(|e| format!("api.listen: {e}"))?;
             let incoming = tokio_stream::wrappers::TcpListenerStream::new(l);
-            warn!(%addr, "gRPC API listening on plain TCP (api.insecure = true)");
+            match &cfg.tls {
+                Some(t) => info!(
+                    %addr,
+                    client_certificates = t.client_ca.is_some(),
+                    "gRPC API listening on TCP with TLS"
+                ),
+                None => warn!(%addr, "gRPC API listening on plain TCP (api.insecure = true)"),
+            }
             rt.spawn(async move {
                 if let Err(e) = router
                     .serve_with_incoming_shutdown(incoming, shutdown)

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use base::Prefix;
-use bgp_speaker::daemon::control::Control;
+use bgp_speaker::daemon::control::{Control, PeerChange};
 use bgp_speaker::rib::StaticRoute;
 use mgmt::proto::{NeighborAction, Request, Response};
 use mgmt::server::ControlHandler;
@@ -108,6 +108,18 @@ impl Service {
         }
     }
 
+    async fn change_peer(&self, c: PeerChange) -> Result<tonic::Response<()>, Status> {
+        let ctl = self.ctl.clone();
+        match blocking(move || ctl.change_peer(c)).await? {
+            Ok(_) => Ok(tonic::Response::new(())),
+            Err(Response::Error {
+                code: mgmt::proto::ErrorCode::Config,
+                message,
+            }) => Err(Status::failed_precondition(message)),
+            Err(r) => Err(status(r)),
+        }
+    }
+
     fn paths_in(paths: &[apipb::Path]) -> Result<(Vec<StaticRoute>, Vec<Prefix>), Status> {
         let mut add = Vec::new();
         let mut del = Vec::new();
@@ -165,20 +177,31 @@ impl GobgpApi for Service {
 
     async fn add_peer(
         &self,
-        _: tonic::Request<apipb::AddPeerRequest>,
+        req: tonic::Request<apipb::AddPeerRequest>,
     ) -> Result<tonic::Response<()>, Status> {
-        Err(unsupported(
-            "AddPeer (neighbours come from the configuration file: add it there and run `tessera configure`)",
-        ))
+        let p = req
+            .into_inner()
+            .peer
+            .ok_or_else(|| Status::invalid_argument("AddPeer needs a peer"))?;
+        let keys = convert::neighbor_keys(&p).map_err(|e| match e {
+            convert::PeerError::Invalid(m) => Status::invalid_argument(m),
+            convert::PeerError::Unsupported(m) => Status::unimplemented(m),
+        })?;
+        self.change_peer(PeerChange::Add(keys)).await
     }
 
     async fn delete_peer(
         &self,
-        _: tonic::Request<apipb::DeletePeerRequest>,
+        req: tonic::Request<apipb::DeletePeerRequest>,
     ) -> Result<tonic::Response<()>, Status> {
-        Err(unsupported(
-            "DeletePeer (neighbours come from the configuration file: remove it there and run `tessera configure`)",
-        ))
+        let r = req.into_inner();
+        if !r.interface.is_empty() {
+            return Err(unsupported("DeletePeer by interface"));
+        }
+        if r.address.is_empty() {
+            return Err(Status::invalid_argument("DeletePeer needs an address"));
+        }
+        self.change_peer(PeerChange::Delete(r.address)).await
     }
 
     type ListPeerStream = Stream<apipb::ListPeerResponse>;

@@ -173,6 +173,37 @@ impl RibShard {
         true
     }
 
+    /// Calls `f` on every route of `peer` that import policy rejected, as
+    /// received (the looking glass's "filtered" routes): the pre-policy
+    /// routes that hold no path in the table. False, calling nothing, when
+    /// the store is off or incomplete ([`Self::pre_policy_complete`]).
+    pub fn for_each_filtered(
+        &self,
+        peer: PeerId,
+        mut f: impl FnMut(&Prefix, u32, &AttrSet),
+    ) -> bool {
+        let Some(store) = self.peer_state(peer).and_then(|p| p.pre.as_ref()) else {
+            return false;
+        };
+        if !store.loc_is_pre {
+            return false;
+        }
+        for ((k, pid), h) in &store.diff {
+            let Some(prefix) = k.prefix() else { continue };
+            let entry = match prefix.masked() {
+                Prefix::V4(k) => self.v4.get(&k),
+                Prefix::V6(k) => self.v6.get(&k),
+            };
+            if entry.and_then(|e| live_path(e, peer, *pid)).is_some() {
+                continue; // accepted, with attributes changed by policy
+            }
+            if let Some(set) = self.interner.get(*h) {
+                f(&prefix, *pid, set);
+            }
+        }
+        true
+    }
+
     /// Re-runs import policy over a peer's pre-policy Adj-RIB-In ("soft
     /// reconfiguration inbound", the stored alternative to asking the peer
     /// for a ROUTE-REFRESH, RFC 2918). Does nothing for peers without

@@ -214,3 +214,24 @@ fn reimport_prefix_touches_only_that_prefix_and_every_path_id() {
     s.peer_down(P, &mut ch).unwrap();
     assert!(s.interner().is_empty(), "every reference released");
 }
+
+#[test]
+fn filtered_is_what_import_rejected_as_received() {
+    let mut s = shard(true);
+    load(&mut s);
+    let mut got = Vec::new();
+    assert!(s.for_each_filtered(P, |p, pid, set| got.push((*p, pid, set.summary().med()))));
+    // 11/8 was accepted (modified): not filtered; 12/8 rejected, MED as sent.
+    assert_eq!(got, vec![(pfx("12.0.0.0/8"), 0, Some(5))]);
+    // Withdrawn: no longer filtered.
+    let mut ch = Vec::new();
+    s.apply_update(P, &[], None, &[nlri("12.0.0.0/8")], &mut mixed, &mut ch)
+        .unwrap();
+    let mut n = 0;
+    assert!(s.for_each_filtered(P, |_, _, _| n += 1));
+    assert_eq!(n, 0);
+    // Without the store the answer is unknown, not empty.
+    let mut s = shard(false);
+    load(&mut s);
+    assert!(!s.for_each_filtered(P, |_, _, _| panic!("nothing is kept")));
+}

@@ -3,13 +3,19 @@
 //! ```toml
 //! [api]
 //! listen = "/run/tessera/api.sock"   # default; or "127.0.0.1:50051" (TCP)
-//! insecure = false                   # TCP needs it: TLS is not built yet
+//! tls_cert = "/etc/tessera/api.crt"  # TCP: PEM certificate chain
+//! tls_key = "/etc/tessera/api.key"   # TCP: its PEM private key
+//! tls_client_ca = "/etc/tessera/ca.crt"  # optional: client certificates required
+//! insecure = false                   # TCP without TLS: plain text, on purpose
 //! ```
 //!
 //! The API is off without an `[api]` table. A Unix socket is guarded by
-//! its file mode (0600: the user tesserad runs as). A TCP listener would
-//! need TLS, which is not built yet, so TCP is refused unless
-//! `insecure = true` says that plain text on that address is intended.
+//! its file mode (0600: the user tesserad runs as). A TCP listener needs
+//! TLS (`tls_cert` and `tls_key`; with `tls_client_ca`, a client must
+//! present a certificate signed by that CA), unless `insecure = true` says
+//! that plain text on that address is intended. The files are read when
+//! the listener starts (tesserad start), so that a bad file stops the
+//! start with its path.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -23,6 +29,9 @@ use crate::validate::{Ctx, R};
 pub struct RawApi {
     pub listen: Option<String>,
     pub insecure: Option<bool>,
+    pub tls_cert: Option<String>,
+    pub tls_key: Option<String>,
+    pub tls_client_ca: Option<String>,
 }
 
 /// The default `api.listen`.
@@ -33,8 +42,20 @@ pub const DEFAULT_API_SOCKET: &str = "/run/tessera/api.sock";
 pub enum ApiListen {
     /// A Unix stream socket at this path (`unix:PATH` or an absolute path).
     Unix(PathBuf),
-    /// Plain TCP (`insecure = true` only).
+    /// TCP: with TLS ([`Api::tls`]), or plain text (`insecure = true`).
     Tcp(SocketAddr),
+}
+
+/// `api.tls_*`: TLS on a TCP listener.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApiTls {
+    /// `tls_cert`: the server's PEM certificate chain.
+    pub cert: PathBuf,
+    /// `tls_key`: its PEM private key.
+    pub key: PathBuf,
+    /// `tls_client_ca`: PEM CA certificates; when set, every client must
+    /// present a certificate that chains to one of them.
+    pub client_ca: Option<PathBuf>,
 }
 
 /// `[api]`, validated.
@@ -42,6 +63,9 @@ pub enum ApiListen {
 pub struct Api {
     /// `api.listen`.
     pub listen: ApiListen,
+    /// TLS on a TCP listener; `None` on a Unix socket and with
+    /// `insecure = true`.
+    pub tls: Option<ApiTls>,
 }
 
 pub(crate) fn validate(c: &Ctx<'_>, r: &RawApi) -> R<Api> {
@@ -65,22 +89,63 @@ pub(crate) fn validate(c: &Ctx<'_>, r: &RawApi) -> R<Api> {
                 ),
             )
         })?;
-        if !insecure {
+        if !insecure && r.tls_cert.is_none() && r.tls_key.is_none() {
             return Err(c.err(
                 "api.listen",
-                "a TCP listener needs TLS, which is not supported yet: use a Unix socket, \
-                 or set api.insecure = true for plain text on a trusted address",
+                "a TCP listener needs TLS (api.tls_cert and api.tls_key), \
+                 or api.insecure = true for plain text on a trusted address",
             ));
         }
         ApiListen::Tcp(a)
     };
-    if insecure && matches!(listen, ApiListen::Unix(_)) {
+    let unix = matches!(listen, ApiListen::Unix(_));
+    if insecure && unix {
         return Err(c.err(
             "api.insecure",
             "only applies to a TCP listen address (a Unix socket is not encrypted anyway)",
         ));
     }
-    Ok(Api { listen })
+    let file = |key: &str, v: &Option<String>| -> R<Option<PathBuf>> {
+        match v.as_deref() {
+            None => Ok(None),
+            Some(_) if unix => Err(c.err(
+                &format!("api.{key}"),
+                "only applies to a TCP listen address (a Unix socket has no TLS)",
+            )),
+            Some("") => Err(c.err(&format!("api.{key}"), "an empty file name")),
+            Some(p) => Ok(Some(PathBuf::from(p))),
+        }
+    };
+    let cert = file("tls_cert", &r.tls_cert)?;
+    let key = file("tls_key", &r.tls_key)?;
+    let client_ca = file("tls_client_ca", &r.tls_client_ca)?;
+    let tls = match (cert, key) {
+        (Some(cert), Some(key)) => {
+            if insecure {
+                return Err(c.err(
+                    "api.insecure",
+                    "contradicts api.tls_cert: TLS is on (drop insecure = true)",
+                ));
+            }
+            Some(ApiTls {
+                cert,
+                key,
+                client_ca,
+            })
+        }
+        (Some(_), None) => return Err(c.err("api.tls_cert", "needs api.tls_key as well")),
+        (None, Some(_)) => return Err(c.err("api.tls_key", "needs api.tls_cert as well")),
+        (None, None) => {
+            if client_ca.is_some() {
+                return Err(c.err(
+                    "api.tls_client_ca",
+                    "needs api.tls_cert and api.tls_key (TLS on the listener)",
+                ));
+            }
+            None
+        }
+    };
+    Ok(Api { listen, tls })
 }
 
 #[cfg(test)]
@@ -130,5 +195,65 @@ mod tests {
         assert!(e.contains("api.listen: \"nowhere\" is neither"), "{e}");
         let e = parse("[api]\ntls = true\n").unwrap_err();
         assert!(e.contains("tls"), "{e}");
+    }
+
+    #[test]
+    fn tls_keys() {
+        let tcp = "[api]\nlisten = \"127.0.0.1:50051\"\n";
+        let a = parse(&format!(
+            "{tcp}tls_cert = \"/c.pem\"\ntls_key = \"/k.pem\"\ntls_client_ca = \"/ca.pem\"\n"
+        ))
+        .unwrap()
+        .api
+        .unwrap();
+        assert_eq!(
+            a.tls,
+            Some(ApiTls {
+                cert: "/c.pem".into(),
+                key: "/k.pem".into(),
+                client_ca: Some("/ca.pem".into()),
+            })
+        );
+        let a = parse(&format!(
+            "{tcp}tls_cert = \"/c.pem\"\ntls_key = \"/k.pem\"\n"
+        ))
+        .unwrap()
+        .api
+        .unwrap();
+        assert_eq!(a.tls.unwrap().client_ca, None);
+        let a = parse(&format!("{tcp}insecure = true\n"))
+            .unwrap()
+            .api
+            .unwrap();
+        assert_eq!(a.tls, None);
+        for (bad, want) in [
+            (
+                format!("{tcp}tls_cert = \"/c.pem\"\n"),
+                "api.tls_cert: needs api.tls_key",
+            ),
+            (
+                format!("{tcp}tls_key = \"/k.pem\"\n"),
+                "api.tls_key: needs api.tls_cert",
+            ),
+            (
+                format!("{tcp}insecure = true\ntls_client_ca = \"/ca.pem\"\n"),
+                "api.tls_client_ca: needs",
+            ),
+            (
+                format!("{tcp}insecure = true\ntls_cert = \"/c.pem\"\ntls_key = \"/k.pem\"\n"),
+                "api.insecure: contradicts",
+            ),
+            (
+                "[api]\ntls_cert = \"/c.pem\"\ntls_key = \"/k.pem\"\n".to_string(),
+                "api.tls_cert: only applies to a TCP",
+            ),
+            (
+                format!("{tcp}tls_cert = \"\"\ntls_key = \"/k\"\n"),
+                "an empty file name",
+            ),
+        ] {
+            let e = parse(&bad).unwrap_err();
+            assert!(e.contains(want), "{bad}: {e}");
+        }
     }
 }

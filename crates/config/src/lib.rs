@@ -47,7 +47,7 @@ use std::sync::Arc;
 use bgp_policy::ast::PolicyDef;
 
 pub use aggregate::Aggregate;
-pub use api::{Api, ApiListen, DEFAULT_API_SOCKET};
+pub use api::{Api, ApiListen, ApiTls, DEFAULT_API_SOCKET};
 pub use bmp::{Bmp, BmpCollector, Monitoring as BmpMonitoring, DEFAULT_PORT as BMP_DEFAULT_PORT};
 pub use cluster::{
     CcScheme, Cluster, ClusterCc, ClusterMode, ClusterPeer, FABRIC_PORT, MAX_NODES, MAX_PACKING,
@@ -61,6 +61,7 @@ pub use model::{
     AddPath, BestPath, Bfd, Connection, Control, MaxPrefix, MaxPrefixAction, Mrt, Multipath,
     Neighbor, NextHop, Pipeline, PolicyName, Role, Router, Static, MAX_MULTIPATH,
 };
+pub use neighbor::{runtime_neighbor, NeighborKeys};
 pub use rpki::{Rpki, RpkiCache, RTR_PORT};
 
 /// A configuration error: where, which field, what. Further errors found

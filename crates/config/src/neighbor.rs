@@ -493,3 +493,197 @@ fn bfd(
         },
     }))
 }
+
+/// A neighbour added at run time (the gRPC API's `AddPeer`), in the
+/// file's terms: each field is the `[[neighbor]]` key of the same name,
+/// `None` for the key's default. [`runtime_neighbor`] validates it as the
+/// file's neighbours are validated.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NeighborKeys {
+    /// `address`.
+    pub address: String,
+    /// `remote_as`.
+    pub remote_as: u32,
+    /// `name`.
+    pub name: Option<String>,
+    /// `description`.
+    pub description: Option<String>,
+    /// `local_address`.
+    pub local_address: Option<String>,
+    /// `port`.
+    pub port: Option<u16>,
+    /// `passive`.
+    pub passive: Option<bool>,
+    /// `hold_time`.
+    pub hold_time: Option<u16>,
+    /// `keepalive`.
+    pub keepalive: Option<u16>,
+    /// `connect_retry`.
+    pub connect_retry: Option<u32>,
+    /// `families`.
+    pub families: Option<Vec<String>>,
+    /// `route_reflector_client`.
+    pub route_reflector_client: Option<bool>,
+    /// `route_server_client`.
+    pub route_server_client: Option<bool>,
+    /// `password`.
+    pub password: Option<String>,
+    /// `ttl`.
+    pub ttl: Option<u8>,
+    /// `enabled`.
+    pub enabled: Option<bool>,
+}
+
+impl NeighborKeys {
+    fn table(&self) -> toml::Table {
+        use toml::Value;
+        let mut t = toml::Table::new();
+        let mut put = |k: &str, v: Value| {
+            t.insert(k.to_string(), v);
+        };
+        put("address", Value::String(self.address.clone()));
+        put("remote_as", Value::Integer(i64::from(self.remote_as)));
+        let s = |v: &Option<String>| v.clone().map(Value::String);
+        let i = |v: Option<i64>| v.map(Value::Integer);
+        let b = |v: Option<bool>| v.map(Value::Boolean);
+        for (k, v) in [
+            ("name", s(&self.name)),
+            ("description", s(&self.description)),
+            ("local_address", s(&self.local_address)),
+            ("port", i(self.port.map(i64::from))),
+            ("passive", b(self.passive)),
+            ("hold_time", i(self.hold_time.map(i64::from))),
+            ("keepalive", i(self.keepalive.map(i64::from))),
+            ("connect_retry", i(self.connect_retry.map(i64::from))),
+            (
+                "families",
+                self.families
+                    .as_ref()
+                    .map(|f| Value::Array(f.iter().cloned().map(Value::String).collect())),
+            ),
+            ("route_reflector_client", b(self.route_reflector_client)),
+            ("route_server_client", b(self.route_server_client)),
+            ("password", s(&self.password)),
+            ("ttl", i(self.ttl.map(i64::from))),
+            ("enabled", b(self.enabled)),
+        ] {
+            if let Some(v) = v {
+                put(k, v);
+            }
+        }
+        t
+    }
+}
+
+/// Validates a neighbour added at run time against the running `cfg`
+/// (its router defaults, policies and BFD defaults), as the file's own
+/// `[[neighbor]]` tables are; errors name the key as `origin:
+/// neighbor.KEY: ...`. Its name (given or derived) and address must not
+/// be another neighbour's.
+pub fn runtime_neighbor(
+    cfg: &crate::Config,
+    keys: &NeighborKeys,
+    origin: &str,
+) -> Result<Neighbor, String> {
+    let index = crate::locate::Index::build("");
+    let c = Ctx {
+        file: origin,
+        index: &index,
+    };
+    let tidy = |e: crate::ConfigError| {
+        format!(
+            "{origin}: {}: {}",
+            e.field.replacen("neighbor[0].", "neighbor.", 1),
+            e.message
+        )
+    };
+    let raw: RawNeighbor = toml::Value::Table(keys.table())
+        .try_into()
+        .map_err(|e| format!("{origin}: {e}"))?;
+    let n = neighbor(&c, 0, &raw, &cfg.router, &cfg.policies, &cfg.bfd).map_err(tidy)?;
+    if let Some(o) = cfg.neighbors.iter().find(|o| o.address == n.address) {
+        return Err(format!(
+            "{origin}: {} is already neighbour \"{}\"",
+            n.address, o.name
+        ));
+    }
+    if cfg.neighbors.iter().any(|o| o.name == n.name) {
+        return Err(format!(
+            "{origin}: the name \"{}\" is already a neighbour's",
+            n.name
+        ));
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod runtime_tests {
+    use super::*;
+
+    fn cfg() -> crate::Config {
+        crate::parse(
+            "[router]\nid = \"192.0.2.1\"\nasn = 65000\ndefault_import = \"accept\"\n\n\
+             [[neighbor]]\nname = \"a\"\naddress = \"192.0.2.2\"\nremote_as = 65001\n",
+            "t.toml",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn validated_like_the_file() {
+        let c = cfg();
+        let k = NeighborKeys {
+            address: "192.0.2.3".into(),
+            remote_as: 65002,
+            description: Some("added \"live\"".into()),
+            hold_time: Some(9),
+            ..Default::default()
+        };
+        let n = runtime_neighbor(&c, &k, "AddPeer").unwrap();
+        assert_eq!(n.name, "n192_0_2_3");
+        assert_eq!(n.description, "added \"live\"");
+        assert_eq!(n.hold_time, 9);
+        assert!(n.ebgp);
+        assert_eq!(n.import, crate::PolicyName::Accept);
+        let e = runtime_neighbor(
+            &c,
+            &NeighborKeys {
+                address: "192.0.2.2".into(),
+                ..k.clone()
+            },
+            "AddPeer",
+        )
+        .unwrap_err();
+        assert!(e.contains("already neighbour \"a\""), "{e}");
+        let e = runtime_neighbor(
+            &c,
+            &NeighborKeys {
+                name: Some("a".into()),
+                ..k.clone()
+            },
+            "AddPeer",
+        )
+        .unwrap_err();
+        assert!(e.contains("the name \"a\""), "{e}");
+        let e = runtime_neighbor(
+            &c,
+            &NeighborKeys {
+                hold_time: Some(2),
+                ..k.clone()
+            },
+            "AddPeer",
+        )
+        .unwrap_err();
+        assert!(e.starts_with("AddPeer: neighbor.hold_time:"), "{e}");
+        let e = runtime_neighbor(
+            &c,
+            &NeighborKeys {
+                address: "not-an-address".into(),
+                ..k
+            },
+            "AddPeer",
+        )
+        .unwrap_err();
+        assert!(e.starts_with("AddPeer: neighbor.address:"), "{e}");
+    }
+}

@@ -85,6 +85,26 @@ pub enum Request {
         #[serde(default)]
         multicast: bool,
     },
+    /// `show route filtered protocol NAME [all]`: the routes neighbour
+    /// NAME sent that its import policy rejected, as received (BIRD's
+    /// `show route filtered`). Needs the neighbour's pre-policy
+    /// Adj-RIB-In (`soft_reconfiguration_inbound = true`); without it the
+    /// answer is an `Unsupported` error, not an empty list. Unicast only.
+    /// Answered with [`Data::Routes`].
+    ShowRouteFiltered {
+        protocol: String,
+        #[serde(default)]
+        all: bool,
+    },
+    /// `show route export NAME [all]`: what tesserad sends neighbour NAME,
+    /// from its Adj-RIB-Out (after export policy; each path's protocol is
+    /// the Loc-RIB best path's source). Unicast only. Answered with
+    /// [`Data::Routes`].
+    ShowRouteExport {
+        protocol: String,
+        #[serde(default)]
+        all: bool,
+    },
     /// `show neighbor ADDR|NAME`: the detail block of one BGP protocol.
     /// Answered with [`Data::Protocols`] holding one entry.
     ShowNeighbor { addr: String },

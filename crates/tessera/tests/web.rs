@@ -4,6 +4,9 @@
 //! - REST, over plain HTTP/1.1: `/status`, `/protocols/bgp` and
 //!   `/routes/protocol/gen0` in birdwatcher's shapes, with counts equal to
 //!   `tessera show protocols`; pagination; `/routes/prefix` longest match;
+//!   `/routes/filtered/gen0` (an import policy rejects /22 and shorter:
+//!   exactly those, as many as the CLI's `filtered`) and
+//!   `/routes/export/gen0` (the static route, as many as the CLI's `sent`);
 //!   429 under a burst; `/metrics` still the exposition.
 //! - The web page in headless Chromium (Debian package chromium): the DOM
 //!   has the peer row, the counts match the CLI, and the sparkline's points
@@ -129,6 +132,18 @@ fn rest_and_web_view_against_a_live_peer() {
     let (bgp, http) = (free_port(), free_port());
     let addr: SocketAddr = format!("127.0.0.1:{http}").parse().unwrap();
     let (conf, sock) = loopback_conf(&dir, bgp, http);
+    // An import policy that filters something (prefixes of /22 and
+    // shorter), the pre-policy Adj-RIB-In kept for /routes/filtered, and a
+    // static route so that gen0 is sent something (/routes/export).
+    let text = std::fs::read_to_string(&conf).unwrap();
+    let text = text.replacen(
+        "import = \"accept\"\n",
+        "import = \"lg_in\"\nsoft_reconfiguration_inbound = true\n",
+        1,
+    ) + "[policy.lg_in]\ndefault = \"accept\"\n\
+         [[policy.lg_in.term]]\nmatch.prefix = [\"0.0.0.0/0 le 22\"]\nthen.action = \"reject\"\n\
+         [[static]]\nprefix = \"192.0.2.0/24\"\n";
+    std::fs::write(&conf, text).unwrap();
     lab.children.push(spawn_tesserad(&conf));
     wait(10, "the HTTP listener", || get(addr, "/metrics"));
 
@@ -238,7 +253,65 @@ fn rest_and_web_view_against_a_live_peer() {
     assert_eq!(found[0]["network"], net.as_str());
     let (code, _) = get_json(addr, "/routes/protocol/nosuch");
     assert_eq!(code, 404);
-    let (code, _) = get_json(addr, "/routes/filtered/gen0");
+
+    // Filtered: what the import policy rejected, as gen0 sent it, counted
+    // as the CLI counts it; paginated as the others.
+    let filtered = c["filtered"].as_u64().unwrap();
+    assert!(filtered > 0 && accepted > 0, "the policy filters some: {c}");
+    let (code, f0) = get_json(addr, "/routes/filtered/gen0?page_size=10000");
+    assert_eq!(code, 200, "{f0}");
+    assert_eq!(
+        f0["pagination"]["total_results"], filtered,
+        "{}",
+        f0["pagination"]
+    );
+    let fr = f0["routes"].as_array().unwrap();
+    assert_eq!(fr.len() as u64, filtered);
+    for r in fr {
+        let len: u8 = r["network"]
+            .as_str()
+            .unwrap()
+            .split('/')
+            .nth(1)
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(len <= 22, "filtered, yet not matched by the policy: {r}");
+        assert_eq!(r["from_protocol"], "gen0");
+        assert_eq!(r["primary"], false);
+    }
+    let (_, f1) = get_json(addr, "/routes/filtered/gen0?page=1&page_size=1");
+    assert_eq!(
+        f1["routes"].as_array().unwrap().len(),
+        usize::from(filtered > 1)
+    );
+    assert_eq!(f1["pagination"]["total_pages"], filtered);
+    // No accepted route is in the filtered list.
+    let nets: std::collections::BTreeSet<&str> =
+        fr.iter().map(|r| r["network"].as_str().unwrap()).collect();
+    assert!(
+        !nets.contains(net.as_str()),
+        "{net} is accepted and filtered"
+    );
+    // Export: what gen0 is sent (the static; gen0's own routes are not
+    // sent back to it), as many as the CLI's `sent`.
+    let (code, e0) = get_json(addr, "/routes/export/gen0");
+    assert_eq!(code, 200, "{e0}");
+    assert_eq!(e0["pagination"]["total_results"], c["sent"], "{e0}");
+    let er = e0["routes"].as_array().unwrap();
+    assert!(
+        er.iter().any(|r| r["network"] == "192.0.2.0/24"),
+        "the static is not exported: {e0}"
+    );
+    assert!(
+        er.iter().all(|r| r["from_protocol"] != "gen0"),
+        "gen0's routes exported back to it: {e0}"
+    );
+    let (code, _) = get_json(addr, "/routes/export/nosuch");
+    assert_eq!(code, 404);
+    let (code, _) = get_json(addr, "/routes/filtered/nosuch");
+    assert_eq!(code, 404);
+    let (code, _) = get_json(addr, "/routes/noexport/gen0");
     assert_eq!(code, 501);
 
     // The page shows the CLI's counts.

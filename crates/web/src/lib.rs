@@ -221,8 +221,8 @@ fn router(app: Arc<App>) -> Router {
         .route("/protocols/bgp", get(protocols_bgp))
         .route("/routes/protocol/:id", get(routes_protocol))
         .route("/routes/received/:id", get(routes_protocol))
-        .route("/routes/filtered/:id", get(not_supported))
-        .route("/routes/export/:id", get(not_supported))
+        .route("/routes/filtered/:id", get(routes_filtered))
+        .route("/routes/export/:id", get(routes_export))
         .route("/routes/noexport/:id", get(not_supported))
         .route("/routes/prefix", get(routes_prefix))
         .layer(middleware::from_fn_with_state(app.clone(), rate_limit));
@@ -420,10 +420,42 @@ async fn routes_prefix(State(app): State<Arc<App>>, Query(q): Query<PageQuery>) 
     route_answer(&app, req, None, &q).await
 }
 
+/// Routes the neighbour sent that its import policy rejected, as received
+/// (birdwatcher's `routes/filtered`, BIRD's `show route filtered
+/// protocol ID all`). Needs `soft_reconfiguration_inbound = true` on that
+/// neighbour; otherwise `501` with an `error` that says so.
+async fn routes_filtered(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    Query(q): Query<PageQuery>,
+) -> Response {
+    let req = Request::ShowRouteFiltered {
+        protocol: id,
+        all: true,
+    };
+    route_answer(&app, req, None, &q).await
+}
+
+/// What tesserad sends the neighbour, from its Adj-RIB-Out (birdwatcher's
+/// `routes/export`, BIRD's `show route export ID all`).
+async fn routes_export(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    Query(q): Query<PageQuery>,
+) -> Response {
+    // Each path names its source (the Loc-RIB best path's protocol), not
+    // the neighbour it is sent to: no filter by protocol here.
+    let req = Request::ShowRouteExport {
+        protocol: id,
+        all: true,
+    };
+    route_answer(&app, req, None, &q).await
+}
+
 async fn not_supported() -> Response {
     fail(
         ErrorCode::Unsupported,
-        "not supported: the control protocol has no per-neighbour filtered or exported route listing yet",
+        "not supported yet: the routes export policy holds back from a neighbour are not listed",
     )
 }
 

@@ -66,22 +66,35 @@ impl ControlHandler for Fake {
             }])),
             Request::ShowRoute {
                 protocol: Some(p), ..
-            } if p != "p1" => Response::error(ErrorCode::NotFound, "no such protocol"),
+            }
+            | Request::ShowRouteFiltered { protocol: p, .. }
+            | Request::ShowRouteExport { protocol: p, .. }
+                if p != "p1" =>
+            {
+                Response::error(ErrorCode::NotFound, "no such protocol")
+            }
+            Request::ShowRouteFiltered { .. } => Response::error(
+                ErrorCode::Unsupported,
+                "neighbor p1 does not keep the routes its import policy rejects: \
+                 set soft_reconfiguration_inbound = true",
+            ),
             Request::ShowRoute {
                 count_only: true, ..
             } => Response::Ok(Data::RouteCount(Default::default())),
-            Request::ShowRoute { .. } => Response::Ok(Data::Routes(
-                (0..ROUTES)
-                    .map(|i| {
-                        let mut p = PathInfo::new("p1", 1_000);
-                        p.best = true;
-                        RouteInfo {
-                            prefix: format!("198.18.{i}.0/24"),
-                            paths: vec![p],
-                        }
-                    })
-                    .collect(),
-            )),
+            Request::ShowRoute { .. } | Request::ShowRouteExport { .. } => {
+                Response::Ok(Data::Routes(
+                    (0..ROUTES)
+                        .map(|i| {
+                            let mut p = PathInfo::new("p1", 1_000);
+                            p.best = true;
+                            RouteInfo {
+                                prefix: format!("198.18.{i}.0/24"),
+                                paths: vec![p],
+                            }
+                        })
+                        .collect(),
+                ))
+            }
             _ => Response::error(ErrorCode::Unsupported, "no"),
         }
     }
@@ -171,7 +184,21 @@ fn rest_shapes_and_pages() {
     let (c, r) = json(a, "/routes/prefix?prefix=198.18.0.1");
     assert_eq!(c, 200);
     assert_eq!(r["routes"][0]["primary"], true);
-    let (c, e) = json(a, "/routes/export/p1");
+    // Export: the handler's routes, paginated; filtered without the
+    // pre-policy store: 501 saying what to set; noexport: not built.
+    let (c, r) = json(a, "/routes/export/p1?page=0&page_size=3");
+    assert_eq!(c, 200, "{r}");
+    assert_eq!(r["pagination"]["total_results"], ROUTES);
+    assert_eq!(r["routes"].as_array().unwrap().len(), 3);
+    assert_eq!(json(a, "/routes/export/nope").0, 404);
+    assert_eq!(json(a, "/routes/filtered/nope").0, 404);
+    let (c, e) = json(a, "/routes/filtered/p1");
+    assert_eq!(c, 501);
+    assert!(e["error"]
+        .as_str()
+        .unwrap()
+        .contains("soft_reconfiguration_inbound"));
+    let (c, e) = json(a, "/routes/noexport/p1");
     assert_eq!(c, 501);
     assert!(e["error"].as_str().unwrap().contains("not supported"));
     // Bad query values are a 400, not a crash.

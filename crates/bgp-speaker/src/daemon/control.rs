@@ -29,6 +29,21 @@ const RIB_TIMEOUT: Duration = Duration::from_secs(30);
 /// Re-reads the configuration (`check`: validate only).
 pub type ReloadFn = dyn Fn(bool) -> Result<ConfigureResult, String> + Send + Sync;
 
+/// A neighbour added or removed at run time (the gRPC API's `AddPeer` and
+/// `DeletePeer`).
+#[derive(Clone, Debug)]
+pub enum PeerChange {
+    /// A new neighbour, in the file's keys.
+    Add(config::NeighborKeys),
+    /// The neighbour with this name or address (one added at run time).
+    Delete(String),
+}
+
+/// Applies a [`PeerChange`] as a reload applies the file: the messages of
+/// the change, or why it was refused (an error response: `NotFound`,
+/// `Config` for a neighbour that is not valid or not the API's to remove).
+pub type PeerChangeFn = dyn Fn(PeerChange) -> Result<Vec<String>, Response> + Send + Sync;
+
 pub struct Control {
     /// One channel per RIB thread, in shard order.
     rib: Vec<Sender<RibMsg>>,
@@ -40,6 +55,8 @@ pub struct Control {
     rpki: Option<crate::rpki::SharedStatus>,
     /// The forwarding plane (`show dataplane`).
     dataplane: Option<Arc<dyn super::DataplaneHook>>,
+    /// Neighbours added and removed at run time (the daemon's reload path).
+    peers: Option<Arc<PeerChangeFn>>,
 }
 
 impl Control {
@@ -52,6 +69,7 @@ impl Control {
             bmp: None,
             rpki: None,
             dataplane: None,
+            peers: None,
         }
     }
 
@@ -64,6 +82,24 @@ impl Control {
     /// The forwarding plane's view (`None` without one in this process).
     pub fn dataplane(&self) -> Option<mgmt::proto::DataplaneInfo> {
         self.dataplane.as_ref().map(|d| d.show())
+    }
+
+    /// Adds and removes neighbours at run time through `f`.
+    pub fn with_peer_changes(mut self, f: Arc<PeerChangeFn>) -> Control {
+        self.peers = Some(f);
+        self
+    }
+
+    /// Adds or removes a neighbour at run time, through the same path as
+    /// a reload that adds or removes one ([`PeerChange`]).
+    pub fn change_peer(&self, c: PeerChange) -> Result<Vec<String>, Response> {
+        let Some(f) = &self.peers else {
+            return Err(Response::error(
+                ErrorCode::Unsupported,
+                "adding or removing neighbours at run time is not supported by this daemon",
+            ));
+        };
+        f(c)
     }
 
     /// Answers `show bmp` from `hub` (`[bmp]`).
@@ -333,6 +369,44 @@ impl ControlHandler for Control {
                     })
                 })
                 .map(Data::Nexthops),
+            Request::ShowRouteFiltered { protocol, all } => {
+                let name = protocol.clone();
+                self.call_all(move |st| query::filtered(st, &name, all))
+                    .and_then(|parts| {
+                        let mut v = Vec::new();
+                        for p in parts {
+                            match p {
+                                None => {
+                                    return Err(Response::error(
+                                        ErrorCode::NotFound,
+                                        format!("no neighbor {protocol}"),
+                                    ))
+                                }
+                                Some(None) => {
+                                    return Err(Response::error(
+                                        ErrorCode::Unsupported,
+                                        format!(
+                                            "neighbor {protocol} does not keep the routes its import \
+                                             policy rejects: set soft_reconfiguration_inbound = true"
+                                        ),
+                                    ))
+                                }
+                                Some(Some(r)) => v.push(r),
+                            }
+                        }
+                        Ok(Data::Routes(merge::routes(v)))
+                    })
+            }
+            Request::ShowRouteExport { protocol, all } => {
+                let name = protocol.clone();
+                self.call_all(move |st| query::exported(st, &name, all))
+                    .and_then(|parts| {
+                        let v: Option<Vec<_>> = parts.into_iter().collect();
+                        v.map(|v| Data::Routes(merge::routes(v))).ok_or_else(|| {
+                            Response::error(ErrorCode::NotFound, format!("no neighbor {protocol}"))
+                        })
+                    })
+            }
             Request::ShowRouteDamped => self
                 .call_all(|st| query::damped(st))
                 .map(|r| Data::Routes(merge::routes(r))),

@@ -69,6 +69,10 @@ pub(crate) struct Running {
     pub bfd_pinned: std::collections::BTreeMap<std::net::IpAddr, crate::bfd::BfdPeer>,
     /// The forwarding plane's part of a reload ([`Hooks::dataplane`]).
     pub dataplane: Option<Arc<dyn DataplaneHook>>,
+    /// Names of the neighbours added at run time (gRPC `AddPeer`): kept in
+    /// [`Spec::config`] beside the file's, and kept over a reload
+    /// ([`reload::reload`]).
+    pub api_neighbors: std::collections::BTreeSet<String>,
 }
 
 /// The BFD task's handle, once started; shared with the CLI handler.
@@ -76,8 +80,15 @@ pub type SharedBfd = Arc<Mutex<Option<crate::bfd::BfdHandle>>>;
 
 impl Running {
     /// Starts the session task of one neighbour under a fresh id and
-    /// registers it with the RIB thread.
-    pub(crate) fn start_neighbor(&mut self, n: &NeighborSpec) -> Option<(PeerId, PeerHandle)> {
+    /// registers it with the RIB thread. With `defer`, the session waits
+    /// (administratively down, refusing connections) for a
+    /// [`crate::msg::SessionCmd::Start`]: a neighbour added to running RIB
+    /// threads must not come up before every one of them knows it.
+    pub(crate) fn start_neighbor(
+        &mut self,
+        n: &NeighborSpec,
+        defer: bool,
+    ) -> Option<(PeerId, PeerHandle)> {
         let id = PeerId(self.next_id);
         self.next_id = self.next_id.checked_add(1)?;
         let params = SessionParams {
@@ -89,7 +100,7 @@ impl Running {
             md5_password: n.md5_password.clone(),
             ttl: n.ttl,
             ttl_security: n.ttl_security,
-            start: n.enabled,
+            start: n.enabled && !defer,
             confed: n.meta.confed_sender(),
         };
         let h = spawn_session_with(
@@ -392,6 +403,7 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         bfd: Default::default(),
         bfd_events: hooks.bfd_events.clone(),
         dataplane: hooks.dataplane.clone(),
+        api_neighbors: Default::default(),
         bfd_pinned: hooks
             .bfd_sessions
             .iter()
@@ -423,7 +435,7 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
     {
         let _guard = rt.enter();
         for n in &neighbors {
-            if let Some(x) = running.start_neighbor(n) {
+            if let Some(x) = running.start_neighbor(n, false) {
                 entries.push(x);
             }
         }
@@ -549,9 +561,14 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         let running = running.clone();
         Arc::new(move |check: bool| reload::reload(&running, check))
     };
+    let peer_fn: Arc<control::PeerChangeFn> = {
+        let running = running.clone();
+        Arc::new(move |c: control::PeerChange| reload::change_peer(&running, c))
+    };
     let mut ctl = control::Control::new(pipeline.senders().to_vec(), reload_fn.clone(), bfd)
         .with_bmp(bmp_hub.clone())
-        .with_dataplane(hooks.dataplane.clone());
+        .with_dataplane(hooks.dataplane.clone())
+        .with_peer_changes(peer_fn);
     if let Some(s) = rpki_status {
         ctl = ctl.with_rpki(s);
     }

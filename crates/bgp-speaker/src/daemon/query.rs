@@ -667,3 +667,72 @@ pub fn nexthops(st: &RibState) -> Option<Vec<mgmt::proto::NexthopInfo>> {
             .collect(),
     )
 }
+
+/// `show route filtered protocol NAME`: the routes `name` sent that its
+/// import policy rejected, as received, from this part's pre-policy
+/// Adj-RIB-In. `Err` when `name` is unknown (`Ok(None)`: it keeps no
+/// pre-policy routes, so what was filtered is not known).
+pub fn filtered(st: &RibState, name: &str, all: bool) -> Option<Option<Vec<(Prefix, RouteInfo)>>> {
+    let id = st.find_peer(name)?;
+    let mut by_prefix: std::collections::BTreeMap<Prefix, Vec<PathInfo>> = Default::default();
+    for s in st.rib.shards() {
+        let known = s.for_each_filtered(id, |prefix, _pid, set| {
+            let mut p = path_info(st, id, set, false, false, all);
+            if st.core.rov.is_some() {
+                p.rpki = Some(st.core.rov_state(prefix, set).as_str().into());
+            }
+            by_prefix.entry(*prefix).or_default().push(p);
+        });
+        if !known {
+            return Some(None);
+        }
+    }
+    Some(Some(
+        by_prefix
+            .into_iter()
+            .map(|(prefix, paths)| {
+                (
+                    prefix,
+                    RouteInfo {
+                        prefix: prefix.to_string(),
+                        paths,
+                    },
+                )
+            })
+            .collect(),
+    ))
+}
+
+/// `show route export NAME`: what this part's Adj-RIB-Out holds for
+/// `name` (the attributes after export policy; each path's protocol is
+/// the Loc-RIB best path's source). `None` when `name` is unknown.
+pub fn exported(st: &RibState, name: &str, all: bool) -> Option<Vec<(Prefix, RouteInfo)>> {
+    let id = st.find_peer(name)?;
+    let rib = &st.rib;
+    let mut out = Vec::new();
+    for r in rib.iter() {
+        let shard = &rib.shards()[rib.shard_of(&r.prefix)];
+        let sent = shard.adj_out_paths(id, &r.prefix);
+        if sent.is_empty() {
+            continue;
+        }
+        let source = r
+            .best
+            .and_then(|i| r.iter().nth(i))
+            .map_or(STATIC_PEER, |(pe, _)| pe.peer);
+        let paths = sent
+            .into_iter()
+            .enumerate()
+            .map(|(i, (_, set))| path_info(st, source, set, i == 0, false, all))
+            .collect();
+        out.push((
+            r.prefix,
+            RouteInfo {
+                prefix: r.prefix.to_string(),
+                paths,
+            },
+        ));
+    }
+    out.sort_by_key(|a| a.0);
+    Some(out)
+}

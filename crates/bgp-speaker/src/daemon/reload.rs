@@ -8,9 +8,10 @@ use std::time::SystemTime;
 
 use bgp_wire::consts::notify;
 use bgp_wire::NotificationMessage;
-use mgmt::proto::ConfigureResult;
+use mgmt::proto::{ConfigureResult, ErrorCode, Response};
 use tracing::info;
 
+use super::control::PeerChange;
 use super::query::unix_ms;
 use super::{Running, Spec};
 use crate::rib::RibMsg;
@@ -24,6 +25,9 @@ fn run_on_all(running: &Running, mut make: impl FnMut(usize) -> ControlFn) {
     }
 }
 
+/// How long a reload waits for the RIB threads to take new neighbours.
+const RIB_BARRIER: std::time::Duration = std::time::Duration::from_secs(30);
+
 pub(super) fn reload(
     running: &Arc<Mutex<Running>>,
     check: bool,
@@ -31,9 +35,102 @@ pub(super) fn reload(
     let mut r = running
         .lock()
         .map_err(|_| "reload state poisoned".to_string())?;
-    let new = Spec::load(&r.path)?;
+    let mut c = config::load(&r.path).map_err(|e| e.to_string())?;
+    // Neighbours added at run time (gRPC AddPeer) stay, as in GoBGP,
+    // unless the file now has a neighbour of the same name or address:
+    // then the file's replaces it.
+    let mut notes = Vec::new();
+    let mut replaced = Vec::new();
+    for name in &r.api_neighbors {
+        let Some(n) = r.spec.config.neighbor(name) else {
+            continue;
+        };
+        if c.neighbors
+            .iter()
+            .any(|f| f.name == n.name || f.address == n.address)
+        {
+            notes.push(format!(
+                "neighbor {name} (added through the API) is replaced by the file's"
+            ));
+            replaced.push(name.clone());
+        } else {
+            c.neighbors.push(n.clone());
+        }
+    }
+    let new = Spec::from_config(c)?;
+    let res = apply(&mut r, new, check, notes)?;
+    if !check {
+        for name in replaced {
+            r.api_neighbors.remove(&name);
+        }
+    }
+    Ok(res)
+}
+
+/// gRPC `AddPeer` / `DeletePeer`: the running configuration with one
+/// neighbour more or less, applied as a reload applies a new file (the
+/// same [`apply`]: a fresh session registered with every RIB part, or the
+/// session terminated and its routes withdrawn). Only neighbours added
+/// this way can be removed this way; the file's are the file's.
+pub(super) fn change_peer(
+    running: &Arc<Mutex<Running>>,
+    change: PeerChange,
+) -> Result<Vec<String>, Response> {
+    let mut r = running
+        .lock()
+        .map_err(|_| Response::error(ErrorCode::Internal, "reload state poisoned"))?;
+    let mut c = r.spec.config.clone();
+    let bad = |e: String| Response::error(ErrorCode::Config, e);
+    let (name, added) = match change {
+        PeerChange::Add(keys) => {
+            let n = config::runtime_neighbor(&c, &keys, "AddPeer").map_err(bad)?;
+            let name = n.name.clone();
+            c.neighbors.push(n);
+            (name, true)
+        }
+        PeerChange::Delete(key) => {
+            let Some(n) = c
+                .neighbors
+                .iter()
+                .find(|n| n.name == key || n.address.to_string() == key)
+            else {
+                return Err(Response::error(
+                    ErrorCode::NotFound,
+                    format!("no neighbor {key}"),
+                ));
+            };
+            let name = n.name.clone();
+            if !r.api_neighbors.contains(&name) {
+                return Err(bad(format!(
+                    "neighbor {name} is configured in {}: remove it there and run `tessera configure`",
+                    r.path.display()
+                )));
+            }
+            c.neighbors.retain(|n| n.name != name);
+            (name, false)
+        }
+    };
+    let new = Spec::from_config(c).map_err(bad)?;
+    let res = apply(&mut r, new, false, Vec::new()).map_err(bad)?;
+    if added {
+        r.api_neighbors.insert(name);
+    } else {
+        r.api_neighbors.remove(&name);
+    }
+    Ok(res.messages)
+}
+
+/// Applies `new` (or with `check` only describes it): the difference to
+/// the running configuration, as [`reload`] and [`change_peer`] need it.
+fn apply(
+    r: &mut Running,
+    new: Spec,
+    check: bool,
+    notes: Vec<String>,
+) -> Result<ConfigureResult, String> {
     let plan = config::diff(&r.spec.config, &new.config);
     let mut messages = plan.describe();
+    messages.extend(notes);
     let path = r.path.display().to_string();
     // The forwarding plane first (its graph file may change while the
     // configuration does not): an invalid graph aborts the reload.
@@ -90,12 +187,19 @@ pub(super) fn reload(
         })
     });
     // New and reset neighbours: fresh sessions under fresh ids.
+    // Their sessions start only once every RIB part has them (below): a
+    // session up before its RIB part knows the peer would never be sent
+    // the table.
     let mut fresh: Vec<(bgp_rib::PeerId, PeerHandle)> = Vec::new();
+    let mut to_start = Vec::new();
     for name in plan.added.iter().chain(&plan.reset) {
         if let Some(n) = new.neighbor(name).cloned() {
             let _guard = r.rt.enter();
-            if let Some(x) = r.start_neighbor(&n) {
+            if let Some(x) = r.start_neighbor(&n, true) {
                 fresh.push(x);
+                if n.enabled {
+                    to_start.push(name.clone());
+                }
             }
         }
     }
@@ -153,6 +257,17 @@ pub(super) fn reload(
         let statics = statics.clone();
         Box::new(move |st: &mut RibState| apply_soft(st, fresh, soft, statics))
     });
+    if !to_start.is_empty() {
+        // A barrier: every RIB part has run the job above.
+        if let Err(e) = crate::pipeline::call_all(&r.rib_txs, RIB_BARRIER, |_| ()) {
+            return Err(format!("the RIB threads do not answer ({e:?})"));
+        }
+        for name in &to_start {
+            if let Some(c) = r.cmds.get(name) {
+                let _ = c.send(crate::msg::SessionCmd::Start);
+            }
+        }
+    }
     r.spec = new;
     r.last_reload_ms = Some(unix_ms(SystemTime::now()));
     if messages.is_empty() {

@@ -40,7 +40,10 @@ pub fn render(req: &Request, resp: &Response, o: &RenderOpts) -> String {
 
 fn render_data(out: &mut String, req: &Request, data: &Data, o: &RenderOpts) {
     let all = match req {
-        Request::ShowProtocols { all, .. } | Request::ShowRoute { all, .. } => *all,
+        Request::ShowProtocols { all, .. }
+        | Request::ShowRoute { all, .. }
+        | Request::ShowRouteFiltered { all, .. }
+        | Request::ShowRouteExport { all, .. } => *all,
         Request::ShowNeighbor { .. } => true,
         _ => false,
     };

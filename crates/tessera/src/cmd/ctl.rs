@@ -183,6 +183,26 @@ fn route_request(words: &[String]) -> Result<Request, String> {
             return Ok(Request::ShowRouteDamped);
         }
     }
+    // `show route filtered protocol NAME [all]`, `show route export NAME
+    // [all]` (BIRD's words): import-rejected routes, the Adj-RIB-Out.
+    let w: Vec<&str> = words.iter().map(String::as_str).collect();
+    match w.as_slice() {
+        ["filtered", "protocol", name, rest @ ..] | ["export", name, rest @ ..]
+            if rest.is_empty() || rest == ["all"] =>
+        {
+            let (protocol, all) = (name.to_string(), !rest.is_empty());
+            return Ok(if w[0] == "filtered" {
+                Request::ShowRouteFiltered { protocol, all }
+            } else {
+                Request::ShowRouteExport { protocol, all }
+            });
+        }
+        ["filtered", ..] => {
+            return Err("show route filtered: expected 'protocol NAME [all]'".into())
+        }
+        ["export", ..] => return Err("show route export: expected 'NAME [all]'".into()),
+        _ => {}
+    }
     let (mut prefix, mut all, mut count, mut protocol) = (None, false, false, None);
     let (mut multicast, mut longest_match) = (false, false);
     let mut it = words.iter();
@@ -513,6 +533,20 @@ mod tests {
         assert_eq!(req(&["show", "bmp"]), Request::ShowBmp);
         assert_eq!(req(&["show", "rpki"]), Request::ShowRpki);
         assert_eq!(req(&["show", "route", "damped"]), Request::ShowRouteDamped);
+        assert_eq!(
+            req(&["show", "route", "filtered", "protocol", "p1", "all"]),
+            Request::ShowRouteFiltered {
+                protocol: "p1".into(),
+                all: true
+            }
+        );
+        assert_eq!(
+            req(&["show", "route", "export", "p1"]),
+            Request::ShowRouteExport {
+                protocol: "p1".into(),
+                all: false
+            }
+        );
     }
 
     #[test]
