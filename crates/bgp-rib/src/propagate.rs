@@ -371,10 +371,8 @@ pub fn import_check_confed(
     let mut otc = None;
     for a in attrs.attrs() {
         match &a.value {
-            AttrValue::AsPath(p) if from.ebgp => {
-                if as_loop(p, local_asn, confed_id, from) {
-                    return ImportCheck::Reject(ImportReject::AsLoop);
-                }
+            AttrValue::AsPath(p) if from.ebgp && as_loop(p, local_asn, confed_id, from) => {
+                return ImportCheck::Reject(ImportReject::AsLoop);
             }
             AttrValue::OriginatorId(o) if *o == router_id => {
                 return ImportCheck::Reject(ImportReject::OriginatorLoop);
