@@ -35,7 +35,9 @@ fn route_server_clients_share_one_encoding() {
     if !common::ready(&[bird::TOOLS, &["ip", "curl"]].concat()) {
         return;
     }
-    let lab = Lab::star("ugroup", 1 + CLIENTS);
+    // One LAN (an IXP): the feeder's next hop, kept for the clients, is
+    // on their link.
+    let lab = Lab::lan("ugroup", 1 + CLIENTS);
     let t = Tesserad::start_with(&lab, |sock| {
         let mut s = glue::head(sock, Some(METRICS_PORT));
         s.push_str(&glue::neighbor(
@@ -104,6 +106,7 @@ fn route_server_clients_share_one_encoding() {
     let after = glue::scrape(&lab, METRICS_PORT).unwrap_or_else(|e| lab.fail(&e));
     let enc = count(&after, "tessera_update_group_encodings_total") - enc0;
     let sends = count(&after, "tessera_update_group_sends_total") - sends0;
+    eprintln!("update groups: {enc} encodings, {sends} sends");
     // At least three batches of 1024 prefixes, each handed to 3 clients.
     if enc < 3.0 || sends < 2.0 * enc {
         lab.fail(&format!(
