@@ -193,6 +193,25 @@ pub struct DutEnv<'a> {
     /// not to the monitor only. Each generator then has its own AS
     /// ([`generator_as`]), and every config declares it so.
     pub export_all: bool,
+    /// Scenario (g): peers below this index feed, the others are
+    /// route-server clients (RFC 7947: no AS prepend, next hop and MED
+    /// unchanged); odd clients export through a policy of their own that
+    /// drops the routes of one feeder. Every peer has its own AS.
+    /// tesserad and BIRD only.
+    pub route_server: Option<usize>,
+}
+
+/// Whether each generator peer has its own AS ([`generator_as`]).
+fn distinct_as(env: &DutEnv<'_>) -> bool {
+    env.export_all || env.route_server.is_some()
+}
+
+/// Scenario (g): whether peer `i` is a route-server client, and with an
+/// export policy of its own (the feeder whose routes it drops).
+fn rs_client(env: &DutEnv<'_>, i: usize) -> Option<Option<usize>> {
+    let f = env.route_server?;
+    let c = i.checked_sub(f)?;
+    Some((c % 2 == 1).then_some(c % f.max(1)))
 }
 
 /// A started DUT; stopped on drop.
@@ -262,6 +281,16 @@ pub fn start(spec: &DutSpec, env: &DutEnv<'_>) -> Result<RunningDut, (BenchError
     std::fs::create_dir_all(env.dir)
         .map_err(|e| (BenchError::DutStart, format!("{}: {e}", env.dir.display())))?;
     let d = env.dir.display().to_string();
+    if env.route_server.is_some() && !matches!(spec.kind, DutKind::Tesserad { .. } | DutKind::Bird)
+    {
+        return Err((
+            BenchError::Unsupported,
+            format!(
+                "{}: scenario g (route server) is configured for tesserad and BIRD only",
+                spec.label()
+            ),
+        ));
+    }
     let argv: Vec<String> = match &spec.kind {
         DutKind::Tesserad { pipeline, threads } => {
             let conf = write(
@@ -429,14 +458,29 @@ fn tesserad_conf(env: &DutEnv<'_>, pipeline: &str, threads: Option<u32>) -> Stri
         env.dir.display()
     );
     let gen_export = if env.export_all { "accept" } else { "reject" };
+    let mut policies = String::new();
     for (i, a) in peers(env.peers) {
-        let gas = generator_as(i, env.export_all);
+        let gas = generator_as(i, distinct_as(env));
+        let (export, rs) = match rs_client(env, i) {
+            None => (gen_export.to_string(), ""),
+            Some(None) => ("accept".to_string(), "route_server_client = true\n"),
+            Some(Some(f)) => {
+                let fas = generator_as(f, true);
+                let _ = write!(
+                    policies,
+                    "\n[policy.rs_g{i}]\ndefault = \"accept\"\n\n[[policy.rs_g{i}.term]]\n\
+                     match.as_path = \"^{fas}_\"\nthen.action = \"reject\"\n"
+                );
+                (format!("rs_g{i}"), "route_server_client = true\n")
+            }
+        };
         let _ = write!(
             s,
             "\n[[neighbor]]\nname = \"g{i}\"\naddress = \"{a}\"\nremote_as = {gas}\n\
-             passive = true\nfamilies = [\"ipv4-unicast\", \"ipv6-unicast\"]\nimport = \"accept\"\nexport = \"{gen_export}\"\n"
+             passive = true\nfamilies = [\"ipv4-unicast\", \"ipv6-unicast\"]\nimport = \"accept\"\nexport = \"{export}\"\n{rs}"
         );
     }
+    s.push_str(&policies);
     let _ = write!(
         s,
         "\n[[neighbor]]\nname = \"monitor\"\naddress = \"{MONITOR_ADDR}\"\nremote_as = {MONITOR_AS}\n\
@@ -476,11 +520,30 @@ fn bird_conf(env: &DutEnv<'_>) -> String {
          \x20 ipv4 {{ import all; export {ex4};{gw} }};\n  ipv6 {{ import all; export {ex6};{gw} }};\n}}\n"
     );
     for (i, a) in peers(env.peers) {
-        let _ = writeln!(
-            s,
-            "protocol bgp g{i} from gen {{ neighbor {a} as {}; }}",
-            generator_as(i, env.export_all)
-        );
+        let gas = generator_as(i, distinct_as(env));
+        match rs_client(env, i) {
+            None => {
+                let _ = writeln!(s, "protocol bgp g{i} from gen {{ neighbor {a} as {gas}; }}");
+            }
+            Some(own) => {
+                // RFC 7947 client: `rs client` (no AS prepend), next hop
+                // kept; odd clients through their own filter.
+                let filter = match own {
+                    None => "all".to_string(),
+                    Some(f) => format!(
+                        "filter {{ if bgp_path.first = {} then reject; accept; }}",
+                        generator_as(f, true)
+                    ),
+                };
+                let _ = write!(
+                    s,
+                    "protocol bgp g{i} {{\n  local {DUT_ADDR} as {DUT_AS};\n  neighbor {a} as {gas};\n\
+                     \x20 passive on;\n  hold time {HOLD_TIME};\n  rs client;\n\
+                     \x20 ipv4 {{ import all; export {filter}; next hop keep; }};\n\
+                     \x20 ipv6 {{ import all; export {filter}; next hop keep; }};\n}}\n"
+                );
+            }
+        }
     }
     let _ = write!(
         s,
@@ -567,7 +630,7 @@ fn gobgp_conf(env: &DutEnv<'_>) -> String {
         );
     };
     for (i, a) in peers(env.peers) {
-        neighbor(a.to_string(), generator_as(i, env.export_all));
+        neighbor(a.to_string(), generator_as(i, distinct_as(env)));
     }
     neighbor(MONITOR_ADDR.to_string(), MONITOR_AS);
     s
@@ -655,6 +718,7 @@ mod tests {
             tesserad: Path::new("tesserad"),
             foreign_next_hops: false,
             export_all: false,
+            route_server: None,
         };
         for text in [
             tesserad_conf(&env, "sharded", Some(2)),
@@ -691,6 +755,39 @@ mod tests {
         assert!(openbgpd_conf(&env).contains("allow to any"));
     }
 
+    /// Scenario (g): feeders export nothing, clients are route-server
+    /// clients, odd ones through a policy of their own; other DUTs say
+    /// "not supported".
+    #[test]
+    fn route_server_configs() {
+        let env = DutEnv {
+            ns: "n",
+            dir: Path::new("/tmp/x"),
+            peers: 6,
+            tesserad: Path::new("tesserad"),
+            foreign_next_hops: false,
+            export_all: false,
+            route_server: Some(2),
+        };
+        let t = tesserad_conf(&env, "sharded", None);
+        assert_eq!(t.matches("route_server_client = true").count(), 4, "{t}");
+        assert_eq!(t.matches("export = \"reject\"").count(), 2, "{t}");
+        // Clients 1 and 3 (peers 3 and 5) filter feeders 1 and 1.
+        assert!(t.contains("export = \"rs_g3\""), "{t}");
+        assert!(t.contains("[policy.rs_g5]"), "{t}");
+        let fas = generator_as(1, true);
+        assert!(t.contains(&format!("match.as_path = \"^{fas}_\"")), "{t}");
+        assert!(declares(&t, 0, generator_as(0, true)), "{t}");
+        let b = bird_conf(&env);
+        assert_eq!(b.matches("rs client;").count(), 4, "{b}");
+        assert!(b.contains(&format!("bgp_path.first = {fas}")), "{b}");
+        let spec: DutSpec = "frr".parse().unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(
+            start(&spec, &env),
+            Err((BenchError::Unsupported, _))
+        ));
+    }
+
     /// The lines that declare generator peer `i` with AS `asn`, per DUT.
     fn declares(text: &str, i: usize, asn: u32) -> bool {
         let a = peer_addr(i).map(|a| a.to_string()).unwrap_or_default();
@@ -720,6 +817,7 @@ mod tests {
             tesserad: Path::new("tesserad"),
             foreign_next_hops: false,
             export_all: false,
+            route_server: None,
         };
         let all = DutEnv {
             export_all: true,

@@ -91,8 +91,13 @@ pub fn run(
                 break;
             }
             rep.cases.push((case.name.clone(), case.about.clone()));
-            // The monitor, and with --export all every generator peer.
-            let exporting = if cfg.export_all { case.peers() + 1 } else { 1 };
+            // The monitor, and with --export all every generator peer
+            // (scenario g: every client).
+            let exporting = match case.route_server {
+                _ if cfg.export_all => case.peers() + 1,
+                Some(f) => case.peers() - f + 1,
+                None => 1,
+            };
             rep.exporting_peers.push((case.name.clone(), exporting));
             run_case(cfg, case, &work, stop, say, &mut rep.runs)?;
             // Partial results survive a later crash or Ctrl-C.
@@ -162,6 +167,12 @@ fn summary_line(m: &Measurement) -> String {
     )
 }
 
+/// Whether every generator peer has its own AS: `--export all`, and the
+/// route server's feeders and clients (scenario g).
+fn distinct_as(cfg: &BenchConfig, case: &Case) -> bool {
+    cfg.export_all || case.route_server.is_some()
+}
+
 /// The generators' sessions; with `distinct_as` (`--export all`) each in
 /// its own AS, as the DUT configs declare them ([`generator_as`]).
 fn replay_config(case: &Case, target: SocketAddr, distinct_as: bool) -> ReplayConfig {
@@ -229,7 +240,7 @@ fn ceiling(
         Ok(Err(e)) => return mk(Status::Failed(BenchError::Replay, e.to_string()), None),
         Err(e) => return mk(Status::Failed(BenchError::Netns, e), None),
     };
-    let rc = replay_config(case, target, cfg.export_all);
+    let rc = replay_config(case, target, distinct_as(cfg, case));
     let rcfg = RunConfig {
         timeout: cfg.timeout,
         ..RunConfig::default()
@@ -309,6 +320,7 @@ fn one_dut_run(
         tesserad: &cfg.tesserad,
         foreign_next_hops: case.foreign_next_hops,
         export_all: cfg.export_all,
+        route_server: case.route_server,
     };
     let mut dut = match daemons::start(d, &env) {
         Ok(x) => x,
@@ -316,7 +328,7 @@ fn one_dut_run(
         Err((e, s)) => return mk(Status::Failed(e, s), None),
     };
     let target = SocketAddr::new(IpAddr::V4(DUT_ADDR), 179);
-    let rc = replay_config(case, target, cfg.export_all);
+    let rc = replay_config(case, target, distinct_as(cfg, case));
     let rcfg = RunConfig {
         monitor: Some(MonitorConfig {
             mode: MonitorMode::Connect {
@@ -336,7 +348,8 @@ fn one_dut_run(
         // --export all: the DUT's cost includes what it sends the
         // generators, which may go on after the monitor has its table
         // (FRR: seconds after).
-        settle_received: cfg.export_all,
+        // Scenario (g): likewise what the route server sends its clients.
+        settle_received: cfg.export_all || case.route_server.is_some(),
         ..RunConfig::default()
     };
     let tag = format!("{} {label} {rep}", case.name);

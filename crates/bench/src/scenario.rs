@@ -9,6 +9,8 @@
 //! | `c` | both of the above |
 //! | `d` | every IPv4 RIB dump of the shared MRT data, every peer in each |
 //! | `e` | the five traffic mixes of seed 000 Table 4.3 on a real update trace |
+//! | `g` | a route server (RFC 7947): 10 feeders x 100k shared prefixes, 100 clients that send nothing, half with an export policy of their own (issue 17) |
+//! | `g:FxNxC` | the same with F feeders, N prefixes, C clients |
 //! | `synthetic:PxN:shared` / `:unique` | any synthetic size |
 //!
 //! `--scale F` multiplies every prefix count (synthetic sizes, the RIB
@@ -52,6 +54,15 @@ pub enum Scenario {
     },
     RibDumps,
     TraceMixes,
+    /// A route server: `feeders` peers announce `prefixes` shared
+    /// prefixes; `clients` more peers announce nothing and receive the
+    /// table as route-server clients (odd ones through an export policy
+    /// of their own).
+    RouteServer {
+        feeders: usize,
+        prefixes: usize,
+        clients: usize,
+    },
 }
 
 impl Scenario {
@@ -73,11 +84,34 @@ impl Scenario {
                 syn("c-10x100k-unique", 10, 100_000, Sharing::Unique),
             ],
             "d" => vec![Scenario::RibDumps],
+            "g" => vec![Scenario::RouteServer {
+                feeders: 10,
+                prefixes: 100_000,
+                clients: 100,
+            }],
+            _ if s.starts_with("g:") => {
+                let n: Vec<usize> = s[2..]
+                    .split('x')
+                    .map(|x| x.parse::<usize>().map_err(|e| format!("{s}: {e}")))
+                    .collect::<Result<_, _>>()?;
+                match n.as_slice() {
+                    [f, p, c] if *f > 0 && *p > 0 && *c > 0 => vec![Scenario::RouteServer {
+                        feeders: *f,
+                        prefixes: *p,
+                        clients: *c,
+                    }],
+                    _ => {
+                        return Err(format!(
+                            "{s}: expected g:FEEDERSxPREFIXESxCLIENTS, each at least 1"
+                        ))
+                    }
+                }
+            }
             "e" => vec![Scenario::TraceMixes],
             _ => {
                 let rest = s
                     .strip_prefix("synthetic:")
-                    .ok_or_else(|| format!("unknown scenario {s:?}: expected a, b, c, c30, c10, d, e or synthetic:PxN:shared|unique"))?;
+                    .ok_or_else(|| format!("unknown scenario {s:?}: expected a, b, c, c30, c10, d, e, g, g:FxNxC or synthetic:PxN:shared|unique"))?;
                 let (size, mode) = rest.split_once(':').unwrap_or((rest, "shared"));
                 let (peers, prefixes) =
                     replay::parse_synthetic(size).map_err(|e| format!("{s}: {e}"))?;
@@ -110,6 +144,9 @@ pub struct Case {
     pub foreign_next_hops: bool,
     /// What the case is, for the report.
     pub about: String,
+    /// Scenario (g): the first this many peers feed, the others are
+    /// route-server clients (see [`Scenario::RouteServer`]).
+    pub route_server: Option<usize>,
 }
 
 impl Case {
@@ -188,8 +225,16 @@ pub fn cases(
                 mix: Mix::Normal,
                 foreign_next_hops: false,
                 about,
+                route_server: None,
             }])
         }
+        Scenario::RouteServer {
+            feeders,
+            prefixes,
+            clients,
+        } => Ok(vec![route_server_case(
+            *feeders, *prefixes, *clients, scale, seed,
+        )?]),
         Scenario::RibDumps => {
             let mut out = Vec::new();
             for f in RIB_DUMPS {
@@ -220,6 +265,7 @@ pub fn cases(
                     workload: Arc::new(w),
                     mix: Mix::Normal,
                     foreign_next_hops: false,
+                    route_server: None,
                 });
             }
             Ok(out)
@@ -256,10 +302,48 @@ pub fn cases(
                     workload: w.clone(),
                     mix: *m,
                     foreign_next_hops: false,
+                    route_server: None,
                 })
                 .collect())
         }
     }
+}
+
+/// Scenario (g): the feeders' shared table, then one empty feed per
+/// client (a client's session only receives). Every peer has its own AS.
+fn route_server_case(
+    feeders: usize,
+    prefixes: usize,
+    clients: usize,
+    scale: f64,
+    seed: u64,
+) -> Result<Case, String> {
+    let n = scaled(prefixes as f64, scale) as usize;
+    let spec = SyntheticSpec {
+        peers: feeders,
+        prefixes: n,
+        sharing: Sharing::Shared,
+        seed,
+    };
+    let p: Vec<FeedParams> = (0..feeders).map(|i| params(i, true)).collect();
+    let mut w = Workload::synthetic(&spec, &p).map_err(|e| format!("g: {e}"))?;
+    w.feeds
+        .extend(std::iter::repeat_with(Default::default).take(clients));
+    let mut name = format!("g-rs-{feeders}x{prefixes}-{clients}c");
+    if scale != 1.0 {
+        name.push_str(&format!("-scale{scale}"));
+    }
+    Ok(Case {
+        name,
+        about: format!(
+            "route server: {feeders} feeders x {n} shared prefixes, {clients} route-server \
+             clients (odd ones with an export policy of their own)"
+        ),
+        workload: Arc::new(w),
+        mix: Mix::Normal,
+        foreign_next_hops: false,
+        route_server: Some(feeders),
+    })
 }
 
 fn rib_err(f: &str, e: ReplayError) -> String {
@@ -285,6 +369,27 @@ mod tests {
         );
         assert!(Scenario::parse("synthetic:2x2000:both").is_err());
         assert!(Scenario::parse("f").is_err());
+        assert_eq!(
+            Scenario::parse("g:2x100x3"),
+            Ok(vec![Scenario::RouteServer {
+                feeders: 2,
+                prefixes: 100,
+                clients: 3
+            }])
+        );
+        assert!(Scenario::parse("g:2x100").is_err());
+        assert!(Scenario::parse("g:0x100x3").is_err());
+    }
+
+    #[test]
+    fn route_server_case_has_silent_clients() {
+        let s = Scenario::parse("g").unwrap_or_default();
+        let c = cases(&s[0], 0.001, 1, Path::new("/nonexistent"), false).unwrap_or_default();
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].peers(), 110);
+        assert_eq!(c[0].route_server, Some(10));
+        assert_eq!(c[0].workload.expected_prefixes, Some(100));
+        assert!(c[0].workload.feeds[10..].iter().all(|f| f.messages == 0));
     }
 
     #[test]

@@ -110,6 +110,12 @@ pub struct RibCounters {
     pub updates_sent: u64,
     /// Bytes of UPDATEs handed to sessions.
     pub bytes_sent: u64,
+    /// Buffers of UPDATEs encoded by a flush (one per drained batch and
+    /// encoding; issue 17).
+    pub encodings: u64,
+    /// Buffers of UPDATEs handed to sessions: more than
+    /// [`Self::encodings`] when update-group members share an encoding.
+    pub encoding_sends: u64,
     /// Sum of time spent applying UPDATE batches, ns (by the [`Meter`]).
     pub apply_ns: u64,
     /// Sum of time spent exporting, ns (by the [`Meter`]).
@@ -153,6 +159,13 @@ pub struct RibCore {
     /// Best-path changes of [`Self::mcast`] (never in the best feed).
     pub(crate) mcast_changed: Vec<Prefix>,
     pub(crate) scratch: Vec<u8>,
+    /// Members of one update group whose sessions encode alike
+    /// ([`bgp_rib::UpdateEncoder::encodes_like`]) and drain the same batch
+    /// share one encoding (default on; off only to compare, in tests and
+    /// benchmarks, with a per-peer encoding).
+    pub share_encodings: bool,
+    /// The next [`UpState::enc_class`] to hand out.
+    pub(crate) next_enc_class: u64,
     pub(crate) shutdown: bool,
     /// Per peer id: the received count this part last added to
     /// `PeerStatus::rib_received`.
@@ -209,6 +222,8 @@ impl RibCore {
             changed: Vec::new(),
             mcast_changed: Vec::new(),
             scratch: Vec::new(),
+            share_encodings: true,
+            next_enc_class: 0,
             shutdown: false,
             reported: Vec::new(),
             defer: None,
@@ -758,6 +773,36 @@ impl RibCore {
             });
     }
 
+    /// Gives `id`'s session the encoding class of an Established session
+    /// whose encoder encodes alike, or a new one.
+    fn assign_enc_class(&mut self, id: PeerId) {
+        let i = id.0 as usize;
+        let Some(Some(me)) = self.peers.get(i) else {
+            return;
+        };
+        let Some(mine) = me.up.as_ref() else {
+            return;
+        };
+        let found = self.peers.iter().enumerate().find_map(|(j, e)| {
+            let u = e.as_ref()?.up.as_ref()?;
+            (j != i && u.enc_class != u64::MAX && u.encoder.encodes_like(&mine.encoder))
+                .then_some(u.enc_class)
+        });
+        let class = match found {
+            Some(c) => c,
+            None => {
+                let c = self.next_enc_class;
+                self.next_enc_class += 1;
+                c
+            }
+        };
+        if let Some(Some(e)) = self.peers.get_mut(i) {
+            if let Some(u) = e.up.as_mut() {
+                u.enc_class = class;
+            }
+        }
+    }
+
     fn on_up(&mut self, now: Instant, id: PeerId, up: SessionUp, out: &mut Outbox) {
         let Some(entry) = self.peers.get_mut(id.0 as usize).and_then(Option::as_mut) else {
             return;
@@ -831,10 +876,12 @@ impl RibCore {
             link: up.link,
             session: up.session,
             encoder,
+            enc_class: u64::MAX,
             eor_barrier: up.eor_barrier,
             since: up.since,
             last_flush: now,
         });
+        self.assign_enc_class(id);
         // Multicast routes go only to peers that negotiated a multicast
         // family (RFC 4760 §6).
         let mcast_cfg = PeerConfig {

@@ -17,6 +17,27 @@ use crate::core::{
     route_refresh, route_refresh_msg, OutQueue, RibCore, DRAIN_STEP, OUT_QUEUE_LIMIT,
 };
 use crate::outbox::{Marker, Markers, Outbox, Output, Stage};
+use bgp_rib::{ExportBatch, RibShard, UpdateEncoder};
+use bytes::Bytes;
+use std::collections::HashMap;
+
+/// A batch drained this flush, its encoding and its message count.
+type Shared = (ExportBatch, Bytes, usize);
+
+/// Appends `batch`'s UPDATEs of `safi` to `out`; returns the messages.
+fn encode(
+    enc: &mut UpdateEncoder,
+    s: &RibShard,
+    batch: &ExportBatch,
+    safi: base::Safi,
+    out: &mut Vec<u8>,
+) -> usize {
+    if safi == base::Safi::Unicast {
+        enc.encode(s, batch, out)
+    } else {
+        enc.encode_safi(s, batch, safi, out)
+    }
+}
 
 impl RibCore {
     /// Hands every Established session what its Adj-RIB-Out has queued,
@@ -27,6 +48,11 @@ impl RibCore {
     /// tick retries too). BoRR goes out with the first part of a refresh's
     /// routes, End-of-RIB and EoRR with the last.
     pub(crate) fn flush(&mut self, now: Instant, out: &mut Outbox) {
+        // One encoding per update group (issue 17): per (table, RIB shard,
+        // group, encoding class), the batches drained this flush, by step,
+        // with their encoding. Another member whose step drains an equal
+        // batch gets the same buffer.
+        let mut share: HashMap<(usize, usize, usize, u64), Vec<Shared>> = HashMap::new();
         for i in 0..self.peers.len() {
             let id = PeerId(i as u16);
             let Some(Some(entry)) = self.peers.get_mut(i) else {
@@ -46,6 +72,8 @@ impl RibCore {
             }
             let te = self.meter.now_ns();
             self.scratch.clear();
+            let mut body: Vec<Bytes> = Vec::new();
+            let mut size = 0;
             let mut msgs = 0;
             // Unicast, then multicast routes from their own table with
             // SAFI 2 (RFC 4760 §6), each part a step at a time until the
@@ -55,21 +83,61 @@ impl RibCore {
                 (&mut self.mcast, base::Safi::Multicast),
             ];
             let mut left = 0;
-            for (rib, safi) in tables {
-                for s in rib.shards_mut() {
-                    while self.scratch.len() < room {
+            for (t, (rib, safi)) in tables.into_iter().enumerate() {
+                for (k, s) in rib.shards_mut().iter_mut().enumerate() {
+                    let group = self
+                        .share_encodings
+                        .then(|| s.update_group_of(id))
+                        .flatten();
+                    let mut step = 0;
+                    while size < room {
                         let batch = s.drain_updates_max(id, DRAIN_STEP);
                         if batch.is_empty() {
                             break;
                         }
-                        msgs += if safi == base::Safi::Unicast {
-                            up.encoder.encode(s, &batch, &mut self.scratch)
-                        } else {
-                            up.encoder.encode_safi(s, &batch, safi, &mut self.scratch)
+                        let Some(g) = group else {
+                            // Alone: encoded into this flush's own buffer.
+                            let before = self.scratch.len();
+                            msgs += encode(&mut up.encoder, s, &batch, safi, &mut self.scratch);
+                            size += self.scratch.len() - before;
+                            self.counters.encodings += 1;
+                            self.counters.encoding_sends += 1;
+                            continue;
                         };
+                        // An update-group member: the same batch at the
+                        // same step of this flush, drained by a member
+                        // whose session encodes alike, is the same bytes.
+                        let key = (t, k, g, up.enc_class);
+                        let seen = share.entry(key).or_default();
+                        let (bytes, n) = match seen.get(step).filter(|e| e.0 == batch) {
+                            Some((_, b, n)) => (b.clone(), *n),
+                            None => {
+                                let mut v = Vec::new();
+                                let n = encode(&mut up.encoder, s, &batch, safi, &mut v);
+                                let b = Bytes::from(v);
+                                self.counters.encodings += 1;
+                                if seen.len() == step {
+                                    seen.push((batch, b.clone(), n));
+                                }
+                                (b, n)
+                            }
+                        };
+                        step += 1;
+                        self.counters.encoding_sends += 1;
+                        msgs += n;
+                        size += bytes.len();
+                        if !self.scratch.is_empty() {
+                            body.push(Bytes::from(std::mem::take(&mut self.scratch)));
+                        }
+                        if !bytes.is_empty() {
+                            body.push(bytes);
+                        }
                     }
                     left += s.pending_updates(id);
                 }
+            }
+            if !self.scratch.is_empty() {
+                body.push(Bytes::from(std::mem::take(&mut self.scratch)));
             }
             up.backlog = left > 0;
             let heads_owed = up.refresh_heads_sent < up.refresh_owed.len();
@@ -109,18 +177,17 @@ impl RibCore {
                 }
                 Some(m)
             } else {
-                if self.scratch.is_empty() {
+                if body.is_empty() {
                     continue;
                 }
                 None
             };
             up.last_flush = now;
             self.counters.updates_sent += msgs as u64;
-            self.counters.bytes_sent += self.scratch.len() as u64;
-            let bytes = std::mem::take(&mut self.scratch);
+            self.counters.bytes_sent += size as u64;
             out.out.push(Output::Send {
                 peer: id,
-                bytes,
+                bytes: body,
                 markers,
             });
             if msgs > 0 {

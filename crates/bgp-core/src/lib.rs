@@ -88,12 +88,13 @@ pub use crate::core::{
     ENHANCED_REFRESH_STALE, GR_STALE_PATH_TIME, OUT_QUEUE_LIMIT, OUT_QUEUE_LOW,
 };
 pub use aggregate::{covers, Aggregate};
+pub use bytes::Bytes;
 pub use meter::{Meter, NoMeter};
 pub use msg::{
     fan_out, split_updates, DecodedUpdate, FlushBarrier, LinkAddrs, Multicast, NexthopUpdate,
     PeerStatus, RibInput, SessionCmd, SessionUp, MAX_SHARDS,
 };
-pub use outbox::{BestChange, Level, Marker, Markers, Note, Outbox, Output, Sample, Stage};
+pub use outbox::{concat, BestChange, Level, Marker, Markers, Note, Outbox, Output, Sample, Stage};
 pub use peer::{MaxPrefix, MaxPrefixAction, PeerEntry, PeerMeta, PolicyRef, StaleFamily, UpState};
 pub use settings::{Part, RibSettings, STATIC_PEER};
 pub use statics::StaticRoute;

@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use base::{Afi, AfiSafi};
 use bgp_rib::PeerId;
+use bytes::Bytes;
 
 use crate::msg::{FlushBarrier, PeerStatus, SessionCmd};
 use crate::peer::MaxPrefixAction;
@@ -26,8 +27,10 @@ pub enum Output {
     Send {
         /// The session.
         peer: PeerId,
-        /// Whole encoded BGP messages.
-        bytes: Vec<u8>,
+        /// Whole encoded BGP messages, in order, as refcounted buffers:
+        /// the members of an update group whose sessions encode alike
+        /// get the same buffers (one encoding, no copy per member).
+        bytes: Vec<Bytes>,
         /// Markers that bracket `bytes` across RIB parts, if any are owed.
         markers: Option<Markers>,
     },
@@ -71,57 +74,79 @@ pub struct Markers {
 }
 
 impl Markers {
-    /// Passes the barriers and returns head, `body`, tail as one buffer.
-    /// Must run under the session's [`PeerStatus::out_lock`] together with
-    /// the hand-over, so that every part's routes reach the session
-    /// between the first head and the last tail: use
-    /// [`PeerStatus::hand_over`].
-    pub fn assemble(self, body: Vec<u8>) -> Vec<u8> {
-        let mut buf = Vec::new();
+    /// Passes the barriers and returns head, `body`, tail as one list of
+    /// buffers (the body's shared buffers are not copied). Must run under
+    /// the session's [`PeerStatus::out_lock`] together with the
+    /// hand-over, so that every part's routes reach the session between
+    /// the first head and the last tail: use [`PeerStatus::hand_over`].
+    pub fn assemble(self, body: Vec<Bytes>) -> Vec<Bytes> {
+        let mut head = Vec::new();
         for m in &self.head {
             if m.barrier.as_ref().is_none_or(|b| b.first()) {
-                buf.extend_from_slice(&m.bytes);
+                head.extend_from_slice(&m.bytes);
             }
         }
-        if buf.is_empty() {
-            buf = body;
-        } else {
-            buf.extend_from_slice(&body);
-        }
+        let mut tail = Vec::new();
         for m in &self.tail {
             if m.barrier.as_ref().is_none_or(|b| b.last()) {
-                buf.extend_from_slice(&m.bytes);
+                tail.extend_from_slice(&m.bytes);
             }
         }
-        buf
+        if head.is_empty() && tail.is_empty() {
+            return body;
+        }
+        let mut out = Vec::with_capacity(body.len() + 2);
+        if !head.is_empty() {
+            out.push(Bytes::from(head));
+        }
+        out.extend(body);
+        if !tail.is_empty() {
+            out.push(Bytes::from(tail));
+        }
+        out
     }
+}
+
+/// The buffers of one [`Output::Send`] as one contiguous copy (for
+/// simulators and tests that read the stream whole).
+pub fn concat(chunks: &[Bytes]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(chunks.iter().map(Bytes::len).sum());
+    for c in chunks {
+        v.extend_from_slice(c);
+    }
+    v
 }
 
 impl PeerStatus {
     /// Hands `bytes` (with their markers) to the session through `send`,
-    /// counting them in [`PeerStatus::out_queued_bytes`] first (the session
-    /// subtracts what it writes). With markers this holds the session's
-    /// `out_lock` from the barrier checks until `send` returns. Returns the
-    /// bytes handed over (0 when nothing was left to send).
+    /// one call per non-empty buffer in order, counting them in
+    /// [`PeerStatus::out_queued_bytes`] first (the session subtracts what
+    /// it writes). With markers this holds the session's `out_lock` from
+    /// the barrier checks until the last `send` returns. Returns the bytes
+    /// handed over (0 when nothing was left to send).
     pub fn hand_over(
         &self,
-        bytes: Vec<u8>,
+        bytes: Vec<Bytes>,
         markers: Option<Markers>,
-        send: impl FnOnce(Vec<u8>),
+        mut send: impl FnMut(Bytes),
     ) -> usize {
         let _order = markers
             .as_ref()
             .map(|_| self.out_lock.lock().unwrap_or_else(|e| e.into_inner()));
-        let buf = match markers {
+        let bufs = match markers {
             Some(m) => m.assemble(bytes),
             None => bytes,
         };
-        if buf.is_empty() {
+        let n: usize = bufs.iter().map(Bytes::len).sum();
+        if n == 0 {
             return 0;
         }
-        let n = buf.len();
         self.out_queued_bytes.fetch_add(n as u64, Ordering::Relaxed);
-        send(buf);
+        for b in bufs {
+            if !b.is_empty() {
+                send(b);
+            }
+        }
         n
     }
 }

@@ -145,6 +145,10 @@ pub struct UpState {
     pub session: u64,
     /// Encodes this session's UPDATEs (its wire options and rewriting).
     pub encoder: UpdateEncoder,
+    /// Sessions of this core with the same class have encoders that
+    /// encode alike ([`UpdateEncoder::encodes_like`]); set when the
+    /// session comes up.
+    pub enc_class: u64,
     /// When the session reached Established.
     pub since: SystemTime,
     /// Families whose End-of-RIB we still owe after the initial export.

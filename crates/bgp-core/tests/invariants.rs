@@ -150,7 +150,7 @@ impl Layout {
                 continue;
             };
             let mut sent = Vec::new();
-            self.statuses[p].hand_over(bytes, markers, |b| sent = b);
+            self.statuses[p].hand_over(bytes, markers, |b| sent.extend_from_slice(&b));
             self.statuses[p]
                 .out_queued_bytes
                 .store(0, Ordering::Relaxed);

@@ -51,7 +51,8 @@ fn take(h: &mut Harness, p: u16) -> (usize, usize, bool) {
             continue;
         }
         let mut sent = Vec::new();
-        h.status(p).hand_over(b, markers, |b| sent = b);
+        h.status(p)
+            .hand_over(b, markers, |b| sent.extend_from_slice(&b));
         bytes += sent.len();
         let mut rest = &sent[..];
         while !rest.is_empty() {

@@ -248,6 +248,45 @@ impl UpdateEncoder {
         self.confed
     }
 
+    /// Whether this encoder writes the same bytes as `other` for every
+    /// batch: the same parameters and role, the peer's AS aside (it is
+    /// kept for the record and never written). Sessions whose encoders
+    /// encode alike and that drain the same batch of one update group may
+    /// share one encoding (issue 17, ADR 0005).
+    pub fn encodes_like(&self, other: &UpdateEncoder) -> bool {
+        let (a, b) = (&self.p, &other.p);
+        let EncodeParams {
+            local_asn,
+            peer_asn: _,
+            ebgp,
+            four_octet_asn,
+            extended_message,
+            families,
+            add_path_tx,
+            next_hop,
+            ext_next_hop,
+            local_v4,
+            local_v6,
+            local_v6_link_local,
+            route_server,
+        } = a;
+        self.role == other.role
+            && self.confed == other.confed
+            && self.max == other.max
+            && *local_asn == b.local_asn
+            && *ebgp == b.ebgp
+            && *four_octet_asn == b.four_octet_asn
+            && *extended_message == b.extended_message
+            && *families == b.families
+            && *add_path_tx == b.add_path_tx
+            && *next_hop == b.next_hop
+            && *ext_next_hop == b.ext_next_hop
+            && *local_v4 == b.local_v4
+            && *local_v6 == b.local_v6
+            && *local_v6_link_local == b.local_v6_link_local
+            && *route_server == b.route_server
+    }
+
     /// Largest message this session accepts.
     pub fn max_message_len(&self) -> usize {
         self.max

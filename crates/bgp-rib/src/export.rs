@@ -147,6 +147,12 @@ impl RibShard {
         Ok(())
     }
 
+    /// The update group `peer` is a member of in this shard (an index
+    /// stable while it stays a member), if any.
+    pub fn update_group_of(&self, peer: PeerId) -> Option<usize> {
+        self.group_of(peer)
+    }
+
     /// The update group `peer` is a member of.
     fn group_of(&self, peer: PeerId) -> Option<usize> {
         match self.peer_state(peer)?.out.as_ref()? {

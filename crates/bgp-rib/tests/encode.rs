@@ -700,3 +700,54 @@ fn oversized_attributes_are_skipped_not_split() {
     assert_eq!(msgs.len(), 1);
     assert!(msgs[0].len > 4096);
 }
+
+/// `encodes_like` (one encoding per update group, issue 17): the peer's
+/// AS is never written, so sessions differing only there encode alike;
+/// any rewriting or wire option that changes the bytes separates them.
+#[test]
+fn encodes_like_ignores_only_the_peer_as() {
+    let base = UpdateEncoder::new(params(true));
+    let other_as = UpdateEncoder::new(EncodeParams {
+        peer_asn: Asn(65200),
+        ..params(true)
+    });
+    assert!(base.encodes_like(&other_as));
+    let differ = [
+        EncodeParams {
+            route_server: true,
+            ..params(true)
+        },
+        EncodeParams {
+            four_octet_asn: false,
+            ..params(true)
+        },
+        EncodeParams {
+            add_path_tx: vec![AfiSafi::IPV4_UNICAST],
+            ..params(true)
+        },
+        EncodeParams {
+            ext_next_hop: vec![AfiSafi::IPV4_UNICAST],
+            ..params(true)
+        },
+        EncodeParams {
+            next_hop: NextHopMode::SelfAlways,
+            ..params(true)
+        },
+        EncodeParams {
+            local_v4: Some(Ipv4Addr::new(192, 0, 2, 9)),
+            ..params(true)
+        },
+        EncodeParams {
+            extended_message: true,
+            ..params(true)
+        },
+        params(false),
+    ];
+    for p in differ {
+        let e = UpdateEncoder::new(p.clone());
+        assert!(!base.encodes_like(&e), "{p:?}");
+    }
+    let mut role = UpdateEncoder::new(params(true));
+    role.set_peer_role(Some(3));
+    assert!(!base.encodes_like(&role));
+}

@@ -78,13 +78,13 @@ impl RibPermit {
 /// through the session task.
 #[derive(Debug, Default)]
 pub struct WriterSlot {
-    inner: Mutex<Option<(u64, UnboundedSender<Vec<u8>>)>>,
+    inner: Mutex<Option<(u64, UnboundedSender<bytes::Bytes>)>>,
 }
 
 impl WriterSlot {
     /// Session number `session` (see `bgp_core::SessionUp::session`) now
     /// writes through `tx`.
-    pub fn publish(&self, session: u64, tx: UnboundedSender<Vec<u8>>) {
+    pub fn publish(&self, session: u64, tx: UnboundedSender<bytes::Bytes>) {
         *self.inner.lock().unwrap_or_else(|e| e.into_inner()) = Some((session, tx));
     }
 
@@ -93,10 +93,11 @@ impl WriterSlot {
         *self.inner.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
-    /// Hands `buf`, encoded for session number `session`, to its writer;
-    /// gives it back when that session is gone (the caller then uncounts
-    /// it from the queued bytes).
-    pub fn send(&self, session: u64, buf: Vec<u8>) -> Result<(), Vec<u8>> {
+    /// Hands `buf`, encoded for session number `session`, to its writer
+    /// (a refcounted buffer: update-group members share one); gives it
+    /// back when that session is gone (the caller then uncounts it from
+    /// the queued bytes).
+    pub fn send(&self, session: u64, buf: bytes::Bytes) -> Result<(), bytes::Bytes> {
         let g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         match g.as_ref() {
             Some((s, tx)) if *s == session => tx.send(buf).map_err(|e| e.0),

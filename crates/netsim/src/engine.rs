@@ -1412,10 +1412,10 @@ impl Part {
             else {
                 continue;
             };
-            let bytes = match markers {
+            let bytes = bgp_core::concat(&match markers {
                 Some(m) => m.assemble(bytes),
                 None => bytes,
-            };
+            });
             let i = usize::from(peer.0.saturating_sub(1));
             let Some(s) = n.sess.get(i) else { continue };
             for m in messages(&bytes) {

@@ -289,3 +289,48 @@ fn bench_smoke_export_all_reaches_every_generator() {
     }
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// Scenario (g) at a small size: a route server with 2 feeders and 4
+/// clients (2 of them through export policies of their own), tesserad
+/// and BIRD; both converge and send the clients routes (what the
+/// generators read: more than End-of-RIBs and KEEPALIVEs).
+#[test]
+fn bench_smoke_route_server_scenario() {
+    require_root();
+    let out = std::env::temp_dir().join(format!("bench-smoke-rs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tessera"));
+    cmd.args([
+        "bench",
+        "--scenarios",
+        "g:2x2000x4",
+        "--reps",
+        "1",
+        "--no-ceiling",
+        "--timeout",
+        "40",
+        "--dut",
+        "tesserad,bird",
+    ])
+    .arg("--tesserad")
+    .arg(tesserad())
+    .arg("--out")
+    .arg(&out);
+    let (ok, log, _) = run_bounded(&mut cmd, Duration::from_secs(180));
+    assert!(ok, "tessera bench g failed:\n{log}");
+    for label in ["tesserad-sharded", "bird"] {
+        let line = log
+            .lines()
+            .find(|l| l.starts_with(&format!("== g-rs-2x2000-4c {label} rep 1:")))
+            .unwrap_or_else(|| panic!("no summary line for {label}:\n{log}"));
+        assert!(line.contains(": converged "), "{line}");
+        let read: u64 = line
+            .split("generators read ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no count in {line}"));
+        assert!(read > 40, "{label} sent the clients nothing: {line}");
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}

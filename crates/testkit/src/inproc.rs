@@ -53,7 +53,10 @@ pub struct LocRoute {
 }
 
 /// What a fake session receives: commands, and bytes on its writer queue.
-type FakeSession = (UnboundedReceiver<SessionCmd>, UnboundedReceiver<Vec<u8>>);
+type FakeSession = (
+    UnboundedReceiver<SessionCmd>,
+    UnboundedReceiver<bytes::Bytes>,
+);
 
 /// A running pipeline with fake sessions.
 pub struct InProc {
@@ -62,7 +65,7 @@ pub struct InProc {
     /// Per fake peer (index i is `PeerId(i + 1)`): what the RIB sent it,
     /// as commands and on its writer queue.
     outs: Vec<Mutex<FakeSession>>,
-    writers: Vec<(Arc<WriterSlot>, UnboundedSender<Vec<u8>>)>,
+    writers: Vec<(Arc<WriterSlot>, UnboundedSender<bytes::Bytes>)>,
     statuses: Vec<Arc<PeerStatus>>,
     peers: Vec<FakePeer>,
 }
@@ -317,7 +320,7 @@ impl InProc {
         }
         while let Ok(b) = bytes.try_recv() {
             st.unqueue(b.len() as u64);
-            out.push(b);
+            out.push(b.to_vec());
         }
     }
 

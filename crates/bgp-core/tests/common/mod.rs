@@ -473,7 +473,7 @@ impl Harness {
                         .map(|(_, st)| st.clone());
                     let mut sent = Vec::new();
                     if let Some(st) = &status {
-                        st.hand_over(bytes, markers, |b| sent = b);
+                        st.hand_over(bytes, markers, |b| sent.extend_from_slice(&b));
                         if !hold.contains(&peer) {
                             st.out_queued_bytes.store(0, Ordering::Relaxed);
                         }

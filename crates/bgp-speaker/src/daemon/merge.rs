@@ -102,6 +102,8 @@ pub fn counters(parts: &[RibCounters]) -> RibCounters {
         t.best_changes += c.best_changes;
         t.updates_sent += c.updates_sent;
         t.bytes_sent += c.bytes_sent;
+        t.encodings += c.encodings;
+        t.encoding_sends += c.encoding_sends;
         t.apply_ns += c.apply_ns;
         t.export_ns += c.export_ns;
         t.rov_reevaluated += c.rov_reevaluated;

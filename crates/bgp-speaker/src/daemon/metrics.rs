@@ -181,7 +181,7 @@ fn write_bfd(
 }
 
 fn write_counters(w: &mut MetricsWriter, c: &RibCounters, attr_sets: usize) {
-    let rows: [(&str, &str, u64); 8] = [
+    let rows: [(&str, &str, u64); 10] = [
         (
             "tessera_rib_updates_total",
             "UPDATEs applied by the RIB thread",
@@ -211,6 +211,16 @@ fn write_counters(w: &mut MetricsWriter, c: &RibCounters, attr_sets: usize) {
             "tessera_rib_updates_sent_total",
             "UPDATE messages encoded for peers",
             c.updates_sent,
+        ),
+        (
+            "tessera_update_group_encodings_total",
+            "Buffers of UPDATEs encoded for peers (one per drained batch; update-group members that encode alike share one)",
+            c.encodings,
+        ),
+        (
+            "tessera_update_group_sends_total",
+            "Buffers of UPDATEs handed to peers' sessions (above the encodings when update-group members share them)",
+            c.encoding_sends,
         ),
         (
             "tessera_rib_apply_nanoseconds_total",

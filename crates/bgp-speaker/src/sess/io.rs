@@ -153,11 +153,11 @@ fn chunk_end(buf: &[u8], off: usize) -> (usize, u64, u64) {
 pub async fn writer(
     mut wr: OwnedWriteHalf,
     mut urgent: mpsc::UnboundedReceiver<WriteMsg>,
-    mut bulk: mpsc::UnboundedReceiver<Vec<u8>>,
+    mut bulk: mpsc::UnboundedReceiver<bytes::Bytes>,
     status: Arc<PeerStatus>,
     drained: Arc<tokio::sync::Notify>,
 ) {
-    let mut cur: Option<(Vec<u8>, usize)> = None;
+    let mut cur: Option<(bytes::Bytes, usize)> = None;
     write_loop(&mut wr, &mut urgent, &mut bulk, &status, &drained, &mut cur).await;
     let mut unsent = cur.map_or(0, |(b, off)| b.len().saturating_sub(off)) as u64;
     // Refuse further sends, then count what is still queued.
@@ -171,10 +171,10 @@ pub async fn writer(
 async fn write_loop(
     wr: &mut OwnedWriteHalf,
     urgent: &mut mpsc::UnboundedReceiver<WriteMsg>,
-    bulk: &mut mpsc::UnboundedReceiver<Vec<u8>>,
+    bulk: &mut mpsc::UnboundedReceiver<bytes::Bytes>,
     status: &PeerStatus,
     drained: &tokio::sync::Notify,
-    cur: &mut Option<(Vec<u8>, usize)>,
+    cur: &mut Option<(bytes::Bytes, usize)>,
 ) {
     loop {
         while let Ok(m) = urgent.try_recv() {

@@ -152,7 +152,7 @@ pub fn spawn_session_with(
 struct Conn {
     frames: mpsc::Receiver<io::ReadEvent>,
     urgent: UnboundedSender<io::WriteMsg>,
-    bulk: UnboundedSender<Vec<u8>>,
+    bulk: UnboundedSender<bytes::Bytes>,
     local: SocketAddr,
     remote: SocketAddr,
     outgoing: bool,
@@ -529,7 +529,7 @@ impl Session {
         match c {
             SessionCmd::Send(buf) => match self.conn.as_ref() {
                 Some(conn) if self.fsm.state() == State::Established => {
-                    if let Err(e) = conn.bulk.send(buf) {
+                    if let Err(e) = conn.bulk.send(bytes::Bytes::from(buf)) {
                         // The writer has ended (and counted what it had).
                         self.status.unqueue(e.0.len() as u64);
                     }

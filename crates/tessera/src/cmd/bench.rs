@@ -13,7 +13,9 @@ use std::time::Duration;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Scenarios, comma-separated: a, b, c (= c30,c10), c30, c10, d, e, or
+    /// Scenarios, comma-separated: a, b, c (= c30,c10), c30, c10, d, e, g
+    /// (route server: 10 feeders x 100k shared, 100 clients; tesserad and
+    /// BIRD), g:FEEDERSxPREFIXESxCLIENTS, or
     /// synthetic:PEERSxPREFIXES:shared|unique.
     #[arg(long, default_value = "a,b,c")]
     scenarios: String,
