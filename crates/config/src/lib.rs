@@ -31,6 +31,7 @@ mod cluster;
 mod damping;
 mod dataplane;
 mod diff;
+mod ipsec;
 mod locate;
 mod model;
 mod neighbor;
@@ -54,6 +55,7 @@ pub use cluster::{
 pub use damping::Damping;
 pub use dataplane::{Dataplane, DataplaneEngine, DataplaneInterface, DataplaneIo, KernelExport};
 pub use diff::{diff, ReloadPlan};
+pub use ipsec::{Ipsec, IpsecDirection, IpsecSa};
 pub use locate::Location;
 pub use model::{
     AddPath, BestPath, Bfd, Connection, Control, MaxPrefix, MaxPrefixAction, Mrt, Neighbor,
