@@ -49,7 +49,10 @@ use lpm::publish::{left_right, Writer};
 use crate::kernel::{self, KernelConfig};
 use crate::resolve::{Change, Fib, FibStats, PortSpec};
 use crate::table::FibTables;
-pub use common::{Engine, FabricCc, FabricConfig, Learned, LoopConfig, PortInfo, WorkerCounters};
+pub use common::{
+    Engine, FabricCc, FabricConfig, IpsecConfig, IpsecCounters, IpsecSa, Learned, LoopConfig,
+    PortInfo, WorkerCounters,
+};
 pub use graph_engine::{GraphPort, GraphWorker, LiveTable};
 
 /// What a worker thread needs besides its sockets.
@@ -64,6 +67,8 @@ struct Job {
     /// This core's fabric socket (one `SO_REUSEPORT` group over the
     /// cores), its settings and the shared live-node mask.
     fabric: Option<(FabricDevice, FabricConfig, Arc<AtomicU64>)>,
+    /// IPsec SAs (`[dataplane.ipsec]`; one core).
+    ipsec: Option<IpsecConfig>,
 }
 
 /// A worker's device: one queue of an external port, or the cluster
@@ -134,9 +139,11 @@ fn serve<D: pkt::Device<Error = IoError>>(
         v6,
         share,
         fabric,
+        ipsec,
     } = job;
     let Some((fab, fc, live)) = fabric else {
-        let mut g = GraphWorker::new(&ports, socks, v4, v6, Some(share), lc)?;
+        let mut g =
+            GraphWorker::with_extras(&ports, socks, v4, v6, Some(share), lc, None, ipsec.as_ref())?;
         g.run(lc, stop)?;
         return Ok(g.counters());
     };
@@ -189,7 +196,16 @@ pub struct DataplaneConfig {
     /// Needs the graph engine and no kernel export ([`KERNEL_WITH_FABRIC`]);
     /// congestion control needs one core (not supported yet otherwise).
     pub fabric: Option<FabricConfig>,
+    /// IPsec ESP tunnel mode (`[dataplane.ipsec]`): needs the graph
+    /// engine, one core and no fabric ([`IPSEC_NOT_SUPPORTED`]).
+    pub ipsec: Option<IpsecConfig>,
 }
+
+/// Why an IPsec configuration cannot run (the config crate refuses the
+/// same combinations with the file position).
+pub const IPSEC_NOT_SUPPORTED: &str = "IPsec is not supported yet with several cores, \
+     engine = \"fast\" or the cluster fabric: an SA's sequence numbers and replay window \
+     belong to one core's element graph";
 
 /// Why the dataplane could not start.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -373,6 +389,11 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
             "dataplane frames must be a power of two in 64..=1048576",
         ));
     }
+    if cfg.ipsec.is_some()
+        && (cfg.cores != 1 || cfg.loop_cfg.engine != Engine::Graph || cfg.fabric.is_some())
+    {
+        return Err(DpError::Config(IPSEC_NOT_SUPPORTED));
+    }
     // The fabric socket of each core (empty without a fabric).
     let mut fabric_dev: Vec<Option<(FabricDevice, FabricConfig, Arc<AtomicU64>)>> = Vec::new();
     let mut fabric_live = None;
@@ -513,6 +534,7 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
             v6: writer.reader(),
             share: (writer.reader(), p),
             fabric: fabric_dev.get_mut(core).and_then(Option::take),
+            ipsec: cfg.ipsec.clone(),
         };
         let multi = cfg.cores > 1;
         let (stop, ready, progs, ports, mode, lc) = (
@@ -787,6 +809,7 @@ mod tests {
                 },
                 kernel: None,
                 fabric: None,
+                ipsec: None,
             };
             let (_t, r) = mpsc::channel();
             assert!(
