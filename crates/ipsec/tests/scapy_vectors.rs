@@ -55,11 +55,23 @@ fn we_open_what_scapy_sealed() {
         assert!(sad.add(InboundSa::new(v.spi, &v.key, 64, any()).expect("sa")));
         let mut p = v.packet.clone();
         let o = wire::outer4(&p).expect("outer header");
-        assert_eq!((o.src, o.dst), ([198, 18, 2, 1], [198, 18, 2, 2]), "{}", v.name);
+        assert_eq!(
+            (o.src, o.dst),
+            ([198, 18, 2, 1], [198, 18, 2, 2]),
+            "{}",
+            v.name
+        );
         let esp = &mut p[o.hdr_len..o.total_len];
-        let r = sad.open(esp).unwrap_or_else(|e| panic!("{}: {e:?}", v.name));
+        let r = sad
+            .open(esp)
+            .unwrap_or_else(|e| panic!("{}: {e:?}", v.name));
         assert_eq!(&esp[r.inner.clone()], &v.inner[..], "{}", v.name);
-        assert_eq!(r.next, if v.inner[0] >> 4 == 4 { 4 } else { 41 }, "{}", v.name);
+        assert_eq!(
+            r.next,
+            if v.inner[0] >> 4 == 4 { 4 } else { 41 },
+            "{}",
+            v.name
+        );
         // And a second time: a replay.
         let mut p = v.packet.clone();
         let esp = &mut p[o.hdr_len..o.total_len];
@@ -71,8 +83,8 @@ fn we_open_what_scapy_sealed() {
 fn our_seal_matches_scapy_byte_for_byte() {
     let mut n = 0;
     for v in vectors().iter().filter(|v| v.name.ends_with("_seq_iv")) {
-        let mut sa = OutboundSa::new(v.spi, &v.key, [198, 18, 2, 1], [198, 18, 2, 2])
-            .with_seq(v.seq - 1);
+        let mut sa =
+            OutboundSa::new(v.spi, &v.key, [198, 18, 2, 1], [198, 18, 2, 2]).with_seq(v.seq - 1);
         let len = v.inner.len();
         let mut b = vec![0u8; FRONT + len + trailer_len(len)];
         b[FRONT..FRONT + len].copy_from_slice(&v.inner);
@@ -81,7 +93,12 @@ fn our_seal_matches_scapy_byte_for_byte() {
         assert_eq!(b.len(), v.packet.len(), "{}: length", v.name);
         // The outer headers differ only where Scapy and we choose freely
         // (identification, hence checksum); everything from ESP on is equal.
-        assert_eq!(&b[wire::IP4_LEN..], &v.packet[wire::IP4_LEN..], "{}", v.name);
+        assert_eq!(
+            &b[wire::IP4_LEN..],
+            &v.packet[wire::IP4_LEN..],
+            "{}",
+            v.name
+        );
         assert_eq!(&b[12..20], &v.packet[12..20], "{}: addresses", v.name);
         assert_eq!(b[9], v.packet[9], "{}: protocol", v.name);
         n += 1;

@@ -28,6 +28,13 @@ fn announce(c: &DataplaneConfig) {
             f.packing
         );
     }
+    if let Some(i) = &c.ipsec {
+        let out = i.sas.iter().filter(|a| a.outbound).count();
+        eprintln!(
+            "dataplane: ipsec ESP tunnel mode, {out} outbound and {} inbound SAs",
+            i.sas.len() - out
+        );
+    }
     eprintln!(
         "dataplane: started, engine {}, frames {}, io {:?}, cores {}",
         match c.loop_cfg.engine {
