@@ -18,7 +18,10 @@
 //!   opens it, answers with a datagram it seals; R opens that and
 //!   forwards it to A. Every answer reaching A proves both directions;
 //!   Scapy also reports that nothing for 198.18.3.0/24 crossed the link
-//!   in the clear. Needs root, `ip`, `ethtool`, `/usr/bin/python3` with
+//!   in the clear. tshark, a third implementation, captures the tunnel
+//!   link and decrypts both SAs with their keys: our packets (SPI 0x1001)
+//!   must show A's datagrams inside, Scapy's (SPI 0x2001) the answers.
+//!   Needs root, `ip`, `ethtool`, `tshark`, `/usr/bin/python3` with
 //!   Scapy (Debian python3-scapy).
 //! * `ipsec_kernel_xfrm_both_directions`: P is the Linux kernel's XFRM
 //!   (`ip xfrm state/policy`, `aead 'rfc4106(gcm(aes))' ... 128`), with
@@ -303,7 +306,7 @@ fn udp_round_trips(lab: &Lab, n: usize) -> Vec<String> {
 
 #[test]
 fn ipsec_scapy_peer_both_directions() {
-    require(&["ip", "ethtool"]);
+    require(&["ip", "ethtool", "tshark"]);
     let scapy = Command::new("/usr/bin/python3")
         .args(["-c", "import scapy.layers.ipsec"])
         .output()
@@ -322,6 +325,13 @@ fn ipsec_scapy_peer_both_directions() {
         "peer.log",
     );
     lab.wait_log("peer.log", "ready", 30);
+    let pcap = lab.dir.join("link.pcap").display().to_string();
+    lab.spawn(
+        "p",
+        &["tshark", "-n", "-i", "p0", "-F", "pcap", "-w", &pcap],
+        "tshark.log",
+    );
+    lab.wait_log("tshark.log", "Capturing on", 30);
     lab.tesserad();
 
     let got = udp_round_trips(&lab, 5);
@@ -360,6 +370,73 @@ fn ipsec_scapy_peer_both_directions() {
     assert!(counter(&line, "encrypted") >= 5, "{line}");
     assert!(counter(&line, "decrypted") >= 5, "{line}");
     no_drops(&line);
+
+    // tshark's ESP dissector opens what crossed the link, both ways.
+    if let Some((_, c)) = lab.children.iter().find(|(l, _)| l == "tshark.log") {
+        let _ = sh(&["kill", "-INT", &c.id().to_string()]);
+    }
+    let end = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < end && !lab.log("tshark.log").contains("captured") {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let sa = |src: &str, dst: &str, spi: &str, k: &str| {
+        format!(
+            "uat:esp_sa:\"IPv4\",\"{src}\",\"{dst}\",\"{spi}\",\
+             \"AES-GCM with 16 octet ICV [RFC4106]\",\"0x{k}\",\"NULL\",\"\""
+        )
+    };
+    let (ours, theirs) = (
+        sa("198.18.2.1", "198.18.2.2", "0x00001001", &kin),
+        sa("198.18.2.2", "198.18.2.1", "0x00002001", &kout),
+    );
+    let fields = sh(&[
+        "tshark",
+        "-n",
+        "-r",
+        &pcap,
+        "-o",
+        "esp.enable_encryption_decode:TRUE",
+        "-o",
+        &ours,
+        "-o",
+        &theirs,
+        "-Y",
+        "esp",
+        "-T",
+        "fields",
+        "-e",
+        "esp.spi",
+        "-e",
+        "ip.src",
+        "-e",
+        "ip.dst",
+        "-e",
+        "udp.payload",
+    ])
+    .unwrap_or_else(|e| panic!("tshark: {e}"));
+    let hex = |t: &str| t.bytes().map(|b| format!("{b:02x}")).collect::<String>();
+    for i in 0..5 {
+        let req = format!(
+            "198.18.2.1,198.18.1.2\t198.18.2.2,198.18.3.1\t{}",
+            hex(&format!("msg {i}"))
+        );
+        let ans = format!(
+            "198.18.2.2,198.18.3.1\t198.18.2.1,198.18.1.2\t{}",
+            hex(&format!("echo:msg {i}"))
+        );
+        assert!(
+            fields
+                .lines()
+                .any(|l| l.starts_with("0x00001001") && l.ends_with(&req)),
+            "tshark opened our datagram {i}:\n{fields}"
+        );
+        assert!(
+            fields
+                .lines()
+                .any(|l| l.starts_with("0x00002001") && l.ends_with(&ans)),
+            "tshark opened Scapy's answer {i}:\n{fields}"
+        );
+    }
 }
 
 /// `Err` with the kernel's words when it cannot hold an AES-GCM ESP SA.
