@@ -427,6 +427,12 @@ pub(crate) fn check_dataplane(
             "not supported yet with [cluster]: the fabric needs engine = \"graph\"",
         ));
     }
+    if d.ipsec.is_some() {
+        return Err(c.err(
+            "dataplane.ipsec",
+            "not supported yet with [cluster]: IPsec runs in a single-node dataplane",
+        ));
+    }
     if d.kernel.is_some() {
         return Err(c.err(
             "dataplane.kernel",

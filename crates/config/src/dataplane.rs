@@ -45,6 +45,7 @@ pub struct RawDataplane {
     pub graph: Option<String>,
     #[serde(default)]
     pub interface: Vec<RawInterface>,
+    pub ipsec: Option<crate::ipsec::RawIpsec>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -124,6 +125,8 @@ pub struct Dataplane {
     /// instead of the built-in graph; read at start and at every reload
     /// (a relative path is relative to tesserad's working directory).
     pub graph: Option<PathBuf>,
+    /// `[dataplane.ipsec]`: ESP tunnel-mode SAs (see [`crate::Ipsec`]).
+    pub ipsec: Option<crate::ipsec::Ipsec>,
 }
 
 fn address(c: &Ctx<'_>, path: &str, s: &str) -> R<(IpAddr, u8)> {
@@ -253,7 +256,34 @@ pub(crate) fn validate(c: &Ctx<'_>, d: &RawDataplane) -> R<Dataplane> {
             addresses,
         });
     }
+    let ipsec = match &d.ipsec {
+        None => None,
+        Some(r) => {
+            let own: Vec<IpAddr> = interfaces
+                .iter()
+                .flat_map(|i| i.addresses.iter().map(|a| a.0))
+                .collect();
+            // Sequence numbers and replay windows live in one core's
+            // graph: several cores would send the same numbers.
+            if cores != 1 {
+                return Err(c.err(
+                    "dataplane.cores",
+                    "cores > 1 with [dataplane.ipsec] is not supported yet: an SA's sequence \
+                     numbers and replay window belong to one core",
+                ));
+            }
+            if engine != DataplaneEngine::Graph {
+                return Err(c.err(
+                    "dataplane.engine",
+                    "engine = \"fast\" with [dataplane.ipsec] is not supported yet: the ESP \
+                     elements sit in the element graph (engine = \"graph\")",
+                ));
+            }
+            Some(crate::ipsec::validate(c, r, &own)?)
+        }
+    };
     Ok(Dataplane {
+        ipsec,
         io,
         cores,
         kp,

@@ -32,6 +32,7 @@ mod confed;
 mod damping;
 mod dataplane;
 mod diff;
+mod ipsec;
 mod locate;
 mod model;
 mod neighbor;
@@ -56,6 +57,7 @@ pub use confed::Confederation;
 pub use damping::Damping;
 pub use dataplane::{Dataplane, DataplaneEngine, DataplaneInterface, DataplaneIo, KernelExport};
 pub use diff::{diff, ReloadPlan};
+pub use ipsec::{Ipsec, IpsecDirection, IpsecSa};
 pub use locate::Location;
 pub use model::{
     AddPath, BestPath, Bfd, Connection, Control, MaxPrefix, MaxPrefixAction, Mrt, Multipath,

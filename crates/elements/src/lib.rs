@@ -13,7 +13,8 @@
 //! (neighbour table with ARP and NDP), [`Queue`], [`Counter`],
 //! [`Discard`], [`Tee`], [`PortFilter`], [`Scheduler`] (RoundRobinSched,
 //! StrideSched, PsSched), [`NicBalance`], and the cluster fabric's
-//! [`FabricEncap`] and [`FabricDecap`].
+//! [`FabricEncap`] and [`FabricDecap`], and IPsec ESP tunnel mode's
+//! [`EspEncap`] and [`EspDecap`] (crate `ipsec`).
 //!
 //! All elements work on whole Ethernet frames; `anno.l3` (set by the
 //! header checks) says where the IP header starts. Drops are counted by the
@@ -37,6 +38,7 @@ pub mod basic;
 pub mod cc;
 pub mod check;
 pub mod classify;
+pub mod esp;
 pub mod fabric;
 pub mod forward;
 pub mod icmp;
@@ -53,6 +55,7 @@ pub use basic::{Counter, Discard, FromDevice, PortFilter, Queue, Tee, ToDevice};
 pub use cc::{source_tag, CcEgress, CcIngress, CcScheme};
 pub use check::{CheckIp6Header, CheckIpHeader};
 pub use classify::Classifier;
+pub use esp::{EspDecap, EspEncap};
 pub use fabric::{fabric_tag, FabricDecap, FabricEncap};
 pub use forward::Ip4Forward;
 pub use icmp::{
@@ -113,6 +116,10 @@ pub enum AnyElement {
     CcEgress(Box<CcEgress>),
     /// See [`CcIngress`].
     CcIngress(Box<CcIngress>),
+    /// See [`EspEncap`].
+    EspEncap(Box<EspEncap>),
+    /// See [`EspDecap`].
+    EspDecap(EspDecap),
 }
 
 const fn ports(inputs: u16, outputs: u16) -> Ports {
@@ -150,6 +157,8 @@ impl Element for AnyElement {
             AnyElement::FabricDecap(_) => "FabricDecap",
             AnyElement::CcEgress(_) => "CcEgress",
             AnyElement::CcIngress(_) => "CcIngress",
+            AnyElement::EspEncap(_) => "EspEncap",
+            AnyElement::EspDecap(_) => "EspDecap",
         }
     }
 
@@ -172,6 +181,8 @@ impl Element for AnyElement {
             AnyElement::FabricDecap(e) => ports(1, e.outputs()),
             AnyElement::CcEgress(_) => ports(1, 2),
             AnyElement::CcIngress(_) => ports(2, 1),
+            AnyElement::EspEncap(_) => ports(1, 3),
+            AnyElement::EspDecap(_) => ports(1, 2),
             AnyElement::CheckIpHeader(_)
             | AnyElement::CheckIp6Header(_)
             | AnyElement::IcmpError(_)
@@ -237,6 +248,8 @@ impl Element for AnyElement {
             AnyElement::FabricDecap(e) => e.process(batch, out),
             AnyElement::CcEgress(e) => e.process(batch, out),
             AnyElement::CcIngress(e) => e.process(input, batch, out),
+            AnyElement::EspEncap(e) => e.process(batch, out),
+            AnyElement::EspDecap(e) => e.process(batch, out),
             AnyElement::NicBalance(_) => {
                 for p in batch.drain() {
                     out.drop(p, graph::DropReason::UNCONNECTED);
@@ -300,6 +313,8 @@ impl Element for AnyElement {
             AnyElement::FabricDecap(e) => e.counters(f),
             AnyElement::CcEgress(e) => e.counters(f),
             AnyElement::CcIngress(e) => e.counters(f),
+            AnyElement::EspEncap(e) => e.counters(f),
+            AnyElement::EspDecap(e) => e.counters(f),
             _ => {}
         }
     }
@@ -324,6 +339,8 @@ impl Element for AnyElement {
             AnyElement::FabricDecap(_) => fabric::DECAP_DROP_NAMES,
             AnyElement::CcEgress(_) => cc::EGRESS_DROP_NAMES,
             AnyElement::CcIngress(_) => cc::INGRESS_DROP_NAMES,
+            AnyElement::EspEncap(_) => esp::ENCAP_DROPS,
+            AnyElement::EspDecap(_) => esp::DECAP_DROPS,
             AnyElement::FromDevice(_)
             | AnyElement::ToDevice(_)
             | AnyElement::Counter(_)
@@ -456,6 +473,8 @@ impl Factory for Env {
             "FabricDecap" => AnyElement::FabricDecap(FabricDecap::new(args)?),
             "CcEgress" => AnyElement::CcEgress(Box::new(CcEgress::new(args)?)),
             "CcIngress" => AnyElement::CcIngress(Box::new(CcIngress::new(args)?)),
+            "EspEncap" => AnyElement::EspEncap(Box::new(EspEncap::new(args)?)),
+            "EspDecap" => AnyElement::EspDecap(EspDecap::new(args)?),
             other => return Err(BuildError::elem(format!("unknown element class '{other}'"))),
         })
     }

@@ -628,7 +628,185 @@ fn cases() -> Vec<Case> {
     );
     fabric_cases(&mut v);
     fabric_neighbour_cases(&mut v);
+    esp_cases(&mut v);
     v
+}
+
+/// The golden cases' ESP key: 16 key bytes 0x11, salt a1b2c3d4.
+const ESP_KEY: [u8; 16] = [0x11; 16];
+const ESP_SALT: [u8; 4] = [0xa1, 0xb2, 0xc3, 0xd4];
+
+/// An ESP tunnel-mode packet built by hand from RFC 4303 §2 and RFC 4106
+/// §3-5 (not by crate `ipsec`): outer IPv4 (TTL 64, id = low bits of the
+/// sequence number), SPI, sequence number, IV = the 64-bit sequence
+/// number, the inner packet, padding 1, 2, 3.. to 4 bytes, pad length,
+/// next header, then the 16-byte GCM tag over AAD = SPI || sequence.
+#[allow(clippy::too_many_arguments)]
+fn esp4(
+    src: [u8; 4],
+    dst: [u8; 4],
+    spi: u32,
+    seq: u32,
+    inner: &[u8],
+    next: u8,
+    tos: u8,
+    key: [u8; 16],
+) -> Frame {
+    use aes_gcm::aead::AeadInPlace;
+    use aes_gcm::KeyInit;
+    let pad = (4 - (inner.len() + 2) % 4) % 4;
+    let mut plain = inner.to_vec();
+    plain.extend((1..=pad).map(|b| b as u8));
+    plain.extend_from_slice(&[pad as u8, next]);
+    let mut aad = spi.to_be_bytes().to_vec();
+    aad.extend_from_slice(&seq.to_be_bytes());
+    let iv = u64::from(seq).to_be_bytes();
+    let nonce: Vec<u8> = ESP_SALT.iter().chain(&iv).copied().collect();
+    let c = aes_gcm::Aes128Gcm::new(&key.into());
+    let tag = c
+        .encrypt_in_place_detached(aes_gcm::Nonce::from_slice(&nonce), &aad, &mut plain)
+        .unwrap();
+    let mut esp = aad;
+    esp.extend_from_slice(&iv);
+    esp.extend_from_slice(&plain);
+    esp.extend_from_slice(&tag);
+    ip4(tos, seq as u16, 64, 50, src, dst, &esp)
+}
+
+/// EspEncap: selected IPv4 and IPv6 packets sealed toward 10.0.2.9 with
+/// sequence numbers 1, 2; the others on the bypass outputs untouched;
+/// every drop reason once. EspDecap: the kernel-shaped packets of two SAs
+/// opened (IPv4 and IPv6 inner), and each drop reason once.
+fn esp_cases(v: &mut Vec<Case>) {
+    const TUN: [u8; 4] = [10, 0, 2, 9];
+    let k = ESP_KEY;
+    let (a6, c6) = (v6(1, 2), v6(3, 1));
+    let m4 = udp4(A4, [10, 0, 3, 5], 64, 53);
+    let m6 = udp6(&a6, &c6, 64);
+    let (o4, o6) = (udp4(A4, B4, 64, 53), udp6(&a6, &v6(2, 2), 64));
+    let mut tos = m4.clone();
+    tos[15] = 0xb8; // DSCP EF: copied to the outer header
+    let tos = with_ttl(tos, 64);
+    let big = build::udp4(R0, A, A4, [10, 0, 3, 5], 64, 1, 2, &[0u8; 300]);
+    let huge = build::udp4(R0, A, A4, [10, 0, 3, 5], 64, 1, 2, &[0u8; 1870]);
+    v.push(
+        Case::new(
+            "esp_encap",
+            "EspEncap(SPI 0x1001, KEY 0x11111111111111111111111111111111a1b2c3d4, SRC 10.0.2.1, \
+             DST 10.0.2.9, MATCH 10.0.3.0/24 2001:db8:3::/64, MTU 300)",
+            1,
+            3,
+        )
+        .each(vec![
+            m4.clone(),
+            m6.clone(),
+            o4.clone(),
+            o6.clone(),
+            other_ether(),
+            big,
+            tos.clone(),
+        ])
+        .want(
+            0,
+            vec![
+                eth(
+                    ZERO,
+                    ZERO,
+                    0x0800,
+                    &esp4(R14, TUN, 0x1001, 1, datagram4(&m4), 4, 0, k),
+                ),
+                eth(
+                    ZERO,
+                    ZERO,
+                    0x0800,
+                    &esp4(R14, TUN, 0x1001, 2, datagram6(&m6), 41, 0, k),
+                ),
+                eth(
+                    ZERO,
+                    ZERO,
+                    0x0800,
+                    &esp4(R14, TUN, 0x1001, 3, datagram4(&tos), 4, 0xb8, k),
+                ),
+            ],
+        )
+        .want(1, vec![o4])
+        .want(2, vec![o6])
+        .drops(&[("not_ip", 1), ("too_big", 1)]),
+    );
+    v.push(
+        Case::new(
+            "esp_encap_limits",
+            "EspEncap(SPI 0x1001, KEY 0x11111111111111111111111111111111a1b2c3d4, SRC 10.0.2.1, \
+             DST 10.0.2.9, MATCH 10.0.3.0/24, MTU 9216, SEQ 0xffffffff)",
+            1,
+            3,
+        )
+        .each(vec![m4.clone(), huge])
+        .drops(&[("seq_exhausted", 1), ("no_room", 1)]),
+    );
+    // Received on a port with MACs R1 <- B.
+    let rx = |ip: Frame| eth(R1, B, 0x0800, &ip);
+    let i4 = datagram4(&m4).to_vec();
+    let i6 = datagram6(&m6).to_vec();
+    let good4 = rx(esp4(TUN, R14, 0x2001, 1, &i4, 4, 0, k));
+    let i4b = datagram4(&udp4([10, 0, 4, 1], A4, 64, 9)).to_vec();
+    let mut forged = rx(esp4(TUN, R14, 0x2001, 3, &i4, 4, 0, k));
+    forged[60] ^= 0x80;
+    let mut short = rx(ip4(
+        0,
+        0,
+        64,
+        50,
+        TUN,
+        R14,
+        &[0, 0, 0x20, 0x01, 0, 0, 0, 7, 1, 2, 3, 4],
+    ));
+    short.truncate(14 + 20 + 12);
+    let bad_next = rx(esp4(TUN, R14, 0x2001, 4, &i4, 17, 0, k));
+    let stranger = udp4([10, 0, 9, 9], [10, 0, 1, 2], 64, 53);
+    let policy = rx(esp4(TUN, R14, 0x2001, 5, datagram4(&stranger), 4, 0, k));
+    let dummy = rx(esp4(TUN, R14, 0x2001, 6, &i4, 59, 0, k));
+    let mut frag = rx(esp4(TUN, R14, 0x2001, 7, &i4, 4, 0, k));
+    frag[20] = 0x20; // more fragments (checksum aside: a fragment first)
+    v.push(
+        Case::new(
+            "esp_decap",
+            "EspDecap(SA 0x2001 0x11111111111111111111111111111111a1b2c3d4 WINDOW 128 \
+             FROM 10.0.1.0/24 2001:db8:1::/64, SA 0x2002 0x22222222222222222222222222222222a1b2c3d4 FROM 10.0.4.0/24)",
+            1,
+            2,
+        )
+        .each(vec![
+            good4.clone(),
+            rx(esp4(TUN, R14, 0x2001, 2, &i6, 41, 0, k)),
+            rx(esp4(TUN, R14, 0x2002, 1, &i4b, 4, 0, [0x22; 16])),
+            good4,
+            forged,
+            rx(esp4(TUN, R14, 0x3000, 1, &i4, 4, 0, k)),
+            short,
+            bad_next,
+            policy,
+            dummy,
+            frag,
+        ])
+        .want(
+            0,
+            vec![
+                eth(R1, B, 0x0800, &i4),
+                eth(R1, B, 0x0800, &i4b),
+            ],
+        )
+        .want(1, vec![eth(R1, B, 0x86dd, &i6)])
+        .drops(&[
+            ("replay", 1),
+            ("auth_failed", 1),
+            ("no_sa", 1),
+            ("too_short", 1),
+            ("malformed", 2),
+            ("policy", 1),
+            ("dummy", 1),
+        ]),
+    );
 }
 
 /// A fabric datagram built by hand from `docs/cluster-fabric.md` (not by
@@ -931,6 +1109,8 @@ fn every_element_golden() {
         "Discard",
         "Tee",
         "PortFilter",
+        "EspEncap",
+        "EspDecap",
     ] {
         assert!(classes.iter().any(|c| c == k), "no golden case for {k}");
     }

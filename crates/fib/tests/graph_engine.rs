@@ -782,3 +782,247 @@ fn cluster_congestion_control_sends_becns_back_across_the_fabric() {
     assert!(counter(&a, "cci", "signals") >= 2, "A got the BECNs");
     assert_eq!(a.g.graph().dropped("bad_control"), 0);
 }
+
+/// A router for the IPsec test: ports `p1`, `p2` with the given MACs and
+/// addresses, `[dataplane.ipsec]`'s SAs in its graph.
+fn ipsec_rig(macs: [Mac; 2], port_addrs: [&[&str]; 2], ipsec: &fib::dataplane::IpsecConfig) -> Rig {
+    let parse = |a: &[&str]| -> Vec<(IpAddr, u8)> {
+        a.iter()
+            .map(|s| {
+                let (ip, l) = s.split_once('/').expect("a/len");
+                (ip.parse().expect("ip"), l.parse().expect("len"))
+            })
+            .collect()
+    };
+    let specs: Vec<PortSpec> = (0..2)
+        .map(|i| PortSpec {
+            name: format!("p{}", i + 1),
+            addrs: parse(port_addrs[i]),
+        })
+        .collect();
+    let mut fib = Fib::new(&specs, false);
+    let mut w = left_right(FibTables::new());
+    w.publish(&fib.take_deltas()).expect("connected");
+    let ports: Vec<GraphPort> = (0..2)
+        .map(|i| GraphPort {
+            mac: macs[i].0,
+            addrs: parse(port_addrs[i]),
+        })
+        .collect();
+    let g = GraphWorker::with_graph(
+        &ports,
+        vec![Mem::new(0, true), Mem::new(1, true)],
+        w.reader(),
+        w.reader(),
+        None,
+        LoopConfig::default(),
+        None,
+        None,
+        Some(ipsec),
+    )
+    .map_err(|e| format!("{e:?}"))
+    .expect("graph with IPsec builds");
+    Rig { fib, w, g }
+}
+
+fn sa(
+    spi: u32,
+    outbound: bool,
+    key: u8,
+    src: [u8; 4],
+    dst: [u8; 4],
+    sel: &[&str],
+) -> fib::dataplane::IpsecSa {
+    fib::dataplane::IpsecSa {
+        spi,
+        outbound,
+        key: [key; 16],
+        salt: [key, 1, 2, 3],
+        src: src.into(),
+        dst: dst.into(),
+        selectors: sel
+            .iter()
+            .map(|s| {
+                let (a, l) = s.split_once('/').expect("prefix");
+                (a.parse().expect("ip"), l.parse().expect("len"))
+            })
+            .collect(),
+        window: 64,
+    }
+}
+
+/// Two routers joined by a tunnel link 10.2.0.0/24: X (hosts 10.1.0.0/24,
+/// 2001:db8:1::/64 on p1) and Y (10.3.0.0/24, 2001:db8:3::/64 on p2),
+/// with a pair of SAs each way, built by `graph_config_ext` as tesserad
+/// builds them. IPv4 and IPv6 traffic crosses X -> ESP -> Y and back;
+/// the tunnel link only ever carries ESP; a replayed ESP frame and one
+/// with a flipped bit are dropped by reason; counters add up.
+#[test]
+fn ipsec_tunnel_between_two_graphs() {
+    const X1: Mac = Mac([2, 0, 0, 0, 0xa1, 1]);
+    const X2: Mac = Mac([2, 0, 0, 0, 0xa1, 2]);
+    const Y1: Mac = Mac([2, 0, 0, 0, 0xb1, 1]);
+    const Y2: Mac = Mac([2, 0, 0, 0, 0xb1, 2]);
+    const HC: Mac = Mac([2, 0, 0, 0, 0, 0xc]);
+    let (x_end, y_end) = ([10, 2, 0, 1], [10, 2, 0, 2]);
+    let xcfg = fib::dataplane::IpsecConfig {
+        sas: vec![
+            sa(
+                0x1001,
+                true,
+                0x11,
+                x_end,
+                y_end,
+                &["10.3.0.0/24", "2001:db8:3::/64"],
+            ),
+            sa(
+                0x2001,
+                false,
+                0x22,
+                y_end,
+                x_end,
+                &["10.3.0.0/24", "2001:db8:3::/64"],
+            ),
+        ],
+    };
+    let ycfg = fib::dataplane::IpsecConfig {
+        sas: vec![
+            sa(
+                0x1001,
+                false,
+                0x11,
+                x_end,
+                y_end,
+                &["10.1.0.0/24", "2001:db8:1::/64"],
+            ),
+            sa(
+                0x2001,
+                true,
+                0x22,
+                y_end,
+                x_end,
+                &["10.1.0.0/24", "2001:db8:1::/64"],
+            ),
+        ],
+    };
+    let mut x = ipsec_rig(
+        [X1, X2],
+        [&["10.1.0.1/24", "2001:db8:1::1/64"], &["10.2.0.1/24"]],
+        &xcfg,
+    );
+    let mut y = ipsec_rig(
+        [Y1, Y2],
+        [&["10.2.0.2/24"], &["10.3.0.1/24", "2001:db8:3::1/64"]],
+        &ycfg,
+    );
+    // Neighbours: each learns from an ARP request it answers.
+    let req = |from: Mac, spa: [u8; 4], tpa: [u8; 4]| {
+        build::arp(BROADCAST, from, ARP_REQUEST, from, spa, Mac::default(), tpa)
+    };
+    x.inject(0, req(HA, [10, 1, 0, 2], [10, 1, 0, 1]));
+    x.inject(1, req(Y1, y_end, x_end));
+    y.inject(0, req(X2, x_end, y_end));
+    y.inject(1, req(HC, [10, 3, 0, 5], [10, 3, 0, 1]));
+    for r in [&mut x, &mut y] {
+        r.take(0);
+        r.take(1);
+    }
+
+    // A -> C: sealed by X (the link sees ESP only), opened by Y.
+    let u = build::udp4(
+        X1,
+        HA,
+        [10, 1, 0, 2],
+        [10, 3, 0, 5],
+        64,
+        1,
+        2,
+        b"through the tunnel",
+    );
+    x.inject(0, u.clone());
+    let esp = x.take(1);
+    assert_eq!(esp.len(), 1, "one ESP packet on the tunnel link");
+    let e = &esp[0];
+    assert_eq!(
+        (&e[0..6], &e[6..12], &e[12..14]),
+        (&Y1.0[..], &X2.0[..], &[8u8, 0][..])
+    );
+    assert_eq!(
+        (e[14 + 9], &e[26..30], &e[30..34]),
+        (50, &x_end[..], &y_end[..])
+    );
+    assert_eq!(&e[34..38], &0x1001u32.to_be_bytes());
+    assert!(
+        !e.windows(18).any(|w| w == b"through the tunnel"),
+        "encrypted"
+    );
+    y.inject(0, e.clone());
+    let got = y.take(1);
+    assert_eq!(got.len(), 1, "the inner packet leaves Y toward C");
+    assert_eq!((&got[0][0..6], &got[0][6..12]), (&HC.0[..], &Y2.0[..]));
+    assert_eq!(got[0][14 + 8], 62, "one TTL decrement at X, one at Y");
+    assert_eq!(
+        &got[0][14 + 12..14 + 20],
+        &u[14 + 12..14 + 20],
+        "inner addresses kept"
+    );
+    assert!(got[0].windows(18).any(|w| w == b"through the tunnel"));
+
+    // Replayed, then tampered: dropped and counted at Y.
+    y.inject(0, e.clone());
+    let mut bad = e.clone();
+    let n = bad.len();
+    bad[n - 20] ^= 1;
+    bad[38..42].copy_from_slice(&9u32.to_be_bytes()); // a fresh sequence number
+    y.inject(0, bad);
+    assert!(y.take(1).is_empty());
+    let yc = y.g.counters().ipsec;
+    assert_eq!(yc.decrypted, 1);
+    assert_eq!(yc.decap_drops[3], 1, "replay");
+    assert_eq!(yc.decap_drops[4], 1, "auth_failed");
+
+    // C -> A the other way: sealed by Y with SPI 0x2001, opened by X.
+    let back = build::udp4(Y2, HC, [10, 3, 0, 5], [10, 1, 0, 2], 64, 2, 1, b"and back");
+    y.inject(1, back);
+    let esp = y.take(0);
+    assert_eq!(esp.len(), 1);
+    assert_eq!(&esp[0][34..38], &0x2001u32.to_be_bytes());
+    x.inject(1, esp[0].clone());
+    let got = x.take(0);
+    assert_eq!(got.len(), 1, "back at A");
+    assert_eq!(&got[0][0..6], &HA.0);
+    assert!(got[0].windows(8).any(|w| w == b"and back"));
+
+    // IPv6 inside IPv4 ESP: Y solicits C's address, then forwards.
+    let c6 = v6("2001:db8:3::5");
+    let u6 = build::udp6(X1, HA, &v6("2001:db8:1::2"), &c6, 64, 1, 2, b"six in four");
+    x.inject(0, u6);
+    let esp6 = x.take(1);
+    assert_eq!(esp6.len(), 1);
+    assert_eq!(esp6[0][14 + 9], 50, "outer IPv4 ESP for an IPv6 packet");
+    y.inject(0, esp6[0].clone());
+    let ns = y.take(1);
+    assert_eq!(ns.len(), 1, "a Neighbor Solicitation for C");
+    assert_eq!(ns[0][54], 135);
+    y.inject(1, build::na6(Y2, HC, &c6, &v6("2001:db8:3::1")));
+    let got = y.take(1);
+    assert_eq!(got.len(), 1, "the held IPv6 packet");
+    assert_eq!(&got[0][12..14], &[0x86, 0xdd]);
+    assert_eq!(got[0][14 + 7], 62, "hop limit decremented at X and Y");
+    assert!(got[0].windows(11).any(|w| w == b"six in four"));
+
+    // Traffic outside the policy is forwarded in the clear.
+    x.inject(1, req(Y1, [10, 2, 0, 7], x_end));
+    x.take(1);
+    let clear = build::udp4(X1, HA, [10, 1, 0, 2], [10, 2, 0, 7], 64, 1, 2, b"clear");
+    x.inject(0, clear);
+    let out = x.take(1);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0][14 + 9], 17, "plain UDP");
+
+    let xc = x.g.counters().ipsec;
+    assert_eq!((xc.encrypted, xc.decrypted), (2, 1));
+    assert_eq!(y.g.counters().ipsec.encrypted, 1);
+    assert_eq!(y.g.counters().ipsec.decrypted, 2);
+    assert_eq!(xc.encap_drops, [0; 4]);
+}

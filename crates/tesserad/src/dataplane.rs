@@ -29,6 +29,13 @@ fn announce(c: &DataplaneConfig) {
             f.packing
         );
     }
+    if let Some(i) = &c.ipsec {
+        let out = i.sas.iter().filter(|a| a.outbound).count();
+        eprintln!(
+            "dataplane: ipsec ESP tunnel mode, {out} outbound and {} inbound SAs",
+            i.sas.len() - out
+        );
+    }
     eprintln!(
         "dataplane: started, engine {}, frames {}, io {:?}, cores {}",
         match c.loop_cfg.engine {
@@ -103,6 +110,22 @@ fn fabric_cc(c: &config::ClusterCc) -> dataplane::FabricCc {
 fn dp_config(d: &config::Dataplane, k: Option<&config::Cluster>, restart: bool) -> DataplaneConfig {
     DataplaneConfig {
         fabric: k.map(fabric_config),
+        ipsec: d.ipsec.as_ref().map(|i| dataplane::IpsecConfig {
+            sas: i
+                .sas
+                .iter()
+                .map(|a| dataplane::IpsecSa {
+                    spi: a.spi,
+                    outbound: a.direction == config::IpsecDirection::Out,
+                    key: a.key,
+                    salt: a.salt,
+                    src: a.tunnel_src,
+                    dst: a.tunnel_dst,
+                    selectors: a.selectors.clone(),
+                    window: a.replay_window,
+                })
+                .collect(),
+        }),
         ports: d
             .interfaces
             .iter()
@@ -308,6 +331,28 @@ pub fn print_report(r: &dataplane::Report) {
             f.unreachable,
             f.bad_datagram,
             cores.join("/")
+        );
+    }
+    let i = &t.ipsec;
+    if i.encrypted
+        + i.decrypted
+        + i.encap_drops.iter().sum::<u64>()
+        + i.decap_drops.iter().sum::<u64>()
+        > 0
+    {
+        let named = |names: &[&str], v: &[u64]| -> String {
+            names
+                .iter()
+                .zip(v)
+                .map(|(n, x)| format!(" {n}={x}"))
+                .collect()
+        };
+        eprintln!(
+            "ipsec: encrypted={} decrypted={}{}{}",
+            i.encrypted,
+            i.decrypted,
+            named(dataplane::IpsecCounters::ENCAP_NAMES, &i.encap_drops),
+            named(dataplane::IpsecCounters::DECAP_NAMES, &i.decap_drops)
         );
     }
     let c = &t.cc;

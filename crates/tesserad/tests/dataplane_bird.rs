@@ -542,6 +542,7 @@ fn scenario(io_mode: &str, src: Source, engine: fib::dataplane::Engine, cores: u
                 kernel: None,
                 fabric: None,
                 graph: None,
+                ipsec: None,
             };
             if mode == fib::dataplane::IoMode::AfXdp && cores == 1 {
                 // A veth has one RX queue: AF_XDP on two cores must be

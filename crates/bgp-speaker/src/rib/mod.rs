@@ -381,7 +381,9 @@ impl RibState {
                     if let (Some(h), Some(u)) = (self.bmp.as_ref(), e.up.as_ref()) {
                         // RFC 8671: post-policy Adj-RIB-Out, as sent.
                         if h.adj_rib_out_post() {
-                            h.sent_updates(u.remote_addr.ip(), &bytes);
+                            for b in &bytes {
+                                h.sent_updates(u.remote_addr.ip(), b);
+                            }
                         }
                     }
                     let session = e.up.as_ref().map_or(0, |u| u.session);

@@ -53,6 +53,30 @@ pub struct WorkerCounters {
     pub cc: CcCounters,
     /// The cluster fabric's elements (`FabricEncap`, `FabricDecap`).
     pub fabric: FabricCounters,
+    /// IPsec ESP (`EspEncap`, `EspDecap`), when `[dataplane.ipsec]` is set.
+    pub ipsec: IpsecCounters,
+}
+
+/// Counters of the ESP elements, summed over the cores (drops by reason,
+/// as the elements name them).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct IpsecCounters {
+    /// Packets sealed into ESP.
+    pub encrypted: u64,
+    /// Packets opened from ESP and forwarded on.
+    pub decrypted: u64,
+    /// EspEncap drops: `not_ip`, `too_big`, `seq_exhausted`, `no_room`.
+    pub encap_drops: [u64; 4],
+    /// EspDecap drops: `too_short`, `malformed`, `no_sa`, `replay`,
+    /// `auth_failed`, `policy`, `dummy`.
+    pub decap_drops: [u64; 7],
+}
+
+impl IpsecCounters {
+    /// The names of `encap_drops`, in order.
+    pub const ENCAP_NAMES: &'static [&'static str] = elements::esp::ENCAP_DROPS;
+    /// The names of `decap_drops`, in order.
+    pub const DECAP_NAMES: &'static [&'static str] = elements::esp::DECAP_DROPS;
 }
 
 /// Counters of the fabric elements, summed over the cores.
@@ -149,6 +173,15 @@ impl WorkerCounters {
         f(&mut c.bad_tag, d.bad_tag);
         f(&mut c.unreachable, d.unreachable);
         f(&mut c.bad_datagram, d.bad_datagram);
+        let (c, d) = (&mut self.ipsec, &o.ipsec);
+        f(&mut c.encrypted, d.encrypted);
+        f(&mut c.decrypted, d.decrypted);
+        for (a, b) in c.encap_drops.iter_mut().zip(d.encap_drops) {
+            *a += b;
+        }
+        for (a, b) in c.decap_drops.iter_mut().zip(d.decap_drops) {
+            *a += b;
+        }
     }
 }
 
@@ -286,5 +319,43 @@ impl FabricConfig {
             .max()
             .unwrap_or(0)
             + 1
+    }
+}
+
+/// IPsec ESP tunnel mode in the built-in graph (`[dataplane.ipsec]`): the
+/// SAs, each an `elements::EspEncap` (outbound) or an SA of the one
+/// `elements::EspDecap` (inbound). See [`super::graph_engine::graph_config_ext`].
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct IpsecConfig {
+    pub sas: Vec<IpsecSa>,
+}
+
+/// One manually keyed SA (AES-GCM-128, RFC 4106).
+#[derive(Clone, PartialEq, Eq)]
+pub struct IpsecSa {
+    pub spi: u32,
+    /// true: we encrypt (outbound); false: we decrypt (inbound).
+    pub outbound: bool,
+    pub key: [u8; 16],
+    pub salt: [u8; 4],
+    pub src: Ipv4Addr,
+    pub dst: Ipv4Addr,
+    /// Outbound: the inner destinations it encrypts (the policy);
+    /// inbound: the inner sources it may carry.
+    pub selectors: Vec<(IpAddr, u8)>,
+    /// Inbound: the anti-replay window in bits.
+    pub window: u32,
+}
+
+impl std::fmt::Debug for IpsecConfig {
+    /// SPIs and directions only: never the keys.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(
+                self.sas
+                    .iter()
+                    .map(|s| (s.spi, if s.outbound { "out" } else { "in" })),
+            )
+            .finish()
     }
 }

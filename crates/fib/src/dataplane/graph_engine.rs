@@ -57,7 +57,8 @@ use lpm::{Lpm, NextHop};
 use pkt::{Device, Pool};
 
 use super::common::{
-    ElementCounters, Engine, FabricConfig, GraphText, Learned, LoopConfig, WorkerCounters,
+    ElementCounters, Engine, FabricConfig, GraphText, IpsecConfig, Learned, LoopConfig,
+    WorkerCounters,
 };
 use crate::table::FibTables;
 
@@ -311,8 +312,10 @@ fn family(
     local: &[&str],
     srcs: &[String],
     dec: &str,
+    next: Option<&str>,
 ) {
-    let rt = format!("rt{f}");
+    // Routed packets go to the lookup, or first through the IPsec policy.
+    let rt = next.map_or(format!("rt{f}"), str::to_string);
     let ttl = format!("ttl{f}");
     if srcs.is_empty() {
         let _ = writeln!(s, "{ttl} :: {dec};");
@@ -374,6 +377,103 @@ pub fn graph_config_with(
     engine: Engine,
     fabric: Option<&FabricConfig>,
 ) -> String {
+    graph_config_ext(ports, devs, engine, fabric, None)
+}
+
+fn selector_list(sel: &[(IpAddr, u8)]) -> String {
+    sel.iter()
+        .map(|(a, l)| format!("{a}/{l}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The IPsec part of the graph (`[dataplane.ipsec]`), after the
+/// own-address branches: a chain of one `EspEncap` per outbound SA
+/// between the TTL decrement (and the echo replies and ICMP errors) and
+/// the lookups, and one `EspDecap` with every inbound SA for the ESP
+/// packets addressed to an inbound SA's tunnel end:
+///
+/// ```text
+/// ttl4, ttl6, head4/6 replies -> enc0 [1|2] -> enc1 ... -> [1] rt4, [2] rt6
+///                               enc<k> [0] (ESP, outer IPv4) -> rt4
+/// CheckIpHeader -> espc4 :: Classifier(23/32 30/<tunnel end>, ..., -)
+///     [k] -> dec :: EspDecap(SA ...) [0] -> CheckIpHeader -> head4
+///                                    [1] -> CheckIp6Header -> head6
+///     [last] -> head4
+/// ```
+///
+/// The decapsulated packet then goes through the router like one that
+/// arrived on a port: own address, TTL, policy, lookup.
+fn ipsec_graph(s: &mut String, post: &mut String, ipsec: &IpsecConfig) -> Option<String> {
+    let out: Vec<_> = ipsec.sas.iter().filter(|a| a.outbound).collect();
+    let inb: Vec<_> = ipsec.sas.iter().filter(|a| !a.outbound).collect();
+    for (k, a) in out.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "enc{k} :: EspEncap(SPI {}, KEY {}{}, SRC {}, DST {}, MATCH {});\nenc{k} [0] -> rt4;",
+            a.spi,
+            hex(&a.key),
+            hex(&a.salt),
+            a.src,
+            a.dst,
+            selector_list(&a.selectors)
+        );
+        if k > 0 {
+            let _ = writeln!(s, "enc{} [1] -> enc{k}; enc{} [2] -> enc{k};", k - 1, k - 1);
+        }
+    }
+    if let Some(last) = out.len().checked_sub(1) {
+        let _ = writeln!(s, "enc{last} [1] -> rt4; enc{last} [2] -> rt6;");
+    }
+    if !inb.is_empty() {
+        let sas: Vec<String> = inb
+            .iter()
+            .map(|a| {
+                format!(
+                    "SA {} {}{} WINDOW {} FROM {}",
+                    a.spi,
+                    hex(&a.key),
+                    hex(&a.salt),
+                    a.window,
+                    selector_list(&a.selectors)
+                )
+            })
+            .collect();
+        let mut ends: Vec<String> = inb
+            .iter()
+            .map(|a| format!("23/32 30/{}", hex(&a.dst.octets())))
+            .collect();
+        ends.sort();
+        ends.dedup();
+        let _ = writeln!(
+            s,
+            "dec :: EspDecap({});\nespc4 :: Classifier({}, -);",
+            sas.join(", "),
+            ends.join(", "),
+        );
+        for k in 0..ends.len() {
+            let _ = writeln!(s, "espc4 [{k}] -> dec;");
+        }
+        // head4/head6 are declared by the own-address branches, later.
+        let _ = writeln!(
+            post,
+            "dec [0] -> CheckIpHeader -> head4; dec [1] -> CheckIp6Header -> head6;\n\
+             espc4 [{}] -> head4;",
+            ends.len()
+        );
+    }
+    (!out.is_empty()).then(|| "enc0".to_string())
+}
+
+/// [`graph_config_with`] and, with `ipsec`, ESP tunnel mode (see
+/// [`ipsec_graph`]; the engine must be [`Engine::Graph`]).
+pub fn graph_config_ext(
+    ports: &[GraphPort],
+    devs: &[&str],
+    engine: Engine,
+    fabric: Option<&FabricConfig>,
+    ipsec: Option<&IpsecConfig>,
+) -> String {
     let n = ports.len();
     let lookups = n + usize::from(fabric.is_some());
     let mut s = String::new();
@@ -411,8 +511,33 @@ pub fn graph_config_with(
     // every IPv6 multicast destination (ff00::/8).
     let local4 = ["30/e00000", "30/ffffffff"];
     let local6 = ["38/ff"];
-    family(&mut s, "4", &own4, &local4, &pick(false), "DecIpTtl");
-    family(&mut s, "6", &own6, &local6, &pick(true), "DecIp6HopLimit");
+    let mut post = String::new();
+    let first = ipsec.and_then(|c| ipsec_graph(&mut s, &mut post, c));
+    family(
+        &mut s,
+        "4",
+        &own4,
+        &local4,
+        &pick(false),
+        "DecIpTtl",
+        first.as_deref(),
+    );
+    family(
+        &mut s,
+        "6",
+        &own6,
+        &local6,
+        &pick(true),
+        "DecIp6HopLimit",
+        first.as_deref(),
+    );
+    s.push_str(&post);
+    // ESP to a tunnel end of ours goes to the decapsulator first.
+    let head4 = if ipsec.is_some_and(|c| c.sas.iter().any(|a| !a.outbound)) {
+        "espc4"
+    } else {
+        "head4"
+    };
     let fused = engine == Engine::Fast;
     if fused {
         let mut args: Vec<String> = own4.iter().map(|(a, _)| format!("ADDR {a}")).collect();
@@ -437,7 +562,7 @@ pub fn graph_config_with(
         if fused {
             let _ = writeln!(s, "c{i} [3] -> fwd4; fwd4 [{i}] -> rw{i};");
         } else {
-            let _ = writeln!(s, "c{i} [3] -> CheckIpHeader -> head4;");
+            let _ = writeln!(s, "c{i} [3] -> CheckIpHeader -> {head4};");
         }
     }
     if let (Some(f), Some(dev)) = (fabric, devs.get(n)) {
@@ -695,13 +820,14 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
         cfg: LoopConfig,
         fabric: Option<&FabricConfig>,
     ) -> Result<Self, IoError> {
-        Self::with_graph(ports, devs, v4, v6, share, cfg, fabric, None)
+        Self::with_graph(ports, devs, v4, v6, share, cfg, fabric, None, None)
             .map_err(|e| e.map_or(IoError::Config("the dataplane graph does not build"), |e| e))
     }
 
     /// [`GraphWorker::with_fabric`] running the operator's graph `custom`
     /// (not with the fabric: not supported yet) instead of the built-in
-    /// one. Errors: `Err(None)` for a graph that does not build (the text
+    /// one, and with `ipsec` ESP tunnel mode in the built-in graph (see
+    /// [`graph_config_ext`]; the graph engine only, without the fabric). Errors: `Err(None)` for a graph that does not build (the text
     /// of that error comes from [`check_graph`]), `Err(Some(e))` for the
     /// rest.
     #[allow(clippy::too_many_arguments)]
@@ -714,7 +840,12 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
         cfg: LoopConfig,
         fabric: Option<&FabricConfig>,
         custom: Option<&GraphText>,
+        ipsec: Option<&IpsecConfig>,
     ) -> Result<Self, Option<IoError>> {
+        if ipsec.is_some() && (cfg.engine != Engine::Graph || fabric.is_some() || custom.is_some())
+        {
+            return Err(Some(IoError::Config(super::IPSEC_NOT_SUPPORTED)));
+        }
         let batch = cfg.batch.validate()?;
         if devs.len() != ports.len() + usize::from(fabric.is_some()) {
             return Err(Some(IoError::Config("one dataplane device per port")));
@@ -739,7 +870,7 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
             Some(g) => g.clone(),
             None => GraphText {
                 file: "dataplane".into(),
-                text: graph_config_with(ports, &refs, cfg.engine, fabric),
+                text: graph_config_ext(ports, &refs, cfg.engine, fabric, ipsec),
             },
         };
         let mut g = build_graph(&text, &tables, &refs, ports.len()).map_err(|_| None)?;
@@ -976,6 +1107,32 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
             }
         }
         let at = |e: &str, r: &str| g.dropped_at(e, r).unwrap_or(0);
+        for (name, e, _) in g.iter() {
+            let ic = &mut c.ipsec;
+            match e.class() {
+                "EspEncap" => {
+                    e.counters(&mut |k, v| {
+                        if k == "encrypted" {
+                            ic.encrypted += v;
+                        }
+                    });
+                    for (d, r) in ic.encap_drops.iter_mut().zip(elements::esp::ENCAP_DROPS) {
+                        *d += at(name, r);
+                    }
+                }
+                "EspDecap" => {
+                    e.counters(&mut |k, v| {
+                        if k == "decrypted" {
+                            ic.decrypted += v;
+                        }
+                    });
+                    for (d, r) in ic.decap_drops.iter_mut().zip(elements::esp::DECAP_DROPS) {
+                        *d += at(name, r);
+                    }
+                }
+                _ => {}
+            }
+        }
         let fc = &mut c.fabric;
         fc.bad_port = at("fdec", "bad_port");
         fc.bad_tag = at("fenc", "bad_tag");

@@ -50,8 +50,8 @@ use crate::kernel::{self, KernelConfig};
 use crate::resolve::{Change, Fib, FibStats, PortSpec};
 use crate::table::FibTables;
 pub use common::{
-    ElementCounters, Engine, FabricCc, FabricConfig, GraphText, Learned, LoopConfig, PortInfo,
-    WorkerCounters,
+    ElementCounters, Engine, FabricCc, FabricConfig, GraphText, IpsecConfig, IpsecCounters,
+    IpsecSa, Learned, LoopConfig, PortInfo, WorkerCounters,
 };
 pub use graph_engine::{check_graph, GraphPort, GraphWorker, LiveTable, Swap, WorkerLink};
 
@@ -70,6 +70,8 @@ struct Job {
     /// The operator's graph, if any (else the built-in one).
     graph: Option<GraphText>,
     link: WorkerLink,
+    /// IPsec SAs (`[dataplane.ipsec]`; one core).
+    ipsec: Option<IpsecConfig>,
 }
 
 /// A worker's device: one queue of an external port, or the cluster
@@ -142,11 +144,21 @@ fn serve<D: pkt::Device<Error = IoError>>(
         fabric,
         graph,
         link,
+        ipsec,
     } = job;
     let Some((fab, fc, live)) = fabric else {
-        let mut g =
-            GraphWorker::with_graph(&ports, socks, v4, v6, Some(share), lc, None, graph.as_ref())
-                .map_err(|e| e.unwrap_or(IoError::Config("the dataplane graph does not build")))?;
+        let mut g = GraphWorker::with_graph(
+            &ports,
+            socks,
+            v4,
+            v6,
+            Some(share),
+            lc,
+            None,
+            graph.as_ref(),
+            ipsec.as_ref(),
+        )
+        .map_err(|e| e.unwrap_or(IoError::Config("the dataplane graph does not build")))?;
         g.set_link(link);
         g.run(lc, stop)?;
         return Ok(g.counters());
@@ -205,7 +217,16 @@ pub struct DataplaneConfig {
     /// built-in one; its devices are the interfaces, by name. Not with
     /// the fabric or `Engine::Fast` (not supported yet).
     pub graph: Option<GraphText>,
+    /// IPsec ESP tunnel mode (`[dataplane.ipsec]`): needs the graph
+    /// engine, one core and no fabric ([`IPSEC_NOT_SUPPORTED`]).
+    pub ipsec: Option<IpsecConfig>,
 }
+
+/// Why an IPsec configuration cannot run (the config crate refuses the
+/// same combinations with the file position).
+pub const IPSEC_NOT_SUPPORTED: &str = "IPsec is not supported yet with several cores, \
+     engine = \"fast\" or the cluster fabric: an SA's sequence numbers and replay window \
+     belong to one core's element graph";
 
 /// Why the dataplane could not start.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -415,6 +436,14 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
         let devs: Vec<&str> = cfg.ports.iter().map(|p| p.name.as_str()).collect();
         check_graph(g, &devs).map_err(DpError::Graph)?;
     }
+    if cfg.ipsec.is_some()
+        && (cfg.cores != 1
+            || cfg.loop_cfg.engine != Engine::Graph
+            || cfg.fabric.is_some()
+            || cfg.graph.is_some())
+    {
+        return Err(DpError::Config(IPSEC_NOT_SUPPORTED));
+    }
     // The fabric socket of each core (empty without a fabric).
     let mut fabric_dev: Vec<Option<(FabricDevice, FabricConfig, Arc<AtomicU64>)>> = Vec::new();
     let mut fabric_live = None;
@@ -564,6 +593,7 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
                 swaps: swap_rx,
                 counters,
             },
+            ipsec: cfg.ipsec.clone(),
         };
         let multi = cfg.cores > 1;
         let (stop, ready, progs, ports, mode, lc) = (
@@ -933,6 +963,7 @@ mod tests {
                 kernel: None,
                 fabric: None,
                 graph: None,
+                ipsec: None,
             };
             let (_t, r) = mpsc::channel();
             assert!(

@@ -1,0 +1,71 @@
+#!/usr/bin/python3
+"""The far tunnel end of `tests/ipsec_interop.rs`, built on Scapy's ESP
+(scapy.layers.ipsec, AES-GCM over the `cryptography` package): an ESP
+implementation independent of ours.
+
+It sniffs interface IFACE; every ESP packet from 198.18.2.1 is opened with
+the SA (SPI 0x1001, KEY_IN); the inner UDP datagram is answered with
+"echo:" + its payload, sealed with the SA (SPI 0x2001, KEY_OUT, random IV)
+toward 198.18.2.1, and sent back. A packet for the protected network
+198.18.3.0/24 seen in the clear is counted (`clear`). Stops after WANT
+answers or SECS seconds; prints `ready` when sniffing, one line per
+opened packet, and a final `peer esp=N opened=N clear=N sent=N failed=N`.
+
+usage: peer.py IFACE WANT SECS KEY_IN_HEX KEY_OUT_HEX   (keys: key + salt)
+"""
+import sys
+
+from scapy.all import Ether, IP, UDP, get_if_hwaddr, sendp, sniff
+from scapy.layers.ipsec import ESP, SecurityAssociation
+
+iface, want, secs = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+key_in, key_out = bytes.fromhex(sys.argv[4]), bytes.fromhex(sys.argv[5])
+sa_in = SecurityAssociation(
+    ESP, spi=0x1001, crypt_algo="AES-GCM", crypt_key=key_in,
+    tunnel_header=IP(src="198.18.2.1", dst="198.18.2.2"),
+)
+sa_out = SecurityAssociation(
+    ESP, spi=0x2001, crypt_algo="AES-GCM", crypt_key=key_out,
+    tunnel_header=IP(src="198.18.2.2", dst="198.18.2.1", ttl=64),
+)
+me = get_if_hwaddr(iface)
+stats = {"esp": 0, "opened": 0, "clear": 0, "sent": 0, "failed": 0}
+
+
+def handle(p):
+    if IP not in p:
+        return
+    ip = p[IP]
+    if ip.dst.startswith("198.18.3."):
+        stats["clear"] += 1
+        return
+    if ip.proto != 50 or ip.src != "198.18.2.1":
+        return
+    stats["esp"] += 1
+    try:
+        inner = sa_in.decrypt(IP(bytes(ip)))
+    except Exception as e:  # an ICV failure or bad padding: report it
+        stats["failed"] += 1
+        print(f"open failed: {e!r}", flush=True)
+        return
+    stats["opened"] += 1
+    if UDP not in inner:
+        print(f"opened non-UDP: {inner.summary()}", flush=True)
+        return
+    u = inner[UDP]
+    data = bytes(u.payload)
+    print(f"opened spi={ip[ESP].spi:#x} seq={ip[ESP].seq} {inner.src}->{inner.dst} ttl={inner.ttl} {data!r}", flush=True)
+    reply = IP(src=inner.dst, dst=inner.src, ttl=64) / UDP(sport=u.dport, dport=u.sport) / (b"echo:" + data)
+    sendp(Ether(dst=p[Ether].src, src=me) / sa_out.encrypt(reply), iface=iface, verbose=False)
+    stats["sent"] += 1
+
+
+sniff(
+    iface=iface,
+    prn=handle,
+    store=False,
+    timeout=secs,
+    stop_filter=lambda _: stats["sent"] >= want,
+    started_callback=lambda: print("ready", flush=True),
+)
+print("peer " + " ".join(f"{k}={v}" for k, v in stats.items()), flush=True)
