@@ -143,17 +143,6 @@ impl FibTables {
 }
 
 impl Absorb<FibDelta> for FibTables {
-    /// Route changes hint the Poptrie ahead (`lpm::publish` calls this a
-    /// few deltas before absorbing them), so that their control lines load
-    /// in parallel.
-    fn hint(&self, d: &FibDelta) {
-        match *d {
-            FibDelta::Insert4(p, _) | FibDelta::Remove4(p) => LpmMut::prefetch(&self.v4, p),
-            FibDelta::Insert6(p, _) | FibDelta::Remove6(p) => LpmMut::prefetch(&self.v6, p),
-            _ => {}
-        }
-    }
-
     fn absorb(&mut self, d: &FibDelta) -> Result<(), LpmError> {
         match d {
             FibDelta::SetGroup(nh, m) => {

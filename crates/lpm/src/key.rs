@@ -24,27 +24,6 @@ pub trait Key:
     /// The address whose first `n` bits are `v` and the rest zero
     /// (`1 <= n <= 24`).
     fn from_top(v: usize, n: u32) -> Self;
-    /// Bits resolved by a wide root array below each direct slot that has
-    /// longer routes: 0 for IPv4 (the slot's root is a node), 14 for IPv6
-    /// (an array over bits 18..32, so that lookups in the common /32 to /48
-    /// routes start their node walk at bit 32).
-    #[doc(hidden)]
-    const WIDE_BITS: u32;
-    /// The `n` bits starting at bit `off` (`1 <= n <= 24`, `off + n <=
-    /// BITS`); other arguments give an unspecified value, never a panic.
-    #[doc(hidden)]
-    fn bits(self, off: u32, n: u32) -> u32;
-    /// Inline storage for a direct slot's routes (address, length, value)
-    /// in the slot's control cache line: 3 for IPv4, none for IPv6 (its
-    /// 16-byte addresses would not fit).
-    #[doc(hidden)]
-    type InlineRoutes: Copy
-        + Default
-        + Debug
-        + Send
-        + Sync
-        + AsRef<[(Self, u8, u32)]>
-        + AsMut<[(Self, u8, u32)]>;
 }
 
 mod private {
@@ -55,15 +34,6 @@ mod private {
 
 impl Key for u32 {
     const BITS: u32 = 32;
-    type InlineRoutes = [(u32, u8, u32); 3];
-    const WIDE_BITS: u32 = 0;
-    #[inline(always)]
-    fn bits(self, off: u32, n: u32) -> u32 {
-        self.checked_shl(off)
-            .unwrap_or(0)
-            .checked_shr(32u32.wrapping_sub(n))
-            .unwrap_or(0)
-    }
     #[inline(always)]
     fn masked(self, len: u8) -> u32 {
         if len == 0 {
@@ -97,15 +67,6 @@ impl Key for u32 {
 
 impl Key for u128 {
     const BITS: u32 = 128;
-    type InlineRoutes = [(u128, u8, u32); 0];
-    const WIDE_BITS: u32 = 14;
-    #[inline(always)]
-    fn bits(self, off: u32, n: u32) -> u32 {
-        self.checked_shl(off)
-            .unwrap_or(0)
-            .checked_shr(128u32.wrapping_sub(n))
-            .unwrap_or(0) as u32
-    }
     #[inline(always)]
     fn masked(self, len: u8) -> u128 {
         if len == 0 {
@@ -162,8 +123,5 @@ mod tests {
         assert_eq!(3u128.chunk6(126), 0x30);
         assert_eq!(u128::MAX.chunk6(200), 0);
         assert_eq!(a.top(16), 0x2001);
-        assert_eq!(a.bits(16, 16), 0x0db8);
-        assert_eq!(a.bits(18, 14), 0x0db8);
-        assert_eq!(0xabcd_0000u32.bits(4, 8), 0xbc);
     }
 }

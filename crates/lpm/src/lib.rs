@@ -21,29 +21,15 @@
 //!
 //! **Lookup structures.** A direct-pointing array indexed by the first
 //! [`DIRECT_BITS`] (18) address bits: `2^18` `u32` entries (1 MiB), each either
-//! a leaf (bit 31 set; the next hop, or "no route") or the root of the
-//! slot's subtree. Below it, 64-ary nodes consume 6 address bits each. A
-//! position whose `vector` bit is set is an internal child, the `rank`-th
-//! of the node's children (`rank` = popcount of `vector` up to the
-//! position); other positions are leaves, run-length compressed by
-//! `leafvec` into the node's leaves. Children of a node are contiguous, and
-//! so are its leaves, so a node costs no pointers. IPv4 needs at most 3 node
-//! levels (18 + 6 + 6 + 6 >= 32).
-//!
-//! Each direct slot's subtree is **one block** of 64-byte lines in one pool:
-//! its nodes (3 words each: `vector`, `leafvec`, the two bases), then its
-//! leaves packed two `u32`s per word. A typical IPv4 slot (one node, up to
-//! 10 distinct leaves) is a single cache line, so the leaf a lookup ends in
-//! is usually on the line of the node it just read, and a destination
-//! inside a /19-/24 route costs two lines (direct entry, node) instead of
-//! three.
-//!
-//! **IPv6** routes are mostly /32 to /48, which would start 3 node levels
-//! below the direct array. Each IPv6 slot with longer routes therefore
-//! starts with a **wide root array** over bits 18..32 (`2^14` `u32`
-//! entries, 64 KiB, its own block): a leaf, or the root node of that /32's
-//! subtree, whose node walk starts at bit 32. A /32 route is two reads,
-//! a /48 six (direct, wide, 3 nodes, leaf) instead of seven.
+//! a leaf (bit 31 set; the next hop, or "no route") or the index of a root
+//! node. Below it, 64-ary nodes of 24 bytes (`vector`, `leafvec`: `u64`;
+//! `base0`, `base1`: `u32`) consume 6 address bits each. A position whose
+//! `vector` bit is set is an internal child at `nodes[base1 + popcount(vector
+//! up to the position) - 1]`; other positions are leaves, run-length
+//! compressed by `leafvec` into `leaves[base0 + popcount(leafvec up to the
+//! position) - 1]` (`u32`). Children of a node are contiguous, and so are its
+//! leaves, so a node costs one cache line and no pointers. IPv4 needs at most
+//! 3 node levels (18 + 6 + 6 + 6 >= 32); IPv6 at most 19.
 //!
 //! **Lookup cost.** Most IPv4 destinations end in the direct array or at the
 //! first node: 2-3 dependent memory reads. `lookup_batch` advances a group
@@ -55,26 +41,21 @@
 //! The per-lane work uses selects, not branches: whether an address ends in
 //! the direct array or in a node is close to random, and mispredictions
 //! cost more than the misses they hide. On x86_64 a POPCNT build of both
-//! paths is selected at run time. The pool is advised for
+//! paths is selected at run time. The node and leaf pools are advised for
 //! transparent huge pages (`MADV_HUGEPAGE`; Debian's THP mode is
 //! `madvise`), since a random lookup otherwise misses the TLB on every
 //! array.
 //!
 //! **Updates.** The control side is the truth; the lookup side is derived
 //! from it. Routes of up to 18 bits live in a hash map keyed by (address,
-//! length). Everything else a change under one direct slot needs is in
-//! that slot's control record, one 64-byte cache line for IPv4: the
-//! inherited short route (value, length), the subtree's block, and the
-//! slot's longer routes sorted (up to 3 inline in the line, more in a
-//! vector). Blocks come from power-of-two size classes with free lists. A
-//! route longer than 18 bits edits its slot's routes and rebuilds that
-//! slot's subtree into a fresh block (typically one line); a route of 18
-//! bits or fewer repaints the direct slots it covers where no longer short
-//! route owns them (the covering route is found by up to 18 exact-key
-//! probes) and rebuilds the subtrees below them. Removing a route
-//! therefore restores whatever covers it. [`publish`] hints each change a
-//! few deltas ahead ([`LpmMut::prefetch`]) so that the control lines of
-//! consecutive changes load in parallel. A bulk build ([`Poptrie4::
+//! length); longer routes live in one sorted vector per direct slot. Each
+//! slot's subtree has its own pool blocks (power-of-two size classes with
+//! free lists). A route longer than 18 bits edits its slot's vector and
+//! rebuilds that slot's subtree (typically one node and up to 64 leaves); a
+//! route of 18 bits or fewer repaints the direct slots it covers where no
+//! longer short route owns them (the covering route is found by up to 18
+//! exact-key probes) and rebuilds the subtrees below them. Removing a route
+//! therefore restores whatever covers it. A bulk build ([`Poptrie4::
 //! from_routes`]) sorts once and builds every slot once.
 //!
 //! **Publication.** [`publish`] keeps two copies (left-right): the writer
@@ -84,19 +65,17 @@
 //! atomic read-modify-write; a batch becomes visible all at once.
 //!
 //! **Memory** (497k-route IPv4 table, see `docs/BENCHMARKS.md`): lookup
-//! side about 5 MiB (1 MiB direct array, 1.1 MiB of nodes, leaves and
-//! block rounding, pool slack); control side about 24 MiB (16 MiB of
-//! per-slot lines, the route vectors of crowded slots, the short-route
-//! map). IPv6 adds 64 KiB of wide root array per /18 that holds longer
-//! routes. [`Poptrie::memory`] reports both. Left-right publication
-//! doubles everything.
+//! side 4.5 MiB (1 MiB direct array, 1.1 MiB live nodes, 1.8 MiB live
+//! leaves, the rest pool slack); control side about 19 MiB (per-slot
+//! vectors and arrays of 2^18 entries dominate). [`Poptrie::memory`]
+//! reports both. Left-right publication doubles everything.
 //!
-//! **Limits.** Next hops up to [`NextHop::MAX_VALID`]; the pool up to 2^26
-//! lines of 64 bytes ([`LpmError::Full`] past that). Lookups never allocate and never
+//! **Limits.** Next hops up to [`NextHop::MAX_VALID`]; pools up to 2^30
+//! entries ([`LpmError::Full`] past that). Lookups never allocate and never
 //! panic (all indexing is checked; a corrupted index reads as "no route").
 //! Updates to short prefixes (a /8 covers 1024 direct slots) cost more than
 //! updates to long ones, and so do updates under a crowded IPv6 /18 (its
-//! whole subtree, wide root array included, is rebuilt). Pools never shrink. The table is not
+//! whole subtree is rebuilt). Pools never shrink. The table is not
 //! internally synchronised: share it through [`publish`]; a reader that is
 //! descheduled inside a read section delays the writer (not other readers).
 
@@ -168,14 +147,6 @@ pub trait LpmMut<P: Copy> {
     fn remove(&mut self, prefix: P) -> Option<NextHop>;
     /// Number of prefixes stored.
     fn len(&self) -> usize;
-    /// A hint that `prefix` is about to be inserted or removed: an
-    /// implementation may start loading the memory that change will touch,
-    /// so that the cache misses of consecutive changes overlap
-    /// ([`publish`] calls it a few deltas ahead). Never changes the table;
-    /// does nothing by default.
-    fn prefetch(&self, prefix: P) {
-        let _ = prefix;
-    }
     /// Whether no prefix is stored.
     fn is_empty(&self) -> bool {
         self.len() == 0

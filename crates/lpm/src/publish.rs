@@ -47,9 +47,6 @@ use crate::sync::{fence, spin_loop, yield_now, Arc, AtomicU64, AtomicUsize, Mute
 
 use crate::{LpmError, LpmMut, NextHop};
 
-/// How many deltas ahead `publish` hints the table ([`Absorb::hint`]).
-const LOOKAHEAD: usize = 8;
-
 /// One change to a table.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Delta<P> {
@@ -65,12 +62,6 @@ pub trait Absorb<D> {
     /// Applies `d` to this copy, or refuses it; the same change on an equal copy must give the same
     /// result, so both copies stay equal.
     fn absorb(&mut self, d: &D) -> Result<(), LpmError>;
-    /// A hint that `d` will be absorbed soon (for a table, see
-    /// [`LpmMut::prefetch`]). Must not change the table; does nothing by
-    /// default.
-    fn hint(&self, d: &D) {
-        let _ = d;
-    }
 }
 
 impl<P: Copy, T: LpmMut<P>> Absorb<Delta<P>> for T {
@@ -81,11 +72,6 @@ impl<P: Copy, T: LpmMut<P>> Absorb<Delta<P>> for T {
                 self.remove(p);
                 Ok(())
             }
-        }
-    }
-    fn hint(&self, d: &Delta<P>) {
-        match *d {
-            Delta::Insert(p, _) | Delta::Remove(p) => LpmMut::prefetch(self, p),
         }
     }
 }
@@ -185,15 +171,7 @@ impl<T: Send + Sync> Writer<T> {
         let mut first = Ok(());
         self.publish_with(|t| {
             let mut r = Ok(());
-            // Hint the table a few deltas ahead, so that the cache misses
-            // of consecutive changes overlap.
-            for d in deltas.iter().take(LOOKAHEAD) {
-                t.hint(d);
-            }
-            for (i, d) in deltas.iter().enumerate() {
-                if let Some(next) = deltas.get(i + LOOKAHEAD) {
-                    t.hint(next);
-                }
+            for d in deltas {
                 if let Err(e) = t.absorb(d) {
                     r = r.and(Err(e));
                 }

@@ -24,29 +24,30 @@ pub const DIRECT_BITS: u32 = 18;
 const LEAF: u32 = 1 << 31;
 /// Leaf value meaning "no route" (next hops are at most 2^20 - 1).
 pub(crate) const NO_ROUTE: u32 = LEAF - 1;
-/// Batched-lookup lane state: a leaf index whose leaf is
-/// prefetched but not yet read (leaf indexes stay below 2^30, see
-/// `pool.rs`).
+/// Batched-lookup lane state: a leaf index whose leaf is prefetched but not
+/// yet read (pool indices stay below 2^30, see `pool.rs`).
 const PENDING: u32 = 1 << 30;
 /// Lookups of a batch advanced together (their misses overlap). At most
 /// 64: the lanes of a group are tracked in a `u64` bit mask.
 const GROUP: usize = 64;
-/// An internal node as the builder produces it (`update.rs`), with
-/// indexes relative to its subtree: 64 positions, each either a child node
-/// or a leaf.
+/// Stand-in visited by batched lanes that are already done.
+const EMPTY_NODE: Node = Node {
+    vector: 0,
+    leafvec: 0,
+    base0: 0,
+    base1: 0,
+};
+
+/// An internal node: 64 positions, each either a child node or a leaf.
 ///
 /// Position `i` is a child when bit `i` of `vector` is set; the child is
-/// node `base1 + rank(vector, i) - 1` where `rank` counts set bits at
+/// `nodes[base1 + rank(vector, i) - 1]` where `rank` counts set bits at
 /// positions `0..=i`. Leaves are compressed: runs of positions with the same
 /// next hop share one leaf, and bit `i` of `leafvec` marks the first leaf
-/// position of each run, so a leaf position's value is leaf
-/// `base0 + rank(leafvec, i) - 1`.
-///
-/// In the pool a node is three words: `vector`, `leafvec`, and `base0 |
-/// base1 << 32` where `base0` is the absolute `u32` index of its first leaf
-/// (two leaves per word, the even one in the low half) and `base1` the
-/// absolute word index of its first child (children are 3 words apart).
+/// position of each run, so a leaf position's value is
+/// `leaves[base0 + rank(leafvec, i) - 1]`. 24 bytes.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
 pub(crate) struct Node {
     pub(crate) vector: u64,
     pub(crate) leafvec: u64,
@@ -54,106 +55,63 @@ pub(crate) struct Node {
     pub(crate) base1: u32,
 }
 
-/// Words per node in the pool.
-pub(crate) const NODE_WORDS: usize = 3;
-
-/// For position `ch` of the node `(vector, leafvec, bases)`: whether it is a
-/// child, and both candidate indexes (child word, leaf), computed without a
-/// branch so that the batched walks can prefetch either.
-#[inline(always)]
-fn ranks(n: [u64; 3], ch: u32) -> (bool, u32, u32) {
-    let [vector, leafvec, bases] = n;
-    let m = upto(ch);
-    let is_child = (vector >> ch) & 1 != 0;
-    let child = ((bases >> 32) as u32)
-        .wrapping_add(3 * (vector & m).count_ones())
-        .wrapping_sub(3);
-    let leaf = (bases as u32)
-        .wrapping_add((leafvec & m).count_ones())
-        .wrapping_sub(1);
-    (is_child, child, leaf)
+/// Where a direct slot's subtree lives in the pools.
+#[derive(Copy, Clone, Debug, Default)]
+pub(crate) struct Sub {
+    node: u32,
+    leaf: u32,
+    /// Size classes; `nclass == NO_SUB` when the slot has no subtree.
+    nclass: u8,
+    lclass: u8,
 }
 
-/// The node at word `w`, or an empty node (no children, no leaves) if `w`
-/// is out of range.
-#[inline(always)]
-fn node_at(words: &[u64], w: usize) -> [u64; 3] {
-    match words.get(w..w.wrapping_add(NODE_WORDS)) {
-        Some(&[a, b, c]) => [a, b, c],
-        _ => [0; 3],
+impl Node {
+    /// For position `ch`: whether it is a child, and both candidate
+    /// indexes (child node, leaf), computed without a branch so that the
+    /// batched walks can prefetch either ([`Poptrie::step`] is the
+    /// branching form for one address).
+    #[inline(always)]
+    fn ranks(&self, ch: u32) -> (bool, u32, u32) {
+        let m = upto(ch);
+        let is_child = (self.vector >> ch) & 1 != 0;
+        let child = self
+            .base1
+            .wrapping_add((self.vector & m).count_ones())
+            .wrapping_sub(1);
+        let leaf = self
+            .base0
+            .wrapping_add((self.leafvec & m).count_ones())
+            .wrapping_sub(1);
+        (is_child, child, leaf)
     }
-}
-
-/// Wide root entry `j` (a `u32` index, as for leaves): `LEAF | value` or a
-/// node's word index; "no route" if out of range.
-#[inline(always)]
-fn wide_at(words: &[u64], j: usize) -> u32 {
-    match words.get(j >> 1) {
-        Some(&w) => (w >> ((j & 1) * 32)) as u32,
-        None => LEAF | NO_ROUTE,
-    }
-}
-
-/// Leaf `j` (a `u32` index: word `j / 2`, low half when `j` is even), or
-/// "no route" if out of range.
-#[inline(always)]
-fn leaf_at(words: &[u64], j: usize) -> u32 {
-    match words.get(j >> 1) {
-        Some(&w) => (w >> ((j & 1) * 32)) as u32,
-        None => NO_ROUTE,
-    }
-}
-
-/// Control state of one direct slot, on one cache line for IPv4: what a
-/// route change under the slot reads and writes, apart from the direct
-/// entry and the new subtree block.
-#[derive(Clone, Debug)]
-#[repr(C, align(64))]
-pub(crate) struct Slot<K: Key> {
-    /// Value and length of the longest route of length `<= DIRECT_BITS`
-    /// covering the slot (`NO_ROUTE`/`NO_LEN` if none).
-    best: u32,
-    best_len: u8,
-    /// Size class of the subtree block; `NO_SUB` when there is none.
-    class: u8,
-    /// First line of the subtree block.
-    block: u32,
-    /// Nodes in the subtree (for [`Poptrie::memory`]).
-    nodes: u32,
-    /// First line of the wide root array (`K::WIDE_BITS > 0` only), or
-    /// `NO_WIDE`. Kept while the slot has longer routes and rewritten in
-    /// place by rebuilds (they only ever touch the copy no reader sees).
-    wide: u32,
-    /// The slot's routes longer than `DIRECT_BITS`, sorted by (address,
-    /// length), the order `build_node` paints in (a covering route first).
-    routes: update::Routes<K>,
 }
 
 const NO_SUB: u8 = u8::MAX;
-/// `Slot::wide` when the slot has no wide root array.
-const NO_WIDE: u32 = u32::MAX;
 
 /// The generic table; use [`Poptrie4`] or [`Poptrie6`].
 #[derive(Clone, Debug)]
 pub struct Poptrie<K: Key> {
-    /// `2^DIRECT_BITS` entries: `LEAF | value`, or the word index of a root
-    /// node in `pool`.
+    /// `2^DIRECT_BITS` entries: `LEAF | value`, or a root node index.
     direct: Vec<u32>,
-    /// Subtrees, one block per direct slot: its nodes, then its leaves.
-    pool: Pool,
+    nodes: Pool<Node>,
+    leaves: Pool<u32>,
     /// Control plane, the truth the lookup side is derived from. Routes of
     /// `DIRECT_BITS` or fewer bits, by (address, length): a change looks up
     /// the routes covering it by exact key.
     short: HashMap<(K, u8), u32>,
-    /// Per direct slot: the longer routes and what the slot inherits.
-    slots: Vec<Slot<K>>,
+    /// Longer routes, per direct slot, sorted by (address, length), which is
+    /// the order `build_node` paints in (a covering route first). A change
+    /// edits one small vector and rebuilds that slot from it.
+    long: Vec<Vec<(K, u8, u32)>>,
     n_long: usize,
-    /// Nodes in all subtrees.
-    n_nodes: usize,
+    /// Per direct slot: value and length of the longest route of length
+    /// `<= DIRECT_BITS` covering the slot (`NO_ROUTE`/`NO_LEN` if none).
+    best: Vec<u32>,
+    best_len: Vec<u8>,
+    subs: Vec<Sub>,
     /// Scratch space reused by rebuilds (no allocation per update once warm).
     scratch_nodes: Vec<Node>,
     scratch_leaves: Vec<u32>,
-    scratch_wide: Vec<u32>,
     /// The CPU has a POPCNT instruction (checked once at construction).
     popcnt: bool,
 }
@@ -170,10 +128,9 @@ pub type Poptrie6 = Poptrie<u128>;
 pub struct MemoryUsage {
     /// What lookups touch: direct array, node pool and leaf pool (capacity).
     pub lookup: usize,
-    /// Bytes of node entries in live blocks.
+    /// Bytes of node entries in live blocks (allocation rounding included).
     pub live_nodes: usize,
-    /// Bytes of leaf entries in live blocks, with the blocks' allocation
-    /// rounding (nodes and leaves share a block).
+    /// Bytes of leaf entries in live blocks (allocation rounding included).
     pub live_leaves: usize,
     /// Estimate of the write side: route map and per-slot control arrays.
     pub control: usize,
@@ -245,33 +202,50 @@ fn upto(i: u32) -> u64 {
     u64::MAX >> (63 - (i & 63))
 }
 
-impl<K: Key> Poptrie<K> {
-    /// Bit offset of the root nodes: past the direct array and, for IPv6,
-    /// the wide root arrays.
-    const NODE_START: u32 = DIRECT_BITS + K::WIDE_BITS;
-    /// Most node levels a lookup can visit (past the direct array).
-    const MAX_LEVELS: u32 = (K::BITS - Self::NODE_START) / 6 + 1;
+/// The result of visiting one node.
+enum Step {
+    Child(usize),
+    Leaf(usize),
+}
 
-    /// The wide root entry index for address `a` under a direct entry `d`
-    /// (which is the `u32` index of the slot's wide array).
+impl<K: Key> Poptrie<K> {
+    /// Most node levels a lookup can visit (past the direct array).
+    const MAX_LEVELS: u32 = (K::BITS - DIRECT_BITS) / 6 + 1;
+
     #[inline(always)]
-    fn wide_index(d: u32, a: K) -> usize {
-        (d as usize).wrapping_add(a.bits(DIRECT_BITS, K::WIDE_BITS) as usize)
+    fn step(n: &Node, a: K, off: u32) -> Step {
+        let c = a.chunk6(off);
+        let m = upto(c);
+        if (n.vector >> c) & 1 != 0 {
+            Step::Child(
+                (n.base1 as usize)
+                    .wrapping_add((n.vector & m).count_ones() as usize)
+                    .wrapping_sub(1),
+            )
+        } else {
+            Step::Leaf(
+                (n.base0 as usize)
+                    .wrapping_add((n.leafvec & m).count_ones() as usize)
+                    .wrapping_sub(1),
+            )
+        }
     }
 
-    /// Walks nodes from word `idx` at bit offset `off`; returns the leaf
-    /// value.
+    /// Walks nodes from `idx` at bit offset `off`; returns the leaf value.
     #[inline(always)]
     fn walk(&self, a: K, mut idx: usize, mut off: u32) -> u32 {
-        let words = self.pool.words();
+        let nodes = &self.nodes.items[..];
         for _ in 0..Self::MAX_LEVELS {
-            let n = node_at(words, idx);
-            let (is_child, child, leaf) = ranks(n, a.chunk6(off));
-            if !is_child {
-                return leaf_at(words, leaf as usize);
+            let Some(n) = nodes.get(idx) else {
+                return NO_ROUTE;
+            };
+            match Self::step(n, a, off) {
+                Step::Child(i) => {
+                    idx = i;
+                    off += 6;
+                }
+                Step::Leaf(i) => return self.leaves.items.get(i).copied().unwrap_or(NO_ROUTE),
             }
-            idx = child as usize;
-            off += 6;
         }
         NO_ROUTE
     }
@@ -286,16 +260,7 @@ impl<K: Key> Poptrie<K> {
         if d & LEAF != 0 {
             return d & !LEAF;
         }
-        let root = if K::WIDE_BITS > 0 {
-            let e = wide_at(self.pool.words(), Self::wide_index(d, a));
-            if e & LEAF != 0 {
-                return e & !LEAF;
-            }
-            e
-        } else {
-            d
-        };
-        self.walk(a, root as usize, Self::NODE_START)
+        self.walk(a, d as usize, DIRECT_BITS)
     }
 
     /// Batched lookup in groups of lanes advanced in lock step,
@@ -321,8 +286,9 @@ impl<K: Key> Poptrie<K> {
     /// only the listed ones, then lists those that went on to a child.
     #[inline(always)]
     fn sparse_rounds(&self, ac: &[K], cur: &mut [u32], mask: u64, mut off: u32) {
-        let words = self.pool.words();
-        let wp = words.as_ptr();
+        let nodes = &self.nodes.items[..];
+        let np = nodes.as_ptr();
+        let lp = self.leaves.items.as_ptr();
         let mut act = [0u8; 64];
         let mut k = list(&mut act, mask);
         for _ in 0..Self::MAX_LEVELS {
@@ -335,27 +301,18 @@ impl<K: Key> Poptrie<K> {
                 let (Some(c), Some(a)) = (cur.get_mut(i), ac.get(i)) else {
                     continue;
                 };
-                let n = node_at(words, *c as usize);
-                let (is_child, child, leaf) = ranks(n, a.chunk6(off));
-                // Prefetch the leaf and read it in `finish`: reading it here
-                // stalls whenever it is not on the node's line.
+                let n = nodes.get(*c as usize).unwrap_or(&EMPTY_NODE);
+                let (is_child, child, leaf) = n.ranks(a.chunk6(off));
                 *c = if is_child {
                     child & !(LEAF | PENDING)
                 } else {
                     PENDING | (leaf & !(LEAF | PENDING))
                 };
-                // A child node may straddle two lines, a leaf never does.
-                let p = wp.wrapping_add(if is_child {
-                    child as usize
+                prefetch_node(if is_child {
+                    np.wrapping_add(child as usize).cast::<u8>()
                 } else {
-                    leaf as usize >> 1
+                    lp.wrapping_add(leaf as usize).cast::<u8>()
                 });
-                prefetch(p);
-                prefetch(p.cast::<u8>().wrapping_add(if is_child {
-                    NODE_WORDS * 8 - 1
-                } else {
-                    0
-                }));
                 next_mask |= u64::from(is_child) << (i & 63);
             }
             k = list(&mut act, next_mask);
@@ -365,13 +322,14 @@ impl<K: Key> Poptrie<K> {
 
     /// One group of at most `N` addresses. Lane state `cur`: `LEAF |
     /// value` (done), `PENDING | leaf index` (leaf prefetched, not yet
-    /// read) or a node's word index (node prefetched,
-    /// not yet visited).
+    /// read) or a node index (node prefetched, not yet visited).
     #[inline(always)]
     fn group<const N: usize>(&self, ac: &[K], oc: &mut [Option<NextHop>]) {
         let direct = &self.direct[..];
-        let words = self.pool.words();
-        let wp = words.as_ptr();
+        let nodes = &self.nodes.items[..];
+        let leaves = &self.leaves.items[..];
+        let np = nodes.as_ptr();
+        let lp = leaves.as_ptr();
         let mut cur = [LEAF | NO_ROUTE; N];
         let mut mask = 0u64;
         for (i, (c, a)) in cur.iter_mut().zip(ac).enumerate() {
@@ -380,60 +338,29 @@ impl<K: Key> Poptrie<K> {
                 .copied()
                 .unwrap_or(LEAF | NO_ROUTE);
             *c = v;
-            let is_node = v & LEAF == 0;
-            // A leaf's "node" is word 0: a harmless prefetch, no branch.
-            let p = if !is_node {
-                0
-            } else if K::WIDE_BITS > 0 {
-                Self::wide_index(v, *a) >> 1
-            } else {
-                v as usize
-            };
-            prefetch_node(wp.wrapping_add(p));
+            let is_node = v & (LEAF | PENDING) == 0;
+            // A leaf's "node" is index 0: a harmless prefetch, no branch.
+            prefetch_node(np.wrapping_add(if is_node { v as usize } else { 0 }));
             // (N <= 64: the lanes fit a bit mask.)
             mask |= u64::from(is_node) << (i & 63);
-        }
-        if K::WIDE_BITS > 0 && mask != 0 {
-            // IPv6: one round through the wide root arrays, whose entries
-            // were prefetched above; lanes at a node go on at NODE_START.
-            let wide = mask;
-            mask = 0;
-            for (i, (c, a)) in cur.iter_mut().zip(ac).enumerate() {
-                let v = *c;
-                let is_wide = (wide >> (i & 63)) & 1 != 0;
-                let e = wide_at(
-                    words,
-                    if is_wide {
-                        Self::wide_index(v, *a)
-                    } else {
-                        usize::MAX
-                    },
-                );
-                let nv = if is_wide { e } else { v };
-                *c = nv;
-                let is_node = nv & LEAF == 0;
-                prefetch_node(wp.wrapping_add(if is_node { nv as usize } else { 0 }));
-                mask |= u64::from(is_node) << (i & 63);
-            }
         }
         if (mask.count_ones() as usize) * 4 < ac.len() * 3 {
             // Few lanes at a node (destinations in short routes or in no
             // route): visit only those.
-            self.sparse_rounds(ac, &mut cur, mask, Self::NODE_START);
-            Self::finish(&cur, oc, words);
+            self.sparse_rounds(ac, &mut cur, mask, DIRECT_BITS);
+            Self::finish(&cur, oc, leaves);
             return;
         }
-        let mut off = Self::NODE_START;
+        let mut off = DIRECT_BITS;
         for _ in 0..Self::MAX_LEVELS {
             let mut any = 0u64;
             for (i, (c, a)) in cur.iter_mut().zip(ac).enumerate() {
                 let v = *c;
                 let is_node = v & (LEAF | PENDING) == 0;
-                let n = node_at(words, if is_node { v as usize } else { usize::MAX });
-                let (is_child, child, leaf) = ranks(n, a.chunk6(off));
-                // Prefetch the leaf and read it in `finish`, so that the
-                // misses overlap (reading it here stalls whenever it is not
-                // on the node's line: measured 1.25x slower in-route).
+                let n = nodes
+                    .get(if is_node { v as usize } else { 0 })
+                    .unwrap_or(&EMPTY_NODE);
+                let (is_child, child, leaf) = n.ranks(a.chunk6(off));
                 let next = if is_child {
                     child & !(LEAF | PENDING)
                 } else {
@@ -443,21 +370,13 @@ impl<K: Key> Poptrie<K> {
                 // Lanes going on to another node keep the group going.
                 any |= u64::from(is_node & is_child) << (i & 63);
                 let p = if !is_node {
-                    0
+                    np.cast::<u8>()
                 } else if is_child {
-                    child as usize
+                    np.wrapping_add(child as usize).cast::<u8>()
                 } else {
-                    leaf as usize >> 1
+                    lp.wrapping_add(leaf as usize).cast::<u8>()
                 };
-                // The second line only for a child node that straddles
-                // two (a leaf never does; done lanes prefetch word 0).
-                let p = wp.wrapping_add(p);
-                prefetch(p);
-                prefetch(p.cast::<u8>().wrapping_add(if is_node & is_child {
-                    NODE_WORDS * 8 - 1
-                } else {
-                    0
-                }));
+                prefetch_node(p);
             }
             if any == 0 {
                 break;
@@ -470,23 +389,19 @@ impl<K: Key> Poptrie<K> {
                 break;
             }
         }
-        Self::finish(&cur, oc, words);
+        Self::finish(&cur, oc, leaves);
     }
 
     /// Reads the pending leaves and writes the answers.
     #[inline(always)]
-    fn finish(cur: &[u32], oc: &mut [Option<NextHop>], words: &[u64]) {
+    fn finish(cur: &[u32], oc: &mut [Option<NextHop>], leaves: &[u32]) {
         for (c, o) in cur.iter().zip(oc.iter_mut()) {
             let v = *c;
             let pending = v & LEAF == 0 && v & PENDING != 0;
-            let l = leaf_at(
-                words,
-                if pending {
-                    (v & !PENDING) as usize
-                } else {
-                    usize::MAX
-                },
-            );
+            let l = leaves
+                .get(if pending { (v & !PENDING) as usize } else { 0 })
+                .copied()
+                .unwrap_or(NO_ROUTE);
             let r = if v & LEAF != 0 {
                 v & !LEAF
             } else if pending {
@@ -514,20 +429,20 @@ impl<K: Key> Poptrie<K> {
 
     /// Sizes of the lookup structures and the control side.
     pub fn memory(&self) -> MemoryUsage {
-        // Hash map slot plus control byte and load-factor slack.
+        // Hash map slot plus control byte and load-factor slack; a long route
+        // is one vector element.
         let per_short = (std::mem::size_of::<((K, u8), u32)>() + 1) * 8 / 7;
-        let nodes = self.n_nodes * NODE_WORDS * 8;
+        let per_long = std::mem::size_of::<(K, u8, u32)>();
         MemoryUsage {
-            lookup: self.direct.capacity() * 4 + self.pool.bytes(),
-            live_nodes: nodes,
-            live_leaves: self.pool.live_bytes().saturating_sub(nodes),
+            lookup: self.direct.capacity() * 4 + self.nodes.bytes() + self.leaves.bytes(),
+            live_nodes: self.nodes.live() * std::mem::size_of::<Node>(),
+            live_leaves: self.leaves.live() * 4,
             control: self.short.capacity() * per_short
-                + self.slots.capacity() * std::mem::size_of::<Slot<K>>()
-                + self
-                    .slots
-                    .iter()
-                    .map(|s| s.routes.heap_bytes())
-                    .sum::<usize>(),
+                + self.long.iter().map(|v| v.capacity()).sum::<usize>() * per_long
+                + self.long.capacity() * std::mem::size_of::<Vec<(K, u8, u32)>>()
+                + self.best.capacity() * 4
+                + self.best_len.capacity()
+                + self.subs.capacity() * std::mem::size_of::<Sub>(),
         }
     }
 }
@@ -551,26 +466,5 @@ impl<K: Key> Lpm<K> for Poptrie<K> {
             return;
         }
         self.batch_body(addrs, out)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ipv4_slot_control_is_one_cache_line() {
-        assert_eq!(std::mem::size_of::<Slot<u32>>(), 64);
-        assert_eq!(std::mem::align_of::<Slot<u32>>(), 64);
-    }
-
-    #[test]
-    fn leaves_pack_two_per_word() {
-        let w = [u64::from(7u32) | (u64::from(9u32) << 32)];
-        assert_eq!(leaf_at(&w, 0), 7);
-        assert_eq!(leaf_at(&w, 1), 9);
-        assert_eq!(leaf_at(&w, 2), NO_ROUTE);
-        assert_eq!(node_at(&w, 0), [0; 3]);
-        assert_eq!(node_at(&w, usize::MAX), [0; 3]);
     }
 }

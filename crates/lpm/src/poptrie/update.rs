@@ -10,111 +10,17 @@ use std::collections::HashMap;
 
 use base::{Prefix4, Prefix6};
 
-use super::pool::{Pool, WORDS};
-use super::{
-    has_popcnt, Node, Poptrie, Slot, DIRECT_BITS, LEAF, NODE_WORDS, NO_LEN, NO_ROUTE, NO_SUB,
-    NO_WIDE,
-};
+use super::pool::Pool;
+use super::{has_popcnt, Node, Poptrie, Sub, DIRECT_BITS, LEAF, NO_LEN, NO_ROUTE, NO_SUB};
 use crate::key::Key;
 use crate::{LpmError, LpmMut, NextHop};
 
-/// A route under a direct slot: address, length, value.
-pub(crate) type Route<K> = (K, u8, u32);
-
-/// A slot's routes, sorted: a few inline (in the slot's cache line), more
-/// on the heap. A slot that spilled to the heap stays there (no
-/// allocation when a route flaps at the boundary).
-#[derive(Clone, Debug)]
-pub(crate) enum Routes<K: Key> {
-    Inline(u8, K::InlineRoutes),
-    Heap(Vec<Route<K>>),
-}
-
-impl<K: Key> Default for Routes<K> {
-    fn default() -> Self {
-        Routes::Inline(0, K::InlineRoutes::default())
-    }
-}
-
-impl<K: Key> Routes<K> {
-    pub(crate) fn as_slice(&self) -> &[Route<K>] {
-        match self {
-            Routes::Inline(n, a) => a.as_ref().get(..usize::from(*n)).unwrap_or(&[]),
-            Routes::Heap(v) => v,
-        }
-    }
-
-    fn get_mut(&mut self, i: usize) -> Option<&mut Route<K>> {
-        match self {
-            Routes::Inline(n, a) => a.as_mut().get_mut(..usize::from(*n))?.get_mut(i),
-            Routes::Heap(v) => v.get_mut(i),
-        }
-    }
-
-    fn insert(&mut self, i: usize, r: Route<K>) {
-        match self {
-            Routes::Inline(n, a) => {
-                let len = usize::from(*n);
-                let a = a.as_mut();
-                if len < a.len() && i <= len {
-                    if let Some(tail) = a.get_mut(i..=len) {
-                        tail.rotate_right(1);
-                        if let Some(x) = tail.first_mut() {
-                            *x = r;
-                        }
-                        *n += 1;
-                    }
-                } else {
-                    let mut v = Vec::with_capacity((len + 1).max(8));
-                    v.extend_from_slice(a.get(..len).unwrap_or(&[]));
-                    v.insert(i.min(len), r);
-                    *self = Routes::Heap(v);
-                }
-            }
-            Routes::Heap(v) => v.insert(i.min(v.len()), r),
-        }
-    }
-
-    fn remove(&mut self, i: usize) -> Option<Route<K>> {
-        match self {
-            Routes::Inline(n, a) => {
-                let len = usize::from(*n);
-                let tail = a.as_mut().get_mut(i..len)?;
-                let r = *tail.first()?;
-                tail.rotate_left(1);
-                *n -= 1;
-                Some(r)
-            }
-            Routes::Heap(v) => (i < v.len()).then(|| v.remove(i)),
-        }
-    }
-
-    fn push(&mut self, r: Route<K>) {
-        let n = self.as_slice().len();
-        self.insert(n, r);
-    }
-
-    pub(crate) fn heap_bytes(&self) -> usize {
-        match self {
-            Routes::Inline(..) => 0,
-            Routes::Heap(v) => v.capacity() * std::mem::size_of::<Route<K>>(),
-        }
-    }
-}
-
-impl<K: Key> Slot<K> {
-    fn empty() -> Self {
-        Slot {
-            best: NO_ROUTE,
-            best_len: NO_LEN,
-            class: NO_SUB,
-            block: 0,
-            nodes: 0,
-            wide: NO_WIDE,
-            routes: Routes::default(),
-        }
-    }
-}
+const EMPTY_SUB: Sub = Sub {
+    node: 0,
+    leaf: 0,
+    nclass: NO_SUB,
+    lclass: NO_SUB,
+};
 
 /// Builds the node at `nodes[at]` for the bit offset `depth`, from the
 /// routes inside it (all longer than `depth`, sorted by (address, length)),
@@ -203,20 +109,21 @@ impl<K: Key> Default for Poptrie<K> {
 }
 
 impl<K: Key> Poptrie<K> {
-    /// An empty table (allocates the 1 MiB direct array and the per-slot
-    /// control array).
+    /// An empty table (allocates the 1 MiB direct array and control arrays).
     pub fn new() -> Self {
         let n = 1usize << DIRECT_BITS;
         Poptrie {
             direct: vec![LEAF | NO_ROUTE; n],
-            pool: Pool::new(),
+            nodes: Pool::new(),
+            leaves: Pool::new(),
             short: HashMap::new(),
-            slots: vec![Slot::empty(); n],
+            long: vec![Vec::new(); n],
             n_long: 0,
-            n_nodes: 0,
+            best: vec![NO_ROUTE; n],
+            best_len: vec![NO_LEN; n],
+            subs: vec![EMPTY_SUB; n],
             scratch_nodes: Vec::new(),
             scratch_leaves: Vec::new(),
-            scratch_wide: Vec::new(),
             popcnt: has_popcnt(),
         }
     }
@@ -247,21 +154,18 @@ impl<K: Key> Poptrie<K> {
         // sorts before the routes it covers.
         for &(a, l, v) in &dedup {
             if u32::from(l) <= DIRECT_BITS {
-                paint(&mut t.slots, a, l, v);
+                paint(&mut t.best, &mut t.best_len, a, l, v);
                 t.short.insert((a, l), v);
-            } else if let Some(slot) = t.slots.get_mut(a.top(DIRECT_BITS)) {
-                slot.routes.push((a, l, v));
+            } else if let Some(slot) = t.long.get_mut(a.top(DIRECT_BITS)) {
+                slot.push((a, l, v));
                 t.n_long += 1;
             }
         }
-        for (d, b) in t.direct.iter_mut().zip(&t.slots) {
-            *d = LEAF | b.best;
+        for (d, b) in t.direct.iter_mut().zip(&t.best) {
+            *d = LEAF | b;
         }
-        for s in 0..t.slots.len() {
-            if t.slots
-                .get(s)
-                .is_some_and(|x| !x.routes.as_slice().is_empty())
-            {
+        for s in 0..t.long.len() {
+            if t.long.get(s).is_some_and(|v| !v.is_empty()) {
                 t.rebuild_slot(s)?;
             }
         }
@@ -270,29 +174,26 @@ impl<K: Key> Poptrie<K> {
 
     /// Rebuilds the subtree of direct slot `s` from its long routes.
     fn rebuild_slot(&mut self, s: usize) -> Result<(), LpmError> {
-        // `install` does not read the routes, so lend them out (a move of
-        // the inline array or the vector header, no allocation).
-        let Some(v) = self.slots.get_mut(s).map(|x| std::mem::take(&mut x.routes)) else {
+        // `install` does not read `long`, so lend the slot's vector out.
+        let Some(v) = self.long.get_mut(s).map(std::mem::take) else {
             return Ok(());
         };
-        let r = install(self, s, v.as_slice());
-        if let Some(slot) = self.slots.get_mut(s) {
-            slot.routes = v;
+        let r = install(self, s, &v);
+        if let Some(slot) = self.long.get_mut(s) {
+            *slot = v;
         }
         r
     }
 
     /// Brings slot `s` in line with `best[s]` after a short route changed.
     fn refresh(&mut self, s: usize) -> Result<(), LpmError> {
-        match self.slots.get(s) {
-            Some(x) if x.class != NO_SUB => self.rebuild_slot(s),
-            Some(x) => {
-                if let Some(d) = self.direct.get_mut(s) {
-                    *d = LEAF | x.best;
-                }
-                Ok(())
+        if self.subs.get(s).is_some_and(|x| x.nclass != NO_SUB) {
+            self.rebuild_slot(s)
+        } else {
+            if let (Some(d), Some(b)) = (self.direct.get_mut(s), self.best.get(s)) {
+                *d = LEAF | b;
             }
-            None => Ok(()),
+            Ok(())
         }
     }
 
@@ -313,16 +214,19 @@ impl<K: Key> Poptrie<K> {
                 .unwrap_or((NO_ROUTE, NO_LEN)),
         };
         for s in first..=last {
-            let Some(x) = self.slots.get_mut(s) else {
+            let (Some(b), Some(bl)) = (self.best.get(s).copied(), self.best_len.get(s).copied())
+            else {
                 break;
             };
             // Slots owned by a longer route keep it; the others take `v`.
-            let owned_by_longer = x.best_len != NO_LEN && x.best_len > l;
-            if owned_by_longer || (x.best, x.best_len) == (v, vl) {
+            let owned_by_longer = bl != NO_LEN && bl > l;
+            if owned_by_longer || (b, bl) == (v, vl) {
                 continue;
             }
-            x.best = v;
-            x.best_len = vl;
+            if let (Some(b), Some(bl)) = (self.best.get_mut(s), self.best_len.get_mut(s)) {
+                *b = v;
+                *bl = vl;
+            }
             self.refresh(s)?;
         }
         Ok(())
@@ -337,16 +241,12 @@ impl<K: Key> Poptrie<K> {
                 None => self.short.remove(&(a, l)),
             };
         }
-        let slot = &mut self.slots.get_mut(a.top(DIRECT_BITS))?.routes;
-        match (
-            slot.as_slice()
-                .binary_search_by_key(&(a, l), |r| (r.0, r.1)),
-            v,
-        ) {
+        let slot = self.long.get_mut(a.top(DIRECT_BITS))?;
+        match (slot.binary_search_by_key(&(a, l), |r| (r.0, r.1)), v) {
             (Ok(i), Some(v)) => slot.get_mut(i).map(|r| std::mem::replace(&mut r.2, v)),
             (Ok(i), None) => {
                 self.n_long -= 1;
-                slot.remove(i).map(|r| r.2)
+                Some(slot.remove(i).2)
             }
             (Err(i), Some(v)) => {
                 slot.insert(i, (a, l, v));
@@ -389,14 +289,6 @@ impl<K: Key> Poptrie<K> {
         Some(NextHop(old))
     }
 
-    /// Starts loading the control slot and direct entry a change of a
-    /// route at `a` will touch ([`LpmMut::prefetch`]).
-    fn prefetch_raw(&self, a: K) {
-        let s = a.top(DIRECT_BITS);
-        super::prefetch(self.slots.as_ptr().wrapping_add(s));
-        super::prefetch(self.direct.as_ptr().wrapping_add(s));
-    }
-
     /// Number of routes.
     fn count(&self) -> usize {
         self.short.len() + self.n_long
@@ -409,9 +301,9 @@ impl<K: Key> Poptrie<K> {
             .iter()
             .map(|(&(a, l), &v)| (a, l, NextHop(v)))
             .chain(
-                self.slots
+                self.long
                     .iter()
-                    .flat_map(|s| s.routes.as_slice())
+                    .flatten()
                     .map(|&(a, l, v)| (a, l, NextHop(v))),
             )
     }
@@ -419,199 +311,74 @@ impl<K: Key> Poptrie<K> {
 
 /// Sets `best`/`best_len` over the direct slots that `a/l` covers
 /// (`l <= DIRECT_BITS`); called in (address, length) order.
-fn paint<K: Key>(slots: &mut [Slot<K>], a: K, l: u8, v: u32) {
+fn paint<K: Key>(best: &mut [u32], best_len: &mut [u8], a: K, l: u8, v: u32) {
     let first = a.top(DIRECT_BITS);
     let last = a.last(l).top(DIRECT_BITS);
     let n = (last + 1).saturating_sub(first);
-    for x in slots.iter_mut().skip(first).take(n) {
-        x.best = v;
-        x.best_len = l;
-    }
-}
-
-/// Lines of a wide root array (`2^K::WIDE_BITS` entries of 4 bytes).
-fn wide_lines<K: Key>() -> usize {
-    (1usize << K::WIDE_BITS) / 2 / WORDS
-}
-
-/// Frees slot `s`'s wide root array, if any, and makes its direct entry
-/// the leaf `default` with no subtree.
-fn clear_slot<K: Key>(t: &mut Poptrie<K>, s: usize, wide: u32, default: u32) {
-    if wide != NO_WIDE {
-        t.pool.free(wide, super::pool::class_of(wide_lines::<K>()));
-    }
-    if let (Some(d), Some(x)) = (t.direct.get_mut(s), t.slots.get_mut(s)) {
-        *d = LEAF | default;
-        x.class = NO_SUB;
-        x.nodes = 0;
-        x.wide = NO_WIDE;
+    for (b, bl) in best.iter_mut().zip(best_len.iter_mut()).skip(first).take(n) {
+        *b = v;
+        *bl = l;
     }
 }
 
 /// Replaces slot `s`'s subtree by one built from `routes` (the slot's routes
 /// longer than `DIRECT_BITS`, sorted), or by a direct leaf if there are none.
-fn install<K: Key>(t: &mut Poptrie<K>, s: usize, routes: &[Route<K>]) -> Result<(), LpmError> {
-    let Some(old) = t.slots.get(s) else {
+fn install<K: Key>(t: &mut Poptrie<K>, s: usize, routes: &[(K, u8, u32)]) -> Result<(), LpmError> {
+    let Some(&old) = t.subs.get(s) else {
         return Ok(());
     };
-    let (default, old_class, old_block, old_nodes) = (old.best, old.class, old.block, old.nodes);
-    let mut wide = old.wide;
-    if old_class != NO_SUB {
-        t.pool.free(old_block, old_class);
-        t.n_nodes -= old_nodes as usize;
+    let default = t.best.get(s).copied().unwrap_or(NO_ROUTE);
+    if old.nclass != NO_SUB {
+        t.nodes.free(old.node, old.nclass);
+        t.leaves.free(old.leaf, old.lclass);
     }
-    if routes.is_empty() {
-        clear_slot(t, s, wide, default);
-        return Ok(());
-    }
-    let mut nodes = std::mem::take(&mut t.scratch_nodes);
-    let mut leaves = std::mem::take(&mut t.scratch_leaves);
-    let mut wents = std::mem::take(&mut t.scratch_wide);
-    nodes.clear();
-    leaves.clear();
-    wents.clear();
-    if K::WIDE_BITS == 0 {
+    let mut sub = EMPTY_SUB;
+    let entry = if routes.is_empty() {
+        LEAF | default
+    } else {
+        let mut nodes = std::mem::take(&mut t.scratch_nodes);
+        let mut leaves = std::mem::take(&mut t.scratch_leaves);
+        nodes.clear();
+        leaves.clear();
         nodes.push(Node::default());
         build_node(routes, DIRECT_BITS, default, &mut nodes, &mut leaves, 0);
-    } else {
-        build_wide(routes, default, &mut wents, &mut nodes, &mut leaves);
-    }
-    let mut r = Ok(());
-    if K::WIDE_BITS > 0 && wide == NO_WIDE {
-        match t.pool.alloc(wide_lines::<K>()) {
-            Ok((w, _)) => wide = w,
-            Err(e) => r = Err(e),
-        }
-    }
-    let placed = r.and_then(|()| place(&mut t.pool, &nodes, &leaves));
-    if let (Ok((block, _)), true) = (&placed, wide != NO_WIDE) {
-        write_wide(&mut t.pool, wide, &wents, *block);
-    }
-    let n = nodes.len() as u32;
-    t.scratch_nodes = nodes;
-    t.scratch_leaves = leaves;
-    t.scratch_wide = wents;
-    let (block, class) = match placed {
-        Ok(x) => x,
-        Err(e) => {
-            // The old blocks are free: the slot reads as having none.
-            clear_slot(t, s, wide, default);
-            return Err(e);
-        }
+        let r = place(t, &nodes, &leaves);
+        t.scratch_nodes = nodes;
+        t.scratch_leaves = leaves;
+        sub = r?;
+        sub.node
     };
-    t.n_nodes += n as usize;
-    // IPv4: the root node's word; IPv6: the wide array's first `u32`.
-    let entry = if K::WIDE_BITS > 0 {
-        wide * 2 * WORDS as u32
-    } else {
-        block * WORDS as u32
-    };
-    if let (Some(d), Some(x)) = (t.direct.get_mut(s), t.slots.get_mut(s)) {
+    if let (Some(d), Some(x)) = (t.direct.get_mut(s), t.subs.get_mut(s)) {
         *d = entry;
-        x.class = class;
-        x.block = block;
-        x.nodes = n;
-        x.wide = wide;
+        *x = sub;
     }
     Ok(())
 }
 
-/// Builds the wide root array of an IPv6 slot (one entry per /32 under
-/// the /18) into `wide`: routes of up to `NODE_START` bits are painted
-/// (in (address, length) order, so the longest wins), then each /32 with
-/// longer routes gets a root node (appended to `nodes`, its children and
-/// leaves after it) and its entry becomes that node's index, relative and
-/// without `LEAF`, for `write_wide` to make absolute.
-fn build_wide<K: Key>(
-    routes: &[Route<K>],
-    default: u32,
-    wide: &mut Vec<u32>,
-    nodes: &mut Vec<Node>,
-    leaves: &mut Vec<u32>,
-) {
-    let start = DIRECT_BITS + K::WIDE_BITS;
-    wide.resize(1usize << K::WIDE_BITS, LEAF | default);
-    for &(a, l, v) in routes {
-        if u32::from(l) <= start {
-            let lo = a.bits(DIRECT_BITS, K::WIDE_BITS) as usize;
-            let hi = a.last(l).bits(DIRECT_BITS, K::WIDE_BITS) as usize;
-            for e in wide.iter_mut().take(hi + 1).skip(lo) {
-                *e = LEAF | v;
-            }
-        }
-    }
-    // The longer routes of one /32 are contiguous in (address, length)
-    // order (its own shorter routes sort before them).
-    let mut rest = routes;
-    while let Some(i) = rest.iter().position(|r| u32::from(r.1) > start) {
-        let tail = rest.get(i..).unwrap_or(&[]);
-        let pos = tail
-            .first()
-            .map_or(0, |r| r.0.bits(DIRECT_BITS, K::WIDE_BITS));
-        let end = tail
-            .iter()
-            .position(|r| u32::from(r.1) <= start || r.0.bits(DIRECT_BITS, K::WIDE_BITS) != pos)
-            .unwrap_or(tail.len());
-        let (group, after) = tail.split_at(end);
-        rest = after;
-        let Some(e) = wide.get_mut(pos as usize) else {
-            continue;
-        };
-        let at = nodes.len();
-        nodes.push(Node::default());
-        build_node(group, start, *e & !LEAF, nodes, leaves, at);
-        *e = at as u32;
-    }
-}
-
-/// Writes the wide root array `wents` into its block at line `wide`;
-/// node entries become word indexes into the node block at line `block`.
-fn write_wide(pool: &mut Pool, wide: u32, wents: &[u32], block: u32) {
-    let nbase = block * WORDS as u32;
-    let abs = |e: u32| {
-        if e & LEAF != 0 {
-            e
-        } else {
-            nbase.wrapping_add(e.wrapping_mul(NODE_WORDS as u32))
+/// Copies a subtree built with block-relative indices into fresh blocks.
+fn place<K: Key>(t: &mut Poptrie<K>, nodes: &[Node], leaves: &[u32]) -> Result<Sub, LpmError> {
+    let (ns, nc) = t.nodes.alloc(nodes.len())?;
+    let (ls, lc) = match t.leaves.alloc(leaves.len()) {
+        Ok(x) => x,
+        Err(e) => {
+            t.nodes.free(ns, nc);
+            return Err(e);
         }
     };
-    let words = pool.block_mut(wide, wents.len().div_ceil(2 * WORDS));
-    for (dst, pair) in words.iter_mut().zip(wents.chunks(2)) {
-        let lo = abs(pair.first().copied().unwrap_or(LEAF | NO_ROUTE));
-        let hi = abs(pair.get(1).copied().unwrap_or(LEAF | NO_ROUTE));
-        *dst = u64::from(lo) | (u64::from(hi) << 32);
+    for (dst, src) in t.nodes.block_mut(ns, nodes.len()).iter_mut().zip(nodes) {
+        *dst = Node {
+            base0: src.base0.wrapping_add(ls),
+            base1: src.base1.wrapping_add(ns),
+            ..*src
+        };
     }
-}
-
-/// Copies a subtree built with subtree-relative indexes into a fresh block
-/// (nodes first, then the leaves two per word); returns the block's first
-/// line and class.
-fn place(pool: &mut Pool, nodes: &[Node], leaves: &[u32]) -> Result<(u32, u8), LpmError> {
-    let node_words = nodes.len() * NODE_WORDS;
-    let words = node_words + leaves.len().div_ceil(2);
-    let lines = words.div_ceil(WORDS);
-    let (start, class) = pool.alloc(lines)?;
-    let w0 = start as usize * WORDS;
-    // Absolute word index of the first node and `u32` index of the first
-    // leaf (both below 2^30, see `pool.rs`).
-    let (nbase, lbase) = (w0 as u32, (2 * (w0 + node_words)) as u32);
-    let block = pool.block_mut(start, lines);
-    let (nw, lw) = block.split_at_mut(node_words.min(block.len()));
-    for (dst, src) in nw.chunks_exact_mut(NODE_WORDS).zip(nodes) {
-        let base0 = src.base0.wrapping_add(lbase);
-        let base1 = nbase.wrapping_add(src.base1.wrapping_mul(NODE_WORDS as u32));
-        dst.copy_from_slice(&[
-            src.vector,
-            src.leafvec,
-            u64::from(base0) | (u64::from(base1) << 32),
-        ]);
-    }
-    for (dst, pair) in lw.iter_mut().zip(leaves.chunks(2)) {
-        let lo = pair.first().copied().unwrap_or(NO_ROUTE);
-        let hi = pair.get(1).copied().unwrap_or(NO_ROUTE);
-        *dst = u64::from(lo) | (u64::from(hi) << 32);
-    }
-    Ok((start, class))
+    t.leaves.block_mut(ls, leaves.len()).copy_from_slice(leaves);
+    Ok(Sub {
+        node: ns,
+        leaf: ls,
+        nclass: nc,
+        lclass: lc,
+    })
 }
 
 impl Poptrie<u32> {
@@ -647,9 +414,6 @@ impl LpmMut<Prefix4> for Poptrie<u32> {
     fn remove(&mut self, p: Prefix4) -> Option<NextHop> {
         self.remove_raw(p.addr_bits(), p.len())
     }
-    fn prefetch(&self, p: Prefix4) {
-        self.prefetch_raw(p.addr_bits());
-    }
     fn len(&self) -> usize {
         self.count()
     }
@@ -661,9 +425,6 @@ impl LpmMut<Prefix6> for Poptrie<u128> {
     }
     fn remove(&mut self, p: Prefix6) -> Option<NextHop> {
         self.remove_raw(p.addr_bits(), p.len())
-    }
-    fn prefetch(&self, p: Prefix6) {
-        self.prefetch_raw(p.addr_bits());
     }
     fn len(&self) -> usize {
         self.count()
