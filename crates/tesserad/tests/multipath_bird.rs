@@ -207,7 +207,10 @@ impl Lab {
             .ctl(r#"{"command":"show_route","prefix":"198.19.113.0/24"}"#)
             .unwrap_or_default()
             .replace(' ', "");
-        (r.matches("\"since_ms\"").count(), r.matches("\"multipath\":true").count())
+        (
+            r.matches("\"since_ms\"").count(),
+            r.matches("\"multipath\":true").count(),
+        )
     }
 
     /// R's kernel route for the prefix (`ip -j route show`).
