@@ -229,7 +229,18 @@ impl RibShard {
             cfg: &self.cfg,
             nht: self.nht.as_ref(),
         };
-        let mut others = (mp_changed || self.tracks_paths()).then_some(&mut self.path_changed);
+        if mp_changed {
+            // Every prefix with several paths goes out as changed (export
+            // sends peers nothing new for an unchanged best), so the
+            // forwarding plane hears the new set even with multipath now
+            // off.
+            let mut several = Vec::new();
+            table::reselect_all(&mut self.v4, &ctx, changed, Some(&mut several));
+            table::reselect_all(&mut self.v6, &ctx, changed, Some(&mut several));
+            changed.append(&mut several);
+            return;
+        }
+        let mut others = self.tracks_paths().then_some(&mut self.path_changed);
         table::reselect_all(&mut self.v4, &ctx, changed, others.as_deref_mut());
         table::reselect_all(&mut self.v6, &ctx, changed, others);
     }

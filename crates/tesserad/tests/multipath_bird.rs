@@ -16,7 +16,9 @@
 //! --json`) marks both paths `multipath`; (2) kernel export wrote one
 //! route with two next hops (`ip -j route show` in R: `multipath`); (3)
 //! the dataplane spreads 64 UDP flows from A over B and C, each flow on
-//! one of them only. Then BIRD 2's session is disabled, and (1)-(3) show
+//! one of them only. A reload (SIGHUP) to `multipath = 1` and back
+//! takes the set away and restores it (show route and kernel). Then BIRD
+//! 2's session is disabled, and (1)-(3) show
 //! one path, one kernel next hop and every flow at B. Needs root, `ip`,
 //! `ethtool`, `bird`, `birdc`; each wait is bounded (a pass takes about
 //! 15 s) and the lab is torn down on failure too.
@@ -207,7 +209,10 @@ impl Lab {
             .ctl(r#"{"command":"show_route","prefix":"198.19.113.0/24"}"#)
             .unwrap_or_default()
             .replace(' ', "");
-        (r.matches("\"since_ms\"").count(), r.matches("\"multipath\":true").count())
+        (
+            r.matches("\"since_ms\"").count(),
+            r.matches("\"multipath\":true").count(),
+        )
     }
 
     /// R's kernel route for the prefix (`ip -j route show`).
@@ -272,13 +277,13 @@ fn bird_conf(lab: &Lab, n: &str, me: &str, peer: &str, via: &str) -> String {
     p.display().to_string()
 }
 
-fn tesserad_conf(lab: &Lab) -> String {
+fn tesserad_conf(lab: &Lab, ebgp: u16) -> String {
     let p = lab.dir.join("tesserad.toml");
     let text = format!(
         "[router]\nid = \"198.18.9.1\"\nasn = 65000\npipeline = \"sequential\"\n\
          listen = [\"198.18.9.1:179\", \"198.18.10.1:179\"]\n\
          default_import = \"accept\"\ndefault_export = \"accept\"\n\
-         multipath = {{ ebgp = 2, ibgp = 1, relax_as_path = false }}\n\n\
+         multipath = {{ ebgp = {ebgp}, ibgp = 1, relax_as_path = false }}\n\n\
          [control]\nsocket = \"{}\"\n\n\
          [[neighbor]]\naddress = \"198.18.9.2\"\nremote_as = 65001\nhold_time = 9\nconnect_retry = 1\n\n\
          [[neighbor]]\naddress = \"198.18.10.2\"\nremote_as = 65001\nhold_time = 9\nconnect_retry = 1\n\n\
@@ -390,7 +395,7 @@ fn two_bird_paths_are_balanced_by_flow_and_fall_back_to_one() {
             &format!("bird-{n}.out"),
         );
     }
-    let tconf = tesserad_conf(&lab);
+    let tconf = tesserad_conf(&lab, 2);
     lab.spawn(
         "r",
         &[env!("CARGO_BIN_EXE_tesserad"), "-c", &tconf],
@@ -422,6 +427,25 @@ fn two_bird_paths_are_balanced_by_flow_and_fall_back_to_one() {
         "flows spread over both next hops: {at_b} at B, {at_c} at C"
     );
     assert!(both.is_empty(), "flows split over two next hops: {both:?}");
+
+    // Reload with multipath off (SIGHUP): both paths stay, the set is
+    // gone from show route and the kernel; back on: both again.
+    let pid = lab
+        .children
+        .last()
+        .map(|c| c.id().to_string())
+        .expect("tesserad");
+    for (ebgp, want, kernel_multi) in [(1, (2, 0), false), (2, (2, 2), true)] {
+        tesserad_conf(&lab, ebgp);
+        sh(&["kill", "-HUP", &pid]).expect("SIGHUP");
+        lab.wait_for(&format!("show route after reload to {ebgp}"), 20, |l| {
+            l.route() == want
+        });
+        lab.wait_for(&format!("kernel route after reload to {ebgp}"), 20, |l| {
+            let k = l.kernel_route();
+            k.contains("198.18.2.2") && k.contains("\"nexthops\"") == kernel_multi
+        });
+    }
 
     // BIRD 2 goes away: one path, one kernel next hop, every flow to B.
     let sock = lab.bird_sock("h");
