@@ -163,7 +163,7 @@ fn stuck_collector_overflows_is_dropped_and_resynced() {
     hub.start(
         rt.handle(),
         RibAccess {
-            dump: Box::new(|_, _, _, _| Ok(Vec::new())),
+            dump: Box::new(|_, _| Ok(Vec::new())),
             counts: Box::new(|| Ok(Counts::new())),
         },
     );
