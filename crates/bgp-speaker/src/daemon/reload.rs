@@ -171,7 +171,7 @@ fn apply(
             }
         }
     }
-    run_on_all(&r, |_| {
+    run_on_all(r, |_| {
         let gone = gone.clone();
         Box::new(move |st: &mut RibState| {
             for (id, n) in gone {
@@ -213,7 +213,7 @@ fn apply(
     // changed (all pipelines: each shard or stripe is one RibState).
     if plan.bestpath_changed {
         let cfg = new.rib.bestpath;
-        run_on_all(&r, |_| {
+        run_on_all(r, |_| {
             Box::new(move |st: &mut RibState| {
                 st.core.set_bestpath(cfg);
                 st.propagate();
@@ -224,7 +224,7 @@ fn apply(
     // from the contributors in the RIB.
     if r.spec.config.aggregates != new.config.aggregates {
         let aggs = new.aggregates();
-        run_on_all(&r, |_| {
+        run_on_all(r, |_| {
             let aggs = aggs.clone();
             Box::new(move |st: &mut RibState| {
                 st.core.set_aggregates(aggs);
@@ -236,14 +236,14 @@ fn apply(
     // history); each neighbour's own switch follows with its metadata.
     let damping = new.damping();
     if damping != r.spec.damping() {
-        run_on_all(&r, |_| {
+        run_on_all(r, |_| {
             Box::new(move |st: &mut RibState| {
                 st.core.set_damping(damping);
                 st.propagate();
             })
         });
     }
-    run_on_all(&r, |_| {
+    run_on_all(r, |_| {
         let fresh: Vec<(bgp_rib::PeerId, PeerHandle)> =
             fresh.iter().map(|(id, e)| (*id, e.copy_idle())).collect();
         let soft = soft.clone();
