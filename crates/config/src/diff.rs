@@ -243,7 +243,10 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
         ("mrt", old.mrt != new.mrt),
         // `dataplane.graph` is applied by the reload itself (tesserad reads
         // the file again every time); the rest waits for a restart.
-        ("dataplane", without_graph(&old.dataplane) != without_graph(&new.dataplane)),
+        (
+            "dataplane",
+            without_graph(&old.dataplane) != without_graph(&new.dataplane),
+        ),
         ("api", old.api != new.api),
         ("cluster", old.cluster != new.cluster),
         ("bmp", old.bmp != new.bmp),

@@ -128,6 +128,7 @@ fn requests_round_trip() {
             action: NeighborAction::Refresh,
         },
         Request::Configure { check: true },
+        Request::ShowDataplane,
     ] {
         round_trip_request(r);
     }
@@ -170,6 +171,18 @@ fn responses_round_trip() {
             check: false,
             changed: true,
             messages: vec!["peer2: added".into()],
+        })),
+        Response::Ok(Data::Dataplane(mgmt::proto::DataplaneInfo {
+            graph: "/etc/tessera/dp.click".into(),
+            cores: 2,
+            elements: vec![mgmt::proto::ElementInfo {
+                name: "cnt".into(),
+                class: "Counter".into(),
+                rx: 5,
+                tx: 4,
+                drops: [("overflow".to_string(), 1)].into_iter().collect(),
+                counters: [("packets".to_string(), 4)].into_iter().collect(),
+            }],
         })),
         Response::error(ErrorCode::NotFound, "no such protocol"),
     ] {

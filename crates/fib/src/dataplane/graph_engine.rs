@@ -5,11 +5,11 @@
 //! Per port `i` the graph is
 //!
 //! ```text
-//! FromDevice(p<i>) -> Classifier(arp, NS, NA, ip, ip6)
+//! FromDevice(<interface i>) -> Classifier(arp, NS, NA, ip, ip6)
 //!   arp/NS/NA -> [1] EtherRewrite rw<i>   (answers, learns; RFC 826, RFC 4861)
 //!   ip  -> CheckIpHeader  -> IcmpEcho -> own address? Discard -> DecIpTtl -> Ip4Lookup
 //!   ip6 -> CheckIp6Header -> IcmpEcho -> own address? Discard -> DecIp6HopLimit -> Ip6Lookup
-//! Ip4Lookup [i], Ip6Lookup [i] -> [0] rw<i> -> ToDevice(p<i>)
+//! Ip4Lookup [i], Ip6Lookup [i] -> [0] rw<i> -> ToDevice(<interface i>)
 //! ```
 //!
 //! With [`Engine::Fast`], each port's IPv4 goes to one fused
@@ -38,6 +38,13 @@
 //! `pkt::Device`) copy each received frame into a pool buffer and each
 //! sent packet into the TX ring, recycling the buffer at once, so nothing
 //! is allocated per packet after warm-up. Counters are the graph's per-element plain integers.
+//!
+//! The same code builds an operator's graph (`[dataplane] graph`,
+//! [`GraphWorker::with_graph`]): the built-in text above or the
+//! operator's goes through `build_graph` and the same checks
+//! ([`check_graph`]); [`GraphWorker::replace`] swaps a core's graph on its
+//! devices and its live tables, and each worker publishes its element
+//! counters for `show dataplane` ([`WorkerLink`]).
 
 use std::fmt::Write as _;
 use std::net::IpAddr;
@@ -354,7 +361,7 @@ pub fn graph_config(ports: &[GraphPort], devs: &[&str], engine: Engine) -> Strin
 /// ```text
 /// rt4 [n], rt6 [n] -> FabricEncap(NODE, NODES, MODE, ..., PEER id addr ..., NEIGHBOUR true, NOLOOP n) -> ToDevice(fabric)
 /// FromDevice(fabric) -> FabricDecap(NODE, PORTS n)
-///     [i < n] frames for this node's port i (by the tag) -> rw<i> -> ToDevice(p<i>)
+///     [i < n] frames for this node's port i (by the tag) -> rw<i> -> ToDevice(<interface i>)
 ///     [n] in transit (this node is the intermediate) -> ToDevice(fabric)
 /// ```
 ///

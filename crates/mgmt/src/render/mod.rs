@@ -229,6 +229,30 @@ mod tests {
     use crate::proto::ErrorCode;
 
     #[test]
+    fn dataplane_lists_elements_with_their_drops_and_counters() {
+        let d = crate::proto::DataplaneInfo {
+            graph: "built-in".into(),
+            cores: 1,
+            elements: vec![crate::proto::ElementInfo {
+                name: "deny".into(),
+                class: "Discard".into(),
+                rx: 7,
+                tx: 0,
+                drops: [("discarded".to_string(), 7), ("overflow".to_string(), 0)]
+                    .into_iter()
+                    .collect(),
+                counters: Default::default(),
+            }],
+        };
+        let mut out = String::new();
+        render_dataplane(&mut out, &d);
+        assert!(out.starts_with("Graph: built-in (1 cores)\n"), "{out}");
+        let line = out.lines().find(|l| l.starts_with("deny")).expect(&out);
+        assert!(line.contains("Discard") && line.contains(" 7 "), "{line}");
+        assert!(line.ends_with("drop discarded=7"), "{line}");
+    }
+
+    #[test]
     fn status_text() {
         let s = StatusInfo {
             version: "tesserad 0.1.0".into(),
