@@ -155,6 +155,14 @@ impl Rig {
         }]);
         self.w.publish(&self.fib.take_deltas()).expect("publish");
     }
+    fn route_ecmp(&mut self, prefix: &str, via: &[&str]) {
+        self.fib.apply(&[Change {
+            prefix: prefix.parse().expect("prefix"),
+            next_hop: Some(via[0].parse().expect("ip")),
+            ecmp: via[1..].iter().map(|v| v.parse().expect("ip")).collect(),
+        }]);
+        self.w.publish(&self.fib.take_deltas()).expect("publish");
+    }
     fn inject(&mut self, port: usize, f: Vec<u8>) {
         self.g.devices_mut()[port].rx.push(f);
         self.g.poll();
@@ -284,6 +292,70 @@ fn forwards_v4_and_v6(engine: Engine) {
         c.ipv6, 2,
         "two IPv6 packets were routed (ND goes to EtherRewrite): {c:?}"
     );
+}
+
+/// Multipath (ECMP): a route with two next hops behind port 1 spreads
+/// flows over both gateways by the flow hash, IPv4 and IPv6 alike (the
+/// IPv6 table is read through the same shared handle as IPv4's), keeps
+/// each flow on one gateway, and drops nothing.
+#[test]
+fn multipath_routes_spread_flows_over_their_next_hops() {
+    const HC: Mac = Mac([2, 0, 0, 0, 0, 0xc]);
+    let mut r = Rig::new(true, Engine::Graph);
+    r.route_ecmp("203.0.113.0/24", &["10.2.0.2", "10.2.0.3"]);
+    r.route_ecmp("2001:db8:ff::/64", &["2001:db8:2::2", "2001:db8:2::3"]);
+    let a6 = v6("2001:db8:1::2");
+    let flow4 = |p: u16| build::udp4(R0, HA, [10, 1, 0, 2], [203, 0, 113, 5], 64, p, 9, b"m4");
+    let flow6 = |p: u16| build::udp6(R0, HA, &a6, &v6("2001:db8:ff::5"), 64, p, 9, b"m6");
+    let send_all = |r: &mut Rig| {
+        for p in 1000..1064 {
+            r.inject(0, flow4(p));
+            r.inject(0, flow6(p));
+        }
+    };
+    // First round: R resolves both gateways of each family (ARP, ND).
+    send_all(&mut r);
+    r.take(1);
+    for (mac, last) in [(HB, 2u8), (HC, 3u8)] {
+        let rep = build::arp(R1, mac, ARP_REPLY, mac, [10, 2, 0, last], R1, [10, 2, 0, 1]);
+        r.inject(1, rep);
+        let gw = v6(&format!("2001:db8:2::{last}"));
+        r.inject(1, build::na6(R1, mac, &gw, &v6("2001:db8:2::1")));
+    }
+    r.take(1);
+    // Resolved: every packet goes straight out, spread over B and C.
+    let mut first: Vec<[u8; 6]> = Vec::new();
+    for round in 0..2 {
+        send_all(&mut r);
+        let out = r.take(1);
+        assert_eq!(out.len(), 128, "round {round}: every flow forwarded");
+        let macs: Vec<[u8; 6]> = out
+            .iter()
+            .map(|f| f[0..6].try_into().expect("mac"))
+            .collect();
+        for fam in [0x0800u16, 0x86dd] {
+            let of: Vec<&[u8; 6]> = out
+                .iter()
+                .zip(&macs)
+                .filter(|(f, _)| u16::from_be_bytes([f[12], f[13]]) == fam)
+                .map(|(_, m)| m)
+                .collect();
+            assert_eq!(of.len(), 64, "family {fam:#x}");
+            let to_b = of.iter().filter(|m| ***m == HB.0).count();
+            let to_c = of.iter().filter(|m| ***m == HC.0).count();
+            assert_eq!(to_b + to_c, 64, "family {fam:#x}: only B and C");
+            assert!(
+                to_b >= 8 && to_c >= 8,
+                "family {fam:#x}: flows spread over both gateways ({to_b} to B, {to_c} to C)"
+            );
+        }
+        if round == 0 {
+            first = macs;
+        } else {
+            assert_eq!(macs, first, "each flow stays on its gateway");
+        }
+    }
+    assert_eq!(r.g.counters().no_route, 0);
 }
 
 #[test]

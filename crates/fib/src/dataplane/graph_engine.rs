@@ -196,24 +196,29 @@ impl Table<u128> for LiveTable {
 /// One [`LiveTable`] read by several lookup elements of one core's graph.
 struct SharedTable(Rc<RefCell<LiveTable>>);
 
-impl Table<u32> for SharedTable {
+impl<A: Copy> Table<A> for SharedTable
+where
+    LiveTable: Table<A>,
+{
     #[inline]
-    fn lookup_batch(&mut self, addrs: &[u32], out: &mut [Option<NextHop>]) {
+    fn lookup_batch(&mut self, addrs: &[A], out: &mut [Option<NextHop>]) {
         self.0.borrow_mut().lookup_batch(addrs, out)
     }
     #[inline]
     fn lookup_entries(
         &mut self,
-        addrs: &[u32],
+        addrs: &[A],
         out: &mut [Option<NextHop>],
         entries: &mut [Option<NhEntry>],
     ) -> bool {
         self.0.borrow_mut().lookup_entries(addrs, out, entries)
     }
+    // Without this the trait's default would ignore `flow`, and a
+    // multipath route's group would reach the rewrite unresolved.
     #[inline]
     fn lookup_entries_flow(
         &mut self,
-        addrs: &[u32],
+        addrs: &[A],
         out: &mut [Option<NextHop>],
         entries: &mut [Option<NhEntry>],
         flow: &mut dyn FnMut(usize) -> u32,
@@ -237,22 +242,6 @@ fn attach_share(g: &mut Graph<AnyElement>, shared: Option<&Rc<RefCell<Shared>>>,
                 inner: Rc::clone(sh),
             }));
         }
-    }
-}
-
-impl Table<u128> for SharedTable {
-    #[inline]
-    fn lookup_batch(&mut self, addrs: &[u128], out: &mut [Option<NextHop>]) {
-        self.0.borrow_mut().lookup_batch(addrs, out)
-    }
-    #[inline]
-    fn lookup_entries(
-        &mut self,
-        addrs: &[u128],
-        out: &mut [Option<NextHop>],
-        entries: &mut [Option<NhEntry>],
-    ) -> bool {
-        self.0.borrow_mut().lookup_entries(addrs, out, entries)
     }
 }
 
