@@ -65,6 +65,47 @@ fn pid_for(add_path_rx: &[AfiSafi], prefix: &Prefix, pid: u32) -> Option<u32> {
     add_path_rx.contains(&fam).then_some(pid)
 }
 
+/// Route Monitoring messages of one live stream, handed to the hub in
+/// shared buffers of about [`CHUNK`] octets (the collector writes each
+/// whole); [`Stream::finish`] hands over the rest.
+struct Stream<'a> {
+    hub: &'a BmpHub,
+    kind: Kind,
+    upd: Vec<u8>,
+    out: Vec<u8>,
+}
+
+impl<'a> Stream<'a> {
+    fn new(hub: &'a BmpHub, kind: Kind) -> Self {
+        Stream {
+            hub,
+            kind,
+            upd: Vec::new(),
+            out: Vec::new(),
+        }
+    }
+
+    fn add(
+        &mut self,
+        h: &::bmp::PeerHeader,
+        prefix: &Prefix,
+        path_id: Option<u32>,
+        attrs: Option<&[u8]>,
+    ) {
+        monitor(h, prefix, path_id, attrs, &mut self.upd, &mut self.out);
+        if self.out.len() >= CHUNK {
+            let m = Msg::from(std::mem::take(&mut self.out));
+            self.hub.emit(self.kind, &m);
+        }
+    }
+
+    fn finish(self) {
+        if !self.out.is_empty() {
+            self.hub.emit(self.kind, &Msg::from(self.out));
+        }
+    }
+}
+
 impl RibState {
     fn peer_addr(&self, id: PeerId) -> Option<IpAddr> {
         Some(self.core.peer(id)?.up.as_ref()?.remote_addr.ip())
@@ -79,7 +120,7 @@ impl RibState {
         else {
             return;
         };
-        let (mut upd, mut out) = (Vec::new(), Vec::new());
+        let mut st = Stream::new(hub, Kind::Post);
         for (prefix, pid) in keys {
             let r = self.core.rib.lookup(prefix);
             let attrs = r.as_ref().and_then(|r| {
@@ -88,15 +129,9 @@ impl RibState {
                     .map(|(_, s)| s.raw())
             });
             let id = pid_for(&rec.add_path_rx, prefix, *pid);
-            monitor(&rec.header, prefix, id, attrs, &mut upd, &mut out);
-            if out.len() >= CHUNK {
-                hub.emit(Kind::Post, &Msg::from(std::mem::take(&mut out)));
-            }
+            st.add(&rec.header, prefix, id, attrs);
         }
-        // One shared buffer per batch: the collector writes it whole.
-        if !out.is_empty() {
-            hub.emit(Kind::Post, &Msg::from(out));
-        }
+        st.finish();
     }
 
     /// Best-route changes as the pre-policy Adj-RIB-Out of every
@@ -108,7 +143,12 @@ impl RibState {
     /// part of the export step and not applied to this view.
     pub(crate) fn bmp_out_pre(&self, hub: &BmpHub, changed: &[bgp_core::BestChange]) {
         let ts = now_ts();
-        let (mut upd, mut out) = (Vec::new(), Vec::new());
+        // Each changed prefix's best route, looked up once for all peers.
+        let lookups: Vec<_> = changed
+            .iter()
+            .map(|c| (c.prefix, self.core.rib.lookup(&c.prefix)))
+            .collect();
+        let mut st = Stream::new(hub, Kind::OutPre);
         for (id, e) in self.peer_iter() {
             let Some(u) = e.up.as_ref() else {
                 continue;
@@ -116,28 +156,15 @@ impl RibState {
             let Some(rec) = hub.rib_header(u.remote_addr.ip(), Kind::OutPre, ts) else {
                 continue;
             };
-            for c in changed {
-                let r = self.core.rib.lookup(&c.prefix);
+            for (prefix, r) in &lookups {
                 let best = r
                     .as_ref()
                     .and_then(|r| r.best())
                     .filter(|(p, _)| p.peer != id);
-                monitor(
-                    &rec.header,
-                    &c.prefix,
-                    None,
-                    best.map(|(_, s)| s.raw()),
-                    &mut upd,
-                    &mut out,
-                );
-                if out.len() >= CHUNK {
-                    hub.emit(Kind::OutPre, &Msg::from(std::mem::take(&mut out)));
-                }
+                st.add(&rec.header, prefix, None, best.map(|(_, s)| s.raw()));
             }
         }
-        if !out.is_empty() {
-            hub.emit(Kind::OutPre, &Msg::from(out));
-        }
+        st.finish();
     }
 
     /// A session came up: its pre-policy Adj-RIB-Out as it starts, the
@@ -150,49 +177,25 @@ impl RibState {
         else {
             return;
         };
-        let (mut upd, mut out) = (Vec::new(), Vec::new());
+        let mut st = Stream::new(hub, Kind::OutPre);
         for r in self.core.rib.iter() {
             if let Some((_, set)) = r.best().filter(|(p, _)| p.peer != peer) {
-                monitor(
-                    &rec.header,
-                    &r.prefix,
-                    None,
-                    Some(set.raw()),
-                    &mut upd,
-                    &mut out,
-                );
-                if out.len() >= CHUNK {
-                    hub.emit(Kind::OutPre, &Msg::from(std::mem::take(&mut out)));
-                }
+                st.add(&rec.header, &r.prefix, None, Some(set.raw()));
             }
         }
-        if !out.is_empty() {
-            hub.emit(Kind::OutPre, &Msg::from(out));
-        }
+        st.finish();
     }
 
     /// Best-route changes: the Loc-RIB state of each prefix (RFC 9069).
     pub(crate) fn bmp_loc(&self, hub: &BmpHub, changed: &[bgp_core::BestChange]) {
         let h = hub.loc_header(now_ts());
-        let (mut upd, mut out) = (Vec::new(), Vec::new());
+        let mut st = Stream::new(hub, Kind::Loc);
         for c in changed {
             let r = self.core.rib.lookup(&c.prefix);
             let best = r.as_ref().and_then(|r| r.best());
-            monitor(
-                &h,
-                &c.prefix,
-                None,
-                best.map(|(_, s)| s.raw()),
-                &mut upd,
-                &mut out,
-            );
-            if out.len() >= CHUNK {
-                hub.emit(Kind::Loc, &Msg::from(std::mem::take(&mut out)));
-            }
+            st.add(&h, &c.prefix, None, best.map(|(_, s)| s.raw()));
         }
-        if !out.is_empty() {
-            hub.emit(Kind::Loc, &Msg::from(out));
-        }
+        st.finish();
     }
 
     /// This shard's part of a table dump of the views asked for, as

@@ -129,65 +129,53 @@ fn fill_flow(
     }
 }
 
-impl Table<u32> for LiveTable {
-    #[inline]
-    fn lookup_batch(&mut self, addrs: &[u32], out: &mut [Option<NextHop>]) {
-        self.0.read().v4.lookup_batch(addrs, out)
-    }
-    #[inline]
-    fn lookup_entries(
-        &mut self,
-        addrs: &[u32],
-        out: &mut [Option<NextHop>],
-        entries: &mut [Option<NhEntry>],
-    ) -> bool {
-        let t = self.0.read();
-        t.v4.lookup_batch(addrs, out);
-        fill(&t, out, entries);
-        true
-    }
-    #[inline]
-    fn lookup_entries_flow(
-        &mut self,
-        addrs: &[u32],
-        out: &mut [Option<NextHop>],
-        entries: &mut [Option<NhEntry>],
-        flow: &mut dyn FnMut(usize) -> u32,
-    ) -> bool {
-        let t = self.0.read();
-        t.v4.lookup_batch(addrs, out);
-        fill_flow(&t, out, entries, flow);
-        true
+/// The table of [`FibTables`] that holds an address type's routes.
+trait Family: Copy {
+    type Trie: Lpm<Self>;
+    fn trie(t: &FibTables) -> &Self::Trie;
+}
+
+impl Family for u32 {
+    type Trie = lpm::Poptrie4;
+    fn trie(t: &FibTables) -> &Self::Trie {
+        &t.v4
     }
 }
 
-impl Table<u128> for LiveTable {
+impl Family for u128 {
+    type Trie = lpm::Poptrie6;
+    fn trie(t: &FibTables) -> &Self::Trie {
+        &t.v6
+    }
+}
+
+impl<A: Family> Table<A> for LiveTable {
     #[inline]
-    fn lookup_batch(&mut self, addrs: &[u128], out: &mut [Option<NextHop>]) {
-        self.0.read().v6.lookup_batch(addrs, out)
+    fn lookup_batch(&mut self, addrs: &[A], out: &mut [Option<NextHop>]) {
+        A::trie(&self.0.read()).lookup_batch(addrs, out)
     }
     #[inline]
     fn lookup_entries(
         &mut self,
-        addrs: &[u128],
+        addrs: &[A],
         out: &mut [Option<NextHop>],
         entries: &mut [Option<NhEntry>],
     ) -> bool {
         let t = self.0.read();
-        t.v6.lookup_batch(addrs, out);
+        A::trie(&t).lookup_batch(addrs, out);
         fill(&t, out, entries);
         true
     }
     #[inline]
     fn lookup_entries_flow(
         &mut self,
-        addrs: &[u128],
+        addrs: &[A],
         out: &mut [Option<NextHop>],
         entries: &mut [Option<NhEntry>],
         flow: &mut dyn FnMut(usize) -> u32,
     ) -> bool {
         let t = self.0.read();
-        t.v6.lookup_batch(addrs, out);
+        A::trie(&t).lookup_batch(addrs, out);
         fill_flow(&t, out, entries, flow);
         true
     }
