@@ -44,9 +44,50 @@ pub const DECAP_DROPS: &[&str] = &[
     "dummy",
 ];
 
+fn open_index(e: OpenError) -> usize {
+    OpenError::ALL.iter().position(|&x| x == e).unwrap_or(1)
+}
+
 fn open_reason(e: OpenError) -> DropReason {
-    let i = OpenError::ALL.iter().position(|&x| x == e).unwrap_or(1);
-    DropReason::own(i as u8)
+    DropReason::own(open_index(e) as u8)
+}
+
+/// One SA's counters, for `show dataplane` and `/metrics`: packets and
+/// bytes (of the inner packets) sealed or opened, and drops by reason
+/// ([`ENCAP_DROPS`] for an outbound SA, [`DECAP_DROPS`] for an inbound
+/// one). An inbound row with `spi` `None` holds the drops of ESP packets
+/// that name no configured SA (`no_sa`) or are too short or malformed to
+/// name one.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SaCounters {
+    /// The SA's SPI (`None`: the row of packets that named no SA).
+    pub spi: Option<u32>,
+    /// An outbound SA (EspEncap), or an inbound one (EspDecap).
+    pub outbound: bool,
+    /// Packets sealed (outbound) or opened (inbound).
+    pub packets: u64,
+    /// Their inner (plaintext) bytes.
+    pub bytes: u64,
+    /// Drops by reason, every reason of the direction (zeros included).
+    pub drops: Vec<(&'static str, u64)>,
+}
+
+impl SaCounters {
+    /// Adds `o` (the same SA's counters from another core).
+    pub fn add(&mut self, o: &SaCounters) {
+        self.packets += o.packets;
+        self.bytes += o.bytes;
+        for (k, v) in &o.drops {
+            match self.drops.iter_mut().find(|(x, _)| x == k) {
+                Some((_, n)) => *n += v,
+                None => self.drops.push((k, *v)),
+            }
+        }
+    }
+}
+
+fn named(names: &'static [&'static str], v: &[u64]) -> Vec<(&'static str, u64)> {
+    names.iter().copied().zip(v.iter().copied()).collect()
 }
 
 fn key_arg(i: usize, v: &str) -> Result<Key, BuildError> {
@@ -128,7 +169,12 @@ pub struct EspEncap {
     sa: OutboundSa,
     mtu: usize,
     encrypted: u64,
+    /// Inner bytes sealed.
+    bytes: u64,
     bypassed: u64,
+    /// Drops by [`ENCAP_DROPS`] index (the graph counts them too, by
+    /// element; these are the SA's, for [`SaCounters`]).
+    drops: [u64; 4],
 }
 
 impl EspEncap {
@@ -172,14 +218,28 @@ impl EspEncap {
             sa,
             mtu,
             encrypted: 0,
+            bytes: 0,
             bypassed: 0,
+            drops: [0; 4],
         })
+    }
+
+    /// A drop for reason `r`, counted for the SA.
+    fn dropped(&mut self, r: DropReason) -> Verdict {
+        let i = [NOT_IP, TOO_BIG, SEQ_EXHAUSTED, NO_ROOM]
+            .iter()
+            .position(|&x| x == r)
+            .unwrap_or(3);
+        if let Some(n) = self.drops.get_mut(i) {
+            *n += 1;
+        }
+        Verdict::drop(r)
     }
 
     /// One packet: its verdict, sealing it in place when selected.
     fn one(&mut self, p: &mut Packet) -> Verdict {
         let Some((l3, len, v, tos)) = inner_of(p.data(), p.anno.l3) else {
-            return Verdict::drop(NOT_IP);
+            return self.dropped(NOT_IP);
         };
         let inner = p.data().get(l3..l3 + len).unwrap_or_default();
         if !self.sa.matches(inner) {
@@ -188,21 +248,21 @@ impl EspEncap {
         }
         let outer = FRONT + len + trailer_len(len);
         if outer > self.mtu {
-            return Verdict::drop(TOO_BIG);
+            return self.dropped(TOO_BIG);
         }
         // [L2][inner][pad] -> [Ether 14][outer IP][ESP][IV][inner][trailer][ICV]
         let head = 14 + FRONT;
         if p.headroom() + l3 < head || p.tailroom() + (p.len() - l3 - len) < trailer_len(len) {
-            return Verdict::drop(NO_ROOM);
+            return self.dropped(NO_ROOM);
         }
         if self.sa.seq() == u32::MAX {
-            return Verdict::drop(SEQ_EXHAUSTED);
+            return self.dropped(SEQ_EXHAUSTED);
         }
         if p.pull_front(l3).is_err() || p.set_len(len).is_err() || p.push_front(head).is_err() {
-            return Verdict::drop(NO_ROOM);
+            return self.dropped(NO_ROOM);
         }
         if p.set_len(14 + outer).is_err() {
-            return Verdict::drop(NO_ROOM);
+            return self.dropped(NO_ROOM);
         }
         let d = p.data_mut();
         let (eth, ip) = d.split_at_mut(14);
@@ -218,10 +278,11 @@ impl EspEncap {
             Ok(()) => {
                 p.anno.l3 = 14;
                 self.encrypted += 1;
+                self.bytes += len as u64;
                 Verdict::port(0)
             }
-            Err(ipsec::SealError::SeqExhausted) => Verdict::drop(SEQ_EXHAUSTED),
-            Err(ipsec::SealError::BadLength) => Verdict::drop(NO_ROOM),
+            Err(ipsec::SealError::SeqExhausted) => self.dropped(SEQ_EXHAUSTED),
+            Err(ipsec::SealError::BadLength) => self.dropped(NO_ROOM),
         }
     }
 
@@ -233,6 +294,17 @@ impl EspEncap {
         f("encrypted", self.encrypted);
         f("bypassed", self.bypassed);
         f("seq", u64::from(self.sa.seq()));
+    }
+
+    /// The SA's counters.
+    pub fn sa_counters(&self, out: &mut Vec<SaCounters>) {
+        out.push(SaCounters {
+            spi: Some(self.sa.spi()),
+            outbound: true,
+            packets: self.encrypted,
+            bytes: self.bytes,
+            drops: named(ENCAP_DROPS, &self.drops),
+        });
     }
 }
 
@@ -258,6 +330,11 @@ impl EspEncap {
 pub struct EspDecap {
     sad: Sad,
     decrypted: u64,
+    /// Per SA (in `sad.sas()` order): packets, inner bytes, drops by
+    /// [`DECAP_DROPS`] index.
+    per_sa: Vec<(u64, u64, [u64; 7])>,
+    /// Drops of packets that name no SA of ours.
+    other: [u64; 7],
 }
 
 impl EspDecap {
@@ -306,7 +383,13 @@ impl EspDecap {
         if sad.sas().is_empty() {
             return Err(BuildError::elem("EspDecap needs at least one SA"));
         }
-        Ok(EspDecap { sad, decrypted: 0 })
+        let per_sa = vec![(0, 0, [0; 7]); sad.sas().len()];
+        Ok(EspDecap {
+            sad,
+            decrypted: 0,
+            per_sa,
+            other: [0; 7],
+        })
     }
 
     /// The inbound SAs (replay windows included).
@@ -314,28 +397,48 @@ impl EspDecap {
         &self.sad
     }
 
+    /// A drop for `e`, counted for SA `sa` (an index into `per_sa`) or
+    /// for no SA.
+    fn refuse(&mut self, sa: Option<usize>, e: OpenError) -> Verdict {
+        let i = open_index(e);
+        let row = match sa.and_then(|k| self.per_sa.get_mut(k)) {
+            Some(r) => &mut r.2,
+            None => &mut self.other,
+        };
+        if let Some(n) = row.get_mut(i) {
+            *n += 1;
+        }
+        Verdict::drop(open_reason(e))
+    }
+
     fn one(&mut self, p: &mut Packet) -> Verdict {
         let l3 = match p.anno.l3 {
             0 => match parse_l2(p.data()) {
                 Ok(l2) if l2.ethertype == ETH_IPV4 => l2.l3,
-                _ => return Verdict::drop(open_reason(OpenError::Malformed)),
+                _ => return self.refuse(None, OpenError::Malformed),
             },
             n => usize::from(n),
         };
         let d = p.data_mut();
         let Some(ip) = d.get_mut(l3..) else {
-            return Verdict::drop(open_reason(OpenError::TooShort));
+            return self.refuse(None, OpenError::TooShort);
         };
         let o = match ipsec::wire::outer4(ip) {
             Ok(o) => o,
-            Err(e) => return Verdict::drop(open_reason(e)),
+            Err(e) => return self.refuse(None, e),
         };
         let Some(esp) = ip.get_mut(o.hdr_len..o.total_len) else {
-            return Verdict::drop(open_reason(OpenError::TooShort));
+            return self.refuse(None, OpenError::TooShort);
         };
+        // The SA the packet names (its first 4 bytes: the SPI), for its
+        // counters; the SAD finds it again.
+        let sa = esp
+            .get(..4)
+            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+            .and_then(|spi| self.sad.sas().iter().position(|a| a.spi() == spi));
         let r = match self.sad.open(esp) {
             Ok(r) => r,
-            Err(e) => return Verdict::drop(open_reason(e)),
+            Err(e) => return self.refuse(sa, e),
         };
         // The inner packet starts `start` bytes into the frame: put a
         // 14-byte Ethernet header right in front of it and cut the rest.
@@ -351,11 +454,15 @@ impl EspDecap {
             t.copy_from_slice(&ty.to_be_bytes());
         }
         if p.pull_front(start - 14).is_err() {
-            return Verdict::drop(open_reason(OpenError::Malformed));
+            return self.refuse(sa, OpenError::Malformed);
         }
         p.truncate(14 + len);
         p.anno.l3 = 14;
         self.decrypted += 1;
+        if let Some(c) = sa.and_then(|k| self.per_sa.get_mut(k)) {
+            c.0 += 1;
+            c.1 += len as u64;
+        }
         Verdict::port(if r.next == ipsec::NEXT_IPV4 { 0 } else { 1 })
     }
 
@@ -365,6 +472,28 @@ impl EspDecap {
 
     pub(crate) fn counters(&self, f: &mut dyn FnMut(&'static str, u64)) {
         f("decrypted", self.decrypted);
+    }
+
+    /// Each inbound SA's counters, in configuration order, then (when
+    /// any happened) the drops of packets that named no SA of ours.
+    pub fn sa_counters(&self, out: &mut Vec<SaCounters>) {
+        for (a, (packets, bytes, drops)) in self.sad.sas().iter().zip(&self.per_sa) {
+            out.push(SaCounters {
+                spi: Some(a.spi()),
+                outbound: false,
+                packets: *packets,
+                bytes: *bytes,
+                drops: named(DECAP_DROPS, drops),
+            });
+        }
+        if self.other.iter().any(|&n| n > 0) {
+            out.push(SaCounters {
+                spi: None,
+                outbound: false,
+                drops: named(DECAP_DROPS, &self.other),
+                ..SaCounters::default()
+            });
+        }
     }
 }
 

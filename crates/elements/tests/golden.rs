@@ -40,7 +40,12 @@ struct Case {
     drops: Vec<(&'static str, u64)>,
     /// Expected element counters.
     counters: Vec<(&'static str, u64)>,
+    /// EspEncap/EspDecap: the expected per-SA counters (SPI, packets,
+    /// bytes, the drops that are not zero), checked when not empty.
+    sas: Vec<SaWant>,
 }
+
+type SaWant = (Option<u32>, u64, u64, Vec<(&'static str, u64)>);
 
 impl Case {
     fn new(name: &'static str, elem: &'static str, inputs: usize, outputs: usize) -> Case {
@@ -54,7 +59,12 @@ impl Case {
             want: vec![Vec::new(); outputs],
             drops: Vec::new(),
             counters: Vec::new(),
+            sas: Vec::new(),
         }
+    }
+    fn sas(mut self, s: Vec<SaWant>) -> Case {
+        self.sas = s;
+        self
     }
     /// All frames on input 0, one poll each.
     fn each(mut self, frames: Vec<Frame>) -> Case {
@@ -731,7 +741,13 @@ fn esp_cases(v: &mut Vec<Case>) {
         )
         .want(1, vec![o4])
         .want(2, vec![o6])
-        .drops(&[("not_ip", 1), ("too_big", 1)]),
+        .drops(&[("not_ip", 1), ("too_big", 1)])
+        .sas(vec![(
+            Some(0x1001),
+            3,
+            (datagram4(&m4).len() + datagram6(&m6).len() + datagram4(&tos).len()) as u64,
+            vec![("not_ip", 1), ("too_big", 1)],
+        )]),
     );
     v.push(
         Case::new(
@@ -805,6 +821,26 @@ fn esp_cases(v: &mut Vec<Case>) {
             ("malformed", 2),
             ("policy", 1),
             ("dummy", 1),
+        ])
+        // Per SA: what names SA 0x2001 (replayed, forged, too short
+        // after its SPI, bad next header, policy, dummy) is its drop;
+        // the unknown SPI and the fragment (no SPI read) name none.
+        .sas(vec![
+            (
+                Some(0x2001),
+                2,
+                (i4.len() + i6.len()) as u64,
+                vec![
+                    ("too_short", 1),
+                    ("malformed", 1),
+                    ("replay", 1),
+                    ("auth_failed", 1),
+                    ("policy", 1),
+                    ("dummy", 1),
+                ],
+            ),
+            (Some(0x2002), 1, i4b.len() as u64, vec![]),
+            (None, 0, 0, vec![("malformed", 1), ("no_sa", 1)]),
         ]),
     );
 }
@@ -1063,6 +1099,29 @@ fn run_case(c: &Case) -> Result<(), String> {
     for (n, x) in &c.counters {
         if !got.contains(&(*n, *x)) {
             return Err(format!("counter {n}: want {x}, have {got:?}"));
+        }
+    }
+    if !c.sas.is_empty() {
+        let mut sas = Vec::new();
+        match r.graph.element(i) {
+            Some(AnyElement::EspEncap(e)) => e.sa_counters(&mut sas),
+            Some(AnyElement::EspDecap(e)) => e.sa_counters(&mut sas),
+            _ => return Err("per-SA counters expected of a non-ESP element".into()),
+        }
+        let have: Vec<SaWant> = sas
+            .iter()
+            .map(|s| {
+                let mut d: Vec<_> = s.drops.iter().copied().filter(|d| d.1 > 0).collect();
+                d.sort();
+                (s.spi, s.packets, s.bytes, d)
+            })
+            .collect();
+        let mut want = c.sas.clone();
+        for w in &mut want {
+            w.3.sort();
+        }
+        if have != want {
+            return Err(format!("per-SA counters: got {have:?}, want {want:?}"));
         }
     }
     drop(r);

@@ -231,6 +231,39 @@ pub struct DataplaneInfo {
     pub cores: u32,
     /// Every element, in the graph's order.
     pub elements: Vec<ElementInfo>,
+    /// IPsec (`[[dataplane.ipsec.sa]]`): each SA's counters, outbound
+    /// SAs first, in configuration order.
+    #[serde(default)]
+    pub ipsec: Vec<IpsecSaInfo>,
+}
+
+/// One IPsec SA's counters (`show dataplane`, `tessera_ipsec_sa_*`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IpsecSaInfo {
+    /// The SPI; `None` for the row of inbound ESP packets that named no
+    /// configured SA (unknown SPI, or too short or malformed to name one).
+    pub spi: Option<u32>,
+    /// "out" (EspEncap: sealed) or "in" (EspDecap: opened).
+    pub dir: String,
+    /// The graph element that holds the SA.
+    pub element: String,
+    /// Packets sealed or opened, and their inner bytes.
+    pub packets: u64,
+    pub bytes: u64,
+    /// Drops by reason (zeros included): `not_ip`, `too_big`,
+    /// `seq_exhausted`, `no_room` out; `too_short`, `malformed`,
+    /// `no_sa`, `replay`, `auth_failed`, `policy`, `dummy` in.
+    #[serde(default)]
+    pub drops: std::collections::BTreeMap<String, u64>,
+}
+
+impl IpsecSaInfo {
+    /// The SPI as `/metrics` and `show dataplane` write it (`0x1001`,
+    /// `none`).
+    pub fn spi_label(&self) -> String {
+        self.spi
+            .map_or_else(|| "none".into(), |s| format!("{s:#x}"))
+    }
 }
 
 /// One element of the dataplane's graph (`show dataplane`).

@@ -183,6 +183,14 @@ fn responses_round_trip() {
                 drops: [("overflow".to_string(), 1)].into_iter().collect(),
                 counters: [("packets".to_string(), 4)].into_iter().collect(),
             }],
+            ipsec: vec![mgmt::proto::IpsecSaInfo {
+                spi: Some(0x1001),
+                dir: "out".into(),
+                element: "enc0".into(),
+                packets: 3,
+                bytes: 252,
+                drops: [("too_big".to_string(), 1)].into_iter().collect(),
+            }],
         })),
         Response::error(ErrorCode::NotFound, "no such protocol"),
     ] {

@@ -219,13 +219,29 @@ impl bgp_speaker::daemon::DataplaneHook for Hook {
                 graph: "stopped".into(),
                 cores: 0,
                 elements: Vec::new(),
+                ipsec: Vec::new(),
             };
         };
+        let elements = dp.elements();
+        let mut ipsec: Vec<mgmt::proto::IpsecSaInfo> = elements
+            .iter()
+            .flat_map(|e| {
+                e.sas.iter().map(|a| mgmt::proto::IpsecSaInfo {
+                    spi: a.spi,
+                    dir: if a.outbound { "out" } else { "in" }.into(),
+                    element: e.name.clone(),
+                    packets: a.packets,
+                    bytes: a.bytes,
+                    drops: a.drops.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+                })
+            })
+            .collect();
+        // Outbound first (stable: configuration order within each).
+        ipsec.sort_by_key(|a| a.dir != "out");
         mgmt::proto::DataplaneInfo {
             graph: dp.graph().map_or_else(|| "built-in".into(), |g| g.file),
             cores: u32::from(self.d.cores),
-            elements: dp
-                .elements()
+            elements: elements
                 .into_iter()
                 .map(|e| mgmt::proto::ElementInfo {
                     name: e.name,
@@ -236,6 +252,7 @@ impl bgp_speaker::daemon::DataplaneHook for Hook {
                     counters: e.counters.into_iter().collect(),
                 })
                 .collect(),
+            ipsec,
         }
     }
 

@@ -32,266 +32,94 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream, UdpSocket};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::cluster::sh;
+use common::netlab::{bird_third_party_conf, counter, in_ns, NetLab, StopOnDrop};
 
-static SEQ: AtomicU32 = AtomicU32::new(0);
+type Lab = NetLab;
 
-fn must(argv: &[&str]) {
-    if let Err(e) = sh(argv) {
-        panic!("setup: {e}");
-    }
-}
-
-fn require() {
-    // SAFETY: geteuid has no preconditions.
-    assert_eq!(unsafe { libc::geteuid() }, 0, "dataplane tests need root");
-    for t in ["ip", "ethtool", "bird", "birdc"] {
-        assert!(
-            Command::new("which")
-                .arg(t)
-                .output()
-                .map(|o| o.status.success())
-                .unwrap_or(false),
-            "dataplane tests need `{t}` installed"
-        );
-    }
-}
-
-/// Namespaces, daemons and the work directory; dropping it tears all down.
-struct Lab {
-    tag: String,
-    dir: PathBuf,
-    children: Vec<Child>,
-}
-
-impl Lab {
-    fn ns(&self, n: &str) -> String {
-        format!("dp{}{}", n, self.tag)
-    }
-    fn exec(&self, n: &str, argv: &[&str]) -> Result<String, String> {
-        let ns = self.ns(n);
-        let mut v = vec!["ip", "netns", "exec", &ns];
-        v.extend_from_slice(argv);
-        sh(&v)
-    }
-    fn link(&self, n1: &str, i1: &str, n2: &str, i2: &str) {
-        let (a, b) = (self.ns(n1), self.ns(n2));
-        must(&[
-            "ip", "link", "add", i1, "netns", &a, "type", "veth", "peer", "name", i2, "netns", &b,
-        ]);
-    }
-    fn new(mode: &str) -> Lab {
-        require();
-        let tag = format!(
-            "{}{}{}",
-            &mode[..2],
-            std::process::id() % 100_000,
-            SEQ.fetch_add(1, Ordering::Relaxed)
-        );
-        let dir = std::env::temp_dir().join(format!("tessera-dp-{tag}"));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("work dir");
-        let lab = Lab {
-            tag,
-            dir,
-            children: Vec::new(),
-        };
-        for n in ["a", "r", "b", "c", "g"] {
-            must(&["ip", "netns", "add", &lab.ns(n)]);
-            lab.exec(n, &["ip", "link", "set", "lo", "up"]).expect("lo");
-        }
-        lab.link("a", "a0", "r", "r0");
-        lab.link("r", "r1", "b", "b0");
-        lab.link("r", "r2", "c", "c0");
-        lab.link("r", "rc", "g", "gc");
-        let cmds: &[(&str, &[&str])] = &[
-            ("a", &["ip", "addr", "add", "198.18.1.2/24", "dev", "a0"]),
-            ("b", &["ip", "addr", "add", "198.18.2.2/24", "dev", "b0"]),
-            ("c", &["ip", "addr", "add", "198.18.3.2/24", "dev", "c0"]),
-            ("b", &["ip", "addr", "add", "198.19.113.1/32", "dev", "lo"]),
-            ("c", &["ip", "addr", "add", "198.19.113.1/32", "dev", "lo"]),
-            // IPv6 without duplicate address detection (no waiting).
-            (
-                "a",
-                &[
-                    "ip",
-                    "-6",
-                    "addr",
-                    "add",
-                    "2001:db8:1::2/64",
-                    "dev",
-                    "a0",
-                    "nodad",
-                ],
-            ),
-            (
-                "b",
-                &[
-                    "ip",
-                    "-6",
-                    "addr",
-                    "add",
-                    "2001:db8:2::2/64",
-                    "dev",
-                    "b0",
-                    "nodad",
-                ],
-            ),
-            (
-                "c",
-                &[
-                    "ip",
-                    "-6",
-                    "addr",
-                    "add",
-                    "2001:db8:3::2/64",
-                    "dev",
-                    "c0",
-                    "nodad",
-                ],
-            ),
-            (
-                "b",
-                &["ip", "-6", "addr", "add", "2001:db8:ff::1/128", "dev", "lo"],
-            ),
-            (
-                "c",
-                &["ip", "-6", "addr", "add", "2001:db8:ff::1/128", "dev", "lo"],
-            ),
-            ("r", &["ip", "addr", "add", "198.18.9.1/24", "dev", "rc"]),
-            ("g", &["ip", "addr", "add", "198.18.9.2/24", "dev", "gc"]),
-            // BIRD's static gateways must look reachable to BIRD itself.
-            // (A veth pair: this kernel has no dummy driver.)
-            (
-                "g",
-                &[
-                    "ip", "link", "add", "gw0", "type", "veth", "peer", "name", "gw1",
-                ],
-            ),
-            ("g", &["ip", "link", "set", "gw1", "up"]),
-            ("g", &["ip", "addr", "add", "198.18.2.100/24", "dev", "gw0"]),
-            ("g", &["ip", "addr", "add", "198.18.3.100/24", "dev", "gw0"]),
-            ("g", &["ip", "link", "set", "gw0", "up"]),
-            ("r", &["sysctl", "-qw", "net.ipv4.ip_forward=0"]),
-        ];
-        for (n, c) in cmds {
-            lab.exec(n, c).expect("address");
-        }
-        for (n, i) in [
-            ("a", "a0"),
-            ("r", "r0"),
-            ("r", "r1"),
-            ("r", "r2"),
-            ("r", "rc"),
-            ("b", "b0"),
-            ("c", "c0"),
-            ("g", "gc"),
-        ] {
-            lab.exec(n, &["ip", "link", "set", i, "up"]).expect("up");
-            // Full checksums on the wire: a forwarded veth frame must not
-            // carry a partial (offloaded) one.
-            let _ = lab.exec(
-                n,
-                &[
-                    "ethtool", "-K", i, "tx", "off", "tso", "off", "gso", "off", "gro", "off",
-                ],
-            );
-        }
-        for (n, gw) in [
-            ("a", "198.18.1.1"),
-            ("b", "198.18.2.1"),
-            ("c", "198.18.3.1"),
-        ] {
-            lab.exec(n, &["ip", "route", "add", "default", "via", gw])
-                .expect("default route");
-        }
-        for (n, gw) in [
-            ("a", "2001:db8:1::1"),
-            ("b", "2001:db8:2::1"),
-            ("c", "2001:db8:3::1"),
-        ] {
-            lab.exec(n, &["ip", "-6", "route", "add", "default", "via", gw])
-                .expect("default IPv6 route");
-        }
-        lab
-    }
-
-    fn spawn(&mut self, n: &str, argv: &[&str], log: &str) {
-        let ns = self.ns(n);
-        let f = std::fs::File::create(self.dir.join(log)).expect("log file");
-        let c = Command::new("ip")
-            .args(["netns", "exec", &ns])
-            .args(argv)
-            .stdin(Stdio::null())
-            .stdout(f.try_clone().expect("log"))
-            .stderr(f)
-            .spawn()
-            .expect("spawn");
-        self.children.push(c);
-    }
-
-    fn log(&self, name: &str) -> String {
-        std::fs::read_to_string(self.dir.join(name)).unwrap_or_default()
-    }
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        for c in &mut self.children {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        for n in ["a", "r", "b", "c", "g"] {
-            let _ = sh(&["ip", "netns", "del", &self.ns(n)]);
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// Runs `f` on a thread inside namespace `ns`.
-fn in_ns<T: Send + 'static>(
-    ns: String,
-    f: impl FnOnce() -> T + Send + 'static,
-) -> std::thread::JoinHandle<T> {
-    std::thread::spawn(move || {
-        io::sys::enter_netns(&format!("/run/netns/{ns}")).expect("setns");
-        f()
-    })
-}
-
-/// BIRD's configuration announcing 198.19.113.0/24 with next hop `via`.
-///
-/// The export filter sets `bgp_next_hop`: to an eBGP peer, BIRD advertises
-/// a non-BGP route's gateway only when it is on the session's interface,
-/// else its own session address (198.18.9.2 here, which is on no dataplane
-/// port, so tesserad could never resolve it); `next hop keep` only keeps
-/// an existing BGP next hop. Setting it gives the third-party next hop of
-/// RFC 4271 §5.1.3 that this lab needs.
-fn bird_conf(lab: &Lab, via: &str) -> PathBuf {
-    let p = lab.dir.join("bird.conf");
-    let text = format!(
-        "log \"{}\" all;\nrouter id 198.18.9.2;\nprotocol device {{}}\n\
-         protocol direct {{ ipv4; interface \"gw0\"; }}\n\
-         protocol static st {{ ipv4; route 198.19.113.0/24 via {via}; }}\n\
-         protocol bgp peer {{\n  local 198.18.9.2 as 65001;\n  neighbor 198.18.9.1 as 65000;\n\
-           hold time 9;\n  connect retry time 1;\n\
-           ipv4 {{ import none; next hop keep;\n\
-             export filter {{ if proto = \"st\" then {{ bgp_next_hop = {via}; accept; }} reject; }};\n\
-           }};\n}}\n",
-        lab.dir.join("bird.log").display()
+/// A, R, B, B2 (namespace c) and BIRD's G, wired as in the module docs.
+fn new_lab(mode: &str) -> Lab {
+    let lab = NetLab::new(
+        &format!("dp{}", &mode[..2]),
+        &["a", "r", "b", "c", "g"],
+        "dataplane tests",
+        &["ip", "ethtool", "bird", "birdc"],
     );
-    std::fs::write(&p, text).expect("bird.conf");
-    p
+    lab.link("a", "a0", "r", "r0");
+    lab.link("r", "r1", "b", "b0");
+    lab.link("r", "r2", "c", "c0");
+    lab.link("r", "rc", "g", "gc");
+    for (n, cmd) in [
+        ("a", "ip addr add 198.18.1.2/24 dev a0"),
+        ("b", "ip addr add 198.18.2.2/24 dev b0"),
+        ("c", "ip addr add 198.18.3.2/24 dev c0"),
+        ("b", "ip addr add 198.19.113.1/32 dev lo"),
+        ("c", "ip addr add 198.19.113.1/32 dev lo"),
+        // IPv6 without duplicate address detection (no waiting).
+        ("a", "ip -6 addr add 2001:db8:1::2/64 dev a0 nodad"),
+        ("b", "ip -6 addr add 2001:db8:2::2/64 dev b0 nodad"),
+        ("c", "ip -6 addr add 2001:db8:3::2/64 dev c0 nodad"),
+        ("b", "ip -6 addr add 2001:db8:ff::1/128 dev lo"),
+        ("c", "ip -6 addr add 2001:db8:ff::1/128 dev lo"),
+        ("r", "ip addr add 198.18.9.1/24 dev rc"),
+        ("g", "ip addr add 198.18.9.2/24 dev gc"),
+        // BIRD's static gateways must look reachable to BIRD itself.
+        // (A veth pair: this kernel has no dummy driver.)
+        ("g", "ip link add gw0 type veth peer name gw1"),
+        ("g", "ip link set gw1 up"),
+        ("g", "ip addr add 198.18.2.100/24 dev gw0"),
+        ("g", "ip addr add 198.18.3.100/24 dev gw0"),
+        ("g", "ip link set gw0 up"),
+        ("r", "sysctl -qw net.ipv4.ip_forward=0"),
+    ] {
+        lab.must_cmd(n, cmd);
+    }
+    for (n, i) in [
+        ("a", "a0"),
+        ("r", "r0"),
+        ("r", "r1"),
+        ("r", "r2"),
+        ("r", "rc"),
+        ("b", "b0"),
+        ("c", "c0"),
+        ("g", "gc"),
+    ] {
+        lab.up(n, i);
+    }
+    for (n, gw) in [
+        ("a", "198.18.1.1"),
+        ("b", "198.18.2.1"),
+        ("c", "198.18.3.1"),
+    ] {
+        lab.must(n, &["ip", "route", "add", "default", "via", gw]);
+    }
+    for (n, gw) in [
+        ("a", "2001:db8:1::1"),
+        ("b", "2001:db8:2::1"),
+        ("c", "2001:db8:3::1"),
+    ] {
+        lab.must(n, &["ip", "-6", "route", "add", "default", "via", gw]);
+    }
+    lab
 }
 
-fn tesserad_conf(lab: &Lab, io: &str, engine: fib::dataplane::Engine) -> PathBuf {
-    let p = lab.dir.join("tesserad.toml");
+/// BIRD's configuration announcing 198.19.113.0/24 with next hop `via`
+/// (see [`bird_third_party_conf`]).
+fn bird_conf(lab: &Lab, via: &str) -> String {
+    bird_third_party_conf(
+        &lab.path("bird.conf"),
+        &lab.path("bird.log"),
+        "198.18.9.2",
+        "198.18.9.1",
+        via,
+    )
+}
+
+fn tesserad_conf(lab: &Lab, io: &str, engine: fib::dataplane::Engine) -> String {
     let engine = match engine {
         fib::dataplane::Engine::Graph => "graph",
         fib::dataplane::Engine::Fast => "fast",
@@ -305,10 +133,9 @@ fn tesserad_conf(lab: &Lab, io: &str, engine: fib::dataplane::Engine) -> PathBuf
          [[dataplane.interface]]\nname = \"r0\"\naddresses = [\"198.18.1.1/24\", \"2001:db8:1::1/64\"]\n\n\
          [[dataplane.interface]]\nname = \"r1\"\naddresses = [\"198.18.2.1/24\", \"2001:db8:2::1/64\"]\n\n\
          [[dataplane.interface]]\nname = \"r2\"\naddresses = [\"198.18.3.1/24\", \"2001:db8:3::1/64\"]\n",
-        lab.dir.join("tesserad.sock").display()
+        lab.path("tesserad.sock").display()
     );
-    std::fs::write(&p, text).expect("tesserad.toml");
-    p
+    lab.write("tesserad.toml", &text)
 }
 
 /// Datagrams received per tag (first byte & 3), readable while running.
@@ -375,42 +202,32 @@ fn send(lab: &Lab, tag: u8, count: u32) {
     h.join().expect("sender");
 }
 
-fn wait_for(
-    lab: &Lab,
-    what: &str,
-    secs: u64,
-    diag: &dyn Fn() -> String,
-    mut f: impl FnMut() -> bool,
-) {
-    let end = Instant::now() + Duration::from_secs(secs);
-    while Instant::now() < end {
-        if f() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    // tesserad prints its dataplane counters when it stops.
-    if let Some(c) = lab.children.get(1) {
-        let _ = sh(&["kill", "-TERM", &c.id().to_string()]);
-        std::thread::sleep(Duration::from_secs(2));
-    }
-    let sock = lab.dir.join("bird.ctl").display().to_string();
-    let routes = sh(&["birdc", "-s", &sock, "show", "route", "all"]).unwrap_or_else(|e| e);
-    let proto =
-        sh(&["birdc", "-s", &sock, "show", "protocols", "all", "peer"]).unwrap_or_else(|e| e);
-    panic!(
-        "timed out waiting for {what}\n--- dataplane\n{}\n--- tesserad.log\n{}\n--- bird.log\n{}\n--- birdc\n{routes}\n{proto}",
-        diag(),
-        lab.log("tesserad.log"),
-        lab.log("bird.log")
+/// Waits for `f` (bounded); on timeout stops tesserad (it prints its
+/// dataplane counters) and fails with the dataplane's, tesserad's and
+/// BIRD's view.
+fn wait_for(lab: &Lab, what: &str, secs: u64, diag: &dyn Fn() -> String, f: impl FnMut() -> bool) {
+    lab.wait_for(
+        what,
+        secs,
+        || {
+            if lab.pid("tesserad.log").is_some() {
+                lab.signal("tesserad.log", "TERM");
+                std::thread::sleep(Duration::from_secs(2));
+            }
+            let sock = lab.path("bird.ctl").display().to_string();
+            let routes =
+                sh(&["birdc", "-s", &sock, "show", "route", "all"]).unwrap_or_else(|e| e);
+            let proto = sh(&["birdc", "-s", &sock, "show", "protocols", "all", "peer"])
+                .unwrap_or_else(|e| e);
+            format!(
+                "--- dataplane\n{}\n--- tesserad.log\n{}\n--- bird.log\n{}\n--- birdc\n{routes}\n{proto}",
+                diag(),
+                lab.log("tesserad.log"),
+                lab.log("bird.log")
+            )
+        },
+        f,
     );
-}
-
-fn counter(line: &str, key: &str) -> u64 {
-    line.split_whitespace()
-        .find_map(|w| w.strip_prefix(&format!("{key}=")))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no {key} in {line:?}"))
 }
 
 /// Where the route to 198.19.113.0/24 comes from.
@@ -496,19 +313,14 @@ fn graph_proofs(lab: &Lab, fed_v6: bool) {
 
 fn scenario(io_mode: &str, src: Source, engine: fib::dataplane::Engine, cores: usize) {
     let graph = engine == fib::dataplane::Engine::Graph;
-    let mut lab = Lab::new(io_mode);
-    let sock = lab.dir.join("bird.ctl").display().to_string();
+    let mut lab = new_lab(io_mode);
+    let sock = lab.path("bird.ctl").display().to_string();
     let mut direct = None;
     match src {
         Source::Bird => {
             let bconf = bird_conf(&lab, "198.18.2.2");
-            let bconf_s = bconf.display().to_string();
-            lab.spawn(
-                "g",
-                &["bird", "-f", "-c", &bconf_s, "-s", &sock],
-                "bird.out",
-            );
-            let tconf = tesserad_conf(&lab, io_mode, engine).display().to_string();
+            lab.spawn("g", &["bird", "-f", "-c", &bconf, "-s", &sock], "bird.out");
+            let tconf = tesserad_conf(&lab, io_mode, engine);
             lab.spawn(
                 "r",
                 &[env!("CARGO_BIN_EXE_tesserad"), "-c", &tconf],
@@ -646,14 +458,7 @@ fn scenario(io_mode: &str, src: Source, engine: fib::dataplane::Engine, cores: u
         tx.send(change("198.18.3.2")).expect("feed");
     } else {
         let bconf = bird_conf(&lab, "198.18.3.2");
-        sh(&[
-            "birdc",
-            "-s",
-            &sock,
-            "configure",
-            &format!("\"{}\"", bconf.display()),
-        ])
-        .expect("birdc configure");
+        sh(&["birdc", "-s", &sock, "configure", &format!("\"{bconf}\"")]).expect("birdc configure");
     }
     wait_for(&lab, "the route to move to B2", 10, &diag, || {
         send(&lab, 2, 5);
@@ -682,12 +487,8 @@ fn scenario(io_mode: &str, src: Source, engine: fib::dataplane::Engine, cores: u
         )
         } else {
             // tesserad prints its dataplane counters on SIGTERM.
-            let pid = lab.children[1].id().to_string();
-            let _ = sh(&["kill", "-TERM", &pid]);
-            let end = Instant::now() + Duration::from_secs(10);
-            while Instant::now() < end && !lab.log("tesserad.log").contains("dataplane: rx=") {
-                std::thread::sleep(Duration::from_millis(100));
-            }
+            lab.signal("tesserad.log", "TERM");
+            lab.wait_log("tesserad.log", "dataplane: rx=", 10);
             let log = lab.log("tesserad.log");
             // The config's engine and frame count reached the dataplane.
             let want = format!(
@@ -729,13 +530,6 @@ fn scenario(io_mode: &str, src: Source, engine: fib::dataplane::Engine, cores: u
         // Two IPv4 and two IPv6 time-exceeded errors (ping -c 2 each).
         assert!(counter(&line, "icmp_errors") >= 4, "{line}");
         assert!(counter(&line, "ipv6") >= 14, "{line}");
-    }
-}
-
-struct StopOnDrop(Arc<AtomicBool>);
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
     }
 }
 

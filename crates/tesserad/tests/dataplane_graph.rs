@@ -24,85 +24,52 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::cluster::sh;
+use common::netlab::NetLab;
 
-struct Lab {
-    tag: String,
-    dir: PathBuf,
-    child: Option<Child>,
+/// A, R and B; dropping it tears everything down.
+struct Lab(NetLab);
+
+impl std::ops::Deref for Lab {
+    type Target = NetLab;
+    fn deref(&self) -> &NetLab {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Lab {
+    fn deref_mut(&mut self) -> &mut NetLab {
+        &mut self.0
+    }
 }
 
 impl Lab {
-    fn ns(&self, n: &str) -> String {
-        format!("dg{n}{}", self.tag)
-    }
-    fn exec(&self, n: &str, argv: &[&str]) -> Result<String, String> {
-        let ns = self.ns(n);
-        let mut v = vec!["ip", "netns", "exec", &ns];
-        v.extend_from_slice(argv);
-        sh(&v)
-    }
-    fn must(&self, n: &str, argv: &[&str]) {
-        if let Err(e) = self.exec(n, argv) {
-            panic!("setup: {e}");
-        }
-    }
     fn new() -> Lab {
-        // SAFETY: geteuid has no preconditions.
-        assert_eq!(unsafe { libc::geteuid() }, 0, "this test needs root");
-        for t in ["ip", "ping"] {
-            assert!(
-                Command::new("which")
-                    .arg(t)
-                    .output()
-                    .is_ok_and(|o| o.status.success()),
-                "this test needs `{t}` installed"
-            );
+        let lab = NetLab::new("dg", &["a", "r", "b"], "this test", &["ip", "ping"]);
+        lab.link("a", "a0", "r", "r0");
+        lab.link("r", "r1", "b", "b0");
+        for (n, cmd) in [
+            ("a", "ip addr add 198.18.1.2/24 dev a0"),
+            ("b", "ip addr add 198.18.2.2/24 dev b0"),
+            ("b", "ip addr add 198.19.113.1/32 dev lo"),
+            ("b", "ip addr add 198.19.114.1/32 dev lo"),
+            ("r", "sysctl -qw net.ipv4.ip_forward=0"),
+            ("a", "ip link set a0 up"),
+            ("r", "ip link set r0 up"),
+            ("r", "ip link set r1 up"),
+            ("b", "ip link set b0 up"),
+            ("a", "ip route add default via 198.18.1.1"),
+            ("b", "ip route add default via 198.18.2.1"),
+        ] {
+            lab.must_cmd(n, cmd);
         }
-        let tag = format!("{}", std::process::id() % 100_000);
-        let dir = std::env::temp_dir().join(format!("tessera-dg-{tag}"));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("work dir");
-        let lab = Lab {
-            tag,
-            dir,
-            child: None,
-        };
-        for n in ["a", "r", "b"] {
-            sh(&["ip", "netns", "add", &lab.ns(n)]).expect("netns");
-            lab.must(n, &["ip", "link", "set", "lo", "up"]);
-        }
-        for (n1, i1, n2, i2) in [("a", "a0", "r", "r0"), ("r", "r1", "b", "b0")] {
-            let (x, y) = (lab.ns(n1), lab.ns(n2));
-            sh(&[
-                "ip", "link", "add", i1, "netns", &x, "type", "veth", "peer", "name", i2, "netns",
-                &y,
-            ])
-            .expect("veth");
-        }
-        lab.must("a", &["ip", "addr", "add", "198.18.1.2/24", "dev", "a0"]);
-        lab.must("b", &["ip", "addr", "add", "198.18.2.2/24", "dev", "b0"]);
-        lab.must("b", &["ip", "addr", "add", "198.19.113.1/32", "dev", "lo"]);
-        lab.must("b", &["ip", "addr", "add", "198.19.114.1/32", "dev", "lo"]);
-        lab.must("r", &["sysctl", "-qw", "net.ipv4.ip_forward=0"]);
-        for (n, i) in [("a", "a0"), ("r", "r0"), ("r", "r1"), ("b", "b0")] {
-            lab.must(n, &["ip", "link", "set", i, "up"]);
-        }
-        lab.must("a", &["ip", "route", "add", "default", "via", "198.18.1.1"]);
-        lab.must("b", &["ip", "route", "add", "default", "via", "198.18.2.1"]);
-        lab
-    }
-    fn path(&self, f: &str) -> PathBuf {
-        self.dir.join(f)
+        Lab(lab)
     }
     fn sock(&self) -> String {
         self.path("tesserad.sock").display().to_string()
     }
     fn write_config(&self) -> PathBuf {
-        let p = self.path("tesserad.toml");
         let text = format!(
             "[router]\nid = \"198.18.9.1\"\nasn = 65000\npipeline = \"sequential\"\n\
              listen = [\"127.0.0.1:179\"]\n\n\
@@ -115,17 +82,11 @@ impl Lab {
             self.sock(),
             self.path("dp.click").display()
         );
-        std::fs::write(&p, text).expect("config");
-        p
+        PathBuf::from(self.write("tesserad.toml", &text))
     }
+    /// `tessera ARGS` in R.
     fn tessera(&self, args: &[&str]) -> Result<String, String> {
-        let bin = std::path::Path::new(env!("CARGO_BIN_EXE_tesserad")).with_file_name("tessera");
-        let bin = bin.display().to_string();
-        let mut v = vec![bin.as_str()];
-        v.extend_from_slice(args);
-        let sock = self.sock();
-        v.extend_from_slice(&["--socket", &sock]);
-        self.exec("r", &v)
+        self.0.tessera("r", args)
     }
     fn ping(&self, dst: &str) -> bool {
         self.exec(
@@ -141,21 +102,8 @@ impl Lab {
             .expect("show dataplane");
         serde_json::from_str(&s).unwrap_or_else(|e| panic!("{e}: {s}"))
     }
-    fn log(&self) -> String {
-        std::fs::read_to_string(self.path("tesserad.log")).unwrap_or_default()
-    }
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        if let Some(c) = &mut self.child {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        for n in ["a", "r", "b"] {
-            let _ = sh(&["ip", "netns", "del", &self.ns(n)]);
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
+    fn tesserad_log(&self) -> String {
+        self.log("tesserad.log")
     }
 }
 
@@ -189,27 +137,6 @@ fn drops(v: &serde_json::Value, name: &str, r: &str) -> u64 {
     elem(v, name)["drops"][r].as_u64().unwrap_or(0)
 }
 
-/// GET /metrics from inside namespace `ns` (bounded by socket timeouts).
-fn metrics(ns: &str) -> String {
-    let ns = ns.to_string();
-    std::thread::spawn(move || {
-        use std::io::{Read, Write};
-        io::sys::enter_netns(&format!("/run/netns/{ns}")).expect("setns");
-        let addr = "127.0.0.1:9324".parse().expect("addr");
-        let mut s = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5))
-            .expect("connect to /metrics");
-        s.set_read_timeout(Some(Duration::from_secs(5)))
-            .expect("timeout");
-        s.write_all(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
-            .expect("request");
-        let mut out = String::new();
-        let _ = s.read_to_string(&mut out);
-        out
-    })
-    .join()
-    .expect("metrics thread")
-}
-
 #[test]
 fn an_operator_graph_forwards_counts_and_reloads_without_dropping_the_fib() {
     let mut lab = Lab::new();
@@ -235,31 +162,25 @@ fn an_operator_graph_forwards_counts_and_reloads_without_dropping_the_fib() {
     lab.exec("r", &[bin, "-c", &cfgs, "--check"])
         .expect("the graph is valid");
 
-    let log = std::fs::File::create(lab.path("tesserad.log")).expect("log");
-    let ns = lab.ns("r");
-    lab.child = Some(
-        Command::new("ip")
-            .args(["netns", "exec", &ns, bin, "-c", &cfgs])
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().expect("log"))
-            .stderr(log)
-            .spawn()
-            .expect("tesserad"),
-    );
-    let pid = lab.child.as_ref().map(Child::id);
+    lab.spawn("r", &[bin, "-c", &cfgs], "tesserad.log");
+    let pid = lab.pid("tesserad.log");
     let end = Instant::now() + Duration::from_secs(20);
     while lab.tessera(&["show", "dataplane"]).is_err() {
         assert!(
             Instant::now() < end,
             "tesserad did not start: {}",
-            lab.log()
+            lab.tesserad_log()
         );
         std::thread::sleep(Duration::from_millis(200));
     }
     // Static routes reach the FIB shortly after start.
     let end = Instant::now() + Duration::from_secs(15);
     while !lab.ping("198.19.113.1") {
-        assert!(Instant::now() < end, "no forwarding: {}", lab.log());
+        assert!(
+            Instant::now() < end,
+            "no forwarding: {}",
+            lab.tesserad_log()
+        );
     }
     assert!(lab.ping("198.19.114.1"), "198.19.114.1 not reached");
     let v = wait_show(&lab, "the Counter saw the pings", |v| {
@@ -277,7 +198,7 @@ fn an_operator_graph_forwards_counts_and_reloads_without_dropping_the_fib() {
         "{text}"
     );
     // /metrics: the same counters with element and class labels.
-    let m = metrics(&lab.ns("r"));
+    let m = common::netlab::metrics(&lab.ns("r"), "127.0.0.1:9324");
     assert!(
         m.contains(
             "tessera_dataplane_element_counter{element=\"cnt\",class=\"Counter\",counter=\"packets\"}"
@@ -331,8 +252,8 @@ fn an_operator_graph_forwards_counts_and_reloads_without_dropping_the_fib() {
         drops(v, "denied", "discarded") >= 3 && counter(v, "cnt", "packets") >= 3
     });
     assert_eq!(elem(&v, "deny")["class"], "Classifier");
-    assert_eq!(lab.child.as_ref().map(Child::id), pid);
-    let log = lab.log();
+    assert_eq!(lab.pid("tesserad.log"), pid);
+    let log = lab.tesserad_log();
     assert_eq!(
         log.matches("dataplane: started").count(),
         1,

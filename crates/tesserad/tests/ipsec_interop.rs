@@ -38,14 +38,11 @@
 mod common;
 
 use std::net::UdpSocket;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::cluster::sh;
-
-static SEQ: AtomicU32 = AtomicU32::new(0);
+use common::netlab::{counter, in_ns, NetLab};
 
 /// Our outbound SA (the peer's inbound): key, salt.
 const OUT_KEY: &str = "00112233445566778899aabbccddeeff";
@@ -53,140 +50,48 @@ const OUT_SALT: &str = "01020304";
 /// Our inbound SA (the peer's outbound).
 const IN_KEY: &str = "ffeeddccbbaa99887766554433221100";
 const IN_SALT: &str = "05060708";
+/// tesserad's `/metrics`, inside R's namespace.
+const METRICS: &str = "127.0.0.1:9324";
 
-fn must(argv: &[&str]) {
-    if let Err(e) = sh(argv) {
-        panic!("setup: {e}");
+/// A, R and P; dropping it tears everything down.
+struct Lab(NetLab);
+
+impl std::ops::Deref for Lab {
+    type Target = NetLab;
+    fn deref(&self) -> &NetLab {
+        &self.0
     }
 }
 
-fn have(tool: &str) -> bool {
-    Command::new("which")
-        .arg(tool)
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
-
-fn require(tools: &[&str]) {
-    // SAFETY: geteuid has no preconditions.
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "IPsec interop tests need root"
-    );
-    for t in tools {
-        assert!(have(t), "IPsec interop tests need `{t}` installed");
+impl std::ops::DerefMut for Lab {
+    fn deref_mut(&mut self) -> &mut NetLab {
+        &mut self.0
     }
-}
-
-/// Namespaces and processes; dropping it tears everything down.
-struct Lab {
-    tag: String,
-    dir: PathBuf,
-    children: Vec<(String, Child)>,
 }
 
 impl Lab {
-    fn ns(&self, n: &str) -> String {
-        format!("ips{n}{}", self.tag)
-    }
-    fn exec(&self, n: &str, argv: &[&str]) -> Result<String, String> {
-        let ns = self.ns(n);
-        let mut v = vec!["ip", "netns", "exec", &ns];
-        v.extend_from_slice(argv);
-        sh(&v)
-    }
-    fn run(&self, n: &str, argv: &[&str]) {
-        if let Err(e) = self.exec(n, argv) {
-            panic!("setup in {n}: {e}");
-        }
-    }
-
     /// A, R and P with their links and addresses (P's IPsec is the
-    /// caller's).
-    fn new() -> Lab {
-        let tag = format!(
-            "{}{}",
-            std::process::id() % 100_000,
-            SEQ.fetch_add(1, Ordering::Relaxed)
-        );
-        let dir = std::env::temp_dir().join(format!("tessera-ipsec-{tag}"));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("work dir");
-        let lab = Lab {
-            tag,
-            dir,
-            children: Vec::new(),
-        };
-        for n in ["a", "r", "p"] {
-            must(&["ip", "netns", "add", &lab.ns(n)]);
-            lab.run(n, &["ip", "link", "set", "lo", "up"]);
-        }
-        for (n1, i1, n2, i2) in [("a", "a0", "r", "r0"), ("r", "r1", "p", "p0")] {
-            let (x, y) = (lab.ns(n1), lab.ns(n2));
-            must(&[
-                "ip", "link", "add", i1, "netns", &x, "type", "veth", "peer", "name", i2, "netns",
-                &y,
-            ]);
-        }
-        lab.run("a", &["ip", "addr", "add", "198.18.1.2/24", "dev", "a0"]);
-        lab.run("p", &["ip", "addr", "add", "198.18.2.2/24", "dev", "p0"]);
-        lab.run("r", &["sysctl", "-qw", "net.ipv4.ip_forward=0"]);
+    /// caller's); fails without root or one of `tools`.
+    fn new(tools: &[&str]) -> Lab {
+        let lab = NetLab::new("ips", &["a", "r", "p"], "IPsec interop tests", tools);
+        lab.link("a", "a0", "r", "r0");
+        lab.link("r", "r1", "p", "p0");
+        lab.must_cmd("a", "ip addr add 198.18.1.2/24 dev a0");
+        lab.must_cmd("p", "ip addr add 198.18.2.2/24 dev p0");
+        lab.must_cmd("r", "sysctl -qw net.ipv4.ip_forward=0");
         for (n, i) in [("a", "a0"), ("r", "r0"), ("r", "r1"), ("p", "p0")] {
-            lab.run(n, &["ip", "link", "set", i, "up"]);
-            // Full checksums on the wire (no partial, offloaded ones).
-            let _ = lab.exec(
-                n,
-                &[
-                    "ethtool", "-K", i, "tx", "off", "tso", "off", "gso", "off", "gro", "off",
-                ],
-            );
+            lab.up(n, i);
         }
-        lab.run("a", &["ip", "route", "add", "default", "via", "198.18.1.1"]);
-        lab
+        lab.must_cmd("a", "ip route add default via 198.18.1.1");
+        Lab(lab)
     }
 
-    fn spawn(&mut self, n: &str, argv: &[&str], log: &str) {
-        let ns = self.ns(n);
-        let f = std::fs::File::create(self.dir.join(log)).expect("log file");
-        let c = Command::new("ip")
-            .args(["netns", "exec", &ns])
-            .args(argv)
-            .stdin(Stdio::null())
-            .stdout(f.try_clone().expect("log"))
-            .stderr(f)
-            .spawn()
-            .expect("spawn");
-        self.children.push((log.to_string(), c));
-    }
-
-    fn log(&self, name: &str) -> String {
-        std::fs::read_to_string(self.dir.join(name)).unwrap_or_default()
-    }
-
-    /// Waits (bounded) until `log` contains `what`.
-    fn wait_log(&self, log: &str, what: &str, secs: u64) {
-        let end = Instant::now() + Duration::from_secs(secs);
-        while Instant::now() < end {
-            if self.log(log).contains(what) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        panic!(
-            "timed out waiting for `{what}` in {log}:\n{}\n--- tesserad.log\n{}",
-            self.log(log),
-            self.log("tesserad.log")
-        );
-    }
-
-    /// Starts tesserad in R with the dataplane and our two SAs.
+    /// Starts tesserad in R with the dataplane, our two SAs and
+    /// `/metrics` on [`METRICS`].
     fn tesserad(&mut self) {
-        let p = self.dir.join("tesserad.toml");
         let text = format!(
             "[router]\nid = \"198.18.2.1\"\nasn = 65000\npipeline = \"sequential\"\n\
-             listen = [\"127.0.0.1:1179\"]\n\n[control]\nsocket = \"{}\"\n\n\
+             listen = [\"127.0.0.1:1179\"]\n\n[control]\nsocket = \"{}\"\nmetrics = \"{METRICS}\"\n\n\
              [dataplane]\nio = \"af_packet\"\nkp = 32\nkn = 32\n\n\
              [[dataplane.interface]]\nname = \"r0\"\naddresses = [\"198.18.1.1/24\"]\n\n\
              [[dataplane.interface]]\nname = \"r1\"\naddresses = [\"198.18.2.1/24\"]\n\n\
@@ -196,10 +101,9 @@ impl Lab {
              [[dataplane.ipsec.sa]]\nspi = 0x2001\ndirection = \"in\"\nkey = \"{IN_KEY}\"\n\
              salt = \"{IN_SALT}\"\ntunnel_src = \"198.18.2.2\"\ntunnel_dst = \"198.18.2.1\"\n\
              selectors = [\"198.18.3.0/24\"]\nreplay_window = 128\n",
-            self.dir.join("tesserad.sock").display()
+            self.path("tesserad.sock").display()
         );
-        std::fs::write(&p, text).expect("tesserad.toml");
-        let conf = p.display().to_string();
+        let conf = self.write("tesserad.toml", &text);
         self.spawn(
             "r",
             &[env!("CARGO_BIN_EXE_tesserad"), "-c", &conf],
@@ -216,9 +120,7 @@ impl Lab {
 
     /// Stops tesserad (SIGTERM) and returns its `ipsec:` counters line.
     fn stop_tesserad(&mut self) -> String {
-        if let Some((_, c)) = self.children.iter().find(|(l, _)| l == "tesserad.log") {
-            let _ = sh(&["kill", "-TERM", &c.id().to_string()]);
-        }
+        self.signal("tesserad.log", "TERM");
         self.wait_log("tesserad.log", "ipsec: encrypted=", 10);
         let log = self.log("tesserad.log");
         log.lines()
@@ -228,53 +130,160 @@ impl Lab {
     }
 }
 
-impl Drop for Lab {
-    fn drop(&mut self) {
-        for (_, c) in &mut self.children {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        for n in ["a", "r", "p"] {
-            let _ = sh(&["ip", "netns", "del", &self.ns(n)]);
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
+/// The drop reasons of EspEncap (out) and EspDecap (in).
+const OUT_DROPS: [&str; 4] = ["not_ip", "too_big", "seq_exhausted", "no_room"];
+const IN_DROPS: [&str; 7] = [
+    "too_short",
+    "malformed",
+    "no_sa",
+    "replay",
+    "auth_failed",
+    "policy",
+    "dummy",
+];
 
-fn counter(line: &str, key: &str) -> u64 {
-    line.split_whitespace()
-        .find_map(|w| w.strip_prefix(&format!("{key}=")))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no {key} in {line:?}"))
+/// The drop counters on the `ipsec:` line are `want` (others zero).
+fn drops_are(line: &str, want: &[(&str, u64)]) {
+    for k in OUT_DROPS.iter().chain(&IN_DROPS) {
+        let n = want.iter().find(|w| w.0 == *k).map_or(0, |w| w.1);
+        assert_eq!(counter(line, k), n, "{k}: {line}");
+    }
 }
 
 /// Every drop counter on the `ipsec:` line is zero.
 fn no_drops(line: &str) {
-    for k in [
-        "not_ip",
-        "too_big",
-        "seq_exhausted",
-        "no_room",
-        "too_short",
-        "malformed",
-        "no_sa",
-        "replay",
-        "auth_failed",
-        "policy",
-        "dummy",
-    ] {
-        assert_eq!(counter(line, k), 0, "{k}: {line}");
-    }
+    drops_are(line, &[]);
 }
 
-/// On a thread inside namespace `ns`.
-fn in_ns<T: Send + 'static>(ns: String, f: impl FnOnce() -> T + Send + 'static) -> T {
-    std::thread::spawn(move || {
-        io::sys::enter_netns(&format!("/run/netns/{ns}")).expect("setns");
-        f()
-    })
-    .join()
-    .expect("thread in namespace")
+/// The row of SA `spi` (`None`: packets that named no SA) in direction
+/// `dir` of `show dataplane --json`'s `ipsec` list.
+fn sa_row<'a>(v: &'a serde_json::Value, spi: Option<u64>, dir: &str) -> &'a serde_json::Value {
+    v["ipsec"]
+        .as_array()
+        .and_then(|a| {
+            a.iter()
+                .find(|r| r["spi"].as_u64() == spi && r["dir"] == dir)
+        })
+        .unwrap_or(&serde_json::Value::Null)
+}
+
+/// The value of the sample `name{labels}` in a `/metrics` text.
+fn sample(m: &str, name_labels: &str) -> Option<u64> {
+    m.lines()
+        .find_map(|l| l.strip_prefix(name_labels)?.trim().parse().ok())
+}
+
+/// Per-SA counters after the Scapy exchange and its three bad packets,
+/// in `show dataplane --json`, its text, and `/metrics`: SPI 0x1001 out
+/// and 0x2001 in carried every datagram, 0x2001 dropped the replay and
+/// the forged packet, and the unknown SPI is a `no_sa` drop of no SA.
+fn check_sa_counters(lab: &Lab) {
+    let (replay, forged, unknown) = (("replay", 1), ("auth_failed", 1), ("no_sa", 1));
+    let end = Instant::now() + Duration::from_secs(10);
+    let v = loop {
+        let s = lab
+            .tessera("r", &["show", "dataplane", "--json"])
+            .unwrap_or_else(|e| panic!("show dataplane: {e}"));
+        let v: serde_json::Value = serde_json::from_str(&s).unwrap_or_else(|e| panic!("{e}: {s}"));
+        let inb = sa_row(&v, Some(0x2001), "in");
+        // The workers publish their counters when they go idle.
+        if inb["drops"][forged.0] == forged.1 && sa_row(&v, None, "in")["drops"][unknown.0] == 1 {
+            break v;
+        }
+        assert!(
+            Instant::now() < end,
+            "per-SA counters in show dataplane: {v}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let (out, inb, none) = (
+        sa_row(&v, Some(0x1001), "out"),
+        sa_row(&v, Some(0x2001), "in"),
+        sa_row(&v, None, "in"),
+    );
+    for (row, names, want) in [
+        (out, &OUT_DROPS[..], &[][..]),
+        (inb, &IN_DROPS[..], &[replay, forged][..]),
+        (none, &IN_DROPS[..], &[unknown][..]),
+    ] {
+        for k in names {
+            let n = want.iter().find(|w| w.0 == *k).map_or(0, |w| w.1);
+            assert_eq!(row["drops"][k], n, "{k} of {row} in {v}");
+        }
+    }
+    // Each request is `msg i` in UDP in IPv4 (20 + 8 + 5 bytes), each
+    // answer `echo:msg i` (20 + 8 + 10); A resends a request whose answer
+    // is late, and Scapy answers each one it opens.
+    let (po, pi) = (out["packets"].as_u64(), inb["packets"].as_u64());
+    assert!(po.is_some_and(|n| n >= 5), "{v}");
+    assert!(pi.is_some_and(|n| n >= 5), "{v}");
+    assert_eq!(out["bytes"].as_u64(), po.map(|n| n * 33), "{v}");
+    assert_eq!(inb["bytes"].as_u64(), pi.map(|n| n * 38), "{v}");
+    assert_eq!(out["element"], "enc0", "{v}");
+    assert_eq!(inb["element"], "dec", "{v}");
+
+    let text = lab
+        .tessera("r", &["show", "dataplane"])
+        .expect("show dataplane");
+    let row = |spi: &str| {
+        text.lines()
+            .find(|l| l.starts_with(spi))
+            .unwrap_or_else(|| panic!("no {spi} row: {text}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+    };
+    let (pi, bi) = (
+        pi.unwrap_or(0).to_string(),
+        (pi.unwrap_or(0) * 38).to_string(),
+    );
+    assert_eq!(
+        row("0x2001 "),
+        ["0x2001", "in", "dec", &pi, &bi, "auth_failed=1", "replay=1"],
+        "{text}"
+    );
+    assert_eq!(
+        row("none "),
+        ["none", "in", "dec", "0", "0", "no_sa=1"],
+        "{text}"
+    );
+
+    let m = common::netlab::metrics(&lab.ns("r"), METRICS);
+    for (labels, want) in [
+        (
+            r#"tessera_ipsec_sa_packets_total{spi="0x1001",dir="out"}"#,
+            po,
+        ),
+        (
+            r#"tessera_ipsec_sa_packets_total{spi="0x2001",dir="in"}"#,
+            inb["packets"].as_u64(),
+        ),
+        (
+            r#"tessera_ipsec_sa_bytes_total{spi="0x2001",dir="in"}"#,
+            inb["bytes"].as_u64(),
+        ),
+        (
+            r#"tessera_ipsec_sa_drops_total{spi="0x2001",dir="in",reason="replay"}"#,
+            Some(1),
+        ),
+        (
+            r#"tessera_ipsec_sa_drops_total{spi="0x2001",dir="in",reason="auth_failed"}"#,
+            Some(1),
+        ),
+        (
+            r#"tessera_ipsec_sa_drops_total{spi="0x2001",dir="in",reason="policy"}"#,
+            Some(0),
+        ),
+        (
+            r#"tessera_ipsec_sa_drops_total{spi="none",dir="in",reason="no_sa"}"#,
+            Some(1),
+        ),
+        (
+            r#"tessera_ipsec_sa_drops_total{spi="0x1001",dir="out",reason="too_big"}"#,
+            Some(0),
+        ),
+    ] {
+        assert_eq!(sample(&m, labels), want, "{labels} in /metrics:\n{m}");
+    }
 }
 
 /// From A: `n` datagrams "msg i" to 198.18.3.1:5001, each resent (1 s
@@ -302,11 +311,13 @@ fn udp_round_trips(lab: &Lab, n: usize) -> Vec<String> {
         }
         got
     })
+    .join()
+    .expect("thread in namespace")
 }
 
 #[test]
 fn ipsec_scapy_peer_both_directions() {
-    require(&["ip", "ethtool", "tshark"]);
+    let tools = ["ip", "ethtool", "tshark"];
     let scapy = Command::new("/usr/bin/python3")
         .args(["-c", "import scapy.layers.ipsec"])
         .output()
@@ -316,7 +327,7 @@ fn ipsec_scapy_peer_both_directions() {
         scapy,
         "needs /usr/bin/python3 with Scapy (Debian package python3-scapy)"
     );
-    let mut lab = Lab::new();
+    let mut lab = Lab::new(&tools);
     let peer = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/ipsec/peer.py");
     let (kin, kout) = (format!("{OUT_KEY}{OUT_SALT}"), format!("{IN_KEY}{IN_SALT}"));
     lab.spawn(
@@ -325,7 +336,7 @@ fn ipsec_scapy_peer_both_directions() {
         "peer.log",
     );
     lab.wait_log("peer.log", "ready", 30);
-    let pcap = lab.dir.join("link.pcap").display().to_string();
+    let pcap = lab.path("link.pcap").display().to_string();
     lab.spawn(
         "p",
         &["tshark", "-n", "-i", "p0", "-F", "pcap", "-w", &pcap],
@@ -351,6 +362,11 @@ fn ipsec_scapy_peer_both_directions() {
         .unwrap_or_default();
     assert!(counter(pline, "opened") >= 5, "{plog}");
     assert_eq!(
+        counter(pline, "bad"),
+        3,
+        "Scapy sent the bad packets: {plog}"
+    );
+    assert_eq!(
         counter(pline, "failed"),
         0,
         "Scapy opened every packet: {plog}"
@@ -365,16 +381,15 @@ fn ipsec_scapy_peer_both_directions() {
         plog.contains("198.18.1.2->198.18.3.1 ttl=63 b'msg 0'"),
         "{plog}"
     );
+    check_sa_counters(&lab);
     let line = lab.stop_tesserad();
     eprintln!("{pline}\n{line}");
     assert!(counter(&line, "encrypted") >= 5, "{line}");
     assert!(counter(&line, "decrypted") >= 5, "{line}");
-    no_drops(&line);
+    drops_are(&line, &[("replay", 1), ("auth_failed", 1), ("no_sa", 1)]);
 
     // tshark's ESP dissector opens what crossed the link, both ways.
-    if let Some((_, c)) = lab.children.iter().find(|(l, _)| l == "tshark.log") {
-        let _ = sh(&["kill", "-INT", &c.id().to_string()]);
-    }
+    lab.signal("tshark.log", "INT");
     let end = Instant::now() + Duration::from_secs(10);
     while Instant::now() < end && !lab.log("tshark.log").contains("captured") {
         std::thread::sleep(Duration::from_millis(100));
@@ -473,8 +488,7 @@ fn kernel_esp_gcm(lab: &Lab) -> Result<(), String> {
 #[ignore = "needs a kernel with ESP and GCM (CONFIG_INET_ESP, CONFIG_CRYPTO_GCM); the test VM's \
             kernel has neither: run with --ignored on a host that has them"]
 fn ipsec_kernel_xfrm_both_directions() {
-    require(&["ip", "ethtool", "ping"]);
-    let mut lab = Lab::new();
+    let mut lab = Lab::new(&["ip", "ethtool", "ping"]);
     if let Err(e) = kernel_esp_gcm(&lab) {
         panic!(
             "this kernel cannot install an rfc4106(gcm(aes)) ESP state (CONFIG_INET_ESP and \
@@ -592,7 +606,7 @@ fn ipsec_kernel_xfrm_both_directions() {
         ],
     ];
     for c in p {
-        lab.run("p", c);
+        lab.must("p", c);
     }
     lab.tesserad();
     // Warm-up (ARP on both links), then the counted pings each way.

@@ -25,86 +25,42 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
 use std::net::UdpSocket;
-use std::os::unix::net::UnixStream;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::cluster::sh;
+use common::netlab::{bird_third_party_conf, in_ns, NetLab, StopOnDrop};
 
 /// UDP flows (source ports) and datagrams per flow.
 const FLOWS: usize = 64;
 const PER_FLOW: u32 = 20;
 
-fn require() {
-    // SAFETY: geteuid has no preconditions.
-    assert_eq!(unsafe { libc::geteuid() }, 0, "multipath tests need root");
-    for t in ["ip", "ethtool", "bird", "birdc"] {
-        assert!(
-            Command::new("which")
-                .arg(t)
-                .output()
-                .map(|o| o.status.success())
-                .unwrap_or(false),
-            "multipath tests need `{t}` installed"
-        );
+/// The lab of the module docs; dropping it tears everything down.
+struct Lab(NetLab);
+
+impl std::ops::Deref for Lab {
+    type Target = NetLab;
+    fn deref(&self) -> &NetLab {
+        &self.0
     }
 }
 
-/// Namespaces, daemons, work directory; dropping it tears everything down.
-struct Lab {
-    tag: String,
-    dir: PathBuf,
-    children: Vec<Child>,
+impl std::ops::DerefMut for Lab {
+    fn deref_mut(&mut self) -> &mut NetLab {
+        &mut self.0
+    }
 }
-
-const NS: [&str; 6] = ["a", "r", "b", "c", "g", "h"];
 
 impl Lab {
-    fn ns(&self, n: &str) -> String {
-        format!("mp{}{}", n, self.tag)
-    }
-    fn exec(&self, n: &str, argv: &[&str]) -> Result<String, String> {
-        let ns = self.ns(n);
-        let mut v = vec!["ip", "netns", "exec", &ns];
-        v.extend_from_slice(argv);
-        sh(&v)
-    }
-    fn must(&self, n: &str, cmd: &str) {
-        let argv: Vec<&str> = cmd.split_whitespace().collect();
-        if let Err(e) = self.exec(n, &argv) {
-            panic!("setup in {n}: {cmd}: {e}");
-        }
-    }
-    fn link(&self, n1: &str, i1: &str, n2: &str, i2: &str) {
-        let (a, b) = (self.ns(n1), self.ns(n2));
-        if let Err(e) = sh(&[
-            "ip", "link", "add", i1, "netns", &a, "type", "veth", "peer", "name", i2, "netns", &b,
-        ]) {
-            panic!("veth {i1}-{i2}: {e}");
-        }
-    }
     fn new() -> Lab {
-        require();
-        let tag = format!("{}", std::process::id() % 100_000);
-        let dir = std::env::temp_dir().join(format!("tessera-mp-{tag}"));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("work dir");
-        let lab = Lab {
-            tag,
-            dir,
-            children: Vec::new(),
-        };
-        for n in NS {
-            if let Err(e) = sh(&["ip", "netns", "add", &lab.ns(n)]) {
-                panic!("netns: {e}");
-            }
-            lab.must(n, "ip link set lo up");
-        }
+        let lab = NetLab::new(
+            "mp",
+            &["a", "r", "b", "c", "g", "h"],
+            "multipath tests",
+            &["ip", "ethtool", "bird", "birdc"],
+        );
         lab.link("a", "a0", "r", "r0");
         lab.link("r", "r1", "b", "b0");
         lab.link("r", "r2", "c", "c0");
@@ -133,7 +89,7 @@ impl Lab {
             ("h", "ip link add gw0 type veth peer name gw1"),
             ("h", "ip addr add 198.18.3.100/24 dev gw0"),
         ] {
-            lab.must(n, cmd);
+            lab.must_cmd(n, cmd);
         }
         for (n, i) in [
             ("a", "a0"),
@@ -151,56 +107,16 @@ impl Lab {
             ("h", "gw0"),
             ("h", "gw1"),
         ] {
-            lab.must(n, &format!("ip link set {i} up"));
-            // Full checksums on the wire: a forwarded veth frame must not
-            // carry a partial (offloaded) one.
-            let _ = lab.exec(
-                n,
-                &[
-                    "ethtool", "-K", i, "tx", "off", "tso", "off", "gso", "off", "gro", "off",
-                ],
-            );
+            lab.up(n, i);
         }
-        lab.must("a", "ip route add default via 198.18.1.1");
-        lab.must("b", "ip route add default via 198.18.2.1");
-        lab.must("c", "ip route add default via 198.18.3.1");
-        lab
-    }
-
-    fn spawn(&mut self, n: &str, argv: &[&str], log: &str) {
-        let ns = self.ns(n);
-        let f = std::fs::File::create(self.dir.join(log)).expect("log file");
-        let c = Command::new("ip")
-            .args(["netns", "exec", &ns])
-            .args(argv)
-            .stdin(Stdio::null())
-            .stdout(f.try_clone().expect("log"))
-            .stderr(f)
-            .spawn()
-            .expect("spawn");
-        self.children.push(c);
-    }
-
-    fn log(&self, name: &str) -> String {
-        std::fs::read_to_string(self.dir.join(name)).unwrap_or_default()
+        lab.must_cmd("a", "ip route add default via 198.18.1.1");
+        lab.must_cmd("b", "ip route add default via 198.18.2.1");
+        lab.must_cmd("c", "ip route add default via 198.18.3.1");
+        Lab(lab)
     }
 
     fn bird_sock(&self, n: &str) -> String {
-        self.dir.join(format!("bird-{n}.ctl")).display().to_string()
-    }
-
-    /// One control request to tesserad (what `tessera` sends); the line.
-    fn ctl(&self, request: &str) -> Result<String, String> {
-        let sock = self.dir.join("tesserad.sock");
-        let mut s = UnixStream::connect(&sock).map_err(|e| format!("connect: {e}"))?;
-        s.set_read_timeout(Some(Duration::from_secs(10)))
-            .map_err(|e| e.to_string())?;
-        writeln!(s, "{{\"version\":1,\"request\":{request}}}").map_err(|e| e.to_string())?;
-        let mut line = String::new();
-        BufReader::new(s)
-            .read_line(&mut line)
-            .map_err(|e| e.to_string())?;
-        Ok(line)
+        self.path(&format!("bird-{n}.ctl")).display().to_string()
     }
 
     /// `show route 198.19.113.0/24` as JSON: (paths, multipath members).
@@ -225,60 +141,39 @@ impl Lab {
     /// Waits up to `secs` for `f`; on timeout, fails with what the lab
     /// shows (the lab is torn down by `Drop` as the panic unwinds).
     fn wait_for(&self, what: &str, secs: u64, mut f: impl FnMut(&Lab) -> bool) {
-        let end = Instant::now() + Duration::from_secs(secs);
-        while Instant::now() < end {
-            if f(self) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        let route = self
-            .ctl(r#"{"command":"show_route","all":true}"#)
-            .unwrap_or_else(|e| e);
-        panic!(
-            "timed out waiting for {what}\n--- show route\n{route}\n--- kernel\n{}\n--- tesserad.log\n{}\n--- bird-g.log\n{}\n--- bird-h.log\n{}",
-            self.kernel_route(),
-            self.log("tesserad.log"),
-            self.log("bird-g.log"),
-            self.log("bird-h.log"),
+        self.0.wait_for(
+            what,
+            secs,
+            || {
+                let route = self
+                    .ctl(r#"{"command":"show_route","all":true}"#)
+                    .unwrap_or_else(|e| e);
+                format!(
+                    "--- show route\n{route}\n--- kernel\n{}\n--- tesserad.log\n{}\n--- bird-g.log\n{}\n--- bird-h.log\n{}",
+                    self.kernel_route(),
+                    self.log("tesserad.log"),
+                    self.log("bird-g.log"),
+                    self.log("bird-h.log"),
+                )
+            },
+            || f(self),
         );
     }
 }
 
-impl Drop for Lab {
-    fn drop(&mut self) {
-        for c in &mut self.children {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        for n in NS {
-            let _ = sh(&["ip", "netns", "del", &self.ns(n)]);
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// BIRD announcing 198.19.113.0/24 with the third-party next hop `via`
-/// (see `dataplane_bird.rs` for why the export filter sets it).
+/// BIRD `n` (`me`, peer `peer`) announcing 198.19.113.0/24 with the
+/// third-party next hop `via` (see [`bird_third_party_conf`]).
 fn bird_conf(lab: &Lab, n: &str, me: &str, peer: &str, via: &str) -> String {
-    let p = lab.dir.join(format!("bird-{n}.conf"));
-    let text = format!(
-        "log \"{}\" all;\nrouter id {me};\nprotocol device {{}}\n\
-         protocol direct {{ ipv4; interface \"gw0\"; }}\n\
-         protocol static st {{ ipv4; route 198.19.113.0/24 via {via}; }}\n\
-         protocol bgp peer {{\n  local {me} as 65001;\n  neighbor {peer} as 65000;\n\
-           hold time 9;\n  connect retry time 1;\n\
-           ipv4 {{ import none; next hop keep;\n\
-             export filter {{ if proto = \"st\" then {{ bgp_next_hop = {via}; accept; }} reject; }};\n\
-           }};\n}}\n",
-        lab.dir.join(format!("bird-{n}.log")).display()
-    );
-    std::fs::write(&p, text).expect("bird.conf");
-    p.display().to_string()
+    bird_third_party_conf(
+        &lab.path(&format!("bird-{n}.conf")),
+        &lab.path(&format!("bird-{n}.log")),
+        me,
+        peer,
+        via,
+    )
 }
 
 fn tesserad_conf(lab: &Lab, ebgp: u16) -> String {
-    let p = lab.dir.join("tesserad.toml");
     let text = format!(
         "[router]\nid = \"198.18.9.1\"\nasn = 65000\npipeline = \"sequential\"\n\
          listen = [\"198.18.9.1:179\", \"198.18.10.1:179\"]\n\
@@ -291,25 +186,13 @@ fn tesserad_conf(lab: &Lab, ebgp: u16) -> String {
          [[dataplane.interface]]\nname = \"r0\"\naddresses = [\"198.18.1.1/24\"]\n\n\
          [[dataplane.interface]]\nname = \"r1\"\naddresses = [\"198.18.2.1/24\"]\n\n\
          [[dataplane.interface]]\nname = \"r2\"\naddresses = [\"198.18.3.1/24\"]\n",
-        lab.dir.join("tesserad.sock").display()
+        lab.path("tesserad.sock").display()
     );
-    std::fs::write(&p, text).expect("tesserad.toml");
-    p.display().to_string()
+    lab.write("tesserad.toml", &text)
 }
 
 /// Datagrams received per flow in one namespace, readable while running.
 type Counts = Arc<Vec<AtomicU32>>;
-
-/// Runs `f` on a thread inside namespace `ns`.
-fn in_ns<T: Send + 'static>(
-    ns: String,
-    f: impl FnOnce() -> T + Send + 'static,
-) -> std::thread::JoinHandle<T> {
-    std::thread::spawn(move || {
-        io::sys::enter_netns(&format!("/run/netns/{ns}")).expect("setns");
-        f()
-    })
-}
 
 /// A UDP sink on 198.19.113.1:5001 counting datagrams by flow (first byte).
 fn sink(ns: String, stop: Arc<AtomicBool>) -> (Counts, std::thread::JoinHandle<()>) {
@@ -430,11 +313,7 @@ fn two_bird_paths_are_balanced_by_flow_and_fall_back_to_one() {
 
     // Reload with multipath off (SIGHUP): both paths stay, the set is
     // gone from show route and the kernel; back on: both again.
-    let pid = lab
-        .children
-        .last()
-        .map(|c| c.id().to_string())
-        .expect("tesserad");
+    let pid = lab.pid("tesserad.log").expect("tesserad").to_string();
     for (ebgp, want, kernel_multi) in [(1, (2, 0), false), (2, (2, 2), true)] {
         tesserad_conf(&lab, ebgp);
         sh(&["kill", "-HUP", &pid]).expect("SIGHUP");
@@ -465,12 +344,4 @@ fn two_bird_paths_are_balanced_by_flow_and_fall_back_to_one() {
     stop.store(true, Ordering::Relaxed);
     hb.join().expect("sink b");
     hc.join().expect("sink c");
-}
-
-struct StopOnDrop(Arc<AtomicBool>);
-
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
-    }
 }

@@ -24,25 +24,18 @@
 mod common;
 
 use common::bird::Bird;
-use common::peer::{wait_established, Session};
-use common::tesserad::{Config, Neighbor, Tesserad};
+use common::rtr::{self, path_states, show_rpki, Paths, RTR_PORT};
+use common::tesserad::Tesserad;
 use common::Lab;
-use serde_json::Value;
 
-const T_AS: u32 = 65000;
 const PFX: [&str; 4] = [
     "198.19.200.0/24",
     "198.19.201.0/24",
     "198.19.202.0/24",
     "198.19.203.0/24",
 ];
-const RTR_PORT: u16 = 3323;
 /// The preferred cache: nothing listens there.
 const DEAD_PORT: u16 = 3324;
-
-fn tools() -> Vec<&'static str> {
-    [common::bird::TOOLS, &["stayrtr", "ip"]].concat()
-}
 
 fn vrp_json(roas: &[(&str, u32)]) -> String {
     let items: Vec<String> = roas
@@ -57,27 +50,17 @@ fn vrp_json(roas: &[(&str, u32)]) -> String {
 
 /// Replaces the VRP file at once (stayrtr never sees half a file).
 fn write_vrps(lab: &Lab, roas: &[(&str, u32)]) {
-    let tmp = lab.write("vrps.json.tmp", &vrp_json(roas));
-    std::fs::rename(&tmp, lab.path("vrps.json")).expect("rename vrps.json");
-}
-
-fn neighbor(lab: &Lab, k: u8, asn: u32) -> Neighbor {
-    let l = lab.leaf(k);
-    Neighbor {
-        name: format!("peer{k}"),
-        addr: l.v4.clone(),
-        local_addr: l.center_v4.clone(),
-        remote_as: asn,
-        hold: 9,
-        rr_client: false,
-        rs_client: false,
-        max_prefix: None,
-    }
+    rtr::replace_file(lab, "vrps.json", &vrp_json(roas));
 }
 
 /// BIRD announcing `PFX` (with 65001 prepended when `prepend`), with an
 /// RPKI protocol to the cache when `rtr` is given.
-fn bird_conf(dir: &std::path::Path, s: &Session, prepend: bool, rtr: Option<&str>) -> String {
+fn bird_conf(
+    dir: &std::path::Path,
+    s: &common::peer::Session,
+    prepend: bool,
+    rtr: Option<&str>,
+) -> String {
     let attrs = if prepend {
         "{ bgp_path.prepend(65001); }"
     } else {
@@ -94,69 +77,26 @@ fn bird_conf(dir: &std::path::Path, s: &Session, prepend: bool, rtr: Option<&str
              \x20 remote {a} port {RTR_PORT};\n  retry keep 1;\n  refresh keep 30;\n}}\n"
         )
     });
-    format!(
-        "router id {local};\nlog \"{dir}/bird.log\" all;\nprotocol device {{ scan time 1; }}\n\
-         ipv4 table t4;\n{rpki}\
-         protocol static s4 {{\n  ipv4 {{ table t4; }};\n{routes}}}\n\
-         protocol bgp peer {{\n  local {local} as {las};\n  neighbor {peer} as {pas};\n\
-         \x20 hold time 9;\n  keepalive time 1;\n  connect retry time 1;\n  error wait time 1, 2;\n\
-         \x20 ipv4 {{ table t4; import all; export all; next hop self; }};\n}}\n",
-        local = s.local_v4,
-        dir = dir.display(),
-        las = s.local_as,
-        peer = s.peer_v4,
-        pas = s.peer_as,
-    )
+    rtr::bird_conf(dir, s, &rpki, &routes)
 }
 
 /// The RPKI state of each path of `prefix` at tesserad, by protocol name.
-fn states(t: &Tesserad, prefix: &str) -> Result<Vec<(String, String)>, String> {
-    let r = t.request(&format!(
-        r#"{{"command":"show_route","prefix":"{prefix}"}}"#
-    ))?;
-    let v: Value = serde_json::from_str(&r).map_err(|e| format!("{e}: {r}"))?;
-    let mut out = Vec::new();
-    let routes = v["response"]["ok"]["data"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    for route in routes {
-        for p in route["paths"].as_array().cloned().unwrap_or_default() {
-            out.push((
-                p["from"].as_str().unwrap_or("?").to_string(),
-                p["rpki"].as_str().unwrap_or("absent").to_string(),
-            ));
-        }
-    }
-    out.sort();
-    Ok(out)
+fn states(t: &Tesserad, prefix: &str) -> Result<Paths, String> {
+    path_states(t, prefix, &["rpki"])
 }
 
-fn want(list: &[(&str, &str)]) -> Vec<(String, String)> {
-    let mut v: Vec<(String, String)> = list
+fn want(list: &[(&str, &str)]) -> Paths {
+    let mut v: Paths = list
         .iter()
-        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .map(|(a, b)| vec![a.to_string(), b.to_string()])
         .collect();
     v.sort();
     v
 }
 
 /// Waits until every prefix has exactly the expected paths and states.
-fn wait_states(lab: &Lab, t: &Tesserad, expect: &[(&str, Vec<(String, String)>)]) {
-    lab.wait(30, "tesserad's RPKI states", || {
-        let mut diffs = Vec::new();
-        for (p, w) in expect {
-            let got = states(t, p)?;
-            if &got != w {
-                diffs.push(format!("{p}: got {got:?}, want {w:?}"));
-            }
-        }
-        if diffs.is_empty() {
-            Ok(Some(()))
-        } else {
-            Err(diffs.join("; "))
-        }
-    });
+fn wait_states(lab: &Lab, t: &Tesserad, expect: &[(&str, Paths)]) {
+    rtr::wait_states(lab, t, "tesserad's RPKI states", &["rpki"], expect);
 }
 
 /// BIRD's `roa_check` of (prefix, AS 65001) in tesserad's words.
@@ -180,8 +120,8 @@ fn cross_check(lab: &Lab, t: &Tesserad, b: &Bird) {
         for p in PFX {
             let ours = states(t, p)?
                 .into_iter()
-                .find(|(from, _)| from == "peer1")
-                .map(|(_, s)| s)
+                .find(|row| row[0] == "peer1")
+                .map(|mut row| row.swap_remove(1))
                 .unwrap_or_default();
             let theirs = bird_state(b, p)?;
             if ours != theirs {
@@ -194,12 +134,6 @@ fn cross_check(lab: &Lab, t: &Tesserad, b: &Bird) {
             Err(diffs.join("; "))
         }
     });
-}
-
-fn show_rpki(t: &Tesserad) -> Result<Value, String> {
-    let r = t.request(r#"{"command":"show_rpki"}"#)?;
-    let v: Value = serde_json::from_str(&r).map_err(|e| format!("{e}: {r}"))?;
-    Ok(v["response"]["ok"]["data"].clone())
 }
 
 #[test]
@@ -225,74 +159,30 @@ fn rpki_with_stayrtr_and_bird_worker_pool() {
 /// The steps of the module docs, with `pipeline` (every RIB part hears
 /// of VRP changes).
 fn scenario(name: &str, pipeline: &str) {
-    if !common::ready(&tools()) {
+    if !common::ready(&rtr::tools()) {
         return;
     }
     let lab = Lab::star(name, 2);
     let cache_addr = lab.leaf(1).center_v4.clone();
     write_vrps(&lab, &[(PFX[0], 65001), (PFX[1], 65099), (PFX[3], 65001)]);
-    let vrps = lab.path("vrps.json").display().to_string();
-    let bind = format!("{cache_addr}:{RTR_PORT}");
-    let metrics = format!("{cache_addr}:0");
-    lab.spawn(
-        "stayrtr",
-        &lab.center_ns,
-        &[
-            "stayrtr",
-            "-bind",
-            &bind,
-            "-cache",
-            &vrps,
-            "-checktime=false",
-            "-refresh",
-            "1",
-            "-metrics.addr",
-            &metrics,
-        ],
-        &[],
-    );
-
-    let cfg = Config {
-        asn: T_AS,
-        router_id: "198.18.0.1".into(),
-        neighbors: vec![neighbor(&lab, 1, 65001), neighbor(&lab, 2, 65002)],
-        cluster_id: None,
-    };
-    let t = Tesserad::start_with(&lab, |sock| {
-        let base = cfg.render(sock).replacen(
-            "[router]\n",
-            &format!("[router]\npipeline = \"{pipeline}\"\n"),
-            1,
-        );
-        // peer2 imports through the policy that drops invalid routes.
-        let at = base.find("name = \"peer2\"").expect("peer2 section");
-        let (head, tail) = base.split_at(at);
-        let tail = tail.replacen("import = \"accept\"", "import = \"no-invalid\"", 1);
-        format!(
-            "{head}{tail}\n\
-             [policy.no-invalid]\ndefault = \"accept\"\n\
+    rtr::start_stayrtr(&lab, &cache_addr, "vrps.json");
+    // peer2 imports through the policy that drops invalid routes.
+    let t = rtr::start_tesserad(
+        &lab,
+        pipeline,
+        "",
+        "no-invalid",
+        &format!(
+            "[policy.no-invalid]\ndefault = \"accept\"\n\
              [[policy.no-invalid.term]]\nmatch.rpki = \"invalid\"\nthen.action = \"reject\"\n\n\
              [[rpki.cache]]\naddress = \"{cache_addr}\"\nport = {DEAD_PORT}\npreference = 1\nretry = 1\n\n\
              [[rpki.cache]]\naddress = \"{cache_addr}\"\nport = {RTR_PORT}\npreference = 2\nretry = 1\n"
-        )
-    });
-
-    let s1 = Session::leaf(lab.leaf(1), 65001, T_AS);
-    let d1 = lab.path("bird1");
-    std::fs::create_dir_all(&d1).expect("bird1 dir");
-    let b1 = Bird::start_conf(
-        &lab,
-        "bird1",
-        &s1,
-        &bird_conf(&d1, &s1, false, Some(&cache_addr)),
-        &[],
+        ),
     );
-    let s2 = Session::leaf(lab.leaf(2), 65002, T_AS);
-    let d2 = lab.path("bird2");
-    std::fs::create_dir_all(&d2).expect("bird2 dir");
-    let b2 = Bird::start_conf(&lab, "bird2", &s2, &bird_conf(&d2, &s2, true, None), &[]);
-    wait_established(&lab, &b1, 30);
-    wait_established(&lab, &b2, 30);
+    let b1 = rtr::start_bird(&lab, 1, 65001, |d, s| {
+        bird_conf(d, s, false, Some(&cache_addr))
+    });
+    let b2 = rtr::start_bird(&lab, 2, 65002, |d, s| bird_conf(d, s, true, None));
 
     // Failover: the preferred cache cannot be reached, stayrtr's data is used.
     lab.wait(30, "show rpki: stayrtr synced and in use", || {

@@ -54,6 +54,7 @@ impl MetricsSource for Metrics {
         }
         if let Some(d) = self.control.dataplane() {
             write_dataplane(out, &d);
+            write_ipsec(out, &d.ipsec);
         }
     }
 }
@@ -105,6 +106,47 @@ fn write_dataplane(out: &mut MetricsWriter, d: &mgmt::proto::DataplaneInfo) {
                 &[("element", &e.name), ("class", &e.class), ("counter", name)],
                 *v,
             );
+        }
+    }
+}
+
+/// IPsec: each SA's packets, bytes and drops by reason, labelled by SPI
+/// (`0x1001`; `none` for inbound packets that named no SA) and
+/// direction.
+fn write_ipsec(out: &mut MetricsWriter, sas: &[mgmt::proto::IpsecSaInfo]) {
+    if sas.is_empty() {
+        return;
+    }
+    let labels: Vec<(String, &str)> = sas
+        .iter()
+        .map(|a| (a.spi_label(), a.dir.as_str()))
+        .collect();
+    for (name, help, get) in [
+        (
+            "tessera_ipsec_sa_packets_total",
+            "packets each IPsec SA sealed (dir=out) or opened (dir=in)",
+            (|a| a.packets) as fn(&mgmt::proto::IpsecSaInfo) -> u64,
+        ),
+        (
+            "tessera_ipsec_sa_bytes_total",
+            "inner (plaintext) bytes each IPsec SA sealed or opened",
+            |a| a.bytes,
+        ),
+    ] {
+        out.header(name, MetricType::Counter, help);
+        for (a, (spi, dir)) in sas.iter().zip(&labels) {
+            out.sample_u64(name, &[("spi", spi), ("dir", dir)], get(a));
+        }
+    }
+    let name = "tessera_ipsec_sa_drops_total";
+    out.header(
+        name,
+        MetricType::Counter,
+        "packets dropped for each IPsec SA, by reason (replay, auth_failed, no_sa, ...)",
+    );
+    for (a, (spi, dir)) in sas.iter().zip(&labels) {
+        for (reason, v) in &a.drops {
+            out.sample_u64(name, &[("spi", spi), ("dir", dir), ("reason", reason)], *v);
         }
     }
 }

@@ -206,6 +206,8 @@ pub struct ElementCounters {
     /// generic ones that happened.
     pub drops: Vec<(String, u64)>,
     pub counters: Vec<(String, u64)>,
+    /// EspEncap/EspDecap: each SA's counters (empty for other elements).
+    pub sas: Vec<elements::esp::SaCounters>,
 }
 
 impl ElementCounters {
@@ -223,6 +225,16 @@ impl ElementCounters {
             match self.counters.iter_mut().find(|(x, _)| x == k) {
                 Some((_, n)) => *n += v,
                 None => self.counters.push((k.clone(), *v)),
+            }
+        }
+        for a in &o.sas {
+            match self
+                .sas
+                .iter_mut()
+                .find(|x| x.spi == a.spi && x.outbound == a.outbound)
+            {
+                Some(x) => x.add(a),
+                None => self.sas.push(a.clone()),
             }
         }
     }

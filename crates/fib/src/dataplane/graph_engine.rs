@@ -913,6 +913,12 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
                     .collect();
                 let mut counters = Vec::new();
                 e.counters(&mut |k, v| counters.push((k.to_string(), v)));
+                let mut sas = Vec::new();
+                match e {
+                    AnyElement::EspEncap(x) => x.sa_counters(&mut sas),
+                    AnyElement::EspDecap(x) => x.sa_counters(&mut sas),
+                    _ => {}
+                }
                 ElementCounters {
                     name: name.to_string(),
                     class: e.class().to_string(),
@@ -920,6 +926,7 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
                     tx: st.tx,
                     drops,
                     counters,
+                    sas,
                 }
             })
             .collect()

@@ -104,6 +104,31 @@ pub fn render_dataplane(out: &mut String, d: &crate::proto::DataplaneInfo) {
             extra.join(" ")
         );
     }
+    if !d.ipsec.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nIPsec SA     Dir Element      {:>12} {:>14}  Drops",
+            "Packets", "Bytes"
+        );
+        for a in &d.ipsec {
+            let drops: Vec<String> = a
+                .drops
+                .iter()
+                .filter(|(_, n)| **n > 0)
+                .map(|(k, n)| format!("{k}={n}"))
+                .collect();
+            let _ = writeln!(
+                out,
+                "{:<12} {:<3} {:<12} {:>12} {:>14}  {}",
+                a.spi_label(),
+                a.dir,
+                a.element,
+                a.packets,
+                a.bytes,
+                drops.join(" ")
+            );
+        }
+    }
 }
 
 /// `show bmp`: one line per collector.
@@ -243,6 +268,16 @@ mod tests {
                     .collect(),
                 counters: Default::default(),
             }],
+            ipsec: vec![crate::proto::IpsecSaInfo {
+                spi: Some(0x2001),
+                dir: "in".into(),
+                element: "dec".into(),
+                packets: 5,
+                bytes: 420,
+                drops: [("replay".to_string(), 1), ("policy".to_string(), 0)]
+                    .into_iter()
+                    .collect(),
+            }],
         };
         let mut out = String::new();
         render_dataplane(&mut out, &d);
@@ -250,6 +285,13 @@ mod tests {
         let line = out.lines().find(|l| l.starts_with("deny")).expect(&out);
         assert!(line.contains("Discard") && line.contains(" 7 "), "{line}");
         assert!(line.ends_with("drop discarded=7"), "{line}");
+        let sa = out.lines().find(|l| l.starts_with("0x2001")).expect(&out);
+        let words: Vec<&str> = sa.split_whitespace().collect();
+        assert_eq!(
+            words,
+            ["0x2001", "in", "dec", "5", "420", "replay=1"],
+            "{out}"
+        );
     }
 
     #[test]

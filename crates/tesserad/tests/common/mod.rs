@@ -11,8 +11,10 @@ pub mod exabgp;
 pub mod frr;
 pub mod gobgp;
 pub mod lab;
+pub mod netlab;
 pub mod openbgpd;
 pub mod peer;
+pub mod rtr;
 pub mod scenario;
 pub mod tesserad;
 

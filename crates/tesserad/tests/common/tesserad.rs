@@ -153,15 +153,7 @@ impl Tesserad {
     /// Sends one request (the `request` object as JSON) and returns the
     /// response line; an `"error"` response is an `Err`.
     pub fn request(&self, request_json: &str) -> Result<String, String> {
-        let mut s = UnixStream::connect(&self.sock)
-            .map_err(|e| format!("connect {}: {e}", self.sock.display()))?;
-        s.set_read_timeout(Some(Duration::from_secs(10)))
-            .map_err(|e| e.to_string())?;
-        writeln!(s, "{{\"version\":1,\"request\":{request_json}}}").map_err(|e| e.to_string())?;
-        let mut line = String::new();
-        BufReader::new(s)
-            .read_line(&mut line)
-            .map_err(|e| e.to_string())?;
+        let line = request_line(&self.sock, request_json)?;
         if line.contains("\"error\"") {
             Err(line)
         } else {
@@ -220,6 +212,21 @@ impl Tesserad {
     pub fn refresh(&self, addr: &str) -> Result<String, String> {
         self.neighbor_action(addr, r#"{"action":"refresh"}"#)
     }
+}
+
+/// Sends one request (the `request` object as JSON) to the CLI socket
+/// `sock` and returns the response line, an `"error"` one included.
+pub fn request_line(sock: &std::path::Path, request_json: &str) -> Result<String, String> {
+    let mut s =
+        UnixStream::connect(sock).map_err(|e| format!("connect {}: {e}", sock.display()))?;
+    s.set_read_timeout(Some(Duration::from_secs(10)))
+        .map_err(|e| e.to_string())?;
+    writeln!(s, "{{\"version\":1,\"request\":{request_json}}}").map_err(|e| e.to_string())?;
+    let mut line = String::new();
+    BufReader::new(s)
+        .read_line(&mut line)
+        .map_err(|e| e.to_string())?;
+    Ok(line)
 }
 
 /// JSON without whitespace, for substring checks that ignore formatting.

@@ -9,7 +9,11 @@ the SA (SPI 0x1001, KEY_IN); the inner UDP datagram is answered with
 toward 198.18.2.1, and sent back. A packet for the protected network
 198.18.3.0/24 seen in the clear is counted (`clear`). Stops after WANT
 answers or SECS seconds; prints `ready` when sniffing, one line per
-opened packet, and a final `peer esp=N opened=N clear=N sent=N failed=N`.
+opened packet. Then it sends three packets R must drop, for its per-SA
+counters: its first answer again (a replay, RFC 4303 Sec. 3.4.3), a new
+answer with one ciphertext bit flipped (an ICV failure), and one sealed
+with an SPI R does not know (0x2999); and prints a final
+`peer esp=N opened=N clear=N sent=N failed=N bad=N`.
 
 usage: peer.py IFACE WANT SECS KEY_IN_HEX KEY_OUT_HEX   (keys: key + salt)
 """
@@ -29,7 +33,9 @@ sa_out = SecurityAssociation(
     tunnel_header=IP(src="198.18.2.2", dst="198.18.2.1", ttl=64),
 )
 me = get_if_hwaddr(iface)
-stats = {"esp": 0, "opened": 0, "clear": 0, "sent": 0, "failed": 0}
+stats = {"esp": 0, "opened": 0, "clear": 0, "sent": 0, "failed": 0, "bad": 0}
+# The first sealed answer (kept to replay it) and R's MAC.
+first = {}
 
 
 def handle(p):
@@ -56,7 +62,10 @@ def handle(p):
     data = bytes(u.payload)
     print(f"opened spi={ip[ESP].spi:#x} seq={ip[ESP].seq} {inner.src}->{inner.dst} ttl={inner.ttl} {data!r}", flush=True)
     reply = IP(src=inner.dst, dst=inner.src, ttl=64) / UDP(sport=u.dport, dport=u.sport) / (b"echo:" + data)
-    sendp(Ether(dst=p[Ether].src, src=me) / sa_out.encrypt(reply), iface=iface, verbose=False)
+    frame = Ether(dst=p[Ether].src, src=me) / sa_out.encrypt(reply)
+    sendp(frame, iface=iface, verbose=False)
+    first.setdefault("frame", frame)
+    first.setdefault("reply", reply)
     stats["sent"] += 1
 
 
@@ -68,4 +77,21 @@ sniff(
     stop_filter=lambda _: stats["sent"] >= want,
     started_callback=lambda: print("ready", flush=True),
 )
+if "frame" in first:
+    f, reply = first["frame"], first["reply"]
+    # A replay: the same sequence number again.
+    sendp(f, iface=iface, verbose=False)
+    # A forged packet: a fresh sequence number, one bit of the ciphertext
+    # (before the 16-byte ICV) flipped.
+    forged = bytearray(bytes(Ether(dst=f[Ether].dst, src=me) / sa_out.encrypt(reply)))
+    forged[-20] ^= 0x80
+    sendp(Ether(bytes(forged)), iface=iface, verbose=False)
+    # An SPI R has no SA for.
+    sa_x = SecurityAssociation(
+        ESP, spi=0x2999, crypt_algo="AES-GCM", crypt_key=key_out,
+        tunnel_header=IP(src="198.18.2.2", dst="198.18.2.1", ttl=64),
+    )
+    sendp(Ether(dst=f[Ether].dst, src=me) / sa_x.encrypt(reply), iface=iface, verbose=False)
+    stats["bad"] = 3
+
 print("peer " + " ".join(f"{k}={v}" for k, v in stats.items()), flush=True)
