@@ -247,12 +247,9 @@ fn change(via: &str) -> Vec<fib::Change> {
     }]
 }
 
-/// Runs `ping ARGS` in A; its whole output (a failed ping is not an error
-/// here: the caller checks the text).
-fn ping(lab: &Lab, args: &[&str]) -> String {
-    let mut v = vec!["ping", "-n"];
-    v.extend_from_slice(args);
-    lab.exec("a", &v).unwrap_or_else(|e| e)
+/// Runs `ping -n ARGS` in A; its whole output (see [`NetLab::ping`]).
+fn ping(lab: &Lab, args: &str) -> String {
+    lab.ping("a", args)
 }
 
 /// The element-graph engine's extra proofs: IPv6 forwarding, ICMP echo
@@ -264,8 +261,8 @@ fn graph_proofs(lab: &Lab, fed_v6: bool) {
     }
     for dst in v6 {
         // Warm-up: the first echo may wait for neighbour discovery.
-        let _ = ping(lab, &["-6", "-c", "2", "-i", "0.2", "-W", "1", dst]);
-        let out = ping(lab, &["-6", "-c", "5", "-i", "0.2", "-W", "2", dst]);
+        let _ = ping(lab, &format!("-6 -c 2 -i 0.2 -W 1 {dst}"));
+        let out = ping(lab, &format!("-6 -c 5 -i 0.2 -W 2 {dst}"));
         assert!(
             out.contains("5 received"),
             "ping6 {dst} through Tessera: {out}\n{}",
@@ -273,41 +270,21 @@ fn graph_proofs(lab: &Lab, fed_v6: bool) {
         );
     }
     for dst in ["198.18.1.1", "2001:db8:1::1", "198.18.2.1"] {
-        let out = ping(lab, &["-c", "3", "-i", "0.2", "-W", "2", dst]);
+        let out = ping(lab, &format!("-c 3 -i 0.2 -W 2 {dst}"));
         assert!(out.contains("3 received"), "R answers ping {dst}: {out}");
     }
-    let out = ping(
-        lab,
-        &["-c", "2", "-i", "0.2", "-W", "2", "-t", "1", "198.18.2.2"],
-    );
+    let out = ping(lab, "-c 2 -i 0.2 -W 2 -t 1 198.18.2.2");
     assert!(
         out.contains("From 198.18.1.1") && out.contains("Time to live exceeded"),
         "ICMP time exceeded from R: {out}"
     );
-    let out = ping(
-        lab,
-        &[
-            "-6",
-            "-c",
-            "2",
-            "-i",
-            "0.2",
-            "-W",
-            "2",
-            "-t",
-            "1",
-            "2001:db8:2::2",
-        ],
-    );
+    let out = ping(lab, "-6 -c 2 -i 0.2 -W 2 -t 1 2001:db8:2::2");
     assert!(
         out.contains("From 2001:db8:1::1") && out.contains("Time exceeded"),
         "ICMPv6 time exceeded from R: {out}"
     );
     // With hop limit 2 the packet crosses R (R decrements it to 1).
-    let out = ping(
-        lab,
-        &["-c", "2", "-i", "0.2", "-W", "2", "-t", "2", "198.18.2.2"],
-    );
+    let out = ping(lab, "-c 2 -i 0.2 -W 2 -t 2 198.18.2.2");
     assert!(out.contains("2 received"), "TTL 2 crosses R: {out}");
 }
 
@@ -407,36 +384,8 @@ fn scenario(io_mode: &str, src: Source, engine: fib::dataplane::Engine, cores: u
     );
 
     // Ping through R (warm-up first: the first echo may wait for ARP).
-    let _ = lab.exec(
-        "a",
-        &[
-            "ping",
-            "-n",
-            "-c",
-            "2",
-            "-i",
-            "0.2",
-            "-W",
-            "1",
-            "198.18.2.2",
-        ],
-    );
-    let out = lab
-        .exec(
-            "a",
-            &[
-                "ping",
-                "-n",
-                "-c",
-                "5",
-                "-i",
-                "0.2",
-                "-W",
-                "2",
-                "198.18.2.2",
-            ],
-        )
-        .unwrap_or_else(|e| e);
+    let _ = ping(&lab, "-c 2 -i 0.2 -W 1 198.18.2.2");
+    let out = ping(&lab, "-c 5 -i 0.2 -W 2 198.18.2.2");
     assert!(
         out.contains("5 received"),
         "ping through Tessera: {out}\n{}",

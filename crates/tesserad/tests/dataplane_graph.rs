@@ -28,21 +28,10 @@ use std::time::{Duration, Instant};
 
 use common::netlab::NetLab;
 
-/// A, R and B; dropping it tears everything down.
-struct Lab(NetLab);
-
-impl std::ops::Deref for Lab {
-    type Target = NetLab;
-    fn deref(&self) -> &NetLab {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for Lab {
-    fn deref_mut(&mut self) -> &mut NetLab {
-        &mut self.0
-    }
-}
+crate::netlab_newtype!(
+    /// A, R and B; dropping it tears everything down.
+    Lab
+);
 
 impl Lab {
     fn new() -> Lab {

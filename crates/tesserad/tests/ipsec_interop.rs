@@ -53,21 +53,10 @@ const IN_SALT: &str = "05060708";
 /// tesserad's `/metrics`, inside R's namespace.
 const METRICS: &str = "127.0.0.1:9324";
 
-/// A, R and P; dropping it tears everything down.
-struct Lab(NetLab);
-
-impl std::ops::Deref for Lab {
-    type Target = NetLab;
-    fn deref(&self) -> &NetLab {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for Lab {
-    fn deref_mut(&mut self) -> &mut NetLab {
-        &mut self.0
-    }
-}
+crate::netlab_newtype!(
+    /// A, R and P; dropping it tears everything down.
+    Lab
+);
 
 impl Lab {
     /// A, R and P with their links and addresses (P's IPsec is the
@@ -610,36 +599,8 @@ fn ipsec_kernel_xfrm_both_directions() {
     }
     lab.tesserad();
     // Warm-up (ARP on both links), then the counted pings each way.
-    let _ = lab.exec(
-        "a",
-        &[
-            "ping",
-            "-n",
-            "-c",
-            "2",
-            "-i",
-            "0.3",
-            "-W",
-            "2",
-            "198.18.3.1",
-        ],
-    );
-    let out = lab
-        .exec(
-            "a",
-            &[
-                "ping",
-                "-n",
-                "-c",
-                "5",
-                "-i",
-                "0.2",
-                "-W",
-                "2",
-                "198.18.3.1",
-            ],
-        )
-        .unwrap_or_else(|e| e);
+    let _ = lab.ping("a", "-c 2 -i 0.3 -W 2 198.18.3.1");
+    let out = lab.ping("a", "-c 5 -i 0.2 -W 2 198.18.3.1");
     assert!(
         out.contains("5 received"),
         "A -> 198.18.3.1 through the tunnel: {out}\n{}\n{}",
@@ -647,24 +608,7 @@ fn ipsec_kernel_xfrm_both_directions() {
             .unwrap_or_else(|e| e),
         lab.log("tesserad.log")
     );
-    let out = lab
-        .exec(
-            "p",
-            &[
-                "ping",
-                "-n",
-                "-c",
-                "5",
-                "-i",
-                "0.2",
-                "-W",
-                "2",
-                "-I",
-                "198.18.3.1",
-                "198.18.1.2",
-            ],
-        )
-        .unwrap_or_else(|e| e);
+    let out = lab.ping("p", "-c 5 -i 0.2 -W 2 -I 198.18.3.1 198.18.1.2");
     assert!(
         out.contains("5 received"),
         "P -> A through the tunnel: {out}"

@@ -37,21 +37,10 @@ use common::netlab::{bird_third_party_conf, in_ns, NetLab, StopOnDrop};
 const FLOWS: usize = 64;
 const PER_FLOW: u32 = 20;
 
-/// The lab of the module docs; dropping it tears everything down.
-struct Lab(NetLab);
-
-impl std::ops::Deref for Lab {
-    type Target = NetLab;
-    fn deref(&self) -> &NetLab {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for Lab {
-    fn deref_mut(&mut self) -> &mut NetLab {
-        &mut self.0
-    }
-}
+crate::netlab_newtype!(
+    /// The lab of the module docs; dropping it tears everything down.
+    Lab
+);
 
 impl Lab {
     fn new() -> Lab {

@@ -209,6 +209,15 @@ impl NetLab {
         panic!("timed out waiting for {what}\n{}", diag());
     }
 
+    /// Runs `ping -n ARGS` (split on spaces) in namespace `n`; its whole
+    /// output (a failed ping is not an error here: the caller checks the
+    /// text).
+    pub fn ping(&self, n: &str, args: &str) -> String {
+        let mut v = vec!["ping", "-n"];
+        v.extend(args.split_whitespace());
+        self.exec(n, &v).unwrap_or_else(|e| e)
+    }
+
     /// `tessera ARGS --socket <work dir>/tesserad.sock` in namespace `n`.
     pub fn tessera(&self, n: &str, args: &[&str]) -> Result<String, String> {
         let bin = Path::new(env!("CARGO_BIN_EXE_tesserad")).with_file_name("tessera");
@@ -238,6 +247,29 @@ impl Drop for NetLab {
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// `struct $name(NetLab)` that dereferences to the [`NetLab`], for a
+/// test's lab with methods of its own.
+#[macro_export]
+macro_rules! netlab_newtype {
+    ($(#[$m:meta])* $name:ident) => {
+        $(#[$m])*
+        struct $name($crate::common::netlab::NetLab);
+
+        impl std::ops::Deref for $name {
+            type Target = $crate::common::netlab::NetLab;
+            fn deref(&self) -> &Self::Target {
+                &self.0
+            }
+        }
+
+        impl std::ops::DerefMut for $name {
+            fn deref_mut(&mut self) -> &mut Self::Target {
+                &mut self.0
+            }
+        }
+    };
 }
 
 /// Runs `f` on a thread inside namespace `ns`.
