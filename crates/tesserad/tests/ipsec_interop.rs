@@ -27,10 +27,13 @@
 //!   (`ip xfrm state/policy`, `aead 'rfc4106(gcm(aes))' ... 128`), with
 //!   198.18.3.1 on its loopback: A pings 198.18.3.1, and P pings A from
 //!   198.18.3.1; both SAs' kernel counters and ours must move. Needs a
-//!   kernel with ESP and GCM (CONFIG_INET_ESP, CONFIG_CRYPTO_GCM); the
-//!   2-vCPU test VM's kernel has neither, so it is `#[ignore]`d with that
-//!   reason and run with `--ignored` where the kernel has them: it fails
-//!   (never skips) when the kernel cannot install the SA.
+//!   kernel with ESP and GCM (CONFIG_INET_ESP, CONFIG_CRYPTO_GCM). The
+//!   2-vCPU test VM's kernel (6.18.44, checked 2026-11-26 in
+//!   /proc/config.gz) has neither built in and cannot load them:
+//!   CONFIG_MODULES is off (no /proc/modules, no modprobe), and
+//!   /proc/crypto lists no gcm or rfc4106. So the test is `#[ignore]`d
+//!   with that reason and run with `--ignored` where the kernel has them:
+//!   it fails (never skips) when the kernel cannot install the SA.
 //!
 //! Every step is bounded (a pass takes seconds, a failure under a minute)
 //! and the namespaces and processes go away on drop, also on failure.
@@ -475,7 +478,8 @@ fn kernel_esp_gcm(lab: &Lab) -> Result<(), String> {
 
 #[test]
 #[ignore = "needs a kernel with ESP and GCM (CONFIG_INET_ESP, CONFIG_CRYPTO_GCM); the test VM's \
-            kernel has neither: run with --ignored on a host that has them"]
+            kernel has neither built in and no module support to load them (CONFIG_MODULES off): \
+            run with --ignored on a host that has them"]
 fn ipsec_kernel_xfrm_both_directions() {
     let mut lab = Lab::new(&["ip", "ethtool", "ping"]);
     if let Err(e) = kernel_esp_gcm(&lab) {
