@@ -435,7 +435,7 @@ impl EspDecap {
         let sa = esp
             .get(..4)
             .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
-            .and_then(|spi| self.sad.sas().iter().position(|a| a.spi() == spi));
+            .and_then(|spi| self.sad.position(spi));
         let r = match self.sad.open(esp) {
             Ok(r) => r,
             Err(e) => return self.refuse(sa, e),

@@ -419,6 +419,10 @@ impl Sad {
     pub fn get(&self, spi: u32) -> Option<&InboundSa> {
         self.by_spi.get(&spi).and_then(|&i| self.sas.get(i))
     }
+    /// The position in [`Self::sas`] of the SA with SPI `spi`.
+    pub fn position(&self, spi: u32) -> Option<usize> {
+        self.by_spi.get(&spi).copied()
+    }
 
     /// Opens an ESP packet in place: `esp` is everything after the outer
     /// IP header (ESP header to ICV). RFC 4303 §3.4's order: SA lookup,
@@ -594,6 +598,10 @@ mod tests {
         f[FRONT] ^= 1;
         assert_eq!(sad.open(&mut f[20..]), Err(OpenError::AuthFailed));
         assert_eq!(sad.get(0x1001).unwrap().window().top(), 1);
+        assert_eq!(
+            (sad.position(0x1001), sad.position(0x1002)),
+            (Some(0), None)
+        );
         // No SA.
         let mut n = sealed(&mut out, &inner, NEXT_IPV4);
         n[23] ^= 0xff;

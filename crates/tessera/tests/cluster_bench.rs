@@ -9,22 +9,14 @@
 //! run still takes its cluster down.
 
 use std::path::PathBuf;
-use std::process::Command;
 
 #[path = "support/bins.rs"]
 mod bins;
 
-use bins::tesserad;
+use bins::{namespaces, tesserad};
 
 fn tessera(args: &[&str], secs: u32) -> (bool, String) {
-    let o = Command::new("timeout")
-        .args(["-k", "10", &secs.to_string(), env!("CARGO_BIN_EXE_tessera")])
-        .args(args)
-        .output()
-        .expect("run tessera");
-    let mut s = String::from_utf8_lossy(&o.stdout).into_owned();
-    s.push_str(&String::from_utf8_lossy(&o.stderr));
-    (o.status.success(), s)
+    bins::tessera_bounded(args, secs, 10)
 }
 
 /// Takes the cluster down and removes the output when dropped (also when
@@ -36,19 +28,6 @@ impl Drop for Cleanup {
         let _ = tessera(&["cluster", "down", "--dir", &d], 60);
         let _ = std::fs::remove_dir_all(&self.1);
     }
-}
-
-fn namespaces(prefix: &str) -> Vec<String> {
-    let o = Command::new("ip")
-        .args(["netns", "list"])
-        .output()
-        .expect("ip");
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .filter(|n| n.starts_with(&format!("{prefix}-")))
-        .map(str::to_string)
-        .collect()
 }
 
 #[test]

@@ -14,17 +14,10 @@ use std::time::{Duration, Instant};
 #[path = "support/bins.rs"]
 mod bins;
 
-use bins::tesserad;
+use bins::{namespaces, tesserad};
 
 fn tessera(args: &[&str]) -> (bool, String) {
-    let o = Command::new("timeout")
-        .args(["-k", "5", "120", env!("CARGO_BIN_EXE_tessera")])
-        .args(args)
-        .output()
-        .expect("run tessera");
-    let mut s = String::from_utf8_lossy(&o.stdout).into_owned();
-    s.push_str(&String::from_utf8_lossy(&o.stderr));
-    (o.status.success(), s)
+    bins::tessera_bounded(args, 120, 5)
 }
 
 /// Takes the cluster down when dropped (also when the test fails).
@@ -34,19 +27,6 @@ impl Drop for Down {
         let d = self.0.display().to_string();
         let _ = tessera(&["cluster", "down", "--dir", &d]);
     }
-}
-
-fn namespaces(prefix: &str) -> Vec<String> {
-    let o = Command::new("ip")
-        .args(["netns", "list"])
-        .output()
-        .expect("ip");
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .filter(|n| n.starts_with(&format!("{prefix}-")))
-        .map(str::to_string)
-        .collect()
 }
 
 /// The pids the state file lists.

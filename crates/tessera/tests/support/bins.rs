@@ -44,6 +44,32 @@ pub fn tessera(args: &[&str]) -> (bool, String) {
     (o.status.success(), s)
 }
 
+/// [`tessera`] under `timeout -k KILL SECS`: killed when it runs longer.
+pub fn tessera_bounded(args: &[&str], secs: u32, kill: u32) -> (bool, String) {
+    let o = Command::new("timeout")
+        .args(["-k", &kill.to_string(), &secs.to_string(), TESSERA])
+        .args(args)
+        .output()
+        .expect("run tessera");
+    let mut s = String::from_utf8_lossy(&o.stdout).into_owned();
+    s.push_str(&String::from_utf8_lossy(&o.stderr));
+    (o.status.success(), s)
+}
+
+/// The network namespaces named `<prefix>-...` (`ip netns list`).
+pub fn namespaces(prefix: &str) -> Vec<String> {
+    let o = Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .expect("ip");
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with(&format!("{prefix}-")))
+        .map(str::to_string)
+        .collect()
+}
+
 /// A TCP port on 127.0.0.1 that nothing listens on right now.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
