@@ -147,6 +147,26 @@ pub trait LpmMut<P: Copy> {
     fn remove(&mut self, prefix: P) -> Option<NextHop>;
     /// Number of prefixes stored.
     fn len(&self) -> usize;
+    /// Applies `deltas` with the result of applying them one by one in
+    /// order: a refused change is skipped, the first refusal is returned.
+    /// [`Poptrie`] overrides it to rebuild each touched subtree once per
+    /// batch instead of once per change.
+    fn apply_all(&mut self, deltas: &[publish::Delta<P>]) -> Result<(), LpmError> {
+        let mut r = Ok(());
+        for d in deltas {
+            let x = match *d {
+                publish::Delta::Insert(p, nh) => self.insert(p, nh).map(|_| ()),
+                publish::Delta::Remove(p) => {
+                    self.remove(p);
+                    Ok(())
+                }
+            };
+            if let Err(e) = x {
+                r = r.and(Err(e));
+            }
+        }
+        r
+    }
     /// Whether no prefix is stored.
     fn is_empty(&self) -> bool {
         self.len() == 0
