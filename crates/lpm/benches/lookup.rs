@@ -132,7 +132,18 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("lpm_v4_real");
     if quick_only {
         g.finish();
-        drop((real, old));
+        // Controls for the measurement itself: the same comparison with the
+        // order of building and measuring swapped, and each structure
+        // against a second copy of itself built later (an A/A test: any
+        // ratio away from 1.00 there is the placement of the tables in
+        // memory, e.g. which of them got transparent huge pages).
+        let old2 = baseline::Poptrie4::from_routes(v4.iter().copied()).expect("build");
+        let real2 = Poptrie4::from_routes(v4.iter().copied()).expect("build");
+        best_of("v4_real/uniform, swapped: old2 vs new2", &old2, &real2, &uniform);
+        best_of("v4_real/inroute, swapped: old2 vs new2", &old2, &real2, &inroute);
+        best_of("v4_real/uniform, A/A: old vs old2", &old, &old2, &uniform);
+        best_of("v4_real/uniform, A/A: new vs new2", &real, &real2, &uniform);
+        drop((real, old, real2, old2));
         let st = Poptrie4::from_routes(synth.iter().copied()).expect("build");
         let old = baseline::Poptrie4::from_routes(synth.iter().copied()).expect("build");
         best_of("v4_synth1m/uniform", &st, &old, &uniform);
@@ -145,7 +156,13 @@ fn bench(c: &mut Criterion) {
         drop((st, old));
         let t6 = Poptrie6::from_routes(v6.iter().copied()).expect("build");
         let old = baseline::Poptrie6::from_routes(v6.iter().copied()).expect("build");
-        best_of("v6_200k/inroute", &t6, &old, &common::dests_in6(&v6, N, 9));
+        let d6 = common::dests_in6(&v6, N, 9);
+        best_of("v6_200k/inroute", &t6, &old, &d6);
+        let old2 = baseline::Poptrie6::from_routes(v6.iter().copied()).expect("build");
+        let t62 = Poptrie6::from_routes(v6.iter().copied()).expect("build");
+        best_of("v6_200k/inroute, swapped: old2 vs new2", &old2, &t62, &d6);
+        memory("v6 new", t6.len(), t6.memory());
+        memory("v6 old", old.len(), old.memory());
         return;
     }
     quick(&mut g);
