@@ -139,8 +139,18 @@ fn bench(c: &mut Criterion) {
         // memory, e.g. which of them got transparent huge pages).
         let old2 = baseline::Poptrie4::from_routes(v4.iter().copied()).expect("build");
         let real2 = Poptrie4::from_routes(v4.iter().copied()).expect("build");
-        best_of("v4_real/uniform, swapped: old2 vs new2", &old2, &real2, &uniform);
-        best_of("v4_real/inroute, swapped: old2 vs new2", &old2, &real2, &inroute);
+        best_of(
+            "v4_real/uniform, swapped: old2 vs new2",
+            &old2,
+            &real2,
+            &uniform,
+        );
+        best_of(
+            "v4_real/inroute, swapped: old2 vs new2",
+            &old2,
+            &real2,
+            &inroute,
+        );
         best_of("v4_real/uniform, A/A: old vs old2", &old, &old2, &uniform);
         best_of("v4_real/uniform, A/A: new vs new2", &real, &real2, &uniform);
         drop((real, old, real2, old2));
