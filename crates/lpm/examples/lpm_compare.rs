@@ -10,13 +10,28 @@
 //! TABLE is `v4-real` (the jinx full feed, ~497k routes), `v4-synth` (800k
 //! synthetic routes, real length mix), `v6` (real route-views6 table padded
 //! to 200k) or `churn` (route changes per second through `publish` while a
-//! reader looks up). Prints `key=value` lines; cycles are TSC ticks, the
+//! reader looks up). Every figure is also measured for the structure before
+//! issue 19 (`old_*`, `benches/baseline/`) on the same routes and addresses,
+//! right after ours. Prints `key=value` lines; cycles are TSC ticks, the
 //! unit `dpdk-test-fib` reports, so the two compare without a clock
 //! conversion.
 
 #[path = "../tests/common/mod.rs"]
 #[allow(clippy::type_complexity)]
 mod common;
+
+// The Poptrie before issue 19's IPv6 node groups and batched updates, kept
+// verbatim as the same-run baseline (`old_*` keys).
+#[path = "../benches/baseline/mod.rs"]
+#[allow(
+    clippy::all,
+    missing_docs,
+    rust_2018_idioms,
+    unused_imports,
+    unused_qualifications,
+    dead_code
+)]
+mod baseline;
 
 use std::hint::black_box;
 use std::io::Write;
@@ -129,6 +144,8 @@ fn run_v4(name: &str, mut routes: common::Routes4, out: &Path) {
                 .map(|&a| std::net::Ipv4Addr::from(a).to_string()),
         );
         report(&format!("ours_{kind}"), &t, &addrs);
+        let old = baseline::Poptrie4::from_routes(routes.iter().copied()).expect("build");
+        report(&format!("old_{kind}"), &old, &addrs);
     }
 }
 
@@ -137,11 +154,30 @@ fn run_v6(mut routes: common::Routes6, out: &Path) {
     let t0 = Instant::now();
     let t = Poptrie6::from_routes(routes.iter().copied()).expect("build");
     let build = t0.elapsed();
+    // One-by-one inserts, ours and the old structure: an IPv6 update
+    // rebuilds its /18's subtree, whose first level is now a group of 256
+    // nodes.
+    let t0 = Instant::now();
+    let mut inc = Poptrie6::new();
+    for &(p, nh) in &routes {
+        inc.insert(p, nh).expect("insert");
+    }
+    let inc_build = t0.elapsed();
+    drop(inc);
+    let t0 = Instant::now();
+    let mut inc = baseline::Poptrie6::new();
+    for &(p, nh) in &routes {
+        inc.insert(p, nh).expect("insert");
+    }
+    let old_inc_build = t0.elapsed();
+    drop(inc);
     let m = t.memory();
     println!(
-        "table=v6 routes={} build_ms={:.0}",
+        "table=v6 routes={} build_ms={:.0} incremental_build_ms={:.0} old_incremental_build_ms={:.0}",
         t.len(),
-        build.as_secs_f64() * 1e3
+        build.as_secs_f64() * 1e3,
+        inc_build.as_secs_f64() * 1e3,
+        old_inc_build.as_secs_f64() * 1e3
     );
     println!(
         "lookup_bytes={} live_node_bytes={} live_leaf_bytes={} control_bytes={}",
@@ -161,6 +197,13 @@ fn run_v6(mut routes: common::Routes6, out: &Path) {
             .map(|&a| std::net::Ipv6Addr::from(a).to_string()),
     );
     report("ours_inroute", &t, &addrs);
+    let old = baseline::Poptrie6::from_routes(routes.iter().copied()).expect("build");
+    report("old_inroute", &old, &addrs);
+    let m = old.memory();
+    println!(
+        "old_lookup_bytes={} old_live_node_bytes={} old_live_leaf_bytes={} old_control_bytes={}",
+        m.lookup, m.live_nodes, m.live_leaves, m.control
+    );
 }
 
 fn main() {
@@ -190,12 +233,20 @@ fn main() {
             let mut failed = 0;
             for batch in [1_000, 10_000] {
                 for reader in [false, true] {
-                    let r = common::churn4(&v4, batch, 2.0, reader);
-                    println!(
-                        "churn routes={} batch={} reader={reader} changes_per_s={:.0} publishes={} reader_lookups={} reader_misses={}",
-                        r.routes, r.batch, r.changes_per_s, r.publishes, r.lookups, r.misses
-                    );
-                    failed += r.misses;
+                    for which in ["new", "old"] {
+                        let r = if which == "new" {
+                            common::churn4(&v4, batch, 2.0, reader)
+                        } else {
+                            let t =
+                                baseline::Poptrie4::from_routes(v4.iter().copied()).expect("build");
+                            common::churn4_with(t, &v4, batch, 2.0, reader)
+                        };
+                        println!(
+                            "churn {which} routes={} batch={} reader={reader} changes_per_s={:.0} changes_per_cpu_s={:.0} publishes={} reader_lookups={} reader_misses={}",
+                            r.routes, r.batch, r.changes_per_s, r.changes_per_cpu_s, r.publishes, r.lookups, r.misses
+                        );
+                        failed += r.misses;
+                    }
                 }
             }
             if failed != 0 {

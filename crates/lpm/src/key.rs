@@ -11,6 +11,12 @@ pub trait Key:
 {
     /// Address width in bits (32 or 128).
     const BITS: u32;
+    /// Group bits of the first node level below the direct array: that level
+    /// is a group of `2^ROOT_GROUP` nodes indexed by the next `ROOT_GROUP`
+    /// address bits, so it resolves `ROOT_GROUP + 6` bits in one read.
+    const ROOT_GROUP: u32;
+    /// Group bits of every deeper node level (stride `GROUP + 6`).
+    const GROUP: u32;
     /// `self` with every bit past the first `len` cleared (`len >= BITS`
     /// keeps all bits).
     fn masked(self, len: u8) -> Self;
@@ -19,6 +25,9 @@ pub trait Key:
     /// The 6 bits starting at bit `off` (0 = most significant); bits past the
     /// end of the address read as zero.
     fn chunk6(self, off: u32) -> u32;
+    /// The `n` bits starting at bit `off` (`n <= 16`; `n == 0` gives 0);
+    /// bits past the end of the address read as zero.
+    fn chunk(self, off: u32, n: u32) -> u32;
     /// The last address of the prefix `self/len`.
     fn last(self, len: u8) -> Self;
     /// The address whose first `n` bits are `v` and the rest zero
@@ -34,6 +43,10 @@ mod private {
 
 impl Key for u32 {
     const BITS: u32 = 32;
+    // IPv4 keeps plain 64-ary nodes: its lookup structures fit the L2
+    // cache, where wider strides only add memory.
+    const ROOT_GROUP: u32 = 0;
+    const GROUP: u32 = 0;
     #[inline(always)]
     fn masked(self, len: u8) -> u32 {
         if len == 0 {
@@ -56,6 +69,11 @@ impl Key for u32 {
         (k >> 58) as u32
     }
     #[inline(always)]
+    fn chunk(self, off: u32, n: u32) -> u32 {
+        let k = (u64::from(self) << 32).checked_shl(off).unwrap_or(0);
+        k.checked_shr(64 - n.min(16)).unwrap_or(0) as u32
+    }
+    #[inline(always)]
     fn last(self, len: u8) -> u32 {
         self.masked(len) | !u32::MAX.masked(len)
     }
@@ -67,6 +85,10 @@ impl Key for u32 {
 
 impl Key for u128 {
     const BITS: u32 = 128;
+    // Most IPv6 routes are /32 to /48: the first level resolves bits 18 to
+    // 32 (a group of 256 nodes), the next ones 8 bits each (32, 40, 48).
+    const ROOT_GROUP: u32 = 8;
+    const GROUP: u32 = 2;
     #[inline(always)]
     fn masked(self, len: u8) -> u128 {
         if len == 0 {
@@ -84,6 +106,11 @@ impl Key for u128 {
     #[inline(always)]
     fn chunk6(self, off: u32) -> u32 {
         (self.checked_shl(off).unwrap_or(0) >> 122) as u32
+    }
+    #[inline(always)]
+    fn chunk(self, off: u32, n: u32) -> u32 {
+        let k = self.checked_shl(off).unwrap_or(0);
+        k.checked_shr(128 - n.min(16)).unwrap_or(0) as u32
     }
     #[inline(always)]
     fn last(self, len: u8) -> u128 {
@@ -112,6 +139,11 @@ mod tests {
         assert_eq!(0x0000_0003u32.chunk6(64), 0);
         assert_eq!(0x8000_0000u32.top(18), 1 << 17);
         assert_eq!(u32::from_top(1 << 17, 18), 0x8000_0000);
+        assert_eq!(0xfc00_0000u32.chunk(0, 6), 0x3f);
+        assert_eq!(0x0000_0003u32.chunk(30, 6), 0x30);
+        assert_eq!(0x1234_5678u32.chunk(8, 0), 0);
+        assert_eq!(0x1234_5678u32.chunk(8, 16), 0x3456);
+        assert_eq!(0x1234_5678u32.chunk(32, 8), 0);
     }
 
     #[test]
@@ -123,5 +155,13 @@ mod tests {
         assert_eq!(3u128.chunk6(126), 0x30);
         assert_eq!(u128::MAX.chunk6(200), 0);
         assert_eq!(a.top(16), 0x2001);
+        assert_eq!(a.chunk(18, 14), 0x0db8 & 0x3fff);
+        assert_eq!(a.chunk(18, 0), 0);
+        assert_eq!(0xffu128.chunk(120, 8), 0xff);
+        assert_eq!(0xffu128.chunk(122, 6), 0x3f);
+        assert_eq!(u128::MAX.chunk(128, 8), 0);
+        for off in [0, 18, 32, 40, 122] {
+            assert_eq!(a.chunk(off, 6), a.chunk6(off));
+        }
     }
 }

@@ -62,6 +62,20 @@ pub trait Absorb<D> {
     /// Applies `d` to this copy, or refuses it; the same change on an equal copy must give the same
     /// result, so both copies stay equal.
     fn absorb(&mut self, d: &D) -> Result<(), LpmError>;
+
+    /// Applies a whole batch, with the result of applying each change in
+    /// order ([`Absorb::absorb`]; a refused change is skipped, the first
+    /// refusal is returned). A table may override it to share work between
+    /// the changes of a batch; [`Writer::publish`] calls this.
+    fn absorb_all(&mut self, ds: &[D]) -> Result<(), LpmError> {
+        let mut r = Ok(());
+        for d in ds {
+            if let Err(e) = self.absorb(d) {
+                r = r.and(Err(e));
+            }
+        }
+        r
+    }
 }
 
 impl<P: Copy, T: LpmMut<P>> Absorb<Delta<P>> for T {
@@ -73,6 +87,10 @@ impl<P: Copy, T: LpmMut<P>> Absorb<Delta<P>> for T {
                 Ok(())
             }
         }
+    }
+
+    fn absorb_all(&mut self, ds: &[Delta<P>]) -> Result<(), LpmError> {
+        self.apply_all(ds)
     }
 }
 
@@ -169,15 +187,7 @@ impl<T: Send + Sync> Writer<T> {
         T: Absorb<D>,
     {
         let mut first = Ok(());
-        self.publish_with(|t| {
-            let mut r = Ok(());
-            for d in deltas {
-                if let Err(e) = t.absorb(d) {
-                    r = r.and(Err(e));
-                }
-            }
-            first = r;
-        });
+        self.publish_with(|t| first = t.absorb_all(deltas));
         first
     }
 

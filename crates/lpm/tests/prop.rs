@@ -2,12 +2,14 @@
 //! that must equal a linear scan over the live routes (the simplest
 //! possible reference, independent of `lpm::reference`). Prefix lengths are
 //! drawn around the structure's boundaries: the direct array (18 bits), the
-//! node strides (24, 30, ...), and for IPv6 the wide root arrays (bits 18 to
-//! 32) and the common /32 to /48 routes. Addresses are drawn near a few
+//! IPv4 node strides (24, 30), the IPv6 node groups (the first resolves
+//! bits 18 to 32 in 256 nodes of 64 positions, every further one 8 bits:
+//! 40, 48, ..., 128), the common /32 to /48 routes, /0 and host routes. Addresses are drawn near a few
 //! bases so that prefixes nest and share direct slots; lookups probe every
 //! live prefix's first and last address and their neighbours.
 
 use base::{Prefix4, Prefix6};
+use lpm::publish::Delta;
 use lpm::{Lpm, LpmMut, NextHop, Poptrie4, Poptrie6};
 use proptest::prelude::*;
 
@@ -26,13 +28,17 @@ fn scan<A: Copy>(
 
 fn len6() -> impl Strategy<Value = u8> {
     prop_oneof![
-        1 => 0u8..=17,
+        1 => Just(0u8),
+        1 => 1u8..=17,
         1 => 18u8..=19,
         2 => 20u8..=31,
         3 => Just(32u8),
-        3 => 33u8..=47,
+        2 => 33u8..=47,
+        // The ends of the IPv6 node groups' strides (18+14, then 8 bits).
+        2 => prop::sample::select(vec![24u8, 25, 26, 31, 39, 40, 41, 47, 55, 56, 57, 64, 120, 127]),
         3 => Just(48u8),
-        1 => 49u8..=128,
+        1 => 49u8..=127,
+        1 => Just(128u8),
     ]
 }
 
@@ -81,14 +87,18 @@ fn ops4() -> impl Strategy<Value = Vec<Op<u32>>> {
     proptest::collection::vec(op, 1..150)
 }
 
-/// Applies `ops` to the table and to a list of live routes; returns the
-/// live routes (masked address, length, next hop).
+/// What [`run`] leaves: the live routes (masked address, length, next
+/// hop) and the changes it made, in order, as publication deltas.
+type Run<A, P> = (Vec<(A, u8, NextHop)>, Vec<Delta<P>>);
+
+/// Applies `ops` to the table and to a list of live routes.
 fn run<A: Copy + PartialEq + std::fmt::Debug, P: Copy>(
     ops: &[Op<A>],
     t: &mut impl LpmMut<P>,
     prefix: impl Fn(A, u8) -> (P, A),
-) -> Result<Vec<(A, u8, NextHop)>, TestCaseError> {
+) -> Result<Run<A, P>, TestCaseError> {
     let mut live: Vec<(A, u8, NextHop)> = Vec::new();
+    let mut deltas = Vec::new();
     for op in ops {
         match *op {
             Op::Insert(a, l, nh) => {
@@ -97,6 +107,7 @@ fn run<A: Copy + PartialEq + std::fmt::Debug, P: Copy>(
                 let prev = t
                     .insert(p, NextHop(nh))
                     .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                deltas.push(Delta::Insert(p, NextHop(nh)));
                 prop_assert_eq!(prev, old.map(|i| live[i].2));
                 match old {
                     Some(i) => live[i].2 = NextHop(nh),
@@ -108,25 +119,41 @@ fn run<A: Copy + PartialEq + std::fmt::Debug, P: Copy>(
                 let (p, _) = prefix(a, l);
                 prop_assert_eq!(t.remove(p), Some(nh));
                 prop_assert_eq!(t.remove(p), None);
+                deltas.extend([Delta::Remove(p), Delta::Remove(p)]);
             }
             Op::Remove(_) => {}
         }
         prop_assert_eq!(t.len(), live.len());
     }
-    Ok(live)
+    Ok((live, deltas))
+}
+
+/// The same changes applied in batches of `chunk` through
+/// [`LpmMut::apply_all`] (what `publish` does), which sorts each batch by
+/// direct slot and rebuilds a slot once per batch.
+fn batched<P: Copy, T: LpmMut<P> + Default>(
+    deltas: &[Delta<P>],
+    chunk: usize,
+) -> Result<T, TestCaseError> {
+    let mut t = T::default();
+    for c in deltas.chunks(chunk.max(1)) {
+        t.apply_all(c)
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    }
+    Ok(t)
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
 
     #[test]
-    fn ipv6_matches_linear_scan(ops in ops6(), extra in proptest::collection::vec(any::<u128>(), 16)) {
+    fn ipv6_matches_linear_scan(ops in ops6(), extra in proptest::collection::vec(any::<u128>(), 16), chunk in 1usize..64) {
         let mut t = Poptrie6::new();
         let prefix = |a: u128, l: u8| {
             let p = Prefix6::new(a, l).expect("len <= 128").masked();
             (p, p.addr_bits())
         };
-        let live = run(&ops, &mut t, prefix)?;
+        let (live, deltas) = run(&ops, &mut t, prefix)?;
         let covers = |p: u128, l: u8, a: u128| a.checked_shr(128 - u32::from(l)).unwrap_or(0) == p.checked_shr(128 - u32::from(l)).unwrap_or(0);
         let mut probes = extra;
         for &(p, l, _) in &live {
@@ -143,19 +170,26 @@ proptest! {
         // A bulk build of the same routes answers the same.
         let bulk = Poptrie6::from_routes(live.iter().map(|&(p, l, nh)| (prefix(p, l).0, nh)))
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
-        for &a in &probes {
-            prop_assert_eq!(bulk.lookup(a), scan(&live, a, covers), "bulk {:x}", a);
+        // And so do the same changes applied in batches.
+        let b: Poptrie6 = batched(&deltas, chunk)?;
+        prop_assert_eq!(b.len(), live.len());
+        b.lookup_batch(&probes, &mut out);
+        for (i, &a) in probes.iter().enumerate() {
+            let want = scan(&live, a, covers);
+            prop_assert_eq!(bulk.lookup(a), want, "bulk {:x}", a);
+            prop_assert_eq!(b.lookup(a), want, "batched updates {:x}", a);
+            prop_assert_eq!(out[i], want, "batched updates, lookup_batch {:x}", a);
         }
     }
 
     #[test]
-    fn ipv4_matches_linear_scan(ops in ops4(), extra in proptest::collection::vec(any::<u32>(), 16)) {
+    fn ipv4_matches_linear_scan(ops in ops4(), extra in proptest::collection::vec(any::<u32>(), 16), chunk in 1usize..64) {
         let mut t = Poptrie4::new();
         let prefix = |a: u32, l: u8| {
             let p = Prefix4::new(a, l).expect("len <= 32").masked();
             (p, p.addr_bits())
         };
-        let live = run(&ops, &mut t, prefix)?;
+        let (live, deltas) = run(&ops, &mut t, prefix)?;
         let covers = |p: u32, l: u8, a: u32| a.checked_shr(32 - u32::from(l)).unwrap_or(0) == p.checked_shr(32 - u32::from(l)).unwrap_or(0);
         let mut probes = extra;
         for &(p, l, _) in &live {
@@ -171,8 +205,14 @@ proptest! {
         }
         let bulk = Poptrie4::from_routes(live.iter().map(|&(p, l, nh)| (prefix(p, l).0, nh)))
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
-        for &a in &probes {
-            prop_assert_eq!(bulk.lookup(a), scan(&live, a, covers), "bulk {:x}", a);
+        let b: Poptrie4 = batched(&deltas, chunk)?;
+        prop_assert_eq!(b.len(), live.len());
+        b.lookup_batch(&probes, &mut out);
+        for (i, &a) in probes.iter().enumerate() {
+            let want = scan(&live, a, covers);
+            prop_assert_eq!(bulk.lookup(a), want, "bulk {:x}", a);
+            prop_assert_eq!(b.lookup(a), want, "batched updates {:x}", a);
+            prop_assert_eq!(out[i], want, "batched updates, lookup_batch {:x}", a);
         }
     }
 }

@@ -11,8 +11,11 @@ use std::collections::HashMap;
 use base::{Prefix4, Prefix6};
 
 use super::pool::Pool;
-use super::{has_popcnt, Node, Poptrie, Sub, DIRECT_BITS, LEAF, NO_LEN, NO_ROUTE, NO_SUB};
+use super::{
+    has_popcnt, prefetch, Node, Poptrie, Sub, DIRECT_BITS, LEAF, NO_LEN, NO_ROUTE, NO_SUB,
+};
 use crate::key::Key;
+use crate::publish::Delta;
 use crate::{LpmError, LpmMut, NextHop};
 
 const EMPTY_SUB: Sub = Sub {
@@ -22,84 +25,125 @@ const EMPTY_SUB: Sub = Sub {
     lclass: NO_SUB,
 };
 
-/// Builds the node at `nodes[at]` for the bit offset `depth`, from the
-/// routes inside it (all longer than `depth`, sorted by (address, length)),
-/// with `default` as the value of positions no route covers. Children are
-/// appended to `nodes` as one contiguous run, leaves to `leaves`.
+/// Scratch stacks for [`build_node`]: each level pushes its painted
+/// positions and child bitmaps and pops them when done, so a rebuild
+/// allocates nothing once the stacks are warm.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Scratch {
+    vals: Vec<u32>,
+    inter: Vec<u64>,
+}
+
+/// Builds the node group at `nodes[at..at + 2^g]` (`g` the group bits of
+/// trie level `level`) for the bit offset `depth`, from the routes inside
+/// it (all longer than `depth`, sorted by (address, length)), with
+/// `default` as the value of positions no route covers. The group resolves
+/// `g + 6` bits: node `w` of the group holds positions `64 w..64 w + 63`,
+/// with its own `base0`/`base1`, so the group's leaves and children are
+/// each one contiguous run. Child groups are appended to `nodes`, leaves
+/// to `leaves`. A leaf run may continue from one node of the group into
+/// the next (a node whose first leaf positions continue the previous run
+/// has rank 0 there, which reads the leaf just before its `base0`).
+#[allow(clippy::too_many_arguments)]
 fn build_node<K: Key>(
     routes: &[(K, u8, u32)],
     depth: u32,
+    level: u32,
     default: u32,
     nodes: &mut Vec<Node>,
     leaves: &mut Vec<u32>,
     at: usize,
+    sc: &mut Scratch,
 ) {
-    let lim = depth + 6;
-    let mut vals = [default; 64];
-    let mut internal = 0u64;
+    let g = Poptrie::<K>::gbits(level);
+    let gn = Poptrie::<K>::gbits(level + 1);
+    let stride = g + 6;
+    let lim = depth + stride;
+    let npos = 1usize << stride;
+    let vb = sc.vals.len();
+    sc.vals.resize(vb + npos, default);
+    let ib = sc.inter.len();
+    sc.inter.resize(ib + (1 << g), 0);
     // Paint in (address, length) order: a covering route is painted before
     // the longer routes inside it, so the longest one wins.
     for &(a, l, v) in routes {
-        let c = a.chunk6(depth) as usize;
+        let c = a.chunk(depth, stride) as usize;
         let l = u32::from(l);
         if l <= lim {
-            let span = 1usize << (lim - l).min(6);
-            for x in vals.iter_mut().skip(c).take(span) {
-                *x = v;
+            let span = 1usize << (lim - l).min(stride);
+            if let Some(x) = sc.vals.get_mut(vb + c..(vb + c + span).min(vb + npos)) {
+                x.fill(v);
             }
-        } else {
-            internal |= 1u64 << c;
+        } else if let Some(w) = sc.inter.get_mut(ib + (c >> 6)) {
+            *w |= 1u64 << (c & 63);
         }
     }
-    let base0 = leaves.len() as u32;
-    let mut leafvec = 0u64;
-    let mut prev = None;
-    for (i, &v) in vals.iter().enumerate() {
-        if (internal >> i) & 1 == 0 && prev != Some(v) {
-            leafvec |= 1u64 << i;
-            leaves.push(v);
-            prev = Some(v);
-        }
-    }
+    let nchild: usize = sc
+        .inter
+        .get(ib..)
+        .unwrap_or(&[])
+        .iter()
+        .map(|w| w.count_ones() as usize)
+        .sum();
     let base1 = nodes.len();
-    nodes.resize(base1 + internal.count_ones() as usize, Node::default());
-    if let Some(n) = nodes.get_mut(at) {
-        *n = Node {
-            vector: internal,
-            leafvec,
-            base0,
-            base1: base1 as u32,
-        };
+    nodes.resize(base1 + (nchild << gn), Node::default());
+    let mut prev = None;
+    let mut before = 0usize;
+    for w in 0..1usize << g {
+        let word = sc.inter.get(ib + w).copied().unwrap_or(0);
+        let base0 = leaves.len() as u32;
+        let mut leafvec = 0u64;
+        let vals = sc.vals.get(vb + w * 64..vb + w * 64 + 64).unwrap_or(&[]);
+        for (i, &v) in vals.iter().enumerate() {
+            if (word >> i) & 1 == 0 && prev != Some(v) {
+                leafvec |= 1u64 << i;
+                leaves.push(v);
+                prev = Some(v);
+            }
+        }
+        if let Some(n) = nodes.get_mut(at + w) {
+            *n = Node {
+                vector: word,
+                leafvec,
+                base0,
+                base1: (base1 + (before << gn)) as u32,
+            };
+        }
+        before += word.count_ones() as usize;
     }
-    // Children: the routes of position `i` are contiguous (sorted by
+    // Children: the routes of position `c` are contiguous (sorted by
     // address); those of length <= lim come first (they start at the
     // position's first address) and were painted above, so skip them.
     let mut rest = routes;
     let mut child = base1;
-    let mut bits = internal;
-    while bits != 0 {
-        let i = bits.trailing_zeros();
-        bits &= bits - 1;
-        let start = rest
-            .iter()
-            .position(|r| r.0.chunk6(depth) == i)
-            .unwrap_or(rest.len());
-        let group = rest.get(start..).unwrap_or(&[]);
-        let end = group
-            .iter()
-            .position(|r| r.0.chunk6(depth) != i)
-            .unwrap_or(group.len());
-        let (mine, tail) = group.split_at(end);
-        rest = tail;
-        let deep = mine
-            .iter()
-            .position(|r| u32::from(r.1) > lim)
-            .unwrap_or(mine.len());
-        let mine = mine.get(deep..).unwrap_or(&[]);
-        let d = vals.get(i as usize).copied().unwrap_or(default);
-        build_node(mine, lim, d, nodes, leaves, child);
-        child += 1;
+    for w in 0..1usize << g {
+        let mut bits = sc.inter.get(ib + w).copied().unwrap_or(0);
+        while bits != 0 {
+            let c = (w << 6) as u32 | bits.trailing_zeros();
+            bits &= bits - 1;
+            let start = rest
+                .iter()
+                .position(|r| r.0.chunk(depth, stride) == c)
+                .unwrap_or(rest.len());
+            let group = rest.get(start..).unwrap_or(&[]);
+            let end = group
+                .iter()
+                .position(|r| r.0.chunk(depth, stride) != c)
+                .unwrap_or(group.len());
+            let (mine, tail) = group.split_at(end);
+            rest = tail;
+            let deep = mine
+                .iter()
+                .position(|r| u32::from(r.1) > lim)
+                .unwrap_or(mine.len());
+            let mine = mine.get(deep..).unwrap_or(&[]);
+            let d = sc.vals.get(vb + c as usize).copied().unwrap_or(default);
+            build_node(mine, lim, level + 1, d, nodes, leaves, child, sc);
+            child += 1 << gn;
+        }
     }
+    sc.vals.truncate(vb);
+    sc.inter.truncate(ib);
 }
 
 impl<K: Key> Default for Poptrie<K> {
@@ -124,6 +168,9 @@ impl<K: Key> Poptrie<K> {
             subs: vec![EMPTY_SUB; n],
             scratch_nodes: Vec::new(),
             scratch_leaves: Vec::new(),
+            scratch: Scratch::default(),
+            batch_order: Vec::new(),
+            batch_changes: Vec::new(),
             popcnt: has_popcnt(),
         }
     }
@@ -289,6 +336,155 @@ impl<K: Key> Poptrie<K> {
         Some(NextHop(old))
     }
 
+    /// Applies a batch of changes (`None`: remove) with the result of
+    /// applying them one by one: routes of up to [`DIRECT_BITS`] bits one
+    /// by one in order; longer routes sorted by direct slot (stable), each
+    /// slot's control vector edited for all its changes and its subtree
+    /// rebuilt once. Changes to different slots commute, and a short
+    /// route's repaint rebuilds a slot from the vector as it is then, which
+    /// the slot's own rebuild later brings up to date, so the result equals
+    /// the one-by-one order. If a slot's rebuild runs out of pool space,
+    /// its changes are undone and replayed one by one, so exactly the
+    /// changes that one-by-one application refuses are refused.
+    fn apply_batch(
+        &mut self,
+        ds: impl Iterator<Item = (K, u8, Option<NextHop>)>,
+    ) -> Result<(), LpmError> {
+        let mut r = Ok(());
+        let mut order = std::mem::take(&mut self.batch_order);
+        let mut changes = std::mem::take(&mut self.batch_changes);
+        order.clear();
+        changes.clear();
+        for (a, l, nh) in ds {
+            let l = l.min(K::BITS as u8);
+            let a = a.masked(l);
+            if u32::from(l) <= DIRECT_BITS {
+                let x = match nh {
+                    Some(nh) => self.insert_raw(a, l, nh).map(|_| ()),
+                    None => {
+                        self.remove_raw(a, l);
+                        Ok(())
+                    }
+                };
+                if let Err(e) = x {
+                    r = r.and(Err(e));
+                }
+                continue;
+            }
+            if nh.is_some_and(|nh| nh.0 > NextHop::MAX_VALID) {
+                r = r.and(Err(LpmError::NextHopTooLarge));
+                continue;
+            }
+            order.push(((a.top(DIRECT_BITS) as u64) << 32) | changes.len() as u64);
+            changes.push(Change {
+                addr: a,
+                len: l,
+                new: nh.map(|n| n.0),
+                old: None,
+            });
+        }
+        // (slot, index): by slot, and within a slot in batch order.
+        order.sort_unstable();
+        // A change costs a few cache misses (the slot's control vector
+        // header, then its buffer; the slot's subtree blocks and direct
+        // entry), which the sorted order lets us prefetch: the per-slot
+        // arrays `FAR` changes ahead, what they point to `NEAR` ahead.
+        const FAR: usize = 16;
+        const NEAR: usize = 8;
+        let (mut far, mut near) = (0, 0);
+        let mut i = 0;
+        while let Some(&first) = order.get(i) {
+            let s = (first >> 32) as usize;
+            let run = order
+                .get(i..)
+                .unwrap_or(&[])
+                .iter()
+                .take_while(|&&k| k >> 32 == first >> 32)
+                .count();
+            while far < (i + run + FAR).min(order.len()) {
+                if let Some(&k) = order.get(far) {
+                    self.prefetch_slot((k >> 32) as usize);
+                }
+                far += 1;
+            }
+            while near < (i + run + NEAR).min(order.len()) {
+                if let Some(&k) = order.get(near) {
+                    self.prefetch_slot_data((k >> 32) as usize);
+                }
+                near += 1;
+            }
+            let mut changed = false;
+            for &k in order.get(i..i + run).unwrap_or(&[]) {
+                if let Some(c) = changes.get_mut(k as u32 as usize) {
+                    c.old = self.set_control(c.addr, c.len, c.new);
+                    changed |= c.old != c.new;
+                }
+            }
+            if changed {
+                if let Err(e) = self.rebuild_slot(s) {
+                    r = r.and(Err(e));
+                    self.replay_slot(s, order.get(i..i + run).unwrap_or(&[]), &changes);
+                }
+            }
+            i += run;
+        }
+        self.batch_order = order;
+        self.batch_changes = changes;
+        r
+    }
+
+    /// Prefetches slot `s`'s per-slot entries (control vector header,
+    /// subtree blocks, inherited route, direct entry).
+    #[inline(always)]
+    fn prefetch_slot(&self, s: usize) {
+        prefetch(self.long.as_ptr().wrapping_add(s));
+        prefetch(self.subs.as_ptr().wrapping_add(s));
+        prefetch(self.best.as_ptr().wrapping_add(s));
+        prefetch(self.best_len.as_ptr().wrapping_add(s));
+        prefetch(self.direct.as_ptr().wrapping_add(s));
+    }
+
+    /// Prefetches what slot `s`'s entries point to: its route vector and
+    /// its subtree's first node and leaves (read by the rebuild, and
+    /// rewritten when the blocks are reused).
+    #[inline(always)]
+    fn prefetch_slot_data(&self, s: usize) {
+        if let Some(v) = self.long.get(s) {
+            prefetch(v.as_ptr());
+            prefetch(v.as_ptr().wrapping_add(v.len().saturating_sub(1)));
+        }
+        if let Some(x) = self.subs.get(s) {
+            if x.nclass != NO_SUB {
+                prefetch(self.nodes.items.as_ptr().wrapping_add(x.node as usize));
+                prefetch(self.leaves.items.as_ptr().wrapping_add(x.leaf as usize));
+            }
+        }
+    }
+
+    /// After slot `s`'s batched rebuild failed: undoes its changes (keys
+    /// `run` into `changes`), rebuilds it as it was, and applies them one by
+    /// one, each refused on its own if the pools are full.
+    fn replay_slot(&mut self, s: usize, run: &[u64], changes: &[Change<K>]) {
+        for &k in run.iter().rev() {
+            if let Some(c) = changes.get(k as u32 as usize) {
+                self.set_control(c.addr, c.len, c.old);
+            }
+        }
+        let _ = self.rebuild_slot(s);
+        for &k in run {
+            if let Some(c) = changes.get(k as u32 as usize) {
+                match c.new {
+                    Some(v) => {
+                        let _ = self.insert_raw(c.addr, c.len, NextHop(v));
+                    }
+                    None => {
+                        self.remove_raw(c.addr, c.len);
+                    }
+                }
+            }
+        }
+    }
+
     /// Number of routes.
     fn count(&self) -> usize {
         self.short.len() + self.n_long
@@ -307,6 +503,16 @@ impl<K: Key> Poptrie<K> {
                     .map(|&(a, l, v)| (a, l, NextHop(v))),
             )
     }
+}
+
+/// One change to a route longer than [`DIRECT_BITS`] in a batch.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Change<K> {
+    addr: K,
+    len: u8,
+    /// The new value (`None`: remove) and, once applied, the previous one.
+    new: Option<u32>,
+    old: Option<u32>,
 }
 
 /// Sets `best`/`best_len` over the direct slots that `a/l` covers
@@ -338,10 +544,21 @@ fn install<K: Key>(t: &mut Poptrie<K>, s: usize, routes: &[(K, u8, u32)]) -> Res
     } else {
         let mut nodes = std::mem::take(&mut t.scratch_nodes);
         let mut leaves = std::mem::take(&mut t.scratch_leaves);
+        let mut sc = std::mem::take(&mut t.scratch);
         nodes.clear();
         leaves.clear();
-        nodes.push(Node::default());
-        build_node(routes, DIRECT_BITS, default, &mut nodes, &mut leaves, 0);
+        nodes.resize(1 << K::ROOT_GROUP, Node::default());
+        build_node(
+            routes,
+            DIRECT_BITS,
+            0,
+            default,
+            &mut nodes,
+            &mut leaves,
+            0,
+            &mut sc,
+        );
+        t.scratch = sc;
         let r = place(t, &nodes, &leaves);
         t.scratch_nodes = nodes;
         t.scratch_leaves = leaves;
@@ -407,9 +624,26 @@ impl Poptrie<u128> {
     }
 }
 
+/// A publication delta as (address, length, value; `None` removes).
+fn raw<P: Copy, K>(d: &Delta<P>, f: impl Fn(P) -> (K, u8)) -> (K, u8, Option<NextHop>) {
+    match *d {
+        Delta::Insert(p, nh) => {
+            let (a, l) = f(p);
+            (a, l, Some(nh))
+        }
+        Delta::Remove(p) => {
+            let (a, l) = f(p);
+            (a, l, None)
+        }
+    }
+}
+
 impl LpmMut<Prefix4> for Poptrie<u32> {
     fn insert(&mut self, p: Prefix4, nh: NextHop) -> Result<Option<NextHop>, LpmError> {
         self.insert_raw(p.addr_bits(), p.len(), nh)
+    }
+    fn apply_all(&mut self, deltas: &[Delta<Prefix4>]) -> Result<(), LpmError> {
+        self.apply_batch(deltas.iter().map(|d| raw(d, |p| (p.addr_bits(), p.len()))))
     }
     fn remove(&mut self, p: Prefix4) -> Option<NextHop> {
         self.remove_raw(p.addr_bits(), p.len())
@@ -422,6 +656,9 @@ impl LpmMut<Prefix4> for Poptrie<u32> {
 impl LpmMut<Prefix6> for Poptrie<u128> {
     fn insert(&mut self, p: Prefix6, nh: NextHop) -> Result<Option<NextHop>, LpmError> {
         self.insert_raw(p.addr_bits(), p.len(), nh)
+    }
+    fn apply_all(&mut self, deltas: &[Delta<Prefix6>]) -> Result<(), LpmError> {
+        self.apply_batch(deltas.iter().map(|d| raw(d, |p| (p.addr_bits(), p.len()))))
     }
     fn remove(&mut self, p: Prefix6) -> Option<NextHop> {
         self.remove_raw(p.addr_bits(), p.len())
