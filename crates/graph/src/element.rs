@@ -192,20 +192,41 @@ impl Output<'_> {
             self.forward_all(first, batch);
             return;
         }
-        // Mixed verdicts: distribute one by one; kept packets go back.
-        for (p, &v) in batch.drain().zip(vs.iter()) {
+        if uniform && first == Verdict::KEEP.0 {
+            // Everything stays (an element's own second stage follows).
+            self.verdicts = all;
+            return;
+        }
+        // Mixed verdicts: move by runs of equal verdict (one bulk copy per
+        // run, never a packet through the stack); kept packets go back.
+        let keep = &mut *self.keep;
+        let (targets, pending, stats) = (self.targets, &mut *self.pending, &mut *self.stats);
+        batch.drain_runs(&vs[..n], Verdict::KEEP.0, |v, mut run| {
+            let k = run.len() as u64;
             match v {
                 u16::MAX => {
-                    let _ = self.keep.push(p);
+                    run.move_into(keep);
                 }
                 v if v >= Verdict::DROP => {
                     let r = usize::from(v) & (DropReason::SLOTS - 1);
-                    self.stats.drops[r] += 1;
-                    drop(p);
+                    stats.drops[r] += k;
                 }
-                port => self.push(port, p),
+                port => {
+                    let dst = targets
+                        .get(usize::from(port))
+                        .filter(|t| t.slot != UNCONNECTED)
+                        .and_then(|t| pending.get_mut(t.slot as usize));
+                    match dst {
+                        Some(b) => {
+                            let moved = run.move_into(b) as u64;
+                            stats.tx += moved;
+                            stats.drops[DropReason::OVERFLOW.slot()] += k - moved;
+                        }
+                        None => stats.drops[DropReason::UNCONNECTED.slot()] += k,
+                    }
+                }
             }
-        }
+        });
         self.verdicts = all;
         if !self.keep.is_empty() {
             batch.take_from(self.keep);
