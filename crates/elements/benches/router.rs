@@ -104,6 +104,7 @@ fn router(
     prefixes: &[base::Prefix4],
     frames: Vec<Vec<u8>>,
     cfg: &str,
+    pool: Pool,
 ) -> Result<Runner<AnyElement, MemDevice>, graph::ConfigError> {
     let mut t = Poptrie4::new();
     for (i, p) in prefixes.iter().enumerate() {
@@ -127,7 +128,7 @@ fn router(
     env.add_table4("fib", Box::new(w.reader()), nh);
     // The writer half is dropped: the table stays alive through the reader.
     drop(w);
-    let g = Graph::from_str(cfg, "bench.click", &mut env, Pool::new(4096))?;
+    let g = Graph::from_str(cfg, "bench.click", &mut env, pool)?;
     Ok(Runner::new(
         g,
         vec![
@@ -159,12 +160,19 @@ fn bench(c: &mut Criterion) {
     assert!(prefixes.len() > 400_000, "expected a full table");
     let fr = frames(&prefixes, 4096);
     assert_eq!(fr[0].len(), 60, "64-byte frames on the wire");
-    let mut r = router(&prefixes, fr.clone(), CHAIN).expect("chain graph");
+    let mut r = router(&prefixes, fr.clone(), CHAIN, Pool::new(4096)).expect("chain graph");
     // None when built against an older `elements` without the fused
     // classifier test (to compare builds in one session).
-    let mut f = router(&prefixes, fr.clone(), FUSED)
+    let mut f = router(&prefixes, fr.clone(), FUSED, Pool::new(4096))
         .map_err(|e| eprintln!("fused graph not built: {e}"))
         .ok();
+    // The fused graph over 2112-byte buffers: a stride that is not a power
+    // of two spreads the packets' headers over the L1 cache's sets (with
+    // 2048-byte buffers every header maps to the same few sets). Only
+    // measured in the CPU table (AF_XDP's aligned UMEM needs 2048).
+    let mut f2112 = Pool::with_geometry(4096, 2112, 128)
+        .ok()
+        .and_then(|pool| router(&prefixes, fr.clone(), FUSED, pool).ok());
     let mut base = {
         let mut env = Env::new();
         let g = Graph::from_str(
@@ -229,6 +237,9 @@ fn bench(c: &mut Criterion) {
     let mut graphs = vec![("chain", &mut r)];
     if let Some(f) = f.as_mut() {
         graphs.push(("fused", f));
+    }
+    if let Some(f) = f2112.as_mut() {
+        graphs.push(("fused2112", f));
     }
     graphs.push(("baseline", &mut base));
     cpu_table(&mut graphs);
