@@ -11,11 +11,13 @@
 //! the chain, `Classifier(ip) -> Ip4Forward`, and the fully fused
 //! `Classifier(ip checked) -> Ip4Forward` (one header parse).
 
-use elements::{AnyElement, Env};
-use graph::{Graph, Runner};
+#[path = "support/fused.rs"]
+mod fused;
+
+use fused::*;
 use pkt::hdr::arp::ARP_REQUEST;
 use pkt::hdr::ether::BROADCAST;
-use pkt::{build, Mac, MemDevice, Pool};
+use pkt::{build, Mac};
 
 const R0: Mac = Mac([2, 0, 0, 0, 0, 0x10]);
 const R1: Mac = Mac([2, 0, 0, 0, 0, 0x11]);
@@ -23,67 +25,6 @@ const HA: Mac = Mac([2, 0, 0, 0, 0, 0xa]);
 const HB: Mac = Mac([2, 0, 0, 0, 0, 0xb]);
 const A4: [u8; 4] = [10, 1, 0, 2];
 const B4: [u8; 4] = [10, 2, 0, 2];
-
-const ROUTES: &str = "ROUTE 10.1.0.0/24 0, ROUTE 10.2.0.0/24 1, ROUTE 203.0.113.0/24 10.2.0.2 1";
-
-/// Which IPv4 path a graph has.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Path {
-    /// `Classifier(ip) -> CheckIpHeader -> IcmpEcho -> Classifier(local)
-    /// -> DecIpTtl -> Ip4Lookup`.
-    Chain,
-    /// `Classifier(ip) -> Ip4Forward`.
-    Forward,
-    /// `Classifier(ip checked) -> Ip4Forward`.
-    Fused,
-}
-
-/// The shared part: ports, classifiers, the own-address/ICMP branch
-/// (`head`), rewrite and output. `ip4` is where each port's IPv4 enters.
-fn config(fused: bool) -> String {
-    config_for(if fused { Path::Forward } else { Path::Chain })
-}
-
-fn config_for(path: Path) -> String {
-    let fused = path != Path::Chain;
-    let ip = if path == Path::Fused {
-        "ip checked"
-    } else {
-        "ip"
-    };
-    let mut s = format!(
-        "rt :: Ip4Lookup({ROUTES});\n\
-         mine :: Discard;\n\
-         ttl :: DecIpTtl(SRC 10.1.0.1 10.2.0.1); ttl [0] -> rt; ttl [1] -> rt;\n\
-         local :: Classifier(30/0a010001, 30/0a020001, 30/e00000, 30/ffffffff, -);\n\
-         local [0] -> mine; local [1] -> mine; local [2] -> mine; local [3] -> mine;\n\
-         local [4] -> ttl;\n\
-         head :: IcmpEcho(ADDR 10.1.0.1, ADDR 10.2.0.1); head [0] -> rt; head [1] -> local;\n\
-         rw0 :: EtherRewrite(MAC {R0m}, IP 10.1.0.1, NEIGH 10.1.0.2 {HAm});\n\
-         rw1 :: EtherRewrite(MAC {R1m}, IP 10.2.0.1, NEIGH 10.2.0.2 {HBm});\n\
-         rt [0] -> rw0; rt [1] -> rw1;\n\
-         o0 :: ToDevice(p0); o1 :: ToDevice(p1); rw0 -> o0; rw1 -> o1;\n\
-         nonip :: Discard;\n",
-        R0m = "02:00:00:00:00:10",
-        R1m = "02:00:00:00:00:11",
-        HAm = "02:00:00:00:00:0a",
-        HBm = "02:00:00:00:00:0b",
-    );
-    for i in 0..2 {
-        s += &format!(
-            "in{i} :: FromDevice(p{i}) -> c{i} :: Classifier({ip}, -); c{i} [1] -> nonip;\n"
-        );
-    }
-    if fused {
-        s += &format!(
-            "fwd :: Ip4Forward(ADDR 10.1.0.1, ADDR 10.2.0.1, {ROUTES});\n\
-             c0 [0] -> fwd; c1 [0] -> fwd; fwd [0] -> rw0; fwd [1] -> rw1; fwd [2] -> head;\n"
-        );
-    } else {
-        s += "chk :: CheckIpHeader; c0 [0] -> chk; c1 [0] -> chk; chk -> head;\n";
-    }
-    s
-}
 
 /// (input port, frame).
 fn script() -> Vec<(usize, Vec<u8>)> {
@@ -139,63 +80,12 @@ fn script() -> Vec<(usize, Vec<u8>)> {
     ]
 }
 
-fn pcap_trip(frames: &[Vec<u8>]) -> Vec<Vec<u8>> {
-    pkt::pcap::read_frames(&pkt::pcap::to_bytes(frames)).expect("pcap")
-}
-
-const REASONS: &[&str] = &[
-    "bad_ether",
-    "bad_ip_header",
-    "bad_ip_checksum",
-    "bad_ip_source",
-    "no_route",
-    "ttl_expired",
-    "icmp_suppressed",
-    "discarded",
-    "unresolved",
-    "no_match",
-    "unconnected",
-    "overflow",
-    "unprocessed",
-    "no_buffer",
-    "tx_full",
-];
-
-/// Output frames per port and drops per reason, in one batch per port
-/// (`batched`) or one packet per poll.
-/// Frames sent per port, and drops per reason name.
-type Outcome = (Vec<Vec<Vec<u8>>>, Vec<(&'static str, u64)>);
-
 fn run(fused: bool, batched: bool) -> Outcome {
     run_frames(
         if fused { Path::Forward } else { Path::Chain },
         batched,
         &script(),
     )
-}
-
-fn run_frames(path: Path, batched: bool, frames: &[(usize, Vec<u8>)]) -> Outcome {
-    let cfg = config_for(path);
-    let mut env = Env::new();
-    let g: Graph<AnyElement> =
-        Graph::from_str(&cfg, "forward", &mut env, Pool::new(256)).expect("graph builds");
-    let devs = vec![MemDevice::new("p0", vec![]), MemDevice::new("p1", vec![])];
-    let mut r = Runner::new(g, devs, 64).expect("runner");
-    let read = pcap_trip(&frames.iter().map(|f| f.1.clone()).collect::<Vec<_>>());
-    for ((port, _), f) in frames.iter().zip(read) {
-        r.devices_mut()[*port].inject(f);
-        if !batched {
-            r.poll();
-        }
-    }
-    for _ in 0..4 {
-        r.poll();
-    }
-    let out = (0..2)
-        .map(|k| pcap_trip(&r.devices_mut()[k].take_sent()))
-        .collect();
-    let drops = REASONS.iter().map(|n| (*n, r.graph.dropped(n))).collect();
-    (out, drops)
 }
 
 #[test]
@@ -428,5 +318,41 @@ fn the_generator_reaches_every_outcome() {
     assert!(
         out.iter().flatten().any(|f| options(&f)),
         "no options forwarded"
+    );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: 128,
+        ..Default::default()
+    })]
+
+    /// The `graph_forward` fuzz target's walk on random bytes (the fuzzer
+    /// runs it far longer; this keeps it compiling and honest).
+    #[test]
+    fn fuzz_walk_on_random_bytes(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600)) {
+        walk(&data);
+    }
+}
+
+#[test]
+fn fuzz_seeds_forward() {
+    // The committed seeds of the `graph_forward` fuzz target are frames the
+    // router forwards (so the fuzzer starts from the forwarding path).
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/graph_forward");
+    for name in ["forwarded", "vlan"] {
+        let data = std::fs::read(dir.join(name)).expect("seed");
+        walk(&data);
+    }
+    let data = std::fs::read(dir.join("forwarded")).expect("seed");
+    let n = usize::from(data[0]);
+    let mut f = vec![2, 0, 0, 0, 0, 0x10, 2, 0, 0, 0, 0, 0xa, 8, 0];
+    f.extend_from_slice(&data[1..1 + n]);
+    let (out, _) = run_frames(Path::Fused, true, &[(0, f)]);
+    assert_eq!(
+        out[1].len(),
+        1,
+        "the first seed frame is forwarded to port 1"
     );
 }
