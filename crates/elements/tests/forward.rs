@@ -176,7 +176,7 @@ fn frame(
     };
     let port = usize::from(x & 1);
     let mut f = match kind % 8 {
-        0 | 1 | 2 => build::udp4(R0, HA, src4, dst4, ttl, 1, 2, b"random payload"),
+        0..=2 => build::udp4(R0, HA, src4, dst4, ttl, 1, 2, b"random payload"),
         3 => build::ping4(R0, HA, src4, dst4, ttl, 7, 1, b"echo"),
         4 => {
             let mut d6 = [0u8; 16];
@@ -202,7 +202,7 @@ fn frame(
         }
         _ => build::tcp4(R0, HA, src4, dst4, ttl, 1, 2, 0x02, b"tcp"),
     };
-    let is4 = matches!(kind % 8, 0 | 1 | 2 | 3 | 6 | 7);
+    let is4 = matches!(kind % 8, 0..=3 | 6 | 7);
     let l3 = if kind % 8 == 6 { 18 } else { 14 };
     if is4 && opts % 4 == 1 {
         // IPv4 options (IHL 6 to 15): NOPs and an end of list, checksum
