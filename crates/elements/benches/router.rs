@@ -10,6 +10,12 @@
 //! prefixes, replayed from memory; output discarded. The baseline in the
 //! same run is the cost of the device copy alone (FromDevice -> ToDevice).
 //!
+//! `ip4_fused_64B` runs the same table and frames through the fused path
+//! of the daemon's fast graph: FromDevice -> Classifier(ip checked, -)
+//! (the header check fused into the classifier) -> Ip4Forward (TTL and
+//! lookup in one element) -> EtherRewrite -> ToDevice; `ip4_full_table_64B`
+//! keeps the unfused chain above, for the comparison in the same run.
+//!
 //! Run: `cargo bench -p elements --bench router`.
 
 use std::path::PathBuf;
@@ -64,7 +70,42 @@ impl Rng {
 
 const GW: [[u8; 4]; 4] = [[10, 0, 1, 2], [10, 0, 1, 3], [10, 0, 2, 2], [10, 0, 2, 3]];
 
-fn router(prefixes: &[base::Prefix4], frames: Vec<Vec<u8>>) -> Runner<AnyElement, MemDevice> {
+/// The unfused chain (see the crate doc).
+const CHAIN: &str = "
+        in0 :: FromDevice(eth0); out0 :: ToDevice(eth0); out1 :: ToDevice(eth1);
+        c :: Classifier(ip, -);
+        rt :: Ip4Lookup(TABLE fib, PORTS 2);
+        rw0 :: EtherRewrite(MAC 02:00:00:00:00:01, IP 10.0.1.1,
+                            NEIGH 10.0.1.2 02:00:00:00:01:02, NEIGH 10.0.1.3 02:00:00:00:01:03);
+        rw1 :: EtherRewrite(MAC 02:00:00:00:00:02, IP 10.0.2.1,
+                            NEIGH 10.0.2.2 02:00:00:00:02:02, NEIGH 10.0.2.3 02:00:00:00:02:03);
+        in0 -> c; c [1] -> Discard;
+        c [0] -> CheckIpHeader -> rt;
+        rt [0] -> DecIpTtl -> rw0 -> out0;
+        rt [1] -> DecIpTtl -> rw1 -> out1;
+    ";
+
+/// The fused path: one header parse in the classifier, then Ip4Forward.
+const FUSED: &str = "
+        in0 :: FromDevice(eth0); out0 :: ToDevice(eth0); out1 :: ToDevice(eth1);
+        c :: Classifier(ip checked, -);
+        fwd :: Ip4Forward(ADDR 10.0.1.1, ADDR 10.0.2.1, TABLE fib, PORTS 2);
+        rw0 :: EtherRewrite(MAC 02:00:00:00:00:01, IP 10.0.1.1,
+                            NEIGH 10.0.1.2 02:00:00:00:01:02, NEIGH 10.0.1.3 02:00:00:00:01:03);
+        rw1 :: EtherRewrite(MAC 02:00:00:00:00:02, IP 10.0.2.1,
+                            NEIGH 10.0.2.2 02:00:00:00:02:02, NEIGH 10.0.2.3 02:00:00:00:02:03);
+        in0 -> c; c [1] -> Discard;
+        c [0] -> fwd; fwd [2] -> Discard;
+        fwd [0] -> rw0 -> out0;
+        fwd [1] -> rw1 -> out1;
+    ";
+
+fn router(
+    prefixes: &[base::Prefix4],
+    frames: Vec<Vec<u8>>,
+    cfg: &str,
+    pool: Pool,
+) -> Result<Runner<AnyElement, MemDevice>, graph::ConfigError> {
     let mut t = Poptrie4::new();
     for (i, p) in prefixes.iter().enumerate() {
         t.insert(*p, NextHop((i % 4) as u32)).expect("insert");
@@ -87,21 +128,8 @@ fn router(prefixes: &[base::Prefix4], frames: Vec<Vec<u8>>) -> Runner<AnyElement
     env.add_table4("fib", Box::new(w.reader()), nh);
     // The writer half is dropped: the table stays alive through the reader.
     drop(w);
-    let cfg = "
-        in0 :: FromDevice(eth0); out0 :: ToDevice(eth0); out1 :: ToDevice(eth1);
-        c :: Classifier(ip, -);
-        rt :: Ip4Lookup(TABLE fib, PORTS 2);
-        rw0 :: EtherRewrite(MAC 02:00:00:00:00:01, IP 10.0.1.1,
-                            NEIGH 10.0.1.2 02:00:00:00:01:02, NEIGH 10.0.1.3 02:00:00:00:01:03);
-        rw1 :: EtherRewrite(MAC 02:00:00:00:00:02, IP 10.0.2.1,
-                            NEIGH 10.0.2.2 02:00:00:00:02:02, NEIGH 10.0.2.3 02:00:00:00:02:03);
-        in0 -> c; c [1] -> Discard;
-        c [0] -> CheckIpHeader -> rt;
-        rt [0] -> DecIpTtl -> rw0 -> out0;
-        rt [1] -> DecIpTtl -> rw1 -> out1;
-    ";
-    let g = Graph::from_str(cfg, "bench.click", &mut env, Pool::new(4096)).unwrap();
-    Runner::new(
+    let g = Graph::from_str(cfg, "bench.click", &mut env, pool)?;
+    Ok(Runner::new(
         g,
         vec![
             MemDevice::cycling("eth0", frames),
@@ -109,7 +137,7 @@ fn router(prefixes: &[base::Prefix4], frames: Vec<Vec<u8>>) -> Runner<AnyElement
         ],
         BURST,
     )
-    .unwrap()
+    .unwrap())
 }
 
 fn frames(prefixes: &[base::Prefix4], n: usize) -> Vec<Vec<u8>> {
@@ -132,17 +160,53 @@ fn bench(c: &mut Criterion) {
     assert!(prefixes.len() > 400_000, "expected a full table");
     let fr = frames(&prefixes, 4096);
     assert_eq!(fr[0].len(), 60, "64-byte frames on the wire");
-    let mut r = router(&prefixes, fr.clone());
-    // Warm up and check that the graph forwards (not drops) them.
+    let mut r = router(&prefixes, fr.clone(), CHAIN, Pool::new(4096)).expect("chain graph");
+    // None when built against an older `elements` without the fused
+    // classifier test (to compare builds in one session).
+    let mut f = router(&prefixes, fr.clone(), FUSED, Pool::new(4096))
+        .map_err(|e| eprintln!("fused graph not built: {e}"))
+        .ok();
+    // The fused graph over 2112-byte buffers: a stride that is not a power
+    // of two spreads the packets' headers over the L1 cache's sets (with
+    // 2048-byte buffers every header maps to the same few sets). Only
+    // measured in the CPU table (AF_XDP's aligned UMEM needs 2048).
+    let mut f2112 = Pool::with_geometry(4096, 2112, 128)
+        .ok()
+        .and_then(|pool| router(&prefixes, fr.clone(), FUSED, pool).ok());
+    let mut base = {
+        let mut env = Env::new();
+        let g = Graph::from_str(
+            "FromDevice(eth0) -> ToDevice(eth0);",
+            "base.click",
+            &mut env,
+            Pool::new(4096),
+        )
+        .unwrap();
+        Runner::new(g, vec![MemDevice::cycling("eth0", fr.clone())], BURST).unwrap()
+    };
+    // Warm up and check that both graphs forward (not drop) them, the
+    // same packets to the same ports.
     for _ in 0..POLLS {
         r.poll();
+        if let Some(f) = f.as_mut() {
+            f.poll();
+        }
     }
-    let fwd = r.devices()[0].stats().tx + r.devices()[1].stats().tx;
+    let sent =
+        |r: &Runner<AnyElement, MemDevice>| r.devices()[0].stats().tx + r.devices()[1].stats().tx;
+    let fwd = sent(&r);
     assert!(
         fwd * 10 >= r.stats().rx * 9,
         "most packets must be forwarded: {fwd} of {}",
         r.stats().rx
     );
+    if let Some(f) = &f {
+        assert_eq!(
+            (sent(f), f.devices()[1].stats().tx),
+            (fwd, r.devices()[1].stats().tx),
+            "the fused graph forwards the same packets to the same ports"
+        );
+    }
 
     let mut g = c.benchmark_group("router");
     g.throughput(Throughput::Elements(POLLS * BURST as u64));
@@ -153,17 +217,15 @@ fn bench(c: &mut Criterion) {
             }
         })
     });
-    let mut base = {
-        let mut env = Env::new();
-        let g = Graph::from_str(
-            "FromDevice(eth0) -> ToDevice(eth0);",
-            "base.click",
-            &mut env,
-            Pool::new(4096),
-        )
-        .unwrap();
-        Runner::new(g, vec![MemDevice::cycling("eth0", fr)], BURST).unwrap()
-    };
+    if let Some(f) = f.as_mut() {
+        g.bench_function("ip4_fused_64B", |b| {
+            b.iter(|| {
+                for _ in 0..POLLS {
+                    f.poll();
+                }
+            })
+        });
+    }
     g.bench_function("baseline_device_copy_only", |b| {
         b.iter(|| {
             for _ in 0..POLLS {
@@ -172,6 +234,59 @@ fn bench(c: &mut Criterion) {
         })
     });
     g.finish();
+    let mut graphs = vec![("chain", &mut r)];
+    if let Some(f) = f.as_mut() {
+        graphs.push(("fused", f));
+    }
+    if let Some(f) = f2112.as_mut() {
+        graphs.push(("fused2112", f));
+    }
+    graphs.push(("baseline", &mut base));
+    cpu_table(&mut graphs);
+}
+
+/// This thread's CPU time in seconds.
+fn thread_cpu() -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec we pass.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    t.tv_sec as f64 + t.tv_nsec as f64 / 1e9
+}
+
+/// Mpps per CPU second of this thread (not wall time: the machine is
+/// shared, and a core's throughput is what the target is about), the
+/// graphs taking turns, `ROUNDS` rounds of `CPU_POLLS` polls each; prints
+/// each round and the median.
+fn cpu_table(graphs: &mut [(&str, &mut Runner<AnyElement, MemDevice>)]) {
+    const ROUNDS: usize = 7;
+    const CPU_POLLS: u64 = 4000;
+    let mut res = vec![Vec::with_capacity(ROUNDS); graphs.len()];
+    for _ in 0..ROUNDS {
+        for ((_, r), out) in graphs.iter_mut().zip(res.iter_mut()) {
+            let rx0 = r.stats().rx;
+            let c0 = thread_cpu();
+            for _ in 0..CPU_POLLS {
+                r.poll();
+            }
+            let dt = thread_cpu() - c0;
+            out.push((r.stats().rx - rx0) as f64 / dt / 1e6);
+        }
+    }
+    println!(
+        "Mpps per CPU second ({ROUNDS} rounds of {CPU_POLLS} polls of {BURST}, taking turns):"
+    );
+    for ((name, _), v) in graphs.iter().zip(res.iter_mut()) {
+        let rounds: Vec<String> = v.iter().map(|x| format!("{x:.2}")).collect();
+        v.sort_by(f64::total_cmp);
+        println!(
+            "  {name:>8}: median {:.2}  rounds {}",
+            v[ROUNDS / 2],
+            rounds.join(" ")
+        );
+    }
 }
 
 criterion_group! {

@@ -8,10 +8,19 @@ use pkt::hdr::ip6::Ipv6;
 use pkt::{Batch, Packet};
 
 use crate::args::num;
+use crate::check::{check_ip4_at, Bad4};
 
 /// Classifier's own drop reasons (see `graph::Element::drop_names`).
-pub(crate) const CLASSIFIER_DROPS: &[&str] = &["no_match"];
+pub(crate) const CLASSIFIER_DROPS: &[&str] = &[
+    "no_match",
+    "bad_ip_header",
+    "bad_ip_checksum",
+    "bad_ip_source",
+];
 const NO_MATCH: DropReason = DropReason::own(0);
+const BAD_IP_HEADER: DropReason = DropReason::own(1);
+const BAD_IP_CHECKSUM: DropReason = DropReason::own(2);
+const BAD_IP_SOURCE: DropReason = DropReason::own(3);
 
 /// The L3 offset: the annotation if set, else parsed from the Ethernet
 /// header (one VLAN tag allowed).
@@ -80,10 +89,14 @@ pub(crate) enum Test {
 #[derive(Debug)]
 pub struct Classifier {
     pub(crate) pats: Vec<Vec<Test>>,
+    /// Per pattern: `checked` (the IPv4 header is checked on a match).
+    checks: Vec<bool>,
 }
 
-fn parse_pattern(i: usize, s: &str) -> Result<Vec<Test>, BuildError> {
+/// A pattern's tests and whether it ends in `checked`.
+fn parse_pattern(i: usize, s: &str) -> Result<(Vec<Test>, bool), BuildError> {
     let mut tests = Vec::new();
+    let mut checked = false;
     let words: Vec<&str> = s.split_whitespace().collect();
     let mut k = 0;
     let next = |k: usize| {
@@ -95,6 +108,7 @@ fn parse_pattern(i: usize, s: &str) -> Result<Vec<Test>, BuildError> {
     while let Some(&w) = words.get(k) {
         match w {
             "-" => {}
+            "checked" => checked = true,
             "arp" => tests.push(Test::EtherType(ETH_ARP)),
             "ip" => tests.push(Test::EtherType(ETH_IPV4)),
             "ip6" => tests.push(Test::EtherType(ETH_IPV6)),
@@ -150,7 +164,10 @@ fn parse_pattern(i: usize, s: &str) -> Result<Vec<Test>, BuildError> {
         }
         k += 1;
     }
-    Ok(tests)
+    if checked && !tests.contains(&Test::EtherType(ETH_IPV4)) {
+        return Err(BuildError::arg(i, "'checked' needs 'ip' in its pattern"));
+    }
+    Ok((tests, checked))
 }
 
 impl Classifier {
@@ -158,12 +175,14 @@ impl Classifier {
         if args.is_empty() {
             return Err(BuildError::elem("Classifier needs at least one pattern"));
         }
-        let pats = args
+        let (pats, checks) = args
             .iter()
             .enumerate()
             .map(|(i, a)| parse_pattern(i, &a.text))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(Classifier { pats })
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .unzip();
+        Ok(Classifier { pats, checks })
     }
 
     pub(crate) fn outputs(&self) -> u16 {
@@ -188,20 +207,35 @@ impl Classifier {
         }
     }
 
+    /// The verdict for `p`, with the header check of `checked` patterns
+    /// on the one Ethernet parse.
     #[inline]
-    pub(crate) fn classify(&self, p: &Packet) -> Option<u16> {
-        let ety = parse_l2(p.data()).ok().map(|l| l.ethertype);
-        self.pats
+    fn decide(&self, p: &mut Packet) -> Verdict {
+        let l2 = parse_l2(p.data()).ok();
+        let ety = l2.map(|l| l.ethertype);
+        let Some(i) = self
+            .pats
             .iter()
             .position(|pat| pat.iter().all(|t| Self::test(t, p, ety)))
-            .map(|i| i as u16)
+        else {
+            return Verdict::drop(NO_MATCH);
+        };
+        if let (Some(true), Some(l2)) = (self.checks.get(i).copied(), l2) {
+            // `checked` patterns contain `ip`: the Ethernet type is IPv4.
+            if let Err(b) = check_ip4_at(p.data(), l2.l3, true) {
+                return Verdict::drop(match b {
+                    Bad4::Header => BAD_IP_HEADER,
+                    Bad4::Checksum => BAD_IP_CHECKSUM,
+                    Bad4::Source => BAD_IP_SOURCE,
+                });
+            }
+            p.anno.l3 = l2.l3 as u16;
+        }
+        Verdict::port(i as u16)
     }
 
     #[inline]
     pub(crate) fn process(&mut self, batch: &mut Batch, out: &mut Output<'_>) {
-        out.dispatch(batch, |p| match self.classify(p) {
-            Some(port) => Verdict::port(port),
-            None => Verdict::drop(NO_MATCH),
-        });
+        out.dispatch(batch, |p| self.decide(p));
     }
 }

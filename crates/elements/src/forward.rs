@@ -36,6 +36,12 @@ const BAD_IP_SOURCE: DropReason = DropReason::own(4);
 /// `no_route`). The MAC rewrite stays with the port's `EtherRewrite`,
 /// which owns the neighbour table and ARP.
 ///
+/// A packet whose header a check upstream already passed (`anno.l3` set,
+/// by `CheckIpHeader` or a Classifier's `ip checked` pattern) is not
+/// checked again: only its version, TTL and destination are read, so
+/// `Classifier(..., ip checked, ...) -> Ip4Forward` parses each header
+/// once.
+///
 /// Packets it does not handle leave on the last output, `slow`, with the
 /// header checked (`anno.l3` set) and untouched, for the ordinary chain:
 /// a destination that is one of the `ADDR` addresses, 224.0.0.0/24 or the
@@ -93,7 +99,21 @@ impl Ip4Forward {
     }
 
     #[inline]
-    fn check(d: &[u8]) -> Result<(u16, [u8; 4], u8), DropReason> {
+    fn check(d: &[u8], l3: u16) -> Result<(u16, [u8; 4], u8), DropReason> {
+        if l3 != 0 {
+            // Checked upstream (CheckIpHeader or a `checked` Classifier
+            // pattern set `anno.l3`): read the TTL and destination only,
+            // as Ip4Lookup does; the version is still checked.
+            let h = d
+                .get(usize::from(l3)..)
+                .and_then(|b| b.first_chunk::<20>())
+                .ok_or(BAD_IP_HEADER)?;
+            if h[0] >> 4 != 4 {
+                return Err(BAD_IP_HEADER);
+            }
+            let dst = [h[16], h[17], h[18], h[19]];
+            return Ok((l3, dst, h[8]));
+        }
         let l2 = parse_l2(d).map_err(|_| BAD_ETHER)?;
         if l2.ethertype != ETH_IPV4 {
             return Err(BAD_ETHER);
@@ -114,7 +134,7 @@ impl Ip4Forward {
         let (own, slow) = (&self.own, self.slow);
         // Check, local and TTL in one pass; what is forwarded stays in the
         // batch with its TTL decremented.
-        out.dispatch(batch, |p| match Self::check(p.data()) {
+        out.dispatch(batch, |p| match Self::check(p.data(), p.anno.l3) {
             Ok((l3, dst, ttl)) => {
                 p.anno.l3 = l3;
                 let local = (dst[0] == 224 && dst[1] == 0 && dst[2] == 0)

@@ -81,6 +81,73 @@ fn no_allocation_per_packet_through_the_router() {
     assert_eq!(r.graph.dropped("unprocessed"), 0);
 }
 
+/// The same through the fused IPv4 path: `Classifier(ip checked)` (the
+/// header check in the classifier) -> `Ip4Forward`, whose mixed outputs
+/// move by runs, with its slow path (own addresses, TTL, no route) into
+/// the ordinary chain.
+#[test]
+fn no_allocation_per_packet_through_the_fused_path() {
+    let mut bad = build::udp4(R0, A, A4, B4, 64, 1, 2, b"x");
+    bad[24] ^= 0xff;
+    let mix = vec![
+        build::udp4(R0, A, A4, B4, 64, 1000, 2000, b"fwd"),
+        build::udp4(R0, A, A4, [192, 168, 1, 1], 64, 1000, 2000, b"via B"),
+        build::udp4(R0, A, A4, [10, 0, 1, 2], 64, 1000, 2000, b"back"),
+        build::udp4(R0, A, A4, B4, 1, 1000, 2000, b"ttl"),
+        build::udp4(R0, A, A4, [8, 8, 8, 8], 64, 1000, 2000, b"noroute"),
+        build::ping4(R0, A, A4, R04, 64, 1, 1, b"ping"),
+        bad,
+        build::udp6(R0, A, &v6(1, 2), &v6(2, 2), 64, 1, 2, b"fwd6"),
+    ];
+    let n_mix = mix.len() as u64;
+    let base = router_config(
+        ", NEIGH 10.0.1.2 02:00:00:00:01:02, NEIGH 2001:db8:1::2 02:00:00:00:01:02",
+        ", NEIGH 10.0.2.2 02:00:00:00:02:02, NEIGH 2001:db8:2::2 02:00:00:00:02:02",
+        None,
+    );
+    let chain = "c0 [3] -> CheckIpHeader -> rt;   c1 [3] -> CheckIpHeader -> rt;";
+    assert!(base.contains(chain));
+    let fused = "fwd :: Ip4Forward(ADDR 10.0.1.1, ADDR 10.0.2.1, ROUTE 10.0.1.0/24 0, \
+                 ROUTE 10.0.2.0/24 1, ROUTE 192.168.0.0/16 10.0.2.2 1, NOROUTE 2);\n\
+                 c0 [3] -> fwd; c1 [3] -> fwd;";
+    let cfg = base
+        .replace(chain, fused)
+        .replace(" ip, ip6, -)", " ip checked, ip6, -)")
+        + "fwd [0] -> rw0; fwd [1] -> rw1; fwd [2] -> rt; fwd [3] -> rt;\n";
+    let pool = Pool::new(4096);
+    let mut env = Env::new();
+    let mut r = runner(
+        &cfg,
+        &mut env,
+        pool.clone(),
+        MemDevice::cycling("eth0", mix),
+        MemDevice::cycling("eth1", vec![]),
+        64,
+    );
+    for _ in 0..200 {
+        r.poll();
+    }
+    let (rx, allocs) = counted(|| {
+        let mut rx = 0;
+        for _ in 0..5000 {
+            rx += r.poll();
+        }
+        rx
+    });
+    assert_eq!(rx, 5000 * 64, "every poll received a full burst");
+    assert_eq!(allocs, 0, "allocations on the fused path after warm-up");
+    let cycles = 5200 * 64 / n_mix;
+    let tx = r.devices()[0].stats().tx + r.devices()[1].stats().tx;
+    // fwd, via B, back, the time exceeded, the unreachable, the echo
+    // reply and fwd6 leave; the bad checksum is dropped by the classifier.
+    assert!(tx >= cycles * 7, "sent {tx}");
+    assert!(r.graph.dropped_at("c0", "bad_ip_checksum").unwrap_or(0) >= cycles);
+    let fwd = r.graph.stats_of("fwd").expect("fwd");
+    assert!(fwd.tx >= cycles * 6, "fwd emitted {}", fwd.tx);
+    assert_eq!(r.graph.dropped("no_buffer"), 0);
+    assert_eq!(r.graph.dropped("unprocessed"), 0);
+}
+
 /// The same for IPsec: every packet sealed by `EspEncap` and opened again
 /// by `EspDecap` (IPv4 and IPv6 inner; one bypassed) in place, over
 /// thousands of polls, without one allocation.

@@ -4,12 +4,20 @@
 //! and ICMP path behind, must leave byte for byte the same on every port,
 //! with the same drops by reason name. Inputs and outputs go through pcap
 //! files like the golden tests.
+//!
+//! The property test does the same for random frames (bad headers,
+//! options, TTL 0-2, own, local and unrouted destinations, bad sources,
+//! VLAN tags, IPv6, ARP, truncation, flipped bytes) through three graphs:
+//! the chain, `Classifier(ip) -> Ip4Forward`, and the fully fused
+//! `Classifier(ip checked) -> Ip4Forward` (one header parse).
 
-use elements::{AnyElement, Env};
-use graph::{Graph, Runner};
+#[path = "support/fused.rs"]
+mod fused;
+
+use fused::*;
 use pkt::hdr::arp::ARP_REQUEST;
 use pkt::hdr::ether::BROADCAST;
-use pkt::{build, Mac, MemDevice, Pool};
+use pkt::{build, Mac};
 
 const R0: Mac = Mac([2, 0, 0, 0, 0, 0x10]);
 const R1: Mac = Mac([2, 0, 0, 0, 0, 0x11]);
@@ -17,45 +25,6 @@ const HA: Mac = Mac([2, 0, 0, 0, 0, 0xa]);
 const HB: Mac = Mac([2, 0, 0, 0, 0, 0xb]);
 const A4: [u8; 4] = [10, 1, 0, 2];
 const B4: [u8; 4] = [10, 2, 0, 2];
-
-const ROUTES: &str = "ROUTE 10.1.0.0/24 0, ROUTE 10.2.0.0/24 1, ROUTE 203.0.113.0/24 10.2.0.2 1";
-
-/// The shared part: ports, classifiers, the own-address/ICMP branch
-/// (`head`), rewrite and output. `ip4` is where each port's IPv4 enters.
-fn config(fused: bool) -> String {
-    let mut s = format!(
-        "rt :: Ip4Lookup({ROUTES});\n\
-         mine :: Discard;\n\
-         ttl :: DecIpTtl(SRC 10.1.0.1 10.2.0.1); ttl [0] -> rt; ttl [1] -> rt;\n\
-         local :: Classifier(30/0a010001, 30/0a020001, 30/e00000, 30/ffffffff, -);\n\
-         local [0] -> mine; local [1] -> mine; local [2] -> mine; local [3] -> mine;\n\
-         local [4] -> ttl;\n\
-         head :: IcmpEcho(ADDR 10.1.0.1, ADDR 10.2.0.1); head [0] -> rt; head [1] -> local;\n\
-         rw0 :: EtherRewrite(MAC {R0m}, IP 10.1.0.1, NEIGH 10.1.0.2 {HAm});\n\
-         rw1 :: EtherRewrite(MAC {R1m}, IP 10.2.0.1, NEIGH 10.2.0.2 {HBm});\n\
-         rt [0] -> rw0; rt [1] -> rw1;\n\
-         o0 :: ToDevice(p0); o1 :: ToDevice(p1); rw0 -> o0; rw1 -> o1;\n\
-         nonip :: Discard;\n",
-        R0m = "02:00:00:00:00:10",
-        R1m = "02:00:00:00:00:11",
-        HAm = "02:00:00:00:00:0a",
-        HBm = "02:00:00:00:00:0b",
-    );
-    for i in 0..2 {
-        s += &format!(
-            "in{i} :: FromDevice(p{i}) -> c{i} :: Classifier(ip, -); c{i} [1] -> nonip;\n"
-        );
-    }
-    if fused {
-        s += &format!(
-            "fwd :: Ip4Forward(ADDR 10.1.0.1, ADDR 10.2.0.1, {ROUTES});\n\
-             c0 [0] -> fwd; c1 [0] -> fwd; fwd [0] -> rw0; fwd [1] -> rw1; fwd [2] -> head;\n"
-        );
-    } else {
-        s += "chk :: CheckIpHeader; c0 [0] -> chk; c1 [0] -> chk; chk -> head;\n";
-    }
-    s
-}
 
 /// (input port, frame).
 fn script() -> Vec<(usize, Vec<u8>)> {
@@ -111,56 +80,12 @@ fn script() -> Vec<(usize, Vec<u8>)> {
     ]
 }
 
-fn pcap_trip(frames: &[Vec<u8>]) -> Vec<Vec<u8>> {
-    pkt::pcap::read_frames(&pkt::pcap::to_bytes(frames)).expect("pcap")
-}
-
-const REASONS: &[&str] = &[
-    "bad_ether",
-    "bad_ip_header",
-    "bad_ip_checksum",
-    "bad_ip_source",
-    "no_route",
-    "ttl_expired",
-    "icmp_suppressed",
-    "discarded",
-    "unresolved",
-    "no_match",
-    "unconnected",
-    "overflow",
-    "unprocessed",
-    "no_buffer",
-    "tx_full",
-];
-
-/// Output frames per port and drops per reason, in one batch per port
-/// (`batched`) or one packet per poll.
-/// Frames sent per port, and drops per reason name.
-type Outcome = (Vec<Vec<Vec<u8>>>, Vec<(&'static str, u64)>);
-
 fn run(fused: bool, batched: bool) -> Outcome {
-    let cfg = config(fused);
-    let mut env = Env::new();
-    let g: Graph<AnyElement> =
-        Graph::from_str(&cfg, "forward", &mut env, Pool::new(256)).expect("graph builds");
-    let devs = vec![MemDevice::new("p0", vec![]), MemDevice::new("p1", vec![])];
-    let mut r = Runner::new(g, devs, 64).expect("runner");
-    let frames: Vec<(usize, Vec<u8>)> = script();
-    let read = pcap_trip(&frames.iter().map(|f| f.1.clone()).collect::<Vec<_>>());
-    for ((port, _), f) in frames.iter().zip(read) {
-        r.devices_mut()[*port].inject(f);
-        if !batched {
-            r.poll();
-        }
-    }
-    for _ in 0..4 {
-        r.poll();
-    }
-    let out = (0..2)
-        .map(|k| pcap_trip(&r.devices_mut()[k].take_sent()))
-        .collect();
-    let drops = REASONS.iter().map(|n| (*n, r.graph.dropped(n))).collect();
-    (out, drops)
+    run_frames(
+        if fused { Path::Forward } else { Path::Chain },
+        batched,
+        &script(),
+    )
 }
 
 #[test]
@@ -196,4 +121,238 @@ fn ip4forward_matches_the_chain_byte_for_byte() {
         assert_eq!(get("bad_ip_header"), 1);
         assert_eq!(get("discarded"), 4, "to R, broadcast, multicast, ARP");
     }
+}
+
+/// IPv4 checksum of the header at `l3` recomputed after an edit.
+fn fix_sum(f: &mut [u8], l3: usize) {
+    let hl = usize::from(f[l3] & 0x0f) * 4;
+    if f.len() < l3 + hl.max(20) {
+        return;
+    }
+    f[l3 + 10] = 0;
+    f[l3 + 11] = 0;
+    let c = pkt::checksum::checksum(&f[l3..l3 + hl.max(20)]);
+    f[l3 + 10..l3 + 12].copy_from_slice(&c.to_be_bytes());
+}
+
+/// One random frame from the generator's choices (all small integers, so
+/// proptest shrinks them).
+#[allow(clippy::too_many_arguments)]
+fn frame(
+    kind: u8,
+    dst: u8,
+    src: u8,
+    ttl: u8,
+    opts: u8,
+    edit: u8,
+    at: usize,
+    x: u8,
+) -> (usize, Vec<u8>) {
+    let dst4 = match dst % 9 {
+        0 => [10, 1, 0, 2],
+        1 => [10, 2, 0, 2],
+        2 => [203, 0, 113, x],
+        3 => [10, 1, 0, 1],
+        4 => [10, 2, 0, 1],
+        5 => [224, 0, 0, x],
+        6 => [255; 4],
+        7 => [198, 51, 100, x],
+        _ => [x, x.wrapping_mul(7), 3, x ^ 0x55],
+    };
+    let src4 = match src % 6 {
+        0 | 1 => A4,
+        2 => [0, 1, 2, 3],
+        3 => [127, 0, 0, 1],
+        4 => [224 + (x % 32), 0, 0, 1],
+        _ => [x | 1, 2, 3, 4],
+    };
+    let ttl = match ttl % 6 {
+        0 => 0,
+        1 => 1,
+        2 => 2,
+        3 => 64,
+        4 => 255,
+        _ => x,
+    };
+    let port = usize::from(x & 1);
+    let mut f = match kind % 8 {
+        0..=2 => build::udp4(R0, HA, src4, dst4, ttl, 1, 2, b"random payload"),
+        3 => build::ping4(R0, HA, src4, dst4, ttl, 7, 1, b"echo"),
+        4 => {
+            let mut d6 = [0u8; 16];
+            d6[..4].copy_from_slice(&[0x20, 0x01, 0x0d, 0xb8]);
+            d6[15] = x;
+            build::udp6(
+                R0,
+                HA,
+                &[0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2],
+                &d6,
+                ttl,
+                1,
+                2,
+                b"six",
+            )
+        }
+        5 => build::arp(BROADCAST, HA, ARP_REQUEST, HA, A4, Mac::default(), dst4),
+        6 => {
+            // One VLAN tag (802.1Q) in front of the IPv4 header.
+            let mut f = build::udp4(R0, HA, src4, dst4, ttl, 1, 2, b"tagged");
+            f.splice(12..12, [0x81, 0x00, 0x00, x & 0x0f]);
+            f
+        }
+        _ => build::tcp4(R0, HA, src4, dst4, ttl, 1, 2, 0x02, b"tcp"),
+    };
+    let is4 = matches!(kind % 8, 0..=3 | 6 | 7);
+    let l3 = if kind % 8 == 6 { 18 } else { 14 };
+    if is4 && opts % 4 == 1 {
+        // IPv4 options (IHL 6 to 15): NOPs and an end of list, checksum
+        // and total length fixed.
+        let words = 1 + usize::from(opts / 4) % 10;
+        let ins = l3 + 20;
+        f.splice(
+            ins..ins,
+            std::iter::repeat_n(1u8, words * 4 - 1).chain([0u8]),
+        );
+        f[l3] = 0x40 | (5 + words as u8);
+        let tl = u16::from_be_bytes([f[l3 + 2], f[l3 + 3]]) + (words * 4) as u16;
+        f[l3 + 2..l3 + 4].copy_from_slice(&tl.to_be_bytes());
+        fix_sum(&mut f, l3);
+    }
+    match edit % 8 {
+        // A flipped byte anywhere in the first 64 (header fields,
+        // checksum, Ethernet type, addresses).
+        1 => {
+            let i = at % f.len().min(64);
+            f[i] ^= x | 1;
+        }
+        // Truncated.
+        2 => f.truncate(at % f.len()),
+        // A bad field with a good checksum: version, IHL or total length.
+        3 if is4 => {
+            match x % 3 {
+                0 => f[l3] = (x & 0xf0) | (f[l3] & 0x0f),
+                1 => f[l3] = 0x40 | (x & 0x0f),
+                _ => f[l3 + 2..l3 + 4].copy_from_slice(&(u16::from(x) * 16).to_be_bytes()),
+            }
+            fix_sum(&mut f, l3);
+        }
+        _ => {}
+    }
+    (port, f)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: 256,
+        ..Default::default()
+    })]
+
+    /// The fused paths forward and drop exactly what the chain does, on
+    /// random frames: the same bytes on every port, the same drops by
+    /// reason.
+    #[test]
+    fn fused_paths_match_the_chain_on_random_frames(
+        spec in proptest::collection::vec(
+            (0u8..8, 0u8..9, 0u8..6, 0u8..6, 0u8..40, 0u8..8, 0usize..200, proptest::prelude::any::<u8>()),
+            1..48,
+        ),
+        batched in proptest::prelude::any::<bool>(),
+    ) {
+        let frames: Vec<(usize, Vec<u8>)> = spec
+            .iter()
+            .map(|&(k, d, s, t, o, e, a, x)| frame(k, d, s, t, o, e, a, x))
+            .filter(|(_, f)| !f.is_empty())
+            .collect();
+        let (mut chain_out, chain_drops) = run_frames(Path::Chain, batched, &frames);
+        for path in [Path::Forward, Path::Fused] {
+            let (mut out, drops) = run_frames(path, batched, &frames);
+            for k in 0..2 {
+                // Different paths (forwarded, replies, ICMP errors) may meet
+                // a port in another order within one poll.
+                out[k].sort();
+                chain_out[k].sort();
+                proptest::prop_assert_eq!(&out[k], &chain_out[k], "{:?}: port {}", path, k);
+            }
+            proptest::prop_assert_eq!(&drops, &chain_drops, "{:?}: drops by reason", path);
+        }
+    }
+}
+
+#[test]
+fn the_generator_reaches_every_outcome() {
+    // Control for the property test: its frames do reach every branch.
+    let mut frames = Vec::new();
+    for k in 0..8u8 {
+        for d in 0..9u8 {
+            for s in 0..6u8 {
+                for e in [0u8, 1, 3] {
+                    frames.push(frame(k, d, s, d % 6, s * 4 + 1, e, 19, 13 + k));
+                }
+            }
+        }
+    }
+    let (out, drops) = run_frames(Path::Fused, false, &frames);
+    let get = |n: &str| drops.iter().find(|d| d.0 == n).map_or(0, |d| d.1);
+    assert!(
+        out[0].len() + out[1].len() > 50,
+        "forwarded {}",
+        out[0].len() + out[1].len()
+    );
+    for r in [
+        "bad_ip_header",
+        "bad_ip_checksum",
+        "bad_ip_source",
+        "no_route",
+        "discarded",
+    ] {
+        assert!(get(r) > 0, "no drop as {r}: {drops:?}");
+    }
+    // TTL 1 and 0 frames got time-exceeded errors.
+    let time_exceeded = |f: &&Vec<u8>| f.len() > 34 && f[23] == 1 && f[34] == 11;
+    assert!(
+        out.iter().flatten().any(|f| time_exceeded(&f)),
+        "no ICMP time exceeded"
+    );
+    // Frames with options and VLAN-tagged frames were forwarded.
+    let options = |f: &&Vec<u8>| f.len() > 14 && f[12..14] == [8, 0] && f[14] > 0x45;
+    assert!(
+        out.iter().flatten().any(|f| options(&f)),
+        "no options forwarded"
+    );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: 128,
+        ..Default::default()
+    })]
+
+    /// The `graph_forward` fuzz target's walk on random bytes (the fuzzer
+    /// runs it far longer; this keeps it compiling and honest).
+    #[test]
+    fn fuzz_walk_on_random_bytes(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600)) {
+        walk(&data);
+    }
+}
+
+#[test]
+fn fuzz_seeds_forward() {
+    // The committed seeds of the `graph_forward` fuzz target are frames the
+    // router forwards (so the fuzzer starts from the forwarding path).
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/graph_forward");
+    for name in ["forwarded", "vlan"] {
+        let data = std::fs::read(dir.join(name)).expect("seed");
+        walk(&data);
+    }
+    let data = std::fs::read(dir.join("forwarded")).expect("seed");
+    let n = usize::from(data[0]);
+    let mut f = vec![2, 0, 0, 0, 0, 0x10, 2, 0, 0, 0, 0, 0xa, 8, 0];
+    f.extend_from_slice(&data[1..1 + n]);
+    let (out, _) = run_frames(Path::Fused, true, &[(0, f)]);
+    assert_eq!(
+        out[1].len(),
+        1,
+        "the first seed frame is forwarded to port 1"
+    );
 }

@@ -173,16 +173,19 @@ impl Output<'_> {
             }
             return;
         };
-        let mut first = u16::MAX;
+        // The first packet's verdict, then whether all agree. (`KEEP` is
+        // `u16::MAX`, so it cannot double as "not yet set": a batch that
+        // began with kept packets once counted as uniform on the verdict
+        // after them, and the kept packets went out on that port.)
+        let mut first = None;
         let mut uniform = true;
         for (p, v) in batch.as_mut_slice().iter_mut().zip(vs.iter_mut()) {
             let x = f(p).0;
-            if first == u16::MAX {
-                first = x;
-            }
-            uniform &= x == first;
+            let f0 = *first.get_or_insert(x);
+            uniform &= x == f0;
             *v = x;
         }
+        let first = first.unwrap_or(Verdict::KEEP.0);
         if n == 0 {
             self.verdicts = all;
             return;
@@ -192,20 +195,41 @@ impl Output<'_> {
             self.forward_all(first, batch);
             return;
         }
-        // Mixed verdicts: distribute one by one; kept packets go back.
-        for (p, &v) in batch.drain().zip(vs.iter()) {
+        if uniform && first == Verdict::KEEP.0 {
+            // Everything stays (an element's own second stage follows).
+            self.verdicts = all;
+            return;
+        }
+        // Mixed verdicts: move by runs of equal verdict (one bulk copy per
+        // run, never a packet through the stack); kept packets go back.
+        let keep = &mut *self.keep;
+        let (targets, pending, stats) = (self.targets, &mut *self.pending, &mut *self.stats);
+        batch.drain_runs(&vs[..n], Verdict::KEEP.0, |v, mut run| {
+            let k = run.len() as u64;
             match v {
                 u16::MAX => {
-                    let _ = self.keep.push(p);
+                    run.move_into(keep);
                 }
                 v if v >= Verdict::DROP => {
                     let r = usize::from(v) & (DropReason::SLOTS - 1);
-                    self.stats.drops[r] += 1;
-                    drop(p);
+                    stats.drops[r] += k;
                 }
-                port => self.push(port, p),
+                port => {
+                    let dst = targets
+                        .get(usize::from(port))
+                        .filter(|t| t.slot != UNCONNECTED)
+                        .and_then(|t| pending.get_mut(t.slot as usize));
+                    match dst {
+                        Some(b) => {
+                            let moved = run.move_into(b) as u64;
+                            stats.tx += moved;
+                            stats.drops[DropReason::OVERFLOW.slot()] += k - moved;
+                        }
+                        None => stats.drops[DropReason::UNCONNECTED.slot()] += k,
+                    }
+                }
             }
-        }
+        });
         self.verdicts = all;
         if !self.keep.is_empty() {
             batch.take_from(self.keep);
@@ -523,6 +547,44 @@ mod tests {
         assert_eq!(DropReason::own(1).name(&["filtered"]), "unknown");
         drop((b, pending));
         assert_eq!(pool.available(), pool.capacity(), "every buffer returned");
+    }
+
+    #[test]
+    fn kept_packets_first_do_not_make_a_batch_uniform() {
+        // Regression: `KEEP` first, then one port for the rest, once
+        // counted as uniform and sent the kept packets out on that port
+        // (Ip4Forward then sent TTL-decremented packets to its slow path).
+        let pool = Pool::new(16);
+        let targets = [Target { slot: 0 }];
+        let mut pending = vec![Batch::with_capacity(8)];
+        let mut stats = ElemStats::default();
+        let mut verdicts = vec![0u16; 8];
+        let mut keep = Batch::with_capacity(8);
+        let mut out = Output {
+            targets: &targets,
+            pending: &mut pending,
+            stats: &mut stats,
+            pool: &pool,
+            now_ns: 0,
+            verdicts: &mut verdicts,
+            keep: &mut keep,
+        };
+        let mut b = batch_of(&pool, &[40, 40, 1, 2]);
+        out.dispatch(&mut b, |p| {
+            if p.len() == 40 {
+                Verdict::KEEP
+            } else {
+                Verdict::port(0)
+            }
+        });
+        assert_eq!(b.iter().map(|p| p.len()).collect::<Vec<_>>(), [40, 40]);
+        // All kept: the batch stays as it is.
+        out.dispatch(&mut b, |_| Verdict::KEEP);
+        assert_eq!(b.len(), 2);
+        assert_eq!(
+            pending[0].iter().map(|p| p.len()).collect::<Vec<_>>(),
+            [1, 2]
+        );
     }
 
     #[test]

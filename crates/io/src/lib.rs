@@ -28,6 +28,13 @@
 //! `pkt::DevStats`): received frames are copied from the kernel ring into
 //! the core's `pkt::Pool`, sent packets into the TX ring ([`device`]).
 //!
+//! Multi-queue: one XSKMAP slot and one socket per RX queue, each owned by
+//! one core (`tests/multiqueue.rs`: a multi-queue veth, one pinned thread
+//! per queue, flows spread by the peer's TX hash and each kept on one
+//! queue). On veth that needs native XDP ([`xdp::XdpMode::Driver`]):
+//! with generic XDP veth delivers every frame on queue 0 (kernel 6.18), so
+//! only the first core would receive.
+//!
 //! Limits: copy mode only (zero-copy does not work on veth); one UMEM per
 //! socket, so forwarding between sockets copies each frame once; no
 //! multi-buffer (jumbo) frames; the kernel's L4 checksum offload must be off

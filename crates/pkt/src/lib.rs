@@ -40,7 +40,7 @@ pub mod hdr;
 pub mod pcap;
 pub mod pool;
 
-pub use batch::{Batch, MAX_BATCH};
+pub use batch::{Batch, Run, MAX_BATCH};
 pub use dev::{DevStats, Device, MemDevice, TxMode};
 pub use hdr::ether::Mac;
 pub use hdr::HdrError;

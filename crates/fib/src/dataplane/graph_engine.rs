@@ -12,8 +12,9 @@
 //! Ip4Lookup [i], Ip6Lookup [i] -> [0] rw<i> -> ToDevice(<interface i>)
 //! ```
 //!
-//! With [`Engine::Fast`], each port's IPv4 goes to one fused
-//! `Ip4Forward` (check, TTL and lookup over a batch, reading the same live
+//! With [`Engine::Fast`], each port's classifier checks the IPv4 header
+//! itself (`ip checked`: one parse) and its IPv4 goes to one fused
+//! `Ip4Forward` (TTL and lookup over a batch, reading the same live
 //! table as `Ip4Lookup`) instead of `CheckIpHeader`; packets for the
 //! router, local destinations and TTL <= 1 leave it for the branch above.
 //!
@@ -325,9 +326,11 @@ fn family(
 
 /// The graph config of one core for `ports`, whose devices are named
 /// `devs` (in port order, so `anno.in_port` is the port index). With
-/// [`Engine::Fast`], IPv4 from every port enters one `Ip4Forward` (table
-/// `fib4f`) instead of `CheckIpHeader`; what it does not forward goes on
-/// to the own-address branch as before.
+/// [`Engine::Fast`], each port's classifier checks the IPv4 header
+/// (`Classifier(..., ip checked, ...)`, the header parsed once) and IPv4
+/// from every port enters one `Ip4Forward` (table `fib4f`) instead of
+/// `CheckIpHeader`; what it does not forward goes on to the own-address
+/// branch as before.
 pub fn graph_config(ports: &[GraphPort], devs: &[&str], engine: Engine) -> String {
     graph_config_with(ports, devs, engine, None)
 }
@@ -535,10 +538,13 @@ pub fn graph_config_ext(
             let k = if a.is_ipv4() { "IP" } else { "IP6" };
             let _ = write!(rw, ", {k} {a}");
         }
+        // Fused: the classifier checks the IPv4 header (`ip checked`, one
+        // parse), and Ip4Forward trusts it.
+        let ip = if fused { "ip checked" } else { "ip" };
         let _ = writeln!(
             s,
             "in{i} :: FromDevice({dev}); rw{i} :: EtherRewrite({rw});\n\
-             c{i} :: Classifier(arp, ip6 icmp6 54/87, ip6 icmp6 54/88, ip, ip6);\n\
+             c{i} :: Classifier(arp, ip6 icmp6 54/87, ip6 icmp6 54/88, {ip}, ip6);\n\
              in{i} -> c{i}; c{i} [0] -> [1] rw{i}; c{i} [1] -> [1] rw{i}; c{i} [2] -> [1] rw{i};\n\
              c{i} [4] -> CheckIp6Header -> head6;\n\
              rt4 [{i}] -> rw{i}; rt6 [{i}] -> rw{i}; rw{i} -> ToDevice({dev});"
