@@ -231,6 +231,22 @@ pub struct DataplaneInfo {
     pub cores: u32,
     /// Every element, in the graph's order.
     pub elements: Vec<ElementInfo>,
+    /// Each worker core's packets in and out and drops by reason, core 0
+    /// first (totals since start; rates are the reader's).
+    #[serde(default)]
+    pub per_core: Vec<CoreInfo>,
+}
+
+/// One dataplane core's counters (`show dataplane`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CoreInfo {
+    pub core: u32,
+    /// Packets received from, and sent to, the core's devices.
+    pub rx: u64,
+    pub tx: u64,
+    /// Drops summed over the core's graph by reason name (zeros included).
+    #[serde(default)]
+    pub drops: std::collections::BTreeMap<String, u64>,
 }
 
 /// One element of the dataplane's graph (`show dataplane`).

@@ -183,6 +183,12 @@ fn responses_round_trip() {
                 drops: [("overflow".to_string(), 1)].into_iter().collect(),
                 counters: [("packets".to_string(), 4)].into_iter().collect(),
             }],
+            per_core: vec![mgmt::proto::CoreInfo {
+                core: 1,
+                rx: 10,
+                tx: 8,
+                drops: [("no_route".to_string(), 2)].into_iter().collect(),
+            }],
         })),
         Response::error(ErrorCode::NotFound, "no such protocol"),
     ] {

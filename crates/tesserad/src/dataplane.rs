@@ -219,6 +219,7 @@ impl bgp_speaker::daemon::DataplaneHook for Hook {
                 graph: "stopped".into(),
                 cores: 0,
                 elements: Vec::new(),
+                per_core: Vec::new(),
             };
         };
         mgmt::proto::DataplaneInfo {
@@ -234,6 +235,17 @@ impl bgp_speaker::daemon::DataplaneHook for Hook {
                     tx: e.tx,
                     drops: e.drops.into_iter().collect(),
                     counters: e.counters.into_iter().collect(),
+                })
+                .collect(),
+            per_core: dp
+                .core_stats()
+                .into_iter()
+                .enumerate()
+                .map(|(i, c)| mgmt::proto::CoreInfo {
+                    core: i as u32,
+                    rx: c.rx,
+                    tx: c.tx,
+                    drops: c.drops.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
                 })
                 .collect(),
         }

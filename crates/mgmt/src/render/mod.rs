@@ -104,6 +104,30 @@ pub fn render_dataplane(out: &mut String, d: &crate::proto::DataplaneInfo) {
             extra.join(" ")
         );
     }
+    if d.per_core.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n{:<6} {:>14} {:>14}  Drops by reason",
+        "Core", "Received", "Sent"
+    );
+    for c in &d.per_core {
+        let drops: Vec<String> = c
+            .drops
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(k, n)| format!("{k}={n}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "{:<6} {:>14} {:>14}  {}",
+            c.core,
+            c.rx,
+            c.tx,
+            drops.join(" ")
+        );
+    }
 }
 
 /// `show bmp`: one line per collector.
@@ -243,9 +267,23 @@ mod tests {
                     .collect(),
                 counters: Default::default(),
             }],
+            per_core: vec![crate::proto::CoreInfo {
+                core: 0,
+                rx: 9,
+                tx: 2,
+                drops: [("discarded".to_string(), 7), ("no_route".to_string(), 0)]
+                    .into_iter()
+                    .collect(),
+            }],
         };
         let mut out = String::new();
         render_dataplane(&mut out, &d);
+        let core = out.lines().find(|l| l.starts_with("0 ")).expect(&out);
+        assert_eq!(
+            core.split_whitespace().collect::<Vec<_>>(),
+            ["0", "9", "2", "discarded=7"],
+            "{out}"
+        );
         assert!(out.starts_with("Graph: built-in (1 cores)\n"), "{out}");
         let line = out.lines().find(|l| l.starts_with("deny")).expect(&out);
         assert!(line.contains("Discard") && line.contains(" 7 "), "{line}");
