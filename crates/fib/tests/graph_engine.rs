@@ -11,7 +11,6 @@ use std::net::IpAddr;
 
 use fib::dataplane::core_stats::{CoreSnapshot, CoreStats};
 use fib::dataplane::{Engine, GraphPort, GraphWorker, LoopConfig, WorkerLink};
-use std::sync::{mpsc, Arc, Mutex};
 use fib::{Change, Fib, FibTables, PortSpec};
 use io::IoError;
 use lpm::publish::{left_right, Writer};
@@ -20,6 +19,7 @@ use pkt::build;
 use pkt::hdr::arp::{ARP_REPLY, ARP_REQUEST};
 use pkt::hdr::ether::{Mac, BROADCAST};
 use pkt::{Batch, DevStats, Device, Pool};
+use std::sync::{mpsc, Arc, Mutex};
 
 #[global_allocator]
 static A: CountingAlloc = CountingAlloc;
@@ -422,7 +422,10 @@ fn no_allocation(engine: Engine) {
     let total = |s: &CoreSnapshot| s.drops.iter().map(|x| x.1).sum::<u64>();
     let unresolved = |s: &CoreSnapshot| s.drops.iter().find(|x| x.0 == "unresolved").map(|x| x.1);
     let u = unresolved(&snap).expect("unresolved is a reason of the graph");
-    assert!(u > unresolved(&snap0).unwrap_or(0) && u <= after.unresolved, "{snap:?}");
+    assert!(
+        u > unresolved(&snap0).unwrap_or(0) && u <= after.unresolved,
+        "{snap:?}"
+    );
     assert!(total(&snap) <= r.g.graph().total_drops(), "{snap:?}");
     assert!(snap.drops.iter().any(|(n, v)| *n == "no_route" && *v == 0));
 }

@@ -235,6 +235,33 @@ pub struct DataplaneInfo {
     /// first (totals since start; rates are the reader's).
     #[serde(default)]
     pub per_core: Vec<CoreInfo>,
+    /// The cluster this node is part of (`[cluster]`), when it runs.
+    #[serde(default)]
+    pub cluster: Option<ClusterInfo>,
+}
+
+/// `[cluster]` as it runs (`show dataplane`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClusterInfo {
+    /// This node's id and fabric address.
+    pub node: u16,
+    pub fabric_address: String,
+    /// Balancing: "Direct", "Vlb", "DirectVlb".
+    pub mode: String,
+    /// The other nodes, by id.
+    pub peers: Vec<ClusterPeerInfo>,
+}
+
+/// Another node of the cluster, as this node sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClusterPeerInfo {
+    pub node: u16,
+    pub fabric_address: String,
+    /// In the live set (its BFD session is Up).
+    pub live: bool,
+    /// Fabric datagrams and bytes sent to it over this link, all cores.
+    pub datagrams: u64,
+    pub bytes: u64,
 }
 
 /// One dataplane core's counters (`show dataplane`).

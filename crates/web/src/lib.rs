@@ -505,7 +505,26 @@ async fn take_snapshot(app: &App) -> Value {
     })
     .await
     .unwrap_or_default();
-    snapshot::snapshot(now_ms(), &protos, count.as_ref(), &text, resident_bytes())
+    let dp = match ask(app, Request::ShowDataplane).await {
+        CtlResponse::Ok(Data::Dataplane(d)) => Some(d),
+        _ => None,
+    };
+    let bfd = match dp.as_ref().and_then(|d| d.cluster.as_ref()) {
+        Some(_) => match ask(app, Request::ShowBfd).await {
+            CtlResponse::Ok(Data::Bfd(b)) => b,
+            _ => Vec::new(),
+        },
+        None => Vec::new(),
+    };
+    snapshot::snapshot(
+        now_ms(),
+        &protos,
+        count.as_ref(),
+        &text,
+        resident_bytes(),
+        dp.as_ref(),
+        &bfd,
+    )
 }
 
 async fn events(State(app): State<Arc<App>>) -> Response {

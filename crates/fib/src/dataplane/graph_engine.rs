@@ -63,11 +63,11 @@ use lpm::publish::ReadHandle;
 use lpm::{Lpm, NextHop};
 use pkt::{Device, Pool};
 
-use super::core_stats::{CorePublisher, CoreStats};
 use super::common::{
     ElementCounters, Engine, FabricConfig, GraphText, IpsecConfig, Learned, LoopConfig,
     WorkerCounters,
 };
+use super::core_stats::{CorePublisher, CoreStats};
 use crate::table::FibTables;
 
 /// Packet buffers per core (RX batches of every port, hold queues, ICMP

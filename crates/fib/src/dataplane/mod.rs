@@ -826,6 +826,13 @@ impl Dataplane {
         true
     }
 
+    /// Whether cluster node `id` is in the live set (`None` without a
+    /// fabric or for an id above 63).
+    pub fn node_live(&self, id: u16) -> Option<bool> {
+        let m = self.fabric_live.as_ref().filter(|_| id < 64)?;
+        Some(m.load(Ordering::Relaxed) & (1 << id) != 0)
+    }
+
     /// Every element's counters, summed over the cores by element name
     /// (each core runs the same graph), in the graph's order. Refreshed by
     /// each worker every `graph_engine::PUBLISH_ROUNDS` busy polls and

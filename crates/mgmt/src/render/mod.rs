@@ -104,6 +104,29 @@ pub fn render_dataplane(out: &mut String, d: &crate::proto::DataplaneInfo) {
             extra.join(" ")
         );
     }
+    if let Some(k) = &d.cluster {
+        let _ = writeln!(
+            out,
+            "\nCluster: node {} at {}, mode {}",
+            k.node, k.fabric_address, k.mode
+        );
+        let _ = writeln!(
+            out,
+            "{:<6} {:<24} {:<6} {:>12} {:>14}",
+            "Node", "Fabric address", "Live", "Datagrams", "Bytes"
+        );
+        for p in &k.peers {
+            let _ = writeln!(
+                out,
+                "{:<6} {:<24} {:<6} {:>12} {:>14}",
+                p.node,
+                p.fabric_address,
+                if p.live { "yes" } else { "no" },
+                p.datagrams,
+                p.bytes
+            );
+        }
+    }
     if d.per_core.is_empty() {
         return;
     }
@@ -275,6 +298,7 @@ mod tests {
                     .into_iter()
                     .collect(),
             }],
+            cluster: None,
         };
         let mut out = String::new();
         render_dataplane(&mut out, &d);
