@@ -105,6 +105,17 @@ pub enum Request {
         #[serde(default)]
         all: bool,
     },
+    /// `show route noexport NAME [all]`: the Loc-RIB best paths that are
+    /// not sent to neighbour `NAME` because the export decision holds them
+    /// back (its export policy, NO_EXPORT / NO_ADVERTISE and the other
+    /// propagation rules, iBGP to iBGP); best paths learned from `NAME`
+    /// itself are not listed. Unicast only. Answered with
+    /// [`Data::Routes`] (the best path of each prefix).
+    ShowRouteNoexport {
+        protocol: String,
+        #[serde(default)]
+        all: bool,
+    },
     /// `show neighbor ADDR|NAME`: the detail block of one BGP protocol.
     /// Answered with [`Data::Protocols`] holding one entry.
     ShowNeighbor { addr: String },

@@ -3,6 +3,7 @@
 //! - `GET /metrics`: the Prometheus exposition, the same bytes as before;
 //! - a read-only looking-glass REST API in birdwatcher's JSON shapes
 //!   (`/status`, `/protocols/bgp`, `/routes/protocol/{id}`,
+//!   `/routes/filtered/{id}`, `/routes/export/{id}`, `/routes/noexport/{id}`,
 //!   `/routes/prefix?prefix=`), paginated, rate-limited per client address
 //!   (token bucket; 429 when spent) — see docs/api.md;
 //! - the live web view: `GET /` (HTML, script and style embedded with
@@ -223,7 +224,7 @@ fn router(app: Arc<App>) -> Router {
         .route("/routes/received/:id", get(routes_protocol))
         .route("/routes/filtered/:id", get(routes_filtered))
         .route("/routes/export/:id", get(routes_export))
-        .route("/routes/noexport/:id", get(not_supported))
+        .route("/routes/noexport/:id", get(routes_noexport))
         .route("/routes/prefix", get(routes_prefix))
         .layer(middleware::from_fn_with_state(app.clone(), rate_limit));
     Router::new()
@@ -452,11 +453,21 @@ async fn routes_export(
     route_answer(&app, req, None, &q).await
 }
 
-async fn not_supported() -> Response {
-    fail(
-        ErrorCode::Unsupported,
-        "not supported yet: the routes export policy holds back from a neighbour are not listed",
-    )
+/// The Loc-RIB best paths tesserad does not send the neighbour because
+/// the export decision holds them back: its export policy, NO_EXPORT /
+/// NO_ADVERTISE and the other propagation rules (birdwatcher's
+/// `routes/noexport`, BIRD's `show route noexport ID all`). Paths learned
+/// from that neighbour are not listed (never sent back to it).
+async fn routes_noexport(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    Query(q): Query<PageQuery>,
+) -> Response {
+    let req = Request::ShowRouteNoexport {
+        protocol: id,
+        all: true,
+    };
+    route_answer(&app, req, None, &q).await
 }
 
 fn resident_bytes() -> Option<u64> {

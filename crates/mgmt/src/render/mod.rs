@@ -43,7 +43,8 @@ fn render_data(out: &mut String, req: &Request, data: &Data, o: &RenderOpts) {
         Request::ShowProtocols { all, .. }
         | Request::ShowRoute { all, .. }
         | Request::ShowRouteFiltered { all, .. }
-        | Request::ShowRouteExport { all, .. } => *all,
+        | Request::ShowRouteExport { all, .. }
+        | Request::ShowRouteNoexport { all, .. } => *all,
         Request::ShowNeighbor { .. } => true,
         _ => false,
     };
