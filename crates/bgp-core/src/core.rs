@@ -405,6 +405,33 @@ impl RibCore {
         affected.len()
     }
 
+    /// The unicast Loc-RIB prefixes whose best path is not exported to
+    /// `to`, and why: the export decision itself (`RibShard::held_back`)
+    /// with the same exporter [`Self::propagate`] builds (propagation
+    /// rules around `to`'s export policy). A best path that came from
+    /// `to` is not listed (never echoed back). In prefix order.
+    pub fn held_back(&self, to: PeerId) -> Vec<(Prefix, bgp_rib::HeldBack)> {
+        let mut ex = policy::exporter(
+            &self.peers,
+            self.roles.clone(),
+            &self.settings,
+            self.rov.as_deref(),
+            self.aspa.as_deref(),
+            self.summarised(),
+        );
+        let shards = self.rib.shards();
+        let mut out: Vec<(Prefix, bgp_rib::HeldBack)> = self
+            .rib
+            .iter()
+            .filter_map(|r| {
+                let s = shards.get(self.rib.shard_of(&r.prefix))?;
+                Some((r.prefix, s.held_back(to, &r.prefix, &mut ex)?))
+            })
+            .collect();
+        out.sort_by_key(|a| a.0);
+        out
+    }
+
     /// The RFC 6811 state of a route with these attributes (NotFound
     /// without RPKI).
     pub fn rov_state(&self, prefix: &Prefix, attrs: &bgp_rib::AttrSet) -> rov::RovState {

@@ -21,6 +21,31 @@ use crate::shard::RibShard;
 use crate::types::{ExportBatch, RibError};
 use crate::PeerId;
 
+/// What the checks before the export policy found.
+enum Gate {
+    /// No best path (or an unknown peer).
+    NoBest,
+    /// The best path came from the target.
+    Source,
+    /// iBGP to iBGP without propagation rules (RFC 4271 §9.2).
+    Ibgp,
+    /// Ask the policy: the best path's attributes and source.
+    Go(AttrHandle, PeerId),
+}
+
+/// Why a best path is not exported to a peer ([`RibShard::held_back`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum HeldBack {
+    /// Learned from an internal peer and the target is internal too, with
+    /// no route reflection (RFC 4271 §9.2).
+    IbgpToIbgp,
+    /// Rejected by the export decision's policy: the target's export
+    /// policy, or a propagation rule (NO_EXPORT, NO_ADVERTISE,
+    /// NO_EXPORT_SUBCONFED, route reflection, route server, RFC 9234 OTC,
+    /// LLGR, `summary_only` aggregates), or the target is not Established.
+    Policy,
+}
+
 /// Whether two attribute sets encode alike towards an eBGP peer: the
 /// encoder drops LOCAL_PREF, ORIGINATOR_ID and CLUSTER_LIST there
 /// (`encode.rs`), so sets that differ only in those send the same UPDATE.
@@ -173,6 +198,59 @@ impl RibShard {
         released
     }
 
+    /// The checks of the export decision before the policy: the best path
+    /// of `prefix` (its attributes and source) when it may go to `to`.
+    fn export_gate<E: ExportPolicy + ?Sized>(
+        &self,
+        to: PeerId,
+        prefix: &Prefix,
+        policy: &E,
+    ) -> Gate {
+        let Some((best, _)) = self.lookup(prefix).and_then(|r| r.best()) else {
+            return Gate::NoBest;
+        };
+        let (attrs, from) = (best.attrs, best.peer);
+        // Not echoed back to the peer it came from.
+        if from == to {
+            return Gate::Source;
+        }
+        let (Some(f), Some(t)) = (self.peer_state(from), self.peer_state(to)) else {
+            return Gate::NoBest;
+        };
+        // RFC 4271 §9.2: routes learned from an internal peer are not sent
+        // to other internal peers, unless the policy does route reflection.
+        if !f.cfg.ebgp && !t.cfg.ebgp && !policy.propagation_rules() {
+            return Gate::Ibgp;
+        }
+        Gate::Go(attrs, from)
+    }
+
+    /// Why `to` is not sent the best path of `prefix`, by the same
+    /// decision the export makes ([`Self::export_gate`], then the policy:
+    /// the user's export policy inside the propagation rules, well-known
+    /// communities included). `None` when it is sent, when there is no
+    /// best path, or when the best path came from `to` itself (never
+    /// echoed back: not held back from it). Asks the policy without the
+    /// export's verdict cache, so it changes nothing.
+    pub fn held_back<E: ExportPolicy + ?Sized>(
+        &self,
+        to: PeerId,
+        prefix: &Prefix,
+        policy: &mut E,
+    ) -> Option<HeldBack> {
+        match self.export_gate(to, prefix, policy) {
+            Gate::NoBest | Gate::Source => None,
+            Gate::Ibgp => Some(HeldBack::IbgpToIbgp),
+            Gate::Go(attrs, from) => {
+                let set = self.interner.get(attrs)?;
+                match policy.export(to, prefix, from, set) {
+                    ExportVerdict::Reject => Some(HeldBack::Policy),
+                    ExportVerdict::Accept | ExportVerdict::Replace(_) => None,
+                }
+            }
+        }
+    }
+
     /// What `to` should have for `prefix`, with one reference held.
     pub(crate) fn desired<E: ExportPolicy + ?Sized>(
         &mut self,
@@ -180,22 +258,12 @@ impl RibShard {
         prefix: Prefix,
         policy: &mut E,
     ) -> Option<AttrHandle> {
-        let best = self.lookup(&prefix)?.best()?.0;
-        let from = best.peer;
-        // Not echoed back to the peer it came from.
-        if from == to {
+        let Gate::Go(attrs, from) = self.export_gate(to, &prefix, policy) else {
             return None;
-        }
-        let from_ibgp = !self.peer_state(from)?.cfg.ebgp;
-        let to_ibgp = !self.peer_state(to)?.cfg.ebgp;
-        // RFC 4271 §9.2: routes learned from an internal peer are not sent
-        // to other internal peers, unless the policy does route reflection.
-        if from_ibgp && to_ibgp && !policy.propagation_rules() {
-            return None;
-        }
+        };
         // The prefixes of one UPDATE share (from, set): ask the policy once
         // (and intern its rewrite once) when it does not look at prefixes.
-        let key = (to, from, best.attrs);
+        let key = (to, from, attrs);
         let cacheable = policy.prefix_independent(to);
         if cacheable {
             if let Some(&hit) = self.export_cache.get(&key) {
@@ -205,12 +273,12 @@ impl RibShard {
                 return hit;
             }
         }
-        let set = self.interner.get(best.attrs)?;
+        let set = self.interner.get(attrs)?;
         let want = match policy.export(to, &prefix, from, set) {
             ExportVerdict::Reject => None,
             ExportVerdict::Accept => {
-                self.interner.acquire(best.attrs);
-                Some(best.attrs)
+                self.interner.acquire(attrs);
+                Some(attrs)
             }
             ExportVerdict::Replace(b) => Some(self.interner.intern(&b)),
         };

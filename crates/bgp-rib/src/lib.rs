@@ -113,6 +113,7 @@ pub use encode::{EncodeParams, NextHopMode, UpdateEncoder};
 pub use encode_attrs::{
     attr_fate, export_as_path, export_confed_as_path, AttrFate, DEFAULT_LOCAL_PREF,
 };
+pub use export::HeldBack;
 pub use hash::shard_for;
 pub use intern::{AttrHandle, Interner};
 pub use nht::{nexthop_ip, NexthopInfo, NexthopWatch, NhState};

@@ -131,7 +131,9 @@ impl AsRef<[u8]> for Held {
 ///   (the fabric), so a frame never crosses the fabric twice as data.
 /// * Counters: `direct`, `via`, `affinity_hits`, `packets`, `frames`;
 ///   drops `unreachable` (egress dead or unknown), `local` (egress is this
-///   node), `bad_tag` (no such node), `queue_full`, `loop`.
+///   node), `bad_tag` (no such node), `queue_full`, `loop`. Per fabric
+///   link, for every other node `N` below `NODES`: `toN` datagrams and
+///   `bytes_toN` bytes (GENEVE payload of the datagram) sent to it.
 #[derive(Debug)]
 pub struct FabricEncap {
     me: u16,
@@ -151,7 +153,86 @@ pub struct FabricEncap {
     /// read once per batch; `mask` is the last value applied.
     live: Option<(Arc<AtomicU64>, u64)>,
     scratch: Vec<u8>,
+    /// Datagrams and bytes sent to each next-hop node (the load of each
+    /// fabric link out of this node).
+    sent_to: [(u64, u64); 64],
 }
+
+/// Counter names of [`FabricEncap`]'s per-link load, by node id.
+const TO_NAMES: [&str; 64] = [
+    "to0", "to1", "to2", "to3", "to4", "to5", "to6", "to7", "to8", "to9", "to10", "to11", "to12",
+    "to13", "to14", "to15", "to16", "to17", "to18", "to19", "to20", "to21", "to22", "to23", "to24",
+    "to25", "to26", "to27", "to28", "to29", "to30", "to31", "to32", "to33", "to34", "to35", "to36",
+    "to37", "to38", "to39", "to40", "to41", "to42", "to43", "to44", "to45", "to46", "to47", "to48",
+    "to49", "to50", "to51", "to52", "to53", "to54", "to55", "to56", "to57", "to58", "to59", "to60",
+    "to61", "to62", "to63",
+];
+const BYTES_TO_NAMES: [&str; 64] = [
+    "bytes_to0",
+    "bytes_to1",
+    "bytes_to2",
+    "bytes_to3",
+    "bytes_to4",
+    "bytes_to5",
+    "bytes_to6",
+    "bytes_to7",
+    "bytes_to8",
+    "bytes_to9",
+    "bytes_to10",
+    "bytes_to11",
+    "bytes_to12",
+    "bytes_to13",
+    "bytes_to14",
+    "bytes_to15",
+    "bytes_to16",
+    "bytes_to17",
+    "bytes_to18",
+    "bytes_to19",
+    "bytes_to20",
+    "bytes_to21",
+    "bytes_to22",
+    "bytes_to23",
+    "bytes_to24",
+    "bytes_to25",
+    "bytes_to26",
+    "bytes_to27",
+    "bytes_to28",
+    "bytes_to29",
+    "bytes_to30",
+    "bytes_to31",
+    "bytes_to32",
+    "bytes_to33",
+    "bytes_to34",
+    "bytes_to35",
+    "bytes_to36",
+    "bytes_to37",
+    "bytes_to38",
+    "bytes_to39",
+    "bytes_to40",
+    "bytes_to41",
+    "bytes_to42",
+    "bytes_to43",
+    "bytes_to44",
+    "bytes_to45",
+    "bytes_to46",
+    "bytes_to47",
+    "bytes_to48",
+    "bytes_to49",
+    "bytes_to50",
+    "bytes_to51",
+    "bytes_to52",
+    "bytes_to53",
+    "bytes_to54",
+    "bytes_to55",
+    "bytes_to56",
+    "bytes_to57",
+    "bytes_to58",
+    "bytes_to59",
+    "bytes_to60",
+    "bytes_to61",
+    "bytes_to62",
+    "bytes_to63",
+];
 
 impl FabricEncap {
     pub(crate) fn new(args: &[Arg]) -> Result<Self, BuildError> {
@@ -245,6 +326,7 @@ impl FabricEncap {
             neighbour,
             live: None,
             scratch: vec![0u8; HDR_MAX + cap],
+            sent_to: [(0, 0); 64],
         })
     }
 
@@ -383,6 +465,10 @@ impl FabricEncap {
             let bytes = self.scratch.get(g.range).unwrap_or_default();
             match out.pool().alloc_from(bytes) {
                 Some(mut d) => {
+                    if let Some(c) = self.sent_to.get_mut(usize::from(g.next_hop)) {
+                        c.0 += 1;
+                        c.1 += d.len() as u64;
+                    }
                     d.anno.nh = u32::from(g.next_hop);
                     out.push(0, d);
                 }
@@ -402,6 +488,11 @@ impl FabricEncap {
         f("frames", p.frames);
         f("waiting", self.packer.waiting() as u64);
         f("node", u64::from(self.me));
+        for id in (0..usize::from(self.nodes).min(64)).filter(|&i| i != usize::from(self.me)) {
+            let (n, b) = self.sent_to[id];
+            f(TO_NAMES[id], n);
+            f(BYTES_TO_NAMES[id], b);
+        }
     }
 }
 

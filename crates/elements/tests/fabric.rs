@@ -78,6 +78,13 @@ fn vlb_with_packing_delivers_every_frame_at_the_egress_port() {
     let (packets, packed) = (r0.counter("e", "packets"), r0.counter("e", "frames"));
     assert_eq!(packed, 300);
     assert!(packets < 300 / 2, "{packets} datagrams for 300 frames");
+    // Per-link load: every datagram went to node 1 (the intermediate)
+    // or node 2 (the egress), none to itself.
+    let (to1, to2) = (r0.counter("e", "to1"), r0.counter("e", "to2"));
+    assert!(to1 > 0 && to2 > 0, "to1 {to1} to2 {to2}");
+    assert_eq!(to1 + to2, packets);
+    assert!(r0.counters.iter().all(|(e, n, _)| *e != "e" || *n != "to0"));
+    assert!(r0.counter("e", "bytes_to2") > to2 * 60);
     for r in [&r0, &r1, &r2] {
         for (e, n, v) in &r.counters {
             assert!(*n != "drops" || *v == 0, "{e} dropped {v}");
@@ -98,6 +105,7 @@ fn direct_without_packing_is_one_datagram_per_frame_in_order() {
     );
     assert_eq!(r0.counter("e", "packets"), 100);
     assert_eq!(r0.counter("e", "via"), 0);
+    assert_eq!((r0.counter("e", "to2"), r0.counter("e", "to1")), (100, 0));
     assert_eq!(r1.counter("d", "forwarded"), 0);
 }
 

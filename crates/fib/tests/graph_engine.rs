@@ -9,7 +9,8 @@
 
 use std::net::IpAddr;
 
-use fib::dataplane::{Engine, GraphPort, GraphWorker, LoopConfig};
+use fib::dataplane::core_stats::{CoreSnapshot, CoreStats};
+use fib::dataplane::{Engine, GraphPort, GraphWorker, LoopConfig, WorkerLink};
 use fib::{Change, Fib, FibTables, PortSpec};
 use io::IoError;
 use lpm::publish::{left_right, Writer};
@@ -18,6 +19,7 @@ use pkt::build;
 use pkt::hdr::arp::{ARP_REPLY, ARP_REQUEST};
 use pkt::hdr::ether::{Mac, BROADCAST};
 use pkt::{Batch, DevStats, Device, Pool};
+use std::sync::{mpsc, Arc, Mutex};
 
 #[global_allocator]
 static A: CountingAlloc = CountingAlloc;
@@ -387,10 +389,20 @@ fn no_allocation(engine: Engine) {
     p0.rx = vec![u, u6, t1];
     p0.cycle = true;
     p0.next = 0;
+    // The per-core counters are stored on every batch, inside the
+    // counted loop below.
+    let core = Arc::new(CoreStats::default());
+    let (_swap_tx, swaps) = mpsc::channel();
+    r.g.set_link(WorkerLink {
+        swaps,
+        counters: Arc::new(Mutex::new(Vec::new())),
+        core: Arc::clone(&core),
+    });
     for _ in 0..200 {
         r.g.poll();
     }
     let before = r.g.counters();
+    let snap0 = core.snapshot();
     let ((), n) = counted(|| {
         for _ in 0..2000 {
             r.g.poll();
@@ -401,6 +413,21 @@ fn no_allocation(engine: Engine) {
     assert!(fwd > 10_000, "forwarded {fwd}");
     assert!(after.icmp_errors > before.icmp_errors);
     assert_eq!(n, 0, "allocations while forwarding {fwd} packets");
+    // The core published its totals per batch: rx to the poll, drops
+    // every DROPS_EVERY batches, by reason name.
+    let snap = core.snapshot();
+    assert!(snap.rx > snap0.rx + 10_000, "{snap:?}");
+    assert!(snap.tx > snap0.tx + 10_000, "{snap:?}");
+    assert_eq!(snap.rx, after.rx);
+    let total = |s: &CoreSnapshot| s.drops.iter().map(|x| x.1).sum::<u64>();
+    let unresolved = |s: &CoreSnapshot| s.drops.iter().find(|x| x.0 == "unresolved").map(|x| x.1);
+    let u = unresolved(&snap).expect("unresolved is a reason of the graph");
+    assert!(
+        u > unresolved(&snap0).unwrap_or(0) && u <= after.unresolved,
+        "{snap:?}"
+    );
+    assert!(total(&snap) <= r.g.graph().total_drops(), "{snap:?}");
+    assert!(snap.drops.iter().any(|(n, v)| *n == "no_route" && *v == 0));
 }
 
 /// Two cores: core 1 asks for B (ARP, or a Neighbor Solicitation), B's

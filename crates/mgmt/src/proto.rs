@@ -105,6 +105,17 @@ pub enum Request {
         #[serde(default)]
         all: bool,
     },
+    /// `show route noexport NAME [all]`: the Loc-RIB best paths that are
+    /// not sent to neighbour `NAME` because the export decision holds them
+    /// back (its export policy, NO_EXPORT / NO_ADVERTISE and the other
+    /// propagation rules, iBGP to iBGP); best paths learned from `NAME`
+    /// itself are not listed. Unicast only. Answered with
+    /// [`Data::Routes`] (the best path of each prefix).
+    ShowRouteNoexport {
+        protocol: String,
+        #[serde(default)]
+        all: bool,
+    },
     /// `show neighbor ADDR|NAME`: the detail block of one BGP protocol.
     /// Answered with [`Data::Protocols`] holding one entry.
     ShowNeighbor { addr: String },
@@ -235,6 +246,49 @@ pub struct DataplaneInfo {
     /// SAs first, in configuration order.
     #[serde(default)]
     pub ipsec: Vec<IpsecSaInfo>,
+    /// Each worker core's packets in and out and drops by reason, core 0
+    /// first (totals since start; rates are the reader's).
+    #[serde(default)]
+    pub per_core: Vec<CoreInfo>,
+    /// The cluster this node is part of (`[cluster]`), when it runs.
+    #[serde(default)]
+    pub cluster: Option<ClusterInfo>,
+}
+
+/// `[cluster]` as it runs (`show dataplane`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClusterInfo {
+    /// This node's id and fabric address.
+    pub node: u16,
+    pub fabric_address: String,
+    /// Balancing: "Direct", "Vlb", "DirectVlb".
+    pub mode: String,
+    /// The other nodes, by id.
+    pub peers: Vec<ClusterPeerInfo>,
+}
+
+/// Another node of the cluster, as this node sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClusterPeerInfo {
+    pub node: u16,
+    pub fabric_address: String,
+    /// In the live set (its BFD session is Up).
+    pub live: bool,
+    /// Fabric datagrams and bytes sent to it over this link, all cores.
+    pub datagrams: u64,
+    pub bytes: u64,
+}
+
+/// One dataplane core's counters (`show dataplane`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CoreInfo {
+    pub core: u32,
+    /// Packets received from, and sent to, the core's devices.
+    pub rx: u64,
+    pub tx: u64,
+    /// Drops summed over the core's graph by reason name (zeros included).
+    #[serde(default)]
+    pub drops: std::collections::BTreeMap<String, u64>,
 }
 
 /// One IPsec SA's counters (`show dataplane`, `tessera_ipsec_sa_*`).

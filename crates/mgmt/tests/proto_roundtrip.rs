@@ -191,6 +191,24 @@ fn responses_round_trip() {
                 bytes: 252,
                 drops: [("too_big".to_string(), 1)].into_iter().collect(),
             }],
+            per_core: vec![mgmt::proto::CoreInfo {
+                core: 1,
+                rx: 10,
+                tx: 8,
+                drops: [("no_route".to_string(), 2)].into_iter().collect(),
+            }],
+            cluster: Some(mgmt::proto::ClusterInfo {
+                node: 0,
+                fabric_address: "198.18.100.1:6081".into(),
+                mode: "Direct".into(),
+                peers: vec![mgmt::proto::ClusterPeerInfo {
+                    node: 1,
+                    fabric_address: "198.18.100.2:6081".into(),
+                    live: true,
+                    datagrams: 3,
+                    bytes: 300,
+                }],
+            }),
         })),
         Response::error(ErrorCode::NotFound, "no such protocol"),
     ] {

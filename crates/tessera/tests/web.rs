@@ -136,13 +136,21 @@ fn rest_and_web_view_against_a_live_peer() {
     // shorter), the pre-policy Adj-RIB-In kept for /routes/filtered, and a
     // static route so that gen0 is sent something (/routes/export).
     let text = std::fs::read_to_string(&conf).unwrap();
+    // For /routes/noexport: an export policy that rejects one static
+    // (198.51.100.0/24), and a static tagged NO_EXPORT (203.0.113.0/24),
+    // which the propagation rules keep from the eBGP neighbour.
     let text = text.replacen(
-        "import = \"accept\"\n",
-        "import = \"lg_in\"\nsoft_reconfiguration_inbound = true\n",
+        "import = \"accept\"\nexport = \"accept\"\n",
+        "import = \"lg_in\"\nexport = \"lg_out\"\nsoft_reconfiguration_inbound = true\n",
         1,
     ) + "[policy.lg_in]\ndefault = \"accept\"\n\
          [[policy.lg_in.term]]\nmatch.prefix = [\"0.0.0.0/0 le 22\"]\nthen.action = \"reject\"\n\
-         [[static]]\nprefix = \"192.0.2.0/24\"\n";
+         [policy.lg_out]\ndefault = \"accept\"\n\
+         [[policy.lg_out.term]]\nmatch.prefix = [\"198.51.100.0/24\"]\nthen.action = \"reject\"\n\
+         [[static]]\nprefix = \"192.0.2.0/24\"\n\
+         [[static]]\nprefix = \"198.51.100.0/24\"\n\
+         [[static]]\nprefix = \"203.0.113.0/24\"\ncommunities = [\"no-export\"]\n";
+    assert!(text.contains("export = \"lg_out\""), "{text}");
     std::fs::write(&conf, text).unwrap();
     lab.children.push(spawn_tesserad(&conf));
     wait(10, "the HTTP listener", || get(addr, "/metrics"));
@@ -311,8 +319,31 @@ fn rest_and_web_view_against_a_live_peer() {
     assert_eq!(code, 404);
     let (code, _) = get_json(addr, "/routes/filtered/nosuch");
     assert_eq!(code, 404);
-    let (code, _) = get_json(addr, "/routes/noexport/gen0");
-    assert_eq!(code, 501);
+    // Noexport: exactly the static the export policy rejects and the one
+    // tagged NO_EXPORT; gen0's own routes (never sent back to it) and the
+    // exported static are not listed. Paginated like the others.
+    let (code, n0) = get_json(addr, "/routes/noexport/gen0");
+    assert_eq!(code, 200, "{n0}");
+    let held: Vec<&str> = n0["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["network"].as_str().unwrap())
+        .collect();
+    assert_eq!(held, ["198.51.100.0/24", "203.0.113.0/24"], "{n0}");
+    assert_eq!(n0["pagination"]["total_results"], 2);
+    assert_eq!(
+        n0["routes"][1]["bgp"]["communities"],
+        serde_json::json!([[65535, 65281]])
+    );
+    let (_, n1) = get_json(addr, "/routes/noexport/gen0?page=1&page_size=1");
+    assert_eq!(n1["routes"][0]["network"], "203.0.113.0/24", "{n1}");
+    assert_eq!(n1["pagination"]["total_pages"], 2);
+    let (code, _) = get_json(addr, "/routes/noexport/nosuch");
+    assert_eq!(code, 404);
+    // The CLI says the same.
+    let cli_held = cli(&sock, &["show", "route", "noexport", "gen0"]).expect("noexport CLI");
+    assert_eq!(cli_held.as_array().map(Vec::len), Some(2), "{cli_held}");
 
     // The page shows the CLI's counts.
     let dom = wait(30, "the counts on the page", || {
@@ -329,6 +360,13 @@ fn rest_and_web_view_against_a_live_peer() {
         c["sent"].to_string()
     );
     assert_eq!(cell(&dom, "gen0", "state").unwrap(), "Established");
+    // No dataplane and no cluster here: their panels are hidden.
+    for id in ["dataplane", "cluster"] {
+        assert!(
+            dom.contains(&format!("<section id=\"{id}\" hidden=\"\">")),
+            "{id} panel not hidden:\n{dom}"
+        );
+    }
     // Per-stage latency histograms: the parse stage has bars.
     let parse = dom
         .split("<tr data-stage=\"parse\">")

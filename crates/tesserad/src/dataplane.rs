@@ -198,14 +198,56 @@ pub fn print_graph(d: &config::Dataplane) -> Result<String, String> {
 pub struct Hook {
     dp: Weak<dataplane::Dataplane>,
     d: config::Dataplane,
+    /// `[cluster]`, whose fabric is a port of this dataplane.
+    k: Option<config::Cluster>,
 }
 
 impl Hook {
-    pub fn new(dp: &Arc<dataplane::Dataplane>, d: &config::Dataplane) -> Hook {
+    pub fn new(
+        dp: &Arc<dataplane::Dataplane>,
+        d: &config::Dataplane,
+        k: Option<&config::Cluster>,
+    ) -> Hook {
         Hook {
             dp: Arc::downgrade(dp),
             d: d.clone(),
+            k: k.cloned(),
         }
+    }
+}
+
+/// The cluster's nodes as this one sees them: liveness from the live set
+/// (driven by BFD), each link's load from `FabricEncap`'s `toN` and
+/// `bytes_toN` (summed over the cores).
+fn cluster_info(
+    k: &config::Cluster,
+    dp: &dataplane::Dataplane,
+    elements: &[dataplane::ElementCounters],
+) -> mgmt::proto::ClusterInfo {
+    let counter = |name: &str| -> u64 {
+        elements
+            .iter()
+            .filter(|e| e.class == "FabricEncap")
+            .flat_map(|e| e.counters.iter())
+            .filter(|(n, _)| n == name)
+            .map(|(_, v)| *v)
+            .sum()
+    };
+    mgmt::proto::ClusterInfo {
+        node: k.node_id,
+        fabric_address: k.fabric_address.to_string(),
+        mode: format!("{:?}", k.mode),
+        peers: k
+            .peers
+            .iter()
+            .map(|p| mgmt::proto::ClusterPeerInfo {
+                node: p.node_id,
+                fabric_address: p.fabric_address.to_string(),
+                live: dp.node_live(p.node_id).unwrap_or(false),
+                datagrams: counter(&format!("to{}", p.node_id)),
+                bytes: counter(&format!("bytes_to{}", p.node_id)),
+            })
+            .collect(),
     }
 }
 
@@ -220,9 +262,12 @@ impl bgp_speaker::daemon::DataplaneHook for Hook {
                 cores: 0,
                 elements: Vec::new(),
                 ipsec: Vec::new(),
+                per_core: Vec::new(),
+                cluster: None,
             };
         };
         let elements = dp.elements();
+        let cluster = self.k.as_ref().map(|k| cluster_info(k, &dp, &elements));
         let mut ipsec: Vec<mgmt::proto::IpsecSaInfo> = elements
             .iter()
             .flat_map(|e| {
@@ -241,6 +286,7 @@ impl bgp_speaker::daemon::DataplaneHook for Hook {
         mgmt::proto::DataplaneInfo {
             graph: dp.graph().map_or_else(|| "built-in".into(), |g| g.file),
             cores: u32::from(self.d.cores),
+            cluster,
             elements: elements
                 .into_iter()
                 .map(|e| mgmt::proto::ElementInfo {
@@ -253,6 +299,21 @@ impl bgp_speaker::daemon::DataplaneHook for Hook {
                 })
                 .collect(),
             ipsec,
+            per_core: dp
+                .core_stats()
+                .into_iter()
+                .enumerate()
+                .map(|(i, c)| mgmt::proto::CoreInfo {
+                    core: i as u32,
+                    rx: c.rx,
+                    tx: c.tx,
+                    drops: c
+                        .drops
+                        .into_iter()
+                        .map(|(k, v)| (k.to_string(), v))
+                        .collect(),
+                })
+                .collect(),
         }
     }
 

@@ -133,7 +133,11 @@ fn main() -> ExitCode {
                 hooks.best_feed = Some(tx);
                 hooks.forwarding_kept = Some(dataplane::forwarding_kept(d, &r));
                 if let dataplane::Running::InProcess(dp) = &r {
-                    hooks.dataplane = Some(std::sync::Arc::new(dataplane::Hook::new(dp, d)));
+                    hooks.dataplane = Some(std::sync::Arc::new(dataplane::Hook::new(
+                        dp,
+                        d,
+                        cluster.as_ref(),
+                    )));
                 }
                 // Config validation: `[cluster]` runs in this process.
                 if let (Some(k), dataplane::Running::InProcess(dp)) = (&cluster, &r) {

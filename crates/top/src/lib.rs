@@ -1,6 +1,7 @@
 //! `tessera top`: a terminal view of a running tesserad (peers with state,
 //! uptime, routes and UPDATE rates with sparklines; the RIB; per-stage
-//! UPDATE latency; BFD sessions).
+//! UPDATE latency; BFD sessions; when the dataplane runs, each core's
+//! packets/s with a sparkline and the drops by reason).
 //!
 //! Pure parts: [`Model::update`] turns successive [`Sample`]s (what the
 //! control socket and `/metrics` answered, and when) into rates and
@@ -11,7 +12,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use mgmt::metrics::scan::{label, samples as prom_samples};
-use mgmt::proto::{BfdSessionInfo, ProtocolInfo, RouteCount, StatusInfo};
+use mgmt::proto::{BfdSessionInfo, DataplaneInfo, ProtocolInfo, RouteCount, StatusInfo};
 use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -32,6 +33,8 @@ pub struct Sample {
     pub bfd: Vec<BfdSessionInfo>,
     /// `/metrics` text, when a metrics address was given.
     pub metrics: Option<String>,
+    /// `show dataplane`, when the daemon runs one.
+    pub dataplane: Option<DataplaneInfo>,
     /// Why a part of the poll failed (shown in the status line).
     pub error: Option<String>,
 }
@@ -67,6 +70,29 @@ pub struct StageRow {
     count: f64,
 }
 
+/// One dataplane core's rates over the last interval.
+#[derive(Clone, Debug, Default)]
+pub struct CoreRow {
+    pub core: u32,
+    /// Totals.
+    pub rx: u64,
+    pub tx: u64,
+    pub drops: u64,
+    /// Packets per second received, sent and dropped.
+    pub rate_rx: f64,
+    pub rate_tx: f64,
+    pub rate_drops: f64,
+    /// `rate_rx`, one point per sample, oldest first.
+    pub history_rx: VecDeque<u64>,
+}
+
+/// Drops of one reason over all cores.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DropRow {
+    pub total: u64,
+    pub rate: f64,
+}
+
 /// Everything the view shows.
 #[derive(Clone, Debug, Default)]
 pub struct Model {
@@ -78,6 +104,10 @@ pub struct Model {
     pub stages: BTreeMap<String, StageRow>,
     /// Total UPDATEs received per second, one point per sample.
     pub history_total: VecDeque<u64>,
+    /// The dataplane's cores (empty: no dataplane in the daemon).
+    pub cores: BTreeMap<u32, CoreRow>,
+    /// Its drops by reason, summed over the cores.
+    pub drops: BTreeMap<String, DropRow>,
     pub error: Option<String>,
     pub samples: u64,
     last_at: Option<f64>,
@@ -136,6 +166,7 @@ impl Model {
             self.peers.retain(|k, _| seen.contains(k));
         }
         push(&mut self.history_total, total_rate.round() as u64);
+        self.update_dataplane(s.dataplane.as_ref(), dt);
         if let Some(m) = &s.metrics {
             let sums = prom_samples(m, "tessera_update_stage_seconds_sum");
             let counts = prom_samples(m, "tessera_update_stage_seconds_count");
@@ -159,6 +190,45 @@ impl Model {
                 row.sum = sum;
                 row.count = count;
             }
+        }
+    }
+}
+
+impl Model {
+    fn update_dataplane(&mut self, dp: Option<&DataplaneInfo>, dt: Option<f64>) {
+        let Some(d) = dp else {
+            self.cores.clear();
+            self.drops.clear();
+            return;
+        };
+        let rate = |new: u64, old: u64, known: bool| match dt {
+            Some(t) if known && new >= old => (new - old) as f64 / t,
+            _ => 0.0,
+        };
+        let mut reasons: BTreeMap<String, u64> = BTreeMap::new();
+        for c in &d.per_core {
+            let drops: u64 = c.drops.values().sum();
+            for (k, v) in &c.drops {
+                *reasons.entry(k.clone()).or_default() += v;
+            }
+            let known = self.cores.contains_key(&c.core);
+            let row = self.cores.entry(c.core).or_default();
+            row.rate_rx = rate(c.rx, row.rx, known);
+            row.rate_tx = rate(c.tx, row.tx, known);
+            row.rate_drops = rate(drops, row.drops, known);
+            row.core = c.core;
+            row.rx = c.rx;
+            row.tx = c.tx;
+            row.drops = drops;
+            push(&mut row.history_rx, row.rate_rx.round() as u64);
+        }
+        self.cores
+            .retain(|k, _| d.per_core.iter().any(|c| c.core == *k));
+        for (k, total) in reasons {
+            let known = self.drops.contains_key(&k);
+            let row = self.drops.entry(k).or_default();
+            row.rate = rate(total, row.total, known);
+            row.total = total;
         }
     }
 }
@@ -198,15 +268,24 @@ pub fn draw(f: &mut Frame<'_>, m: &Model) {
     } else {
         m.bfd.len() as u16 + 3
     };
-    let [head, spark, peers, stages, bfd, _rest] = Layout::vertical([
+    let dp_h = if m.cores.is_empty() {
+        0
+    } else {
+        m.cores.len() as u16 + 4
+    };
+    let [head, spark, peers, stages, dataplane, bfd, _rest] = Layout::vertical([
         Constraint::Length(3),
         Constraint::Length(4),
         Constraint::Length(peers_h),
         Constraint::Length(stages_h),
+        Constraint::Length(dp_h),
         Constraint::Length(bfd_h),
         Constraint::Min(0),
     ])
     .areas(area);
+    if !m.cores.is_empty() {
+        draw_dataplane(f, m, dataplane);
+    }
 
     let now_ms = m.status.as_ref().map_or(0, |s| s.server_time_ms);
     let title = match &m.status {
@@ -371,6 +450,55 @@ pub fn draw(f: &mut Frame<'_>, m: &Model) {
             bfd,
         );
     }
+}
+
+/// The dataplane pane: one row per core (packets/s received, sent and
+/// dropped, and the received history), the drops by reason below.
+fn draw_dataplane(f: &mut Frame<'_>, m: &Model, area: ratatui::layout::Rect) {
+    let header = Row::new(
+        ["core", "rx pkt/s", "tx pkt/s", "drop/s", "rx/s history"]
+            .map(|h| Cell::from(h).style(Style::default().add_modifier(Modifier::BOLD))),
+    );
+    let rows = m.cores.values().map(|c| {
+        Row::new(vec![
+            Cell::from(format!("core{}", c.core)),
+            Cell::from(format!("{:.0}", c.rate_rx)),
+            Cell::from(format!("{:.0}", c.rate_tx)),
+            Cell::from(format!("{:.0}", c.rate_drops)),
+            Cell::from(spark_text(&c.history_rx, 16)),
+        ])
+    });
+    let drops: Vec<String> = m
+        .drops
+        .iter()
+        .filter(|(_, d)| d.total > 0)
+        .map(|(k, d)| format!("{k}={} ({:.0}/s)", d.total, d.rate))
+        .collect();
+    let bottom = if drops.is_empty() {
+        " drops: none ".to_string()
+    } else {
+        format!(" drops: {} ", drops.join(" "))
+    };
+    f.render_widget(
+        Table::new(
+            rows,
+            [
+                Constraint::Length(8),
+                Constraint::Length(10),
+                Constraint::Length(10),
+                Constraint::Length(8),
+                Constraint::Min(16),
+            ],
+        )
+        .header(header)
+        .block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(" dataplane ")
+                .title_bottom(bottom),
+        ),
+        area,
+    );
 }
 
 /// The last `width` points of `h` as block characters scaled to their max.
@@ -542,6 +670,63 @@ mod tests {
         assert!(t.contains("Established"), "{t}");
         assert!(t.contains("1234"), "{t}");
         assert!(t.contains("1 peers, 1 established"), "{t}");
+    }
+
+    fn dp(rx: u64, no_route: u64) -> DataplaneInfo {
+        DataplaneInfo {
+            graph: "built-in".into(),
+            cores: 2,
+            elements: Vec::new(),
+            per_core: (0..2)
+                .map(|i| mgmt::proto::CoreInfo {
+                    core: i,
+                    rx: rx * u64::from(i + 1),
+                    tx: rx,
+                    drops: [("no_route".to_string(), no_route)].into_iter().collect(),
+                })
+                .collect(),
+            cluster: None,
+        }
+    }
+
+    #[test]
+    fn dataplane_pane_shows_per_core_rates_and_drops() {
+        let mut m = Model::default();
+        m.update(Sample {
+            at: 0.0,
+            dataplane: Some(dp(100, 0)),
+            ..Default::default()
+        });
+        m.update(Sample {
+            at: 2.0,
+            dataplane: Some(dp(1100, 6)),
+            ..Default::default()
+        });
+        assert_eq!(m.cores[&0].rate_rx, 500.0);
+        assert_eq!(m.cores[&1].rate_rx, 1000.0);
+        assert_eq!(m.cores[&1].rate_drops, 3.0);
+        assert_eq!(
+            m.drops["no_route"],
+            DropRow {
+                total: 12,
+                rate: 6.0
+            }
+        );
+        let t = render_text(&m, 120, 40);
+        assert!(t.contains(" dataplane "), "{t}");
+        let row = t.lines().find(|l| l.contains("core1")).expect(&t);
+        let w: Vec<&str> = row
+            .split(|c: char| c.is_whitespace() || c == '│')
+            .filter(|w| !w.is_empty())
+            .collect();
+        assert_eq!(&w[..4], ["core1", "1000", "500", "3"], "{row}");
+        assert!(t.contains("no_route=12 (6/s)"), "{t}");
+        // Without a dataplane the pane goes away.
+        m.update(Sample {
+            at: 3.0,
+            ..Default::default()
+        });
+        assert!(!render_text(&m, 120, 40).contains(" dataplane "));
     }
 
     #[test]

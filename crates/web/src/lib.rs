@@ -3,6 +3,7 @@
 //! - `GET /metrics`: the Prometheus exposition, the same bytes as before;
 //! - a read-only looking-glass REST API in birdwatcher's JSON shapes
 //!   (`/status`, `/protocols/bgp`, `/routes/protocol/{id}`,
+//!   `/routes/filtered/{id}`, `/routes/export/{id}`, `/routes/noexport/{id}`,
 //!   `/routes/prefix?prefix=`), paginated, rate-limited per client address
 //!   (token bucket; 429 when spent) — see docs/api.md;
 //! - the live web view: `GET /` (HTML, script and style embedded with
@@ -223,7 +224,7 @@ fn router(app: Arc<App>) -> Router {
         .route("/routes/received/:id", get(routes_protocol))
         .route("/routes/filtered/:id", get(routes_filtered))
         .route("/routes/export/:id", get(routes_export))
-        .route("/routes/noexport/:id", get(not_supported))
+        .route("/routes/noexport/:id", get(routes_noexport))
         .route("/routes/prefix", get(routes_prefix))
         .layer(middleware::from_fn_with_state(app.clone(), rate_limit));
     Router::new()
@@ -452,11 +453,21 @@ async fn routes_export(
     route_answer(&app, req, None, &q).await
 }
 
-async fn not_supported() -> Response {
-    fail(
-        ErrorCode::Unsupported,
-        "not supported yet: the routes export policy holds back from a neighbour are not listed",
-    )
+/// The Loc-RIB best paths tesserad does not send the neighbour because
+/// the export decision holds them back: its export policy, NO_EXPORT /
+/// NO_ADVERTISE and the other propagation rules (birdwatcher's
+/// `routes/noexport`, BIRD's `show route noexport ID all`). Paths learned
+/// from that neighbour are not listed (never sent back to it).
+async fn routes_noexport(
+    State(app): State<Arc<App>>,
+    Path(id): Path<String>,
+    Query(q): Query<PageQuery>,
+) -> Response {
+    let req = Request::ShowRouteNoexport {
+        protocol: id,
+        all: true,
+    };
+    route_answer(&app, req, None, &q).await
 }
 
 fn resident_bytes() -> Option<u64> {
@@ -505,7 +516,26 @@ async fn take_snapshot(app: &App) -> Value {
     })
     .await
     .unwrap_or_default();
-    snapshot::snapshot(now_ms(), &protos, count.as_ref(), &text, resident_bytes())
+    let dp = match ask(app, Request::ShowDataplane).await {
+        CtlResponse::Ok(Data::Dataplane(d)) => Some(d),
+        _ => None,
+    };
+    let bfd = match dp.as_ref().and_then(|d| d.cluster.as_ref()) {
+        Some(_) => match ask(app, Request::ShowBfd).await {
+            CtlResponse::Ok(Data::Bfd(b)) => b,
+            _ => Vec::new(),
+        },
+        None => Vec::new(),
+    };
+    snapshot::snapshot(
+        now_ms(),
+        &protos,
+        count.as_ref(),
+        &text,
+        resident_bytes(),
+        dp.as_ref(),
+        &bfd,
+    )
 }
 
 async fn events(State(app): State<Arc<App>>) -> Response {

@@ -69,6 +69,7 @@ impl ControlHandler for Fake {
             }
             | Request::ShowRouteFiltered { protocol: p, .. }
             | Request::ShowRouteExport { protocol: p, .. }
+            | Request::ShowRouteNoexport { protocol: p, .. }
                 if p != "p1" =>
             {
                 Response::error(ErrorCode::NotFound, "no such protocol")
@@ -81,20 +82,20 @@ impl ControlHandler for Fake {
             Request::ShowRoute {
                 count_only: true, ..
             } => Response::Ok(Data::RouteCount(Default::default())),
-            Request::ShowRoute { .. } | Request::ShowRouteExport { .. } => {
-                Response::Ok(Data::Routes(
-                    (0..ROUTES)
-                        .map(|i| {
-                            let mut p = PathInfo::new("p1", 1_000);
-                            p.best = true;
-                            RouteInfo {
-                                prefix: format!("198.18.{i}.0/24"),
-                                paths: vec![p],
-                            }
-                        })
-                        .collect(),
-                ))
-            }
+            Request::ShowRoute { .. }
+            | Request::ShowRouteExport { .. }
+            | Request::ShowRouteNoexport { .. } => Response::Ok(Data::Routes(
+                (0..ROUTES)
+                    .map(|i| {
+                        let mut p = PathInfo::new("p1", 1_000);
+                        p.best = true;
+                        RouteInfo {
+                            prefix: format!("198.18.{i}.0/24"),
+                            paths: vec![p],
+                        }
+                    })
+                    .collect(),
+            )),
             _ => Response::error(ErrorCode::Unsupported, "no"),
         }
     }
@@ -185,7 +186,8 @@ fn rest_shapes_and_pages() {
     assert_eq!(c, 200);
     assert_eq!(r["routes"][0]["primary"], true);
     // Export: the handler's routes, paginated; filtered without the
-    // pre-policy store: 501 saying what to set; noexport: not built.
+    // pre-policy store: 501 saying what to set; noexport: the handler's
+    // routes, paginated.
     let (c, r) = json(a, "/routes/export/p1?page=0&page_size=3");
     assert_eq!(c, 200, "{r}");
     assert_eq!(r["pagination"]["total_results"], ROUTES);
@@ -198,9 +200,12 @@ fn rest_shapes_and_pages() {
         .as_str()
         .unwrap()
         .contains("soft_reconfiguration_inbound"));
-    let (c, e) = json(a, "/routes/noexport/p1");
-    assert_eq!(c, 501);
-    assert!(e["error"].as_str().unwrap().contains("not supported"));
+    let (c, r) = json(a, "/routes/noexport/p1?page=1&page_size=4");
+    assert_eq!(c, 200, "{r}");
+    assert_eq!(r["pagination"]["total_results"], ROUTES);
+    assert_eq!(r["pagination"]["page"], 1);
+    assert_eq!(r["routes"][0]["network"], "198.18.4.0/24");
+    assert_eq!(json(a, "/routes/noexport/nope").0, 404);
     // Bad query values are a 400, not a crash.
     assert_eq!(get(a, "/routes/protocol/p1?page=-1").0, 400);
 }

@@ -407,6 +407,16 @@ impl ControlHandler for Control {
                         })
                     })
             }
+            Request::ShowRouteNoexport { protocol, all } => {
+                let name = protocol.clone();
+                self.call_all(move |st| query::not_exported(st, &name, all))
+                    .and_then(|parts| {
+                        let v: Option<Vec<_>> = parts.into_iter().collect();
+                        v.map(|v| Data::Routes(merge::routes(v))).ok_or_else(|| {
+                            Response::error(ErrorCode::NotFound, format!("no neighbor {protocol}"))
+                        })
+                    })
+            }
             Request::ShowRouteDamped => self
                 .call_all(|st| query::damped(st))
                 .map(|r| Data::Routes(merge::routes(r))),

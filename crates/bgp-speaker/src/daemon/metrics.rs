@@ -60,8 +60,41 @@ impl MetricsSource for Metrics {
 }
 
 /// The dataplane's elements: packets in and out, drops by reason, and
-/// each element's own counters, labelled by element name and class.
+/// each element's own counters, labelled by element name and class; and
+/// each core's packets and drops by reason.
 fn write_dataplane(out: &mut MetricsWriter, d: &mgmt::proto::DataplaneInfo) {
+    if !d.per_core.is_empty() {
+        out.header(
+            "tessera_dataplane_core_packets_total",
+            MetricType::Counter,
+            "packets each dataplane core received from (dir=rx) and sent to (dir=tx) its devices",
+        );
+        for c in &d.per_core {
+            let core = c.core.to_string();
+            for (dir, v) in [("rx", c.rx), ("tx", c.tx)] {
+                out.sample_u64(
+                    "tessera_dataplane_core_packets_total",
+                    &[("core", &core), ("dir", dir)],
+                    v,
+                );
+            }
+        }
+        out.header(
+            "tessera_dataplane_core_drops_total",
+            MetricType::Counter,
+            "packets each dataplane core dropped, by reason (summed over its graph's elements)",
+        );
+        for c in &d.per_core {
+            let core = c.core.to_string();
+            for (reason, v) in &c.drops {
+                out.sample_u64(
+                    "tessera_dataplane_core_drops_total",
+                    &[("core", &core), ("reason", reason)],
+                    *v,
+                );
+            }
+        }
+    }
     out.header(
         "tessera_dataplane_element_packets_total",
         MetricType::Counter,

@@ -703,6 +703,31 @@ pub fn filtered(st: &RibState, name: &str, all: bool) -> Option<Option<Vec<(Pref
     ))
 }
 
+/// `show route noexport NAME`: this part's best paths that the export
+/// decision holds back from `name` (`RibCore::held_back`), each as the
+/// Loc-RIB best path. `None` when `name` is unknown.
+pub fn not_exported(st: &RibState, name: &str, all: bool) -> Option<Vec<(Prefix, RouteInfo)>> {
+    let id = st.find_peer(name)?;
+    let out = st
+        .core
+        .held_back(id)
+        .into_iter()
+        .filter_map(|(prefix, _why)| {
+            let r = st.rib.lookup(&prefix)?;
+            let (best, set) = r.best()?;
+            let p = path_info(st, best.peer, set, true, false, all);
+            Some((
+                prefix,
+                RouteInfo {
+                    prefix: prefix.to_string(),
+                    paths: vec![p],
+                },
+            ))
+        })
+        .collect();
+    Some(out)
+}
+
 /// `show route export NAME`: what this part's Adj-RIB-Out holds for
 /// `name` (the attributes after export policy; each path's protocol is
 /// the Loc-RIB best path's source). `None` when `name` is unknown.

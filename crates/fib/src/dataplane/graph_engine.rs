@@ -68,6 +68,7 @@ use super::common::{
     ElementCounters, Engine, FabricConfig, GraphText, IpsecConfig, Learned, LoopConfig,
     WorkerCounters,
 };
+use super::core_stats::{CorePublisher, CoreStats};
 use crate::table::FibTables;
 
 /// Packet buffers per core (RX batches of every port, hold queues, ICMP
@@ -764,6 +765,9 @@ pub struct Swap {
 pub struct WorkerLink {
     pub swaps: mpsc::Receiver<Swap>,
     pub counters: Arc<Mutex<Vec<ElementCounters>>>,
+    /// This core's packets in and out and drops by reason, stored with
+    /// relaxed atomics per batch (see [`super::core_stats`]).
+    pub core: Arc<CoreStats>,
 }
 
 /// Busy poll rounds between two counter snapshots.
@@ -777,6 +781,8 @@ pub struct GraphWorker<D: Device<Error = IoError>> {
     devs: Vec<String>,
     ports: usize,
     link: Option<WorkerLink>,
+    /// Publishes into `link.core`.
+    core: Option<CorePublisher>,
 }
 
 impl<D: Device<Error = IoError>> GraphWorker<D> {
@@ -881,14 +887,29 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
             devs: names,
             ports: ports.len(),
             link: None,
+            core: None,
         })
     }
 
     /// Connects this worker to the control side (graph replacements and
     /// counter snapshots), and publishes a first snapshot.
     pub fn set_link(&mut self, link: WorkerLink) {
+        let mut p = CorePublisher::new(Arc::clone(&link.core));
+        p.index(&self.runner.graph);
+        self.core = Some(p);
         self.link = Some(link);
         self.publish();
+    }
+
+    /// Device totals for the per-core counters.
+    fn core_batch(&mut self, idle: bool) {
+        let Some(p) = self.core.as_mut() else { return };
+        let st = self.runner.stats();
+        if idle {
+            p.flush(&self.runner.graph, st.rx, st.tx);
+        } else {
+            p.batch(&self.runner.graph, st.rx, st.tx);
+        }
     }
 
     /// Replaces the running graph by the operator's `g`, on the same
@@ -898,10 +919,16 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
         let refs: Vec<&str> = self.devs.iter().map(String::as_str).collect();
         let mut graph = build_graph(g, &self.tables, &refs, self.ports)?;
         attach_share(&mut graph, self.shared.as_ref(), self.ports);
-        self.runner
+        let old = self
+            .runner
             .replace_graph(graph)
-            .map(drop)
-            .map_err(|e| format!("{}: {e}", g.file))
+            .map_err(|e| format!("{}: {e}", g.file))?;
+        // The per-core drops go on from the old graph's totals.
+        if let Some(p) = self.core.as_mut() {
+            p.retire(&old);
+            p.index(&self.runner.graph);
+        }
+        Ok(())
     }
 
     /// Every element's counters now (own drop reasons always, generic
@@ -979,11 +1006,13 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
             }
             if self.runner.poll() > 0 {
                 idle = 0;
+                self.core_batch(false);
                 continue;
             }
             idle = idle.saturating_add(1);
             if idle == cfg.idle_spins.max(1) {
                 self.publish();
+                self.core_batch(true);
             }
             if idle >= cfg.idle_spins {
                 if fds.is_empty() {
@@ -994,6 +1023,7 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
             }
         }
         self.publish();
+        self.core_batch(true);
         match self.runner.devices().iter().find_map(|d| d.last_error()) {
             Some(e) => Err(e),
             None => Ok(()),
@@ -1015,8 +1045,13 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
     }
 
     /// One poll (receive, graph, ticks, transmit); frames received.
+    /// With a link, the per-core counters are stored as in [`Self::run`].
     pub fn poll(&mut self) -> usize {
-        self.runner.poll()
+        let n = self.runner.poll();
+        if n > 0 {
+            self.core_batch(false);
+        }
+        n
     }
 
     /// This core's devices, in port order.

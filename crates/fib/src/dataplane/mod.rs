@@ -30,6 +30,7 @@
 //! again. Without adoption the marker changes nothing.
 
 pub mod common;
+pub mod core_stats;
 pub mod graph_engine;
 
 use std::net::{IpAddr, Ipv4Addr};
@@ -303,6 +304,8 @@ type SharedCounters = Arc<Mutex<Vec<ElementCounters>>>;
 pub struct Dataplane {
     /// Each worker's graph replacements and element counters.
     links: Vec<(mpsc::Sender<Swap>, SharedCounters)>,
+    /// Each core's packet counters, core 0 first.
+    cores: Vec<Arc<core_stats::CoreStats>>,
     /// The interface names (the graph's devices), in port order.
     devs: Vec<String>,
     /// The operator's graph running now (`None`: the built-in one).
@@ -569,11 +572,14 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
     let mut consumers: Vec<Consumer<Learned>> = Vec::new();
     let group_base = (std::process::id() as u16).wrapping_mul(31);
     let mut links = Vec::new();
+    let mut cores = Vec::new();
     for core in 0..cfg.cores {
         let (p, c) = spsc::<Learned>(256);
         consumers.push(c);
         let (swap_tx, swap_rx) = mpsc::channel::<Swap>();
         let counters = Arc::new(Mutex::new(Vec::new()));
+        let core_stats = Arc::new(core_stats::CoreStats::default());
+        cores.push(Arc::clone(&core_stats));
         links.push((swap_tx, Arc::clone(&counters)));
         let job = Job {
             ports: info
@@ -592,6 +598,7 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
             link: WorkerLink {
                 swaps: swap_rx,
                 counters,
+                core: Arc::clone(&core_stats),
             },
             ipsec: cfg.ipsec.clone(),
         };
@@ -668,6 +675,7 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
     }));
     let mut dp = Dataplane {
         links,
+        cores,
         devs: cfg.ports.iter().map(|p| p.name.clone()).collect(),
         graph: Mutex::new(cfg.graph.clone()),
         fabric_live,
@@ -818,6 +826,13 @@ impl Dataplane {
         true
     }
 
+    /// Whether cluster node `id` is in the live set (`None` without a
+    /// fabric or for an id above 63).
+    pub fn node_live(&self, id: u16) -> Option<bool> {
+        let m = self.fabric_live.as_ref().filter(|_| id < 64)?;
+        Some(m.load(Ordering::Relaxed) & (1 << id) != 0)
+    }
+
     /// Every element's counters, summed over the cores by element name
     /// (each core runs the same graph), in the graph's order. Refreshed by
     /// each worker every `graph_engine::PUBLISH_ROUNDS` busy polls and
@@ -834,6 +849,12 @@ impl Dataplane {
             }
         }
         all
+    }
+
+    /// Each core's packets received and sent and drops by reason, core 0
+    /// first (stored by the cores per batch; see [`core_stats`]).
+    pub fn core_stats(&self) -> Vec<core_stats::CoreSnapshot> {
+        self.cores.iter().map(|c| c.snapshot()).collect()
     }
 
     /// The operator's graph running now (`None`: the built-in one).

@@ -43,7 +43,8 @@ fn render_data(out: &mut String, req: &Request, data: &Data, o: &RenderOpts) {
         Request::ShowProtocols { all, .. }
         | Request::ShowRoute { all, .. }
         | Request::ShowRouteFiltered { all, .. }
-        | Request::ShowRouteExport { all, .. } => *all,
+        | Request::ShowRouteExport { all, .. }
+        | Request::ShowRouteNoexport { all, .. } => *all,
         Request::ShowNeighbor { .. } => true,
         _ => false,
     };
@@ -128,6 +129,53 @@ pub fn render_dataplane(out: &mut String, d: &crate::proto::DataplaneInfo) {
                 drops.join(" ")
             );
         }
+    }
+    if let Some(k) = &d.cluster {
+        let _ = writeln!(
+            out,
+            "\nCluster: node {} at {}, mode {}",
+            k.node, k.fabric_address, k.mode
+        );
+        let _ = writeln!(
+            out,
+            "{:<6} {:<24} {:<6} {:>12} {:>14}",
+            "Node", "Fabric address", "Live", "Datagrams", "Bytes"
+        );
+        for p in &k.peers {
+            let _ = writeln!(
+                out,
+                "{:<6} {:<24} {:<6} {:>12} {:>14}",
+                p.node,
+                p.fabric_address,
+                if p.live { "yes" } else { "no" },
+                p.datagrams,
+                p.bytes
+            );
+        }
+    }
+    if d.per_core.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n{:<6} {:>14} {:>14}  Drops by reason",
+        "Core", "Received", "Sent"
+    );
+    for c in &d.per_core {
+        let drops: Vec<String> = c
+            .drops
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(k, n)| format!("{k}={n}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "{:<6} {:>14} {:>14}  {}",
+            c.core,
+            c.rx,
+            c.tx,
+            drops.join(" ")
+        );
     }
 }
 
@@ -278,9 +326,24 @@ mod tests {
                     .into_iter()
                     .collect(),
             }],
+            per_core: vec![crate::proto::CoreInfo {
+                core: 0,
+                rx: 9,
+                tx: 2,
+                drops: [("discarded".to_string(), 7), ("no_route".to_string(), 0)]
+                    .into_iter()
+                    .collect(),
+            }],
+            cluster: None,
         };
         let mut out = String::new();
         render_dataplane(&mut out, &d);
+        let core = out.lines().find(|l| l.starts_with("0 ")).expect(&out);
+        assert_eq!(
+            core.split_whitespace().collect::<Vec<_>>(),
+            ["0", "9", "2", "discarded=7"],
+            "{out}"
+        );
         assert!(out.starts_with("Graph: built-in (1 cores)\n"), "{out}");
         let line = out.lines().find(|l| l.starts_with("deny")).expect(&out);
         assert!(line.contains("Discard") && line.contains(" 7 "), "{line}");

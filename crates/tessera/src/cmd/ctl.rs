@@ -187,20 +187,21 @@ fn route_request(words: &[String]) -> Result<Request, String> {
     // [all]` (BIRD's words): import-rejected routes, the Adj-RIB-Out.
     let w: Vec<&str> = words.iter().map(String::as_str).collect();
     match w.as_slice() {
-        ["filtered", "protocol", name, rest @ ..] | ["export", name, rest @ ..]
+        ["filtered", "protocol", name, rest @ ..] | ["export" | "noexport", name, rest @ ..]
             if rest.is_empty() || rest == ["all"] =>
         {
             let (protocol, all) = (name.to_string(), !rest.is_empty());
-            return Ok(if w[0] == "filtered" {
-                Request::ShowRouteFiltered { protocol, all }
-            } else {
-                Request::ShowRouteExport { protocol, all }
+            return Ok(match w[0] {
+                "filtered" => Request::ShowRouteFiltered { protocol, all },
+                "export" => Request::ShowRouteExport { protocol, all },
+                _ => Request::ShowRouteNoexport { protocol, all },
             });
         }
         ["filtered", ..] => {
             return Err("show route filtered: expected 'protocol NAME [all]'".into())
         }
         ["export", ..] => return Err("show route export: expected 'NAME [all]'".into()),
+        ["noexport", ..] => return Err("show route noexport: expected 'NAME [all]'".into()),
         _ => {}
     }
     let (mut prefix, mut all, mut count, mut protocol) = (None, false, false, None);
@@ -545,6 +546,13 @@ mod tests {
             Request::ShowRouteExport {
                 protocol: "p1".into(),
                 all: false
+            }
+        );
+        assert_eq!(
+            req(&["show", "route", "noexport", "p1", "all"]),
+            Request::ShowRouteNoexport {
+                protocol: "p1".into(),
+                all: true
             }
         );
     }

@@ -88,6 +88,10 @@ fn poll(
     if let Ok(Response::Ok(Data::Bfd(b))) = ask(Request::ShowBfd) {
         s.bfd = b;
     }
+    // Unsupported without a dataplane: then no pane.
+    if let Ok(Response::Ok(Data::Dataplane(d))) = ask(Request::ShowDataplane) {
+        s.dataplane = Some(d);
+    }
     if let Some(a) = metrics {
         match scrape(a, timeout) {
             Ok(t) => s.metrics = Some(t),

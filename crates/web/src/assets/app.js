@@ -108,7 +108,98 @@ function render(s) {
     tr.appendChild(hd);
     sb.appendChild(tr);
   }
+  renderDataplane(s, prev, dt);
+  renderCluster(s, prev, dt);
   state.last = s;
+}
+
+function rateOf(cur, old, dt) {
+  return old != null && dt > 0 ? Math.max(0, (cur - old) / dt) : 0;
+}
+
+function push(key, v) {
+  const h = state.hist[key] || (state.hist[key] = []);
+  h.push(v);
+  if (h.length > HISTORY) h.shift();
+  return h;
+}
+
+function sum(obj) {
+  let n = 0;
+  for (const k in obj) n += obj[k];
+  return n;
+}
+
+// Dataplane panel: per-core packets/s with a sparkline, drops by reason
+// over all cores. Hidden when no dataplane runs.
+function renderDataplane(s, prev, dt) {
+  const sec = document.getElementById("dataplane");
+  const dp = s.dataplane;
+  sec.hidden = !dp;
+  if (!dp) return;
+  document.getElementById("dp-graph").textContent = "graph " + dp.graph + ", " + dp.cores.length + " cores";
+  const pdp = prev && prev.dataplane;
+  const body = document.querySelector("#dp-cores tbody");
+  body.textContent = "";
+  const reasons = {}, oldReasons = {};
+  for (const c of dp.cores) {
+    const o = pdp && pdp.cores.find(q => q.core === c.core);
+    const rx = rateOf(c.rx, o && o.rx, dt), tx = rateOf(c.tx, o && o.tx, dt);
+    const dr = rateOf(sum(c.drops), o && sum(o.drops), dt);
+    const h = o ? push("core" + c.core, rx) : (state.hist["core" + c.core] || []);
+    const tr = el("tr", { "data-core": c.core });
+    tr.appendChild(el("td", { class: "core" }, c.core));
+    tr.appendChild(el("td", { class: "rx-rate" }, rx.toFixed(0)));
+    tr.appendChild(el("td", { class: "tx-rate" }, tx.toFixed(0)));
+    tr.appendChild(el("td", { class: "drop-rate" }, dr.toFixed(0)));
+    const td = el("td", { class: "history" });
+    td.appendChild(spark(h, 180, 24));
+    tr.appendChild(td);
+    body.appendChild(tr);
+    for (const r in c.drops) reasons[r] = (reasons[r] || 0) + c.drops[r];
+    if (o) for (const r in o.drops) oldReasons[r] = (oldReasons[r] || 0) + o.drops[r];
+  }
+  const db = document.querySelector("#dp-drops tbody");
+  db.textContent = "";
+  for (const r of Object.keys(reasons).sort()) {
+    if (!reasons[r]) continue;
+    const tr = el("tr", { "data-reason": r });
+    tr.appendChild(el("td", {}, r));
+    tr.appendChild(el("td", { class: "rate" }, rateOf(reasons[r], pdp ? (oldReasons[r] || 0) : null, dt).toFixed(1)));
+    tr.appendChild(el("td", { class: "total" }, reasons[r]));
+    db.appendChild(tr);
+  }
+}
+
+// Cluster panel: the other nodes, their BFD state and the fabric load
+// this node sends them. Hidden when no cluster runs.
+function renderCluster(s, prev, dt) {
+  const sec = document.getElementById("cluster");
+  const k = s.cluster;
+  sec.hidden = !k;
+  if (!k) return;
+  document.getElementById("cluster-self").textContent =
+    "this node " + k.node + " at " + k.fabric_address + ", mode " + k.mode;
+  const pk = prev && prev.cluster;
+  const body = document.querySelector("#cluster-nodes tbody");
+  body.textContent = "";
+  for (const n of k.nodes) {
+    const o = pk && pk.nodes.find(q => q.node === n.node);
+    const dg = rateOf(n.datagrams, o && o.datagrams, dt);
+    const bits = rateOf(n.bytes, o && o.bytes, dt) * 8 / 1e6;
+    const h = o ? push("node" + n.node, dg) : (state.hist["node" + n.node] || []);
+    const tr = el("tr", { "data-node": n.node });
+    tr.appendChild(el("td", { class: "node" }, n.node));
+    tr.appendChild(el("td", { class: "fabric" }, n.fabric_address));
+    tr.appendChild(el("td", { class: "bfd state-" + (n.bfd || "none") }, n.bfd || "–"));
+    tr.appendChild(el("td", { class: "live" }, n.live ? "yes" : "no"));
+    tr.appendChild(el("td", { class: "dgram-rate" }, dg.toFixed(0)));
+    tr.appendChild(el("td", { class: "mbps" }, bits.toFixed(2)));
+    const td = el("td", { class: "history" });
+    td.appendChild(spark(h, 180, 24));
+    tr.appendChild(td);
+    body.appendChild(tr);
+  }
 }
 
 // `/?frames=N`: close the stream after N snapshots (a still capture, as
