@@ -36,7 +36,7 @@
 use crate::daemons::{generator_as, DUT_AS, HOLD_TIME};
 use crate::netns::peer_addr;
 use crate::results::ChurnStats;
-use crate::scenario::{scaled, FULL_TABLE, RIB_FULL_PREFIXES, UPDATE_TRACE};
+use crate::scenario::{scaled, FULL_TABLE, RIB_FULL_PREFIXES, TRACE_FULL_MESSAGES, UPDATE_TRACE};
 use base::{Asn, Prefix};
 use bgp_wire::consts::msg_type;
 use bgp_wire::{encode_keepalive, Message, ParseCtx, UpdateView};
@@ -145,7 +145,8 @@ pub fn build(mrt_dir: &Path, scale: f64, gen_params: FeedParams) -> Result<Churn
     let (nh4, nh6) = (gen_params.next_hop, gen_params.next_hop6());
     let opts = UpdateOptions {
         peers: None,
-        max_messages: None,
+        // --scale shrinks the trace as it does scenario (e)'s.
+        max_messages: (scale < 1.0).then(|| scaled(TRACE_FULL_MESSAGES, scale).max(500)),
         ignore_state_changes: true,
         // Everything goes out over the one generator session.
         next_hops: Some(Arc::new(move |_| (nh4, nh6))),
@@ -508,9 +509,9 @@ fn generator_inner(
             }
         });
         let res = generate(sh, w, p, out, &mut s, ctx);
-        if res.is_err() {
-            sh.stop.store(true, Relaxed);
-        }
+        // Ends the reader above and the monitors.
+        sh.stop.store(true, Relaxed);
+        sh.notify();
         res
     })
 }

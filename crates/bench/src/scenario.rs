@@ -47,7 +47,7 @@ pub const FULL_TABLE: &str = "routeviews.route-views.jinx.ribs.1401487200.bz2";
 pub const UPDATE_TRACE: &str = "updates.20190101.0000.gz";
 /// Full-scale caps of (d) and (e) that `--scale` shrinks.
 pub(crate) const RIB_FULL_PREFIXES: f64 = 500_000.0;
-const TRACE_FULL_MESSAGES: f64 = 60_000.0;
+pub(crate) const TRACE_FULL_MESSAGES: f64 = 60_000.0;
 
 /// One scenario as named on the command line.
 #[derive(Clone, Debug, PartialEq)]
@@ -413,7 +413,7 @@ fn full_feeds_case(
         name,
         about: format!(
             "{peers} full feeds of {f}: {} prefixes each, {} paths (drawn from {} dump peers, \
-             own AS prepended 1-3 times), {} UPDATEs",
+             a per-peer upstream AS and 0-2 extra copies of its own AS), {} UPDATEs",
             sum.prefixes,
             sum.paths,
             sum.dump_peers,

@@ -281,10 +281,12 @@ pub struct FullFeedsSummary {
 /// prefix. Session `g` takes, for each prefix, the dump's path number
 /// `(g + h(prefix)) mod n` of the `n` paths the dump has for it (real
 /// AS paths, communities and MEDs), rewritten for the session as
-/// [`rib_workload`] does (`params(g)`: our AS leads the path), and
-/// prepends its own AS `(g + h(prefix) / 7) mod 3` extra times, so that
-/// two sessions that drew the same dump path still differ and the path
-/// lengths, hence the winners, vary by prefix. Only TABLE_DUMP_V2 RIB
+/// [`rib_workload`] does (`params(g)`: our AS leads the path), then
+/// puts after its own AS `(g + h(prefix) / 7) mod 3` more copies of it and
+/// one upstream AS of its own ([`full_feed_upstream_as`]`(g)`), so that
+/// two sessions that drew the same dump path still differ (as routes
+/// from different neighbours do) and the path lengths, hence the
+/// winners, vary by prefix. Only TABLE_DUMP_V2 RIB
 /// records are read; `max_prefixes` keeps the dump's first ones.
 pub fn full_feeds_workload(
     path: &Path,
@@ -348,7 +350,11 @@ pub fn full_feeds_workload(
                     continue;
                 }
                 let extra = ((g as u64 + h / 7) % 3) as usize;
-                prepend_own_as(out, params.local_as, extra);
+                let mut ins = [params.local_as.0; 3];
+                if let Some(u) = ins.get_mut(extra) {
+                    *u = full_feed_upstream_as(g);
+                }
+                insert_after_first_as(out, ins.get(..=extra).unwrap_or(&[]));
                 pk.add(prefix);
                 let i = usize::from(peer);
                 if dump_peers.len() <= i {
@@ -403,12 +409,20 @@ fn prefix_hash(p: &Prefix) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Inserts `extra` more copies of `asn` at the head of the first
-/// AS_SEQUENCE of the AS_PATH attribute in `attrs` (rewritten
-/// attributes: AS_PATH in the extended-length form, 4-octet ASNs, our
-/// AS leading). Leaves `attrs` as it is when the first segment is not an
-/// AS_SEQUENCE or would overflow 255 ASNs.
-fn prepend_own_as(attrs: &mut Vec<u8>, asn: Asn, extra: usize) {
+/// The upstream AS that full feed `g` puts after its own
+/// ([`full_feeds_workload`]): 4200100000 + g, private (RFC 6996) and
+/// outside what `tessera bench` uses for its sessions.
+pub fn full_feed_upstream_as(g: usize) -> u32 {
+    4_200_100_000 + (g as u32 % 100_000)
+}
+
+/// Inserts `asns` after the first ASN of the first AS_SEQUENCE of the
+/// AS_PATH attribute in `attrs` (rewritten attributes: AS_PATH in the
+/// extended-length form, 4-octet ASNs, our AS leading). Leaves `attrs`
+/// as it is when the first segment is not a non-empty AS_SEQUENCE or
+/// would overflow 255 ASNs.
+fn insert_after_first_as(attrs: &mut Vec<u8>, asns: &[u32]) {
+    let extra = asns.len();
     if extra == 0 {
         return;
     }
@@ -435,7 +449,12 @@ fn prepend_own_as(attrs: &mut Vec<u8>, asn: Asn, extra: usize) {
             return;
         };
         let new_len = len + 4 * extra;
-        if !ext || seg_type != 2 || usize::from(count) + extra > 255 || new_len > 0xffff {
+        if !ext
+            || seg_type != 2
+            || count == 0
+            || usize::from(count) + extra > 255
+            || new_len > 0xffff
+        {
             return;
         }
         if let Some(c) = attrs.get_mut(v + 1) {
@@ -444,10 +463,8 @@ fn prepend_own_as(attrs: &mut Vec<u8>, asn: Asn, extra: usize) {
         if let Some(l) = attrs.get_mut(pos + 2..pos + 4) {
             l.copy_from_slice(&(new_len as u16).to_be_bytes());
         }
-        let ins: Vec<u8> = std::iter::repeat_n(asn.0.to_be_bytes(), extra)
-            .flatten()
-            .collect();
-        let at = v + 2;
+        let ins: Vec<u8> = asns.iter().flat_map(|a| a.to_be_bytes()).collect();
+        let at = v + 2 + 4;
         attrs.splice(at..at, ins);
         return;
     }
@@ -459,7 +476,7 @@ mod full_feed_tests {
     use bgp_wire::AsPathView;
 
     #[test]
-    fn prepend_adds_own_as_to_the_first_sequence() {
+    fn insert_goes_after_our_as() {
         let p = FeedParams::ebgp(Asn(65001), std::net::Ipv4Addr::new(198, 18, 1, 1));
         // ORIGIN IGP, AS_PATH 3356 174 (4-octet), as stored in a dump.
         let raw = [
@@ -467,7 +484,7 @@ mod full_feed_tests {
         ];
         let mut out = Vec::new();
         assert!(attrs::rewrite(&raw, &p, true, false, &mut out).is_ok());
-        prepend_own_as(&mut out, Asn(65001), 2);
+        insert_after_first_as(&mut out, &[65001, 4_200_100_000]);
         let mut asns = Vec::new();
         for a in bgp_wire::AttrIter::new(&out) {
             let a = a.unwrap_or_else(|e| panic!("{e:?}"));
@@ -476,7 +493,7 @@ mod full_feed_tests {
                 asns = v.segments().flat_map(|s| s.asns()).map(|x| x.0).collect();
             }
         }
-        assert_eq!(asns, vec![65001, 65001, 65001, 3356, 174]);
+        assert_eq!(asns, vec![65001, 65001, 4_200_100_000, 3356, 174]);
     }
 
     #[test]
