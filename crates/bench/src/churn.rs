@@ -255,9 +255,13 @@ impl GapTracker {
     }
 }
 
-/// p50, p99, max (milliseconds) and a CDF of at most `points` points
-/// (latency ms, fraction at or below) of `us`, which is sorted here.
-pub fn latency_summary(us: &mut [u64], points: usize) -> Option<(f64, f64, f64, Vec<(f64, f64)>)> {
+/// p50, p99 and max latency (ms) and the CDF: (latency ms, fraction of
+/// samples at or below).
+pub type LatencySummary = (f64, f64, f64, Vec<(f64, f64)>);
+
+/// The [`LatencySummary`] of `us` (sorted here), the CDF with at most
+/// about `points` points.
+pub fn latency_summary(us: &mut [u64], points: usize) -> Option<LatencySummary> {
     if us.is_empty() {
         return None;
     }

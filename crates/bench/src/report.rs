@@ -471,7 +471,7 @@ fn latency_cdf_chart(rep: &BenchReport, case: &str) -> Option<plot::LineChart> {
         let first = rep
             .runs
             .iter()
-            .filter(|m| &m.case == case && &m.dut == d)
+            .filter(|m| m.case == case && &m.dut == d)
             .find_map(|m| m.churn.as_ref().filter(|c| !c.cdf.is_empty()));
         if let Some(ch) = first {
             c = c.series(d, ch.cdf.clone());
@@ -493,7 +493,7 @@ fn churn_timeline_chart(rep: &BenchReport, case: &str) -> Option<plot::LineChart
         let first = rep
             .runs
             .iter()
-            .filter(|m| &m.case == case && &m.dut == d)
+            .filter(|m| m.case == case && &m.dut == d)
             .find_map(|m| m.churn.as_ref().filter(|c| !c.timeline.is_empty()));
         if let Some(ch) = first {
             if !any {
