@@ -23,6 +23,7 @@
 //! to every figure; generator sessions are IPv4 (RIB dumps replay their
 //! IPv4 routes only; traces carry IPv6 routes over IPv4 sessions).
 
+pub mod churn;
 pub mod cluster;
 pub mod cluster_bench;
 pub mod daemons;
@@ -35,6 +36,6 @@ pub mod scenario;
 
 pub use daemons::{DutKind, DutSpec};
 pub use error::BenchError;
-pub use results::{BenchReport, Measurement, Status, CEILING};
+pub use results::{BenchReport, ChurnStats, Measurement, Status, CEILING};
 pub use run::{now_utc, run, BenchConfig};
 pub use scenario::{Case, Scenario};

@@ -9,7 +9,7 @@
 //! mode's smallest thread count, against threads).
 
 use crate::daemons::{DutKind, DutSpec};
-use crate::results::{BenchReport, Measurement, Status, CEILING};
+use crate::results::{BenchReport, ChurnStats, Measurement, Status, CEILING};
 use replay::run::RunResult;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -35,6 +35,9 @@ pub struct SummaryRow {
     /// Median peak RSS divided by the sessions the DUT exports to (the
     /// monitor; with `--export all` every generator peer too), MiB.
     pub rss_per_exporting_peer_mib: Option<f64>,
+    /// Median over converged runs of (peak RSS - idle RSS) / paths stored,
+    /// for cases that say how many paths they store (scenario f, synthetic).
+    pub bytes_per_path: Option<f64>,
     /// "converged", or the first status that was not.
     pub status: String,
 }
@@ -101,6 +104,15 @@ pub fn summarize(rep: &BenchReport) -> Vec<SummaryRow> {
             let rss_mib = spread(&vals(&runs, |r| {
                 r.dut_peak_rss_kib.map(|k| k as f64 / 1024.0)
             }));
+            let paths = rep.paths.iter().find(|(c, _)| c == case).map(|p| p.1);
+            let bpp: Vec<f64> = runs
+                .iter()
+                .filter(|m| m.status == Status::Converged && dut != CEILING)
+                .filter_map(|m| {
+                    let peak = m.result.as_ref()?.dut_peak_rss_kib?;
+                    bytes_per_path(peak, m.baseline_rss_kib?, paths?)
+                })
+                .collect();
             rows.push(SummaryRow {
                 case: case.clone(),
                 dut: dut.to_string(),
@@ -123,11 +135,17 @@ pub fn summarize(rep: &BenchReport) -> Vec<SummaryRow> {
                 rss_per_exporting_peer_mib: rss_mib
                     .filter(|_| dut != CEILING)
                     .map(|r| r.0 / exporting as f64),
+                bytes_per_path: spread(&bpp).map(|s| s.0),
                 status,
             });
         }
     }
     rows
+}
+
+/// (peak - idle) KiB over `paths`, in bytes; `None` without paths.
+pub fn bytes_per_path(peak_kib: u64, idle_kib: u64, paths: u64) -> Option<f64> {
+    (paths > 0).then(|| peak_kib.saturating_sub(idle_kib) as f64 * 1024.0 / paths as f64)
 }
 
 fn clean(s: &str) -> String {
@@ -171,7 +189,7 @@ pub fn runs_csv(rep: &BenchReport) -> String {
     s
 }
 
-pub const SUMMARY_HEADER: &str = "case,dut,runs,converged,conv_median_s,conv_min_s,conv_max_s,above_ceiling_s,updates_per_s,prefixes_per_s,cpu_median_s,cpu_min_s,cpu_max_s,rss_median_mib,rss_min_mib,rss_max_mib,rss_per_exporting_peer_mib,status";
+pub const SUMMARY_HEADER: &str = "case,dut,runs,converged,conv_median_s,conv_min_s,conv_max_s,above_ceiling_s,updates_per_s,prefixes_per_s,cpu_median_s,cpu_min_s,cpu_max_s,rss_median_mib,rss_min_mib,rss_max_mib,rss_per_exporting_peer_mib,bytes_per_path,status";
 
 pub fn summary_csv(rows: &[SummaryRow]) -> String {
     let mut s = format!("{SUMMARY_HEADER}\n");
@@ -181,7 +199,7 @@ pub fn summary_csv(rows: &[SummaryRow]) -> String {
         let [rm, rl, rh] = o3(r.rss_mib);
         let _ = writeln!(
             s,
-            "{},{},{},{},{cm},{cl},{ch},{},{},{},{pm},{pl},{ph},{rm},{rl},{rh},{},{}",
+            "{},{},{},{},{cm},{cl},{ch},{},{},{},{pm},{pl},{ph},{rm},{rl},{rh},{},{},{}",
             clean(&r.case),
             clean(&r.dut),
             r.runs,
@@ -190,6 +208,7 @@ pub fn summary_csv(rows: &[SummaryRow]) -> String {
             o(r.updates_per_s),
             o(r.prefixes_per_s),
             o(r.rss_per_exporting_peer_mib),
+            o(r.bytes_per_path),
             clean(&r.status)
         );
     }
@@ -204,8 +223,8 @@ pub fn summary_md(rep: &BenchReport, rows: &[SummaryRow]) -> String {
         "Started {} (UTC), scale {}, {} repetition(s); median [min-max].\n",
         rep.started, rep.scale, rep.reps
     );
-    s.push_str("| case | DUT | converged | convergence s | above ceiling s | prefixes/s | CPU-s | peak RSS MiB | RSS MiB / exporting peer | at monitor | note |\n");
-    s.push_str("|---|---|---|---|---|---|---|---|---|---|---|\n");
+    s.push_str("| case | DUT | converged | convergence s | above ceiling s | prefixes/s | CPU-s | peak RSS MiB | RSS MiB / exporting peer | bytes/path | at monitor | note |\n");
+    s.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     let f = |v: Option<(f64, f64, f64)>, p: usize| {
         v.map_or("-".to_string(), |(m, l, h)| {
             format!("{m:.p$} [{l:.p$}-{h:.p$}]")
@@ -219,7 +238,7 @@ pub fn summary_md(rep: &BenchReport, rows: &[SummaryRow]) -> String {
         };
         let _ = writeln!(
             s,
-            "| {} | {} | {}/{} | {} | {} | {} | {} | {} | {} | {} | {note} |",
+            "| {} | {} | {}/{} | {} | {} | {} | {} | {} | {} | {} | {} | {note} |",
             r.case,
             r.dut,
             r.converged,
@@ -231,8 +250,14 @@ pub fn summary_md(rep: &BenchReport, rows: &[SummaryRow]) -> String {
             f(r.rss_mib, 0),
             r.rss_per_exporting_peer_mib
                 .map_or("-".into(), |x| format!("{x:.2}")),
+            r.bytes_per_path.map_or("-".into(), |x| format!("{x:.0}")),
             r.monitor_prefixes.map_or("-".into(), |x| format!("{x:.0}")),
         );
+    }
+    let churn = churn_md(rep);
+    if !churn.is_empty() {
+        s.push('\n');
+        s.push_str(&churn);
     }
     s.push_str("\nVersions:\n\n");
     for (d, v) in &rep.versions {
@@ -255,7 +280,7 @@ pub fn to_json(rep: &BenchReport, rows: &[SummaryRow]) -> serde_json::Value {
             "case": r.case, "dut": r.dut, "runs": r.runs, "converged": r.converged,
             "convergence_s": t(r.conv), "above_ceiling_s": r.above_ceiling,
             "updates_per_s": r.updates_per_s, "prefixes_per_s": r.prefixes_per_s,
-            "dut_cpu_s": t(r.cpu), "monitor_prefixes": r.monitor_prefixes, "dut_peak_rss_mib": t(r.rss_mib), "rss_per_exporting_peer_mib": r.rss_per_exporting_peer_mib, "status": r.status,
+            "dut_cpu_s": t(r.cpu), "monitor_prefixes": r.monitor_prefixes, "dut_peak_rss_mib": t(r.rss_mib), "rss_per_exporting_peer_mib": r.rss_per_exporting_peer_mib, "bytes_per_path": r.bytes_per_path, "status": r.status,
         })).collect::<Vec<_>>(),
         "runs": rep.runs.iter().map(|m| {
             let mut v = m.result.as_ref().map_or_else(
@@ -268,6 +293,10 @@ pub fn to_json(rep: &BenchReport, rows: &[SummaryRow]) -> serde_json::Value {
                 obj.insert("rep".into(), m.rep.into());
                 obj.insert("status".into(), m.status.word().into());
                 obj.insert("detail".into(), m.status.detail().into());
+                obj.insert("baseline_rss_kib".into(), m.baseline_rss_kib.into());
+                if let Some(c) = &m.churn {
+                    obj.insert("churn".into(), churn_json(c));
+                }
             }
             v
         }).collect::<Vec<_>>(),
@@ -378,6 +407,111 @@ fn dut_of_label(label: &str) -> Option<DutSpec> {
     format!("tesserad:{mode}:{n}").parse().ok()
 }
 
+fn churn_json(c: &ChurnStats) -> serde_json::Value {
+    serde_json::json!({
+        "monitors": c.monitors, "rate": c.rate, "duration_s": c.duration_s,
+        "table_prefixes": c.table_prefixes, "table_s": c.table_secs,
+        "updates_sent": c.updates_sent, "prefixes_stamped": c.prefixes_stamped,
+        "churn_s": c.churn_secs, "max_send_lag_s": c.max_send_lag_s,
+        "samples": c.samples, "p50_ms": c.p50_ms, "p99_ms": c.p99_ms, "max_ms": c.max_ms,
+        "keepalive_s": c.keepalive_s, "max_gap_s": c.max_gap_s, "late_gaps": c.late_gaps,
+        "never_late": c.late_gaps == 0,
+        "dut_cpu_s": c.dut_cpu_secs, "dut_peak_rss_kib": c.dut_peak_rss_kib,
+        "cdf": c.cdf, "timeline": c.timeline,
+    })
+}
+
+/// Scenario (h)'s table: one row per run (empty without churn runs).
+pub fn churn_md(rep: &BenchReport) -> String {
+    let runs: Vec<(&Measurement, &ChurnStats)> = rep
+        .runs
+        .iter()
+        .filter_map(|m| m.churn.as_ref().map(|c| (m, c)))
+        .collect();
+    if runs.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "| churn case | DUT | rep | table s | UPDATEs sent | samples | p50 ms | p99 ms | max ms | keepalive s | max gap s | late gaps | CPU-s | peak RSS MiB |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    let f = |v: Option<f64>, p: usize| v.map_or("-".to_string(), |x| format!("{x:.p$}"));
+    for (m, c) in runs {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2} | {} | {} | {} |",
+            m.case,
+            m.dut,
+            m.rep,
+            f(c.table_secs, 2),
+            c.updates_sent,
+            c.samples,
+            f(c.p50_ms, 2),
+            f(c.p99_ms, 2),
+            f(c.max_ms, 1),
+            f(c.keepalive_s, 0),
+            c.max_gap_s,
+            c.late_gaps,
+            f(c.dut_cpu_secs, 2),
+            f(c.dut_peak_rss_kib.map(|k| k as f64 / 1024.0), 0),
+        );
+    }
+    s
+}
+
+/// Latency CDF of scenario (h), one line per DUT (first run with samples).
+fn latency_cdf_chart(rep: &BenchReport, case: &str) -> Option<plot::LineChart> {
+    let mut c = plot::LineChart::new(
+        &format!("UPDATE in to out latency CDF: {case}"),
+        "latency, ms",
+        "fraction of prefix changes",
+    );
+    let mut any = false;
+    for d in &rep.duts {
+        let first = rep
+            .runs
+            .iter()
+            .filter(|m| m.case == case && &m.dut == d)
+            .find_map(|m| m.churn.as_ref().filter(|c| !c.cdf.is_empty()));
+        if let Some(ch) = first {
+            c = c.series(d, ch.cdf.clone());
+            any = true;
+        }
+    }
+    any.then_some(c)
+}
+
+/// Per-second timeline of scenario (h): sent, and received per monitor.
+fn churn_timeline_chart(rep: &BenchReport, case: &str) -> Option<plot::LineChart> {
+    let mut c = plot::LineChart::new(
+        &format!("Churn timeline: {case}"),
+        "seconds since the churn began",
+        "per second",
+    );
+    let mut any = false;
+    for d in &rep.duts {
+        let first = rep
+            .runs
+            .iter()
+            .filter(|m| m.case == case && &m.dut == d)
+            .find_map(|m| m.churn.as_ref().filter(|c| !c.timeline.is_empty()));
+        if let Some(ch) = first {
+            if !any {
+                c = c.series(
+                    "UPDATEs sent",
+                    ch.timeline.iter().map(|p| (p.0, p.1)).collect(),
+                );
+            }
+            c = c.series(
+                &format!("{d}: prefix changes received per monitor"),
+                ch.timeline.iter().map(|p| (p.0, p.2)).collect(),
+            );
+            any = true;
+        }
+    }
+    any.then_some(c)
+}
+
 /// Writes every output file into `out` (created if needed).
 pub fn write_all(rep: &BenchReport, out: &Path) -> Result<(), String> {
     let err = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
@@ -407,6 +541,12 @@ pub fn write_all(rep: &BenchReport, out: &Path) -> Result<(), String> {
         if let Some(c) = speedup_chart(rep, &rows, case) {
             put(&format!("speedup-{case}.svg"), c.to_svg())?;
         }
+        if let Some(c) = latency_cdf_chart(rep, case) {
+            put(&format!("latency-cdf-{case}.svg"), c.to_svg())?;
+        }
+        if let Some(c) = churn_timeline_chart(rep, case) {
+            put(&format!("timeline-{case}.svg"), c.to_svg())?;
+        }
     }
     Ok(())
 }
@@ -434,6 +574,8 @@ mod tests {
                 Status::Failed(BenchError::DutExited, "boom, bang".into())
             },
             result: Some(r),
+            baseline_rss_kib: Some(1024),
+            churn: None,
         }
     }
 
@@ -480,6 +622,14 @@ mod tests {
             ..rep.clone()
         });
         assert_eq!(all[1].rss_per_exporting_peer_mib, Some(0.5));
+        assert_eq!(bird.bytes_per_path, None, "no paths given");
+        let with_paths = summarize(&BenchReport {
+            paths: vec![("b".into(), 1024)],
+            ..rep.clone()
+        });
+        // (2048 - 1024) KiB over 1024 paths.
+        assert_eq!(with_paths[1].bytes_per_path, Some(1024.0));
+        assert_eq!(with_paths[0].bytes_per_path, None, "not for the ceiling");
         assert!(
             bird.status.starts_with("failed: the DUT exited"),
             "{}",

@@ -1,6 +1,7 @@
 //! One call of [`run`]: the topology, then for every case the generator
 //! ceiling and every DUT's repetitions.
 
+use crate::churn;
 use crate::daemons::{self, generator_as, DutEnv, DutSpec, DUT_AS, HOLD_TIME, MONITOR_AS};
 use crate::error::BenchError;
 use crate::netns::{self, in_netns, peer_addr, Topology, DUT_ADDR, MONITOR_ADDR};
@@ -37,6 +38,10 @@ pub struct BenchConfig {
     /// `--export all`: the DUT exports to every peer, generators included
     /// ([`DutEnv::export_all`]); case names get the suffix `-export-all`.
     pub export_all: bool,
+    /// Scenario (h): UPDATEs per second of the looped trace.
+    pub rate: f64,
+    /// Scenario (h): how long the trace is looped.
+    pub duration: Duration,
 }
 
 /// Runs the benchmark. `say` gets the status lines (one a second while a
@@ -70,6 +75,14 @@ pub fn run(
     };
     let work = std::env::temp_dir().join(format!("{}-work", cfg.name));
     for s in &cfg.scenarios {
+        if stop.load(Relaxed) {
+            break;
+        }
+        if let Scenario::Churn { monitors } = s {
+            run_churn(cfg, *monitors, &work, stop, say, &mut rep)?;
+            report::write_all(&rep, &cfg.out).map_err(|e| (BenchError::Output, e))?;
+            continue;
+        }
         let t0 = Instant::now();
         say(&format!("building workload {s:?} (scale {})", cfg.scale));
         let mut cases = scenario::cases(s, cfg.scale, cfg.seed, &cfg.mrt_dir, cfg.export_all)
@@ -99,6 +112,9 @@ pub fn run(
                 None => 1,
             };
             rep.exporting_peers.push((case.name.clone(), exporting));
+            if let Some(p) = case.paths {
+                rep.paths.push((case.name.clone(), p));
+            }
             run_case(cfg, case, &work, stop, say, &mut rep.runs)?;
             // Partial results survive a later crash or Ctrl-C.
             report::write_all(&rep, &cfg.out).map_err(|e| (BenchError::Output, e))?;
@@ -224,6 +240,8 @@ fn ceiling(
         rep,
         status,
         result,
+        baseline_rss_kib: None,
+        churn: None,
     };
     let target = SocketAddr::new(IpAddr::V4(DUT_ADDR), 179);
     let sink = in_netns(&topo.dut_ns, || {
@@ -310,6 +328,8 @@ fn one_dut_run(
         rep,
         status,
         result,
+        baseline_rss_kib: None,
+        churn: None,
     };
     let dir = work.join(format!("{}-{}-{rep}", case.name, label));
     let _ = std::fs::remove_dir_all(&dir);
@@ -327,6 +347,8 @@ fn one_dut_run(
         Err((BenchError::Unsupported, s)) => return mk(Status::NotSupported(s), None),
         Err((e, s)) => return mk(Status::Failed(e, s), None),
     };
+    // The idle daemon, before any session: the baseline of bytes/path.
+    let baseline = idle_rss_kib(dut.pid);
     let target = SocketAddr::new(IpAddr::V4(DUT_ADDR), 179);
     let rc = replay_config(case, target, distinct_as(cfg, case));
     let rcfg = RunConfig {
@@ -382,7 +404,192 @@ fn one_dut_run(
     } else {
         Status::NotConverged(r.not_converged.unwrap_or("unknown").to_string())
     };
-    mk(status, Some(r))
+    let mut m = mk(status, Some(r));
+    m.baseline_rss_kib = baseline;
+    m
+}
+
+/// The resident set of a just-started DUT (process tree), after a short
+/// settle so that start-up allocations are in.
+fn idle_rss_kib(pid: u32) -> Option<u64> {
+    std::thread::sleep(Duration::from_millis(300));
+    replay::dut::sample(&[pid]).map(|s| s.rss_kib)
+}
+
+/// Scenario (h) for every DUT and repetition ([`churn`]).
+fn run_churn(
+    cfg: &BenchConfig,
+    monitors: usize,
+    work: &std::path::Path,
+    stop: &AtomicBool,
+    say: &mut (dyn FnMut(&str) + Send),
+    rep: &mut BenchReport,
+) -> Result<(), (BenchError, String)> {
+    let t0 = Instant::now();
+    say(&format!(
+        "building the churn workload (scale {})",
+        cfg.scale
+    ));
+    let (nh, nh6) = churn::generator_next_hops();
+    let gp = replay::FeedParams {
+        next_hop6: Some(nh6),
+        ..replay::FeedParams::ebgp(Asn(generator_as(0, true)), nh)
+    };
+    let w = churn::build(&cfg.mrt_dir, cfg.scale, gp).map_err(|e| (BenchError::Workload, e))?;
+    say(&format!(
+        "built in {:.1} s: {}",
+        t0.elapsed().as_secs_f64(),
+        w.about
+    ));
+    let mut name = format!(
+        "h-churn-{}ups-{}s-{monitors}mon",
+        cfg.rate,
+        cfg.duration.as_secs()
+    );
+    if cfg.scale != 1.0 {
+        name.push_str(&format!("-scale{}", cfg.scale));
+    }
+    rep.cases.push((
+        name.clone(),
+        format!(
+            "{}, at {} UPDATEs/s for {} s, {monitors} monitor peers",
+            w.about,
+            cfg.rate,
+            cfg.duration.as_secs()
+        ),
+    ));
+    rep.exporting_peers.push((name.clone(), monitors + 1));
+    let params = churn::ChurnParams {
+        rate: cfg.rate,
+        duration: cfg.duration,
+        monitors,
+        table_timeout: cfg.timeout,
+    };
+    let topo = Topology::create(&cfg.name, monitors + 1)?;
+    for d in &cfg.duts {
+        for r in 1..=cfg.reps {
+            if stop.load(Relaxed) {
+                return Ok(());
+            }
+            let m = churn_run(cfg, &name, &w, &params, d, &topo, work, r, stop);
+            say(&churn_line(&m));
+            let unsupported = matches!(m.status, Status::NotSupported(_));
+            rep.runs.push(m);
+            if unsupported {
+                break;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn churn_run(
+    cfg: &BenchConfig,
+    case: &str,
+    w: &churn::ChurnWorkload,
+    params: &churn::ChurnParams,
+    d: &DutSpec,
+    topo: &Topology,
+    work: &std::path::Path,
+    rep: usize,
+    stop: &AtomicBool,
+) -> Measurement {
+    let label = d.label();
+    let mut m = Measurement {
+        case: case.to_string(),
+        dut: label.clone(),
+        rep,
+        status: Status::Converged,
+        result: None,
+        baseline_rss_kib: None,
+        churn: None,
+    };
+    let dir = work.join(format!("{case}-{label}-{rep}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    let env = DutEnv {
+        ns: &topo.dut_ns,
+        dir: &dir,
+        peers: params.monitors + 1,
+        tesserad: &cfg.tesserad,
+        foreign_next_hops: false,
+        export_all: true,
+        route_server: None,
+    };
+    let mut dut = match daemons::start(d, &env) {
+        Ok(x) => x,
+        Err((BenchError::Unsupported, s)) => {
+            m.status = Status::NotSupported(s);
+            return m;
+        }
+        Err((e, s)) => {
+            m.status = Status::Failed(e, s);
+            return m;
+        }
+    };
+    m.baseline_rss_kib = idle_rss_kib(dut.pid);
+    let pid = dut.pid;
+    let res = in_netns(&topo.peers_ns, || churn::run(w, params, pid, stop));
+    let alive = dut.alive();
+    let tail = dut.log_tail();
+    dut.stop();
+    match res {
+        Ok(Ok(c)) => {
+            m.result = Some(replay::run::RunResult {
+                converged: c.table_secs.is_some(),
+                convergence_secs: c.table_secs,
+                dut_cpu_secs: c.dut_cpu_secs,
+                dut_peak_rss_kib: c.dut_peak_rss_kib,
+                monitor_prefixes: Some(c.table_prefixes),
+                expected_prefixes: Some(c.table_prefixes),
+                updates_sent: c.updates_sent,
+                ..Default::default()
+            });
+            if c.samples == 0 {
+                m.status = Status::NotConverged("no churn UPDATE reached a monitor".into());
+            } else if !alive {
+                m.status = Status::Failed(BenchError::DutExited, tail);
+            }
+            m.churn = Some(c);
+        }
+        Ok(Err(e)) => {
+            let kind = if alive {
+                BenchError::Replay
+            } else {
+                BenchError::DutExited
+            };
+            m.status = Status::Failed(kind, format!("{e}; log: {tail}"));
+        }
+        Err(e) => m.status = Status::Failed(BenchError::Netns, e),
+    }
+    m
+}
+
+fn churn_line(m: &Measurement) -> String {
+    let f = |v: Option<f64>, unit: &str| v.map_or("-".into(), |x| format!("{x:.2}{unit}"));
+    match &m.churn {
+        Some(c) => format!(
+            "== {} {} rep {}: {} table {} p50 {} p99 {} max {} samples {} sent {} max gap {:.2} s \
+             (keepalive {}) late {} cpu {} rss {} {}",
+            m.case,
+            m.dut,
+            m.rep,
+            m.status.word(),
+            f(c.table_secs, " s"),
+            f(c.p50_ms, " ms"),
+            f(c.p99_ms, " ms"),
+            f(c.max_ms, " ms"),
+            c.samples,
+            c.updates_sent,
+            c.max_gap_s,
+            f(c.keepalive_s, " s"),
+            c.late_gaps,
+            f(c.dut_cpu_secs, " s"),
+            f(c.dut_peak_rss_kib.map(|k| k as f64 / 1024.0), " MiB"),
+            m.status.detail()
+        ),
+        None => summary_line(m),
+    }
 }
 
 /// Current UTC time, ISO 8601, without a date crate.

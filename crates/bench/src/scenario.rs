@@ -11,6 +11,9 @@
 //! | `e` | the five traffic mixes of seed 000 Table 4.3 on a real update trace |
 //! | `g` | a route server (RFC 7947): 10 feeders x 100k shared prefixes, 100 clients that send nothing, half with an export policy of their own (issue 17) |
 //! | `g:FxNxC` | the same with F feeders, N prefixes, C clients |
+//! | `f` | 20 full feeds: the jinx full table (497k IPv4 prefixes) from 20 peers, each with its own path per prefix (about 10M paths; issue 17) |
+//! | `f:N` | the same with N peers |
+//! | `h` | steady churn: a full table, then the RIS update trace looped at `--rate` UPDATEs/s for `--duration`, 10 monitor peers (issue 17; see [`crate::churn`]) |
 //! | `synthetic:PxN:shared` / `:unique` | any synthetic size |
 //!
 //! `--scale F` multiplies every prefix count (synthetic sizes, the RIB
@@ -22,7 +25,7 @@ use crate::daemons::generator_as;
 use crate::netns::{peer_addr, PEERS_ADDR6};
 use base::Asn;
 use replay::error::ReplayError;
-use replay::mrt_rib::{rib_workload, RibOptions};
+use replay::mrt_rib::{full_feeds_workload, rib_workload, RibOptions};
 use replay::mrt_updates::{update_workload, UpdateOptions};
 use replay::schedule::Mix;
 use replay::workload::{FeedParams, Sharing, SyntheticSpec, Workload};
@@ -37,11 +40,14 @@ pub const RIB_DUMPS: &[&str] = &[
     "bview.20020722.2337.gz",
     "rib.20140523.0600_firstMB.bz2",
 ];
+/// The full table of scenarios (f) and (h): Route Views jinx, 2014,
+/// about 497k IPv4 prefixes.
+pub const FULL_TABLE: &str = "routeviews.route-views.jinx.ribs.1401487200.bz2";
 /// The update trace of scenario (e): 76 RIPE RIS peers, 5 minutes.
 pub const UPDATE_TRACE: &str = "updates.20190101.0000.gz";
 /// Full-scale caps of (d) and (e) that `--scale` shrinks.
-const RIB_FULL_PREFIXES: f64 = 500_000.0;
-const TRACE_FULL_MESSAGES: f64 = 60_000.0;
+pub(crate) const RIB_FULL_PREFIXES: f64 = 500_000.0;
+pub(crate) const TRACE_FULL_MESSAGES: f64 = 60_000.0;
 
 /// One scenario as named on the command line.
 #[derive(Clone, Debug, PartialEq)]
@@ -62,6 +68,17 @@ pub enum Scenario {
         feeders: usize,
         prefixes: usize,
         clients: usize,
+    },
+    /// Scenario (f): `peers` sessions, each announcing the whole jinx
+    /// table with a path of its own per prefix
+    /// ([`replay::full_feeds_workload`]).
+    FullFeeds {
+        peers: usize,
+    },
+    /// Scenario (h): steady churn with `monitors` monitor peers
+    /// ([`crate::churn`]).
+    Churn {
+        monitors: usize,
     },
 }
 
@@ -84,6 +101,12 @@ impl Scenario {
                 syn("c-10x100k-unique", 10, 100_000, Sharing::Unique),
             ],
             "d" => vec![Scenario::RibDumps],
+            "f" => vec![Scenario::FullFeeds { peers: 20 }],
+            "h" => vec![Scenario::Churn { monitors: 10 }],
+            _ if s.starts_with("f:") => match s[2..].parse::<usize>() {
+                Ok(n) if (1..=250).contains(&n) => vec![Scenario::FullFeeds { peers: n }],
+                _ => return Err(format!("{s}: expected f:PEERS, 1 to 250")),
+            },
             "g" => vec![Scenario::RouteServer {
                 feeders: 10,
                 prefixes: 100_000,
@@ -111,7 +134,7 @@ impl Scenario {
             _ => {
                 let rest = s
                     .strip_prefix("synthetic:")
-                    .ok_or_else(|| format!("unknown scenario {s:?}: expected a, b, c, c30, c10, d, e, g, g:FxNxC or synthetic:PxN:shared|unique"))?;
+                    .ok_or_else(|| format!("unknown scenario {s:?}: expected a, b, c, c30, c10, d, e, f, f:N, g, g:FxNxC, h or synthetic:PxN:shared|unique"))?;
                 let (size, mode) = rest.split_once(':').unwrap_or((rest, "shared"));
                 let (peers, prefixes) =
                     replay::parse_synthetic(size).map_err(|e| format!("{s}: {e}"))?;
@@ -147,6 +170,11 @@ pub struct Case {
     /// Scenario (g): the first this many peers feed, the others are
     /// route-server clients (see [`Scenario::RouteServer`]).
     pub route_server: Option<usize>,
+    /// Paths the DUT stores once everything is in (every announced
+    /// prefix of every peer; no withdrawals): the report divides the
+    /// peak RSS above the DUT's idle RSS by it (bytes per path). Set for
+    /// workloads without withdrawals.
+    pub paths: Option<u64>,
 }
 
 impl Case {
@@ -176,7 +204,7 @@ fn trace_next_hops(i: usize) -> (Ipv4Addr, Ipv6Addr) {
     (peer_addr(i).unwrap_or(Ipv4Addr::UNSPECIFIED), PEERS_ADDR6)
 }
 
-fn scaled(n: f64, scale: f64) -> u64 {
+pub(crate) fn scaled(n: f64, scale: f64) -> u64 {
     (n * scale).round().max(1.0) as u64
 }
 
@@ -206,6 +234,7 @@ pub fn cases(
             };
             let p: Vec<FeedParams> = (0..*peers).map(|i| params(i, distinct_as)).collect();
             let w = Workload::synthetic(&spec, &p).map_err(|e| format!("{name}: {e}"))?;
+            let w_paths = w.total_prefixes();
             let about = format!(
                 "{peers} peers x {n} prefixes, {}",
                 if *sharing == Sharing::Shared {
@@ -226,6 +255,7 @@ pub fn cases(
                 foreign_next_hops: false,
                 about,
                 route_server: None,
+                paths: Some(w_paths),
             }])
         }
         Scenario::RouteServer {
@@ -235,6 +265,12 @@ pub fn cases(
         } => Ok(vec![route_server_case(
             *feeders, *prefixes, *clients, scale, seed,
         )?]),
+        Scenario::FullFeeds { peers } => {
+            Ok(vec![full_feeds_case(*peers, scale, mrt_dir, distinct_as)?])
+        }
+        Scenario::Churn { .. } => {
+            Err("scenario h runs through bench::churn, not as a replay case".into())
+        }
         Scenario::RibDumps => {
             let mut out = Vec::new();
             for f in RIB_DUMPS {
@@ -266,6 +302,7 @@ pub fn cases(
                     mix: Mix::Normal,
                     foreign_next_hops: false,
                     route_server: None,
+                    paths: None,
                 });
             }
             Ok(out)
@@ -303,6 +340,7 @@ pub fn cases(
                     mix: *m,
                     foreign_next_hops: false,
                     route_server: None,
+                    paths: None,
                 })
                 .collect())
         }
@@ -343,6 +381,49 @@ fn route_server_case(
         mix: Mix::Normal,
         foreign_next_hops: false,
         route_server: Some(feeders),
+        paths: None,
+    })
+}
+
+/// Scenario (f): the jinx full table from `peers` sessions, each with
+/// its own path per prefix. `--scale` below 1 keeps the dump's first
+/// 500k x scale prefixes.
+fn full_feeds_case(
+    peers: usize,
+    scale: f64,
+    mrt_dir: &Path,
+    distinct_as: bool,
+) -> Result<Case, String> {
+    let f = FULL_TABLE;
+    let path = mrt_dir.join(f);
+    if !path.exists() {
+        return Err(format!(
+            "{} is missing (scenario f needs the shared MRT data)",
+            path.display()
+        ));
+    }
+    let cap = (scale < 1.0).then(|| scaled(RIB_FULL_PREFIXES, scale));
+    let p = |i| params(i, distinct_as);
+    let (w, sum) = full_feeds_workload(&path, cap, peers, &p).map_err(|e| rib_err(f, e))?;
+    let mut name = format!("f-{peers}-full-feeds");
+    if scale != 1.0 {
+        name.push_str(&format!("-scale{scale}"));
+    }
+    Ok(Case {
+        name,
+        about: format!(
+            "{peers} full feeds of {f}: {} prefixes each, {} paths (drawn from {} dump peers, \
+             a per-peer upstream AS and 0-2 extra copies of its own AS), {} UPDATEs",
+            sum.prefixes,
+            sum.paths,
+            sum.dump_peers,
+            w.total_messages()
+        ),
+        workload: Arc::new(w),
+        mix: Mix::Normal,
+        foreign_next_hops: false,
+        route_server: None,
+        paths: Some(sum.paths),
     })
 }
 
@@ -368,7 +449,19 @@ mod tests {
             }]
         );
         assert!(Scenario::parse("synthetic:2x2000:both").is_err());
-        assert!(Scenario::parse("f").is_err());
+        assert_eq!(
+            Scenario::parse("f"),
+            Ok(vec![Scenario::FullFeeds { peers: 20 }])
+        );
+        assert_eq!(
+            Scenario::parse("f:3"),
+            Ok(vec![Scenario::FullFeeds { peers: 3 }])
+        );
+        assert!(Scenario::parse("f:0").is_err());
+        assert_eq!(
+            Scenario::parse("h"),
+            Ok(vec![Scenario::Churn { monitors: 10 }])
+        );
         assert_eq!(
             Scenario::parse("g:2x100x3"),
             Ok(vec![Scenario::RouteServer {

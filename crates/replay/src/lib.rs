@@ -43,7 +43,9 @@ pub mod workload;
 pub use error::{Phase, ReplayError};
 pub use monitor::{Monitor, MonitorConfig, MonitorMode, MonitorSnapshot, MonitorStats};
 pub use mrt_input::{InputKind, InputOptions, LoadError};
-pub use mrt_rib::{rib_workload, RibOptions, RibPeer, RibSummary};
+pub use mrt_rib::{
+    full_feeds_workload, rib_workload, FullFeedsSummary, RibOptions, RibPeer, RibSummary,
+};
 pub use mrt_updates::{update_workload, TracePeer, UpdateOptions, UpdateSummary};
 pub use run::{run, Progress, RunConfig, RunResult, Sample};
 pub use schedule::{schedule, Mix, Order};

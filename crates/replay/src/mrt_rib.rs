@@ -260,3 +260,247 @@ impl Session {
         true
     }
 }
+
+/// What [`full_feeds_workload`] read.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FullFeedsSummary {
+    /// Distinct IPv4 unicast prefixes every feed announces.
+    pub prefixes: u64,
+    /// Paths over all feeds (feeds x prefixes).
+    pub paths: u64,
+    /// Peers of the dump that contributed paths.
+    pub dump_peers: usize,
+    pub skipped_routes: u64,
+    pub truncated: bool,
+}
+
+/// Scenario (f) of `tessera bench` (issue 17): `feeds` sessions that
+/// each announce the whole IPv4 unicast table of a RIB dump, every
+/// session with its own, deterministic path per prefix, so that about
+/// `feeds` x prefixes distinct paths exist and the best path differs by
+/// prefix. Session `g` takes, for each prefix, the dump's path number
+/// `(g + h(prefix)) mod n` of the `n` paths the dump has for it (real
+/// AS paths, communities and MEDs), rewritten for the session as
+/// [`rib_workload`] does (`params(g)`: our AS leads the path), then
+/// puts after its own AS `(g + h(prefix) / 7) mod 3` more copies of it and
+/// one upstream AS of its own ([`full_feed_upstream_as`]`(g)`), so that
+/// two sessions that drew the same dump path still differ (as routes
+/// from different neighbours do) and the path lengths, hence the
+/// winners, vary by prefix. Only TABLE_DUMP_V2 RIB
+/// records are read; `max_prefixes` keeps the dump's first ones.
+pub fn full_feeds_workload(
+    path: &Path,
+    max_prefixes: Option<u64>,
+    feeds: usize,
+    params: &dyn Fn(usize) -> FeedParams,
+) -> Result<(Workload, FullFeedsSummary), ReplayError> {
+    if feeds == 0 || feeds > usize::from(u16::MAX) {
+        return Err(ReplayError::Config("full feeds: 1..=65535 sessions"));
+    }
+    let mut rd = MrtReader::open(path).map_err(|e| ReplayError::io(Phase::Input, &e))?;
+    let mut packers: Vec<Packer> = (0..feeds).map(|g| Packer::new(params(g))).collect();
+    let mut sum = FullFeedsSummary::default();
+    let mut dump_peers: Vec<bool> = Vec::new();
+    loop {
+        let rec = match rd.next_record() {
+            None => break,
+            Some(Ok(r)) => r,
+            Some(Err(e)) if e.kind == ErrorKind::TruncatedStream => {
+                sum.truncated = true;
+                break;
+            }
+            Some(Err(e)) if e.is_fatal() => return Err(ReplayError::Mrt(e)),
+            Some(Err(_)) => continue,
+        };
+        let Body::Rib(rib) = rec.body else { continue };
+        let prefix = rib.prefix;
+        if rib.afi_safi().safi != base::Safi::Unicast || !matches!(prefix, Prefix::V4(_)) {
+            continue;
+        }
+        if max_prefixes.is_some_and(|m| sum.prefixes >= m) {
+            break;
+        }
+        // Borrows from the record: one small vector per prefix.
+        let mut paths: Vec<(u16, &[u8])> = Vec::with_capacity(64);
+        for e in rib.entries() {
+            // ADD-PATH dumps: one path per dump peer.
+            if paths.iter().any(|(p, _)| *p == e.peer_index) {
+                sum.skipped_routes += 1;
+                continue;
+            }
+            paths.push((e.peer_index, e.attributes));
+        }
+        if paths.is_empty() {
+            continue;
+        }
+        let h = prefix_hash(&prefix);
+        let mut any = false;
+        for (g, pk) in packers.iter_mut().enumerate() {
+            let params = pk.params;
+            // The drawn path, or the next one that rewrites cleanly.
+            let n = paths.len();
+            let first = (g + (h % n as u64) as usize) % n;
+            let mut done = false;
+            for k in 0..n {
+                let Some(&(peer, raw)) = paths.get((first + k) % n) else {
+                    break;
+                };
+                let out = pk.scratch();
+                if attrs::rewrite(raw, &params, true, false, out).is_err() {
+                    continue;
+                }
+                let extra = ((g as u64 + h / 7) % 3) as usize;
+                let mut ins = [params.local_as.0; 3];
+                if let Some(u) = ins.get_mut(extra) {
+                    *u = full_feed_upstream_as(g);
+                }
+                insert_after_first_as(out, ins.get(..=extra).unwrap_or(&[]));
+                pk.add(prefix);
+                let i = usize::from(peer);
+                if dump_peers.len() <= i {
+                    dump_peers.resize(i + 1, false);
+                }
+                if let Some(s) = dump_peers.get_mut(i) {
+                    *s = true;
+                }
+                done = true;
+                break;
+            }
+            if !done {
+                sum.skipped_routes += 1;
+            }
+            any |= done;
+        }
+        sum.prefixes += u64::from(any);
+    }
+    if sum.prefixes == 0 {
+        return Err(ReplayError::Input("no IPv4 unicast routes in the dump"));
+    }
+    sum.dump_peers = dump_peers.iter().filter(|x| **x).count();
+    let mut out = Vec::with_capacity(feeds);
+    for (g, pk) in packers.into_iter().enumerate() {
+        let mut f = pk.finish()?;
+        f.label = format!("full feed {g}");
+        sum.paths += f.prefixes;
+        out.push(f);
+    }
+    Ok((
+        Workload {
+            feeds: out,
+            trace: Vec::new(),
+            expected_prefixes: Some(sum.prefixes),
+            source: Source::RibDump,
+        },
+        sum,
+    ))
+}
+
+/// A stable 64-bit mix of a prefix (splitmix64 of address and length).
+fn prefix_hash(p: &Prefix) -> u64 {
+    let (a, l) = match p {
+        Prefix::V4(p) => (u128::from(p.addr_bits()), p.len()),
+        Prefix::V6(p) => (u128::from(p.addr()), p.len()),
+    };
+    let mut z = (a as u64 ^ (a >> 64) as u64)
+        .wrapping_add(u64::from(l) << 56)
+        .wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The upstream AS that full feed `g` puts after its own
+/// ([`full_feeds_workload`]): 4200100000 + g, private (RFC 6996) and
+/// outside what `tessera bench` uses for its sessions.
+pub fn full_feed_upstream_as(g: usize) -> u32 {
+    4_200_100_000 + (g as u32 % 100_000)
+}
+
+/// Inserts `asns` after the first ASN of the first AS_SEQUENCE of the
+/// AS_PATH attribute in `attrs` (rewritten attributes: AS_PATH in the
+/// extended-length form, 4-octet ASNs, our AS leading). Leaves `attrs`
+/// as it is when the first segment is not a non-empty AS_SEQUENCE or
+/// would overflow 255 ASNs.
+fn insert_after_first_as(attrs: &mut Vec<u8>, asns: &[u32]) {
+    let extra = asns.len();
+    if extra == 0 {
+        return;
+    }
+    let mut pos = 0usize;
+    while let (Some(&flags), Some(&code)) = (attrs.get(pos), attrs.get(pos + 1)) {
+        let ext = flags & 0x10 != 0;
+        let (hdr, len) = if ext {
+            match attrs.get(pos + 2..pos + 4) {
+                Some(l) => (4, usize::from(u16::from_be_bytes([l[0], l[1]]))),
+                None => return,
+            }
+        } else {
+            match attrs.get(pos + 2) {
+                Some(&l) => (3, usize::from(l)),
+                None => return,
+            }
+        };
+        if code != 2 {
+            pos += hdr + len;
+            continue;
+        }
+        let v = pos + hdr;
+        let (Some(&seg_type), Some(&count)) = (attrs.get(v), attrs.get(v + 1)) else {
+            return;
+        };
+        let new_len = len + 4 * extra;
+        if !ext
+            || seg_type != 2
+            || count == 0
+            || usize::from(count) + extra > 255
+            || new_len > 0xffff
+        {
+            return;
+        }
+        if let Some(c) = attrs.get_mut(v + 1) {
+            *c = count + extra as u8;
+        }
+        if let Some(l) = attrs.get_mut(pos + 2..pos + 4) {
+            l.copy_from_slice(&(new_len as u16).to_be_bytes());
+        }
+        let ins: Vec<u8> = asns.iter().flat_map(|a| a.to_be_bytes()).collect();
+        let at = v + 2 + 4;
+        attrs.splice(at..at, ins);
+        return;
+    }
+}
+
+#[cfg(test)]
+mod full_feed_tests {
+    use super::*;
+    use bgp_wire::AsPathView;
+
+    #[test]
+    fn insert_goes_after_our_as() {
+        let p = FeedParams::ebgp(Asn(65001), std::net::Ipv4Addr::new(198, 18, 1, 1));
+        // ORIGIN IGP, AS_PATH 3356 174 (4-octet), as stored in a dump.
+        let raw = [
+            0x40, 1, 1, 0, 0x40, 2, 10, 2, 2, 0, 0, 0x0d, 0x1c, 0, 0, 0, 174,
+        ];
+        let mut out = Vec::new();
+        assert!(attrs::rewrite(&raw, &p, true, false, &mut out).is_ok());
+        insert_after_first_as(&mut out, &[65001, 4_200_100_000]);
+        let mut asns = Vec::new();
+        for a in bgp_wire::AttrIter::new(&out) {
+            let a = a.unwrap_or_else(|e| panic!("{e:?}"));
+            if a.type_code == 2 {
+                let v = AsPathView::parse(a.value, true).unwrap_or_else(|| panic!("path"));
+                asns = v.segments().flat_map(|s| s.asns()).map(|x| x.0).collect();
+            }
+        }
+        assert_eq!(asns, vec![65001, 65001, 4_200_100_000, 3356, 174]);
+    }
+
+    #[test]
+    fn hash_is_stable_and_spreads() {
+        let a: Prefix = "10.0.0.0/8".parse().unwrap_or_else(|_| panic!("prefix"));
+        let b: Prefix = "10.0.0.0/9".parse().unwrap_or_else(|_| panic!("prefix"));
+        assert_eq!(prefix_hash(&a), prefix_hash(&a));
+        assert_ne!(prefix_hash(&a), prefix_hash(&b));
+    }
+}

@@ -334,3 +334,165 @@ fn bench_smoke_route_server_scenario() {
     }
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// The shared MRT data (scenarios f and h read the jinx table and the
+/// RIS trace from it).
+fn mrt_dir() -> std::path::PathBuf {
+    let d = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/mrt");
+    assert!(
+        d.join("routeviews.route-views.jinx.ribs.1401487200.bz2")
+            .exists(),
+        "shared MRT data missing: expected {} (see /work/shared/data/mrt/README.md)",
+        d.display()
+    );
+    d
+}
+
+/// The value of column `col` in the summary.csv row of (`case`, `dut`).
+fn summary_field(csv: &str, case: &str, dut: &str, col: &str) -> String {
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
+    let i = header
+        .iter()
+        .position(|h| *h == col)
+        .unwrap_or_else(|| panic!("no column {col} in {header:?}"));
+    let row = lines
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .find(|r| r.first() == Some(&case) && r.get(1) == Some(&dut))
+        .unwrap_or_else(|| panic!("no row {case}/{dut} in\n{csv}"));
+    row.get(i).map(|s| s.to_string()).unwrap_or_default()
+}
+
+/// Scenario (f) at a tiny size: 3 full feeds of the jinx table's first
+/// 2000 prefixes (6000 paths), tesserad and BIRD. Both converge to all
+/// 2000 prefixes and report bytes per path (peak RSS above the idle
+/// daemon's over the paths) above zero, and the convergence chart exists.
+#[test]
+fn bench_smoke_full_feeds_scenario() {
+    require_root();
+    let out = std::env::temp_dir().join(format!("bench-smoke-f-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tessera"));
+    cmd.args([
+        "bench",
+        "--scenarios",
+        "f:3",
+        "--scale",
+        "0.004",
+        "--reps",
+        "1",
+        "--no-ceiling",
+        "--timeout",
+        "20",
+        "--dut",
+        "tesserad,bird",
+    ])
+    .arg("--tesserad")
+    .arg(tesserad())
+    .arg("--mrt-dir")
+    .arg(mrt_dir())
+    .arg("--out")
+    .arg(&out);
+    let (ok, log, _) = run_bounded(&mut cmd, Duration::from_secs(30));
+    assert!(ok, "tessera bench f failed:\n{log}");
+    let case = "f-3-full-feeds-scale0.004";
+    assert!(
+        log.contains("2000 prefixes each, 6000 paths"),
+        "workload size:\n{log}"
+    );
+    let csv = std::fs::read_to_string(out.join("summary.csv")).expect("summary.csv");
+    for dut in ["tesserad-sharded", "bird"] {
+        let at = summary_field(&csv, case, dut, "status");
+        assert_eq!(at, "converged", "{dut}:\n{csv}");
+        let held = summary_field(&csv, case, dut, "prefixes_per_s");
+        assert!(!held.is_empty(), "{dut}: no rate\n{csv}");
+        let bpp: f64 = summary_field(&csv, case, dut, "bytes_per_path")
+            .parse()
+            .unwrap_or_else(|_| panic!("{dut}: no bytes/path\n{csv}"));
+        assert!(bpp > 0.0 && bpp.is_finite(), "{dut}: bytes/path {bpp}");
+        let rss: f64 = summary_field(&csv, case, dut, "rss_median_mib")
+            .parse()
+            .unwrap_or(0.0);
+        // Bytes per path cannot exceed the whole peak RSS over the paths.
+        assert!(
+            bpp * 6000.0 <= rss * 1048576.0,
+            "{dut}: {bpp} B/path, {rss} MiB"
+        );
+    }
+    let json = std::fs::read_to_string(out.join("results.json")).expect("results.json");
+    assert!(json.contains("\"monitor_prefixes\": 2000"), "{json}");
+    check_svg(&out.join(format!("convergence-{case}.svg")));
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// Scenario (h) at a tiny size: the jinx table's first 2000 prefixes,
+/// then 500 UPDATEs of the RIS trace looped at 1000/s for 4 s, 10
+/// monitors, tesserad and BIRD. Every monitor gets the whole table,
+/// latency samples exist with p50 <= p99 <= max, the keepalive time is
+/// the negotiated 3 s and the largest gap is reported, and both SVGs
+/// (latency CDF, timeline) are written.
+#[test]
+fn bench_smoke_churn_scenario() {
+    require_root();
+    let out = std::env::temp_dir().join(format!("bench-smoke-h-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tessera"));
+    cmd.args([
+        "bench",
+        "--scenarios",
+        "h",
+        "--scale",
+        "0.004",
+        "--rate",
+        "1000",
+        "--duration",
+        "4",
+        "--reps",
+        "1",
+        "--no-ceiling",
+        "--timeout",
+        "20",
+        "--dut",
+        "tesserad,bird",
+    ])
+    .arg("--tesserad")
+    .arg(tesserad())
+    .arg("--mrt-dir")
+    .arg(mrt_dir())
+    .arg("--out")
+    .arg(&out);
+    let (ok, log, _) = run_bounded(&mut cmd, Duration::from_secs(30));
+    assert!(ok, "tessera bench h failed:\n{log}");
+    let case = "h-churn-1000ups-4s-10mon-scale0.004";
+    let json = std::fs::read_to_string(out.join("results.json")).expect("results.json");
+    let v: serde_json::Value = serde_json::from_str(&json).expect("results.json parses");
+    let runs = v["runs"].as_array().expect("runs");
+    for dut in ["tesserad-sharded", "bird"] {
+        let r = runs
+            .iter()
+            .find(|r| r["dut"] == dut && r["case"] == case)
+            .unwrap_or_else(|| panic!("no run of {dut}:\n{json}"));
+        assert_eq!(r["status"], "converged", "{dut}: {r}");
+        let c = &r["churn"];
+        assert_eq!(c["table_prefixes"], 2000, "{dut}: {c}");
+        assert!(
+            c["table_s"].as_f64().is_some(),
+            "{dut}: table not at every monitor"
+        );
+        assert_eq!(c["updates_sent"], 4000, "{dut}: {c}");
+        assert!(c["samples"].as_u64().unwrap_or(0) > 1000, "{dut}: {c}");
+        let (p50, p99, max) = (
+            c["p50_ms"].as_f64().unwrap_or(-1.0),
+            c["p99_ms"].as_f64().unwrap_or(-1.0),
+            c["max_ms"].as_f64().unwrap_or(-1.0),
+        );
+        assert!(0.0 <= p50 && p50 <= p99 && p99 <= max, "{dut}: {c}");
+        assert_eq!(c["keepalive_s"].as_f64(), Some(3.0), "{dut}: {c}");
+        let gap = c["max_gap_s"].as_f64().unwrap_or(-1.0);
+        assert!(gap > 0.0 && gap < 60.0, "{dut}: {c}");
+        assert!(c["late_gaps"].as_u64().is_some(), "{dut}: {c}");
+    }
+    check_svg(&out.join(format!("latency-cdf-{case}.svg")));
+    check_svg(&out.join(format!("timeline-{case}.svg")));
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -13,10 +13,12 @@ use std::time::Duration;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Scenarios, comma-separated: a, b, c (= c30,c10), c30, c10, d, e, g
+    /// Scenarios, comma-separated: a, b, c (= c30,c10), c30, c10, d, e, f
+    /// (20 full feeds of the jinx table, per-peer paths), f:PEERS, g
     /// (route server: 10 feeders x 100k shared, 100 clients; tesserad and
-    /// BIRD), g:FEEDERSxPREFIXESxCLIENTS, or
-    /// synthetic:PEERSxPREFIXES:shared|unique.
+    /// BIRD), g:FEEDERSxPREFIXESxCLIENTS, h (steady churn: a full table,
+    /// then the RIS update trace looped at --rate for --duration, 10
+    /// monitor peers), or synthetic:PEERSxPREFIXES:shared|unique.
     #[arg(long, default_value = "a,b,c")]
     scenarios: String,
     /// DUTs, repeatable or comma-separated: tesserad[:PIPELINE[:THREADS]]
@@ -59,11 +61,23 @@ pub struct Args {
     /// names get the suffix `-export-all`).
     #[arg(long, default_value = "monitor", value_parser = ["monitor", "all"])]
     export: String,
+    /// Scenario h: UPDATEs per second of the looped update trace.
+    #[arg(long, default_value_t = 10_000.0)]
+    rate: f64,
+    /// Scenario h: seconds the update trace is looped.
+    #[arg(long, default_value_t = 60)]
+    duration: u64,
 }
 
 pub fn run(a: Args) -> CmdResult {
     if !(a.scale > 0.0 && a.scale.is_finite()) {
         return Err("--scale must be a positive number".into());
+    }
+    if !(a.rate > 0.0 && a.rate.is_finite()) {
+        return Err("--rate must be a positive number".into());
+    }
+    if a.duration == 0 {
+        return Err("--duration must be at least 1 second".into());
     }
     if a.reps == 0 {
         return Err("--reps must be at least 1".into());
@@ -102,6 +116,8 @@ pub fn run(a: Args) -> CmdResult {
         mrt_dir: a.mrt_dir,
         seed: a.seed,
         export_all: a.export == "all",
+        rate: a.rate,
+        duration: Duration::from_secs(a.duration),
         name: format!("tb{}", std::process::id()),
     };
     let stop = Arc::new(AtomicBool::new(false));
