@@ -166,6 +166,16 @@ pub struct RibCore {
     pub share_encodings: bool,
     /// The next [`UpState::enc_class`] to hand out.
     pub(crate) next_enc_class: u64,
+    /// A flush encodes more for a session only while the session's
+    /// unwritten bytes are below this (default [`OUT_QUEUE_LOW`], where the
+    /// session's writer wakes the RIB): between two refills the changes of
+    /// many export rounds wait as prefixes, so a prefix that changed
+    /// several times is encoded once, with its latest state (coalescing,
+    /// issue 17, as BIRD encodes only when the socket is writable). An
+    /// idle session (nothing unwritten) gets each change at once.
+    /// [`OUT_QUEUE_LIMIT`] gives the earlier behaviour (top up every
+    /// round); for tests and benchmarks, not a configuration key.
+    pub refill_below: u64,
     pub(crate) shutdown: bool,
     /// Per peer id: the received count this part last added to
     /// `PeerStatus::rib_received`.
@@ -224,6 +234,7 @@ impl RibCore {
             scratch: Vec::new(),
             share_encodings: true,
             next_enc_class: 0,
+            refill_below: OUT_QUEUE_LOW,
             shutdown: false,
             reported: Vec::new(),
             defer: None,

@@ -40,9 +40,9 @@ fn encode(
 }
 
 impl RibCore {
-    /// Hands every Established session what its Adj-RIB-Out has queued,
-    /// up to the room left in its queue of encoded bytes
-    /// ([`OUT_QUEUE_LIMIT`]): the rest stays queued as prefixes and is
+    /// Hands every Established session whose queue of encoded bytes is
+    /// below [`RibCore::refill_below`] what its Adj-RIB-Out has queued, up
+    /// to the room left in that queue ([`OUT_QUEUE_LIMIT`]): the rest stays queued as prefixes and is
     /// encoded by a later flush, once the session's writer has drained
     /// (it wakes the RIB below [`crate::OUT_QUEUE_LOW`]; the periodic
     /// tick retries too). BoRR goes out with the first part of a refresh's
@@ -62,7 +62,10 @@ impl RibCore {
                 continue;
             };
             let queued = entry.status.queued_bytes();
-            if queued >= OUT_QUEUE_LIMIT {
+            // Coalescing: a session with unwritten bytes above the refill
+            // mark gets nothing new until its writer drains below it (and
+            // wakes the RIB): its changes wait as prefixes meanwhile.
+            if queued >= OUT_QUEUE_LIMIT.min(self.refill_below) {
                 continue;
             }
             let room = (OUT_QUEUE_LIMIT - queued) as usize;

@@ -179,17 +179,19 @@ impl ExportPolicy for UserExport<'_> {
     }
 
     /// Literal verdicts are the same for every peer with the same LLGR
-    /// negotiation (update groups, docs/adr/0005); compiled policies may
-    /// read the neighbour's address and AS, so their peers keep their own
-    /// Adj-RIB-Out.
+    /// negotiation (update groups, docs/adr/0005). A compiled policy names
+    /// a group by its identity ([`bgp_policy::Policy::group_identity`]:
+    /// equal compiled policies, whatever their names, share it) unless it
+    /// reads the neighbour's address or our address on the session; one
+    /// that reads our AS adds it (`local_as` may differ per neighbour).
     fn export_group(&self, to: PeerId) -> Option<u64> {
         let Some(Some(e)) = self.peers.get(to.0 as usize) else {
             return None;
         };
-        let code = match e.meta.export {
+        let code = match &e.meta.export {
             PolicyRef::AcceptAll => 0,
             PolicyRef::RejectAll => 1,
-            PolicyRef::Named(..) => return None,
+            PolicyRef::Named(_, p) => named_group_code(p, e.meta.local_asn.0)?,
         };
         let llgr = e.up.as_ref().is_some_and(|u| u.negotiated.llgr.is_some());
         Some(code << 1 | u64::from(llgr))
@@ -243,6 +245,23 @@ impl ExportPolicy for UserExport<'_> {
             }
         }
     }
+}
+
+/// The group code of a compiled export policy (below 2^53, so that with
+/// the LLGR bit and `Propagation`'s 10 bits it fits a key): 2 + its
+/// identity in the low 21 bits, our AS above them when the policy reads
+/// it; None when it reads the neighbour (or past 2^20 identities).
+pub(crate) fn named_group_code(p: &bgp_policy::Policy, local_asn: u32) -> Option<u64> {
+    let g = p.group_identity();
+    if g.neighbour_specific || g.id >= 1 << 20 {
+        return None;
+    }
+    let asn = if g.reads_local_as {
+        u64::from(local_asn)
+    } else {
+        0
+    };
+    Some((u64::from(g.id) + 2) | asn << 21)
 }
 
 /// The export side: propagation rules (iBGP/eBGP, RR, RS, OTC, well-known

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use base::Afi;
 use bgp_rib::Verdict;
@@ -21,6 +21,8 @@ use crate::MAX_PREPEND;
 pub struct Policy {
     pub(crate) terms: Box<[Term]>,
     pub(crate) default: Verdict,
+    /// [`Policy::group_identity`], computed on first use.
+    pub(crate) ident: OnceLock<crate::analysis::GroupIdentity>,
 }
 
 #[derive(Clone, Debug)]
@@ -388,6 +390,7 @@ pub fn compile(def: &PolicyDef) -> Result<Policy, PolicyError> {
     Ok(Policy {
         terms: terms.into(),
         default,
+        ident: OnceLock::new(),
     })
 }
 
@@ -412,6 +415,7 @@ impl Policy {
         Policy {
             terms: Box::new([]),
             default,
+            ident: OnceLock::new(),
         }
     }
     /// The verdict when no term decides.

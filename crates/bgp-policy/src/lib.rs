@@ -89,6 +89,7 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+mod analysis;
 pub mod ast;
 mod community;
 mod compile;
@@ -98,6 +99,7 @@ mod peer;
 pub mod prefix_list;
 pub mod regex;
 
+pub use analysis::GroupIdentity;
 pub use community::{parse_ext, parse_large, parse_std, ExtPat, LargePat, StdPat};
 pub use compile::{compile, compile_all, Policy};
 pub use error::{ErrorKind, PolicyError, RegexError};
