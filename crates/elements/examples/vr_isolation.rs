@@ -185,6 +185,10 @@ struct Row {
 
 type Sched = VrScheduler<AnyElement, Paced>;
 
+/// At the start of the measured phase: the clock, then per router packets
+/// sent, ring drops and charged time.
+type Snapshot = (u64, Vec<u64>, Vec<u64>, Vec<u64>);
+
 fn build(mode: Mode, c_ns: f64) -> (Sched, u64) {
     let mut s = VrScheduler::with_clock(mode.charge_ns, Charge::Time, Box::new(sched_clock));
     let start = sched_clock();
@@ -233,7 +237,7 @@ fn run(mode: Mode, c_ns: f64) -> Row {
     let mut trace = Vec::new();
     let mut last = charged(&s);
     let mut next_sample = SAMPLE;
-    let mut at_overload: Option<(u64, Vec<u64>, Vec<u64>, Vec<u64>)> = None;
+    let mut at_overload: Option<Snapshot> = None;
     let end = NORMAL + OVERLOAD;
     loop {
         for _ in 0..64 {
