@@ -46,6 +46,8 @@ pub struct RawDataplane {
     #[serde(default)]
     pub interface: Vec<RawInterface>,
     pub ipsec: Option<crate::ipsec::RawIpsec>,
+    #[serde(default)]
+    pub vr: Vec<crate::vr::RawVr>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -127,6 +129,9 @@ pub struct Dataplane {
     pub graph: Option<PathBuf>,
     /// `[dataplane.ipsec]`: ESP tunnel-mode SAs (see [`crate::Ipsec`]).
     pub ipsec: Option<crate::ipsec::Ipsec>,
+    /// `[[dataplane.vr]]`: virtual routers, in file order (see
+    /// [`crate::Vr`]); empty without.
+    pub vrs: Vec<crate::vr::Vr>,
 }
 
 fn address(c: &Ctx<'_>, path: &str, s: &str) -> R<(IpAddr, u8)> {
@@ -154,7 +159,8 @@ fn batch(c: &Ctx<'_>, path: &str, v: Option<u32>) -> R<u16> {
     }
 }
 
-pub(crate) fn validate(c: &Ctx<'_>, d: &RawDataplane) -> R<Dataplane> {
+/// `neighbors`: the `[[neighbor]]` names, which a VR's `neighbors` name.
+pub(crate) fn validate(c: &Ctx<'_>, d: &RawDataplane, neighbors: &[&str]) -> R<Dataplane> {
     let io = match d.io.as_deref().unwrap_or("af_xdp") {
         "af_xdp" => DataplaneIo::AfXdp,
         "af_xdp_driver" => DataplaneIo::AfXdpDriver,
@@ -282,7 +288,10 @@ pub(crate) fn validate(c: &Ctx<'_>, d: &RawDataplane) -> R<Dataplane> {
             Some(crate::ipsec::validate(c, r, &own)?)
         }
     };
+    let names: Vec<&str> = interfaces.iter().map(|i| i.name.as_str()).collect();
+    let vrs = crate::vr::validate(c, &d.vr, &names, neighbors)?;
     Ok(Dataplane {
+        vrs,
         ipsec,
         io,
         cores,

@@ -39,6 +39,7 @@ mod neighbor;
 mod raw;
 mod rpki;
 mod validate;
+mod vr;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -65,6 +66,7 @@ pub use model::{
 };
 pub use neighbor::{runtime_neighbor, NeighborKeys};
 pub use rpki::{Rpki, RpkiCache, RTR_PORT};
+pub use vr::{Vr, VrMatch, VrTable};
 
 /// A configuration error: where, which field, what. Further errors found
 /// in the same pass are in [`ConfigError::more`], in file order.

@@ -635,10 +635,13 @@ pub fn parse(text: &str, file: &str) -> R<Config> {
         _ => None,
     };
     let mrt = raw.mrt.as_ref().and_then(|m| keep(&mut errors, mrt(&c, m)));
-    let dataplane = raw
-        .dataplane
-        .as_ref()
-        .and_then(|d| keep(&mut errors, crate::dataplane::validate(&c, d)));
+    let dataplane = raw.dataplane.as_ref().and_then(|d| {
+        let names: Vec<&str> = neighbors
+            .iter()
+            .map(|n: &crate::Neighbor| n.name.as_str())
+            .collect();
+        keep(&mut errors, crate::dataplane::validate(&c, d, &names))
+    });
     let cluster = raw
         .cluster
         .as_ref()

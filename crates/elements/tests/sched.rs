@@ -246,3 +246,34 @@ fn nicbalance_config_errors() {
         .unwrap();
     assert_eq!(e.device, "nope");
 }
+
+#[test]
+fn a_preempted_run_is_not_charged_in_full() {
+    // A virtual clock: 1 us per reading, and one 50 ms jump (the thread
+    // descheduled in the middle of a run on a shared core).
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+    let t = Arc::new(AtomicU64::new(0));
+    let reads = Arc::new(AtomicU64::new(0));
+    let (tc, rc) = (Arc::clone(&t), Arc::clone(&reads));
+    let clock = Box::new(move || {
+        let jump = if rc.fetch_add(1, Ordering::Relaxed) == 500 {
+            50_000_000
+        } else {
+            1_000
+        };
+        tc.fetch_add(jump, Ordering::Relaxed) + jump
+    });
+    let mut s = VrScheduler::with_clock(20_000, Charge::Time, clock);
+    let a = s.add(vr(5), VrConfig::default());
+    let b = s.add(vr(6), VrConfig::default());
+    for _ in 0..200 {
+        s.step();
+    }
+    assert!(reads.load(Ordering::Relaxed) > 500, "the jump happened");
+    let (sa, sb) = (s.stats(a).unwrap(), s.stats(b).unwrap());
+    // Charged at most 2 G + 50 us for the preempted run, not 50 ms: the
+    // two routers keep alternating instead of one starving for 50 ms.
+    assert!(sa.charged.max(sb.charged) < 10_000_000, "{sa:?} {sb:?}");
+    assert!(sa.runs.abs_diff(sb.runs) <= 4, "{sa:?} {sb:?}");
+}

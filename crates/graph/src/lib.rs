@@ -20,7 +20,9 @@
 //!   scheduling ([`balance`], seed 004 §4.4/§4.7).
 //! * [`VrScheduler`]: virtual routers (independent graphs with their own
 //!   FIBs) sharing a core under proportional-share scheduling with a
-//!   batching throttle ([`vr`], seed 002 slides 30-38).
+//!   batching throttle ([`vr`], seed 002 slides 30-38), and the
+//!   [`vr_class::VrClassifier`] that demultiplexes frames to them (VLAN,
+//!   ingress port or destination prefix).
 //!
 //! Limits: push processing only (no Click pull ports: queues and packet
 //! schedulers release on tick, at most their BURST per poll); no compound
@@ -35,6 +37,7 @@ pub mod element;
 pub mod graph;
 pub mod lang;
 pub mod vr;
+pub mod vr_class;
 
 pub use balance::{BalanceSpec, BalanceStats};
 pub use driver::{BindError, Runner, RunnerStats};
@@ -44,4 +47,4 @@ pub use element::{
 };
 pub use graph::Graph;
 pub use lang::{parse, Arg, Config, ConfigError, Pos};
-pub use vr::{Charge, VrConfig, VrScheduler, VrStats};
+pub use vr::{Charge, Clock, VrConfig, VrScheduler, VrStats};

@@ -27,7 +27,8 @@ use crate::element::Element;
 /// What a run is charged by.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Charge {
-    /// Nanoseconds of CPU (wall clock on a dedicated core).
+    /// Nanoseconds of the scheduler's clock (CPU time with a thread CPU
+    /// clock, see [`VrScheduler::with_clock`]; wall time by default).
     Time,
     /// Packets received and processed (deterministic; for tests).
     Packets,
@@ -76,6 +77,9 @@ struct Vr<E: Element, D: Device> {
     stats: VrStats,
 }
 
+/// The most a time-charged run is charged beyond 2 G (see `step`).
+const MAX_OVERRUN_NS: u64 = 50_000;
+
 /// Large numerator for strides (stride = STRIDE1 / tickets).
 const STRIDE1: u64 = 1 << 20;
 
@@ -85,20 +89,37 @@ pub struct VrScheduler<E: Element, D: Device> {
     granularity: u64,
     charge: Charge,
     global_pass: u64,
-    clock: Instant,
+    clock: Clock,
 }
+
+/// The scheduler's time source, in nanoseconds.
+pub type Clock = Box<dyn Fn() -> u64 + Send>;
 
 impl<E: Element, D: Device> VrScheduler<E, D> {
     /// A scheduler with granularity `granularity` (slide 37's G):
     /// nanoseconds when charging [`Charge::Time`], packets when charging
-    /// [`Charge::Packets`].
+    /// [`Charge::Packets`]. Time is the wall clock since now (see
+    /// [`VrScheduler::with_clock`]).
     pub fn new(granularity: u64, charge: Charge) -> Self {
+        let t0 = Instant::now();
+        Self::with_clock(
+            granularity,
+            charge,
+            Box::new(move || t0.elapsed().as_nanos() as u64),
+        )
+    }
+
+    /// As [`VrScheduler::new`], with time (nanoseconds, never going back)
+    /// from `clock`: the thread's CPU clock on a shared core (so that
+    /// time this thread was preempted is charged to no router), or a
+    /// virtual clock in tests.
+    pub fn with_clock(granularity: u64, charge: Charge, clock: Clock) -> Self {
         VrScheduler {
             vrs: Vec::new(),
             granularity: granularity.max(1),
             charge,
             global_pass: 0,
-            clock: Instant::now(),
+            clock,
         }
     }
 
@@ -131,7 +152,7 @@ impl<E: Element, D: Device> VrScheduler<E, D> {
     }
 
     fn now(&self) -> u64 {
-        self.clock.elapsed().as_nanos() as u64
+        (self.clock)()
     }
 
     /// One scheduling decision: tops up every router's staged input, picks
@@ -180,7 +201,7 @@ impl<E: Element, D: Device> VrScheduler<E, D> {
         loop {
             v.runner.process();
             let done = match self.charge {
-                Charge::Time => self.clock.elapsed().as_nanos() as u64 - start >= gran,
+                Charge::Time => (self.clock)().saturating_sub(start) >= gran,
                 Charge::Packets => packets >= gran,
             };
             if done {
@@ -194,13 +215,21 @@ impl<E: Element, D: Device> VrScheduler<E, D> {
             packets += n as u64;
         }
         let used = match self.charge {
-            Charge::Time => (self.clock.elapsed().as_nanos() as u64 - start).max(1),
+            // A run stops at the first batch boundary past G, so a run
+            // much longer than G means this thread was preempted (a
+            // shared core), which is not the router's doing: charging it
+            // in full would starve it for as long again.
+            Charge::Time => (self.clock)()
+                .saturating_sub(start)
+                .clamp(1, gran.saturating_mul(2).saturating_add(MAX_OVERRUN_NS)),
             Charge::Packets => packets.max(1),
         };
         v.stats.charged += used;
         // The chosen pass was the smallest among eligible routers: it is
-        // the virtual time a rejoining router starts from.
-        self.global_pass = v.pass;
+        // the virtual time a rejoining router starts from. It never goes
+        // back (a router that stayed eligible with an old, low pass must
+        // not drag the routers that rejoin later back with it).
+        self.global_pass = self.global_pass.max(v.pass);
         v.pass = v.pass.saturating_add(v.stride.saturating_mul(used) / 1024);
         v.waiting_since = None;
         true

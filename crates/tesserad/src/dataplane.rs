@@ -178,6 +178,7 @@ pub fn read_graph(d: &config::Dataplane) -> Result<Option<GraphText>, String> {
 /// `tesserad --check`: the operator's graph too, against the configured
 /// interfaces (without opening them).
 pub fn check(d: &config::Dataplane) -> Result<(), String> {
+    crate::vr::refuse(d)?;
     if let Some(g) = read_graph(d)? {
         let devs: Vec<&str> = d.interfaces.iter().map(|i| i.name.as_str()).collect();
         dataplane::check_graph(&g, &devs)?;
@@ -326,6 +327,7 @@ impl bgp_speaker::daemon::DataplaneHook for Hook {
         let Some(nd) = &new.dataplane else {
             return Ok(Vec::new());
         };
+        crate::vr::refuse(nd)?;
         let devs: Vec<&str> = self.d.interfaces.iter().map(|i| i.name.as_str()).collect();
         let want = match read_graph(nd)? {
             Some(g) => g,
@@ -475,6 +477,7 @@ pub fn start(
     k: Option<&config::Cluster>,
     restart: bool,
 ) -> Result<(Running, SyncSender<Vec<Change>>), String> {
+    crate::vr::refuse(d)?;
     let (tx, rx) = mpsc::sync_channel::<Vec<Change>>(FEED_DEPTH);
     if let Some(path) = &d.feed_socket {
         let l = bind(path)?;
@@ -528,6 +531,7 @@ pub fn run_separate(d: &config::Dataplane) -> Result<(), String> {
     let Some(path) = d.feed_socket.clone() else {
         return Err("--dataplane needs [dataplane] feed_socket".into());
     };
+    crate::vr::refuse(d)?;
     // SAFETY: the handler only stores to an atomic (async-signal-safe).
     unsafe {
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);

@@ -6,6 +6,7 @@
 mod dataplane;
 mod liveness;
 mod logging;
+mod vr;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
