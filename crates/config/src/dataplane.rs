@@ -46,6 +46,8 @@ pub struct RawDataplane {
     #[serde(default)]
     pub interface: Vec<RawInterface>,
     pub ipsec: Option<crate::ipsec::RawIpsec>,
+    #[serde(default)]
+    pub port_group: Vec<crate::port_group::RawPortGroup>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -127,6 +129,9 @@ pub struct Dataplane {
     pub graph: Option<PathBuf>,
     /// `[dataplane.ipsec]`: ESP tunnel-mode SAs (see [`crate::Ipsec`]).
     pub ipsec: Option<crate::ipsec::Ipsec>,
+    /// `[[dataplane.port_group]]`: port groups and their NICBalance (see
+    /// [`crate::PortGroup`]), in file order.
+    pub port_groups: Vec<crate::port_group::PortGroup>,
 }
 
 fn address(c: &Ctx<'_>, path: &str, s: &str) -> R<(IpAddr, u8)> {
@@ -282,7 +287,10 @@ pub(crate) fn validate(c: &Ctx<'_>, d: &RawDataplane) -> R<Dataplane> {
             Some(crate::ipsec::validate(c, r, &own)?)
         }
     };
+    let names: Vec<&str> = interfaces.iter().map(|i| i.name.as_str()).collect();
+    let port_groups = crate::port_group::validate(c, &d.port_group, &names, graph.is_some())?;
     Ok(Dataplane {
+        port_groups,
         ipsec,
         io,
         cores,

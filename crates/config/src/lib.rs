@@ -33,6 +33,7 @@ mod damping;
 mod dataplane;
 mod diff;
 mod ipsec;
+mod port_group;
 mod locate;
 mod model;
 mod neighbor;
@@ -58,6 +59,7 @@ pub use damping::Damping;
 pub use dataplane::{Dataplane, DataplaneEngine, DataplaneInterface, DataplaneIo, KernelExport};
 pub use diff::{diff, ReloadPlan};
 pub use ipsec::{Ipsec, IpsecDirection, IpsecSa};
+pub use port_group::{NicBalanceParams, PortGroup};
 pub use locate::Location;
 pub use model::{
     AddPath, BestPath, Bfd, Connection, Control, MaxPrefix, MaxPrefixAction, Mrt, Multipath,
