@@ -15,6 +15,7 @@
 //! engine = "graph"         # graph (element graph, IPv4 + IPv6) | fast (IPv4 only)
 //! frames = 4096            # AF_XDP UMEM frames per socket (power of two)
 //! graph = "/etc/tessera/dataplane.click"   # the operator's element graph
+//! qdisc = false            # af_packet only: send through the interfaces' qdiscs (tc)
 //!
 //! [[dataplane.interface]]
 //! name = "eth1"
@@ -43,6 +44,7 @@ pub struct RawDataplane {
     pub engine: Option<String>,
     pub frames: Option<u32>,
     pub graph: Option<String>,
+    pub qdisc: Option<bool>,
     #[serde(default)]
     pub interface: Vec<RawInterface>,
     pub ipsec: Option<crate::ipsec::RawIpsec>,
@@ -129,6 +131,11 @@ pub struct Dataplane {
     pub graph: Option<PathBuf>,
     /// `[dataplane.ipsec]`: ESP tunnel-mode SAs (see [`crate::Ipsec`]).
     pub ipsec: Option<crate::ipsec::Ipsec>,
+    /// `qdisc = true` (io = "af_packet" only): frames are sent through
+    /// each interface's queueing discipline, so that a `tc` shaper can
+    /// make a port slower than the core; default false
+    /// (`PACKET_QDISC_BYPASS`, faster).
+    pub qdisc: bool,
     /// `[[dataplane.port_group]]`: port groups and their NICBalance (see
     /// [`crate::PortGroup`]), in file order.
     pub port_groups: Vec<crate::port_group::PortGroup>,
@@ -204,6 +211,12 @@ pub(crate) fn validate(c: &Ctx<'_>, d: &RawDataplane) -> R<Dataplane> {
         )),
         s => s.map(PathBuf::from),
     };
+    if d.qdisc == Some(true) && io != DataplaneIo::AfPacket {
+        return Err(c.err(
+            "dataplane.qdisc",
+            "qdisc = true needs io = \"af_packet\" (AF_XDP sends past the qdisc)",
+        ));
+    }
     let kp = batch(c, "dataplane.kp", d.kp)?;
     let kn = batch(c, "dataplane.kn", d.kn)?;
     if d.kernel != Some(true) && (d.kernel_table.is_some() || d.kernel_metric.is_some()) {
@@ -290,6 +303,7 @@ pub(crate) fn validate(c: &Ctx<'_>, d: &RawDataplane) -> R<Dataplane> {
     let names: Vec<&str> = interfaces.iter().map(|i| i.name.as_str()).collect();
     let port_groups = crate::port_group::validate(c, &d.port_group, &names, graph.is_some())?;
     Ok(Dataplane {
+        qdisc: d.qdisc == Some(true),
         port_groups,
         ipsec,
         io,
@@ -372,7 +386,7 @@ mod tests {
             ("10.1.0.1".parse().expect("ip"), 24)
         );
         let c = crate::parse(
-            &format!("{HEAD}[dataplane]\nio = \"af_packet\"\ncores = 2\nkp = 64\nkn = 16\nkernel = true\nkernel_table = 100\nkernel_persist = true\nfeed_socket = \"/tmp/f.sock\"\nengine = \"fast\"\nframes = 16384\n[[dataplane.interface]]\nname = \"r0\"\n"),
+            &format!("{HEAD}[dataplane]\nio = \"af_packet\"\ncores = 2\nkp = 64\nkn = 16\nkernel = true\nkernel_table = 100\nkernel_persist = true\nfeed_socket = \"/tmp/f.sock\"\nengine = \"fast\"\nframes = 16384\nqdisc = true\n[[dataplane.interface]]\nname = \"r0\"\n"),
             "t.toml",
         )
         .expect("valid");
@@ -382,6 +396,7 @@ mod tests {
             (super::DataplaneIo::AfPacket, 2, 64, 16)
         );
         assert_eq!((d.engine, d.frames), (super::DataplaneEngine::Fast, 16384));
+        assert!(d.qdisc);
         assert_eq!(
             d.kernel,
             Some(super::KernelExport {
@@ -430,6 +445,10 @@ mod tests {
             (
                 "kernel_persist = true\n[[dataplane.interface]]\nname = \"r0\"\n",
                 "dataplane.kernel_persist",
+            ),
+            (
+                "qdisc = true\n[[dataplane.interface]]\nname = \"r0\"\n",
+                "dataplane.qdisc",
             ),
             ("", "dataplane"),
             (

@@ -12,7 +12,7 @@
 //! rthreshold = [1.3, 1.6]  # receive/transmit ratios: cut tickets above the
 //!                          # first, suspend the receiver above the second
 //! interval = 16            # polls between two evaluations (the seed's TICKETS 16)
-//! suspend = 8              # polls a suspended receiver stays off
+//! suspend = 1024           # polls a suspended receiver stays off
 //! ```
 //!
 //! With `nicbalance = true`, the built-in graph gets one `NICBalance`
@@ -58,7 +58,7 @@ pub struct NicBalanceParams {
     /// `interval`: polls between evaluations, 1..=1048576 (default 16).
     pub interval: u32,
     /// `suspend`: polls a suspended receiver is skipped, 1..=1048576
-    /// (default 8).
+    /// (default 1024; the seed gives none, see `graph::BalanceSpec`).
     pub suspend: u32,
 }
 
@@ -73,7 +73,7 @@ impl Default for NicBalanceParams {
             min_ratio: 1.3,
             max_ratio: 1.6,
             interval: 16,
-            suspend: 8,
+            suspend: 1024,
         }
     }
 }
@@ -172,12 +172,12 @@ pub(crate) fn validate(
                 }
             };
             Some(NicBalanceParams {
-                qthreshold: ranged(c, &at("qthreshold"), r.qthreshold, 1, 1 << 20, 100)?,
-                qstability: ranged(c, &at("qstability"), r.qstability, 0, 16, 3)?,
+                qthreshold: ranged(c, &at("qthreshold"), r.qthreshold, 1, 1 << 20, d.qthreshold)?,
+                qstability: ranged(c, &at("qstability"), r.qstability, 0, 16, d.qstability)?,
                 min_ratio,
                 max_ratio,
-                interval: ranged(c, &at("interval"), r.interval, 1, 1 << 20, 16)?,
-                suspend: ranged(c, &at("suspend"), r.suspend, 1, 1 << 20, 8)?,
+                interval: ranged(c, &at("interval"), r.interval, 1, 1 << 20, d.interval)?,
+                suspend: ranged(c, &at("suspend"), r.suspend, 1, 1 << 20, d.suspend)?,
             })
         } else {
             None

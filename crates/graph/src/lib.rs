@@ -37,7 +37,7 @@ pub mod lang;
 pub mod vr;
 
 pub use balance::{BalanceSpec, BalanceStats};
-pub use driver::{BindError, Runner, RunnerStats};
+pub use driver::{BindError, Runner, RunnerStats, RxState};
 pub use element::{
     slot_name, BuildError, DeviceRole, DropReason, ElemStats, Element, Factory, Output, PortKind,
     Ports, Verdict,
