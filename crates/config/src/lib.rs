@@ -33,10 +33,10 @@ mod damping;
 mod dataplane;
 mod diff;
 mod ipsec;
-mod port_group;
 mod locate;
 mod model;
 mod neighbor;
+mod port_group;
 mod raw;
 mod rpki;
 mod validate;
@@ -59,13 +59,13 @@ pub use damping::Damping;
 pub use dataplane::{Dataplane, DataplaneEngine, DataplaneInterface, DataplaneIo, KernelExport};
 pub use diff::{diff, ReloadPlan};
 pub use ipsec::{Ipsec, IpsecDirection, IpsecSa};
-pub use port_group::{NicBalanceParams, PortGroup};
 pub use locate::Location;
 pub use model::{
     AddPath, BestPath, Bfd, Connection, Control, MaxPrefix, MaxPrefixAction, Mrt, Multipath,
     Neighbor, NextHop, Pipeline, PolicyName, Role, Router, Static, MAX_MULTIPATH,
 };
 pub use neighbor::{runtime_neighbor, NeighborKeys};
+pub use port_group::{NicBalanceParams, PortGroup};
 pub use rpki::{Rpki, RpkiCache, RTR_PORT};
 
 /// A configuration error: where, which field, what. Further errors found

@@ -196,7 +196,8 @@ mod tests {
     use super::NicBalanceParams;
 
     const HEAD: &str = "[router]\nid = \"192.0.2.1\"\nasn = 65000\n\n[dataplane]\n";
-    const IFS: &str = "[[dataplane.interface]]\nname = \"r0\"\n[[dataplane.interface]]\nname = \"r1\"\n";
+    const IFS: &str =
+        "[[dataplane.interface]]\nname = \"r0\"\n[[dataplane.interface]]\nname = \"r1\"\n";
 
     fn parse(extra: &str) -> Result<crate::Config, crate::ConfigError> {
         crate::parse(&format!("{HEAD}{IFS}{extra}"), "t.toml")
@@ -233,20 +234,68 @@ mod tests {
     #[test]
     fn errors_name_the_field_and_its_position() {
         for (body, field, want) in [
-            ("name = \"a b\"\ninterfaces = [\"r0\"]\n", "name", "[A-Za-z0-9_-]+"),
-            ("name = \"g\"\ninterfaces = []\n", "interfaces", "at least one"),
-            ("name = \"g\"\ninterfaces = [\"eth9\"]\n", "interfaces[0]", "not a [[dataplane.interface]]"),
-            ("name = \"g\"\ninterfaces = [\"r0\", \"r0\"]\n", "interfaces[1]", "listed twice"),
-            ("name = \"g\"\ninterfaces = [\"r0\"]\nqthreshold = 5\n", "qthreshold", "without nicbalance = true"),
-            ("name = \"g\"\ninterfaces = [\"r0\"]\nnicbalance = false\nsuspend = 5\n", "suspend", "without nicbalance = true"),
-            ("name = \"g\"\ninterfaces = [\"r0\"]\nnicbalance = true\nrthreshold = [1.6, 1.3]\n", "rthreshold", "MIN < MAX"),
-            ("name = \"g\"\ninterfaces = [\"r0\"]\nnicbalance = true\nrthreshold = [1.3]\n", "rthreshold", "MIN < MAX"),
-            ("name = \"g\"\ninterfaces = [\"r0\"]\nnicbalance = true\nqstability = 17\n", "qstability", "0..=16"),
-            ("name = \"g\"\ninterfaces = [\"r0\"]\nnicbalance = true\ninterval = 0\n", "interval", "1..=1048576"),
-            ("name = \"g\"\ninterfaces = [\"r0\"]\nnicbalance = true\nqthreshold = -1\n", "qthreshold", "1..=1048576"),
+            (
+                "name = \"a b\"\ninterfaces = [\"r0\"]\n",
+                "name",
+                "[A-Za-z0-9_-]+",
+            ),
+            (
+                "name = \"g\"\ninterfaces = []\n",
+                "interfaces",
+                "at least one",
+            ),
+            (
+                "name = \"g\"\ninterfaces = [\"eth9\"]\n",
+                "interfaces[0]",
+                "not a [[dataplane.interface]]",
+            ),
+            (
+                "name = \"g\"\ninterfaces = [\"r0\", \"r0\"]\n",
+                "interfaces[1]",
+                "listed twice",
+            ),
+            (
+                "name = \"g\"\ninterfaces = [\"r0\"]\nqthreshold = 5\n",
+                "qthreshold",
+                "without nicbalance = true",
+            ),
+            (
+                "name = \"g\"\ninterfaces = [\"r0\"]\nnicbalance = false\nsuspend = 5\n",
+                "suspend",
+                "without nicbalance = true",
+            ),
+            (
+                "name = \"g\"\ninterfaces = [\"r0\"]\nnicbalance = true\nrthreshold = [1.6, 1.3]\n",
+                "rthreshold",
+                "MIN < MAX",
+            ),
+            (
+                "name = \"g\"\ninterfaces = [\"r0\"]\nnicbalance = true\nrthreshold = [1.3]\n",
+                "rthreshold",
+                "MIN < MAX",
+            ),
+            (
+                "name = \"g\"\ninterfaces = [\"r0\"]\nnicbalance = true\nqstability = 17\n",
+                "qstability",
+                "0..=16",
+            ),
+            (
+                "name = \"g\"\ninterfaces = [\"r0\"]\nnicbalance = true\ninterval = 0\n",
+                "interval",
+                "1..=1048576",
+            ),
+            (
+                "name = \"g\"\ninterfaces = [\"r0\"]\nnicbalance = true\nqthreshold = -1\n",
+                "qthreshold",
+                "1..=1048576",
+            ),
         ] {
             let e = parse(&format!("[[dataplane.port_group]]\n{body}")).expect_err(body);
-            assert_eq!(e.field, format!("dataplane.port_group[0].{field}"), "{body}: {e}");
+            assert_eq!(
+                e.field,
+                format!("dataplane.port_group[0].{field}"),
+                "{body}: {e}"
+            );
             assert!(e.message.contains(want), "{body}: {e}");
             // The line of the offending key (the header is line 1 of the
             // group table; the key is below it).
@@ -279,8 +328,10 @@ mod tests {
     #[test]
     fn a_group_change_is_applied_by_a_reload() {
         let a = parse("").expect("valid");
-        let b = parse("[[dataplane.port_group]]\nname = \"g\"\ninterfaces = [\"r0\"]\nnicbalance = true\n")
-            .expect("valid");
+        let b = parse(
+            "[[dataplane.port_group]]\nname = \"g\"\ninterfaces = [\"r0\"]\nnicbalance = true\n",
+        )
+        .expect("valid");
         let plan = crate::diff(&a, &b);
         assert!(!plan.other.contains(&"dataplane".to_string()), "{plan:?}");
     }

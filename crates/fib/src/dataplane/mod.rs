@@ -50,11 +50,11 @@ use lpm::publish::{left_right, Writer};
 use crate::kernel::{self, KernelConfig};
 use crate::resolve::{Change, Fib, FibStats, PortSpec};
 use crate::table::FibTables;
+pub use balance::BalanceGroup;
 pub use common::{
     ElementCounters, Engine, FabricCc, FabricConfig, GraphText, IpsecConfig, IpsecCounters,
     IpsecSa, Learned, LoopConfig, PortInfo, WorkerCounters,
 };
-pub use balance::BalanceGroup;
 pub use graph_engine::{check_graph, GraphPort, GraphWorker, LiveTable, Swap, WorkerLink};
 
 /// What a worker thread needs besides its sockets.
