@@ -15,6 +15,7 @@
 //! engine = "graph"         # graph (element graph, IPv4 + IPv6) | fast (IPv4 only)
 //! frames = 4096            # AF_XDP UMEM frames per socket (power of two)
 //! graph = "/etc/tessera/dataplane.click"   # the operator's element graph
+//! qdisc = false            # af_packet only: send through the interfaces' qdiscs (tc)
 //!
 //! [[dataplane.interface]]
 //! name = "eth1"
@@ -43,11 +44,13 @@ pub struct RawDataplane {
     pub engine: Option<String>,
     pub frames: Option<u32>,
     pub graph: Option<String>,
+    pub qdisc: Option<bool>,
     #[serde(default)]
     pub interface: Vec<RawInterface>,
     pub ipsec: Option<crate::ipsec::RawIpsec>,
     #[serde(default)]
     pub vr: Vec<crate::vr::RawVr>,
+    pub port_group: Vec<crate::port_group::RawPortGroup>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -132,6 +135,14 @@ pub struct Dataplane {
     /// `[[dataplane.vr]]`: virtual routers, in file order (see
     /// [`crate::Vr`]); empty without.
     pub vrs: Vec<crate::vr::Vr>,
+    /// `qdisc = true` (io = "af_packet" only): frames are sent through
+    /// each interface's queueing discipline, so that a `tc` shaper can
+    /// make a port slower than the core; default false
+    /// (`PACKET_QDISC_BYPASS`, faster).
+    pub qdisc: bool,
+    /// `[[dataplane.port_group]]`: port groups and their NICBalance (see
+    /// [`crate::PortGroup`]), in file order.
+    pub port_groups: Vec<crate::port_group::PortGroup>,
 }
 
 fn address(c: &Ctx<'_>, path: &str, s: &str) -> R<(IpAddr, u8)> {
@@ -205,6 +216,12 @@ pub(crate) fn validate(c: &Ctx<'_>, d: &RawDataplane, neighbors: &[&str]) -> R<D
         )),
         s => s.map(PathBuf::from),
     };
+    if d.qdisc == Some(true) && io != DataplaneIo::AfPacket {
+        return Err(c.err(
+            "dataplane.qdisc",
+            "qdisc = true needs io = \"af_packet\" (AF_XDP sends past the qdisc)",
+        ));
+    }
     let kp = batch(c, "dataplane.kp", d.kp)?;
     let kn = batch(c, "dataplane.kn", d.kn)?;
     if d.kernel != Some(true) && (d.kernel_table.is_some() || d.kernel_metric.is_some()) {
@@ -290,8 +307,11 @@ pub(crate) fn validate(c: &Ctx<'_>, d: &RawDataplane, neighbors: &[&str]) -> R<D
     };
     let names: Vec<&str> = interfaces.iter().map(|i| i.name.as_str()).collect();
     let vrs = crate::vr::validate(c, &d.vr, &names, neighbors)?;
+    let port_groups = crate::port_group::validate(c, &d.port_group, &names, graph.is_some())?;
     Ok(Dataplane {
         vrs,
+        qdisc: d.qdisc == Some(true),
+        port_groups,
         ipsec,
         io,
         cores,
@@ -373,7 +393,7 @@ mod tests {
             ("10.1.0.1".parse().expect("ip"), 24)
         );
         let c = crate::parse(
-            &format!("{HEAD}[dataplane]\nio = \"af_packet\"\ncores = 2\nkp = 64\nkn = 16\nkernel = true\nkernel_table = 100\nkernel_persist = true\nfeed_socket = \"/tmp/f.sock\"\nengine = \"fast\"\nframes = 16384\n[[dataplane.interface]]\nname = \"r0\"\n"),
+            &format!("{HEAD}[dataplane]\nio = \"af_packet\"\ncores = 2\nkp = 64\nkn = 16\nkernel = true\nkernel_table = 100\nkernel_persist = true\nfeed_socket = \"/tmp/f.sock\"\nengine = \"fast\"\nframes = 16384\nqdisc = true\n[[dataplane.interface]]\nname = \"r0\"\n"),
             "t.toml",
         )
         .expect("valid");
@@ -383,6 +403,7 @@ mod tests {
             (super::DataplaneIo::AfPacket, 2, 64, 16)
         );
         assert_eq!((d.engine, d.frames), (super::DataplaneEngine::Fast, 16384));
+        assert!(d.qdisc);
         assert_eq!(
             d.kernel,
             Some(super::KernelExport {
@@ -431,6 +452,10 @@ mod tests {
             (
                 "kernel_persist = true\n[[dataplane.interface]]\nname = \"r0\"\n",
                 "dataplane.kernel_persist",
+            ),
+            (
+                "qdisc = true\n[[dataplane.interface]]\nname = \"r0\"\n",
+                "dataplane.qdisc",
             ),
             ("", "dataplane"),
             (

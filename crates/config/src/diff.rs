@@ -241,8 +241,9 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
         ("log.format", old.log_format != new.log_format),
         ("log.syslog", old.log_syslog != new.log_syslog),
         ("mrt", old.mrt != new.mrt),
-        // `dataplane.graph` is applied by the reload itself (tesserad reads
-        // the file again every time); the rest waits for a restart.
+        // `dataplane.graph` and the port groups (NICBalance) are applied by
+        // the reload itself (tesserad reads the file again every time, or
+        // rebuilds the built-in graph); the rest waits for a restart.
         (
             "dataplane",
             without_graph(&old.dataplane) != without_graph(&new.dataplane),
@@ -260,7 +261,11 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
     p
 }
 
-/// `[dataplane]` less its `graph`, which a reload applies.
+/// `[dataplane]` less its `graph` and port groups, which a reload applies.
 fn without_graph(d: &Option<crate::Dataplane>) -> Option<crate::Dataplane> {
-    d.clone().map(|d| crate::Dataplane { graph: None, ..d })
+    d.clone().map(|d| crate::Dataplane {
+        graph: None,
+        port_groups: Vec::new(),
+        ..d
+    })
 }

@@ -36,6 +36,7 @@ mod ipsec;
 mod locate;
 mod model;
 mod neighbor;
+mod port_group;
 mod raw;
 mod rpki;
 mod validate;
@@ -65,6 +66,7 @@ pub use model::{
     Neighbor, NextHop, Pipeline, PolicyName, Role, Router, Static, MAX_MULTIPATH,
 };
 pub use neighbor::{runtime_neighbor, NeighborKeys};
+pub use port_group::{NicBalanceParams, PortGroup};
 pub use rpki::{Rpki, RpkiCache, RTR_PORT};
 pub use vr::{Vr, VrMatch, VrTable};
 

@@ -275,7 +275,8 @@ impl Scheduler {
 ///
 /// * Ports: none.
 /// * Config: defaults QTHRESHOLD 100, QSTABILITY 3, RTHRESHOLD 1.3 1.6
-///   (§4.4.3's example), INTERVAL 16, SUSPEND 8.
+///   (§4.4.3's example), INTERVAL 16, SUSPEND 1024 (see
+///   `graph::BalanceSpec::suspend`).
 /// * Counters: `graph::Runner::balance_stats` (evaluations, congested,
 ///   lowered, suspended, EWMA queue length).
 ///

@@ -918,6 +918,7 @@ fn ipsec_rig(macs: [Mac; 2], port_addrs: [&[&str]; 2], ipsec: &fib::dataplane::I
         None,
         None,
         Some(ipsec),
+        &[],
     )
     .map_err(|e| format!("{e:?}"))
     .expect("graph with IPsec builds");

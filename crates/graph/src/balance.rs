@@ -43,7 +43,11 @@ pub struct BalanceSpec {
     pub max_ratio: f64,
     /// Polls between two evaluations.
     pub interval: u32,
-    /// Polls a suspended receiver stays off.
+    /// Polls a suspended receiver stays off. The seed gives no value
+    /// ("for some time", cluster-spec §3.2 GAP); a poll that skips a
+    /// suspended receiver costs about a microsecond, so the default is
+    /// 1024 polls: 8 made no difference on veth (docs/BENCHMARKS.md
+    /// "NICBalance on veth").
     pub suspend: u32,
 }
 
@@ -59,7 +63,7 @@ impl Default for BalanceSpec {
             min_ratio: 1.3,
             max_ratio: 1.6,
             interval: 16,
-            suspend: 8,
+            suspend: 1024,
         }
     }
 }

@@ -29,6 +29,22 @@ struct RxBind {
     suspended: u32,
     /// Packets received since the last balance evaluation.
     count: u64,
+    /// Polls withheld (too few tickets, or suspended), ever.
+    skipped: u64,
+}
+
+/// What the driver knows of one receiver (for counters).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct RxState {
+    /// The FromDevice element's index in the graph.
+    pub elem: usize,
+    /// Its device's index (in [`Runner::devices`]).
+    pub dev: usize,
+    /// Its current tickets (at most [`MAX_TICKETS`]).
+    pub tickets: u32,
+    /// Polls withheld from it by NICBalance (ticket cuts and suspensions),
+    /// since the graph was bound.
+    pub skipped: u64,
 }
 
 /// A transmitting ToDevice element and its device.
@@ -43,6 +59,8 @@ struct TxBind {
 /// A NICBalance correlation resolved to indices.
 #[derive(Debug)]
 struct Balance {
+    /// The NICBalance element's index in the graph.
+    elem: usize,
     spec: BalanceSpec,
     tx: usize,
     rx: Vec<usize>,
@@ -161,6 +179,7 @@ impl<E: Element, D: Device> Runner<E, D> {
                     credit: 0,
                     suspended: 0,
                     count: 0,
+                    skipped: 0,
                 });
             } else {
                 tx.push(TxBind {
@@ -171,7 +190,7 @@ impl<E: Element, D: Device> Runner<E, D> {
             }
         }
         let mut balances = Vec::new();
-        for (name, e, _) in graph.iter() {
+        for (bi, (name, e, _)) in graph.iter().enumerate() {
             let Some(spec) = e.balance() else { continue };
             let missing = |what: &str| BindError {
                 element: name.to_string(),
@@ -198,6 +217,7 @@ impl<E: Element, D: Device> Runner<E, D> {
                 queues.push(qi);
             }
             balances.push(Balance {
+                elem: bi,
                 spec: spec.clone(),
                 tx: tx_i,
                 rx: rx_i,
@@ -229,10 +249,12 @@ impl<E: Element, D: Device> Runner<E, D> {
             let b = &mut self.rx[k];
             if b.suspended > 0 {
                 b.suspended -= 1;
+                b.skipped += 1;
                 continue;
             }
             b.credit += b.tickets;
             if b.credit < MAX_TICKETS {
+                b.skipped += 1;
                 continue;
             }
             b.credit -= MAX_TICKETS;
@@ -353,6 +375,25 @@ impl<E: Element, D: Device> Runner<E, D> {
     /// Counters of each NICBalance correlation, in config order.
     pub fn balance_stats(&self) -> Vec<BalanceStats> {
         self.balances.iter().map(|b| b.stats).collect()
+    }
+
+    /// Each NICBalance correlation as (its element's index in the graph,
+    /// its counters), in graph order.
+    pub fn balances(&self) -> Vec<(usize, BalanceStats)> {
+        self.balances.iter().map(|b| (b.elem, b.stats)).collect()
+    }
+
+    /// Each receiver's tickets and withheld polls, in graph order.
+    pub fn rx_state(&self) -> Vec<RxState> {
+        self.rx
+            .iter()
+            .map(|r| RxState {
+                elem: r.elem,
+                dev: r.dev,
+                tickets: r.tickets,
+                skipped: r.skipped,
+            })
+            .collect()
     }
 
     /// Current tickets of each receiver, in config order (for tests).

@@ -40,7 +40,7 @@ pub mod vr;
 pub mod vr_class;
 
 pub use balance::{BalanceSpec, BalanceStats};
-pub use driver::{BindError, Runner, RunnerStats};
+pub use driver::{BindError, Runner, RunnerStats, RxState};
 pub use element::{
     slot_name, BuildError, DeviceRole, DropReason, ElemStats, Element, Factory, Output, PortKind,
     Ports, Verdict,

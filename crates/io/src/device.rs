@@ -163,6 +163,9 @@ macro_rules! ring_device {
             fn last_error(&self) -> Option<$crate::IoError> {
                 self.common.last_error
             }
+            fn rx_ring_drops(&self) -> Option<u64> {
+                self.ring_drops()
+            }
         }
 
         impl $t {

@@ -156,6 +156,8 @@ pub struct PacketSocket {
     tx_block_size: usize,
     tx_cur: usize,
     tx_pending: usize,
+    /// Kernel ring drops read so far (`PACKET_STATISTICS` resets on read).
+    drops_seen: std::cell::Cell<u64>,
     common: Common,
 }
 
@@ -239,6 +241,7 @@ impl PacketSocket {
             tx_block_size: cfg.block_size as usize,
             tx_cur: 0,
             tx_pending: 0,
+            drops_seen: std::cell::Cell::new(0),
             common: Common::new(&cfg.ifname),
         })
     }
@@ -249,11 +252,21 @@ impl PacketSocket {
 
     /// The kernel's counters since the last call (`PACKET_STATISTICS`
     /// resets on read): packets seen and packets dropped for lack of ring
-    /// space.
+    /// space. The drops also add to what `pkt::Device::rx_ring_drops`
+    /// reports.
     pub fn kernel_stats(&self) -> Result<(u32, u32), IoError> {
         let s: TpacketStatsV3 =
             sys::getsockopt(self.fd.as_raw_fd(), libc::SOL_PACKET, PACKET_STATISTICS)?;
+        self.drops_seen
+            .set(self.drops_seen.get() + u64::from(s.drops));
         Ok((s.packets, s.drops))
+    }
+
+    /// Frames the kernel dropped for lack of RX ring space since the
+    /// socket was opened.
+    fn ring_drops(&self) -> Option<u64> {
+        self.kernel_stats().ok()?;
+        Some(self.drops_seen.get())
     }
 
     /// The status word at byte `off` of the mapping, shared with the kernel.

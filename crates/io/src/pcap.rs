@@ -86,6 +86,9 @@ impl PcapDevice {
     fn fd(&self) -> Option<i32> {
         None
     }
+    fn ring_drops(&self) -> Option<u64> {
+        None
+    }
 }
 
 impl FrameRing for PcapDevice {

@@ -77,6 +77,13 @@ pub trait Device {
     fn last_error(&self) -> Option<Self::Error> {
         None
     }
+    /// Frames the kernel dropped before we read them because this
+    /// device's receive ring was full (left on the wire), since it was
+    /// opened, when the device can tell. May make a system call: read it
+    /// when publishing counters, not per poll.
+    fn rx_ring_drops(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// What a [`MemDevice`] does with transmitted frames.

@@ -150,6 +150,7 @@ fn dp_config(d: &config::Dataplane, k: Option<&config::Cluster>, restart: bool) 
                 config::DataplaneEngine::Fast => dataplane::Engine::Fast,
             },
             xdp_frames: d.frames,
+            qdisc: d.qdisc,
             ..LoopConfig::default()
         },
         kernel: d.kernel.map(|k| KernelConfig {
@@ -159,7 +160,33 @@ fn dp_config(d: &config::Dataplane, k: Option<&config::Cluster>, restart: bool) 
             adopt: restart,
         }),
         graph: None,
+        balance: balance_groups(d),
     }
+}
+
+/// `[[dataplane.port_group]]` with `nicbalance = true`, as port indices
+/// (the config checked that every name is a dataplane interface).
+fn balance_groups(d: &config::Dataplane) -> Vec<dataplane::BalanceGroup> {
+    d.port_groups
+        .iter()
+        .filter_map(|g| {
+            let p = g.nicbalance.as_ref()?;
+            Some(dataplane::BalanceGroup {
+                name: g.name.clone(),
+                ports: g
+                    .interfaces
+                    .iter()
+                    .filter_map(|n| d.interfaces.iter().position(|i| &i.name == n))
+                    .collect(),
+                qthreshold: p.qthreshold,
+                qstability: p.qstability,
+                min_ratio: p.min_ratio,
+                max_ratio: p.max_ratio,
+                interval: p.interval,
+                suspend: p.suspend,
+            })
+        })
+        .collect()
 }
 
 /// Reads `[dataplane] graph`, if set.
@@ -329,14 +356,33 @@ impl bgp_speaker::daemon::DataplaneHook for Hook {
         };
         crate::vr::refuse(nd)?;
         let devs: Vec<&str> = self.d.interfaces.iter().map(|i| i.name.as_str()).collect();
+        // The built-in graph for the new port groups (NICBalance) on the
+        // running interfaces and settings.
+        let builtin = |d: &config::Dataplane| -> Result<GraphText, String> {
+            let with = config::Dataplane {
+                port_groups: d.port_groups.clone(),
+                ..self.d.clone()
+            };
+            Ok(GraphText {
+                file: "built-in".into(),
+                text: print_graph(&with)?,
+            })
+        };
         let want = match read_graph(nd)? {
             Some(g) => g,
-            None if dp.graph().is_none() => return Ok(Vec::new()),
-            // Back to the built-in graph.
-            None => GraphText {
-                file: "built-in".into(),
-                text: print_graph(&self.d)?,
-            },
+            None => {
+                let want = builtin(nd)?;
+                // What runs now: a built-in graph swapped in by a reload,
+                // or the one the workers started with.
+                let now = match dp.graph() {
+                    Some(g) => g,
+                    None => builtin(&self.d)?,
+                };
+                if now == want {
+                    return Ok(Vec::new());
+                }
+                want
+            }
         };
         if check {
             dataplane::check_graph(&want, &devs)?;

@@ -332,6 +332,7 @@ fn scenario(io_mode: &str, src: Source, engine: fib::dataplane::Engine, cores: u
                 fabric: None,
                 graph: None,
                 ipsec: None,
+                balance: Vec::new(),
             };
             if mode == fib::dataplane::IoMode::AfXdp && cores == 1 {
                 // A veth has one RX queue: AF_XDP on two cores must be

@@ -264,6 +264,10 @@ pub struct LoopConfig {
     pub engine: Engine,
     /// AF_XDP UMEM frames per socket (power of two; half RX, half TX).
     pub xdp_frames: u32,
+    /// AF_PACKET sends through the interfaces' queueing disciplines
+    /// (`tc`: a shaper makes a port slower than the core) instead of
+    /// bypassing them (`PACKET_QDISC_BYPASS`, the default).
+    pub qdisc: bool,
 }
 
 impl Default for LoopConfig {
@@ -274,6 +278,7 @@ impl Default for LoopConfig {
             sleep_ms: 5,
             engine: Engine::Graph,
             xdp_frames: 4096,
+            qdisc: false,
         }
     }
 }

@@ -9,7 +9,7 @@
 //!   arp/NS/NA -> [1] EtherRewrite rw<i>   (answers, learns; RFC 826, RFC 4861)
 //!   ip  -> CheckIpHeader  -> IcmpEcho -> own address? Discard -> DecIpTtl -> Ip4Lookup
 //!   ip6 -> CheckIp6Header -> IcmpEcho -> own address? Discard -> DecIp6HopLimit -> Ip6Lookup
-//! Ip4Lookup [i], Ip6Lookup [i] -> [0] rw<i> -> ToDevice(<interface i>)
+//! Ip4Lookup [i], Ip6Lookup [i] -> [0] rw<i> -> out<i> :: ToDevice(<interface i>)
 //! ```
 //!
 //! With [`Engine::Fast`], each port's classifier checks the IPv4 header
@@ -64,6 +64,7 @@ use lpm::publish::ReadHandle;
 use lpm::{Lpm, NextHop};
 use pkt::{Device, Pool};
 
+use super::balance::BalanceGroup;
 use super::common::{
     ElementCounters, Engine, FabricConfig, GraphText, IpsecConfig, Learned, LoopConfig,
     WorkerCounters,
@@ -548,7 +549,7 @@ pub fn graph_config_ext(
              c{i} :: Classifier(arp, ip6 icmp6 54/87, ip6 icmp6 54/88, {ip}, ip6);\n\
              in{i} -> c{i}; c{i} [0] -> [1] rw{i}; c{i} [1] -> [1] rw{i}; c{i} [2] -> [1] rw{i};\n\
              c{i} [4] -> CheckIp6Header -> head6;\n\
-             rt4 [{i}] -> rw{i}; rt6 [{i}] -> rw{i}; rw{i} -> ToDevice({dev});"
+             rt4 [{i}] -> rw{i}; rt6 [{i}] -> rw{i}; rw{i} -> out{i} :: ToDevice({dev});"
         );
         if fused {
             let _ = writeln!(s, "c{i} [3] -> fwd4; fwd4 [{i}] -> rw{i};");
@@ -816,7 +817,7 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
         cfg: LoopConfig,
         fabric: Option<&FabricConfig>,
     ) -> Result<Self, IoError> {
-        Self::with_graph(ports, devs, v4, v6, share, cfg, fabric, None, None)
+        Self::with_graph(ports, devs, v4, v6, share, cfg, fabric, None, None, &[])
             .map_err(|e| e.map_or(IoError::Config("the dataplane graph does not build"), |e| e))
     }
 
@@ -837,7 +838,12 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
         fabric: Option<&FabricConfig>,
         custom: Option<&GraphText>,
         ipsec: Option<&IpsecConfig>,
+        balance: &[BalanceGroup],
     ) -> Result<Self, Option<IoError>> {
+        if custom.is_some() && !balance.is_empty() {
+            return Err(Some(IoError::Config(super::BALANCE_WITH_GRAPH)));
+        }
+        super::balance::check(balance, ports.len()).map_err(|e| Some(IoError::Config(e)))?;
         if ipsec.is_some() && (cfg.engine != Engine::Graph || fabric.is_some() || custom.is_some())
         {
             return Err(Some(IoError::Config(super::IPSEC_NOT_SUPPORTED)));
@@ -864,10 +870,14 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
         let text = match custom {
             Some(g) => g.clone(),
-            None => GraphText {
-                file: "dataplane".into(),
-                text: graph_config_ext(ports, &refs, cfg.engine, fabric, ipsec),
-            },
+            None => {
+                let mut text = graph_config_ext(ports, &refs, cfg.engine, fabric, ipsec);
+                text.push_str(&super::balance::balance_config(balance));
+                GraphText {
+                    file: "dataplane".into(),
+                    text,
+                }
+            }
         };
         let mut g = build_graph(&text, &tables, &refs, ports.len()).map_err(|_| None)?;
         let shared = share.map(|(fib, learn)| {
@@ -932,8 +942,44 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
     }
 
     /// Every element's counters now (own drop reasons always, generic
-    /// ones when they happened).
+    /// ones when they happened). The driver's own state joins them: a
+    /// `NICBalance` element gets its correlation's `evaluations`,
+    /// `congested`, `ticket_cuts`, `suspensions` and `qema` (EWMA queue
+    /// length); a `FromDevice` its `tickets`, `polls_withheld` (polls
+    /// NICBalance took from it) and `left_on_wire` (frames the kernel
+    /// dropped because its receive ring was full, when the device tells).
     pub fn element_counters(&self) -> Vec<ElementCounters> {
+        let mut v = self.graph_counters();
+        for (k, st) in self.runner.balances() {
+            if let Some(e) = v.get_mut(k) {
+                e.counters.extend([
+                    ("evaluations".to_string(), st.evaluations),
+                    ("congested".to_string(), st.congested),
+                    ("ticket_cuts".to_string(), st.lowered),
+                    ("suspensions".to_string(), st.suspended),
+                    ("qema".to_string(), st.qema),
+                ]);
+            }
+        }
+        for r in self.runner.rx_state() {
+            let Some(e) = v.get_mut(r.elem) else { continue };
+            e.counters.extend([
+                ("tickets".to_string(), u64::from(r.tickets)),
+                ("polls_withheld".to_string(), r.skipped),
+            ]);
+            let drops = self
+                .runner
+                .devices()
+                .get(r.dev)
+                .and_then(|d| d.rx_ring_drops());
+            if let Some(d) = drops {
+                e.counters.push(("left_on_wire".to_string(), d));
+            }
+        }
+        v
+    }
+
+    fn graph_counters(&self) -> Vec<ElementCounters> {
         let g = &self.runner.graph;
         g.iter()
             .enumerate()

@@ -29,6 +29,7 @@
 //! adopted at start ([`KernelConfig::adopt`]) and that were not selected
 //! again. Without adoption the marker changes nothing.
 
+pub mod balance;
 pub mod common;
 pub mod core_stats;
 pub mod graph_engine;
@@ -50,6 +51,7 @@ use lpm::publish::{left_right, Writer};
 use crate::kernel::{self, KernelConfig};
 use crate::resolve::{Change, Fib, FibStats, PortSpec};
 use crate::table::FibTables;
+pub use balance::BalanceGroup;
 pub use common::{
     ElementCounters, Engine, FabricCc, FabricConfig, GraphText, IpsecConfig, IpsecCounters,
     IpsecSa, Learned, LoopConfig, PortInfo, WorkerCounters,
@@ -73,6 +75,8 @@ struct Job {
     link: WorkerLink,
     /// IPsec SAs (`[dataplane.ipsec]`; one core).
     ipsec: Option<IpsecConfig>,
+    /// NICBalance port groups of the built-in graph.
+    balance: Vec<BalanceGroup>,
 }
 
 /// A worker's device: one queue of an external port, or the cluster
@@ -129,6 +133,12 @@ impl<D: pkt::Device<Error = IoError>> pkt::Device for PortDev<D> {
             PortDev::Fabric(d) => d.last_error(),
         }
     }
+    fn rx_ring_drops(&self) -> Option<u64> {
+        match self {
+            PortDev::Port(d) => d.rx_ring_drops(),
+            PortDev::Fabric(d) => d.rx_ring_drops(),
+        }
+    }
 }
 
 fn serve<D: pkt::Device<Error = IoError>>(
@@ -146,6 +156,7 @@ fn serve<D: pkt::Device<Error = IoError>>(
         graph,
         link,
         ipsec,
+        balance,
     } = job;
     let Some((fab, fc, live)) = fabric else {
         let mut g = GraphWorker::with_graph(
@@ -158,6 +169,7 @@ fn serve<D: pkt::Device<Error = IoError>>(
             None,
             graph.as_ref(),
             ipsec.as_ref(),
+            &balance,
         )
         .map_err(|e| e.unwrap_or(IoError::Config("the dataplane graph does not build")))?;
         g.set_link(link);
@@ -169,7 +181,19 @@ fn serve<D: pkt::Device<Error = IoError>>(
         .map(PortDev::Port)
         .chain(std::iter::once(PortDev::Fabric(fab)))
         .collect();
-    let mut g = GraphWorker::with_fabric(&ports, devs, v4, v6, Some(share), lc, Some(&fc))?;
+    let mut g = GraphWorker::with_graph(
+        &ports,
+        devs,
+        v4,
+        v6,
+        Some(share),
+        lc,
+        Some(&fc),
+        None,
+        None,
+        &balance,
+    )
+    .map_err(|e| e.unwrap_or(IoError::Config("the dataplane graph does not build")))?;
     g.set_link(link);
     g.follow_live(&live);
     g.run(lc, stop)?;
@@ -221,6 +245,10 @@ pub struct DataplaneConfig {
     /// IPsec ESP tunnel mode (`[dataplane.ipsec]`): needs the graph
     /// engine, one core and no fabric ([`IPSEC_NOT_SUPPORTED`]).
     pub ipsec: Option<IpsecConfig>,
+    /// NICBalance port groups (`[[dataplane.port_group]]`) in the
+    /// built-in graph ([`balance`]); not with an operator's graph, which
+    /// holds its own `NICBalance` elements.
+    pub balance: Vec<BalanceGroup>,
 }
 
 /// Why an IPsec configuration cannot run (the config crate refuses the
@@ -228,6 +256,10 @@ pub struct DataplaneConfig {
 pub const IPSEC_NOT_SUPPORTED: &str = "IPsec is not supported yet with several cores, \
      engine = \"fast\" or the cluster fabric: an SA's sequence numbers and replay window \
      belong to one core's element graph";
+
+/// Why NICBalance port groups and an operator's graph do not go together.
+pub const BALANCE_WITH_GRAPH: &str = "NICBalance port groups with an operator's graph: the \
+     operator's graph holds its own NICBalance(...) elements";
 
 /// Why the dataplane could not start.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -425,6 +457,11 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
             "dataplane frames must be a power of two in 64..=1048576",
         ));
     }
+    if cfg.loop_cfg.qdisc && cfg.mode != IoMode::AfPacket {
+        return Err(DpError::Config(
+            "sending through the qdisc needs io = \"af_packet\" (AF_XDP bypasses it)",
+        ));
+    }
     if let Some(g) = &cfg.graph {
         if cfg.fabric.is_some() {
             return Err(DpError::Config(
@@ -438,6 +475,10 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
         }
         let devs: Vec<&str> = cfg.ports.iter().map(|p| p.name.as_str()).collect();
         check_graph(g, &devs).map_err(DpError::Graph)?;
+    }
+    balance::check(&cfg.balance, cfg.ports.len()).map_err(DpError::Config)?;
+    if cfg.graph.is_some() && !cfg.balance.is_empty() {
+        return Err(DpError::Config(BALANCE_WITH_GRAPH));
     }
     if cfg.ipsec.is_some()
         && (cfg.cores != 1
@@ -601,6 +642,7 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
                 core: Arc::clone(&core_stats),
             },
             ipsec: cfg.ipsec.clone(),
+            balance: cfg.balance.clone(),
         };
         let multi = cfg.cores > 1;
         let (stop, ready, progs, ports, mode, lc) = (
@@ -620,6 +662,7 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
                         .enumerate()
                         .map(|(i, p)| {
                             let mut pc = PacketConfig::new(&p.name);
+                            pc.qdisc_bypass = !lc.qdisc;
                             // Every core's socket on a port joins the
                             // port's group: the kernel's flow hash picks
                             // the core.
@@ -723,11 +766,16 @@ pub fn builtin_graph(cfg: &DataplaneConfig) -> Result<String, DpError> {
         })
         .collect::<Result<Vec<_>, DpError>>()?;
     let names: Vec<&str> = cfg.ports.iter().map(|p| p.name.as_str()).collect();
-    Ok(graph_engine::graph_config(
+    balance::check(&cfg.balance, cfg.ports.len()).map_err(DpError::Config)?;
+    let mut text = graph_engine::graph_config_ext(
         &ports,
         &names,
         cfg.loop_cfg.engine,
-    ))
+        None,
+        cfg.ipsec.as_ref(),
+    );
+    text.push_str(&balance::balance_config(&cfg.balance));
+    Ok(text)
 }
 
 /// How long the FIB thread waits for a feed batch before looking at the
@@ -985,6 +1033,7 @@ mod tests {
                 fabric: None,
                 graph: None,
                 ipsec: None,
+                balance: Vec::new(),
             };
             let (_t, r) = mpsc::channel();
             assert!(

@@ -190,6 +190,13 @@ impl XskSocket {
     fn fd(&self) -> Option<i32> {
         Some(self.fd.as_raw_fd())
     }
+    /// Frames the kernel could not put on our RX ring (full) or dropped
+    /// for want of a fill-ring buffer (`XDP_STATISTICS`, cumulative).
+    fn ring_drops(&self) -> Option<u64> {
+        self.kernel_stats()
+            .ok()
+            .map(|s| s.rx_ring_full + s.rx_dropped)
+    }
 }
 
 impl FrameRing for XskSocket {
