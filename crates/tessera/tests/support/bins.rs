@@ -35,10 +35,12 @@ pub fn tesserad() -> PathBuf {
 
 /// Runs tessera with `args`: (success, stdout then stderr).
 pub fn tessera(args: &[&str]) -> (bool, String) {
-    let o = Command::new(TESSERA)
-        .args(args)
-        .output()
-        .expect("run tessera");
+    finish(Command::new(TESSERA).args(args))
+}
+
+/// Runs `cmd` to its end: (success, stdout then stderr).
+fn finish(cmd: &mut Command) -> (bool, String) {
+    let o = cmd.output().expect("run tessera");
     let mut s = String::from_utf8_lossy(&o.stdout).into_owned();
     s.push_str(&String::from_utf8_lossy(&o.stderr));
     (o.status.success(), s)
@@ -46,14 +48,11 @@ pub fn tessera(args: &[&str]) -> (bool, String) {
 
 /// [`tessera`] under `timeout -k KILL SECS`: killed when it runs longer.
 pub fn tessera_bounded(args: &[&str], secs: u32, kill: u32) -> (bool, String) {
-    let o = Command::new("timeout")
-        .args(["-k", &kill.to_string(), &secs.to_string(), TESSERA])
-        .args(args)
-        .output()
-        .expect("run tessera");
-    let mut s = String::from_utf8_lossy(&o.stdout).into_owned();
-    s.push_str(&String::from_utf8_lossy(&o.stderr));
-    (o.status.success(), s)
+    finish(
+        Command::new("timeout")
+            .args(["-k", &kill.to_string(), &secs.to_string(), TESSERA])
+            .args(args),
+    )
 }
 
 /// The network namespaces named `<prefix>-...` (`ip netns list`).
