@@ -43,8 +43,11 @@ pub struct BalanceSpec {
     pub max_ratio: f64,
     /// Polls between two evaluations.
     pub interval: u32,
-    /// Polls a suspended receiver stays off. The seed gives no value
-    /// ("for some time", cluster-spec §3.2 GAP); a poll that skips a
+    /// Polls a suspended receiver stays off at most: the driver lifts the
+    /// suspension at the first evaluation of the same correlation that
+    /// finds the queues no longer congested (cluster-spec §3.2 GAP:
+    /// "suspend until the next check that finds Qema <= QTHRESHOLD"). The
+    /// seed gives no value ("for some time"); a poll that skips a
     /// suspended receiver costs about a microsecond, so the default is
     /// 1024 polls: 8 made no difference on veth (docs/BENCHMARKS.md
     /// "NICBalance on veth").
