@@ -6,9 +6,12 @@
 //! rate fills the transmit-side queues with packets that are then dropped
 //! after they have cost work. NICBalance watches the queues in front of one
 //! transmitter; when their exponentially weighted moving average length
-//! passes `QTHRESHOLD`, it compares each correlated receiver's rate with
+//! passes `QTHRESHOLD` (and their length now too: the EWMA lags a
+//! draining queue), it compares each correlated receiver's rate with
 //! the transmitter's. A ratio above `MaxRatio` suspends the receiver for a
-//! while; between `MinRatio` and `MaxRatio` its scheduling tickets are cut
+//! while (at most `suspend` polls; the driver lifts it at the first
+//! evaluation that finds no congestion); between `MinRatio` and
+//! `MaxRatio` its scheduling tickets are cut
 //! multiplicatively, `tickets >>= 10 (ratio - min) / (max - min)` (§4.7).
 //! Tickets grow back additively each time the receiver is polled and
 //! returns packets (§4.4.2: AIMD).
