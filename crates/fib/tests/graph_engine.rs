@@ -35,6 +35,8 @@ struct Mem {
     capture: bool,
     sent: Vec<Vec<u8>>,
     count: u64,
+    /// Frames taken per `tx_burst` at most (0: all): a slow port.
+    tx_cap: usize,
 }
 
 impl Mem {
@@ -81,6 +83,13 @@ impl Device for Mem {
         n
     }
     fn tx_burst(&mut self, batch: &mut Batch) -> usize {
+        if self.tx_cap > 0 && batch.len() > self.tx_cap {
+            // A slow port: the rest stays in the caller's batch.
+            let n = self.tx_cap;
+            batch.drain_front(n);
+            self.count += n as u64;
+            return n;
+        }
         let n = batch.len();
         for p in batch.drain() {
             self.count += 1;
@@ -1125,4 +1134,117 @@ fn ipsec_tunnel_between_two_graphs() {
     assert_eq!(y.g.counters().ipsec.encrypted, 1);
     assert_eq!(y.g.counters().ipsec.decrypted, 2);
     assert_eq!(xc.encap_drops, [0; 4]);
+}
+
+/// One run of the built-in graph with port 1 slower than the load offered
+/// on port 0 (8 frames per poll out, 32 in), with or without a NICBalance
+/// port group over both ports: (frames sent on port 1, frames dropped
+/// after processing, the worker's element counters).
+fn slow_port_run(balance: bool) -> (u64, u64, Vec<fib::dataplane::ElementCounters>) {
+    let specs: Vec<PortSpec> = (1..=2)
+        .map(|i| PortSpec {
+            name: format!("p{i}"),
+            addrs: addrs(i),
+        })
+        .collect();
+    let mut fib = Fib::new(&specs, false);
+    let mut w = left_right(FibTables::new());
+    w.publish(&fib.take_deltas()).expect("connected");
+    fib.apply(&[Change {
+        prefix: "203.0.113.0/24".parse().expect("prefix"),
+        next_hop: Some("10.2.0.2".parse().expect("ip")),
+        ecmp: Vec::new(),
+    }]);
+    w.publish(&fib.take_deltas()).expect("publish");
+    let ports = [(R0, 1), (R1, 2)].map(|(m, i)| GraphPort {
+        mac: m.0,
+        addrs: addrs(i),
+    });
+    let groups = [fib::dataplane::BalanceGroup {
+        name: "g".into(),
+        ports: vec![0, 1],
+        qthreshold: 100,
+        qstability: 3,
+        min_ratio: 1.3,
+        max_ratio: 1.6,
+        interval: 16,
+        suspend: 1024,
+    }];
+    let mut g = GraphWorker::with_graph(
+        &ports,
+        vec![Mem::new(0, false), Mem::new(1, false)],
+        w.reader(),
+        w.reader(),
+        None,
+        LoopConfig::default(),
+        None,
+        None,
+        None,
+        if balance { &groups[..] } else { &[] },
+    )
+    .map_err(|e| format!("{e:?}"))
+    .expect("graph builds");
+    // Resolve the gateway first (ARP request out, reply in).
+    let u = build::udp4(R0, HA, [10, 1, 0, 2], [203, 0, 113, 5], 64, 1, 2, b"load");
+    g.devices_mut()[0].rx.push(u.clone());
+    g.poll();
+    let rep = build::arp(R1, HB, ARP_REPLY, HB, [10, 2, 0, 2], R1, [10, 2, 0, 1]);
+    g.devices_mut()[1].rx.push(rep);
+    g.poll();
+    // Overload: port 0 always has frames; port 1 sends 8 per poll.
+    let d = &mut g.devices_mut()[0];
+    d.rx = vec![u];
+    d.cycle = true;
+    g.devices_mut()[1].tx_cap = 8;
+    let sent0 = g.devices_mut()[1].count;
+    for _ in 0..20_000 {
+        g.poll();
+    }
+    let sent = g.devices_mut()[1].count - sent0;
+    (sent, g.graph().dropped("tx_full"), g.element_counters())
+}
+
+/// `[[dataplane.port_group]] nicbalance` as tesserad builds it: the
+/// built-in graph gets NICBalance elements over the group's ports, the
+/// driver enforces them, and the counters say so. With a slow port, the
+/// frames processed and then dropped at its full transmit ring (`tx_full`)
+/// fall; the slow port sends as much either way.
+#[test]
+fn nicbalance_port_group_moves_drops_before_processing() {
+    let (sent_off, drops_off, c_off) = slow_port_run(false);
+    let (sent_on, drops_on, c_on) = slow_port_run(true);
+    let find =
+        |c: &[fib::dataplane::ElementCounters], n: &str| -> Option<(String, Vec<(String, u64)>)> {
+            c.iter()
+                .find(|e| e.name == n)
+                .map(|e| (e.class.clone(), e.counters.clone()))
+        };
+    let get = |c: &[fib::dataplane::ElementCounters], n: &str, k: &str| -> u64 {
+        find(c, n).map_or(0, |(_, v)| {
+            v.iter().find(|(x, _)| x == k).map_or(0, |(_, v)| *v)
+        })
+    };
+    assert!(find(&c_off, "nb0_1").is_none());
+    assert_eq!(
+        find(&c_on, "nb0_1").map(|e| e.0).as_deref(),
+        Some("NICBalance")
+    );
+    assert_eq!(
+        find(&c_on, "nb0_0").map(|e| e.0).as_deref(),
+        Some("NICBalance")
+    );
+    assert!(get(&c_on, "nb0_1", "congested") > 0, "{c_on:?}");
+    assert!(get(&c_on, "nb0_1", "suspensions") + get(&c_on, "nb0_1", "ticket_cuts") > 0);
+    assert!(get(&c_on, "in0", "polls_withheld") > 0);
+    assert_eq!(get(&c_off, "in0", "polls_withheld"), 0);
+    // The slow port is the bottleneck in both runs.
+    assert!(drops_off > 100_000, "{drops_off}");
+    eprintln!(
+        "slow port: off sent {sent_off} dropped {drops_off}; on sent {sent_on} dropped {drops_on}"
+    );
+    assert!(drops_on * 4 < drops_off, "on {drops_on}, off {drops_off}");
+    assert!(
+        sent_on * 100 >= sent_off * 99,
+        "on {sent_on}, off {sent_off}"
+    );
 }

@@ -6,9 +6,12 @@
 //! rate fills the transmit-side queues with packets that are then dropped
 //! after they have cost work. NICBalance watches the queues in front of one
 //! transmitter; when their exponentially weighted moving average length
-//! passes `QTHRESHOLD`, it compares each correlated receiver's rate with
+//! passes `QTHRESHOLD` (and their length now too: the EWMA lags a
+//! draining queue), it compares each correlated receiver's rate with
 //! the transmitter's. A ratio above `MaxRatio` suspends the receiver for a
-//! while; between `MinRatio` and `MaxRatio` its scheduling tickets are cut
+//! while (at most `suspend` polls; the driver lifts it at the first
+//! evaluation that finds no congestion); between `MinRatio` and
+//! `MaxRatio` its scheduling tickets are cut
 //! multiplicatively, `tickets >>= 10 (ratio - min) / (max - min)` (§4.7).
 //! Tickets grow back additively each time the receiver is polled and
 //! returns packets (§4.4.2: AIMD).
@@ -43,8 +46,11 @@ pub struct BalanceSpec {
     pub max_ratio: f64,
     /// Polls between two evaluations.
     pub interval: u32,
-    /// Polls a suspended receiver stays off. The seed gives no value
-    /// ("for some time", cluster-spec §3.2 GAP); a poll that skips a
+    /// Polls a suspended receiver stays off at most: the driver lifts the
+    /// suspension at the first evaluation of the same correlation that
+    /// finds the queues no longer congested (cluster-spec §3.2 GAP:
+    /// "suspend until the next check that finds Qema <= QTHRESHOLD"). The
+    /// seed gives no value ("for some time"); a poll that skips a
     /// suspended receiver costs about a microsecond, so the default is
     /// 1024 polls: 8 made no difference on veth (docs/BENCHMARKS.md
     /// "NICBalance on veth").

@@ -31,6 +31,8 @@ struct RxBind {
     count: u64,
     /// Polls withheld (too few tickets, or suspended), ever.
     skipped: u64,
+    /// The correlation that suspended it (meaningful while suspended).
+    suspended_by: usize,
 }
 
 /// What the driver knows of one receiver (for counters).
@@ -180,6 +182,7 @@ impl<E: Element, D: Device> Runner<E, D> {
                     suspended: 0,
                     count: 0,
                     skipped: 0,
+                    suspended_by: 0,
                 });
             } else {
                 tx.push(TxBind {
@@ -339,7 +342,13 @@ impl<E: Element, D: Device> Runner<E, D> {
             bal.ema = ewma(bal.ema, total / n, bal.spec.qstability);
             bal.stats.qema = bal.ema >> 8;
             let sent = self.tx.get(bal.tx).map_or(0, |t| t.count);
-            if (bal.ema >> 8) > u64::from(bal.spec.qthreshold) {
+            // Congested: the EWMA (§4.7) and the queues now both above
+            // QTHRESHOLD. The EWMA lags a draining queue by many
+            // evaluations; acting on it alone keeps receivers off while
+            // the transmitter runs dry (measured: a third of a slow
+            // port's rate lost, crates/fib/tests/graph_engine.rs).
+            let thr = u64::from(bal.spec.qthreshold);
+            if (bal.ema >> 8) > thr && total / n > thr {
                 bal.stats.congested += 1;
                 for &ri in &bal.rx {
                     let Some(r) = self.rx.get_mut(ri) else {
@@ -354,7 +363,22 @@ impl<E: Element, D: Device> Runner<E, D> {
                         }
                         Action::Suspend => {
                             r.suspended = bal.spec.suspend;
+                            r.suspended_by = bi;
                             bal.stats.suspended += 1;
+                        }
+                    }
+                }
+            } else {
+                // Not congested (any more): a receiver this correlation
+                // suspended comes back now rather than after `suspend`
+                // polls (cluster-spec §3.2 GAP: "suspend until the next
+                // check that finds Qema <= QTHRESHOLD"; here: or the
+                // queues now), so that a long suspension does not idle
+                // the transmitter.
+                for &ri in &bal.rx {
+                    if let Some(r) = self.rx.get_mut(ri) {
+                        if r.suspended > 0 && r.suspended_by == bi {
+                            r.suspended = 0;
                         }
                     }
                 }

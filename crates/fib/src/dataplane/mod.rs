@@ -921,7 +921,11 @@ impl Dataplane {
     /// within `wait` or the call reports it.
     pub fn replace_graph(&self, g: &GraphText, wait: Duration) -> Result<(), String> {
         if self.fabric_live.is_some() {
-            return Err("an operator's graph with the cluster fabric is not supported yet".into());
+            return Err(
+                "replacing the graph with the cluster fabric is not supported yet (an \
+                        operator's graph, or a changed [[dataplane.port_group]]: restart tesserad)"
+                    .into(),
+            );
         }
         let devs: Vec<&str> = self.devs.iter().map(String::as_str).collect();
         check_graph(g, &devs)?;
