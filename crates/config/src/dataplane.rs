@@ -50,6 +50,7 @@ pub struct RawDataplane {
     pub ipsec: Option<crate::ipsec::RawIpsec>,
     #[serde(default)]
     pub vr: Vec<crate::vr::RawVr>,
+    #[serde(default)]
     pub port_group: Vec<crate::port_group::RawPortGroup>,
 }
 
