@@ -132,32 +132,33 @@ impl Ip4Forward {
     #[inline]
     pub(crate) fn process(&mut self, batch: &mut Batch, out: &mut Output<'_>) {
         let (own, slow) = (&self.own, self.slow);
-        // Check, local and TTL in one pass; what is forwarded stays in the
-        // batch with its TTL decremented.
-        out.dispatch(batch, |p| match Self::check(p.data(), p.anno.l3) {
-            Ok((l3, dst, ttl)) => {
-                p.anno.l3 = l3;
-                let local = (dst[0] == 224 && dst[1] == 0 && dst[2] == 0)
-                    || dst == [255; 4]
-                    || own.contains(&dst);
-                if local || ttl <= 1 {
-                    return Verdict::port(slow);
-                }
-                match p
-                    .data_mut()
-                    .get_mut(usize::from(l3)..)
-                    .and_then(|b| Ipv4Mut::parse(b).ok())
-                {
-                    Some(mut h) => {
-                        h.dec_ttl();
-                        Verdict::KEEP
+        // Check, local, TTL and the destination in one pass, one batched
+        // LPM, and one dispatch: what is forwarded has its TTL decremented;
+        // what is not leaves on `slow` (or is dropped) in the same
+        // dispatch.
+        self.lookup
+            .run4(batch, out, |p| match Self::check(p.data(), p.anno.l3) {
+                Ok((l3, dst, ttl)) => {
+                    p.anno.l3 = l3;
+                    let local = (dst[0] == 224 && dst[1] == 0 && dst[2] == 0)
+                        || dst == [255; 4]
+                        || own.contains(&dst);
+                    if local || ttl <= 1 {
+                        return Err(Verdict::port(slow));
                     }
-                    None => Verdict::drop(BAD_IP_HEADER),
+                    match p
+                        .data_mut()
+                        .get_mut(usize::from(l3)..)
+                        .and_then(|b| Ipv4Mut::parse(b).ok())
+                    {
+                        Some(mut h) => {
+                            h.dec_ttl();
+                            Ok(u32::from_be_bytes(dst))
+                        }
+                        None => Err(Verdict::drop(BAD_IP_HEADER)),
+                    }
                 }
-            }
-            Err(r) => Verdict::drop(r),
-        });
-        // The lookup over the rest, one batched LPM and one dispatch.
-        self.lookup.process4(batch, out);
+                Err(r) => Err(Verdict::drop(r)),
+            });
     }
 }

@@ -278,29 +278,34 @@ impl<A: Copy + Default> Lookup<A> {
         self.nh = nh;
     }
 
-    /// Looks up the batch and emits. `dst` reads a packet's destination
-    /// (`None`: not a valid header of this family); `bytes` turns it into
-    /// the gateway annotation for connected routes.
+    /// Looks up the batch and emits. `pre` reads a packet's destination
+    /// (it may also rewrite the packet), or decides the packet itself
+    /// (`Err`: a drop, or another output, e.g. Ip4Forward's `slow`);
+    /// `bytes` turns an address into the gateway annotation for connected
+    /// routes. Every packet is read once and moved once.
     #[inline]
     fn run(
         &mut self,
         batch: &mut Batch,
         out: &mut Output<'_>,
-        dst: impl Fn(&pkt::Packet) -> Option<A>,
+        mut pre: impl FnMut(&mut pkt::Packet) -> Result<A, Verdict>,
         bytes: impl Fn(A) -> [u8; 16],
     ) {
         if batch.len() <= MAX_BATCH {
             // The usual case: one table lookup for the whole batch and one
-            // dispatch (the destination is read once per packet).
+            // dispatch.
             let n = batch.len();
-            let mut valid = [false; MAX_BATCH];
-            for ((slot, ok), p) in self
+            let mut early = [None::<Verdict>; MAX_BATCH];
+            for ((slot, e), p) in self
                 .addrs
                 .iter_mut()
-                .zip(valid.iter_mut())
-                .zip(batch.as_slice())
+                .zip(early.iter_mut())
+                .zip(batch.as_mut_slice())
             {
-                (*slot, *ok) = dst(p).map_or((A::default(), false), |a| (a, true));
+                match pre(p) {
+                    Ok(a) => *slot = a,
+                    Err(v) => (*slot, *e) = (A::default(), Some(v)),
+                }
             }
             // Multipath routes pick their next hop by flow hash, computed
             // only for the packets whose route needs it.
@@ -318,68 +323,108 @@ impl<A: Copy + Default> Lookup<A> {
             out.dispatch(batch, |p| {
                 let i = k;
                 k += 1;
-                let (Some(&a), Some(true)) = (addrs.get(i), valid.get(i).copied()) else {
+                if let Some(v) = early.get(i).copied().flatten() {
+                    return v;
+                }
+                let Some(&a) = addrs.get(i) else {
                     return Verdict::drop(BAD_IP_HEADER);
                 };
-                let hop = res.get(i).copied().flatten();
-                let entry = match (hop, own) {
-                    (Some(h), true) => ents.get(i).copied().flatten().map(|e| (h, e)),
-                    (Some(h), false) => nh.get(h).map(|e| (h, *e)),
-                    (None, _) => None,
-                };
-                match entry {
-                    Some((h, e)) => {
-                        p.anno.nh = if e.tag != 0 { e.tag } else { h.0 };
-                        p.anno.gw = if e.gw == [0; 16] { bytes(a) } else { e.gw };
-                        Verdict::port(e.port)
-                    }
-                    None => match noroute {
-                        Some(port) => Verdict::port(port),
-                        None => Verdict::drop(NO_ROUTE),
-                    },
-                }
+                route(
+                    p,
+                    a,
+                    res.get(i).copied().flatten(),
+                    ents.get(i).copied().flatten(),
+                    own,
+                    nh,
+                    noroute,
+                    &bytes,
+                )
             });
             return;
         }
         // A batch larger than the lookup arrays (several upstreams fed
-        // this input): chunk by chunk, one push per packet.
+        // this input): chunk by chunk, one packet at a time.
         while !batch.is_empty() {
             let n = batch.len().min(MAX_BATCH);
-            for (slot, p) in self.addrs.iter_mut().zip(batch.as_slice().iter().take(n)) {
-                *slot = dst(p).unwrap_or_default();
+            let mut early = [None::<Verdict>; MAX_BATCH];
+            for ((slot, e), p) in self
+                .addrs
+                .iter_mut()
+                .zip(early.iter_mut())
+                .zip(batch.as_mut_slice().iter_mut().take(n))
+            {
+                match pre(p) {
+                    Ok(a) => *slot = a,
+                    Err(v) => (*slot, *e) = (A::default(), Some(v)),
+                }
             }
             let (addrs, res, ents) = (&self.addrs[..n], &mut self.res[..n], &mut self.ents[..n]);
             let pk = batch.as_slice();
             let mut flow = |i: usize| pk.get(i).map_or(0, |p| pkt::hdr::flow::flow_hash(p.data()));
             let own = self.table.lookup_entries_flow(addrs, res, ents, &mut flow);
-            for ((mut p, r), en) in batch
-                .drain_front(n)
-                .zip(self.res.iter())
-                .zip(self.ents.iter())
-            {
-                let Some(a) = dst(&p) else {
-                    out.drop(p, BAD_IP_HEADER);
-                    continue;
-                };
-                let entry = match (*r, own) {
-                    (Some(h), true) => en.map(|e| (h, e)),
-                    (Some(h), false) => self.nh.get(h).map(|e| (h, *e)),
-                    (None, _) => None,
-                };
-                match entry {
-                    Some((nh, e)) => {
-                        p.anno.nh = if e.tag != 0 { e.tag } else { nh.0 };
-                        p.anno.gw = if e.gw == [0; 16] { bytes(a) } else { e.gw };
-                        out.push(e.port, p);
+            for (i, mut p) in batch.drain_front(n).enumerate() {
+                let v = match early.get(i).copied().flatten() {
+                    Some(v) => v,
+                    None => {
+                        let a = self.addrs.get(i).copied().unwrap_or_default();
+                        let r = self.res.get(i).copied().flatten();
+                        let e = self.ents.get(i).copied().flatten();
+                        route(&mut p, a, r, e, own, &self.nh, self.noroute, &bytes)
                     }
-                    None => match self.noroute {
-                        Some(port) => out.push(port, p),
-                        None => out.drop(p, NO_ROUTE),
-                    },
-                }
+                };
+                // Lookups never keep a packet (`route` and `pre` give
+                // ports and drops only).
+                let _ = out.emit(v, p);
             }
         }
     }
+}
+
+/// The verdict for a looked-up packet: its route's port with `anno.nh` and
+/// `anno.gw` set, the `NOROUTE` port, or a `no_route` drop.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn route<A: Copy>(
+    p: &mut pkt::Packet,
+    a: A,
+    hop: Option<NextHop>,
+    ent: Option<NhEntry>,
+    own: bool,
+    nh: &NextHopTable,
+    noroute: Option<u16>,
+    bytes: &impl Fn(A) -> [u8; 16],
+) -> Verdict {
+    let entry = match (hop, own) {
+        (Some(h), true) => ent.map(|e| (h, e)),
+        (Some(h), false) => nh.get(h).map(|e| (h, *e)),
+        (None, _) => None,
+    };
+    match entry {
+        Some((h, e)) => {
+            p.anno.nh = if e.tag != 0 { e.tag } else { h.0 };
+            p.anno.gw = if e.gw == [0; 16] { bytes(a) } else { e.gw };
+            Verdict::port(e.port)
+        }
+        None => match noroute {
+            Some(port) => Verdict::port(port),
+            None => Verdict::drop(NO_ROUTE),
+        },
+    }
+}
+
+/// An IPv4 packet's destination: straight at `anno.l3` when a header
+/// check upstream validated the header (it set `l3`; the version is still
+/// checked), else parsed after a plain Ethernet header.
+#[inline]
+fn dst4(p: &pkt::Packet) -> Option<u32> {
+    let l3 = usize::from(p.anno.l3);
+    if l3 != 0 {
+        let h = p.data().get(l3..)?.first_chunk::<20>()?;
+        let d = h.last_chunk::<4>()?;
+        return (h[0] >> 4 == 4).then(|| u32::from_be_bytes(*d));
+    }
+    let ip = Ipv4::parse(p.data().get(14..)?).ok()?;
+    Some(u32::from_be_bytes(ip.dst()))
 }
 
 fn prefix4(i: usize, s: &str) -> Result<Prefix4, BuildError> {
@@ -416,27 +461,23 @@ impl Lookup<u32> {
 
     #[inline]
     pub(crate) fn process4(&mut self, batch: &mut Batch, out: &mut Output<'_>) {
-        self.run(
-            batch,
-            out,
-            |p| {
-                let l3 = usize::from(p.anno.l3);
-                if l3 != 0 {
-                    // A header check upstream validated this header (it set
-                    // `l3`): read the version and destination only.
-                    let h = p.data().get(l3..)?.first_chunk::<20>()?;
-                    let d = h.last_chunk::<4>()?;
-                    return (h[0] >> 4 == 4).then(|| u32::from_be_bytes(*d));
-                }
-                let ip = Ipv4::parse(p.data().get(14..)?).ok()?;
-                Some(u32::from_be_bytes(ip.dst()))
-            },
-            |a| {
-                let mut g = [0u8; 16];
-                g[..4].copy_from_slice(&a.to_be_bytes());
-                g
-            },
-        )
+        self.run4(batch, out, |p| dst4(p).ok_or(Verdict::drop(BAD_IP_HEADER)))
+    }
+
+    /// The IPv4 lookup with `pre` reading (or deciding) each packet first
+    /// (see [`Lookup::run`]; Ip4Forward's checks and TTL).
+    #[inline]
+    pub(crate) fn run4(
+        &mut self,
+        batch: &mut Batch,
+        out: &mut Output<'_>,
+        pre: impl FnMut(&mut pkt::Packet) -> Result<u32, Verdict>,
+    ) {
+        self.run(batch, out, pre, |a| {
+            let mut g = [0u8; 16];
+            g[..4].copy_from_slice(&a.to_be_bytes());
+            g
+        })
     }
 }
 
@@ -469,8 +510,11 @@ impl Lookup<u128> {
             batch,
             out,
             |p| {
-                let ip = Ipv6::parse(p.data().get(usize::from(p.anno.l3.max(14))..)?).ok()?;
-                Some(u128::from_be_bytes(ip.dst()))
+                let dst = || {
+                    let ip = Ipv6::parse(p.data().get(usize::from(p.anno.l3.max(14))..)?).ok()?;
+                    Some(u128::from_be_bytes(ip.dst()))
+                };
+                dst().ok_or(Verdict::drop(BAD_IP_HEADER))
             },
             u128::to_be_bytes,
         )

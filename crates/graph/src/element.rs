@@ -237,6 +237,25 @@ impl Output<'_> {
         }
     }
 
+    /// Applies verdict `v` to the single packet `p`, as
+    /// [`Output::dispatch`] does for each packet of a batch: sends it,
+    /// drops it, or gives it back for [`Verdict::KEEP`].
+    #[inline]
+    pub fn emit(&mut self, v: Verdict, p: Packet) -> Option<Packet> {
+        match v.0 {
+            u16::MAX => Some(p),
+            x if x >= Verdict::DROP => {
+                let r = usize::from(x) & (DropReason::SLOTS - 1);
+                self.stats.drops[r] += 1;
+                None
+            }
+            port => {
+                self.push(port, p);
+                None
+            }
+        }
+    }
+
     #[inline]
     fn apply(&mut self, v: Verdict, p: Packet, keep: &mut Batch) {
         match v.0 {

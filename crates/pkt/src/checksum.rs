@@ -20,11 +20,15 @@ pub fn add(mut acc: u64, data: &[u8]) -> u64 {
 /// Folds an accumulator to 16 bits and complements it: the value to store
 /// in a checksum field.
 #[inline]
-pub fn finish(mut acc: u64) -> u16 {
-    while acc >> 16 != 0 {
-        acc = (acc & 0xffff) + (acc >> 16);
-    }
-    !(acc as u16)
+pub fn finish(acc: u64) -> u16 {
+    // A fixed number of end-around-carry folds (no data-dependent loop):
+    // 64 -> 33 -> 32 bits, then 32 -> 17 -> 16 -> 16 bits.
+    let a = (acc & 0xffff_ffff) + (acc >> 32);
+    let a = (a & 0xffff_ffff) + (a >> 32);
+    let a = (a & 0xffff) + (a >> 16);
+    let a = (a & 0xffff) + (a >> 16);
+    let a = (a & 0xffff) + (a >> 16);
+    !(a as u16)
 }
 
 /// The checksum of `data`: 0 when `data` already contains a correct
@@ -94,6 +98,39 @@ mod tests {
             let c = update16(u16::from_be_bytes([h[10], h[11]]), old, new);
             h[10..12].copy_from_slice(&c.to_be_bytes());
             assert_eq!(checksum(&h), 0, "ttl {}", h[8]);
+        }
+    }
+
+    #[test]
+    fn finish_folds_like_the_loop() {
+        fn by_loop(mut acc: u64) -> u16 {
+            while acc >> 16 != 0 {
+                acc = (acc & 0xffff) + (acc >> 16);
+            }
+            !(acc as u16)
+        }
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let edges = [
+            0,
+            1,
+            0xffff,
+            0x1_0000,
+            0x1_ffff,
+            0xffff_ffff,
+            0x1_0000_0000,
+            u64::MAX,
+            u64::MAX - 1,
+        ];
+        for &e in &edges {
+            assert_eq!(finish(e), by_loop(e), "{e:#x}");
+        }
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            for v in [x, x >> 20, x >> 40, x & 0x3_ffff_ffff] {
+                assert_eq!(finish(v), by_loop(v), "{v:#x}");
+            }
         }
     }
 }
