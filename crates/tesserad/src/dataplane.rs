@@ -266,7 +266,10 @@ impl bgp_speaker::daemon::DataplaneHook for Hook {
             };
         };
         let elements = dp.elements();
-        let cluster = self.k.as_ref().map(|k| cluster_info(k, &dp, &elements));
+        let cluster = self
+            .k
+            .as_ref()
+            .map(|k| Box::new(cluster_info(k, &dp, &elements)));
         mgmt::proto::DataplaneInfo {
             graph: dp.graph().map_or_else(|| "built-in".into(), |g| g.file),
             cores: u32::from(self.d.cores),
