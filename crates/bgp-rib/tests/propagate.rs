@@ -555,3 +555,99 @@ fn export_verdict_cache_changes_nothing() {
         "sets kept alive"
     );
 }
+
+/// Announces blocks of 10 of `prefixes` from the peers of `sets` in turn,
+/// exports everything to every peer with `mk`'s policy, and checks that
+/// `held_back` names exactly what the Adj-RIB-Outs lack (never a route's
+/// own source). The shard, and the (held back, sent) counts.
+fn held_back_agrees<E: ExportPolicy>(
+    mk: &dyn Fn() -> E,
+    prefixes: &[Prefix],
+    sets: &[(PeerId, AttrsBuilder)],
+    what: &str,
+) -> (RibShard, usize, usize) {
+    let mut s = shard();
+    let mut changed = Vec::new();
+    for (k, chunk) in prefixes.chunks(10).enumerate() {
+        let (from, b) = &sets[k % sets.len()];
+        let nlri: Vec<Nlri> = chunk.iter().map(|p| Nlri::new(*p)).collect();
+        s.apply_update(*from, &nlri, Some(b), &[], &mut AcceptAll, &mut changed)
+            .unwrap();
+    }
+    for to in 1..8 {
+        s.export_full(PeerId(to), &mut mk()).unwrap();
+    }
+    let (mut held, mut sent) = (0, 0);
+    for to in 1..8u16 {
+        for (k, pf) in prefixes.iter().enumerate() {
+            let source = sets[k / 10 % sets.len()].0;
+            let why = s.held_back(PeerId(to), pf, &mut mk());
+            let out = s.adj_out(PeerId(to), pf).is_some();
+            if source == PeerId(to) {
+                assert_eq!((why, out), (None, false), "{what}: {pf} back to {to}");
+                continue;
+            }
+            assert_eq!(why.is_some(), !out, "{what}: {pf} to {to}: {why:?}");
+            held += usize::from(why.is_some());
+            sent += usize::from(out);
+        }
+    }
+    (s, held, sent)
+}
+
+/// `RibShard::held_back` (what `/routes/noexport` lists) agrees with the
+/// export itself: for every peer and prefix, a best path is held back
+/// exactly when the Adj-RIB-Out lacks it and it did not come from that
+/// peer, with the reason the rules give (NO_EXPORT to eBGP, NO_ADVERTISE
+/// to all; iBGP to iBGP under the plain policy).
+#[test]
+fn held_back_is_what_the_export_leaves_out() {
+    use bgp_rib::HeldBack;
+    let sets = [
+        (CUSTOMER, with(base_attrs(), AttrValue::Med(7))),
+        (PROVIDER, base_attrs()),
+        (CLIENT_A, base_attrs()),
+        (NONCLIENT, with(base_attrs(), AttrValue::LocalPref(200))),
+        (
+            LATERAL,
+            with(
+                base_attrs(),
+                AttrValue::Communities(vec![Community(0xFFFF_FF01)]),
+            ),
+        ),
+        (
+            CUSTOMER,
+            with(
+                base_attrs(),
+                AttrValue::Communities(vec![Community(0xFFFF_FF02)]),
+            ),
+        ),
+    ];
+    let prefixes: Vec<Prefix> = (0..60u32)
+        .map(|i| Prefix::V4(base::Prefix4::new(0x0a00_0000 | (i << 8), 24).unwrap()))
+        .collect();
+    let (s, held, sent) = held_back_agrees(&prop, &prefixes, &sets, "propagation rules");
+    assert!(held > 0 && sent > 0, "held {held}, sent {sent}");
+    // NO_EXPORT from the lateral peer: held back from eBGP peers only.
+    let no_export = prefixes[40];
+    assert_eq!(
+        s.held_back(CUSTOMER, &no_export, &mut prop()),
+        Some(HeldBack::Policy)
+    );
+    assert_eq!(s.held_back(CLIENT_A, &no_export, &mut prop()), None);
+    // NO_ADVERTISE: held back from everyone.
+    let no_adv = prefixes[50];
+    for to in [NONCLIENT, CLIENT_A, PROVIDER] {
+        assert_eq!(
+            s.held_back(to, &no_adv, &mut prop()),
+            Some(HeldBack::Policy)
+        );
+    }
+    // The plain policy: the shard's own iBGP-to-iBGP rule.
+    let (s, held, _) = held_back_agrees(&|| AcceptAll, &prefixes, &sets, "plain");
+    assert!(held > 0);
+    assert_eq!(
+        s.held_back(CLIENT_B, &prefixes[20], &mut AcceptAll),
+        Some(HeldBack::IbgpToIbgp)
+    );
+}

@@ -250,9 +250,10 @@ pub struct DataplaneInfo {
     /// first (totals since start; rates are the reader's).
     #[serde(default)]
     pub per_core: Vec<CoreInfo>,
-    /// The cluster this node is part of (`[cluster]`), when it runs.
+    /// The cluster this node is part of (`[cluster]`), when it runs
+    /// (boxed: every control answer is as large as its largest variant).
     #[serde(default)]
-    pub cluster: Option<ClusterInfo>,
+    pub cluster: Option<Box<ClusterInfo>>,
 }
 
 /// `[cluster]` as it runs (`show dataplane`).

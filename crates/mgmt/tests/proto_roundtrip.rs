@@ -197,7 +197,7 @@ fn responses_round_trip() {
                 tx: 8,
                 drops: [("no_route".to_string(), 2)].into_iter().collect(),
             }],
-            cluster: Some(mgmt::proto::ClusterInfo {
+            cluster: Some(Box::new(mgmt::proto::ClusterInfo {
                 node: 0,
                 fabric_address: "198.18.100.1:6081".into(),
                 mode: "Direct".into(),
@@ -208,7 +208,7 @@ fn responses_round_trip() {
                     datagrams: 3,
                     bytes: 300,
                 }],
-            }),
+            })),
         })),
         Response::error(ErrorCode::NotFound, "no such protocol"),
     ] {

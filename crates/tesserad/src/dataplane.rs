@@ -295,7 +295,10 @@ impl bgp_speaker::daemon::DataplaneHook for Hook {
             };
         };
         let elements = dp.elements();
-        let cluster = self.k.as_ref().map(|k| cluster_info(k, &dp, &elements));
+        let cluster = self
+            .k
+            .as_ref()
+            .map(|k| Box::new(cluster_info(k, &dp, &elements)));
         let mut ipsec: Vec<mgmt::proto::IpsecSaInfo> = elements
             .iter()
             .flat_map(|e| {

@@ -207,7 +207,7 @@ mod tests {
             json!({"graph": "built-in", "cores": [{"core": 0, "rx": 5, "tx": 4, "drops": {"no_route": 1}}]})
         );
         assert_eq!(cluster(Some(&d), &[]), Value::Null);
-        d.cluster = Some(mgmt::proto::ClusterInfo {
+        d.cluster = Some(Box::new(mgmt::proto::ClusterInfo {
             node: 0,
             fabric_address: "198.18.100.1:6081".into(),
             mode: "Direct".into(),
@@ -227,7 +227,7 @@ mod tests {
                     bytes: 0,
                 },
             ],
-        });
+        }));
         let c = cluster(Some(&d), &[bfd("198.18.100.2", "Up")]);
         assert_eq!(c["node"], 0);
         assert_eq!(c["nodes"][0]["bfd"], "Up");

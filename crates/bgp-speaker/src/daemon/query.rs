@@ -715,7 +715,14 @@ pub fn not_exported(st: &RibState, name: &str, all: bool) -> Option<Vec<(Prefix,
         .filter_map(|(prefix, _why)| {
             let r = st.rib.lookup(&prefix)?;
             let (best, set) = r.best()?;
-            let p = path_info(st, best.peer, set, true, false, all);
+            let mut p = path_info(st, best.peer, set, true, best.stale, all);
+            if st.core.rov.is_some() {
+                p.rpki = Some(st.core.rov_state(&prefix, set).as_str().into());
+                p.aspa = st
+                    .core
+                    .aspa_state(best.peer, set)
+                    .map(|s| s.as_str().into());
+            }
             Some((
                 prefix,
                 RouteInfo {
