@@ -396,6 +396,9 @@ fn rest_and_web_view_against_a_live_peer() {
         .unwrap_or_else(|| panic!("no best path:\n{table}"));
     assert!(best.contains(&format!("<td>{net}</td>")), "{table}");
     assert!(best.contains("<td>gen0</td>"), "{table}");
+    // No [rpki] here: the validation columns say "not verified".
+    assert!(best.contains("<td class=\"rpki\">-</td>"), "{table}");
+    assert!(best.contains("<td class=\"aspa\">-</td>"), "{table}");
     let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("../web-view.png");
     // Chromium on two loaded cores can miss a deadline: a second try.
     // `--timeout`, not `--virtual-time-budget`: with the page's server-sent

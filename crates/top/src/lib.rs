@@ -677,6 +677,7 @@ mod tests {
             graph: "built-in".into(),
             cores: 2,
             elements: Vec::new(),
+            ipsec: Vec::new(),
             per_core: (0..2)
                 .map(|i| mgmt::proto::CoreInfo {
                     core: i,

@@ -206,6 +206,12 @@ pub fn route(prefix: &str, p: &PathInfo, now_ms: u64) -> Value {
         "primary": p.best,
         "stale": p.stale,
         "dest": p.dest.as_str(),
+        // Not in birdwatcher (Alice-LG ignores unknown keys): the origin
+        // validation and ASPA states with `[rpki]` (null: not verified),
+        // and membership of the prefix's multipath set.
+        "rpki": p.rpki,
+        "aspa": p.aspa,
+        "multipath": p.multipath,
         "bgp": {
             "origin": origin,
             "as_path": as_path,
@@ -317,5 +323,16 @@ mod tests {
         assert_eq!(r["bgp"]["ext_communities"], json!([["rt", "65000", "100"]]));
         assert_eq!(r["age_seconds"], 5);
         assert_eq!(r["type"], json!(["BGP", "univ"]));
+        assert_eq!(
+            (r["rpki"].clone(), r["aspa"].clone()),
+            (Value::Null, Value::Null)
+        );
+        p.rpki = Some("invalid".into());
+        p.aspa = Some("valid".into());
+        let r = route("198.18.1.0/24", &p, 5_000);
+        assert_eq!(
+            (r["rpki"].clone(), r["aspa"].clone()),
+            (json!("invalid"), json!("valid"))
+        );
     }
 }

@@ -192,6 +192,7 @@ mod tests {
             graph: "built-in".into(),
             cores: 1,
             elements: Vec::new(),
+            ipsec: Vec::new(),
             per_core: Vec::new(),
             cluster: None,
         };

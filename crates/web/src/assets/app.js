@@ -230,7 +230,7 @@ async function lookup(q) {
     if (!j.routes.length) { out.appendChild(el("p", {}, "no route")); return; }
     const t = el("table", { id: "lookup-table" });
     const head = el("tr");
-    for (const h of ["", "network", "from", "next hop", "AS path", "local pref", "MED", "communities"])
+    for (const h of ["", "network", "from", "next hop", "AS path", "local pref", "MED", "communities", "RPKI", "ASPA"])
       head.appendChild(el("th", {}, h));
     t.appendChild(head);
     for (const rt of j.routes) {
@@ -243,6 +243,9 @@ async function lookup(q) {
       tr.appendChild(el("td", {}, rt.bgp.local_pref == null ? "" : rt.bgp.local_pref));
       tr.appendChild(el("td", {}, rt.bgp.med == null ? "" : rt.bgp.med));
       tr.appendChild(el("td", {}, rt.bgp.communities.map(c => "(" + c.join(",") + ")").join(" ")));
+      // Origin validation and ASPA with [rpki]; "-" where not verified.
+      tr.appendChild(el("td", { class: "rpki" }, rt.rpki || "-"));
+      tr.appendChild(el("td", { class: "aspa" }, rt.aspa || "-"));
       t.appendChild(tr);
     }
     out.appendChild(t);
