@@ -10,8 +10,8 @@
 //! neighbors = ["bird-red"]  # routes learned from these neighbours; or: table = "main"
 //! tickets = 300             # CPU share, relative to the other VRs (1..=1000000)
 //! granularity_us = 100      # G: the longest run (one scheduler per core: same in every VR)
-//! batch = 8                 # B_i: packets before the VR is eligible (1..=4096, default 1)
-//! delay_us = 1000           # D_i: eligible anyway after this wait (default 0)
+//! batch = 8                 # B_i: packets before the VR is eligible (1..=256, default 1)
+//! delay_us = 1000           # D_i: eligible anyway after this wait (needed with batch > 1)
 //! ```
 //!
 //! Routing tables: tesserad has one Loc-RIB and no VRFs, so a VR's FIB is
@@ -86,7 +86,8 @@ pub struct Vr {
     /// `granularity_us`: G, the longest run in microseconds, 1..=1000000
     /// (default 100).
     pub granularity_us: u32,
-    /// `batch`: B_i, 1..=4096 (default 1: no batch threshold).
+    /// `batch`: B_i, 1..=256 (default 1: no batch threshold); above 1 it
+    /// needs `delay_us` > 0.
     pub batch: u16,
     /// `delay_us`: D_i in microseconds, 0..=1000000 (default 0).
     pub delay_us: u32,
@@ -229,16 +230,26 @@ fn one(c: &Ctx<'_>, at: &str, r: &RawVr, ifaces: &[&str], neighbors: &[&str]) ->
             ))
         }
     };
+    // A graph input holds at most 256 packets (pkt::MAX_BATCH): a larger
+    // threshold could never be reached.
     let batch = match r.batch {
         None => 1,
-        Some(b @ 1..=4096) => b as u16,
-        Some(b) => return Err(c.err(&path("batch"), format!("{b}: batch is 1..=4096"))),
+        Some(b @ 1..=256) => b as u16,
+        Some(b) => return Err(c.err(&path("batch"), format!("{b}: batch is 1..=256"))),
     };
     let delay_us = match r.delay_us {
         None => 0,
         Some(d @ 0..=1_000_000) => d,
         Some(d) => return Err(c.err(&path("delay_us"), format!("{d}: delay_us is 0..=1000000"))),
     };
+    if batch > 1 && delay_us == 0 {
+        // With D_i = 0 a VR is eligible as soon as it holds one packet,
+        // so the batch threshold would do nothing.
+        return Err(c.err(
+            &path("batch"),
+            format!("batch = {batch} needs delay_us > 0 (D_i): with delay_us = 0 the VR is eligible at once and batch has no effect"),
+        ));
+    }
     Ok(Vr {
         name: r.name.clone(),
         matches,
@@ -434,7 +445,12 @@ mod tests {
             (
                 "[[dataplane.vr]]\nname = \"b\"\nvlan = 11\ntable = \"main\"\nbatch = 0\n",
                 "dataplane.vr[1].batch",
-                "1..=4096",
+                "1..=256",
+            ),
+            (
+                "[[dataplane.vr]]\nname = \"b\"\nvlan = 11\ntable = \"main\"\nbatch = 8\n",
+                "dataplane.vr[1].batch",
+                "needs delay_us > 0",
             ),
         ] {
             let e = parse(&format!("{vr}{body}")).expect_err(body);

@@ -277,7 +277,7 @@ fn run(mode: Mode, c_ns: f64) -> Row {
                 (now_sent.1 - last_sent.0 .1) as f64 / dt,
             ));
             last_sent = (now_sent, t_ns);
-            next_sample += SAMPLE;
+            next_sample = t + SAMPLE;
         }
         if at_overload.is_none() && t >= NORMAL + Duration::from_millis(100) {
             let sent_v = (0..n).map(|i| sent(&s, i)).collect();

@@ -277,3 +277,66 @@ fn a_preempted_run_is_not_charged_in_full() {
     assert!(sa.charged.max(sb.charged) < 10_000_000, "{sa:?} {sb:?}");
     assert!(sa.runs.abs_diff(sb.runs) <= 4, "{sa:?} {sb:?}");
 }
+
+#[test]
+fn virtual_time_never_goes_back() {
+    // A router that stayed active with an old, low pass (throttled below
+    // its batch) runs late; a router that rejoins after it must start
+    // from the current virtual time, not from that old pass, or it would
+    // run alone for as long as the credit it was wrongly given.
+    let mk = |frames: Vec<Vec<u8>>, cycling: bool| {
+        let cfg = "in0 :: FromDevice(eth0); in0 -> Counter -> ToDevice(eth0);";
+        let mut env = Env::new();
+        let g = Graph::from_str(cfg, "t.click", &mut env, Pool::new(1024)).unwrap();
+        let dev = if cycling {
+            MemDevice::cycling("eth0", frames)
+        } else {
+            MemDevice::new("eth0", frames).with_tx_mode(pkt::TxMode::Discard)
+        };
+        Runner::new(g, vec![dev], 32).unwrap()
+    };
+    let mut s = VrScheduler::new(8, Charge::Packets);
+    let throttled = VrConfig {
+        tickets: 100,
+        batch: 16,
+        delay_ns: u64::MAX,
+    };
+    let plain = VrConfig {
+        tickets: 100,
+        ..VrConfig::default()
+    };
+    let a = s.add(mk(frames_to(1, 16), false), throttled);
+    let b = s.add(mk(frames_to(2, 16), true), plain);
+    let c = s.add(mk(Vec::new(), false), plain);
+    assert!(s.step());
+    assert_eq!(s.stats(a).unwrap().runs, 1, "a ran first (tie, index 0)");
+    // a keeps 5 packets (below its batch: active, not eligible) while b
+    // runs alone and virtual time moves on.
+    for f in frames_to(1, 5) {
+        s.runner_mut(a).unwrap().devices_mut()[0].inject(f);
+    }
+    for _ in 0..100 {
+        assert!(s.step());
+    }
+    assert_eq!(s.stats(a).unwrap().runs, 1);
+    // a reaches its batch and runs with its old pass; then c rejoins.
+    for f in frames_to(1, 11) {
+        s.runner_mut(a).unwrap().devices_mut()[0].inject(f);
+    }
+    assert!(s.step());
+    assert_eq!(s.stats(a).unwrap().runs, 2);
+    for _ in 0..100 {
+        for f in frames_to(3, 32) {
+            s.runner_mut(c).unwrap().devices_mut()[0].inject(f);
+        }
+    }
+    let b0 = s.stats(b).unwrap().runs;
+    for _ in 0..20 {
+        assert!(s.step());
+    }
+    let (rb, rc) = (s.stats(b).unwrap().runs - b0, s.stats(c).unwrap().runs);
+    assert!(
+        rb >= 8 && rc >= 8,
+        "b {rb} and c {rc} runs of 20: they alternate"
+    );
+}

@@ -13,9 +13,17 @@
 //! packets as possible within G") and is charged for what it used: CPU
 //! time (the default) or packets.
 //!
+//! Time comes from the caller's clock ([`VrScheduler::with_clock`]; the
+//! wall clock by default): on a shared core, pass the thread's CPU clock so
+//! that time the thread was preempted is charged to no router. A run is
+//! charged at most 2 G + 50 us for the same reason.
+//!
 //! Limits: one core per scheduler (run one per core); the throttle looks at
 //! packets already received into the router's graph inputs, so a router
-//! waiting for its batch still receives (cheaply) every round.
+//! waiting for its batch still receives every round. That scan of every
+//! router on every decision is most of the switch cost (about 1 us for 17
+//! routers, docs/BENCHMARKS.md "Virtual routers"); a ready list fed by
+//! the devices would cut it.
 
 use std::time::Instant;
 
