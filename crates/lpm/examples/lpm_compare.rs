@@ -154,30 +154,11 @@ fn run_v6(mut routes: common::Routes6, out: &Path) {
     let t0 = Instant::now();
     let t = Poptrie6::from_routes(routes.iter().copied()).expect("build");
     let build = t0.elapsed();
-    // One-by-one inserts, ours and the old structure: an IPv6 update
-    // rebuilds its /18's subtree, whose first level is now a group of 256
-    // nodes.
-    let t0 = Instant::now();
-    let mut inc = Poptrie6::new();
-    for &(p, nh) in &routes {
-        inc.insert(p, nh).expect("insert");
-    }
-    let inc_build = t0.elapsed();
-    drop(inc);
-    let t0 = Instant::now();
-    let mut inc = baseline::Poptrie6::new();
-    for &(p, nh) in &routes {
-        inc.insert(p, nh).expect("insert");
-    }
-    let old_inc_build = t0.elapsed();
-    drop(inc);
     let m = t.memory();
     println!(
-        "table=v6 routes={} build_ms={:.0} incremental_build_ms={:.0} old_incremental_build_ms={:.0}",
+        "table=v6 routes={} build_ms={:.0}",
         t.len(),
-        build.as_secs_f64() * 1e3,
-        inc_build.as_secs_f64() * 1e3,
-        old_inc_build.as_secs_f64() * 1e3
+        build.as_secs_f64() * 1e3
     );
     println!(
         "lookup_bytes={} live_node_bytes={} live_leaf_bytes={} control_bytes={}",

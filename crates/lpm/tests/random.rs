@@ -209,3 +209,51 @@ fn refused_next_hop_leaves_the_table_unchanged() {
     assert_eq!(t6.lookup(0), Some(NextHop(3)));
     assert_eq!(t6.lookup(1), Some(NextHop(1)));
 }
+
+/// A batch (what `publish` applies) with a refused next hop in it: the
+/// other changes apply, the refusal is reported, and the table equals one
+/// built by applying the same changes one by one.
+#[test]
+fn refused_next_hop_in_a_batch_skips_only_that_change() {
+    use lpm::publish::Delta;
+    let p24 = |a: u32| Prefix4::new(a, 24).expect("valid");
+    let deltas = [
+        Delta::Insert(Prefix4::new(0x0a00_0000, 8).expect("valid"), NextHop(1)),
+        Delta::Insert(p24(0x0a01_0200), NextHop(2)),
+        Delta::Insert(p24(0x0a01_0300), NextHop(NextHop::MAX_VALID + 1)),
+        Delta::Insert(p24(0x0a01_0300), NextHop(4)),
+        Delta::Insert(p24(0x0a01_0200), NextHop(NextHop::MAX_VALID + 1)),
+        Delta::Remove(p24(0x0a01_0400)),
+        Delta::Insert(Prefix4::new(0x0a01_0280, 25).expect("valid"), NextHop(5)),
+    ];
+    let mut batched = Poptrie4::new();
+    assert_eq!(
+        batched.apply_all(&deltas),
+        Err(lpm::LpmError::NextHopTooLarge)
+    );
+    let mut single = Poptrie4::new();
+    for d in &deltas {
+        let _ = match *d {
+            Delta::Insert(p, nh) => single.insert(p, nh).map(|_| ()),
+            Delta::Remove(p) => {
+                single.remove(p);
+                Ok(())
+            }
+        };
+    }
+    assert_eq!(batched.len(), 4);
+    assert_eq!(batched.len(), single.len());
+    for a in [
+        0x0a00_0001,
+        0x0a01_0201,
+        0x0a01_0281,
+        0x0a01_0301,
+        0x0a01_0401,
+    ] {
+        assert_eq!(batched.lookup(a), single.lookup(a), "{a:x}");
+    }
+    assert_eq!(batched.lookup(0x0a01_0201), Some(NextHop(2)));
+    assert_eq!(batched.lookup(0x0a01_0281), Some(NextHop(5)));
+    assert_eq!(batched.lookup(0x0a01_0301), Some(NextHop(4)));
+    assert_eq!(batched.lookup(0x0a01_0401), Some(NextHop(1)));
+}
