@@ -494,7 +494,7 @@ fn churn_timeline_chart(rep: &BenchReport, case: &str) -> Option<plot::LineChart
         "seconds since the churn began",
         "per second",
     );
-    let mut any = false;
+    let mut sent = None;
     for d in &rep.duts {
         let first = rep
             .runs
@@ -502,20 +502,15 @@ fn churn_timeline_chart(rep: &BenchReport, case: &str) -> Option<plot::LineChart
             .filter(|m| m.case == case && &m.dut == d)
             .find_map(|m| m.churn.as_ref().filter(|c| !c.timeline.is_empty()));
         if let Some(ch) = first {
-            if !any {
-                c = c.series(
-                    "UPDATEs sent",
-                    ch.timeline.iter().map(|p| (p.0, p.1)).collect(),
-                );
-            }
+            sent.get_or_insert_with(|| ch.timeline.iter().map(|p| (p.0, p.1)).collect());
             c = c.series(
                 &format!("{d}: prefix changes received per monitor"),
                 ch.timeline.iter().map(|p| (p.0, p.2)).collect(),
             );
-            any = true;
         }
     }
-    any.then_some(c)
+    // Last, so that each DUT keeps the colour it has in the CDF.
+    sent.map(|s| c.series("UPDATEs sent by the generator", s))
 }
 
 /// Writes every output file into `out` (created if needed).
