@@ -463,7 +463,7 @@ pub fn churn_md(rep: &BenchReport) -> String {
 fn latency_cdf_chart(rep: &BenchReport, case: &str) -> Option<plot::LineChart> {
     let mut c = plot::LineChart::new(
         &format!("UPDATE in to out latency CDF: {case}"),
-        "latency, ms",
+        "latency, log10 ms (-1 = 0.1 ms, 0 = 1 ms, 1 = 10 ms, 2 = 100 ms, 3 = 1 s)",
         "fraction of prefix changes",
     );
     let mut any = false;
@@ -474,7 +474,13 @@ fn latency_cdf_chart(rep: &BenchReport, case: &str) -> Option<plot::LineChart> {
             .filter(|m| m.case == case && &m.dut == d)
             .find_map(|m| m.churn.as_ref().filter(|c| !c.cdf.is_empty()));
         if let Some(ch) = first {
-            c = c.series(d, ch.cdf.clone());
+            // A log axis: the tail (seconds) would squash the body (ms).
+            let pts = ch
+                .cdf
+                .iter()
+                .map(|&(ms, f)| (ms.max(0.001).log10(), f))
+                .collect();
+            c = c.series(d, pts);
             any = true;
         }
     }
@@ -488,7 +494,7 @@ fn churn_timeline_chart(rep: &BenchReport, case: &str) -> Option<plot::LineChart
         "seconds since the churn began",
         "per second",
     );
-    let mut any = false;
+    let mut sent = None;
     for d in &rep.duts {
         let first = rep
             .runs
@@ -496,20 +502,15 @@ fn churn_timeline_chart(rep: &BenchReport, case: &str) -> Option<plot::LineChart
             .filter(|m| m.case == case && &m.dut == d)
             .find_map(|m| m.churn.as_ref().filter(|c| !c.timeline.is_empty()));
         if let Some(ch) = first {
-            if !any {
-                c = c.series(
-                    "UPDATEs sent",
-                    ch.timeline.iter().map(|p| (p.0, p.1)).collect(),
-                );
-            }
+            sent.get_or_insert_with(|| ch.timeline.iter().map(|p| (p.0, p.1)).collect());
             c = c.series(
                 &format!("{d}: prefix changes received per monitor"),
                 ch.timeline.iter().map(|p| (p.0, p.2)).collect(),
             );
-            any = true;
         }
     }
-    any.then_some(c)
+    // Last, so that each DUT keeps the colour it has in the CDF.
+    sent.map(|s| c.series("UPDATEs sent by the generator", s))
 }
 
 /// Writes every output file into `out` (created if needed).
@@ -577,6 +578,46 @@ mod tests {
             baseline_rss_kib: Some(1024),
             churn: None,
         }
+    }
+
+    #[test]
+    fn churn_runs_get_a_table_a_cdf_and_a_timeline() {
+        let mut run = m("h", "bird", 1, Some(0.5));
+        run.churn = Some(ChurnStats {
+            monitors: 2,
+            updates_sent: 10,
+            samples: 3,
+            p50_ms: Some(1.0),
+            p99_ms: Some(2.0),
+            max_ms: Some(3.0),
+            cdf: vec![(1.0, 0.5), (3.0, 1.0)],
+            keepalive_s: Some(3.0),
+            max_gap_s: 1.5,
+            timeline: vec![(0.0, 10.0, 5.0)],
+            ..ChurnStats::default()
+        });
+        let rep = BenchReport {
+            cases: vec![("h".into(), "churn".into())],
+            duts: vec!["bird".into()],
+            runs: vec![run],
+            ..BenchReport::default()
+        };
+        let md = churn_md(&rep);
+        assert!(
+            md.contains("| h | bird | 1 | - | 10 | 3 | 1.00 | 2.00 | 3.0 | 3 | 1.50 | 0 |"),
+            "{md}"
+        );
+        let cdf = latency_cdf_chart(&rep, "h")
+            .map(|c| c.series)
+            .unwrap_or_default();
+        assert_eq!(cdf.len(), 1);
+        assert_eq!(cdf[0].points[0], (0.0, 0.5), "log10 of 1 ms");
+        let tl = churn_timeline_chart(&rep, "h")
+            .map(|c| c.series)
+            .unwrap_or_default();
+        assert_eq!(tl.len(), 2, "sent, and received per monitor");
+        assert!(churn_md(&BenchReport::default()).is_empty());
+        assert!(latency_cdf_chart(&BenchReport::default(), "h").is_none());
     }
 
     #[test]
