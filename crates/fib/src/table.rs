@@ -9,7 +9,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use base::{Prefix4, Prefix6};
-use lpm::publish::Absorb;
+use lpm::publish::{Absorb, Delta};
 use lpm::{Lpm, LpmError, LpmMut, NextHop, Poptrie4, Poptrie6};
 
 /// Where packets of a next hop go.
@@ -79,6 +79,10 @@ pub struct FibTables {
     /// Next-hop groups by `id - GROUP_BASE`: member adjacencies.
     groups: Vec<Option<Arc<[NextHop]>>>,
     neigh: HashMap<IpAddr, [u8; 6]>,
+    /// Scratch of [`Absorb::absorb_all`]: a batch's IPv4 and IPv6 route
+    /// changes (empty between batches; kept for their allocations).
+    batch4: Vec<Delta<Prefix4>>,
+    batch6: Vec<Delta<Prefix6>>,
 }
 
 impl FibTables {
@@ -211,6 +215,47 @@ impl Absorb<FibDelta> for FibTables {
             }
             FibDelta::SetGroup(..) | FibDelta::ClearGroup(_) => Ok(()),
         }
+    }
+
+    /// Applies a batch with the result of [`FibTables::absorb`] on each
+    /// change in order, but hands the IPv4 and the IPv6 route changes to
+    /// their tables as one batch each ([`LpmMut::apply_all`]: the Poptrie
+    /// sorts them by slot and rebuilds each touched subtree once). Routes,
+    /// adjacencies, groups and neighbours are disjoint parts that no change
+    /// reads across, so adjacency, group and neighbour changes in order,
+    /// then each family's route changes in order, leave the same tables;
+    /// readers see none of it before the whole batch is published. The
+    /// same changes are refused; when refusals fall in more than one part,
+    /// the error returned is that of the adjacency/group/neighbour part,
+    /// else IPv4's, else IPv6's (not necessarily the earliest in the batch).
+    fn absorb_all(&mut self, ds: &[FibDelta]) -> Result<(), LpmError> {
+        let mut v4 = std::mem::take(&mut self.batch4);
+        let mut v6 = std::mem::take(&mut self.batch6);
+        let mut r = Ok(());
+        for d in ds {
+            match *d {
+                FibDelta::Insert4(p, nh) => v4.push(Delta::Insert(p, nh)),
+                FibDelta::Remove4(p) => v4.push(Delta::Remove(p)),
+                FibDelta::Insert6(p, nh) => v6.push(Delta::Insert(p, nh)),
+                FibDelta::Remove6(p) => v6.push(Delta::Remove(p)),
+                _ => {
+                    if let Err(e) = self.absorb(d) {
+                        r = r.and(Err(e));
+                    }
+                }
+            }
+        }
+        if !v4.is_empty() {
+            r = r.and(self.v4.apply_all(&v4));
+        }
+        if !v6.is_empty() {
+            r = r.and(self.v6.apply_all(&v6));
+        }
+        v4.clear();
+        v6.clear();
+        self.batch4 = v4;
+        self.batch6 = v6;
+        r
     }
 }
 
