@@ -9,9 +9,13 @@
 //! packet lost to an update: the target is zero of them at >= 1M changes/s.
 //!
 //! Baselines in the same run: the writer alone (no reader) and the worker
-//! alone (no churn). `cargo bench -p fib --bench churn` (env `SECS`:
-//! seconds per phase, default 3; `BATCH`: changes per publication,
-//! default 4096). Prints one result block on stdout.
+//! alone (no churn), and each writer phase twice: publications through
+//! `FibTables::absorb_all` (the batched path the daemon takes: each
+//! family's route changes handed to the Poptrie as one batch) and through
+//! `FibTables::absorb` one delta at a time (the path before it).
+//! `cargo bench -p fib --bench churn` (env `SECS`: seconds per phase,
+//! default 3; `BATCH`: changes per publication, default 4096). Prints one
+//! result block on stdout.
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::PathBuf;
@@ -24,7 +28,7 @@ use fib::dataplane::{Engine, GraphPort, GraphWorker, LoopConfig, WorkerCounters}
 use fib::{Change, Fib, FibTables, PortSpec};
 use io::rss::spsc;
 use io::IoError;
-use lpm::publish::{left_right, Writer};
+use lpm::publish::{left_right, Absorb, Writer};
 use mrt::{Body, MrtReader};
 use pkt::{Batch, DevStats, Device, Pool};
 
@@ -184,6 +188,15 @@ fn thread_cpu() -> f64 {
     t.tv_sec as f64 + t.tv_nsec as f64 / 1e9
 }
 
+/// How a publication applies its deltas to each copy.
+#[derive(Copy, Clone, PartialEq)]
+enum Apply {
+    /// `Writer::publish`: `FibTables::absorb_all`, batched.
+    Batched,
+    /// `FibTables::absorb` on each delta in order (the path before).
+    OneByOne,
+}
+
 /// Moves the whole table to the other gateway, `batch` changes per
 /// publication, until `secs` pass (whole rounds are not required).
 fn churn(
@@ -193,6 +206,7 @@ fn churn(
     batch: usize,
     secs: f64,
     round: &mut u64,
+    how: Apply,
 ) -> Churned {
     let mut changes = 0u64;
     let mut publishes = 0u64;
@@ -212,7 +226,14 @@ fn churn(
             }));
             fib.apply(&cs);
             fib.drain_deltas_into(&mut deltas);
-            w.publish(&deltas).expect("publish");
+            match how {
+                Apply::Batched => w.publish(&deltas).expect("publish"),
+                Apply::OneByOne => w.publish_with(|t| {
+                    for d in &deltas {
+                        t.absorb(d).expect("absorb");
+                    }
+                }),
+            }
             deltas.clear();
             changes += cs.len() as u64;
             publishes += 1;
@@ -321,20 +342,58 @@ fn main() {
         .collect();
 
     let mut round = 0u64;
-    // Baseline 1: the writer alone.
-    let alone = churn(&mut fib, &mut w, &table, batch, secs, &mut round);
+    // Baseline 1: the writer alone, both paths.
+    let alone = churn(
+        &mut fib,
+        &mut w,
+        &table,
+        batch,
+        secs,
+        &mut round,
+        Apply::Batched,
+    );
+    let alone1 = churn(
+        &mut fib,
+        &mut w,
+        &table,
+        batch,
+        secs,
+        &mut round,
+        Apply::OneByOne,
+    );
     // Baseline 2: the worker alone.
     let stop = Arc::new(AtomicBool::new(false));
     let h = spawn_worker(&w, info.clone(), frames.clone(), Arc::clone(&stop));
     std::thread::sleep(Duration::from_secs_f64(secs));
     stop.store(true, Ordering::Relaxed);
     let idle = h.join().expect("worker");
-    // Both at once.
+    // Both at once, each path.
     let stop = Arc::new(AtomicBool::new(false));
-    let h = spawn_worker(&w, info, frames.clone(), Arc::clone(&stop));
-    let both = churn(&mut fib, &mut w, &table, batch, secs, &mut round);
+    let h = spawn_worker(&w, info.clone(), frames.clone(), Arc::clone(&stop));
+    let both = churn(
+        &mut fib,
+        &mut w,
+        &table,
+        batch,
+        secs,
+        &mut round,
+        Apply::Batched,
+    );
     stop.store(true, Ordering::Relaxed);
     let fwd = h.join().expect("worker");
+    let stop = Arc::new(AtomicBool::new(false));
+    let h = spawn_worker(&w, info, frames.clone(), Arc::clone(&stop));
+    let both1 = churn(
+        &mut fib,
+        &mut w,
+        &table,
+        batch,
+        secs,
+        &mut round,
+        Apply::OneByOne,
+    );
+    stop.store(true, Ordering::Relaxed);
+    let fwd1 = h.join().expect("worker");
 
     let lost = |f: &Fwd| f.c.no_route + f.c.unresolved + f.c.hairpin + f.c.tx_full;
     let rate = |c: &Churned| c.changes as f64 / c.secs;
@@ -346,23 +405,30 @@ fn main() {
         table.len(),
         frames.len()
     );
+    for (name, a, b) in [("batched", &alone, &both), ("one by one", &alone1, &both1)] {
+        println!(
+            "writer alone ({name}):    {:.2} M changes/s wall, {:.2} M per CPU-second ({} changes, {} publications, {:.2} s)",
+            rate(a) / 1e6,
+            cpu_rate(a) / 1e6,
+            a.changes,
+            a.publishes,
+            a.secs
+        );
+        println!(
+            "writer + worker ({name}): {:.2} M changes/s wall = {:.2}x alone, {:.2} M per CPU-second = {:.2}x alone ({} changes, {} publications, {:.2} s)",
+            rate(b) / 1e6,
+            rate(b) / rate(a),
+            cpu_rate(b) / 1e6,
+            cpu_rate(b) / cpu_rate(a),
+            b.changes,
+            b.publishes,
+            b.secs
+        );
+    }
     println!(
-        "writer alone:      {:.2} M changes/s wall, {:.2} M per CPU-second ({} changes, {} publications, {:.2} s)",
-        rate(&alone) / 1e6,
-        cpu_rate(&alone) / 1e6,
-        alone.changes,
-        alone.publishes,
-        alone.secs
-    );
-    println!(
-        "writer + worker:   {:.2} M changes/s wall = {:.2}x alone, {:.2} M per CPU-second = {:.2}x alone ({} changes, {} publications, {:.2} s)",
-        rate(&both) / 1e6,
-        rate(&both) / rate(&alone),
-        cpu_rate(&both) / 1e6,
-        cpu_rate(&both) / cpu_rate(&alone),
-        both.changes,
-        both.publishes,
-        both.secs
+        "batched / one by one, per CPU-second: writer alone {:.2}x, writer + worker {:.2}x",
+        cpu_rate(&alone) / cpu_rate(&alone1),
+        cpu_rate(&both) / cpu_rate(&both1)
     );
     println!(
         "worker alone:      {:.2} Mpps forwarded, {:.1} ns CPU/packet, lost {} (to G1 {}, to G2 {})",
@@ -372,23 +438,28 @@ fn main() {
         idle.to_g1,
         idle.to_g2
     );
-    println!(
-        "worker + churn:    {:.2} Mpps forwarded = {:.2}x alone, {:.1} ns CPU/packet = {:.2}x alone, lost to updates {} (no_route {}, unresolved {}), to G1 {}, to G2 {}, read sections {}",
-        pps(&fwd) / 1e6,
-        pps(&fwd) / pps(&idle),
-        ns_pkt(&fwd),
-        ns_pkt(&fwd) / ns_pkt(&idle),
-        lost(&fwd),
-        fwd.c.no_route,
-        fwd.c.unresolved,
-        fwd.to_g1,
-        fwd.to_g2,
-        fwd.c.sections
+    for (name, f) in [("batched", &fwd), ("one by one", &fwd1)] {
+        println!(
+            "worker + churn ({name}): {:.2} Mpps forwarded = {:.2}x alone, {:.1} ns CPU/packet = {:.2}x alone, lost to updates {} (no_route {}, unresolved {}), to G1 {}, to G2 {}, read sections {}",
+            pps(f) / 1e6,
+            pps(f) / pps(&idle),
+            ns_pkt(f),
+            ns_pkt(f) / ns_pkt(&idle),
+            lost(f),
+            f.c.no_route,
+            f.c.unresolved,
+            f.to_g1,
+            f.to_g2,
+            f.c.sections
+        );
+    }
+    assert_eq!(
+        lost(&idle) + lost(&fwd) + lost(&fwd1),
+        0,
+        "packets lost to FIB updates"
     );
-    assert_eq!(lost(&idle) + lost(&fwd), 0, "packets lost to FIB updates");
-    assert_eq!(fwd.c.forwarded, fwd.c.rx, "every frame forwarded");
-    assert!(
-        fwd.to_g1 > 0 && fwd.to_g2 > 0,
-        "the worker saw the table move"
-    );
+    for f in [&fwd, &fwd1] {
+        assert_eq!(f.c.forwarded, f.c.rx, "every frame forwarded");
+        assert!(f.to_g1 > 0 && f.to_g2 > 0, "the worker saw the table move");
+    }
 }
