@@ -14,8 +14,9 @@
 //! family's route changes handed to the Poptrie as one batch) and through
 //! `FibTables::absorb` one delta at a time (the path before it).
 //! `cargo bench -p fib --bench churn` (env `SECS`: seconds per phase,
-//! default 3; `BATCH`: changes per publication, default 4096). Prints one
-//! result block on stdout.
+//! default 3; `BATCH`: changes per publication, default 4096;
+//! `ONE_BY_ONE_FIRST=1` runs the one-by-one phase of each pair first, to
+//! see order effects). Prints one result block on stdout.
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::PathBuf;
@@ -342,25 +343,26 @@ fn main() {
         .collect();
 
     let mut round = 0u64;
-    // Baseline 1: the writer alone, both paths.
-    let alone = churn(
-        &mut fib,
-        &mut w,
-        &table,
-        batch,
-        secs,
-        &mut round,
-        Apply::Batched,
-    );
-    let alone1 = churn(
-        &mut fib,
-        &mut w,
-        &table,
-        batch,
-        secs,
-        &mut round,
-        Apply::OneByOne,
-    );
+    // Baseline 1: the writer alone, both paths (env ONE_BY_ONE_FIRST=1
+    // swaps the order of each pair).
+    let swap = std::env::var("ONE_BY_ONE_FIRST").is_ok_and(|v| v == "1");
+    let order = if swap {
+        [Apply::OneByOne, Apply::Batched]
+    } else {
+        [Apply::Batched, Apply::OneByOne]
+    };
+    let mut alone_runs = Vec::new();
+    for how in order {
+        alone_runs.push(churn(
+            &mut fib, &mut w, &table, batch, secs, &mut round, how,
+        ));
+    }
+    if swap {
+        alone_runs.reverse();
+    }
+    let (Some(alone1), Some(alone)) = (alone_runs.pop(), alone_runs.pop()) else {
+        unreachable!("two runs")
+    };
     // Baseline 2: the worker alone.
     let stop = Arc::new(AtomicBool::new(false));
     let h = spawn_worker(&w, info.clone(), frames.clone(), Arc::clone(&stop));
@@ -368,32 +370,20 @@ fn main() {
     stop.store(true, Ordering::Relaxed);
     let idle = h.join().expect("worker");
     // Both at once, each path.
-    let stop = Arc::new(AtomicBool::new(false));
-    let h = spawn_worker(&w, info.clone(), frames.clone(), Arc::clone(&stop));
-    let both = churn(
-        &mut fib,
-        &mut w,
-        &table,
-        batch,
-        secs,
-        &mut round,
-        Apply::Batched,
-    );
-    stop.store(true, Ordering::Relaxed);
-    let fwd = h.join().expect("worker");
-    let stop = Arc::new(AtomicBool::new(false));
-    let h = spawn_worker(&w, info, frames.clone(), Arc::clone(&stop));
-    let both1 = churn(
-        &mut fib,
-        &mut w,
-        &table,
-        batch,
-        secs,
-        &mut round,
-        Apply::OneByOne,
-    );
-    stop.store(true, Ordering::Relaxed);
-    let fwd1 = h.join().expect("worker");
+    let mut runs = Vec::new();
+    for how in order {
+        let stop = Arc::new(AtomicBool::new(false));
+        let h = spawn_worker(&w, info.clone(), frames.clone(), Arc::clone(&stop));
+        let c = churn(&mut fib, &mut w, &table, batch, secs, &mut round, how);
+        stop.store(true, Ordering::Relaxed);
+        runs.push((c, h.join().expect("worker")));
+    }
+    if swap {
+        runs.reverse();
+    }
+    let (Some((both1, fwd1)), Some((both, fwd))) = (runs.pop(), runs.pop()) else {
+        unreachable!("two runs")
+    };
 
     let lost = |f: &Fwd| f.c.no_route + f.c.unresolved + f.c.hairpin + f.c.tx_full;
     let rate = |c: &Churned| c.changes as f64 / c.secs;
@@ -401,9 +391,10 @@ fn main() {
     let pps = |f: &Fwd| f.c.forwarded as f64 / f.secs;
     let ns_pkt = |f: &Fwd| f.cpu * 1e9 / f.c.forwarded.max(1) as f64;
     println!(
-        "fib churn: {} IPv4 routes ({REAL_V4}), loaded in {load:.2} s; batch {batch} changes/publication; {} destinations",
+        "fib churn: {} IPv4 routes ({REAL_V4}), loaded in {load:.2} s; batch {batch} changes/publication; {} destinations; {} first",
         table.len(),
-        frames.len()
+        frames.len(),
+        if swap { "one by one" } else { "batched" }
     );
     for (name, a, b) in [("batched", &alone, &both), ("one by one", &alone1, &both1)] {
         println!(
