@@ -47,11 +47,11 @@ fn named() -> PolicyRef {
     )
 }
 
-/// 64 /24s in 198.18.0.0/16, `half` of them in the upper /17.
+/// `n` /24s in 198.18.0.0/16 from the `first`th on, alternately in the
+/// lower and the upper /17 (which the named policy rejects).
 fn table(first: u32, n: u32) -> Vec<Prefix> {
     (first..first + n)
         .map(|i| {
-            // Alternate halves: i even low, odd high.
             let third = (i / 2) + if i % 2 == 1 { 128 } else { 0 };
             prefix(&format!("198.18.{third}.0/24"))
         })

@@ -68,8 +68,9 @@ impl RibShard {
         Some((policy.export_group(to)?, ebgp))
     }
 
-    /// Puts `to` in the group its key names, or takes it out of one whose
-    /// key is no longer its own (see the module docs). ADD-PATH peers and
+    /// Puts `to` in the group its key names, moving it out of one whose
+    /// key is no longer its own (what it was sent comes along as its
+    /// overrides; see the module docs). ADD-PATH peers and
     /// peers without an Adj-RIB-Out are left alone.
     pub(crate) fn sync_group<E: ExportPolicy + ?Sized>(&mut self, to: PeerId, policy: &E) {
         let key = self.group_key(to, policy);
