@@ -40,10 +40,6 @@ pub(crate) struct BestOut {
 }
 
 impl BestOut {
-    /// Nothing advertised (withdrawals may still be queued).
-    pub(crate) fn sent_is_empty(&self) -> bool {
-        self.sent_len() == 0
-    }
     fn sent_len(&self) -> usize {
         self.sent.len() + self.member.map_or(0, |m| m.advertised)
     }
@@ -115,7 +111,7 @@ pub(crate) struct Sent {
 }
 
 impl Sent {
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.v4.len() + self.v6.len()
     }
     fn heap_bytes(&self) -> usize {

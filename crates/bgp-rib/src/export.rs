@@ -82,7 +82,15 @@ impl RibShard {
             let Some(Some(g)) = self.groups.get(gi) else {
                 continue;
             };
-            let idle = g.is_empty() && g.members.iter().flatten().all(|m| policy.rejects_all(*m));
+            // Nothing to send and nothing sent: neither in the group's
+            // table nor in a member's overrides (a member that moved here
+            // keeps what it was sent there until it is corrected).
+            let idle = g.is_empty()
+                && g.members.iter().flatten().all(|m| {
+                    policy.rejects_all(*m)
+                        && matches!(self.peer_state(*m).and_then(|p| p.out.as_ref()),
+                            Some(AdjOut::Best(o)) if o.sent.len() == 0)
+                });
             if idle {
                 continue;
             }

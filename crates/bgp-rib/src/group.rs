@@ -17,11 +17,15 @@
 //! * Each member keeps its own pending set and drains at its own pace
 //!   (pull export, ADR 0004); a drain reads the entry at drain time, as
 //!   a private peer's reads its `sent` table.
-//! * A peer joins a group when its Adj-RIB-Out is empty (nothing sent,
-//!   nothing pending: a new session) and its key names the group. When
-//!   its key changes (a policy change, a reconfigured peer) it leaves:
-//!   its bits become a private table of what it was sent, which the next
-//!   export corrects; the other members see nothing.
+//! * A peer is in the group its key names: a new session joins with an
+//!   empty Adj-RIB-Out. When its key changes (a policy change on reload, a
+//!   reconfigured peer) it moves at once: its bits become overrides of
+//!   what it was sent (its private table) and it joins the group of its
+//!   new key (or founds one) with no bit set. The following full export
+//!   ([`RibShard::export_full`], which the reload runs) folds each override
+//!   whose set equals the new group's entry into its bit and queues only
+//!   the prefixes where what it was sent differs, as a route refresh out
+//!   would; the other members of both groups see nothing.
 //! * An export round computes a group's set for each changed prefix once
 //!   (asking the policy on behalf of a member that is not the route's
 //!   source) and then only flips bits and queues the prefix for the
@@ -64,8 +68,9 @@ impl RibShard {
         Some((policy.export_group(to)?, ebgp))
     }
 
-    /// Puts `to` in the group its key names, or takes it out of one whose
-    /// key is no longer its own (see the module docs). ADD-PATH peers and
+    /// Puts `to` in the group its key names, moving it out of one whose
+    /// key is no longer its own (what it was sent comes along as its
+    /// overrides; see the module docs). ADD-PATH peers and
     /// peers without an Adj-RIB-Out are left alone.
     pub(crate) fn sync_group<E: ExportPolicy + ?Sized>(&mut self, to: PeerId, policy: &E) {
         let key = self.group_key(to, policy);
@@ -84,30 +89,37 @@ impl RibShard {
                     for h in released {
                         self.interner.release(h);
                     }
+                    if let Some(k) = key {
+                        self.join_group(to, k);
+                    }
                 }
             }
             None if out.solo.is_some() => {
                 // A lone peer of its key whose key changed: its private
-                // table simply stops standing for a group.
+                // table stops standing for the old key and moves to the
+                // new one.
                 if out.solo != key {
                     if let Some(Some(st)) = self.peers.get_mut(to.0 as usize) {
                         if let Some(AdjOut::Best(out)) = st.out.as_mut() {
                             out.solo = None;
                         }
                     }
+                    if let Some(k) = key {
+                        self.join_group(to, k);
+                    }
                 }
             }
             None => {
                 if let Some(k) = key {
-                    if out.sent_is_empty() && out.pending.len() == 0 {
-                        self.join_group(to, k);
-                    }
+                    self.join_group(to, k);
                 }
             }
         }
     }
 
-    /// Puts `to` (empty, no group) in a group of `key`: one with room, or
+    /// Puts `to` (no group; what it was sent, if anything, is its private
+    /// table, which stays as its overrides with no bit set) in a group of
+    /// `key`: one with room, or
     /// a new one with the peer that was alone with that key (its private
     /// table becomes the group's), or, when it is the first, nowhere yet:
     /// it keeps its private table (a lone peer's 12-byte slots, where a

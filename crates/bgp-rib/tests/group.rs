@@ -435,8 +435,9 @@ fn peers_with_one_key_share_a_table() {
     assert_eq!(s.peer_counts(PeerId(0)).unwrap().advertised, 0);
     assert_eq!(s.peer_counts(PeerId(1)).unwrap().advertised, 1000);
     assert_eq!(s.pending_updates(PeerId(3)), 1000);
-    // Peer 1 changes policy: it leaves with what it was sent, and the
-    // others see nothing.
+    // Peer 1 changes policy: it moves to the key of its new policy with
+    // what it was sent (alone there: a private table), and the others see
+    // nothing.
     for i in 0..PEERS {
         s.drain_updates(PeerId(i));
     }
