@@ -40,6 +40,11 @@ pub(crate) struct BestOut {
 }
 
 impl BestOut {
+    /// Entries of its own (overrides of its group's table, or the whole
+    /// table of a peer in no group).
+    pub(crate) fn has_private(&self) -> bool {
+        self.sent.len() > 0
+    }
     fn sent_len(&self) -> usize {
         self.sent.len() + self.member.map_or(0, |m| m.advertised)
     }
@@ -111,7 +116,7 @@ pub(crate) struct Sent {
 }
 
 impl Sent {
-    pub(crate) fn len(&self) -> usize {
+    fn len(&self) -> usize {
         self.v4.len() + self.v6.len()
     }
     fn heap_bytes(&self) -> usize {

@@ -89,7 +89,7 @@ impl RibShard {
                 && g.members.iter().flatten().all(|m| {
                     policy.rejects_all(*m)
                         && matches!(self.peer_state(*m).and_then(|p| p.out.as_ref()),
-                            Some(AdjOut::Best(o)) if o.sent.len() == 0)
+                            Some(AdjOut::Best(o)) if !o.has_private())
                 });
             if idle {
                 continue;

@@ -258,15 +258,8 @@ impl Output<'_> {
 
     #[inline]
     fn apply(&mut self, v: Verdict, p: Packet, keep: &mut Batch) {
-        match v.0 {
-            u16::MAX => {
-                let _ = keep.push(p);
-            }
-            x if x >= Verdict::DROP => {
-                let r = usize::from(x) & (DropReason::SLOTS - 1);
-                self.stats.drops[r] += 1;
-            }
-            port => self.push(port, p),
+        if let Some(p) = self.emit(v, p) {
+            let _ = keep.push(p);
         }
     }
 

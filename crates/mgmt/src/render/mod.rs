@@ -112,12 +112,6 @@ pub fn render_dataplane(out: &mut String, d: &crate::proto::DataplaneInfo) {
             "Packets", "Bytes"
         );
         for a in &d.ipsec {
-            let drops: Vec<String> = a
-                .drops
-                .iter()
-                .filter(|(_, n)| **n > 0)
-                .map(|(k, n)| format!("{k}={n}"))
-                .collect();
             let _ = writeln!(
                 out,
                 "{:<12} {:<3} {:<12} {:>12} {:>14}  {}",
@@ -126,7 +120,7 @@ pub fn render_dataplane(out: &mut String, d: &crate::proto::DataplaneInfo) {
                 a.element,
                 a.packets,
                 a.bytes,
-                drops.join(" ")
+                nonzero(&a.drops)
             );
         }
     }
@@ -162,21 +156,25 @@ pub fn render_dataplane(out: &mut String, d: &crate::proto::DataplaneInfo) {
         "Core", "Received", "Sent"
     );
     for c in &d.per_core {
-        let drops: Vec<String> = c
-            .drops
-            .iter()
-            .filter(|(_, n)| **n > 0)
-            .map(|(k, n)| format!("{k}={n}"))
-            .collect();
         let _ = writeln!(
             out,
             "{:<6} {:>14} {:>14}  {}",
             c.core,
             c.rx,
             c.tx,
-            drops.join(" ")
+            nonzero(&c.drops)
         );
     }
+}
+
+/// The counters of `m` above zero, as `name=N` separated by spaces.
+fn nonzero(m: &std::collections::BTreeMap<String, u64>) -> String {
+    let v: Vec<String> = m
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(k, n)| format!("{k}={n}"))
+        .collect();
+    v.join(" ")
 }
 
 /// `show bmp`: one line per collector.
