@@ -297,10 +297,12 @@ impl NicBalance {
                 ("TX", v) => s.tx = v.to_string(),
                 ("RX", v) => s.rx = words(v),
                 ("QUEUES", v) => s.queues = words(v),
-                ("QTHRESHOLD", v) => s.qthreshold = num(i, v)?.min(u64::from(u32::MAX)) as u32,
-                ("QSTABILITY", v) => s.qstability = num(i, v)?.min(16) as u32,
-                ("INTERVAL", v) => s.interval = num(i, v)?.clamp(1, 1 << 20) as u32,
-                ("SUSPEND", v) => s.suspend = num(i, v)?.clamp(1, 1 << 20) as u32,
+                ("QTHRESHOLD", v) => {
+                    s.params.qthreshold = num(i, v)?.min(u64::from(u32::MAX)) as u32
+                }
+                ("QSTABILITY", v) => s.params.qstability = num(i, v)?.min(16) as u32,
+                ("INTERVAL", v) => s.params.interval = num(i, v)?.clamp(1, 1 << 20) as u32,
+                ("SUSPEND", v) => s.params.suspend = num(i, v)?.clamp(1, 1 << 20) as u32,
                 ("RTHRESHOLD", v) => {
                     let r: Vec<f64> = v
                         .split_whitespace()
@@ -309,8 +311,8 @@ impl NicBalance {
                         .map_err(|_| BuildError::arg(i, "RTHRESHOLD needs two numbers"))?;
                     match r.as_slice() {
                         [lo, hi] if lo.is_finite() && hi.is_finite() && lo < hi && *lo >= 0.0 => {
-                            s.min_ratio = *lo;
-                            s.max_ratio = *hi;
+                            s.params.min_ratio = *lo;
+                            s.params.max_ratio = *hi;
                         }
                         _ => return Err(BuildError::arg(i, "RTHRESHOLD MIN MAX with MIN < MAX")),
                     }

@@ -1163,12 +1163,7 @@ fn slow_port_run(balance: bool) -> (u64, u64, Vec<fib::dataplane::ElementCounter
     let groups = [fib::dataplane::BalanceGroup {
         name: "g".into(),
         ports: vec![0, 1],
-        qthreshold: 100,
-        qstability: 3,
-        min_ratio: 1.3,
-        max_ratio: 1.6,
-        interval: 16,
-        suspend: 1024,
+        params: fib::dataplane::BalanceParams::default(),
     }];
     let mut g = GraphWorker::with_graph(
         &ports,

@@ -26,16 +26,10 @@ pub const MAX_TICKETS: u32 = 1024;
 /// Tickets added back after a poll that returned packets.
 pub const TICKET_STEP: u32 = 16;
 
-/// One correlation: a transmitter, its upstream queues, its correlated
-/// receivers, and the thresholds. Names are element names in the graph.
-#[derive(Clone, Debug, PartialEq)]
-pub struct BalanceSpec {
-    /// The ToDevice element.
-    pub tx: String,
-    /// The correlated FromDevice elements.
-    pub rx: Vec<String>,
-    /// The queues feeding the transmitter (elements with a queue length).
-    pub queues: Vec<String>,
+/// The thresholds of one correlation (seed 004 §4.4.3): what an operator
+/// sets, in a `NICBalance(...)` element or a `[[dataplane.port_group]]`.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct BalanceParams {
     /// Congested when the EWMA queue length exceeds this.
     pub qthreshold: u32,
     /// EWMA weight `2^-qstability` (§4.4.3 QSTABILITY).
@@ -57,13 +51,10 @@ pub struct BalanceSpec {
     pub suspend: u32,
 }
 
-impl Default for BalanceSpec {
+impl Default for BalanceParams {
     /// The example of §4.4.3: threshold 100, stability 3, ratios 1.3/1.6.
     fn default() -> Self {
-        BalanceSpec {
-            tx: String::new(),
-            rx: Vec::new(),
-            queues: Vec::new(),
+        BalanceParams {
             qthreshold: 100,
             qstability: 3,
             min_ratio: 1.3,
@@ -72,6 +63,45 @@ impl Default for BalanceSpec {
             suspend: 1024,
         }
     }
+}
+
+impl BalanceParams {
+    /// Whether the ratios are usable: finite, and `0 <= min < max`.
+    pub fn ratios_ok(&self) -> bool {
+        self.min_ratio.is_finite()
+            && self.max_ratio.is_finite()
+            && self.min_ratio >= 0.0
+            && self.min_ratio < self.max_ratio
+    }
+
+    /// The keyword arguments of a `NICBalance(...)` element that give
+    /// these parameters (`QTHRESHOLD .., QSTABILITY .., RTHRESHOLD min
+    /// max, INTERVAL .., SUSPEND ..`).
+    pub fn element_args(&self) -> String {
+        format!(
+            "QTHRESHOLD {}, QSTABILITY {}, RTHRESHOLD {} {}, INTERVAL {}, SUSPEND {}",
+            self.qthreshold,
+            self.qstability,
+            self.min_ratio,
+            self.max_ratio,
+            self.interval,
+            self.suspend
+        )
+    }
+}
+
+/// One correlation: a transmitter, its upstream queues, its correlated
+/// receivers, and the thresholds. Names are element names in the graph.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BalanceSpec {
+    /// The ToDevice element.
+    pub tx: String,
+    /// The correlated FromDevice elements.
+    pub rx: Vec<String>,
+    /// The queues feeding the transmitter (elements with a queue length).
+    pub queues: Vec<String>,
+    /// The thresholds.
+    pub params: BalanceParams,
 }
 
 /// What one evaluation decided for one receiver.
@@ -87,7 +117,7 @@ pub enum Action {
 
 /// The decision of §4.7 for one receiver: `ratio` is receive/transmit
 /// rate, `tickets` its current tickets.
-pub fn decide(spec: &BalanceSpec, ratio: f64, tickets: u32) -> Action {
+pub fn decide(spec: &BalanceParams, ratio: f64, tickets: u32) -> Action {
     if ratio > spec.max_ratio {
         Action::Suspend
     } else if ratio > spec.min_ratio {
@@ -132,7 +162,7 @@ mod tests {
 
     #[test]
     fn decisions_follow_the_thresholds() {
-        let s = BalanceSpec::default();
+        let s = BalanceParams::default();
         assert_eq!(decide(&s, 1.0, 1024), Action::Keep);
         assert_eq!(decide(&s, 1.3, 1024), Action::Keep);
         // Just past half-way: shift by 5.

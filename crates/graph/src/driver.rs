@@ -327,7 +327,7 @@ impl<E: Element, D: Device> Runner<E, D> {
         for bi in 0..self.balances.len() {
             let bal = &mut self.balances[bi];
             bal.since += 1;
-            if bal.since < bal.spec.interval.max(1) {
+            if bal.since < bal.spec.params.interval.max(1) {
                 continue;
             }
             bal.since = 0;
@@ -339,7 +339,7 @@ impl<E: Element, D: Device> Runner<E, D> {
                 .filter_map(|&q| self.graph.element(q).and_then(Element::queue_len))
                 .map(|l| l as u64)
                 .sum();
-            bal.ema = ewma(bal.ema, total / n, bal.spec.qstability);
+            bal.ema = ewma(bal.ema, total / n, bal.spec.params.qstability);
             bal.stats.qema = bal.ema >> 8;
             let sent = self.tx.get(bal.tx).map_or(0, |t| t.count);
             // Congested: the EWMA (§4.7) and the queues now both above
@@ -347,7 +347,7 @@ impl<E: Element, D: Device> Runner<E, D> {
             // evaluations; acting on it alone keeps receivers off while
             // the transmitter runs dry (measured: a third of a slow
             // port's rate lost, crates/fib/tests/graph_engine.rs).
-            let thr = u64::from(bal.spec.qthreshold);
+            let thr = u64::from(bal.spec.params.qthreshold);
             if (bal.ema >> 8) > thr && total / n > thr {
                 bal.stats.congested += 1;
                 for &ri in &bal.rx {
@@ -355,14 +355,14 @@ impl<E: Element, D: Device> Runner<E, D> {
                         continue;
                     };
                     let ratio = r.count as f64 / sent.max(1) as f64;
-                    match decide(&bal.spec, ratio, r.tickets) {
+                    match decide(&bal.spec.params, ratio, r.tickets) {
                         Action::Keep => {}
                         Action::Lower(t) => {
                             r.tickets = t;
                             bal.stats.lowered += 1;
                         }
                         Action::Suspend => {
-                            r.suspended = bal.spec.suspend;
+                            r.suspended = bal.spec.params.suspend;
                             r.suspended_by = bi;
                             bal.stats.suspended += 1;
                         }

@@ -39,7 +39,7 @@ pub mod lang;
 pub mod vr;
 pub mod vr_class;
 
-pub use balance::{BalanceSpec, BalanceStats};
+pub use balance::{BalanceParams, BalanceSpec, BalanceStats};
 pub use driver::{BindError, Runner, RunnerStats, RxState};
 pub use element::{
     slot_name, BuildError, DeviceRole, DropReason, ElemStats, Element, Factory, Output, PortKind,

@@ -178,12 +178,14 @@ fn balance_groups(d: &config::Dataplane) -> Vec<dataplane::BalanceGroup> {
                     .iter()
                     .filter_map(|n| d.interfaces.iter().position(|i| &i.name == n))
                     .collect(),
-                qthreshold: p.qthreshold,
-                qstability: p.qstability,
-                min_ratio: p.min_ratio,
-                max_ratio: p.max_ratio,
-                interval: p.interval,
-                suspend: p.suspend,
+                params: dataplane::BalanceParams {
+                    qthreshold: p.qthreshold,
+                    qstability: p.qstability,
+                    min_ratio: p.min_ratio,
+                    max_ratio: p.max_ratio,
+                    interval: p.interval,
+                    suspend: p.suspend,
+                },
             })
         })
         .collect()

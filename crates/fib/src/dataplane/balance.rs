@@ -30,18 +30,8 @@ pub struct BalanceGroup {
     pub name: String,
     /// Its ports, as indices into the dataplane's ports.
     pub ports: Vec<usize>,
-    /// Congested above this EWMA queue length (packets).
-    pub qthreshold: u32,
-    /// EWMA weight `2^-qstability`.
-    pub qstability: u32,
-    /// Receive/transmit ratio above which tickets are cut.
-    pub min_ratio: f64,
-    /// Ratio above which the receiver is suspended.
-    pub max_ratio: f64,
-    /// Polls between evaluations.
-    pub interval: u32,
-    /// Polls a suspended receiver stays off.
-    pub suspend: u32,
+    /// Its thresholds.
+    pub params: graph::BalanceParams,
 }
 
 // The ratios are finite (the config validates them): equality is total.
@@ -61,11 +51,7 @@ pub fn check(groups: &[BalanceGroup], ports: usize) -> Result<(), &'static str> 
                 Some(s) => *s = true,
             }
         }
-        if !(g.min_ratio.is_finite()
-            && g.max_ratio.is_finite()
-            && g.min_ratio >= 0.0
-            && g.min_ratio < g.max_ratio)
-        {
+        if !g.params.ratios_ok() {
             return Err("NICBalance ratios must satisfy 0 <= min < max");
         }
     }
@@ -81,15 +67,9 @@ pub fn balance_config(groups: &[BalanceGroup]) -> String {
         for i in &grp.ports {
             let _ = writeln!(
                 s,
-                "nb{g}_{i} :: NICBalance(TX out{i}, RX {}, QUEUES out{i}, QTHRESHOLD {}, \
-                 QSTABILITY {}, RTHRESHOLD {} {}, INTERVAL {}, SUSPEND {});",
+                "nb{g}_{i} :: NICBalance(TX out{i}, RX {}, QUEUES out{i}, {});",
                 rx.join(" "),
-                grp.qthreshold,
-                grp.qstability,
-                grp.min_ratio,
-                grp.max_ratio,
-                grp.interval,
-                grp.suspend
+                grp.params.element_args()
             );
         }
     }
@@ -104,12 +84,11 @@ mod tests {
         BalanceGroup {
             name: "g".into(),
             ports,
-            qthreshold: 100,
-            qstability: 3,
-            min_ratio: 1.3,
-            max_ratio: 1.6,
-            interval: 16,
-            suspend: 8,
+            params: graph::BalanceParams {
+                interval: 16,
+                suspend: 8,
+                ..Default::default()
+            },
         }
     }
 
@@ -131,7 +110,7 @@ mod tests {
         assert!(check(&[group(vec![0]), group(vec![0])], 2).is_err());
         assert!(check(&[group(vec![])], 2).is_err());
         let mut g = group(vec![0]);
-        g.max_ratio = 1.0;
+        g.params.max_ratio = 1.0;
         assert!(check(&[g], 2).is_err());
     }
 }

@@ -56,6 +56,7 @@ pub use common::{
     ElementCounters, Engine, FabricCc, FabricConfig, GraphText, IpsecConfig, IpsecCounters,
     IpsecSa, Learned, LoopConfig, PortInfo, WorkerCounters,
 };
+pub use graph::BalanceParams;
 pub use graph_engine::{check_graph, GraphPort, GraphWorker, LiveTable, Swap, WorkerLink};
 
 /// What a worker thread needs besides its sockets.
