@@ -2,8 +2,10 @@
 //! RFC 826, Neighbor Discovery for IPv6 per RFC 4861) and the Ethernet
 //! header rewrite of forwarded packets.
 
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::net::IpAddr;
+use std::rc::Rc;
 
 use graph::{Arg, BuildError, DropReason, Output, Verdict};
 use pkt::checksum;
@@ -87,6 +89,46 @@ pub struct EtherRewrite {
     control_in: u64,
     /// Neighbours shared with other cores, if the program set it.
     share: Option<Box<dyn NeighShare>>,
+    /// The resolved IPv4 neighbours, for an `Ip4Forward(REWRITE ...)`.
+    resolved: Rc<Resolved4>,
+}
+
+/// The resolved IPv4 neighbours of one [`EtherRewrite`] and its MAC,
+/// shared with an `Ip4Forward(..., REWRITE name)` of the same graph (one
+/// core: `Rc`, no lock), which then writes the Ethernet header of the
+/// packets it forwards to a resolved gateway itself, in its own pass,
+/// exactly as the EtherRewrite would ([`rewrite`]), and hands the rest
+/// (unresolved: ARP and the hold queue) to the EtherRewrite. The
+/// EtherRewrite keeps it current: it is rewritten whenever an IPv4
+/// neighbour gets or changes its MAC (learned, configured, or found
+/// through [`NeighShare`]), never on the packet path.
+#[derive(Debug, Default)]
+pub struct Resolved4 {
+    mac: Mac,
+    entries: RefCell<Vec<([u8; 4], Mac)>>,
+    last: Cell<usize>,
+}
+
+impl Resolved4 {
+    /// The MAC of IPv4 neighbour `a` (network order), if resolved.
+    #[inline]
+    pub(crate) fn get(&self, a: [u8; 4]) -> Option<Mac> {
+        let e = self.entries.try_borrow().ok()?;
+        let last = self.last.get();
+        if let Some(&(x, m)) = e.get(last) {
+            if x == a {
+                return Some(m);
+            }
+        }
+        let i = e.iter().position(|(x, _)| *x == a)?;
+        self.last.set(i);
+        e.get(i).map(|&(_, m)| m)
+    }
+    /// The EtherRewrite's own MAC (the source of rewritten frames).
+    #[inline]
+    pub(crate) fn mac(&self) -> Mac {
+        self.mac
+    }
 }
 
 /// Neighbours shared beyond one element, e.g. between the cores of a
@@ -140,6 +182,7 @@ impl EtherRewrite {
             replies: 0,
             control_in: 0,
             share: None,
+            resolved: Rc::default(),
         };
         let mut have_mac = false;
         for (i, a) in each(args) {
@@ -177,7 +220,31 @@ impl EtherRewrite {
         }
         e.held = VecDeque::with_capacity(e.hold_cap);
         e.table.reserve(MAX_NEIGH.saturating_sub(e.table.len()));
+        e.resolved = Rc::new(Resolved4 {
+            mac: e.mac,
+            ..Resolved4::default()
+        });
+        e.sync_resolved();
         Ok(e)
+    }
+
+    /// The resolved IPv4 neighbours, shared (see [`Resolved4`]).
+    pub fn resolved(&self) -> Rc<Resolved4> {
+        Rc::clone(&self.resolved)
+    }
+
+    /// Rewrites [`Resolved4`] from the table (after an IPv4 neighbour got
+    /// or changed its MAC; off the packet path).
+    fn sync_resolved(&mut self) {
+        let Ok(mut e) = self.resolved.entries.try_borrow_mut() else {
+            return;
+        };
+        e.clear();
+        e.extend(self.table.iter().filter(|n| !n.v6).filter_map(|n| {
+            n.mac
+                .map(|m| ([n.addr[0], n.addr[1], n.addr[2], n.addr[3]], m))
+        }));
+        self.resolved.last.set(0);
     }
 
     /// Shares learned neighbours through `s` (see [`NeighShare`]).
@@ -203,6 +270,7 @@ impl EtherRewrite {
             Some(x) => *x = n,
             None => self.table.push(n),
         }
+        self.sync_resolved();
     }
 
     /// The MAC learned or configured for `addr`.
@@ -271,6 +339,7 @@ impl EtherRewrite {
             if let Some(s) = self.share.as_mut() {
                 s.learned(ip_of(&addr, v6), m);
             }
+            self.sync_resolved();
         }
         self.release(out);
     }
@@ -307,6 +376,7 @@ impl EtherRewrite {
                 // Another core learned it: no request needed.
                 n.mac = Some(m);
                 n.tries = 0;
+                self.sync_resolved();
                 self.release(out);
                 return;
             }
@@ -604,7 +674,7 @@ impl EtherRewrite {
 /// Writes the Ethernet header for the next hop `dst` from `mine`,
 /// removing a VLAN tag (the frame leaves untagged).
 #[inline]
-fn rewrite(p: &mut Packet, dst: Mac, mine: Mac) -> Result<(), DropReason> {
+pub(crate) fn rewrite(p: &mut Packet, dst: Mac, mine: Mac) -> Result<(), DropReason> {
     let l2 = parse_l2(p.data()).map_err(|_| BAD_ETHER)?;
     if l2.l3 == 18 {
         p.pull_front(4).map_err(|_| BAD_ETHER)?;

@@ -12,11 +12,17 @@
 //! Ip4Lookup [i], Ip6Lookup [i] -> [0] rw<i> -> out<i> :: ToDevice(<interface i>)
 //! ```
 //!
-//! With [`Engine::Fast`], each port's classifier checks the IPv4 header
+//! By default ([`Engine::Auto`], unless IPsec or the cluster fabric is
+//! configured: see [`Engine::fuses`]) and with [`Engine::Fast`], each
+//! port's classifier checks the IPv4 header
 //! itself (`ip checked`: one parse) and its IPv4 goes to one fused
 //! `Ip4Forward` (TTL and lookup over a batch, reading the same live
-//! table as `Ip4Lookup`) instead of `CheckIpHeader`; packets for the
-//! router, local destinations and TTL <= 1 leave it for the branch above.
+//! table as `Ip4Lookup`, and the MAC rewrite for gateways the port's
+//! EtherRewrite has resolved, whose neighbour table it shares: those
+//! packets go straight to the port's ToDevice) instead of
+//! `CheckIpHeader`; packets for the router, local destinations and TTL
+//! <= 1 leave it for the branch above, unresolved gateways for the
+//! EtherRewrite.
 //!
 //! Echo replies and ICMP time-exceeded errors (RFC 1812 §5.3.1, RFC 4443
 //! §3.3, from the arrival port's address) go back into the lookup and
@@ -327,8 +333,8 @@ fn family(
 }
 
 /// The graph config of one core for `ports`, whose devices are named
-/// `devs` (in port order, so `anno.in_port` is the port index). With
-/// [`Engine::Fast`], each port's classifier checks the IPv4 header
+/// `devs` (in port order, so `anno.in_port` is the port index). When
+/// the engine fuses ([`Engine::fuses`]: by default), each port's classifier checks the IPv4 header
 /// (`Classifier(..., ip checked, ...)`, the header parsed once) and IPv4
 /// from every port enters one `Ip4Forward` (table `fib4f`) instead of
 /// `CheckIpHeader`; what it does not forward goes on to the own-address
@@ -455,7 +461,8 @@ fn ipsec_graph(s: &mut String, post: &mut String, ipsec: &IpsecConfig) -> Option
 }
 
 /// [`graph_config_with`] and, with `ipsec`, ESP tunnel mode (see
-/// [`ipsec_graph`]; the engine must be [`Engine::Graph`]).
+/// [`ipsec_graph`]; the engine must not be [`Engine::Fast`], and
+/// [`Engine::Auto`] keeps the unfused chain there).
 pub fn graph_config_ext(
     ports: &[GraphPort],
     devs: &[&str],
@@ -527,13 +534,7 @@ pub fn graph_config_ext(
     } else {
         "head4"
     };
-    let fused = engine == Engine::Fast;
-    if fused {
-        let mut args: Vec<String> = own4.iter().map(|(a, _)| format!("ADDR {a}")).collect();
-        args.push(format!("TABLE fib4f, PORTS {n}"));
-        let _ = writeln!(s, "fwd4 :: Ip4Forward({});", args.join(", "));
-        let _ = writeln!(s, "fwd4 [{n}] -> head4;");
-    }
+    let fused = engine.fuses(ipsec.is_some(), fabric.is_some());
     for (i, (p, dev)) in ports.iter().zip(devs).enumerate() {
         let mut rw = format!("MAC {}, RETRY_MS 200", mac_str(&p.mac));
         for (a, _) in &p.addrs {
@@ -552,10 +553,24 @@ pub fn graph_config_ext(
              rt4 [{i}] -> rw{i}; rt6 [{i}] -> rw{i}; rw{i} -> out{i} :: ToDevice({dev});"
         );
         if fused {
-            let _ = writeln!(s, "c{i} [3] -> fwd4; fwd4 [{i}] -> rw{i};");
+            let _ = writeln!(
+                s,
+                "c{i} [3] -> fwd4; fwd4 [{i}] -> rw{i}; fwd4 [{}] -> out{i};",
+                n + 1 + i
+            );
         } else {
             let _ = writeln!(s, "c{i} [3] -> CheckIpHeader -> {head4};");
         }
+    }
+    if fused {
+        // After the EtherRewrites it shares the resolved neighbours of
+        // (REWRITE): a packet to a resolved gateway is rewritten in the
+        // same pass and goes straight to the port's ToDevice.
+        let mut args: Vec<String> = own4.iter().map(|(a, _)| format!("ADDR {a}")).collect();
+        args.push(format!("TABLE fib4f, PORTS {n}"));
+        args.extend((0..n).map(|i| format!("REWRITE rw{i}")));
+        let _ = writeln!(s, "fwd4 :: Ip4Forward({});", args.join(", "));
+        let _ = writeln!(s, "fwd4 [{n}] -> head4;");
     }
     if let (Some(f), Some(dev)) = (fabric, devs.get(n)) {
         let mode = match f.mode {
@@ -844,8 +859,7 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
             return Err(Some(IoError::Config(super::BALANCE_WITH_GRAPH)));
         }
         super::balance::check(balance, ports.len()).map_err(|e| Some(IoError::Config(e)))?;
-        if ipsec.is_some() && (cfg.engine != Engine::Graph || fabric.is_some() || custom.is_some())
-        {
+        if ipsec.is_some() && (cfg.engine == Engine::Fast || fabric.is_some() || custom.is_some()) {
             return Err(Some(IoError::Config(super::IPSEC_NOT_SUPPORTED)));
         }
         let batch = cfg.batch.validate()?;
