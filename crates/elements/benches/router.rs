@@ -308,9 +308,16 @@ fn thread_cpu() -> f64 {
 fn cpu_table(graphs: &mut [(&str, &mut Runner<AnyElement, MemDevice>)]) {
     const ROUNDS: usize = 7;
     const CPU_POLLS: u64 = 4000;
+    // `ROUTER_ONLY=NAME` measures that graph alone (to `perf record` one
+    // graph: `router --bench none` with it set skips criterion's runs).
+    let only = std::env::var("ROUTER_ONLY").ok();
+    let skip = |name: &str| only.as_deref().is_some_and(|o| o != name);
     let mut res = vec![Vec::with_capacity(ROUNDS); graphs.len()];
     for _ in 0..ROUNDS {
-        for ((_, r), out) in graphs.iter_mut().zip(res.iter_mut()) {
+        for ((name, r), out) in graphs.iter_mut().zip(res.iter_mut()) {
+            if skip(name) {
+                continue;
+            }
             let rx0 = r.stats().rx;
             let c0 = thread_cpu();
             for _ in 0..CPU_POLLS {
@@ -324,6 +331,9 @@ fn cpu_table(graphs: &mut [(&str, &mut Runner<AnyElement, MemDevice>)]) {
         "Mpps per CPU second ({ROUNDS} rounds of {CPU_POLLS} polls of {BURST}, taking turns):"
     );
     for ((name, _), v) in graphs.iter().zip(res.iter_mut()) {
+        if v.is_empty() {
+            continue;
+        }
         let rounds: Vec<String> = v.iter().map(|x| format!("{x:.2}")).collect();
         v.sort_by(f64::total_cmp);
         println!(
