@@ -535,18 +535,41 @@ pub fn graph_config_ext(
         "head4"
     };
     let fused = engine.fuses(ipsec.is_some(), fabric.is_some());
-    for (i, (p, dev)) in ports.iter().zip(devs).enumerate() {
+    let rewrite = |p: &GraphPort| {
         let mut rw = format!("MAC {}, RETRY_MS 200", mac_str(&p.mac));
         for (a, _) in &p.addrs {
             let k = if a.is_ipv4() { "IP" } else { "IP6" };
             let _ = write!(rw, ", {k} {a}");
         }
+        rw
+    };
+    if fused {
+        // The EtherRewrites first, then Ip4Forward, which shares their
+        // resolved neighbours (REWRITE: a packet to a resolved gateway is
+        // rewritten in the same pass and goes straight to the port's
+        // ToDevice), then the ports that connect to both (a name is
+        // declared before a connection uses it).
+        for (i, p) in ports.iter().enumerate() {
+            let _ = writeln!(s, "rw{i} :: EtherRewrite({});", rewrite(p));
+        }
+        let mut args: Vec<String> = own4.iter().map(|(a, _)| format!("ADDR {a}")).collect();
+        args.push(format!("TABLE fib4f, PORTS {n}"));
+        args.extend((0..n).map(|i| format!("REWRITE rw{i}")));
+        let _ = writeln!(s, "fwd4 :: Ip4Forward({});", args.join(", "));
+        let _ = writeln!(s, "fwd4 [{n}] -> head4;");
+    }
+    for (i, (p, dev)) in ports.iter().zip(devs).enumerate() {
+        let rw = if fused {
+            String::new()
+        } else {
+            format!(" rw{i} :: EtherRewrite({});", rewrite(p))
+        };
         // Fused: the classifier checks the IPv4 header (`ip checked`, one
         // parse), and Ip4Forward trusts it.
         let ip = if fused { "ip checked" } else { "ip" };
         let _ = writeln!(
             s,
-            "in{i} :: FromDevice({dev}); rw{i} :: EtherRewrite({rw});\n\
+            "in{i} :: FromDevice({dev});{rw}\n\
              c{i} :: Classifier(arp, ip6 icmp6 54/87, ip6 icmp6 54/88, {ip}, ip6);\n\
              in{i} -> c{i}; c{i} [0] -> [1] rw{i}; c{i} [1] -> [1] rw{i}; c{i} [2] -> [1] rw{i};\n\
              c{i} [4] -> CheckIp6Header -> head6;\n\
@@ -561,16 +584,6 @@ pub fn graph_config_ext(
         } else {
             let _ = writeln!(s, "c{i} [3] -> CheckIpHeader -> {head4};");
         }
-    }
-    if fused {
-        // After the EtherRewrites it shares the resolved neighbours of
-        // (REWRITE): a packet to a resolved gateway is rewritten in the
-        // same pass and goes straight to the port's ToDevice.
-        let mut args: Vec<String> = own4.iter().map(|(a, _)| format!("ADDR {a}")).collect();
-        args.push(format!("TABLE fib4f, PORTS {n}"));
-        args.extend((0..n).map(|i| format!("REWRITE rw{i}")));
-        let _ = writeln!(s, "fwd4 :: Ip4Forward({});", args.join(", "));
-        let _ = writeln!(s, "fwd4 [{n}] -> head4;");
     }
     if let (Some(f), Some(dev)) = (fabric, devs.get(n)) {
         let mode = match f.mode {
