@@ -422,13 +422,13 @@ fn one_pass_rewrite_follows_the_neighbour_table() {
     assert_eq!(fwd.tx, 5);
     // A REWRITE naming no EtherRewrite declared before is an error.
     let bad = cfg.replace("REWRITE rw1", "REWRITE rw9");
-    let e = Graph::<elements::AnyElement>::from_str(
+    let Err(e) = Graph::<elements::AnyElement>::from_str(
         &bad,
         "onepass",
         &mut elements::Env::new(),
         Pool::new(16),
-    )
-    .err()
-    .expect("refused");
+    ) else {
+        panic!("a REWRITE of an unknown element was accepted");
+    };
     assert!(e.to_string().contains("no EtherRewrite 'rw9'"), "{e}");
 }
