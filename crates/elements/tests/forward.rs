@@ -420,6 +420,17 @@ fn one_pass_rewrite_follows_the_neighbour_table() {
     let fwd = r.graph.stats_of("fwd").unwrap();
     assert_eq!(fwd.rx, 5);
     assert_eq!(fwd.tx, 5);
+    // C moves to another MAC (a new reply): the shared table and its
+    // cache follow at once, no packet leaves with the old MAC.
+    const HD: Mac = Mac([2, 0, 0, 0, 0, 0xd]);
+    let rep = build::arp(R1, HD, ARP_REPLY, HD, [10, 2, 0, 3], R1, [10, 2, 0, 1]);
+    r.devices_mut()[1].inject(rep);
+    r.poll();
+    r.devices_mut()[0].inject(to_c(7));
+    r.poll();
+    let moved = r.devices_mut()[1].take_sent();
+    assert_eq!(moved.len(), 1);
+    assert_eq!(&moved[0][0..6], &HD.0, "to C's new MAC");
     // A REWRITE naming no EtherRewrite declared before is an error.
     let bad = cfg.replace("REWRITE rw1", "REWRITE rw9");
     let Err(e) = Graph::<elements::AnyElement>::from_str(
