@@ -421,10 +421,11 @@ pub(crate) fn check_dataplane(
              controllers run on one dataplane core",
         ));
     }
-    if d.engine != crate::DataplaneEngine::Graph {
+    if d.engine == crate::DataplaneEngine::Fast {
         return Err(c.err(
             "dataplane.engine",
-            "not supported yet with [cluster]: the fabric needs engine = \"graph\"",
+            "not supported yet with [cluster]: the fabric keeps the unfused chain (leave engine \
+             unset, or \"graph\")",
         ));
     }
     if d.ipsec.is_some() {

@@ -12,7 +12,7 @@
 //! kernel_metric = 20
 //! kernel_persist = false   # leave the kernel routes in place when tesserad stops
 //! feed_socket = "/run/tessera/feed.sock"   # separate dataplane process
-//! engine = "graph"         # graph (element graph, IPv4 + IPv6) | fast (IPv4 only)
+//! engine = "graph"         # unset: IPv4 fused where equivalent | graph (unfused chain) | fast (fused)
 //! frames = 4096            # AF_XDP UMEM frames per socket (power of two)
 //! graph = "/etc/tessera/dataplane.click"   # the operator's element graph
 //! qdisc = false            # af_packet only: send through the interfaces' qdiscs (tc)
@@ -76,9 +76,14 @@ pub enum DataplaneIo {
 /// The forwarder each worker core runs.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum DataplaneEngine {
-    /// The element graph (IPv4 and IPv6, ICMP errors and echo, ARP/NDP).
+    /// `engine` not set: the built-in graph with IPv4 forwarding fused
+    /// where that is equivalent (not with IPsec or `[cluster]`, which
+    /// keep the unfused chain).
+    Auto,
+    /// `"graph"`: the built-in graph's unfused IPv4 chain.
     Graph,
-    /// The hand-written IPv4-only forwarder.
+    /// `"fast"`: IPv4 forwarding fused (`Ip4Forward`); refused with IPsec
+    /// and `[cluster]`.
     Fast,
 }
 
@@ -122,7 +127,7 @@ pub struct Dataplane {
     pub feed_socket: Option<PathBuf>,
     /// `[[dataplane.interface]]`: the dataplane ports, in file order.
     pub interfaces: Vec<DataplaneInterface>,
-    /// `engine`: "graph" (default) or "fast".
+    /// `engine`: unset (fused where equivalent), "graph" or "fast".
     pub engine: DataplaneEngine,
     /// `frames`: AF_XDP UMEM frames per socket (power of two, 64..=1M;
     /// default 4096).
@@ -189,10 +194,11 @@ pub(crate) fn validate(c: &Ctx<'_>, d: &RawDataplane, neighbors: &[&str]) -> R<D
         Some(n @ 1..=64) => n as u16,
         Some(n) => return Err(c.err("dataplane.cores", format!("{n}: cores is 1..=64"))),
     };
-    let engine = match d.engine.as_deref().unwrap_or("graph") {
-        "graph" => DataplaneEngine::Graph,
-        "fast" => DataplaneEngine::Fast,
-        o => {
+    let engine = match d.engine.as_deref() {
+        None => DataplaneEngine::Auto,
+        Some("graph") => DataplaneEngine::Graph,
+        Some("fast") => DataplaneEngine::Fast,
+        Some(o) => {
             return Err(c.err(
                 "dataplane.engine",
                 format!("{o:?}: expected \"graph\" or \"fast\""),
@@ -296,7 +302,7 @@ pub(crate) fn validate(c: &Ctx<'_>, d: &RawDataplane, neighbors: &[&str]) -> R<D
                      numbers and replay window belong to one core",
                 ));
             }
-            if engine != DataplaneEngine::Graph {
+            if engine == DataplaneEngine::Fast {
                 return Err(c.err(
                     "dataplane.engine",
                     "engine = \"fast\" with [dataplane.ipsec] is not supported yet: the ESP \
@@ -387,7 +393,7 @@ mod tests {
             (super::DataplaneIo::AfXdp, 1, 32, 32)
         );
         assert_eq!(d.kernel, None);
-        assert_eq!((d.engine, d.frames), (super::DataplaneEngine::Graph, 4096));
+        assert_eq!((d.engine, d.frames), (super::DataplaneEngine::Auto, 4096));
         assert_eq!(d.interfaces[0].addresses.len(), 2);
         assert_eq!(
             d.interfaces[0].addresses[0],

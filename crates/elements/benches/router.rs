@@ -15,6 +15,10 @@
 //! (the header check fused into the classifier) -> Ip4Forward (TTL and
 //! lookup in one element) -> EtherRewrite -> ToDevice; `ip4_full_table_64B`
 //! keeps the unfused chain above, for the comparison in the same run.
+//! `ip4_onepass_64B` is tesserad's default built-in graph: the fused path
+//! with the MAC rewrite in Ip4Forward's pass (`REWRITE rw0, REWRITE rw1`:
+//! the resolved neighbours of the EtherRewrites, shared), straight to the
+//! ToDevice.
 //!
 //! Run: `cargo bench -p elements --bench router`.
 
@@ -100,6 +104,23 @@ const FUSED: &str = "
         fwd [1] -> rw1 -> out1;
     ";
 
+/// The one-pass path: Ip4Forward also rewrites the MAC of resolved
+/// neighbours (tesserad's default).
+const ONEPASS: &str = "
+        in0 :: FromDevice(eth0); out0 :: ToDevice(eth0); out1 :: ToDevice(eth1);
+        c :: Classifier(ip checked, -);
+        rw0 :: EtherRewrite(MAC 02:00:00:00:00:01, IP 10.0.1.1,
+                            NEIGH 10.0.1.2 02:00:00:00:01:02, NEIGH 10.0.1.3 02:00:00:00:01:03);
+        rw1 :: EtherRewrite(MAC 02:00:00:00:00:02, IP 10.0.2.1,
+                            NEIGH 10.0.2.2 02:00:00:00:02:02, NEIGH 10.0.2.3 02:00:00:00:02:03);
+        fwd :: Ip4Forward(ADDR 10.0.1.1, ADDR 10.0.2.1, TABLE fib, PORTS 2,
+                          REWRITE rw0, REWRITE rw1);
+        in0 -> c; c [1] -> Discard;
+        c [0] -> fwd; fwd [2] -> Discard;
+        fwd [0] -> rw0 -> out0; fwd [3] -> out0;
+        fwd [1] -> rw1 -> out1; fwd [4] -> out1;
+    ";
+
 fn router(
     prefixes: &[base::Prefix4],
     frames: Vec<Vec<u8>>,
@@ -166,6 +187,10 @@ fn bench(c: &mut Criterion) {
     let mut f = router(&prefixes, fr.clone(), FUSED, Pool::new(4096))
         .map_err(|e| eprintln!("fused graph not built: {e}"))
         .ok();
+    // None before `Ip4Forward(REWRITE ...)` existed.
+    let mut one = router(&prefixes, fr.clone(), ONEPASS, Pool::new(4096))
+        .map_err(|e| eprintln!("one-pass graph not built: {e}"))
+        .ok();
     // The fused graph over 2112-byte buffers: a stride that is not a power
     // of two spreads the packets' headers over the L1 cache's sets (with
     // 2048-byte buffers every header maps to the same few sets). Only
@@ -191,6 +216,9 @@ fn bench(c: &mut Criterion) {
         if let Some(f) = f.as_mut() {
             f.poll();
         }
+        if let Some(f) = one.as_mut() {
+            f.poll();
+        }
     }
     let sent =
         |r: &Runner<AnyElement, MemDevice>| r.devices()[0].stats().tx + r.devices()[1].stats().tx;
@@ -200,12 +228,17 @@ fn bench(c: &mut Criterion) {
         "most packets must be forwarded: {fwd} of {}",
         r.stats().rx
     );
-    if let Some(f) = &f {
+    for f in [&f, &one].into_iter().flatten() {
         assert_eq!(
             (sent(f), f.devices()[1].stats().tx),
             (fwd, r.devices()[1].stats().tx),
-            "the fused graph forwards the same packets to the same ports"
+            "the fused graphs forward the same packets to the same ports"
         );
+    }
+    if let Some(f) = &one {
+        // Every packet was rewritten in Ip4Forward's pass.
+        let rw = |n| f.graph.stats_of(n).map_or(0, |s| s.rx);
+        assert_eq!(rw("rw0") + rw("rw1"), 0, "the EtherRewrites saw no packet");
     }
 
     let mut g = c.benchmark_group("router");
@@ -226,6 +259,15 @@ fn bench(c: &mut Criterion) {
             })
         });
     }
+    if let Some(f) = one.as_mut() {
+        g.bench_function("ip4_onepass_64B", |b| {
+            b.iter(|| {
+                for _ in 0..POLLS {
+                    f.poll();
+                }
+            })
+        });
+    }
     g.bench_function("baseline_device_copy_only", |b| {
         b.iter(|| {
             for _ in 0..POLLS {
@@ -237,6 +279,9 @@ fn bench(c: &mut Criterion) {
     let mut graphs = vec![("chain", &mut r)];
     if let Some(f) = f.as_mut() {
         graphs.push(("fused", f));
+    }
+    if let Some(f) = one.as_mut() {
+        graphs.push(("onepass", f));
     }
     if let Some(f) = f2112.as_mut() {
         graphs.push(("fused2112", f));
@@ -263,9 +308,16 @@ fn thread_cpu() -> f64 {
 fn cpu_table(graphs: &mut [(&str, &mut Runner<AnyElement, MemDevice>)]) {
     const ROUNDS: usize = 7;
     const CPU_POLLS: u64 = 4000;
+    // `ROUTER_ONLY=NAME` measures that graph alone (to `perf record` one
+    // graph: `router --bench none` with it set skips criterion's runs).
+    let only = std::env::var("ROUTER_ONLY").ok();
+    let skip = |name: &str| only.as_deref().is_some_and(|o| o != name);
     let mut res = vec![Vec::with_capacity(ROUNDS); graphs.len()];
     for _ in 0..ROUNDS {
-        for ((_, r), out) in graphs.iter_mut().zip(res.iter_mut()) {
+        for ((name, r), out) in graphs.iter_mut().zip(res.iter_mut()) {
+            if skip(name) {
+                continue;
+            }
             let rx0 = r.stats().rx;
             let c0 = thread_cpu();
             for _ in 0..CPU_POLLS {
@@ -279,6 +331,9 @@ fn cpu_table(graphs: &mut [(&str, &mut Runner<AnyElement, MemDevice>)]) {
         "Mpps per CPU second ({ROUNDS} rounds of {CPU_POLLS} polls of {BURST}, taking turns):"
     );
     for ((name, _), v) in graphs.iter().zip(res.iter_mut()) {
+        if v.is_empty() {
+            continue;
+        }
         let rounds: Vec<String> = v.iter().map(|x| format!("{x:.2}")).collect();
         v.sort_by(f64::total_cmp);
         println!(

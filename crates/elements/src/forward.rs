@@ -1,6 +1,8 @@
 //! Ip4Forward: the IPv4 forwarding path fused into one element (ADR 0003):
-//! header check, the router's own and local destinations, TTL and lookup
-//! over one batch.
+//! header check, the router's own and local destinations, TTL, lookup
+//! and, for resolved neighbours, the MAC rewrite, over one batch.
+
+use std::rc::Rc;
 
 use graph::{Arg, BuildError, DropReason, Output, Verdict};
 use pkt::hdr::ether::{parse_l2, ETH_IPV4};
@@ -9,6 +11,7 @@ use pkt::Batch;
 
 use crate::args::{ip, keyword};
 use crate::lookup::Ip4Lookup;
+use crate::neigh::{rewrite, Resolved4};
 
 /// Ip4Forward's own drop reasons (see `graph::Element::drop_names`). The
 /// first two are the lookup's own, in the lookup's slots: the fused
@@ -42,25 +45,42 @@ const BAD_IP_SOURCE: DropReason = DropReason::own(4);
 /// `Classifier(..., ip checked, ...) -> Ip4Forward` parses each header
 /// once.
 ///
-/// Packets it does not handle leave on the last output, `slow`, with the
-/// header checked (`anno.l3` set) and untouched, for the ordinary chain:
-/// a destination that is one of the `ADDR` addresses, 224.0.0.0/24 or the
-/// limited broadcast (RFC 1812 §5.3.5; echo or discard), or a TTL <= 1
-/// (time exceeded, RFC 1812 §5.3.1).
+/// Packets it does not handle leave on output `slow` (after the lookup's
+/// outputs), with the header checked (`anno.l3` set) and untouched, for
+/// the ordinary chain: a destination that is one of the `ADDR` addresses,
+/// 224.0.0.0/24 or the limited broadcast (RFC 1812 §5.3.5; echo or
+/// discard), or a TTL <= 1 (time exceeded, RFC 1812 §5.3.1).
+///
+/// With `REWRITE name` arguments (the `k`-th for lookup port `k`; each an
+/// `EtherRewrite` declared earlier in the graph), the MAC rewrite joins
+/// the same pass: a packet routed to port `k` whose gateway that
+/// EtherRewrite has resolved gets its Ethernet header written here,
+/// exactly as the EtherRewrite would write it (the neighbour table is
+/// shared, see [`Resolved4`]), and leaves on output `slow + 1 + k`, meant
+/// for the port's ToDevice; the rest leave on port `k` for the
+/// EtherRewrite as before (ARP, hold queue). One element then does the
+/// whole fast path: the header check upstream (`ip checked`), own and
+/// local destinations, TTL, lookup and rewrite, in one pass and one
+/// dispatch.
 ///
 /// * Ports: input 0 (IPv4 Ethernet frames); outputs: the lookup's, then
-///   `slow`.
+///   `slow`, then one per `REWRITE` (rewritten frames).
 /// * Counters: drops `bad_ether`, `bad_ip_header`, `bad_ip_checksum`,
 ///   `bad_ip_source`, `no_route`.
 ///
 /// ```text
-/// fwd :: Ip4Forward(ADDR 10.0.1.1, ADDR 10.0.2.1, TABLE fib4, PORTS 2);
+/// fwd :: Ip4Forward(ADDR 10.0.1.1, ADDR 10.0.2.1, TABLE fib4, PORTS 2,
+///                   REWRITE rw0, REWRITE rw1);
 /// c [0] -> fwd; fwd [0] -> rw0; fwd [1] -> rw1; fwd [2] -> CheckIpHeader -> echo;
+/// fwd [3] -> out0; fwd [4] -> out1; rw0 -> out0; rw1 -> out1;
 /// ```
 pub struct Ip4Forward {
     own: Vec<[u8; 4]>,
     pub(crate) lookup: Ip4Lookup,
     slow: u16,
+    /// Per lookup port (the first ones): its EtherRewrite's resolved
+    /// neighbours.
+    rewrites: Vec<Rc<Resolved4>>,
 }
 
 impl std::fmt::Debug for Ip4Forward {
@@ -69,6 +89,7 @@ impl std::fmt::Debug for Ip4Forward {
             .field("own", &self.own)
             .field("lookup", &self.lookup)
             .field("slow", &self.slow)
+            .field("rewrites", &self.rewrites.len())
             .finish()
     }
 }
@@ -77,8 +98,15 @@ impl Ip4Forward {
     pub(crate) fn new(args: &[Arg], env: &mut crate::Env) -> Result<Self, BuildError> {
         let mut own = Vec::new();
         let mut rest = Vec::new();
+        let mut rewrites = Vec::new();
         for (i, arg) in args.iter().enumerate() {
             match keyword(&arg.text) {
+                ("REWRITE", v) => rewrites.push(env.rewrite(v).ok_or_else(|| {
+                    BuildError::arg(
+                        i,
+                        format!("no EtherRewrite '{v}' declared before this element"),
+                    )
+                })?),
                 ("ADDR", v) => match ip(i, v)? {
                     std::net::IpAddr::V4(x) => own.push(x.octets()),
                     std::net::IpAddr::V6(_) => {
@@ -90,12 +118,23 @@ impl Ip4Forward {
         }
         let lookup = Ip4Lookup::new4(&rest, env)?;
         let slow = lookup.outputs;
-        Ok(Ip4Forward { own, lookup, slow })
+        if rewrites.len() > usize::from(slow) {
+            return Err(BuildError::elem(format!(
+                "{} REWRITE arguments for {slow} lookup ports",
+                rewrites.len()
+            )));
+        }
+        Ok(Ip4Forward {
+            own,
+            lookup,
+            slow,
+            rewrites,
+        })
     }
 
-    /// Output ports: the lookup's and `slow`.
+    /// Output ports: the lookup's, `slow`, and one per `REWRITE`.
     pub(crate) fn outputs(&self) -> u16 {
-        self.slow + 1
+        self.slow + 1 + self.rewrites.len() as u16
     }
 
     #[inline]
@@ -131,13 +170,15 @@ impl Ip4Forward {
 
     #[inline]
     pub(crate) fn process(&mut self, batch: &mut Batch, out: &mut Output<'_>) {
-        let (own, slow) = (&self.own, self.slow);
+        let (own, slow, rewrites) = (&self.own, self.slow, &self.rewrites);
         // Check, local, TTL and the destination in one pass, one batched
         // LPM, and one dispatch: what is forwarded has its TTL decremented;
         // what is not leaves on `slow` (or is dropped) in the same
         // dispatch.
-        self.lookup
-            .run4(batch, out, |p| match Self::check(p.data(), p.anno.l3) {
+        self.lookup.run4(
+            batch,
+            out,
+            |p| match Self::check(p.data(), p.anno.l3) {
                 Ok((l3, dst, ttl)) => {
                     p.anno.l3 = l3;
                     let local = (dst[0] == 224 && dst[1] == 0 && dst[2] == 0)
@@ -159,6 +200,26 @@ impl Ip4Forward {
                     }
                 }
                 Err(r) => Err(Verdict::drop(r)),
-            });
+            },
+            |p, v| {
+                // A resolved gateway on a port with a REWRITE: the
+                // Ethernet header is written here, and the packet goes
+                // straight to the port's device.
+                let Some(k) = v.out_port() else { return v };
+                let Some(r) = rewrites.get(usize::from(k)) else {
+                    return v;
+                };
+                let g = p.anno.gw;
+                match r.get([g[0], g[1], g[2], g[3]]) {
+                    Some(m) => match rewrite(p, m, r.mac()) {
+                        Ok(()) => Verdict::port(slow + 1 + k),
+                        // The rewrite's only failure, a frame it cannot
+                        // parse, counted under this element's name for it.
+                        Err(_) => Verdict::drop(BAD_ETHER),
+                    },
+                    None => v,
+                }
+            },
+        );
     }
 }

@@ -62,7 +62,7 @@ pub use icmp::{
     icmp4_error, icmp6_error, DecIp6HopLimit, DecIpTtl, IcmpEcho, IcmpError, IcmpSrc, SrcAddrs,
 };
 pub use lookup::{Ip4Lookup, Ip6Lookup, NextHopTable, NhEntry, ProvidedTable, Table};
-pub use neigh::{EtherRewrite, NeighShare};
+pub use neigh::{EtherRewrite, NeighShare, Resolved4};
 pub use sched::{NicBalance, Sched, Scheduler};
 
 /// Every element kind.
@@ -377,6 +377,9 @@ pub struct Env {
     tables6: HashMap<String, ProvidedTable<u128>>,
     makers4: HashMap<String, TableMaker<u32>>,
     makers6: HashMap<String, TableMaker<u128>>,
+    /// The EtherRewrites built so far, by element name (for
+    /// `Ip4Forward(REWRITE name)`).
+    rewrites: HashMap<String, std::rc::Rc<Resolved4>>,
 }
 
 /// Makes a table for every lookup that names it (see
@@ -420,6 +423,11 @@ impl Env {
             })
         })
     }
+    /// The resolved neighbours of the EtherRewrite named `name`, declared
+    /// earlier in the graph being built.
+    pub(crate) fn rewrite(&self, name: &str) -> Option<std::rc::Rc<Resolved4>> {
+        self.rewrites.get(name).cloned()
+    }
     /// Provides an IPv6 table under `name`.
     pub fn add_table6(&mut self, name: &str, table: Box<dyn Table<u128>>, nexthops: NextHopTable) {
         self.tables6
@@ -436,7 +444,7 @@ fn no_args(args: &[Arg]) -> Result<(), BuildError> {
 
 impl Factory for Env {
     type Elem = AnyElement;
-    fn build(&mut self, _name: &str, class: &str, args: &[Arg]) -> Result<AnyElement, BuildError> {
+    fn build(&mut self, name: &str, class: &str, args: &[Arg]) -> Result<AnyElement, BuildError> {
         Ok(match class {
             "FromDevice" => AnyElement::FromDevice(FromDevice::new(args)?),
             "ToDevice" => AnyElement::ToDevice(ToDevice::new(args)?),
@@ -453,7 +461,11 @@ impl Factory for Env {
             "DecIp6HopLimit" => AnyElement::DecIp6HopLimit(DecIp6HopLimit::new(args)?),
             "IcmpError" => AnyElement::IcmpError(IcmpError::new(args)?),
             "IcmpEcho" => AnyElement::IcmpEcho(IcmpEcho::new(args)?),
-            "EtherRewrite" => AnyElement::EtherRewrite(EtherRewrite::new(args)?),
+            "EtherRewrite" => {
+                let e = EtherRewrite::new(args)?;
+                self.rewrites.insert(name.to_string(), e.resolved());
+                AnyElement::EtherRewrite(e)
+            }
             "Queue" => AnyElement::Queue(Queue::new(args)?),
             "Counter" => {
                 no_args(args)?;

@@ -282,7 +282,9 @@ impl<A: Copy + Default> Lookup<A> {
     /// (it may also rewrite the packet), or decides the packet itself
     /// (`Err`: a drop, or another output, e.g. Ip4Forward's `slow`);
     /// `bytes` turns an address into the gateway annotation for connected
-    /// routes. Every packet is read once and moved once.
+    /// routes; `post` may change a routed packet's verdict (Ip4Forward's
+    /// MAC rewrite for resolved neighbours). Every packet is read once and
+    /// moved once.
     #[inline]
     fn run(
         &mut self,
@@ -290,6 +292,7 @@ impl<A: Copy + Default> Lookup<A> {
         out: &mut Output<'_>,
         mut pre: impl FnMut(&mut pkt::Packet) -> Result<A, Verdict>,
         bytes: impl Fn(A) -> [u8; 16],
+        mut post: impl FnMut(&mut pkt::Packet, Verdict) -> Verdict,
     ) {
         if batch.len() <= MAX_BATCH {
             // The usual case: one table lookup for the whole batch and one
@@ -329,7 +332,7 @@ impl<A: Copy + Default> Lookup<A> {
                 let Some(&a) = addrs.get(i) else {
                     return Verdict::drop(BAD_IP_HEADER);
                 };
-                route(
+                let v = route(
                     p,
                     a,
                     res.get(i).copied().flatten(),
@@ -338,7 +341,8 @@ impl<A: Copy + Default> Lookup<A> {
                     nh,
                     noroute,
                     &bytes,
-                )
+                );
+                post(p, v)
             });
             return;
         }
@@ -369,7 +373,8 @@ impl<A: Copy + Default> Lookup<A> {
                         let a = self.addrs.get(i).copied().unwrap_or_default();
                         let r = self.res.get(i).copied().flatten();
                         let e = self.ents.get(i).copied().flatten();
-                        route(&mut p, a, r, e, own, &self.nh, self.noroute, &bytes)
+                        let v = route(&mut p, a, r, e, own, &self.nh, self.noroute, &bytes);
+                        post(&mut p, v)
                     }
                 };
                 // Lookups never keep a packet (`route` and `pre` give
@@ -461,23 +466,36 @@ impl Lookup<u32> {
 
     #[inline]
     pub(crate) fn process4(&mut self, batch: &mut Batch, out: &mut Output<'_>) {
-        self.run4(batch, out, |p| dst4(p).ok_or(Verdict::drop(BAD_IP_HEADER)))
+        self.run4(
+            batch,
+            out,
+            |p| dst4(p).ok_or(Verdict::drop(BAD_IP_HEADER)),
+            |_, v| v,
+        )
     }
 
     /// The IPv4 lookup with `pre` reading (or deciding) each packet first
-    /// (see [`Lookup::run`]; Ip4Forward's checks and TTL).
+    /// and `post` changing a routed packet's verdict (see [`Lookup::run`];
+    /// Ip4Forward's checks and TTL, and its MAC rewrite).
     #[inline]
     pub(crate) fn run4(
         &mut self,
         batch: &mut Batch,
         out: &mut Output<'_>,
         pre: impl FnMut(&mut pkt::Packet) -> Result<u32, Verdict>,
+        post: impl FnMut(&mut pkt::Packet, Verdict) -> Verdict,
     ) {
-        self.run(batch, out, pre, |a| {
-            let mut g = [0u8; 16];
-            g[..4].copy_from_slice(&a.to_be_bytes());
-            g
-        })
+        self.run(
+            batch,
+            out,
+            pre,
+            |a| {
+                let mut g = [0u8; 16];
+                g[..4].copy_from_slice(&a.to_be_bytes());
+                g
+            },
+            post,
+        )
     }
 }
 
@@ -517,6 +535,7 @@ impl Lookup<u128> {
                 dst().ok_or(Verdict::drop(BAD_IP_HEADER))
             },
             u128::to_be_bytes,
+            |_, v| v,
         )
     }
 }

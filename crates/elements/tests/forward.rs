@@ -7,9 +7,11 @@
 //!
 //! The property test does the same for random frames (bad headers,
 //! options, TTL 0-2, own, local and unrouted destinations, bad sources,
-//! VLAN tags, IPv6, ARP, truncation, flipped bytes) through three graphs:
-//! the chain, `Classifier(ip) -> Ip4Forward`, and the fully fused
-//! `Classifier(ip checked) -> Ip4Forward` (one header parse).
+//! VLAN tags, IPv6, ARP, truncation, flipped bytes) through four graphs:
+//! the chain, `Classifier(ip) -> Ip4Forward`, the fully fused
+//! `Classifier(ip checked) -> Ip4Forward` (one header parse), and the
+//! one-pass `Ip4Forward(REWRITE ...)` that also rewrites the MAC of
+//! resolved neighbours (tesserad's default built-in graph).
 
 #[path = "support/fused.rs"]
 mod fused;
@@ -80,19 +82,18 @@ fn script() -> Vec<(usize, Vec<u8>)> {
     ]
 }
 
-fn run(fused: bool, batched: bool) -> Outcome {
-    run_frames(
-        if fused { Path::Forward } else { Path::Chain },
-        batched,
-        &script(),
-    )
+fn run(path: Path, batched: bool) -> Outcome {
+    run_frames(path, batched, &script())
 }
 
 #[test]
 fn ip4forward_matches_the_chain_byte_for_byte() {
-    for batched in [true, false] {
-        let (chain_out, chain_drops) = run(false, batched);
-        let (fused_out, fused_drops) = run(true, batched);
+    for (batched, path) in [true, false]
+        .into_iter()
+        .flat_map(|b| FUSED_PATHS.map(|p| (b, p)))
+    {
+        let (chain_out, chain_drops) = run(Path::Chain, batched);
+        let (fused_out, fused_drops) = run(path, batched);
         // The script exercises every branch.
         assert_eq!(
             chain_out[0].len(),
@@ -108,12 +109,18 @@ fn ip4forward_matches_the_chain_byte_for_byte() {
                 f.sort();
                 c.sort();
             }
-            assert_eq!(f.len(), c.len(), "port {k} (batched {batched})");
+            assert_eq!(f.len(), c.len(), "{path:?}: port {k} (batched {batched})");
             for (i, (f, c)) in f.iter().zip(&c).enumerate() {
-                assert_eq!(f, c, "port {k} frame {i} differs (batched {batched})");
+                assert_eq!(
+                    f, c,
+                    "{path:?}: port {k} frame {i} differs (batched {batched})"
+                );
             }
         }
-        assert_eq!(fused_drops, chain_drops, "drops by reason ({batched})");
+        assert_eq!(
+            fused_drops, chain_drops,
+            "{path:?}: drops by reason ({batched})"
+        );
         let get = |n: &str| chain_drops.iter().find(|d| d.0 == n).map_or(0, |d| d.1);
         assert_eq!(get("no_route"), 1);
         assert_eq!(get("bad_ip_checksum"), 1);
@@ -264,7 +271,7 @@ proptest::proptest! {
             .filter(|(_, f)| !f.is_empty())
             .collect();
         let (mut chain_out, chain_drops) = run_frames(Path::Chain, batched, &frames);
-        for path in [Path::Forward, Path::Fused] {
+        for path in FUSED_PATHS {
             let (mut out, drops) = run_frames(path, batched, &frames);
             for k in 0..2 {
                 // Different paths (forwarded, replies, ICMP errors) may meet
@@ -355,4 +362,84 @@ fn fuzz_seeds_forward() {
         1,
         "the first seed frame is forwarded to port 1"
     );
+}
+
+/// The one-pass path shares the EtherRewrite's neighbour table: a packet
+/// to an unresolved gateway goes through the EtherRewrite (ARP request,
+/// hold queue); once the reply is learned, the held packet leaves and the
+/// next ones are rewritten by Ip4Forward itself and go straight to the
+/// device (the EtherRewrite's input sees no more of them), with the same
+/// bytes as the EtherRewrite writes. A bad REWRITE name is refused.
+#[test]
+fn one_pass_rewrite_follows_the_neighbour_table() {
+    use graph::{Graph, Runner};
+    use pkt::hdr::arp::ARP_REPLY;
+    use pkt::{MemDevice, Pool};
+    const HC: Mac = Mac([2, 0, 0, 0, 0, 0xc]);
+    // Port 1's ARP goes to rw1 (the shared graphs discard non-IP).
+    let cfg = config_for(Path::OnePass).replace(
+        "c1 :: Classifier(ip checked, -); c1 [1] -> nonip;",
+        "c1 :: Classifier(ip checked, arp, -); c1 [1] -> [1] rw1; c1 [2] -> nonip;",
+    );
+    assert!(cfg.contains("c1 [1] -> [1] rw1"), "{cfg}");
+    let mut env = elements::Env::new();
+    let g: Graph<elements::AnyElement> =
+        Graph::from_str(&cfg, "onepass", &mut env, Pool::new(256)).expect("graph builds");
+    let devs = vec![MemDevice::new("p0", vec![]), MemDevice::new("p1", vec![])];
+    let mut r = Runner::new(g, devs, 64).expect("runner");
+    // 10.2.0.3 is connected on port 1 and not in the table.
+    let to_c = |n: u8| build::udp4(R0, HA, A4, [10, 2, 0, 3], 64, 1, 2, &[n; 8]);
+    let rw_in = |r: &Runner<elements::AnyElement, MemDevice>| r.graph.stats_of("rw1").unwrap().rx;
+    r.devices_mut()[0].inject(to_c(1));
+    r.poll();
+    let sent = r.devices_mut()[1].take_sent();
+    assert_eq!(sent.len(), 1, "an ARP request, the packet held");
+    assert_eq!(&sent[0][12..14], &[8, 6]);
+    assert_eq!(rw_in(&r), 1, "the packet went to rw1");
+    // The reply: learned, the held packet leaves through rw1.
+    let rep = build::arp(R1, HC, ARP_REPLY, HC, [10, 2, 0, 3], R1, [10, 2, 0, 1]);
+    r.devices_mut()[1].inject(rep);
+    r.poll();
+    let held = r.devices_mut()[1].take_sent();
+    assert_eq!(held.len(), 1);
+    let seen = rw_in(&r);
+    // Now resolved: rewritten in Ip4Forward's pass, rw1 not involved.
+    for n in 2..6 {
+        r.devices_mut()[0].inject(to_c(n));
+    }
+    r.poll();
+    let direct = r.devices_mut()[1].take_sent();
+    assert_eq!(direct.len(), 4);
+    assert_eq!(rw_in(&r), seen, "rw1 saw none of them");
+    for f in direct.iter().chain(&held) {
+        assert_eq!(&f[0..6], &HC.0, "to C's MAC");
+        assert_eq!(&f[6..12], &R1.0, "from port 1's MAC");
+        assert_eq!(f[22], 63, "TTL decremented once");
+    }
+    assert_eq!(direct[0][14..34], held[0][14..34], "the same IP header");
+    let fwd = r.graph.stats_of("fwd").unwrap();
+    assert_eq!(fwd.rx, 5);
+    assert_eq!(fwd.tx, 5);
+    // C moves to another MAC (a new reply): the shared table and its
+    // cache follow at once, no packet leaves with the old MAC.
+    const HD: Mac = Mac([2, 0, 0, 0, 0, 0xd]);
+    let rep = build::arp(R1, HD, ARP_REPLY, HD, [10, 2, 0, 3], R1, [10, 2, 0, 1]);
+    r.devices_mut()[1].inject(rep);
+    r.poll();
+    r.devices_mut()[0].inject(to_c(7));
+    r.poll();
+    let moved = r.devices_mut()[1].take_sent();
+    assert_eq!(moved.len(), 1);
+    assert_eq!(&moved[0][0..6], &HD.0, "to C's new MAC");
+    // A REWRITE naming no EtherRewrite declared before is an error.
+    let bad = cfg.replace("REWRITE rw1", "REWRITE rw9");
+    let Err(e) = Graph::<elements::AnyElement>::from_str(
+        &bad,
+        "onepass",
+        &mut elements::Env::new(),
+        Pool::new(16),
+    ) else {
+        panic!("a REWRITE of an unknown element was accepted");
+    };
+    assert!(e.to_string().contains("no EtherRewrite 'rw9'"), "{e}");
 }

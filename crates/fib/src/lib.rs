@@ -17,14 +17,16 @@
 //!   on-link, keeps the refcounted next-hop table, and emits deltas.
 //! - [`dataplane`]: the runtime that starts one worker per core plus the
 //!   FIB thread, over `io` devices (AF_XDP, AF_PACKET). Each worker runs
-//!   one of two engines ([`dataplane::Engine`]): `Graph` (default,
-//!   [`dataplane::graph_engine`]), a Click-style graph of crate `elements`
-//!   (IPv4 and IPv6, ICMP echo for the router's addresses, ICMP time
-//!   exceeded, ARP and NDP in `EtherRewrite`) whose lookups read the
-//!   published tables and adjacencies in one read section per batch
-//!   ([`dataplane::LiveTable`]); or `Fast`, the same graph with IPv4
-//!   forwarding fused into one element, `elements::Ip4Forward` (ADR
-//!   0003; the hand-written forwarder it replaces is gone).
+//!   the built-in graph ([`dataplane::graph_engine`]), a Click-style graph
+//!   of crate `elements` (IPv4 and IPv6, ICMP echo for the router's
+//!   addresses, ICMP time exceeded, ARP and NDP in `EtherRewrite`) whose
+//!   lookups read the published tables and adjacencies in one read
+//!   section per batch ([`dataplane::LiveTable`]), in one of three forms
+//!   ([`dataplane::Engine`]): by default (`Auto`) with IPv4 forwarding
+//!   fused into the classifier's header check and one `elements::Ip4Forward`
+//!   (ADR 0003) wherever that is equivalent (not with IPsec or the
+//!   cluster fabric, which keep the chain); `Graph`, the unfused chain;
+//!   `Fast`, the fused path, refused where it is not equivalent.
 //! - [`kernel`]: optional export of resolved routes into the Linux kernel
 //!   with raw rtnetlink, in batches (like BIRD's `kernel` protocol).
 //! - [`feed`]: the wire format of best-route changes on the local Unix

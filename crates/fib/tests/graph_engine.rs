@@ -195,6 +195,13 @@ fn fast_engine_forwards_v4_and_v6_over_a_live_fib_with_icmp_errors() {
     forwards_v4_and_v6(Engine::Fast);
 }
 
+/// The same with the default (`Engine::Auto`: the fused path, as no IPsec
+/// or fabric is configured).
+#[test]
+fn default_engine_forwards_v4_and_v6_over_a_live_fib_with_icmp_errors() {
+    forwards_v4_and_v6(Engine::Auto);
+}
+
 fn forwards_v4_and_v6(engine: Engine) {
     let mut r = Rig::new(true, engine);
     r.route("203.0.113.0/24", "10.2.0.2");
@@ -377,6 +384,11 @@ fn no_allocation_per_packet_after_warm_up() {
 #[test]
 fn fast_engine_no_allocation_per_packet_after_warm_up() {
     no_allocation(Engine::Fast);
+}
+
+#[test]
+fn default_engine_no_allocation_per_packet_after_warm_up() {
+    no_allocation(Engine::Auto);
 }
 
 fn no_allocation(engine: Engine) {

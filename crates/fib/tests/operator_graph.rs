@@ -166,10 +166,29 @@ fn the_built_in_graph_passes_the_same_checks() {
             addrs: vec![("198.18.2.1".parse().unwrap(), 24)],
         },
     ];
-    for engine in [Engine::Graph, Engine::Fast] {
+    for engine in [Engine::Auto, Engine::Graph, Engine::Fast] {
         let text = graph_engine::graph_config(&ports, &DEVS, engine);
         check(&text).unwrap_or_else(|e| panic!("{engine:?}: {e}\n{text}"));
     }
+    // The default is the fused graph (one `Ip4Forward`, the classifiers
+    // checking the header), where it is equivalent: without IPsec and
+    // the fabric.
+    let auto = graph_engine::graph_config(&ports, &DEVS, Engine::Auto);
+    assert_eq!(
+        auto,
+        graph_engine::graph_config(&ports, &DEVS, Engine::Fast)
+    );
+    assert!(
+        auto.contains("Ip4Forward(") && auto.contains("ip checked"),
+        "{auto}"
+    );
+    assert!(!auto.contains("CheckIpHeader"), "{auto}");
+    // With IPsec the default keeps the chain: the ESP elements sit
+    // between the header check and the lookup.
+    let ipsec = fib::dataplane::IpsecConfig { sas: Vec::new() };
+    let ext = |e| graph_engine::graph_config_ext(&ports, &DEVS, e, None, Some(&ipsec));
+    assert_eq!(ext(Engine::Auto), ext(Engine::Graph));
+    assert!(!ext(Engine::Auto).contains("Ip4Forward("));
 }
 
 /// The worked example of docs/elements.md (the ```click block) is a valid

@@ -132,6 +132,15 @@ impl Verdict {
     pub const fn drop(reason: DropReason) -> Verdict {
         Verdict(Self::DROP | reason.0 as u16)
     }
+    /// The output port, for a verdict that sends the packet on one.
+    #[inline(always)]
+    pub const fn out_port(self) -> Option<u16> {
+        if self.0 < Self::DROP {
+            Some(self.0)
+        } else {
+            None
+        }
+    }
 }
 
 /// What an element uses to emit and drop packets while it runs.

@@ -11,10 +11,11 @@ pub fn add(mut acc: u64, data: &[u8]) -> u64 {
     for c in &mut chunks {
         acc += u64::from(u32::from_be_bytes([c[0], c[1], c[2], c[3]]));
     }
+    // The 0 to 3 bytes left, padded (byte by byte: a slice copy of a
+    // length unknown here is a `memcpy` call, once per checksum).
     let rest = chunks.remainder();
-    let mut tail = [0u8; 4];
-    tail[..rest.len()].copy_from_slice(rest);
-    acc + u64::from(u32::from_be_bytes(tail))
+    let b = |i: usize| rest.get(i).copied().unwrap_or(0);
+    acc + u64::from(u32::from_be_bytes([b(0), b(1), b(2), 0]))
 }
 
 /// Folds an accumulator to 16 bits and complements it: the value to store

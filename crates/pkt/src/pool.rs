@@ -8,17 +8,25 @@
 //! general allocator: an empty pool answers `None` and the caller counts a
 //! drop).
 //!
-//! The pool is single-threaded by construction (`Rc`, so `Packet` is neither
-//! `Send` nor `Sync`): RouteBricks' rule that one core owns a queue and a
-//! packet (seed 003, "Rule 1/Rule 2") is enforced by the type system. Each
-//! worker core creates its own pool.
+//! The pool is single-threaded by construction (`Packet` and `Pool` hold
+//! raw pointers, so neither is `Send` nor `Sync`): RouteBricks' rule that
+//! one core owns a queue and a packet (seed 003, "Rule 1/Rule 2") is
+//! enforced by the type system. Each worker core creates its own pool.
+//!
+//! A packet holds a plain pointer to its pool, not an `Rc`: recycling is
+//! one store into the free list and one counter update, with no reference
+//! count per packet (the profile of issue 19 had one increment per receive
+//! and one decrement per recycle). The pool's memory lives while a [`Pool`]
+//! handle or a packet does: the handles are counted (cloning a `Pool` is
+//! rare), and the free list's length counts the packets out, so the last
+//! of the two to go frees it.
 //!
 //! The arena is one allocation so that an AF_XDP device can register it as
 //! its UMEM ([`Pool::region`], [`Packet::frame_index`]).
 
-use std::cell::RefCell;
+use std::cell::Cell;
+use std::marker::PhantomData;
 use std::ptr::NonNull;
-use std::rc::Rc;
 
 /// Default buffer size: holds a 1500-byte frame plus headroom.
 pub const DEFAULT_BUF_SIZE: usize = 2048;
@@ -46,18 +54,70 @@ struct Inner {
     buf_size: usize,
     headroom: usize,
     count: usize,
-    free: RefCell<Vec<u32>>,
+    /// The free list: indices `free[..top]` are free. Its capacity is
+    /// `count`, and a buffer is either free or owned by exactly one
+    /// packet, so `top <= count` always holds.
+    free: NonNull<u32>,
+    top: Cell<usize>,
+    /// Live [`Pool`] handles.
+    handles: Cell<usize>,
+}
+
+impl Inner {
+    /// Frees the pool when nothing refers to it any more: no handle and
+    /// every buffer back (no packet out).
+    ///
+    /// # Safety
+    /// `this` points to a live `Inner` made by `Pool::with_geometry`, and
+    /// the caller does not use it after this call unless it is still
+    /// referred to (a handle or a packet).
+    #[inline]
+    unsafe fn release_if_unused(this: NonNull<Inner>) {
+        // SAFETY: live, by the caller's contract.
+        let i = unsafe { this.as_ref() };
+        if i.handles.get() == 0 && i.top.get() == i.count {
+            // SAFETY: made by `Box::into_raw` in `Pool::with_geometry`;
+            // nothing refers to it any more, so this is the last use.
+            drop(unsafe { Box::from_raw(this.as_ptr()) });
+        }
+    }
+
+    /// Pushes a returned buffer index.
+    #[inline(always)]
+    fn put(&self, idx: u32) {
+        let top = self.top.get();
+        debug_assert!(top < self.count, "a buffer returned twice");
+        if top < self.count {
+            // SAFETY: top < count, the free list's length.
+            unsafe { self.free.as_ptr().add(top).write(idx) };
+            self.top.set(top + 1);
+        }
+    }
+
+    /// Pops a free buffer index.
+    #[inline(always)]
+    fn take(&self) -> Option<u32> {
+        let top = self.top.get().checked_sub(1)?;
+        self.top.set(top);
+        // SAFETY: top < count (it was <= count before the decrement).
+        Some(unsafe { self.free.as_ptr().add(top).read() })
+    }
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        // SAFETY: `base`/`arena_len` come from `Box::into_raw` of a boxed
-        // slice of exactly this length (see `Pool::with_geometry`), and every
-        // `Packet` holds an `Rc<Inner>`, so none can outlive this.
+        // SAFETY: `base`/`arena_len` and `free`/`count` come from
+        // `Box::into_raw` of boxed slices of exactly these lengths (see
+        // `Pool::with_geometry`), and this runs once, when neither a
+        // handle nor a packet refers to the pool any more.
         unsafe {
             drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
                 self.base.as_ptr(),
                 self.arena_len,
+            )));
+            drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+                self.free.as_ptr(),
+                self.count,
             )));
         }
     }
@@ -65,22 +125,50 @@ impl Drop for Inner {
 
 /// A per-core pool of fixed-size packet buffers. Cloning is cheap and shares
 /// the pool.
-#[derive(Clone)]
 pub struct Pool {
-    inner: Rc<Inner>,
+    inner: NonNull<Inner>,
+    /// Not `Send` or `Sync` (the pointer already makes it so; said here).
+    _one_core: PhantomData<*mut Inner>,
+}
+
+impl Clone for Pool {
+    fn clone(&self) -> Pool {
+        let i = self.inner();
+        i.handles.set(i.handles.get() + 1);
+        Pool {
+            inner: self.inner,
+            _one_core: PhantomData,
+        }
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        let i = self.inner();
+        i.handles.set(i.handles.get() - 1);
+        // SAFETY: `inner` is live (this handle counted until now), and
+        // this handle does not use it again.
+        unsafe { Inner::release_if_unused(self.inner) };
+    }
 }
 
 impl std::fmt::Debug for Pool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Pool")
-            .field("count", &self.inner.count)
-            .field("buf_size", &self.inner.buf_size)
+            .field("count", &self.inner().count)
+            .field("buf_size", &self.inner().buf_size)
             .field("available", &self.available())
             .finish()
     }
 }
 
 impl Pool {
+    #[inline(always)]
+    fn inner(&self) -> &Inner {
+        // SAFETY: a handle keeps its `Inner` alive (counted in `handles`).
+        unsafe { self.inner.as_ref() }
+    }
+
     /// A pool of `count` buffers of [`DEFAULT_BUF_SIZE`] with
     /// [`DEFAULT_HEADROOM`].
     pub fn new(count: usize) -> Pool {
@@ -104,41 +192,36 @@ impl Pool {
         let raw = Box::into_raw(arena) as *mut u8;
         let base = NonNull::new(raw).ok_or(PoolError::BadGeometry)?;
         // Free list in reverse so the first allocations take low indices.
-        let free: Vec<u32> = (0..count as u32).rev().collect();
+        let free: Box<[u32]> = (0..count as u32).rev().collect();
+        let free = NonNull::new(Box::into_raw(free) as *mut u32).ok_or(PoolError::BadGeometry)?;
+        let inner = Box::new(Inner {
+            base,
+            arena_len,
+            buf_size,
+            headroom,
+            count,
+            free,
+            top: Cell::new(count),
+            handles: Cell::new(1),
+        });
         Ok(Pool {
-            inner: Rc::new(Inner {
-                base,
-                arena_len,
-                buf_size,
-                headroom,
-                count,
-                free: RefCell::new(free),
-            }),
+            // SAFETY: `Box::into_raw` is never null.
+            inner: unsafe { NonNull::new_unchecked(Box::into_raw(inner)) },
+            _one_core: PhantomData,
         })
     }
 
     /// Takes an empty buffer (length 0, data starting after the headroom).
     #[inline]
     pub fn alloc(&self) -> Option<Packet> {
-        let idx = self.inner.free.borrow_mut().pop()?;
-        let off = idx as usize * self.inner.buf_size;
-        // SAFETY: idx < count, so off + buf_size <= arena_len.
-        let buf = unsafe { NonNull::new_unchecked(self.inner.base.as_ptr().add(off)) };
-        Some(Packet {
-            buf,
-            pool: Rc::clone(&self.inner),
-            idx,
-            head: self.inner.headroom as u16,
-            len: 0,
-            anno: Anno::default(),
-        })
+        Packet::alloc_in(self.inner)
     }
 
     /// Takes a buffer and copies `data` into it. `None` when the pool is
     /// empty or `data` does not fit after the headroom.
     #[inline]
     pub fn alloc_from(&self, data: &[u8]) -> Option<Packet> {
-        if data.len() > self.inner.buf_size - self.inner.headroom {
+        if data.len() > self.inner().buf_size - self.inner().headroom {
             return None;
         }
         let mut p = self.alloc()?;
@@ -148,25 +231,25 @@ impl Pool {
 
     /// Buffers currently free.
     pub fn available(&self) -> usize {
-        self.inner.free.borrow().len()
+        self.inner().top.get()
     }
     /// Buffers in the pool.
     pub fn capacity(&self) -> usize {
-        self.inner.count
+        self.inner().count
     }
     /// Size of each buffer, headroom included.
     pub fn buf_size(&self) -> usize {
-        self.inner.buf_size
+        self.inner().buf_size
     }
     /// Headroom reserved in front of fresh packets.
     pub fn headroom(&self) -> usize {
-        self.inner.headroom
+        self.inner().headroom
     }
     /// The arena: start and length. Buffer `i` is at `i * buf_size`. Meant
     /// for registering the pool as an AF_XDP UMEM; writing through it to a
     /// buffer that a live `Packet` owns is the caller's responsibility.
     pub fn region(&self) -> (*mut u8, usize) {
-        (self.inner.base.as_ptr(), self.inner.arena_len)
+        (self.inner().base.as_ptr(), self.inner().arena_len)
     }
 }
 
@@ -189,7 +272,9 @@ pub struct Anno {
 /// A packet: an owned buffer from a [`Pool`], returned to it on drop.
 pub struct Packet {
     buf: NonNull<u8>,
-    pool: Rc<Inner>,
+    /// Its pool, kept alive by this packet's buffer being out (see the
+    /// module doc): no reference count.
+    pool: NonNull<Inner>,
     idx: u32,
     head: u16,
     len: u16,
@@ -211,8 +296,10 @@ impl std::fmt::Debug for Packet {
 impl Drop for Packet {
     #[inline]
     fn drop(&mut self) {
-        // Capacity for every index was reserved at creation: never grows.
-        self.pool.free.borrow_mut().push(self.idx);
+        self.pool().put(self.idx);
+        // SAFETY: the pool is live (this packet's buffer was out), and the
+        // packet does not touch it again.
+        unsafe { Inner::release_if_unused(self.pool) };
     }
 }
 
@@ -221,6 +308,32 @@ impl Drop for Packet {
 pub struct NoRoom;
 
 impl Packet {
+    /// Takes a buffer of the pool at `inner` (live: a handle or a packet
+    /// refers to it).
+    #[inline(always)]
+    fn alloc_in(inner: NonNull<Inner>) -> Option<Packet> {
+        // SAFETY: the caller's handle or packet keeps `inner` alive.
+        let i = unsafe { inner.as_ref() };
+        let idx = i.take()?;
+        let off = idx as usize * i.buf_size;
+        // SAFETY: idx < count, so off + buf_size <= arena_len.
+        let buf = unsafe { NonNull::new_unchecked(i.base.as_ptr().add(off)) };
+        Some(Packet {
+            buf,
+            pool: inner,
+            idx,
+            head: i.headroom as u16,
+            len: 0,
+            anno: Anno::default(),
+        })
+    }
+
+    #[inline(always)]
+    fn pool(&self) -> &Inner {
+        // SAFETY: the pool lives while this packet's buffer is out.
+        unsafe { self.pool.as_ref() }
+    }
+
     /// The packet bytes.
     #[inline]
     pub fn data(&self) -> &[u8] {
@@ -259,7 +372,7 @@ impl Packet {
     /// Free bytes after the data.
     #[inline]
     pub fn tailroom(&self) -> usize {
-        self.pool.buf_size - self.head as usize - self.len as usize
+        self.pool().buf_size - self.head as usize - self.len as usize
     }
     /// The buffer's index in its pool's arena.
     pub fn frame_index(&self) -> u32 {
@@ -300,7 +413,7 @@ impl Packet {
     /// whatever the buffer held) or shrinking.
     #[inline]
     pub fn set_len(&mut self, n: usize) -> Result<(), NoRoom> {
-        if self.head as usize + n > self.pool.buf_size {
+        if self.head as usize + n > self.pool().buf_size {
             return Err(NoRoom);
         }
         self.len = n as u16;
@@ -319,17 +432,14 @@ impl Packet {
     /// Replaces the contents with `bytes`, resetting the headroom to the
     /// pool default.
     pub fn reset_to(&mut self, bytes: &[u8]) -> Result<(), NoRoom> {
-        self.head = self.pool.headroom as u16;
+        self.head = self.pool().headroom as u16;
         self.len = 0;
         self.append(bytes)
     }
     /// A copy of this packet (bytes and annotations) in a new buffer from
     /// the same pool; `None` when the pool is empty.
     pub fn try_clone(&self) -> Option<Packet> {
-        let pool = Pool {
-            inner: Rc::clone(&self.pool),
-        };
-        let mut p = pool.alloc()?;
+        let mut p = Packet::alloc_in(self.pool)?;
         p.head = self.head;
         p.len = self.len;
         p.data_mut().copy_from_slice(self.data());
@@ -385,6 +495,32 @@ mod tests {
         assert!(Pool::with_geometry(0, 2048, 128).is_err());
         assert!(Pool::with_geometry(1, 100, 100).is_err());
         assert!(Pool::with_geometry(1, 70000, 100).is_err());
+    }
+
+    #[test]
+    fn packets_outlive_their_pool_handle() {
+        // The last packet out frees the pool once every handle is gone
+        // (run under Miri or a sanitizer, a leak or use after free shows).
+        let pool = Pool::with_geometry(3, 64, 8).unwrap();
+        let extra = pool.clone();
+        let a = pool.alloc_from(&[1, 2, 3]).unwrap();
+        let b = pool.alloc_from(&[4]).unwrap();
+        drop(pool);
+        assert_eq!(extra.available(), 1);
+        drop(extra);
+        // No handle left: the packets keep the arena alive and usable.
+        let c = a.try_clone().unwrap();
+        assert_eq!(c.data(), &[1, 2, 3]);
+        assert!(c.try_clone().is_none(), "three buffers out");
+        drop(a);
+        drop(c);
+        assert_eq!(b.data(), &[4]);
+        assert_eq!(b.tailroom(), 64 - 8 - 1);
+        drop(b);
+        // A pool dropped with every buffer home frees at once.
+        let p = Pool::new(2);
+        drop(p.alloc());
+        drop(p);
     }
 
     #[test]

@@ -38,10 +38,7 @@ fn announce(c: &DataplaneConfig) {
     }
     eprintln!(
         "dataplane: started, engine {}, frames {}, io {:?}, cores {}",
-        match c.loop_cfg.engine {
-            dataplane::Engine::Graph => "graph",
-            dataplane::Engine::Fast => "fast",
-        },
+        c.loop_cfg.engine.name(),
         c.loop_cfg.xdp_frames,
         c.mode,
         c.cores
@@ -146,6 +143,7 @@ fn dp_config(d: &config::Dataplane, k: Option<&config::Cluster>, restart: bool) 
                 kn: usize::from(d.kn),
             },
             engine: match d.engine {
+                config::DataplaneEngine::Auto => dataplane::Engine::Auto,
                 config::DataplaneEngine::Graph => dataplane::Engine::Graph,
                 config::DataplaneEngine::Fast => dataplane::Engine::Fast,
             },

@@ -18,8 +18,9 @@
 //! forwarding fault from a routing one.
 //!
 //! Every host and R's ports also have IPv6 (2001:db8:N::/64, R is ::1).
-//! With either engine (both run the element graph; `Engine::Fast` with
-//! IPv4 forwarding fused into `elements::Ip4Forward`) the test also
+//! With every engine (all run the element graph; the default `Auto` and
+//! `Fast` with IPv4 forwarding fused into `elements::Ip4Forward`, MAC
+//! rewrite included; `Graph` with the unfused chain) the test also
 //! proves: ping6 across R (to B's connected address; in the
 //! `fib_feed_*` variants also to 2001:db8:ff::1 on B's loopback through a
 //! fed IPv6 route), ping and ping6 to R's own addresses (ICMP echo), and
@@ -120,16 +121,17 @@ fn bird_conf(lab: &Lab, via: &str) -> String {
 }
 
 fn tesserad_conf(lab: &Lab, io: &str, engine: fib::dataplane::Engine) -> String {
+    // The default (`Auto`: the fused path) is `engine` not set.
     let engine = match engine {
-        fib::dataplane::Engine::Graph => "graph",
-        fib::dataplane::Engine::Fast => "fast",
+        fib::dataplane::Engine::Auto => String::new(),
+        e => format!("engine = \"{}\"\n", e.name()),
     };
     let text = format!(
         "[router]\nid = \"198.18.9.1\"\nasn = 65000\npipeline = \"sequential\"\nlisten = [\"198.18.9.1:179\"]\n\
          default_import = \"accept\"\ndefault_export = \"accept\"\n\n\
          [control]\nsocket = \"{}\"\n\n\
          [[neighbor]]\naddress = \"198.18.9.2\"\nremote_as = 65001\nhold_time = 9\nconnect_retry = 1\n\n\
-         [dataplane]\nio = \"{io}\"\nkp = 32\nkn = 32\nengine = \"{engine}\"\nframes = 8192\n\n\
+         [dataplane]\nio = \"{io}\"\nkp = 32\nkn = 32\n{engine}frames = 8192\n\n\
          [[dataplane.interface]]\nname = \"r0\"\naddresses = [\"198.18.1.1/24\", \"2001:db8:1::1/64\"]\n\n\
          [[dataplane.interface]]\nname = \"r1\"\naddresses = [\"198.18.2.1/24\", \"2001:db8:2::1/64\"]\n\n\
          [[dataplane.interface]]\nname = \"r2\"\naddresses = [\"198.18.3.1/24\", \"2001:db8:3::1/64\"]\n",
@@ -289,7 +291,6 @@ fn graph_proofs(lab: &Lab, fed_v6: bool) {
 }
 
 fn scenario(io_mode: &str, src: Source, engine: fib::dataplane::Engine, cores: usize) {
-    let graph = engine == fib::dataplane::Engine::Graph;
     let mut lab = new_lab(io_mode);
     let sock = lab.path("bird.ctl").display().to_string();
     let mut direct = None;
@@ -441,10 +442,7 @@ fn scenario(io_mode: &str, src: Source, engine: fib::dataplane::Engine, cores: u
             lab.wait_log("tesserad.log", "dataplane: rx=", 10);
             let log = lab.log("tesserad.log");
             // The config's engine and frame count reached the dataplane.
-            let want = format!(
-                "dataplane: started, engine {}, frames 8192,",
-                if graph { "graph" } else { "fast" }
-            );
+            let want = format!("dataplane: started, engine {}, frames 8192,", engine.name());
             assert!(log.contains(&want), "no `{want}` line:\n{log}");
             log.lines()
                 .find(|l| l.starts_with("dataplane: rx="))
@@ -542,12 +540,19 @@ use fib::dataplane::Engine;
 
 #[test]
 fn bird_route_moves_traffic_af_xdp() {
-    // tesserad runs the default engine: the element graph.
-    scenario("af_xdp", Source::Bird, Engine::Graph, 1);
+    // tesserad runs the default: the built-in graph with the fused IPv4
+    // path (`engine` not set).
+    scenario("af_xdp", Source::Bird, Engine::Auto, 1);
 }
 
 #[test]
 fn bird_route_moves_traffic_af_packet() {
+    scenario("af_packet", Source::Bird, Engine::Auto, 1);
+}
+
+/// `engine = "graph"` (the unfused chain) through tesserad.
+#[test]
+fn bird_graph_engine_af_packet() {
     scenario("af_packet", Source::Bird, Engine::Graph, 1);
 }
 
@@ -574,7 +579,7 @@ fn fib_feed_moves_traffic_af_packet() {
 /// through the FIB thread.
 #[test]
 fn fib_feed_two_cores_af_packet() {
-    scenario("af_packet", Source::Direct, Engine::Graph, 2);
+    scenario("af_packet", Source::Direct, Engine::Auto, 2);
 }
 
 #[test]

@@ -9,8 +9,9 @@
 //! R forwards with its own dataplane only (AF_PACKET, no kernel
 //! addresses on r0/r1, kernel forwarding off). Two static routes,
 //! 198.19.113.0/24 and 198.19.114.0/24 via B, are the FIB. The graph is
-//! the built-in one (`tesserad --print-graph`) with a `Counter` on port
-//! 1's IPv4 path: pings from A to both prefixes cross R, and `tessera
+//! the built-in one (`tesserad --print-graph`: the default, fused IPv4
+//! path) with a `Counter` on port 0's IPv4 path, between its classifier
+//! and `Ip4Forward`: pings from A to both prefixes cross R, and `tessera
 //! show dataplane --json` counts them at the Counter. Then `tessera
 //! configure` with a broken graph: the reload fails with the
 //! `FILE:LINE:COL` of the error, and the old graph still forwards. Then a
@@ -136,8 +137,11 @@ fn an_operator_graph_forwards_counts_and_reloads_without_dropping_the_fib() {
     let builtin = lab
         .exec("r", &[bin, "-c", &cfgs, "--print-graph"])
         .expect("--print-graph");
-    assert!(builtin.contains("rt4 [1] -> rw1;"), "{builtin}");
-    let counted = builtin.replace("rt4 [1] -> rw1;", "rt4 [1] -> cnt :: Counter -> rw1;");
+    // The default graph: port 0's checked IPv4 enters the fused
+    // Ip4Forward (which also rewrites the MAC for resolved gateways).
+    assert!(builtin.contains("c0 [3] -> fwd4;"), "{builtin}");
+    assert!(builtin.contains("REWRITE rw1"), "{builtin}");
+    let counted = builtin.replace("c0 [3] -> fwd4;", "c0 [3] -> cnt :: Counter -> fwd4;");
     let graph = lab.path("dp.click");
     // A bad graph at start: tesserad refuses to start, with the position.
     std::fs::write(&graph, counted.replace("PORTS 2", "PORTS two")).expect("graph");
@@ -224,12 +228,14 @@ fn an_operator_graph_forwards_counts_and_reloads_without_dropping_the_fib() {
         counter(v, "cnt", "packets") >= before + 3
     });
 
-    // A changed graph: 198.19.114.0/24 is dropped on its way to port 1.
+    // A changed graph: 198.19.114.0/24 from port 0 is dropped on its way
+    // to the forwarding.
     let filtered = counted.replace(
-        "rt4 [1] -> cnt :: Counter -> rw1;",
-        "rt4 [1] -> deny :: Classifier(30/c61372, -);\n\
-         deny [0] -> denied :: Discard;\ndeny [1] -> cnt :: Counter -> rw1;",
+        "c0 [3] -> cnt :: Counter -> fwd4;",
+        "c0 [3] -> deny :: Classifier(30/c61372, -);\n\
+         deny [0] -> denied :: Discard;\ndeny [1] -> cnt :: Counter -> fwd4;",
     );
+    assert_ne!(filtered, counted);
     std::fs::write(&graph, &filtered).expect("graph");
     let out = lab
         .tessera(&["configure"])

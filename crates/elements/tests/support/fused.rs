@@ -1,9 +1,10 @@
 //! The IPv4 paths compared by `forward.rs` and the `graph_forward` fuzz
-//! target: the chain, `Classifier(ip) -> Ip4Forward`, and
-//! `Classifier(ip checked) -> Ip4Forward`, each with the same own-address
-//! and ICMP branch, rewrite and output; [`run_frames`] runs frames through
-//! one, [`walk`] arbitrary bytes through all three and checks that they
-//! agree.
+//! target: the chain, `Classifier(ip) -> Ip4Forward`,
+//! `Classifier(ip checked) -> Ip4Forward`, and the one-pass
+//! `Classifier(ip checked) -> Ip4Forward(REWRITE ...)` (tesserad's
+//! default), each with the same own-address and ICMP branch, rewrite and
+//! output; [`run_frames`] runs frames through one, [`walk`] arbitrary
+//! bytes through all four and checks that they agree.
 #![allow(dead_code)]
 
 use elements::{AnyElement, Env};
@@ -23,13 +24,20 @@ pub enum Path {
     Forward,
     /// `Classifier(ip checked) -> Ip4Forward`.
     Fused,
+    /// `Classifier(ip checked) -> Ip4Forward(REWRITE rw0, REWRITE rw1)`:
+    /// resolved neighbours rewritten in the same pass, straight to the
+    /// devices (tesserad's default graph).
+    OnePass,
 }
+
+/// The paths [`walk`] and the property test compare with the chain.
+pub const FUSED_PATHS: [Path; 3] = [Path::Forward, Path::Fused, Path::OnePass];
 
 /// The graph for `path`: ports, classifiers, the own-address/ICMP branch
 /// (`head`), rewrite and output around the IPv4 path.
 pub fn config_for(path: Path) -> String {
     let fused = path != Path::Chain;
-    let ip = if path == Path::Fused {
+    let ip = if matches!(path, Path::Fused | Path::OnePass) {
         "ip checked"
     } else {
         "ip"
@@ -57,7 +65,13 @@ pub fn config_for(path: Path) -> String {
             "in{i} :: FromDevice(p{i}) -> c{i} :: Classifier({ip}, -); c{i} [1] -> nonip;\n"
         );
     }
-    if fused {
+    if path == Path::OnePass {
+        s += &format!(
+            "fwd :: Ip4Forward(ADDR 10.1.0.1, ADDR 10.2.0.1, {ROUTES}, REWRITE rw0, REWRITE rw1);\n\
+             c0 [0] -> fwd; c1 [0] -> fwd; fwd [0] -> rw0; fwd [1] -> rw1; fwd [2] -> head;\n\
+             fwd [3] -> o0; fwd [4] -> o1;\n"
+        );
+    } else if fused {
         s += &format!(
             "fwd :: Ip4Forward(ADDR 10.1.0.1, ADDR 10.2.0.1, {ROUTES});\n\
              c0 [0] -> fwd; c1 [0] -> fwd; fwd [0] -> rw0; fwd [1] -> rw1; fwd [2] -> head;\n"
@@ -122,7 +136,7 @@ pub fn run_frames(path: Path, batched: bool, frames: &[(usize, Vec<u8>)]) -> Out
 /// Arbitrary bytes as up to 48 frames (a length byte, then that many
 /// bytes; the length byte's low bit is the arrival port, and unless its top
 /// bit is set the frame gets an IPv4 Ethernet header first), through the
-/// three paths: no panic, and the fused paths send the same frames and
+/// four paths: no panic, and the fused paths send the same frames and
 /// drop the same by reason as the chain.
 pub fn walk(data: &[u8]) {
     let mut frames = Vec::new();
@@ -147,7 +161,7 @@ pub fn walk(data: &[u8]) {
     for o in &mut chain_out {
         o.sort();
     }
-    for path in [Path::Forward, Path::Fused] {
+    for path in FUSED_PATHS {
         let (mut out, drops) = run_frames(path, true, &frames);
         for o in &mut out {
             o.sort();

@@ -240,17 +240,52 @@ impl ElementCounters {
     }
 }
 
-/// Which forwarder the per-core workers run.
+/// Which form of the built-in graph the per-core workers run. All three
+/// run the element graph of crate `elements` (IPv4 and IPv6, ICMP echo
+/// and time-exceeded, ARP and NDP; see [`super::graph_engine`]) and
+/// forward, answer and drop the same packets (the differential tests
+/// `elements/tests/forward.rs` and `fib/tests/graph_engine.rs`); they
+/// differ in how IPv4 forwarding is put together.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub enum Engine {
-    /// The element graph of crate `elements` (IPv4 and IPv6, ICMP echo
-    /// and time-exceeded, ARP and NDP): see [`super::graph_engine`].
+    /// The default (`engine` not set): the fused IPv4 path of
+    /// [`Engine::Fast`] wherever it is equivalent, the chain of
+    /// [`Engine::Graph`] where it is not (see [`Engine::fuses`]).
     #[default]
+    Auto,
+    /// The unfused chain (`engine = "graph"`): `Classifier(ip) ->
+    /// CheckIpHeader -> IcmpEcho -> own/local -> DecIpTtl -> Ip4Lookup`.
     Graph,
-    /// The same graph with IPv4 forwarding fused into one element,
-    /// `elements::Ip4Forward` (header check, TTL and lookup over a batch;
-    /// ADR 0003); everything else as [`Engine::Graph`].
+    /// IPv4 forwarding fused (`engine = "fast"`): the classifier checks the
+    /// header (`ip checked`) and `elements::Ip4Forward` does TTL and
+    /// lookup over a batch (ADR 0003); the rest as [`Engine::Graph`].
+    /// Refused with IPsec and the cluster fabric (not supported yet).
     Fast,
+}
+
+impl Engine {
+    /// Whether the built-in graph fuses IPv4 forwarding. [`Engine::Auto`]
+    /// fuses unless IPsec is configured (the outbound `EspEncap` chain
+    /// sits between the TTL decrement and the lookup, and the inbound ESP
+    /// classifier after the header check: `Ip4Forward` does both in one
+    /// step, so there is no place for them) or the cluster fabric is (the
+    /// fused path with the fabric port is not built or tested yet).
+    pub fn fuses(self, ipsec: bool, fabric: bool) -> bool {
+        match self {
+            Engine::Auto => !ipsec && !fabric,
+            Engine::Graph => false,
+            Engine::Fast => true,
+        }
+    }
+
+    /// The name `show dataplane` and the start-up line give.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Auto => "auto",
+            Engine::Graph => "graph",
+            Engine::Fast => "fast",
+        }
+    }
 }
 
 /// How the worker's poll loop behaves.
@@ -276,7 +311,7 @@ impl Default for LoopConfig {
             batch: BatchSizes::default(),
             idle_spins: 64,
             sleep_ms: 5,
-            engine: Engine::Graph,
+            engine: Engine::Auto,
             xdp_frames: 4096,
             qdisc: false,
         }

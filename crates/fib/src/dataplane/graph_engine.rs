@@ -12,11 +12,17 @@
 //! Ip4Lookup [i], Ip6Lookup [i] -> [0] rw<i> -> out<i> :: ToDevice(<interface i>)
 //! ```
 //!
-//! With [`Engine::Fast`], each port's classifier checks the IPv4 header
+//! By default ([`Engine::Auto`], unless IPsec or the cluster fabric is
+//! configured: see [`Engine::fuses`]) and with [`Engine::Fast`], each
+//! port's classifier checks the IPv4 header
 //! itself (`ip checked`: one parse) and its IPv4 goes to one fused
 //! `Ip4Forward` (TTL and lookup over a batch, reading the same live
-//! table as `Ip4Lookup`) instead of `CheckIpHeader`; packets for the
-//! router, local destinations and TTL <= 1 leave it for the branch above.
+//! table as `Ip4Lookup`, and the MAC rewrite for gateways the port's
+//! EtherRewrite has resolved, whose neighbour table it shares: those
+//! packets go straight to the port's ToDevice) instead of
+//! `CheckIpHeader`; packets for the router, local destinations and TTL
+//! <= 1 leave it for the branch above, unresolved gateways for the
+//! EtherRewrite.
 //!
 //! Echo replies and ICMP time-exceeded errors (RFC 1812 §5.3.1, RFC 4443
 //! §3.3, from the arrival port's address) go back into the lookup and
@@ -327,8 +333,8 @@ fn family(
 }
 
 /// The graph config of one core for `ports`, whose devices are named
-/// `devs` (in port order, so `anno.in_port` is the port index). With
-/// [`Engine::Fast`], each port's classifier checks the IPv4 header
+/// `devs` (in port order, so `anno.in_port` is the port index). When
+/// the engine fuses ([`Engine::fuses`]: by default), each port's classifier checks the IPv4 header
 /// (`Classifier(..., ip checked, ...)`, the header parsed once) and IPv4
 /// from every port enters one `Ip4Forward` (table `fib4f`) instead of
 /// `CheckIpHeader`; what it does not forward goes on to the own-address
@@ -455,7 +461,8 @@ fn ipsec_graph(s: &mut String, post: &mut String, ipsec: &IpsecConfig) -> Option
 }
 
 /// [`graph_config_with`] and, with `ipsec`, ESP tunnel mode (see
-/// [`ipsec_graph`]; the engine must be [`Engine::Graph`]).
+/// [`ipsec_graph`]; the engine must not be [`Engine::Fast`], and
+/// [`Engine::Auto`] keeps the unfused chain there).
 pub fn graph_config_ext(
     ports: &[GraphPort],
     devs: &[&str],
@@ -527,32 +534,53 @@ pub fn graph_config_ext(
     } else {
         "head4"
     };
-    let fused = engine == Engine::Fast;
-    if fused {
-        let mut args: Vec<String> = own4.iter().map(|(a, _)| format!("ADDR {a}")).collect();
-        args.push(format!("TABLE fib4f, PORTS {n}"));
-        let _ = writeln!(s, "fwd4 :: Ip4Forward({});", args.join(", "));
-        let _ = writeln!(s, "fwd4 [{n}] -> head4;");
-    }
-    for (i, (p, dev)) in ports.iter().zip(devs).enumerate() {
+    let fused = engine.fuses(ipsec.is_some(), fabric.is_some());
+    let rewrite = |p: &GraphPort| {
         let mut rw = format!("MAC {}, RETRY_MS 200", mac_str(&p.mac));
         for (a, _) in &p.addrs {
             let k = if a.is_ipv4() { "IP" } else { "IP6" };
             let _ = write!(rw, ", {k} {a}");
         }
+        rw
+    };
+    if fused {
+        // The EtherRewrites first, then Ip4Forward, which shares their
+        // resolved neighbours (REWRITE: a packet to a resolved gateway is
+        // rewritten in the same pass and goes straight to the port's
+        // ToDevice), then the ports that connect to both (a name is
+        // declared before a connection uses it).
+        for (i, p) in ports.iter().enumerate() {
+            let _ = writeln!(s, "rw{i} :: EtherRewrite({});", rewrite(p));
+        }
+        let mut args: Vec<String> = own4.iter().map(|(a, _)| format!("ADDR {a}")).collect();
+        args.push(format!("TABLE fib4f, PORTS {n}"));
+        args.extend((0..n).map(|i| format!("REWRITE rw{i}")));
+        let _ = writeln!(s, "fwd4 :: Ip4Forward({});", args.join(", "));
+        let _ = writeln!(s, "fwd4 [{n}] -> head4;");
+    }
+    for (i, (p, dev)) in ports.iter().zip(devs).enumerate() {
+        let rw = if fused {
+            String::new()
+        } else {
+            format!(" rw{i} :: EtherRewrite({});", rewrite(p))
+        };
         // Fused: the classifier checks the IPv4 header (`ip checked`, one
         // parse), and Ip4Forward trusts it.
         let ip = if fused { "ip checked" } else { "ip" };
         let _ = writeln!(
             s,
-            "in{i} :: FromDevice({dev}); rw{i} :: EtherRewrite({rw});\n\
+            "in{i} :: FromDevice({dev});{rw}\n\
              c{i} :: Classifier(arp, ip6 icmp6 54/87, ip6 icmp6 54/88, {ip}, ip6);\n\
              in{i} -> c{i}; c{i} [0] -> [1] rw{i}; c{i} [1] -> [1] rw{i}; c{i} [2] -> [1] rw{i};\n\
              c{i} [4] -> CheckIp6Header -> head6;\n\
              rt4 [{i}] -> rw{i}; rt6 [{i}] -> rw{i}; rw{i} -> out{i} :: ToDevice({dev});"
         );
         if fused {
-            let _ = writeln!(s, "c{i} [3] -> fwd4; fwd4 [{i}] -> rw{i};");
+            let _ = writeln!(
+                s,
+                "c{i} [3] -> fwd4; fwd4 [{i}] -> rw{i}; fwd4 [{}] -> out{i};",
+                n + 1 + i
+            );
         } else {
             let _ = writeln!(s, "c{i} [3] -> CheckIpHeader -> {head4};");
         }
@@ -844,8 +872,7 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
             return Err(Some(IoError::Config(super::BALANCE_WITH_GRAPH)));
         }
         super::balance::check(balance, ports.len()).map_err(|e| Some(IoError::Config(e)))?;
-        if ipsec.is_some() && (cfg.engine != Engine::Graph || fabric.is_some() || custom.is_some())
-        {
+        if ipsec.is_some() && (cfg.engine == Engine::Fast || fabric.is_some() || custom.is_some()) {
             return Err(Some(IoError::Config(super::IPSEC_NOT_SUPPORTED)));
         }
         let batch = cfg.batch.validate()?;

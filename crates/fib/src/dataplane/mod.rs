@@ -1,7 +1,7 @@
 //! The dataplane runtime: one worker thread per core, each owning one
 //! queue of every port and running the element graph of [`graph_engine`]
-//! (with IPv4 forwarding as the fused `Ip4Forward` element when
-//! [`LoopConfig::engine`] is [`Engine::Fast`]), plus the FIB thread, the
+//! (with IPv4 forwarding as the fused `Ip4Forward` element by default,
+//! see [`Engine`]), plus the FIB thread, the
 //! only writer of the published [`FibTables`].
 //!
 //! Queues: with AF_XDP, core `q` binds a socket to RX queue `q` of every
@@ -236,15 +236,16 @@ pub struct DataplaneConfig {
     pub kernel: Option<KernelConfig>,
     /// This node's cluster fabric (`[cluster]`): one more port, after the
     /// external ones, with a socket per core (one `SO_REUSEPORT` group).
-    /// Needs the graph engine and no kernel export ([`KERNEL_WITH_FABRIC`]);
+    /// Not with [`Engine::Fast`] (the fabric keeps the unfused chain) and
+    /// no kernel export ([`KERNEL_WITH_FABRIC`]);
     /// congestion control needs one core (not supported yet otherwise).
     pub fabric: Option<FabricConfig>,
     /// The operator's element graph (`[dataplane] graph`) instead of the
     /// built-in one; its devices are the interfaces, by name. Not with
     /// the fabric or `Engine::Fast` (not supported yet).
     pub graph: Option<GraphText>,
-    /// IPsec ESP tunnel mode (`[dataplane.ipsec]`): needs the graph
-    /// engine, one core and no fabric ([`IPSEC_NOT_SUPPORTED`]).
+    /// IPsec ESP tunnel mode (`[dataplane.ipsec]`): not with
+    /// [`Engine::Fast`] (IPsec keeps the unfused chain), one core and no fabric ([`IPSEC_NOT_SUPPORTED`]).
     pub ipsec: Option<IpsecConfig>,
     /// NICBalance port groups (`[[dataplane.port_group]]`) in the
     /// built-in graph ([`balance`]); not with an operator's graph, which
@@ -469,7 +470,7 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
                 "an operator's graph with the cluster fabric is not supported yet",
             ));
         }
-        if cfg.loop_cfg.engine != Engine::Graph {
+        if cfg.loop_cfg.engine == Engine::Fast {
             return Err(DpError::Config(
                 "an operator's graph with engine = \"fast\" is not supported (put Ip4Forward in the graph)",
             ));
@@ -483,7 +484,7 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
     }
     if cfg.ipsec.is_some()
         && (cfg.cores != 1
-            || cfg.loop_cfg.engine != Engine::Graph
+            || cfg.loop_cfg.engine == Engine::Fast
             || cfg.fabric.is_some()
             || cfg.graph.is_some())
     {
@@ -498,7 +499,7 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
                 "cluster congestion control runs on one dataplane core (cores > 1: not supported yet)",
             ));
         }
-        if cfg.loop_cfg.engine != Engine::Graph {
+        if cfg.loop_cfg.engine == Engine::Fast {
             return Err(DpError::Config(
                 "the cluster fabric needs engine = \"graph\" (fast: not supported yet)",
             ));
