@@ -82,6 +82,7 @@ pub mod peer;
 mod policy;
 mod settings;
 mod statics;
+pub mod views;
 
 pub use crate::core::{
     best_change, best_next_hop, route_refresh, OutQueue, RibCore, RibCounters,
@@ -98,3 +99,4 @@ pub use outbox::{concat, BestChange, Level, Marker, Markers, Note, Outbox, Outpu
 pub use peer::{MaxPrefix, MaxPrefixAction, PeerEntry, PeerMeta, PolicyRef, StaleFamily, UpState};
 pub use settings::{Part, RibSettings, STATIC_PEER};
 pub use statics::StaticRoute;
+pub use views::ViewBatch;

@@ -424,6 +424,9 @@ pub struct Outbox {
     /// on: the runtime resolves each new one and answers with
     /// [`crate::RibCore::nexthop_update`].
     pub nexthops: Vec<bgp_rib::NexthopWatch>,
+    /// The registered views' changes, one batch per view that has some
+    /// (see [`crate::views`]).
+    pub views: Vec<crate::views::ViewBatch>,
 }
 
 impl Outbox {
@@ -434,6 +437,7 @@ impl Outbox {
         self.notes.clear();
         self.samples.clear();
         self.nexthops.clear();
+        self.views.clear();
     }
 
     /// Nothing for sessions, followers or the log.
@@ -442,6 +446,7 @@ impl Outbox {
             && self.best.is_empty()
             && self.notes.is_empty()
             && self.nexthops.is_empty()
+            && self.views.is_empty()
     }
 
     pub(crate) fn cmd(&mut self, peer: PeerId, cmd: SessionCmd) {
