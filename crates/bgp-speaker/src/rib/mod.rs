@@ -164,6 +164,8 @@ pub struct RibState {
     pub rib_dumper: Option<std::sync::Arc<SharedRibDump>>,
     /// Followers of the Loc-RIB's best routes (a forwarding plane).
     best_feed: crate::fib_feed::BestFeed,
+    /// Followers of views (`crate::view_feed`).
+    pub(crate) view_feed: crate::view_feed::ViewFeed,
     /// The RIB dump round this shard last contributed to.
     pub(crate) dumped_round: u64,
     /// Next-hop resolution, with `router.next_hop_tracking`.
@@ -198,6 +200,7 @@ impl RibState {
             latency: Default::default(),
             rib_dumper: None,
             best_feed: Default::default(),
+            view_feed: Default::default(),
             bmp: None,
             dumped_round: 0,
             nht: None,
@@ -411,6 +414,9 @@ impl RibState {
                 self.best_feed.publish(&mut out.best);
             }
             self.core.want_best = !self.best_feed.is_empty() || self.bmp_wants_best();
+        }
+        if !out.views.is_empty() {
+            self.publish_views(&mut out.views);
         }
         // The deferral ended and what it held back went out just above (a
         // deferral ended by the timer leaves its changes to the next
