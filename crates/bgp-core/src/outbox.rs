@@ -407,6 +407,16 @@ impl fmt::Display for Note {
     }
 }
 
+/// One view's changes of one export round (see [`crate::views`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViewBatch {
+    /// The view's name.
+    pub view: String,
+    /// The prefixes whose view next hops changed (`next_hop: None`: the
+    /// view has no route for it any more).
+    pub changes: Vec<BestChange>,
+}
+
 /// Everything one call produced (see the module docs). Reuse one outbox:
 /// [`Outbox::clear`] keeps the allocations.
 #[derive(Debug, Default)]
@@ -426,7 +436,7 @@ pub struct Outbox {
     pub nexthops: Vec<bgp_rib::NexthopWatch>,
     /// The registered views' changes, one batch per view that has some
     /// (see [`crate::views`]).
-    pub views: Vec<crate::views::ViewBatch>,
+    pub views: Vec<ViewBatch>,
 }
 
 impl Outbox {

@@ -34,18 +34,8 @@ use std::hash::{Hash, Hasher};
 use base::Prefix;
 use bgp_rib::{nexthop_ip, PeerId, PeerSet, Rib};
 
-use crate::outbox::{BestChange, Outbox};
+use crate::outbox::{BestChange, Outbox, ViewBatch};
 use crate::peer::PeerEntry;
-
-/// One view's changes of one export round.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ViewBatch {
-    /// The view's name.
-    pub view: String,
-    /// The prefixes whose view next hops changed (`next_hop: None`: the
-    /// view has no route for it any more).
-    pub changes: Vec<BestChange>,
-}
 
 /// One registered view.
 #[derive(Debug)]

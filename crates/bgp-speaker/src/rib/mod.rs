@@ -28,6 +28,7 @@
 mod bmp;
 mod dump;
 pub mod ifaddr;
+pub mod views;
 
 use std::sync::OnceLock;
 use std::time::{Duration, SystemTime};
@@ -165,7 +166,7 @@ pub struct RibState {
     /// Followers of the Loc-RIB's best routes (a forwarding plane).
     best_feed: crate::fib_feed::BestFeed,
     /// Followers of views (`crate::view_feed`).
-    pub(crate) view_feed: crate::view_feed::ViewFeed,
+    pub(crate) view_feed: views::ViewFeed,
     /// The RIB dump round this shard last contributed to.
     pub(crate) dumped_round: u64,
     /// Next-hop resolution, with `router.next_hop_tracking`.
