@@ -71,10 +71,7 @@ fn resolve(peers: &[Option<PeerEntry>], names: &[String]) -> PeerSet {
         .enumerate()
         .filter_map(|(i, e)| {
             let e = e.as_ref()?;
-            names
-                .iter()
-                .any(|n| *n == e.meta.name)
-                .then_some(PeerId(i as u16))
+            names.contains(&e.meta.name).then_some(PeerId(i as u16))
         })
         .collect()
 }

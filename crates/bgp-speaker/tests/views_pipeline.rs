@@ -125,8 +125,8 @@ fn run(mode: Mode) -> BTreeMap<String, Table> {
     for i in 0..3 {
         p.up(i);
     }
-    for i in 0..3 {
-        for batch in shared_table(i, peers[i].asn, PREFIXES, 8) {
+    for (i, peer) in peers.iter().enumerate() {
+        for batch in shared_table(i, peer.asn, PREFIXES, 8) {
             p.updates(i, batch);
         }
     }
