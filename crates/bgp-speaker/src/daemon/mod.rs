@@ -692,6 +692,7 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
     // the sessions closed below are not sent to it.
     let _ = ctl.call_all(|st: &mut RibState| {
         st.close_best_feed();
+        st.close_views();
         let ids: Vec<PeerId> = st.peer_iter().map(|(id, _)| id).collect();
         for id in ids {
             let n = NotificationMessage::shutdown(

@@ -99,12 +99,18 @@ impl RibState {
     /// Replaces this part's views by `views`: each gets a snapshot, the
     /// others stop.
     pub fn set_views(&mut self, views: &[ViewSpec]) {
-        let old: Vec<String> = self.core.view_names().map(str::to_string).collect();
-        for n in old {
-            self.remove_view(&n);
-        }
+        self.close_views();
         for v in views {
             self.set_view(v);
+        }
+    }
+
+    /// Stops every view (at shutdown, as [`Self::close_best_feed`]: the
+    /// sessions closing then are no routing change for a VR's FIB).
+    pub fn close_views(&mut self) {
+        let names: Vec<String> = self.core.view_names().map(str::to_string).collect();
+        for n in names {
+            self.remove_view(&n);
         }
     }
 
