@@ -233,3 +233,33 @@ fn views_carry_their_multipath_set() {
     t.round(3);
     assert_eq!(t.nh("bc", p), Some(vec![addr(3)]));
 }
+
+/// Without a view, changes of non-best paths are not collected (nothing
+/// is computed for views); with one they are, until it is removed.
+#[test]
+fn no_view_no_tracking() {
+    let p = prefix("198.18.10.0/24");
+    let mut h = Harness::new(Part::WHOLE);
+    for n in 1..=2 {
+        h.add_peer(n, &[]);
+        h.up(at(0), n, &[]);
+    }
+    h.announce(at(1), 1, &[p], &[]);
+    h.announce(at(1), 2, &[p], &["path=65002,64999"]);
+    h.core.propagate(at(1), &mut h.out);
+    h.drain(&[]);
+    // A non-best path changes: not collected without a view.
+    h.announce(at(2), 2, &[p], &["path=65002,64998"]);
+    assert!(!h.core.rib.path_changes_pending());
+    h.core.propagate(at(2), &mut h.out);
+    h.drain(&[]);
+    h.core.set_view("v", &["p2".to_string()], |_| {});
+    h.announce(at(3), 2, &[p], &["path=65002,64997"]);
+    assert!(h.core.rib.path_changes_pending());
+    h.core.propagate(at(3), &mut h.out);
+    assert!(h.out.views.is_empty(), "same next hop: nothing to say");
+    h.drain(&[]);
+    assert!(h.core.remove_view("v"));
+    h.announce(at(4), 2, &[p], &["path=65002,64996"]);
+    assert!(!h.core.rib.path_changes_pending());
+}
