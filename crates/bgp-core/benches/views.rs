@@ -23,14 +23,9 @@ fn prefixes() -> Vec<Prefix> {
     (0..PREFIXES)
         .map(|i| {
             let a = 0x0a00_0000 | (i << 8);
-            format!(
-                "{}.{}.{}.0/24",
-                a >> 24,
-                (a >> 16) & 0xff,
-                (a >> 8) & 0xff
-            )
-            .parse()
-            .expect("prefix")
+            format!("{}.{}.{}.0/24", a >> 24, (a >> 16) & 0xff, (a >> 8) & 0xff)
+                .parse()
+                .expect("prefix")
         })
         .collect()
 }
@@ -66,7 +61,7 @@ fn bench(c: &mut Criterion) {
     let churn: Vec<Prefix> = all.iter().step_by(all.len() / CHURN).copied().collect();
     let mut g = c.benchmark_group("views_round");
     g.throughput(Throughput::Elements(churn.len() as u64));
-    for views in [0usize, 1, 4] {
+    for views in [0usize, 1, 2, 3, 4] {
         let mut h = setup(views, &all);
         let mut k = 0u64;
         g.bench_function(format!("{views}_views"), |b| {
