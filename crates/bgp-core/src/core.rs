@@ -196,6 +196,8 @@ pub struct RibCore {
     pub aspa: Option<Arc<rov::AspaTable>>,
     /// Configured aggregates and their contributors (`aggregate.rs`).
     pub(crate) aggregates: Vec<crate::agg::AggState>,
+    /// Best routes among some neighbours' paths (`views.rs`).
+    pub(crate) views: crate::views::Views,
 }
 
 impl RibCore {
@@ -242,6 +244,7 @@ impl RibCore {
             rov_index: rov::PrefixIndex::default(),
             aspa: None,
             aggregates: Vec::new(),
+            views: Default::default(),
         }
     }
 
@@ -1412,6 +1415,10 @@ impl RibCore {
                         mp_extra.extend_from_slice(s.pending_path_changes());
                     }
                 }
+            }
+            // Views read the non-best path changes that export consumes.
+            if !self.views.is_empty() {
+                self.views.update(&self.rib, &self.peers, &changed, out);
             }
             for s in self.rib.shards_mut() {
                 s.export_changes(&changed, &mut ex);

@@ -82,6 +82,7 @@ pub mod peer;
 mod policy;
 mod settings;
 mod statics;
+pub mod views;
 
 pub use crate::core::{
     best_change, best_next_hop, route_refresh, OutQueue, RibCore, RibCounters,
@@ -94,7 +95,9 @@ pub use msg::{
     fan_out, split_updates, DecodedUpdate, FlushBarrier, LinkAddrs, Multicast, NexthopUpdate,
     PeerStatus, RibInput, SessionCmd, SessionUp, MAX_SHARDS,
 };
-pub use outbox::{concat, BestChange, Level, Marker, Markers, Note, Outbox, Output, Sample, Stage};
+pub use outbox::{
+    concat, BestChange, Level, Marker, Markers, Note, Outbox, Output, Sample, Stage, ViewBatch,
+};
 pub use peer::{MaxPrefix, MaxPrefixAction, PeerEntry, PeerMeta, PolicyRef, StaleFamily, UpState};
 pub use settings::{Part, RibSettings, STATIC_PEER};
 pub use statics::StaticRoute;

@@ -407,6 +407,16 @@ impl fmt::Display for Note {
     }
 }
 
+/// One view's changes of one export round (see [`crate::views`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ViewBatch {
+    /// The view's name.
+    pub view: String,
+    /// The prefixes whose view next hops changed (`next_hop: None`: the
+    /// view has no route for it any more).
+    pub changes: Vec<BestChange>,
+}
+
 /// Everything one call produced (see the module docs). Reuse one outbox:
 /// [`Outbox::clear`] keeps the allocations.
 #[derive(Debug, Default)]
@@ -424,6 +434,9 @@ pub struct Outbox {
     /// on: the runtime resolves each new one and answers with
     /// [`crate::RibCore::nexthop_update`].
     pub nexthops: Vec<bgp_rib::NexthopWatch>,
+    /// The registered views' changes, one batch per view that has some
+    /// (see [`crate::views`]).
+    pub views: Vec<ViewBatch>,
 }
 
 impl Outbox {
@@ -434,6 +447,7 @@ impl Outbox {
         self.notes.clear();
         self.samples.clear();
         self.nexthops.clear();
+        self.views.clear();
     }
 
     /// Nothing for sessions, followers or the log.
@@ -442,6 +456,7 @@ impl Outbox {
             && self.best.is_empty()
             && self.notes.is_empty()
             && self.nexthops.is_empty()
+            && self.views.is_empty()
     }
 
     pub(crate) fn cmd(&mut self, peer: PeerId, cmd: SessionCmd) {

@@ -105,6 +105,7 @@ mod shard;
 mod split;
 mod table;
 mod types;
+pub mod view;
 
 pub use attrs::{AttrSet, AttrsBuilder, Summary};
 pub use bestpath::{BestPathConfig, MultipathConfig, Step};
@@ -127,6 +128,7 @@ pub use shard::{RibShard, RouteRef};
 pub use types::{
     AddPathSend, ExportBatch, PathEntry, PathSelection, PeerConfig, PeerCounts, RibError,
 };
+pub use view::PeerSet;
 
 /// A peer's index within a shard. The caller assigns ids (dense, from 0) and
 /// registers the same peer under the same id in every shard.

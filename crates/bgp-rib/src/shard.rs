@@ -47,6 +47,9 @@ pub struct RibShard {
     pub(crate) groups: Vec<Option<Group>>,
     /// Route-flap damping, when on (see `damp_shard.rs`).
     pub(crate) damp: Option<Box<crate::damping::ShardDamp>>,
+    /// Views follow this shard ([`Self::set_view_tracking`]): changes of
+    /// non-best paths are collected for them.
+    pub(crate) views: bool,
 }
 
 /// A prefix's paths as stored, with the Loc-RIB choice.
@@ -102,7 +105,7 @@ impl RibShard {
     /// Whether changes of non-best paths are collected (for ADD-PATH peers,
     /// and for the forwarding plane's multipath sets).
     pub(crate) fn tracks_paths(&self) -> bool {
-        self.add_path_peers > 0 || self.cfg.multipath.enabled()
+        self.add_path_peers > 0 || self.cfg.multipath.enabled() || self.views
     }
 
     /// Prefixes where a path other than the best changed since the last

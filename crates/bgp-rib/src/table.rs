@@ -173,7 +173,7 @@ pub(crate) struct Change {
 /// and the tracked cost is its interior cost (§9.1.2.2 e); a path without
 /// a next hop (a static route sent with our own address) is eligible at
 /// cost 0.
-fn candidate<'a>(p: &PathEntry, ctx: &SelectCtx<'a>) -> Option<Candidate<'a>> {
+pub(crate) fn candidate<'a>(p: &PathEntry, ctx: &SelectCtx<'a>) -> Option<Candidate<'a>> {
     if p.suppressed {
         // Damped (RFC 2439): in the Adj-RIB-In, not eligible.
         return None;

@@ -47,3 +47,4 @@ pub mod rpki;
 pub mod sess;
 pub mod stages;
 pub mod striped;
+pub mod view_feed;

@@ -233,6 +233,11 @@ pub struct Hooks {
     /// changes (see [`crate::fib_feed`]). `tesserad` uses it for its
     /// `[dataplane]`.
     pub best_feed: Option<crate::fib_feed::BestSender>,
+    /// Views: the best routes among some neighbours' paths, each on its
+    /// own channel (see [`crate::view_feed`]); `tesserad` feeds its
+    /// virtual routers' FIBs with them. Registrations made before the
+    /// start are installed in every RIB part before the first route.
+    pub views: Option<Arc<crate::view_feed::ViewRegistry>>,
     /// Installs the log subscriber, given the filter the daemon settled on
     /// (`--log`, else `RUST_LOG`, else `log.level`) and the configuration
     /// (`[log]`: file, format, syslog). The library logs through `tracing`
@@ -469,8 +474,15 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
     // part's first full sync is done.
     let sync_gate = (defer.is_some() && best_feed.is_some())
         .then(|| Arc::new(std::sync::atomic::AtomicUsize::new(mode.shards().max(1))));
+    // Views registered so far start with the parts; registrations wait
+    // until the parts run.
+    let views_start = hooks.views.as_ref().map(|r| r.starting());
+    let views = views_start.as_ref().map(|s| s.views()).unwrap_or_default();
     pipeline.spawn(|part| {
         let mut st = RibState::with_part(rib_settings.clone(), 1, part);
+        for v in &views {
+            st.set_view(v);
+        }
         if let Some(t) = &tracker {
             st.track_nexthops(t.clone());
         }
@@ -505,6 +517,9 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         }
         st
     })?;
+    if let Some(s) = views_start {
+        s.attach(pipeline.senders().to_vec());
+    }
     drop(entries);
     if let Some(h) = &bmp_hub {
         h.start(rt.handle(), bmp_access(pipeline.senders().to_vec()));
@@ -677,6 +692,7 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
     // the sessions closed below are not sent to it.
     let _ = ctl.call_all(|st: &mut RibState| {
         st.close_best_feed();
+        st.close_views();
         let ids: Vec<PeerId> = st.peer_iter().map(|(id, _)| id).collect();
         for id in ids {
             let n = NotificationMessage::shutdown(

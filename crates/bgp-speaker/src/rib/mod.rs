@@ -28,6 +28,7 @@
 mod bmp;
 mod dump;
 pub mod ifaddr;
+pub mod views;
 
 use std::sync::OnceLock;
 use std::time::{Duration, SystemTime};
@@ -164,6 +165,8 @@ pub struct RibState {
     pub rib_dumper: Option<std::sync::Arc<SharedRibDump>>,
     /// Followers of the Loc-RIB's best routes (a forwarding plane).
     best_feed: crate::fib_feed::BestFeed,
+    /// Followers of views (`crate::view_feed`).
+    pub(crate) view_feed: views::ViewFeed,
     /// The RIB dump round this shard last contributed to.
     pub(crate) dumped_round: u64,
     /// Next-hop resolution, with `router.next_hop_tracking`.
@@ -198,6 +201,7 @@ impl RibState {
             latency: Default::default(),
             rib_dumper: None,
             best_feed: Default::default(),
+            view_feed: Default::default(),
             bmp: None,
             dumped_round: 0,
             nht: None,
@@ -411,6 +415,9 @@ impl RibState {
                 self.best_feed.publish(&mut out.best);
             }
             self.core.want_best = !self.best_feed.is_empty() || self.bmp_wants_best();
+        }
+        if !out.views.is_empty() {
+            self.publish_views(&mut out.views);
         }
         // The deferral ended and what it held back went out just above (a
         // deferral ended by the timer leaves its changes to the next
