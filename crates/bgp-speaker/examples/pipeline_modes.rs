@@ -8,12 +8,15 @@
 //!
 //! `cargo run --release -p bgp-speaker --example pipeline_modes -- [N] [M] [R] [THREADS,...] [P]`
 //! (defaults 10 20000 5 1,2,4,8 8; P is prefixes per UPDATE). An optional
-//! 6th argument keeps only the named modes (`sharded,per-peer`), plus
-//! `sequential`. With `PIPELINE_SVG=FILE` in the environment it also
+//! 6th argument keeps only the named modes (`sharded,per-peer`, or with
+//! the locking `per-peer/fine,worker-pool/stripes`), plus `sequential`.
+//! `per-peer` and `worker-pool` run with both lockings (`router.locks`):
+//! `stripes` (8 coarse mutexes) and `fine` (64 nodes, traversal and
+//! modify locks). With `PIPELINE_SVG=FILE` in the environment it also
 //! writes the speedup curve (median against `sequential`, per RIB thread
 //! count, with the ideal line) as an SVG chart.
 
-use bgp_speaker::pipeline::Mode;
+use bgp_speaker::pipeline::{Locks, Mode};
 use testkit::inproc::{shared_table, timed_load_cpu, FakePeer};
 
 fn main() {
@@ -31,14 +34,22 @@ fn main() {
         .enumerate()
         .map(|(i, p)| shared_table(i, p.asn, m, per_update))
         .collect();
-    let mut modes = vec![Mode::Sequential, Mode::PerPeer];
+    let mut modes = vec![
+        Mode::Sequential,
+        Mode::PerPeer(Locks::Stripes),
+        Mode::PerPeer(Locks::Fine),
+    ];
     modes.extend(threads.iter().map(|&t| Mode::Sharded(t)));
-    modes.extend(threads.iter().map(|&t| Mode::WorkerPool(t)));
+    for locks in [Locks::Stripes, Locks::Fine] {
+        modes.extend(threads.iter().map(|&t| Mode::WorkerPool(t, locks)));
+    }
     // Optional 6th argument: which modes to run (names, comma-separated;
     // sequential always runs, as the baseline), e.g. for profiling one.
     if let Some(only) = args.get(5) {
         let only: Vec<&str> = only.split(',').collect();
-        modes.retain(|m| *m == Mode::Sequential || only.contains(&m.name()));
+        modes.retain(|m| {
+            *m == Mode::Sequential || only.contains(&m.name()) || only.contains(&m.label().as_str())
+        });
     }
     let mut secs: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
     let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
@@ -68,7 +79,7 @@ fn main() {
     );
     // per-peer: the feeder (session) threads do the RIB work, one per peer.
     println!("|---|---|---|---|---|---|---|");
-    let mut curves: Vec<(&'static str, Vec<(f64, f64)>)> = Vec::new();
+    let mut curves: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     for (i, mode) in modes.iter().enumerate() {
         let mut v = secs[i].clone();
         let med = median(&mut v);
@@ -76,14 +87,14 @@ fn main() {
         let c = median(&mut cpu[i].clone());
         println!(
             "| {} | {} | {med:.3} | {lo:.3}..{hi:.3} | {:.0} | {:.2}x | {c:.3} |",
-            mode.name(),
+            mode.label(),
             mode.threads()
                 .map_or_else(|| format!("{n} (per peer)"), |t| t.to_string()),
             prefixes / med,
             base / med
         );
         if let Some(t) = mode.threads() {
-            let name = mode.name();
+            let name = mode.label();
             match curves.iter_mut().find(|(n, _)| *n == name) {
                 Some((_, pts)) => pts.push((t as f64, base / med)),
                 None => curves.push((name, vec![(t as f64, base / med)])),
@@ -102,7 +113,7 @@ fn main() {
         )
         .series("ideal", vec![(1.0, 1.0), (top, top)]);
         for (name, pts) in curves {
-            chart = chart.series_with_markers(name, pts);
+            chart = chart.series_with_markers(&name, pts);
         }
         match std::fs::write(&path, chart.to_svg()) {
             Ok(()) => println!("chart: {path}"),

@@ -39,7 +39,9 @@
 //! shards); a slow stripe holds up only the peers whose input needs it.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{
+    Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError,
+};
 use std::time::{Duration, Instant};
 
 use bgp_rib::PeerId;
@@ -55,6 +57,70 @@ use crate::rib::{fan_out, RibMsg, RibState, ROUND_MIN};
 /// / 0.61 with 4 / 8 / 16 stripes (sequential 0.08); 8 keeps two busy
 /// threads on 2 cores mostly on different stripes.
 pub const STRIPES: usize = 8;
+
+/// Nodes of the `fine` locking: the most parts a batch can be split into
+/// ([`crate::msg::MAX_SHARDS`]).
+pub const FINE_NODES: usize = 64;
+
+/// How the shared RIB of `per-peer` and `worker-pool` is locked
+/// (`router.locks`).
+///
+/// * `Stripes`: [`STRIPES`] coarse parts, one mutex each.
+/// * `Fine`: the seeds' routing-table locks (seed 000 §3.2.2, seed 001
+///   §4.3.2), as far as our RIB has nodes. Quagga's table is a prefix
+///   tree; a thread takes a *traversal* lock to walk it and a node's
+///   *modify* lock to change that node, so threads modify different places
+///   of the tree at once. Our RIB is not a tree: within a [`RibState`] the
+///   prefixes live in hash tables that rehash on insert, and one UPDATE's
+///   prefixes share that part's attribute interner, change list and peer
+///   counters, so a single prefix cannot be locked apart from its part
+///   without rewriting `bgp-rib`. Our **node** is therefore the finest
+///   part the RIB can be cut into, one of [`FINE_NODES`] = 64: the
+///   prefixes [`bgp_rib::shard_for`] maps to it (hash buckets of IPv4 /20
+///   and IPv6 /32 blocks), with their paths, Loc-RIB choice and every
+///   peer's Adj-RIB-Out for them. Its **modify lock** is the node's mutex,
+///   held to apply input, export, or answer a control request. The
+///   **traversal lock** guards the walk from the table to a node: in
+///   Quagga that walk crosses parent nodes that another thread may be
+///   re-linking; here the node is found by hash in a node table that
+///   changes only when a node's state is installed at start, so the
+///   traversal lock is one reader-writer lock over the node table, held
+///   shared by every walk (apply, export rounds, control, the last round)
+///   and exclusively only then (before any worker runs, so a worker that
+///   waits for its turn while holding it shared never blocks a writer
+///   that other readers queue behind). A `per-peer` thread that finds a node's modify
+///   lock held goes on with its other nodes first and comes back (the
+///   seed's threads wait), which keeps a peer's order per node: one thread
+///   applies all of a batch before the next.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Locks {
+    Stripes,
+    Fine,
+}
+
+impl Locks {
+    /// The parts the RIB is cut into.
+    pub fn nodes(self) -> usize {
+        match self {
+            Locks::Stripes => STRIPES,
+            Locks::Fine => FINE_NODES,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Locks::Stripes => "stripes",
+            Locks::Fine => "fine",
+        }
+    }
+
+    pub fn from_config(l: config::Locks) -> Locks {
+        match l {
+            config::Locks::Stripes => Locks::Stripes,
+            config::Locks::Fine => Locks::Fine,
+        }
+    }
+}
 
 /// Capacity of each worker's queue, in batches (as
 /// [`crate::pipeline::RIB_CHANNEL`]: the back-pressure point).
@@ -82,6 +148,9 @@ struct Stripe {
 /// The stripes of the shared RIB.
 pub struct Stripes {
     parts: Vec<Stripe>,
+    /// `fine`: the traversal lock over the node table (see [`Locks`]);
+    /// `stripes`: None.
+    traversal: Option<RwLock<()>>,
     /// Stripes on which shutdown was requested: the master stops once
     /// every stripe has answered the request (as every shard thread does).
     stopped: AtomicUsize,
@@ -119,7 +188,17 @@ fn apply_locked(s: &mut StripeState, msg: RibMsg) -> bool {
 }
 
 impl Stripes {
+    /// The nodes of `locks`.
+    pub fn with_locks(locks: Locks) -> Arc<Stripes> {
+        Stripes::build(locks.nodes(), locks == Locks::Fine)
+    }
+
+    /// `n` stripes without a traversal lock.
     pub fn new(n: usize) -> Arc<Stripes> {
+        Stripes::build(n, false)
+    }
+
+    fn build(n: usize, fine: bool) -> Arc<Stripes> {
         let start = Instant::now()
             .checked_sub(ROUND_MIN)
             .unwrap_or_else(Instant::now);
@@ -137,6 +216,7 @@ impl Stripes {
                     turn: Condvar::new(),
                 })
                 .collect(),
+            traversal: fine.then(|| RwLock::new(())),
             stopped: AtomicUsize::new(0),
         })
     }
@@ -152,6 +232,7 @@ impl Stripes {
     /// Gives stripe `i` its state and applies what waited for it.
     pub(crate) fn install(&self, i: usize, st: RibState) {
         let Some(s) = self.parts.get(i) else { return };
+        let _table = self.restructure();
         let mut g = lock(s);
         g.st = Some(st);
         for m in std::mem::take(&mut g.pending) {
@@ -162,16 +243,63 @@ impl Stripes {
     /// Applies `msg` on stripe `i` under its lock.
     pub(crate) fn apply(&self, i: usize, msg: RibMsg) {
         let Some(s) = self.parts.get(i) else { return };
+        let _walk = self.walk();
         if apply_locked(&mut lock(s), msg) {
             self.stopped.fetch_add(1, Ordering::AcqRel);
         }
     }
 
+    /// The traversal lock, shared (`fine`; None with stripes).
+    fn walk(&self) -> Option<RwLockReadGuard<'_, ()>> {
+        let t = self.traversal.as_ref()?;
+        Some(t.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// The traversal lock, exclusive: the node table changes.
+    fn restructure(&self) -> Option<RwLockWriteGuard<'_, ()>> {
+        let t = self.traversal.as_ref()?;
+        Some(t.write().unwrap_or_else(|e| e.into_inner()))
+    }
+
     /// `per-peer`: the calling (session) thread splits `input` by stripe
-    /// and applies each part, one stripe lock at a time.
+    /// and applies each part, one stripe lock at a time. With `fine`
+    /// locks, nodes whose modify lock is held are left for later while the
+    /// free ones are done; when all that is left is busy, it waits for the
+    /// first (no spinning). One message per node per input, and the next
+    /// input only after this one: the peer's order per node holds.
     pub fn apply_input(&self, input: RibInput) {
-        for (i, m) in fan_out(input, self.parts.len()) {
-            self.apply(i, m);
+        let parts = fan_out(input, self.parts.len());
+        if self.traversal.is_none() {
+            for (i, m) in parts {
+                self.apply(i, m);
+            }
+            return;
+        }
+        let _walk = self.walk();
+        let mut stops = 0;
+        let mut left = parts;
+        while !left.is_empty() {
+            let mut busy = Vec::new();
+            for (i, m) in left {
+                let Some(s) = self.parts.get(i) else { continue };
+                match s.state.try_lock() {
+                    Ok(mut g) => stops += usize::from(apply_locked(&mut g, m)),
+                    Err(TryLockError::Poisoned(e)) => {
+                        stops += usize::from(apply_locked(&mut e.into_inner(), m));
+                    }
+                    Err(TryLockError::WouldBlock) => busy.push((i, m)),
+                }
+            }
+            let mut busy = busy.into_iter();
+            if let Some((i, m)) = busy.next() {
+                if let Some(s) = self.parts.get(i) {
+                    stops += usize::from(apply_locked(&mut lock(s), m));
+                }
+            }
+            left = busy.collect();
+        }
+        if stops > 0 {
+            self.stopped.fetch_add(stops, Ordering::AcqRel);
         }
     }
 
@@ -181,6 +309,7 @@ impl Stripes {
     fn apply_in_turn(&self, i: usize, peer: PeerId, seq: u64, msg: Option<RibMsg>) {
         let Some(s) = self.parts.get(i) else { return };
         let slot = usize::from(peer.0);
+        let _walk = self.walk();
         let mut g = lock(s);
         if g.turns.len() <= slot {
             g.turns.resize(slot + 1, 0);
@@ -205,6 +334,7 @@ impl Stripes {
     /// Export rounds of the stripes whose last round is [`ROUND_MIN`] old
     /// and that applied something since.
     fn rounds(&self) {
+        let _walk = self.walk();
         for s in &self.parts {
             let mut g = lock(s);
             if g.dirty && g.last_round.elapsed() >= ROUND_MIN {
@@ -219,6 +349,7 @@ impl Stripes {
 
     /// A last export round everywhere (shutdown).
     fn finish(&self) {
+        let _walk = self.walk();
         for s in &self.parts {
             let mut g = lock(s);
             if let Some(st) = g.st.as_mut() {
@@ -472,8 +603,8 @@ pub(crate) struct Striped {
 
 impl Striped {
     /// `workers` None: `per-peer`; Some(n): `worker-pool` with n workers.
-    pub fn new(workers: Option<usize>) -> Striped {
-        let stripes = Stripes::new(STRIPES);
+    pub fn new(workers: Option<usize>, locks: Locks) -> Striped {
+        let stripes = Stripes::with_locks(locks);
         let (pool, worker_rxs) = match workers {
             Some(n) => {
                 let (p, rxs) = Pool::new(stripes.clone(), n);

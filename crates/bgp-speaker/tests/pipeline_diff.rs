@@ -20,21 +20,24 @@ use base::{AfiSafi, Asn, Prefix, Prefix4, Prefix6};
 use bgp_core::decode::{decode_update, Decoded};
 use bgp_rib::AttrsBuilder;
 use bgp_speaker::msg::DecodedUpdate;
-use bgp_speaker::pipeline::Mode;
+use bgp_speaker::pipeline::{Locks, Mode};
 use bgp_wire::consts::msg_type;
 use bgp_wire::{
     AsPath, AttrValue, Community, NextHop, Nlri, Origin, ParseCtx, PathAttr, UpdateView,
 };
 use testkit::inproc::{negotiated, FakePeer, InProc, LocRoute};
 
-const MODES: [Mode; 7] = [
+const MODES: [Mode; 10] = [
     Mode::Sequential,
     Mode::Sharded(1),
     Mode::Sharded(2),
     Mode::Sharded(4),
-    Mode::PerPeer,
-    Mode::WorkerPool(2),
-    Mode::WorkerPool(4),
+    Mode::PerPeer(Locks::Stripes),
+    Mode::WorkerPool(2, Locks::Stripes),
+    Mode::WorkerPool(4, Locks::Stripes),
+    Mode::PerPeer(Locks::Fine),
+    Mode::WorkerPool(2, Locks::Fine),
+    Mode::WorkerPool(4, Locks::Fine),
 ];
 
 /// What one peer was sent, replayed: its Adj-RIB-Out as the peer sees it

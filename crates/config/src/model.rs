@@ -22,6 +22,16 @@ pub enum Pipeline {
     Sharded,
 }
 
+/// How the shared RIB of `per-peer` and `worker-pool` is locked
+/// (`router.locks`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Locks {
+    /// `"stripes"` (default): 8 coarse stripes, one mutex each.
+    Stripes,
+    /// `"fine"`: 64 nodes under the seeds' traversal and modify locks.
+    Fine,
+}
+
 /// A policy attachment: `import`/`export` of a neighbour, or the router's
 /// `default_import`/`default_export`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -72,6 +82,9 @@ pub struct Router {
     pub cluster_id: Ipv4Addr,
     /// `pipeline`, default `"sharded"`.
     pub pipeline: Pipeline,
+    /// `locks`, default `"stripes"`: how `per-peer` and `worker-pool`
+    /// lock their shared RIB; an error with the other pipelines.
+    pub locks: Locks,
     /// `threads`, default `None`: one per CPU core. Shards of `sharded`,
     /// workers of `worker-pool`; not used by `sequential` and `per-peer`.
     pub threads: Option<u16>,

@@ -16,8 +16,8 @@ use bgp_policy::PolicyError;
 use crate::locate::Index;
 use crate::raw::{AsnValue, RawConfig, RawMrt, RawRouter, RawStatic};
 use crate::{
-    BestPath, Config, ConfigError, Control, Mrt, Multipath, Pipeline, PolicyName, Router, Static,
-    MAX_MULTIPATH,
+    BestPath, Config, ConfigError, Control, Locks, Mrt, Multipath, Pipeline, PolicyName, Router,
+    Static, MAX_MULTIPATH,
 };
 
 pub(crate) type R<T> = Result<T, ConfigError>;
@@ -211,6 +211,21 @@ fn router(c: &Ctx<'_>, rr: &RawRouter, policies: &BTreeMap<String, PolicyDef>) -
             ],
         )?,
     };
+    let locks = match &rr.locks {
+        None => Locks::Stripes,
+        Some(_) if !matches!(pipeline, Pipeline::PerPeer | Pipeline::WorkerPool) => {
+            return Err(c.err(
+                "router.locks",
+                "applies to pipeline \"per-peer\" and \"worker-pool\" only (the others lock nothing)",
+            ));
+        }
+        Some(l) => choice(
+            c,
+            "router.locks",
+            l,
+            &[("stripes", Locks::Stripes), ("fine", Locks::Fine)],
+        )?,
+    };
     if rr.threads == Some(0) {
         return Err(c.err("router.threads", "at least 1 thread"));
     }
@@ -257,6 +272,7 @@ fn router(c: &Ctx<'_>, rr: &RawRouter, policies: &BTreeMap<String, PolicyDef>) -
         connect_retry,
         cluster_id,
         pipeline,
+        locks,
         threads: rr.threads,
         next_hop_tracking: rr.next_hop_tracking.unwrap_or(false),
         default_import,
