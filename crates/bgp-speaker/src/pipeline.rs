@@ -30,7 +30,10 @@
 //!   runtime, so its socket readiness is its own); in `worker-pool` N
 //!   workers (`router.threads`) take inputs round-robin from per-worker
 //!   queues. A master thread runs ticks, control requests and export
-//!   rounds. See [`crate::striped`].
+//!   rounds. With `router.streams = "per-worker"` (the seeds' per-thread
+//!   streams, [`Mode::WorkerStreams`]) sessions hand over UPDATE bodies
+//!   undecoded and the worker that takes a batch parses it, so two
+//!   batches of one peer are parsed at once. See [`crate::striped`].
 //!
 //! Limits: the shard count is fixed at start (`router.threads` changes
 //! need a restart); a prefix's shard depends on S, so RIB dumps and
@@ -71,6 +74,9 @@ pub enum Mode {
     PerPeer(Locks),
     /// Locked RIB parts, N worker threads.
     WorkerPool(usize, Locks),
+    /// `worker-pool` with per-worker streams (`router.streams =
+    /// "per-worker"`, the seeds' DTS): the workers parse the UPDATEs too.
+    WorkerStreams(usize, Locks),
 }
 
 impl Mode {
@@ -80,6 +86,7 @@ impl Mode {
         p: config::Pipeline,
         threads: Option<u16>,
         locks: config::Locks,
+        streams: config::Streams,
     ) -> Result<Mode, String> {
         let locks = Locks::from_config(locks);
         match p {
@@ -92,7 +99,11 @@ impl Mode {
             config::Pipeline::PerPeer => Ok(Mode::PerPeer(locks)),
             config::Pipeline::WorkerPool => {
                 let n = threads.map_or_else(default_threads, usize::from);
-                Ok(Mode::WorkerPool(n.clamp(1, MAX_SHARDS), locks))
+                let n = n.clamp(1, MAX_SHARDS);
+                Ok(match streams {
+                    config::Streams::PerSession => Mode::WorkerPool(n, locks),
+                    config::Streams::PerWorker => Mode::WorkerStreams(n, locks),
+                })
             }
         }
     }
@@ -102,7 +113,7 @@ impl Mode {
         match *self {
             Mode::Sequential => 1,
             Mode::Sharded(n) => n.clamp(1, MAX_SHARDS),
-            Mode::PerPeer(l) | Mode::WorkerPool(_, l) => l.nodes(),
+            Mode::PerPeer(l) | Mode::WorkerPool(_, l) | Mode::WorkerStreams(_, l) => l.nodes(),
         }
     }
 
@@ -111,7 +122,9 @@ impl Mode {
     pub fn threads(&self) -> Option<usize> {
         match *self {
             Mode::Sequential => Some(1),
-            Mode::Sharded(n) | Mode::WorkerPool(n, _) => Some(n.clamp(1, MAX_SHARDS)),
+            Mode::Sharded(n) | Mode::WorkerPool(n, _) | Mode::WorkerStreams(n, _) => {
+                Some(n.clamp(1, MAX_SHARDS))
+            }
             Mode::PerPeer(_) => None,
         }
     }
@@ -121,7 +134,7 @@ impl Mode {
             Mode::Sequential => "sequential",
             Mode::Sharded(_) => "sharded",
             Mode::PerPeer(_) => "per-peer",
-            Mode::WorkerPool(..) => "worker-pool",
+            Mode::WorkerPool(..) | Mode::WorkerStreams(..) => "worker-pool",
         }
     }
 
@@ -129,6 +142,7 @@ impl Mode {
     pub fn label(&self) -> String {
         match self {
             Mode::PerPeer(l) | Mode::WorkerPool(_, l) => format!("{}/{}", self.name(), l.name()),
+            Mode::WorkerStreams(_, l) => format!("{}/{}/streams", self.name(), l.name()),
             _ => self.name().to_string(),
         }
     }
@@ -136,7 +150,7 @@ impl Mode {
     /// `per-peer` / `worker-pool`: how the shared RIB is locked.
     pub fn locks(&self) -> Option<Locks> {
         match *self {
-            Mode::PerPeer(l) | Mode::WorkerPool(_, l) => Some(l),
+            Mode::PerPeer(l) | Mode::WorkerPool(_, l) | Mode::WorkerStreams(_, l) => Some(l),
             Mode::Sequential | Mode::Sharded(_) => None,
         }
     }
@@ -169,8 +183,9 @@ impl Pipeline {
             .map(|_| mpsc::channel::<RibMsg>(RIB_CHANNEL))
             .unzip();
         let striped = match mode {
-            Mode::PerPeer(l) => Some(crate::striped::Striped::new(None, l)),
-            Mode::WorkerPool(n, l) => Some(crate::striped::Striped::new(Some(n), l)),
+            Mode::PerPeer(l) => Some(crate::striped::Striped::new(None, l, false)),
+            Mode::WorkerPool(n, l) => Some(crate::striped::Striped::new(Some(n), l, false)),
+            Mode::WorkerStreams(n, l) => Some(crate::striped::Striped::new(Some(n), l, true)),
             Mode::Sequential | Mode::Sharded(_) => None,
         };
         Pipeline {

@@ -47,7 +47,9 @@ use std::time::{Duration, Instant};
 use bgp_rib::PeerId;
 use tokio::sync::mpsc;
 
-use crate::msg::{BoxFuture, DecodedUpdate, RibInput, RibPermit, RibSender};
+use crate::msg::{
+    Batch, BoxFuture, DecodedUpdate, RawUpdates, RibInput, RibPermit, RibSender, StreamLink,
+};
 use crate::rib::{fan_out, RibMsg, RibState, ROUND_MIN};
 
 /// Stripes of the locked RIB: a trade between lock contention and the
@@ -306,7 +308,14 @@ impl Stripes {
     /// `worker-pool`: applies `msg` (this stripe's part of `peer`'s input
     /// number `seq`, None if it has none) once the stripe has applied the
     /// peer's input `seq - 1`, then lets `seq + 1` through.
-    fn apply_in_turn(&self, i: usize, peer: PeerId, seq: u64, msg: Option<RibMsg>) {
+    fn apply_in_turn(
+        &self,
+        i: usize,
+        peer: PeerId,
+        seq: u64,
+        msg: Option<RibMsg>,
+        link: Option<&StreamLink>,
+    ) {
         let Some(s) = self.parts.get(i) else { return };
         let slot = usize::from(peer.0);
         let _walk = self.walk();
@@ -318,7 +327,11 @@ impl Stripes {
             g = s.turn.wait(g).unwrap_or_else(|e| e.into_inner());
         }
         let mut stop = false;
-        if let Some(m) = msg {
+        // Per-worker streams: a batch after the one that reset the session
+        // is dropped. That batch marked it before passing any turn, so
+        // the mark is seen here, under the lock it released.
+        let live = link.is_none_or(|l| l.live(seq));
+        if let (Some(m), true) = (msg, live) {
             stop = apply_locked(&mut g, m);
         }
         if let Some(t) = g.turns.get_mut(slot) {
@@ -406,6 +419,12 @@ enum Job {
         seq: u64,
         input: RibInput,
     },
+    /// Per-worker streams: UPDATE bodies the worker parses itself.
+    Raw {
+        peer: PeerId,
+        seq: u64,
+        raw: RawUpdates,
+    },
     Stop,
 }
 
@@ -419,6 +438,8 @@ pub struct Pool {
     /// the input is enqueued, so numbers and queue order agree.
     seqs: Mutex<Vec<u64>>,
     progress: Arc<Progress>,
+    /// Per-worker streams: sessions hand over raw UPDATEs.
+    streams: bool,
 }
 
 impl std::fmt::Debug for Pool {
@@ -437,6 +458,15 @@ impl PoolPermit {
     /// Numbers `input` in its peer's order and enqueues it.
     pub fn send(self, input: RibInput) {
         let peer = input.peer();
+        self.enqueue(peer, |seq| Job::Input { peer, seq, input });
+    }
+
+    /// Numbers `raw` in its peer's order and enqueues it.
+    pub fn send_raw(self, peer: PeerId, raw: RawUpdates) {
+        self.enqueue(peer, |seq| Job::Raw { peer, seq, raw });
+    }
+
+    fn enqueue(self, peer: PeerId, job: impl FnOnce(u64) -> Job) {
         let slot = usize::from(peer.0);
         let mut seqs = self.pool.seqs.lock().unwrap_or_else(|e| e.into_inner());
         if seqs.len() <= slot {
@@ -446,14 +476,18 @@ impl PoolPermit {
         let seq = *s;
         *s += 1;
         self.pool.progress.dispatched.fetch_add(1, Ordering::AcqRel);
-        self.permit.send(Job::Input { peer, seq, input });
+        self.permit.send(job(seq));
     }
 }
 
 impl Pool {
     /// A pool of `workers` queues over `stripes`, and the receiving ends
     /// for [`Pool::spawn_workers`].
-    fn new(stripes: Arc<Stripes>, workers: usize) -> (Arc<Pool>, Vec<mpsc::Receiver<Job>>) {
+    fn new(
+        stripes: Arc<Stripes>,
+        workers: usize,
+        streams: bool,
+    ) -> (Arc<Pool>, Vec<mpsc::Receiver<Job>>) {
         let (queues, rxs) = (0..workers.max(1))
             .map(|_| mpsc::channel(WORKER_QUEUE))
             .unzip();
@@ -463,6 +497,7 @@ impl Pool {
             next: AtomicUsize::new(0),
             seqs: Mutex::new(Vec::new()),
             progress: Arc::new(Progress::default()),
+            streams,
         });
         (pool, rxs)
     }
@@ -534,8 +569,29 @@ impl Pool {
 fn worker(mut rx: mpsc::Receiver<Job>, stripes: Arc<Stripes>, progress: Arc<Progress>) {
     let n = stripes.len();
     while let Some(job) = rx.blocking_recv() {
-        let Job::Input { peer, seq, input } = job else {
-            break;
+        let (peer, seq, input, raw) = match job {
+            Job::Input { peer, seq, input } => (peer, seq, input, None),
+            Job::Raw { peer, seq, raw } => {
+                // This worker's own stream (seed 001 §4.5): the bodies are
+                // parsed here, while another worker may parse the same
+                // peer's next batch. Order is kept where it matters, per
+                // peer and per part, by the turns below.
+                let mut updates = Vec::with_capacity(raw.bodies.len());
+                if let Some(ev) = raw.decode_into(&mut updates) {
+                    // Mark before passing any turn (see apply_in_turn),
+                    // then tell the session (RFC 4271 §6.3 / RFC 7606
+                    // session reset: it sends the NOTIFICATION).
+                    raw.link.dead_from.fetch_min(seq, Ordering::AcqRel);
+                    let _ = raw.link.reset.send((raw.link.session, ev));
+                }
+                (
+                    peer,
+                    seq,
+                    RibInput::Updates { peer, updates },
+                    Some(raw.link),
+                )
+            }
+            Job::Stop => break,
         };
         let mut parts: Vec<Option<RibMsg>> = (0..n).map(|_| None).collect();
         for (i, m) in fan_out(input, n) {
@@ -546,7 +602,7 @@ fn worker(mut rx: mpsc::Receiver<Job>, stripes: Arc<Stripes>, progress: Arc<Prog
         // Every stripe, even one without a part, so that its turn for this
         // peer moves on.
         for (i, m) in parts.into_iter().enumerate() {
-            stripes.apply_in_turn(i, peer, seq, m);
+            stripes.apply_in_turn(i, peer, seq, m, raw.as_deref());
         }
         progress.finished_one();
     }
@@ -603,11 +659,12 @@ pub(crate) struct Striped {
 
 impl Striped {
     /// `workers` None: `per-peer`; Some(n): `worker-pool` with n workers.
-    pub fn new(workers: Option<usize>, locks: Locks) -> Striped {
+    /// `streams`: the workers parse (per-worker streams).
+    pub fn new(workers: Option<usize>, locks: Locks, streams: bool) -> Striped {
         let stripes = Stripes::with_locks(locks);
         let (pool, worker_rxs) = match workers {
             Some(n) => {
-                let (p, rxs) = Pool::new(stripes.clone(), n);
+                let (p, rxs) = Pool::new(stripes.clone(), n, streams);
                 (Some(p), rxs)
             }
             None => (None, Vec::new()),
@@ -733,9 +790,47 @@ impl RibSender for PoolSender {
     fn reserve(&self) -> BoxFuture<'_, Option<RibPermit>> {
         Box::pin(async move {
             let permit = self.0.reserve().await?;
+            if self.0.streams {
+                return Some(RibPermit::any(move |peer, b| match b {
+                    Batch::Decoded(updates) => permit.send(RibInput::Updates { peer, updates }),
+                    Batch::Raw(raw) => permit.send_raw(peer, raw),
+                }));
+            }
             Some(RibPermit::new(move |peer, updates| {
                 permit.send(RibInput::Updates { peer, updates })
             }))
         })
+    }
+    fn parses_raw(&self) -> bool {
+        self.0.streams
+    }
+    fn try_send_raw(&self, peer: PeerId, raw: RawUpdates) -> Result<(), RawUpdates> {
+        match self.0.try_reserve() {
+            Some(permit) => {
+                permit.send_raw(peer, raw);
+                Ok(())
+            }
+            None => Err(raw),
+        }
+    }
+    fn send_raw(&self, peer: PeerId, raw: RawUpdates) -> BoxFuture<'_, bool> {
+        Box::pin(async move {
+            match self.0.reserve().await {
+                Some(permit) => {
+                    permit.send_raw(peer, raw);
+                    true
+                }
+                None => false,
+            }
+        })
+    }
+    fn blocking_send_raw(&self, peer: PeerId, raw: RawUpdates) -> bool {
+        match self.0.blocking_reserve() {
+            Some(permit) => {
+                permit.send_raw(peer, raw);
+                true
+            }
+            None => false,
+        }
     }
 }

@@ -63,7 +63,7 @@ pub use ipsec::{Ipsec, IpsecDirection, IpsecSa};
 pub use locate::Location;
 pub use model::{
     AddPath, BestPath, Bfd, Connection, Control, Locks, MaxPrefix, MaxPrefixAction, Mrt, Multipath,
-    Neighbor, NextHop, Pipeline, PolicyName, Role, Router, Static, MAX_MULTIPATH,
+    Neighbor, NextHop, Pipeline, PolicyName, Role, Router, Static, Streams, MAX_MULTIPATH,
 };
 pub use neighbor::{runtime_neighbor, NeighborKeys};
 pub use port_group::{NicBalanceParams, PortGroup};

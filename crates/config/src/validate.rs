@@ -17,7 +17,7 @@ use crate::locate::Index;
 use crate::raw::{AsnValue, RawConfig, RawMrt, RawRouter, RawStatic};
 use crate::{
     BestPath, Config, ConfigError, Control, Locks, Mrt, Multipath, Pipeline, PolicyName, Router,
-    Static, MAX_MULTIPATH,
+    Static, Streams, MAX_MULTIPATH,
 };
 
 pub(crate) type R<T> = Result<T, ConfigError>;
@@ -226,6 +226,24 @@ fn router(c: &Ctx<'_>, rr: &RawRouter, policies: &BTreeMap<String, PolicyDef>) -
             &[("stripes", Locks::Stripes), ("fine", Locks::Fine)],
         )?,
     };
+    let streams = match &rr.streams {
+        None => Streams::PerSession,
+        Some(_) if pipeline != Pipeline::WorkerPool => {
+            return Err(c.err(
+                "router.streams",
+                "applies to pipeline \"worker-pool\" only (the other pipelines parse on the session)",
+            ));
+        }
+        Some(v) => choice(
+            c,
+            "router.streams",
+            v,
+            &[
+                ("per-session", Streams::PerSession),
+                ("per-worker", Streams::PerWorker),
+            ],
+        )?,
+    };
     if rr.threads == Some(0) {
         return Err(c.err("router.threads", "at least 1 thread"));
     }
@@ -273,6 +291,7 @@ fn router(c: &Ctx<'_>, rr: &RawRouter, policies: &BTreeMap<String, PolicyDef>) -
         cluster_id,
         pipeline,
         locks,
+        streams,
         threads: rr.threads,
         next_hop_tracking: rr.next_hop_tracking.unwrap_or(false),
         default_import,
