@@ -32,6 +32,19 @@
 //!   control request first waits until every input dispatched before it
 //!   is applied (inputs and control travel on different queues).
 //!
+//! * `router.locks = "fine"` ([`Locks::Fine`]): [`FINE_NODES`] nodes
+//!   instead of [`STRIPES`] stripes, with the seeds' traversal lock over
+//!   the node table (what a "node" is here: see [`Locks`]).
+//! * `router.streams = "per-worker"` (`worker-pool` only, the seeds'
+//!   per-thread streams): sessions hand over raw UPDATE bodies
+//!   ([`RawUpdates`]) and the worker that takes a batch parses it. The
+//!   per-peer numbering above orders the parsed batches as it orders
+//!   decoded ones. An UPDATE that resets the session marks the
+//!   connection's [`StreamLink`] (batches of that connection numbered
+//!   after it are then skipped, under the part's lock), and once the
+//!   batch has passed every part the earliest such UPDATE's event goes to
+//!   the session, which sends the NOTIFICATION.
+//!
 //! Export rounds on a stripe are spaced [`ROUND_MIN`] apart as on a shard
 //! thread: input arriving sooner is applied and left for the master's
 //! round. Limits: the stripe count is fixed; each stripe has its own peer
@@ -577,22 +590,21 @@ fn worker(mut rx: mpsc::Receiver<Job>, stripes: Arc<Stripes>, progress: Arc<Prog
                 // peer's next batch. Order is kept where it matters, per
                 // peer and per part, by the turns below.
                 let mut updates = Vec::with_capacity(raw.bodies.len());
-                if let Some(ev) = raw.decode_into(&mut updates) {
-                    // Mark before passing any turn (see apply_in_turn),
-                    // then tell the session (RFC 4271 §6.3 / RFC 7606
-                    // session reset: it sends the NOTIFICATION).
+                let reset = raw.decode_into(&mut updates);
+                if reset.is_some() {
+                    // Mark before passing any turn (see apply_in_turn).
                     raw.link.dead_from.fetch_min(seq, Ordering::AcqRel);
-                    let _ = raw.link.reset.send((raw.link.session, ev));
                 }
                 (
                     peer,
                     seq,
                     RibInput::Updates { peer, updates },
-                    Some(raw.link),
+                    Some((raw.link, reset)),
                 )
             }
             Job::Stop => break,
         };
+        let link = raw.as_ref().map(|(l, _)| l.as_ref());
         let mut parts: Vec<Option<RibMsg>> = (0..n).map(|_| None).collect();
         for (i, m) in fan_out(input, n) {
             if let Some(slot) = parts.get_mut(i) {
@@ -602,7 +614,16 @@ fn worker(mut rx: mpsc::Receiver<Job>, stripes: Arc<Stripes>, progress: Arc<Prog
         // Every stripe, even one without a part, so that its turn for this
         // peer moves on.
         for (i, m) in parts.into_iter().enumerate() {
-            stripes.apply_in_turn(i, peer, seq, m, raw.as_deref());
+            stripes.apply_in_turn(i, peer, seq, m, link);
+        }
+        // Tell the session (RFC 4271 §6.3 / RFC 7606: it sends the
+        // NOTIFICATION) only once every part has passed this batch: an
+        // earlier batch with its own resetting UPDATE has marked the link
+        // by then, and only the earliest one is reported.
+        if let Some((l, Some(ev))) = raw {
+            if l.dead_from.load(Ordering::Acquire) == seq {
+                let _ = l.reset.send((l.session, ev));
+            }
         }
         progress.finished_one();
     }
