@@ -10,7 +10,7 @@
 //! `PIPE_PREFIXES` change N and M (default 10 x 20000).
 
 use bgp_speaker::msg::DecodedUpdate;
-use bgp_speaker::pipeline::Mode;
+use bgp_speaker::pipeline::{Locks, Mode};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use testkit::inproc::{shared_table, timed_load, FakePeer};
 
@@ -35,11 +35,19 @@ fn modes(c: &mut Criterion) {
     g.throughput(Throughput::Elements((n * m) as u64));
     let mut cases = vec![
         ("sequential".to_string(), Mode::Sequential),
-        ("per-peer".to_string(), Mode::PerPeer),
+        ("per-peer".to_string(), Mode::PerPeer(Locks::Stripes)),
+        ("per-peer-fine".to_string(), Mode::PerPeer(Locks::Fine)),
     ];
     for t in [1, 2, 4, 8] {
         cases.push((format!("sharded/{t}"), Mode::Sharded(t)));
-        cases.push((format!("worker-pool/{t}"), Mode::WorkerPool(t)));
+        cases.push((
+            format!("worker-pool/{t}"),
+            Mode::WorkerPool(t, Locks::Stripes),
+        ));
+        cases.push((
+            format!("worker-pool-fine/{t}"),
+            Mode::WorkerPool(t, Locks::Fine),
+        ));
     }
     for (name, mode) in cases {
         g.bench_function(&name, |b| {

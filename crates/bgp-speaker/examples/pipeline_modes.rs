@@ -8,13 +8,119 @@
 //!
 //! `cargo run --release -p bgp-speaker --example pipeline_modes -- [N] [M] [R] [THREADS,...] [P]`
 //! (defaults 10 20000 5 1,2,4,8 8; P is prefixes per UPDATE). An optional
-//! 6th argument keeps only the named modes (`sharded,per-peer`), plus
-//! `sequential`. With `PIPELINE_SVG=FILE` in the environment it also
+//! 6th argument keeps only the named modes (`sharded,per-peer`, or with
+//! the locking `per-peer/fine,worker-pool/stripes`), plus `sequential`
+//! (`all`: every mode).
+//! `per-peer` and `worker-pool` run with both lockings (`router.locks`):
+//! `stripes` (8 coarse mutexes) and `fine` (64 nodes, traversal and
+//! modify locks).
+//!
+//! A 7th argument `raw` hands every mode the UPDATEs as wire bodies, so
+//! parsing is measured too: the feeder (session) threads parse them, as
+//! sessions do, except in `worker-pool/…/streams` (`router.streams =
+//! "per-worker"`, added to the modes then), where the workers parse. With `PIPELINE_SVG=FILE` in the environment it also
 //! writes the speedup curve (median against `sequential`, per RIB thread
 //! count, with the ideal line) as an SVG chart.
 
-use bgp_speaker::pipeline::Mode;
-use testkit::inproc::{shared_table, timed_load_cpu, FakePeer};
+use std::time::{Duration, Instant};
+
+use bgp_core::msg::DecodedUpdate;
+use bgp_speaker::msg::{RawUpdates, StreamLink};
+use bgp_speaker::pipeline::{Locks, Mode};
+use bgp_wire::{AttrValue, NextHop, ParseCtx, PathAttr, UpdateMessage};
+use testkit::inproc::{process_cpu, shared_table, timed_load_cpu, FakePeer, InProc};
+
+/// Batches of UPDATE bodies, per peer.
+type RawTable = Vec<Vec<bytes::Bytes>>;
+
+fn ctx() -> ParseCtx {
+    ParseCtx {
+        four_octet_asn: true,
+        ..ParseCtx::legacy()
+    }
+}
+
+/// `table` as wire bodies (IPv4 NLRI with a NEXT_HOP attribute, as
+/// `shared_table` makes them).
+fn encode(table: &[Vec<DecodedUpdate>]) -> RawTable {
+    table
+        .iter()
+        .map(|batch| {
+            batch
+                .iter()
+                .map(|u| {
+                    let mut attributes = Vec::new();
+                    if let Some(a) = u.attrs.as_ref() {
+                        attributes.extend(a.attrs().iter().cloned());
+                        if let Some(NextHop::V4(nh)) = a.next_hop() {
+                            attributes.push(PathAttr::new(AttrValue::NextHop(nh)));
+                        }
+                    }
+                    let m = UpdateMessage {
+                        withdrawn: u.withdraw.clone(),
+                        attributes,
+                        nlri: u.announce.clone(),
+                    };
+                    let mut out = Vec::new();
+                    m.encode_body(ctx(), &mut out).expect("encodable");
+                    bytes::Bytes::from(out)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// `timed_load_cpu` with wire bodies: each feeder hands its batches over
+/// raw, and the mode decides who parses them.
+fn timed_load_raw_cpu(
+    mode: Mode,
+    peers: &[FakePeer],
+    tables: &[RawTable],
+    expected: usize,
+) -> (Duration, Duration) {
+    let Ok(ip) = InProc::start(mode, peers) else {
+        return (Duration::ZERO, Duration::ZERO);
+    };
+    for i in 0..peers.len() {
+        ip.up(i);
+    }
+    let _ = ip.settle();
+    let (tx_reset, _rx_reset) = tokio::sync::mpsc::unbounded_channel();
+    let t0 = Instant::now();
+    let c0 = process_cpu();
+    std::thread::scope(|s| {
+        for (i, batches) in tables.iter().enumerate() {
+            let tx = ip.sender();
+            let link = StreamLink::new(
+                i as u64 + 1,
+                format!("peer{i}"),
+                Default::default(),
+                tx_reset.clone(),
+            );
+            s.spawn(move || {
+                for bodies in batches {
+                    let raw = RawUpdates {
+                        bodies: bodies.clone(),
+                        ctx: ctx(),
+                        rx: bgp_core::decode::Receiver::of(true),
+                        link: link.clone(),
+                    };
+                    tx.blocking_send_raw(InProc::id(i), raw);
+                }
+            });
+        }
+    });
+    let _ = ip.settle();
+    let dt = t0.elapsed();
+    let cpu = process_cpu().saturating_sub(c0);
+    let routes = ip.loc_rib().map(|r| r.len()).unwrap_or(0);
+    assert_eq!(routes, expected, "{mode:?}: Loc-RIB size");
+    for i in 0..peers.len() {
+        let _ = ip.take_output(i);
+    }
+    ip.shutdown();
+    (dt, cpu)
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -31,24 +137,50 @@ fn main() {
         .enumerate()
         .map(|(i, p)| shared_table(i, p.asn, m, per_update))
         .collect();
-    let mut modes = vec![Mode::Sequential, Mode::PerPeer];
+    let raw = args.get(6).is_some_and(|a| a == "raw");
+    let raw_tables: Vec<RawTable> = if raw {
+        tables.iter().map(|t| encode(t)).collect()
+    } else {
+        Vec::new()
+    };
+    let mut modes = vec![
+        Mode::Sequential,
+        Mode::PerPeer(Locks::Stripes),
+        Mode::PerPeer(Locks::Fine),
+    ];
     modes.extend(threads.iter().map(|&t| Mode::Sharded(t)));
-    modes.extend(threads.iter().map(|&t| Mode::WorkerPool(t)));
+    for locks in [Locks::Stripes, Locks::Fine] {
+        modes.extend(threads.iter().map(|&t| Mode::WorkerPool(t, locks)));
+    }
+    if raw {
+        for locks in [Locks::Stripes, Locks::Fine] {
+            modes.extend(threads.iter().map(|&t| Mode::WorkerStreams(t, locks)));
+        }
+    }
+    let load = |mode: Mode| {
+        if raw {
+            timed_load_raw_cpu(mode, &peers, &raw_tables, m)
+        } else {
+            timed_load_cpu(mode, &peers, &tables)
+        }
+    };
     // Optional 6th argument: which modes to run (names, comma-separated;
     // sequential always runs, as the baseline), e.g. for profiling one.
-    if let Some(only) = args.get(5) {
+    if let Some(only) = args.get(5).filter(|a| *a != "all") {
         let only: Vec<&str> = only.split(',').collect();
-        modes.retain(|m| *m == Mode::Sequential || only.contains(&m.name()));
+        modes.retain(|m| {
+            *m == Mode::Sequential || only.contains(&m.name()) || only.contains(&m.label().as_str())
+        });
     }
     let mut secs: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
     let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
     // One warm-up of each, not counted.
     for mode in &modes {
-        timed_load_cpu(*mode, &peers, &tables);
+        load(*mode);
     }
     for _ in 0..reps {
         for (i, mode) in modes.iter().enumerate() {
-            let (w, c) = timed_load_cpu(*mode, &peers, &tables);
+            let (w, c) = load(*mode);
             secs[i].push(w.as_secs_f64());
             cpu[i].push(c.as_secs_f64());
         }
@@ -60,15 +192,16 @@ fn main() {
     };
     let base = median(&mut secs[0].clone());
     println!(
-        "{n} peers x {m} shared prefixes, {per_update} per UPDATE, {reps} runs each, {} CPUs",
-        bgp_speaker::pipeline::default_threads()
+        "{n} peers x {m} shared prefixes, {per_update} per UPDATE, {reps} runs each, {} CPUs{}",
+        bgp_speaker::pipeline::default_threads(),
+        if raw { ", raw (parsing measured)" } else { "" }
     );
     println!(
         "| mode | RIB threads | median s | min..max s | prefixes/s | vs sequential | CPU s (median) |"
     );
     // per-peer: the feeder (session) threads do the RIB work, one per peer.
     println!("|---|---|---|---|---|---|---|");
-    let mut curves: Vec<(&'static str, Vec<(f64, f64)>)> = Vec::new();
+    let mut curves: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     for (i, mode) in modes.iter().enumerate() {
         let mut v = secs[i].clone();
         let med = median(&mut v);
@@ -76,14 +209,14 @@ fn main() {
         let c = median(&mut cpu[i].clone());
         println!(
             "| {} | {} | {med:.3} | {lo:.3}..{hi:.3} | {:.0} | {:.2}x | {c:.3} |",
-            mode.name(),
+            mode.label(),
             mode.threads()
                 .map_or_else(|| format!("{n} (per peer)"), |t| t.to_string()),
             prefixes / med,
             base / med
         );
         if let Some(t) = mode.threads() {
-            let name = mode.name();
+            let name = mode.label();
             match curves.iter_mut().find(|(n, _)| *n == name) {
                 Some((_, pts)) => pts.push((t as f64, base / med)),
                 None => curves.push((name, vec![(t as f64, base / med)])),
@@ -102,7 +235,7 @@ fn main() {
         )
         .series("ideal", vec![(1.0, 1.0), (top, top)]);
         for (name, pts) in curves {
-            chart = chart.series_with_markers(name, pts);
+            chart = chart.series_with_markers(&name, pts);
         }
         match std::fs::write(&path, chart.to_svg()) {
             Ok(()) => println!("chart: {path}"),

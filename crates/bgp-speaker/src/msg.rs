@@ -52,22 +52,172 @@ pub trait RibSender: Send + Sync + std::fmt::Debug {
     fn is_per_peer(&self) -> bool {
         false
     }
+    /// `worker-pool` with `streams = "per-worker"`: sessions hand over
+    /// UPDATE bodies undecoded ([`RawUpdates`]) and the workers parse them.
+    fn parses_raw(&self) -> bool {
+        false
+    }
+    /// Hands `raw` over if there is room now; otherwise gives it back.
+    /// Sessions use it only where [`Self::parses_raw`]; the other modes
+    /// take raw input only through the waiting [`Self::send_raw`] and
+    /// [`Self::blocking_send_raw`] (tests), and give it back here.
+    fn try_send_raw(&self, peer: PeerId, raw: RawUpdates) -> Result<(), RawUpdates> {
+        let _ = peer;
+        Err(raw)
+    }
+    /// Hands `raw` over, waiting for room. False when the RIB is gone.
+    /// Modes that do not parse on workers decode it here, on the caller's
+    /// thread ([`RawUpdates::decode_here`]).
+    fn send_raw(&self, peer: PeerId, raw: RawUpdates) -> BoxFuture<'_, bool> {
+        let updates = raw.decode_here();
+        self.send(RibInput::Updates { peer, updates })
+    }
+    /// [`Self::send_raw`] outside the async runtime (tests, benchmarks).
+    fn blocking_send_raw(&self, peer: PeerId, raw: RawUpdates) -> bool {
+        let updates = raw.decode_here();
+        self.blocking_send(RibInput::Updates { peer, updates })
+    }
+}
+
+/// One connection's side of per-worker parsing: where a worker reports
+/// an UPDATE that resets the session, and from which input on the
+/// connection's later UPDATEs are dropped.
+#[derive(Debug)]
+pub struct StreamLink {
+    /// The session number ([`SessionUp::session`]) of the connection.
+    pub session: u64,
+    /// The peer's name, for the log.
+    pub name: String,
+    /// Decode time is counted here (`PeerStatus::decode_ns`).
+    pub status: Arc<PeerStatus>,
+    /// The session's end: (session number, the FSM event to drive).
+    pub reset: UnboundedSender<(u64, bgp_fsm::Event)>,
+    /// The per-peer input number of the batch holding the first UPDATE
+    /// that reset the session; `u64::MAX`: none yet. Batches numbered
+    /// after it are not applied (the session would not have read them).
+    pub dead_from: std::sync::atomic::AtomicU64,
+}
+
+impl StreamLink {
+    pub fn new(
+        session: u64,
+        name: String,
+        status: Arc<PeerStatus>,
+        reset: UnboundedSender<(u64, bgp_fsm::Event)>,
+    ) -> Arc<StreamLink> {
+        Arc::new(StreamLink {
+            session,
+            name,
+            status,
+            reset,
+            dead_from: std::sync::atomic::AtomicU64::new(u64::MAX),
+        })
+    }
+
+    /// Whether an UPDATE of this connection has reset the session.
+    pub fn is_dead(&self) -> bool {
+        self.dead_from.load(std::sync::atomic::Ordering::Acquire) != u64::MAX
+    }
+
+    /// Whether input number `seq` of this peer may still be applied.
+    pub fn live(&self, seq: u64) -> bool {
+        seq <= self.dead_from.load(std::sync::atomic::Ordering::Acquire)
+    }
+}
+
+/// UPDATE bodies of one peer, in the order received, not yet parsed (the
+/// seed's per-thread streams, seed 001 §4.5: whichever worker takes them
+/// parses them, so two batches of one peer are parsed at once).
+#[derive(Debug)]
+pub struct RawUpdates {
+    /// UPDATE bodies, without the 19-octet header (checked by the session).
+    pub bodies: Vec<bytes::Bytes>,
+    /// The connection's negotiated parse context.
+    pub ctx: bgp_wire::ParseCtx,
+    /// What next-hop checks need of the connection.
+    pub rx: bgp_core::decode::Receiver,
+    pub link: Arc<StreamLink>,
+}
+
+impl RawUpdates {
+    /// Parses the bodies into `out` (the worker's own stream buffer) up to
+    /// the first that resets the session; returns that one's event.
+    pub fn decode_into(&self, out: &mut Vec<DecodedUpdate>) -> Option<bgp_fsm::Event> {
+        use bgp_core::decode::{decode_update_for, Decoded};
+        for body in &self.bodies {
+            let t0 = std::time::Instant::now();
+            let decoded = decode_update_for(body, self.ctx, &self.rx);
+            let ns = crate::stages::elapsed_ns(t0);
+            self.link
+                .status
+                .decode_ns
+                .fetch_add(ns, std::sync::atomic::Ordering::Relaxed);
+            crate::stages::STAGES.record_ns(crate::stages::Stage::Parse, ns);
+            match decoded {
+                Decoded::Ok(d, note) => {
+                    if let Some((e, disp)) = note {
+                        tracing::warn!(peer = %self.link.name, error = ?e, ?disp, "RFC 7606: malformed UPDATE handled without reset");
+                    }
+                    out.push(d);
+                }
+                Decoded::Reset(ev) => return Some(ev),
+            }
+        }
+        None
+    }
+
+    /// Parses on the calling thread (modes without per-worker streams); a
+    /// resetting UPDATE is reported to the session as a worker would, and
+    /// what follows it in the batch is dropped.
+    pub fn decode_here(&self) -> Vec<DecodedUpdate> {
+        let mut out = Vec::with_capacity(self.bodies.len());
+        if self.link.is_dead() {
+            return out;
+        }
+        if let Some(ev) = self.decode_into(&mut out) {
+            self.link
+                .dead_from
+                .store(0, std::sync::atomic::Ordering::Release);
+            let _ = self.link.reset.send((self.link.session, ev));
+        }
+        out
+    }
 }
 
 /// What sessions hold.
 pub type RibTx = Arc<dyn RibSender>;
 
+/// One batch through a [`RibPermit`]: decoded on the session, or raw for a
+/// worker to parse (per-worker streams).
+pub enum Batch {
+    Decoded(Vec<DecodedUpdate>),
+    Raw(RawUpdates),
+}
+
 /// Room reserved for one batch (see [`RibSender::reserve`]).
-pub struct RibPermit(Box<dyn FnOnce(PeerId, Vec<DecodedUpdate>) + Send>);
+pub struct RibPermit(Box<dyn FnOnce(PeerId, Batch) + Send>);
 
 impl RibPermit {
-    /// A permit that sends with `f`.
+    /// A permit that sends decoded batches with `f` (a raw batch is
+    /// decoded on the calling thread first, [`RawUpdates::decode_here`]).
     pub fn new(f: impl FnOnce(PeerId, Vec<DecodedUpdate>) + Send + 'static) -> RibPermit {
+        RibPermit(Box::new(move |peer, b| match b {
+            Batch::Decoded(u) => f(peer, u),
+            Batch::Raw(r) => f(peer, r.decode_here()),
+        }))
+    }
+    /// A permit that takes either kind of batch as it is (per-worker
+    /// streams).
+    pub fn any(f: impl FnOnce(PeerId, Batch) + Send + 'static) -> RibPermit {
         RibPermit(Box::new(f))
     }
     /// Sends one batch, split over the RIB's parts.
     pub fn send_updates(self, peer: PeerId, updates: Vec<DecodedUpdate>) {
-        (self.0)(peer, updates)
+        (self.0)(peer, Batch::Decoded(updates))
+    }
+    /// Sends one raw batch.
+    pub fn send_raw(self, peer: PeerId, raw: RawUpdates) {
+        (self.0)(peer, Batch::Raw(raw))
     }
 }
 

@@ -21,14 +21,19 @@
 //!   of the subscriber's channel: the snapshot is the union of the shards'
 //!   snapshots).
 //! * `per-peer` (the seeds' PBTS) and `worker-pool` (DTS): one shared RIB
-//!   of [`crate::striped::STRIPES`] locked stripes (the same parts as
-//!   `sharded` with that many shards, so the same results); no thread owns
-//!   a stripe. In `per-peer` each session applies its own input, on its
+//!   of locked parts, [`crate::striped::STRIPES`] coarse stripes or, with
+//!   `router.locks = "fine"`, [`crate::striped::FINE_NODES`] nodes under
+//!   the seeds' traversal and modify locks ([`Locks`]); the same parts as
+//!   `sharded` with that many shards, so the same results. No thread owns
+//!   a part. In `per-peer` each session applies its own input, on its
 //!   own thread (the daemon gives every session an OS thread with its own
 //!   runtime, so its socket readiness is its own); in `worker-pool` N
 //!   workers (`router.threads`) take inputs round-robin from per-worker
 //!   queues. A master thread runs ticks, control requests and export
-//!   rounds. See [`crate::striped`].
+//!   rounds. With `router.streams = "per-worker"` (the seeds' per-thread
+//!   streams, [`Mode::WorkerStreams`]) sessions hand over UPDATE bodies
+//!   undecoded and the worker that takes a batch parses it, so two
+//!   batches of one peer are parsed at once. See [`crate::striped`].
 //!
 //! Limits: the shard count is fixed at start (`router.threads` changes
 //! need a restart); a prefix's shard depends on S, so RIB dumps and
@@ -45,6 +50,7 @@ use tokio::sync::mpsc::{self, Sender};
 
 use crate::msg::{BoxFuture, DecodedUpdate, RibInput, RibPermit, RibSender, RibTx, MAX_SHARDS};
 use crate::rib::{self, fan_out, Part, RibMsg, RibState};
+pub use crate::striped::Locks;
 use bgp_rib::PeerId;
 
 /// Capacity of each session -> RIB channel, in messages (each a batch of
@@ -64,16 +70,25 @@ pub enum Mode {
     Sequential,
     /// S shard threads.
     Sharded(usize),
-    /// Locked stripes, each session's thread applies its own input.
-    PerPeer,
-    /// Locked stripes, N worker threads.
-    WorkerPool(usize),
+    /// Locked RIB parts, each session's thread applies its own input.
+    PerPeer(Locks),
+    /// Locked RIB parts, N worker threads.
+    WorkerPool(usize, Locks),
+    /// `worker-pool` with per-worker streams (`router.streams =
+    /// "per-worker"`, the seeds' DTS): the workers parse the UPDATEs too.
+    WorkerStreams(usize, Locks),
 }
 
 impl Mode {
     /// The mode a configuration asks for; `threads` None means one per
     /// CPU. Errors name the mode that is not supported.
-    pub fn from_config(p: config::Pipeline, threads: Option<u16>) -> Result<Mode, String> {
+    pub fn from_config(
+        p: config::Pipeline,
+        threads: Option<u16>,
+        locks: config::Locks,
+        streams: config::Streams,
+    ) -> Result<Mode, String> {
+        let locks = Locks::from_config(locks);
         match p {
             config::Pipeline::Sequential => Ok(Mode::Sequential),
             config::Pipeline::Sharded => {
@@ -81,10 +96,14 @@ impl Mode {
                 Ok(Mode::Sharded(n.clamp(1, MAX_SHARDS)))
             }
             // One thread per peer: `threads` does not apply.
-            config::Pipeline::PerPeer => Ok(Mode::PerPeer),
+            config::Pipeline::PerPeer => Ok(Mode::PerPeer(locks)),
             config::Pipeline::WorkerPool => {
                 let n = threads.map_or_else(default_threads, usize::from);
-                Ok(Mode::WorkerPool(n.clamp(1, MAX_SHARDS)))
+                let n = n.clamp(1, MAX_SHARDS);
+                Ok(match streams {
+                    config::Streams::PerSession => Mode::WorkerPool(n, locks),
+                    config::Streams::PerWorker => Mode::WorkerStreams(n, locks),
+                })
             }
         }
     }
@@ -94,7 +113,7 @@ impl Mode {
         match *self {
             Mode::Sequential => 1,
             Mode::Sharded(n) => n.clamp(1, MAX_SHARDS),
-            Mode::PerPeer | Mode::WorkerPool(_) => crate::striped::STRIPES,
+            Mode::PerPeer(l) | Mode::WorkerPool(_, l) | Mode::WorkerStreams(_, l) => l.nodes(),
         }
     }
 
@@ -103,8 +122,10 @@ impl Mode {
     pub fn threads(&self) -> Option<usize> {
         match *self {
             Mode::Sequential => Some(1),
-            Mode::Sharded(n) | Mode::WorkerPool(n) => Some(n.clamp(1, MAX_SHARDS)),
-            Mode::PerPeer => None,
+            Mode::Sharded(n) | Mode::WorkerPool(n, _) | Mode::WorkerStreams(n, _) => {
+                Some(n.clamp(1, MAX_SHARDS))
+            }
+            Mode::PerPeer(_) => None,
         }
     }
 
@@ -112,8 +133,25 @@ impl Mode {
         match self {
             Mode::Sequential => "sequential",
             Mode::Sharded(_) => "sharded",
-            Mode::PerPeer => "per-peer",
-            Mode::WorkerPool(_) => "worker-pool",
+            Mode::PerPeer(_) => "per-peer",
+            Mode::WorkerPool(..) | Mode::WorkerStreams(..) => "worker-pool",
+        }
+    }
+
+    /// The name with the locking, for tables and logs: `per-peer/fine`.
+    pub fn label(&self) -> String {
+        match self {
+            Mode::PerPeer(l) | Mode::WorkerPool(_, l) => format!("{}/{}", self.name(), l.name()),
+            Mode::WorkerStreams(_, l) => format!("{}/{}/streams", self.name(), l.name()),
+            _ => self.name().to_string(),
+        }
+    }
+
+    /// `per-peer` / `worker-pool`: how the shared RIB is locked.
+    pub fn locks(&self) -> Option<Locks> {
+        match *self {
+            Mode::PerPeer(l) | Mode::WorkerPool(_, l) | Mode::WorkerStreams(_, l) => Some(l),
+            Mode::Sequential | Mode::Sharded(_) => None,
         }
     }
 }
@@ -145,8 +183,9 @@ impl Pipeline {
             .map(|_| mpsc::channel::<RibMsg>(RIB_CHANNEL))
             .unzip();
         let striped = match mode {
-            Mode::PerPeer => Some(crate::striped::Striped::new(None)),
-            Mode::WorkerPool(n) => Some(crate::striped::Striped::new(Some(n))),
+            Mode::PerPeer(l) => Some(crate::striped::Striped::new(None, l, false)),
+            Mode::WorkerPool(n, l) => Some(crate::striped::Striped::new(Some(n), l, false)),
+            Mode::WorkerStreams(n, l) => Some(crate::striped::Striped::new(Some(n), l, true)),
             Mode::Sequential | Mode::Sharded(_) => None,
         };
         Pipeline {

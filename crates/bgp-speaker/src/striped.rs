@@ -32,6 +32,19 @@
 //!   control request first waits until every input dispatched before it
 //!   is applied (inputs and control travel on different queues).
 //!
+//! * `router.locks = "fine"` ([`Locks::Fine`]): [`FINE_NODES`] nodes
+//!   instead of [`STRIPES`] stripes, with the seeds' traversal lock over
+//!   the node table (what a "node" is here: see [`Locks`]).
+//! * `router.streams = "per-worker"` (`worker-pool` only, the seeds'
+//!   per-thread streams): sessions hand over raw UPDATE bodies
+//!   ([`RawUpdates`]) and the worker that takes a batch parses it. The
+//!   per-peer numbering above orders the parsed batches as it orders
+//!   decoded ones. An UPDATE that resets the session marks the
+//!   connection's [`StreamLink`] (batches of that connection numbered
+//!   after it are then skipped, under the part's lock), and once the
+//!   batch has passed every part the earliest such UPDATE's event goes to
+//!   the session, which sends the NOTIFICATION.
+//!
 //! Export rounds on a stripe are spaced [`ROUND_MIN`] apart as on a shard
 //! thread: input arriving sooner is applied and left for the master's
 //! round. Limits: the stripe count is fixed; each stripe has its own peer
@@ -39,13 +52,17 @@
 //! shards); a slow stripe holds up only the peers whose input needs it.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{
+    Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError,
+};
 use std::time::{Duration, Instant};
 
 use bgp_rib::PeerId;
 use tokio::sync::mpsc;
 
-use crate::msg::{BoxFuture, DecodedUpdate, RibInput, RibPermit, RibSender};
+use crate::msg::{
+    Batch, BoxFuture, DecodedUpdate, RawUpdates, RibInput, RibPermit, RibSender, StreamLink,
+};
 use crate::rib::{fan_out, RibMsg, RibState, ROUND_MIN};
 
 /// Stripes of the locked RIB: a trade between lock contention and the
@@ -55,6 +72,70 @@ use crate::rib::{fan_out, RibMsg, RibState, ROUND_MIN};
 /// / 0.61 with 4 / 8 / 16 stripes (sequential 0.08); 8 keeps two busy
 /// threads on 2 cores mostly on different stripes.
 pub const STRIPES: usize = 8;
+
+/// Nodes of the `fine` locking: the most parts a batch can be split into
+/// ([`crate::msg::MAX_SHARDS`]).
+pub const FINE_NODES: usize = 64;
+
+/// How the shared RIB of `per-peer` and `worker-pool` is locked
+/// (`router.locks`).
+///
+/// * `Stripes`: [`STRIPES`] coarse parts, one mutex each.
+/// * `Fine`: the seeds' routing-table locks (seed 000 §3.2.2, seed 001
+///   §4.3.2), as far as our RIB has nodes. Quagga's table is a prefix
+///   tree; a thread takes a *traversal* lock to walk it and a node's
+///   *modify* lock to change that node, so threads modify different places
+///   of the tree at once. Our RIB is not a tree: within a [`RibState`] the
+///   prefixes live in hash tables that rehash on insert, and one UPDATE's
+///   prefixes share that part's attribute interner, change list and peer
+///   counters, so a single prefix cannot be locked apart from its part
+///   without rewriting `bgp-rib`. Our **node** is therefore the finest
+///   part the RIB can be cut into, one of [`FINE_NODES`] = 64: the
+///   prefixes [`bgp_rib::shard_for`] maps to it (hash buckets of IPv4 /20
+///   and IPv6 /32 blocks), with their paths, Loc-RIB choice and every
+///   peer's Adj-RIB-Out for them. Its **modify lock** is the node's mutex,
+///   held to apply input, export, or answer a control request. The
+///   **traversal lock** guards the walk from the table to a node: in
+///   Quagga that walk crosses parent nodes that another thread may be
+///   re-linking; here the node is found by hash in a node table that
+///   changes only when a node's state is installed at start, so the
+///   traversal lock is one reader-writer lock over the node table, held
+///   shared by every walk (apply, export rounds, control, the last round)
+///   and exclusively only then (before any worker runs, so a worker that
+///   waits for its turn while holding it shared never blocks a writer
+///   that other readers queue behind). A `per-peer` thread that finds a node's modify
+///   lock held goes on with its other nodes first and comes back (the
+///   seed's threads wait), which keeps a peer's order per node: one thread
+///   applies all of a batch before the next.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Locks {
+    Stripes,
+    Fine,
+}
+
+impl Locks {
+    /// The parts the RIB is cut into.
+    pub fn nodes(self) -> usize {
+        match self {
+            Locks::Stripes => STRIPES,
+            Locks::Fine => FINE_NODES,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Locks::Stripes => "stripes",
+            Locks::Fine => "fine",
+        }
+    }
+
+    pub fn from_config(l: config::Locks) -> Locks {
+        match l {
+            config::Locks::Stripes => Locks::Stripes,
+            config::Locks::Fine => Locks::Fine,
+        }
+    }
+}
 
 /// Capacity of each worker's queue, in batches (as
 /// [`crate::pipeline::RIB_CHANNEL`]: the back-pressure point).
@@ -82,6 +163,9 @@ struct Stripe {
 /// The stripes of the shared RIB.
 pub struct Stripes {
     parts: Vec<Stripe>,
+    /// `fine`: the traversal lock over the node table (see [`Locks`]);
+    /// `stripes`: None.
+    traversal: Option<RwLock<()>>,
     /// Stripes on which shutdown was requested: the master stops once
     /// every stripe has answered the request (as every shard thread does).
     stopped: AtomicUsize,
@@ -119,7 +203,17 @@ fn apply_locked(s: &mut StripeState, msg: RibMsg) -> bool {
 }
 
 impl Stripes {
+    /// The nodes of `locks`.
+    pub fn with_locks(locks: Locks) -> Arc<Stripes> {
+        Stripes::build(locks.nodes(), locks == Locks::Fine)
+    }
+
+    /// `n` stripes without a traversal lock.
     pub fn new(n: usize) -> Arc<Stripes> {
+        Stripes::build(n, false)
+    }
+
+    fn build(n: usize, fine: bool) -> Arc<Stripes> {
         let start = Instant::now()
             .checked_sub(ROUND_MIN)
             .unwrap_or_else(Instant::now);
@@ -137,6 +231,7 @@ impl Stripes {
                     turn: Condvar::new(),
                 })
                 .collect(),
+            traversal: fine.then(|| RwLock::new(())),
             stopped: AtomicUsize::new(0),
         })
     }
@@ -152,6 +247,7 @@ impl Stripes {
     /// Gives stripe `i` its state and applies what waited for it.
     pub(crate) fn install(&self, i: usize, st: RibState) {
         let Some(s) = self.parts.get(i) else { return };
+        let _table = self.restructure();
         let mut g = lock(s);
         g.st = Some(st);
         for m in std::mem::take(&mut g.pending) {
@@ -162,25 +258,80 @@ impl Stripes {
     /// Applies `msg` on stripe `i` under its lock.
     pub(crate) fn apply(&self, i: usize, msg: RibMsg) {
         let Some(s) = self.parts.get(i) else { return };
+        let _walk = self.walk();
         if apply_locked(&mut lock(s), msg) {
             self.stopped.fetch_add(1, Ordering::AcqRel);
         }
     }
 
+    /// The traversal lock, shared (`fine`; None with stripes).
+    fn walk(&self) -> Option<RwLockReadGuard<'_, ()>> {
+        let t = self.traversal.as_ref()?;
+        Some(t.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// The traversal lock, exclusive: the node table changes.
+    fn restructure(&self) -> Option<RwLockWriteGuard<'_, ()>> {
+        let t = self.traversal.as_ref()?;
+        Some(t.write().unwrap_or_else(|e| e.into_inner()))
+    }
+
     /// `per-peer`: the calling (session) thread splits `input` by stripe
-    /// and applies each part, one stripe lock at a time.
+    /// and applies each part, one stripe lock at a time. With `fine`
+    /// locks, nodes whose modify lock is held are left for later while the
+    /// free ones are done; when all that is left is busy, it waits for the
+    /// first (no spinning). One message per node per input, and the next
+    /// input only after this one: the peer's order per node holds.
     pub fn apply_input(&self, input: RibInput) {
-        for (i, m) in fan_out(input, self.parts.len()) {
-            self.apply(i, m);
+        let parts = fan_out(input, self.parts.len());
+        if self.traversal.is_none() {
+            for (i, m) in parts {
+                self.apply(i, m);
+            }
+            return;
+        }
+        let _walk = self.walk();
+        let mut stops = 0;
+        let mut left = parts;
+        while !left.is_empty() {
+            let mut busy = Vec::new();
+            for (i, m) in left {
+                let Some(s) = self.parts.get(i) else { continue };
+                match s.state.try_lock() {
+                    Ok(mut g) => stops += usize::from(apply_locked(&mut g, m)),
+                    Err(TryLockError::Poisoned(e)) => {
+                        stops += usize::from(apply_locked(&mut e.into_inner(), m));
+                    }
+                    Err(TryLockError::WouldBlock) => busy.push((i, m)),
+                }
+            }
+            let mut busy = busy.into_iter();
+            if let Some((i, m)) = busy.next() {
+                if let Some(s) = self.parts.get(i) {
+                    stops += usize::from(apply_locked(&mut lock(s), m));
+                }
+            }
+            left = busy.collect();
+        }
+        if stops > 0 {
+            self.stopped.fetch_add(stops, Ordering::AcqRel);
         }
     }
 
     /// `worker-pool`: applies `msg` (this stripe's part of `peer`'s input
     /// number `seq`, None if it has none) once the stripe has applied the
     /// peer's input `seq - 1`, then lets `seq + 1` through.
-    fn apply_in_turn(&self, i: usize, peer: PeerId, seq: u64, msg: Option<RibMsg>) {
+    fn apply_in_turn(
+        &self,
+        i: usize,
+        peer: PeerId,
+        seq: u64,
+        msg: Option<RibMsg>,
+        link: Option<&StreamLink>,
+    ) {
         let Some(s) = self.parts.get(i) else { return };
         let slot = usize::from(peer.0);
+        let _walk = self.walk();
         let mut g = lock(s);
         if g.turns.len() <= slot {
             g.turns.resize(slot + 1, 0);
@@ -189,7 +340,11 @@ impl Stripes {
             g = s.turn.wait(g).unwrap_or_else(|e| e.into_inner());
         }
         let mut stop = false;
-        if let Some(m) = msg {
+        // Per-worker streams: a batch after the one that reset the session
+        // is dropped. That batch marked it before passing any turn, so
+        // the mark is seen here, under the lock it released.
+        let live = link.is_none_or(|l| l.live(seq));
+        if let (Some(m), true) = (msg, live) {
             stop = apply_locked(&mut g, m);
         }
         if let Some(t) = g.turns.get_mut(slot) {
@@ -205,6 +360,7 @@ impl Stripes {
     /// Export rounds of the stripes whose last round is [`ROUND_MIN`] old
     /// and that applied something since.
     fn rounds(&self) {
+        let _walk = self.walk();
         for s in &self.parts {
             let mut g = lock(s);
             if g.dirty && g.last_round.elapsed() >= ROUND_MIN {
@@ -219,6 +375,7 @@ impl Stripes {
 
     /// A last export round everywhere (shutdown).
     fn finish(&self) {
+        let _walk = self.walk();
         for s in &self.parts {
             let mut g = lock(s);
             if let Some(st) = g.st.as_mut() {
@@ -275,6 +432,12 @@ enum Job {
         seq: u64,
         input: RibInput,
     },
+    /// Per-worker streams: UPDATE bodies the worker parses itself.
+    Raw {
+        peer: PeerId,
+        seq: u64,
+        raw: RawUpdates,
+    },
     Stop,
 }
 
@@ -288,6 +451,8 @@ pub struct Pool {
     /// the input is enqueued, so numbers and queue order agree.
     seqs: Mutex<Vec<u64>>,
     progress: Arc<Progress>,
+    /// Per-worker streams: sessions hand over raw UPDATEs.
+    streams: bool,
 }
 
 impl std::fmt::Debug for Pool {
@@ -306,6 +471,15 @@ impl PoolPermit {
     /// Numbers `input` in its peer's order and enqueues it.
     pub fn send(self, input: RibInput) {
         let peer = input.peer();
+        self.enqueue(peer, |seq| Job::Input { peer, seq, input });
+    }
+
+    /// Numbers `raw` in its peer's order and enqueues it.
+    pub fn send_raw(self, peer: PeerId, raw: RawUpdates) {
+        self.enqueue(peer, |seq| Job::Raw { peer, seq, raw });
+    }
+
+    fn enqueue(self, peer: PeerId, job: impl FnOnce(u64) -> Job) {
         let slot = usize::from(peer.0);
         let mut seqs = self.pool.seqs.lock().unwrap_or_else(|e| e.into_inner());
         if seqs.len() <= slot {
@@ -315,14 +489,18 @@ impl PoolPermit {
         let seq = *s;
         *s += 1;
         self.pool.progress.dispatched.fetch_add(1, Ordering::AcqRel);
-        self.permit.send(Job::Input { peer, seq, input });
+        self.permit.send(job(seq));
     }
 }
 
 impl Pool {
     /// A pool of `workers` queues over `stripes`, and the receiving ends
     /// for [`Pool::spawn_workers`].
-    fn new(stripes: Arc<Stripes>, workers: usize) -> (Arc<Pool>, Vec<mpsc::Receiver<Job>>) {
+    fn new(
+        stripes: Arc<Stripes>,
+        workers: usize,
+        streams: bool,
+    ) -> (Arc<Pool>, Vec<mpsc::Receiver<Job>>) {
         let (queues, rxs) = (0..workers.max(1))
             .map(|_| mpsc::channel(WORKER_QUEUE))
             .unzip();
@@ -332,6 +510,7 @@ impl Pool {
             next: AtomicUsize::new(0),
             seqs: Mutex::new(Vec::new()),
             progress: Arc::new(Progress::default()),
+            streams,
         });
         (pool, rxs)
     }
@@ -403,9 +582,29 @@ impl Pool {
 fn worker(mut rx: mpsc::Receiver<Job>, stripes: Arc<Stripes>, progress: Arc<Progress>) {
     let n = stripes.len();
     while let Some(job) = rx.blocking_recv() {
-        let Job::Input { peer, seq, input } = job else {
-            break;
+        let (peer, seq, input, raw) = match job {
+            Job::Input { peer, seq, input } => (peer, seq, input, None),
+            Job::Raw { peer, seq, raw } => {
+                // This worker's own stream (seed 001 §4.5): the bodies are
+                // parsed here, while another worker may parse the same
+                // peer's next batch. Order is kept where it matters, per
+                // peer and per part, by the turns below.
+                let mut updates = Vec::with_capacity(raw.bodies.len());
+                let reset = raw.decode_into(&mut updates);
+                if reset.is_some() {
+                    // Mark before passing any turn (see apply_in_turn).
+                    raw.link.dead_from.fetch_min(seq, Ordering::AcqRel);
+                }
+                (
+                    peer,
+                    seq,
+                    RibInput::Updates { peer, updates },
+                    Some((raw.link, reset)),
+                )
+            }
+            Job::Stop => break,
         };
+        let link = raw.as_ref().map(|(l, _)| l.as_ref());
         let mut parts: Vec<Option<RibMsg>> = (0..n).map(|_| None).collect();
         for (i, m) in fan_out(input, n) {
             if let Some(slot) = parts.get_mut(i) {
@@ -415,7 +614,16 @@ fn worker(mut rx: mpsc::Receiver<Job>, stripes: Arc<Stripes>, progress: Arc<Prog
         // Every stripe, even one without a part, so that its turn for this
         // peer moves on.
         for (i, m) in parts.into_iter().enumerate() {
-            stripes.apply_in_turn(i, peer, seq, m);
+            stripes.apply_in_turn(i, peer, seq, m, link);
+        }
+        // Tell the session (RFC 4271 §6.3 / RFC 7606: it sends the
+        // NOTIFICATION) only once every part has passed this batch: an
+        // earlier batch with its own resetting UPDATE has marked the link
+        // by then, and only the earliest one is reported.
+        if let Some((l, Some(ev))) = raw {
+            if l.dead_from.load(Ordering::Acquire) == seq {
+                let _ = l.reset.send((l.session, ev));
+            }
         }
         progress.finished_one();
     }
@@ -472,11 +680,12 @@ pub(crate) struct Striped {
 
 impl Striped {
     /// `workers` None: `per-peer`; Some(n): `worker-pool` with n workers.
-    pub fn new(workers: Option<usize>) -> Striped {
-        let stripes = Stripes::new(STRIPES);
+    /// `streams`: the workers parse (per-worker streams).
+    pub fn new(workers: Option<usize>, locks: Locks, streams: bool) -> Striped {
+        let stripes = Stripes::with_locks(locks);
         let (pool, worker_rxs) = match workers {
             Some(n) => {
-                let (p, rxs) = Pool::new(stripes.clone(), n);
+                let (p, rxs) = Pool::new(stripes.clone(), n, streams);
                 (Some(p), rxs)
             }
             None => (None, Vec::new()),
@@ -602,9 +811,47 @@ impl RibSender for PoolSender {
     fn reserve(&self) -> BoxFuture<'_, Option<RibPermit>> {
         Box::pin(async move {
             let permit = self.0.reserve().await?;
+            if self.0.streams {
+                return Some(RibPermit::any(move |peer, b| match b {
+                    Batch::Decoded(updates) => permit.send(RibInput::Updates { peer, updates }),
+                    Batch::Raw(raw) => permit.send_raw(peer, raw),
+                }));
+            }
             Some(RibPermit::new(move |peer, updates| {
                 permit.send(RibInput::Updates { peer, updates })
             }))
         })
+    }
+    fn parses_raw(&self) -> bool {
+        self.0.streams
+    }
+    fn try_send_raw(&self, peer: PeerId, raw: RawUpdates) -> Result<(), RawUpdates> {
+        match self.0.try_reserve() {
+            Some(permit) => {
+                permit.send_raw(peer, raw);
+                Ok(())
+            }
+            None => Err(raw),
+        }
+    }
+    fn send_raw(&self, peer: PeerId, raw: RawUpdates) -> BoxFuture<'_, bool> {
+        Box::pin(async move {
+            match self.0.reserve().await {
+                Some(permit) => {
+                    permit.send_raw(peer, raw);
+                    true
+                }
+                None => false,
+            }
+        })
+    }
+    fn blocking_send_raw(&self, peer: PeerId, raw: RawUpdates) -> bool {
+        match self.0.blocking_reserve() {
+            Some(permit) => {
+                permit.send_raw(peer, raw);
+                true
+            }
+            None => false,
+        }
     }
 }

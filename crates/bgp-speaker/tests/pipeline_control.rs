@@ -12,7 +12,7 @@ use bgp_rib::AttrsBuilder;
 use bgp_speaker::daemon::control::{Control, ReloadFn};
 use bgp_speaker::daemon::metrics::Metrics;
 use bgp_speaker::msg::DecodedUpdate;
-use bgp_speaker::pipeline::Mode;
+use bgp_speaker::pipeline::{Locks, Mode};
 use bgp_wire::{AsPath, AttrValue, NextHop, Nlri, Origin, PathAttr};
 use mgmt::metrics::{MetricsSource, MetricsWriter};
 use mgmt::proto::{Data, Request, Response};
@@ -149,8 +149,10 @@ fn cli_and_metrics_merge_shards() {
     for mode in [
         Mode::Sharded(2),
         Mode::Sharded(3),
-        Mode::PerPeer,
-        Mode::WorkerPool(2),
+        Mode::PerPeer(Locks::Stripes),
+        Mode::WorkerPool(2, Locks::Stripes),
+        Mode::PerPeer(Locks::Fine),
+        Mode::WorkerPool(2, Locks::Fine),
     ] {
         let a = run(mode);
         // Paths carry the time their session came up, which differs
@@ -241,11 +243,32 @@ fn pipeline_config_modes() {
         assert!(e.to_string().contains("router.threads"), "{e}");
     }
     let s = spec("pipeline = \"per-peer\"\nthreads = 3\n").expect("per-peer");
-    assert_eq!(s.mode, Mode::PerPeer);
+    assert_eq!(s.mode, Mode::PerPeer(Locks::Stripes));
     assert_eq!(s.mode.threads(), None, "one thread per peer");
     assert_eq!(s.mode.shards(), bgp_speaker::striped::STRIPES);
     let s = spec("pipeline = \"worker-pool\"\nthreads = 3\n").expect("worker-pool");
-    assert_eq!(s.mode, Mode::WorkerPool(3));
+    assert_eq!(s.mode, Mode::WorkerPool(3, Locks::Stripes));
     assert_eq!(s.mode.threads(), Some(3));
     assert_eq!(s.mode.shards(), bgp_speaker::striped::STRIPES);
+    // router.locks: fine gives the 64 nodes, in both locked modes.
+    let s = spec("pipeline = \"per-peer\"\nlocks = \"fine\"\n").expect("per-peer fine");
+    assert_eq!(s.mode, Mode::PerPeer(Locks::Fine));
+    assert_eq!(s.mode.shards(), bgp_speaker::striped::FINE_NODES);
+    let s = spec("pipeline = \"worker-pool\"\nthreads = 2\nlocks = \"fine\"\n")
+        .expect("worker-pool fine");
+    assert_eq!(s.mode, Mode::WorkerPool(2, Locks::Fine));
+    assert_eq!(s.mode.shards(), bgp_speaker::striped::FINE_NODES);
+    let s = spec("pipeline = \"worker-pool\"\nlocks = \"stripes\"\n").expect("stripes");
+    assert_eq!(s.mode.locks(), Some(Locks::Stripes));
+    // Refused: a locking the other pipelines do not have, and a typo.
+    for bad in [
+        "pipeline = \"sharded\"\nlocks = \"fine\"\n",
+        "locks = \"fine\"\n",
+        "pipeline = \"sequential\"\nlocks = \"stripes\"\n",
+        "pipeline = \"per-peer\"\nlocks = \"per-node\"\n",
+    ] {
+        let text = format!("[router]\nid = \"192.0.2.1\"\nasn = 64500\n{bad}");
+        let e = config::parse(&text, "t.toml").expect_err("refused");
+        assert!(e.to_string().contains("router.locks"), "{bad}: {e}");
+    }
 }

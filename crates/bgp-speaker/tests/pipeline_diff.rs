@@ -20,21 +20,29 @@ use base::{AfiSafi, Asn, Prefix, Prefix4, Prefix6};
 use bgp_core::decode::{decode_update, Decoded};
 use bgp_rib::AttrsBuilder;
 use bgp_speaker::msg::DecodedUpdate;
-use bgp_speaker::pipeline::Mode;
+use bgp_speaker::msg::{RawUpdates, StreamLink};
+use bgp_speaker::pipeline::{Locks, Mode};
 use bgp_wire::consts::msg_type;
 use bgp_wire::{
     AsPath, AttrValue, Community, NextHop, Nlri, Origin, ParseCtx, PathAttr, UpdateView,
 };
 use testkit::inproc::{negotiated, FakePeer, InProc, LocRoute};
 
-const MODES: [Mode; 7] = [
+const MODES: [Mode; 12] = [
     Mode::Sequential,
     Mode::Sharded(1),
     Mode::Sharded(2),
     Mode::Sharded(4),
-    Mode::PerPeer,
-    Mode::WorkerPool(2),
-    Mode::WorkerPool(4),
+    Mode::PerPeer(Locks::Stripes),
+    Mode::WorkerPool(2, Locks::Stripes),
+    Mode::WorkerPool(4, Locks::Stripes),
+    Mode::PerPeer(Locks::Fine),
+    Mode::WorkerPool(2, Locks::Fine),
+    Mode::WorkerPool(4, Locks::Fine),
+    // Per-worker streams: in the MRT test the workers parse the raw
+    // UPDATEs (the synthetic tests hand them decoded inputs).
+    Mode::WorkerStreams(2, Locks::Stripes),
+    Mode::WorkerStreams(4, Locks::Fine),
 ];
 
 /// What one peer was sent, replayed: its Adj-RIB-Out as the peer sees it
@@ -397,11 +405,14 @@ fn mrt_path() -> PathBuf {
     p
 }
 
-/// The first `limit` UPDATEs of the trace, as (fake peer index, decoded
-/// UPDATE) in trace order: the trace's peers are spread over `npeers` fake
+/// One UPDATE of the trace: fake peer index, decoded, its body and the
+/// parse context it was decoded with.
+type TraceUpdate = (usize, DecodedUpdate, bytes::Bytes, ParseCtx);
+
+/// The first `limit` UPDATEs of the trace, in trace order: the trace's peers are spread over `npeers` fake
 /// peers (the n-th peer seen goes to n % npeers), which take the AS and
 /// address of the first trace peer each gets.
-fn mrt_excerpt(npeers: usize, limit: usize) -> (Vec<FakePeer>, Vec<(usize, DecodedUpdate)>) {
+fn mrt_excerpt(npeers: usize, limit: usize) -> (Vec<FakePeer>, Vec<TraceUpdate>) {
     let mut r = mrt::MrtReader::open(mrt_path()).expect("open MRT file");
     let mut peers: Vec<(IpAddr, u32)> = Vec::new();
     let mut out = Vec::new();
@@ -429,7 +440,7 @@ fn mrt_excerpt(npeers: usize, limit: usize) -> (Vec<FakePeer>, Vec<(usize, Decod
             continue;
         };
         if let Decoded::Ok(d, _) = decode_update(body, ctx, true) {
-            out.push((i, d));
+            out.push((i, d, bytes::Bytes::copy_from_slice(body), ctx));
         }
         if out.len() >= limit {
             break;
@@ -463,20 +474,41 @@ fn mrt_trace_excerpt_same_in_every_mode() {
         }
         ip.settle().expect("settle");
         // Batches as a session would make them: consecutive UPDATEs of one
-        // peer, up to 256.
-        let mut batch: Vec<DecodedUpdate> = Vec::new();
-        let mut from = usize::MAX;
-        for (i, u) in &updates {
-            if *i != from || batch.len() >= 256 {
-                if !batch.is_empty() {
-                    ip.updates(from, std::mem::take(&mut batch));
-                }
-                from = *i;
+        // peer (and one parse context), up to 256. Modes with per-worker
+        // streams get them raw, as their sessions hand them over.
+        let raw = ip.sender().parses_raw();
+        let links: Vec<_> = (0..n).map(|i| stream_link(i as u64 + 1)).collect();
+        let mut batch: Vec<&TraceUpdate> = Vec::new();
+        let send = |batch: &mut Vec<&TraceUpdate>| {
+            let Some(&&(from, _, _, ctx)) = batch.first() else {
+                return;
+            };
+            let b = std::mem::take(batch);
+            if raw {
+                let r = RawUpdates {
+                    bodies: b.iter().map(|u| u.2.clone()).collect(),
+                    ctx,
+                    rx: bgp_core::decode::Receiver::of(true),
+                    link: links[from].0.clone(),
+                };
+                assert!(ip.sender().blocking_send_raw(InProc::id(from), r));
+            } else {
+                ip.updates(from, b.iter().map(|u| u.1.clone()).collect());
             }
-            batch.push(u.clone());
+        };
+        for u in &updates {
+            if batch
+                .first()
+                .is_some_and(|f| f.0 != u.0 || f.3 != u.3 || batch.len() >= 256)
+            {
+                send(&mut batch);
+            }
+            batch.push(u);
         }
-        if !batch.is_empty() {
-            ip.updates(from, batch);
+        send(&mut batch);
+        for (_, rx) in &links {
+            let mut rx = rx.lock().expect("lock");
+            assert!(rx.try_recv().is_err(), "no UPDATE of the trace resets");
         }
     };
     let o = compare_modes("mrt", &peers, &script);
@@ -529,4 +561,155 @@ fn concurrent_feeders_same_in_every_mode() {
     let o = compare_modes("concurrent", &peers, &script);
     assert!(o.loc_rib.len() > 1200, "Loc-RIB has {}", o.loc_rib.len());
     assert_eq!(o.peers[4].len(), o.loc_rib.len(), "monitor table size");
+}
+
+/// Stress for the lock protocols (fine nodes: traversal + modify locks,
+/// busy nodes skipped and come back to; worker turns per peer and part):
+/// 8 feeders, batches of 2 UPDATEs so that one peer has many batches on
+/// several workers at once, withdrawals racing re-announcements, repeated
+/// 3 times per mode; every run must end as sequential does.
+#[test]
+fn lock_protocols_under_contention() {
+    let peers: Vec<FakePeer> = (0..9).map(FakePeer::nth).collect();
+    let script = |ip: &InProc| {
+        for i in 0..peers.len() {
+            ip.up(i);
+        }
+        ip.settle().expect("settle");
+        std::thread::scope(|s| {
+            for (i, p) in peers.iter().enumerate().take(8) {
+                let tx = ip.sender();
+                s.spawn(move || {
+                    let send = |updates: Vec<DecodedUpdate>| {
+                        tx.blocking_send(bgp_speaker::msg::RibInput::Updates {
+                            peer: InProc::id(i),
+                            updates,
+                        })
+                    };
+                    for round in 0..2 {
+                        for chunk in synthetic_round(i, p.asn, round).chunks(2) {
+                            assert!(send(chunk.to_vec()), "RIB gone");
+                        }
+                        let w: Vec<Prefix> = (0..1500).step_by(i + 2).map(v4).collect();
+                        for chunk in w.chunks(16) {
+                            assert!(send(vec![withdraw(chunk)]), "RIB gone");
+                        }
+                    }
+                });
+            }
+        });
+    };
+    let base = run(Mode::Sequential, &peers, &script);
+    assert!(
+        base.loc_rib.len() > 500,
+        "Loc-RIB has {}",
+        base.loc_rib.len()
+    );
+    for mode in [
+        Mode::PerPeer(Locks::Fine),
+        Mode::WorkerPool(4, Locks::Fine),
+        Mode::WorkerStreams(3, Locks::Fine),
+        Mode::PerPeer(Locks::Stripes),
+    ] {
+        for k in 0..3 {
+            let o = run(mode, &peers, &script);
+            assert!(
+                o.loc_rib == base.loc_rib,
+                "{mode:?} run {k}: Loc-RIB differs"
+            );
+            assert!(
+                o.peers == base.peers,
+                "{mode:?} run {k}: Adj-RIB-Out differs"
+            );
+        }
+    }
+}
+
+/// A connection's link for per-worker streams, and the session's end of
+/// the reset channel.
+type ResetRx = std::sync::Mutex<tokio::sync::mpsc::UnboundedReceiver<(u64, bgp_fsm::Event)>>;
+fn stream_link(session: u64) -> (std::sync::Arc<StreamLink>, ResetRx) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let status = std::sync::Arc::new(bgp_speaker::msg::PeerStatus::default());
+    (
+        StreamLink::new(session, format!("peer{session}"), status, tx),
+        std::sync::Mutex::new(rx),
+    )
+}
+
+/// Per-worker streams and a malformed UPDATE: the worker that parses it
+/// applies the UPDATEs before it, drops the rest of its batch, tells the
+/// session (once) which event resets it, and every later batch of that
+/// connection is dropped even when another worker parsed it first. The
+/// Loc-RIB is then what sequential parsing gives for the UPDATEs before
+/// the malformed one.
+#[test]
+fn per_worker_streams_reset_drops_what_follows() {
+    let (mut peers, updates) = mrt_excerpt(1, 3000);
+    let ctx = updates[0].3;
+    let good: Vec<&TraceUpdate> = updates.iter().filter(|u| u.3 == ctx).collect();
+    assert!(good.len() > 1000, "{} UPDATEs", good.len());
+    peers.push(FakePeer::nth(1));
+    // Withdrawn Routes Length 5 with nothing after it (RFC 4271 §6.3,
+    // RFC 7606 §3 c: the session is reset).
+    let bad = bytes::Bytes::from_static(&[0, 5]);
+    let (head, tail) = good.split_at(300);
+    let expected = {
+        let ip = InProc::start(Mode::Sequential, &peers).expect("start");
+        ip.up(0);
+        ip.up(1);
+        ip.updates(0, head.iter().map(|u| u.1.clone()).collect());
+        ip.settle().expect("settle");
+        let r = ip.loc_rib().expect("loc rib");
+        ip.shutdown();
+        r
+    };
+    assert!(expected.len() > 100, "{} routes", expected.len());
+    for mode in [
+        Mode::WorkerStreams(2, Locks::Stripes),
+        Mode::WorkerStreams(4, Locks::Fine),
+        // Without streams the raw batch is decoded on the caller: the
+        // same outcome.
+        Mode::WorkerPool(2, Locks::Stripes),
+    ] {
+        let ip = InProc::start(mode, &peers).expect("start");
+        ip.up(0);
+        ip.up(1);
+        ip.settle().expect("settle");
+        let (link, rx) = stream_link(7);
+        let raw = |bodies: Vec<bytes::Bytes>| RawUpdates {
+            bodies,
+            ctx,
+            rx: bgp_core::decode::Receiver::of(true),
+            link: link.clone(),
+        };
+        // Batch 1: the first 100, batch 2: 200 more, the malformed one,
+        // 50 more; then many small batches that the workers parse while
+        // batch 2 is parsed.
+        let tx = ip.sender();
+        let id = InProc::id(0);
+        assert!(tx.blocking_send_raw(id, raw(head[..100].iter().map(|u| u.2.clone()).collect())));
+        let mut b2: Vec<bytes::Bytes> = head[100..].iter().map(|u| u.2.clone()).collect();
+        b2.push(bad.clone());
+        b2.extend(tail[..50].iter().map(|u| u.2.clone()));
+        assert!(tx.blocking_send_raw(id, raw(b2)));
+        for chunk in tail[50..].chunks(4) {
+            assert!(tx.blocking_send_raw(id, raw(chunk.iter().map(|u| u.2.clone()).collect())));
+        }
+        ip.settle().expect("settle");
+        let got = ip.loc_rib().expect("loc rib");
+        ip.shutdown();
+        let mut rx = rx.lock().expect("lock");
+        let (session, ev) = rx.try_recv().expect("the session is told to reset");
+        assert_eq!(session, 7, "{mode:?}");
+        assert_eq!(
+            ev.kind(),
+            bgp_fsm::EventKind::UpdateMsgErr,
+            "{mode:?}: {ev:?}"
+        );
+        assert!(rx.try_recv().is_err(), "{mode:?}: told once");
+        assert!(link.is_dead(), "{mode:?}");
+        assert_eq!(got.len(), expected.len(), "{mode:?}: Loc-RIB size");
+        assert!(got == expected, "{mode:?}: Loc-RIB differs from sequential");
+    }
 }

@@ -46,7 +46,7 @@ pub struct ReloadPlan {
     /// Other changed settings by path (`damping`: the `[damping]`
     /// parameters, and `aggregate`: the `[[aggregate]]` list, both applied
     /// live; `control.socket`, `control.metrics`,
-    /// `log.level`, `log.file`, `mrt`, `router.pipeline`, `router.threads`,
+    /// `log.level`, `log.file`, `mrt`, `router.pipeline`, `router.locks`, `router.streams`, `router.threads`,
     /// `router.next_hop_tracking`, `router.cluster_id`, `router.listen`): the daemon applies what it
     /// can live and says which need a restart.
     pub other: Vec<String>,
@@ -222,6 +222,8 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
         ("router.cluster_id", cluster_changed),
         ("router.confederation", ro.confederation != rn.confederation),
         ("router.pipeline", ro.pipeline != rn.pipeline),
+        ("router.locks", ro.locks != rn.locks),
+        ("router.streams", ro.streams != rn.streams),
         ("router.threads", ro.threads != rn.threads),
         (
             "router.next_hop_tracking",

@@ -62,8 +62,8 @@ pub use diff::{diff, ReloadPlan};
 pub use ipsec::{Ipsec, IpsecDirection, IpsecSa};
 pub use locate::Location;
 pub use model::{
-    AddPath, BestPath, Bfd, Connection, Control, MaxPrefix, MaxPrefixAction, Mrt, Multipath,
-    Neighbor, NextHop, Pipeline, PolicyName, Role, Router, Static, MAX_MULTIPATH,
+    AddPath, BestPath, Bfd, Connection, Control, Locks, MaxPrefix, MaxPrefixAction, Mrt, Multipath,
+    Neighbor, NextHop, Pipeline, PolicyName, Role, Router, Static, Streams, MAX_MULTIPATH,
 };
 pub use neighbor::{runtime_neighbor, NeighborKeys};
 pub use port_group::{NicBalanceParams, PortGroup};

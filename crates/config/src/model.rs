@@ -22,6 +22,26 @@ pub enum Pipeline {
     Sharded,
 }
 
+/// How the shared RIB of `per-peer` and `worker-pool` is locked
+/// (`router.locks`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Locks {
+    /// `"stripes"` (default): 8 coarse stripes, one mutex each.
+    Stripes,
+    /// `"fine"`: 64 nodes under the seeds' traversal and modify locks.
+    Fine,
+}
+
+/// Where `worker-pool` parses UPDATEs (`router.streams`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Streams {
+    /// `"per-session"` (default): each session parses its own UPDATEs.
+    PerSession,
+    /// `"per-worker"`: sessions hand over raw UPDATEs and the workers parse
+    /// them (the seeds' per-thread streams).
+    PerWorker,
+}
+
 /// A policy attachment: `import`/`export` of a neighbour, or the router's
 /// `default_import`/`default_export`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -72,6 +92,12 @@ pub struct Router {
     pub cluster_id: Ipv4Addr,
     /// `pipeline`, default `"sharded"`.
     pub pipeline: Pipeline,
+    /// `locks`, default `"stripes"`: how `per-peer` and `worker-pool`
+    /// lock their shared RIB; an error with the other pipelines.
+    pub locks: Locks,
+    /// `streams`, default `"per-session"`: where `worker-pool` parses
+    /// UPDATEs; an error with the other pipelines.
+    pub streams: Streams,
     /// `threads`, default `None`: one per CPU core. Shards of `sharded`,
     /// workers of `worker-pool`; not used by `sequential` and `per-peer`.
     pub threads: Option<u16>,

@@ -49,6 +49,8 @@ pub struct RawRouter {
     pub connect_retry: Option<u32>,
     pub cluster_id: Option<String>,
     pub pipeline: Option<String>,
+    pub locks: Option<String>,
+    pub streams: Option<String>,
     pub threads: Option<u16>,
     pub next_hop_tracking: Option<bool>,
     pub default_import: Option<String>,

@@ -16,8 +16,8 @@ use bgp_policy::PolicyError;
 use crate::locate::Index;
 use crate::raw::{AsnValue, RawConfig, RawMrt, RawRouter, RawStatic};
 use crate::{
-    BestPath, Config, ConfigError, Control, Mrt, Multipath, Pipeline, PolicyName, Router, Static,
-    MAX_MULTIPATH,
+    BestPath, Config, ConfigError, Control, Locks, Mrt, Multipath, Pipeline, PolicyName, Router,
+    Static, Streams, MAX_MULTIPATH,
 };
 
 pub(crate) type R<T> = Result<T, ConfigError>;
@@ -211,6 +211,39 @@ fn router(c: &Ctx<'_>, rr: &RawRouter, policies: &BTreeMap<String, PolicyDef>) -
             ],
         )?,
     };
+    let locks = match &rr.locks {
+        None => Locks::Stripes,
+        Some(_) if !matches!(pipeline, Pipeline::PerPeer | Pipeline::WorkerPool) => {
+            return Err(c.err(
+                "router.locks",
+                "applies to pipeline \"per-peer\" and \"worker-pool\" only (the others lock nothing)",
+            ));
+        }
+        Some(l) => choice(
+            c,
+            "router.locks",
+            l,
+            &[("stripes", Locks::Stripes), ("fine", Locks::Fine)],
+        )?,
+    };
+    let streams = match &rr.streams {
+        None => Streams::PerSession,
+        Some(_) if pipeline != Pipeline::WorkerPool => {
+            return Err(c.err(
+                "router.streams",
+                "applies to pipeline \"worker-pool\" only (the other pipelines parse on the session)",
+            ));
+        }
+        Some(v) => choice(
+            c,
+            "router.streams",
+            v,
+            &[
+                ("per-session", Streams::PerSession),
+                ("per-worker", Streams::PerWorker),
+            ],
+        )?,
+    };
     if rr.threads == Some(0) {
         return Err(c.err("router.threads", "at least 1 thread"));
     }
@@ -257,6 +290,8 @@ fn router(c: &Ctx<'_>, rr: &RawRouter, policies: &BTreeMap<String, PolicyDef>) -
         connect_retry,
         cluster_id,
         pipeline,
+        locks,
+        streams,
         threads: rr.threads,
         next_hop_tracking: rr.next_hop_tracking.unwrap_or(false),
         default_import,

@@ -3,9 +3,11 @@
 //! the RFC's answer through tesserad's CLI JSON and the sender's view of the
 //! session (the NOTIFICATION it received, if any).
 //!
-//! Two senders, one lab each (the two tests run in parallel, ~15 s in all):
+//! Two senders, one lab each (the tests run in parallel, ~15 s in all):
 //!
-//! - `exabgp_malformed_attributes`: ExaBGP 4.2 announces routes through its
+//! - `exabgp_malformed_attributes` (and `..._parsed_on_workers`, the same
+//!   cases with `worker-pool` workers parsing, `streams = "per-worker"`,
+//!   over `locks = "fine"`): ExaBGP 4.2 announces routes through its
 //!   API with generic attributes (`attribute [ CODE FLAGS 0xVALUE ]`); a
 //!   generic ORIGIN, AS_PATH or LOCAL_PREF replaces the one ExaBGP would
 //!   add. Leaf 1 is an eBGP peer, leaf 2 an iBGP peer (LOCAL_PREF,
@@ -405,16 +407,33 @@ fn run_case(
 
 #[test]
 fn exabgp_malformed_attributes() {
+    malformed_attributes("rfc7606-exabgp", "");
+}
+
+/// The same with the seeds' DTS as built: `worker-pool` workers parse the
+/// UPDATEs themselves (`streams = "per-worker"`) over the fine-locked RIB,
+/// so every RFC 7606 answer, session resets included, comes from a
+/// worker's parse.
+#[test]
+fn exabgp_malformed_attributes_parsed_on_workers() {
+    malformed_attributes(
+        "rfc7606-dts",
+        "pipeline = \"worker-pool\"\nthreads = 2\nlocks = \"fine\"\nstreams = \"per-worker\"\n",
+    );
+}
+
+fn malformed_attributes(name: &str, router_keys: &str) {
     if !common::ready(&tools()) {
         return;
     }
-    let lab = Lab::star("rfc7606-exabgp", 2);
-    let t = Tesserad::start(
+    let lab = Lab::star(name, 2);
+    let t = Tesserad::start_with_router_keys(
         &lab,
         &config(vec![
             neighbor(&lab, 1, 65001, 9),
             neighbor(&lab, 2, T_AS, 9),
         ]),
+        router_keys,
     );
     let tmpl = "rfc7606-peer.conf.tmpl";
     let s1 = Session::leaf(lab.leaf(1), 65001, T_AS);

@@ -244,14 +244,19 @@ impl Spec {
     }
 
     pub fn from_config(c: config::Config) -> Result<Spec, String> {
-        let mode = crate::pipeline::Mode::from_config(c.router.pipeline, c.router.threads)
-            .map_err(|e| {
-                let at = c
-                    .locate("router")
-                    .map(|l| format!("{}:{}: ", l.file, l.line))
-                    .unwrap_or_default();
-                format!("{at}{e}")
-            })?;
+        let mode = crate::pipeline::Mode::from_config(
+            c.router.pipeline,
+            c.router.threads,
+            c.router.locks,
+            c.router.streams,
+        )
+        .map_err(|e| {
+            let at = c
+                .locate("router")
+                .map(|l| format!("{}:{}: ", l.file, l.line))
+                .unwrap_or_default();
+            format!("{at}{e}")
+        })?;
         let mut compiled = BTreeMap::new();
         for (name, def) in &c.policies {
             let p = bgp_policy::compile(def).map_err(|e| {

@@ -188,6 +188,14 @@ struct Session {
     /// What next-hop checks need of the Established connection.
     rx: bgp_core::decode::Receiver,
     batch: Vec<DecodedUpdate>,
+    /// `worker-pool` with per-worker streams: UPDATE bodies not parsed
+    /// here (the workers parse them), and the Established connection's
+    /// link for the workers' verdicts.
+    raw: Vec<bytes::Bytes>,
+    stream: Option<Arc<crate::msg::StreamLink>>,
+    /// Where workers report an UPDATE that resets the session.
+    reset_tx: UnboundedSender<(u64, Event)>,
+    reset_rx: Option<UnboundedReceiver<(u64, Event)>>,
     actions: Vec<Action>,
     terminate: bool,
     mrt: Option<MrtSink>,
@@ -321,6 +329,7 @@ impl Session {
         inbound: UnboundedSender<TcpStream>,
     ) -> Session {
         let seed = u64::from(p.peer.0).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ unix_now();
+        let (reset_tx, reset_rx) = mpsc::unbounded_channel();
         Session {
             fsm: Fsm::new(p.fsm.clone()),
             admin_down: !p.start,
@@ -339,6 +348,10 @@ impl Session {
             ctx: ParseCtx::legacy(),
             rx: bgp_core::decode::Receiver::default(),
             batch: Vec::new(),
+            raw: Vec::new(),
+            stream: None,
+            reset_tx,
+            reset_rx: Some(reset_rx),
             actions: Vec::new(),
             terminate: false,
             mrt,
@@ -408,6 +421,7 @@ impl Session {
             let ev = self.fsm.start_event(true);
             self.drive(ev).await;
         }
+        let mut reset_rx = self.reset_rx.take();
         while !self.terminate {
             let deadline = self.deadline();
             let sleep = async {
@@ -424,7 +438,7 @@ impl Session {
             };
             // A full batch the RIB has not taken yet stops reading (TCP
             // back-pressure to the peer); timers and commands go on.
-            let blocked = self.batch.len() >= BATCH;
+            let blocked = self.batch.len() + self.raw.len() >= BATCH;
             let frame = async {
                 match self.conn.as_mut() {
                     Some(c) if !blocked => c.frames.recv().await,
@@ -447,7 +461,14 @@ impl Session {
                     None => std::future::pending().await,
                 }
             };
-            let rib = (!self.batch.is_empty()).then(|| self.rib.clone());
+            let queued = !self.batch.is_empty() || !self.raw.is_empty();
+            let rib = queued.then(|| self.rib.clone());
+            let resets = async {
+                match reset_rx.as_mut() {
+                    Some(r) => r.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
             let rib_ready = async move {
                 match rib {
                     Some(tx) => tx.reserve().await,
@@ -469,16 +490,22 @@ impl Session {
                     self.on_connected(r).await;
                 }
                 p = rib_ready => {
-                    let updates = std::mem::take(&mut self.batch);
                     if let Some(p) = p {
-                        p.send_updates(self.p.peer, updates);
+                        match self.take_raw() {
+                            Some(raw) => p.send_raw(self.p.peer, raw),
+                            None => p.send_updates(self.p.peer, std::mem::take(&mut self.batch)),
+                        }
                     }
                 }
+                r = resets => match r {
+                    Some((session, ev)) => self.on_worker_reset(session, ev).await,
+                    None => reset_rx = None,
+                },
                 f = frame => {
                     self.on_frame(f).await;
                     // Take what else is ready before handing the batch over.
                     for _ in 0..4 * BATCH {
-                        if self.batch.len() >= BATCH {
+                        if self.queued() >= BATCH {
                             break;
                         }
                         let Some(c) = self.conn.as_mut() else { break };
@@ -502,7 +529,7 @@ impl Session {
         // its messages wait in the reader's queue the peer is alive, and
         // RFC 4271 §8.2.2 restarts the HoldTimer on each of them anyway.
         if self.fsm.state() == State::Established
-            && !self.batch.is_empty()
+            && self.queued() > 0
             && self.conn.as_ref().is_some_and(|c| !c.frames.is_empty())
         {
             self.drive(Event::KeepAliveMsg).await;
@@ -830,6 +857,8 @@ impl Session {
         }
         if s != before && self.fsm.state() == State::Idle {
             self.conn = None;
+            self.stream = None;
+            self.raw.clear();
             self.negotiated = None;
             self.ctx = ParseCtx::legacy();
             if let Some(s) = self.pending.take() {
@@ -888,6 +917,15 @@ impl Session {
         // Before the RIB hears of the session: its first flush goes
         // straight to this connection's writer.
         self.writer.publish(session, c.bulk.clone());
+        self.raw.clear();
+        self.stream = self.rib.parses_raw().then(|| {
+            crate::msg::StreamLink::new(
+                session,
+                self.p.name.clone(),
+                self.status.clone(),
+                self.reset_tx.clone(),
+            )
+        });
         self.negotiated = Some(n);
         if let Some(t) = self.bmp.as_mut() {
             t.notification_sent = None;
@@ -927,6 +965,12 @@ impl Session {
     /// Hands the batch to the RIB if its queue has room; otherwise keeps
     /// it (the main loop then waits for room without blocking timers).
     fn try_flush(&mut self) {
+        if let Some(raw) = self.take_raw() {
+            if let Err(raw) = self.rib.try_send_raw(self.p.peer, raw) {
+                self.raw = raw.bodies;
+            }
+            return;
+        }
         if self.batch.is_empty() {
             return;
         }
@@ -940,6 +984,10 @@ impl Session {
     /// and the session is about to change anyway (ROUTE-REFRESH, reset,
     /// down).
     async fn flush_batch(&mut self) {
+        if let Some(raw) = self.take_raw() {
+            self.rib.send_raw(self.p.peer, raw).await;
+            return;
+        }
         if self.batch.is_empty() {
             return;
         }
@@ -950,6 +998,39 @@ impl Session {
                 updates,
             })
             .await;
+    }
+
+    /// UPDATEs received and not handed to the RIB yet.
+    fn queued(&self) -> usize {
+        self.batch.len() + self.raw.len()
+    }
+
+    /// The unparsed bodies as one batch for the workers, if any.
+    fn take_raw(&mut self) -> Option<crate::msg::RawUpdates> {
+        if self.raw.is_empty() {
+            return None;
+        }
+        let link = self.stream.clone()?;
+        Some(crate::msg::RawUpdates {
+            bodies: std::mem::take(&mut self.raw),
+            ctx: self.ctx,
+            rx: self.rx,
+            link,
+        })
+    }
+
+    /// A worker found an UPDATE of session `session` that resets it (RFC
+    /// 4271 §6.3, RFC 7606 §3): drive that event, as parsing here would
+    /// have. What was read after it is dropped (workers drop the batches
+    /// after it, see `striped`).
+    async fn on_worker_reset(&mut self, session: u64, ev: Event) {
+        if self.stream.as_ref().is_none_or(|l| l.session != session)
+            || self.fsm.state() != State::Established
+        {
+            return;
+        }
+        self.raw.clear();
+        self.drive(ev).await;
     }
 
     /// The peer's OPEN has arrived on the colliding connection while ours

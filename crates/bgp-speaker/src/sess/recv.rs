@@ -123,6 +123,15 @@ impl Session {
                     self.drive(Event::UpdateMsg).await;
                     return;
                 }
+                if self.stream.is_some() {
+                    // Per-worker streams: the worker that takes the batch
+                    // parses it; a resetting UPDATE comes back as
+                    // `on_worker_reset`. The hold timer restarts now, as
+                    // for any UPDATE received (RFC 4271 §8.2.2).
+                    self.drive(Event::UpdateMsg).await;
+                    self.raw.push(bytes::Bytes::copy_from_slice(body));
+                    return;
+                }
                 let t0 = std::time::Instant::now();
                 let decoded = decode_update_for(body, self.ctx, &self.rx);
                 let ns = crate::stages::elapsed_ns(t0);
