@@ -70,6 +70,7 @@ pub mod feed;
 pub mod kernel;
 pub mod resolve;
 pub mod table;
+pub mod xdp_mirror;
 
 pub use resolve::{Change, Fib, FibStats, PortSpec};
 pub use table::{Adjacency, FibDelta, FibTables, Hop};
