@@ -241,18 +241,17 @@ pub struct FastFeed {
 }
 
 impl FastFeed {
-    /// Starts the maps with the router's own addresses.
-    pub fn new(maps: Arc<FastMaps>, port_macs: Vec<[u8; 6]>, own: &[Ipv4Addr]) -> Self {
+    /// Starts the maps with the router's own addresses (what that wrote).
+    pub fn new(
+        maps: Arc<FastMaps>,
+        port_macs: Vec<[u8; 6]>,
+        own: &[Ipv4Addr],
+    ) -> (Self, ApplyStats) {
         let mut ops = Vec::new();
         let mirror = FastMirror::new(port_macs, own, &mut ops);
-        let mut f = FastFeed {
-            maps,
-            mirror,
-            ops: Vec::new(),
-        };
-        f.ops = ops;
-        f.flush();
-        f
+        let mut f = FastFeed { maps, mirror, ops };
+        let st = f.flush();
+        (f, st)
     }
 
     /// Mirrors one publication's deltas into the maps.

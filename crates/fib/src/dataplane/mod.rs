@@ -786,11 +786,12 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
 }
 
 /// The XDP fast path's maps for `cfg` (its ports in the DEVMAP by index)
-/// and the feed that mirrors the FIB into them.
+/// and the feed that mirrors the FIB into them (with the own addresses
+/// already written, and what that took).
 fn fast_path(
     cfg: &DataplaneConfig,
     info: &[PortInfo],
-) -> Result<(Arc<FastMaps>, FastFeed), DpError> {
+) -> Result<(Arc<FastMaps>, FastFeed, ApplyStats), DpError> {
     if !matches!(cfg.mode, IoMode::AfXdp | IoMode::AfXdpDriver)
         || cfg.graph.is_some()
         || cfg.ipsec.is_some()
@@ -807,7 +808,8 @@ fn fast_path(
         .flat_map(|p| p.v4.iter().map(|(a, _)| *a))
         .collect();
     let macs = info.iter().map(|p| p.mac).collect();
-    Ok((Arc::clone(&maps), FastFeed::new(maps, macs, &own)))
+    let (feed, st) = FastFeed::new(Arc::clone(&maps), macs, &own);
+    Ok((maps, feed, st))
 }
 
 /// The built-in graph the workers run for `cfg` (the interfaces' MACs
