@@ -606,8 +606,8 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
     let _ = writer.publish(&first);
     let (fast, mut feed_fast) = match cfg.loop_cfg.xdp_fastpath {
         true => {
-            let (maps, mut f) = fast_path(cfg, &info)?;
-            let st = f.feed(&first);
+            let (maps, mut f, mut st) = fast_path(cfg, &info)?;
+            st.add(&f.feed(&first));
             (Some((maps, st)), Some(f))
         }
         false => (None, None),
