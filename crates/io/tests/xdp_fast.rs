@@ -143,6 +143,29 @@ fn exceptions_go_to_the_graph_unchanged() {
         .expect("the verifier accepts the program");
     let mut arp = frame([0xff; 6], 64, [198, 18, 2, 9], 1, 0, 0);
     arp[12..14].copy_from_slice(&[0x08, 0x06]);
+    let mut bad_sum = frame(PORT_MAC, 64, [198, 18, 2, 9], 1, 0, 0);
+    bad_sum[25] ^= 1;
+    // Total length one byte beyond the frame / below the header (with
+    // the checksum fixed, so that only the length is wrong).
+    let relen = |f: &mut Vec<u8>, len: u16| {
+        f[16..18].copy_from_slice(&len.to_be_bytes());
+        f[24..26].copy_from_slice(&[0, 0]);
+        let c = csum(&f[14..34]);
+        f[24..26].copy_from_slice(&c.to_be_bytes());
+    };
+    let mut truncated = frame(PORT_MAC, 64, [198, 18, 2, 9], 1, 0, 0);
+    let l = (truncated.len() - 14 + 1) as u16;
+    relen(&mut truncated, l);
+    let mut tiny = frame(PORT_MAC, 64, [198, 18, 2, 9], 1, 0, 0);
+    relen(&mut tiny, 19);
+    let frame_src = |src: [u8; 4]| {
+        let mut f = frame(PORT_MAC, 64, [198, 18, 2, 9], 1, 0, 0);
+        f[26..30].copy_from_slice(&src);
+        f[24..26].copy_from_slice(&[0, 0]);
+        let c = csum(&f[14..34]);
+        f[24..26].copy_from_slice(&c.to_be_bytes());
+        f
+    };
     let mut v6 = frame(PORT_MAC, 64, [198, 18, 2, 9], 1, 0, 0);
     v6[12..14].copy_from_slice(&[0x86, 0xdd]);
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
@@ -185,6 +208,12 @@ fn exceptions_go_to_the_graph_unchanged() {
             frame(PORT_MAC, 64, [198, 18, 2, 9], 1, 0, 0)[..33].to_vec(),
             "short",
         ),
+        ("bad checksum", bad_sum, "bad_header"),
+        ("truncated", truncated, "bad_header"),
+        ("total length 19", tiny, "bad_header"),
+        ("source 127/8", frame_src([127, 0, 0, 1]), "bad_header"),
+        ("source 0/8", frame_src([0, 1, 2, 3]), "bad_header"),
+        ("multicast source", frame_src([224, 0, 0, 1]), "bad_header"),
     ];
     for (what, f, reason) in cases {
         let before = m.counters().unwrap();

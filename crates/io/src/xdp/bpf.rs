@@ -201,23 +201,8 @@ impl XdpProgram {
         })
     }
 
-    /// Like [`XdpProgram::attach`], with the XDP fast path of
-    /// [`super::fast`] in front of the XSKMAP redirect: IPv4 packets with
-    /// a next hop in `maps` leave through the `DEVMAP` in the kernel, the
-    /// rest go to the queue's AF_XDP socket as with [`XdpProgram::attach`].
-    /// `mac` is the interface's MAC (frames to another MAC are not ours to
-    /// forward).
-    pub fn attach_fast(
-        ifname: &str,
-        mode: XdpMode,
-        queues: u32,
-        maps: &super::fast::FastMaps,
-        mac: [u8; 6],
-    ) -> Result<Arc<Self>, IoError> {
-        Self::attach_with(ifname, mode, queues, |xsk| maps.load_program(xsk, mac))
-    }
-
-    fn attach_with(
+    /// Loads the program `load` makes (given the XSKMAP) and attaches it.
+    pub(crate) fn attach_with(
         ifname: &str,
         mode: XdpMode,
         queues: u32,

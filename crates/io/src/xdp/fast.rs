@@ -6,6 +6,8 @@
 //!  frame --> [Ethernet to our MAC, IPv4, IHL 5, not a fragment, TTL > 1]
 //!              | no: redirect to the XSKMAP slot of the RX queue (graph)
 //!              v
+//!            [RFC 1812 5.2.2 length and checksum, 5.3.7 source] no: graph
+//!              v
 //!            LPM_TRIE lookup of the destination --miss / local--> graph
 //!              v
 //!            TTL - 1, checksum by RFC 1624 eqn. 3, MACs rewritten,
@@ -27,10 +29,11 @@
 //! broadcast) and our own addresses (entries with slot [`LOCAL`]).
 
 use super::asm::{Alu, Asm, Cond, Insn, Size};
-use super::bpf::{bpf_raw, create_map, load_xdp, xskmap, Attr};
+use super::bpf::{bpf_raw, create_map, load_xdp, xskmap, Attr, XdpMode, XdpProgram};
 use crate::error::{IoError, Op};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
 
 // <linux/bpf.h>
 const BPF_MAP_LOOKUP_ELEM: i64 = 1;
@@ -80,10 +83,14 @@ pub enum FastReason {
     NoRoute,
     /// To the graph: the destination is one of our addresses.
     Local,
+    /// To the graph: a header RFC 1812 §5.2.2 refuses (total length
+    /// below 20 or beyond the frame, bad checksum) or a source §5.3.7
+    /// does not forward (0/8, 127/8, 224/3); the graph drops it by reason.
+    BadHeader,
 }
 
 impl FastReason {
-    pub const ALL: [FastReason; 9] = [
+    pub const ALL: [FastReason; 10] = [
         FastReason::Forwarded,
         FastReason::Short,
         FastReason::OtherMac,
@@ -93,6 +100,7 @@ impl FastReason {
         FastReason::Ttl,
         FastReason::NoRoute,
         FastReason::Local,
+        FastReason::BadHeader,
     ];
 
     pub fn name(self) -> &'static str {
@@ -106,13 +114,14 @@ impl FastReason {
             FastReason::Ttl => "ttl",
             FastReason::NoRoute => "no_route",
             FastReason::Local => "local",
+            FastReason::BadHeader => "bad_header",
         }
     }
 }
 
 /// The fast path's counters summed over the CPUs, by [`FastReason`].
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct FastCounters(pub [u64; 9]);
+pub struct FastCounters(pub [u64; 10]);
 
 impl FastCounters {
     pub fn get(&self, r: FastReason) -> u64 {
@@ -421,6 +430,24 @@ impl FastMaps {
     }
 }
 
+impl XdpProgram {
+    /// Like [`XdpProgram::attach`], with the XDP fast path of
+    /// [this module](self) in front of the XSKMAP redirect: IPv4 packets with
+    /// a next hop in `maps` leave through the `DEVMAP` in the kernel, the
+    /// rest go to the queue's AF_XDP socket as with [`XdpProgram::attach`].
+    /// `mac` is the interface's MAC (frames to another MAC are not ours to
+    /// forward).
+    pub fn attach_fast(
+        ifname: &str,
+        mode: XdpMode,
+        queues: u32,
+        maps: &FastMaps,
+        mac: [u8; 6],
+    ) -> Result<Arc<Self>, IoError> {
+        Self::attach_with(ifname, mode, queues, |xsk| maps.load_program(xsk, mac))
+    }
+}
+
 /// A loaded fast-path program for `BPF_PROG_TEST_RUN`.
 pub struct FastProgram {
     prog: OwnedFd,
@@ -493,6 +520,30 @@ fn program(
     reason(&mut a, FastReason::Options);
     a.ldx(Size::B, 2, DATA, 14)
         .jmp32_imm(Cond::Ne, 2, 0x45, graph);
+    // RFC 1812 §5.2.2: total length at least the header and within the
+    // frame (the bound first, so that the verifier accepts the pointer
+    // sum), header checksum; §5.3.7: a forwardable source.
+    reason(&mut a, FastReason::BadHeader);
+    a.ldx(Size::B, 2, DATA, 16).alu_imm(Alu::Lsh, 2, 8);
+    a.ldx(Size::B, 3, DATA, 17).alu(Alu::Or, 2, 3);
+    a.jmp_imm(Cond::Le, 2, 19, graph);
+    a.jmp_imm(Cond::Gt, 2, 9216, graph);
+    a.mov(3, DATA).alu(Alu::Add, 3, 2).alu_imm(Alu::Add, 3, 14);
+    a.jmp(Cond::Gt, 3, END, graph);
+    a.mov_imm(4, 0);
+    for off in (14..34).step_by(2) {
+        // One's-complement sums do not depend on the byte order.
+        a.ldx(Size::H, 2, DATA, off).alu(Alu::Add, 4, 2);
+    }
+    for _ in 0..2 {
+        a.mov(5, 4).alu_imm(Alu::Rsh, 5, 16);
+        a.alu_imm(Alu::And, 4, 0xffff).alu(Alu::Add, 4, 5);
+    }
+    a.jmp_imm(Cond::Ne, 4, 0xffff, graph);
+    a.ldx(Size::B, 2, DATA, 26);
+    a.jmp_imm(Cond::Eq, 2, 0, graph);
+    a.jmp_imm(Cond::Eq, 2, 127, graph);
+    a.jmp_imm(Cond::Gt, 2, 223, graph);
     // Flags and fragment offset: MF or a non-zero offset is a fragment.
     reason(&mut a, FastReason::Fragment);
     let frag = u16::from_le_bytes([0x3f, 0xff]) as i32;
