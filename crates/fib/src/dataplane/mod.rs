@@ -845,6 +845,8 @@ const FIB_TICK: Duration = Duration::from_millis(2);
 /// Feed batches coalesced into one publication at most.
 const COALESCE: usize = 64;
 
+// The FIB thread's whole state, passed once at spawn.
+#[allow(clippy::too_many_arguments)]
 fn fib_thread(
     fib: &mut Fib,
     writer: &mut Writer<FibTables>,
