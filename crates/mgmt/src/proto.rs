@@ -254,9 +254,10 @@ pub struct DataplaneInfo {
     /// (boxed: every control answer is as large as its largest variant).
     #[serde(default)]
     pub cluster: Option<Box<ClusterInfo>>,
-    /// The XDP fast path (`[dataplane] xdp_fastpath`), when it is on.
+    /// The XDP fast path (`[dataplane] xdp_fastpath`), when it is on
+    /// (boxed, as `cluster`).
     #[serde(default)]
-    pub xdp_fastpath: Option<XdpFastInfo>,
+    pub xdp_fastpath: Option<Box<XdpFastInfo>>,
 }
 
 /// The XDP fast path's counters (`show dataplane`): packets by where the

@@ -369,7 +369,7 @@ impl bgp_speaker::daemon::DataplaneHook for Hook {
                 .collect(),
             xdp_fastpath: dp
                 .fast_counters()
-                .map(|c| xdp_info(c, dp.fib_report().fast)),
+                .map(|c| Box::new(xdp_info(c, dp.fib_report().fast))),
         }
     }
 

@@ -346,7 +346,7 @@ mod tests {
                     .collect(),
             }],
             cluster: None,
-            xdp_fastpath: Some(crate::proto::XdpFastInfo {
+            xdp_fastpath: Some(Box::new(crate::proto::XdpFastInfo {
                 forwarded: 100,
                 to_graph: [("ttl".to_string(), 2), ("short".to_string(), 0)]
                     .into_iter()
@@ -355,7 +355,7 @@ mod tests {
                 map_removed: 1,
                 map_failed: 0,
                 map_calls: 3,
-            }),
+            })),
         };
         let mut out = String::new();
         render_dataplane(&mut out, &d);
