@@ -84,7 +84,7 @@ impl Lab {
         let text = format!(
             "[router]\nid = \"198.18.9.1\"\nasn = 65000\npipeline = \"sequential\"\n\
              listen = [\"127.0.0.1:179\"]\n\n\
-             [control]\nsocket = \"{}\"\n\n\
+             [control]\nsocket = \"{}\"\nmetrics = \"127.0.0.1:9326\"\n\n\
              [[static]]\nprefix = \"198.19.113.0/24\"\nnext_hop = \"198.18.2.2\"\n\n\
              [dataplane]\nio = \"af_xdp\"\nxdp_fastpath = true\n\n\
              [[dataplane.interface]]\nname = \"r0\"\naddresses = [\"198.18.1.1/24\"]\n\n\
@@ -209,4 +209,15 @@ fn resolved_traffic_crosses_in_xdp_and_exceptions_reach_the_graph() {
     // The text form shows the fast path too.
     let text = lab.0.tessera("r", &["show", "dataplane"]).expect("text");
     assert!(text.contains("XDP fast path: forwarded"), "{text}");
+    // /metrics: the same counters.
+    let m = common::netlab::metrics(&lab.ns("r"), "127.0.0.1:9326");
+    let fwd = m
+        .lines()
+        .find_map(|l| l.strip_prefix("tessera_dataplane_xdp_fastpath_forwarded_total "))
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    assert!(fwd.is_some_and(|n| n >= 40), "{m}");
+    assert!(
+        m.contains("tessera_dataplane_xdp_fastpath_to_graph_total{reason=\"ttl\"} "),
+        "{m}"
+    );
 }
