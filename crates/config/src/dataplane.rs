@@ -16,6 +16,7 @@
 //! frames = 4096            # AF_XDP UMEM frames per socket (power of two)
 //! graph = "/etc/tessera/dataplane.click"   # the operator's element graph
 //! qdisc = false            # af_packet only: send through the interfaces' qdiscs (tc)
+//! xdp_fastpath = false     # af_xdp modes: forward IPv4 in the XDP hook (docs/config.md)
 //!
 //! [[dataplane.interface]]
 //! name = "eth1"
@@ -45,6 +46,7 @@ pub struct RawDataplane {
     pub frames: Option<u32>,
     pub graph: Option<String>,
     pub qdisc: Option<bool>,
+    pub xdp_fastpath: Option<bool>,
     #[serde(default)]
     pub interface: Vec<RawInterface>,
     pub ipsec: Option<crate::ipsec::RawIpsec>,
@@ -149,6 +151,12 @@ pub struct Dataplane {
     /// `[[dataplane.port_group]]`: port groups and their NICBalance (see
     /// [`crate::PortGroup`]), in file order.
     pub port_groups: Vec<crate::port_group::PortGroup>,
+    /// `xdp_fastpath = true` (AF_XDP modes, the built-in graph, no IPsec,
+    /// NICBalance or virtual routers): IPv4 packets with a resolved next
+    /// hop are forwarded in the XDP hook from a kernel copy of the FIB;
+    /// the element graph gets the rest (ARP, ICMP, options, TTL 1,
+    /// unresolved). Default false.
+    pub xdp_fastpath: bool,
 }
 
 fn address(c: &Ctx<'_>, path: &str, s: &str) -> R<(IpAddr, u8)> {
@@ -315,7 +323,30 @@ pub(crate) fn validate(c: &Ctx<'_>, d: &RawDataplane, neighbors: &[&str]) -> R<D
     let names: Vec<&str> = interfaces.iter().map(|i| i.name.as_str()).collect();
     let vrs = crate::vr::validate(c, &d.vr, &names, neighbors)?;
     let port_groups = crate::port_group::validate(c, &d.port_group, &names, graph.is_some())?;
+    let xdp_fastpath = d.xdp_fastpath == Some(true);
+    if xdp_fastpath {
+        let why = if io == DataplaneIo::AfPacket {
+            Some("needs io = \"af_xdp\" or \"af_xdp_driver\" (the fast path is an XDP program)")
+        } else if graph.is_some() {
+            Some("not with an operator's graph: forwarded packets would skip its elements")
+        } else if ipsec.is_some() {
+            Some("not with [dataplane.ipsec]: packets to encrypt would leave in clear")
+        } else if port_groups.iter().any(|g| g.nicbalance.is_some()) {
+            Some("not with NICBalance port groups: forwarded packets skip NICBalance")
+        } else if !vrs.is_empty() {
+            Some("not with [[dataplane.vr]]: the fast path has the main FIB only")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(c.err(
+                "dataplane.xdp_fastpath",
+                format!("xdp_fastpath = true {why}"),
+            ));
+        }
+    }
     Ok(Dataplane {
+        xdp_fastpath,
         vrs,
         qdisc: d.qdisc == Some(true),
         port_groups,
@@ -377,6 +408,45 @@ mod tests {
             .expect_err(extra)
             .to_string();
             assert!(e.contains("dataplane.graph") && e.contains(want), "{e}");
+        }
+    }
+
+    #[test]
+    fn xdp_fastpath_key() {
+        let parse = |extra: &str, tail: &str| {
+            crate::parse(
+                &format!(
+                    "{HEAD}[dataplane]\n{extra}[[dataplane.interface]]\nname = \"r0\"\n{tail}"
+                ),
+                "t.toml",
+            )
+        };
+        let d = parse("", "").expect("valid").dataplane.expect("dp");
+        assert!(!d.xdp_fastpath, "off by default");
+        for io in ["af_xdp", "af_xdp_driver"] {
+            let d = parse(&format!("io = \"{io}\"\nxdp_fastpath = true\n"), "")
+                .expect("valid")
+                .dataplane
+                .expect("dp");
+            assert!(d.xdp_fastpath, "{io}");
+        }
+        for (extra, tail, want) in [
+            ("io = \"af_packet\"\nxdp_fastpath = true\n", "", "needs io"),
+            ("graph = \"g\"\nxdp_fastpath = true\n", "", "operator's graph"),
+            (
+                "xdp_fastpath = true\n",
+                "[[dataplane.port_group]]\nname = \"g\"\ninterfaces = [\"r0\"]\nnicbalance = true\n",
+                "NICBalance",
+            ),
+        ] {
+            let e = parse(extra, tail).expect_err(extra).to_string();
+            // FILE:LINE of the key itself.
+            assert!(
+                e.starts_with("t.toml:") && e.contains("xdp_fastpath = true") && e.contains(want),
+                "{e}"
+            );
+            let line = extra.lines().position(|l| l.starts_with("xdp_fastpath")).unwrap() + 6;
+            assert!(e.starts_with(&format!("t.toml:{line}:")), "{e}");
         }
     }
 

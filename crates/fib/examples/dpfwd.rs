@@ -5,8 +5,12 @@
 //! ```text
 //! dpfwd --engine graph|fast --mode xdp|packet [--frames 4096] [--kp 32] [--kn 32] \
 //!       --port r0=10.1.0.1/24 --port r1=10.2.0.1/24 --neigh 10.2.0.3=02:00:00:00:0b:00 \
-//!       [--route 203.0.113.0/24=10.2.0.3]
+//!       [--route 203.0.113.0/24=10.2.0.3] [--fastpath xdp|xdp-drv]
 //! ```
+//! `--fastpath` puts the XDP fast path (`io::xdp::fast`, fed by
+//! `fib::xdp_mirror`) in front of the AF_XDP sockets, on the generic
+//! (`xdp`) or the driver's (`xdp-drv`) hook; it prints the fast path's
+//! counters at the end.
 //! Ports get the given addresses (their connected prefixes); `--neigh`
 //! entries are taught to the FIB as if learned, so nothing needs ARP.
 //! Runs until SIGINT/SIGTERM, then prints one line of counters.
@@ -15,8 +19,10 @@ use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use fib::dataplane::{Engine, GraphPort, GraphWorker, Learned, LoopConfig};
+use fib::xdp_mirror::FastFeed;
 use fib::{Change, Fib, FibTables, PortSpec};
 use io::packet::{PacketConfig, PacketSocket};
+use io::xdp::fast::FastMaps;
 use io::xdp::{XdpMode, XdpProgram, XskConfig, XskSocket};
 use io::IoError;
 use lpm::publish::left_right;
@@ -51,6 +57,8 @@ struct Args {
     ports: Vec<(String, IpAddr, u8)>,
     neigh: Vec<(IpAddr, [u8; 6])>,
     routes: Vec<Change>,
+    /// `--fastpath`: the XDP hook of the fast path.
+    fast: Option<XdpMode>,
 }
 
 fn args() -> Args {
@@ -61,6 +69,7 @@ fn args() -> Args {
         ports: Vec::new(),
         neigh: Vec::new(),
         routes: Vec::new(),
+        fast: None,
     };
     let v: Vec<String> = std::env::args().skip(1).collect();
     let mut it = v.iter();
@@ -79,6 +88,13 @@ fn args() -> Args {
                 }
             }
             "--mode" => a.xdp = val != "packet",
+            "--fastpath" => {
+                a.fast = Some(match val.as_str() {
+                    "xdp" => XdpMode::Skb,
+                    "xdp-drv" => XdpMode::Driver,
+                    _ => bad(k),
+                })
+            }
             "--frames" => a.lc.xdp_frames = val.parse().unwrap_or_else(|_| bad(k)),
             "--kp" => a.lc.batch.kp = val.parse().unwrap_or_else(|_| bad(k)),
             "--kn" => a.lc.batch.kn = val.parse().unwrap_or_else(|_| bad(k)),
@@ -112,7 +128,11 @@ fn args() -> Args {
     a
 }
 
-fn run<D: pkt::Device<Error = IoError>>(a: &Args, socks: Vec<D>) -> Result<(), IoError> {
+fn run<D: pkt::Device<Error = IoError>>(
+    a: &Args,
+    socks: Vec<D>,
+    fast: Option<(&FastMaps, &mut FastFeed)>,
+) -> Result<(), IoError> {
     let specs: Vec<PortSpec> = a
         .ports
         .iter()
@@ -127,7 +147,12 @@ fn run<D: pkt::Device<Error = IoError>>(a: &Args, socks: Vec<D>) -> Result<(), I
         f.learn(*ip, *m);
     }
     let mut w = left_right(FibTables::new());
-    let _ = w.publish(&f.take_deltas());
+    let d = f.take_deltas();
+    let _ = w.publish(&d);
+    let maps = fast.map(|(m, feed)| {
+        println!("dpfwd: fast path map writes {:?}", feed.feed(&d));
+        m
+    });
     let (p, _c) = io::rss::spsc::<Learned>(256);
     let macs: Vec<[u8; 6]> = a.ports.iter().map(|(n, _, _)| read_mac(n)).collect();
     let stop = &STOP;
@@ -156,7 +181,29 @@ fn run<D: pkt::Device<Error = IoError>>(a: &Args, socks: Vec<D>) -> Result<(), I
     g.run(lc, stop)?;
     let counters = g.counters();
     println!("dpfwd: {counters:?}");
+    if let Some(m) = maps {
+        println!("dpfwd: fast path {:?}", m.counters());
+    }
     Ok(())
+}
+
+/// The fast path's maps with the ports in the DEVMAP, and their feed.
+fn fast_maps(a: &Args) -> Result<(std::sync::Arc<FastMaps>, FastFeed), IoError> {
+    let maps = std::sync::Arc::new(FastMaps::create(1 << 20, a.ports.len() as u32)?);
+    for (i, (n, _, _)) in a.ports.iter().enumerate() {
+        maps.set_port(i as u32, io::sys::ifindex(n)?)?;
+    }
+    let own: Vec<std::net::Ipv4Addr> = a
+        .ports
+        .iter()
+        .filter_map(|(_, ip, _)| match ip {
+            IpAddr::V4(v) => Some(*v),
+            IpAddr::V6(_) => None,
+        })
+        .collect();
+    let macs = a.ports.iter().map(|(n, _, _)| read_mac(n)).collect();
+    let (feed, _) = FastFeed::new(std::sync::Arc::clone(&maps), macs, &own);
+    Ok((maps, feed))
 }
 
 fn main() {
@@ -166,12 +213,27 @@ fn main() {
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
     }
+    if a.fast.is_some() && !a.xdp {
+        eprintln!("dpfwd: --fastpath needs --mode xdp");
+        std::process::exit(2);
+    }
+    let fast = a.fast.map(|_| fast_maps(&a)).transpose();
+    let mut fast = match fast {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("dpfwd: fast path: {e}");
+            std::process::exit(1);
+        }
+    };
     let r = if a.xdp {
         // The programs stay attached while `progs` lives.
         let progs = a
             .ports
             .iter()
-            .map(|(n, _, _)| XdpProgram::attach(n, XdpMode::Skb, 1))
+            .map(|(n, _, _)| match (&fast, a.fast) {
+                (Some((m, _)), Some(mode)) => XdpProgram::attach_fast(n, mode, 1, m, read_mac(n)),
+                _ => XdpProgram::attach(n, XdpMode::Skb, 1),
+            })
             .collect::<Result<Vec<_>, _>>();
         progs.and_then(|progs| {
             let socks = progs
@@ -185,7 +247,7 @@ fn main() {
                     Ok(s)
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            run(&a, socks)
+            run(&a, socks, fast.as_mut().map(|(m, f)| (&**m, f)))
         })
     } else {
         let socks = a
@@ -197,7 +259,7 @@ fn main() {
                 Ok(s)
             })
             .collect::<Result<Vec<_>, _>>();
-        socks.and_then(|s| run(&a, s))
+        socks.and_then(|s| run(&a, s, None))
     };
     if let Err(e) = r {
         eprintln!("dpfwd: {e}");

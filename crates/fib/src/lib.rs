@@ -29,6 +29,10 @@
 //!   `Fast`, the fused path, refused where it is not equivalent.
 //! - [`kernel`]: optional export of resolved routes into the Linux kernel
 //!   with raw rtnetlink, in batches (like BIRD's `kernel` protocol).
+//! - [`xdp_mirror`]: the FIB mirrored into the XDP fast path's kernel
+//!   LPM map (`[dataplane] xdp_fastpath`, `io::xdp::fast`): a pure
+//!   `FastMirror` from the same deltas the tables absorb to map changes,
+//!   applied by the FIB thread after each publication.
 //! - [`feed`]: the wire format of best-route changes on the local Unix
 //!   socket between tesserad and a separate dataplane process.
 //!
@@ -72,6 +76,7 @@ pub mod feed;
 pub mod kernel;
 pub mod resolve;
 pub mod table;
+pub mod xdp_mirror;
 
 pub use resolve::{Change, Fib, FibStats, PortSpec};
 pub use table::{Adjacency, FibDelta, FibTables, Hop};

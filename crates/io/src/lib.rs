@@ -5,6 +5,12 @@
 //!   program and its attachment are made with raw `bpf(2)` calls (no libbpf,
 //!   libxdp or clang); each [`xdp::XskSocket`] has its own UMEM and its
 //!   fill, completion, RX and TX rings.
+//! - [`xdp::fast`]: the XDP fast path, IPv4 forwarded inside the XDP hook
+//!   (LPM_TRIE lookup, RFC 1624 TTL/checksum, MAC rewrite, DEVMAP
+//!   redirect) with everything else redirected to the AF_XDP sockets. Its
+//!   program is built by `xdp::asm`, our own small eBPF builder: there is
+//!   no maintained pure-Rust eBPF assembler, and the build must not need
+//!   clang/libbpf (or `aya`'s clang + bpf-linker step).
 //! - [`packet`]: AF_PACKET with TPACKET_V3 RX and TX rings, optionally in a
 //!   `PACKET_FANOUT` group, the fallback for devices without XDP.
 //! - [`pcap`]: pcap files as RX and TX devices for golden tests (the file

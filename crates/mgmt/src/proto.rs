@@ -254,6 +254,28 @@ pub struct DataplaneInfo {
     /// (boxed: every control answer is as large as its largest variant).
     #[serde(default)]
     pub cluster: Option<Box<ClusterInfo>>,
+    /// The XDP fast path (`[dataplane] xdp_fastpath`), when it is on
+    /// (boxed, as `cluster`).
+    #[serde(default)]
+    pub xdp_fastpath: Option<Box<XdpFastInfo>>,
+}
+
+/// The XDP fast path's counters (`show dataplane`): packets by where the
+/// XDP program sent them (summed over the CPUs), and the FIB thread's
+/// writes to its LPM map.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct XdpFastInfo {
+    /// Forwarded in the XDP hook.
+    pub forwarded: u64,
+    /// Handed to the element graph, by reason (`ttl`, `no_route`,
+    /// `not_ipv4`, `options`, `fragment`, `local`, `other_mac`, `short`).
+    pub to_graph: std::collections::BTreeMap<String, u64>,
+    /// LPM map entries written, removed and refused, and the bpf(2)
+    /// calls that did it.
+    pub map_set: u64,
+    pub map_removed: u64,
+    pub map_failed: u64,
+    pub map_calls: u64,
 }
 
 /// `[cluster]` as it runs (`show dataplane`).

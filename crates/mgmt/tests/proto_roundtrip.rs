@@ -209,6 +209,7 @@ fn responses_round_trip() {
                     bytes: 300,
                 }],
             })),
+            xdp_fastpath: None,
         })),
         Response::error(ErrorCode::NotFound, "no such protocol"),
     ] {

@@ -149,6 +149,7 @@ fn dp_config(d: &config::Dataplane, k: Option<&config::Cluster>, restart: bool) 
             },
             xdp_frames: d.frames,
             qdisc: d.qdisc,
+            xdp_fastpath: d.xdp_fastpath,
             ..LoopConfig::default()
         },
         kernel: d.kernel.map(|k| KernelConfig {
@@ -279,6 +280,26 @@ fn cluster_info(
     }
 }
 
+/// The XDP fast path's counters and map writes for `show dataplane`.
+fn xdp_info(
+    c: io::xdp::fast::FastCounters,
+    m: io::xdp::fast::ApplyStats,
+) -> mgmt::proto::XdpFastInfo {
+    use io::xdp::fast::FastReason;
+    mgmt::proto::XdpFastInfo {
+        forwarded: c.get(FastReason::Forwarded),
+        to_graph: FastReason::ALL
+            .iter()
+            .skip(1)
+            .map(|r| (r.name().to_string(), c.get(*r)))
+            .collect(),
+        map_set: m.set,
+        map_removed: m.removed,
+        map_failed: m.failed,
+        map_calls: m.calls,
+    }
+}
+
 /// How long a reload waits for each core to take the new graph.
 const SWAP_WAIT: Duration = Duration::from_secs(5);
 
@@ -292,6 +313,7 @@ impl bgp_speaker::daemon::DataplaneHook for Hook {
                 ipsec: Vec::new(),
                 per_core: Vec::new(),
                 cluster: None,
+                xdp_fastpath: None,
             };
         };
         let elements = dp.elements();
@@ -345,6 +367,9 @@ impl bgp_speaker::daemon::DataplaneHook for Hook {
                         .collect(),
                 })
                 .collect(),
+            xdp_fastpath: dp
+                .fast_counters()
+                .map(|c| Box::new(xdp_info(c, dp.fib_report().fast))),
         }
     }
 

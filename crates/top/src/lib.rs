@@ -687,6 +687,7 @@ mod tests {
                 })
                 .collect(),
             cluster: None,
+            xdp_fastpath: None,
         }
     }
 

@@ -63,6 +63,46 @@ impl MetricsSource for Metrics {
 /// each element's own counters, labelled by element name and class; and
 /// each core's packets and drops by reason.
 fn write_dataplane(out: &mut MetricsWriter, d: &mgmt::proto::DataplaneInfo) {
+    if let Some(x) = &d.xdp_fastpath {
+        out.header(
+            "tessera_dataplane_xdp_fastpath_forwarded_total",
+            MetricType::Counter,
+            "packets the XDP fast path forwarded in the kernel's XDP hook, over all CPUs",
+        );
+        out.sample_u64(
+            "tessera_dataplane_xdp_fastpath_forwarded_total",
+            &[],
+            x.forwarded,
+        );
+        out.header(
+            "tessera_dataplane_xdp_fastpath_to_graph_total",
+            MetricType::Counter,
+            "packets the XDP fast path handed to the element graph, by reason, over all CPUs",
+        );
+        for (reason, v) in &x.to_graph {
+            out.sample_u64(
+                "tessera_dataplane_xdp_fastpath_to_graph_total",
+                &[("reason", reason)],
+                *v,
+            );
+        }
+        out.header(
+            "tessera_dataplane_xdp_fastpath_map_entries_total",
+            MetricType::Counter,
+            "XDP fast path LPM map entries written (op=set), removed (op=removed) and refused (op=failed)",
+        );
+        for (op, v) in [
+            ("set", x.map_set),
+            ("removed", x.map_removed),
+            ("failed", x.map_failed),
+        ] {
+            out.sample_u64(
+                "tessera_dataplane_xdp_fastpath_map_entries_total",
+                &[("op", op)],
+                v,
+            );
+        }
+    }
     if !d.per_core.is_empty() {
         out.header(
             "tessera_dataplane_core_packets_total",

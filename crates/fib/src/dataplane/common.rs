@@ -303,6 +303,11 @@ pub struct LoopConfig {
     /// (`tc`: a shaper makes a port slower than the core) instead of
     /// bypassing them (`PACKET_QDISC_BYPASS`, the default).
     pub qdisc: bool,
+    /// The XDP fast path (`[dataplane] xdp_fastpath`, AF_XDP modes only):
+    /// IPv4 with a resolved next hop is forwarded in the XDP hook from a
+    /// kernel mirror of the FIB ([`crate::xdp_mirror`]); the graph gets
+    /// the rest.
+    pub xdp_fastpath: bool,
 }
 
 impl Default for LoopConfig {
@@ -314,6 +319,7 @@ impl Default for LoopConfig {
             engine: Engine::Auto,
             xdp_frames: 4096,
             qdisc: false,
+            xdp_fastpath: false,
         }
     }
 }

@@ -44,6 +44,7 @@ use std::time::Duration;
 use io::fabric::FabricDevice;
 use io::packet::{Fanout, FanoutMode, PacketConfig, PacketSocket};
 use io::rss::{spsc, Consumer};
+use io::xdp::fast::{ApplyStats, FastCounters, FastMaps};
 use io::xdp::{XdpMode, XdpProgram, XskConfig, XskSocket};
 use io::IoError;
 use lpm::publish::{left_right, Writer};
@@ -51,6 +52,7 @@ use lpm::publish::{left_right, Writer};
 use crate::kernel::{self, KernelConfig};
 use crate::resolve::{Change, Fib, FibStats, PortSpec};
 use crate::table::FibTables;
+use crate::xdp_mirror::FastFeed;
 pub use balance::BalanceGroup;
 pub use common::{
     ElementCounters, Engine, FabricCc, FabricConfig, GraphText, IpsecConfig, IpsecCounters,
@@ -259,6 +261,16 @@ pub const IPSEC_NOT_SUPPORTED: &str = "IPsec is not supported yet with several c
      engine = \"fast\" or the cluster fabric: an SA's sequence numbers and replay window \
      belong to one core's element graph";
 
+/// Why the XDP fast path cannot run with a configuration (the config crate
+/// refuses the same combinations with the file position).
+pub const FASTPATH_NOT_SUPPORTED: &str = "xdp_fastpath needs io = \"af_xdp\" or \"af_xdp_driver\" \
+     and the built-in graph without IPsec or NICBalance port groups: packets the fast path \
+     forwards never reach the element graph";
+
+/// Routes the fast path's LPM map can hold (an LPM_TRIE allocates per
+/// entry, so the bound costs nothing until used).
+const FAST_ROUTES: u32 = 4 << 20;
+
 /// Why NICBalance port groups and an operator's graph do not go together.
 pub const BALANCE_WITH_GRAPH: &str = "NICBalance port groups with an operator's graph: the \
      operator's graph holds its own NICBalance(...) elements";
@@ -319,6 +331,8 @@ pub struct FibReport {
     pub kernel_swept: u64,
     /// The feed channel was closed by the sender.
     pub feed_closed: bool,
+    /// The XDP fast path's map writes (`LoopConfig::xdp_fastpath`).
+    pub fast: ApplyStats,
 }
 
 /// Final counters.
@@ -351,6 +365,8 @@ pub struct Dataplane {
     workers: Vec<JoinHandle<Result<WorkerCounters, IoError>>>,
     fib: Option<JoinHandle<FibReport>>,
     live: Arc<Mutex<FibReport>>,
+    /// The XDP fast path's maps, when it is on.
+    fast: Option<Arc<FastMaps>>,
 }
 
 /// An `ifreq` named `name` and a datagram socket to run interface ioctls
@@ -588,7 +604,16 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
     }
     let mut writer = left_right(FibTables::new());
     // Connected prefixes are in place before any packet is read.
-    let _ = writer.publish(&fib.take_deltas());
+    let first = fib.take_deltas();
+    let _ = writer.publish(&first);
+    let (fast, mut feed_fast) = match cfg.loop_cfg.xdp_fastpath {
+        true => {
+            let (maps, mut f, mut st) = fast_path(cfg, &info)?;
+            st.add(&f.feed(&first));
+            (Some((maps, st)), Some(f))
+        }
+        false => (None, None),
+    };
 
     let progs = match cfg.mode {
         IoMode::AfXdp | IoMode::AfXdpDriver => {
@@ -602,7 +627,13 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
                 if rx_queues(&p.name).is_some_and(|q| q < cfg.cores) {
                     return Err(DpError::TooFewQueues(i));
                 }
-                v.push(XdpProgram::attach(&p.name, mode, cfg.cores as u32)?);
+                let q = cfg.cores as u32;
+                v.push(match (&fast, info.get(i)) {
+                    (Some((maps, _)), Some(pi)) => {
+                        XdpProgram::attach_fast(&p.name, mode, q, maps, pi.mac)?
+                    }
+                    _ => XdpProgram::attach(&p.name, mode, q)?,
+                });
             }
             v
         }
@@ -716,6 +747,7 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
     }
     let live = Arc::new(Mutex::new(FibReport {
         kernel_adopted: adopted,
+        fast: fast.as_ref().map(|(_, st)| *st).unwrap_or_default(),
         ..FibReport::default()
     }));
     let mut dp = Dataplane {
@@ -728,6 +760,7 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
         workers,
         fib: None,
         live: Arc::clone(&live),
+        fast: fast.map(|(m, _)| m),
     };
     if let Some(e) = failed {
         dp.halt();
@@ -745,12 +778,40 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
                     consumers,
                     &fib_stop,
                     exporter,
+                    feed_fast.as_mut(),
                     &live,
                 )
             })
             .map_err(|_| DpError::Config("cannot spawn the FIB thread"))?,
     );
     Ok(dp)
+}
+
+/// The XDP fast path's maps for `cfg` (its ports in the DEVMAP by index)
+/// and the feed that mirrors the FIB into them (with the own addresses
+/// already written, and what that took).
+fn fast_path(
+    cfg: &DataplaneConfig,
+    info: &[PortInfo],
+) -> Result<(Arc<FastMaps>, FastFeed, ApplyStats), DpError> {
+    if !matches!(cfg.mode, IoMode::AfXdp | IoMode::AfXdpDriver)
+        || cfg.graph.is_some()
+        || cfg.ipsec.is_some()
+        || !cfg.balance.is_empty()
+    {
+        return Err(DpError::Config(FASTPATH_NOT_SUPPORTED));
+    }
+    let maps = Arc::new(FastMaps::create(FAST_ROUTES, cfg.ports.len() as u32)?);
+    for (i, p) in cfg.ports.iter().enumerate() {
+        maps.set_port(i as u32, io::sys::ifindex(&p.name)?)?;
+    }
+    let own: Vec<Ipv4Addr> = info
+        .iter()
+        .flat_map(|p| p.v4.iter().map(|(a, _)| *a))
+        .collect();
+    let macs = info.iter().map(|p| p.mac).collect();
+    let (feed, st) = FastFeed::new(Arc::clone(&maps), macs, &own);
+    Ok((maps, feed, st))
 }
 
 /// The built-in graph the workers run for `cfg` (the interfaces' MACs
@@ -786,6 +847,8 @@ const FIB_TICK: Duration = Duration::from_millis(2);
 /// Feed batches coalesced into one publication at most.
 const COALESCE: usize = 64;
 
+// The FIB thread's whole state, passed once at spawn.
+#[allow(clippy::too_many_arguments)]
 fn fib_thread(
     fib: &mut Fib,
     writer: &mut Writer<FibTables>,
@@ -793,6 +856,7 @@ fn fib_thread(
     mut learn: Vec<Consumer<Learned>>,
     stop: &AtomicBool,
     mut exporter: Option<kernel::Exporter>,
+    mut fast: Option<&mut FastFeed>,
     live: &Mutex<FibReport>,
 ) -> FibReport {
     let mut r = *live.lock().unwrap_or_else(PoisonError::into_inner);
@@ -830,6 +894,9 @@ fn fib_thread(
         fib.drain_deltas_into(&mut deltas);
         if !deltas.is_empty() {
             let _ = writer.publish(&deltas);
+            if let Some(f) = fast.as_deref_mut() {
+                r.fast.add(&f.feed(&deltas));
+            }
             r.publishes += 1;
             r.deltas += deltas.len() as u64;
             deltas.clear();
@@ -960,6 +1027,12 @@ impl Dataplane {
         } else {
             Err(errs.join("; "))
         }
+    }
+
+    /// The XDP fast path's per-CPU counters summed (`None` when it is
+    /// off, or the kernel refused the read).
+    pub fn fast_counters(&self) -> Option<FastCounters> {
+        self.fast.as_ref()?.counters().ok()
     }
 
     /// The FIB thread's counters now.

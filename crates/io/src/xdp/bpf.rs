@@ -9,6 +9,7 @@
 //! `ip netns exec` here). libxdp's multi-program dispatcher is not used:
 //! it fails on this kernel, and one program per interface is all we need.
 
+use super::asm::{insn, Insn};
 use crate::error::{IoError, Op};
 use crate::sys;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -41,19 +42,19 @@ pub enum XdpMode {
 /// `union bpf_attr`, as the prefix we use: 128 zeroed bytes (the kernel
 /// requires unknown trailing fields to be zero).
 #[repr(C, align(8))]
-struct Attr([u8; 128]);
+pub(crate) struct Attr(pub(crate) [u8; 128]);
 
 impl Attr {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Attr([0; 128])
     }
-    fn u32(&mut self, off: usize, v: u32) -> &mut Self {
+    pub(crate) fn u32(&mut self, off: usize, v: u32) -> &mut Self {
         if let Some(d) = self.0.get_mut(off..off + 4) {
             d.copy_from_slice(&v.to_ne_bytes());
         }
         self
     }
-    fn u64(&mut self, off: usize, v: u64) -> &mut Self {
+    pub(crate) fn u64(&mut self, off: usize, v: u64) -> &mut Self {
         if let Some(d) = self.0.get_mut(off..off + 8) {
             d.copy_from_slice(&v.to_ne_bytes());
         }
@@ -61,13 +62,13 @@ impl Attr {
     }
 }
 
-fn bpf(cmd: i64, attr: &mut Attr, op: Op) -> Result<OwnedFd, IoError> {
+pub(crate) fn bpf(cmd: i64, attr: &mut Attr, op: Op) -> Result<OwnedFd, IoError> {
     let fd = bpf_raw(cmd, attr, op)?;
     // SAFETY: the commands used with this helper return a new descriptor.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-fn bpf_raw(cmd: i64, attr: &mut Attr, op: Op) -> Result<RawFd, IoError> {
+pub(crate) fn bpf_raw(cmd: i64, attr: &mut Attr, op: Op) -> Result<RawFd, IoError> {
     // SAFETY: `attr` is a valid, fully initialised bpf_attr prefix of the
     // length passed; pointers inside it point to live buffers of the caller.
     let rc = unsafe {
@@ -82,25 +83,6 @@ fn bpf_raw(cmd: i64, attr: &mut Attr, op: Op) -> Result<RawFd, IoError> {
         return Err(IoError::last(op));
     }
     Ok(rc as RawFd)
-}
-
-/// One eBPF instruction (`struct bpf_insn`).
-#[repr(C)]
-#[derive(Copy, Clone)]
-struct Insn {
-    code: u8,
-    regs: u8, // dst in the low nibble, src in the high nibble
-    off: i16,
-    imm: i32,
-}
-
-const fn insn(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> Insn {
-    Insn {
-        code,
-        regs: (src << 4) | (dst & 0xf),
-        off,
-        imm,
-    }
 }
 
 /// `return bpf_redirect_map(&xskmap, ctx->rx_queue_index, XDP_PASS);`
@@ -133,49 +115,103 @@ pub struct XdpProgram {
     _link: OwnedFd,
 }
 
+/// `bpf(BPF_MAP_CREATE)`: a map of `ty` with the given key and value
+/// sizes, entries and `map_flags`.
+pub(crate) fn create_map(
+    ty: u32,
+    key: u32,
+    value: u32,
+    entries: u32,
+    flags: u32,
+) -> Result<OwnedFd, IoError> {
+    bpf(
+        BPF_MAP_CREATE,
+        Attr::new()
+            .u32(0, ty)
+            .u32(4, key)
+            .u32(8, value)
+            .u32(12, entries)
+            .u32(16, flags),
+        Op::BpfMapCreate,
+    )
+}
+
+/// `bpf(BPF_PROG_LOAD)` of an XDP program. When the verifier refuses it
+/// and `TESSERA_BPF_LOG` is set, the load is retried with the verifier's
+/// log, which goes to stderr (for whoever changes a program).
+pub(crate) fn load_xdp(insns: &[Insn], name: &[u8]) -> Result<OwnedFd, IoError> {
+    let license = b"Dual MIT/GPL\0";
+    let mut attr = Attr::new();
+    attr.u32(0, BPF_PROG_TYPE_XDP)
+        .u32(4, insns.len() as u32)
+        .u64(8, insns.as_ptr() as u64)
+        .u64(16, license.as_ptr() as u64)
+        .u32(68, BPF_XDP);
+    let n = name.len().min(15);
+    if let (Some(d), Some(s)) = (attr.0.get_mut(48..48 + n), name.get(..n)) {
+        d.copy_from_slice(s);
+    }
+    let r = bpf(BPF_PROG_LOAD, &mut attr, Op::BpfProgLoad);
+    if r.is_err() && std::env::var_os("TESSERA_BPF_LOG").is_some() {
+        let mut log = vec![0u8; 1 << 20];
+        attr.u32(24, 2)
+            .u32(28, log.len() as u32)
+            .u64(32, log.as_mut_ptr() as u64);
+        let _ = bpf(BPF_PROG_LOAD, &mut attr, Op::BpfProgLoad);
+        let end = log.iter().position(|b| *b == 0).unwrap_or(log.len());
+        eprintln!(
+            "verifier log:\n{}",
+            String::from_utf8_lossy(log.get(..end).unwrap_or(&[]))
+        );
+    }
+    r
+}
+
+/// Attaches `prog` to `ifindex` in `mode` through a BPF link.
+pub(crate) fn link_xdp(prog: &OwnedFd, ifindex: u32, mode: XdpMode) -> Result<OwnedFd, IoError> {
+    let flags = match mode {
+        XdpMode::Skb => XDP_FLAGS_SKB_MODE,
+        XdpMode::Driver => XDP_FLAGS_DRV_MODE,
+    };
+    bpf(
+        BPF_LINK_CREATE,
+        Attr::new()
+            .u32(0, prog.as_raw_fd() as u32)
+            .u32(4, ifindex)
+            .u32(8, BPF_XDP)
+            .u32(12, flags),
+        Op::BpfLinkCreate,
+    )
+}
+
+/// An XSKMAP with one slot per RX queue.
+pub(crate) fn xskmap(queues: u32) -> Result<OwnedFd, IoError> {
+    if queues == 0 || queues > 1024 {
+        return Err(IoError::Config("queues must be in 1..=1024"));
+    }
+    create_map(BPF_MAP_TYPE_XSKMAP, 4, 4, queues, 0)
+}
+
 impl XdpProgram {
     /// Loads the redirect program for interface `ifname` with room for
     /// `queues` sockets (one per RX queue) and attaches it in `mode`.
     pub fn attach(ifname: &str, mode: XdpMode, queues: u32) -> Result<Arc<Self>, IoError> {
-        if queues == 0 || queues > 1024 {
-            return Err(IoError::Config("queues must be in 1..=1024"));
-        }
+        Self::attach_with(ifname, mode, queues, |map| {
+            load_xdp(&program(map.as_raw_fd()), b"tessera_xsk")
+        })
+    }
+
+    /// Loads the program `load` makes (given the XSKMAP) and attaches it.
+    pub(crate) fn attach_with(
+        ifname: &str,
+        mode: XdpMode,
+        queues: u32,
+        load: impl FnOnce(&OwnedFd) -> Result<OwnedFd, IoError>,
+    ) -> Result<Arc<Self>, IoError> {
+        let map = xskmap(queues)?;
         let ifindex = sys::ifindex(ifname)?;
-        let map = bpf(
-            BPF_MAP_CREATE,
-            Attr::new()
-                .u32(0, BPF_MAP_TYPE_XSKMAP)
-                .u32(4, 4)
-                .u32(8, 4)
-                .u32(12, queues),
-            Op::BpfMapCreate,
-        )?;
-        let insns = program(map.as_raw_fd());
-        let license = b"Dual MIT/GPL\0";
-        let name = b"tessera_xsk\0";
-        let mut attr = Attr::new();
-        attr.u32(0, BPF_PROG_TYPE_XDP)
-            .u32(4, insns.len() as u32)
-            .u64(8, insns.as_ptr() as u64)
-            .u64(16, license.as_ptr() as u64)
-            .u32(68, BPF_XDP);
-        if let Some(d) = attr.0.get_mut(48..48 + name.len()) {
-            d.copy_from_slice(name);
-        }
-        let prog = bpf(BPF_PROG_LOAD, &mut attr, Op::BpfProgLoad)?;
-        let flags = match mode {
-            XdpMode::Skb => XDP_FLAGS_SKB_MODE,
-            XdpMode::Driver => XDP_FLAGS_DRV_MODE,
-        };
-        let link = bpf(
-            BPF_LINK_CREATE,
-            Attr::new()
-                .u32(0, prog.as_raw_fd() as u32)
-                .u32(4, ifindex)
-                .u32(8, BPF_XDP)
-                .u32(12, flags),
-            Op::BpfLinkCreate,
-        )?;
+        let prog = load(&map)?;
+        let link = link_xdp(&prog, ifindex, mode)?;
         Ok(Arc::new(XdpProgram {
             ifindex,
             queues,

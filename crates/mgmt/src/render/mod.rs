@@ -147,6 +147,19 @@ pub fn render_dataplane(out: &mut String, d: &crate::proto::DataplaneInfo) {
             );
         }
     }
+    if let Some(x) = &d.xdp_fastpath {
+        let _ = writeln!(
+            out,
+            "\nXDP fast path: forwarded {}, to the graph {}  {}\n  LPM map: set {} removed {} failed {} in {} bpf calls",
+            x.forwarded,
+            x.to_graph.values().sum::<u64>(),
+            nonzero(&x.to_graph),
+            x.map_set,
+            x.map_removed,
+            x.map_failed,
+            x.map_calls
+        );
+    }
     if d.per_core.is_empty() {
         return;
     }
@@ -333,9 +346,24 @@ mod tests {
                     .collect(),
             }],
             cluster: None,
+            xdp_fastpath: Some(Box::new(crate::proto::XdpFastInfo {
+                forwarded: 100,
+                to_graph: [("ttl".to_string(), 2), ("short".to_string(), 0)]
+                    .into_iter()
+                    .collect(),
+                map_set: 5,
+                map_removed: 1,
+                map_failed: 0,
+                map_calls: 3,
+            })),
         };
         let mut out = String::new();
         render_dataplane(&mut out, &d);
+        assert!(
+            out.contains("XDP fast path: forwarded 100, to the graph 2  ttl=2\n")
+                && out.contains("LPM map: set 5 removed 1 failed 0 in 3 bpf calls"),
+            "{out}"
+        );
         let core = out.lines().find(|l| l.starts_with("0 ")).expect(&out);
         assert_eq!(
             core.split_whitespace().collect::<Vec<_>>(),
