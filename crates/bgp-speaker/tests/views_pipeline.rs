@@ -15,18 +15,21 @@ use std::sync::mpsc::{sync_channel, Receiver};
 
 use base::{Prefix, Prefix4};
 use bgp_speaker::msg::DecodedUpdate;
-use bgp_speaker::pipeline::Mode;
+use bgp_speaker::pipeline::{Locks, Mode};
+
 use bgp_speaker::view_feed::{BestChange, ViewRegistry, ViewSpec};
 use bgp_wire::Nlri;
 use testkit::inproc::{shared_table, FakePeer, InProc};
 
-const MODES: [Mode; 6] = [
+const MODES: [Mode; 8] = [
     Mode::Sequential,
     Mode::Sharded(2),
     Mode::Sharded(4),
-    Mode::PerPeer,
-    Mode::WorkerPool(2),
-    Mode::WorkerPool(4),
+    Mode::PerPeer(Locks::Stripes),
+    Mode::PerPeer(Locks::Fine),
+    Mode::WorkerPool(2, Locks::Stripes),
+    Mode::WorkerPool(4, Locks::Stripes),
+    Mode::WorkerPool(2, Locks::Fine),
 ];
 
 const PREFIXES: usize = 600;
