@@ -8,11 +8,11 @@
 
 use std::collections::hash_map::Entry;
 
-use base::{Prefix, Prefix4};
+use base::Prefix;
 
 use crate::hash::{table_bytes, FastMap, FastSet};
 use crate::intern::AttrHandle;
-use crate::key::PKey;
+use crate::key::{PHandle, PKey, P4};
 use crate::split::SplitMap;
 use crate::types::{AddPathSend, ExportBatch, PathEntry};
 use crate::PeerId;
@@ -20,8 +20,8 @@ use crate::PeerId;
 /// One peer's Adj-RIB-Out in single-path mode. `sent` holds a reference on
 /// each handle; `pending` is the set of changed prefixes not yet drained.
 /// A pending prefix's new state is always `sent`'s (absent: withdraw), so
-/// `pending` keeps only the key and no references: 9 bytes a slot for an
-/// IPv4 prefix, where a map to the new state took 29 (issue 17: the
+/// `pending` keeps only the key and no references: 6 bytes a slot for an
+/// IPv4 prefix (the packed [`P4`]), where a map to the new state took 29 (issue 17: the
 /// pending set of every exporting peer fills up to the table while its
 /// socket is slower than the RIB, and was the largest per-peer term).
 ///
@@ -53,7 +53,7 @@ impl BestOut {
 /// The changed prefixes of one [`BestOut`], per family.
 #[derive(Debug, Default)]
 pub(crate) struct Pending {
-    v4: FastSet<Prefix4>,
+    v4: FastSet<P4>,
     v6: FastSet<PKey>,
 }
 
@@ -65,17 +65,17 @@ impl Pending {
         self.v4.len() + self.v6.len()
     }
     fn heap_bytes(&self) -> usize {
-        table_bytes::<Prefix4>(self.v4.capacity()) + table_bytes::<PKey>(self.v6.capacity())
+        table_bytes::<P4>(self.v4.capacity()) + table_bytes::<PKey>(self.v6.capacity())
     }
     pub(crate) fn contains(&self, p: &Prefix) -> bool {
         match p.masked() {
-            Prefix::V4(k) => self.v4.contains(&k),
+            Prefix::V4(k) => self.v4.contains(&P4::from(k)),
             p @ Prefix::V6(_) => self.v6.contains(&PKey::from(p)),
         }
     }
     pub(crate) fn insert(&mut self, p: Prefix) {
         match p.masked() {
-            Prefix::V4(k) => self.v4.insert(k),
+            Prefix::V4(k) => self.v4.insert(P4::from(k)),
             p @ Prefix::V6(_) => self.v6.insert(PKey::from(p)),
         };
     }
@@ -86,7 +86,9 @@ impl Pending {
         let mut left = max;
         if left > 0 {
             for k in self.v4.extract_if(|_| true).take(left) {
-                f(Prefix::V4(k));
+                if let Some(p) = k.prefix4() {
+                    f(Prefix::V4(p));
+                }
                 left -= 1;
             }
         }
@@ -106,12 +108,13 @@ impl Pending {
     }
 }
 
-/// What was sent, per family: IPv4 keyed by its 8-byte prefix (a 12-byte
-/// slot instead of 24 with the packed two-family key), since a full IPv4
+/// What was sent, per family: IPv4 keyed by its packed 5-byte prefix with
+/// a packed handle (a 9-byte slot of alignment 1, where `(Prefix4,
+/// AttrHandle)` took 12 and the two-family key 24), since a full IPv4
 /// table is where an Adj-RIB-Out's memory goes.
 #[derive(Debug, Default)]
 pub(crate) struct Sent {
-    v4: SplitMap<Prefix4, AttrHandle>,
+    v4: SplitMap<P4, PHandle>,
     v6: SplitMap<PKey, AttrHandle>,
 }
 
@@ -124,7 +127,7 @@ impl Sent {
     }
     pub(crate) fn get(&self, p: &Prefix) -> Option<AttrHandle> {
         match p.masked() {
-            Prefix::V4(k) => self.v4.get(&k).copied(),
+            Prefix::V4(k) => self.v4.get(&P4::from(k)).map(|&h| h.into()),
             p @ Prefix::V6(_) => self.v6.get(&PKey::from(p)).copied(),
         }
     }
@@ -136,39 +139,41 @@ impl Sent {
         want: Option<AttrHandle>,
     ) -> (Option<AttrHandle>, Option<Option<AttrHandle>>) {
         match p.masked() {
-            Prefix::V4(k) => set_in(&mut self.v4, k, want),
+            Prefix::V4(k) => set_in(&mut self.v4, P4::from(k), want),
             p @ Prefix::V6(_) => set_in(&mut self.v6, PKey::from(p), want),
         }
     }
     pub(crate) fn iter(&self) -> impl Iterator<Item = (PKey, AttrHandle)> + '_ {
-        let v4 = self
-            .v4
-            .iter()
-            .map(|(k, h)| (PKey::from(Prefix::V4(*k)), *h));
+        let v4 = (self.v4.iter())
+            .filter_map(|(k, h)| Some((PKey::from(Prefix::V4(k.prefix4()?)), (*h).into())));
         v4.chain(self.v6.iter().map(|(k, h)| (*k, *h)))
     }
     /// Every (prefix, handle), the references with them.
     pub(crate) fn into_entries(self) -> impl Iterator<Item = (Prefix, AttrHandle)> {
-        let v4 = (self.v4.into_iter()).map(|(k, h)| (Prefix::V4(k), h));
+        let v4 =
+            (self.v4.into_iter()).filter_map(|(k, h)| Some((Prefix::V4(k.prefix4()?), h.into())));
         let v6 = (self.v6.into_iter()).filter_map(|(k, h)| Some((k.prefix()?, h)));
         v4.chain(v6)
     }
     fn into_values(self) -> impl Iterator<Item = AttrHandle> {
-        self.v4.into_values().chain(self.v6.into_values())
+        (self.v4.into_values().map(AttrHandle::from)).chain(self.v6.into_values())
     }
 }
 
-fn set_in<K: std::hash::Hash + Eq>(
-    m: &mut SplitMap<K, AttrHandle>,
+fn set_in<K: std::hash::Hash + Eq, V: Copy + From<AttrHandle>>(
+    m: &mut SplitMap<K, V>,
     key: K,
     want: Option<AttrHandle>,
-) -> (Option<AttrHandle>, Option<Option<AttrHandle>>) {
+) -> (Option<AttrHandle>, Option<Option<AttrHandle>>)
+where
+    AttrHandle: From<V>,
+{
     match (m.entry(key), want) {
-        (Entry::Occupied(o), Some(h)) if *o.get() == h => (Some(h), None),
-        (Entry::Occupied(mut o), Some(h)) => (Some(o.insert(h)), Some(Some(h))),
-        (Entry::Occupied(o), None) => (Some(o.remove()), Some(None)),
+        (Entry::Occupied(o), Some(h)) if AttrHandle::from(*o.get()) == h => (Some(h), None),
+        (Entry::Occupied(mut o), Some(h)) => (Some(o.insert(h.into()).into()), Some(Some(h))),
+        (Entry::Occupied(o), None) => (Some(o.remove().into()), Some(None)),
         (Entry::Vacant(v), Some(h)) => {
-            v.insert(h);
+            v.insert(h.into());
             (None, Some(Some(h)))
         }
         (Entry::Vacant(_), None) => (None, None),
@@ -410,6 +415,33 @@ pub(crate) struct Slot {
     pub(crate) mask: u32,
 }
 
+/// A [`Slot`] stored with alignment 1: with the packed IPv4 key a group
+/// table's slot is 13 bytes where `(Prefix4, Slot)` took 16 (issue 17,
+/// scenario (a): a group's table over a full IPv4 table).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct PSlot {
+    h: PHandle,
+    mask: [u8; 4],
+}
+
+impl From<Slot> for PSlot {
+    fn from(s: Slot) -> PSlot {
+        PSlot {
+            h: s.h.into(),
+            mask: s.mask.to_ne_bytes(),
+        }
+    }
+}
+
+impl From<PSlot> for Slot {
+    fn from(s: PSlot) -> Slot {
+        Slot {
+            h: s.h.into(),
+            mask: u32::from_ne_bytes(s.mask),
+        }
+    }
+}
+
 /// Where a peer sits in a group.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Member {
@@ -429,7 +461,7 @@ pub(crate) type GroupKey = (u64, bool);
 pub(crate) struct Group {
     pub(crate) key: GroupKey,
     pub(crate) members: [Option<PeerId>; MEMBERS],
-    v4: SplitMap<Prefix4, Slot>,
+    v4: SplitMap<P4, PSlot>,
     v6: SplitMap<PKey, Slot>,
 }
 
@@ -444,7 +476,7 @@ impl Group {
     }
     pub(crate) fn get(&self, p: &Prefix) -> Option<Slot> {
         match p.masked() {
-            Prefix::V4(k) => self.v4.get(&k).copied(),
+            Prefix::V4(k) => self.v4.get(&P4::from(k)).map(|&s| s.into()),
             p @ Prefix::V6(_) => self.v6.get(&PKey::from(p)).copied(),
         }
     }
@@ -456,23 +488,26 @@ impl Group {
     }
     /// Sets `p`'s entry (`None`: removes it); returns the previous one.
     pub(crate) fn set(&mut self, p: Prefix, slot: Option<Slot>) -> Option<Slot> {
-        fn put<K: std::hash::Hash + Eq>(
-            m: &mut SplitMap<K, Slot>,
+        fn put<K: std::hash::Hash + Eq, V: Copy + From<Slot>>(
+            m: &mut SplitMap<K, V>,
             k: K,
             slot: Option<Slot>,
-        ) -> Option<Slot> {
+        ) -> Option<Slot>
+        where
+            Slot: From<V>,
+        {
             match (m.entry(k), slot) {
-                (Entry::Occupied(mut o), Some(s)) => Some(o.insert(s)),
-                (Entry::Occupied(o), None) => Some(o.remove()),
+                (Entry::Occupied(mut o), Some(s)) => Some(o.insert(s.into()).into()),
+                (Entry::Occupied(o), None) => Some(o.remove().into()),
                 (Entry::Vacant(v), Some(s)) => {
-                    v.insert(s);
+                    v.insert(s.into());
                     None
                 }
                 (Entry::Vacant(_), None) => None,
             }
         }
         match p.masked() {
-            Prefix::V4(k) => put(&mut self.v4, k, slot),
+            Prefix::V4(k) => put(&mut self.v4, P4::from(k), slot),
             p @ Prefix::V6(_) => put(&mut self.v6, PKey::from(p), slot),
         }
     }
@@ -483,8 +518,8 @@ impl Group {
     pub(crate) fn prefixes_of(&self, bit: u8) -> impl Iterator<Item = Prefix> + '_ {
         let b = 1u32 << bit;
         let v4 = (self.v4.iter())
-            .filter(move |(_, s)| s.mask & b != 0)
-            .map(|(k, _)| Prefix::V4(*k));
+            .filter(move |(_, s)| Slot::from(**s).mask & b != 0)
+            .filter_map(|(k, _)| Some(Prefix::V4(k.prefix4()?)));
         let v6 = (self.v6.iter())
             .filter(move |(_, s)| s.mask & b != 0)
             .filter_map(|(k, _)| k.prefix());
@@ -503,10 +538,14 @@ impl Group {
         freed: &mut Vec<AttrHandle>,
     ) {
         let b = 1u32 << bit;
-        self.v4.retain(|k, s| {
+        self.v4.retain(|k, ps| {
+            let mut s = Slot::from(*ps);
             if s.mask & b != 0 {
                 s.mask &= !b;
-                had(Prefix::V4(*k), s.h);
+                if let Some(p) = k.prefix4() {
+                    had(Prefix::V4(p), s.h);
+                }
+                *ps = s.into();
             }
             if s.mask == 0 {
                 freed.push(s.h);
