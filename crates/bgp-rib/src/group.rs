@@ -195,6 +195,7 @@ impl RibShard {
             return;
         };
         *m = Some(to);
+        g.make_room(bit);
         if let Some(Some(st)) = self.peers.get_mut(to.0 as usize) {
             if let Some(AdjOut::Best(out)) = st.out.as_mut() {
                 out.member = Some(Member {
