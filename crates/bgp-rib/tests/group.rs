@@ -450,7 +450,7 @@ fn peers_with_one_key_share_a_table() {
     assert_eq!(s.pending_updates(PeerId(2)), 0);
     assert_eq!(s.peer_counts(PeerId(1)).unwrap().advertised, 1000);
     // Down and up again, alone with its key: a lone peer keeps a private
-    // table (12-byte slots, a group's are 16) until a second peer of the
+    // table (9-byte slots, a group's 10-13) until a second peer of the
     // key comes; then its table becomes the group's.
     s.peer_down(PeerId(1), &mut ch).unwrap();
     s.export_full(PeerId(1), &mut p).unwrap();
