@@ -52,7 +52,7 @@ impl<T> Chunks<T> {
         self.len
     }
     fn push(&mut self, t: T) {
-        if self.len % CHUNK == 0 {
+        if self.len.is_multiple_of(CHUNK) {
             self.chunks.push(Vec::new());
         }
         if let Some(c) = self.chunks.last_mut() {
