@@ -205,4 +205,24 @@ fn main() {
         "update groups (members each, shard 0): {groups:?}; their shared tables {:.2} MiB",
         mib(shared)
     );
+    let mut h = bgp_rib::HeapBytes::default();
+    for s in rib.shards() {
+        let b = s.heap_bytes();
+        h.loc_rib += b.loc_rib;
+        h.interner += b.interner;
+        h.adj_in += b.adj_in;
+        h.adj_out_private += b.adj_out_private;
+        h.groups += b.groups;
+        h.pending += b.pending;
+    }
+    println!(
+        "heap by structure (MiB, from capacities): Loc-RIB {:.1}, interner {:.1}, Adj-RIB-In {:.1}, private Adj-RIB-Out {:.1}, group tables {:.1}, pending {:.1}; peak RSS {:.1} MiB",
+        mib(h.loc_rib),
+        mib(h.interner),
+        mib(h.adj_in),
+        mib(h.adj_out_private),
+        mib(h.groups),
+        mib(h.pending),
+        status_kib("VmHWM:") as f64 / 1024.0,
+    );
 }

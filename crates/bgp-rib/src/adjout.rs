@@ -8,11 +8,11 @@
 
 use std::collections::hash_map::Entry;
 
-use base::{Prefix, Prefix4};
+use base::Prefix;
 
 use crate::hash::{table_bytes, FastMap, FastSet};
 use crate::intern::AttrHandle;
-use crate::key::PKey;
+use crate::key::{PHandle, PKey, P4};
 use crate::split::SplitMap;
 use crate::types::{AddPathSend, ExportBatch, PathEntry};
 use crate::PeerId;
@@ -20,8 +20,8 @@ use crate::PeerId;
 /// One peer's Adj-RIB-Out in single-path mode. `sent` holds a reference on
 /// each handle; `pending` is the set of changed prefixes not yet drained.
 /// A pending prefix's new state is always `sent`'s (absent: withdraw), so
-/// `pending` keeps only the key and no references: 9 bytes a slot for an
-/// IPv4 prefix, where a map to the new state took 29 (issue 17: the
+/// `pending` keeps only the key and no references: 6 bytes a slot for an
+/// IPv4 prefix (the packed [`P4`]), where a map to the new state took 29 (issue 17: the
 /// pending set of every exporting peer fills up to the table while its
 /// socket is slower than the RIB, and was the largest per-peer term).
 ///
@@ -53,7 +53,7 @@ impl BestOut {
 /// The changed prefixes of one [`BestOut`], per family.
 #[derive(Debug, Default)]
 pub(crate) struct Pending {
-    v4: FastSet<Prefix4>,
+    v4: FastSet<P4>,
     v6: FastSet<PKey>,
 }
 
@@ -65,17 +65,17 @@ impl Pending {
         self.v4.len() + self.v6.len()
     }
     fn heap_bytes(&self) -> usize {
-        table_bytes::<Prefix4>(self.v4.capacity()) + table_bytes::<PKey>(self.v6.capacity())
+        table_bytes::<P4>(self.v4.capacity()) + table_bytes::<PKey>(self.v6.capacity())
     }
     pub(crate) fn contains(&self, p: &Prefix) -> bool {
         match p.masked() {
-            Prefix::V4(k) => self.v4.contains(&k),
+            Prefix::V4(k) => self.v4.contains(&P4::from(k)),
             p @ Prefix::V6(_) => self.v6.contains(&PKey::from(p)),
         }
     }
     pub(crate) fn insert(&mut self, p: Prefix) {
         match p.masked() {
-            Prefix::V4(k) => self.v4.insert(k),
+            Prefix::V4(k) => self.v4.insert(P4::from(k)),
             p @ Prefix::V6(_) => self.v6.insert(PKey::from(p)),
         };
     }
@@ -86,7 +86,9 @@ impl Pending {
         let mut left = max;
         if left > 0 {
             for k in self.v4.extract_if(|_| true).take(left) {
-                f(Prefix::V4(k));
+                if let Some(p) = k.prefix4() {
+                    f(Prefix::V4(p));
+                }
                 left -= 1;
             }
         }
@@ -106,12 +108,13 @@ impl Pending {
     }
 }
 
-/// What was sent, per family: IPv4 keyed by its 8-byte prefix (a 12-byte
-/// slot instead of 24 with the packed two-family key), since a full IPv4
+/// What was sent, per family: IPv4 keyed by its packed 5-byte prefix with
+/// a packed handle (a 9-byte slot of alignment 1, where `(Prefix4,
+/// AttrHandle)` took 12 and the two-family key 24), since a full IPv4
 /// table is where an Adj-RIB-Out's memory goes.
 #[derive(Debug, Default)]
 pub(crate) struct Sent {
-    v4: SplitMap<Prefix4, AttrHandle>,
+    v4: SplitMap<P4, PHandle>,
     v6: SplitMap<PKey, AttrHandle>,
 }
 
@@ -124,7 +127,7 @@ impl Sent {
     }
     pub(crate) fn get(&self, p: &Prefix) -> Option<AttrHandle> {
         match p.masked() {
-            Prefix::V4(k) => self.v4.get(&k).copied(),
+            Prefix::V4(k) => self.v4.get(&P4::from(k)).map(|&h| h.into()),
             p @ Prefix::V6(_) => self.v6.get(&PKey::from(p)).copied(),
         }
     }
@@ -136,39 +139,41 @@ impl Sent {
         want: Option<AttrHandle>,
     ) -> (Option<AttrHandle>, Option<Option<AttrHandle>>) {
         match p.masked() {
-            Prefix::V4(k) => set_in(&mut self.v4, k, want),
+            Prefix::V4(k) => set_in(&mut self.v4, P4::from(k), want),
             p @ Prefix::V6(_) => set_in(&mut self.v6, PKey::from(p), want),
         }
     }
     pub(crate) fn iter(&self) -> impl Iterator<Item = (PKey, AttrHandle)> + '_ {
-        let v4 = self
-            .v4
-            .iter()
-            .map(|(k, h)| (PKey::from(Prefix::V4(*k)), *h));
+        let v4 = (self.v4.iter())
+            .filter_map(|(k, h)| Some((PKey::from(Prefix::V4(k.prefix4()?)), (*h).into())));
         v4.chain(self.v6.iter().map(|(k, h)| (*k, *h)))
     }
     /// Every (prefix, handle), the references with them.
     pub(crate) fn into_entries(self) -> impl Iterator<Item = (Prefix, AttrHandle)> {
-        let v4 = (self.v4.into_iter()).map(|(k, h)| (Prefix::V4(k), h));
+        let v4 =
+            (self.v4.into_iter()).filter_map(|(k, h)| Some((Prefix::V4(k.prefix4()?), h.into())));
         let v6 = (self.v6.into_iter()).filter_map(|(k, h)| Some((k.prefix()?, h)));
         v4.chain(v6)
     }
     fn into_values(self) -> impl Iterator<Item = AttrHandle> {
-        self.v4.into_values().chain(self.v6.into_values())
+        (self.v4.into_values().map(AttrHandle::from)).chain(self.v6.into_values())
     }
 }
 
-fn set_in<K: std::hash::Hash + Eq>(
-    m: &mut SplitMap<K, AttrHandle>,
+fn set_in<K: std::hash::Hash + Eq, V: Copy + From<AttrHandle>>(
+    m: &mut SplitMap<K, V>,
     key: K,
     want: Option<AttrHandle>,
-) -> (Option<AttrHandle>, Option<Option<AttrHandle>>) {
+) -> (Option<AttrHandle>, Option<Option<AttrHandle>>)
+where
+    AttrHandle: From<V>,
+{
     match (m.entry(key), want) {
-        (Entry::Occupied(o), Some(h)) if *o.get() == h => (Some(h), None),
-        (Entry::Occupied(mut o), Some(h)) => (Some(o.insert(h)), Some(Some(h))),
-        (Entry::Occupied(o), None) => (Some(o.remove()), Some(None)),
+        (Entry::Occupied(o), Some(h)) if AttrHandle::from(*o.get()) == h => (Some(h), None),
+        (Entry::Occupied(mut o), Some(h)) => (Some(o.insert(h.into()).into()), Some(Some(h))),
+        (Entry::Occupied(o), None) => (Some(o.remove().into()), Some(None)),
         (Entry::Vacant(v), Some(h)) => {
-            v.insert(h);
+            v.insert(h.into());
             (None, Some(Some(h)))
         }
         (Entry::Vacant(_), None) => (None, None),
@@ -410,6 +415,102 @@ pub(crate) struct Slot {
     pub(crate) mask: u32,
 }
 
+/// A [`Slot`] stored with alignment 1 and its member mask in `N` bytes
+/// (the low `8 * N` bits; a group's table is widened before a member gets
+/// a higher bit, see [`Group::make_room`]). With the packed IPv4 key a
+/// group table's slot is 10 bytes for up to 8 members, 11 for 16 and 13
+/// for 32, where `(Prefix4, Slot)` took 16 (issue 17, scenario (a): a
+/// group of two over a full IPv4 table).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct PSlot<const N: usize> {
+    h: PHandle,
+    mask: [u8; N],
+}
+
+impl<const N: usize> From<Slot> for PSlot<N> {
+    fn from(s: Slot) -> PSlot<N> {
+        let mut mask = [0u8; N];
+        for (d, b) in mask.iter_mut().zip(s.mask.to_le_bytes()) {
+            *d = b;
+        }
+        PSlot {
+            h: s.h.into(),
+            mask,
+        }
+    }
+}
+
+impl<const N: usize> From<PSlot<N>> for Slot {
+    fn from(s: PSlot<N>) -> Slot {
+        let mut b = [0u8; 4];
+        for (d, m) in b.iter_mut().zip(s.mask) {
+            *d = m;
+        }
+        Slot {
+            h: s.h.into(),
+            mask: u32::from_le_bytes(b),
+        }
+    }
+}
+
+/// A group's IPv4 table, its slots as wide as its highest member bit
+/// needs.
+#[derive(Debug)]
+enum V4Slots {
+    M8(SplitMap<P4, PSlot<1>>),
+    M16(SplitMap<P4, PSlot<2>>),
+    M32(SplitMap<P4, PSlot<4>>),
+}
+
+/// Runs `$e` with `$m` bound to the table of whichever width.
+macro_rules! each_width {
+    ($v:expr, $m:ident => $e:expr) => {
+        match $v {
+            V4Slots::M8($m) => $e,
+            V4Slots::M16($m) => $e,
+            V4Slots::M32($m) => $e,
+        }
+    };
+}
+
+/// Copies every entry of `old` into a table of another width.
+fn rewidth<A: Copy, B: From<Slot>>(old: SplitMap<P4, A>) -> SplitMap<P4, B>
+where
+    Slot: From<A>,
+{
+    let mut m = SplitMap::default();
+    for (k, v) in old.into_iter() {
+        m.entry(k).or_insert(B::from(Slot::from(v)));
+    }
+    m
+}
+
+/// [`Group::clear_bit`] on one table.
+fn clear_bit_in<K, V: Copy + From<Slot>>(
+    m: &mut SplitMap<K, V>,
+    b: u32,
+    prefix: impl Fn(&K) -> Option<Prefix>,
+    had: &mut dyn FnMut(Prefix, AttrHandle),
+    freed: &mut Vec<AttrHandle>,
+) where
+    Slot: From<V>,
+{
+    m.retain(|k, v| {
+        let mut s = Slot::from(*v);
+        if s.mask & b != 0 {
+            s.mask &= !b;
+            if let Some(p) = prefix(k) {
+                had(p, s.h);
+            }
+            *v = V::from(s);
+        }
+        if s.mask == 0 {
+            freed.push(s.h);
+        }
+        s.mask != 0
+    });
+}
+
 /// Where a peer sits in a group.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Member {
@@ -429,7 +530,7 @@ pub(crate) type GroupKey = (u64, bool);
 pub(crate) struct Group {
     pub(crate) key: GroupKey,
     pub(crate) members: [Option<PeerId>; MEMBERS],
-    v4: SplitMap<Prefix4, Slot>,
+    v4: V4Slots,
     v6: SplitMap<PKey, Slot>,
 }
 
@@ -438,15 +539,26 @@ impl Group {
         Group {
             key,
             members: [None; MEMBERS],
-            v4: SplitMap::default(),
+            v4: V4Slots::M8(SplitMap::default()),
             v6: SplitMap::default(),
         }
     }
     pub(crate) fn get(&self, p: &Prefix) -> Option<Slot> {
         match p.masked() {
-            Prefix::V4(k) => self.v4.get(&k).copied(),
+            Prefix::V4(k) => each_width!(&self.v4, m => m.get(&P4::from(k)).map(|&s| s.into())),
             p @ Prefix::V6(_) => self.v6.get(&PKey::from(p)).copied(),
         }
+    }
+    /// Widens the IPv4 table's slots (a copy of the table) if member
+    /// `bit` does not fit them; call before giving a member that bit.
+    pub(crate) fn make_room(&mut self, bit: usize) {
+        let old = std::mem::replace(&mut self.v4, V4Slots::M8(SplitMap::default()));
+        self.v4 = match old {
+            V4Slots::M8(m) if bit >= 16 => V4Slots::M32(rewidth(m)),
+            V4Slots::M8(m) if bit >= 8 => V4Slots::M16(rewidth(m)),
+            V4Slots::M16(m) if bit >= 16 => V4Slots::M32(rewidth(m)),
+            other => other,
+        };
     }
     /// What member `bit` was sent for `p`.
     pub(crate) fn sent(&self, bit: u8, p: &Prefix) -> Option<AttrHandle> {
@@ -456,42 +568,47 @@ impl Group {
     }
     /// Sets `p`'s entry (`None`: removes it); returns the previous one.
     pub(crate) fn set(&mut self, p: Prefix, slot: Option<Slot>) -> Option<Slot> {
-        fn put<K: std::hash::Hash + Eq>(
-            m: &mut SplitMap<K, Slot>,
+        fn put<K: std::hash::Hash + Eq, V: Copy + From<Slot>>(
+            m: &mut SplitMap<K, V>,
             k: K,
             slot: Option<Slot>,
-        ) -> Option<Slot> {
+        ) -> Option<Slot>
+        where
+            Slot: From<V>,
+        {
             match (m.entry(k), slot) {
-                (Entry::Occupied(mut o), Some(s)) => Some(o.insert(s)),
-                (Entry::Occupied(o), None) => Some(o.remove()),
+                (Entry::Occupied(mut o), Some(s)) => Some(o.insert(s.into()).into()),
+                (Entry::Occupied(o), None) => Some(o.remove().into()),
                 (Entry::Vacant(v), Some(s)) => {
-                    v.insert(s);
+                    v.insert(s.into());
                     None
                 }
                 (Entry::Vacant(_), None) => None,
             }
         }
         match p.masked() {
-            Prefix::V4(k) => put(&mut self.v4, k, slot),
+            Prefix::V4(k) => each_width!(&mut self.v4, m => put(m, P4::from(k), slot)),
             p @ Prefix::V6(_) => put(&mut self.v6, PKey::from(p), slot),
         }
     }
     pub(crate) fn is_empty(&self) -> bool {
-        self.v4.len() + self.v6.len() == 0
+        each_width!(&self.v4, m => m.len()) + self.v6.len() == 0
     }
     /// Prefixes whose entry has member `bit` set.
     pub(crate) fn prefixes_of(&self, bit: u8) -> impl Iterator<Item = Prefix> + '_ {
         let b = 1u32 << bit;
-        let v4 = (self.v4.iter())
-            .filter(move |(_, s)| s.mask & b != 0)
-            .map(|(k, _)| Prefix::V4(*k));
+        let v4: Box<dyn Iterator<Item = Prefix> + '_> = each_width!(&self.v4, m => Box::new(
+            m.iter()
+                .filter(move |(_, s)| Slot::from(**s).mask & b != 0)
+                .filter_map(|(k, _)| Some(Prefix::V4(k.prefix4()?))),
+        ));
         let v6 = (self.v6.iter())
             .filter(move |(_, s)| s.mask & b != 0)
             .filter_map(|(k, _)| k.prefix());
         v4.chain(v6)
     }
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.v4.heap_bytes() + self.v6.heap_bytes()
+        each_width!(&self.v4, m => m.heap_bytes()) + self.v6.heap_bytes()
     }
     /// Clears member `bit` everywhere, handing each (prefix, set) it had
     /// to `had` and each set whose entry is left without members (and so
@@ -503,27 +620,108 @@ impl Group {
         freed: &mut Vec<AttrHandle>,
     ) {
         let b = 1u32 << bit;
-        self.v4.retain(|k, s| {
-            if s.mask & b != 0 {
-                s.mask &= !b;
-                had(Prefix::V4(*k), s.h);
-            }
-            if s.mask == 0 {
-                freed.push(s.h);
-            }
-            s.mask != 0
-        });
-        self.v6.retain(|k, s| {
-            if s.mask & b != 0 {
-                s.mask &= !b;
-                if let Some(p) = k.prefix() {
-                    had(p, s.h);
-                }
-            }
-            if s.mask == 0 {
-                freed.push(s.h);
-            }
-            s.mask != 0
-        });
+        let p4 = |k: &P4| Some(Prefix::V4(k.prefix4()?));
+        each_width!(&mut self.v4, m => clear_bit_in(m, b, p4, had, freed));
+        clear_bit_in(&mut self.v6, b, |k: &PKey| k.prefix(), had, freed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use base::Prefix4;
+
+    fn p(i: u32) -> Prefix {
+        Prefix::V4(Prefix4::new(0x0a00_0000 | i << 8, 24).unwrap())
+    }
+
+    /// A group's IPv4 slots widen as members with higher bits join, keep
+    /// every entry across widths, and clear bits of every width.
+    #[test]
+    fn group_slots_widen_and_keep_entries() {
+        let mut g = Group::new((1, true));
+        let v6: Prefix = "2001:db8::/48".parse().unwrap();
+        for i in 0..1000 {
+            let mask = 1 << (i % 8) | 1;
+            g.set(
+                p(i),
+                Some(Slot {
+                    h: AttrHandle(i),
+                    mask,
+                }),
+            );
+        }
+        g.set(
+            v6,
+            Some(Slot {
+                h: AttrHandle(7),
+                mask: 3,
+            }),
+        );
+        assert!(matches!(g.v4, V4Slots::M8(_)));
+        let narrow = g.heap_bytes();
+        g.make_room(3);
+        assert!(matches!(g.v4, V4Slots::M8(_)));
+        g.make_room(9);
+        assert!(matches!(g.v4, V4Slots::M16(_)));
+        g.set(
+            p(1),
+            Some(Slot {
+                h: AttrHandle(1),
+                mask: 1 << 15 | 1,
+            }),
+        );
+        g.make_room(31);
+        assert!(matches!(g.v4, V4Slots::M32(_)));
+        assert!(g.heap_bytes() > narrow);
+        g.set(
+            p(2),
+            Some(Slot {
+                h: AttrHandle(2),
+                mask: 1 << 31,
+            }),
+        );
+        assert_eq!(
+            g.get(&p(1)),
+            Some(Slot {
+                h: AttrHandle(1),
+                mask: 1 << 15 | 1
+            })
+        );
+        assert_eq!(g.sent(31, &p(2)), Some(AttrHandle(2)));
+        assert_eq!(g.sent(0, &p(2)), None);
+        for i in 3..1000 {
+            let mask = 1 << (i % 8) | 1;
+            assert_eq!(
+                g.get(&p(i)),
+                Some(Slot {
+                    h: AttrHandle(i),
+                    mask
+                }),
+                "{i}"
+            );
+        }
+        assert_eq!(g.prefixes_of(15).collect::<Vec<_>>(), vec![p(1)]);
+        // Clearing bit 0 drops the entries that had only it.
+        let (mut had, mut freed) = (0, Vec::new());
+        g.clear_bit(0, &mut |_, _| had += 1, &mut freed);
+        assert_eq!(had, 1000 - 1 + 1, "every v4 entry but p(2), and v6");
+        assert!(freed.contains(&AttrHandle(0)) && freed.contains(&AttrHandle(8)));
+        assert!(!freed.contains(&AttrHandle(1)) && !freed.contains(&AttrHandle(7)));
+        assert_eq!(g.get(&p(8)), None);
+        assert_eq!(
+            g.get(&p(9)),
+            Some(Slot {
+                h: AttrHandle(9),
+                mask: 2
+            })
+        );
+        assert_eq!(
+            g.get(&v6),
+            Some(Slot {
+                h: AttrHandle(7),
+                mask: 2
+            })
+        );
     }
 }

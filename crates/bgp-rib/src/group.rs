@@ -122,8 +122,9 @@ impl RibShard {
     /// `key`: one with room, or
     /// a new one with the peer that was alone with that key (its private
     /// table becomes the group's), or, when it is the first, nowhere yet:
-    /// it keeps its private table (a lone peer's 12-byte slots, where a
-    /// group's are 16), marked `solo` for the next peer of its key.
+    /// it keeps its private table (a lone peer's 9-byte IPv4 slots, where
+    /// a group's are 10 to 13 by its width), marked `solo` for the next
+    /// peer of its key.
     fn join_group(&mut self, to: PeerId, key: GroupKey) {
         let free = |g: &Group| g.members.iter().position(Option::is_none);
         let found = self.groups.iter().enumerate().find_map(|(i, g)| {
@@ -195,6 +196,7 @@ impl RibShard {
             return;
         };
         *m = Some(to);
+        g.make_room(bit);
         if let Some(Some(st)) = self.peers.get_mut(to.0 as usize) {
             if let Some(AdjOut::Best(out)) = st.out.as_mut() {
                 out.member = Some(Member {

@@ -124,7 +124,7 @@ pub use propagate::{
     Propagation,
 };
 pub use rib::Rib;
-pub use shard::{RibShard, RouteRef};
+pub use shard::{HeapBytes, RibShard, RouteRef};
 pub use types::{
     AddPathSend, ExportBatch, PathEntry, PathSelection, PeerConfig, PeerCounts, RibError,
 };

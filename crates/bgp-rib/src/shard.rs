@@ -52,6 +52,25 @@ pub struct RibShard {
     pub(crate) views: bool,
 }
 
+/// Estimated heap bytes of one shard by structure ([`RibShard::heap_bytes`]).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct HeapBytes {
+    /// The prefix table with every peer's paths (post-policy Adj-RIB-In
+    /// and the Loc-RIB choice).
+    pub loc_rib: usize,
+    /// Attribute sets: arena, digest index and their bytes.
+    pub interner: usize,
+    /// Pre-policy Adj-RIB-In differences and the rejected routes' keys.
+    pub adj_in: usize,
+    /// Adj-RIB-Out tables of single peers (not in a group; a member's
+    /// overrides).
+    pub adj_out_private: usize,
+    /// Update groups' shared Adj-RIB-Out tables.
+    pub groups: usize,
+    /// Changes queued per peer, not drained yet.
+    pub pending: usize,
+}
+
 /// A prefix's paths as stored, with the Loc-RIB choice.
 #[derive(Copy, Clone, Debug)]
 pub struct RouteRef<'a> {
@@ -624,6 +643,42 @@ impl RibShard {
     /// Paths stored (post-policy Adj-RIB-In, all peers).
     pub fn path_count(&self) -> usize {
         self.paths
+    }
+
+    /// Estimated heap bytes of this shard by structure, from table
+    /// capacities (no allocator overhead): for memory accounting
+    /// (`examples/adjout_mem.rs`, docs/BENCHMARKS.md, issue 17).
+    pub fn heap_bytes(&self) -> HeapBytes {
+        use crate::hash::table_bytes;
+        let many = |e: &PrefixEntry| match e {
+            PrefixEntry::Many { paths, .. } => {
+                std::mem::size_of::<Vec<PathEntry>>()
+                    + paths.capacity() * std::mem::size_of::<PathEntry>()
+            }
+            _ => 0,
+        };
+        let mut h = HeapBytes {
+            loc_rib: self.v4.heap_bytes()
+                + self.v6.heap_bytes()
+                + self.v4.values().map(many).sum::<usize>()
+                + self.v6.values().map(many).sum::<usize>(),
+            interner: self.interner.heap_bytes(),
+            groups: self.shared_adj_out_heap_bytes(),
+            ..HeapBytes::default()
+        };
+        for st in self.peers.iter().flatten() {
+            h.adj_in += table_bytes::<((PKey, u32), ())>(st.rejected.capacity());
+            if let Some(pre) = &st.pre {
+                h.adj_in += table_bytes::<((PKey, u32), AttrHandle)>(pre.diff.capacity())
+                    + table_bytes::<(PKey, Vec<u32>)>(pre.pids.capacity());
+            }
+            if let Some(out) = &st.out {
+                let (sent, pending) = out.heap_bytes();
+                h.adj_out_private += sent;
+                h.pending += pending;
+            }
+        }
+        h
     }
 
     /// `peer`'s route counts in this shard; `None` for an unknown peer.

@@ -450,7 +450,7 @@ fn peers_with_one_key_share_a_table() {
     assert_eq!(s.pending_updates(PeerId(2)), 0);
     assert_eq!(s.peer_counts(PeerId(1)).unwrap().advertised, 1000);
     // Down and up again, alone with its key: a lone peer keeps a private
-    // table (12-byte slots, a group's are 16) until a second peer of the
+    // table (9-byte slots, a group's 10-13) until a second peer of the
     // key comes; then its table becomes the group's.
     s.peer_down(PeerId(1), &mut ch).unwrap();
     s.export_full(PeerId(1), &mut p).unwrap();
@@ -470,4 +470,115 @@ fn peers_with_one_key_share_a_table() {
     assert_eq!(s.peer_counts(PeerId(1)).unwrap().advertised, 1000);
     assert_eq!(s.peer_counts(PeerId(2)).unwrap().advertised, 1000);
     assert_eq!(s.pending_updates(PeerId(1)), 0, "nothing re-sent to it");
+}
+
+/// A group's IPv4 slots widen (8, 16, 32 member bits) as members with
+/// higher bits join, also after the table holds routes: 40 eBGP peers
+/// of one key (a group of 32 and one of 8) joining in steps between
+/// announcements, MED rewrites and withdrawals export exactly what 40
+/// private tables do.
+#[test]
+fn wide_groups_export_what_private_tables_export() {
+    const N: u16 = 40;
+    let new = || {
+        let mut s = RibShard::new(BestPathConfig::default());
+        for i in 0..N {
+            s.add_peer(
+                PeerId(i),
+                PeerConfig {
+                    asn: Asn(65000 + u32::from(i)),
+                    bgp_id: Ipv4Addr::new(10, 0, 0, i as u8 + 1),
+                    addr: IpAddr::V4(Ipv4Addr::new(198, 18, 9, i as u8 + 1)),
+                    ebgp: true,
+                    keep_pre_policy: false,
+                    export: true,
+                },
+            );
+        }
+        s
+    };
+    let (mut grouped, mut private) = (new(), new());
+    let mut pg = ByClass {
+        class: vec![2; N as usize],
+        groups: true,
+    };
+    let mut pp = ByClass {
+        groups: false,
+        ..pg.clone()
+    };
+    let nlri = |lo: u32, hi: u32| -> Vec<Nlri> {
+        (lo..hi)
+            .map(|i| {
+                Nlri::new(Prefix::V4(
+                    base::Prefix4::new(0xC600_0000 | i << 8, 24).unwrap(),
+                ))
+            })
+            .collect()
+    };
+    let all: Vec<Prefix> = nlri(0, 300).iter().map(|n| n.prefix).collect();
+    let same = |g: &mut RibShard, p: &mut RibShard, up: u16| {
+        for i in 0..up {
+            let (a, b) = (g.drain_updates(PeerId(i)), p.drain_updates(PeerId(i)));
+            let count = |b: &ExportBatch| b.announce.iter().map(|(_, v)| v.len()).sum::<usize>();
+            assert_eq!(count(&a), count(&b), "peer {i} announcements");
+            assert_eq!(a.withdraw, b.withdraw, "peer {i} withdrawals");
+            assert_eq!(
+                g.peer_counts(PeerId(i)),
+                p.peer_counts(PeerId(i)),
+                "peer {i}"
+            );
+            for x in &all {
+                assert_eq!(
+                    g.adj_out(PeerId(i), x),
+                    p.adj_out(PeerId(i), x),
+                    "peer {i} {x}"
+                );
+            }
+        }
+    };
+    let mut up = 0;
+    let mut ch = Vec::new();
+    for (step, joined) in [(0u32, 3u16), (1, 12), (2, 20), (3, 33), (4, 40)] {
+        for i in up..joined {
+            grouped.export_full(PeerId(i), &mut pg).unwrap();
+            private.export_full(PeerId(i), &mut pp).unwrap();
+        }
+        up = joined;
+        same(&mut grouped, &mut private, up);
+        // Peer `step` announces a range (MED on odd steps: rewritten),
+        // and withdraws part of the previous step's.
+        let from = PeerId(step as u16);
+        for (s, pol) in [(&mut grouped, &mut pg), (&mut private, &mut pp)] {
+            ch.clear();
+            let lo = step * 50;
+            s.apply_update(
+                from,
+                &nlri(lo, lo + 100),
+                Some(&attrs(step as usize, false)),
+                &[],
+                &mut bgp_rib::AcceptAll,
+                &mut ch,
+            )
+            .unwrap();
+            if step > 0 {
+                let w: Vec<Nlri> = nlri(lo - 50, lo - 25);
+                let prev = PeerId(step as u16 - 1);
+                s.apply_update(prev, &[], None, &w, &mut bgp_rib::AcceptAll, &mut ch)
+                    .unwrap();
+            }
+            s.export_changes(&ch, pol);
+        }
+        same(&mut grouped, &mut private, up);
+        assert!(grouped.peer_counts(PeerId(up - 1)).unwrap().advertised > 0);
+    }
+    let mut g = grouped.update_groups();
+    g.sort_by_key(Vec::len);
+    assert_eq!(g.iter().map(Vec::len).collect::<Vec<_>>(), vec![8, 32]);
+    // A high-bit member goes down: the others keep their routes.
+    for (s, pol) in [(&mut grouped, &mut pg), (&mut private, &mut pp)] {
+        ch.clear();
+        s.peer_down(PeerId(31), &mut ch).unwrap();
+        s.export_changes(&ch, pol);
+    }
+    same(&mut grouped, &mut private, N);
 }
