@@ -9,12 +9,13 @@
 //! `cargo run --release -p bgp-speaker --example pipeline_modes -- [N] [M] [R] [THREADS,...] [P]`
 //! (defaults 10 20000 5 1,2,4,8 8; P is prefixes per UPDATE). An optional
 //! 6th argument keeps only the named modes (`sharded,per-peer`), plus
-//! `sequential`. With `PIPELINE_SVG=FILE` in the environment it also
+//! `sequential` unless `nosequential` is named too (then ratios are
+//! against the first mode left). With `PIPELINE_SVG=FILE` in the environment it also
 //! writes the speedup curve (median against `sequential`, per RIB thread
 //! count, with the ideal line) as an SVG chart.
 
 use bgp_speaker::pipeline::Mode;
-use testkit::inproc::{shared_table, timed_load_cpu, FakePeer};
+use testkit::inproc::{shared_table, timed_load_cpu, timed_load_stats, FakePeer};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -35,22 +36,32 @@ fn main() {
     modes.extend(threads.iter().map(|&t| Mode::Sharded(t)));
     modes.extend(threads.iter().map(|&t| Mode::WorkerPool(t)));
     // Optional 6th argument: which modes to run (names, comma-separated;
-    // sequential always runs, as the baseline), e.g. for profiling one.
+    // sequential always runs, as the baseline, unless `nosequential` is
+    // named too: then the first mode left is the baseline), e.g. for
+    // profiling one mode alone.
     if let Some(only) = args.get(5) {
         let only: Vec<&str> = only.split(',').collect();
-        modes.retain(|m| *m == Mode::Sequential || only.contains(&m.name()));
+        let base = !only.contains(&"nosequential");
+        modes.retain(|m| (base && *m == Mode::Sequential) || only.contains(&m.name()));
+    }
+    if modes.is_empty() {
+        eprintln!("pipeline_modes: no mode left to run");
+        return;
     }
     let mut secs: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
     let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
+    // Work counters per run: best-path changes exported, UPDATEs encoded.
+    let mut work: Vec<Vec<(u64, u64)>> = vec![Vec::new(); modes.len()];
     // One warm-up of each, not counted.
     for mode in &modes {
         timed_load_cpu(*mode, &peers, &tables);
     }
     for _ in 0..reps {
         for (i, mode) in modes.iter().enumerate() {
-            let (w, c) = timed_load_cpu(*mode, &peers, &tables);
-            secs[i].push(w.as_secs_f64());
-            cpu[i].push(c.as_secs_f64());
+            let st = timed_load_stats(*mode, &peers, &tables);
+            secs[i].push(st.wall.as_secs_f64());
+            cpu[i].push(st.cpu.as_secs_f64());
+            work[i].push((st.best_changes, st.updates_sent));
         }
     }
     let prefixes = (n * m) as f64;
@@ -64,7 +75,8 @@ fn main() {
         bgp_speaker::pipeline::default_threads()
     );
     println!(
-        "| mode | RIB threads | median s | min..max s | prefixes/s | vs sequential | CPU s (median) |"
+        "| mode | RIB threads | median s | min..max s | prefixes/s | vs {} | CPU s (median) |",
+        modes[0].name()
     );
     // per-peer: the feeder (session) threads do the RIB work, one per peer.
     println!("|---|---|---|---|---|---|---|");
@@ -89,6 +101,25 @@ fn main() {
                 None => curves.push((name, vec![(t as f64, base / med)])),
             }
         }
+    }
+    // Where extra CPU goes: a mode that coalesces fewer best-path changes
+    // per export round exports (and encodes) more for the same table.
+    println!();
+    println!("| mode | RIB threads | best-path changes exported (median) | UPDATEs encoded (median) |");
+    println!("|---|---|---|---|");
+    for (i, mode) in modes.iter().enumerate() {
+        let mut b: Vec<u64> = work[i].iter().map(|w| w.0).collect();
+        let mut u: Vec<u64> = work[i].iter().map(|w| w.1).collect();
+        b.sort_unstable();
+        u.sort_unstable();
+        println!(
+            "| {} | {} | {} | {} |",
+            mode.name(),
+            mode.threads()
+                .map_or_else(|| format!("{n} (per peer)"), |t| t.to_string()),
+            b[b.len() / 2],
+            u[u.len() / 2]
+        );
     }
     if let Ok(path) = std::env::var("PIPELINE_SVG") {
         let top = threads.iter().copied().max().unwrap_or(1) as f64;
