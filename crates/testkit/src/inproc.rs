@@ -397,6 +397,18 @@ pub fn process_cpu() -> Duration {
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
+/// CLOCK_MONOTONIC now, in seconds (the clock `perf record -k
+/// CLOCK_MONOTONIC` stamps samples with).
+fn monotonic_s() -> f64 {
+    // SAFETY: clock_gettime only writes the struct it is given.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; CLOCK_MONOTONIC is always valid.
+    if unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) } != 0 {
+        return 0.0;
+    }
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
 /// [`timed_load`] with the CPU time of the process over the same span
 /// (the RIB threads, the feeders' split and sends).
 pub fn timed_load_cpu(
@@ -444,6 +456,7 @@ pub fn timed_load_stats(
     let _ = ip.settle();
     let inputs: Vec<Vec<Vec<DecodedUpdate>>> = tables.to_vec();
     let t0 = Instant::now();
+    let m0 = monotonic_s();
     let c0 = process_cpu();
     std::thread::scope(|s| {
         for (i, batches) in inputs.into_iter().enumerate() {
@@ -461,6 +474,11 @@ pub fn timed_load_stats(
     let _ = ip.settle();
     let dt = t0.elapsed();
     let cpu = process_cpu().saturating_sub(c0);
+    if std::env::var_os("PIPELINE_SPANS").is_some() {
+        // The timed span in CLOCK_MONOTONIC seconds, for cutting a
+        // `perf record -k CLOCK_MONOTONIC` profile down to it.
+        eprintln!("span {:.6} {:.6}", m0, monotonic_s());
+    }
     let mut stats = LoadStats {
         wall: dt,
         cpu,
