@@ -105,7 +105,9 @@ fn main() {
     // Where extra CPU goes: a mode that coalesces fewer best-path changes
     // per export round exports (and encodes) more for the same table.
     println!();
-    println!("| mode | RIB threads | best-path changes exported (median) | UPDATEs encoded (median) |");
+    println!(
+        "| mode | RIB threads | best-path changes exported (median) | UPDATEs encoded (median) |"
+    );
     println!("|---|---|---|---|");
     for (i, mode) in modes.iter().enumerate() {
         let mut b: Vec<u64> = work[i].iter().map(|w| w.0).collect();

@@ -451,6 +451,30 @@ impl RibState {
     }
 }
 
+/// What the shard threads of one pipeline share about their input: how
+/// many are applying a burst right now. A session's batch is split over
+/// every shard, so while one shard still has input queued the others'
+/// input is most likely still arriving too: a shard whose own channel ran
+/// dry then is not idle, the pipeline is not, and an export round at once
+/// would coalesce fewer best-path changes than the single RIB thread
+/// does (which exports when the whole input runs dry). See [`run`].
+#[derive(Debug, Default)]
+pub struct Inflow {
+    busy: std::sync::atomic::AtomicUsize,
+}
+
+impl Inflow {
+    /// A shard starts applying a burst.
+    fn enter(&self) {
+        self.busy.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    }
+
+    /// A shard's burst ended; whether another shard is still in one.
+    fn leave(&self) -> bool {
+        self.busy.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) > 1
+    }
+}
+
 /// The RIB thread's loop; returns when every sender is gone or shutdown
 /// was requested.
 ///
@@ -463,7 +487,13 @@ impl RibState {
 /// threads: each sees a fraction of every batch, and without the spacing
 /// ran one small round per batch, exporting and encoding ~8x more UPDATEs
 /// at 8 shards than the sequential thread for the same table.
-pub fn run(mut rx: Receiver<RibMsg>, mut st: RibState) {
+///
+/// Shards (`inflow` shared by the shard threads of one pipeline): a burst
+/// that ends while another shard is still applying one does not count as
+/// idle: its round waits up to [`ROUND_MIN`] for more input, as under
+/// load, and runs at once only when no shard has input left (or the wait
+/// is over). One shard alone behaves as before.
+pub fn run(mut rx: Receiver<RibMsg>, mut st: RibState, inflow: std::sync::Arc<Inflow>) {
     // A timer for the bounded wait; the channel itself is tokio's.
     let Ok(rt) = tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -476,9 +506,17 @@ pub fn run(mut rx: Receiver<RibMsg>, mut st: RibState) {
         .checked_sub(ROUND_MIN)
         .unwrap_or_else(std::time::Instant::now);
     let mut dirty = false;
+    // Since when a round is held back because other shards are busy.
+    let mut held: Option<std::time::Instant> = None;
+    // When the next round is due (bounded: ROUND_MIN after the last one,
+    // or after it was first held back).
+    let due = |last: std::time::Instant, held: Option<std::time::Instant>| {
+        let base = last + ROUND_MIN;
+        held.map_or(base, |h| base.max(h + ROUND_MIN))
+    };
     loop {
         let msg = if dirty {
-            let wait = ROUND_MIN.saturating_sub(last_round.elapsed());
+            let wait = due(last_round, held).saturating_duration_since(std::time::Instant::now());
             if wait.is_zero() {
                 None
             } else {
@@ -499,6 +537,7 @@ pub fn run(mut rx: Receiver<RibMsg>, mut st: RibState) {
         };
         match msg {
             Some(m) => {
+                inflow.enter();
                 st.handle(m);
                 for _ in 0..MAX_BURST {
                     if st.core.pending_changes() >= MAX_CHANGED {
@@ -509,17 +548,26 @@ pub fn run(mut rx: Receiver<RibMsg>, mut st: RibState) {
                         Err(_) => break,
                     }
                 }
+                let others_busy = inflow.leave();
                 dirty = true;
-                if last_round.elapsed() >= ROUND_MIN {
+                let now = std::time::Instant::now();
+                if !others_busy {
+                    held = None;
+                } else if held.is_none() && now >= due(last_round, None) {
+                    held = Some(now);
+                }
+                if now >= due(last_round, held) {
                     st.propagate();
                     last_round = std::time::Instant::now();
                     dirty = false;
+                    held = None;
                 }
             }
             None => {
                 st.propagate();
                 last_round = std::time::Instant::now();
                 dirty = false;
+                held = None;
             }
         }
         if st.core.shutdown_requested() {
