@@ -291,12 +291,7 @@ pub const MAX_SHARDS: usize = 64;
 /// sweeps its own stale routes, RFC 4724 §4.2).
 pub fn split_updates(updates: Vec<DecodedUpdate>, n: usize) -> Vec<Vec<DecodedUpdate>> {
     let n = n.clamp(1, MAX_SHARDS);
-    // Room for an even share and some skew, so that the parts are not
-    // grown (and their UPDATEs moved) several times per batch.
-    let share = updates.len().div_ceil(n);
-    let mut out: Vec<Vec<DecodedUpdate>> = (0..n)
-        .map(|_| Vec::with_capacity(share + share / 4 + 1))
-        .collect();
+    let mut out: Vec<Vec<DecodedUpdate>> = (0..n).map(|_| Vec::new()).collect();
     // The shard of each prefix of the current UPDATE, computed once.
     let mut shards: Vec<u8> = Vec::new();
     for u in updates {
@@ -306,15 +301,6 @@ pub fn split_updates(updates: Vec<DecodedUpdate>, n: usize) -> Vec<Vec<DecodedUp
         {
             for part in out.iter_mut() {
                 part.push(u.clone());
-            }
-            continue;
-        }
-        // The common case: unicast prefixes of one shard (adjacent
-        // prefixes share a /20 block, see `bgp_rib::shard_for`). One pass
-        // over the lists, stopping at the first prefix of another shard.
-        if let Some(s) = one_shard(&u, n) {
-            if let Some(part) = out.get_mut(s) {
-                part.push(u);
             }
             continue;
         }
@@ -377,19 +363,6 @@ pub fn split_updates(updates: Vec<DecodedUpdate>, n: usize) -> Vec<Vec<DecodedUp
         }
     }
     out
-}
-
-/// The shard every prefix of `u` belongs to, or None when they span
-/// shards (or `u` has none).
-fn one_shard(u: &DecodedUpdate, n: usize) -> Option<usize> {
-    let m = &u.multicast;
-    let lists = [&u.announce, &u.withdraw, &m.announce, &m.withdraw];
-    let first = lists.iter().find_map(|l| l.first())?;
-    let s = bgp_rib::shard_for(&first.prefix, n);
-    lists
-        .iter()
-        .all(|l| l.iter().all(|x| bgp_rib::shard_for(&x.prefix, n) == s))
-        .then_some(s)
 }
 
 /// Orders the output of several shard threads to one session around a
