@@ -475,6 +475,50 @@ impl Inflow {
     }
 }
 
+/// When a RIB thread runs its export round (see [`run`]); time is given,
+/// so that the rule is tested without a clock.
+#[derive(Clone, Copy, Debug)]
+struct RoundClock {
+    /// The last round.
+    last: std::time::Instant,
+    /// Since when a round is held back because other shards are busy.
+    held: Option<std::time::Instant>,
+}
+
+impl RoundClock {
+    /// A clock whose first round may run at once.
+    fn new(now: std::time::Instant) -> RoundClock {
+        RoundClock {
+            last: now.checked_sub(ROUND_MIN).unwrap_or(now),
+            held: None,
+        }
+    }
+
+    /// When the next round is due: [`ROUND_MIN`] after the last one, and
+    /// no earlier than `ROUND_MIN` after it was first held back.
+    fn due(&self) -> std::time::Instant {
+        let base = self.last + ROUND_MIN;
+        self.held.map_or(base, |h| base.max(h + ROUND_MIN))
+    }
+
+    /// A burst of input ended at `now`; `others_busy`: another shard is
+    /// still applying one. Whether the round runs now.
+    fn burst_ended(&mut self, now: std::time::Instant, others_busy: bool) -> bool {
+        if !others_busy {
+            self.held = None;
+        } else if self.held.is_none() && now >= self.due() {
+            self.held = Some(now);
+        }
+        now >= self.due()
+    }
+
+    /// A round ran at `now`.
+    fn ran(&mut self, now: std::time::Instant) {
+        self.last = now;
+        self.held = None;
+    }
+}
+
 /// The RIB thread's loop; returns when every sender is gone or shutdown
 /// was requested.
 ///
@@ -502,21 +546,13 @@ pub fn run(mut rx: Receiver<RibMsg>, mut st: RibState, inflow: std::sync::Arc<In
         warn!("RIB thread: no timer runtime; exporting after every burst");
         return run_unspaced(rx, st);
     };
-    let mut last_round = std::time::Instant::now()
-        .checked_sub(ROUND_MIN)
-        .unwrap_or_else(std::time::Instant::now);
+    let mut clock = RoundClock::new(std::time::Instant::now());
     let mut dirty = false;
-    // Since when a round is held back because other shards are busy.
-    let mut held: Option<std::time::Instant> = None;
-    // When the next round is due (bounded: ROUND_MIN after the last one,
-    // or after it was first held back).
-    let due = |last: std::time::Instant, held: Option<std::time::Instant>| {
-        let base = last + ROUND_MIN;
-        held.map_or(base, |h| base.max(h + ROUND_MIN))
-    };
     loop {
         let msg = if dirty {
-            let wait = due(last_round, held).saturating_duration_since(std::time::Instant::now());
+            let wait = clock
+                .due()
+                .saturating_duration_since(std::time::Instant::now());
             if wait.is_zero() {
                 None
             } else {
@@ -550,24 +586,16 @@ pub fn run(mut rx: Receiver<RibMsg>, mut st: RibState, inflow: std::sync::Arc<In
                 }
                 let others_busy = inflow.leave();
                 dirty = true;
-                let now = std::time::Instant::now();
-                if !others_busy {
-                    held = None;
-                } else if held.is_none() && now >= due(last_round, None) {
-                    held = Some(now);
-                }
-                if now >= due(last_round, held) {
+                if clock.burst_ended(std::time::Instant::now(), others_busy) {
                     st.propagate();
-                    last_round = std::time::Instant::now();
+                    clock.ran(std::time::Instant::now());
                     dirty = false;
-                    held = None;
                 }
             }
             None => {
                 st.propagate();
-                last_round = std::time::Instant::now();
+                clock.ran(std::time::Instant::now());
                 dirty = false;
-                held = None;
             }
         }
         if st.core.shutdown_requested() {
@@ -593,5 +621,61 @@ fn run_unspaced(mut rx: Receiver<RibMsg>, mut st: RibState) {
         if st.core.shutdown_requested() {
             break;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    /// Alone (no other shard busy): a burst ending ROUND_MIN after the
+    /// last round runs the round at once, one ending sooner waits for
+    /// ROUND_MIN after it.
+    #[test]
+    fn alone_the_round_runs_when_round_min_has_passed() {
+        let t = Instant::now();
+        let mut c = RoundClock::new(t);
+        assert!(c.burst_ended(t, false), "the first round runs at once");
+        c.ran(t);
+        assert!(!c.burst_ended(t + MS, false));
+        assert_eq!(c.due(), t + ROUND_MIN);
+        assert!(c.burst_ended(t + ROUND_MIN, false));
+    }
+
+    /// While another shard is busy the round is held back, by ROUND_MIN
+    /// from when it was first held (not from each later burst), and runs
+    /// at once when no shard has input left.
+    #[test]
+    fn another_busy_shard_holds_the_round_back_boundedly() {
+        let t = Instant::now();
+        let mut c = RoundClock::new(t);
+        c.ran(t);
+        let t1 = t + ROUND_MIN + MS;
+        assert!(!c.burst_ended(t1, true), "held back while another is busy");
+        assert_eq!(c.due(), t1 + ROUND_MIN);
+        // A later burst, the other shard still busy: same deadline.
+        assert!(!c.burst_ended(t1 + 2 * MS, true));
+        assert_eq!(c.due(), t1 + ROUND_MIN);
+        // The deadline passes even if the other shard stays busy.
+        assert!(c.burst_ended(t1 + ROUND_MIN, true));
+        c.ran(t1 + ROUND_MIN);
+        // Held again, then every shard's input runs dry: at once.
+        let t2 = t1 + 3 * ROUND_MIN;
+        assert!(!c.burst_ended(t2, true));
+        assert!(c.burst_ended(t2 + MS, false));
+    }
+
+    /// A burst sooner than ROUND_MIN after the last round is not held
+    /// beyond the usual spacing just because another shard is busy.
+    #[test]
+    fn within_round_min_the_spacing_alone_decides() {
+        let t = Instant::now();
+        let mut c = RoundClock::new(t);
+        c.ran(t);
+        assert!(!c.burst_ended(t + MS, true));
+        assert_eq!(c.due(), t + ROUND_MIN, "no hold started inside the spacing");
     }
 }
