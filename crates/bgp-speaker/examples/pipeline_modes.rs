@@ -10,7 +10,8 @@
 //! (defaults 10 20000 5 1,2,4,8 8; P is prefixes per UPDATE). An optional
 //! 6th argument keeps only the named modes (`sharded,per-peer`, or with
 //! the locking `per-peer/fine,worker-pool/stripes`), plus `sequential`
-//! (`all`: every mode).
+//! unless `nosequential` is named too (then ratios are against the first
+//! mode left; `all`: every mode).
 //! `per-peer` and `worker-pool` run with both lockings (`router.locks`):
 //! `stripes` (8 coarse mutexes) and `fine` (64 nodes, traversal and
 //! modify locks).
@@ -28,7 +29,7 @@ use bgp_core::msg::DecodedUpdate;
 use bgp_speaker::msg::{RawUpdates, StreamLink};
 use bgp_speaker::pipeline::{Locks, Mode};
 use bgp_wire::{AttrValue, NextHop, ParseCtx, PathAttr, UpdateMessage};
-use testkit::inproc::{process_cpu, shared_table, timed_load_cpu, FakePeer, InProc};
+use testkit::inproc::{process_cpu, shared_table, timed_load_stats, FakePeer, InProc};
 
 /// Batches of UPDATE bodies, per peer.
 type RawTable = Vec<Vec<bytes::Bytes>>;
@@ -157,32 +158,47 @@ fn main() {
             modes.extend(threads.iter().map(|&t| Mode::WorkerStreams(t, locks)));
         }
     }
+    // (wall, CPU, work counters: best-path changes exported and UPDATEs
+    // encoded, counted on decoded input only).
     let load = |mode: Mode| {
         if raw {
-            timed_load_raw_cpu(mode, &peers, &raw_tables, m)
+            let (w, c) = timed_load_raw_cpu(mode, &peers, &raw_tables, m);
+            (w, c, None)
         } else {
-            timed_load_cpu(mode, &peers, &tables)
+            let st = timed_load_stats(mode, &peers, &tables);
+            (st.wall, st.cpu, Some((st.best_changes, st.updates_sent)))
         }
     };
     // Optional 6th argument: which modes to run (names, comma-separated;
-    // sequential always runs, as the baseline), e.g. for profiling one.
+    // sequential always runs, as the baseline, unless `nosequential` is
+    // named too: then the first mode left is the baseline), e.g. for
+    // profiling one mode alone.
     if let Some(only) = args.get(5).filter(|a| *a != "all") {
         let only: Vec<&str> = only.split(',').collect();
+        let base = !only.contains(&"nosequential");
         modes.retain(|m| {
-            *m == Mode::Sequential || only.contains(&m.name()) || only.contains(&m.label().as_str())
+            (base && *m == Mode::Sequential)
+                || only.contains(&m.name())
+                || only.contains(&m.label().as_str())
         });
+    }
+    if modes.is_empty() {
+        eprintln!("pipeline_modes: no mode left to run");
+        return;
     }
     let mut secs: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
     let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); modes.len()];
+    let mut work: Vec<Vec<(u64, u64)>> = vec![Vec::new(); modes.len()];
     // One warm-up of each, not counted.
     for mode in &modes {
         load(*mode);
     }
     for _ in 0..reps {
         for (i, mode) in modes.iter().enumerate() {
-            let (w, c) = load(*mode);
+            let (w, c, counts) = load(*mode);
             secs[i].push(w.as_secs_f64());
             cpu[i].push(c.as_secs_f64());
+            work[i].extend(counts);
         }
     }
     let prefixes = (n * m) as f64;
@@ -197,7 +213,8 @@ fn main() {
         if raw { ", raw (parsing measured)" } else { "" }
     );
     println!(
-        "| mode | RIB threads | median s | min..max s | prefixes/s | vs sequential | CPU s (median) |"
+        "| mode | RIB threads | median s | min..max s | prefixes/s | vs {} | CPU s (median) |",
+        modes[0].label()
     );
     // per-peer: the feeder (session) threads do the RIB work, one per peer.
     println!("|---|---|---|---|---|---|---|");
@@ -221,6 +238,29 @@ fn main() {
                 Some((_, pts)) => pts.push((t as f64, base / med)),
                 None => curves.push((name, vec![(t as f64, base / med)])),
             }
+        }
+    }
+    // Where extra CPU goes: a mode that coalesces fewer best-path changes
+    // per export round exports (and encodes) more for the same table.
+    if !raw {
+        println!();
+        println!(
+            "| mode | RIB threads | best-path changes exported (median) | UPDATEs encoded (median) |"
+        );
+        println!("|---|---|---|---|");
+        for (i, mode) in modes.iter().enumerate() {
+            let mut b: Vec<u64> = work[i].iter().map(|w| w.0).collect();
+            let mut u: Vec<u64> = work[i].iter().map(|w| w.1).collect();
+            b.sort_unstable();
+            u.sort_unstable();
+            println!(
+                "| {} | {} | {} | {} |",
+                mode.label(),
+                mode.threads()
+                    .map_or_else(|| format!("{n} (per peer)"), |t| t.to_string()),
+                b.get(b.len() / 2).copied().unwrap_or(0),
+                u.get(u.len() / 2).copied().unwrap_or(0)
+            );
         }
     }
     if let Ok(path) = std::env::var("PIPELINE_SVG") {

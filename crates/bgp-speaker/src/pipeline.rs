@@ -210,8 +210,12 @@ impl Pipeline {
             }
             return sp.spawn(std::mem::take(&mut self.rxs));
         }
+        // Shared by the shard threads: whether another is still applying
+        // input (see `rib::run`).
+        let inflow = Arc::new(rib::Inflow::default());
         for (index, rx) in std::mem::take(&mut self.rxs).into_iter().enumerate() {
             let st = make(Part { index, count });
+            let inflow = inflow.clone();
             let name = if count == 1 {
                 "rib".to_string()
             } else {
@@ -219,7 +223,7 @@ impl Pipeline {
             };
             let h = std::thread::Builder::new()
                 .name(name)
-                .spawn(move || rib::run(rx, st))
+                .spawn(move || rib::run(rx, st, inflow))
                 .map_err(|e| format!("cannot start a RIB thread: {e}"))?;
             self.threads.push(h);
         }

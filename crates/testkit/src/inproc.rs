@@ -397,6 +397,18 @@ pub fn process_cpu() -> Duration {
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
+/// CLOCK_MONOTONIC now, in seconds (the clock `perf record -k
+/// CLOCK_MONOTONIC` stamps samples with).
+fn monotonic_s() -> f64 {
+    // SAFETY: clock_gettime only writes the struct it is given.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; CLOCK_MONOTONIC is always valid.
+    if unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) } != 0 {
+        return 0.0;
+    }
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
 /// [`timed_load`] with the CPU time of the process over the same span
 /// (the RIB threads, the feeders' split and sends).
 pub fn timed_load_cpu(
@@ -404,8 +416,39 @@ pub fn timed_load_cpu(
     peers: &[FakePeer],
     tables: &[Vec<Vec<DecodedUpdate>>],
 ) -> (Duration, Duration) {
+    let s = timed_load_stats(mode, peers, tables);
+    (s.wall, s.cpu)
+}
+
+/// What one load took and did, summed over the RIB threads: the work
+/// counters say where a mode's extra CPU time goes (more best-path
+/// changes exported when export rounds coalesce less, more UPDATEs
+/// encoded when attribute sets are packed per shard).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LoadStats {
+    /// From the first push to the last hand-over.
+    pub wall: Duration,
+    /// CPU time of the process over the same span.
+    pub cpu: Duration,
+    /// Best-path changes exported (one per prefix per export round).
+    pub best_changes: u64,
+    /// UPDATE messages encoded.
+    pub updates_sent: u64,
+    /// Encoded buffers (one per drained batch and encoding).
+    pub encodings: u64,
+    /// Bytes handed to the sessions.
+    pub bytes_sent: u64,
+}
+
+/// [`timed_load_cpu`] with the RIB threads' work counters
+/// ([`bgp_speaker::rib::RibCounters`]) over the load.
+pub fn timed_load_stats(
+    mode: Mode,
+    peers: &[FakePeer],
+    tables: &[Vec<Vec<DecodedUpdate>>],
+) -> LoadStats {
     let Ok(ip) = InProc::start(mode, peers) else {
-        return (Duration::ZERO, Duration::ZERO);
+        return LoadStats::default();
     };
     for i in 0..peers.len() {
         ip.up(i);
@@ -413,6 +456,7 @@ pub fn timed_load_cpu(
     let _ = ip.settle();
     let inputs: Vec<Vec<Vec<DecodedUpdate>>> = tables.to_vec();
     let t0 = Instant::now();
+    let m0 = monotonic_s();
     let c0 = process_cpu();
     std::thread::scope(|s| {
         for (i, batches) in inputs.into_iter().enumerate() {
@@ -430,6 +474,22 @@ pub fn timed_load_cpu(
     let _ = ip.settle();
     let dt = t0.elapsed();
     let cpu = process_cpu().saturating_sub(c0);
+    if std::env::var_os("PIPELINE_SPANS").is_some() {
+        // The timed span in CLOCK_MONOTONIC seconds, for cutting a
+        // `perf record -k CLOCK_MONOTONIC` profile down to it.
+        eprintln!("span {:.6} {:.6}", m0, monotonic_s());
+    }
+    let mut stats = LoadStats {
+        wall: dt,
+        cpu,
+        ..LoadStats::default()
+    };
+    for c in ip.call_all(|st| st.counters.clone()).unwrap_or_default() {
+        stats.best_changes += c.best_changes;
+        stats.updates_sent += c.updates_sent;
+        stats.encodings += c.encodings;
+        stats.bytes_sent += c.bytes_sent;
+    }
     // Check the work was done (outside the timed part).
     let routes = ip.loc_rib().map(|r| r.len()).unwrap_or(0);
     assert_eq!(
@@ -443,5 +503,5 @@ pub fn timed_load_cpu(
         let _ = ip.take_output(i);
     }
     ip.shutdown();
-    (dt, cpu)
+    stats
 }

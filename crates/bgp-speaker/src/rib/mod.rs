@@ -458,6 +458,74 @@ impl RibState {
     }
 }
 
+/// What the shard threads of one pipeline share about their input: how
+/// many are applying a burst right now. A session's batch is split over
+/// every shard, so while one shard still has input queued the others'
+/// input is most likely still arriving too: a shard whose own channel ran
+/// dry then is not idle, the pipeline is not, and an export round at once
+/// would coalesce fewer best-path changes than the single RIB thread
+/// does (which exports when the whole input runs dry). See [`run`].
+#[derive(Debug, Default)]
+pub struct Inflow {
+    busy: std::sync::atomic::AtomicUsize,
+}
+
+impl Inflow {
+    /// A shard starts applying a burst.
+    fn enter(&self) {
+        self.busy.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    }
+
+    /// A shard's burst ended; whether another shard is still in one.
+    fn leave(&self) -> bool {
+        self.busy.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) > 1
+    }
+}
+
+/// When a RIB thread runs its export round (see [`run`]); time is given,
+/// so that the rule is tested without a clock.
+#[derive(Clone, Copy, Debug)]
+struct RoundClock {
+    /// The last round.
+    last: std::time::Instant,
+    /// Since when a round is held back because other shards are busy.
+    held: Option<std::time::Instant>,
+}
+
+impl RoundClock {
+    /// A clock whose first round may run at once.
+    fn new(now: std::time::Instant) -> RoundClock {
+        RoundClock {
+            last: now.checked_sub(ROUND_MIN).unwrap_or(now),
+            held: None,
+        }
+    }
+
+    /// When the next round is due: [`ROUND_MIN`] after the last one, and
+    /// no earlier than `ROUND_MIN` after it was first held back.
+    fn due(&self) -> std::time::Instant {
+        let base = self.last + ROUND_MIN;
+        self.held.map_or(base, |h| base.max(h + ROUND_MIN))
+    }
+
+    /// A burst of input ended at `now`; `others_busy`: another shard is
+    /// still applying one. Whether the round runs now.
+    fn burst_ended(&mut self, now: std::time::Instant, others_busy: bool) -> bool {
+        if !others_busy {
+            self.held = None;
+        } else if self.held.is_none() && now >= self.due() {
+            self.held = Some(now);
+        }
+        now >= self.due()
+    }
+
+    /// A round ran at `now`.
+    fn ran(&mut self, now: std::time::Instant) {
+        self.last = now;
+        self.held = None;
+    }
+}
+
 /// The RIB thread's loop; returns when every sender is gone or shutdown
 /// was requested.
 ///
@@ -470,7 +538,13 @@ impl RibState {
 /// threads: each sees a fraction of every batch, and without the spacing
 /// ran one small round per batch, exporting and encoding ~8x more UPDATEs
 /// at 8 shards than the sequential thread for the same table.
-pub fn run(mut rx: Receiver<RibMsg>, mut st: RibState) {
+///
+/// Shards (`inflow` shared by the shard threads of one pipeline): a burst
+/// that ends while another shard is still applying one does not count as
+/// idle: its round waits up to [`ROUND_MIN`] for more input, as under
+/// load, and runs at once only when no shard has input left (or the wait
+/// is over). One shard alone behaves as before.
+pub fn run(mut rx: Receiver<RibMsg>, mut st: RibState, inflow: std::sync::Arc<Inflow>) {
     // A timer for the bounded wait; the channel itself is tokio's.
     let Ok(rt) = tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -479,13 +553,13 @@ pub fn run(mut rx: Receiver<RibMsg>, mut st: RibState) {
         warn!("RIB thread: no timer runtime; exporting after every burst");
         return run_unspaced(rx, st);
     };
-    let mut last_round = std::time::Instant::now()
-        .checked_sub(ROUND_MIN)
-        .unwrap_or_else(std::time::Instant::now);
+    let mut clock = RoundClock::new(std::time::Instant::now());
     let mut dirty = false;
     loop {
         let msg = if dirty {
-            let wait = ROUND_MIN.saturating_sub(last_round.elapsed());
+            let wait = clock
+                .due()
+                .saturating_duration_since(std::time::Instant::now());
             if wait.is_zero() {
                 None
             } else {
@@ -506,6 +580,7 @@ pub fn run(mut rx: Receiver<RibMsg>, mut st: RibState) {
         };
         match msg {
             Some(m) => {
+                inflow.enter();
                 st.handle(m);
                 for _ in 0..MAX_BURST {
                     if st.core.pending_changes() >= MAX_CHANGED {
@@ -516,16 +591,17 @@ pub fn run(mut rx: Receiver<RibMsg>, mut st: RibState) {
                         Err(_) => break,
                     }
                 }
+                let others_busy = inflow.leave();
                 dirty = true;
-                if last_round.elapsed() >= ROUND_MIN {
+                if clock.burst_ended(std::time::Instant::now(), others_busy) {
                     st.propagate();
-                    last_round = std::time::Instant::now();
+                    clock.ran(std::time::Instant::now());
                     dirty = false;
                 }
             }
             None => {
                 st.propagate();
-                last_round = std::time::Instant::now();
+                clock.ran(std::time::Instant::now());
                 dirty = false;
             }
         }
@@ -552,5 +628,61 @@ fn run_unspaced(mut rx: Receiver<RibMsg>, mut st: RibState) {
         if st.core.shutdown_requested() {
             break;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    /// Alone (no other shard busy): a burst ending ROUND_MIN after the
+    /// last round runs the round at once, one ending sooner waits for
+    /// ROUND_MIN after it.
+    #[test]
+    fn alone_the_round_runs_when_round_min_has_passed() {
+        let t = Instant::now();
+        let mut c = RoundClock::new(t);
+        assert!(c.burst_ended(t, false), "the first round runs at once");
+        c.ran(t);
+        assert!(!c.burst_ended(t + MS, false));
+        assert_eq!(c.due(), t + ROUND_MIN);
+        assert!(c.burst_ended(t + ROUND_MIN, false));
+    }
+
+    /// While another shard is busy the round is held back, by ROUND_MIN
+    /// from when it was first held (not from each later burst), and runs
+    /// at once when no shard has input left.
+    #[test]
+    fn another_busy_shard_holds_the_round_back_boundedly() {
+        let t = Instant::now();
+        let mut c = RoundClock::new(t);
+        c.ran(t);
+        let t1 = t + ROUND_MIN + MS;
+        assert!(!c.burst_ended(t1, true), "held back while another is busy");
+        assert_eq!(c.due(), t1 + ROUND_MIN);
+        // A later burst, the other shard still busy: same deadline.
+        assert!(!c.burst_ended(t1 + 2 * MS, true));
+        assert_eq!(c.due(), t1 + ROUND_MIN);
+        // The deadline passes even if the other shard stays busy.
+        assert!(c.burst_ended(t1 + ROUND_MIN, true));
+        c.ran(t1 + ROUND_MIN);
+        // Held again, then every shard's input runs dry: at once.
+        let t2 = t1 + 3 * ROUND_MIN;
+        assert!(!c.burst_ended(t2, true));
+        assert!(c.burst_ended(t2 + MS, false));
+    }
+
+    /// A burst sooner than ROUND_MIN after the last round is not held
+    /// beyond the usual spacing just because another shard is busy.
+    #[test]
+    fn within_round_min_the_spacing_alone_decides() {
+        let t = Instant::now();
+        let mut c = RoundClock::new(t);
+        c.ran(t);
+        assert!(!c.burst_ended(t + MS, true));
+        assert_eq!(c.due(), t + ROUND_MIN, "no hold started inside the spacing");
     }
 }
