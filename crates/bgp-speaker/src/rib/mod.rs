@@ -21,9 +21,11 @@
 //!
 //! Loop: block for one message, then take up to [`MAX_BURST`] more that are
 //! already queued, apply them all, and only then run export for the
-//! prefixes whose best path changed, at most once per [`ROUND_MIN`] (see
-//! [`run`]). That batches export work under load (one UPDATE per attribute
-//! set, not per received UPDATE) while keeping latency low when idle.
+//! prefixes whose best path changed, when [`bgp_core::RoundPacer`] allows
+//! (see [`run`]): after a round, the next waits [`bgp_core::ROUND_COST_FACTOR`]
+//! times the round's CPU time, at most [`ROUND_MIN`]. That batches export
+//! work under load (one UPDATE per attribute set, not per received UPDATE)
+//! while a trickle of input is exported as it comes.
 
 mod bmp;
 mod dump;
@@ -32,7 +34,7 @@ pub mod ifaddr;
 use std::sync::OnceLock;
 use std::time::{Duration, SystemTime};
 
-use bgp_core::{Level, Outbox, Output};
+use bgp_core::{Level, Outbox, Output, RoundPacer};
 use bgp_rib::PeerId;
 use bgp_wire::NotificationMessage;
 use tokio::sync::mpsc::{Receiver, UnboundedSender};
@@ -50,17 +52,20 @@ pub use dump::SharedRibDump;
 pub const MAX_BURST: usize = 256;
 
 /// Best-path changes after which a burst stops taking messages, so that
-/// an export round runs (once [`ROUND_MIN`] allows). Without it one burst
+/// an export round runs (once the pacer allows). Without it one burst
 /// of large batches could apply a whole full table before its first export
 /// round, and the change list, the Adj-RIB-Out queue and the encoded
 /// UPDATEs of the entire table were all alive at once: the peak RSS of a
 /// full-table import was about twice the table's own size.
 pub const MAX_CHANGED: usize = 32 * 1024;
 
-/// Least time between two export rounds while input keeps arriving (see
-/// [`run`]). Far below any MRAI (RFC 4271 §9.2.1.1: 30 s for eBGP by
-/// default elsewhere); it bounds the delay a route waits under load.
-pub const ROUND_MIN: Duration = Duration::from_millis(5);
+pub use bgp_core::ROUND_MIN;
+
+/// Below this a wait for the next export round sleeps the thread instead
+/// of arming a tokio timer, whose wheel has millisecond granularity and
+/// would round an 80 µs spacing up to 1 ms. Input that arrives meanwhile
+/// waits in the channel and is applied before the round.
+const TIMER_GRAIN: Duration = Duration::from_millis(1);
 
 /// A control request: runs on the RIB thread with the whole state.
 pub type ControlFn = Box<dyn FnOnce(&mut RibState) + Send>;
@@ -454,15 +459,20 @@ impl RibState {
 /// The RIB thread's loop; returns when every sender is gone or shutdown
 /// was requested.
 ///
-/// Export rounds are spaced at least [`ROUND_MIN`] apart: input arriving
-/// within that time of the last round is applied as it comes and exported
-/// together when the interval is over. Idle, the first message after a
-/// pause is exported at once. Under load this coalesces the best-path
-/// changes of many batches into one round (a prefix announced by ten
-/// peers is exported once, not ten times), which matters most for shard
-/// threads: each sees a fraction of every batch, and without the spacing
-/// ran one small round per batch, exporting and encoding ~8x more UPDATEs
-/// at 8 shards than the sequential thread for the same table.
+/// Export rounds are paced by [`bgp_core::RoundPacer`]: after a round,
+/// the next may run once [`bgp_core::ROUND_COST_FACTOR`] times that
+/// round's CPU time has passed, at most [`ROUND_MIN`]. Input arriving
+/// within that time is applied as it comes and exported together when
+/// the spacing is over; input arriving after it is exported at once. Under
+/// load (expensive rounds: thousands of changes, encoding for many peers)
+/// this coalesces the best-path changes of many batches into one round
+/// every [`ROUND_MIN`] (a prefix announced by ten peers is exported once,
+/// not ten times), which matters most for shard threads: each sees a
+/// fraction of every batch, and without the spacing ran one small round
+/// per batch, exporting and encoding ~8x more UPDATEs at 8 shards than the
+/// sequential thread for the same table. A trickle (cheap rounds of a few
+/// changes: steady churn) no longer waits up to [`ROUND_MIN`] for its
+/// round (issue 17, scenario (h)).
 pub fn run(mut rx: Receiver<RibMsg>, mut st: RibState) {
     // A timer for the bounded wait; the channel itself is tokio's.
     let Ok(rt) = tokio::runtime::Builder::new_current_thread()
@@ -472,14 +482,15 @@ pub fn run(mut rx: Receiver<RibMsg>, mut st: RibState) {
         warn!("RIB thread: no timer runtime; exporting after every burst");
         return run_unspaced(rx, st);
     };
-    let mut last_round = std::time::Instant::now()
-        .checked_sub(ROUND_MIN)
-        .unwrap_or_else(std::time::Instant::now);
+    let mut pacer = RoundPacer::new();
     let mut dirty = false;
     loop {
         let msg = if dirty {
-            let wait = ROUND_MIN.saturating_sub(last_round.elapsed());
+            let wait = pacer.wait(now());
             if wait.is_zero() {
+                None
+            } else if wait < TIMER_GRAIN {
+                std::thread::sleep(wait);
                 None
             } else {
                 match rt.block_on(async { tokio::time::timeout(wait, rx.recv()).await }) {
@@ -500,25 +511,18 @@ pub fn run(mut rx: Receiver<RibMsg>, mut st: RibState) {
         match msg {
             Some(m) => {
                 st.handle(m);
-                for _ in 0..MAX_BURST {
-                    if st.core.pending_changes() >= MAX_CHANGED {
-                        break;
-                    }
-                    match rx.try_recv() {
-                        Ok(m) => st.handle(m),
-                        Err(_) => break,
-                    }
-                }
+                burst(&mut rx, &mut st);
                 dirty = true;
-                if last_round.elapsed() >= ROUND_MIN {
-                    st.propagate();
-                    last_round = std::time::Instant::now();
+                if pacer.ready(now()) {
+                    paced_round(&mut st, &mut pacer);
                     dirty = false;
                 }
             }
             None => {
-                st.propagate();
-                last_round = std::time::Instant::now();
+                // The spacing is over: what queued meanwhile goes into
+                // this round too.
+                burst(&mut rx, &mut st);
+                paced_round(&mut st, &mut pacer);
                 dirty = false;
             }
         }
@@ -528,19 +532,55 @@ pub fn run(mut rx: Receiver<RibMsg>, mut st: RibState) {
     }
 }
 
+/// Applies up to [`MAX_BURST`] messages that are already queued (fewer
+/// once [`MAX_CHANGED`] best-path changes wait for export).
+fn burst(rx: &mut Receiver<RibMsg>, st: &mut RibState) {
+    for _ in 0..MAX_BURST {
+        if st.core.pending_changes() >= MAX_CHANGED {
+            break;
+        }
+        match rx.try_recv() {
+            Ok(m) => st.handle(m),
+            Err(_) => break,
+        }
+    }
+}
+
+/// One export round, its cost (this thread's CPU time; wall time where
+/// that clock is missing) told to the pacer.
+fn paced_round(st: &mut RibState, pacer: &mut RoundPacer) {
+    let wall = std::time::Instant::now();
+    let cpu = thread_cpu();
+    st.propagate();
+    let cost = match (cpu, thread_cpu()) {
+        (Some(a), Some(b)) => b.saturating_sub(a),
+        _ => wall.elapsed(),
+    };
+    pacer.round_done(now(), cost);
+}
+
+/// This thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`): a round preempted
+/// by other processes does not count as expensive.
+fn thread_cpu() -> Option<Duration> {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime only writes the timespec it is given.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    if rc != 0 {
+        return None;
+    }
+    let secs = u64::try_from(t.tv_sec).ok()?;
+    let nanos = u32::try_from(t.tv_nsec).ok()?;
+    Some(Duration::new(secs, nanos))
+}
+
 /// [`run`] without round spacing: an export round after every burst.
 fn run_unspaced(mut rx: Receiver<RibMsg>, mut st: RibState) {
     while let Some(msg) = rx.blocking_recv() {
         st.handle(msg);
-        for _ in 0..MAX_BURST {
-            if st.core.pending_changes() >= MAX_CHANGED {
-                break;
-            }
-            match rx.try_recv() {
-                Ok(m) => st.handle(m),
-                Err(_) => break,
-            }
-        }
+        burst(&mut rx, &mut st);
         st.propagate();
         if st.core.shutdown_requested() {
             break;
