@@ -96,7 +96,7 @@ pub use msg::{
     PeerStatus, RibInput, SessionCmd, SessionUp, MAX_SHARDS,
 };
 pub use outbox::{concat, BestChange, Level, Marker, Markers, Note, Outbox, Output, Sample, Stage};
-pub use pace::{RoundPacer, ROUND_COST_FACTOR, ROUND_MIN};
+pub use pace::{RoundPacer, ROUND_COST_FACTOR, ROUND_FLOOR, ROUND_MIN};
 pub use peer::{MaxPrefix, MaxPrefixAction, PeerEntry, PeerMeta, PolicyRef, StaleFamily, UpState};
 pub use settings::{Part, RibSettings, STATIC_PEER};
 pub use statics::StaticRoute;

@@ -5,9 +5,10 @@
 //! input or the pacer's deadline), with modelled costs for applying an
 //! UPDATE and for a round.
 //!
-//! * A trickle (one UPDATE every 200 µs, cheap rounds) is exported as it
-//!   comes: no change waits for a round spacing. Under the earlier fixed
-//!   5 ms spacing these changes waited 2.5 ms on average.
+//! * A sparse trickle (one UPDATE every 2 ms, cheap rounds) is exported
+//!   as it comes; a dense one (every 200 µs) waits at most
+//!   [`bgp_core::ROUND_FLOOR`]. Under the earlier fixed 5 ms spacing these
+//!   changes waited 2-2.5 ms on average.
 //! * A load (three feeders announcing the same prefixes, one UPDATE every
 //!   10 µs, rounds costing 100 µs plus 2 µs a change) is still coalesced:
 //!   each prefix goes out about once, not three times, and an expensive
@@ -19,7 +20,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use base::{Instant, Prefix};
-use bgp_core::{Output, RoundPacer, ROUND_MIN};
+use bgp_core::{Output, RoundPacer, ROUND_FLOOR, ROUND_MIN};
 use bgp_wire::{Message, ParseCtx};
 use common::Harness;
 
@@ -155,9 +156,32 @@ fn quantile(v: &[Duration], q: f64) -> Duration {
 }
 
 #[test]
-fn trickle_is_exported_at_once() {
-    // One UPDATE every 200 µs, a fresh prefix each (scenario (h)'s rate
-    // per shard is a few thousand a second).
+fn sparse_trickle_is_exported_at_once() {
+    // One UPDATE every 2 ms, a fresh prefix each: input less often than
+    // ROUND_FLOOR never waits for a round.
+    let arrivals: Vec<Arrival> = (0..300)
+        .map(|i| Arrival {
+            t: 2_000_000 + i as u64 * 2_000_000,
+            f: 1,
+            p: prefix(i),
+            len: 2,
+        })
+        .collect();
+    let run = drive(&arrivals, Duration::from_micros(20), |n| {
+        Duration::from_micros(10 + n as u64)
+    });
+    assert_eq!(run.announced, 300, "every prefix reached the client");
+    let max = quantile(&run.latencies, 1.0);
+    // Apply (20 µs) plus one round (11 µs), nothing on top. The fixed
+    // 5 ms spacing made these wait up to 4 ms (median 2 ms).
+    assert!(max <= Duration::from_micros(40), "max {max:?}");
+    assert_eq!(run.rounds.len(), 300, "one round per UPDATE");
+}
+
+#[test]
+fn dense_trickle_waits_at_most_the_floor() {
+    // One UPDATE every 200 µs (scenario (h)'s rate per shard is a few
+    // thousand a second), cheap rounds.
     let arrivals: Vec<Arrival> = (0..500)
         .map(|i| Arrival {
             t: 2_000_000 + i as u64 * 200_000,
@@ -172,11 +196,19 @@ fn trickle_is_exported_at_once() {
     assert_eq!(run.announced, 500, "every prefix reached the client");
     let p50 = quantile(&run.latencies, 0.5);
     let max = quantile(&run.latencies, 1.0);
-    // Apply (20 µs) plus one round (11 µs): no spacing on top. A fixed
-    // 5 ms spacing gave a median of about 2.5 ms and a max of 5 ms here.
-    assert!(p50 <= Duration::from_micros(40), "p50 {p50:?}");
-    assert!(max <= Duration::from_micros(100), "max {max:?}");
-    assert_eq!(run.rounds.len(), 500, "one round per UPDATE");
+    // Rounds every ROUND_FLOOR: a change waits half of it on average. The
+    // fixed 5 ms spacing gave a median of about 2.5 ms here.
+    assert!(p50 <= Duration::from_micros(700), "p50 {p50:?}");
+    assert!(
+        max <= ROUND_FLOOR + Duration::from_micros(100),
+        "max {max:?}"
+    );
+    // About one round per ROUND_FLOOR over the 100 ms, not one per UPDATE.
+    assert!(
+        run.rounds.len() <= 110,
+        "{} rounds for 500 UPDATEs in 100 ms",
+        run.rounds.len()
+    );
 }
 
 #[test]
@@ -234,8 +266,9 @@ fn expensive_round_then_trickle_recovers() {
         Duration::from_millis(1)
     );
     assert!(p.ready(Instant::from_nanos(15_000_000)));
-    // Then a cheap one: the next may follow 80 µs later.
+    // Then a cheap one: the next may follow ROUND_FLOOR later.
     p.round_done(Instant::from_nanos(15_010_000), Duration::from_micros(10));
-    assert!(!p.ready(Instant::from_nanos(15_050_000)));
-    assert!(p.ready(Instant::from_nanos(15_090_000)));
+    assert_eq!(p.spacing(), ROUND_FLOOR);
+    assert!(!p.ready(Instant::from_nanos(15_900_000)));
+    assert!(p.ready(Instant::from_nanos(16_010_000)));
 }

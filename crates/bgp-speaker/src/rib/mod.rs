@@ -23,9 +23,10 @@
 //! already queued, apply them all, and only then run export for the
 //! prefixes whose best path changed, when [`bgp_core::RoundPacer`] allows
 //! (see [`run`]): after a round, the next waits [`bgp_core::ROUND_COST_FACTOR`]
-//! times the round's CPU time, at most [`ROUND_MIN`]. That batches export
-//! work under load (one UPDATE per attribute set, not per received UPDATE)
-//! while a trickle of input is exported as it comes.
+//! times the round's CPU time, at least [`bgp_core::ROUND_FLOOR`] and at
+//! most [`ROUND_MIN`]. That batches export work under load (one UPDATE per
+//! attribute set, not per received UPDATE) while a trickle of input waits
+//! at most a millisecond.
 
 mod bmp;
 mod dump;
@@ -461,7 +462,8 @@ impl RibState {
 ///
 /// Export rounds are paced by [`bgp_core::RoundPacer`]: after a round,
 /// the next may run once [`bgp_core::ROUND_COST_FACTOR`] times that
-/// round's CPU time has passed, at most [`ROUND_MIN`]. Input arriving
+/// round's CPU time has passed, at least [`bgp_core::ROUND_FLOOR`] and at
+/// most [`ROUND_MIN`]. Input arriving
 /// within that time is applied as it comes and exported together when
 /// the spacing is over; input arriving after it is exported at once. Under
 /// load (expensive rounds: thousands of changes, encoding for many peers)
@@ -471,8 +473,8 @@ impl RibState {
 /// fraction of every batch, and without the spacing ran one small round
 /// per batch, exporting and encoding ~8x more UPDATEs at 8 shards than the
 /// sequential thread for the same table. A trickle (cheap rounds of a few
-/// changes: steady churn) no longer waits up to [`ROUND_MIN`] for its
-/// round (issue 17, scenario (h)).
+/// changes: steady churn) waits at most [`bgp_core::ROUND_FLOOR`] for its
+/// round, not up to [`ROUND_MIN`] (issue 17, scenario (h)).
 pub fn run(mut rx: Receiver<RibMsg>, mut st: RibState) {
     // A timer for the bounded wait; the channel itself is tokio's.
     let Ok(rt) = tokio::runtime::Builder::new_current_thread()
