@@ -64,8 +64,9 @@ pub use bgp_core::ROUND_MIN;
 
 /// Below this a wait for the next export round sleeps the thread instead
 /// of arming a tokio timer, whose wheel has millisecond granularity and
-/// would round an 80 µs spacing up to 1 ms. Input that arrives meanwhile
-/// waits in the channel and is applied before the round.
+/// would round the rest of a [`bgp_core::ROUND_FLOOR`] spacing (a few
+/// hundred microseconds) up to a whole millisecond. Input that arrives
+/// meanwhile waits in the channel and is applied before the round.
 const TIMER_GRAIN: Duration = Duration::from_millis(1);
 
 /// A control request: runs on the RIB thread with the whole state.
@@ -463,9 +464,9 @@ impl RibState {
 /// Export rounds are paced by [`bgp_core::RoundPacer`]: after a round,
 /// the next may run once [`bgp_core::ROUND_COST_FACTOR`] times that
 /// round's CPU time has passed, at least [`bgp_core::ROUND_FLOOR`] and at
-/// most [`ROUND_MIN`]. Input arriving
-/// within that time is applied as it comes and exported together when
-/// the spacing is over; input arriving after it is exported at once. Under
+/// most [`ROUND_MIN`]. Input arriving within that time is applied as it
+/// comes and exported together when the spacing is over; input arriving
+/// after it is exported at once. Under
 /// load (expensive rounds: thousands of changes, encoding for many peers)
 /// this coalesces the best-path changes of many batches into one round
 /// every [`ROUND_MIN`] (a prefix announced by ten peers is exported once,
