@@ -78,6 +78,7 @@ mod flush;
 mod meter;
 pub mod msg;
 pub mod outbox;
+mod pace;
 pub mod peer;
 mod policy;
 mod settings;
@@ -98,6 +99,7 @@ pub use msg::{
 pub use outbox::{
     concat, BestChange, Level, Marker, Markers, Note, Outbox, Output, Sample, Stage, ViewBatch,
 };
+pub use pace::{RoundPacer, ROUND_COST_FACTOR, ROUND_FLOOR, ROUND_MIN};
 pub use peer::{MaxPrefix, MaxPrefixAction, PeerEntry, PeerMeta, PolicyRef, StaleFamily, UpState};
 pub use settings::{Part, RibSettings, STATIC_PEER};
 pub use statics::StaticRoute;

@@ -180,10 +180,16 @@ pub(crate) fn candidate<'a>(p: &PathEntry, ctx: &SelectCtx<'a>) -> Option<Candid
     }
     let peer = ctx.peers.get(p.peer.0 as usize)?.as_ref()?;
     let set = ctx.interner.get(p.attrs)?;
-    let igp_cost = match (ctx.nht, set.next_hop()) {
-        (Some(t), Some(nh)) => t.cost(nexthop_ip(nh))?,
-        (Some(_), None) => 0,
-        (None, _) => set.summary().igp_metric(),
+    // The next hop only with next-hop tracking: finding it walks the
+    // set's attributes, and without tracking that walk for every
+    // candidate of every reselection was a fifth of the daemon's CPU time
+    // in scenario (f) (20 paths per prefix; docs/BENCHMARKS.md, issue 17).
+    let igp_cost = match ctx.nht {
+        Some(t) => match set.next_hop() {
+            Some(nh) => t.cost(nexthop_ip(nh))?,
+            None => 0,
+        },
+        None => set.summary().igp_metric(),
     };
     Some(Candidate {
         summary: set.summary(),

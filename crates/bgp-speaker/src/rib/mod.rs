@@ -21,9 +21,12 @@
 //!
 //! Loop: block for one message, then take up to [`MAX_BURST`] more that are
 //! already queued, apply them all, and only then run export for the
-//! prefixes whose best path changed, at most once per [`ROUND_MIN`] (see
-//! [`run`]). That batches export work under load (one UPDATE per attribute
-//! set, not per received UPDATE) while keeping latency low when idle.
+//! prefixes whose best path changed, when [`bgp_core::RoundPacer`] allows
+//! (see [`run`]): after a round, the next waits [`bgp_core::ROUND_COST_FACTOR`]
+//! times the round's CPU time, at least [`bgp_core::ROUND_FLOOR`] and at
+//! most [`ROUND_MIN`]. That batches export work under load (one UPDATE per
+//! attribute set, not per received UPDATE) while a trickle of input waits
+//! at most a millisecond.
 
 mod bmp;
 mod dump;
@@ -33,7 +36,7 @@ pub mod views;
 use std::sync::OnceLock;
 use std::time::{Duration, SystemTime};
 
-use bgp_core::{Level, Outbox, Output};
+use bgp_core::{Level, Outbox, Output, RoundPacer};
 use bgp_rib::PeerId;
 use bgp_wire::NotificationMessage;
 use tokio::sync::mpsc::{Receiver, UnboundedSender};
@@ -51,17 +54,21 @@ pub use dump::SharedRibDump;
 pub const MAX_BURST: usize = 256;
 
 /// Best-path changes after which a burst stops taking messages, so that
-/// an export round runs (once [`ROUND_MIN`] allows). Without it one burst
+/// an export round runs (once the pacer allows). Without it one burst
 /// of large batches could apply a whole full table before its first export
 /// round, and the change list, the Adj-RIB-Out queue and the encoded
 /// UPDATEs of the entire table were all alive at once: the peak RSS of a
 /// full-table import was about twice the table's own size.
 pub const MAX_CHANGED: usize = 32 * 1024;
 
-/// Least time between two export rounds while input keeps arriving (see
-/// [`run`]). Far below any MRAI (RFC 4271 §9.2.1.1: 30 s for eBGP by
-/// default elsewhere); it bounds the delay a route waits under load.
-pub const ROUND_MIN: Duration = Duration::from_millis(5);
+pub use bgp_core::ROUND_MIN;
+
+/// Below this a wait for the next export round sleeps the thread instead
+/// of arming a tokio timer, whose wheel has millisecond granularity and
+/// would round the rest of a [`bgp_core::ROUND_FLOOR`] spacing (a few
+/// hundred microseconds) up to a whole millisecond. Input that arrives
+/// meanwhile waits in the channel and is applied before the round.
+const TIMER_GRAIN: Duration = Duration::from_millis(1);
 
 /// A control request: runs on the RIB thread with the whole state.
 pub type ControlFn = Box<dyn FnOnce(&mut RibState) + Send>;
@@ -482,68 +489,31 @@ impl Inflow {
     }
 }
 
-/// When a RIB thread runs its export round (see [`run`]); time is given,
-/// so that the rule is tested without a clock.
-#[derive(Clone, Copy, Debug)]
-struct RoundClock {
-    /// The last round.
-    last: std::time::Instant,
-    /// Since when a round is held back because other shards are busy.
-    held: Option<std::time::Instant>,
-}
-
-impl RoundClock {
-    /// A clock whose first round may run at once.
-    fn new(now: std::time::Instant) -> RoundClock {
-        RoundClock {
-            last: now.checked_sub(ROUND_MIN).unwrap_or(now),
-            held: None,
-        }
-    }
-
-    /// When the next round is due: [`ROUND_MIN`] after the last one, and
-    /// no earlier than `ROUND_MIN` after it was first held back.
-    fn due(&self) -> std::time::Instant {
-        let base = self.last + ROUND_MIN;
-        self.held.map_or(base, |h| base.max(h + ROUND_MIN))
-    }
-
-    /// A burst of input ended at `now`; `others_busy`: another shard is
-    /// still applying one. Whether the round runs now.
-    fn burst_ended(&mut self, now: std::time::Instant, others_busy: bool) -> bool {
-        if !others_busy {
-            self.held = None;
-        } else if self.held.is_none() && now >= self.due() {
-            self.held = Some(now);
-        }
-        now >= self.due()
-    }
-
-    /// A round ran at `now`.
-    fn ran(&mut self, now: std::time::Instant) {
-        self.last = now;
-        self.held = None;
-    }
-}
-
 /// The RIB thread's loop; returns when every sender is gone or shutdown
 /// was requested.
 ///
-/// Export rounds are spaced at least [`ROUND_MIN`] apart: input arriving
-/// within that time of the last round is applied as it comes and exported
-/// together when the interval is over. Idle, the first message after a
-/// pause is exported at once. Under load this coalesces the best-path
-/// changes of many batches into one round (a prefix announced by ten
-/// peers is exported once, not ten times), which matters most for shard
-/// threads: each sees a fraction of every batch, and without the spacing
-/// ran one small round per batch, exporting and encoding ~8x more UPDATEs
-/// at 8 shards than the sequential thread for the same table.
+/// Export rounds are paced by [`bgp_core::RoundPacer`]: after a round,
+/// the next may run once [`bgp_core::ROUND_COST_FACTOR`] times that
+/// round's CPU time has passed, at least [`bgp_core::ROUND_FLOOR`] and at
+/// most [`ROUND_MIN`]. Input arriving within that time is applied as it
+/// comes and exported together when the spacing is over; input arriving
+/// after it is exported at once. Under
+/// load (expensive rounds: thousands of changes, encoding for many peers)
+/// this coalesces the best-path changes of many batches into one round
+/// every [`ROUND_MIN`] (a prefix announced by ten peers is exported once,
+/// not ten times), which matters most for shard threads: each sees a
+/// fraction of every batch, and without the spacing ran one small round
+/// per batch, exporting and encoding ~8x more UPDATEs at 8 shards than the
+/// sequential thread for the same table. A trickle (cheap rounds of a few
+/// changes: steady churn) waits at most [`bgp_core::ROUND_FLOOR`] for its
+/// round, not up to [`ROUND_MIN`] (issue 17, scenario (h)).
 ///
 /// Shards (`inflow` shared by the shard threads of one pipeline): a burst
 /// that ends while another shard is still applying one does not count as
 /// idle: its round waits up to [`ROUND_MIN`] for more input, as under
 /// load, and runs at once only when no shard has input left (or the wait
-/// is over). One shard alone behaves as before.
+/// is over; [`RoundPacer::burst_ended`]). One shard alone is paced as
+/// above.
 pub fn run(mut rx: Receiver<RibMsg>, mut st: RibState, inflow: std::sync::Arc<Inflow>) {
     // A timer for the bounded wait; the channel itself is tokio's.
     let Ok(rt) = tokio::runtime::Builder::new_current_thread()
@@ -553,14 +523,15 @@ pub fn run(mut rx: Receiver<RibMsg>, mut st: RibState, inflow: std::sync::Arc<In
         warn!("RIB thread: no timer runtime; exporting after every burst");
         return run_unspaced(rx, st);
     };
-    let mut clock = RoundClock::new(std::time::Instant::now());
+    let mut pacer = RoundPacer::new();
     let mut dirty = false;
     loop {
         let msg = if dirty {
-            let wait = clock
-                .due()
-                .saturating_duration_since(std::time::Instant::now());
+            let wait = pacer.wait(now());
             if wait.is_zero() {
+                None
+            } else if wait < TIMER_GRAIN {
+                std::thread::sleep(wait);
                 None
             } else {
                 match rt.block_on(async { tokio::time::timeout(wait, rx.recv()).await }) {
@@ -582,26 +553,19 @@ pub fn run(mut rx: Receiver<RibMsg>, mut st: RibState, inflow: std::sync::Arc<In
             Some(m) => {
                 inflow.enter();
                 st.handle(m);
-                for _ in 0..MAX_BURST {
-                    if st.core.pending_changes() >= MAX_CHANGED {
-                        break;
-                    }
-                    match rx.try_recv() {
-                        Ok(m) => st.handle(m),
-                        Err(_) => break,
-                    }
-                }
+                burst(&mut rx, &mut st);
                 let others_busy = inflow.leave();
                 dirty = true;
-                if clock.burst_ended(std::time::Instant::now(), others_busy) {
-                    st.propagate();
-                    clock.ran(std::time::Instant::now());
+                if pacer.burst_ended(now(), others_busy) {
+                    paced_round(&mut st, &mut pacer);
                     dirty = false;
                 }
             }
             None => {
-                st.propagate();
-                clock.ran(std::time::Instant::now());
+                // The spacing is over: what queued meanwhile goes into
+                // this round too.
+                burst(&mut rx, &mut st);
+                paced_round(&mut st, &mut pacer);
                 dirty = false;
             }
         }
@@ -611,78 +575,58 @@ pub fn run(mut rx: Receiver<RibMsg>, mut st: RibState, inflow: std::sync::Arc<In
     }
 }
 
-/// [`run`] without round spacing: an export round after every burst.
-fn run_unspaced(mut rx: Receiver<RibMsg>, mut st: RibState) {
-    while let Some(msg) = rx.blocking_recv() {
-        st.handle(msg);
-        for _ in 0..MAX_BURST {
-            if st.core.pending_changes() >= MAX_CHANGED {
-                break;
-            }
-            match rx.try_recv() {
-                Ok(m) => st.handle(m),
-                Err(_) => break,
-            }
-        }
-        st.propagate();
-        if st.core.shutdown_requested() {
+/// Applies up to [`MAX_BURST`] messages that are already queued (fewer
+/// once [`MAX_CHANGED`] best-path changes wait for export).
+fn burst(rx: &mut Receiver<RibMsg>, st: &mut RibState) {
+    for _ in 0..MAX_BURST {
+        if st.core.pending_changes() >= MAX_CHANGED {
             break;
+        }
+        match rx.try_recv() {
+            Ok(m) => st.handle(m),
+            Err(_) => break,
         }
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Instant;
+/// One export round, its cost (this thread's CPU time; wall time where
+/// that clock is missing) told to the pacer.
+fn paced_round(st: &mut RibState, pacer: &mut RoundPacer) {
+    let wall = std::time::Instant::now();
+    let cpu = thread_cpu();
+    st.propagate();
+    let cost = match (cpu, thread_cpu()) {
+        (Some(a), Some(b)) => b.saturating_sub(a),
+        _ => wall.elapsed(),
+    };
+    pacer.round_done(now(), cost);
+}
 
-    const MS: Duration = Duration::from_millis(1);
-
-    /// Alone (no other shard busy): a burst ending ROUND_MIN after the
-    /// last round runs the round at once, one ending sooner waits for
-    /// ROUND_MIN after it.
-    #[test]
-    fn alone_the_round_runs_when_round_min_has_passed() {
-        let t = Instant::now();
-        let mut c = RoundClock::new(t);
-        assert!(c.burst_ended(t, false), "the first round runs at once");
-        c.ran(t);
-        assert!(!c.burst_ended(t + MS, false));
-        assert_eq!(c.due(), t + ROUND_MIN);
-        assert!(c.burst_ended(t + ROUND_MIN, false));
+/// This thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`): a round preempted
+/// by other processes does not count as expensive.
+fn thread_cpu() -> Option<Duration> {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime only writes the timespec it is given.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    if rc != 0 {
+        return None;
     }
+    let secs = u64::try_from(t.tv_sec).ok()?;
+    let nanos = u32::try_from(t.tv_nsec).ok()?;
+    Some(Duration::new(secs, nanos))
+}
 
-    /// While another shard is busy the round is held back, by ROUND_MIN
-    /// from when it was first held (not from each later burst), and runs
-    /// at once when no shard has input left.
-    #[test]
-    fn another_busy_shard_holds_the_round_back_boundedly() {
-        let t = Instant::now();
-        let mut c = RoundClock::new(t);
-        c.ran(t);
-        let t1 = t + ROUND_MIN + MS;
-        assert!(!c.burst_ended(t1, true), "held back while another is busy");
-        assert_eq!(c.due(), t1 + ROUND_MIN);
-        // A later burst, the other shard still busy: same deadline.
-        assert!(!c.burst_ended(t1 + 2 * MS, true));
-        assert_eq!(c.due(), t1 + ROUND_MIN);
-        // The deadline passes even if the other shard stays busy.
-        assert!(c.burst_ended(t1 + ROUND_MIN, true));
-        c.ran(t1 + ROUND_MIN);
-        // Held again, then every shard's input runs dry: at once.
-        let t2 = t1 + 3 * ROUND_MIN;
-        assert!(!c.burst_ended(t2, true));
-        assert!(c.burst_ended(t2 + MS, false));
-    }
-
-    /// A burst sooner than ROUND_MIN after the last round is not held
-    /// beyond the usual spacing just because another shard is busy.
-    #[test]
-    fn within_round_min_the_spacing_alone_decides() {
-        let t = Instant::now();
-        let mut c = RoundClock::new(t);
-        c.ran(t);
-        assert!(!c.burst_ended(t + MS, true));
-        assert_eq!(c.due(), t + ROUND_MIN, "no hold started inside the spacing");
+/// [`run`] without round spacing: an export round after every burst.
+fn run_unspaced(mut rx: Receiver<RibMsg>, mut st: RibState) {
+    while let Some(msg) = rx.blocking_recv() {
+        st.handle(msg);
+        burst(&mut rx, &mut st);
+        st.propagate();
+        if st.core.shutdown_requested() {
+            break;
+        }
     }
 }
