@@ -254,6 +254,34 @@ pub struct DataplaneInfo {
     /// (boxed: every control answer is as large as its largest variant).
     #[serde(default)]
     pub cluster: Option<Box<ClusterInfo>>,
+    /// Virtual routers (`[[dataplane.vr]]`), in configuration order;
+    /// empty without VRs.
+    #[serde(default)]
+    pub vrs: Vec<VrInfo>,
+}
+
+/// One virtual router's counters, summed over the cores (`show
+/// dataplane`, `tessera_dataplane_vr_*`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VrInfo {
+    pub name: String,
+    /// Its CPU share, relative to the other VRs' tickets.
+    pub tickets: u32,
+    /// Packets its graphs received and sent.
+    pub rx: u64,
+    pub tx: u64,
+    /// Drops by reason (its graphs' reasons, and `queue_full`: frames
+    /// for it while its queue was full), zeros included.
+    #[serde(default)]
+    pub drops: std::collections::BTreeMap<String, u64>,
+    /// CPU time the schedulers charged to it (ns of thread CPU time): the
+    /// share it used.
+    pub cpu_ns: u64,
+    /// Times a scheduler ran it.
+    pub runs: u64,
+    /// Routes in its FIB: known, and installed (next hop resolved).
+    pub routes: u64,
+    pub installed: u64,
 }
 
 /// `[cluster]` as it runs (`show dataplane`).

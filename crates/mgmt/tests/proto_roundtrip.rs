@@ -209,6 +209,17 @@ fn responses_round_trip() {
                     bytes: 300,
                 }],
             })),
+            vrs: vec![mgmt::proto::VrInfo {
+                name: "red".into(),
+                tickets: 300,
+                rx: 12,
+                tx: 11,
+                drops: [("queue_full".to_string(), 1)].into_iter().collect(),
+                cpu_ns: 123_456,
+                runs: 7,
+                routes: 3,
+                installed: 2,
+            }],
         })),
         Response::error(ErrorCode::NotFound, "no such protocol"),
     ] {

@@ -1,47 +1,445 @@
-//! `[[dataplane.vr]]` in the daemon: validated by crate `config`, but not
-//! run yet. Every entry point that would run a dataplane (`--check`,
-//! start, `--dataplane`, reload) refuses VRs with this one clear error,
-//! so that no VR key is silently ignored. The scheduler the VRs will run
-//! under is `graph::VrScheduler` (measured in
-//! `crates/elements/examples/vr_isolation.rs`).
+//! `[[dataplane.vr]]` in the daemon: virtual routers run by crate `fib`'s
+//! dataplane (`fib::dataplane::vr`: a demultiplexer by ingress port, one
+//! built-in graph and one FIB per VR on every core, one
+//! `graph::VrScheduler` per core).
+//!
+//! Feeds: each VR's FIB takes `Vec<fib::Change>` batches from a channel
+//! of its own. `table = "main"` VRs follow tesserad's best routes: with
+//! VRs, the daemon's best-route hook feeds a fan-out thread ([`Fan`])
+//! that keeps the table, passes every batch to the main FIB and to each
+//! `table = "main"` VR, and gives a VR added by a reload the whole table
+//! first. Without VRs nothing changes: the hook feeds the main FIB
+//! directly.
+//!
+//! Not supported yet (refused by [`check`] with `FILE:LINE:COL`):
+//! `neighbors = [...]` (per-neighbour best routes come from the RIB, a
+//! function of its own that registers a VR's neighbours and a
+//! `SyncSender<Vec<fib::Change>>`; connect it where [`VrFeeds::feed`]
+//! makes a VR's channel), `vlan` and `prefix` matches, and VRs together
+//! with the cluster fabric, an operator's graph, IPsec, NICBalance port
+//! groups or a separate dataplane process (`feed_socket`).
 
-/// Why a configuration with VRs cannot run (issue 19).
-pub const NOT_SUPPORTED: &str = "is not supported yet: tesserad's dataplane runs one FIB and \
-     one graph per core; virtual routers (graph::VrScheduler) run in process only (issue 19). \
-     Remove the [[dataplane.vr]] entries";
+use std::collections::HashMap;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TryRecvError};
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
 
-/// Refuses `[[dataplane.vr]]`, naming the first VR.
-pub fn refuse(d: &config::Dataplane) -> Result<(), String> {
-    match d.vrs.first() {
-        None => Ok(()),
-        Some(v) => Err(format!(
-            "dataplane.vr[0] ({:?}): [[dataplane.vr]] {NOT_SUPPORTED}",
-            v.name
-        )),
+use base::Prefix;
+use fib::dataplane::vr::VrRule;
+use fib::dataplane::{self, VrDef};
+use fib::Change;
+
+/// Batches in flight to each VR's FIB thread.
+const VR_FEED_DEPTH: usize = 64;
+
+/// Routes per batch of the table a new subscriber gets first.
+const SNAPSHOT_BATCH: usize = 4096;
+
+/// How long the fan-out thread waits for a batch before looking at its
+/// commands (subscriptions) again.
+const FAN_TICK: Duration = Duration::from_millis(20);
+
+/// Why `neighbors = [...]` cannot run yet.
+pub const NEIGHBORS_NOT_SUPPORTED: &str = "neighbors = [...] is not supported yet: the \
+     per-neighbour best routes a VR's FIB needs are not exported by the RIB yet; use \
+     table = \"main\"";
+
+/// Refuses what tesserad cannot run with `[[dataplane.vr]]`, naming the
+/// entry and key by `FILE:LINE:COL` as configuration errors do.
+pub fn check(c: &config::Config) -> Result<(), String> {
+    let Some(d) = &c.dataplane else {
+        return Ok(());
+    };
+    if d.vrs.is_empty() {
+        return Ok(());
+    }
+    let at = |path: &str, msg: String| -> String {
+        match c.locate(path) {
+            Some(l) => format!("{l}: {path}: {msg}"),
+            None => format!("{path}: {msg}"),
+        }
+    };
+    for (i, v) in d.vrs.iter().enumerate() {
+        if let config::VrTable::Neighbors(_) = &v.table {
+            return Err(at(
+                &format!("dataplane.vr[{i}].neighbors"),
+                format!("VR {:?}: {NEIGHBORS_NOT_SUPPORTED}", v.name),
+            ));
+        }
+        match &v.matches {
+            config::VrMatch::Ingress(_) => {}
+            config::VrMatch::Vlan(_) => {
+                return Err(at(
+                    &format!("dataplane.vr[{i}].vlan"),
+                    format!("VR {:?}: {}", v.name, dataplane::vr::MATCH_NOT_SUPPORTED),
+                ))
+            }
+            config::VrMatch::Prefix(_) => {
+                return Err(at(
+                    &format!("dataplane.vr[{i}].prefix"),
+                    format!("VR {:?}: {}", v.name, dataplane::vr::MATCH_NOT_SUPPORTED),
+                ))
+            }
+        }
+    }
+    let other = if c.cluster.is_some() {
+        Some("[cluster] (the fabric)")
+    } else if d.graph.is_some() {
+        Some("dataplane.graph (an operator's graph)")
+    } else if d.ipsec.is_some() {
+        Some("[dataplane.ipsec]")
+    } else if d.port_groups.iter().any(|g| g.nicbalance.is_some()) {
+        Some("NICBalance port groups")
+    } else if d.feed_socket.is_some() {
+        Some("dataplane.feed_socket (a separate dataplane process)")
+    } else {
+        None
+    };
+    if let Some(o) = other {
+        return Err(at(
+            "dataplane.vr[0]",
+            format!(
+                "[[dataplane.vr]] with {o} is not supported yet: each VR runs its own \
+                 instance of the built-in graph, in tesserad's process"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The VRs of `d` as the dataplane runs them, with ingress ports as
+/// indices into `ifaces` (the running interfaces).
+pub fn defs(
+    vrs: &[config::Vr],
+    ifaces: &[config::DataplaneInterface],
+) -> Result<Vec<VrDef>, String> {
+    vrs.iter()
+        .map(|v| {
+            let rules = match &v.matches {
+                config::VrMatch::Ingress(n) => {
+                    let p = ifaces.iter().position(|i| &i.name == n).ok_or_else(|| {
+                        format!(
+                            "VR {:?}: ingress {n:?} is not a running dataplane interface \
+                             (new interfaces need a restart)",
+                            v.name
+                        )
+                    })?;
+                    vec![VrRule::Ingress(p as u16)]
+                }
+                _ => {
+                    return Err(format!(
+                        "VR {:?}: {}",
+                        v.name,
+                        dataplane::vr::MATCH_NOT_SUPPORTED
+                    ))
+                }
+            };
+            Ok(VrDef {
+                name: v.name.clone(),
+                rules,
+                tickets: v.tickets,
+                batch: v.batch,
+                delay_us: v.delay_us,
+                granularity_us: v.granularity_us,
+            })
+        })
+        .collect()
+}
+
+/// A subscription change for the fan-out thread.
+enum FanCmd {
+    /// Send the table, then every batch, to this VR's channel.
+    Add(String, SyncSender<Vec<Change>>),
+    Remove(String),
+}
+
+/// The best-route fan-out: the main FIB and each `table = "main"` VR.
+pub struct Fan {
+    cmds: mpsc::Sender<FanCmd>,
+}
+
+/// The fan-out thread's state: the best routes now, the subscribers.
+struct FanState {
+    table: HashMap<Prefix, Change>,
+    main: SyncSender<Vec<Change>>,
+    vrs: Vec<(String, SyncSender<Vec<Change>>)>,
+}
+
+impl FanState {
+    fn add(&mut self, name: String, tx: SyncSender<Vec<Change>>) {
+        let mut batch = Vec::with_capacity(SNAPSHOT_BATCH.min(self.table.len()));
+        for c in self.table.values() {
+            batch.push(c.clone());
+            if batch.len() == SNAPSHOT_BATCH && tx.send(std::mem::take(&mut batch)).is_err() {
+                return;
+            }
+        }
+        if !batch.is_empty() && tx.send(batch).is_err() {
+            return;
+        }
+        self.vrs.retain(|(n, _)| *n != name);
+        self.vrs.push((name, tx));
+    }
+
+    /// One batch from the RIB: into the table, to every VR, to the main
+    /// FIB last (it gets the batch itself). False when the main FIB is
+    /// gone (the dataplane stopped).
+    fn pass(&mut self, b: Vec<Change>) -> bool {
+        for c in &b {
+            if c.next_hop.is_some() {
+                self.table.insert(c.prefix, c.clone());
+            } else {
+                self.table.remove(&c.prefix);
+            }
+        }
+        self.vrs.retain(|(_, tx)| tx.send(b.clone()).is_ok());
+        self.main.send(b).is_ok()
+    }
+}
+
+impl Fan {
+    /// Starts the fan-out in front of `main` (the main FIB's feed) with
+    /// the first VRs' channels; returns the sender the daemon's hook
+    /// feeds.
+    pub fn start(
+        main: SyncSender<Vec<Change>>,
+        vrs: Vec<(String, SyncSender<Vec<Change>>)>,
+        depth: usize,
+    ) -> Result<(Fan, SyncSender<Vec<Change>>), String> {
+        let (tx, rx) = mpsc::sync_channel::<Vec<Change>>(depth);
+        let (ctx, crx) = mpsc::channel::<FanCmd>();
+        let mut st = FanState {
+            table: HashMap::new(),
+            main,
+            vrs,
+        };
+        std::thread::Builder::new()
+            .name("dp-vr-fan".into())
+            .spawn(move || fan(&mut st, &rx, &crx))
+            .map_err(|e| format!("cannot spawn the VR feed thread: {e}"))?;
+        Ok((Fan { cmds: ctx }, tx))
+    }
+
+    fn send(&self, c: FanCmd) {
+        // The thread ends only when the daemon or the dataplane does.
+        let _ = self.cmds.send(c);
+    }
+}
+
+fn fan(st: &mut FanState, rx: &Receiver<Vec<Change>>, cmds: &Receiver<FanCmd>) {
+    loop {
+        loop {
+            match cmds.try_recv() {
+                Ok(FanCmd::Add(n, tx)) => st.add(n, tx),
+                Ok(FanCmd::Remove(n)) => st.vrs.retain(|(x, _)| *x != n),
+                Err(TryRecvError::Empty) => break,
+                // The hook is gone: the table stays as it is.
+                Err(TryRecvError::Disconnected) => break,
+            }
+        }
+        match rx.recv_timeout(FAN_TICK) {
+            Ok(b) => {
+                if !st.pass(b) {
+                    return;
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return,
+        }
+    }
+}
+
+/// The VRs' feeds at start: the fan-out and each VR's receiver.
+pub struct VrFeeds {
+    /// (VR name, the channel its FIB reads).
+    pub receivers: Vec<(String, Receiver<Vec<Change>>)>,
+    senders: Vec<(String, SyncSender<Vec<Change>>)>,
+}
+
+impl VrFeeds {
+    /// A feed for every VR of `vrs` (all `table = "main"`: [`check`]).
+    pub fn new(vrs: &[config::Vr]) -> VrFeeds {
+        let mut f = VrFeeds {
+            receivers: Vec::new(),
+            senders: Vec::new(),
+        };
+        for v in vrs {
+            let (tx, rx) = Self::feed();
+            f.receivers.push((v.name.clone(), rx));
+            f.senders.push((v.name.clone(), tx));
+        }
+        f
+    }
+
+    /// One VR's channel. A `neighbors = [...]` VR's sender goes to the
+    /// RIB's per-neighbour registration instead of the fan-out.
+    pub fn feed() -> (SyncSender<Vec<Change>>, Receiver<Vec<Change>>) {
+        mpsc::sync_channel(VR_FEED_DEPTH)
+    }
+
+    /// Starts the fan-out in front of `main` with these VRs.
+    pub fn fan(
+        self,
+        main: SyncSender<Vec<Change>>,
+        depth: usize,
+    ) -> Result<(Fan, SyncSender<Vec<Change>>), String> {
+        Fan::start(main, self.senders, depth)
+    }
+}
+
+/// The daemon's VR state: the fan-out and the VRs configured now.
+pub struct Vrs {
+    fan: Fan,
+    running: Mutex<Vec<config::Vr>>,
+}
+
+impl Vrs {
+    pub fn new(fan: Fan, vrs: &[config::Vr]) -> Vrs {
+        Vrs {
+            fan,
+            running: Mutex::new(vrs.to_vec()),
+        }
+    }
+
+    /// The VR part of a reload: `new`'s `[[dataplane.vr]]` on the running
+    /// interfaces `ifaces`. A VR that is new or whose source changed gets
+    /// a new FIB (the table first); the others keep theirs; match and
+    /// share changes apply on every core. Errors change nothing.
+    pub fn reload(
+        &self,
+        dp: &dataplane::Dataplane,
+        ifaces: &[config::DataplaneInterface],
+        new: &[config::Vr],
+        check_only: bool,
+        wait: Duration,
+    ) -> Result<Vec<String>, String> {
+        let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+        if *running == new {
+            return Ok(Vec::new());
+        }
+        let defs = defs(new, ifaces)?;
+        dataplane::vr::check(&defs, ifaces.len())?;
+        if check_only {
+            return Ok(vec![format!("virtual routers: {} valid", defs.len())]);
+        }
+        let mut feeds = Vec::new();
+        let mut subs = Vec::new();
+        let mut changed = Vec::new();
+        for v in new {
+            let old = running.iter().find(|o| o.name == v.name);
+            if old.is_none_or(|o| o.table != v.table) {
+                let (tx, rx) = VrFeeds::feed();
+                feeds.push((v.name.clone(), rx));
+                subs.push((v.name.clone(), tx));
+            }
+            if old != Some(v) {
+                changed.push(v.name.clone());
+            }
+        }
+        dp.set_vrs(&defs, feeds, wait)?;
+        for o in running.iter() {
+            let kept =
+                new.iter().any(|v| v.name == o.name) && !subs.iter().any(|(n, _)| *n == o.name);
+            if !kept {
+                self.fan.send(FanCmd::Remove(o.name.clone()));
+            }
+        }
+        for (n, tx) in subs {
+            self.fan.send(FanCmd::Add(n, tx));
+        }
+        let removed: Vec<String> = running
+            .iter()
+            .filter(|o| !new.iter().any(|v| v.name == o.name))
+            .map(|o| o.name.clone())
+            .collect();
+        *running = new.to_vec();
+        let mut msg = format!(
+            "virtual routers: {} running (FIBs of the others kept)",
+            new.len()
+        );
+        if !changed.is_empty() {
+            msg += &format!("; added or changed: {}", changed.join(", "));
+        }
+        if !removed.is_empty() {
+            msg += &format!("; removed: {}", removed.join(", "));
+        }
+        Ok(vec![msg])
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    const HEAD: &str = "[router]\nid = \"192.0.2.1\"\nasn = 65000\n\
+        [[neighbor]]\nname = \"red-peer\"\naddress = \"198.18.1.2\"\nremote_as = 65001\n\
+        [dataplane]\n[[dataplane.interface]]\nname = \"r0\"\n[[dataplane.interface]]\nname = \"r1\"\n";
+
+    fn cfg(vrs: &str) -> config::Config {
+        config::parse(&format!("{HEAD}{vrs}"), "t.toml").expect("valid")
+    }
+
     #[test]
-    fn refuses_vrs_and_names_the_first() {
-        let c = config::parse(
-            "[router]\nid = \"192.0.2.1\"\nasn = 65000\n[dataplane]\n\
-             [[dataplane.interface]]\nname = \"r0\"\n\
-             [[dataplane.vr]]\nname = \"red\"\nvlan = 10\ntable = \"main\"\n",
-            "t.toml",
-        )
-        .expect("valid");
-        let d = c.dataplane.expect("dataplane");
-        let e = super::refuse(&d).expect_err("refused");
+    fn refuses_what_does_not_run_yet_with_the_position() {
+        let c = cfg("[[dataplane.vr]]\nname = \"red\"\ningress = \"r0\"\ntable = \"main\"\n\
+                     [[dataplane.vr]]\nname = \"blue\"\ningress = \"r1\"\nneighbors = [\"red-peer\"]\n");
+        let e = check(&c).expect_err("neighbors");
         assert!(
-            e.contains("\"red\"") && e.contains("not supported yet"),
+            e.starts_with("t.toml:")
+                && e.contains("dataplane.vr[1].neighbors")
+                && e.contains("\"blue\"")
+                && e.contains("not supported yet"),
             "{e}"
         );
-        let none = config::Dataplane {
-            vrs: Vec::new(),
-            ..d
-        };
-        assert!(super::refuse(&none).is_ok());
+        let c = cfg("[[dataplane.vr]]\nname = \"red\"\nvlan = 10\ntable = \"main\"\n");
+        let e = check(&c).expect_err("vlan");
+        assert!(
+            e.contains("dataplane.vr[0].vlan") && e.contains("not supported yet"),
+            "{e}"
+        );
+        let c = cfg("[[dataplane.vr]]\nname = \"red\"\ningress = \"r1\"\ntable = \"main\"\n");
+        assert!(check(&c).is_ok());
+        let d = c.dataplane.expect("dp");
+        assert_eq!(
+            defs(&d.vrs, &d.interfaces).expect("defs")[0].rules,
+            vec![VrRule::Ingress(1)]
+        );
+        assert!(defs(&d.vrs, &d.interfaces[..1]).is_err());
+    }
+
+    fn ch(p: &str, nh: Option<&str>) -> Change {
+        Change::single(
+            p.parse().expect("prefix"),
+            nh.map(|n| n.parse().expect("ip")),
+        )
+    }
+
+    /// The fan-out passes every batch to the main FIB and the VRs, and a
+    /// VR added later gets the table first.
+    #[test]
+    fn fan_out_and_snapshot() {
+        let (mtx, mrx) = mpsc::sync_channel(8);
+        let (vtx, vrx) = mpsc::sync_channel(8);
+        let (fan, tx) = Fan::start(mtx, vec![("red".into(), vtx)], 8).expect("fan");
+        tx.send(vec![
+            ch("198.18.5.0/24", Some("198.18.1.2")),
+            ch("198.18.6.0/24", Some("198.18.1.2")),
+        ])
+        .expect("send");
+        tx.send(vec![ch("198.18.6.0/24", None)]).expect("send");
+        let t = Duration::from_secs(5);
+        assert_eq!(mrx.recv_timeout(t).expect("main").len(), 2);
+        assert_eq!(mrx.recv_timeout(t).expect("main").len(), 1);
+        assert_eq!(vrx.recv_timeout(t).expect("red").len(), 2);
+        assert_eq!(vrx.recv_timeout(t).expect("red").len(), 1);
+        let (btx, brx) = mpsc::sync_channel(8);
+        fan.send(FanCmd::Add("blue".into(), btx));
+        let snap = brx.recv_timeout(t).expect("blue's table");
+        assert_eq!(snap, vec![ch("198.18.5.0/24", Some("198.18.1.2"))]);
+        tx.send(vec![ch("198.18.7.0/24", Some("198.18.1.2"))])
+            .expect("send");
+        assert_eq!(brx.recv_timeout(t).expect("blue").len(), 1);
+        assert_eq!(vrx.recv_timeout(t).expect("red").len(), 1);
+        assert_eq!(mrx.recv_timeout(t).expect("main").len(), 1);
     }
 }

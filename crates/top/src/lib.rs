@@ -687,6 +687,7 @@ mod tests {
                 })
                 .collect(),
             cluster: None,
+            vrs: Vec::new(),
         }
     }
 

@@ -50,7 +50,9 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use elements::AnyElement;
-use graph::vr_class::{VrClassifier, VrRule};
+use graph::vr_class::VrClassifier;
+/// A VR's match (re-exported: what [`VrDef::rules`] holds).
+pub use graph::vr_class::VrRule;
 use graph::{Charge, Runner, VrConfig, VrScheduler};
 use io::rss::{spsc, Producer};
 use io::IoError;
