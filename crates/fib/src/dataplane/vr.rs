@@ -50,7 +50,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use elements::AnyElement;
-use graph::vr_class::VrClassifier;
+pub use graph::vr_class::VrClassifier;
 /// A VR's match (re-exported: what [`VrDef::rules`] holds).
 pub use graph::vr_class::VrRule;
 use graph::{Charge, Runner, VrConfig, VrScheduler};
@@ -222,7 +222,8 @@ impl<D: Device> Demux<D> {
         let p16 = port as u16;
         let vrs = self.queues.len();
         for p in self.tmp.drain() {
-            if neigh_answer(p.data()) {
+            let to = target(&self.class, p.data(), p16);
+            if to == Target::Every {
                 // Any VR may have asked (a VR sends out of ports it does
                 // not own): each gets it, copied into a buffer of the
                 // pool (no heap allocation).
@@ -247,7 +248,7 @@ impl<D: Device> Demux<D> {
                 }
                 continue;
             }
-            let Some(vr) = self.class.classify(p.data(), p16) else {
+            let Target::One(vr) = to else {
                 self.no_vr += 1;
                 continue;
             };
@@ -268,10 +269,32 @@ impl<D: Device> Demux<D> {
     }
 }
 
+/// Where the demultiplexer sends a received frame.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// A neighbour answer ([`neigh_answer`]): to every VR.
+    Every,
+    /// To this VR (its index in the classifier's rules).
+    One(usize),
+    /// To no VR: dropped as `no_vr`.
+    Nowhere,
+}
+
+/// The demultiplexer's decision for `frame` received on `port`, on
+/// untrusted input (fuzz target `vr_demux`): never panics.
+pub fn target(class: &VrClassifier, frame: &[u8], port: u16) -> Target {
+    if neigh_answer(frame) {
+        return Target::Every;
+    }
+    class
+        .classify(frame, port)
+        .map_or(Target::Nowhere, Target::One)
+}
+
 /// Whether `f` answers a neighbour question: an ARP reply, or an IPv6
 /// Neighbor Advertisement (untagged; ICMPv6 right after the fixed
 /// header). Short or other frames: false.
-fn neigh_answer(f: &[u8]) -> bool {
+pub fn neigh_answer(f: &[u8]) -> bool {
     match f.get(12..14) {
         Some([0x08, 0x06]) => f.get(20..22) == Some(&[0, 2]),
         Some([0x86, 0xdd]) => f.get(20) == Some(&58) && f.get(54) == Some(&136),
