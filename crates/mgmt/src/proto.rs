@@ -255,9 +255,22 @@ pub struct DataplaneInfo {
     #[serde(default)]
     pub cluster: Option<Box<ClusterInfo>>,
     /// Virtual routers (`[[dataplane.vr]]`), in configuration order;
-    /// empty without VRs.
+    /// empty without VRs (boxed: every control answer is as large as its
+    /// largest variant).
     #[serde(default)]
-    pub vrs: Vec<VrInfo>,
+    pub vrs: Box<VrList>,
+}
+
+/// The virtual routers of `show dataplane` (a JSON list).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct VrList(pub Vec<VrInfo>);
+
+impl std::ops::Deref for VrList {
+    type Target = [VrInfo];
+    fn deref(&self) -> &[VrInfo] {
+        &self.0
+    }
 }
 
 /// One virtual router's counters, summed over the cores (`show

@@ -209,7 +209,7 @@ fn responses_round_trip() {
                     bytes: 300,
                 }],
             })),
-            vrs: vec![mgmt::proto::VrInfo {
+            vrs: Box::new(mgmt::proto::VrList(vec![mgmt::proto::VrInfo {
                 name: "red".into(),
                 tickets: 300,
                 rx: 12,
@@ -219,7 +219,7 @@ fn responses_round_trip() {
                 runs: 7,
                 routes: 3,
                 installed: 2,
-            }],
+            }])),
         })),
         Response::error(ErrorCode::NotFound, "no such protocol"),
     ] {

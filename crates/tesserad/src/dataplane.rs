@@ -301,7 +301,7 @@ impl bgp_speaker::daemon::DataplaneHook for Hook {
                 ipsec: Vec::new(),
                 per_core: Vec::new(),
                 cluster: None,
-                vrs: Vec::new(),
+                vrs: Box::default(),
             };
         };
         let elements = dp.elements();
@@ -328,21 +328,22 @@ impl bgp_speaker::daemon::DataplaneHook for Hook {
             graph: dp.graph().map_or_else(|| "built-in".into(), |g| g.file),
             cores: u32::from(self.d.cores),
             cluster,
-            vrs: dp
-                .vr_stats()
-                .into_iter()
-                .map(|v| mgmt::proto::VrInfo {
-                    name: v.name,
-                    tickets: v.tickets,
-                    rx: v.rx,
-                    tx: v.tx,
-                    drops: v.drops.into_iter().collect(),
-                    cpu_ns: v.charged_ns,
-                    runs: v.runs,
-                    routes: v.routes,
-                    installed: v.installed,
-                })
-                .collect(),
+            vrs: Box::new(mgmt::proto::VrList(
+                dp.vr_stats()
+                    .into_iter()
+                    .map(|v| mgmt::proto::VrInfo {
+                        name: v.name,
+                        tickets: v.tickets,
+                        rx: v.rx,
+                        tx: v.tx,
+                        drops: v.drops.into_iter().collect(),
+                        cpu_ns: v.charged_ns,
+                        runs: v.runs,
+                        routes: v.routes,
+                        installed: v.installed,
+                    })
+                    .collect(),
+            )),
             elements: elements
                 .into_iter()
                 .map(|e| mgmt::proto::ElementInfo {
@@ -561,13 +562,17 @@ pub enum Running {
 /// with a socket per core (config validation guarantees the graph
 /// engine, no kernel export, no feed socket, and one core with
 /// congestion control).
+/// What [`start`] started: what runs, the sender the best-route hook
+/// feeds, and the virtual routers' feeds (with VRs).
+pub type Started = (Running, SyncSender<Vec<Change>>, Option<crate::vr::Vrs>);
+
 /// With `[[dataplane.vr]]` (checked by `crate::vr::check`), the hook
 /// feeds the VR fan-out ([`crate::vr::Fan`]), returned with it.
 pub fn start(
     d: &config::Dataplane,
     k: Option<&config::Cluster>,
     restart: bool,
-) -> Result<(Running, SyncSender<Vec<Change>>, Option<crate::vr::Vrs>), String> {
+) -> Result<Started, String> {
     let (tx, rx) = mpsc::sync_channel::<Vec<Change>>(FEED_DEPTH);
     if let Some(path) = &d.feed_socket {
         let l = bind(path)?;

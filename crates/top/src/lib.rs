@@ -687,7 +687,7 @@ mod tests {
                 })
                 .collect(),
             cluster: None,
-            vrs: Vec::new(),
+            vrs: Box::default(),
         }
     }
 

@@ -195,7 +195,7 @@ mod tests {
             ipsec: Vec::new(),
             per_core: Vec::new(),
             cluster: None,
-            vrs: Vec::new(),
+            vrs: Box::default(),
         };
         assert_eq!(dataplane(Some(&d)), Value::Null);
         d.per_core.push(mgmt::proto::CoreInfo {

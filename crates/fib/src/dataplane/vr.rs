@@ -1091,12 +1091,13 @@ mod tests {
         }
     }
 
-    fn feed(
-        name: &str,
-    ) -> (
+    /// A VR's feed: (its name, the receiver), and the sender.
+    type Feed = (
         (String, mpsc::Receiver<Vec<Change>>),
         mpsc::SyncSender<Vec<Change>>,
-    ) {
+    );
+
+    fn feed(name: &str) -> Feed {
         let (tx, rx) = mpsc::sync_channel(8);
         ((name.to_string(), rx), tx)
     }

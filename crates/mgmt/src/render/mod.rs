@@ -153,7 +153,7 @@ pub fn render_dataplane(out: &mut String, d: &crate::proto::DataplaneInfo) {
             "\n{:<16} {:>8} {:>12} {:>12} {:>10} {:>10} {:>13}  Drops by reason",
             "Virtual router", "Tickets", "Received", "Sent", "CPU ms", "Runs", "Routes/inst"
         );
-        for v in &d.vrs {
+        for v in d.vrs.iter() {
             let _ = writeln!(
                 out,
                 "{:<16} {:>8} {:>12} {:>12} {:>10.3} {:>10} {:>13}  {}",
@@ -354,7 +354,7 @@ mod tests {
                     .collect(),
             }],
             cluster: None,
-            vrs: vec![crate::proto::VrInfo {
+            vrs: Box::new(crate::proto::VrList(vec![crate::proto::VrInfo {
                 name: "red".into(),
                 tickets: 300,
                 rx: 12,
@@ -366,7 +366,7 @@ mod tests {
                 runs: 7,
                 routes: 3,
                 installed: 2,
-            }],
+            }])),
         };
         let mut out = String::new();
         render_dataplane(&mut out, &d);
