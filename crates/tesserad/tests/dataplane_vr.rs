@@ -65,9 +65,22 @@ impl Lab {
     }
 
     /// Writes tesserad's configuration with these VRs (all `table =
-    /// "main"`); returns its path. The lead's BIRD test replaces `table`
-    /// by `neighbors` here.
+    /// "main"`); returns its path.
     fn write_config(&self, vrs: &[Vr<'_>]) -> PathBuf {
+        let vrs: Vec<_> = vrs
+            .iter()
+            .map(|(n, i, t)| (*n, *i, *t, "table = \"main\""))
+            .collect();
+        self.write_config_with(&vrs, "")
+    }
+
+    /// Writes tesserad's configuration with VRs given as (name, ingress,
+    /// tickets, source line: `table = "main"` or `neighbors = ["NAME"]`)
+    /// and `extra` appended (`[[neighbor]]` blocks for BIRD peers, whose
+    /// configuration `common::netlab::bird_third_party_conf` writes);
+    /// returns its path. For the test of different next hops per VR once
+    /// `neighbors` runs.
+    fn write_config_with(&self, vrs: &[(&str, &str, u32, &str)], extra: &str) -> PathBuf {
         let mut text = format!(
             "[router]\nid = \"198.18.9.1\"\nasn = 65000\npipeline = \"sequential\"\n\
              listen = [\"127.0.0.1:179\"]\n\n\
@@ -79,13 +92,31 @@ impl Lab {
              [[dataplane.interface]]\nname = \"r2\"\naddresses = [\"198.18.3.1/24\"]\n",
             self.path("tesserad.sock").display(),
         );
-        for (name, ingress, tickets) in vrs {
+        for (name, ingress, tickets, source) in vrs {
             text += &format!(
                 "\n[[dataplane.vr]]\nname = \"{name}\"\ningress = \"{ingress}\"\n\
-                 table = \"main\"\ntickets = {tickets}\ngranularity_us = 100\n"
+                 {source}\ntickets = {tickets}\ngranularity_us = 100\n"
             );
         }
+        text += extra;
         PathBuf::from(self.write("tesserad.toml", &text))
+    }
+
+    /// Starts tesserad on `cfg` in R and waits (bounded) until it answers
+    /// `show dataplane`; its pid.
+    fn start(&mut self, cfg: &str) -> Option<u32> {
+        let bin = env!("CARGO_BIN_EXE_tesserad");
+        self.spawn("r", &[bin, "-c", cfg], "tesserad.log");
+        let end = Instant::now() + Duration::from_secs(20);
+        while self.tessera(&["show", "dataplane"]).is_err() {
+            assert!(
+                Instant::now() < end,
+                "tesserad did not start: {}",
+                self.tesserad_log()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        self.pid("tesserad.log")
     }
 
     /// `tessera ARGS` in R.
@@ -141,6 +172,22 @@ impl Lab {
         }
     }
 
+    /// Waits (bounded) until the core received nothing for 300 ms.
+    fn wait_quiet(&self) {
+        let rx = |v: &serde_json::Value| v["per_core"][0]["rx"].as_u64().unwrap_or(0);
+        let end = Instant::now() + Duration::from_secs(20);
+        let mut last = rx(&self.show());
+        loop {
+            std::thread::sleep(Duration::from_millis(300));
+            let now = rx(&self.show());
+            if now == last {
+                return;
+            }
+            assert!(Instant::now() < end, "the dataplane never went quiet");
+            last = now;
+        }
+    }
+
     /// UDP to B's loopback (discard port) from `src` in namespace `n`, as
     /// fast as the socket takes it, for `dur`; datagrams sent.
     fn blast(&self, n: &str, src: &'static str, dur: Duration) -> std::thread::JoinHandle<u64> {
@@ -192,17 +239,7 @@ fn vrs_demux_count_share_and_reload_without_dropping_fibs() {
     let bin = env!("CARGO_BIN_EXE_tesserad");
     lab.exec("r", &[bin, "-c", &cfgs, "--check"])
         .expect("--check accepts ingress VRs with table = main");
-    lab.spawn("r", &[bin, "-c", &cfgs], "tesserad.log");
-    let pid = lab.pid("tesserad.log");
-    let end = Instant::now() + Duration::from_secs(20);
-    while lab.tessera(&["show", "dataplane"]).is_err() {
-        assert!(
-            Instant::now() < end,
-            "tesserad did not start: {}",
-            lab.tesserad_log()
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let pid = lab.start(&cfgs);
     // The static route reaches each VR's FIB through the fan-out.
     let end = Instant::now() + Duration::from_secs(15);
     while !lab.ping("a", 1) {
@@ -284,6 +321,9 @@ fn vrs_demux_count_share_and_reload_without_dropping_fibs() {
             "blue/red below 1.5 when saturated: {v}"
         );
     }
+
+    // The load's backlog (the ports' receive rings) drains first.
+    lab.wait_quiet();
 
     // Reload: red and blue swap ports; A's packets move to blue.
     let routes_before = num(&lab.show(), "red", "installed");
