@@ -15,7 +15,7 @@
 //! demultiplexer gives A's packets to red only (red's counters grow by
 //! the pings, blue's do not); per-VR counters in `show dataplane` (text
 //! and `--json`) and `/metrics`; under a UDP load from A and C both VRs
-//! are charged CPU time (and, when the core was saturated, blue at least
+//! are charged CPU time (and, when both were backlogged, blue at least
 //! 1.5 times red). Then a reload swaps red's and blue's ports: A's
 //! packets now count at blue, with the same pid and the FIBs kept (no
 //! restart, routes still there); a reload removing every VR is refused
@@ -304,18 +304,23 @@ fn vrs_demux_count_share_and_reload_without_dropping_fibs() {
     });
     let d = |n: &str, k: &str| num(&v, n, k) - num(&before, n, k);
     let (red_ns, blue_ns) = (d("red", "cpu_ns"), d("blue", "cpu_ns"));
-    let red_full = drops(&v, "red", "queue_full") - drops(&before, "red", "queue_full");
+    let full = |n: &str| drops(&v, n, "queue_full") - drops(&before, n, "queue_full");
+    let (red_full, blue_full) = (full("red"), full("blue"));
     eprintln!(
         "shares: sent A {sa} C {sc}; red rx {} cpu {red_ns} ns queue_full {red_full}; \
-         blue rx {} cpu {blue_ns} ns; blue/red {:.2}",
+         blue rx {} cpu {blue_ns} ns queue_full {blue_full}; blue/red {:.2}",
         d("red", "rx"),
         d("blue", "rx"),
         blue_ns as f64 / red_ns.max(1) as f64
     );
     assert!(red_ns > 0 && blue_ns > 0, "{v}");
-    if red_full > 1000 {
-        // Red was starved of CPU (its queue overflowed): the scheduler
-        // gave blue its larger share.
+    if d("red", "rx") * 2 < sa && d("blue", "rx") * 2 < sc {
+        // Both VRs were backlogged (each got less than half of what was
+        // sent to it: the rest waited in, and overflowed, its port's
+        // receive ring): the scheduler gave blue its larger share
+        // (tickets 3:1; the in-process test in fib's dataplane/vr.rs
+        // checks the ratio closely). With one VR not backlogged the other
+        // may use its spare share, so nothing is asserted then.
         assert!(
             blue_ns * 2 >= red_ns * 3,
             "blue/red below 1.5 when saturated: {v}"

@@ -16,9 +16,11 @@
 //! The real devices belong to the core's demultiplexer; a VR's graph sees
 //! one [`VrPort`] per port with the port's name, so the built-in graph
 //! text is the same for every VR. A VR's `FromDevice` reading an empty
-//! queue makes the demultiplexer read that port once (one burst) and
-//! spread the frames over the VRs' queues: the scheduler's receive pass
-//! over the VRs is what polls the ports. Frames are moved, never copied;
+//! queue of a port it owns (or that no VR owns) makes the demultiplexer
+//! read that port once (one burst) and spread the frames over the VRs'
+//! queues: the scheduler's receive pass over the VRs is what polls the
+//! ports, and a VR's reads never spend its time on another VR's frames
+//! (an overloaded VR's backlog waits in its port's receive ring). Frames are moved, never copied;
 //! they come from the demultiplexer's pool (a packet carries its pool)
 //! and nothing is allocated per packet.
 //!
@@ -209,6 +211,12 @@ struct Demux<D> {
     no_vr: u64,
     /// Per VR (index in the current set).
     queue_full: Vec<u64>,
+    /// Per port: the VR whose ingress rule takes it (`None`: no VR, or a
+    /// rule kind that is not by port). A VR's reads fill a port's queues
+    /// only when the port is its own or no VR's, so that CPU time a VR
+    /// is charged is never spent on another VR's frames (an overloaded
+    /// VR's backlog stays in its port's receive ring).
+    owner: Vec<Option<usize>>,
 }
 
 impl<D: Device> Demux<D> {
@@ -319,10 +327,17 @@ impl<D: Device<Error = IoError>> Device for VrPort<D> {
     }
     fn rx_burst(&mut self, _pool: &Pool, batch: &mut Batch, max: usize) -> usize {
         let mut d = self.demux.borrow_mut();
-        if d.queues
-            .get(self.vr)
-            .and_then(|q| q.get(self.port))
-            .is_some_and(Batch::is_empty)
+        let mine = d
+            .owner
+            .get(self.port)
+            .copied()
+            .flatten()
+            .is_none_or(|o| o == self.vr);
+        if mine
+            && d.queues
+                .get(self.vr)
+                .and_then(|q| q.get(self.port))
+                .is_some_and(Batch::is_empty)
         {
             d.fill(self.port);
         }
@@ -453,6 +468,7 @@ impl<D: Device<Error = IoError>> VrWorker<D> {
             tx: 0,
             no_vr: 0,
             queue_full: Vec::new(),
+            owner: Vec::new(),
         };
         let mut w = VrWorker {
             demux: Rc::new(RefCell::new(demux)),
@@ -481,6 +497,7 @@ impl<D: Device<Error = IoError>> VrWorker<D> {
         for (i, v) in vrs.iter().enumerate() {
             rules.extend(v.def.rules.iter().map(|r| (*r, i)));
         }
+        let rules_of: Vec<Vec<VrRule>> = vrs.iter().map(|v| v.def.rules.clone()).collect();
         let class = VrClassifier::new(rules).map_err(|e| e.to_string())?;
         enum Src {
             Fresh(Tables, Rc<RefCell<Shared>>),
@@ -589,6 +606,16 @@ impl<D: Device<Error = IoError>> VrWorker<D> {
         self.sched = sched;
         let mut d = self.demux.borrow_mut();
         d.class = class;
+        d.owner = vec![None; self.ports];
+        for (i, rs) in rules_of.iter().enumerate() {
+            for r in rs {
+                if let VrRule::Ingress(p) = r {
+                    if let Some(o) = d.owner.get_mut(usize::from(*p)) {
+                        *o = Some(i);
+                    }
+                }
+            }
+        }
         d.queue_full = vec![0; self.slots.len()];
         d.queues = (0..self.slots.len())
             .map(|_| {
