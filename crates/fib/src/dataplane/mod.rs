@@ -166,7 +166,7 @@ fn serve<D: pkt::Device<Error = IoError>>(
     if let Some(vj) = vr {
         let mut w = vr::VrWorker::new(&ports, socks, lc, vj)?;
         w.run(lc, stop)?;
-        return Ok(WorkerCounters::default());
+        return Ok(w.counters());
     }
     let Some((fab, fc, live)) = fabric else {
         let mut g = GraphWorker::with_graph(

@@ -657,6 +657,17 @@ impl<D: Device<Error = IoError>> VrWorker<D> {
         self.core.store(d.rx, d.tx, &[d.no_vr, qf]);
     }
 
+    /// The core's totals for the final report: frames received from the
+    /// ports and sent to them (every VR together).
+    pub(super) fn counters(&self) -> super::WorkerCounters {
+        let d = self.demux.borrow();
+        super::WorkerCounters {
+            rx: d.rx,
+            forwarded: d.tx,
+            ..super::WorkerCounters::default()
+        }
+    }
+
     fn take_cmd(&mut self) {
         let Ok(cmd) = self.cmds.try_recv() else {
             return;
