@@ -243,9 +243,10 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
         ("log.format", old.log_format != new.log_format),
         ("log.syslog", old.log_syslog != new.log_syslog),
         ("mrt", old.mrt != new.mrt),
-        // `dataplane.graph` and the port groups (NICBalance) are applied by
-        // the reload itself (tesserad reads the file again every time, or
-        // rebuilds the built-in graph); the rest waits for a restart.
+        // `dataplane.graph`, the port groups (NICBalance) and the virtual
+        // routers are applied by the reload itself (tesserad reads the
+        // file again every time, or rebuilds the built-in graph, or
+        // replaces the VR set); the rest waits for a restart.
         (
             "dataplane",
             without_graph(&old.dataplane) != without_graph(&new.dataplane),
@@ -263,11 +264,13 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
     p
 }
 
-/// `[dataplane]` less its `graph` and port groups, which a reload applies.
+/// `[dataplane]` less its `graph`, port groups and virtual routers, which
+/// a reload applies.
 fn without_graph(d: &Option<crate::Dataplane>) -> Option<crate::Dataplane> {
     d.clone().map(|d| crate::Dataplane {
         graph: None,
         port_groups: Vec::new(),
+        vrs: Vec::new(),
         ..d
     })
 }

@@ -24,11 +24,13 @@
 //! an ingress port would otherwise fit two VRs); VLANs and ingress ports
 //! are unique, and prefixes may not overlap between VRs.
 //!
-//! Running VRs in tesserad's dataplane is not built yet: tesserad
-//! (`--check`, start and reload) refuses a configuration with VRs with a
-//! clear "not supported yet" error, after every entry is validated here,
-//! so that no key is silently ignored. The scheduler and its isolation are measured in process
-//! (`crates/elements/examples/vr_isolation.rs`, docs/BENCHMARKS.md).
+//! tesserad runs VRs matched by `ingress` with `table = "main"`
+//! (`fib::dataplane::vr`, `crates/tesserad/src/vr.rs`); it refuses
+//! `neighbors`, `vlan` and `prefix` with a clear "not supported yet"
+//! error (`FILE:LINE:COL`), after every entry is validated here, so that
+//! no key is silently ignored. The scheduler's isolation is measured in
+//! process (`crates/elements/examples/vr_isolation.rs`,
+//! docs/BENCHMARKS.md).
 
 use base::Prefix;
 use serde::Deserialize;

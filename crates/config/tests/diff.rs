@@ -291,3 +291,34 @@ fn bfd_changes_are_soft() {
     assert_eq!(p.soft, names(&["b"]));
     assert!(p.reset.is_empty());
 }
+
+/// `[[dataplane.vr]]` changes are applied by the reload itself (the
+/// dataplane's VR set), not left for a restart; other `[dataplane]`
+/// changes still are.
+#[test]
+fn vr_changes_are_not_a_restart() {
+    let dp = "\n[dataplane]\n[[dataplane.interface]]\nname = \"r0\"\n\
+              [[dataplane.interface]]\nname = \"r1\"\n";
+    let vr = |port: &str, tickets: u32| {
+        format!(
+            "[[dataplane.vr]]\nname = \"red\"\ningress = \"{port}\"\ntable = \"main\"\n\
+             tickets = {tickets}\n"
+        )
+    };
+    let old = config::parse(&format!("{BASE}{dp}{}", vr("r0", 100)), "old.toml")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let new = config::parse(&format!("{BASE}{dp}{}", vr("r1", 300)), "new.toml")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let p = diff(&old, &new);
+    assert!(!p.other.contains(&"dataplane".to_string()), "{p:?}");
+    let new = config::parse(
+        &format!(
+            "{BASE}{}{}",
+            dp.replace("[dataplane]\n", "[dataplane]\ncores = 2\n"),
+            vr("r0", 100)
+        ),
+        "new.toml",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(diff(&old, &new).other.contains(&"dataplane".to_string()));
+}

@@ -229,7 +229,7 @@ pub enum Data {
     Bfd(Vec<BfdSessionInfo>),
     Bmp(Vec<BmpCollectorInfo>),
     Rpki(RpkiInfo),
-    Dataplane(DataplaneInfo),
+    Dataplane(Box<DataplaneInfo>),
 }
 
 /// Answer to `show dataplane`.
@@ -258,6 +258,11 @@ pub struct DataplaneInfo {
     /// (boxed, as `cluster`).
     #[serde(default)]
     pub xdp_fastpath: Option<Box<XdpFastInfo>>,
+    /// Virtual routers (`[[dataplane.vr]]`), in configuration order;
+    /// empty without VRs (boxed: every control answer is as large as its
+    /// largest variant).
+    #[serde(default)]
+    pub vrs: Box<VrList>,
 }
 
 /// The XDP fast path's counters (`show dataplane`): packets by where the
@@ -276,6 +281,42 @@ pub struct XdpFastInfo {
     pub map_removed: u64,
     pub map_failed: u64,
     pub map_calls: u64,
+}
+
+/// The virtual routers of `show dataplane` (a JSON list).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct VrList(pub Vec<VrInfo>);
+
+impl std::ops::Deref for VrList {
+    type Target = [VrInfo];
+    fn deref(&self) -> &[VrInfo] {
+        &self.0
+    }
+}
+
+/// One virtual router's counters, summed over the cores (`show
+/// dataplane`, `tessera_dataplane_vr_*`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VrInfo {
+    pub name: String,
+    /// Its CPU share, relative to the other VRs' tickets.
+    pub tickets: u32,
+    /// Packets its graphs received and sent.
+    pub rx: u64,
+    pub tx: u64,
+    /// Drops by reason (its graphs' reasons, and `queue_full`: frames
+    /// for it while its queue was full), zeros included.
+    #[serde(default)]
+    pub drops: std::collections::BTreeMap<String, u64>,
+    /// CPU time the schedulers charged to it (ns of thread CPU time): the
+    /// share it used.
+    pub cpu_ns: u64,
+    /// Times a scheduler ran it.
+    pub runs: u64,
+    /// Routes in its FIB: known, and installed (next hop resolved).
+    pub routes: u64,
+    pub installed: u64,
 }
 
 /// `[cluster]` as it runs (`show dataplane`).

@@ -172,7 +172,7 @@ fn responses_round_trip() {
             changed: true,
             messages: vec!["peer2: added".into()],
         })),
-        Response::Ok(Data::Dataplane(mgmt::proto::DataplaneInfo {
+        Response::Ok(Data::Dataplane(Box::new(mgmt::proto::DataplaneInfo {
             graph: "/etc/tessera/dp.click".into(),
             cores: 2,
             elements: vec![mgmt::proto::ElementInfo {
@@ -210,7 +210,18 @@ fn responses_round_trip() {
                 }],
             })),
             xdp_fastpath: None,
-        })),
+            vrs: Box::new(mgmt::proto::VrList(vec![mgmt::proto::VrInfo {
+                name: "red".into(),
+                tickets: 300,
+                rx: 12,
+                tx: 11,
+                drops: [("queue_full".to_string(), 1)].into_iter().collect(),
+                cpu_ns: 123_456,
+                runs: 7,
+                routes: 3,
+                installed: 2,
+            }])),
+        }))),
         Response::error(ErrorCode::NotFound, "no such protocol"),
     ] {
         round_trip_response(r);

@@ -160,6 +160,7 @@ fn dp_config(d: &config::Dataplane, k: Option<&config::Cluster>, restart: bool) 
         }),
         graph: None,
         balance: balance_groups(d),
+        vrs: Vec::new(),
     }
 }
 
@@ -206,7 +207,6 @@ pub fn read_graph(d: &config::Dataplane) -> Result<Option<GraphText>, String> {
 /// `tesserad --check`: the operator's graph too, against the configured
 /// interfaces (without opening them).
 pub fn check(d: &config::Dataplane) -> Result<(), String> {
-    crate::vr::refuse(d)?;
     if let Some(g) = read_graph(d)? {
         let devs: Vec<&str> = d.interfaces.iter().map(|i| i.name.as_str()).collect();
         dataplane::check_graph(&g, &devs)?;
@@ -229,6 +229,8 @@ pub struct Hook {
     d: config::Dataplane,
     /// `[cluster]`, whose fabric is a port of this dataplane.
     k: Option<config::Cluster>,
+    /// The virtual routers' feeds, when the dataplane runs VRs.
+    vrs: Option<crate::vr::Vrs>,
 }
 
 impl Hook {
@@ -241,7 +243,14 @@ impl Hook {
             dp: Arc::downgrade(dp),
             d: d.clone(),
             k: k.cloned(),
+            vrs: None,
         }
+    }
+
+    /// With the virtual routers' feeds ([`start`] returns them).
+    pub fn with_vrs(mut self, vrs: Option<crate::vr::Vrs>) -> Hook {
+        self.vrs = vrs;
+        self
     }
 }
 
@@ -314,6 +323,7 @@ impl bgp_speaker::daemon::DataplaneHook for Hook {
                 per_core: Vec::new(),
                 cluster: None,
                 xdp_fastpath: None,
+                vrs: Box::default(),
             };
         };
         let elements = dp.elements();
@@ -340,6 +350,22 @@ impl bgp_speaker::daemon::DataplaneHook for Hook {
             graph: dp.graph().map_or_else(|| "built-in".into(), |g| g.file),
             cores: u32::from(self.d.cores),
             cluster,
+            vrs: Box::new(mgmt::proto::VrList(
+                dp.vr_stats()
+                    .into_iter()
+                    .map(|v| mgmt::proto::VrInfo {
+                        name: v.name,
+                        tickets: v.tickets,
+                        rx: v.rx,
+                        tx: v.tx,
+                        drops: v.drops.into_iter().collect(),
+                        cpu_ns: v.charged_ns,
+                        runs: v.runs,
+                        routes: v.routes,
+                        installed: v.installed,
+                    })
+                    .collect(),
+            )),
             elements: elements
                 .into_iter()
                 .map(|e| mgmt::proto::ElementInfo {
@@ -382,7 +408,22 @@ impl bgp_speaker::daemon::DataplaneHook for Hook {
         let Some(nd) = &new.dataplane else {
             return Ok(Vec::new());
         };
-        crate::vr::refuse(nd)?;
+        crate::vr::check(new)?;
+        // Virtual routers: the cores run VR graphs instead of the main
+        // one (the graph settings are refused with VRs).
+        match &self.vrs {
+            Some(v) => {
+                return v.reload(&dp, &self.d.interfaces, &nd.vrs, check, SWAP_WAIT);
+            }
+            None if !nd.vrs.is_empty() => {
+                return Err(
+                    "adding [[dataplane.vr]] to a dataplane started without virtual \
+                            routers needs a restart of tesserad"
+                        .into(),
+                );
+            }
+            None => {}
+        }
         let devs: Vec<&str> = self.d.interfaces.iter().map(|i| i.name.as_str()).collect();
         // The built-in graph for the new port groups (NICBalance) on the
         // running interfaces and settings.
@@ -546,12 +587,17 @@ pub enum Running {
 /// with a socket per core (config validation guarantees the graph
 /// engine, no kernel export, no feed socket, and one core with
 /// congestion control).
+/// What [`start`] started: what runs, the sender the best-route hook
+/// feeds, and the virtual routers' feeds (with VRs).
+pub type Started = (Running, SyncSender<Vec<Change>>, Option<crate::vr::Vrs>);
+
+/// With `[[dataplane.vr]]` (checked by `crate::vr::check`), the hook
+/// feeds the VR fan-out ([`crate::vr::Fan`]), returned with it.
 pub fn start(
     d: &config::Dataplane,
     k: Option<&config::Cluster>,
     restart: bool,
-) -> Result<(Running, SyncSender<Vec<Change>>), String> {
-    crate::vr::refuse(d)?;
+) -> Result<Started, String> {
     let (tx, rx) = mpsc::sync_channel::<Vec<Change>>(FEED_DEPTH);
     if let Some(path) = &d.feed_socket {
         let l = bind(path)?;
@@ -559,17 +605,37 @@ pub fn start(
             .name("dp-feed".into())
             .spawn(move || fib::feed::serve(l, rx))
             .map_err(|e| e.to_string())?;
-        return Ok((Running::Feed, tx));
+        return Ok((Running::Feed, tx, None));
     }
     let mut cfg = dp_config(d, k, restart);
     cfg.graph = read_graph(d)?;
-    let dp = dataplane::start(&cfg, rx).map_err(|e| format!("dataplane: {e}"))?;
+    let (dp, tx, vrs) = if d.vrs.is_empty() {
+        let dp = dataplane::start(&cfg, rx).map_err(|e| format!("dataplane: {e}"))?;
+        (dp, tx, None)
+    } else {
+        cfg.vrs = crate::vr::defs(&d.vrs, &d.interfaces)?;
+        let mut feeds = crate::vr::VrFeeds::new(&d.vrs);
+        let receivers = std::mem::take(&mut feeds.receivers);
+        let dp = dataplane::start_with_vrs(&cfg, rx, receivers)
+            .map_err(|e| format!("dataplane: {e}"))?;
+        let (fan, hook, views) = feeds.fan(tx, FEED_DEPTH)?;
+        eprintln!(
+            "dataplane: {} virtual routers: {}",
+            d.vrs.len(),
+            d.vrs
+                .iter()
+                .map(|v| v.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        (dp, hook, Some(crate::vr::Vrs::new(fan, views, &d.vrs)))
+    };
     announce(&cfg);
     if restart && cfg.kernel.is_some() {
         let (v4, v6) = dp.fib_report().kernel_adopted;
         eprintln!("dataplane: graceful restart, kept {v4} IPv4 and {v6} IPv6 kernel routes");
     }
-    Ok((Running::InProcess(std::sync::Arc::new(dp)), tx))
+    Ok((Running::InProcess(std::sync::Arc::new(dp)), tx, vrs))
 }
 
 /// After a graceful restart: the families (IPv4, IPv6) whose forwarding
@@ -605,7 +671,6 @@ pub fn run_separate(d: &config::Dataplane) -> Result<(), String> {
     let Some(path) = d.feed_socket.clone() else {
         return Err("--dataplane needs [dataplane] feed_socket".into());
     };
-    crate::vr::refuse(d)?;
     // SAFETY: the handler only stores to an atomic (async-signal-safe).
     unsafe {
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);

@@ -60,10 +60,10 @@ fn main() -> ExitCode {
         return print_man();
     }
     if args.check {
-        let graph = config::load(&args.config)
-            .ok()
-            .and_then(|c| c.dataplane)
-            .map_or(Ok(()), |d| dataplane::check(&d));
+        let graph = config::load(&args.config).ok().map_or(Ok(()), |c| {
+            vr::check(&c)?;
+            c.dataplane.as_ref().map_or(Ok(()), dataplane::check)
+        });
         if let Err(e) = graph {
             eprintln!("tesserad: {e}");
             return ExitCode::FAILURE;
@@ -82,7 +82,14 @@ fn main() -> ExitCode {
     // The daemon reads the file again; here only `[dataplane]` and
     // `[cluster]` (the fabric, a port of the dataplane) matter.
     let (dp, cluster) = match config::load(&args.config) {
-        Ok(c) => (c.dataplane, c.cluster),
+        Ok(c) => {
+            // What tesserad cannot run with virtual routers yet.
+            if let Err(e) = vr::check(&c) {
+                eprintln!("tesserad: {e}");
+                return ExitCode::FAILURE;
+            }
+            (c.dataplane, c.cluster)
+        }
         Err(e) => {
             eprintln!("tesserad: {e}");
             return ExitCode::FAILURE;
@@ -130,15 +137,14 @@ fn main() -> ExitCode {
     let mut running = None;
     if let Some(d) = &dp {
         match dataplane::start(d, cluster.as_ref(), args.graceful_restart) {
-            Ok((r, tx)) => {
+            Ok((r, tx, vrs)) => {
                 hooks.best_feed = Some(tx);
+                hooks.views = vrs.as_ref().map(vr::Vrs::registry);
                 hooks.forwarding_kept = Some(dataplane::forwarding_kept(d, &r));
                 if let dataplane::Running::InProcess(dp) = &r {
-                    hooks.dataplane = Some(std::sync::Arc::new(dataplane::Hook::new(
-                        dp,
-                        d,
-                        cluster.as_ref(),
-                    )));
+                    hooks.dataplane = Some(std::sync::Arc::new(
+                        dataplane::Hook::new(dp, d, cluster.as_ref()).with_vrs(vrs),
+                    ));
                 }
                 // Config validation: `[cluster]` runs in this process.
                 if let (Some(k), dataplane::Running::InProcess(dp)) = (&cluster, &r) {

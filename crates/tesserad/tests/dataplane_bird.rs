@@ -334,6 +334,7 @@ fn scenario(io_mode: &str, src: Source, engine: fib::dataplane::Engine, cores: u
                 graph: None,
                 ipsec: None,
                 balance: Vec::new(),
+                vrs: Vec::new(),
             };
             if mode == fib::dataplane::IoMode::AfXdp && cores == 1 {
                 // A veth has one RX queue: AF_XDP on two cores must be

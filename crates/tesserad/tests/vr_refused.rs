@@ -1,6 +1,8 @@
-//! `[[dataplane.vr]]` is validated (FILE:LINE:COL) but not run by
-//! tesserad yet: `tesserad --check` must say so for a valid VR, and name
-//! the position of an invalid one. No namespaces, no interfaces opened.
+//! `[[dataplane.vr]]` in `tesserad --check`: VRs matched by ingress with
+//! `table = "main"` run (dataplane_vr.rs); what does not run yet (a
+//! `vlan` or `prefix` match, `neighbors = [...]`) is refused as "not
+//! supported yet" with the FILE:LINE:COL of the key, and an invalid VR
+//! names its position. No namespaces, no interfaces opened.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -43,17 +45,40 @@ fn check(c: &Cfg) -> (bool, String) {
 }
 
 #[test]
-fn a_valid_vr_is_refused_as_not_supported() {
+fn what_does_not_run_yet_is_refused_with_its_position() {
+    // vlan is on line 12 of the file above, neighbors on line 12 too.
     let c = cfg(
-        "valid",
+        "vlan",
         "[[dataplane.vr]]\nname = \"red\"\nvlan = 10\ntable = \"main\"\ntickets = 300\n",
     );
     let (ok, err) = check(&c);
     assert!(!ok, "tesserad --check accepted VRs it cannot run: {err}");
+    let want = format!("{}:12:", c.0.display());
     assert!(
-        err.contains("dataplane.vr[0] (\"red\")") && err.contains("not supported yet"),
+        err.contains(&want)
+            && err.contains("dataplane.vr[0].vlan")
+            && err.contains("not supported yet"),
+        "want {want} in {err}"
+    );
+    let c = cfg(
+        "neighbors",
+        "[[dataplane.vr]]\nname = \"red\"\ningress = \"vr0\"\nneighbors = [\"peer\"]\n\n\
+         [[neighbor]]\nname = \"peer\"\naddress = \"198.18.0.2\"\nremote_as = 65001\n",
+    );
+    let (ok, err) = check(&c);
+    assert!(!ok, "{err}");
+    assert!(
+        err.contains(&format!("{}:13:", c.0.display()))
+            && err.contains("dataplane.vr[0].neighbors")
+            && err.contains("not supported yet"),
         "{err}"
     );
+    let c = cfg(
+        "ingress",
+        "[[dataplane.vr]]\nname = \"red\"\ningress = \"vr0\"\ntable = \"main\"\n",
+    );
+    let (ok, err) = check(&c);
+    assert!(ok, "an ingress VR with table = main runs: {err}");
 }
 
 #[test]

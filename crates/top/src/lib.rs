@@ -688,6 +688,7 @@ mod tests {
                 .collect(),
             cluster: None,
             xdp_fastpath: None,
+            vrs: Box::default(),
         }
     }
 

@@ -517,7 +517,7 @@ async fn take_snapshot(app: &App) -> Value {
     .await
     .unwrap_or_default();
     let dp = match ask(app, Request::ShowDataplane).await {
-        CtlResponse::Ok(Data::Dataplane(d)) => Some(d),
+        CtlResponse::Ok(Data::Dataplane(d)) => Some(*d),
         _ => None,
     };
     let bfd = match dp.as_ref().and_then(|d| d.cluster.as_ref()) {

@@ -196,6 +196,7 @@ mod tests {
             per_core: Vec::new(),
             cluster: None,
             xdp_fastpath: None,
+            vrs: Box::default(),
         };
         assert_eq!(dataplane(Some(&d)), Value::Null);
         d.per_core.push(mgmt::proto::CoreInfo {

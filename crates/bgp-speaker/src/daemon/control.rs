@@ -425,7 +425,7 @@ impl ControlHandler for Control {
                 self.bmp.as_ref().map(|h| h.info()).unwrap_or_default(),
             )),
             Request::ShowRpki => self.show_rpki(),
-            Request::ShowDataplane => self.dataplane().map(Data::Dataplane).ok_or_else(|| {
+            Request::ShowDataplane => self.dataplane().map(|d| Data::Dataplane(Box::new(d))).ok_or_else(|| {
                 Response::error(
                     ErrorCode::Unsupported,
                     "no dataplane in this tesserad ([dataplane] absent, or fed to a separate process)",

@@ -59,6 +59,80 @@ impl MetricsSource for Metrics {
     }
 }
 
+/// Each virtual router (`[[dataplane.vr]]`): packets, drops by reason,
+/// CPU charged by the schedulers, and its FIB's routes.
+fn write_vrs(out: &mut MetricsWriter, vrs: &[mgmt::proto::VrInfo]) {
+    if vrs.is_empty() {
+        return;
+    }
+    out.header(
+        "tessera_dataplane_vr_packets_total",
+        MetricType::Counter,
+        "packets each virtual router's graphs received (dir=rx) and sent (dir=tx), over all cores",
+    );
+    for v in vrs {
+        for (dir, n) in [("rx", v.rx), ("tx", v.tx)] {
+            out.sample_u64(
+                "tessera_dataplane_vr_packets_total",
+                &[("vr", &v.name), ("dir", dir)],
+                n,
+            );
+        }
+    }
+    out.header(
+        "tessera_dataplane_vr_drops_total",
+        MetricType::Counter,
+        "packets each virtual router dropped, by reason (queue_full: its queue was full)",
+    );
+    for v in vrs {
+        for (reason, n) in &v.drops {
+            out.sample_u64(
+                "tessera_dataplane_vr_drops_total",
+                &[("vr", &v.name), ("reason", reason)],
+                *n,
+            );
+        }
+    }
+    out.header(
+        "tessera_dataplane_vr_cpu_seconds_total",
+        MetricType::Counter,
+        "thread CPU time the per-core schedulers charged to each virtual router (its share used)",
+    );
+    for v in vrs {
+        out.sample(
+            "tessera_dataplane_vr_cpu_seconds_total",
+            &[("vr", &v.name)],
+            v.cpu_ns as f64 / 1e9,
+        );
+    }
+    out.header(
+        "tessera_dataplane_vr_tickets",
+        MetricType::Gauge,
+        "each virtual router's CPU share in tickets (relative to the others)",
+    );
+    for v in vrs {
+        out.sample_u64(
+            "tessera_dataplane_vr_tickets",
+            &[("vr", &v.name)],
+            u64::from(v.tickets),
+        );
+    }
+    out.header(
+        "tessera_dataplane_vr_routes",
+        MetricType::Gauge,
+        "routes in each virtual router's FIB (state=known, state=installed)",
+    );
+    for v in vrs {
+        for (state, n) in [("known", v.routes), ("installed", v.installed)] {
+            out.sample_u64(
+                "tessera_dataplane_vr_routes",
+                &[("vr", &v.name), ("state", state)],
+                n,
+            );
+        }
+    }
+}
+
 /// The dataplane's elements: packets in and out, drops by reason, and
 /// each element's own counters, labelled by element name and class; and
 /// each core's packets and drops by reason.
@@ -103,6 +177,7 @@ fn write_dataplane(out: &mut MetricsWriter, d: &mgmt::proto::DataplaneInfo) {
             );
         }
     }
+    write_vrs(out, &d.vrs);
     if !d.per_core.is_empty() {
         out.header(
             "tessera_dataplane_core_packets_total",

@@ -54,6 +54,24 @@ pub struct CoreSnapshot {
 }
 
 impl CoreStats {
+    /// Names the drop slots of a core that runs no graph of its own (the
+    /// virtual routers' demultiplexer, [`super::vr`]): set once, off the
+    /// packet path.
+    pub fn set_names(&self, names: &[&'static str]) {
+        *self.names.lock().unwrap_or_else(PoisonError::into_inner) =
+            names.iter().take(CORE_REASONS).copied().collect();
+    }
+
+    /// Stores packets in and out and the drops of the slots named by
+    /// [`CoreStats::set_names`], in that order (relaxed stores).
+    pub fn store(&self, rx: u64, tx: u64, drops: &[u64]) {
+        self.rx.store(rx, Ordering::Relaxed);
+        self.tx.store(tx, Ordering::Relaxed);
+        for (a, v) in self.drops.iter().zip(drops) {
+            a.store(*v, Ordering::Relaxed);
+        }
+    }
+
     /// The counters now.
     pub fn snapshot(&self) -> CoreSnapshot {
         let names = self

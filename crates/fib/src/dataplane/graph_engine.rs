@@ -229,7 +229,11 @@ where
 /// Gives the EtherRewrite named `rw<i>` of every port `i` the core's
 /// neighbour share (both graphs name them so; an operator's EtherRewrite
 /// named otherwise resolves on its own core only).
-fn attach_share(g: &mut Graph<AnyElement>, shared: Option<&Rc<RefCell<Shared>>>, ports: usize) {
+pub(super) fn attach_share(
+    g: &mut Graph<AnyElement>,
+    shared: Option<&Rc<RefCell<Shared>>>,
+    ports: usize,
+) {
     let Some(sh) = shared else { return };
     for i in 0..ports {
         let e = g.find(&format!("rw{i}")).and_then(|k| g.element_mut(k));
@@ -244,11 +248,11 @@ fn attach_share(g: &mut Graph<AnyElement>, shared: Option<&Rc<RefCell<Shared>>>,
 
 /// One core's link to the FIB thread for neighbours: learned ones go out
 /// on the core's SPSC ring, everyone's come back in the published tables.
-struct Shared {
-    fib: ReadHandle<FibTables>,
-    learn: Producer<Learned>,
+pub(super) struct Shared {
+    pub(super) fib: ReadHandle<FibTables>,
+    pub(super) learn: Producer<Learned>,
     /// Learned neighbours lost to a full ring.
-    dropped: u64,
+    pub(super) dropped: u64,
 }
 
 /// [`NeighShare`] for the EtherRewrite of one port.
@@ -669,9 +673,9 @@ pub fn graph_config_ext(
 /// The live tables of one core, shared by every lookup element of its
 /// graph and kept across graph replacements (the FIB is never rebuilt
 /// for a new graph).
-struct Tables {
-    v4: Rc<RefCell<LiveTable>>,
-    v6: Rc<RefCell<LiveTable>>,
+pub(super) struct Tables {
+    pub(super) v4: Rc<RefCell<LiveTable>>,
+    pub(super) v6: Rc<RefCell<LiveTable>>,
 }
 
 /// Builds a graph from `text` with the core's tables: `TABLE fib4` (and
@@ -679,7 +683,7 @@ struct Tables {
 /// fib6` give every lookup that names them a view of the published FIB.
 /// Then the checks every graph passes, built-in or the operator's
 /// ([`check_graph`]).
-fn build_graph(
+pub(super) fn build_graph(
     g: &GraphText,
     tables: &Tables,
     devs: &[&str],

@@ -33,6 +33,7 @@ pub mod balance;
 pub mod common;
 pub mod core_stats;
 pub mod graph_engine;
+pub mod vr;
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -60,6 +61,7 @@ pub use common::{
 };
 pub use graph::BalanceParams;
 pub use graph_engine::{check_graph, GraphPort, GraphWorker, LiveTable, Swap, WorkerLink};
+pub use vr::{VrDef, VrSnapshot};
 
 /// What a worker thread needs besides its sockets.
 struct Job {
@@ -80,6 +82,8 @@ struct Job {
     ipsec: Option<IpsecConfig>,
     /// NICBalance port groups of the built-in graph.
     balance: Vec<BalanceGroup>,
+    /// Virtual routers: this core runs them instead of the main graph.
+    vr: Option<vr::VrJob>,
 }
 
 /// A worker's device: one queue of an external port, or the cluster
@@ -160,7 +164,13 @@ fn serve<D: pkt::Device<Error = IoError>>(
         link,
         ipsec,
         balance,
+        vr,
     } = job;
+    if let Some(vj) = vr {
+        let mut w = vr::VrWorker::new(&ports, socks, lc, vj)?;
+        w.run(lc, stop)?;
+        return Ok(w.counters());
+    }
     let Some((fab, fc, live)) = fabric else {
         let mut g = GraphWorker::with_graph(
             &ports,
@@ -253,7 +263,17 @@ pub struct DataplaneConfig {
     /// built-in graph ([`balance`]); not with an operator's graph, which
     /// holds its own `NICBalance` elements.
     pub balance: Vec<BalanceGroup>,
+    /// Virtual routers ([`vr`]): each core runs one built-in graph per VR
+    /// under a proportional-share scheduler instead of the main graph.
+    /// Not with the fabric, an operator's graph, IPsec or NICBalance
+    /// ([`VR_NOT_SUPPORTED`]).
+    pub vrs: Vec<VrDef>,
 }
+
+/// Why virtual routers and some other settings do not go together.
+pub const VR_NOT_SUPPORTED: &str = "virtual routers with the cluster fabric, an operator's \
+     graph, IPsec or NICBalance port groups are not supported yet: each VR runs its own \
+     instance of the built-in graph";
 
 /// Why an IPsec configuration cannot run (the config crate refuses the
 /// same combinations with the file position).
@@ -287,6 +307,8 @@ pub enum DpError {
     Kernel(kernel::KernelError),
     /// A worker thread ended before saying it was ready.
     WorkerGone,
+    /// The virtual routers cannot run (what is wrong).
+    Vr(String),
 }
 
 impl std::fmt::Display for DpError {
@@ -301,6 +323,7 @@ impl std::fmt::Display for DpError {
             ),
             DpError::Kernel(e) => write!(f, "kernel export: {e:?}"),
             DpError::WorkerGone => write!(f, "a dataplane worker stopped during start-up"),
+            DpError::Vr(e) => write!(f, "virtual routers: {e}"),
         }
     }
 }
@@ -367,6 +390,8 @@ pub struct Dataplane {
     live: Arc<Mutex<FibReport>>,
     /// The XDP fast path's maps, when it is on.
     fast: Option<Arc<FastMaps>>,
+    /// The virtual routers' FIBs and the cores' VR channels.
+    vr: Option<Mutex<vr::VrControl>>,
 }
 
 /// An `ifreq` named `name` and a datagram socket to run interface ioctls
@@ -462,6 +487,16 @@ fn rx_queues(name: &str) -> Option<usize> {
 /// Starts the dataplane: FIB thread fed by `feed`, and `cfg.cores`
 /// workers. Returns once every worker has opened its queues.
 pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Dataplane, DpError> {
+    start_with_vrs(cfg, feed, Vec::new())
+}
+
+/// [`start`] with virtual routers: `cfg.vrs`, each VR's FIB fed by its
+/// entry of `vr_feeds` (by name; the same batches as the main feed).
+pub fn start_with_vrs(
+    cfg: &DataplaneConfig,
+    feed: Receiver<Vec<Change>>,
+    vr_feeds: Vec<(String, Receiver<Vec<Change>>)>,
+) -> Result<Dataplane, DpError> {
     if cfg.ports.is_empty() || cfg.ports.len() > 16 {
         return Err(DpError::Config("a dataplane needs 1..=16 ports"));
     }
@@ -505,6 +540,14 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
             || cfg.graph.is_some())
     {
         return Err(DpError::Config(IPSEC_NOT_SUPPORTED));
+    }
+    if !cfg.vrs.is_empty()
+        && (cfg.fabric.is_some()
+            || cfg.graph.is_some()
+            || cfg.ipsec.is_some()
+            || !cfg.balance.is_empty())
+    {
+        return Err(DpError::Config(VR_NOT_SUPPORTED));
     }
     // The fabric socket of each core (empty without a fabric).
     let mut fabric_dev: Vec<Option<(FabricDevice, FabricConfig, Arc<AtomicU64>)>> = Vec::new();
@@ -602,6 +645,14 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
             fib.add_peer(port, a.ip(), *id, ports);
         }
     }
+    // The VRs' FIBs (threads of their own), each core's first VR set.
+    let (mut vrc, mut vr_sets) = if cfg.vrs.is_empty() {
+        (None, Vec::new())
+    } else {
+        let (c, sets) = vr::VrControl::start(&cfg.vrs, vr_feeds, specs.clone(), cfg.cores)
+            .map_err(DpError::Vr)?;
+        (Some(c), sets)
+    };
     let mut writer = left_right(FibTables::new());
     // Connected prefixes are in place before any packet is read.
     let first = fib.take_deltas();
@@ -676,6 +727,14 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
             },
             ipsec: cfg.ipsec.clone(),
             balance: cfg.balance.clone(),
+            vr: match vrc.as_mut() {
+                Some(c) => Some(vr::VrJob {
+                    vrs: std::mem::take(vr_sets.get_mut(core).ok_or(DpError::WorkerGone)?),
+                    cmds: c.add_core(),
+                    core: Arc::clone(&core_stats),
+                }),
+                None => None,
+            },
         };
         let multi = cfg.cores > 1;
         let (stop, ready, progs, ports, mode, lc) = (
@@ -761,6 +820,7 @@ pub fn start(cfg: &DataplaneConfig, feed: Receiver<Vec<Change>>) -> Result<Datap
         fib: None,
         live: Arc::clone(&live),
         fast: fast.map(|(m, _)| m),
+        vr: vrc.map(Mutex::new),
     };
     if let Some(e) = failed {
         dp.halt();
@@ -1035,6 +1095,52 @@ impl Dataplane {
         self.fast.as_ref()?.counters().ok()
     }
 
+    /// Whether the cores run virtual routers (`cfg.vrs` at start).
+    pub fn runs_vrs(&self) -> bool {
+        self.vr.is_some()
+    }
+
+    /// The virtual routers running now, in configuration order.
+    pub fn vrs(&self) -> Vec<VrDef> {
+        self.vr.as_ref().map_or_else(Vec::new, |v| {
+            v.lock().unwrap_or_else(PoisonError::into_inner).defs()
+        })
+    }
+
+    /// Each virtual router's counters, summed over the cores (stored by
+    /// the cores after each scheduling decision; see [`vr::VrCoreStats`]).
+    pub fn vr_stats(&self) -> Vec<VrSnapshot> {
+        self.vr.as_ref().map_or_else(Vec::new, |v| {
+            v.lock().unwrap_or_else(PoisonError::into_inner).snapshot()
+        })
+    }
+
+    /// Replaces the virtual routers by `defs`: a VR named in `feeds` gets
+    /// a new FIB fed by its channel (a new VR, or a VR whose source
+    /// changed; its counters start again), the other VRs keep their FIBs
+    /// and counters, and the main FIB is never touched. Each core rebuilds
+    /// its VR graphs and scheduler (match and share changes) and answers
+    /// within `wait`. Errors, with nothing changed: a dataplane started
+    /// without VRs (a restart adds them), an empty `defs` (a restart
+    /// removes them), an invalid set.
+    pub fn set_vrs(
+        &self,
+        defs: &[VrDef],
+        feeds: Vec<(String, Receiver<Vec<Change>>)>,
+        wait: Duration,
+    ) -> Result<(), String> {
+        let Some(v) = &self.vr else {
+            return Err(
+                "adding [[dataplane.vr]] to a dataplane started without virtual \
+                        routers needs a restart of tesserad (the cores run the main graph)"
+                    .into(),
+            );
+        };
+        v.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .set(defs, feeds, wait)
+    }
+
     /// The FIB thread's counters now.
     pub fn fib_report(&self) -> FibReport {
         *self.live.lock().unwrap_or_else(PoisonError::into_inner)
@@ -1057,6 +1163,9 @@ impl Dataplane {
             if let Ok(r) = f.join() {
                 rep.fib = r;
             }
+        }
+        if let Some(v) = &self.vr {
+            v.lock().unwrap_or_else(PoisonError::into_inner).halt();
         }
         rep
     }
@@ -1113,6 +1222,7 @@ mod tests {
                 graph: None,
                 ipsec: None,
                 balance: Vec::new(),
+                vrs: Vec::new(),
             };
             let (_t, r) = mpsc::channel();
             assert!(

@@ -160,6 +160,27 @@ pub fn render_dataplane(out: &mut String, d: &crate::proto::DataplaneInfo) {
             x.map_calls
         );
     }
+    if !d.vrs.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n{:<16} {:>8} {:>12} {:>12} {:>10} {:>10} {:>13}  Drops by reason",
+            "Virtual router", "Tickets", "Received", "Sent", "CPU ms", "Runs", "Routes/inst"
+        );
+        for v in d.vrs.iter() {
+            let _ = writeln!(
+                out,
+                "{:<16} {:>8} {:>12} {:>12} {:>10.3} {:>10} {:>13}  {}",
+                v.name,
+                v.tickets,
+                v.rx,
+                v.tx,
+                v.cpu_ns as f64 / 1e6,
+                v.runs,
+                format!("{}/{}", v.routes, v.installed),
+                nonzero(&v.drops)
+            );
+        }
+    }
     if d.per_core.is_empty() {
         return;
     }
@@ -356,6 +377,19 @@ mod tests {
                 map_failed: 0,
                 map_calls: 3,
             })),
+            vrs: Box::new(crate::proto::VrList(vec![crate::proto::VrInfo {
+                name: "red".into(),
+                tickets: 300,
+                rx: 12,
+                tx: 11,
+                drops: [("queue_full".to_string(), 1), ("no_route".to_string(), 0)]
+                    .into_iter()
+                    .collect(),
+                cpu_ns: 3_000_000,
+                runs: 7,
+                routes: 3,
+                installed: 2,
+            }])),
         };
         let mut out = String::new();
         render_dataplane(&mut out, &d);
@@ -379,6 +413,21 @@ mod tests {
         assert_eq!(
             words,
             ["0x2001", "in", "dec", "5", "420", "replay=1"],
+            "{out}"
+        );
+        let vr = out.lines().find(|l| l.starts_with("red ")).expect(&out);
+        assert_eq!(
+            vr.split_whitespace().collect::<Vec<_>>(),
+            [
+                "red",
+                "300",
+                "12",
+                "11",
+                "3.000",
+                "7",
+                "3/2",
+                "queue_full=1"
+            ],
             "{out}"
         );
     }

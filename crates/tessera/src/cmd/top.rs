@@ -90,7 +90,7 @@ fn poll(
     }
     // Unsupported without a dataplane: then no pane.
     if let Ok(Response::Ok(Data::Dataplane(d))) = ask(Request::ShowDataplane) {
-        s.dataplane = Some(d);
+        s.dataplane = Some(*d);
     }
     if let Some(a) = metrics {
         match scrape(a, timeout) {

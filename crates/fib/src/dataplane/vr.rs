@@ -1,0 +1,1391 @@
+//! Virtual routers in the dataplane (`[[dataplane.vr]]`, seed 002 slides
+//! 30-38): each VR has its own FIB ([`FibTables`] behind its own FIB
+//! thread and feed) and, on every core, its own instance of the built-in
+//! graph; per core, one [`VrScheduler`] runs the VRs' graphs with their
+//! tickets, granularity G, batch threshold B_i and delay threshold D_i.
+//!
+//! ```text
+//! port queues (this core) --rx--> Demux: graph::VrClassifier
+//!     -> per (VR, port) queue (256 frames; overflow: `queue_full`, the VR's)
+//!     -> VrPort(VR, port) = the VR graph's FromDevice / ToDevice
+//!     -> the VR's built-in graph, its FIB, its neighbours
+//!     -> VrPort tx -> the real port queue
+//! frames no VR claims: dropped, `no_vr` in the core's drops
+//! ```
+//!
+//! The real devices belong to the core's demultiplexer; a VR's graph sees
+//! one [`VrPort`] per port with the port's name, so the built-in graph
+//! text is the same for every VR. A VR's `FromDevice` reading an empty
+//! queue of a port it owns (or that no VR owns) makes the demultiplexer
+//! read that port once (one burst) and spread the frames over the VRs'
+//! queues: the scheduler's receive pass over the VRs is what polls the
+//! ports, and a VR's reads never spend its time on another VR's frames
+//! (an overloaded VR's backlog waits in its port's receive ring). Frames are moved, never copied;
+//! they come from the demultiplexer's pool (a packet carries its pool)
+//! and nothing is allocated per packet.
+//!
+//! Neighbours: each VR's graph has its own EtherRewrites; what they learn
+//! goes to the VR's FIB thread on a ring per core, as for the main graph.
+//! A VR sends out of ports it does not own, so the answers to its ARP
+//! requests and Neighbor Solicitations arrive where another VR (or none)
+//! is matched: ARP replies and Neighbor Advertisements go to every VR
+//! (copied into the demultiplexer's pool), the rest to the matched VR.
+//!
+//! Limits (not supported yet, refused by [`check`]): VLAN and prefix
+//! matches (ARP and ND frames carry no destination prefix, and VLAN
+//! frames would need the tag popped and pushed: both need a shared
+//! control path the built-in graph does not have), an operator's graph,
+//! IPsec, NICBalance groups and the cluster fabric together with VRs.
+//! Frames for ports no VR claims are dropped (`no_vr`): with VRs, the
+//! main FIB is kept and fed but no graph forwards by it.
+//!
+//! Reload ([`super::Dataplane::set_vrs`]): each core rebuilds its VR
+//! graphs and scheduler at once (packets queued inside the old graphs are
+//! dropped with them; ARP caches are re-learned from the VRs' published
+//! neighbours); the FIBs of VRs that stay and the main FIB are kept.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use elements::AnyElement;
+pub use graph::vr_class::VrClassifier;
+/// A VR's match (re-exported: what [`VrDef::rules`] holds).
+pub use graph::vr_class::VrRule;
+use graph::{Charge, Runner, VrConfig, VrScheduler};
+use io::rss::{spsc, Producer};
+use io::IoError;
+use lpm::publish::{left_right, ReadHandle};
+use pkt::{Batch, DevStats, Device, Pool};
+
+use super::common::{Engine, GraphText, Learned, LoopConfig};
+use super::core_stats::{CorePublisher, CoreStats};
+use super::graph_engine::{
+    attach_share, build_graph, graph_config_ext, GraphPort, LiveTable, Shared, Tables,
+};
+use super::FibReport;
+use crate::resolve::{Change, Fib, PortSpec};
+use crate::table::FibTables;
+
+/// Frames one (VR, port) queue holds between the demultiplexer and the
+/// VR's graph: a VR that is not scheduled for that long loses the rest
+/// (`queue_full`), as with a receive ring of its own.
+pub const VR_QUEUE: usize = 256;
+
+/// Packet buffers of a core's demultiplexer (the frames in the VRs'
+/// queues and graphs).
+const DEMUX_BUFFERS: usize = 8192;
+
+/// One virtual router as the dataplane runs it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VrDef {
+    /// The VR's name (`[[dataplane.vr]] name`).
+    pub name: String,
+    /// What it takes: `VrRule::Ingress(port index)` (other rule kinds are
+    /// not supported yet, see [`check`]).
+    pub rules: Vec<VrRule>,
+    /// CPU share relative to the other VRs.
+    pub tickets: u32,
+    /// B_i: packets before the VR is eligible.
+    pub batch: u16,
+    /// D_i in microseconds.
+    pub delay_us: u32,
+    /// G in microseconds (the same in every VR: one scheduler per core).
+    pub granularity_us: u32,
+}
+
+/// Why VRs with VLAN or prefix matches cannot run.
+pub const MATCH_NOT_SUPPORTED: &str = "virtual routers matched by vlan or prefix are not \
+     supported yet in the dataplane (ARP/ND frames carry no prefix, and VLAN frames would need \
+     their tag popped and pushed): match by ingress";
+
+/// Checks `vrs` against the dataplane's `ports` and the other settings:
+/// ingress rules on existing ports, one G, unique names, disjoint rules.
+pub fn check(vrs: &[VrDef], ports: usize) -> Result<(), String> {
+    let mut rules = Vec::new();
+    for (i, v) in vrs.iter().enumerate() {
+        if vrs[..i].iter().any(|o| o.name == v.name) {
+            return Err(format!("VR {:?} is defined twice", v.name));
+        }
+        if v.granularity_us != vrs[0].granularity_us {
+            return Err(format!(
+                "VR {:?}: granularity differs between VRs (one scheduler per core)",
+                v.name
+            ));
+        }
+        if v.rules.is_empty() {
+            return Err(format!("VR {:?} matches nothing", v.name));
+        }
+        for r in &v.rules {
+            match *r {
+                VrRule::Ingress(p) if usize::from(p) < ports => {}
+                VrRule::Ingress(p) => {
+                    return Err(format!("VR {:?}: no dataplane port {p}", v.name));
+                }
+                _ => return Err(format!("VR {:?}: {MATCH_NOT_SUPPORTED}", v.name)),
+            }
+            rules.push((*r, i));
+        }
+    }
+    VrClassifier::new(rules).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// One VR's counters on one core, written by that core only (relaxed
+/// stores after each scheduling decision; no lock on the packet path).
+#[derive(Default)]
+pub struct VrCoreStats {
+    /// Packets in (received by the VR's graph) and out (sent), and its
+    /// graph's drops by reason.
+    pub graph: Arc<CoreStats>,
+    queue_full: AtomicU64,
+    charged_ns: AtomicU64,
+    runs: AtomicU64,
+}
+
+/// One VR's counters, summed over the cores.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VrSnapshot {
+    pub name: String,
+    pub tickets: u32,
+    /// Packets the VR's graphs received and sent.
+    pub rx: u64,
+    pub tx: u64,
+    /// Drops by reason: the graphs' reasons, then `queue_full` (frames
+    /// classified to the VR while its queue was full).
+    pub drops: Vec<(String, u64)>,
+    /// CPU time charged to the VR by the schedulers (thread CPU time, ns):
+    /// its share used.
+    pub charged_ns: u64,
+    /// Times a scheduler ran it.
+    pub runs: u64,
+    /// Routes in its FIB (known, installed).
+    pub routes: u64,
+    pub installed: u64,
+}
+
+/// What a core needs to read and feed a VR's FIB.
+pub(super) struct VrHandles {
+    v4: ReadHandle<FibTables>,
+    v6: ReadHandle<FibTables>,
+    share: ReadHandle<FibTables>,
+    learn: Producer<Learned>,
+}
+
+/// One VR of a core's set: `fresh` handles for a new FIB, or `None` to
+/// keep the core's current one of that name.
+pub(super) struct CoreVr {
+    def: VrDef,
+    stats: Arc<VrCoreStats>,
+    fresh: Option<VrHandles>,
+}
+
+/// A new VR set for a core, and where its answer goes.
+pub(super) struct VrCmd {
+    vrs: Vec<CoreVr>,
+    reply: mpsc::Sender<Result<(), String>>,
+}
+
+/// What a worker thread in VR mode starts with.
+pub(super) struct VrJob {
+    pub(super) vrs: Vec<CoreVr>,
+    pub(super) cmds: mpsc::Receiver<VrCmd>,
+    pub(super) core: Arc<CoreStats>,
+}
+
+/// A core's demultiplexer: the real devices, the classifier and the
+/// per (VR, port) queues.
+struct Demux<D> {
+    devs: Vec<D>,
+    pool: Pool,
+    class: VrClassifier,
+    /// `queues[vr][port]`.
+    queues: Vec<Vec<Batch>>,
+    tmp: Batch,
+    burst: usize,
+    rx: u64,
+    tx: u64,
+    no_vr: u64,
+    /// Per VR (index in the current set).
+    queue_full: Vec<u64>,
+    /// Per port: the VR whose ingress rule takes it (`None`: no VR, or a
+    /// rule kind that is not by port). A VR's reads fill a port's queues
+    /// only when the port is its own or no VR's, so that CPU time a VR
+    /// is charged is never spent on another VR's frames (an overloaded
+    /// VR's backlog stays in its port's receive ring).
+    owner: Vec<Option<usize>>,
+}
+
+impl<D: Device> Demux<D> {
+    /// Reads one burst from `port` and spreads it over the VRs' queues.
+    fn fill(&mut self, port: usize) {
+        let Some(dev) = self.devs.get_mut(port) else {
+            return;
+        };
+        let n = dev.rx_burst(&self.pool, &mut self.tmp, self.burst);
+        self.rx += n as u64;
+        let p16 = port as u16;
+        let vrs = self.queues.len();
+        for p in self.tmp.drain() {
+            let to = target(&self.class, p.data(), p16);
+            if to == Target::Every {
+                // Any VR may have asked (a VR sends out of ports it does
+                // not own): each gets it, copied into a buffer of the
+                // pool (no heap allocation).
+                for vr in 1..vrs {
+                    let Some(c) = self.pool.alloc_from(p.data()) else {
+                        continue;
+                    };
+                    if let Some(q) = self.queues.get_mut(vr).and_then(|q| q.get_mut(port)) {
+                        if q.push(c).is_err() {
+                            if let Some(n) = self.queue_full.get_mut(vr) {
+                                *n += 1;
+                            }
+                        }
+                    }
+                }
+                if let Some(q) = self.queues.get_mut(0).and_then(|q| q.get_mut(port)) {
+                    if q.push(p).is_err() {
+                        if let Some(n) = self.queue_full.get_mut(0) {
+                            *n += 1;
+                        }
+                    }
+                }
+                continue;
+            }
+            let Target::One(vr) = to else {
+                self.no_vr += 1;
+                continue;
+            };
+            let q = self.queues.get_mut(vr).and_then(|q| q.get_mut(port));
+            match q.map(|q| q.push(p)) {
+                Some(Ok(())) => {}
+                _ => {
+                    if let Some(c) = self.queue_full.get_mut(vr) {
+                        *c += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    fn pending(&self) -> bool {
+        self.queues.iter().flatten().any(|q| !q.is_empty())
+    }
+}
+
+/// Where the demultiplexer sends a received frame.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// A neighbour answer ([`neigh_answer`]): to every VR.
+    Every,
+    /// To this VR (its index in the classifier's rules).
+    One(usize),
+    /// To no VR: dropped as `no_vr`.
+    Nowhere,
+}
+
+/// The demultiplexer's decision for `frame` received on `port`, on
+/// untrusted input (fuzz target `vr_demux`): never panics.
+pub fn target(class: &VrClassifier, frame: &[u8], port: u16) -> Target {
+    if neigh_answer(frame) {
+        return Target::Every;
+    }
+    class
+        .classify(frame, port)
+        .map_or(Target::Nowhere, Target::One)
+}
+
+/// Whether `f` answers a neighbour question: an ARP reply, or an IPv6
+/// Neighbor Advertisement (untagged; ICMPv6 right after the fixed
+/// header). Short or other frames: false.
+pub fn neigh_answer(f: &[u8]) -> bool {
+    match f.get(12..14) {
+        Some([0x08, 0x06]) => f.get(20..22) == Some(&[0, 2]),
+        Some([0x86, 0xdd]) => f.get(20) == Some(&58) && f.get(54) == Some(&136),
+        _ => false,
+    }
+}
+
+/// Port `port` as VR `vr`'s graph sees it: frames the demultiplexer gave
+/// the VR, and the real port's transmit side.
+pub struct VrPort<D> {
+    name: String,
+    vr: usize,
+    port: usize,
+    demux: Rc<RefCell<Demux<D>>>,
+    stats: DevStats,
+}
+
+impl<D: Device<Error = IoError>> Device for VrPort<D> {
+    type Error = IoError;
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn rx_burst(&mut self, _pool: &Pool, batch: &mut Batch, max: usize) -> usize {
+        let mut d = self.demux.borrow_mut();
+        let mine = d
+            .owner
+            .get(self.port)
+            .copied()
+            .flatten()
+            .is_none_or(|o| o == self.vr);
+        if mine
+            && d.queues
+                .get(self.vr)
+                .and_then(|q| q.get(self.port))
+                .is_some_and(Batch::is_empty)
+        {
+            d.fill(self.port);
+        }
+        let Some(q) = d.queues.get_mut(self.vr).and_then(|q| q.get_mut(self.port)) else {
+            return 0;
+        };
+        let n = if max >= batch.room() {
+            batch.take_from(q)
+        } else {
+            let mut n = 0;
+            for p in q.drain_front(max.min(batch.room())) {
+                if batch.push(p).is_ok() {
+                    n += 1;
+                }
+            }
+            n
+        };
+        self.stats.rx += n as u64;
+        n
+    }
+    fn tx_burst(&mut self, batch: &mut Batch) -> usize {
+        let mut d = self.demux.borrow_mut();
+        let Some(dev) = d.devs.get_mut(self.port) else {
+            return 0;
+        };
+        let n = dev.tx_burst(batch);
+        d.tx += n as u64;
+        self.stats.tx += n as u64;
+        n
+    }
+    fn flush(&mut self) {
+        if let Some(dev) = self.demux.borrow_mut().devs.get_mut(self.port) {
+            dev.flush();
+        }
+    }
+    fn stats(&self) -> DevStats {
+        self.stats
+    }
+    fn last_error(&self) -> Option<IoError> {
+        self.demux
+            .borrow()
+            .devs
+            .get(self.port)
+            .and_then(Device::last_error)
+    }
+}
+
+/// One VR on a core.
+struct Slot {
+    name: String,
+    tables: Tables,
+    shared: Rc<RefCell<Shared>>,
+    stats: Arc<VrCoreStats>,
+    publisher: CorePublisher,
+    /// Totals of the graphs and schedulers this slot outlived.
+    base: [u64; 5],
+}
+
+/// This thread's CPU time in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`): the
+/// schedulers' clock, so that time another process takes from a shared
+/// core is charged to no VR.
+fn cpu_ns() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec we pass.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    if rc != 0 {
+        return 0;
+    }
+    (t.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(t.tv_nsec as u64)
+}
+
+type Sched<D> = VrScheduler<AnyElement, VrPort<D>>;
+
+/// One core running virtual routers.
+pub(super) struct VrWorker<D: Device<Error = IoError>> {
+    demux: Rc<RefCell<Demux<D>>>,
+    sched: Sched<D>,
+    slots: Vec<Slot>,
+    names: Vec<String>,
+    text: GraphText,
+    ports: usize,
+    burst: usize,
+    cmds: mpsc::Receiver<VrCmd>,
+    core: Arc<CoreStats>,
+    /// Scheduling decisions that ran a VR since the last drops store.
+    busy: u64,
+    /// The demultiplexer's frames received at the last idle publication.
+    seen_rx: u64,
+}
+
+/// The core counters' drop names in VR mode.
+const CORE_DROPS: [&str; 2] = ["no_vr", "vr_queue_full"];
+
+impl<D: Device<Error = IoError>> VrWorker<D> {
+    pub(super) fn new(
+        ports: &[GraphPort],
+        devs: Vec<D>,
+        lc: LoopConfig,
+        job: VrJob,
+    ) -> Result<Self, IoError> {
+        let batch = lc.batch.validate()?;
+        let burst = batch.kp.min(pkt::MAX_BATCH);
+        let names: Vec<String> = devs.iter().map(|d| d.name().to_string()).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let engine = if lc.engine == Engine::Fast {
+            Engine::Fast
+        } else {
+            Engine::Graph
+        };
+        let text = GraphText {
+            file: "built-in".into(),
+            text: graph_config_ext(ports, &refs, engine, None, None),
+        };
+        job.core.set_names(&CORE_DROPS);
+        let demux = Demux {
+            devs,
+            pool: Pool::new(DEMUX_BUFFERS),
+            class: VrClassifier::default(),
+            queues: Vec::new(),
+            tmp: Batch::with_capacity(burst),
+            burst,
+            rx: 0,
+            tx: 0,
+            no_vr: 0,
+            queue_full: Vec::new(),
+            owner: Vec::new(),
+        };
+        let mut w = VrWorker {
+            demux: Rc::new(RefCell::new(demux)),
+            sched: VrScheduler::with_clock(1, Charge::Time, Box::new(cpu_ns)),
+            slots: Vec::new(),
+            names,
+            text,
+            ports: ports.len(),
+            burst,
+            cmds: job.cmds,
+            core: job.core,
+            busy: 0,
+            seen_rx: 0,
+        };
+        w.rebuild(job.vrs)
+            .map_err(|_| IoError::Config("the VRs' graphs do not build"))?;
+        w.publish(true);
+        Ok(w)
+    }
+
+    /// Replaces the core's VR set by `vrs`: every graph and the scheduler
+    /// are built anew; a VR without fresh handles keeps its FIB views,
+    /// neighbour ring and counters. On an error nothing changes.
+    fn rebuild(&mut self, vrs: Vec<CoreVr>) -> Result<(), String> {
+        let mut rules = Vec::new();
+        for (i, v) in vrs.iter().enumerate() {
+            rules.extend(v.def.rules.iter().map(|r| (*r, i)));
+        }
+        let rules_of: Vec<Vec<VrRule>> = vrs.iter().map(|v| v.def.rules.clone()).collect();
+        let class = VrClassifier::new(rules).map_err(|e| e.to_string())?;
+        enum Src {
+            Fresh(Tables, Rc<RefCell<Shared>>),
+            Old(usize),
+        }
+        let mut srcs = Vec::new();
+        for v in &vrs {
+            let src = match &v.fresh {
+                Some(_) => None,
+                None => Some(Src::Old(
+                    self.slots
+                        .iter()
+                        .position(|s| s.name == v.def.name)
+                        .ok_or_else(|| format!("VR {:?}: no FIB on this core", v.def.name))?,
+                )),
+            };
+            srcs.push(src);
+        }
+        let mut vrs = vrs;
+        for (v, s) in vrs.iter_mut().zip(srcs.iter_mut()) {
+            if let Some(h) = v.fresh.take() {
+                let tables = Tables {
+                    v4: Rc::new(RefCell::new(LiveTable(h.v4))),
+                    v6: Rc::new(RefCell::new(LiveTable(h.v6))),
+                };
+                let shared = Rc::new(RefCell::new(Shared {
+                    fib: h.share,
+                    learn: h.learn,
+                    dropped: 0,
+                }));
+                *s = Some(Src::Fresh(tables, shared));
+            }
+        }
+        let refs: Vec<&str> = self.names.iter().map(String::as_str).collect();
+        let mut runners = Vec::new();
+        for (i, s) in srcs.iter().enumerate() {
+            let (tables, shared) = match s {
+                Some(Src::Fresh(t, sh)) => (t, sh),
+                Some(Src::Old(k)) => (&self.slots[*k].tables, &self.slots[*k].shared),
+                None => return Err("internal: a VR without a source".into()),
+            };
+            let mut g = build_graph(&self.text, tables, &refs, self.ports)?;
+            attach_share(&mut g, Some(shared), self.ports);
+            let devs = self
+                .names
+                .iter()
+                .enumerate()
+                .map(|(p, n)| VrPort {
+                    name: n.clone(),
+                    vr: i,
+                    port: p,
+                    demux: Rc::clone(&self.demux),
+                    stats: DevStats::default(),
+                })
+                .collect();
+            runners.push(Runner::new(g, devs, self.burst).map_err(|e| e.to_string())?);
+        }
+        // Commit: the old slots' totals go into their bases.
+        let qf = std::mem::take(&mut self.demux.borrow_mut().queue_full);
+        for (k, s) in self.slots.iter_mut().enumerate() {
+            if let (Some(st), Some(r)) = (self.sched.stats(k), self.sched.runner(k)) {
+                let rs = r.stats();
+                s.base[0] += rs.rx;
+                s.base[1] += rs.tx;
+                s.base[2] += qf.get(k).copied().unwrap_or(0);
+                s.base[3] += st.charged;
+                s.base[4] += st.runs;
+                s.publisher.retire(&r.graph);
+            }
+        }
+        let mut old: Vec<Option<Slot>> = std::mem::take(&mut self.slots)
+            .into_iter()
+            .map(Some)
+            .collect();
+        let g_ns = vrs.first().map_or(100_000, |v| {
+            u64::from(v.def.granularity_us).saturating_mul(1000)
+        });
+        let mut sched: Sched<D> = VrScheduler::with_clock(g_ns, Charge::Time, Box::new(cpu_ns));
+        for ((v, s), r) in vrs.into_iter().zip(srcs).zip(runners) {
+            let mut slot = match s {
+                Some(Src::Old(k)) => match old.get_mut(k).and_then(Option::take) {
+                    Some(s) => s,
+                    None => return Err("internal: a VR slot taken twice".into()),
+                },
+                Some(Src::Fresh(tables, shared)) => Slot {
+                    name: v.def.name.clone(),
+                    tables,
+                    shared,
+                    publisher: CorePublisher::new(Arc::clone(&v.stats.graph)),
+                    stats: Arc::clone(&v.stats),
+                    base: [0; 5],
+                },
+                None => return Err("internal: a VR without a source".into()),
+            };
+            slot.publisher.index(&r.graph);
+            sched.add(
+                r,
+                VrConfig {
+                    tickets: v.def.tickets,
+                    batch: usize::from(v.def.batch.max(1)),
+                    delay_ns: u64::from(v.def.delay_us).saturating_mul(1000),
+                },
+            );
+            self.slots.push(slot);
+        }
+        self.sched = sched;
+        let mut d = self.demux.borrow_mut();
+        d.class = class;
+        d.owner = vec![None; self.ports];
+        for (i, rs) in rules_of.iter().enumerate() {
+            for r in rs {
+                if let VrRule::Ingress(p) = r {
+                    if let Some(o) = d.owner.get_mut(usize::from(*p)) {
+                        *o = Some(i);
+                    }
+                }
+            }
+        }
+        d.queue_full = vec![0; self.slots.len()];
+        d.queues = (0..self.slots.len())
+            .map(|_| {
+                (0..self.ports)
+                    .map(|_| Batch::with_capacity(VR_QUEUE))
+                    .collect()
+            })
+            .collect();
+        Ok(())
+    }
+
+    /// Stores every VR's counters and the core's (relaxed stores; the
+    /// drops by reason every `DROPS_EVERY` busy calls and when `all`).
+    fn publish(&mut self, all: bool) {
+        let d = self.demux.borrow();
+        for (k, s) in self.slots.iter_mut().enumerate() {
+            let (Some(r), Some(st)) = (self.sched.runner(k), self.sched.stats(k)) else {
+                continue;
+            };
+            let rs = r.stats();
+            let (rx, tx) = (s.base[0] + rs.rx, s.base[1] + rs.tx);
+            if all {
+                s.publisher.flush(&r.graph, rx, tx);
+            } else {
+                s.publisher.batch(&r.graph, rx, tx);
+            }
+            let qf = s.base[2] + d.queue_full.get(k).copied().unwrap_or(0);
+            s.stats.queue_full.store(qf, Ordering::Relaxed);
+            s.stats
+                .charged_ns
+                .store(s.base[3] + st.charged, Ordering::Relaxed);
+            s.stats.runs.store(s.base[4] + st.runs, Ordering::Relaxed);
+        }
+        let qf: u64 = self
+            .slots
+            .iter()
+            .map(|s| s.stats.queue_full.load(Ordering::Relaxed))
+            .sum();
+        self.core.store(d.rx, d.tx, &[d.no_vr, qf]);
+    }
+
+    /// The core's totals for the final report: frames received from the
+    /// ports and sent to them (every VR together).
+    pub(super) fn counters(&self) -> super::WorkerCounters {
+        let d = self.demux.borrow();
+        super::WorkerCounters {
+            rx: d.rx,
+            forwarded: d.tx,
+            ..super::WorkerCounters::default()
+        }
+    }
+
+    fn take_cmd(&mut self) {
+        let Ok(cmd) = self.cmds.try_recv() else {
+            return;
+        };
+        self.publish(true);
+        let r = self.rebuild(cmd.vrs);
+        let _ = cmd.reply.send(r);
+        self.publish(true);
+    }
+
+    /// Whether frames wait in a VR's queue or graph input (a VR below its
+    /// batch threshold, waiting for D_i).
+    fn pending(&self) -> bool {
+        self.demux.borrow().pending()
+            || (0..self.slots.len()).any(|k| self.sched.runner(k).is_some_and(|r| r.staged() > 0))
+    }
+
+    /// Schedules until `stop` is set; sleeps in `poll(2)` after
+    /// `idle_spins` decisions that ran no VR (at most 1 ms while frames
+    /// wait for a VR's delay threshold).
+    pub(super) fn run(&mut self, lc: LoopConfig, stop: &AtomicBool) -> Result<(), IoError> {
+        let fds: Vec<_> = self
+            .demux
+            .borrow()
+            .devs
+            .iter()
+            .filter_map(|d| d.poll_fd())
+            .collect();
+        let mut idle = 0u32;
+        while !stop.load(Ordering::Relaxed) {
+            self.take_cmd();
+            if self.sched.step() {
+                idle = 0;
+                self.busy += 1;
+                self.publish(self.busy % super::core_stats::DROPS_EVERY == 0);
+                continue;
+            }
+            idle = idle.saturating_add(1);
+            // Frames read and dropped by the demultiplexer (no VR) run
+            // no VR: their counters go out too.
+            let rx = self.demux.borrow().rx;
+            if idle == lc.idle_spins.max(1) || rx != self.seen_rx {
+                self.seen_rx = rx;
+                self.publish(true);
+            }
+            if idle >= lc.idle_spins {
+                let ms = if self.pending() {
+                    lc.sleep_ms.clamp(0, 1)
+                } else {
+                    lc.sleep_ms.max(0)
+                };
+                if fds.is_empty() {
+                    std::thread::sleep(Duration::from_millis(ms as u64));
+                } else {
+                    io::sys::poll_many(&fds, ms)?;
+                }
+            }
+        }
+        self.publish(true);
+        match self.demux.borrow().devs.iter().find_map(|d| d.last_error()) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// One VR's FIB: its thread, its counters on every core.
+struct VrFib {
+    def: VrDef,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<FibReport>>,
+    live: Arc<Mutex<FibReport>>,
+    stats: Vec<Arc<VrCoreStats>>,
+}
+
+impl VrFib {
+    fn halt(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.thread.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// Starts a VR's FIB thread fed by `feed`: the connected prefixes of
+/// `specs` first, then the feed's changes, resolved as the main FIB
+/// resolves them (no kernel export). Returns its handles for each core.
+fn spawn_fib(
+    def: &VrDef,
+    specs: &[PortSpec],
+    feed: mpsc::Receiver<Vec<Change>>,
+    cores: usize,
+) -> Result<(VrFib, Vec<VrHandles>), String> {
+    let mut fib = Fib::new(specs, false);
+    let mut writer = left_right(FibTables::new());
+    let _ = writer.publish(&fib.take_deltas());
+    let mut handles = Vec::new();
+    let mut rings = Vec::new();
+    for _ in 0..cores {
+        let (p, c) = spsc::<Learned>(256);
+        handles.push(VrHandles {
+            v4: writer.reader(),
+            v6: writer.reader(),
+            share: writer.reader(),
+            learn: p,
+        });
+        rings.push(c);
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let live = Arc::new(Mutex::new(FibReport::default()));
+    let (s, l) = (Arc::clone(&stop), Arc::clone(&live));
+    let thread = std::thread::Builder::new()
+        .name(format!("dp-fib-{}", def.name))
+        .spawn(move || super::fib_thread(&mut fib, &mut writer, feed, rings, &s, None, None, &l))
+        .map_err(|e| format!("VR {:?}: cannot spawn its FIB thread: {e}", def.name))?;
+    Ok((
+        VrFib {
+            def: def.clone(),
+            stop,
+            thread: Some(thread),
+            live,
+            stats: (0..cores).map(|_| Arc::default()).collect(),
+        },
+        handles,
+    ))
+}
+
+/// The control side of the VRs: their FIBs and each core's command
+/// channel.
+pub(super) struct VrControl {
+    fibs: Vec<VrFib>,
+    cmds: Vec<mpsc::Sender<VrCmd>>,
+    specs: Vec<PortSpec>,
+    ports: usize,
+}
+
+impl VrControl {
+    /// Starts the FIB of every VR of `defs` (each fed by its entry in
+    /// `feeds`, by name) and returns each core's first VR set.
+    pub(super) fn start(
+        defs: &[VrDef],
+        feeds: Vec<(String, mpsc::Receiver<Vec<Change>>)>,
+        specs: Vec<PortSpec>,
+        cores: usize,
+    ) -> Result<(VrControl, Vec<Vec<CoreVr>>), String> {
+        check(defs, specs.len())?;
+        let mut c = VrControl {
+            fibs: Vec::new(),
+            cmds: Vec::new(),
+            ports: specs.len(),
+            specs,
+        };
+        let mut feeds = feeds;
+        let mut per_core: Vec<Vec<CoreVr>> = (0..cores).map(|_| Vec::new()).collect();
+        for d in defs {
+            let Some(i) = feeds.iter().position(|(n, _)| *n == d.name) else {
+                c.halt();
+                return Err(format!("VR {:?} has no feed", d.name));
+            };
+            let (_, feed) = feeds.swap_remove(i);
+            let (fib, handles) = match spawn_fib(d, &c.specs, feed, cores) {
+                Ok(x) => x,
+                Err(e) => {
+                    c.halt();
+                    return Err(e);
+                }
+            };
+            for ((set, h), st) in per_core.iter_mut().zip(handles).zip(&fib.stats) {
+                set.push(CoreVr {
+                    def: d.clone(),
+                    stats: Arc::clone(st),
+                    fresh: Some(h),
+                });
+            }
+            c.fibs.push(fib);
+        }
+        Ok((c, per_core))
+    }
+
+    /// A core's command channel (in core order).
+    pub(super) fn add_core(&mut self) -> mpsc::Receiver<VrCmd> {
+        let (tx, rx) = mpsc::channel();
+        self.cmds.push(tx);
+        rx
+    }
+
+    pub(super) fn halt(&mut self) {
+        for f in &mut self.fibs {
+            f.halt();
+        }
+    }
+
+    /// The VRs running now.
+    pub(super) fn defs(&self) -> Vec<VrDef> {
+        self.fibs.iter().map(|f| f.def.clone()).collect()
+    }
+
+    /// Every VR's counters, summed over the cores.
+    pub(super) fn snapshot(&self) -> Vec<VrSnapshot> {
+        self.fibs
+            .iter()
+            .map(|f| {
+                let mut s = VrSnapshot {
+                    name: f.def.name.clone(),
+                    tickets: f.def.tickets,
+                    ..VrSnapshot::default()
+                };
+                let mut qf = 0;
+                for c in &f.stats {
+                    let g = c.graph.snapshot();
+                    s.rx += g.rx;
+                    s.tx += g.tx;
+                    for (r, n) in g.drops {
+                        match s.drops.iter_mut().find(|(x, _)| x == r) {
+                            Some(x) => x.1 += n,
+                            None => s.drops.push((r.to_string(), n)),
+                        }
+                    }
+                    qf += c.queue_full.load(Ordering::Relaxed);
+                    s.charged_ns += c.charged_ns.load(Ordering::Relaxed);
+                    s.runs += c.runs.load(Ordering::Relaxed);
+                }
+                s.drops.push(("queue_full".into(), qf));
+                let r = *f.live.lock().unwrap_or_else(PoisonError::into_inner);
+                s.routes = r.stats.routes;
+                s.installed = r.stats.installed;
+                s
+            })
+            .collect()
+    }
+
+    /// Replaces the VR set by `defs`. A VR named in `feeds` gets a new
+    /// FIB fed by it (a new VR, or one whose source changed); the others
+    /// keep theirs; VRs not in `defs` stop. Everything is checked before
+    /// anything changes; each core answers within `wait`.
+    pub(super) fn set(
+        &mut self,
+        defs: &[VrDef],
+        feeds: Vec<(String, mpsc::Receiver<Vec<Change>>)>,
+        wait: Duration,
+    ) -> Result<(), String> {
+        check(defs, self.ports)?;
+        if defs.is_empty() {
+            return Err(
+                "removing every [[dataplane.vr]] needs a restart of tesserad \
+                        (the cores run VR graphs; without VRs they run the main graph)"
+                    .into(),
+            );
+        }
+        for (n, _) in &feeds {
+            if !defs.iter().any(|d| &d.name == n) {
+                return Err(format!("a feed for VR {n:?}, which is not configured"));
+            }
+        }
+        for d in defs {
+            let fed = feeds.iter().any(|(n, _)| *n == d.name);
+            if !fed && !self.fibs.iter().any(|f| f.def.name == d.name) {
+                return Err(format!("VR {:?} is new and has no feed", d.name));
+            }
+        }
+        let cores = self.cmds.len();
+        let mut fresh: Vec<(VrFib, Vec<VrHandles>)> = Vec::new();
+        for (name, feed) in feeds {
+            let Some(d) = defs.iter().find(|d| d.name == name) else {
+                continue;
+            };
+            match spawn_fib(d, &self.specs, feed, cores) {
+                Ok(x) => fresh.push(x),
+                Err(e) => {
+                    for (mut f, _) in fresh {
+                        f.halt();
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        let mut sets: Vec<Vec<CoreVr>> = (0..cores).map(|_| Vec::new()).collect();
+        let mut handles: Vec<(String, Vec<VrHandles>)> = Vec::new();
+        for (f, h) in &mut fresh {
+            handles.push((f.def.name.clone(), std::mem::take(h)));
+        }
+        for d in defs {
+            let new = fresh.iter().find(|(f, _)| f.def.name == d.name);
+            let stats = match new {
+                Some((f, _)) => f.stats.clone(),
+                None => self
+                    .fibs
+                    .iter()
+                    .find(|f| f.def.name == d.name)
+                    .map(|f| f.stats.clone())
+                    .unwrap_or_default(),
+            };
+            let mut hs: Vec<Option<VrHandles>> =
+                match handles.iter_mut().find(|(n, _)| *n == d.name) {
+                    Some((_, h)) => std::mem::take(h).into_iter().map(Some).collect(),
+                    None => (0..cores).map(|_| None).collect(),
+                };
+            for (core, set) in sets.iter_mut().enumerate() {
+                set.push(CoreVr {
+                    def: d.clone(),
+                    stats: stats.get(core).cloned().unwrap_or_default(),
+                    fresh: hs.get_mut(core).and_then(Option::take),
+                });
+            }
+        }
+        let mut answers = Vec::new();
+        let mut errs = Vec::new();
+        for (core, (tx, set)) in self.cmds.iter().zip(sets).enumerate() {
+            let (rtx, rrx) = mpsc::channel();
+            if tx
+                .send(VrCmd {
+                    vrs: set,
+                    reply: rtx,
+                })
+                .is_err()
+            {
+                errs.push(format!("dataplane core {core} has stopped"));
+                continue;
+            }
+            answers.push((core, rrx));
+        }
+        for (core, r) in answers {
+            match r.recv_timeout(wait) {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => errs.push(format!("core {core}: {e}")),
+                Err(_) => errs.push(format!("core {core}: no answer within {wait:?}")),
+            }
+        }
+        if !errs.is_empty() {
+            // The cores are checked to build the same graphs they run:
+            // this is a core that stopped, not a bad configuration.
+            for (mut f, _) in fresh {
+                f.halt();
+            }
+            return Err(errs.join("; "));
+        }
+        // Commit: replaced and removed FIBs stop; the rest stay.
+        let mut keep = Vec::new();
+        for mut f in std::mem::take(&mut self.fibs) {
+            let stays = defs.iter().any(|d| d.name == f.def.name)
+                && !fresh.iter().any(|(n, _)| n.def.name == f.def.name);
+            if stays {
+                f.def = defs
+                    .iter()
+                    .find(|d| d.name == f.def.name)
+                    .cloned()
+                    .unwrap_or(f.def);
+                keep.push(f);
+            } else {
+                f.halt();
+            }
+        }
+        keep.extend(fresh.into_iter().map(|(f, _)| f));
+        // Configuration order.
+        keep.sort_by_key(|f| defs.iter().position(|d| d.name == f.def.name));
+        self.fibs = keep;
+        Ok(())
+    }
+}
+
+impl Drop for VrControl {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pkt::{build, Mac};
+    use std::collections::VecDeque;
+    use std::net::IpAddr;
+    use std::time::Instant;
+
+    /// One port's wire: frames to receive (or one frame received over and
+    /// over), frames sent.
+    #[derive(Clone, Default)]
+    struct Wire {
+        rx: Arc<Mutex<VecDeque<Vec<u8>>>>,
+        cycle: Arc<Mutex<Option<Vec<u8>>>>,
+        tx: Arc<Mutex<Vec<Vec<u8>>>>,
+    }
+
+    struct TestDev {
+        name: String,
+        w: Wire,
+        st: DevStats,
+    }
+
+    impl Device for TestDev {
+        type Error = IoError;
+        fn name(&self) -> &str {
+            &self.name
+        }
+        fn rx_burst(&mut self, pool: &Pool, batch: &mut Batch, max: usize) -> usize {
+            let mut n = 0;
+            let cyc = self.w.cycle.lock().unwrap().clone();
+            let mut q = self.w.rx.lock().unwrap();
+            while n < max.min(batch.room()) {
+                let Some(f) = q.pop_front().or_else(|| cyc.clone()) else {
+                    break;
+                };
+                let Some(p) = pool.alloc_from(&f) else { break };
+                let _ = batch.push(p);
+                n += 1;
+            }
+            self.st.rx += n as u64;
+            n
+        }
+        fn tx_burst(&mut self, batch: &mut Batch) -> usize {
+            let n = batch.len();
+            let mut t = self.w.tx.lock().unwrap();
+            for p in batch.drain() {
+                if t.len() < 4096 {
+                    t.push(p.data().to_vec());
+                }
+            }
+            self.st.tx += n as u64;
+            n
+        }
+        fn stats(&self) -> DevStats {
+            self.st
+        }
+    }
+
+    const HOST: Mac = Mac([2, 0, 0, 0, 0, 0x22]);
+    fn rmac(i: u8) -> Mac {
+        Mac([2, 0, 0, 0, 0, 0x10 + i])
+    }
+
+    fn def(name: &str, port: u16, tickets: u32) -> VrDef {
+        VrDef {
+            name: name.into(),
+            rules: vec![VrRule::Ingress(port)],
+            tickets,
+            batch: 1,
+            delay_us: 0,
+            granularity_us: 100,
+        }
+    }
+
+    /// Three ports (198.18.i.1/24 on port i), one core in a thread of its
+    /// own, the VRs' FIBs fed by the returned senders.
+    struct Rig {
+        wires: Vec<Wire>,
+        ctl: VrControl,
+        core: Arc<CoreStats>,
+        stop: Arc<AtomicBool>,
+        worker: Option<JoinHandle<()>>,
+        _feeds: Vec<mpsc::SyncSender<Vec<Change>>>,
+    }
+
+    impl Drop for Rig {
+        fn drop(&mut self) {
+            self.stop.store(true, Ordering::Relaxed);
+            if let Some(h) = self.worker.take() {
+                let _ = h.join();
+            }
+        }
+    }
+
+    /// A VR's feed: (its name, the receiver), and the sender.
+    type Feed = (
+        (String, mpsc::Receiver<Vec<Change>>),
+        mpsc::SyncSender<Vec<Change>>,
+    );
+
+    fn feed(name: &str) -> Feed {
+        let (tx, rx) = mpsc::sync_channel(8);
+        ((name.to_string(), rx), tx)
+    }
+
+    fn rig(defs: &[VrDef]) -> Rig {
+        let addr = |i: u8| vec![(IpAddr::from([198, 18, i, 1]), 24u8)];
+        let specs: Vec<PortSpec> = (0..3)
+            .map(|i| PortSpec {
+                name: format!("p{i}"),
+                addrs: addr(i),
+            })
+            .collect();
+        let ports: Vec<GraphPort> = (0..3)
+            .map(|i| GraphPort {
+                mac: rmac(i).0,
+                addrs: addr(i),
+            })
+            .collect();
+        let (fs, txs): (Vec<_>, Vec<_>) = defs.iter().map(|d| feed(&d.name)).unzip();
+        let (mut ctl, mut sets) = VrControl::start(defs, fs, specs, 1).expect("start");
+        let wires: Vec<Wire> = (0..3).map(|_| Wire::default()).collect();
+        let devs: Vec<TestDev> = wires
+            .iter()
+            .enumerate()
+            .map(|(i, w)| TestDev {
+                name: format!("p{i}"),
+                w: w.clone(),
+                st: DevStats::default(),
+            })
+            .collect();
+        let core = Arc::new(CoreStats::default());
+        let job = VrJob {
+            vrs: sets.pop().expect("one core"),
+            cmds: ctl.add_core(),
+            core: Arc::clone(&core),
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = Arc::clone(&stop);
+        let lc = LoopConfig {
+            sleep_ms: 1,
+            ..LoopConfig::default()
+        };
+        let worker = std::thread::spawn(move || {
+            let mut w = VrWorker::new(&ports, devs, lc, job).expect("worker");
+            w.run(lc, &s).expect("run");
+        });
+        Rig {
+            wires,
+            ctl,
+            core,
+            stop,
+            worker: Some(worker),
+            _feeds: txs,
+        }
+    }
+
+    /// Waits (sleeping) until `f` holds, at most 10 s.
+    fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
+        let end = Instant::now() + Duration::from_secs(10);
+        while !f() {
+            assert!(Instant::now() < end, "timed out waiting for {what}");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    fn stat(ctl: &VrControl, vr: &str) -> VrSnapshot {
+        ctl.snapshot()
+            .into_iter()
+            .find(|s| s.name == vr)
+            .expect("a VR of that name")
+    }
+
+    fn udp(port: u8, dst: [u8; 4]) -> Vec<u8> {
+        build::udp4(rmac(port), HOST, [198, 18, port, 2], dst, 64, 1, 2, b"vr")
+    }
+
+    /// Frames go to the VR of their ingress port, through its own graph:
+    /// red resolves its next hop on port 1 (blue's) from the ARP reply
+    /// every VR gets, and forwards; blue sees only the reply; a port no
+    /// VR owns drops as `no_vr`.
+    #[test]
+    fn demux_by_ingress_and_per_vr_counters() {
+        let r = rig(&[def("red", 0, 100), def("blue", 1, 100)]);
+        for _ in 0..10 {
+            r.wires[0]
+                .rx
+                .lock()
+                .unwrap()
+                .push_back(udp(0, [198, 18, 1, 2]));
+        }
+        let arp_out = |w: &Wire| {
+            w.tx.lock()
+                .unwrap()
+                .iter()
+                .filter(|f| f[12..14] == [8, 6])
+                .count()
+        };
+        wait_for("red's ARP request on port 1", || arp_out(&r.wires[1]) > 0);
+        assert_eq!(stat(&r.ctl, "red").rx, 10);
+        let reply = build::arp(
+            rmac(1),
+            HOST,
+            2,
+            HOST,
+            [198, 18, 1, 2],
+            rmac(1),
+            [198, 18, 1, 1],
+        );
+        r.wires[1].rx.lock().unwrap().push_back(reply);
+        let udp_out = |w: &Wire| {
+            w.tx.lock()
+                .unwrap()
+                .iter()
+                .filter(|f| f[12..14] == [8, 0] && f[0..6] == HOST.0)
+                .count()
+        };
+        wait_for("the 10 held packets on port 1", || {
+            udp_out(&r.wires[1]) == 10
+        });
+        r.wires[2]
+            .rx
+            .lock()
+            .unwrap()
+            .push_back(udp(2, [198, 18, 1, 2]));
+        wait_for("no_vr", || r.core.snapshot().drops[0] == ("no_vr", 1));
+        let red = stat(&r.ctl, "red");
+        let blue = stat(&r.ctl, "blue");
+        assert_eq!(red.rx, 11, "10 frames and the reply: {red:?}");
+        assert!(red.tx >= 11, "an ARP request and 10 frames: {red:?}");
+        assert_eq!(blue.rx, 1, "the reply only: {blue:?}");
+        assert!(red.charged_ns > 0 && red.runs > 0, "{red:?}");
+        // The consumed ARP reply counts as EtherRewrite's `not_for_us`.
+        let lost: u64 = red
+            .drops
+            .iter()
+            .filter(|(n, _)| n != "not_for_us")
+            .map(|x| x.1)
+            .sum();
+        assert_eq!(lost, 0, "{red:?}");
+        assert_eq!(r.core.snapshot().rx, 12);
+    }
+
+    /// Two VRs overloaded on one core get CPU in the ratio of their
+    /// tickets (charged thread CPU time).
+    #[test]
+    fn shares_follow_tickets() {
+        let r = rig(&[def("red", 0, 100), def("blue", 1, 300)]);
+        // No route: every frame is looked up and dropped, endlessly.
+        *r.wires[0].cycle.lock().unwrap() = Some(udp(0, [203, 0, 113, 1]));
+        *r.wires[1].cycle.lock().unwrap() = Some(udp(1, [203, 0, 113, 1]));
+        wait_for("200 ms charged", || {
+            stat(&r.ctl, "red").charged_ns + stat(&r.ctl, "blue").charged_ns > 200_000_000
+        });
+        let (red, blue) = (stat(&r.ctl, "red"), stat(&r.ctl, "blue"));
+        let ratio = blue.charged_ns as f64 / red.charged_ns.max(1) as f64;
+        assert!(
+            (2.4..3.6).contains(&ratio),
+            "blue/red = {ratio}: {red:?} {blue:?}"
+        );
+        let no_route = |s: &VrSnapshot| {
+            s.drops
+                .iter()
+                .find(|(n, _)| n == "no_route")
+                .map_or(0, |x| x.1)
+        };
+        assert!(no_route(&red) > 0 && no_route(&blue) > 0);
+    }
+
+    /// A reload moves a port to another VR, keeps the FIBs of VRs that
+    /// stay, adds a VR with its feed, and refuses a bad set changing
+    /// nothing.
+    #[test]
+    fn reload_moves_match_and_refuses_bad_sets() {
+        let mut r = rig(&[def("red", 0, 100), def("blue", 1, 100)]);
+        let send = |r: &Rig, n: usize| {
+            for _ in 0..n {
+                r.wires[0]
+                    .rx
+                    .lock()
+                    .unwrap()
+                    .push_back(udp(0, [203, 0, 113, 1]));
+            }
+        };
+        send(&r, 5);
+        wait_for("red's 5", || stat(&r.ctl, "red").rx == 5);
+        // Overlap: refused, nothing changes.
+        let e = r
+            .ctl
+            .set(
+                &[def("red", 0, 100), def("blue", 0, 100)],
+                Vec::new(),
+                Duration::from_secs(5),
+            )
+            .expect_err("overlap");
+        assert!(e.contains("overlap"), "{e}");
+        let e = r
+            .ctl
+            .set(
+                &[def("red", 0, 100), def("green", 1, 100)],
+                Vec::new(),
+                Duration::from_secs(5),
+            )
+            .expect_err("no feed");
+        assert!(e.contains("no feed"), "{e}");
+        assert_eq!(r.ctl.defs(), vec![def("red", 0, 100), def("blue", 1, 100)]);
+        // blue takes port 0, red port 2; green is new on port 1.
+        let (f, _tx) = feed("green");
+        r.ctl
+            .set(
+                &[
+                    def("red", 2, 100),
+                    def("blue", 0, 200),
+                    def("green", 1, 100),
+                ],
+                vec![f],
+                Duration::from_secs(5),
+            )
+            .expect("reload");
+        send(&r, 7);
+        wait_for("blue's 7", || stat(&r.ctl, "blue").rx == 7);
+        assert_eq!(
+            stat(&r.ctl, "red").rx,
+            5,
+            "red's counters kept, no new frames"
+        );
+        assert_eq!(stat(&r.ctl, "blue").tickets, 200);
+        assert_eq!(r.ctl.snapshot().len(), 3);
+        let e = r
+            .ctl
+            .set(&[], Vec::new(), Duration::from_secs(5))
+            .expect_err("empty");
+        assert!(e.contains("restart"), "{e}");
+    }
+
+    #[test]
+    fn checks_rules() {
+        assert!(check(&[def("a", 0, 1), def("a", 1, 1)], 2).is_err());
+        assert!(check(&[def("a", 0, 1), def("b", 2, 1)], 2).is_err());
+        let mut v = def("a", 0, 1);
+        v.rules = vec![VrRule::Vlan(3)];
+        assert!(check(&[v], 2).unwrap_err().contains("not supported yet"));
+        let mut g = def("b", 1, 1);
+        g.granularity_us = 30;
+        assert!(check(&[def("a", 0, 1), g], 2).is_err());
+        assert!(neigh_answer(&build::arp(
+            HOST, HOST, 2, HOST, [1; 4], HOST, [2; 4]
+        )));
+        assert!(!neigh_answer(&build::arp(
+            HOST, HOST, 1, HOST, [1; 4], HOST, [2; 4]
+        )));
+        assert!(!neigh_answer(&[0x08]));
+    }
+}
