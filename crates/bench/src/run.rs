@@ -74,6 +74,8 @@ pub fn run(
         ..BenchReport::default()
     };
     let work = std::env::temp_dir().join(format!("{}-work", cfg.name));
+    // Removed on every way out, errors included (the `?`s below).
+    let _work_guard = RemoveOnDrop(work.clone());
     for s in &cfg.scenarios {
         if stop.load(Relaxed) {
             break;
@@ -120,9 +122,17 @@ pub fn run(
             report::write_all(&rep, &cfg.out).map_err(|e| (BenchError::Output, e))?;
         }
     }
-    let _ = std::fs::remove_dir_all(&work);
     report::write_all(&rep, &cfg.out).map_err(|e| (BenchError::Output, e))?;
     Ok(rep)
+}
+
+/// Removes a run's work directory when dropped.
+struct RemoveOnDrop(std::path::PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 fn run_case(
