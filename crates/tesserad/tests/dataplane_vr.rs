@@ -591,8 +591,22 @@ fn vr_neighbors_follow_their_bird_peers() {
 
     const N: u32 = 200;
     let mut lab = Lab::with_birds();
-    lab.bird("b", "bird-a", "198.18.9.2", "198.18.9.1", 65001, "198.18.2.2");
-    lab.bird("d", "bird-b", "198.18.10.2", "198.18.10.1", 65002, "198.18.4.2");
+    lab.bird(
+        "b",
+        "bird-a",
+        "198.18.9.2",
+        "198.18.9.1",
+        65001,
+        "198.18.2.2",
+    );
+    lab.bird(
+        "d",
+        "bird-b",
+        "198.18.10.2",
+        "198.18.10.1",
+        65002,
+        "198.18.4.2",
+    );
     let neighbors = "\n[[neighbor]]\nname = \"bird-a\"\naddress = \"198.18.9.2\"\n\
          remote_as = 65001\nimport = \"accept\"\nhold_time = 9\nconnect_retry = 1\n\
          \n[[neighbor]]\nname = \"bird-b\"\naddress = \"198.18.10.2\"\n\
@@ -618,11 +632,16 @@ fn vr_neighbors_follow_their_bird_peers() {
 
     // Both sessions up, both views fed: probes (tag 0 from A, tag 1 from
     // C) get through. The first ones may be lost while R resolves ARP.
-    lab.wait_for("A's probes at B, C's at D", 40, || lab.diag(), || {
-        lab.send("a", "198.18.1.2", 0, 5);
-        lab.send("c", "198.18.3.2", 1, 5);
-        counts(&nb)[0] > 0 && counts(&nd)[1] > 0
-    });
+    lab.wait_for(
+        "A's probes at B, C's at D",
+        40,
+        || lab.diag(),
+        || {
+            lab.send("a", "198.18.1.2", 0, 5);
+            lab.send("c", "198.18.3.2", 1, 5);
+            counts(&nb)[0] > 0 && counts(&nd)[1] > 0
+        },
+    );
     let v = lab.show();
     assert!(
         num(&v, "red", "installed") >= 1 && num(&v, "blue", "installed") >= 1,
@@ -634,9 +653,12 @@ fn vr_neighbors_follow_their_bird_peers() {
     let before = lab.show();
     lab.send("a", "198.18.1.2", 2, N);
     lab.send("c", "198.18.3.2", 3, N);
-    lab.wait_for("tags 2 at B and 3 at D", 10, || lab.diag(), || {
-        counts(&nb)[2] >= N * 9 / 10 && counts(&nd)[3] >= N * 9 / 10
-    });
+    lab.wait_for(
+        "tags 2 at B and 3 at D",
+        10,
+        || lab.diag(),
+        || counts(&nb)[2] >= N * 9 / 10 && counts(&nd)[3] >= N * 9 / 10,
+    );
     std::thread::sleep(Duration::from_millis(300));
     let (b, d) = (counts(&nb), counts(&nd));
     assert_eq!((d[0], d[2]), (0, 0), "A's datagrams at D: B {b:?} D {d:?}");
@@ -662,9 +684,12 @@ fn vr_neighbors_follow_their_bird_peers() {
     let v = lab.wait_show("A's datagrams dropped at red as no_route", |v| {
         drops(v, "red", "no_route") >= drops(&before, "red", "no_route") + u64::from(N * 9 / 10)
     });
-    lab.wait_for("blue still forwards C's to D", 10, || lab.diag(), || {
-        counts(&nd)[5] >= N * 9 / 10
-    });
+    lab.wait_for(
+        "blue still forwards C's to D",
+        10,
+        || lab.diag(),
+        || counts(&nd)[5] >= N * 9 / 10,
+    );
     std::thread::sleep(Duration::from_millis(300));
     let (b, d) = (counts(&nb), counts(&nd));
     assert_eq!((b[4], d[4]), (0, 0), "A's datagrams forwarded: {v}");
@@ -680,19 +705,31 @@ fn vr_neighbors_follow_their_bird_peers() {
         neighbors,
     );
     let out = lab.tessera(&["configure"]).expect("reload red's neighbors");
-    assert!(out.contains("virtual routers") && out.contains("red"), "{out}");
+    assert!(
+        out.contains("virtual routers") && out.contains("red"),
+        "{out}"
+    );
     lab.wait_show("red's FIB gets bird-b's route", |v| {
         num(v, "red", "installed") >= 1
     });
     lab.send("a", "198.18.1.2", 6, N);
     lab.send("c", "198.18.3.2", 7, N);
-    lab.wait_for("A's and C's datagrams at D", 10, || lab.diag(), || {
-        let d = counts(&nd);
-        d[6] >= N * 9 / 10 && d[7] >= N * 9 / 10
-    });
+    lab.wait_for(
+        "A's and C's datagrams at D",
+        10,
+        || lab.diag(),
+        || {
+            let d = counts(&nd);
+            d[6] >= N * 9 / 10 && d[7] >= N * 9 / 10
+        },
+    );
     std::thread::sleep(Duration::from_millis(300));
     let b = counts(&nb);
-    assert_eq!((b[6], b[7]), (0, 0), "datagrams at B after the reload: {b:?}");
+    assert_eq!(
+        (b[6], b[7]),
+        (0, 0),
+        "datagrams at B after the reload: {b:?}"
+    );
 
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     sink_b.join().expect("sink B");
