@@ -21,6 +21,11 @@
 //! restart, routes still there); a reload removing every VR is refused
 //! and changes nothing. Needs root, `ip`, `ping`; bounded, torn down
 //! also on failure.
+//!
+//! `vr_neighbors_follow_their_bird_peers` (a lab of its own, with a
+//! fourth port and two BIRD peers) proves `neighbors = [...]`: each VR
+//! forwards toward its own peer's next hop, follows that peer's session
+//! and a reload of its neighbour list.
 
 mod common;
 
