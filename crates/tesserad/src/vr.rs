@@ -293,11 +293,7 @@ impl VrFeeds {
     /// Starts the fan-out in front of `main` with the `table = "main"`
     /// VRs, and registers the `neighbors` VRs' views in a new registry
     /// (kept until the daemon installs them at its start).
-    pub fn fan(
-        self,
-        main: SyncSender<Vec<Change>>,
-        depth: usize,
-    ) -> Result<Fanned, String> {
+    pub fn fan(self, main: SyncSender<Vec<Change>>, depth: usize) -> Result<Fanned, String> {
         let views = ViewRegistry::new();
         for v in self.views {
             let name = v.name.clone();

@@ -21,6 +21,11 @@
 //! restart, routes still there); a reload removing every VR is refused
 //! and changes nothing. Needs root, `ip`, `ping`; bounded, torn down
 //! also on failure.
+//!
+//! `vr_neighbors_follow_their_bird_peers` (a lab of its own, with a
+//! fourth port and two BIRD peers) proves `neighbors = [...]`: each VR
+//! forwards toward its own peer's next hop, follows that peer's session
+//! and a reload of its neighbour list.
 
 mod common;
 
@@ -36,6 +41,15 @@ crate::netlab_newtype!(
 
 /// One `[[dataplane.vr]]`: name, ingress interface, tickets.
 type Vr<'a> = (&'a str, &'a str, u32);
+
+/// R's dataplane ports (name, address); the first three in every test,
+/// r3 (to D) in the BIRD test.
+const PORTS: [(&str, &str); 4] = [
+    ("r0", "198.18.1.1/24"),
+    ("r1", "198.18.2.1/24"),
+    ("r2", "198.18.3.1/24"),
+    ("r3", "198.18.4.1/24"),
+];
 
 impl Lab {
     fn new() -> Lab {
@@ -81,17 +95,30 @@ impl Lab {
     /// returns its path. For the test of different next hops per VR once
     /// `neighbors` runs.
     fn write_config_with(&self, vrs: &[(&str, &str, u32, &str)], extra: &str) -> PathBuf {
+        self.write_config_ports(&PORTS[..3], vrs, extra)
+    }
+
+    /// [`Self::write_config_with`] on the dataplane ports `ports` (name,
+    /// address/len).
+    fn write_config_ports(
+        &self,
+        ports: &[(&str, &str)],
+        vrs: &[(&str, &str, u32, &str)],
+        extra: &str,
+    ) -> PathBuf {
         let mut text = format!(
             "[router]\nid = \"198.18.9.1\"\nasn = 65000\npipeline = \"sequential\"\n\
              listen = [\"127.0.0.1:179\"]\n\n\
              [control]\nsocket = \"{}\"\nmetrics = \"127.0.0.1:9325\"\n\n\
              [[static]]\nprefix = \"198.19.113.0/24\"\nnext_hop = \"198.18.2.2\"\n\n\
-             [dataplane]\nio = \"af_packet\"\ncores = 1\n\n\
-             [[dataplane.interface]]\nname = \"r0\"\naddresses = [\"198.18.1.1/24\"]\n\n\
-             [[dataplane.interface]]\nname = \"r1\"\naddresses = [\"198.18.2.1/24\"]\n\n\
-             [[dataplane.interface]]\nname = \"r2\"\naddresses = [\"198.18.3.1/24\"]\n",
+             [dataplane]\nio = \"af_packet\"\ncores = 1\n",
             self.path("tesserad.sock").display(),
         );
+        for (name, addr) in ports {
+            text += &format!(
+                "\n[[dataplane.interface]]\nname = \"{name}\"\naddresses = [\"{addr}\"]\n"
+            );
+        }
         for (name, ingress, tickets, source) in vrs {
             text += &format!(
                 "\n[[dataplane.vr]]\nname = \"{name}\"\ningress = \"{ingress}\"\n\
@@ -376,4 +403,340 @@ fn vrs_demux_count_share_and_reload_without_dropping_fibs() {
         1,
         "restarted: {log}"
     );
+}
+
+/// The prefix both BIRD peers announce, and the address in it that B and
+/// D each have on their loopback.
+const PFX: &str = "198.18.200.0/24";
+const DST: &str = "198.18.200.1";
+
+/// Datagrams received per tag (the first byte, 0..16), readable while
+/// the sink runs.
+type Counts = std::sync::Arc<[std::sync::atomic::AtomicU32; 16]>;
+
+fn counts(c: &Counts) -> [u32; 16] {
+    std::array::from_fn(|i| c[i].load(std::sync::atomic::Ordering::Relaxed))
+}
+
+impl Lab {
+    /// The BIRD lab (module docs of [`vr_neighbors_follow_their_bird_peers`]).
+    fn with_birds() -> Lab {
+        let lab = NetLab::new(
+            "dvb",
+            &["a", "b", "c", "d", "r"],
+            "this test",
+            &["ip", "ethtool", "bird", "birdc"],
+        );
+        lab.link("a", "a0", "r", "r0");
+        lab.link("r", "r1", "b", "b0");
+        lab.link("c", "c0", "r", "r2");
+        lab.link("r", "r3", "d", "d0");
+        // BGP control links (kernel addresses in R; not dataplane ports).
+        lab.link("r", "rb", "b", "gb");
+        lab.link("r", "rd", "d", "gd");
+        for (n, cmd) in [
+            ("a", "ip addr add 198.18.1.2/24 dev a0"),
+            ("b", "ip addr add 198.18.2.2/24 dev b0"),
+            ("c", "ip addr add 198.18.3.2/24 dev c0"),
+            ("d", "ip addr add 198.18.4.2/24 dev d0"),
+            ("b", "ip addr add 198.18.200.1/32 dev lo"),
+            ("d", "ip addr add 198.18.200.1/32 dev lo"),
+            ("r", "ip addr add 198.18.9.1/24 dev rb"),
+            ("b", "ip addr add 198.18.9.2/24 dev gb"),
+            ("r", "ip addr add 198.18.10.1/24 dev rd"),
+            ("d", "ip addr add 198.18.10.2/24 dev gd"),
+            ("r", "sysctl -qw net.ipv4.ip_forward=0"),
+        ] {
+            lab.must_cmd(n, cmd);
+        }
+        for (n, i) in [
+            ("a", "a0"),
+            ("b", "b0"),
+            ("c", "c0"),
+            ("d", "d0"),
+            ("b", "gb"),
+            ("d", "gd"),
+            ("r", "r0"),
+            ("r", "r1"),
+            ("r", "r2"),
+            ("r", "r3"),
+            ("r", "rb"),
+            ("r", "rd"),
+        ] {
+            lab.up(n, i);
+        }
+        for (n, gw) in [("a", "198.18.1.1"), ("c", "198.18.3.1")] {
+            lab.must(n, &["ip", "route", "add", "default", "via", gw]);
+        }
+        Lab(lab)
+    }
+
+    /// Starts BIRD `name` in namespace `n`: AS `asn` at `me`, a passive
+    /// eBGP session with R at `peer`, announcing [`PFX`] with the
+    /// third-party next hop `via` (set by the export filter: see
+    /// `common::netlab::bird_third_party_conf`; the route itself is
+    /// `unreachable`, so BIRD needs no gateway of its own).
+    fn bird(&mut self, n: &str, name: &str, me: &str, peer: &str, asn: u32, via: &str) {
+        let conf = format!(
+            "log \"{log}\" all;\nrouter id {me};\nprotocol device {{}}\n\
+             protocol static st {{ ipv4; route {PFX} unreachable; }}\n\
+             protocol bgp peer {{\n  local {me} as {asn};\n  neighbor {peer} as 65000;\n\
+               passive on;\n  hold time 9;\n  connect retry time 1;\n\
+               ipv4 {{ import none;\n\
+                 export filter {{ if proto = \"st\" then {{ bgp_next_hop = {via}; accept; }} reject; }};\n\
+               }};\n}}\n",
+            log = self.path(&format!("{name}.log")).display(),
+        );
+        let conf = self.write(&format!("{name}.conf"), &conf);
+        let sock = self.birdc_sock(name);
+        self.spawn(
+            n,
+            &["bird", "-f", "-c", &conf, "-s", &sock],
+            &format!("{name}.out"),
+        );
+    }
+
+    fn birdc_sock(&self, name: &str) -> String {
+        self.path(&format!("{name}.ctl")).display().to_string()
+    }
+
+    /// `birdc ARGS` to BIRD `name`.
+    fn birdc(&self, name: &str, args: &[&str]) -> Result<String, String> {
+        let sock = self.birdc_sock(name);
+        let mut v = vec!["birdc", "-s", &sock];
+        v.extend_from_slice(args);
+        common::cluster::sh(&v)
+    }
+
+    /// tesserad's and both BIRDs' view, for failures.
+    fn diag(&self) -> String {
+        let mut s = format!("--- tesserad.log\n{}", self.tesserad_log());
+        for b in ["bird-a", "bird-b"] {
+            s += &format!(
+                "\n--- {b}.log\n{}\n--- {b} protocols\n{}",
+                self.log(&format!("{b}.log")),
+                self.birdc(b, &["show", "protocols", "all", "peer"])
+                    .unwrap_or_else(|e| e)
+            );
+        }
+        s
+    }
+
+    /// A UDP sink on [`DST`]:5001 in namespace `n` until `stop`.
+    fn sink(
+        &self,
+        n: &str,
+        stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) -> (Counts, std::thread::JoinHandle<()>) {
+        use std::sync::atomic::Ordering;
+        let c: Counts = std::sync::Arc::new(Default::default());
+        let c2 = std::sync::Arc::clone(&c);
+        let h = in_ns(self.ns(n), move || {
+            let s = std::net::UdpSocket::bind((DST, 5001)).expect("bind sink");
+            s.set_read_timeout(Some(Duration::from_millis(100)))
+                .expect("timeout");
+            let mut b = [0u8; 1500];
+            while !stop.load(Ordering::Relaxed) {
+                if let Ok(len) = s.recv(&mut b) {
+                    if len > 0 {
+                        c2[usize::from(b[0] & 15)].fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+        });
+        (c, h)
+    }
+
+    /// Sends `count` datagrams tagged `tag` to [`DST`]:5001 from `src` in
+    /// namespace `n`, paced (10 per 2 ms).
+    fn send(&self, n: &str, src: &'static str, tag: u8, count: u32) {
+        in_ns(self.ns(n), move || {
+            let s = std::net::UdpSocket::bind((src, 0)).expect("bind");
+            let mut b = [0u8; 100];
+            b[0] = tag;
+            for i in 0..count {
+                let _ = s.send_to(&b, (DST, 5001));
+                if i % 10 == 9 {
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+            }
+        })
+        .join()
+        .expect("sender");
+    }
+}
+
+/// `[[dataplane.vr]] neighbors = [...]` end to end, with real BIRD peers:
+///
+/// ```text
+/// A [a0 198.18.1.2] -- [r0 .1.1]        [r1 .2.1] -- [b0 198.18.2.2] B (lo 198.18.200.1)
+///                               R                    [gb 198.18.9.2]  BIRD bird-a, AS 65001
+///                               |  [rb 198.18.9.1] --'
+/// C [c0 198.18.3.2] -- [r2 .3.1]        [r3 .4.1] -- [d0 198.18.4.2] D (lo 198.18.200.1)
+///                                  [rd 198.18.10.1] -- [gd 198.18.10.2] BIRD bird-b, AS 65002
+/// ```
+///
+/// bird-a (in B) and bird-b (in D) both announce 198.18.200.0/24, each
+/// with its own address as the next hop (B's and D's loopbacks both hold
+/// 198.18.200.1; a UDP sink in each counts what arrives, by tag). R has
+/// no kernel forwarding and no kernel address on its dataplane ports.
+/// VR red (ingress r0) takes `neighbors = ["bird-a"]`, blue (ingress r2)
+/// `neighbors = ["bird-b"]`; no VR follows the main table. Proven: A's
+/// datagrams reach B only and C's D only (the main Loc-RIB picks one of
+/// the two, so a VR fed from it would send both ways alike); `birdc
+/// disable peer` in bird-a empties red's FIB (`installed` 0, A's
+/// datagrams dropped as `no_route` at red, none arrive anywhere) while
+/// blue keeps forwarding C's to D; a reload giving red `neighbors =
+/// ["bird-b"]` sends A's datagrams to D. Needs root, `ip`, `ethtool`,
+/// `bird`, `birdc`; bounded, torn down also on failure.
+#[test]
+fn vr_neighbors_follow_their_bird_peers() {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+
+    const N: u32 = 200;
+    let mut lab = Lab::with_birds();
+    lab.bird(
+        "b",
+        "bird-a",
+        "198.18.9.2",
+        "198.18.9.1",
+        65001,
+        "198.18.2.2",
+    );
+    lab.bird(
+        "d",
+        "bird-b",
+        "198.18.10.2",
+        "198.18.10.1",
+        65002,
+        "198.18.4.2",
+    );
+    let neighbors = "\n[[neighbor]]\nname = \"bird-a\"\naddress = \"198.18.9.2\"\n\
+         remote_as = 65001\nimport = \"accept\"\nhold_time = 9\nconnect_retry = 1\n\
+         \n[[neighbor]]\nname = \"bird-b\"\naddress = \"198.18.10.2\"\n\
+         remote_as = 65002\nimport = \"accept\"\nhold_time = 9\nconnect_retry = 1\n";
+    let cfg = lab.write_config_ports(
+        &PORTS,
+        &[
+            ("red", "r0", 100, "neighbors = [\"bird-a\"]"),
+            ("blue", "r2", 100, "neighbors = [\"bird-b\"]"),
+        ],
+        neighbors,
+    );
+    let cfgs = cfg.display().to_string();
+    let bin = env!("CARGO_BIN_EXE_tesserad");
+    lab.exec("r", &[bin, "-c", &cfgs, "--check"])
+        .expect("--check accepts neighbors = [...] VRs");
+    lab.start(&cfgs);
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let (nb, sink_b) = lab.sink("b", Arc::clone(&stop));
+    let (nd, sink_d) = lab.sink("d", Arc::clone(&stop));
+    let _stop_sinks = common::netlab::StopOnDrop(Arc::clone(&stop));
+
+    // Both sessions up, both views fed: probes (tag 0 from A, tag 1 from
+    // C) get through. The first ones may be lost while R resolves ARP.
+    lab.wait_for(
+        "A's probes at B, C's at D",
+        40,
+        || lab.diag(),
+        || {
+            lab.send("a", "198.18.1.2", 0, 5);
+            lab.send("c", "198.18.3.2", 1, 5);
+            counts(&nb)[0] > 0 && counts(&nd)[1] > 0
+        },
+    );
+    let v = lab.show();
+    assert!(
+        num(&v, "red", "installed") >= 1 && num(&v, "blue", "installed") >= 1,
+        "{v}"
+    );
+
+    // Each VR its own next hop: A's datagrams (tag 2) to B only, C's
+    // (tag 3) to D only.
+    let before = lab.show();
+    lab.send("a", "198.18.1.2", 2, N);
+    lab.send("c", "198.18.3.2", 3, N);
+    lab.wait_for(
+        "tags 2 at B and 3 at D",
+        10,
+        || lab.diag(),
+        || counts(&nb)[2] >= N * 9 / 10 && counts(&nd)[3] >= N * 9 / 10,
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let (b, d) = (counts(&nb), counts(&nd));
+    assert_eq!((d[0], d[2]), (0, 0), "A's datagrams at D: B {b:?} D {d:?}");
+    assert_eq!((b[1], b[3]), (0, 0), "C's datagrams at B: B {b:?} D {d:?}");
+    let v = lab.show();
+    assert!(
+        num(&v, "red", "tx") >= num(&before, "red", "tx") + u64::from(N * 9 / 10)
+            && num(&v, "blue", "tx") >= num(&before, "blue", "tx") + u64::from(N * 9 / 10),
+        "per-VR counters: {before} {v}"
+    );
+
+    // bird-a's session goes down: its route leaves red's FIB; blue keeps
+    // its own.
+    lab.birdc("bird-a", &["disable", "peer"])
+        .expect("birdc disable peer");
+    lab.wait_show("red's FIB empty after bird-a went down", |v| {
+        num(v, "red", "installed") == 0 && num(v, "red", "routes") == 0
+    });
+    let before = lab.show();
+    assert!(num(&before, "blue", "installed") >= 1, "{before}");
+    lab.send("a", "198.18.1.2", 4, N);
+    lab.send("c", "198.18.3.2", 5, N);
+    let v = lab.wait_show("A's datagrams dropped at red as no_route", |v| {
+        drops(v, "red", "no_route") >= drops(&before, "red", "no_route") + u64::from(N * 9 / 10)
+    });
+    lab.wait_for(
+        "blue still forwards C's to D",
+        10,
+        || lab.diag(),
+        || counts(&nd)[5] >= N * 9 / 10,
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let (b, d) = (counts(&nb), counts(&nd));
+    assert_eq!((b[4], d[4]), (0, 0), "A's datagrams forwarded: {v}");
+    assert_eq!(b[5], 0, "C's datagrams at B");
+
+    // A reload moves red to bird-b's routes: A's datagrams go to D.
+    lab.write_config_ports(
+        &PORTS,
+        &[
+            ("red", "r0", 100, "neighbors = [\"bird-b\"]"),
+            ("blue", "r2", 100, "neighbors = [\"bird-b\"]"),
+        ],
+        neighbors,
+    );
+    let out = lab.tessera(&["configure"]).expect("reload red's neighbors");
+    assert!(
+        out.contains("virtual routers") && out.contains("red"),
+        "{out}"
+    );
+    lab.wait_show("red's FIB gets bird-b's route", |v| {
+        num(v, "red", "installed") >= 1
+    });
+    lab.send("a", "198.18.1.2", 6, N);
+    lab.send("c", "198.18.3.2", 7, N);
+    lab.wait_for(
+        "A's and C's datagrams at D",
+        10,
+        || lab.diag(),
+        || {
+            let d = counts(&nd);
+            d[6] >= N * 9 / 10 && d[7] >= N * 9 / 10
+        },
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let b = counts(&nb);
+    assert_eq!(
+        (b[6], b[7]),
+        (0, 0),
+        "datagrams at B after the reload: {b:?}"
+    );
+
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    sink_b.join().expect("sink B");
+    sink_d.join().expect("sink D");
 }
