@@ -203,8 +203,10 @@ async fn session_with_password_reaches_established_with_bird() {
         matches!(i, RibInput::Up { .. }).then_some(())
     })
     .await;
-    // A few keepalives (BIRD sends one a second) into the capture.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // A few keepalives (BIRD sends one a second) into the capture: 4 s,
+    // since 2 s once caught only two of BIRD's segments on a loaded
+    // machine (the check below wants three from each side).
+    tokio::time::sleep(Duration::from_secs(4)).await;
     let text = cap.finish();
     let rows: Vec<(&str, Vec<&str>)> = text
         .lines()
