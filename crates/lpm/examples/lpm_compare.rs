@@ -8,11 +8,14 @@
 //! ```
 //!
 //! TABLE is `v4-real` (the jinx full feed, ~497k routes), `v4-synth` (800k
-//! synthetic routes, real length mix), `v6` (real route-views6 table padded
+//! synthetic routes, real length mix), `v4-synth1m` (the same with 1M, the
+//! size of issue 19's target), `v6` (real route-views6 table padded
 //! to 200k) or `churn` (route changes per second through `publish` while a
-//! reader looks up). Every figure is also measured for the structure before
-//! issue 19 (`old_*`, `benches/baseline/`) on the same routes and addresses,
-//! right after ours. Prints `key=value` lines; cycles are TSC ticks, the
+//! reader looks up; the reader runs on a thread of its own). Every figure is
+//! also measured, on the same routes and addresses right after ours, for
+//! the structure before issue 19's third attempt (`prev_*`, commit cf7a8be,
+//! `benches/prev/`) and for the one before issue 19 (`old_*`,
+//! `benches/baseline/`). Prints `key=value` lines; cycles are TSC ticks, the
 //! unit `dpdk-test-fib` reports, so the two compare without a clock
 //! conversion.
 
@@ -32,6 +35,19 @@ mod common;
     dead_code
 )]
 mod baseline;
+
+// The Poptrie before issue 19's third attempt (commit cf7a8be), kept
+// verbatim as the same-run baseline of that attempt (`prev_*` keys).
+#[path = "../benches/prev/mod.rs"]
+#[allow(
+    clippy::all,
+    missing_docs,
+    rust_2018_idioms,
+    unused_imports,
+    unused_qualifications,
+    dead_code
+)]
+mod prev;
 
 use std::hint::black_box;
 use std::io::Write;
@@ -144,6 +160,9 @@ fn run_v4(name: &str, mut routes: common::Routes4, out: &Path) {
                 .map(|&a| std::net::Ipv4Addr::from(a).to_string()),
         );
         report(&format!("ours_{kind}"), &t, &addrs);
+        let prev = prev::Poptrie4::from_routes(routes.iter().copied()).expect("build");
+        report(&format!("prev_{kind}"), &prev, &addrs);
+        drop(prev);
         let old = baseline::Poptrie4::from_routes(routes.iter().copied()).expect("build");
         report(&format!("old_{kind}"), &old, &addrs);
     }
@@ -178,6 +197,14 @@ fn run_v6(mut routes: common::Routes6, out: &Path) {
             .map(|&a| std::net::Ipv6Addr::from(a).to_string()),
     );
     report("ours_inroute", &t, &addrs);
+    let prev = prev::Poptrie6::from_routes(routes.iter().copied()).expect("build");
+    report("prev_inroute", &prev, &addrs);
+    let m = prev.memory();
+    println!(
+        "prev_lookup_bytes={} prev_live_node_bytes={} prev_live_leaf_bytes={} prev_control_bytes={}",
+        m.lookup, m.live_nodes, m.live_leaves, m.control
+    );
+    drop(prev);
     let old = baseline::Poptrie6::from_routes(routes.iter().copied()).expect("build");
     report("old_inroute", &old, &addrs);
     let m = old.memory();
@@ -190,7 +217,7 @@ fn run_v6(mut routes: common::Routes6, out: &Path) {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (Some(which), Some(out)) = (args.get(1), args.get(2)) else {
-        eprintln!("usage: lpm_compare v4-real|v4-synth|v6|churn OUTDIR");
+        eprintln!("usage: lpm_compare v4-real|v4-synth|v4-synth1m|v6|churn OUTDIR");
         std::process::exit(2);
     };
     let out = Path::new(out);
@@ -204,6 +231,10 @@ fn main() {
             let (v4, _) = common::load_routes(common::REAL_V4);
             run_v4("v4-synth", common::synth4(&v4, 800_000, 42), out);
         }
+        "v4-synth1m" => {
+            let (v4, _) = common::load_routes(common::REAL_V4);
+            run_v4("v4-synth1m", common::synth4(&v4, 1_000_000, 42), out);
+        }
         "v6" => {
             let (_, v6) = common::load_routes(common::REAL_V6);
             run_v6(common::pad6(&v6, 200_000, 43), out);
@@ -214,9 +245,12 @@ fn main() {
             let mut failed = 0;
             for batch in [1_000, 10_000] {
                 for reader in [false, true] {
-                    for which in ["new", "old"] {
+                    for which in ["new", "prev", "old"] {
                         let r = if which == "new" {
                             common::churn4(&v4, batch, 2.0, reader)
+                        } else if which == "prev" {
+                            let t = prev::Poptrie4::from_routes(v4.iter().copied()).expect("build");
+                            common::churn4_with(t, &v4, batch, 2.0, reader)
                         } else {
                             let t =
                                 baseline::Poptrie4::from_routes(v4.iter().copied()).expect("build");

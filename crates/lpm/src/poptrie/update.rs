@@ -394,6 +394,9 @@ impl<K: Key> Poptrie<K> {
         }
         let l = l.min(K::BITS as u8);
         let a = a.masked(l);
+        if let Some(old) = self.patch(a.top(DIRECT_BITS), a, l, nh.0) {
+            return Ok(Some(NextHop(old)));
+        }
         let old = self.set_control(a, l, Some(nh.0));
         if old == Some(nh.0) {
             return Ok(old.map(NextHop));
@@ -500,6 +503,15 @@ impl<K: Key> Poptrie<K> {
             let mut changed = false;
             for &k in order.get(i..i + run).unwrap_or(&[]) {
                 if let Some(c) = changes.get_mut(k as u32 as usize) {
+                    // A next-hop change is patched in place while the
+                    // subtree still matches the control vector (no other
+                    // change of this slot is waiting for the rebuild).
+                    if !changed {
+                        if let Some(old) = c.new.and_then(|v| self.patch(s, c.addr, c.len, v)) {
+                            c.old = Some(old);
+                            continue;
+                        }
+                    }
                     c.old = self.set_control(c.addr, c.len, c.new);
                     changed |= c.old != c.new;
                 }
@@ -515,6 +527,108 @@ impl<K: Key> Poptrie<K> {
         self.batch_order = order;
         self.batch_changes = changes;
         r
+    }
+
+    /// A next-hop change of the existing route `a/l` (longer than
+    /// [`DIRECT_BITS`], in slot `s`) to `v`, made in place when the leaves
+    /// allow it: the route has no longer route nested inside it (so every
+    /// position it paints at its node is a leaf holding its value, and its
+    /// value is no child's default), and those positions are one whole leaf
+    /// run (the run starts at the route's first position, and the next
+    /// leaf position of the node group after the route starts a run of its
+    /// own). Then the change is one leaf write and the control entry's
+    /// value, and the node bitmaps stay as they are. Returns the previous
+    /// value, or `None` (nothing changed) when the subtree must be rebuilt.
+    ///
+    /// Adjacent runs may end up with equal values (the leaves are then not
+    /// fully compressed); lookups read the same answers, and the next
+    /// rebuild of the slot compresses them again. Both copies of a
+    /// [`crate::publish`] pair take the same path, so they stay equal.
+    fn patch(&mut self, s: usize, a: K, l: u8, v: u32) -> Option<u32> {
+        if u32::from(l) <= DIRECT_BITS {
+            return None;
+        }
+        let routes = self.long.get(s)?;
+        let i = routes.binary_search_by_key(&(a, l), |r| (r.0, r.1)).ok()?;
+        let old = routes.get(i)?.2;
+        if old == v {
+            return Some(old);
+        }
+        // Routes nested in a/l sort right after it.
+        let last = a.last(l);
+        if routes.get(i + 1).is_some_and(|r| r.0 <= last) {
+            return None;
+        }
+        let d = *self.direct.get(s)?;
+        if d & LEAF != 0 {
+            return None;
+        }
+        // Walk the node groups down to the one where a/l ends.
+        let (mut gb, mut off) = (d as usize, DIRECT_BITS);
+        for level in 0..Self::MAX_LEVELS {
+            let g = Self::gbits(level);
+            let lim = off + g + 6;
+            let c = a.chunk(off, g + 6) as usize;
+            if u32::from(l) <= lim {
+                let span = 1usize << (lim - u32::from(l));
+                let leaf = self.whole_run(gb, 1 << g, c, span)?;
+                let x = self.leaves.items.get_mut(leaf)?;
+                if *x != old {
+                    return None;
+                }
+                *x = v;
+                if let Some(r) = self.long.get_mut(s).and_then(|rs| rs.get_mut(i)) {
+                    r.2 = v;
+                }
+                return Some(old);
+            }
+            let n = self.nodes.items.get(gb + (c >> 6))?;
+            let b = (c & 63) as u32;
+            if (n.vector >> b) & 1 == 0 {
+                return None;
+            }
+            let rank = ((n.vector & super::upto(b)).count_ones() as usize).checked_sub(1)?;
+            gb = n.base1 as usize + (rank << Self::gbits(level + 1));
+            off = lim;
+        }
+        None
+    }
+
+    /// The leaf index of positions `c..c + span` of the node group at
+    /// `nodes[gb..gb + nn]`, if they are all leaves and exactly one run.
+    fn whole_run(&self, gb: usize, nn: usize, c: usize, span: usize) -> Option<usize> {
+        let nodes = self.nodes.items.get(gb..gb + nn)?;
+        let end = c + span;
+        let mut p = c;
+        // Every position of the range: a leaf, and no run starts after `c`.
+        while p < end {
+            let n = nodes.get(p >> 6)?;
+            let b = p & 63;
+            let k = (64 - b).min(end - p);
+            let m = (u64::MAX >> (64 - k)) << b;
+            let starts = n.leafvec & m;
+            let expect = if p == c { 1u64 << b } else { 0 };
+            if n.vector & m != 0 || starts != expect {
+                return None;
+            }
+            p += k;
+        }
+        // The next leaf position of the group, if any, starts a run.
+        while p < nn << 6 {
+            let n = nodes.get(p >> 6)?;
+            let b = p & 63;
+            let leaves = !n.vector & (u64::MAX << b);
+            if leaves != 0 {
+                if (n.leafvec >> leaves.trailing_zeros()) & 1 == 0 {
+                    return None;
+                }
+                break;
+            }
+            p = (p | 63) + 1;
+        }
+        let n = nodes.get(c >> 6)?;
+        let rank = (n.leafvec & super::upto((c & 63) as u32)).count_ones() as usize;
+        Some((n.base0 as usize + rank).checked_sub(1)?)
     }
 
     /// Prefetches slot `s`'s per-slot entries (control vector header,
@@ -753,5 +867,80 @@ impl LpmMut<Prefix6> for Poptrie<u128> {
     }
     fn len(&self) -> usize {
         self.count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Lpm, Poptrie4};
+
+    fn p(a: u32, l: u8) -> Prefix4 {
+        Prefix4::new(a, l).unwrap()
+    }
+
+    #[test]
+    fn next_hop_change_patches_one_leaf_in_place() {
+        let mut t = Poptrie4::from_routes([
+            (p(0x0a00_0000, 24), NextHop(1)),
+            (p(0x0a00_0100, 24), NextHop(2)),
+            (p(0x0a00_0200, 24), NextHop(3)),
+        ])
+        .unwrap();
+        let (nodes, leaves) = (t.nodes.items.clone(), t.leaves.items.clone());
+        assert_eq!(
+            t.insert(p(0x0a00_0100, 24), NextHop(9)).unwrap(),
+            Some(NextHop(2))
+        );
+        // Same nodes, one leaf rewritten.
+        assert_eq!(t.nodes.items, nodes);
+        let diff = |t: &Poptrie4| {
+            leaves
+                .iter()
+                .zip(&t.leaves.items)
+                .filter(|(a, b)| a != b)
+                .count()
+        };
+        assert_eq!(diff(&t), 1);
+        assert_eq!(t.lookup(0x0a00_0105), Some(NextHop(9)));
+        // Through a batch too, and next to a run of the same value (the
+        // runs stay apart: still in place).
+        t.apply_all(&[Delta::Insert(p(0x0a00_0200, 24), NextHop(9))])
+            .unwrap();
+        assert_eq!(t.nodes.items, nodes);
+        assert_eq!(diff(&t), 2);
+        assert_eq!(t.lookup(0x0a00_02ff), Some(NextHop(9)));
+        assert_eq!(t.lookup(0x0a00_0001), Some(NextHop(1)));
+        assert_eq!(t.lookup(0x0a00_0301), None);
+        assert_eq!(t.iter().filter(|r| r.2 == NextHop(9)).count(), 2);
+    }
+
+    #[test]
+    fn shared_runs_and_nested_routes_are_rebuilt() {
+        // Two neighbours with the same next hop share one leaf: changing
+        // one must not change the other.
+        let mut t = Poptrie4::from_routes([
+            (p(0x0a00_0000, 24), NextHop(1)),
+            (p(0x0a00_0100, 24), NextHop(1)),
+        ])
+        .unwrap();
+        t.insert(p(0x0a00_0100, 24), NextHop(5)).unwrap();
+        assert_eq!(t.lookup(0x0a00_0001), Some(NextHop(1)));
+        assert_eq!(t.lookup(0x0a00_0101), Some(NextHop(5)));
+        // A route with a longer one inside: its value is that child's
+        // default, so the change must reach below the node.
+        t.insert(p(0x0a00_0180, 25), NextHop(7)).unwrap();
+        t.insert(p(0x0a00_0180, 28), NextHop(8)).unwrap();
+        t.apply_all(&[Delta::Insert(p(0x0a00_0180, 25), NextHop(6))])
+            .unwrap();
+        t.insert(p(0x0a00_0100, 24), NextHop(4)).unwrap();
+        assert_eq!(t.lookup(0x0a00_0101), Some(NextHop(4)));
+        assert_eq!(t.lookup(0x0a00_01a1), Some(NextHop(6)));
+        assert_eq!(t.lookup(0x0a00_0181), Some(NextHop(8)));
+        // A route covering the slot's default: the default run is shared.
+        t.insert(p(0x0a00_0000, 16), NextHop(1)).unwrap();
+        t.insert(p(0x0a00_0000, 24), NextHop(2)).unwrap();
+        assert_eq!(t.lookup(0x0a00_0001), Some(NextHop(2)));
+        assert_eq!(t.lookup(0x0a00_0201), Some(NextHop(1)));
     }
 }
