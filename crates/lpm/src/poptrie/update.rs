@@ -23,6 +23,7 @@ const EMPTY_SUB: Sub = Sub {
     leaf: 0,
     nclass: NO_SUB,
     lclass: NO_SUB,
+    llen: 0,
 };
 
 /// Scratch stacks for [`build_node`]: each level pushes its painted
@@ -305,6 +306,8 @@ impl<K: Key> Poptrie<K> {
 
     /// Rebuilds the subtree of direct slot `s` from its long routes.
     fn rebuild_slot(&mut self, s: usize) -> Result<(), LpmError> {
+        #[cfg(test)]
+        tests::REBUILDS.with(|r| r.set(r.get() + 1));
         // `install` does not read `long`, so lend the slot's vector out.
         let Some(v) = self.long.get_mut(s).map(std::mem::take) else {
             return Ok(());
@@ -332,6 +335,9 @@ impl<K: Key> Poptrie<K> {
     fn apply(&mut self, a: K, l: u8) -> Result<(), LpmError> {
         let first = a.top(DIRECT_BITS);
         if u32::from(l) > DIRECT_BITS {
+            if self.repaint(first, a, l) {
+                return Ok(());
+            }
             return self.rebuild_slot(first);
         }
         let last = a.last(l).top(DIRECT_BITS);
@@ -513,7 +519,9 @@ impl<K: Key> Poptrie<K> {
                         }
                     }
                     c.old = self.set_control(c.addr, c.len, c.new);
-                    changed |= c.old != c.new;
+                    if c.old != c.new && (changed || !self.repaint(s, c.addr, c.len)) {
+                        changed = true;
+                    }
                 }
             }
             if changed {
@@ -559,28 +567,35 @@ impl<K: Key> Poptrie<K> {
         if routes.get(i + 1).is_some_and(|r| r.0 <= last) {
             return None;
         }
+        let (gb, g, c, span) = self.group_of(s, a, l)?;
+        let leaf = self.whole_run(gb, 1 << g, c, span)?;
+        let x = self.leaves.items.get_mut(leaf)?;
+        if *x != old {
+            return None;
+        }
+        *x = v;
+        if let Some(r) = self.long.get_mut(s).and_then(|rs| rs.get_mut(i)) {
+            r.2 = v;
+        }
+        Some(old)
+    }
+
+    /// The node group of slot `s`'s subtree where the route `a/l` (longer
+    /// than [`DIRECT_BITS`]) is painted: (index of its first node, group
+    /// bits, the route's first position in the group, its positions), if
+    /// every position on the way down is a child.
+    fn group_of(&self, s: usize, a: K, l: u8) -> Option<(usize, u32, usize, usize)> {
         let d = *self.direct.get(s)?;
         if d & LEAF != 0 {
             return None;
         }
-        // Walk the node groups down to the one where a/l ends.
         let (mut gb, mut off) = (d as usize, DIRECT_BITS);
         for level in 0..Self::MAX_LEVELS {
             let g = Self::gbits(level);
             let lim = off + g + 6;
             let c = a.chunk(off, g + 6) as usize;
             if u32::from(l) <= lim {
-                let span = 1usize << (lim - u32::from(l));
-                let leaf = self.whole_run(gb, 1 << g, c, span)?;
-                let x = self.leaves.items.get_mut(leaf)?;
-                if *x != old {
-                    return None;
-                }
-                *x = v;
-                if let Some(r) = self.long.get_mut(s).and_then(|rs| rs.get_mut(i)) {
-                    r.2 = v;
-                }
-                return Some(old);
+                return Some((gb, g, c, 1usize << (lim - u32::from(l))));
             }
             let n = self.nodes.items.get(gb + (c >> 6))?;
             let b = (c & 63) as u32;
@@ -592,6 +607,168 @@ impl<K: Key> Poptrie<K> {
             off = lim;
         }
         None
+    }
+
+    /// Brings the lookup side in line with the control vector after the
+    /// route `a/l` (longer than [`DIRECT_BITS`], slot `s`) was added,
+    /// changed or removed there, by repainting only the node group where
+    /// the route ends: its positions take the route's value (or, once it
+    /// is gone, the value of the longest route covering it), and that
+    /// group's leaf runs are recomputed. The other groups keep their nodes;
+    /// if the group's leaf count changed, the leaves after it in the slot's
+    /// leaf block move and the nodes pointing at them are adjusted. Returns
+    /// false, having changed nothing, when the subtree must be rebuilt
+    /// instead: a route nested inside `a/l` (its positions are not all
+    /// leaves, or its value is a child's default), no node group where
+    /// `a/l` ends (a new level is needed), an empty vector (the slot goes
+    /// back to a direct leaf), or a leaf block too small for the new runs.
+    ///
+    /// A group whose last route is removed keeps its node (all its
+    /// positions then hold the covering value); the next rebuild of the
+    /// slot drops it. Deterministic, so both copies of a
+    /// [`crate::publish`] pair stay equal.
+    fn repaint(&mut self, s: usize, a: K, l: u8) -> bool {
+        self.try_repaint(s, a, l).is_some()
+    }
+
+    fn try_repaint(&mut self, s: usize, a: K, l: u8) -> Option<()> {
+        if u32::from(l) <= DIRECT_BITS {
+            return None;
+        }
+        let routes = self.long.get(s)?;
+        if routes.is_empty() {
+            return None;
+        }
+        let (nv, next) = match routes.binary_search_by_key(&(a, l), |r| (r.0, r.1)) {
+            Ok(i) => (routes.get(i)?.2, i + 1),
+            Err(i) => {
+                // The longest route covering a/l sorts last among those
+                // before it; none: the slot's inherited short route.
+                let cover = routes
+                    .get(..i)?
+                    .iter()
+                    .rev()
+                    .find(|r| r.1 < l && a.masked(r.1) == r.0);
+                let nv = match cover {
+                    Some(r) => r.2,
+                    None => *self.best.get(s)?,
+                };
+                (nv, i)
+            }
+        };
+        // Routes nested in a/l sort right after it.
+        let last = a.last(l);
+        if routes.get(next).is_some_and(|r| r.0 <= last) {
+            return None;
+        }
+        let (gb, g, c, span) = self.group_of(s, a, l)?;
+        let sub = *self.subs.get(s)?;
+        if sub.nclass == NO_SUB {
+            return None;
+        }
+        let nn = 1usize << g;
+        let npos = nn << 6;
+        const INTERNAL: u32 = u32::MAX;
+        // The group's current value per position (INTERNAL for children).
+        let mut vals = std::mem::take(&mut self.scratch.vals);
+        let mut fresh = std::mem::take(&mut self.scratch_leaves);
+        let r = (|| {
+            vals.clear();
+            fresh.clear();
+            let group = self.nodes.items.get(gb..gb + nn)?;
+            let l0 = group.first()?.base0 as usize;
+            let mut n_old = 0usize;
+            for n in group {
+                n_old += n.leafvec.count_ones() as usize;
+                for b in 0..64u32 {
+                    if (n.vector >> b) & 1 != 0 {
+                        vals.push(INTERNAL);
+                    } else {
+                        let rank = (n.leafvec & super::upto(b)).count_ones() as usize;
+                        let i = (n.base0 as usize + rank).checked_sub(1)?;
+                        vals.push(*self.leaves.items.get(i)?);
+                    }
+                }
+            }
+            let range = vals.get_mut(c..c + span)?;
+            if range.contains(&INTERNAL) {
+                return None;
+            }
+            range.fill(nv);
+            // New runs, as `build_node` makes them.
+            let mut lv = [(0u64, 0u32); 4];
+            let mut lvs = Vec::new();
+            let lvs: &mut [(u64, u32)] = if nn <= lv.len() {
+                &mut lv[..nn]
+            } else {
+                lvs.resize(nn, (0u64, 0u32));
+                &mut lvs[..]
+            };
+            let mut prev = INTERNAL;
+            for (w, x) in lvs.iter_mut().enumerate() {
+                x.1 = fresh.len() as u32;
+                for (b, &v) in vals.get(w << 6..(w << 6) + 64)?.iter().enumerate() {
+                    if v != INTERNAL && v != prev {
+                        x.0 |= 1u64 << b;
+                        fresh.push(v);
+                        prev = v;
+                    }
+                }
+            }
+            let n_new = fresh.len();
+            let (lstart, lend) = (sub.leaf as usize, sub.leaf as usize + sub.llen as usize);
+            let cap = lstart + (1usize << sub.lclass);
+            let tail = l0 + n_old;
+            let (nstart, nend) = (
+                sub.node as usize,
+                sub.node as usize + (1usize << sub.nclass),
+            );
+            if tail > lend
+                || l0 < lstart
+                || lend - n_old + n_new > cap
+                || npos != vals.len()
+                || cap > self.leaves.items.len()
+                || nend > self.nodes.items.len()
+            {
+                return None;
+            }
+            if n_new != n_old {
+                // Move the leaves after the group; nodes of the block whose
+                // leaves come after the group's follow them.
+                self.leaves
+                    .items
+                    .get_mut(lstart..cap)?
+                    .copy_within(tail - lstart..lend - lstart, l0 + n_new - lstart);
+                let nodes = self.nodes.items.get_mut(nstart..nend)?;
+                for (k, n) in nodes.iter_mut().enumerate() {
+                    let in_group = (k + nstart).wrapping_sub(gb) < nn;
+                    if !in_group && n.base0 as usize >= tail {
+                        n.base0 = (n.base0 as usize + n_new - n_old) as u32;
+                    }
+                }
+                if let Some(x) = self.subs.get_mut(s) {
+                    x.llen = (lend - n_old + n_new - lstart) as u32;
+                }
+            }
+            self.leaves
+                .items
+                .get_mut(l0..l0 + n_new)?
+                .copy_from_slice(&fresh);
+            for (n, &(leafvec, rel)) in self
+                .nodes
+                .items
+                .get_mut(gb..gb + nn)?
+                .iter_mut()
+                .zip(lvs.iter())
+            {
+                n.leafvec = leafvec;
+                n.base0 = l0 as u32 + rel;
+            }
+            Some(())
+        })();
+        self.scratch.vals = vals;
+        self.scratch_leaves = fresh;
+        r
     }
 
     /// The leaf index of positions `c..c + span` of the node group at
@@ -797,6 +974,7 @@ fn place<K: Key>(t: &mut Poptrie<K>, nodes: &[Node], leaves: &[u32]) -> Result<S
         leaf: ls,
         nclass: nc,
         lclass: lc,
+        llen: leaves.len() as u32,
     })
 }
 
@@ -874,6 +1052,16 @@ impl LpmMut<Prefix6> for Poptrie<u128> {
 mod tests {
     use super::*;
     use crate::{Lpm, Poptrie4};
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Subtree rebuilds on this thread (tests run one per thread).
+        pub(super) static REBUILDS: Cell<usize> = const { Cell::new(0) };
+    }
+
+    fn rebuilds() -> usize {
+        REBUILDS.with(Cell::get)
+    }
 
     fn p(a: u32, l: u8) -> Prefix4 {
         Prefix4::new(a, l).unwrap()
@@ -888,6 +1076,7 @@ mod tests {
         ])
         .unwrap();
         let (nodes, leaves) = (t.nodes.items.clone(), t.leaves.items.clone());
+        let r0 = rebuilds();
         assert_eq!(
             t.insert(p(0x0a00_0100, 24), NextHop(9)).unwrap(),
             Some(NextHop(2))
@@ -913,6 +1102,7 @@ mod tests {
         assert_eq!(t.lookup(0x0a00_0001), Some(NextHop(1)));
         assert_eq!(t.lookup(0x0a00_0301), None);
         assert_eq!(t.iter().filter(|r| r.2 == NextHop(9)).count(), 2);
+        assert_eq!(rebuilds(), r0, "no subtree rebuilt");
     }
 
     #[test]
@@ -942,5 +1132,69 @@ mod tests {
         t.insert(p(0x0a00_0000, 24), NextHop(2)).unwrap();
         assert_eq!(t.lookup(0x0a00_0001), Some(NextHop(2)));
         assert_eq!(t.lookup(0x0a00_0201), Some(NextHop(1)));
+    }
+
+    #[test]
+    fn inserts_and_removes_repaint_one_node() {
+        let mut t = Poptrie4::from_routes([
+            (p(0x0a00_0000, 24), NextHop(1)),
+            (p(0x0a00_0200, 24), NextHop(3)),
+            (p(0x0a00_1000, 20), NextHop(4)),
+            (p(0x0a00_1100, 28), NextHop(5)),
+        ])
+        .unwrap();
+        let sub = t.subs[0x0a00_0000 >> 14];
+        let vectors: Vec<u64> = t.nodes.items.iter().map(|n| n.vector).collect();
+        let r0 = rebuilds();
+        // A new /24 between two others: three more leaf runs in the root,
+        // the child's leaves move up.
+        t.apply_all(&[Delta::Insert(p(0x0a00_0100, 24), NextHop(2))])
+            .unwrap();
+        let same = |t: &Poptrie4| {
+            let x = t.subs[0x0a00_0000 >> 14];
+            (x.node, x.leaf) == (sub.node, sub.leaf)
+                && t.nodes
+                    .items
+                    .iter()
+                    .map(|n| n.vector)
+                    .eq(vectors.iter().copied())
+        };
+        assert!(same(&t), "repainted in place");
+        let want = [
+            (0x0a00_0001, Some(1)),
+            (0x0a00_0101, Some(2)),
+            (0x0a00_0201, Some(3)),
+            (0x0a00_0301, None),
+            (0x0a00_1001, Some(4)),
+            (0x0a00_1101, Some(5)),
+            (0x0a00_1111, Some(4)),
+        ];
+        let check = |t: &Poptrie4, want: &[(u32, Option<u32>)]| {
+            for &(a, nh) in want {
+                assert_eq!(t.lookup(a), nh.map(NextHop), "{a:#x}");
+                let mut out = [None];
+                t.lookup_batch(&[a], &mut out);
+                assert_eq!(out[0], nh.map(NextHop), "batch {a:#x}");
+            }
+        };
+        check(&t, &want);
+        // Removals fall back to the covering route, also in the child.
+        t.remove(p(0x0a00_0200, 24));
+        t.apply_all(&[Delta::Remove(p(0x0a00_1100, 28))]).unwrap();
+        assert!(same(&t), "repainted in place");
+        check(
+            &t,
+            &[
+                (0x0a00_0101, Some(2)),
+                (0x0a00_0201, None),
+                (0x0a00_1101, Some(4)),
+                (0x0a00_1001, Some(4)),
+            ],
+        );
+        assert_eq!(rebuilds(), r0, "no subtree rebuilt");
+        // A route needing a new level is rebuilt.
+        t.insert(p(0x0a00_0140, 26), NextHop(6)).unwrap();
+        assert_eq!(rebuilds(), r0 + 1);
+        check(&t, &[(0x0a00_0141, Some(6)), (0x0a00_0101, Some(2))]);
     }
 }
