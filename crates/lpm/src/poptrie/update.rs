@@ -666,6 +666,9 @@ impl<K: Key> Poptrie<K> {
         if sub.nclass == NO_SUB {
             return None;
         }
+        if g == 0 {
+            return self.repaint_node(s, sub, gb, c, span, nv);
+        }
         let nn = 1usize << g;
         let npos = nn << 6;
         const INTERNAL: u32 = u32::MAX;
@@ -806,6 +809,124 @@ impl<K: Key> Poptrie<K> {
         let n = nodes.get(c >> 6)?;
         let rank = (n.leafvec & super::upto((c & 63) as u32)).count_ones() as usize;
         Some((n.base0 as usize + rank).checked_sub(1)?)
+    }
+
+    /// [`Self::try_repaint`] for a single node (no group): positions `c..c
+    /// + span` of `nodes[at]` take the value `nv`. Only the runs from the
+    /// range to the next leaf position after it change, so the new leaf
+    /// runs come from bit operations on `leafvec` and two leaf reads: the
+    /// run before the range (does the range continue it?) and the one at
+    /// the next leaf position (does it now start a run?).
+    fn repaint_node(
+        &mut self,
+        s: usize,
+        sub: Sub,
+        at: usize,
+        c: usize,
+        span: usize,
+        nv: u32,
+    ) -> Option<()> {
+        let n = *self.nodes.items.get(at)?;
+        let range = if span >= 64 {
+            u64::MAX
+        } else {
+            ((1u64 << span) - 1) << c
+        };
+        if n.vector & range != 0 || c + span > 64 {
+            return None;
+        }
+        let leafpos = !n.vector;
+        let value = |p: u32| -> Option<u32> {
+            let rank = (n.leafvec & super::upto(p)).count_ones() as usize;
+            let i = (n.base0 as usize + rank).checked_sub(1)?;
+            self.leaves.items.get(i).copied()
+        };
+        let before = leafpos & ((1u64 << c) - 1);
+        let after = if c + span >= 64 {
+            0
+        } else {
+            leafpos & (u64::MAX << (c + span))
+        };
+        // Does the range start a run, and does the next leaf position?
+        let start = match before {
+            0 => true,
+            b => value(63 - b.leading_zeros())? != nv,
+        };
+        let q = (after != 0).then(|| after.trailing_zeros());
+        let q_val = match q {
+            Some(q) => Some(value(q)?),
+            None => None,
+        };
+        let q_start = q_val.is_some_and(|v| v != nv);
+        // Old runs starting in the range or at q are replaced by the new.
+        let span_q = match q {
+            Some(q) => super::upto(q) & !((1u64 << c) - 1),
+            None => u64::MAX << c,
+        };
+        let a = (n.leafvec & ((1u64 << c) - 1)).count_ones() as usize;
+        let b_old = (n.leafvec & span_q).count_ones() as usize;
+        let mut new_leafvec = n.leafvec & !span_q;
+        let mut fresh = [0u32; 2];
+        let mut b_new = 0;
+        if start {
+            new_leafvec |= 1u64 << c;
+            fresh[0] = nv;
+            b_new = 1;
+        }
+        if let (true, Some(q), Some(v)) = (q_start, q, q_val) {
+            new_leafvec |= 1u64 << q;
+            if let Some(x) = fresh.get_mut(b_new) {
+                *x = v;
+            }
+            b_new += 1;
+        }
+        let n_old = n.leafvec.count_ones() as usize;
+        let l0 = n.base0 as usize;
+        let (lstart, lend) = (sub.leaf as usize, sub.leaf as usize + sub.llen as usize);
+        let cap = lstart + (1usize << sub.lclass);
+        let (nstart, nend) = (
+            sub.node as usize,
+            sub.node as usize + (1usize << sub.nclass),
+        );
+        let tail = l0 + n_old;
+        let (from, to) = (l0 + a + b_old, l0 + a + b_new);
+        if l0 < lstart
+            || tail > lend
+            || from > lend
+            || lend - b_old + b_new > cap
+            || cap > self.leaves.items.len()
+            || nend > self.nodes.items.len()
+        {
+            return None;
+        }
+        if b_new != b_old {
+            self.leaves
+                .items
+                .get_mut(lstart..cap)?
+                .copy_within(from - lstart..lend - lstart, to - lstart);
+            for (k, x) in self
+                .nodes
+                .items
+                .get_mut(nstart..nend)?
+                .iter_mut()
+                .enumerate()
+            {
+                if k + nstart != at && x.base0 as usize >= tail {
+                    x.base0 = (x.base0 as usize + b_new - b_old) as u32;
+                }
+            }
+            if let Some(x) = self.subs.get_mut(s) {
+                x.llen = (lend - b_old + b_new - lstart) as u32;
+            }
+        }
+        self.leaves
+            .items
+            .get_mut(l0 + a..l0 + a + b_new)?
+            .copy_from_slice(fresh.get(..b_new)?);
+        if let Some(x) = self.nodes.items.get_mut(at) {
+            x.leafvec = new_leafvec;
+        }
+        Some(())
     }
 
     /// Prefetches slot `s`'s per-slot entries (control vector header,
