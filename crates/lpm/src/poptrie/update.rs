@@ -946,8 +946,15 @@ impl<K: Key> Poptrie<K> {
     #[inline(always)]
     fn prefetch_slot_data(&self, s: usize) {
         if let Some(v) = self.long.get(s) {
-            prefetch(v.as_ptr());
-            prefetch(v.as_ptr().wrapping_add(v.len().saturating_sub(1)));
+            // The whole vector, up to 16 lines: the binary search of a
+            // change (or the patch's) otherwise waits for each line it
+            // probes (the patch spent 3/4 of its time on one compare).
+            let p = v.as_ptr().cast::<u8>();
+            let bytes = std::mem::size_of_val(v.as_slice());
+            for off in (0..bytes.min(16 * 64)).step_by(64) {
+                prefetch(p.wrapping_add(off));
+            }
+            prefetch(p.wrapping_add(bytes.saturating_sub(1)));
         }
         if let Some(x) = self.subs.get(s) {
             if x.nclass != NO_SUB {
