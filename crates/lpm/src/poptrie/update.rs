@@ -1,7 +1,9 @@
 //! The write side: the control entries (hash map of short routes, sorted
 //! per-slot vectors of long ones) are the truth; the direct array and the
 //! subtrees are derived from them. An update to a prefix longer than
-//! [`DIRECT_BITS`] rebuilds the one subtree under its direct slot; a shorter
+//! [`DIRECT_BITS`] patches one leaf (`patch`), repaints the one node group
+//! where the prefix ends (`repaint`), or else rebuilds the one subtree
+//! under its direct slot; a shorter
 //! prefix repaints the direct slots it covers and rebuilds the subtrees of
 //! those slots whose inherited route changed. Removal therefore always falls
 //! back to the covering route, whatever was inserted in between.
