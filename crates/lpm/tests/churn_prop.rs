@@ -47,10 +47,13 @@ fn nh() -> impl Strategy<Value = u32> + Clone {
     prop_oneof![2 => 0u32..4, 1 => 0u32..=NextHop::MAX_VALID]
 }
 
+/// The initial routes (address, length, next hop) and the batches.
+type Churn<A> = (Vec<(A, u8, u32)>, Vec<Vec<Op<A>>>);
+
 fn ops<A: std::fmt::Debug + Clone + 'static>(
     addr: impl Strategy<Value = A> + Clone + 'static,
     len: impl Strategy<Value = u8> + Clone + 'static,
-) -> impl Strategy<Value = (Vec<(A, u8, u32)>, Vec<Vec<Op<A>>>)> {
+) -> impl Strategy<Value = Churn<A>> {
     let op = prop_oneof![
         6 => (any::<usize>(), nh()).prop_map(|(i, n)| Op::NextHop(i, n)),
         2 => (addr.clone(), len.clone(), nh()).prop_map(|(a, l, n)| Op::Insert(a, l, n)),

@@ -810,11 +810,11 @@ impl<K: Key> Poptrie<K> {
         }
         let n = nodes.get(c >> 6)?;
         let rank = (n.leafvec & super::upto((c & 63) as u32)).count_ones() as usize;
-        Some((n.base0 as usize + rank).checked_sub(1)?)
+        (n.base0 as usize + rank).checked_sub(1)
     }
 
-    /// [`Self::try_repaint`] for a single node (no group): positions `c..c
-    /// + span` of `nodes[at]` take the value `nv`. Only the runs from the
+    /// [`Self::try_repaint`] for a single node (no group): positions
+    /// `c..c + span` of `nodes[at]` take the value `nv`. Only the runs from the
     /// range to the next leaf position after it change, so the new leaf
     /// runs come from bit operations on `leafvec` and two leaf reads: the
     /// run before the range (does the range continue it?) and the one at
