@@ -8,13 +8,18 @@
 //! ```
 //!
 //! TABLE is `v4-real` (the jinx full feed, ~497k routes), `v4-synth` (800k
-//! synthetic routes, real length mix), `v6` (real route-views6 table padded
+//! synthetic routes, real length mix), `v4-synth1m` (the same with 1M, the
+//! size of issue 19's target), `v6` (real route-views6 table padded
 //! to 200k) or `churn` (route changes per second through `publish` while a
-//! reader looks up). Every figure is also measured for the structure before
-//! issue 19 (`old_*`, `benches/baseline/`) on the same routes and addresses,
-//! right after ours. Prints `key=value` lines; cycles are TSC ticks, the
+//! reader looks up; the reader runs on a thread of its own). Every figure is
+//! also measured, on the same routes and addresses right after ours, for
+//! the structure before issue 19's third attempt (`prev_*`, commit cf7a8be,
+//! `benches/prev/`) and for the one before issue 19 (`old_*`,
+//! `benches/baseline/`). Prints `key=value` lines; cycles are TSC ticks, the
 //! unit `dpdk-test-fib` reports, so the two compare without a clock
-//! conversion.
+//! conversion. Lookup figures are the best of 240 passes of 2^16
+//! addresses (15 rounds over the 2^20), ours, prev and old measured in
+//! turn on the same slice, pass by pass.
 
 #[path = "../tests/common/mod.rs"]
 #[allow(clippy::type_complexity)]
@@ -33,6 +38,19 @@ mod common;
 )]
 mod baseline;
 
+// The Poptrie before issue 19's third attempt (commit cf7a8be), kept
+// verbatim as the same-run baseline of that attempt (`prev_*` keys).
+#[path = "../benches/prev/mod.rs"]
+#[allow(
+    clippy::all,
+    missing_docs,
+    rust_2018_idioms,
+    unused_imports,
+    unused_qualifications,
+    dead_code
+)]
+mod prev;
+
 use std::hint::black_box;
 use std::io::Write;
 use std::path::Path;
@@ -44,7 +62,11 @@ use lpm::{Lpm, LpmMut, Poptrie4, Poptrie6};
 const N_ADDRS: usize = 1 << 20;
 /// Batch size handed to `lookup_batch` (DPDK's `BURST_SZ`).
 const BURST: usize = 64;
+/// Rounds over all the addresses; each round measures `PASS`-address
+/// slices one by one (best of `PASSES * N_ADDRS / PASS` passes per table).
 const PASSES: usize = 15;
+/// Addresses per measured pass.
+const PASS: usize = 1 << 16;
 
 fn tsc() -> u64 {
     #[cfg(target_arch = "x86_64")]
@@ -58,40 +80,83 @@ fn tsc() -> u64 {
     }
 }
 
-/// Best of `PASSES` runs of `f` over `n` lookups: (cycles, ns) per lookup.
-fn measure(n: usize, mut f: impl FnMut()) -> (f64, f64) {
-    f(); // warm the caches and the branch predictors
-    let mut best = (f64::MAX, f64::MAX);
-    for _ in 0..PASSES {
-        let (t0, c0) = (Instant::now(), tsc());
-        f();
-        let (c1, t1) = (tsc(), t0.elapsed());
-        let c = (c1.wrapping_sub(c0)) as f64 / n as f64;
-        let ns = t1.as_nanos() as f64 / n as f64;
-        if ns < best.1 {
-            best = (c, ns);
+/// Best of `PASSES` rounds over all the addresses, each round one pass of
+/// `PASS` addresses per slice, every function in turn on the same slice
+/// (so that load on the machine hits them alike; short passes let some
+/// of them run undisturbed on a loaded machine): (cycles, ns) per lookup
+/// for each. `f(i)` looks up slice `i`.
+fn measure(slices: usize, fs: &mut [&mut dyn FnMut(usize)]) -> Vec<(f64, f64)> {
+    for f in fs.iter_mut() {
+        for i in 0..slices {
+            f(i); // warm the caches and the branch predictors
+        }
+    }
+    let n = PASS;
+    let mut best = vec![(f64::MAX, f64::MAX); fs.len()];
+    for pass in 0..PASSES * slices {
+        for (f, b) in fs.iter_mut().zip(best.iter_mut()) {
+            let (t0, c0) = (Instant::now(), tsc());
+            f(pass % slices);
+            let (c1, t1) = (tsc(), t0.elapsed());
+            let c = (c1.wrapping_sub(c0)) as f64 / n as f64;
+            let ns = t1.as_nanos() as f64 / n as f64;
+            if ns < b.1 {
+                *b = (c, ns);
+            }
         }
     }
     best
 }
 
-fn report<A: Copy>(label: &str, t: &dyn Lpm<A>, addrs: &[A]) {
-    let mut out = vec![None; BURST];
-    let (bc, bns) = measure(addrs.len(), || {
-        for chunk in addrs.chunks(BURST) {
-            t.lookup_batch(chunk, &mut out);
-            black_box(&out);
-        }
-    });
-    let (sc, sns) = measure(addrs.len(), || {
-        let mut acc = 0u32;
-        for &a in addrs {
-            acc = acc.wrapping_add(t.lookup(black_box(a)).map_or(1, |n| n.0));
-        }
-        black_box(acc);
-    });
-    println!("{label}_batched_cycles={bc:.1} {label}_batched_ns={bns:.2}");
-    println!("{label}_single_cycles={sc:.1} {label}_single_ns={sns:.2}");
+/// Batched and single lookups of every table over `addrs`, the tables
+/// measured in turn on the same slice, pass by pass; prints
+/// `LABEL_{batched,single}_*` keys.
+fn report<A: Copy>(tables: &[(&str, &dyn Lpm<A>)], addrs: &[A]) {
+    let mut outs = vec![vec![None; BURST]; tables.len()];
+    let slices: Vec<&[A]> = addrs.chunks_exact(PASS).collect();
+    let slices = &slices;
+    let batched = {
+        let mut fs: Vec<Box<dyn FnMut(usize) + '_>> = tables
+            .iter()
+            .zip(outs.iter_mut())
+            .map(|(&(_, t), out)| {
+                Box::new(move |i: usize| {
+                    for chunk in slices[i].chunks(BURST) {
+                        t.lookup_batch(chunk, out);
+                        black_box(&*out);
+                    }
+                }) as Box<dyn FnMut(usize) + '_>
+            })
+            .collect();
+        let mut refs: Vec<&mut dyn FnMut(usize)> = fs
+            .iter_mut()
+            .map(|f| &mut **f as &mut dyn FnMut(usize))
+            .collect();
+        measure(slices.len(), &mut refs)
+    };
+    let single = {
+        let mut fs: Vec<Box<dyn FnMut(usize) + '_>> = tables
+            .iter()
+            .map(|&(_, t)| {
+                Box::new(move |i: usize| {
+                    let mut acc = 0u32;
+                    for &a in slices[i] {
+                        acc = acc.wrapping_add(t.lookup(black_box(a)).map_or(1, |n| n.0));
+                    }
+                    black_box(acc);
+                }) as Box<dyn FnMut(usize) + '_>
+            })
+            .collect();
+        let mut refs: Vec<&mut dyn FnMut(usize)> = fs
+            .iter_mut()
+            .map(|f| &mut **f as &mut dyn FnMut(usize))
+            .collect();
+        measure(slices.len(), &mut refs)
+    };
+    for ((&(label, _), (bc, bns)), (sc, sns)) in tables.iter().zip(batched).zip(single) {
+        println!("{label}_batched_cycles={bc:.1} {label}_batched_ns={bns:.2}");
+        println!("{label}_single_cycles={sc:.1} {label}_single_ns={sns:.2}");
+    }
 }
 
 fn write_file(path: &Path, lines: impl Iterator<Item = String>) {
@@ -143,9 +208,14 @@ fn run_v4(name: &str, mut routes: common::Routes4, out: &Path) {
                 .iter()
                 .map(|&a| std::net::Ipv4Addr::from(a).to_string()),
         );
-        report(&format!("ours_{kind}"), &t, &addrs);
+        let prev = prev::Poptrie4::from_routes(routes.iter().copied()).expect("build");
         let old = baseline::Poptrie4::from_routes(routes.iter().copied()).expect("build");
-        report(&format!("old_{kind}"), &old, &addrs);
+        let (a, b, c) = (
+            format!("ours_{kind}"),
+            format!("prev_{kind}"),
+            format!("old_{kind}"),
+        );
+        report(&[(&a, &t), (&b, &prev), (&c, &old)], &addrs);
     }
 }
 
@@ -177,9 +247,21 @@ fn run_v6(mut routes: common::Routes6, out: &Path) {
             .iter()
             .map(|&a| std::net::Ipv6Addr::from(a).to_string()),
     );
-    report("ours_inroute", &t, &addrs);
+    let prev = prev::Poptrie6::from_routes(routes.iter().copied()).expect("build");
     let old = baseline::Poptrie6::from_routes(routes.iter().copied()).expect("build");
-    report("old_inroute", &old, &addrs);
+    report(
+        &[
+            ("ours_inroute", &t),
+            ("prev_inroute", &prev),
+            ("old_inroute", &old),
+        ],
+        &addrs,
+    );
+    let m = prev.memory();
+    println!(
+        "prev_lookup_bytes={} prev_live_node_bytes={} prev_live_leaf_bytes={} prev_control_bytes={}",
+        m.lookup, m.live_nodes, m.live_leaves, m.control
+    );
     let m = old.memory();
     println!(
         "old_lookup_bytes={} old_live_node_bytes={} old_live_leaf_bytes={} old_control_bytes={}",
@@ -190,7 +272,7 @@ fn run_v6(mut routes: common::Routes6, out: &Path) {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (Some(which), Some(out)) = (args.get(1), args.get(2)) else {
-        eprintln!("usage: lpm_compare v4-real|v4-synth|v6|churn OUTDIR");
+        eprintln!("usage: lpm_compare v4-real|v4-synth|v4-synth1m|v6|churn OUTDIR");
         std::process::exit(2);
     };
     let out = Path::new(out);
@@ -204,6 +286,10 @@ fn main() {
             let (v4, _) = common::load_routes(common::REAL_V4);
             run_v4("v4-synth", common::synth4(&v4, 800_000, 42), out);
         }
+        "v4-synth1m" => {
+            let (v4, _) = common::load_routes(common::REAL_V4);
+            run_v4("v4-synth1m", common::synth4(&v4, 1_000_000, 42), out);
+        }
         "v6" => {
             let (_, v6) = common::load_routes(common::REAL_V6);
             run_v6(common::pad6(&v6, 200_000, 43), out);
@@ -214,9 +300,12 @@ fn main() {
             let mut failed = 0;
             for batch in [1_000, 10_000] {
                 for reader in [false, true] {
-                    for which in ["new", "old"] {
+                    for which in ["new", "prev", "old"] {
                         let r = if which == "new" {
                             common::churn4(&v4, batch, 2.0, reader)
+                        } else if which == "prev" {
+                            let t = prev::Poptrie4::from_routes(v4.iter().copied()).expect("build");
+                            common::churn4_with(t, &v4, batch, 2.0, reader)
                         } else {
                             let t =
                                 baseline::Poptrie4::from_routes(v4.iter().copied()).expect("build");

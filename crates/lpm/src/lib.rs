@@ -65,18 +65,39 @@
 //! from it. Routes of up to 18 bits live in a hash map keyed by (address,
 //! length); longer routes live in one sorted vector per direct slot. Each
 //! slot's subtree has its own pool blocks (power-of-two size classes with
-//! free lists). A route longer than 18 bits edits its slot's vector and
-//! rebuilds that slot's subtree (typically one node and up to 64 leaves); a
-//! route of 18 bits or fewer repaints the direct slots it covers where no
+//! free lists). A route longer than 18 bits edits its slot's vector, then
+//! changes only what it must (issue 19, third attempt):
+//!
+//! * a **next-hop change** of a route with no longer route inside it,
+//!   whose positions form one whole leaf run, rewrites that one leaf in
+//!   place (the bitmaps stay; neighbouring runs may end up with equal
+//!   values, which lookups do not mind and the next rebuild compresses);
+//! * otherwise, an **insert, removal or next-hop change** of a route with
+//!   nothing nested inside it, ending in an existing node (group),
+//!   **repaints that node only**: its positions take the route's value (or
+//!   the covering route's, once it is gone), the node's leaf runs are
+//!   recomputed (for a single node from `leafvec` bit operations and two
+//!   leaf reads), and if the node's leaf count changed, the leaves after it
+//!   in the slot's leaf block move and the nodes pointing at them follow
+//!   (a removal may leave a node with no route of its own below it: it
+//!   answers the covering value until the next rebuild drops it);
+//! * anything else (a nested route, a new node level, a leaf block too
+//!   small, the slot's last long route) **rebuilds the slot's subtree**
+//!   (typically one node and up to 64 leaves).
+//!
+//! A route of 18 bits or fewer repaints the direct slots it covers where no
 //! longer short route owns them (the covering route is found by up to 18
 //! exact-key probes) and rebuilds the subtrees below them. Removing a route
 //! therefore restores whatever covers it. A bulk build ([`Poptrie4::
 //! from_routes`]) sorts once and builds every slot once. A batch of
 //! changes ([`LpmMut::apply_all`], what [`publish`] calls) applies the short
-//! routes in order, then the long ones sorted by slot: each touched slot's
-//! vector takes all its changes and its subtree is rebuilt once, and the
-//! sorted order lets the next slots' control and subtree lines be
-//! prefetched while the current one is rebuilt.
+//! routes in order, then the long ones sorted by slot: a slot's changes are
+//! patched or repainted one by one until one needs a rebuild, then the
+//! slot's vector takes the rest and its subtree is rebuilt once; the
+//! sorted order lets the next slots' control and subtree lines (the whole
+//! route vector, up to 16 lines) be prefetched while the current one is
+//! updated. Both copies of a [`publish`] pair take the same paths, so they
+//! stay equal.
 //!
 //! **Publication.** [`publish`] keeps two copies (left-right): the writer
 //! applies a batch of deltas to the copy readers are not using, swaps an
@@ -86,7 +107,7 @@
 //!
 //! **Memory** (497k-route IPv4 table, see `docs/BENCHMARKS.md`): lookup
 //! side 4.5 MiB (1 MiB direct array, 1.1 MiB live nodes, 1.8 MiB live
-//! leaves, the rest pool slack); control side about 19 MiB (per-slot
+//! leaves, the rest pool slack); control side about 20 MiB (per-slot
 //! vectors and arrays of 2^18 entries dominate). The 200k-route IPv6
 //! table: lookup side 29.7 MiB (17.3 MiB live nodes: the groups of 256 and
 //! of 4 nodes; 17.0 MiB with plain nodes). [`Poptrie::memory`]

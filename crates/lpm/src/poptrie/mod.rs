@@ -63,6 +63,9 @@ pub(crate) struct Sub {
     /// Size classes; `nclass == NO_SUB` when the slot has no subtree.
     nclass: u8,
     lclass: u8,
+    /// Leaves in use at the start of the leaf block (a repaint that
+    /// changes a node group's leaf count moves the ones after it).
+    llen: u32,
 }
 
 impl Node {

@@ -1,0 +1,641 @@
+//! The Poptrie as of commit cf7a8be (issue 19's second attempt: IPv6 node
+//! groups, batched updates), kept verbatim as the same-run baseline of the
+//! third attempt (`prev_*` in `examples/lpm_compare.rs`). Not part of the
+//! crate. Only change: the group bits of that commit's `lpm::Key` are fixed
+//! here ([`root_group`], [`group`]), so later changes to `Key` leave this
+//! copy alone.
+//!
+//! Poptrie (Asai & Ohara, SIGCOMM 2015): a direct-pointing array on the
+//! first [`DIRECT_BITS`] address bits, then 64-ary nodes that find a child
+//! or a leaf by the population count of a bitmap.
+//!
+//! One generic implementation serves IPv4 ([`Poptrie4`]) and IPv6
+//! ([`Poptrie6`]); `update.rs` holds the write side (control map, subtree
+//! rebuilds), this file the read side.
+
+#![allow(dead_code, unreachable_pub)]
+
+mod huge;
+mod pool;
+mod update;
+
+/// `Key::ROOT_GROUP` as of commit cf7a8be (IPv4 0, IPv6 8).
+pub(crate) const fn root_group(bits: u32) -> u32 {
+    if bits == 32 {
+        0
+    } else {
+        8
+    }
+}
+
+/// `Key::GROUP` as of commit cf7a8be (IPv4 0, IPv6 2).
+pub(crate) const fn group(bits: u32) -> u32 {
+    if bits == 32 {
+        0
+    } else {
+        2
+    }
+}
+
+use std::collections::HashMap;
+
+use lpm::Key;
+use lpm::{Lpm, NextHop};
+use pool::Pool;
+
+/// Bits resolved by the direct-pointing array: `2^18` entries of 4 bytes
+/// (1 MiB). Every prefix of this length or shorter is expanded into it.
+pub const DIRECT_BITS: u32 = 18;
+
+/// Direct entry flag: the low 31 bits are a leaf value, not a node index.
+const LEAF: u32 = 1 << 31;
+/// Leaf value meaning "no route" (next hops are at most 2^20 - 1).
+pub(crate) const NO_ROUTE: u32 = LEAF - 1;
+/// Batched-lookup lane state: a leaf index whose leaf is prefetched but not
+/// yet read (pool indices stay below 2^30, see `pool.rs`).
+const PENDING: u32 = 1 << 30;
+/// Lookups of a batch advanced together (their misses overlap). At most
+/// 64: the lanes of a group are tracked in a `u64` bit mask.
+const GROUP: usize = 64;
+/// Stand-in visited by batched lanes that are already done.
+const EMPTY_NODE: Node = Node {
+    vector: 0,
+    leafvec: 0,
+    base0: 0,
+    base1: 0,
+};
+
+/// An internal node: 64 positions, each either a child node or a leaf.
+///
+/// Position `i` is a child when bit `i` of `vector` is set; the child is
+/// `nodes[base1 + rank(vector, i) - 1]` where `rank` counts set bits at
+/// positions `0..=i`. Leaves are compressed: runs of positions with the same
+/// next hop share one leaf, and bit `i` of `leafvec` marks the first leaf
+/// position of each run, so a leaf position's value is
+/// `leaves[base0 + rank(leafvec, i) - 1]`. 24 bytes.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
+pub(crate) struct Node {
+    pub(crate) vector: u64,
+    pub(crate) leafvec: u64,
+    pub(crate) base0: u32,
+    pub(crate) base1: u32,
+}
+
+/// Where a direct slot's subtree lives in the pools.
+#[derive(Copy, Clone, Debug, Default)]
+pub(crate) struct Sub {
+    node: u32,
+    leaf: u32,
+    /// Size classes; `nclass == NO_SUB` when the slot has no subtree.
+    nclass: u8,
+    lclass: u8,
+}
+
+impl Node {
+    /// For position `ch`: whether it is a child, and both candidate
+    /// indexes (child node, leaf), computed without a branch so that the
+    /// batched walks can prefetch either ([`Poptrie::walk`] is the
+    /// branching form for one address). Children are groups of `2^gn`
+    /// nodes; `sub` (`< 2^gn`) picks the node of the child's group.
+    #[inline(always)]
+    fn ranks(&self, ch: u32, gn: u32, sub: u32) -> (bool, u32, u32) {
+        let m = upto(ch);
+        let is_child = (self.vector >> ch) & 1 != 0;
+        let child = self
+            .base1
+            .wrapping_add(
+                (self.vector & m)
+                    .count_ones()
+                    .wrapping_sub(1)
+                    .wrapping_shl(gn),
+            )
+            .wrapping_add(sub);
+        let leaf = self
+            .base0
+            .wrapping_add((self.leafvec & m).count_ones())
+            .wrapping_sub(1);
+        (is_child, child, leaf)
+    }
+}
+
+const NO_SUB: u8 = u8::MAX;
+
+/// The generic table; use [`Poptrie4`] or [`Poptrie6`].
+#[derive(Clone, Debug)]
+pub struct Poptrie<K: Key> {
+    /// `2^DIRECT_BITS` entries: `LEAF | value`, or a root node index.
+    direct: Vec<u32>,
+    nodes: Pool<Node>,
+    leaves: Pool<u32>,
+    /// Control plane, the truth the lookup side is derived from. Routes of
+    /// `DIRECT_BITS` or fewer bits, by (address, length): a change looks up
+    /// the routes covering it by exact key.
+    short: HashMap<(K, u8), u32>,
+    /// Longer routes, per direct slot, sorted by (address, length), which is
+    /// the order `build_node` paints in (a covering route first). A change
+    /// edits one small vector and rebuilds that slot from it.
+    long: Vec<Vec<(K, u8, u32)>>,
+    n_long: usize,
+    /// Per direct slot: value and length of the longest route of length
+    /// `<= DIRECT_BITS` covering the slot (`NO_ROUTE`/`NO_LEN` if none).
+    best: Vec<u32>,
+    best_len: Vec<u8>,
+    subs: Vec<Sub>,
+    /// Scratch space reused by rebuilds (no allocation per update once warm).
+    scratch_nodes: Vec<Node>,
+    scratch_leaves: Vec<u32>,
+    scratch: update::Scratch,
+    /// Batched updates (`LpmMut::apply_all`): sort keys (slot,
+    /// index) and the long-route changes of the batch, reused.
+    batch_order: Vec<u64>,
+    batch_changes: Vec<update::Change<K>>,
+    /// The CPU has a POPCNT instruction (checked once at construction).
+    popcnt: bool,
+}
+
+const NO_LEN: u8 = u8::MAX;
+
+/// IPv4 Poptrie.
+pub type Poptrie4 = Poptrie<u32>;
+/// IPv6 Poptrie.
+pub type Poptrie6 = Poptrie<u128>;
+
+/// Sizes of a table's parts, in bytes.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct MemoryUsage {
+    /// What lookups touch: direct array, node pool and leaf pool (capacity).
+    pub lookup: usize,
+    /// Bytes of node entries in live blocks (allocation rounding included).
+    pub live_nodes: usize,
+    /// Bytes of leaf entries in live blocks (allocation rounding included).
+    pub live_leaves: usize,
+    /// Estimate of the write side: route map and per-slot control arrays.
+    pub control: usize,
+}
+
+fn has_popcnt() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("popcnt")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+#[inline(always)]
+fn decode(v: u32) -> Option<NextHop> {
+    if v >= NO_ROUTE {
+        None
+    } else {
+        Some(NextHop(v))
+    }
+}
+
+/// Hints the CPU to fetch the cache line holding `p`. Prefetching never
+/// faults, so any address is fine; elsewhere than x86_64 it does nothing.
+#[inline(always)]
+fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: PREFETCHT0 is a hint: it does not dereference `p` in the
+        // language sense and never faults, even on an invalid address; SSE is
+        // part of the x86_64 baseline.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = p;
+    }
+}
+
+/// Prefetches the 24 bytes at `p`, which may straddle two cache lines.
+#[inline(always)]
+fn prefetch_node<T>(p: *const T) {
+    prefetch(p);
+    prefetch(p.cast::<u8>().wrapping_add(std::mem::size_of::<Node>() - 1));
+}
+
+/// Writes the positions of the set bits of `bits` to `act`; returns how
+/// many.
+#[inline(always)]
+fn list(act: &mut [u8], mut bits: u64) -> usize {
+    let mut k = 0;
+    while bits != 0 {
+        if let Some(x) = act.get_mut(k) {
+            *x = bits.trailing_zeros() as u8;
+        }
+        k += 1;
+        bits &= bits - 1;
+    }
+    k
+}
+
+/// Bits `0..=i` of a 64-bit map.
+#[inline(always)]
+fn upto(i: u32) -> u64 {
+    u64::MAX >> (63 - (i & 63))
+}
+
+impl<K: Key> Poptrie<K> {
+    /// Most node levels a lookup can visit (past the direct array): the
+    /// first resolves `ROOT_GROUP + 6` bits, every further one `GROUP + 6`.
+    const MAX_LEVELS: u32 =
+        1 + (K::BITS - DIRECT_BITS - 6 - root_group(K::BITS)).div_ceil(6 + group(K::BITS));
+
+    /// Group bits of node level `level` (0 = just below the direct array).
+    #[inline(always)]
+    fn gbits(level: u32) -> u32 {
+        if level == 0 {
+            root_group(K::BITS)
+        } else {
+            group(K::BITS)
+        }
+    }
+
+    /// The node of the root group at `d` (a direct entry) that `a` visits.
+    #[inline(always)]
+    fn root_of(a: K, d: u32) -> u32 {
+        if root_group(K::BITS) == 0 {
+            d
+        } else {
+            d.wrapping_add(a.chunk(DIRECT_BITS, root_group(K::BITS))) & !(LEAF | PENDING)
+        }
+    }
+
+    /// Walks nodes from node `idx` of the first level; returns the leaf
+    /// value.
+    #[inline(always)]
+    fn walk(&self, a: K, mut idx: usize) -> u32 {
+        let nodes = &self.nodes.items[..];
+        let mut off = DIRECT_BITS;
+        for level in 0..Self::MAX_LEVELS {
+            let Some(n) = nodes.get(idx) else {
+                return NO_ROUTE;
+            };
+            let c = a.chunk6(off + Self::gbits(level));
+            off += Self::gbits(level) + 6;
+            let m = upto(c);
+            if (n.vector >> c) & 1 != 0 {
+                let gn = Self::gbits(level + 1);
+                idx = (n.base1 as usize)
+                    .wrapping_add(((n.vector & m).count_ones() as usize).wrapping_sub(1) << gn)
+                    .wrapping_add(a.chunk(off, gn) as usize);
+            } else {
+                let i = (n.base0 as usize)
+                    .wrapping_add((n.leafvec & m).count_ones() as usize)
+                    .wrapping_sub(1);
+                return self.leaves.items.get(i).copied().unwrap_or(NO_ROUTE);
+            }
+        }
+        NO_ROUTE
+    }
+
+    #[inline(always)]
+    fn lookup_body(&self, a: K) -> u32 {
+        let d = self
+            .direct
+            .get(a.top(DIRECT_BITS))
+            .copied()
+            .unwrap_or(LEAF | NO_ROUTE);
+        if d & LEAF != 0 {
+            return d & !LEAF;
+        }
+        self.walk(a, Self::root_of(a, d) as usize)
+    }
+
+    /// Batched lookup in groups of lanes advanced in lock step,
+    /// one trie level per round: a round visits the node of every lane that
+    /// still has one (its cache line was prefetched in the previous round)
+    /// and prefetches where each lane goes next, so the misses of a group
+    /// overlap instead of queueing. The per-lane work is branch-free (selects
+    /// instead of `if`), because whether an address ends in the direct array
+    /// or in a node is close to random and mispredicted branches would cost
+    /// more than the memory they hide.
+    #[inline(always)]
+    fn batch_body(&self, addrs: &[K], out: &mut [Option<NextHop>]) {
+        // 64 lanes measured best for both families (16 and 32 were as good
+        // or slower; docs/BENCHMARKS.md, LPM section), now that lanes which
+        // are done are skipped.
+        for (ac, oc) in addrs.chunks(GROUP).zip(out.chunks_mut(GROUP)) {
+            if root_group(K::BITS) == 0 && group(K::BITS) == 0 {
+                self.group_flat::<GROUP>(ac, oc);
+            } else {
+                self.group::<GROUP>(ac, oc);
+            }
+        }
+    }
+
+    /// The rounds of a group where few lanes are at a node, from node
+    /// level `level` starting at bit offset `off`: the node lanes (`mask`)
+    /// are listed once, each round visits only the listed ones, then lists
+    /// those that went on to a child.
+    #[inline(always)]
+    fn sparse_rounds(&self, ac: &[K], cur: &mut [u32], mask: u64, mut off: u32, mut level: u32) {
+        let nodes = &self.nodes.items[..];
+        let np = nodes.as_ptr();
+        let lp = self.leaves.items.as_ptr();
+        let mut act = [0u8; 64];
+        let mut k = list(&mut act, mask);
+        for _ in 0..Self::MAX_LEVELS {
+            if k == 0 {
+                break;
+            }
+            let ch = off + Self::gbits(level);
+            let (noff, gn) = (ch + 6, Self::gbits(level + 1));
+            let mut next_mask = 0u64;
+            for &i in act.iter().take(k) {
+                let i = usize::from(i);
+                let (Some(c), Some(a)) = (cur.get_mut(i), ac.get(i)) else {
+                    continue;
+                };
+                let n = nodes.get(*c as usize).unwrap_or(&EMPTY_NODE);
+                let (is_child, child, leaf) = n.ranks(a.chunk6(ch), gn, a.chunk(noff, gn));
+                *c = if is_child {
+                    child & !(LEAF | PENDING)
+                } else {
+                    PENDING | (leaf & !(LEAF | PENDING))
+                };
+                prefetch_node(if is_child {
+                    np.wrapping_add(child as usize).cast::<u8>()
+                } else {
+                    lp.wrapping_add(leaf as usize).cast::<u8>()
+                });
+                next_mask |= u64::from(is_child) << (i & 63);
+            }
+            k = list(&mut act, next_mask);
+            off = noff;
+            level += 1;
+        }
+    }
+
+    /// One group of at most `N` addresses. Lane state `cur`: `LEAF |
+    /// value` (done), `PENDING | leaf index` (leaf prefetched, not yet
+    /// read) or a node index (node prefetched, not yet visited).
+    #[inline(always)]
+    fn group<const N: usize>(&self, ac: &[K], oc: &mut [Option<NextHop>]) {
+        let direct = &self.direct[..];
+        let nodes = &self.nodes.items[..];
+        let leaves = &self.leaves.items[..];
+        let np = nodes.as_ptr();
+        let lp = leaves.as_ptr();
+        let mut cur = [LEAF | NO_ROUTE; N];
+        let mut mask = 0u64;
+        for (i, (c, a)) in cur.iter_mut().zip(ac).enumerate() {
+            let d = direct
+                .get(a.top(DIRECT_BITS))
+                .copied()
+                .unwrap_or(LEAF | NO_ROUTE);
+            let is_node = d & (LEAF | PENDING) == 0;
+            let v = if is_node { Self::root_of(*a, d) } else { d };
+            *c = v;
+            // A leaf's "node" is index 0: a harmless prefetch, no branch.
+            prefetch_node(np.wrapping_add(if is_node { v as usize } else { 0 }));
+            // (N <= 64: the lanes fit a bit mask.)
+            mask |= u64::from(is_node) << (i & 63);
+        }
+        if (mask.count_ones() as usize) * 4 < ac.len() * 3 {
+            // Few lanes at a node (destinations in short routes or in no
+            // route): visit only those.
+            self.sparse_rounds(ac, &mut cur, mask, DIRECT_BITS, 0);
+            Self::finish(&cur, oc, leaves);
+            return;
+        }
+        let mut off = DIRECT_BITS;
+        for level in 0..Self::MAX_LEVELS {
+            let ch = off + Self::gbits(level);
+            let (noff, gn) = (ch + 6, Self::gbits(level + 1));
+            let mut any = 0u64;
+            for (i, (c, a)) in cur.iter_mut().zip(ac).enumerate() {
+                let v = *c;
+                let is_node = v & (LEAF | PENDING) == 0;
+                let n = nodes
+                    .get(if is_node { v as usize } else { 0 })
+                    .unwrap_or(&EMPTY_NODE);
+                let (is_child, child, leaf) = n.ranks(a.chunk6(ch), gn, a.chunk(noff, gn));
+                let next = if is_child {
+                    child & !(LEAF | PENDING)
+                } else {
+                    PENDING | (leaf & !(LEAF | PENDING))
+                };
+                *c = if is_node { next } else { v };
+                // Lanes going on to another node keep the group going.
+                any |= u64::from(is_node & is_child) << (i & 63);
+                let p = if !is_node {
+                    np.cast::<u8>()
+                } else if is_child {
+                    np.wrapping_add(child as usize).cast::<u8>()
+                } else {
+                    lp.wrapping_add(leaf as usize).cast::<u8>()
+                };
+                prefetch_node(p);
+            }
+            if any == 0 {
+                break;
+            }
+            off = noff;
+            if (any.count_ones() as usize) * 4 < ac.len() * 3 {
+                // Most lanes are done (IPv6 lanes end at different depths):
+                // go on with only the others.
+                self.sparse_rounds(ac, &mut cur, any, off, level + 1);
+                break;
+            }
+        }
+        Self::finish(&cur, oc, leaves);
+    }
+
+    // The IPv4 form (no node groups) of `sparse_rounds` and `group`, as
+    // they were before the groups: the generic form, with the group terms
+    // constant zero, measured 1.2x slower on uniform IPv4 destinations
+    // (codegen, not layout: the tables are identical), so plain 64-ary
+    // tries keep this copy.
+    /// The rounds of a group where few lanes are at a node, from bit offset
+    /// `off`: the node lanes (`mask`) are listed once, each round visits
+    /// only the listed ones, then lists those that went on to a child.
+    #[inline(always)]
+    fn sparse_rounds_flat(&self, ac: &[K], cur: &mut [u32], mask: u64, mut off: u32) {
+        let nodes = &self.nodes.items[..];
+        let np = nodes.as_ptr();
+        let lp = self.leaves.items.as_ptr();
+        let mut act = [0u8; 64];
+        let mut k = list(&mut act, mask);
+        for _ in 0..Self::MAX_LEVELS {
+            if k == 0 {
+                break;
+            }
+            let mut next_mask = 0u64;
+            for &i in act.iter().take(k) {
+                let i = usize::from(i);
+                let (Some(c), Some(a)) = (cur.get_mut(i), ac.get(i)) else {
+                    continue;
+                };
+                let n = nodes.get(*c as usize).unwrap_or(&EMPTY_NODE);
+                let (is_child, child, leaf) = n.ranks(a.chunk6(off), 0, 0);
+                *c = if is_child {
+                    child & !(LEAF | PENDING)
+                } else {
+                    PENDING | (leaf & !(LEAF | PENDING))
+                };
+                prefetch_node(if is_child {
+                    np.wrapping_add(child as usize).cast::<u8>()
+                } else {
+                    lp.wrapping_add(leaf as usize).cast::<u8>()
+                });
+                next_mask |= u64::from(is_child) << (i & 63);
+            }
+            k = list(&mut act, next_mask);
+            off += 6;
+        }
+    }
+
+    /// One group of at most `N` addresses. Lane state `cur`: `LEAF |
+    /// value` (done), `PENDING | leaf index` (leaf prefetched, not yet
+    /// read) or a node index (node prefetched, not yet visited).
+    #[inline(always)]
+    fn group_flat<const N: usize>(&self, ac: &[K], oc: &mut [Option<NextHop>]) {
+        let direct = &self.direct[..];
+        let nodes = &self.nodes.items[..];
+        let leaves = &self.leaves.items[..];
+        let np = nodes.as_ptr();
+        let lp = leaves.as_ptr();
+        let mut cur = [LEAF | NO_ROUTE; N];
+        let mut mask = 0u64;
+        for (i, (c, a)) in cur.iter_mut().zip(ac).enumerate() {
+            let v = direct
+                .get(a.top(DIRECT_BITS))
+                .copied()
+                .unwrap_or(LEAF | NO_ROUTE);
+            *c = v;
+            let is_node = v & (LEAF | PENDING) == 0;
+            // A leaf's "node" is index 0: a harmless prefetch, no branch.
+            prefetch_node(np.wrapping_add(if is_node { v as usize } else { 0 }));
+            // (N <= 64: the lanes fit a bit mask.)
+            mask |= u64::from(is_node) << (i & 63);
+        }
+        if (mask.count_ones() as usize) * 4 < ac.len() * 3 {
+            // Few lanes at a node (destinations in short routes or in no
+            // route): visit only those.
+            self.sparse_rounds_flat(ac, &mut cur, mask, DIRECT_BITS);
+            Self::finish(&cur, oc, leaves);
+            return;
+        }
+        let mut off = DIRECT_BITS;
+        for _ in 0..Self::MAX_LEVELS {
+            let mut any = 0u64;
+            for (i, (c, a)) in cur.iter_mut().zip(ac).enumerate() {
+                let v = *c;
+                let is_node = v & (LEAF | PENDING) == 0;
+                let n = nodes
+                    .get(if is_node { v as usize } else { 0 })
+                    .unwrap_or(&EMPTY_NODE);
+                let (is_child, child, leaf) = n.ranks(a.chunk6(off), 0, 0);
+                let next = if is_child {
+                    child & !(LEAF | PENDING)
+                } else {
+                    PENDING | (leaf & !(LEAF | PENDING))
+                };
+                *c = if is_node { next } else { v };
+                // Lanes going on to another node keep the group going.
+                any |= u64::from(is_node & is_child) << (i & 63);
+                let p = if !is_node {
+                    np.cast::<u8>()
+                } else if is_child {
+                    np.wrapping_add(child as usize).cast::<u8>()
+                } else {
+                    lp.wrapping_add(leaf as usize).cast::<u8>()
+                };
+                prefetch_node(p);
+            }
+            if any == 0 {
+                break;
+            }
+            off += 6;
+            if (any.count_ones() as usize) * 4 < ac.len() * 3 {
+                // Most lanes are done (IPv6 lanes end at different depths):
+                // go on with only the others.
+                self.sparse_rounds_flat(ac, &mut cur, any, off);
+                break;
+            }
+        }
+        Self::finish(&cur, oc, leaves);
+    }
+
+    /// Reads the pending leaves and writes the answers.
+    #[inline(always)]
+    fn finish(cur: &[u32], oc: &mut [Option<NextHop>], leaves: &[u32]) {
+        for (c, o) in cur.iter().zip(oc.iter_mut()) {
+            let v = *c;
+            let pending = v & LEAF == 0 && v & PENDING != 0;
+            let l = leaves
+                .get(if pending { (v & !PENDING) as usize } else { 0 })
+                .copied()
+                .unwrap_or(NO_ROUTE);
+            let r = if v & LEAF != 0 {
+                v & !LEAF
+            } else if pending {
+                l
+            } else {
+                // Still at a node after MAX_LEVELS rounds: impossible for a
+                // well-formed trie; answer "no route" rather than loop.
+                NO_ROUTE
+            };
+            *o = decode(r);
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    fn lookup_popcnt(&self, a: K) -> u32 {
+        self.lookup_body(a)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    fn batch_popcnt(&self, addrs: &[K], out: &mut [Option<NextHop>]) {
+        self.batch_body(addrs, out)
+    }
+
+    /// Sizes of the lookup structures and the control side.
+    pub fn memory(&self) -> MemoryUsage {
+        // Hash map slot plus control byte and load-factor slack; a long route
+        // is one vector element.
+        let per_short = (std::mem::size_of::<((K, u8), u32)>() + 1) * 8 / 7;
+        let per_long = std::mem::size_of::<(K, u8, u32)>();
+        MemoryUsage {
+            lookup: self.direct.capacity() * 4 + self.nodes.bytes() + self.leaves.bytes(),
+            live_nodes: self.nodes.live() * std::mem::size_of::<Node>(),
+            live_leaves: self.leaves.live() * 4,
+            control: self.short.capacity() * per_short
+                + self.long.iter().map(|v| v.capacity()).sum::<usize>() * per_long
+                + self.long.capacity() * std::mem::size_of::<Vec<(K, u8, u32)>>()
+                + self.best.capacity() * 4
+                + self.best_len.capacity()
+                + self.subs.capacity() * std::mem::size_of::<Sub>(),
+        }
+    }
+}
+
+impl<K: Key> Lpm<K> for Poptrie<K> {
+    #[inline]
+    fn lookup(&self, addr: K) -> Option<NextHop> {
+        #[cfg(target_arch = "x86_64")]
+        if self.popcnt {
+            // SAFETY: `popcnt` is true only when the CPU reported POPCNT.
+            return decode(unsafe { self.lookup_popcnt(addr) });
+        }
+        decode(self.lookup_body(addr))
+    }
+
+    fn lookup_batch(&self, addrs: &[K], out: &mut [Option<NextHop>]) {
+        #[cfg(target_arch = "x86_64")]
+        if self.popcnt {
+            // SAFETY: `popcnt` is true only when the CPU reported POPCNT.
+            unsafe { self.batch_popcnt(addrs, out) };
+            return;
+        }
+        self.batch_body(addrs, out)
+    }
+}

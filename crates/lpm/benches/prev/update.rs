@@ -1,0 +1,758 @@
+//! The write side: the control entries (hash map of short routes, sorted
+//! per-slot vectors of long ones) are the truth; the direct array and the
+//! subtrees are derived from them. An update to a prefix longer than
+//! [`DIRECT_BITS`] rebuilds the one subtree under its direct slot; a shorter
+//! prefix repaints the direct slots it covers and rebuilds the subtrees of
+//! those slots whose inherited route changed. Removal therefore always falls
+//! back to the covering route, whatever was inserted in between.
+
+use std::collections::HashMap;
+
+use base::{Prefix4, Prefix6};
+
+use super::pool::Pool;
+use super::{
+    group, has_popcnt, prefetch, root_group, Node, Poptrie, Sub, DIRECT_BITS, LEAF, NO_LEN,
+    NO_ROUTE, NO_SUB,
+};
+use lpm::publish::Delta;
+use lpm::Key;
+use lpm::{LpmError, LpmMut, NextHop};
+
+const EMPTY_SUB: Sub = Sub {
+    node: 0,
+    leaf: 0,
+    nclass: NO_SUB,
+    lclass: NO_SUB,
+};
+
+/// Scratch stacks for [`build_node`]: each level pushes its painted
+/// positions and child bitmaps and pops them when done, so a rebuild
+/// allocates nothing once the stacks are warm.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Scratch {
+    vals: Vec<u32>,
+    inter: Vec<u64>,
+}
+
+/// Builds the node group at `nodes[at..at + 2^g]` (`g` the group bits of
+/// trie level `level`) for the bit offset `depth`, from the routes inside
+/// it (all longer than `depth`, sorted by (address, length)), with
+/// `default` as the value of positions no route covers. The group resolves
+/// `g + 6` bits: node `w` of the group holds positions `64 w..64 w + 63`,
+/// with its own `base0`/`base1`, so the group's leaves and children are
+/// each one contiguous run. Child groups are appended to `nodes`, leaves
+/// to `leaves`. A leaf run may continue from one node of the group into
+/// the next (a node whose first leaf positions continue the previous run
+/// has rank 0 there, which reads the leaf just before its `base0`).
+#[allow(clippy::too_many_arguments)]
+fn build_node<K: Key>(
+    routes: &[(K, u8, u32)],
+    depth: u32,
+    level: u32,
+    default: u32,
+    nodes: &mut Vec<Node>,
+    leaves: &mut Vec<u32>,
+    at: usize,
+    sc: &mut Scratch,
+) {
+    let g = Poptrie::<K>::gbits(level);
+    let gn = Poptrie::<K>::gbits(level + 1);
+    let stride = g + 6;
+    let lim = depth + stride;
+    let npos = 1usize << stride;
+    let vb = sc.vals.len();
+    sc.vals.resize(vb + npos, default);
+    let ib = sc.inter.len();
+    sc.inter.resize(ib + (1 << g), 0);
+    // Paint in (address, length) order: a covering route is painted before
+    // the longer routes inside it, so the longest one wins.
+    for &(a, l, v) in routes {
+        let c = a.chunk(depth, stride) as usize;
+        let l = u32::from(l);
+        if l <= lim {
+            let span = 1usize << (lim - l).min(stride);
+            if let Some(x) = sc.vals.get_mut(vb + c..(vb + c + span).min(vb + npos)) {
+                x.fill(v);
+            }
+        } else if let Some(w) = sc.inter.get_mut(ib + (c >> 6)) {
+            *w |= 1u64 << (c & 63);
+        }
+    }
+    let nchild: usize = sc
+        .inter
+        .get(ib..)
+        .unwrap_or(&[])
+        .iter()
+        .map(|w| w.count_ones() as usize)
+        .sum();
+    let base1 = nodes.len();
+    nodes.resize(base1 + (nchild << gn), Node::default());
+    let mut prev = None;
+    let mut before = 0usize;
+    for w in 0..1usize << g {
+        let word = sc.inter.get(ib + w).copied().unwrap_or(0);
+        let base0 = leaves.len() as u32;
+        let mut leafvec = 0u64;
+        let vals = sc.vals.get(vb + w * 64..vb + w * 64 + 64).unwrap_or(&[]);
+        for (i, &v) in vals.iter().enumerate() {
+            if (word >> i) & 1 == 0 && prev != Some(v) {
+                leafvec |= 1u64 << i;
+                leaves.push(v);
+                prev = Some(v);
+            }
+        }
+        if let Some(n) = nodes.get_mut(at + w) {
+            *n = Node {
+                vector: word,
+                leafvec,
+                base0,
+                base1: (base1 + (before << gn)) as u32,
+            };
+        }
+        before += word.count_ones() as usize;
+    }
+    // Children: the routes of position `c` are contiguous (sorted by
+    // address); those of length <= lim come first (they start at the
+    // position's first address) and were painted above, so skip them.
+    let mut rest = routes;
+    let mut child = base1;
+    for w in 0..1usize << g {
+        let mut bits = sc.inter.get(ib + w).copied().unwrap_or(0);
+        while bits != 0 {
+            let c = (w << 6) as u32 | bits.trailing_zeros();
+            bits &= bits - 1;
+            let start = rest
+                .iter()
+                .position(|r| r.0.chunk(depth, stride) == c)
+                .unwrap_or(rest.len());
+            let group = rest.get(start..).unwrap_or(&[]);
+            let end = group
+                .iter()
+                .position(|r| r.0.chunk(depth, stride) != c)
+                .unwrap_or(group.len());
+            let (mine, tail) = group.split_at(end);
+            rest = tail;
+            let deep = mine
+                .iter()
+                .position(|r| u32::from(r.1) > lim)
+                .unwrap_or(mine.len());
+            let mine = mine.get(deep..).unwrap_or(&[]);
+            let d = sc.vals.get(vb + c as usize).copied().unwrap_or(default);
+            build_node(mine, lim, level + 1, d, nodes, leaves, child, sc);
+            child += 1 << gn;
+        }
+    }
+    sc.vals.truncate(vb);
+    sc.inter.truncate(ib);
+}
+
+// Plain 64-ary nodes (IPv4: no groups) keep the builder as it was before
+// the groups: the generic `build_node` (scratch stacks, group words)
+// measured about 1.5x slower on the bulk build of the real IPv4 table, and
+// subtree rebuilds are a large part of every route change.
+/// Builds the node at `nodes[at]` for the bit offset `depth`, from the
+/// routes inside it (all longer than `depth`, sorted by (address, length)),
+/// with `default` as the value of positions no route covers. Children are
+/// appended to `nodes` as one contiguous run, leaves to `leaves`.
+fn build_node_flat<K: Key>(
+    routes: &[(K, u8, u32)],
+    depth: u32,
+    default: u32,
+    nodes: &mut Vec<Node>,
+    leaves: &mut Vec<u32>,
+    at: usize,
+) {
+    let lim = depth + 6;
+    let mut vals = [default; 64];
+    let mut internal = 0u64;
+    // Paint in (address, length) order: a covering route is painted before
+    // the longer routes inside it, so the longest one wins.
+    for &(a, l, v) in routes {
+        let c = a.chunk6(depth) as usize;
+        let l = u32::from(l);
+        if l <= lim {
+            let span = 1usize << (lim - l).min(6);
+            for x in vals.iter_mut().skip(c).take(span) {
+                *x = v;
+            }
+        } else {
+            internal |= 1u64 << c;
+        }
+    }
+    let base0 = leaves.len() as u32;
+    let mut leafvec = 0u64;
+    let mut prev = None;
+    for (i, &v) in vals.iter().enumerate() {
+        if (internal >> i) & 1 == 0 && prev != Some(v) {
+            leafvec |= 1u64 << i;
+            leaves.push(v);
+            prev = Some(v);
+        }
+    }
+    let base1 = nodes.len();
+    nodes.resize(base1 + internal.count_ones() as usize, Node::default());
+    if let Some(n) = nodes.get_mut(at) {
+        *n = Node {
+            vector: internal,
+            leafvec,
+            base0,
+            base1: base1 as u32,
+        };
+    }
+    // Children: the routes of position `i` are contiguous (sorted by
+    // address); those of length <= lim come first (they start at the
+    // position's first address) and were painted above, so skip them.
+    let mut rest = routes;
+    let mut child = base1;
+    let mut bits = internal;
+    while bits != 0 {
+        let i = bits.trailing_zeros();
+        bits &= bits - 1;
+        let start = rest
+            .iter()
+            .position(|r| r.0.chunk6(depth) == i)
+            .unwrap_or(rest.len());
+        let group = rest.get(start..).unwrap_or(&[]);
+        let end = group
+            .iter()
+            .position(|r| r.0.chunk6(depth) != i)
+            .unwrap_or(group.len());
+        let (mine, tail) = group.split_at(end);
+        rest = tail;
+        let deep = mine
+            .iter()
+            .position(|r| u32::from(r.1) > lim)
+            .unwrap_or(mine.len());
+        let mine = mine.get(deep..).unwrap_or(&[]);
+        let d = vals.get(i as usize).copied().unwrap_or(default);
+        build_node_flat(mine, lim, d, nodes, leaves, child);
+        child += 1;
+    }
+}
+
+impl<K: Key> Default for Poptrie<K> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<K: Key> Poptrie<K> {
+    /// An empty table (allocates the 1 MiB direct array and control arrays).
+    pub fn new() -> Self {
+        let n = 1usize << DIRECT_BITS;
+        Poptrie {
+            direct: vec![LEAF | NO_ROUTE; n],
+            nodes: Pool::new(),
+            leaves: Pool::new(),
+            short: HashMap::new(),
+            long: vec![Vec::new(); n],
+            n_long: 0,
+            best: vec![NO_ROUTE; n],
+            best_len: vec![NO_LEN; n],
+            subs: vec![EMPTY_SUB; n],
+            scratch_nodes: Vec::new(),
+            scratch_leaves: Vec::new(),
+            scratch: Scratch::default(),
+            batch_order: Vec::new(),
+            batch_changes: Vec::new(),
+            popcnt: has_popcnt(),
+        }
+    }
+
+    /// Builds a table from routes in one pass (much faster than inserting
+    /// them one by one). Later duplicates of a prefix replace earlier ones.
+    fn build(routes: impl IntoIterator<Item = (K, u8, NextHop)>) -> Result<Self, LpmError> {
+        let mut t = Self::new();
+        let mut all: Vec<(K, u8, u32)> = Vec::new();
+        for (a, l, nh) in routes {
+            if nh.0 > NextHop::MAX_VALID {
+                return Err(LpmError::NextHopTooLarge);
+            }
+            let l = l.min(K::BITS as u8);
+            all.push((a.masked(l), l, nh.0));
+        }
+        // Stable sort, then keep the last of each run of equal prefixes.
+        all.sort_by_key(|&(a, l, _)| (a, l));
+        let mut dedup: Vec<(K, u8, u32)> = Vec::with_capacity(all.len());
+        for r in all {
+            match dedup.last_mut() {
+                Some(last) if (last.0, last.1) == (r.0, r.1) => *last = r,
+                _ => dedup.push(r),
+            }
+        }
+        t.short.reserve(dedup.len() / 16);
+        // (address, length) order is a valid paint order: a covering route
+        // sorts before the routes it covers.
+        for &(a, l, v) in &dedup {
+            if u32::from(l) <= DIRECT_BITS {
+                paint(&mut t.best, &mut t.best_len, a, l, v);
+                t.short.insert((a, l), v);
+            } else if let Some(slot) = t.long.get_mut(a.top(DIRECT_BITS)) {
+                slot.push((a, l, v));
+                t.n_long += 1;
+            }
+        }
+        for (d, b) in t.direct.iter_mut().zip(&t.best) {
+            *d = LEAF | b;
+        }
+        for s in 0..t.long.len() {
+            if t.long.get(s).is_some_and(|v| !v.is_empty()) {
+                t.rebuild_slot(s)?;
+            }
+        }
+        Ok(t)
+    }
+
+    /// Rebuilds the subtree of direct slot `s` from its long routes.
+    fn rebuild_slot(&mut self, s: usize) -> Result<(), LpmError> {
+        // `install` does not read `long`, so lend the slot's vector out.
+        let Some(v) = self.long.get_mut(s).map(std::mem::take) else {
+            return Ok(());
+        };
+        let r = install(self, s, &v);
+        if let Some(slot) = self.long.get_mut(s) {
+            *slot = v;
+        }
+        r
+    }
+
+    /// Brings slot `s` in line with `best[s]` after a short route changed.
+    fn refresh(&mut self, s: usize) -> Result<(), LpmError> {
+        if self.subs.get(s).is_some_and(|x| x.nclass != NO_SUB) {
+            self.rebuild_slot(s)
+        } else {
+            if let (Some(d), Some(b)) = (self.direct.get_mut(s), self.best.get(s)) {
+                *d = LEAF | b;
+            }
+            Ok(())
+        }
+    }
+
+    /// Applies the map change for `(a, l)` to the lookup structures.
+    fn apply(&mut self, a: K, l: u8) -> Result<(), LpmError> {
+        let first = a.top(DIRECT_BITS);
+        if u32::from(l) > DIRECT_BITS {
+            return self.rebuild_slot(first);
+        }
+        let last = a.last(l).top(DIRECT_BITS);
+        // The route of length <= l that now covers the prefix: itself if
+        // present, else the longest shorter route covering it.
+        let (v, vl) = match self.short.get(&(a, l)) {
+            Some(&v) => (v, l),
+            None => (0..l)
+                .rev()
+                .find_map(|m| self.short.get(&(a.masked(m), m)).map(|&v| (v, m)))
+                .unwrap_or((NO_ROUTE, NO_LEN)),
+        };
+        for s in first..=last {
+            let (Some(b), Some(bl)) = (self.best.get(s).copied(), self.best_len.get(s).copied())
+            else {
+                break;
+            };
+            // Slots owned by a longer route keep it; the others take `v`.
+            let owned_by_longer = bl != NO_LEN && bl > l;
+            if owned_by_longer || (b, bl) == (v, vl) {
+                continue;
+            }
+            if let (Some(b), Some(bl)) = (self.best.get_mut(s), self.best_len.get_mut(s)) {
+                *b = v;
+                *bl = vl;
+            }
+            self.refresh(s)?;
+        }
+        Ok(())
+    }
+
+    /// Sets the control entry of `a/l` (`Some`) or removes it (`None`);
+    /// returns the previous value.
+    fn set_control(&mut self, a: K, l: u8, v: Option<u32>) -> Option<u32> {
+        if u32::from(l) <= DIRECT_BITS {
+            return match v {
+                Some(v) => self.short.insert((a, l), v),
+                None => self.short.remove(&(a, l)),
+            };
+        }
+        let slot = self.long.get_mut(a.top(DIRECT_BITS))?;
+        match (slot.binary_search_by_key(&(a, l), |r| (r.0, r.1)), v) {
+            (Ok(i), Some(v)) => slot.get_mut(i).map(|r| std::mem::replace(&mut r.2, v)),
+            (Ok(i), None) => {
+                self.n_long -= 1;
+                Some(slot.remove(i).2)
+            }
+            (Err(i), Some(v)) => {
+                slot.insert(i, (a, l, v));
+                self.n_long += 1;
+                None
+            }
+            (Err(_), None) => None,
+        }
+    }
+
+    fn insert_raw(&mut self, a: K, l: u8, nh: NextHop) -> Result<Option<NextHop>, LpmError> {
+        if nh.0 > NextHop::MAX_VALID {
+            return Err(LpmError::NextHopTooLarge);
+        }
+        let l = l.min(K::BITS as u8);
+        let a = a.masked(l);
+        let old = self.set_control(a, l, Some(nh.0));
+        if old == Some(nh.0) {
+            return Ok(old.map(NextHop));
+        }
+        if let Err(e) = self.apply(a, l) {
+            // Out of pool space: put the control entry back and rebuild,
+            // which needs no more space than before.
+            self.set_control(a, l, old);
+            let _ = self.apply(a, l);
+            return Err(e);
+        }
+        Ok(old.map(NextHop))
+    }
+
+    fn remove_raw(&mut self, a: K, l: u8) -> Option<NextHop> {
+        let l = l.min(K::BITS as u8);
+        let a = a.masked(l);
+        let old = self.set_control(a, l, None)?;
+        // A rebuild after a removal needs no more space than the table
+        // already holds (freed blocks are reused first), so it cannot fail
+        // in practice; if it ever did, the route is gone from the control
+        // side and the next rebuild of the slot repairs the lookup side.
+        let _ = self.apply(a, l);
+        Some(NextHop(old))
+    }
+
+    /// Applies a batch of changes (`None`: remove) with the result of
+    /// applying them one by one: routes of up to [`DIRECT_BITS`] bits one
+    /// by one in order; longer routes sorted by direct slot (stable), each
+    /// slot's control vector edited for all its changes and its subtree
+    /// rebuilt once. Changes to different slots commute, and a short
+    /// route's repaint rebuilds a slot from the vector as it is then, which
+    /// the slot's own rebuild later brings up to date, so the result equals
+    /// the one-by-one order. If a slot's rebuild runs out of pool space,
+    /// its changes are undone and replayed one by one, so exactly the
+    /// changes that one-by-one application refuses are refused.
+    fn apply_batch(
+        &mut self,
+        ds: impl Iterator<Item = (K, u8, Option<NextHop>)>,
+    ) -> Result<(), LpmError> {
+        let mut r = Ok(());
+        let mut order = std::mem::take(&mut self.batch_order);
+        let mut changes = std::mem::take(&mut self.batch_changes);
+        order.clear();
+        changes.clear();
+        for (a, l, nh) in ds {
+            let l = l.min(K::BITS as u8);
+            let a = a.masked(l);
+            if u32::from(l) <= DIRECT_BITS {
+                let x = match nh {
+                    Some(nh) => self.insert_raw(a, l, nh).map(|_| ()),
+                    None => {
+                        self.remove_raw(a, l);
+                        Ok(())
+                    }
+                };
+                if let Err(e) = x {
+                    r = r.and(Err(e));
+                }
+                continue;
+            }
+            if nh.is_some_and(|nh| nh.0 > NextHop::MAX_VALID) {
+                r = r.and(Err(LpmError::NextHopTooLarge));
+                continue;
+            }
+            order.push(((a.top(DIRECT_BITS) as u64) << 32) | changes.len() as u64);
+            changes.push(Change {
+                addr: a,
+                len: l,
+                new: nh.map(|n| n.0),
+                old: None,
+            });
+        }
+        // (slot, index): by slot, and within a slot in batch order.
+        order.sort_unstable();
+        // A change costs a few cache misses (the slot's control vector
+        // header, then its buffer; the slot's subtree blocks and direct
+        // entry), which the sorted order lets us prefetch: the per-slot
+        // arrays `FAR` changes ahead, what they point to `NEAR` ahead.
+        const FAR: usize = 16;
+        const NEAR: usize = 8;
+        let (mut far, mut near) = (0, 0);
+        let mut i = 0;
+        while let Some(&first) = order.get(i) {
+            let s = (first >> 32) as usize;
+            let run = order
+                .get(i..)
+                .unwrap_or(&[])
+                .iter()
+                .take_while(|&&k| k >> 32 == first >> 32)
+                .count();
+            while far < (i + run + FAR).min(order.len()) {
+                if let Some(&k) = order.get(far) {
+                    self.prefetch_slot((k >> 32) as usize);
+                }
+                far += 1;
+            }
+            while near < (i + run + NEAR).min(order.len()) {
+                if let Some(&k) = order.get(near) {
+                    self.prefetch_slot_data((k >> 32) as usize);
+                }
+                near += 1;
+            }
+            let mut changed = false;
+            for &k in order.get(i..i + run).unwrap_or(&[]) {
+                if let Some(c) = changes.get_mut(k as u32 as usize) {
+                    c.old = self.set_control(c.addr, c.len, c.new);
+                    changed |= c.old != c.new;
+                }
+            }
+            if changed {
+                if let Err(e) = self.rebuild_slot(s) {
+                    r = r.and(Err(e));
+                    self.replay_slot(s, order.get(i..i + run).unwrap_or(&[]), &changes);
+                }
+            }
+            i += run;
+        }
+        self.batch_order = order;
+        self.batch_changes = changes;
+        r
+    }
+
+    /// Prefetches slot `s`'s per-slot entries (control vector header,
+    /// subtree blocks, inherited route, direct entry).
+    #[inline(always)]
+    fn prefetch_slot(&self, s: usize) {
+        prefetch(self.long.as_ptr().wrapping_add(s));
+        prefetch(self.subs.as_ptr().wrapping_add(s));
+        prefetch(self.best.as_ptr().wrapping_add(s));
+        prefetch(self.best_len.as_ptr().wrapping_add(s));
+        prefetch(self.direct.as_ptr().wrapping_add(s));
+    }
+
+    /// Prefetches what slot `s`'s entries point to: its route vector and
+    /// its subtree's first node and leaves (read by the rebuild, and
+    /// rewritten when the blocks are reused).
+    #[inline(always)]
+    fn prefetch_slot_data(&self, s: usize) {
+        if let Some(v) = self.long.get(s) {
+            prefetch(v.as_ptr());
+            prefetch(v.as_ptr().wrapping_add(v.len().saturating_sub(1)));
+        }
+        if let Some(x) = self.subs.get(s) {
+            if x.nclass != NO_SUB {
+                prefetch(self.nodes.items.as_ptr().wrapping_add(x.node as usize));
+                prefetch(self.leaves.items.as_ptr().wrapping_add(x.leaf as usize));
+            }
+        }
+    }
+
+    /// After slot `s`'s batched rebuild failed: undoes its changes (keys
+    /// `run` into `changes`), rebuilds it as it was, and applies them one by
+    /// one, each refused on its own if the pools are full.
+    fn replay_slot(&mut self, s: usize, run: &[u64], changes: &[Change<K>]) {
+        for &k in run.iter().rev() {
+            if let Some(c) = changes.get(k as u32 as usize) {
+                self.set_control(c.addr, c.len, c.old);
+            }
+        }
+        let _ = self.rebuild_slot(s);
+        for &k in run {
+            if let Some(c) = changes.get(k as u32 as usize) {
+                match c.new {
+                    Some(v) => {
+                        let _ = self.insert_raw(c.addr, c.len, NextHop(v));
+                    }
+                    None => {
+                        self.remove_raw(c.addr, c.len);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Number of routes.
+    fn count(&self) -> usize {
+        self.short.len() + self.n_long
+    }
+
+    /// Every route: those of up to [`DIRECT_BITS`] bits in no defined
+    /// order, then the longer ones in (address, length) order.
+    pub fn iter(&self) -> impl Iterator<Item = (K, u8, NextHop)> + '_ {
+        self.short
+            .iter()
+            .map(|(&(a, l), &v)| (a, l, NextHop(v)))
+            .chain(
+                self.long
+                    .iter()
+                    .flatten()
+                    .map(|&(a, l, v)| (a, l, NextHop(v))),
+            )
+    }
+}
+
+/// One change to a route longer than [`DIRECT_BITS`] in a batch.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Change<K> {
+    addr: K,
+    len: u8,
+    /// The new value (`None`: remove) and, once applied, the previous one.
+    new: Option<u32>,
+    old: Option<u32>,
+}
+
+/// Sets `best`/`best_len` over the direct slots that `a/l` covers
+/// (`l <= DIRECT_BITS`); called in (address, length) order.
+fn paint<K: Key>(best: &mut [u32], best_len: &mut [u8], a: K, l: u8, v: u32) {
+    let first = a.top(DIRECT_BITS);
+    let last = a.last(l).top(DIRECT_BITS);
+    let n = (last + 1).saturating_sub(first);
+    for (b, bl) in best.iter_mut().zip(best_len.iter_mut()).skip(first).take(n) {
+        *b = v;
+        *bl = l;
+    }
+}
+
+/// Replaces slot `s`'s subtree by one built from `routes` (the slot's routes
+/// longer than `DIRECT_BITS`, sorted), or by a direct leaf if there are none.
+fn install<K: Key>(t: &mut Poptrie<K>, s: usize, routes: &[(K, u8, u32)]) -> Result<(), LpmError> {
+    let Some(&old) = t.subs.get(s) else {
+        return Ok(());
+    };
+    let default = t.best.get(s).copied().unwrap_or(NO_ROUTE);
+    if old.nclass != NO_SUB {
+        t.nodes.free(old.node, old.nclass);
+        t.leaves.free(old.leaf, old.lclass);
+    }
+    let mut sub = EMPTY_SUB;
+    let entry = if routes.is_empty() {
+        LEAF | default
+    } else {
+        let mut nodes = std::mem::take(&mut t.scratch_nodes);
+        let mut leaves = std::mem::take(&mut t.scratch_leaves);
+        let mut sc = std::mem::take(&mut t.scratch);
+        nodes.clear();
+        leaves.clear();
+        nodes.resize(1 << root_group(K::BITS), Node::default());
+        if root_group(K::BITS) == 0 && group(K::BITS) == 0 {
+            build_node_flat(routes, DIRECT_BITS, default, &mut nodes, &mut leaves, 0);
+        } else {
+            build_node(
+                routes,
+                DIRECT_BITS,
+                0,
+                default,
+                &mut nodes,
+                &mut leaves,
+                0,
+                &mut sc,
+            );
+        }
+        t.scratch = sc;
+        let r = place(t, &nodes, &leaves);
+        t.scratch_nodes = nodes;
+        t.scratch_leaves = leaves;
+        sub = r?;
+        sub.node
+    };
+    if let (Some(d), Some(x)) = (t.direct.get_mut(s), t.subs.get_mut(s)) {
+        *d = entry;
+        *x = sub;
+    }
+    Ok(())
+}
+
+/// Copies a subtree built with block-relative indices into fresh blocks.
+fn place<K: Key>(t: &mut Poptrie<K>, nodes: &[Node], leaves: &[u32]) -> Result<Sub, LpmError> {
+    let (ns, nc) = t.nodes.alloc(nodes.len())?;
+    let (ls, lc) = match t.leaves.alloc(leaves.len()) {
+        Ok(x) => x,
+        Err(e) => {
+            t.nodes.free(ns, nc);
+            return Err(e);
+        }
+    };
+    for (dst, src) in t.nodes.block_mut(ns, nodes.len()).iter_mut().zip(nodes) {
+        *dst = Node {
+            base0: src.base0.wrapping_add(ls),
+            base1: src.base1.wrapping_add(ns),
+            ..*src
+        };
+    }
+    t.leaves.block_mut(ls, leaves.len()).copy_from_slice(leaves);
+    Ok(Sub {
+        node: ns,
+        leaf: ls,
+        nclass: nc,
+        lclass: lc,
+    })
+}
+
+impl Poptrie<u32> {
+    /// Builds an IPv4 table from routes in one pass.
+    pub fn from_routes(
+        routes: impl IntoIterator<Item = (Prefix4, NextHop)>,
+    ) -> Result<Self, LpmError> {
+        Self::build(
+            routes
+                .into_iter()
+                .map(|(p, nh)| (p.addr_bits(), p.len(), nh)),
+        )
+    }
+}
+
+impl Poptrie<u128> {
+    /// Builds an IPv6 table from routes in one pass.
+    pub fn from_routes(
+        routes: impl IntoIterator<Item = (Prefix6, NextHop)>,
+    ) -> Result<Self, LpmError> {
+        Self::build(
+            routes
+                .into_iter()
+                .map(|(p, nh)| (p.addr_bits(), p.len(), nh)),
+        )
+    }
+}
+
+/// A publication delta as (address, length, value; `None` removes).
+fn raw<P: Copy, K>(d: &Delta<P>, f: impl Fn(P) -> (K, u8)) -> (K, u8, Option<NextHop>) {
+    match *d {
+        Delta::Insert(p, nh) => {
+            let (a, l) = f(p);
+            (a, l, Some(nh))
+        }
+        Delta::Remove(p) => {
+            let (a, l) = f(p);
+            (a, l, None)
+        }
+    }
+}
+
+impl LpmMut<Prefix4> for Poptrie<u32> {
+    fn insert(&mut self, p: Prefix4, nh: NextHop) -> Result<Option<NextHop>, LpmError> {
+        self.insert_raw(p.addr_bits(), p.len(), nh)
+    }
+    fn apply_all(&mut self, deltas: &[Delta<Prefix4>]) -> Result<(), LpmError> {
+        self.apply_batch(deltas.iter().map(|d| raw(d, |p| (p.addr_bits(), p.len()))))
+    }
+    fn remove(&mut self, p: Prefix4) -> Option<NextHop> {
+        self.remove_raw(p.addr_bits(), p.len())
+    }
+    fn len(&self) -> usize {
+        self.count()
+    }
+}
+
+impl LpmMut<Prefix6> for Poptrie<u128> {
+    fn insert(&mut self, p: Prefix6, nh: NextHop) -> Result<Option<NextHop>, LpmError> {
+        self.insert_raw(p.addr_bits(), p.len(), nh)
+    }
+    fn apply_all(&mut self, deltas: &[Delta<Prefix6>]) -> Result<(), LpmError> {
+        self.apply_batch(deltas.iter().map(|d| raw(d, |p| (p.addr_bits(), p.len()))))
+    }
+    fn remove(&mut self, p: Prefix6) -> Option<NextHop> {
+        self.remove_raw(p.addr_bits(), p.len())
+    }
+    fn len(&self) -> usize {
+        self.count()
+    }
+}
