@@ -22,13 +22,16 @@
 //!
 //! Matches: every VR uses the same kind of match (a VLAN-tagged frame on
 //! an ingress port would otherwise fit two VRs); VLANs and ingress ports
-//! are unique, and prefixes may not overlap between VRs.
+//! are unique, and prefixes may not overlap, between VRs or within one.
+//! So no frame ever fits two VRs; how each kind treats ARP and ND is
+//! `graph::vr_class`'s table (docs/config.md, "Which VR takes a frame").
 //!
-//! tesserad runs VRs matched by `ingress` with `table = "main"`
-//! (`fib::dataplane::vr`, `crates/tesserad/src/vr.rs`); it refuses
-//! `neighbors`, `vlan` and `prefix` with a clear "not supported yet"
-//! error (`FILE:LINE:COL`), after every entry is validated here, so that
-//! no key is silently ignored. The scheduler's isolation is measured in
+//! tesserad runs every match kind with either source
+//! (`fib::dataplane::vr`, `crates/tesserad/src/vr.rs`); what it refuses
+//! (VRs with the fabric, an operator's graph, IPsec, NICBalance or a
+//! separate dataplane process) it refuses with a clear "not supported
+//! yet" error (`FILE:LINE:COL`), after every entry is validated here, so
+//! that no key is silently ignored. The scheduler's isolation is measured in
 //! process (`crates/elements/examples/vr_isolation.rs`,
 //! docs/BENCHMARKS.md).
 
