@@ -73,7 +73,8 @@ fn every_match_kind_runs_and_what_does_not_is_refused_with_its_position() {
         let (ok, err) = check(&c);
         assert!(ok, "{name} VRs run: {err}");
     }
-    // The VR's table header is on line 11 of the file above.
+    // The VR's table header is on line 11 of the file above, with
+    // feed_socket added.
     let c = cfg(
         "feed",
         "[[dataplane.vr]]\nname = \"red\"\nvlan = 10\ntable = \"main\"\n",
@@ -89,7 +90,7 @@ fn every_match_kind_runs_and_what_does_not_is_refused_with_its_position() {
     .expect("write");
     let (ok, err) = check(&c);
     assert!(!ok, "tesserad --check accepted VRs it cannot run: {err}");
-    let want = format!("{}:12:", c.0.display());
+    let want = format!("{}:11:", c.0.display());
     assert!(
         err.contains(&want) && err.contains("dataplane.vr[0]") && err.contains("not supported yet"),
         "want {want} in {err}"
@@ -110,7 +111,7 @@ fn an_invalid_vr_names_its_position() {
         err.contains(&want) && err.contains("dataplane.vr[0].tickets"),
         "want {want} in {err}"
     );
-    // Two VRs on one VLAN: the second names its position (line 15).
+    // Two VRs on one VLAN: the second's vlan key (line 16).
     let c = cfg(
         "dup",
         "[[dataplane.vr]]\nname = \"red\"\nvlan = 10\ntable = \"main\"\n\
@@ -118,12 +119,12 @@ fn an_invalid_vr_names_its_position() {
     );
     let (ok, err) = check(&c);
     assert!(!ok, "{err}");
-    let want = format!("{}:15:", c.0.display());
+    let want = format!("{}:16:", c.0.display());
     assert!(
         err.contains(&want) && err.contains("overlaps VR \"red\": VLAN 10"),
         "want {want} in {err}"
     );
-    // Overlapping prefixes of two VRs.
+    // Overlapping prefixes of two VRs: the second's prefix (line 16).
     let c = cfg(
         "pfx",
         "[[dataplane.vr]]\nname = \"red\"\nprefix = [\"198.18.0.0/16\"]\ntable = \"main\"\n\
