@@ -132,6 +132,7 @@ fn an_invalid_vr_names_its_position() {
     );
     let (ok, err) = check(&c);
     assert!(!ok, "{err}");
+    let want = format!("{}:16:", c.0.display());
     assert!(
         err.contains(&want) && err.contains("198.18.0.0/16 and 198.18.4.0/24 overlap"),
         "want {want} in {err}"
