@@ -40,7 +40,7 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -64,10 +64,10 @@ fn counts(c: &Counts) -> [u32; 16] {
 const DST: &str = "198.19.113.1";
 
 impl Lab {
-    /// tesserad's configuration on ports `ports` (name, address/len) with
-    /// `vrs` (each a `[[dataplane.vr]]` body without its header); its
-    /// path.
-    fn write_config(&self, ports: &[(&str, &str)], vrs: &[&str]) -> PathBuf {
+    /// tesserad's configuration on ports `ports` (name, addresses) with
+    /// `vrs` (each a `[[dataplane.vr]]` body without its header) and
+    /// `extra` appended; its path.
+    fn write_config(&self, ports: &[(&str, &str)], vrs: &[&str], extra: &str) -> PathBuf {
         let mut text = format!(
             "[router]\nid = \"198.18.9.1\"\nasn = 65000\npipeline = \"sequential\"\n\
              listen = [\"127.0.0.1:179\"]\n\n\
@@ -77,19 +77,19 @@ impl Lab {
             self.path("tesserad.sock").display(),
         );
         for (name, addr) in ports {
-            text += &format!(
-                "\n[[dataplane.interface]]\nname = \"{name}\"\naddresses = [\"{addr}\"]\n"
-            );
+            text +=
+                &format!("\n[[dataplane.interface]]\nname = \"{name}\"\naddresses = [{addr}]\n");
         }
         for v in vrs {
             text += &format!("\n[[dataplane.vr]]\n{v}table = \"main\"\ngranularity_us = 100\n");
         }
+        text += extra;
         PathBuf::from(self.write("tesserad.toml", &text))
     }
 
     /// Checks the configuration with `--check`, starts tesserad on it in
     /// R and waits (bounded) until it answers `show dataplane`.
-    fn start(&mut self, cfg: &PathBuf) {
+    fn start(&mut self, cfg: &Path) {
         let bin = env!("CARGO_BIN_EXE_tesserad");
         let cfg = cfg.display().to_string();
         self.exec("r", &[bin, "-c", &cfg, "--check"])
@@ -350,11 +350,12 @@ fn vrs_split_by_vlan_on_one_port() {
         ),
     ];
     let cfg = lab.write_config(
-        &[("r0", "198.18.1.1/24"), ("r1", "198.18.2.1/24")],
+        &[("r0", "\"198.18.1.1/24\""), ("r1", "\"198.18.2.1/24\"")],
         &[
             "name = \"red\"\nvlan = 10\n",
             "name = \"blue\"\nvlan = 20\ntickets = 300\n",
         ],
+        "",
     );
     lab.start(&cfg);
     let (nb, sink_b) = lab.sink("b", Arc::clone(&stop));
@@ -455,14 +456,15 @@ fn vrs_split_by_destination_prefix() {
     }
     let cfg = lab.write_config(
         &[
-            ("r0", "198.18.1.1/24"),
-            ("r1", "198.18.2.1/24"),
-            ("r2", "198.18.3.1/24"),
+            ("r0", "\"198.18.1.1/24\""),
+            ("r1", "\"198.18.2.1/24\""),
+            ("r2", "\"198.18.3.1/24\""),
         ],
         &[
             "name = \"red\"\nprefix = [\"198.19.113.0/25\", \"198.18.1.0/24\"]\n",
             "name = \"blue\"\nprefix = [\"198.19.113.128/25\", \"198.18.3.0/24\"]\n",
         ],
+        "",
     );
     lab.start(&cfg);
 
@@ -510,4 +512,61 @@ fn vrs_split_by_destination_prefix() {
     lab.wait_show("no_vr counts the pings to 198.19.114.1", |v| {
         no_vr(v) >= no_vr(&before) + 3
     });
+}
+
+/// IPv6 under prefix rules, Neighbor Discovery included: A's Neighbor
+/// Solicitations for R's r0 address (in red's prefix) reach red, B's for
+/// r1's (in no prefix) the first VR (red again), the Neighbor
+/// Advertisements every VR; A's pings to 2001:db8:113::1 and their
+/// answers run through red, none through blue (whose prefix is elsewhere).
+#[test]
+fn vrs_split_by_ipv6_prefix_with_nd() {
+    let mut lab = Lab(NetLab::new(
+        "v6",
+        &["a", "b", "r"],
+        "this test",
+        &["ip", "ping", "ethtool"],
+    ));
+    lab.link("a", "a0", "r", "r0");
+    lab.link("r", "r1", "b", "b0");
+    for (n, cmd) in [
+        ("a", "ip addr add 2001:db8:1::2/64 dev a0 nodad"),
+        ("b", "ip addr add 2001:db8:2::2/64 dev b0 nodad"),
+        ("b", "ip addr add 2001:db8:113::1/128 dev lo"),
+        ("r", "sysctl -qw net.ipv6.conf.all.forwarding=0"),
+    ] {
+        lab.must_cmd(n, cmd);
+    }
+    for (n, i) in [("a", "a0"), ("b", "b0"), ("r", "r0"), ("r", "r1")] {
+        lab.up(n, i);
+    }
+    lab.must_cmd("a", "ip -6 route add default via 2001:db8:1::1");
+    lab.must_cmd("b", "ip -6 route add default via 2001:db8:2::1");
+    let cfg = lab.write_config(
+        &[
+            ("r0", "\"198.18.1.1/24\", \"2001:db8:1::1/64\""),
+            ("r1", "\"198.18.2.1/24\", \"2001:db8:2::1/64\""),
+        ],
+        &[
+            "name = \"red\"\nprefix = [\"2001:db8:113::/64\", \"2001:db8:1::/64\"]\n",
+            "name = \"blue\"\nprefix = [\"2001:db8:114::/64\"]\n",
+        ],
+        "\n[[static]]\nprefix = \"2001:db8:113::/64\"\nnext_hop = \"2001:db8:2::2\"\n",
+    );
+    lab.start(&cfg);
+    lab.wait_ping("a", "2001:db8:113::1");
+    let before = lab.show();
+    assert!(
+        lab.ping_ok("a", "2001:db8:113::1", 5),
+        "A: pings lost\n{}",
+        lab.diag()
+    );
+    let v = lab.wait_show("red forwards A's pings and their answers", |v| {
+        num(v, "red", "tx") >= num(&before, "red", "tx") + 10
+    });
+    assert!(
+        num(&v, "blue", "tx") <= num(&before, "blue", "tx") + 1,
+        "blue forwarded: {before} {v}"
+    );
+    assert!(num(&v, "blue", "rx") >= 1, "no NA reached blue: {v}");
 }
