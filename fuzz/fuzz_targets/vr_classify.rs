@@ -1,7 +1,8 @@
 //! The virtual routers' demultiplexer (`graph::vr_class`) on arbitrary
-//! frames and ports, under each rule kind: VLAN, ingress port, and IPv4 and
-//! IPv6 destination prefixes. The first two bytes pick the port; a result,
-//! when there is one, must be a VR index the rules name.
+//! frames and ports, under each rule kind: VLAN, ingress port, and IPv4
+//! and IPv6 destination prefixes (`classify`, and `target` with ARP and
+//! ND). The first two bytes pick the port; a result, when there is one,
+//! must be a VR index the rules name.
 #![no_main]
 
 use graph::vr_class::{VrClassifier, VrRule};
@@ -24,6 +25,9 @@ fuzz_target!(|data: &[u8]| {
     ] {
         let c = VrClassifier::new(rules).expect("disjoint rules");
         if let Some(v) = c.classify(frame, port) {
+            assert!(v <= 1);
+        }
+        if let graph::vr_class::Target::One(v) = c.target(frame, port) {
             assert!(v <= 1);
         }
     }

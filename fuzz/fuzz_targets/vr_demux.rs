@@ -1,9 +1,10 @@
 //! The dataplane's VR demultiplexer (`fib::dataplane::vr::target`) on
-//! arbitrary frames and ports: neighbour answers (ARP replies, Neighbor
-//! Advertisements) to every VR, else the ingress classifier's VR, else
-//! none. The first two bytes pick the port; a VR, when there is one, must
-//! be one the rules name, and only frames the classifier alone would not
-//! place go to every VR as neighbour answers.
+//! arbitrary frames and ports, under ingress, VLAN and prefix rules.
+//! The first two bytes pick the port. Ingress: neighbour answers (ARP
+//! replies, Neighbor Advertisements) to every VR, else the port's VR,
+//! else none. VLAN: never to every VR (a VLAN is its own layer-2
+//! domain). Prefix: only neighbour answers to every VR. A VR, when there
+//! is one, is one the rules name.
 #![no_main]
 
 use fib::dataplane::vr::{neigh_answer, target, Target, VrClassifier, VrRule};
@@ -21,5 +22,22 @@ fuzz_target!(|data: &[u8]| {
         Target::Every => assert!(neigh_answer(frame)),
         Target::One(v) => assert!(v <= 1 && (port == 0 || port == 2)),
         Target::Nowhere => assert!(port == 1 || port == 3),
+    }
+    let c = VrClassifier::new(vec![(VrRule::Vlan(10), 0), (VrRule::Vlan(20), 1)])
+        .expect("disjoint rules");
+    match target(&c, frame, port) {
+        Target::Every => panic!("a VLAN frame to every VR"),
+        Target::One(v) => assert!(v <= 1),
+        Target::Nowhere => {}
+    }
+    let c = VrClassifier::new(vec![
+        (VrRule::Prefix4(0xc612_0000, 24), 0),
+        (VrRule::Prefix6(0x2001_0db8 << 96, 32), 1),
+    ])
+    .expect("disjoint rules");
+    match target(&c, frame, port) {
+        Target::Every => assert!(neigh_answer(frame)),
+        Target::One(v) => assert!(v <= 1),
+        Target::Nowhere => {}
     }
 });

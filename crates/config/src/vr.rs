@@ -22,13 +22,16 @@
 //!
 //! Matches: every VR uses the same kind of match (a VLAN-tagged frame on
 //! an ingress port would otherwise fit two VRs); VLANs and ingress ports
-//! are unique, and prefixes may not overlap between VRs.
+//! are unique, and prefixes may not overlap, between VRs or within one.
+//! So no frame ever fits two VRs; how each kind treats ARP and ND is
+//! `graph::vr_class`'s table (docs/config.md, "Which VR takes a frame").
 //!
-//! tesserad runs VRs matched by `ingress` with `table = "main"`
-//! (`fib::dataplane::vr`, `crates/tesserad/src/vr.rs`); it refuses
-//! `neighbors`, `vlan` and `prefix` with a clear "not supported yet"
-//! error (`FILE:LINE:COL`), after every entry is validated here, so that
-//! no key is silently ignored. The scheduler's isolation is measured in
+//! tesserad runs every match kind with either source
+//! (`fib::dataplane::vr`, `crates/tesserad/src/vr.rs`); what it refuses
+//! (VRs with the fabric, an operator's graph, IPsec, NICBalance or a
+//! separate dataplane process) it refuses with a clear "not supported
+//! yet" error (`FILE:LINE:COL`), after every entry is validated here, so
+//! that no key is silently ignored. The scheduler's isolation is measured in
 //! process (`crates/elements/examples/vr_isolation.rs`,
 //! docs/BENCHMARKS.md).
 
@@ -307,22 +310,31 @@ pub(crate) fn validate(
                  which every VR shares",
             ));
         }
+        // The error points at the key (the prefix) that clashes.
         for o in &out {
             let clash = match (&o.matches, &v.matches) {
-                (VrMatch::Vlan(a), VrMatch::Vlan(b)) => (a == b).then(|| format!("VLAN {a}")),
-                (VrMatch::Ingress(a), VrMatch::Ingress(b)) => {
-                    (a == b).then(|| format!("ingress {a:?}"))
+                (VrMatch::Vlan(a), VrMatch::Vlan(b)) => {
+                    (a == b).then(|| (format!("{at}.vlan"), format!("VLAN {a}")))
                 }
-                (VrMatch::Prefix(a), VrMatch::Prefix(b)) => a
+                (VrMatch::Ingress(a), VrMatch::Ingress(b)) => {
+                    (a == b).then(|| (format!("{at}.ingress"), format!("ingress {a:?}")))
+                }
+                (VrMatch::Prefix(a), VrMatch::Prefix(b)) => b
                     .iter()
-                    .flat_map(|x| b.iter().map(move |y| (x, y)))
-                    .find(|(x, y)| overlap(x, y))
-                    .map(|(x, y)| format!("prefixes {x} and {y} overlap")),
+                    .enumerate()
+                    .flat_map(|(k, y)| a.iter().map(move |x| (k, x, y)))
+                    .find(|(_, x, y)| overlap(x, y))
+                    .map(|(k, x, y)| {
+                        (
+                            format!("{at}.prefix[{k}]"),
+                            format!("prefixes {x} and {y} overlap"),
+                        )
+                    }),
                 _ => None,
             };
-            if let Some(what) = clash {
+            if let Some((field, what)) = clash {
                 return Err(c.err(
-                    &at,
+                    &field,
                     format!("VR {:?} overlaps VR {:?}: {what}", v.name, o.name),
                 ));
             }
@@ -411,7 +423,7 @@ mod tests {
             ),
             (
                 "[[dataplane.vr]]\nname = \"b\"\nvlan = 10\ntable = \"main\"\n",
-                "dataplane.vr[1]",
+                "dataplane.vr[1].vlan",
                 "overlaps VR \"a\": VLAN 10",
             ),
             (
@@ -471,7 +483,7 @@ mod tests {
             (
                 "[[dataplane.vr]]\nname = \"a\"\nprefix = [\"198.18.0.0/16\"]\ntable = \"main\"\n\
                  [[dataplane.vr]]\nname = \"b\"\nprefix = [\"198.18.4.0/24\"]\ntable = \"main\"\n",
-                "dataplane.vr[1]",
+                "dataplane.vr[1].prefix[0]",
                 "prefixes 198.18.0.0/16 and 198.18.4.0/24 overlap",
             ),
             (

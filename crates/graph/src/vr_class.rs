@@ -6,8 +6,18 @@
 //! by reason), and nothing here panics (fuzz target `vr_classify`).
 //!
 //! Rules are disjoint by construction ([`VrClassifier::new`] refuses
-//! overlapping ones), so the first match is the only match. The scan is
-//! linear: at most a few dozen VRs, each with a few prefixes.
+//! overlapping ones and mixed kinds), so the first match is the only
+//! match. The scan is linear: at most a few dozen VRs, each with a few
+//! prefixes.
+//!
+//! Where a frame goes ([`VrClassifier::target`]), by the kind of the
+//! rules (one kind per set, so no two kinds ever compete):
+//!
+//! | kind | data (IPv4, IPv6, other) | ARP request, ND NS | ARP reply, ND NA |
+//! |---|---|---|---|
+//! | VLAN | the VR of the frame's 802.1Q id; untagged or another id: none | the same (a VLAN is its own layer-2 domain) | the same |
+//! | ingress | the VR of the port | the VR of the port | every VR (a VR sends out of ports it does not own) |
+//! | prefix | IPv4/IPv6: the VR holding the destination (one tag skipped); other: none | the VR holding the target address, else the first rule's VR (the port addresses, which every VR shares, answer once) | every VR (any VR may have asked) |
 //!
 //! ```
 //! use graph::vr_class::{VrClassifier, VrRule};
@@ -16,7 +26,9 @@
 //! assert_eq!(c.classify(&[0u8; 60], 2), None);
 //! ```
 
-use pkt::hdr::ether::{parse_l2, ETH_IPV4, ETH_IPV6};
+use pkt::hdr::arp::{Arp, ARP_REPLY, ARP_REQUEST};
+use pkt::hdr::ether::{parse_l2, ETH_ARP, ETH_IPV4, ETH_IPV6};
+use pkt::hdr::icmp::{ND_NA, ND_NS};
 use pkt::hdr::ip4::Ipv4;
 use pkt::hdr::ip6::Ipv6;
 
@@ -98,6 +110,79 @@ fn overlap(a: &VrRule, b: &VrRule) -> bool {
     }
 }
 
+/// The kind of a rule set (every rule of a classifier has one kind).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum RuleKind {
+    /// [`VrRule::Vlan`].
+    Vlan,
+    /// [`VrRule::Ingress`].
+    Ingress,
+    /// [`VrRule::Prefix4`] and [`VrRule::Prefix6`].
+    Prefix,
+}
+
+/// Where the demultiplexer sends a received frame.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// A neighbour answer (ARP reply, Neighbor Advertisement) under
+    /// ingress or prefix rules: to every VR.
+    Every,
+    /// To this VR (its index in the classifier's rules).
+    One(usize),
+    /// To no VR: dropped (`no_vr`).
+    Nowhere,
+}
+
+/// A neighbour-protocol frame (RFC 826 ARP, RFC 4861 ND), untagged or
+/// under one 802.1Q tag.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Neigh {
+    /// An ARP request for this IPv4 address.
+    Ask4([u8; 4]),
+    /// A Neighbor Solicitation for this target address.
+    Ask6([u8; 16]),
+    /// An ARP reply or a Neighbor Advertisement.
+    Answer,
+}
+
+/// ICMPv6 type offset and ND target offset in the packet after the IPv6
+/// fixed header (RFC 4861 4.3, 4.4: type, code, checksum, reserved, then
+/// the target address).
+const ND_TARGET: usize = 8;
+
+/// Whether `frame` is an ARP request or reply, or a Neighbor Solicitation
+/// or Advertisement (ICMPv6 right after the fixed header, as RFC 4861
+/// sends them), and for a question its target. Short or other frames:
+/// `None`.
+pub fn neigh(frame: &[u8]) -> Option<Neigh> {
+    let l2 = parse_l2(frame).ok()?;
+    let l3 = frame.get(l2.l3..)?;
+    match l2.ethertype {
+        ETH_ARP => {
+            let a = Arp::parse(l3).ok()?;
+            match a.oper() {
+                ARP_REQUEST => Some(Neigh::Ask4(a.tpa())),
+                ARP_REPLY => Some(Neigh::Answer),
+                _ => None,
+            }
+        }
+        ETH_IPV6 => {
+            let ip = Ipv6::parse(l3).ok()?;
+            if ip.next_header() != 58 {
+                return None;
+            }
+            let icmp = ip.payload();
+            let target: [u8; 16] = icmp.get(ND_TARGET..ND_TARGET + 16)?.try_into().ok()?;
+            match *icmp.first()? {
+                ND_NS => Some(Neigh::Ask6(target)),
+                ND_NA => Some(Neigh::Answer),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 /// Frames to VR indices.
 #[derive(Clone, Debug, Default)]
 pub struct VrClassifier {
@@ -131,6 +216,62 @@ impl VrClassifier {
         Ok(VrClassifier { rules, by_prefix })
     }
 
+    /// The kind of the rules (`None`: no rules).
+    pub fn kind(&self) -> Option<RuleKind> {
+        self.rules.first().map(|(r, _)| match kind(r) {
+            0 => RuleKind::Vlan,
+            1 => RuleKind::Ingress,
+            _ => RuleKind::Prefix,
+        })
+    }
+
+    /// The VR a VLAN id belongs to.
+    pub fn by_vlan(&self, id: u16) -> Option<usize> {
+        self.rules
+            .iter()
+            .find(|(r, _)| *r == VrRule::Vlan(id))
+            .map(|(_, v)| *v)
+    }
+
+    fn by_addr4(&self, dst: u32) -> Option<usize> {
+        self.rules.iter().find_map(|(r, v)| match *r {
+            VrRule::Prefix4(p, l) if dst & mask4(l) == p & mask4(l) => Some(*v),
+            _ => None,
+        })
+    }
+
+    fn by_addr6(&self, dst: u128) -> Option<usize> {
+        self.rules.iter().find_map(|(r, v)| match *r {
+            VrRule::Prefix6(p, l) if dst & mask6(l) == p & mask6(l) => Some(*v),
+            _ => None,
+        })
+    }
+
+    /// Where a frame received on port `in_port` goes, neighbour protocols
+    /// included (the table in the module docs). Never panics.
+    pub fn target(&self, frame: &[u8], in_port: u16) -> Target {
+        let one = |v: Option<usize>| v.map_or(Target::Nowhere, Target::One);
+        match self.kind() {
+            None => Target::Nowhere,
+            // Every frame of a VLAN, neighbour protocols included, is the
+            // VLAN's VR's: the VLANs are separate layer-2 domains.
+            Some(RuleKind::Vlan) => one(self.classify(frame, in_port)),
+            Some(RuleKind::Ingress) => match neigh(frame) {
+                Some(Neigh::Answer) => Target::Every,
+                _ => one(self.classify(frame, in_port)),
+            },
+            Some(RuleKind::Prefix) => {
+                let first = self.rules.first().map(|(_, v)| *v);
+                match neigh(frame) {
+                    Some(Neigh::Answer) => Target::Every,
+                    Some(Neigh::Ask4(t)) => one(self.by_addr4(u32::from_be_bytes(t)).or(first)),
+                    Some(Neigh::Ask6(t)) => one(self.by_addr6(u128::from_be_bytes(t)).or(first)),
+                    None => one(self.classify(frame, in_port)),
+                }
+            }
+        }
+    }
+
     /// The VR of a frame received on port `in_port`, or `None` (no rule
     /// matches, or the frame is too short or malformed for the rules).
     pub fn classify(&self, frame: &[u8], in_port: u16) -> Option<usize> {
@@ -144,29 +285,12 @@ impl VrClassifier {
         }
         let l2 = parse_l2(frame).ok()?;
         if !self.by_prefix {
-            let vlan = l2.vlan?;
-            return self
-                .rules
-                .iter()
-                .find(|(r, _)| *r == VrRule::Vlan(vlan))
-                .map(|(_, v)| *v);
+            return self.by_vlan(l2.vlan?);
         }
         let l3 = frame.get(l2.l3..)?;
         match l2.ethertype {
-            ETH_IPV4 => {
-                let dst = u32::from_be_bytes(Ipv4::parse(l3).ok()?.dst());
-                self.rules.iter().find_map(|(r, v)| match *r {
-                    VrRule::Prefix4(p, l) if dst & mask4(l) == p & mask4(l) => Some(*v),
-                    _ => None,
-                })
-            }
-            ETH_IPV6 => {
-                let dst = u128::from_be_bytes(Ipv6::parse(l3).ok()?.dst());
-                self.rules.iter().find_map(|(r, v)| match *r {
-                    VrRule::Prefix6(p, l) if dst & mask6(l) == p & mask6(l) => Some(*v),
-                    _ => None,
-                })
-            }
+            ETH_IPV4 => self.by_addr4(u32::from_be_bytes(Ipv4::parse(l3).ok()?.dst())),
+            ETH_IPV6 => self.by_addr6(u128::from_be_bytes(Ipv6::parse(l3).ok()?.dst())),
             _ => None,
         }
     }
@@ -214,6 +338,87 @@ mod tests {
         assert_eq!(c.classify(&f[..43], 0), Some(0));
     }
 
+    fn tag(mut f: Vec<u8>, id: u16) -> Vec<u8> {
+        let mut t = vec![0x81, 0x00];
+        t.extend_from_slice(&id.to_be_bytes());
+        f.splice(12..12, t);
+        f
+    }
+
+    /// The precedence table of the module docs, kind by kind, with
+    /// tagged and untagged frames, ARP and ND questions and answers.
+    #[test]
+    fn targets_by_kind_with_neighbour_protocols() {
+        let udp = build::udp4(M, M, [10, 0, 0, 1], [198, 18, 1, 9], 64, 1, 2, b"x");
+        let req = |t: [u8; 4]| build::arp(M, M, 1, M, [198, 18, 0, 2], M, t);
+        let rep = build::arp(M, M, 2, M, [198, 18, 0, 2], M, [198, 18, 0, 1]);
+        let a6 = |last: u8| {
+            let mut a = [0u8; 16];
+            a[..4].copy_from_slice(&[0x20, 0x01, 0x0d, 0xb8]);
+            a[15] = last;
+            a
+        };
+        let mut other6 = a6(1);
+        other6[2] = 0x0e;
+        let ns = |t: &[u8; 16]| build::ns6(M, &a6(2), t);
+        let na = build::na6(M, M, &a6(2), &a6(1));
+        let udp6 = build::udp6(M, M, &a6(2), &a6(9), 64, 1, 2, b"x");
+
+        // VLAN: the tag decides, for neighbour frames too; no tag, none.
+        let c = VrClassifier::new(vec![(VrRule::Vlan(10), 0), (VrRule::Vlan(20), 1)]).unwrap();
+        assert_eq!(c.kind(), Some(RuleKind::Vlan));
+        for f in [&udp, &req([198, 18, 0, 1]), &rep, &ns(&a6(1)), &na, &udp6] {
+            assert_eq!(c.target(&tag(f.clone(), 10), 3), Target::One(0));
+            assert_eq!(c.target(&tag(f.clone(), 20), 0), Target::One(1));
+            assert_eq!(c.target(&tag(f.clone(), 30), 0), Target::Nowhere);
+            assert_eq!(c.target(f, 0), Target::Nowhere, "untagged");
+        }
+
+        // Ingress: answers to every VR, the rest by port.
+        let c = VrClassifier::new(vec![(VrRule::Ingress(0), 0), (VrRule::Ingress(1), 1)]).unwrap();
+        assert_eq!(c.target(&rep, 1), Target::Every);
+        assert_eq!(c.target(&na, 7), Target::Every);
+        assert_eq!(c.target(&req([198, 18, 0, 1]), 1), Target::One(1));
+        assert_eq!(c.target(&udp, 0), Target::One(0));
+        assert_eq!(c.target(&udp, 2), Target::Nowhere);
+
+        // Prefix: data by destination, questions by target (else the
+        // first rule's VR), answers to every VR.
+        let c = VrClassifier::new(vec![
+            (VrRule::Prefix4(0xc612_0100, 24), 1),
+            (VrRule::Prefix4(0xc612_0000, 24), 0),
+            (VrRule::Prefix6(u128::from_be_bytes(a6(0)), 64), 0),
+        ])
+        .unwrap();
+        assert_eq!(c.kind(), Some(RuleKind::Prefix));
+        assert_eq!(c.target(&udp, 0), Target::One(1));
+        assert_eq!(c.target(&tag(udp.clone(), 5), 0), Target::One(1));
+        assert_eq!(c.target(&udp6, 0), Target::One(0));
+        let far = build::udp4(M, M, [10, 0, 0, 1], [203, 0, 113, 1], 64, 1, 2, b"x");
+        assert_eq!(c.target(&far, 0), Target::Nowhere);
+        assert_eq!(c.target(&req([198, 18, 0, 1]), 0), Target::One(0));
+        assert_eq!(c.target(&req([198, 18, 1, 1]), 0), Target::One(1));
+        assert_eq!(
+            c.target(&req([203, 0, 113, 1]), 0),
+            Target::One(1),
+            "first rule's VR"
+        );
+        assert_eq!(c.target(&tag(req([198, 18, 0, 1]), 9), 0), Target::One(0));
+        assert_eq!(c.target(&ns(&a6(1)), 0), Target::One(0));
+        assert_eq!(c.target(&ns(&other6), 0), Target::One(1), "first rule's VR");
+        assert_eq!(c.target(&rep, 0), Target::Every);
+        assert_eq!(c.target(&na, 0), Target::Every);
+        assert_eq!(VrClassifier::default().target(&udp, 0), Target::Nowhere);
+
+        // Neighbour frames cut short are not neighbour frames.
+        assert_eq!(neigh(&req([1, 2, 3, 4])), Some(Neigh::Ask4([1, 2, 3, 4])));
+        assert_eq!(neigh(&ns(&a6(1))), Some(Neigh::Ask6(a6(1))));
+        assert_eq!(neigh(&na), Some(Neigh::Answer));
+        assert_eq!(neigh(&req([1, 2, 3, 4])[..14 + 27]), None);
+        assert_eq!(neigh(&ns(&a6(1))[..14 + 40 + 23]), None);
+        assert_eq!(neigh(&udp), None);
+    }
+
     #[test]
     fn refuses_overlaps_and_mixes() {
         assert_eq!(
@@ -254,6 +459,9 @@ mod tests {
             ] {
                 let c = VrClassifier::new(rules).unwrap();
                 let _ = c.classify(&frame, port);
+                if let Target::One(v) = c.target(&frame, port) {
+                    proptest::prop_assert!(v <= 1);
+                }
             }
         }
     }

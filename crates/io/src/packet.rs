@@ -11,6 +11,13 @@
 //! Multi-queue: several sockets on one interface joined to a
 //! `PACKET_FANOUT` group (hash mode spreads by flow), one socket per core.
 //!
+//! VLAN: the kernel takes a received frame's 802.1Q tag out of the frame
+//! (`skb_vlan_untag`, or the NIC's offload) before AF_PACKET sees it and
+//! reports it in the ring's header (`TP_STATUS_VLAN_VALID`, `tp_vlan_tci`,
+//! `tp_vlan_tpid`); we put it back after the MAC addresses, so a frame
+//! reads as it was on the wire (as libpcap does). Frames sent keep their
+//! tags in the data.
+//!
 //! Limits: the kernel still runs its own stack on every received frame
 //! (AF_PACKET taps, it does not steal), which costs CPU; frames longer than
 //! a ring frame are truncated by the kernel (`tp_snaplen < tp_len`) and
@@ -36,6 +43,8 @@ const TP_STATUS_USER: u32 = 1;
 const TP_STATUS_SEND_REQUEST: u32 = 1;
 const TP_STATUS_SENDING: u32 = 2;
 const TP_STATUS_WRONG_FORMAT: u32 = 4;
+const TP_STATUS_VLAN_VALID: u32 = 0x10;
+const TP_STATUS_VLAN_TPID_VALID: u32 = 0x40;
 /// `TPACKET_ALIGN(sizeof(struct tpacket3_hdr))`: where TX data starts.
 const TPACKET3_HDR_ALIGNED: usize = 48;
 // Offsets inside `struct tpacket_block_desc` (version, offset_to_priv, then
@@ -49,6 +58,9 @@ const H_SNAPLEN: usize = 12;
 const H_LEN: usize = 16;
 const H_STATUS: usize = 20;
 const H_MAC: usize = 24;
+// `struct tpacket_hdr_variant1` after `tp_net`: rxhash, vlan_tci, vlan_tpid.
+const H_VLAN_TCI: usize = 32;
+const H_VLAN_TPID: usize = 36;
 
 #[repr(C)]
 #[derive(Copy, Clone, Default)]
@@ -158,6 +170,9 @@ pub struct PacketSocket {
     tx_pending: usize,
     /// Kernel ring drops read so far (`PACKET_STATISTICS` resets on read).
     drops_seen: std::cell::Cell<u64>,
+    /// A received frame with its VLAN tag put back (grown once to the
+    /// largest such frame; no allocation per packet after that).
+    vlan_buf: Vec<u8>,
     common: Common,
 }
 
@@ -242,6 +257,7 @@ impl PacketSocket {
             tx_cur: 0,
             tx_pending: 0,
             drops_seen: std::cell::Cell::new(0),
+            vlan_buf: Vec::new(),
             common: Common::new(&cfg.ifname),
         })
     }
@@ -301,6 +317,16 @@ impl PacketSocket {
     }
 }
 
+/// `frame` with the 802.1Q (or `tpid`) tag `tci` inserted after its MAC
+/// addresses, into `buf` (`frame` is at least 12 bytes).
+fn retag(buf: &mut Vec<u8>, frame: &[u8], tpid: u16, tci: u16) {
+    buf.clear();
+    buf.extend_from_slice(&frame[..12]);
+    buf.extend_from_slice(&tpid.to_be_bytes());
+    buf.extend_from_slice(&tci.to_be_bytes());
+    buf.extend_from_slice(&frame[12..]);
+}
+
 impl FrameRing for PacketSocket {
     fn common(&mut self) -> &mut Common {
         &mut self.common
@@ -338,7 +364,19 @@ impl FrameRing for PacketSocket {
                             core::slice::from_raw_parts(self.map.ptr().add(blk + h + mac), snap)
                         };
                         self.common.stats.rx_bytes += snap as u64;
-                        f(frame);
+                        let status = self.u32_at(blk + h + H_STATUS);
+                        if status & TP_STATUS_VLAN_VALID != 0 && frame.len() >= 12 {
+                            let tci = self.u32_at(blk + h + H_VLAN_TCI) as u16;
+                            let tpid = if status & TP_STATUS_VLAN_TPID_VALID != 0 {
+                                self.u32_at(blk + h + H_VLAN_TPID) as u16
+                            } else {
+                                0x8100
+                            };
+                            retag(&mut self.vlan_buf, frame, tpid, tci);
+                            f(&self.vlan_buf);
+                        } else {
+                            f(frame);
+                        }
                         n += 1;
                     } else {
                         // Truncated (longer than a frame slot) or malformed.
@@ -419,5 +457,22 @@ impl FrameRing for PacketSocket {
 
     fn tx_queued(&self) -> usize {
         self.tx_pending
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::retag;
+
+    #[test]
+    fn retag_puts_the_tag_after_the_macs() {
+        let frame: Vec<u8> = (0u8..20).collect();
+        let mut buf = Vec::new();
+        retag(&mut buf, &frame, 0x8100, 0x2014);
+        assert_eq!(&buf[..12], &frame[..12]);
+        assert_eq!(&buf[12..16], &[0x81, 0x00, 0x20, 0x14]);
+        assert_eq!(&buf[16..], &frame[12..]);
+        retag(&mut buf, &frame[..12], 0x88a8, 7);
+        assert_eq!(buf.len(), 16, "reused, not appended");
     }
 }

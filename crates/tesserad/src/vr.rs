@@ -1,7 +1,7 @@
 //! `[[dataplane.vr]]` in the daemon: virtual routers run by crate `fib`'s
-//! dataplane (`fib::dataplane::vr`: a demultiplexer by ingress port, one
-//! built-in graph and one FIB per VR on every core, one
-//! `graph::VrScheduler` per core).
+//! dataplane (`fib::dataplane::vr`: a demultiplexer by ingress port,
+//! 802.1Q VLAN id or destination prefix, one built-in graph and one FIB
+//! per VR on every core, one `graph::VrScheduler` per core).
 //!
 //! Feeds: each VR's FIB takes `Vec<fib::Change>` batches from a channel
 //! of its own. `table = "main"` VRs follow tesserad's best routes: with
@@ -26,9 +26,8 @@
 //! whose session goes down takes its routes out of the view as out of
 //! the Loc-RIB.
 //!
-//! Not supported yet (refused by [`check`] with `FILE:LINE:COL`):
-//! `vlan` and `prefix` matches, and VRs together
-//! with the cluster fabric, an operator's graph, IPsec, NICBalance port
+//! Not supported yet (refused by [`check`] with `FILE:LINE:COL`): VRs
+//! together with the cluster fabric, an operator's graph, IPsec, NICBalance port
 //! groups or a separate dataplane process (`feed_socket`).
 
 use std::collections::HashMap;
@@ -38,6 +37,7 @@ use std::time::Duration;
 
 use base::Prefix;
 use bgp_speaker::view_feed::{ViewRegistry, ViewSpec};
+use config::VrMatch;
 use fib::dataplane::vr::VrRule;
 use fib::dataplane::{self, VrDef};
 use fib::Change;
@@ -67,23 +67,6 @@ pub fn check(c: &config::Config) -> Result<(), String> {
             None => format!("{path}: {msg}"),
         }
     };
-    for (i, v) in d.vrs.iter().enumerate() {
-        match &v.matches {
-            config::VrMatch::Ingress(_) => {}
-            config::VrMatch::Vlan(_) => {
-                return Err(at(
-                    &format!("dataplane.vr[{i}].vlan"),
-                    format!("VR {:?}: {}", v.name, dataplane::vr::MATCH_NOT_SUPPORTED),
-                ))
-            }
-            config::VrMatch::Prefix(_) => {
-                return Err(at(
-                    &format!("dataplane.vr[{i}].prefix"),
-                    format!("VR {:?}: {}", v.name, dataplane::vr::MATCH_NOT_SUPPORTED),
-                ))
-            }
-        }
-    }
     let other = if c.cluster.is_some() {
         Some("[cluster] (the fabric)")
     } else if d.graph.is_some() {
@@ -118,7 +101,15 @@ pub fn defs(
     vrs.iter()
         .map(|v| {
             let rules = match &v.matches {
-                config::VrMatch::Ingress(n) => {
+                VrMatch::Vlan(id) => vec![VrRule::Vlan(*id)],
+                VrMatch::Prefix(ps) => ps
+                    .iter()
+                    .map(|p| match p {
+                        Prefix::V4(x) => VrRule::Prefix4(x.addr_bits(), x.len()),
+                        Prefix::V6(x) => VrRule::Prefix6(x.addr_bits(), x.len()),
+                    })
+                    .collect(),
+                VrMatch::Ingress(n) => {
                     let p = ifaces.iter().position(|i| &i.name == n).ok_or_else(|| {
                         format!(
                             "VR {:?}: ingress {n:?} is not a running dataplane interface \
@@ -127,13 +118,6 @@ pub fn defs(
                         )
                     })?;
                     vec![VrRule::Ingress(p as u16)]
-                }
-                _ => {
-                    return Err(format!(
-                        "VR {:?}: {}",
-                        v.name,
-                        dataplane::vr::MATCH_NOT_SUPPORTED
-                    ))
                 }
             };
             Ok(VrDef {
@@ -432,7 +416,7 @@ mod tests {
     }
 
     #[test]
-    fn refuses_what_does_not_run_yet_with_the_position() {
+    fn checks_and_maps_every_match_kind() {
         let c = cfg("[[dataplane.vr]]\nname = \"red\"\ningress = \"r0\"\ntable = \"main\"\n\
                      [[dataplane.vr]]\nname = \"blue\"\ningress = \"r1\"\nneighbors = [\"red-peer\"]\n");
         assert_eq!(check(&c), Ok(()), "neighbors = [...] runs");
@@ -441,13 +425,28 @@ mod tests {
             (f.receivers.len(), f.senders.len(), f.views.len()),
             (2, 1, 1)
         );
-        let c = cfg("[[dataplane.vr]]\nname = \"red\"\nvlan = 10\ntable = \"main\"\n");
-        let e = check(&c).expect_err("vlan");
-        assert!(
-            e.starts_with("t.toml:")
-                && e.contains("dataplane.vr[0].vlan")
-                && e.contains("not supported yet"),
-            "{e}"
+        let c = cfg(
+            "[[dataplane.vr]]\nname = \"red\"\nvlan = 10\ntable = \"main\"\n\
+                     [[dataplane.vr]]\nname = \"blue\"\nvlan = 20\ntable = \"main\"\n",
+        );
+        assert_eq!(check(&c), Ok(()), "vlan runs");
+        let d = c.dataplane.expect("dp");
+        let r: Vec<_> = defs(&d.vrs, &d.interfaces)
+            .expect("defs")
+            .into_iter()
+            .map(|v| v.rules)
+            .collect();
+        assert_eq!(r, vec![vec![VrRule::Vlan(10)], vec![VrRule::Vlan(20)]]);
+        let c = cfg("[[dataplane.vr]]\nname = \"red\"\n\
+                     prefix = [\"198.18.5.0/24\", \"2001:db8:5::/48\"]\ntable = \"main\"\n");
+        assert_eq!(check(&c), Ok(()), "prefix runs");
+        let d = c.dataplane.expect("dp");
+        assert_eq!(
+            defs(&d.vrs, &d.interfaces).expect("defs")[0].rules,
+            vec![
+                VrRule::Prefix4(0xc612_0500, 24),
+                VrRule::Prefix6(0x2001_0db8_0005 << 80, 48)
+            ]
         );
         let c = cfg("[[dataplane.vr]]\nname = \"red\"\ningress = \"r1\"\ntable = \"main\"\n");
         assert!(check(&c).is_ok());

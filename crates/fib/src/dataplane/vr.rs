@@ -24,20 +24,33 @@
 //! they come from the demultiplexer's pool (a packet carries its pool)
 //! and nothing is allocated per packet.
 //!
+//! Matches (one kind per set: [`graph::vr_class`] has the precedence
+//! table): by ingress port, by 802.1Q VLAN id, or by destination prefix.
+//! Under VLAN rules the demultiplexer pops the tag before the VR's graph
+//! (which runs untagged, as the built-in graph does) and [`VrPort`]
+//! pushes the VR's tag (priority 0) on every frame the VR sends, on every
+//! port: each VLAN is a layer-2 domain of its own, ARP and ND included,
+//! so two VRs may use the same addresses in their VLANs. Under prefix
+//! rules frames are not changed.
+//!
 //! Neighbours: each VR's graph has its own EtherRewrites; what they learn
 //! goes to the VR's FIB thread on a ring per core, as for the main graph.
-//! A VR sends out of ports it does not own, so the answers to its ARP
-//! requests and Neighbor Solicitations arrive where another VR (or none)
-//! is matched: ARP replies and Neighbor Advertisements go to every VR
-//! (copied into the demultiplexer's pool), the rest to the matched VR.
+//! Under ingress and prefix rules a VR sends out of ports (and to
+//! addresses) it is not matched by, so the answers to its ARP requests
+//! and Neighbor Solicitations arrive where another VR (or none) is
+//! matched: ARP replies and Neighbor Advertisements go to every VR (copied
+//! into the demultiplexer's pool). Questions go to the matched VR; under
+//! prefix rules that is the VR whose prefix holds the target address, or
+//! else the first VR (the port addresses, which every VR shares, answer
+//! once). Under VLAN rules the VLAN's VR gets its own answers.
 //!
-//! Limits (not supported yet, refused by [`check`]): VLAN and prefix
-//! matches (ARP and ND frames carry no destination prefix, and VLAN
-//! frames would need the tag popped and pushed: both need a shared
-//! control path the built-in graph does not have), an operator's graph,
+//! Frames no VR claims (a port no ingress rule names, an untagged frame or
+//! an unknown VLAN id under VLAN rules, a destination outside every
+//! prefix) are dropped (`no_vr`): with VRs, the main FIB is kept and fed
+//! but no graph forwards by it.
+//!
+//! Limits (not supported yet, refused by tesserad): an operator's graph,
 //! IPsec, NICBalance groups and the cluster fabric together with VRs.
-//! Frames for ports no VR claims are dropped (`no_vr`): with VRs, the
-//! main FIB is kept and fed but no graph forwards by it.
 //!
 //! Reload ([`super::Dataplane::set_vrs`]): each core rebuilds its VR
 //! graphs and scheduler at once (packets queued inside the old graphs are
@@ -52,9 +65,13 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use elements::AnyElement;
+/// Where the demultiplexer sends a frame (re-exported from
+/// [`graph::vr_class`]).
+pub use graph::vr_class::Target;
 pub use graph::vr_class::VrClassifier;
 /// A VR's match (re-exported: what [`VrDef::rules`] holds).
 pub use graph::vr_class::VrRule;
+use graph::vr_class::{Neigh, RuleKind};
 use graph::{Charge, Runner, VrConfig, VrScheduler};
 use io::rss::{spsc, Producer};
 use io::IoError;
@@ -84,8 +101,9 @@ const DEMUX_BUFFERS: usize = 8192;
 pub struct VrDef {
     /// The VR's name (`[[dataplane.vr]] name`).
     pub name: String,
-    /// What it takes: `VrRule::Ingress(port index)` (other rule kinds are
-    /// not supported yet, see [`check`]).
+    /// What it takes: `VrRule::Ingress(port index)`, one `VrRule::Vlan`,
+    /// or `VrRule::Prefix4`/`Prefix6` rules (every VR of a set the same
+    /// kind, see [`check`]).
     pub rules: Vec<VrRule>,
     /// CPU share relative to the other VRs.
     pub tickets: u32,
@@ -97,13 +115,9 @@ pub struct VrDef {
     pub granularity_us: u32,
 }
 
-/// Why VRs with VLAN or prefix matches cannot run.
-pub const MATCH_NOT_SUPPORTED: &str = "virtual routers matched by vlan or prefix are not \
-     supported yet in the dataplane (ARP/ND frames carry no prefix, and VLAN frames would need \
-     their tag popped and pushed): match by ingress";
-
 /// Checks `vrs` against the dataplane's `ports` and the other settings:
-/// ingress rules on existing ports, one G, unique names, disjoint rules.
+/// ingress rules on existing ports, VLAN ids 1..=4094 and one per VR, one
+/// G, unique names, rules of one kind and disjoint.
 pub fn check(vrs: &[VrDef], ports: usize) -> Result<(), String> {
     let mut rules = Vec::new();
     for (i, v) in vrs.iter().enumerate() {
@@ -119,13 +133,24 @@ pub fn check(vrs: &[VrDef], ports: usize) -> Result<(), String> {
         if v.rules.is_empty() {
             return Err(format!("VR {:?} matches nothing", v.name));
         }
+        let vlans = v
+            .rules
+            .iter()
+            .filter(|r| matches!(r, VrRule::Vlan(_)))
+            .count();
+        if vlans > 1 {
+            // The tag its frames leave with must be one.
+            return Err(format!("VR {:?}: more than one VLAN", v.name));
+        }
         for r in &v.rules {
             match *r {
-                VrRule::Ingress(p) if usize::from(p) < ports => {}
-                VrRule::Ingress(p) => {
+                VrRule::Ingress(p) if usize::from(p) >= ports => {
                     return Err(format!("VR {:?}: no dataplane port {p}", v.name));
                 }
-                _ => return Err(format!("VR {:?}: {MATCH_NOT_SUPPORTED}", v.name)),
+                VrRule::Vlan(id) if !(1..=4094).contains(&id) => {
+                    return Err(format!("VR {:?}: VLAN {id} is not in 1..=4094", v.name));
+                }
+                _ => {}
             }
             rules.push((*r, i));
         }
@@ -211,6 +236,12 @@ struct Demux<D> {
     no_vr: u64,
     /// Per VR (index in the current set).
     queue_full: Vec<u64>,
+    /// VLAN rules: pop the tag of received frames before the VR's graph.
+    pop: bool,
+    /// Per VR: the VLAN id its frames leave with (VLAN rules).
+    tags: Vec<Option<u16>>,
+    /// Frames a VR sent that had no room for their VLAN tag (dropped).
+    no_room: u64,
     /// Per port: the VR whose ingress rule takes it (`None`: no VR, or a
     /// rule kind that is not by port). A VR's reads fill a port's queues
     /// only when the port is its own or no VR's, so that CPU time a VR
@@ -229,7 +260,7 @@ impl<D: Device> Demux<D> {
         self.rx += n as u64;
         let p16 = port as u16;
         let vrs = self.queues.len();
-        for p in self.tmp.drain() {
+        for mut p in self.tmp.drain() {
             let to = target(&self.class, p.data(), p16);
             if to == Target::Every {
                 // Any VR may have asked (a VR sends out of ports it does
@@ -260,6 +291,10 @@ impl<D: Device> Demux<D> {
                 self.no_vr += 1;
                 continue;
             };
+            if self.pop {
+                // Classified by its tag, so it has one.
+                pop_tag(&mut p);
+            }
             let q = self.queues.get_mut(vr).and_then(|q| q.get_mut(port));
             match q.map(|q| q.push(p)) {
                 Some(Ok(())) => {}
@@ -277,37 +312,56 @@ impl<D: Device> Demux<D> {
     }
 }
 
-/// Where the demultiplexer sends a received frame.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Target {
-    /// A neighbour answer ([`neigh_answer`]): to every VR.
-    Every,
-    /// To this VR (its index in the classifier's rules).
-    One(usize),
-    /// To no VR: dropped as `no_vr`.
-    Nowhere,
-}
-
-/// The demultiplexer's decision for `frame` received on `port`, on
-/// untrusted input (fuzz target `vr_demux`): never panics.
+/// The demultiplexer's decision for `frame` received on `port`
+/// ([`VrClassifier::target`]: the precedence table of
+/// [`graph::vr_class`]), on untrusted input (fuzz target `vr_demux`):
+/// never panics.
 pub fn target(class: &VrClassifier, frame: &[u8], port: u16) -> Target {
-    if neigh_answer(frame) {
-        return Target::Every;
-    }
-    class
-        .classify(frame, port)
-        .map_or(Target::Nowhere, Target::One)
+    class.target(frame, port)
 }
 
 /// Whether `f` answers a neighbour question: an ARP reply, or an IPv6
-/// Neighbor Advertisement (untagged; ICMPv6 right after the fixed
-/// header). Short or other frames: false.
+/// Neighbor Advertisement (ICMPv6 right after the fixed header; untagged
+/// or under one tag). Short or other frames: false.
 pub fn neigh_answer(f: &[u8]) -> bool {
-    match f.get(12..14) {
-        Some([0x08, 0x06]) => f.get(20..22) == Some(&[0, 2]),
-        Some([0x86, 0xdd]) => f.get(20) == Some(&58) && f.get(54) == Some(&136),
-        _ => false,
+    graph::vr_class::neigh(f) == Some(Neigh::Answer)
+}
+
+/// Takes the 802.1Q tag out of `p` (which has one: at least 18 bytes, a
+/// tag at 12): the MAC addresses move 4 bytes on.
+fn pop_tag(p: &mut pkt::Packet) {
+    if p.len() < 18 {
+        return;
     }
+    p.data_mut().copy_within(0..12, 4);
+    let _ = p.pull_front(4);
+}
+
+/// Puts an 802.1Q tag with VLAN id `id` (priority 0) after `p`'s MAC
+/// addresses, in its headroom or else its tailroom; false when there is
+/// room in neither (or `p` is shorter than an Ethernet header).
+fn push_tag(p: &mut pkt::Packet, id: u16) -> bool {
+    let len = p.len();
+    if len < 14 {
+        return false;
+    }
+    let tag = {
+        let t = (id & 0x0fff).to_be_bytes();
+        [0x81, 0x00, t[0], t[1]]
+    };
+    if p.push_front(4).is_ok() {
+        let d = p.data_mut();
+        d.copy_within(4..16, 0);
+        d[12..16].copy_from_slice(&tag);
+        return true;
+    }
+    if p.set_len(len + 4).is_ok() {
+        let d = p.data_mut();
+        d.copy_within(12..len, 16);
+        d[12..16].copy_from_slice(&tag);
+        return true;
+    }
+    false
 }
 
 /// Port `port` as VR `vr`'s graph sees it: frames the demultiplexer gave
@@ -360,10 +414,38 @@ impl<D: Device<Error = IoError>> Device for VrPort<D> {
     }
     fn tx_burst(&mut self, batch: &mut Batch) -> usize {
         let mut d = self.demux.borrow_mut();
+        let tag = d.tags.get(self.vr).copied().flatten();
+        if let Some(id) = tag {
+            // The VR's VLAN on every frame it sends; a frame with no room
+            // for the tag is dropped (counted), never sent untagged into
+            // another layer-2 domain (a rare path: buffers keep headroom).
+            let mut failed = 0;
+            for p in batch.iter_mut() {
+                if !push_tag(p, id) {
+                    // Marked by length 0, taken out below.
+                    p.truncate(0);
+                    failed += 1;
+                }
+            }
+            if failed > 0 {
+                let all: Vec<pkt::Packet> = batch.drain().collect();
+                for p in all.into_iter().filter(|p| !p.is_empty()) {
+                    let _ = batch.push(p);
+                }
+                d.no_room += failed;
+            }
+        }
         let Some(dev) = d.devs.get_mut(self.port) else {
             return 0;
         };
         let n = dev.tx_burst(batch);
+        if tag.is_some() {
+            // Frames the port had no room for stay for the next call,
+            // which tags them again: untag them now.
+            for p in batch.iter_mut() {
+                pop_tag(p);
+            }
+        }
         d.tx += n as u64;
         self.stats.tx += n as u64;
         n
@@ -433,8 +515,9 @@ pub(super) struct VrWorker<D: Device<Error = IoError>> {
     seen_rx: u64,
 }
 
-/// The core counters' drop names in VR mode.
-const CORE_DROPS: [&str; 2] = ["no_vr", "vr_queue_full"];
+/// The core counters' drop names in VR mode (`vlan_no_room`: frames a
+/// VR sent with no buffer room for its VLAN tag).
+const CORE_DROPS: [&str; 3] = ["no_vr", "vr_queue_full", "vlan_no_room"];
 
 impl<D: Device<Error = IoError>> VrWorker<D> {
     pub(super) fn new(
@@ -469,6 +552,9 @@ impl<D: Device<Error = IoError>> VrWorker<D> {
             no_vr: 0,
             queue_full: Vec::new(),
             owner: Vec::new(),
+            pop: false,
+            tags: Vec::new(),
+            no_room: 0,
         };
         let mut w = VrWorker {
             demux: Rc::new(RefCell::new(demux)),
@@ -605,6 +691,16 @@ impl<D: Device<Error = IoError>> VrWorker<D> {
         }
         self.sched = sched;
         let mut d = self.demux.borrow_mut();
+        d.pop = class.kind() == Some(RuleKind::Vlan);
+        d.tags = rules_of
+            .iter()
+            .map(|rs| {
+                rs.iter().find_map(|r| match r {
+                    VrRule::Vlan(id) => Some(*id),
+                    _ => None,
+                })
+            })
+            .collect();
         d.class = class;
         d.owner = vec![None; self.ports];
         for (i, rs) in rules_of.iter().enumerate() {
@@ -654,7 +750,7 @@ impl<D: Device<Error = IoError>> VrWorker<D> {
             .iter()
             .map(|s| s.stats.queue_full.load(Ordering::Relaxed))
             .sum();
-        self.core.store(d.rx, d.tx, &[d.no_vr, qf]);
+        self.core.store(d.rx, d.tx, &[d.no_vr, qf, d.no_room]);
     }
 
     /// The core's totals for the final report: frames received from the
@@ -1370,13 +1466,207 @@ mod tests {
         assert!(e.contains("restart"), "{e}");
     }
 
+    fn with_rules(name: &str, rules: Vec<VrRule>) -> VrDef {
+        VrDef {
+            rules,
+            ..def(name, 0, 100)
+        }
+    }
+
+    /// `f` under an 802.1Q tag with VLAN id `id`.
+    fn tagged(mut f: Vec<u8>, id: u16) -> Vec<u8> {
+        let t = id.to_be_bytes();
+        f.splice(12..12, [0x81, 0x00, t[0], t[1]]);
+        f
+    }
+
+    /// Sent frames on `w` that are ARP under tag `id` (`None`: untagged)
+    /// with operation `op`.
+    fn arps(w: &Wire, id: Option<u16>, op: u8) -> usize {
+        w.tx.lock()
+            .unwrap()
+            .iter()
+            .filter(|f| match id {
+                Some(id) => {
+                    f[12..14] == [0x81, 0]
+                        && f[14..16] == id.to_be_bytes()
+                        && f[16..18] == [8, 6]
+                        && f[25] == op
+                }
+                None => f[12..14] == [8, 6] && f[21] == op,
+            })
+            .count()
+    }
+
+    /// VLAN rules: each VLAN is its own layer-2 domain. A frame tagged 10
+    /// goes to red untagged (its graph runs as without VLANs), red's ARP
+    /// request and forwarded frames leave tagged 10, the reply tagged 10
+    /// reaches red only; blue (VLAN 20) resolves the same address itself,
+    /// tagged 20. Untagged frames and unknown ids are `no_vr`.
+    #[test]
+    fn vlan_pops_and_pushes_tags_and_keeps_arp_per_vlan() {
+        let r = rig(&[
+            with_rules("red", vec![VrRule::Vlan(10)]),
+            with_rules("blue", vec![VrRule::Vlan(20)]),
+        ]);
+        for _ in 0..10 {
+            r.wires[0]
+                .rx
+                .lock()
+                .unwrap()
+                .push_back(tagged(udp(0, [198, 18, 1, 2]), 10));
+        }
+        wait_for("red's ARP request on port 1, tagged 10", || {
+            arps(&r.wires[1], Some(10), 1) > 0
+        });
+        assert_eq!(arps(&r.wires[1], None, 1), 0, "an untagged ARP request");
+        assert_eq!(stat(&r.ctl, "red").rx, 10);
+        assert_eq!(stat(&r.ctl, "blue").rx, 0);
+        let reply = build::arp(
+            rmac(1),
+            HOST,
+            2,
+            HOST,
+            [198, 18, 1, 2],
+            rmac(1),
+            [198, 18, 1, 1],
+        );
+        r.wires[1]
+            .rx
+            .lock()
+            .unwrap()
+            .push_back(tagged(reply.clone(), 10));
+        let udp_out = |w: &Wire, id: u16| {
+            w.tx.lock()
+                .unwrap()
+                .iter()
+                .filter(|f| {
+                    f[0..6] == HOST.0
+                        && f[12..16] == [0x81, 0, 0, id as u8]
+                        && f[16..18] == [8, 0]
+                        // The IPv4 header right after the tag.
+                        && f[18] == 0x45
+                })
+                .count()
+        };
+        wait_for("the 10 held packets on port 1, tagged 10", || {
+            udp_out(&r.wires[1], 10) == 10
+        });
+        assert_eq!(stat(&r.ctl, "blue").rx, 0, "blue got VLAN 10's reply");
+        // Blue has not learnt VLAN 10's neighbour: it asks in VLAN 20.
+        r.wires[0]
+            .rx
+            .lock()
+            .unwrap()
+            .push_back(tagged(udp(0, [198, 18, 1, 2]), 20));
+        wait_for("blue's ARP request, tagged 20", || {
+            arps(&r.wires[1], Some(20), 1) > 0
+        });
+        r.wires[1].rx.lock().unwrap().push_back(tagged(reply, 20));
+        wait_for("blue's packet, tagged 20", || udp_out(&r.wires[1], 20) == 1);
+        assert_eq!(udp_out(&r.wires[1], 10), 10);
+        // Untagged, and an unknown VLAN: no VR.
+        r.wires[0]
+            .rx
+            .lock()
+            .unwrap()
+            .push_back(udp(0, [198, 18, 1, 2]));
+        r.wires[0]
+            .rx
+            .lock()
+            .unwrap()
+            .push_back(tagged(udp(0, [198, 18, 1, 2]), 30));
+        wait_for("two no_vr", || r.core.snapshot().drops[0] == ("no_vr", 2));
+        let (red, blue) = (stat(&r.ctl, "red"), stat(&r.ctl, "blue"));
+        assert_eq!((red.rx, blue.rx), (11, 2), "{red:?} {blue:?}");
+        assert_eq!(r.core.snapshot().drops[2], ("vlan_no_room", 0));
+    }
+
+    /// Prefix rules: data by destination; an ARP request for a port
+    /// address (in no VR's prefix) is answered once, by the first VR;
+    /// the ARP reply to red's request reaches every VR.
+    #[test]
+    fn prefix_splits_by_destination_and_answers_arp_once() {
+        let r = rig(&[
+            with_rules("red", vec![VrRule::Prefix4(0xc612_0100, 25)]),
+            with_rules("blue", vec![VrRule::Prefix4(0xc612_0180, 25)]),
+        ]);
+        let push = |f: Vec<u8>| r.wires[0].rx.lock().unwrap().push_back(f);
+        for _ in 0..4 {
+            push(udp(0, [198, 18, 1, 2]));
+        }
+        for _ in 0..3 {
+            push(udp(0, [198, 18, 1, 200]));
+        }
+        push(udp(0, [203, 0, 113, 1]));
+        wait_for("red 4, blue 3", || {
+            stat(&r.ctl, "red").rx == 4 && stat(&r.ctl, "blue").rx == 3
+        });
+        wait_for("no_vr", || r.core.snapshot().drops[0] == ("no_vr", 1));
+        // Both VRs ask on port 1; the replies reach every VR.
+        wait_for("ARP requests on port 1", || arps(&r.wires[1], None, 1) >= 2);
+        for a in [2u8, 200] {
+            r.wires[1].rx.lock().unwrap().push_back(build::arp(
+                rmac(1),
+                HOST,
+                2,
+                HOST,
+                [198, 18, 1, a],
+                rmac(1),
+                [198, 18, 1, 1],
+            ));
+        }
+        let out = |w: &Wire, a: u8| {
+            w.tx.lock()
+                .unwrap()
+                .iter()
+                .filter(|f| f[12..14] == [8, 0] && f[30..34] == [198, 18, 1, a])
+                .count()
+        };
+        wait_for("red's 4 and blue's 3 sent", || {
+            out(&r.wires[1], 2) == 4 && out(&r.wires[1], 200) == 3
+        });
+        // A host asks for port 0's address: one answer.
+        push(build::arp(
+            Mac([0xff; 6]),
+            HOST,
+            1,
+            HOST,
+            [198, 18, 0, 2],
+            Mac([0; 6]),
+            [198, 18, 0, 1],
+        ));
+        wait_for("one ARP reply on port 0", || {
+            arps(&r.wires[0], None, 2) == 1
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(arps(&r.wires[0], None, 2), 1, "answered twice");
+        assert_eq!(
+            stat(&r.ctl, "red").rx,
+            4 + 2 + 1,
+            "data, both replies, the request"
+        );
+        assert_eq!(stat(&r.ctl, "blue").rx, 3 + 2);
+    }
+
     #[test]
     fn checks_rules() {
         assert!(check(&[def("a", 0, 1), def("a", 1, 1)], 2).is_err());
         assert!(check(&[def("a", 0, 1), def("b", 2, 1)], 2).is_err());
         let mut v = def("a", 0, 1);
         v.rules = vec![VrRule::Vlan(3)];
-        assert!(check(&[v], 2).unwrap_err().contains("not supported yet"));
+        assert_eq!(check(&[v.clone()], 2), Ok(()));
+        v.rules = vec![VrRule::Vlan(3), VrRule::Vlan(4)];
+        assert!(check(&[v.clone()], 2)
+            .unwrap_err()
+            .contains("more than one VLAN"));
+        v.rules = vec![VrRule::Vlan(4095)];
+        assert!(check(&[v.clone()], 2).unwrap_err().contains("1..=4094"));
+        v.rules = vec![VrRule::Prefix4(0xc612_0000, 24)];
+        assert_eq!(
+            check(&[v.clone(), def("b", 1, 1)], 2).map_err(|e| e.contains("kind")),
+            Err(true)
+        );
         let mut g = def("b", 1, 1);
         g.granularity_us = 30;
         assert!(check(&[def("a", 0, 1), g], 2).is_err());
