@@ -47,7 +47,7 @@ fn main() {
         col("repeat"),
         col("vr"),
         col("efficiency_pct"),
-        col("forwarded_of_offered_pct"),
+        col("trial_forwarded_pct"),
         col("cpu_share_pct"),
     ) else {
         eprintln!("vr_veth_plot: {inp}: not a bench-vr-veth rows.csv");
@@ -113,7 +113,7 @@ fn main() {
     )
     .series("seed 002: CPU efficiency", seed)
     .series_with_spread("ours: CPU efficiency", effs.0, effs.1)
-    .series_with_spread("QoS routers: forwarded / offered", qos.0, qos.1)
+    .series_with_spread("QoS routers: delivered / offered", qos.0, qos.1)
     .series_with_spread("best effort: CPU share", be.0, be.1);
     if let Err(e) = std::fs::write(out, chart.to_svg()) {
         eprintln!("vr_veth_plot: {out}: {e}");
