@@ -353,3 +353,29 @@ fn virtual_time_never_goes_back() {
         "b {rb} and c {rc} runs of 20: they alternate"
     );
 }
+
+#[test]
+fn a_decision_reads_the_clock_twice() {
+    // The thread CPU clock is a system call: a decision whose run is one
+    // batch (G shorter than a batch) reads it once before the run and
+    // once after its batch, which is also the next decision's "now".
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+    let reads = Arc::new(AtomicU64::new(0));
+    let rc = Arc::clone(&reads);
+    let clock = Box::new(move || (rc.fetch_add(1, Ordering::Relaxed) + 1) * 1_000);
+    let mut s = VrScheduler::with_clock(1, Charge::Time, clock);
+    let a = s.add(vr(5), VrConfig::default());
+    let b = s.add(vr(6), VrConfig::default());
+    for _ in 0..100 {
+        assert!(s.step());
+    }
+    let (sa, sb) = (s.stats(a).unwrap(), s.stats(b).unwrap());
+    assert_eq!(sa.runs + sb.runs, 100);
+    // 1 for the first decision's "now", then 2 per decision.
+    assert_eq!(reads.load(Ordering::Relaxed), 201);
+    // Each run is charged its one batch (1 us of this clock), the shares
+    // stay equal.
+    assert_eq!(sa.charged + sb.charged, 100_000);
+    assert!(sa.runs.abs_diff(sb.runs) <= 1, "{sa:?} {sb:?}");
+}

@@ -13,7 +13,7 @@
 use pkt::{Batch, Pool, MAX_BATCH};
 
 use crate::element::{
-    slot_name, DropReason, ElemStats, Element, Factory, Output, Target, UNCONNECTED,
+    slot_name, DropReason, ElemStats, Element, Factory, Output, Ports, Target, UNCONNECTED,
 };
 use crate::lang::{parse, Config, ConfigError, Pos};
 
@@ -23,6 +23,9 @@ const MAX_PASSES: usize = 8;
 /// A graph of elements of type `E`, owned by one core.
 pub struct Graph<E: Element> {
     elems: Vec<E>,
+    /// Each element's port counts, read once at build (they fix the slot
+    /// layout): the run loop does not ask the element again.
+    ports: Vec<Ports>,
     names: Vec<String>,
     stats: Vec<ElemStats>,
     /// First input slot of each element; its inputs are consecutive.
@@ -188,6 +191,7 @@ impl<E: Element> Graph<E> {
             pos: cfg.decls.iter().map(|d| d.pos).collect(),
             fed,
             stats: vec![ElemStats::default(); n],
+            ports: elems.iter().map(Element::ports).collect(),
             elems,
             names,
             in_base,
@@ -342,9 +346,7 @@ impl<E: Element> Graph<E> {
         let slot = base as usize + usize::from(input);
         let n = batch.len();
         let moved = match self.pending.get_mut(slot) {
-            Some(p) if usize::from(input) < usize::from(self.elems[elem].ports().inputs) => {
-                p.take_from(batch)
-            }
+            Some(p) if input < self.ports[elem].inputs => p.take_from(batch),
             _ => 0,
         };
         if n > moved {
@@ -356,8 +358,8 @@ impl<E: Element> Graph<E> {
     }
 
     fn run_elem(&mut self, i: usize) -> bool {
+        let p = self.ports[i];
         let e = &mut self.elems[i];
-        let p = e.ports();
         let base = self.in_base[i] as usize;
         let ob = self.out_base[i] as usize;
         let targets = &self.targets[ob..ob + usize::from(p.outputs)];
@@ -392,6 +394,11 @@ impl<E: Element> Graph<E> {
 
     /// Pushes every pending packet through the graph (run to completion).
     pub fn run(&mut self) {
+        // Nothing pending (the second run of a poll, after `tick`; a
+        // virtual router's decision that found nothing): no pass.
+        if self.pending.iter().all(Batch::is_empty) {
+            return;
+        }
         for _ in 0..MAX_PASSES {
             let mut did = false;
             for k in 0..self.order.len() {
@@ -408,7 +415,7 @@ impl<E: Element> Graph<E> {
     pub fn tick(&mut self) {
         for k in 0..self.tickers.len() {
             let i = self.tickers[k] as usize;
-            let p = self.elems[i].ports();
+            let p = self.ports[i];
             let ob = self.out_base[i] as usize;
             let mut out = Output {
                 targets: &self.targets[ob..ob + usize::from(p.outputs)],

@@ -18,6 +18,11 @@
 //! that time the thread was preempted is charged to no router. A run is
 //! charged at most 2 G + 50 us for the same reason.
 //!
+//! A decision reads the clock once before its run and once per batch in
+//! it; the last reading is the run's end and the next decision's "now"
+//! (a thread CPU clock is a system call of 0.16-0.4 us, docs/BENCHMARKS.md
+//! "Virtual routers", on veth).
+//!
 //! Limits: one core per scheduler (run one per core); the throttle looks at
 //! packets already received into the router's graph inputs, so a router
 //! waiting for its batch still receives every round. That scan of every
@@ -98,6 +103,12 @@ pub struct VrScheduler<E: Element, D: Device> {
     charge: Charge,
     global_pass: u64,
     clock: Clock,
+    /// The clock's reading at the end of the last run: the next
+    /// decision's "now" (its receive pass starts right after), so that a
+    /// decision reads the clock once before its run and once per batch
+    /// (a thread CPU clock is a system call). `None` after an idle
+    /// decision (the caller may have slept) and with [`Charge::Packets`].
+    last_end: Option<u64>,
 }
 
 /// The scheduler's time source, in nanoseconds.
@@ -128,6 +139,7 @@ impl<E: Element, D: Device> VrScheduler<E, D> {
             charge,
             global_pass: 0,
             clock,
+            last_end: None,
         }
     }
 
@@ -167,7 +179,10 @@ impl<E: Element, D: Device> VrScheduler<E, D> {
     /// the eligible router with the smallest pass and runs it for up to one
     /// granularity. Returns false when no router was eligible (idle).
     pub fn step(&mut self) -> bool {
-        let now = self.now();
+        let now = match self.last_end.take() {
+            Some(t) => t,
+            None => self.now(),
+        };
         let mut best: Option<usize> = None;
         for i in 0..self.vrs.len() {
             let v = &mut self.vrs[i];
@@ -206,10 +221,16 @@ impl<E: Element, D: Device> VrScheduler<E, D> {
         let v = &mut self.vrs[b];
         let mut packets = v.runner.staged() as u64;
         v.stats.runs += 1;
+        // The clock's last reading in the run: its end (what follows, a
+        // receive that found nothing, is the next decision's overhead).
+        let mut end = start;
         loop {
             v.runner.process();
             let done = match self.charge {
-                Charge::Time => (self.clock)().saturating_sub(start) >= gran,
+                Charge::Time => {
+                    end = (self.clock)();
+                    end.saturating_sub(start) >= gran
+                }
                 Charge::Packets => packets >= gran,
             };
             if done {
@@ -227,9 +248,11 @@ impl<E: Element, D: Device> VrScheduler<E, D> {
             // much longer than G means this thread was preempted (a
             // shared core), which is not the router's doing: charging it
             // in full would starve it for as long again.
-            Charge::Time => (self.clock)()
-                .saturating_sub(start)
-                .clamp(1, gran.saturating_mul(2).saturating_add(MAX_OVERRUN_NS)),
+            Charge::Time => {
+                self.last_end = Some(end);
+                end.saturating_sub(start)
+                    .clamp(1, gran.saturating_mul(2).saturating_add(MAX_OVERRUN_NS))
+            }
             Charge::Packets => packets.max(1),
         };
         v.stats.charged += used;
