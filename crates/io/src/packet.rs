@@ -299,6 +299,8 @@ impl PacketSocket {
     fn fd(&self) -> Option<i32> {
         Some(self.fd.as_raw_fd())
     }
+    /// Not bound to a queue: the fanout group's hash picks the socket.
+    fn queues(&self, _out: &mut Vec<pkt::QueueStats>) {}
 }
 
 impl FrameRing for PacketSocket {
