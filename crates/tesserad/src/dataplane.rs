@@ -129,6 +129,11 @@ fn dp_config(d: &config::Dataplane, k: Option<&config::Cluster>, restart: bool) 
             .map(|i| PortConfig {
                 name: i.name.clone(),
                 addrs: i.addresses.clone(),
+                queues: match i.queues {
+                    config::InterfaceQueues::PerCore => dataplane::Queues::PerCore,
+                    config::InterfaceQueues::Count(n) => dataplane::Queues::Count(n),
+                    config::InterfaceQueues::All => dataplane::Queues::All,
+                },
             })
             .collect(),
         mode: match d.io {
@@ -390,6 +395,21 @@ impl bgp_speaker::daemon::DataplaneHook for Hook {
                         .drops
                         .into_iter()
                         .map(|(k, v)| (k.to_string(), v))
+                        .collect(),
+                    queues: c
+                        .queues
+                        .iter()
+                        .map(|q| mgmt::proto::QueueInfo {
+                            port: self
+                                .d
+                                .interfaces
+                                .get(q.port)
+                                .map_or_else(|| format!("port{}", q.port), |i| i.name.clone()),
+                            queue: q.q.queue,
+                            rx: q.q.stats.rx,
+                            tx: q.q.stats.tx,
+                            ring_drops: q.q.ring_drops,
+                        })
                         .collect(),
                 })
                 .collect(),
