@@ -43,6 +43,21 @@ fn announce(c: &DataplaneConfig) {
         c.mode,
         c.cores
     );
+    if c.ports
+        .iter()
+        .any(|p| p.queues != dataplane::Queues::PerCore)
+    {
+        let q: Vec<String> = c
+            .ports
+            .iter()
+            .map(|p| match p.queues {
+                dataplane::Queues::PerCore => format!("{}={} (per core)", p.name, c.cores),
+                dataplane::Queues::Count(n) => format!("{}={n}", p.name),
+                dataplane::Queues::All => format!("{}=all", p.name),
+            })
+            .collect();
+        eprintln!("dataplane: RX queues {}", q.join(" "));
+    }
 }
 
 /// `restart`: this start is a graceful restart (`-R`): the kernel routes

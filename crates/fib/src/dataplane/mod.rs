@@ -1345,6 +1345,30 @@ mod tests {
         assert_eq!(rx_queues("no-such-if0"), None);
         assert!(read_mac("").is_err());
         assert!(read_mac("a-name-longer-than-ifnamsiz").is_err());
+        assert_eq!(driver("no-such-if0"), None);
+    }
+
+    /// Every queue is read by exactly one core, core `c` from queue `c`
+    /// on, `cores` apart.
+    #[test]
+    fn core_queues_cover_every_queue_once() {
+        let q = |c, n, k| core_queues(c, n, k).collect::<Vec<u32>>();
+        assert_eq!(q(0, 2, 4), [0, 2]);
+        assert_eq!(q(1, 2, 4), [1, 3]);
+        assert_eq!(q(0, 1, 3), [0, 1, 2]);
+        assert_eq!(q(1, 2, 3), [1]);
+        for cores in 1..=8usize {
+            for queues in cores as u32..=20 {
+                let mut all: Vec<u32> = (0..cores).flat_map(|c| q(c, cores, queues)).collect();
+                all.sort_unstable();
+                assert_eq!(
+                    all,
+                    (0..queues).collect::<Vec<_>>(),
+                    "{cores} cores, {queues}"
+                );
+                assert!((0..cores).all(|c| q(c, cores, queues).first() == Some(&(c as u32))));
+            }
+        }
     }
 
     /// AF_XDP frame counts the UMEM cannot take are refused before any
