@@ -59,8 +59,6 @@ impl MetricsSource for Metrics {
     }
 }
 
-/// Each virtual router (`[[dataplane.vr]]`): packets, drops by reason,
-
 /// `tessera_dataplane_queue_*`: each (interface, RX queue) a core reads
 /// (AF_XDP; none with AF_PACKET).
 fn write_queues(out: &mut MetricsWriter, cores: &[mgmt::proto::CoreInfo]) {
@@ -110,6 +108,7 @@ fn write_queues(out: &mut MetricsWriter, cores: &[mgmt::proto::CoreInfo]) {
     }
 }
 
+/// Each virtual router (`[[dataplane.vr]]`): packets, drops by reason,
 /// CPU charged by the schedulers, and its FIB's routes.
 fn write_vrs(out: &mut MetricsWriter, vrs: &[mgmt::proto::VrInfo]) {
     if vrs.is_empty() {
