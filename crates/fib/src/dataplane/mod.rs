@@ -152,6 +152,12 @@ impl<D: pkt::Device<Error = IoError>> pkt::Device for PortDev<D> {
             PortDev::Fabric(d) => d.rx_ring_drops(),
         }
     }
+    fn queue_stats(&self, out: &mut Vec<pkt::QueueStats>) {
+        match self {
+            PortDev::Port(d) => d.queue_stats(out),
+            PortDev::Fabric(d) => d.queue_stats(out),
+        }
+    }
 }
 
 fn serve<D: pkt::Device<Error = IoError>>(
@@ -1346,6 +1352,37 @@ mod tests {
         assert!(read_mac("").is_err());
         assert!(read_mac("a-name-longer-than-ifnamsiz").is_err());
         assert_eq!(driver("no-such-if0"), None);
+    }
+
+    /// `PortDev` passes a port's per-queue counters through (the cluster
+    /// fabric's cores publish them like the others).
+    #[test]
+    fn port_dev_forwards_queue_stats() {
+        struct Q;
+        impl pkt::Device for Q {
+            type Error = IoError;
+            fn name(&self) -> &str {
+                "q"
+            }
+            fn rx_burst(&mut self, _: &pkt::Pool, _: &mut pkt::Batch, _: usize) -> usize {
+                0
+            }
+            fn tx_burst(&mut self, _: &mut pkt::Batch) -> usize {
+                0
+            }
+            fn stats(&self) -> pkt::DevStats {
+                pkt::DevStats::default()
+            }
+            fn queue_stats(&self, out: &mut Vec<pkt::QueueStats>) {
+                out.push(pkt::QueueStats {
+                    queue: 3,
+                    ..pkt::QueueStats::default()
+                });
+            }
+        }
+        let mut v = Vec::new();
+        pkt::Device::queue_stats(&PortDev::Port(Q), &mut v);
+        assert_eq!(v.iter().map(|q| q.queue).collect::<Vec<_>>(), [3]);
     }
 
     /// Every queue is read by exactly one core, core `c` from queue `c`
