@@ -21,6 +21,7 @@
 //! [[dataplane.interface]]
 //! name = "eth1"
 //! addresses = ["10.1.0.1/24"]
+//! queues = 4               # af_xdp modes: RX queues read (>= cores; "all"); default = cores
 //! ```
 
 use std::net::IpAddr;
@@ -62,6 +63,29 @@ pub struct RawInterface {
     pub name: String,
     #[serde(default)]
     pub addresses: Vec<String>,
+    pub queues: Option<RawQueues>,
+}
+
+/// `queues = N` or `queues = "all"`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum RawQueues {
+    Count(i64),
+    Word(String),
+}
+
+/// `queues` of a `[[dataplane.interface]]`: how many RX queues the AF_XDP
+/// modes read on it, one socket per queue; core `c` serves queues
+/// `c, c + cores, ...`.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum InterfaceQueues {
+    /// Not set: one queue per core (queue `c` on core `c`).
+    #[default]
+    PerCore,
+    /// `queues = N`: queues `0..N`, `cores <= N <= 1024`.
+    Count(u32),
+    /// `queues = "all"`: every RX queue the driver reports (`ethtool -l`).
+    All,
 }
 
 /// Packet I/O of the dataplane workers.
@@ -109,6 +133,8 @@ pub struct DataplaneInterface {
     pub name: String,
     /// The router's addresses on it as (address, prefix length); each gives a connected prefix.
     pub addresses: Vec<(IpAddr, u8)>,
+    /// `queues`: the RX queues read (AF_XDP modes only).
+    pub queues: InterfaceQueues,
 }
 
 /// `[dataplane]`, validated.
@@ -289,9 +315,39 @@ pub(crate) fn validate(c: &Ctx<'_>, d: &RawDataplane, neighbors: &[&str]) -> R<D
             .enumerate()
             .map(|(k, a)| address(c, &format!("{path}.addresses[{k}]"), a))
             .collect::<R<Vec<_>>>()?;
+        let qpath = format!("{path}.queues");
+        let queues =
+            match &r.queues {
+                None => InterfaceQueues::PerCore,
+                Some(_) if io == DataplaneIo::AfPacket => return Err(c.err(
+                    &qpath,
+                    "queues needs io = \"af_xdp\" or \"af_xdp_driver\" (AF_PACKET is not bound \
+                     to queues: its fanout group spreads flows over the cores)",
+                )),
+                Some(RawQueues::Word(w)) if w == "all" => InterfaceQueues::All,
+                Some(RawQueues::Word(w)) => {
+                    return Err(c.err(&qpath, format!("{w:?}: expected a number or \"all\"")))
+                }
+                Some(RawQueues::Count(n)) if (1..=1024).contains(n) => {
+                    if *n < i64::from(cores) {
+                        return Err(c.err(
+                            &qpath,
+                            format!(
+                                "queues = {n} is fewer than cores = {cores}: every core needs a \
+                             queue of every interface to send on"
+                            ),
+                        ));
+                    }
+                    InterfaceQueues::Count(*n as u32)
+                }
+                Some(RawQueues::Count(n)) => {
+                    return Err(c.err(&qpath, format!("{n}: queues is 1..=1024 or \"all\"")))
+                }
+            };
         interfaces.push(DataplaneInterface {
             name: r.name.clone(),
             addresses,
+            queues,
         });
     }
     let ipsec = match &d.ipsec {
@@ -451,6 +507,45 @@ mod tests {
     }
 
     #[test]
+    fn queues_key() {
+        use super::InterfaceQueues;
+        let parse = |head: &str, q: &str| {
+            crate::parse(
+                &format!("{HEAD}[dataplane]\n{head}[[dataplane.interface]]\nname = \"r0\"\n{q}"),
+                "t.toml",
+            )
+        };
+        for (head, q, want) in [
+            ("", "", InterfaceQueues::PerCore),
+            ("cores = 2\n", "queues = 2\n", InterfaceQueues::Count(2)),
+            (
+                "io = \"af_xdp_driver\"\ncores = 2\n",
+                "queues = 4\n",
+                InterfaceQueues::Count(4),
+            ),
+            ("", "queues = \"all\"\n", InterfaceQueues::All),
+        ] {
+            let d = parse(head, q).expect(q).dataplane.expect("dp");
+            assert_eq!(d.interfaces[0].queues, want, "{head}{q}");
+        }
+        for (head, q, want) in [
+            ("cores = 4\n", "queues = 2\n", "fewer than cores = 4"),
+            ("", "queues = 0\n", "1..=1024"),
+            ("", "queues = 2000\n", "1..=1024"),
+            ("", "queues = \"some\"\n", "a number or \"all\""),
+            ("io = \"af_packet\"\n", "queues = 2\n", "needs io"),
+        ] {
+            let e = parse(head, q).expect_err(q).to_string();
+            // FILE:LINE of the key itself.
+            let line = head.lines().count() + 8;
+            assert!(
+                e.starts_with(&format!("t.toml:{line}:")) && e.contains(want),
+                "{head}{q}: {e}"
+            );
+        }
+    }
+
+    #[test]
     fn parses_defaults_and_everything() {
         let c = crate::parse(
             &format!("{HEAD}[dataplane]\n[[dataplane.interface]]\nname = \"r0\"\naddresses = [\"10.1.0.1/24\", \"2001:db8::1/64\"]\n"),
@@ -465,6 +560,7 @@ mod tests {
         assert_eq!(d.kernel, None);
         assert_eq!((d.engine, d.frames), (super::DataplaneEngine::Auto, 4096));
         assert_eq!(d.interfaces[0].addresses.len(), 2);
+        assert_eq!(d.interfaces[0].queues, super::InterfaceQueues::PerCore);
         assert_eq!(
             d.interfaces[0].addresses[0],
             ("10.1.0.1".parse().expect("ip"), 24)

@@ -57,7 +57,9 @@ pub use cluster::{
 };
 pub use confed::Confederation;
 pub use damping::Damping;
-pub use dataplane::{Dataplane, DataplaneEngine, DataplaneInterface, DataplaneIo, KernelExport};
+pub use dataplane::{
+    Dataplane, DataplaneEngine, DataplaneInterface, DataplaneIo, InterfaceQueues, KernelExport,
+};
 pub use diff::{diff, ReloadPlan};
 pub use ipsec::{Ipsec, IpsecDirection, IpsecSa};
 pub use locate::Location;

@@ -3,10 +3,18 @@
 //! dataplane itself (the script's own load is crate `io`'s `fwd` example).
 //!
 //! ```text
-//! dpfwd --engine graph|fast --mode xdp|packet [--frames 4096] [--kp 32] [--kn 32] \
+//! dpfwd --engine graph|fast --mode xdp|xdp-drv|packet [--cores N] [--queues Q] \
+//!       [--frames 4096] [--kp 32] [--kn 32] \
 //!       --port r0=10.1.0.1/24 --port r1=10.2.0.1/24 --neigh 10.2.0.3=02:00:00:00:0b:00 \
 //!       [--route 203.0.113.0/24=10.2.0.3] [--fastpath xdp|xdp-drv]
 //! ```
+//! `--cores N` (default 1) runs N dataplane cores over `--queues Q`
+//! RX queues of each port (default N; Q >= N), one AF_XDP socket per
+//! queue, core `c` reading queues `c, c + N, ...`
+//! (`fib::dataplane::core_queues`, as tesserad does), on veth's native
+//! hook with `--mode xdp-drv` (needed for several queues on veth) or the
+//! generic one with `--mode xdp`; it prints each core's and each queue's
+//! counters at the end.
 //! `--fastpath` puts the XDP fast path (`io::xdp::fast`, fed by
 //! `fib::xdp_mirror`) in front of the AF_XDP sockets, on the generic
 //! (`xdp`) or the driver's (`xdp-drv`) hook; it prints the fast path's
@@ -23,7 +31,7 @@ use fib::xdp_mirror::FastFeed;
 use fib::{Change, Fib, FibTables, PortSpec};
 use io::packet::{PacketConfig, PacketSocket};
 use io::xdp::fast::FastMaps;
-use io::xdp::{XdpMode, XdpProgram, XskConfig, XskSocket};
+use io::xdp::{XdpMode, XdpProgram, XskConfig, XskQueues, XskSocket};
 use io::IoError;
 use lpm::publish::left_right;
 
@@ -59,6 +67,11 @@ struct Args {
     routes: Vec<Change>,
     /// `--fastpath`: the XDP hook of the fast path.
     fast: Option<XdpMode>,
+    /// `--mode xdp-drv`: the AF_XDP sockets' program on the native hook.
+    drv: bool,
+    /// `--cores`, `--queues` (None: as many as cores).
+    cores: Option<usize>,
+    queues: Option<u32>,
 }
 
 fn args() -> Args {
@@ -70,6 +83,9 @@ fn args() -> Args {
         neigh: Vec::new(),
         routes: Vec::new(),
         fast: None,
+        drv: false,
+        cores: None,
+        queues: None,
     };
     let v: Vec<String> = std::env::args().skip(1).collect();
     let mut it = v.iter();
@@ -87,7 +103,12 @@ fn args() -> Args {
                     _ => bad(k),
                 }
             }
-            "--mode" => a.xdp = val != "packet",
+            "--mode" => {
+                a.xdp = val != "packet";
+                a.drv = val == "xdp-drv";
+            }
+            "--cores" => a.cores = Some(val.parse().unwrap_or_else(|_| bad(k))),
+            "--queues" => a.queues = Some(val.parse().unwrap_or_else(|_| bad(k))),
             "--fastpath" => {
                 a.fast = Some(match val.as_str() {
                     "xdp" => XdpMode::Skb,
@@ -187,6 +208,108 @@ fn run<D: pkt::Device<Error = IoError>>(
     Ok(())
 }
 
+/// `--cores N` / `--mode xdp-drv`: N cores, each over its queues of every
+/// port (one `XskQueues` per port), sharing one published FIB.
+fn run_cores(a: &Args) -> Result<(), IoError> {
+    let cores = a.cores.unwrap_or(1).max(1);
+    let nq = a.queues.unwrap_or(cores as u32);
+    if (nq as usize) < cores {
+        return Err(IoError::Config("--queues must be at least --cores"));
+    }
+    let mode = if a.drv { XdpMode::Driver } else { XdpMode::Skb };
+    let progs = a
+        .ports
+        .iter()
+        .map(|(n, _, _)| XdpProgram::attach(n, mode, nq))
+        .collect::<Result<Vec<_>, _>>()?;
+    let specs: Vec<PortSpec> = a
+        .ports
+        .iter()
+        .map(|(n, ip, l)| PortSpec {
+            name: n.clone(),
+            addrs: vec![(*ip, *l)],
+        })
+        .collect();
+    let mut f = Fib::new(&specs, false);
+    f.apply(&a.routes);
+    for (ip, m) in &a.neigh {
+        f.learn(*ip, *m);
+    }
+    let mut w = left_right(FibTables::new());
+    let _ = w.publish(&f.take_deltas());
+    let ports: Vec<GraphPort> = a
+        .ports
+        .iter()
+        .map(|(n, ip, l)| GraphPort {
+            mac: read_mac(n),
+            addrs: vec![(*ip, *l)],
+        })
+        .collect();
+    let lc = LoopConfig {
+        engine: a.engine,
+        ..a.lc
+    };
+    let mut rings = Vec::new();
+    std::thread::scope(|s| {
+        let mut hs = Vec::new();
+        for core in 0..cores {
+            let (v4, v6, share) = (w.reader(), w.reader(), w.reader());
+            let (p, c) = io::rss::spsc::<Learned>(256);
+            rings.push(c);
+            let (progs, ports) = (&progs, &ports);
+            hs.push(s.spawn(move || -> Result<String, IoError> {
+                let socks = progs
+                    .iter()
+                    .map(|prog| {
+                        let mut qs = Vec::new();
+                        for q in fib::dataplane::core_queues(core, cores, nq) {
+                            let mut xc = XskConfig::new(q);
+                            xc.frame_count = lc.xdp_frames;
+                            xc.ring_size = (lc.xdp_frames / 2).max(xc.ring_size.min(lc.xdp_frames));
+                            qs.push(XskSocket::open(prog, &xc)?);
+                        }
+                        let mut d = XskQueues::new(qs)?;
+                        d.set_kn(lc.batch.kn);
+                        Ok(d)
+                    })
+                    .collect::<Result<Vec<_>, IoError>>()?;
+                let mut g = GraphWorker::new(ports, socks, v4, v6, Some((share, p)), lc)?;
+                g.run(lc, &STOP)?;
+                let q: Vec<String> = g
+                    .queue_counters()
+                    .iter()
+                    .map(|x| {
+                        format!(
+                            "port{}q{} rx={} tx={} ring_drops={}",
+                            x.port,
+                            x.q.queue,
+                            x.q.stats.rx,
+                            x.q.stats.tx,
+                            x.q.ring_drops.unwrap_or(0)
+                        )
+                    })
+                    .collect();
+                Ok(format!(
+                    "core{core}: {:?}\n  {}",
+                    g.counters(),
+                    q.join("\n  ")
+                ))
+            }));
+        }
+        for h in hs {
+            match h.join() {
+                Ok(Ok(line)) => println!("dpfwd: {line}"),
+                Ok(Err(e)) => {
+                    STOP.store(true, Ordering::Relaxed);
+                    eprintln!("dpfwd: core: {e}");
+                }
+                Err(_) => eprintln!("dpfwd: a core panicked"),
+            }
+        }
+    });
+    Ok(())
+}
+
 /// The fast path's maps with the ports in the DEVMAP, and their feed.
 fn fast_maps(a: &Args) -> Result<(std::sync::Arc<FastMaps>, FastFeed), IoError> {
     let maps = std::sync::Arc::new(FastMaps::create(1 << 20, a.ports.len() as u32)?);
@@ -216,6 +339,17 @@ fn main() {
     if a.fast.is_some() && !a.xdp {
         eprintln!("dpfwd: --fastpath needs --mode xdp");
         std::process::exit(2);
+    }
+    if a.cores.is_some() || a.queues.is_some() || a.drv {
+        if a.fast.is_some() || !a.xdp {
+            eprintln!("dpfwd: --cores/--queues/--mode xdp-drv: AF_XDP without --fastpath");
+            std::process::exit(2);
+        }
+        if let Err(e) = run_cores(&a) {
+            eprintln!("dpfwd: {e}");
+            std::process::exit(1);
+        }
+        return;
     }
     let fast = a.fast.map(|_| fast_maps(&a)).transpose();
     let mut fast = match fast {

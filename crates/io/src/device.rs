@@ -166,6 +166,9 @@ macro_rules! ring_device {
             fn rx_ring_drops(&self) -> Option<u64> {
                 self.ring_drops()
             }
+            fn queue_stats(&self, out: &mut Vec<pkt::QueueStats>) {
+                self.queues(out)
+            }
         }
 
         impl $t {

@@ -35,11 +35,16 @@
 //! the core's `pkt::Pool`, sent packets into the TX ring ([`device`]).
 //!
 //! Multi-queue: one XSKMAP slot and one socket per RX queue, each owned by
-//! one core (`tests/multiqueue.rs`: a multi-queue veth, one pinned thread
-//! per queue, flows spread by the peer's TX hash and each kept on one
-//! queue). On veth that needs native XDP ([`xdp::XdpMode::Driver`]):
-//! with generic XDP veth delivers every frame on queue 0 (kernel 6.18), so
-//! only the first core would receive.
+//! one core; a core that serves several queues of one interface reads them
+//! through one [`xdp::XskQueues`] (one epoll descriptor to sleep on,
+//! sending on its first queue), and every queue's counters come out
+//! through `pkt::Device::queue_stats` (`tests/multiqueue.rs`: a
+//! multi-queue veth; frames sent on TX queue k reach the XSK of RX queue
+//! k, none lost; flows spread by the peer's TX hash and each kept on one
+//! queue, one pinned thread per queue). On veth that needs native XDP
+//! ([`xdp::XdpMode::Driver`]): with generic XDP veth delivers every frame
+//! on queue 0 (kernel 6.18, also with GRO on), so only the first core
+//! would receive.
 //!
 //! Limits: copy mode only (zero-copy does not work on veth); one UMEM per
 //! socket, so forwarding between sockets copies each frame once; no

@@ -315,6 +315,8 @@ impl PacketSocket {
     fn fd(&self) -> Option<i32> {
         Some(self.fd.as_raw_fd())
     }
+    /// Not bound to a queue: the fanout group's hash picks the socket.
+    fn queues(&self, _out: &mut Vec<pkt::QueueStats>) {}
 }
 
 /// `frame` with the 802.1Q (or `tpid`) tag `tci` inserted after its MAC

@@ -89,6 +89,7 @@ impl PcapDevice {
     fn ring_drops(&self) -> Option<u64> {
         None
     }
+    fn queues(&self, _out: &mut Vec<pkt::QueueStats>) {}
 }
 
 impl FrameRing for PcapDevice {

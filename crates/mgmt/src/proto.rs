@@ -353,6 +353,30 @@ pub struct CoreInfo {
     /// Drops summed over the core's graph by reason name (zeros included).
     #[serde(default)]
     pub drops: std::collections::BTreeMap<String, u64>,
+    /// Each (interface, RX queue) the core reads (AF_XDP: one socket per
+    /// queue, `[[dataplane.interface]] queues`), by interface then queue;
+    /// empty with AF_PACKET (not bound to queues).
+    #[serde(default)]
+    pub queues: Vec<QueueInfo>,
+}
+
+/// One (interface, RX queue)'s counters on the core that reads it
+/// (`show dataplane`, `tessera_dataplane_queue_*`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueInfo {
+    /// The interface's name.
+    pub port: String,
+    /// Its queue index.
+    pub queue: u32,
+    /// Frames received on this queue and handed to the graph.
+    pub rx: u64,
+    /// Frames sent on this queue (a core sends on the first queue it
+    /// reads of each interface).
+    pub tx: u64,
+    /// Frames the kernel dropped on this queue for want of room in our
+    /// receive ring (left on the wire), when the device tells.
+    #[serde(default)]
+    pub ring_drops: Option<u64>,
 }
 
 /// One IPsec SA's counters (`show dataplane`, `tessera_ipsec_sa_*`).

@@ -196,6 +196,13 @@ fn responses_round_trip() {
                 rx: 10,
                 tx: 8,
                 drops: [("no_route".to_string(), 2)].into_iter().collect(),
+                queues: vec![mgmt::proto::QueueInfo {
+                    port: "r0".into(),
+                    queue: 1,
+                    rx: 10,
+                    tx: 8,
+                    ring_drops: None,
+                }],
             }],
             cluster: Some(Box::new(mgmt::proto::ClusterInfo {
                 node: 0,

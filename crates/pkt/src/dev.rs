@@ -50,6 +50,20 @@ pub struct DevStats {
     pub errors: u64,
 }
 
+/// One hardware queue's counters, for a device bound to queues of an
+/// interface ([`Device::queue_stats`]).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct QueueStats {
+    /// The interface's queue index.
+    pub queue: u32,
+    /// What was received from and sent on that queue.
+    pub stats: DevStats,
+    /// Frames the kernel dropped on that queue for want of room in our
+    /// receive ring, when the device can tell (as
+    /// [`Device::rx_ring_drops`]).
+    pub ring_drops: Option<u64>,
+}
+
 /// A packet source and sink polled in batches.
 pub trait Device {
     /// What an I/O failure is (`core::convert::Infallible` for a device
@@ -83,6 +97,15 @@ pub trait Device {
     /// when publishing counters, not per poll.
     fn rx_ring_drops(&self) -> Option<u64> {
         None
+    }
+    /// Appends the counters of each hardware queue this device reads, for
+    /// a device bound to queues of an interface (AF_XDP: one socket per
+    /// queue, several when one core serves several queues). The default
+    /// appends nothing: the device is not bound to queues (an AF_PACKET
+    /// fanout member, a file, memory). May make system calls, like
+    /// [`Device::rx_ring_drops`]: read it when publishing counters.
+    fn queue_stats(&self, out: &mut Vec<QueueStats>) {
+        let _ = out;
     }
 }
 

@@ -41,7 +41,7 @@ pub mod pcap;
 pub mod pool;
 
 pub use batch::{Batch, Run, MAX_BATCH};
-pub use dev::{DevStats, Device, MemDevice, TxMode};
+pub use dev::{DevStats, Device, MemDevice, QueueStats, TxMode};
 pub use hdr::ether::Mac;
 pub use hdr::HdrError;
 pub use pool::{Anno, NoRoom, Packet, Pool, PoolError};

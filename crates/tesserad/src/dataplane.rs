@@ -43,6 +43,21 @@ fn announce(c: &DataplaneConfig) {
         c.mode,
         c.cores
     );
+    if c.ports
+        .iter()
+        .any(|p| p.queues != dataplane::Queues::PerCore)
+    {
+        let q: Vec<String> = c
+            .ports
+            .iter()
+            .map(|p| match p.queues {
+                dataplane::Queues::PerCore => format!("{}={} (per core)", p.name, c.cores),
+                dataplane::Queues::Count(n) => format!("{}={n}", p.name),
+                dataplane::Queues::All => format!("{}=all", p.name),
+            })
+            .collect();
+        eprintln!("dataplane: RX queues {}", q.join(" "));
+    }
 }
 
 /// `restart`: this start is a graceful restart (`-R`): the kernel routes
@@ -129,6 +144,11 @@ fn dp_config(d: &config::Dataplane, k: Option<&config::Cluster>, restart: bool) 
             .map(|i| PortConfig {
                 name: i.name.clone(),
                 addrs: i.addresses.clone(),
+                queues: match i.queues {
+                    config::InterfaceQueues::PerCore => dataplane::Queues::PerCore,
+                    config::InterfaceQueues::Count(n) => dataplane::Queues::Count(n),
+                    config::InterfaceQueues::All => dataplane::Queues::All,
+                },
             })
             .collect(),
         mode: match d.io {
@@ -390,6 +410,21 @@ impl bgp_speaker::daemon::DataplaneHook for Hook {
                         .drops
                         .into_iter()
                         .map(|(k, v)| (k.to_string(), v))
+                        .collect(),
+                    queues: c
+                        .queues
+                        .iter()
+                        .map(|q| mgmt::proto::QueueInfo {
+                            port: self
+                                .d
+                                .interfaces
+                                .get(q.port)
+                                .map_or_else(|| format!("port{}", q.port), |i| i.name.clone()),
+                            queue: q.q.queue,
+                            rx: q.q.stats.rx,
+                            tx: q.q.stats.tx,
+                            ring_drops: q.q.ring_drops,
+                        })
                         .collect(),
                 })
                 .collect(),

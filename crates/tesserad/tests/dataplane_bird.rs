@@ -321,6 +321,7 @@ fn scenario(io_mode: &str, src: Source, engine: fib::dataplane::Engine, cores: u
                 .map(|(n, a, a6)| fib::dataplane::PortConfig {
                     name: n.to_string(),
                     addrs: vec![(a.parse().expect("ip"), 24), (a6.parse().expect("ip"), 64)],
+                    queues: fib::dataplane::Queues::PerCore,
                 })
                 .collect(),
                 mode,

@@ -684,6 +684,7 @@ mod tests {
                     rx: rx * u64::from(i + 1),
                     tx: rx,
                     drops: [("no_route".to_string(), no_route)].into_iter().collect(),
+                    queues: Vec::new(),
                 })
                 .collect(),
             cluster: None,

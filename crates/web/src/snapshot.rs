@@ -204,6 +204,7 @@ mod tests {
             rx: 5,
             tx: 4,
             drops: [("no_route".to_string(), 1)].into_iter().collect(),
+            queues: Vec::new(),
         });
         assert_eq!(
             dataplane(Some(&d)),

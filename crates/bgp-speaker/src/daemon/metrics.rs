@@ -59,6 +59,55 @@ impl MetricsSource for Metrics {
     }
 }
 
+/// `tessera_dataplane_queue_*`: each (interface, RX queue) a core reads
+/// (AF_XDP; none with AF_PACKET).
+fn write_queues(out: &mut MetricsWriter, cores: &[mgmt::proto::CoreInfo]) {
+    if cores.iter().all(|c| c.queues.is_empty()) {
+        return;
+    }
+    out.header(
+        "tessera_dataplane_queue_packets_total",
+        MetricType::Counter,
+        "packets received on (dir=rx) and sent on (dir=tx) each interface RX/TX queue, with the core that serves it",
+    );
+    for c in cores {
+        let core = c.core.to_string();
+        for q in &c.queues {
+            let queue = q.queue.to_string();
+            for (dir, v) in [("rx", q.rx), ("tx", q.tx)] {
+                out.sample_u64(
+                    "tessera_dataplane_queue_packets_total",
+                    &[
+                        ("port", &q.port),
+                        ("queue", &queue),
+                        ("core", &core),
+                        ("dir", dir),
+                    ],
+                    v,
+                );
+            }
+        }
+    }
+    out.header(
+        "tessera_dataplane_queue_ring_drops_total",
+        MetricType::Counter,
+        "frames the kernel dropped on each queue for want of room in the receive ring",
+    );
+    for c in cores {
+        let core = c.core.to_string();
+        for q in &c.queues {
+            if let Some(v) = q.ring_drops {
+                let queue = q.queue.to_string();
+                out.sample_u64(
+                    "tessera_dataplane_queue_ring_drops_total",
+                    &[("port", &q.port), ("queue", &queue), ("core", &core)],
+                    v,
+                );
+            }
+        }
+    }
+}
+
 /// Each virtual router (`[[dataplane.vr]]`): packets, drops by reason,
 /// CPU charged by the schedulers, and its FIB's routes.
 fn write_vrs(out: &mut MetricsWriter, vrs: &[mgmt::proto::VrInfo]) {
@@ -209,6 +258,7 @@ fn write_dataplane(out: &mut MetricsWriter, d: &mgmt::proto::DataplaneInfo) {
                 );
             }
         }
+        write_queues(out, &d.per_core);
     }
     out.header(
         "tessera_dataplane_element_packets_total",

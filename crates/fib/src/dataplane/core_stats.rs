@@ -9,6 +9,12 @@
 //! the packet path). Readers ([`CoreStats::snapshot`]) see totals that
 //! only grow: drops of a replaced graph are kept in a base the worker
 //! adds to the new graph's.
+//!
+//! Per-queue counters (one entry per (port, queue) the core reads, from
+//! `pkt::Device::queue_stats`) are stored under a lock with the element
+//! counters, every `PUBLISH_ROUNDS` busy rounds and when the core goes
+//! idle (`GraphWorker::publish`): reading them may make a system call per
+//! queue (the kernel's ring drops), which the per-batch path must not.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -28,6 +34,16 @@ pub struct CoreStats {
     tx: AtomicU64,
     drops: [AtomicU64; CORE_REASONS],
     names: Mutex<Vec<&'static str>>,
+    queues: Mutex<Vec<PortQueue>>,
+}
+
+/// One (port, queue)'s counters on the core that reads it.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct PortQueue {
+    /// The port's index (configuration order).
+    pub port: usize,
+    /// The queue and its counters.
+    pub q: pkt::QueueStats,
 }
 
 impl Default for CoreStats {
@@ -37,6 +53,7 @@ impl Default for CoreStats {
             tx: AtomicU64::new(0),
             drops: std::array::from_fn(|_| AtomicU64::new(0)),
             names: Mutex::new(Vec::new()),
+            queues: Mutex::new(Vec::new()),
         }
     }
 }
@@ -51,6 +68,9 @@ pub struct CoreSnapshot {
     /// Drops by reason name (every reason the graph can drop for, zeros
     /// included), in the order the reasons were first seen.
     pub drops: Vec<(&'static str, u64)>,
+    /// Each (port, queue) this core reads, by port then queue (empty for
+    /// devices not bound to queues: AF_PACKET, the fabric socket).
+    pub queues: Vec<PortQueue>,
 }
 
 impl CoreStats {
@@ -72,6 +92,11 @@ impl CoreStats {
         }
     }
 
+    /// Stores the per-queue counters (off the per-batch path: a lock).
+    pub fn set_queues(&self, q: Vec<PortQueue>) {
+        *self.queues.lock().unwrap_or_else(PoisonError::into_inner) = q;
+    }
+
     /// The counters now.
     pub fn snapshot(&self) -> CoreSnapshot {
         let names = self
@@ -87,6 +112,11 @@ impl CoreStats {
                 .zip(&self.drops)
                 .map(|(n, v)| (*n, v.load(Ordering::Relaxed)))
                 .collect(),
+            queues: self
+                .queues
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone(),
         }
     }
 }

@@ -75,7 +75,7 @@ use super::common::{
     ElementCounters, Engine, FabricConfig, GraphText, IpsecConfig, Learned, LoopConfig,
     WorkerCounters,
 };
-use super::core_stats::{CorePublisher, CoreStats};
+use super::core_stats::{CorePublisher, CoreStats, PortQueue};
 use crate::table::FibTables;
 
 /// Packet buffers per core (RX batches of every port, hold queues, ICMP
@@ -1048,7 +1048,21 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
             if let Ok(mut c) = l.counters.lock() {
                 *c = snap;
             }
+            l.core.set_queues(self.queue_counters());
         }
+    }
+
+    /// Each (port, queue) this core reads and its counters (the external
+    /// ports' devices; a device not bound to queues adds none).
+    pub fn queue_counters(&self) -> Vec<PortQueue> {
+        let mut out = Vec::new();
+        let mut qs = Vec::new();
+        for (port, d) in self.runner.devices().iter().take(self.ports).enumerate() {
+            qs.clear();
+            d.queue_stats(&mut qs);
+            out.extend(qs.iter().map(|&q| PortQueue { port, q }));
+        }
+        out
     }
 
     /// Takes a waiting graph replacement, if any, and answers it.

@@ -4,10 +4,16 @@
 //! see [`Engine`]), plus the FIB thread, the
 //! only writer of the published [`FibTables`].
 //!
-//! Queues: with AF_XDP, core `q` binds a socket to RX queue `q` of every
-//! port, so the device's own flow hashing (RSS, or the sender's queue on a
-//! veth) spreads the load; a port with fewer RX queues than cores is
-//! refused (use `af_packet`, or fewer cores). With AF_PACKET, every core
+//! Queues: with AF_XDP, a port is read on [`PortConfig::queues`] RX queues
+//! (by default as many as there are cores), one AF_XDP socket per (port,
+//! queue), and core `c` serves queues `c, c + cores, ...` of every port
+//! ([`core_queues`]; several as one `io::xdp::XskQueues`, sending on the
+//! first), so the device's own flow hashing (RSS, or the sender's TX queue
+//! on a veth) spreads the load. Refused: fewer queues than cores (a core
+//! would have no queue to send on), more than the driver has, and several
+//! queues of a veth on the generic hook (veth then delivers every frame on
+//! queue 0: [`GENERIC_VETH_QUEUES`]). Each queue's counters are published
+//! with the core's ([`core_stats::CoreSnapshot::queues`]). With AF_PACKET, every core
 //! opens a socket per port in one `PACKET_FANOUT_HASH` group per port: the
 //! kernel's flow hash picks the core, so a flow stays on one core. Each
 //! core runs its loop to completion on its own queues; nothing on the
@@ -46,7 +52,7 @@ use io::fabric::FabricDevice;
 use io::packet::{Fanout, FanoutMode, PacketConfig, PacketSocket};
 use io::rss::{spsc, Consumer};
 use io::xdp::fast::{ApplyStats, FastCounters, FastMaps};
-use io::xdp::{XdpMode, XdpProgram, XskConfig, XskSocket};
+use io::xdp::{XdpMode, XdpProgram, XskConfig, XskQueues, XskSocket};
 use io::IoError;
 use lpm::publish::{left_right, Writer};
 
@@ -146,6 +152,12 @@ impl<D: pkt::Device<Error = IoError>> pkt::Device for PortDev<D> {
             PortDev::Fabric(d) => d.rx_ring_drops(),
         }
     }
+    fn queue_stats(&self, out: &mut Vec<pkt::QueueStats>) {
+        match self {
+            PortDev::Port(d) => d.queue_stats(out),
+            PortDev::Fabric(d) => d.queue_stats(out),
+        }
+    }
 }
 
 fn serve<D: pkt::Device<Error = IoError>>(
@@ -235,7 +247,38 @@ pub enum IoMode {
 pub struct PortConfig {
     pub name: String,
     pub addrs: Vec<(IpAddr, u8)>,
+    /// The RX queues the AF_XDP modes read on it.
+    pub queues: Queues,
 }
+
+/// How many RX queues of a port the AF_XDP modes read (one socket each).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Queues {
+    /// One per core (queue `c` on core `c`): the default.
+    #[default]
+    PerCore,
+    /// Queues `0..n`, `n` >= cores (core `c` serves `c, c + cores, ...`).
+    Count(u32),
+    /// Every RX queue the driver reports (`ethtool -l`), at least cores.
+    All,
+}
+
+/// The queues core `core` of `cores` serves on a port read on `queues`
+/// queues: `core, core + cores, ...` (every queue on exactly one core).
+pub fn core_queues(core: usize, cores: usize, queues: u32) -> impl Iterator<Item = u32> {
+    (core as u32..queues).step_by(cores.max(1))
+}
+
+/// Why several queues of a veth cannot be read on the generic hook.
+pub const GENERIC_VETH_QUEUES: &str = "io = \"af_xdp\" (generic XDP) on a veth with several \
+     queues: veth delivers every frame to the generic hook as RX queue 0 (kernel 6.18, also \
+     with GRO on), so only the first queue's core would receive; use io = \"af_xdp_driver\" \
+     (veth's native hook runs per RX queue), or queues = 1 with cores = 1";
+
+/// Why `queues` does not apply to AF_PACKET.
+pub const QUEUES_AF_PACKET: &str = "queues on an interface needs io = \"af_xdp\" or \
+     \"af_xdp_driver\": AF_PACKET is not bound to queues (its fanout group spreads flows \
+     over the cores)";
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DataplaneConfig {
@@ -302,8 +345,18 @@ pub enum DpError {
     Graph(String),
     Io(IoError),
     Config(&'static str),
-    /// Port `usize` has fewer RX queues than there are cores.
+    /// Port `usize` has fewer RX queues than there are cores (or than
+    /// its `queues`).
     TooFewQueues(usize),
+    /// Port `port` is set to read `queues` queues, fewer than `cores`.
+    QueuesBelowCores {
+        port: usize,
+        queues: u32,
+        cores: usize,
+    },
+    /// Port `usize` has `queues = "all"` and its driver does not report
+    /// its queues.
+    QueuesUnknown(usize),
     Kernel(kernel::KernelError),
     /// A worker thread ended before saying it was ready.
     WorkerGone,
@@ -319,7 +372,22 @@ impl std::fmt::Display for DpError {
             DpError::Config(s) => write!(f, "{s}"),
             DpError::TooFewQueues(p) => write!(
                 f,
-                "dataplane port {p} has fewer RX queues than cores (lower `cores`, or use af_packet)"
+                "dataplane port {p} has fewer RX queues than cores or its `queues` (lower them, \
+                 or use af_packet)"
+            ),
+            DpError::QueuesBelowCores {
+                port,
+                queues,
+                cores,
+            } => write!(
+                f,
+                "dataplane port {port}: queues = {queues} is fewer than cores = {cores} (every \
+                 core needs a queue of every port to send on)"
+            ),
+            DpError::QueuesUnknown(p) => write!(
+                f,
+                "dataplane port {p}: queues = \"all\" but its driver does not report its RX \
+                 queues (ETHTOOL_GCHANNELS); give the number"
             ),
             DpError::Kernel(e) => write!(f, "kernel export: {e:?}"),
             DpError::WorkerGone => write!(f, "a dataplane worker stopped during start-up"),
@@ -482,6 +550,83 @@ fn rx_queues(name: &str) -> Option<usize> {
     }
     let n = ch.rx_count.saturating_add(ch.combined_count);
     (n > 0).then_some(n as usize)
+}
+
+/// `struct ethtool_drvinfo` (linux/ethtool.h), the part up to the driver.
+#[repr(C)]
+struct EthtoolDrvinfo {
+    cmd: u32,
+    driver: [u8; 32],
+    rest: [u8; 160],
+}
+
+const ETHTOOL_GDRVINFO: u32 = 0x03;
+
+/// The interface's driver name by `ETHTOOL_GDRVINFO` (`ethtool -i`), in the
+/// calling thread's namespace.
+fn driver(name: &str) -> Option<String> {
+    let (fd, mut ifr) = ifreq_socket(name).ok()?;
+    let mut di = EthtoolDrvinfo {
+        cmd: ETHTOOL_GDRVINFO,
+        driver: [0; 32],
+        rest: [0; 160],
+    };
+    ifr.ifr_ifru.ifru_data = (&mut di as *mut EthtoolDrvinfo).cast();
+    // SAFETY: SIOCETHTOOL with ETHTOOL_GDRVINFO fills the ethtool_drvinfo
+    // (196 bytes, our struct's size) that ifru_data points to, which
+    // outlives the call.
+    let rc = unsafe {
+        libc::ioctl(
+            std::os::fd::AsRawFd::as_raw_fd(&fd),
+            SIOCETHTOOL as _,
+            &mut ifr as *mut libc::ifreq,
+        )
+    };
+    if rc < 0 {
+        return None;
+    }
+    let end = di.driver.iter().position(|b| *b == 0).unwrap_or(32);
+    Some(String::from_utf8_lossy(di.driver.get(..end)?).into_owned())
+}
+
+/// The number of RX queues each port is read on (AF_XDP modes; one per
+/// port with AF_PACKET), checked against the cores, the driver's queues
+/// and the hook (see [`Queues`]).
+fn port_queues(cfg: &DataplaneConfig) -> Result<Vec<u32>, DpError> {
+    let mut v = Vec::new();
+    for (i, p) in cfg.ports.iter().enumerate() {
+        if cfg.mode == IoMode::AfPacket {
+            if p.queues != Queues::PerCore {
+                return Err(DpError::Config(QUEUES_AF_PACKET));
+            }
+            v.push(1);
+            continue;
+        }
+        let hw = rx_queues(&p.name);
+        let n = match p.queues {
+            Queues::PerCore => cfg.cores as u32,
+            Queues::Count(n) => n,
+            Queues::All => hw.ok_or(DpError::QueuesUnknown(i))? as u32,
+        };
+        if n == 0 || n > 1024 {
+            return Err(DpError::Config("an interface's queues must be in 1..=1024"));
+        }
+        if hw.is_some_and(|h| h < n as usize) {
+            return Err(DpError::TooFewQueues(i));
+        }
+        if (n as usize) < cfg.cores {
+            return Err(DpError::QueuesBelowCores {
+                port: i,
+                queues: n,
+                cores: cfg.cores,
+            });
+        }
+        if n > 1 && cfg.mode == IoMode::AfXdp && driver(&p.name).as_deref() == Some("veth") {
+            return Err(DpError::Config(GENERIC_VETH_QUEUES));
+        }
+        v.push(n);
+    }
+    Ok(v)
 }
 
 /// Starts the dataplane: FIB thread fed by `feed`, and `cfg.cores`
@@ -666,6 +811,7 @@ pub fn start_with_vrs(
         false => (None, None),
     };
 
+    let nqueues = port_queues(cfg)?;
     let progs = match cfg.mode {
         IoMode::AfXdp | IoMode::AfXdpDriver => {
             let mode = if cfg.mode == IoMode::AfXdp {
@@ -675,10 +821,7 @@ pub fn start_with_vrs(
             };
             let mut v = Vec::new();
             for (i, p) in cfg.ports.iter().enumerate() {
-                if rx_queues(&p.name).is_some_and(|q| q < cfg.cores) {
-                    return Err(DpError::TooFewQueues(i));
-                }
-                let q = cfg.cores as u32;
+                let q = nqueues.get(i).copied().unwrap_or(1);
                 v.push(match (&fast, info.get(i)) {
                     (Some((maps, _)), Some(pi)) => {
                         XdpProgram::attach_fast(&p.name, mode, q, maps, pi.mac)?
@@ -737,13 +880,15 @@ pub fn start_with_vrs(
             },
         };
         let multi = cfg.cores > 1;
-        let (stop, ready, progs, ports, mode, lc) = (
+        let (stop, ready, progs, ports, mode, lc, nq, ncores) = (
             Arc::clone(&stop),
             ready_tx.clone(),
             progs.clone(),
             cfg.ports.clone(),
             cfg.mode,
             cfg.loop_cfg,
+            nqueues.clone(),
+            cfg.cores,
         );
         let h = std::thread::Builder::new()
             .name(format!("dp-core{core}"))
@@ -774,17 +919,24 @@ pub fn start_with_vrs(
                     drop(ready);
                     serve(socks?, job, lc, &stop)
                 } else {
+                    // This core's queues of each port, as one device.
                     let socks = progs
                         .iter()
                         .zip(&ports)
-                        .map(|(pr, p)| {
-                            let mut xc = XskConfig::new(core as u32);
-                            xc.frame_count = lc.xdp_frames;
-                            xc.ring_size = (lc.xdp_frames / 2).max(xc.ring_size.min(lc.xdp_frames));
-                            let mut s = XskSocket::open(pr, &xc)?;
-                            s.set_name(&p.name);
-                            s.set_kn(lc.batch.kn);
-                            Ok(s)
+                        .zip(&nq)
+                        .map(|((pr, p), &n)| {
+                            let mut qs = Vec::new();
+                            for q in core_queues(core, ncores, n) {
+                                let mut xc = XskConfig::new(q);
+                                xc.frame_count = lc.xdp_frames;
+                                xc.ring_size =
+                                    (lc.xdp_frames / 2).max(xc.ring_size.min(lc.xdp_frames));
+                                qs.push(XskSocket::open(pr, &xc)?);
+                            }
+                            let mut d = XskQueues::new(qs)?;
+                            d.set_name(&p.name);
+                            d.set_kn(lc.batch.kn);
+                            Ok(d)
                         })
                         .collect::<Result<Vec<_>, _>>();
                     let _ = ready.send(socks.as_ref().map(|_| ()).map_err(|e| *e));
@@ -1199,6 +1351,61 @@ mod tests {
         assert_eq!(rx_queues("no-such-if0"), None);
         assert!(read_mac("").is_err());
         assert!(read_mac("a-name-longer-than-ifnamsiz").is_err());
+        assert_eq!(driver("no-such-if0"), None);
+    }
+
+    /// `PortDev` passes a port's per-queue counters through (the cluster
+    /// fabric's cores publish them like the others).
+    #[test]
+    fn port_dev_forwards_queue_stats() {
+        struct Q;
+        impl pkt::Device for Q {
+            type Error = IoError;
+            fn name(&self) -> &str {
+                "q"
+            }
+            fn rx_burst(&mut self, _: &pkt::Pool, _: &mut pkt::Batch, _: usize) -> usize {
+                0
+            }
+            fn tx_burst(&mut self, _: &mut pkt::Batch) -> usize {
+                0
+            }
+            fn stats(&self) -> pkt::DevStats {
+                pkt::DevStats::default()
+            }
+            fn queue_stats(&self, out: &mut Vec<pkt::QueueStats>) {
+                out.push(pkt::QueueStats {
+                    queue: 3,
+                    ..pkt::QueueStats::default()
+                });
+            }
+        }
+        let mut v = Vec::new();
+        pkt::Device::queue_stats(&PortDev::Port(Q), &mut v);
+        assert_eq!(v.iter().map(|q| q.queue).collect::<Vec<_>>(), [3]);
+    }
+
+    /// Every queue is read by exactly one core, core `c` from queue `c`
+    /// on, `cores` apart.
+    #[test]
+    fn core_queues_cover_every_queue_once() {
+        let q = |c, n, k| core_queues(c, n, k).collect::<Vec<u32>>();
+        assert_eq!(q(0, 2, 4), [0, 2]);
+        assert_eq!(q(1, 2, 4), [1, 3]);
+        assert_eq!(q(0, 1, 3), [0, 1, 2]);
+        assert_eq!(q(1, 2, 3), [1]);
+        for cores in 1..=8usize {
+            for queues in cores as u32..=20 {
+                let mut all: Vec<u32> = (0..cores).flat_map(|c| q(c, cores, queues)).collect();
+                all.sort_unstable();
+                assert_eq!(
+                    all,
+                    (0..queues).collect::<Vec<_>>(),
+                    "{cores} cores, {queues}"
+                );
+                assert!((0..cores).all(|c| q(c, cores, queues).first() == Some(&(c as u32))));
+            }
+        }
     }
 
     /// AF_XDP frame counts the UMEM cannot take are refused before any
@@ -1210,6 +1417,7 @@ mod tests {
                 ports: vec![PortConfig {
                     name: "lo".into(),
                     addrs: Vec::new(),
+                    queues: Queues::PerCore,
                 }],
                 mode: IoMode::AfXdp,
                 cores: 1,

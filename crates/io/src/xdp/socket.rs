@@ -64,6 +64,7 @@ pub struct XskSocket {
     /// Keeps the program attached while the socket lives.
     _prog: Arc<XdpProgram>,
     frame_size: u32,
+    queue_id: u32,
     /// UMEM addresses of TX frames not in flight.
     tx_free: Vec<u64>,
     tx_pending: usize,
@@ -152,10 +153,16 @@ impl XskSocket {
             fd,
             _prog: Arc::clone(prog),
             frame_size: cfg.frame_size,
+            queue_id: cfg.queue_id,
             tx_free,
             tx_pending: 0,
             common: Common::new(&format!("xsk{}q{}", prog.ifindex(), cfg.queue_id)),
         })
+    }
+
+    /// The interface queue this socket is bound to.
+    pub fn queue_id(&self) -> u32 {
+        self.queue_id
     }
 
     /// Largest frame this socket can receive or send.
@@ -196,6 +203,13 @@ impl XskSocket {
         self.kernel_stats()
             .ok()
             .map(|s| s.rx_ring_full + s.rx_dropped)
+    }
+    fn queues(&self, out: &mut Vec<pkt::QueueStats>) {
+        out.push(pkt::QueueStats {
+            queue: self.queue_id,
+            stats: self.common.stats,
+            ring_drops: self.ring_drops(),
+        });
     }
 }
 

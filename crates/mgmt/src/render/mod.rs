@@ -199,6 +199,26 @@ pub fn render_dataplane(out: &mut String, d: &crate::proto::DataplaneInfo) {
             nonzero(&c.drops)
         );
     }
+    if d.per_core.iter().all(|c| c.queues.is_empty()) {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n{:<16} {:>5} {:>4} {:>14} {:>14} {:>12}",
+        "Interface", "Queue", "Core", "Received", "Sent", "Ring drops"
+    );
+    for c in &d.per_core {
+        for q in &c.queues {
+            let drops = q
+                .ring_drops
+                .map_or_else(|| "-".to_string(), |n| n.to_string());
+            let _ = writeln!(
+                out,
+                "{:<16} {:>5} {:>4} {:>14} {:>14} {:>12}",
+                q.port, q.queue, c.core, q.rx, q.tx, drops
+            );
+        }
+    }
 }
 
 /// The counters of `m` above zero, as `name=N` separated by spaces.
@@ -365,6 +385,13 @@ mod tests {
                 drops: [("discarded".to_string(), 7), ("no_route".to_string(), 0)]
                     .into_iter()
                     .collect(),
+                queues: vec![crate::proto::QueueInfo {
+                    port: "r0".into(),
+                    queue: 2,
+                    rx: 9,
+                    tx: 1,
+                    ring_drops: Some(0),
+                }],
             }],
             cluster: None,
             xdp_fastpath: Some(Box::new(crate::proto::XdpFastInfo {
@@ -402,6 +429,12 @@ mod tests {
         assert_eq!(
             core.split_whitespace().collect::<Vec<_>>(),
             ["0", "9", "2", "discarded=7"],
+            "{out}"
+        );
+        let q = out.lines().find(|l| l.starts_with("r0 ")).expect(&out);
+        assert_eq!(
+            q.split_whitespace().collect::<Vec<_>>(),
+            ["r0", "2", "0", "9", "1", "0"],
             "{out}"
         );
         assert!(out.starts_with("Graph: built-in (1 cores)\n"), "{out}");

@@ -113,6 +113,38 @@ impl NetLab {
         }
     }
 
+    /// A veth pair with `q` RX and TX queues on each end (veth hands a
+    /// frame sent on TX queue k to the peer's RX queue k).
+    pub fn link_queues(&self, n1: &str, i1: &str, n2: &str, i2: &str, q: u32) {
+        let (a, b) = (self.ns(n1), self.ns(n2));
+        let q = q.to_string();
+        if let Err(e) = sh(&[
+            "ip",
+            "link",
+            "add",
+            i1,
+            "netns",
+            &a,
+            "numtxqueues",
+            &q,
+            "numrxqueues",
+            &q,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            i2,
+            "netns",
+            &b,
+            "numtxqueues",
+            &q,
+            "numrxqueues",
+            &q,
+        ]) {
+            panic!("veth {i1}-{i2} with {q} queues: {e}");
+        }
+    }
+
     /// Sets interface `i` of namespace `n` up, with full checksums on
     /// the wire (offloads off: a forwarded veth frame must not carry a
     /// partial, offloaded one).
