@@ -10,6 +10,7 @@
 mod afi;
 mod asn;
 mod clock;
+mod cputime;
 mod date;
 mod prefix;
 mod route;
@@ -17,6 +18,7 @@ mod route;
 pub use afi::{Afi, AfiSafi, Safi};
 pub use asn::Asn;
 pub use clock::{Clock, Instant, ManualClock, MonotonicClock};
+pub use cputime::{thread_cpu_ns, thread_cpu_time};
 pub use date::civil_from_days;
 pub use prefix::{Prefix, Prefix4, Prefix6, PrefixError};
 pub use route::RouteChange;

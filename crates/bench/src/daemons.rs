@@ -68,22 +68,49 @@ pub fn generator_as(i: usize, distinct: bool) -> u32 {
 /// Which daemon.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DutKind {
-    Tesserad {
-        /// `router.pipeline`: sequential, per-peer, worker-pool, sharded.
-        pipeline: String,
-        /// `router.threads`; `None` leaves tesserad's default.
-        threads: Option<u32>,
-        /// `router.locks` (`stripes`, `fine`; per-peer and worker-pool
-        /// only); `None` leaves tesserad's default and the key unwritten.
-        locks: Option<String>,
-        /// `router.streams` (`per-session`, `per-worker`; worker-pool
-        /// only); `None` leaves tesserad's default and the key unwritten.
-        streams: Option<String>,
-    },
+    /// tesserad in one mode.
+    Tesserad(TesseradSpec),
     Bird,
     Frr,
     Gobgp,
     Openbgpd,
+}
+
+/// tesserad's `[router]` keys of one DUT; a key left `None` is not
+/// written, so tesserad's default applies.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TesseradSpec {
+    /// `router.pipeline`: sequential, per-peer, worker-pool, sharded.
+    pub pipeline: String,
+    /// `router.threads`.
+    pub threads: Option<u32>,
+    /// `router.locks` (`stripes`, `fine`; per-peer and worker-pool only).
+    pub locks: Option<String>,
+    /// `router.streams` (`per-session`, `per-worker`; worker-pool only).
+    pub streams: Option<String>,
+}
+
+impl TesseradSpec {
+    /// `pipeline` with `threads` and the other keys unset.
+    pub fn of(pipeline: &str, threads: Option<u32>) -> Self {
+        TesseradSpec {
+            pipeline: pipeline.to_string(),
+            threads,
+            locks: None,
+            streams: None,
+        }
+    }
+
+    /// `tesserad-PIPELINE[-THREADS][-LOCKS][-STREAMS]`.
+    pub fn label(&self) -> String {
+        let mut l = format!("tesserad-{}", self.pipeline);
+        let threads = self.threads.map(|t| t.to_string());
+        for f in [&threads, &self.locks, &self.streams].into_iter().flatten() {
+            l.push('-');
+            l.push_str(f);
+        }
+        l
+    }
 }
 
 /// A DUT as named on the command line (`tesserad:sharded:2`, `bird`, ...).
@@ -155,12 +182,12 @@ impl FromStr for DutSpec {
                         ));
                     }
                 }
-                DutKind::Tesserad {
+                DutKind::Tesserad(TesseradSpec {
                     pipeline,
                     threads,
                     locks,
                     streams,
-                }
+                })
             }
             "bird" => DutKind::Bird,
             "frr" => DutKind::Frr,
@@ -179,26 +206,7 @@ impl DutSpec {
     /// The label in tables and charts, e.g. `tesserad-sharded-2`.
     pub fn label(&self) -> String {
         match &self.kind {
-            DutKind::Tesserad {
-                pipeline,
-                threads,
-                locks,
-                streams,
-            } => {
-                let mut l = format!("tesserad-{pipeline}");
-                for f in [
-                    threads.map(|t| t.to_string()),
-                    locks.clone(),
-                    streams.clone(),
-                ]
-                .into_iter()
-                .flatten()
-                {
-                    l.push('-');
-                    l.push_str(&f);
-                }
-                l
-            }
+            DutKind::Tesserad(t) => t.label(),
             DutKind::Bird => "bird".into(),
             DutKind::Frr => "frr".into(),
             DutKind::Gobgp => "gobgp".into(),
@@ -230,7 +238,7 @@ impl DutSpec {
     /// The binary that must exist for this DUT.
     pub fn binary<'a>(&self, tesserad: &'a Path) -> &'a Path {
         match self.kind {
-            DutKind::Tesserad { .. } => tesserad,
+            DutKind::Tesserad(_) => tesserad,
             DutKind::Bird => Path::new("/usr/sbin/bird"),
             DutKind::Frr => Path::new("/usr/lib/frr/bgpd"),
             DutKind::Gobgp => Path::new("/usr/bin/gobgpd"),
@@ -365,8 +373,7 @@ pub fn start(spec: &DutSpec, env: &DutEnv<'_>) -> Result<RunningDut, (BenchError
     std::fs::create_dir_all(env.dir)
         .map_err(|e| (BenchError::DutStart, format!("{}: {e}", env.dir.display())))?;
     let d = env.dir.display().to_string();
-    if env.route_server.is_some() && !matches!(spec.kind, DutKind::Tesserad { .. } | DutKind::Bird)
-    {
+    if env.route_server.is_some() && !matches!(spec.kind, DutKind::Tesserad(_) | DutKind::Bird) {
         return Err((
             BenchError::Unsupported,
             format!(
@@ -376,19 +383,8 @@ pub fn start(spec: &DutSpec, env: &DutEnv<'_>) -> Result<RunningDut, (BenchError
         ));
     }
     let argv: Vec<String> = match &spec.kind {
-        DutKind::Tesserad {
-            pipeline,
-            threads,
-            locks,
-            streams,
-        } => {
-            let mode = TesseradMode {
-                pipeline,
-                threads: *threads,
-                locks: locks.as_deref(),
-                streams: streams.as_deref(),
-            };
-            let conf = write(env.dir, "tesserad.toml", &tesserad_conf(env, &mode))?;
+        DutKind::Tesserad(mode) => {
+            let conf = write(env.dir, "tesserad.toml", &tesserad_conf(env, mode))?;
             let c = conf.display().to_string();
             let bin = env.tesserad.display().to_string();
             // A pipeline tesserad does not run yet is a config error:
@@ -534,28 +530,8 @@ fn ensure_openbgpd_user() {
     let _ = std::fs::create_dir_all("/run/openbgpd");
 }
 
-/// The `[router]` keys of one tesserad DUT.
-struct TesseradMode<'a> {
-    pipeline: &'a str,
-    threads: Option<u32>,
-    locks: Option<&'a str>,
-    streams: Option<&'a str>,
-}
-
-impl<'a> TesseradMode<'a> {
-    #[cfg(test)]
-    fn of(pipeline: &'a str, threads: Option<u32>) -> Self {
-        TesseradMode {
-            pipeline,
-            threads,
-            locks: None,
-            streams: None,
-        }
-    }
-}
-
-fn tesserad_conf(env: &DutEnv<'_>, mode: &TesseradMode<'_>) -> String {
-    let pipeline = mode.pipeline;
+fn tesserad_conf(env: &DutEnv<'_>, mode: &TesseradSpec) -> String {
+    let pipeline = &mode.pipeline;
     let mut s = format!(
         "# generated by tessera bench (schema: docs/config.md)\n[router]\nid = \"{DUT_ADDR}\"\n\
          asn = {DUT_AS}\nlisten = [\"{DUT_ADDR}:179\"]\nhold_time = {HOLD_TIME}\n\
@@ -564,10 +540,10 @@ fn tesserad_conf(env: &DutEnv<'_>, mode: &TesseradMode<'_>) -> String {
     if let Some(t) = mode.threads {
         let _ = writeln!(s, "threads = {t}");
     }
-    if let Some(l) = mode.locks {
+    if let Some(l) = &mode.locks {
         let _ = writeln!(s, "locks = \"{l}\"");
     }
-    if let Some(v) = mode.streams {
+    if let Some(v) = &mode.streams {
         let _ = writeln!(s, "streams = \"{v}\"");
     }
     let _ = write!(
@@ -834,12 +810,12 @@ mod tests {
         let s = parse("tesserad:worker-pool:2:fine:per-worker").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             s.kind,
-            DutKind::Tesserad {
+            DutKind::Tesserad(TesseradSpec {
                 pipeline: "worker-pool".into(),
                 threads: Some(2),
                 locks: Some("fine".into()),
                 streams: Some("per-worker".into()),
-            }
+            })
         );
         assert_eq!(s.label(), "tesserad-worker-pool-2-fine-per-worker");
         for (spec, label) in [
@@ -898,11 +874,11 @@ mod tests {
         };
         let conf = tesserad_conf(
             &env,
-            &TesseradMode {
-                pipeline: "worker-pool",
+            &TesseradSpec {
+                pipeline: "worker-pool".into(),
                 threads: Some(2),
-                locks: Some("fine"),
-                streams: Some("per-worker"),
+                locks: Some("fine".into()),
+                streams: Some("per-worker".into()),
             },
         );
         for line in [
@@ -914,7 +890,7 @@ mod tests {
             assert!(conf.lines().any(|l| l == line), "{line} missing in\n{conf}");
         }
         // Unnamed, the keys stay unwritten (tesserad's defaults).
-        let plain = tesserad_conf(&env, &TesseradMode::of("per-peer", Some(2)));
+        let plain = tesserad_conf(&env, &TesseradSpec::of("per-peer", Some(2)));
         assert!(
             !plain.contains("locks") && !plain.contains("streams"),
             "{plain}"
@@ -934,7 +910,7 @@ mod tests {
             route_server: None,
         };
         for text in [
-            tesserad_conf(&env, &TesseradMode::of("sharded", Some(2))),
+            tesserad_conf(&env, &TesseradSpec::of("sharded", Some(2))),
             bird_conf(&env),
             frr_conf(&env),
             gobgp_conf(&env),
@@ -945,7 +921,7 @@ mod tests {
             }
             assert!(!text.contains("198.18.1.4"), "{text}");
         }
-        assert!(tesserad_conf(&env, &TesseradMode::of("sharded", Some(2))).contains("threads = 2"));
+        assert!(tesserad_conf(&env, &TesseradSpec::of("sharded", Some(2))).contains("threads = 2"));
         assert!(openbgpd_conf(&env).contains("fib-update no"));
         assert!(openbgpd_conf(&env).contains("enforce neighbor-as no"));
         assert!(!bird_conf(&env).contains("multihop"));
@@ -957,13 +933,13 @@ mod tests {
         assert!(openbgpd_conf(&env).contains("nexthop qualify via default"));
         // --export all: every DUT exports to the generator peers too.
         assert!(
-            tesserad_conf(&env, &TesseradMode::of("sharded", None)).contains("export = \"reject\"")
+            tesserad_conf(&env, &TesseradSpec::of("sharded", None)).contains("export = \"reject\"")
         );
         let env = DutEnv {
             export_all: true,
             ..env
         };
-        assert!(!tesserad_conf(&env, &TesseradMode::of("sharded", None))
+        assert!(!tesserad_conf(&env, &TesseradSpec::of("sharded", None))
             .contains("export = \"reject\""));
         assert!(bird_conf(&env).contains("ipv4 { import all; export all;"));
         assert!(!frr_conf(&env).contains("GEN route-map NONE"));
@@ -985,7 +961,7 @@ mod tests {
             export_all: false,
             route_server: Some(2),
         };
-        let t = tesserad_conf(&env, &TesseradMode::of("sharded", None));
+        let t = tesserad_conf(&env, &TesseradSpec::of("sharded", None));
         assert_eq!(t.matches("route_server_client = true").count(), 4, "{t}");
         assert_eq!(t.matches("export = \"reject\"").count(), 2, "{t}");
         // Clients 1 and 3 (peers 3 and 5) filter feeders 1 and 1.
@@ -1056,7 +1032,7 @@ mod tests {
             [
                 (
                     "tesserad",
-                    tesserad_conf(e, &TesseradMode::of("sharded", None)),
+                    tesserad_conf(e, &TesseradSpec::of("sharded", None)),
                 ),
                 ("bird", bird_conf(e)),
                 ("frr", frr_conf(e)),

@@ -388,15 +388,14 @@ fn speedup_chart(rep: &BenchReport, rows: &[SummaryRow], case: &str) -> Option<p
     for mode in modes {
         let mut pts: Vec<(f64, f64)> = Vec::new();
         for s in &specs {
-            if let DutKind::Tesserad {
-                threads: Some(t), ..
-            } = &s.kind
-            {
-                if series_of(s).as_deref() == Some(mode.as_str()) {
-                    if let Some(m) = med(&s.label()) {
-                        pts.push((f64::from(*t), m));
-                    }
-                }
+            let DutKind::Tesserad(t) = &s.kind else {
+                continue;
+            };
+            if series_of(s).as_deref() != Some(mode.as_str()) {
+                continue;
+            }
+            if let (Some(n), Some(m)) = (t.threads, med(&s.label())) {
+                pts.push((f64::from(n), m));
             }
         }
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -416,17 +415,11 @@ fn speedup_chart(rep: &BenchReport, rows: &[SummaryRow], case: &str) -> Option<p
 /// The speedup curve a tesserad DUT belongs to: its pipeline, then the
 /// locks and streams it names (`worker-pool fine per-worker`).
 fn series_of(s: &DutSpec) -> Option<String> {
-    let DutKind::Tesserad {
-        pipeline,
-        locks,
-        streams,
-        ..
-    } = &s.kind
-    else {
+    let DutKind::Tesserad(t) = &s.kind else {
         return None;
     };
-    let mut m = pipeline.clone();
-    for f in [locks, streams].into_iter().flatten() {
+    let mut m = t.pipeline.clone();
+    for f in [&t.locks, &t.streams].into_iter().flatten() {
         m.push(' ');
         m.push_str(f);
     }
