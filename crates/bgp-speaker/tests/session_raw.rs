@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use base::{AfiSafi, Prefix};
-use bgp_fsm::{ConnectionMode, DownReason};
+use bgp_fsm::ConnectionMode;
 use bgp_speaker::msg::{RibInput, SessionCmd};
 use bgp_speaker::rib::RibMsg;
 use bgp_speaker::sess::{spawn_session, Registry, SessionHandle};

@@ -7,21 +7,17 @@
 
 mod session_common;
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
-use base::{AfiSafi, Prefix};
-use bgp_fsm::{ConnectionMode, DownReason};
+use base::Prefix;
 use bgp_rib::PeerId;
 use bgp_speaker::msg::{
     BoxFuture, DecodedUpdate, RawUpdates, RibInput, RibPermit, RibSender, RibTx,
 };
 use bgp_speaker::rib::RibMsg;
-use bgp_speaker::sess::{spawn_session, Registry, SessionHandle};
+use bgp_speaker::sess::SessionHandle;
 use session_common::*;
-use tokio::net::TcpListener;
 use tokio::sync::mpsc::Receiver;
 
 /// A RIB whose "worker" (a thread of this test) parses the raw batches as
