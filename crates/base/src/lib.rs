@@ -1,5 +1,6 @@
 //! Shared vocabulary for every Tessera crate: prefixes, AS numbers,
-//! address families and time.
+//! address families and time, and the one reader of a thread's CPU clock
+//! ([`thread_cpu_time`]).
 //!
 //! Nothing here touches a socket or reads a clock by itself: pure cores take
 //! [`Instant`] values as arguments so that tests and the simulator can drive
