@@ -1,5 +1,6 @@
 //! Shared vocabulary for every Tessera crate: prefixes, AS numbers,
-//! address families and time.
+//! address families and time, and the one reader of a thread's CPU clock
+//! ([`thread_cpu_time`]).
 //!
 //! Nothing here touches a socket or reads a clock by itself: pure cores take
 //! [`Instant`] values as arguments so that tests and the simulator can drive
@@ -10,6 +11,7 @@
 mod afi;
 mod asn;
 mod clock;
+mod cputime;
 mod date;
 mod prefix;
 mod route;
@@ -17,6 +19,7 @@ mod route;
 pub use afi::{Afi, AfiSafi, Safi};
 pub use asn::Asn;
 pub use clock::{Clock, Instant, ManualClock, MonotonicClock};
+pub use cputime::{thread_cpu_ns, thread_cpu_time};
 pub use date::civil_from_days;
 pub use prefix::{Prefix, Prefix4, Prefix6, PrefixError};
 pub use route::RouteChange;

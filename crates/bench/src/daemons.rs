@@ -16,7 +16,7 @@
 //!
 //! | DUT | started as | notes |
 //! |---|---|---|
-//! | tesserad | `tesserad -c FILE --log warn` | `router.pipeline`/`threads`; a config error naming the pipeline is reported as "not supported" |
+//! | tesserad | `tesserad -c FILE --log warn` | `router.pipeline`/`threads`/`locks`/`streams`; a config error naming the pipeline is reported as "not supported" |
 //! | BIRD 2 | `bird -f -c FILE -s SOCK` | no `protocol kernel`; traces: `multihop` + recursive next hops over a static default |
 //! | FRR | `/usr/lib/frr/bgpd -Z -n -S` | no zebra, no kernel install, own `--vty_socket` dir, `-P 0` (no vty port) |
 //! | GoBGP | `gobgpd -f FILE.toml` | global export policy: accept towards the monitor's neighbor set only |
@@ -68,16 +68,49 @@ pub fn generator_as(i: usize, distinct: bool) -> u32 {
 /// Which daemon.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DutKind {
-    Tesserad {
-        /// `router.pipeline`: sequential, per-peer, worker-pool, sharded.
-        pipeline: String,
-        /// `router.threads`; `None` leaves tesserad's default.
-        threads: Option<u32>,
-    },
+    /// tesserad in one mode.
+    Tesserad(TesseradSpec),
     Bird,
     Frr,
     Gobgp,
     Openbgpd,
+}
+
+/// tesserad's `[router]` keys of one DUT; a key left `None` is not
+/// written, so tesserad's default applies.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TesseradSpec {
+    /// `router.pipeline`: sequential, per-peer, worker-pool, sharded.
+    pub pipeline: String,
+    /// `router.threads`.
+    pub threads: Option<u32>,
+    /// `router.locks` (`stripes`, `fine`; per-peer and worker-pool only).
+    pub locks: Option<String>,
+    /// `router.streams` (`per-session`, `per-worker`; worker-pool only).
+    pub streams: Option<String>,
+}
+
+impl TesseradSpec {
+    /// `pipeline` with `threads` and the other keys unset.
+    pub fn of(pipeline: &str, threads: Option<u32>) -> Self {
+        TesseradSpec {
+            pipeline: pipeline.to_string(),
+            threads,
+            locks: None,
+            streams: None,
+        }
+    }
+
+    /// `tesserad-PIPELINE[-THREADS][-LOCKS][-STREAMS]`.
+    pub fn label(&self) -> String {
+        let mut l = format!("tesserad-{}", self.pipeline);
+        let threads = self.threads.map(|t| t.to_string());
+        for f in [&threads, &self.locks, &self.streams].into_iter().flatten() {
+            l.push('-');
+            l.push_str(f);
+        }
+        l
+    }
 }
 
 /// A DUT as named on the command line (`tesserad:sharded:2`, `bird`, ...).
@@ -85,6 +118,18 @@ pub enum DutKind {
 pub struct DutSpec {
     pub kind: DutKind,
 }
+
+/// tesserad's `router.pipeline` values.
+const PIPELINES: &[&str] = &["sequential", "per-peer", "worker-pool", "sharded"];
+/// `router.locks` values, and the pipelines that take the key.
+const LOCKS: &[&str] = &["stripes", "fine"];
+const LOCKS_PIPELINES: &[&str] = &["per-peer", "worker-pool"];
+/// `router.streams` values, and the pipeline that takes the key.
+const STREAMS: &[&str] = &["per-session", "per-worker"];
+const STREAMS_PIPELINE: &str = "worker-pool";
+
+const DUT_SYNTAX: &str =
+    "tesserad[:PIPELINE[:THREADS][:LOCKS][:STREAMS]], bird, frr, gobgp or openbgpd";
 
 impl FromStr for DutSpec {
     type Err = String;
@@ -96,30 +141,59 @@ impl FromStr for DutSpec {
                 // `router.pipeline` unset means share-nothing shards
                 // (crates/config validate.rs); other modes are named.
                 let pipeline = it.next().unwrap_or(DEFAULT_PIPELINE).to_string();
-                if !["sequential", "per-peer", "worker-pool", "sharded"].contains(&pipeline.as_str())
-                {
+                if !PIPELINES.contains(&pipeline.as_str()) {
                     return Err(format!(
                         "{s}: pipeline must be sequential, per-peer, worker-pool or sharded"
                     ));
                 }
-                let threads = match it.next() {
-                    None => None,
-                    Some(t) => match t.parse::<u32>() {
-                        Ok(n) if n > 0 => Some(n),
-                        _ => return Err(format!("{s}: thread count must be a positive integer")),
-                    },
-                };
-                DutKind::Tesserad { pipeline, threads }
+                let (mut threads, mut locks, mut streams) = (None, None, None);
+                // After the pipeline: the thread count, then `router.locks`
+                // and `router.streams` by value, in this order, each at
+                // most once (their values are distinct, so no key is
+                // needed).
+                for (n, f) in it.by_ref().enumerate() {
+                    if n == 0 && f.bytes().all(|b| b.is_ascii_digit()) {
+                        threads = match f.parse::<u32>() {
+                            Ok(t) if t > 0 => Some(t),
+                            _ => {
+                                return Err(format!("{s}: thread count must be a positive integer"))
+                            }
+                        };
+                    } else if LOCKS.contains(&f) && locks.is_none() && streams.is_none() {
+                        if !LOCKS_PIPELINES.contains(&pipeline.as_str()) {
+                            return Err(format!(
+                                "{s}: router.locks ({f}) applies to per-peer and worker-pool only"
+                            ));
+                        }
+                        locks = Some(f.to_string());
+                    } else if STREAMS.contains(&f) && streams.is_none() {
+                        if pipeline != STREAMS_PIPELINE {
+                            return Err(format!(
+                                "{s}: router.streams ({f}) applies to worker-pool only"
+                            ));
+                        }
+                        streams = Some(f.to_string());
+                    } else {
+                        return Err(format!(
+                            "{s}: unexpected field {f:?}: expected {DUT_SYNTAX}; THREADS a \
+                             positive integer, LOCKS stripes or fine (router.locks), STREAMS \
+                             per-session or per-worker (router.streams), in this order, each \
+                             at most once"
+                        ));
+                    }
+                }
+                DutKind::Tesserad(TesseradSpec {
+                    pipeline,
+                    threads,
+                    locks,
+                    streams,
+                })
             }
             "bird" => DutKind::Bird,
             "frr" => DutKind::Frr,
             "gobgp" => DutKind::Gobgp,
             "openbgpd" => DutKind::Openbgpd,
-            other => {
-                return Err(format!(
-                    "unknown DUT {other:?}: expected tesserad[:PIPELINE[:THREADS]], bird, frr, gobgp or openbgpd"
-                ))
-            }
+            other => return Err(format!("unknown DUT {other:?}: expected {DUT_SYNTAX}")),
         };
         if it.next().is_some() {
             return Err(format!("{s}: too many ':' fields"));
@@ -132,10 +206,7 @@ impl DutSpec {
     /// The label in tables and charts, e.g. `tesserad-sharded-2`.
     pub fn label(&self) -> String {
         match &self.kind {
-            DutKind::Tesserad { pipeline, threads } => match threads {
-                Some(t) => format!("tesserad-{pipeline}-{t}"),
-                None => format!("tesserad-{pipeline}"),
-            },
+            DutKind::Tesserad(t) => t.label(),
             DutKind::Bird => "bird".into(),
             DutKind::Frr => "frr".into(),
             DutKind::Gobgp => "gobgp".into(),
@@ -143,10 +214,31 @@ impl DutSpec {
         }
     }
 
+    /// The spec of a tesserad label ([`DutSpec::label`]), for the charts
+    /// that group tesserad's modes; `None` for other DUTs. Labels join
+    /// the fields with '-', which the pipeline and stream names contain
+    /// too, so the known names are matched whole.
+    pub fn from_tesserad_label(label: &str) -> Option<DutSpec> {
+        let mut rest = label.strip_prefix("tesserad-")?;
+        let mut fields = vec!["tesserad"];
+        while !rest.is_empty() {
+            let word = PIPELINES
+                .iter()
+                .chain(LOCKS)
+                .chain(STREAMS)
+                .copied()
+                .find(|w| rest == *w || rest.starts_with(&format!("{w}-")))
+                .unwrap_or_else(|| rest.split('-').next().unwrap_or(rest));
+            fields.push(word);
+            rest = rest[word.len()..].strip_prefix('-').unwrap_or("");
+        }
+        fields.join(":").parse().ok()
+    }
+
     /// The binary that must exist for this DUT.
     pub fn binary<'a>(&self, tesserad: &'a Path) -> &'a Path {
         match self.kind {
-            DutKind::Tesserad { .. } => tesserad,
+            DutKind::Tesserad(_) => tesserad,
             DutKind::Bird => Path::new("/usr/sbin/bird"),
             DutKind::Frr => Path::new("/usr/lib/frr/bgpd"),
             DutKind::Gobgp => Path::new("/usr/bin/gobgpd"),
@@ -281,8 +373,7 @@ pub fn start(spec: &DutSpec, env: &DutEnv<'_>) -> Result<RunningDut, (BenchError
     std::fs::create_dir_all(env.dir)
         .map_err(|e| (BenchError::DutStart, format!("{}: {e}", env.dir.display())))?;
     let d = env.dir.display().to_string();
-    if env.route_server.is_some() && !matches!(spec.kind, DutKind::Tesserad { .. } | DutKind::Bird)
-    {
+    if env.route_server.is_some() && !matches!(spec.kind, DutKind::Tesserad(_) | DutKind::Bird) {
         return Err((
             BenchError::Unsupported,
             format!(
@@ -292,12 +383,8 @@ pub fn start(spec: &DutSpec, env: &DutEnv<'_>) -> Result<RunningDut, (BenchError
         ));
     }
     let argv: Vec<String> = match &spec.kind {
-        DutKind::Tesserad { pipeline, threads } => {
-            let conf = write(
-                env.dir,
-                "tesserad.toml",
-                &tesserad_conf(env, pipeline, *threads),
-            )?;
+        DutKind::Tesserad(mode) => {
+            let conf = write(env.dir, "tesserad.toml", &tesserad_conf(env, mode))?;
             let c = conf.display().to_string();
             let bin = env.tesserad.display().to_string();
             // A pipeline tesserad does not run yet is a config error:
@@ -443,14 +530,21 @@ fn ensure_openbgpd_user() {
     let _ = std::fs::create_dir_all("/run/openbgpd");
 }
 
-fn tesserad_conf(env: &DutEnv<'_>, pipeline: &str, threads: Option<u32>) -> String {
+fn tesserad_conf(env: &DutEnv<'_>, mode: &TesseradSpec) -> String {
+    let pipeline = &mode.pipeline;
     let mut s = format!(
         "# generated by tessera bench (schema: docs/config.md)\n[router]\nid = \"{DUT_ADDR}\"\n\
          asn = {DUT_AS}\nlisten = [\"{DUT_ADDR}:179\"]\nhold_time = {HOLD_TIME}\n\
          pipeline = \"{pipeline}\"\n"
     );
-    if let Some(t) = threads {
+    if let Some(t) = mode.threads {
         let _ = writeln!(s, "threads = {t}");
+    }
+    if let Some(l) = &mode.locks {
+        let _ = writeln!(s, "locks = \"{l}\"");
+    }
+    if let Some(v) = &mode.streams {
+        let _ = writeln!(s, "streams = \"{v}\"");
     }
     let _ = write!(
         s,
@@ -708,6 +802,101 @@ mod tests {
         assert!("quagga".parse::<DutSpec>().is_err());
     }
 
+    /// `router.locks` and `router.streams` (issue 17): named by value after
+    /// the thread count, written into the config, part of the label.
+    #[test]
+    fn dut_specs_with_locks_and_streams() {
+        let parse = |s: &str| s.parse::<DutSpec>();
+        let s = parse("tesserad:worker-pool:2:fine:per-worker").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            s.kind,
+            DutKind::Tesserad(TesseradSpec {
+                pipeline: "worker-pool".into(),
+                threads: Some(2),
+                locks: Some("fine".into()),
+                streams: Some("per-worker".into()),
+            })
+        );
+        assert_eq!(s.label(), "tesserad-worker-pool-2-fine-per-worker");
+        for (spec, label) in [
+            ("tesserad:per-peer:2:fine", "tesserad-per-peer-2-fine"),
+            ("tesserad:per-peer:2:stripes", "tesserad-per-peer-2-stripes"),
+            ("tesserad:per-peer:fine", "tesserad-per-peer-fine"),
+            (
+                "tesserad:worker-pool:per-worker",
+                "tesserad-worker-pool-per-worker",
+            ),
+            (
+                "tesserad:worker-pool:2:stripes:per-session",
+                "tesserad-worker-pool-2-stripes-per-session",
+            ),
+            ("tesserad:sharded:2", "tesserad-sharded-2"),
+            ("tesserad", "tesserad-sharded"),
+        ] {
+            let s = parse(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
+            assert_eq!(s.label(), label);
+            // The charts read labels back.
+            assert_eq!(DutSpec::from_tesserad_label(label), Some(s), "{label}");
+        }
+        assert_eq!(DutSpec::from_tesserad_label("bird"), None);
+        // Unknown values, wrong pipelines, order and repeats: clear errors.
+        for (spec, says) in [
+            ("tesserad:per-peer:2:coarse", "unexpected field \"coarse\""),
+            ("tesserad:per-peer:2:fine:fine", "unexpected field \"fine\""),
+            (
+                "tesserad:worker-pool:2:per-worker:fine",
+                "unexpected field \"fine\"",
+            ),
+            ("tesserad:worker-pool:fine:2", "unexpected field \"2\""),
+            (
+                "tesserad:sharded:2:fine",
+                "applies to per-peer and worker-pool only",
+            ),
+            (
+                "tesserad:per-peer:2:per-worker",
+                "applies to worker-pool only",
+            ),
+            ("tesserad:per-peer:0:fine", "positive integer"),
+        ] {
+            match parse(spec) {
+                Ok(s) => panic!("{spec} parsed as {s:?}"),
+                Err(e) => assert!(e.contains(says), "{spec}: {e}"),
+            }
+        }
+        let env = DutEnv {
+            ns: "n",
+            dir: Path::new("/tmp/x"),
+            peers: 2,
+            tesserad: Path::new("tesserad"),
+            foreign_next_hops: false,
+            export_all: false,
+            route_server: None,
+        };
+        let conf = tesserad_conf(
+            &env,
+            &TesseradSpec {
+                pipeline: "worker-pool".into(),
+                threads: Some(2),
+                locks: Some("fine".into()),
+                streams: Some("per-worker".into()),
+            },
+        );
+        for line in [
+            "pipeline = \"worker-pool\"",
+            "threads = 2",
+            "locks = \"fine\"",
+            "streams = \"per-worker\"",
+        ] {
+            assert!(conf.lines().any(|l| l == line), "{line} missing in\n{conf}");
+        }
+        // Unnamed, the keys stay unwritten (tesserad's defaults).
+        let plain = tesserad_conf(&env, &TesseradSpec::of("per-peer", Some(2)));
+        assert!(
+            !plain.contains("locks") && !plain.contains("streams"),
+            "{plain}"
+        );
+    }
+
     #[test]
     fn configs_name_every_peer_and_the_monitor() {
         let dir = Path::new("/tmp/x");
@@ -721,7 +910,7 @@ mod tests {
             route_server: None,
         };
         for text in [
-            tesserad_conf(&env, "sharded", Some(2)),
+            tesserad_conf(&env, &TesseradSpec::of("sharded", Some(2))),
             bird_conf(&env),
             frr_conf(&env),
             gobgp_conf(&env),
@@ -732,7 +921,7 @@ mod tests {
             }
             assert!(!text.contains("198.18.1.4"), "{text}");
         }
-        assert!(tesserad_conf(&env, "sharded", Some(2)).contains("threads = 2"));
+        assert!(tesserad_conf(&env, &TesseradSpec::of("sharded", Some(2))).contains("threads = 2"));
         assert!(openbgpd_conf(&env).contains("fib-update no"));
         assert!(openbgpd_conf(&env).contains("enforce neighbor-as no"));
         assert!(!bird_conf(&env).contains("multihop"));
@@ -743,12 +932,15 @@ mod tests {
         assert!(bird_conf(&env).contains("gateway recursive"));
         assert!(openbgpd_conf(&env).contains("nexthop qualify via default"));
         // --export all: every DUT exports to the generator peers too.
-        assert!(tesserad_conf(&env, "sharded", None).contains("export = \"reject\""));
+        assert!(
+            tesserad_conf(&env, &TesseradSpec::of("sharded", None)).contains("export = \"reject\"")
+        );
         let env = DutEnv {
             export_all: true,
             ..env
         };
-        assert!(!tesserad_conf(&env, "sharded", None).contains("export = \"reject\""));
+        assert!(!tesserad_conf(&env, &TesseradSpec::of("sharded", None))
+            .contains("export = \"reject\""));
         assert!(bird_conf(&env).contains("ipv4 { import all; export all;"));
         assert!(!frr_conf(&env).contains("GEN route-map NONE"));
         assert!(gobgp_conf(&env).contains("default-export-policy = \"accept-route\""));
@@ -769,7 +961,7 @@ mod tests {
             export_all: false,
             route_server: Some(2),
         };
-        let t = tesserad_conf(&env, "sharded", None);
+        let t = tesserad_conf(&env, &TesseradSpec::of("sharded", None));
         assert_eq!(t.matches("route_server_client = true").count(), 4, "{t}");
         assert_eq!(t.matches("export = \"reject\"").count(), 2, "{t}");
         // Clients 1 and 3 (peers 3 and 5) filter feeders 1 and 1.
@@ -838,7 +1030,10 @@ mod tests {
         assert_eq!(generator_as(2, false), GENERATOR_AS);
         let confs = |e: &DutEnv<'_>| {
             [
-                ("tesserad", tesserad_conf(e, "sharded", None)),
+                (
+                    "tesserad",
+                    tesserad_conf(e, &TesseradSpec::of("sharded", None)),
+                ),
                 ("bird", bird_conf(e)),
                 ("frr", frr_conf(e)),
                 ("gobgp", gobgp_conf(e)),

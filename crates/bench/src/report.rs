@@ -363,7 +363,11 @@ fn speedup_chart(rep: &BenchReport, rows: &[SummaryRow], case: &str) -> Option<p
             .and_then(|r| r.conv)
             .map(|c| c.0)
     };
-    let specs: Vec<DutSpec> = rep.duts.iter().filter_map(|d| dut_of_label(d)).collect();
+    let specs: Vec<DutSpec> = rep
+        .duts
+        .iter()
+        .filter_map(|d| DutSpec::from_tesserad_label(d))
+        .collect();
     let base_seq = med("tesserad-sequential");
     let mut c = plot::LineChart::new(
         &format!("tesserad speedup vs threads: {case}"),
@@ -371,19 +375,27 @@ fn speedup_chart(rep: &BenchReport, rows: &[SummaryRow], case: &str) -> Option<p
         "speedup (baseline convergence / convergence)",
     );
     let mut points_total = 0;
-    for mode in ["sequential", "per-peer", "worker-pool", "sharded"] {
+    // One curve per mode: the pipeline with its `router.locks` and
+    // `router.streams` when the DUT names them (`per-peer fine`).
+    let mut modes: Vec<String> = Vec::new();
+    for s in &specs {
+        if let Some(m) = series_of(s) {
+            if !modes.contains(&m) {
+                modes.push(m);
+            }
+        }
+    }
+    for mode in modes {
         let mut pts: Vec<(f64, f64)> = Vec::new();
         for s in &specs {
-            if let DutKind::Tesserad {
-                pipeline,
-                threads: Some(t),
-            } = &s.kind
-            {
-                if pipeline == mode {
-                    if let Some(m) = med(&s.label()) {
-                        pts.push((f64::from(*t), m));
-                    }
-                }
+            let DutKind::Tesserad(t) = &s.kind else {
+                continue;
+            };
+            if series_of(s).as_deref() != Some(mode.as_str()) {
+                continue;
+            }
+            if let (Some(n), Some(m)) = (t.threads, med(&s.label())) {
+                pts.push((f64::from(n), m));
             }
         }
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -395,16 +407,23 @@ fn speedup_chart(rep: &BenchReport, rows: &[SummaryRow], case: &str) -> Option<p
         }
         points_total += pts.len();
         let sp = pts.iter().map(|&(t, m)| (t, base / m.max(1e-9))).collect();
-        c = c.series_with_markers(mode, sp);
+        c = c.series_with_markers(&mode, sp);
     }
     (points_total >= 2).then_some(c)
 }
 
-fn dut_of_label(label: &str) -> Option<DutSpec> {
-    // Labels are `tesserad-MODE-N`; MODE may itself contain '-'.
-    let rest = label.strip_prefix("tesserad-")?;
-    let (mode, n) = rest.rsplit_once('-')?;
-    format!("tesserad:{mode}:{n}").parse().ok()
+/// The speedup curve a tesserad DUT belongs to: its pipeline, then the
+/// locks and streams it names (`worker-pool fine per-worker`).
+fn series_of(s: &DutSpec) -> Option<String> {
+    let DutKind::Tesserad(t) = &s.kind else {
+        return None;
+    };
+    let mut m = t.pipeline.clone();
+    for f in [&t.locks, &t.streams].into_iter().flatten() {
+        m.push(' ');
+        m.push_str(f);
+    }
+    Some(m)
 }
 
 fn churn_json(c: &ChurnStats) -> serde_json::Value {

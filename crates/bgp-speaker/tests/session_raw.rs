@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use base::{AfiSafi, Prefix};
-use bgp_fsm::{ConnectionMode, DownReason};
+use bgp_fsm::ConnectionMode;
 use bgp_speaker::msg::{RibInput, SessionCmd};
 use bgp_speaker::rib::RibMsg;
 use bgp_speaker::sess::{spawn_session, Registry, SessionHandle};
@@ -20,10 +20,8 @@ use session_common::*;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc::Receiver;
 
-const PEER_AS: u32 = 65002;
-
 /// Our session (127.78.n.1) connected to a raw peer (127.78.n.2), both
-/// past the OPEN exchange and Established.
+/// past the OPEN exchange and Established ([`established_raw`]).
 async fn established(n: u8) -> (SessionHandle, RawPeer, Receiver<RibMsg>) {
     established_with(n, 90, 1024).await
 }
@@ -45,73 +43,22 @@ async fn established_opts(
     rib_cap: usize,
     enhanced: bool,
 ) -> (SessionHandle, RawPeer, Receiver<RibMsg>) {
-    let us = IpAddr::from([127, 78, n, 1]);
-    let peer_ip = IpAddr::from([127, 78, n, 2]);
-    let l = TcpListener::bind(SocketAddr::new(peer_ip, 0))
-        .await
-        .expect("bind raw peer");
-    let remote = l.local_addr().expect("addr");
     let (rib, mut rx) = rib_channel_cap(rib_cap);
-    let mut p = params(remote, us, PEER_AS, ConnectionMode::Both);
-    p.fsm.families = vec![AfiSafi::IPV4_UNICAST];
-    p.fsm.hold_time = hold;
-    p.fsm.enhanced_route_refresh = enhanced;
-    let h = spawn_session(
-        &tokio::runtime::Handle::current(),
-        p,
-        rib,
-        &Registry::default(),
-        None,
-    );
-    let (s, from) = tokio::time::timeout(Duration::from_secs(5), l.accept())
-        .await
-        .expect("the session connects within 5 s")
-        .expect("accept");
-    assert_eq!(from.ip(), us, "connects from the configured local address");
-    let mut peer = RawPeer::new(s);
     let extra: &[bgp_wire::Capability] = if enhanced {
         &[bgp_wire::Capability::EnhancedRouteRefresh]
     } else {
         &[]
     };
-    peer.handshake_caps(PEER_AS, Ipv4Addr::new(10, 255, 0, 2), extra)
-        .await;
-    expect_input(&mut rx, 5, "Up", |i| {
-        matches!(i, RibInput::Up { .. }).then_some(())
-    })
-    .await;
+    let tune = |p: &mut bgp_speaker::sess::SessionParams| {
+        p.fsm.hold_time = hold;
+        p.fsm.enhanced_route_refresh = enhanced;
+    };
+    let (h, peer) = established_raw(78, n, rib, &mut rx, tune, extra).await;
     (h, peer, rx)
-}
-
-/// ORIGIN IGP, AS_PATH [65002] (4-octet), NEXT_HOP 192.0.2.1.
-fn good_attrs() -> Vec<u8> {
-    let mut a = vec![0x40, 1, 1, 0];
-    a.extend_from_slice(&[0x40, 2, 6, 2, 1]);
-    a.extend_from_slice(&PEER_AS.to_be_bytes());
-    a.extend_from_slice(&[0x40, 3, 4, 192, 0, 2, 1]);
-    a
-}
-
-fn update(withdrawn: &[u8], attrs: &[u8], nlri: &[u8]) -> Vec<u8> {
-    let mut b = Vec::new();
-    b.extend_from_slice(&(withdrawn.len() as u16).to_be_bytes());
-    b.extend_from_slice(withdrawn);
-    b.extend_from_slice(&(attrs.len() as u16).to_be_bytes());
-    b.extend_from_slice(attrs);
-    b.extend_from_slice(nlri);
-    message(2, &b)
 }
 
 fn pfx(s: &str) -> Prefix {
     s.parse().expect("prefix")
-}
-
-async fn next_updates(rx: &mut Receiver<RibMsg>) -> Vec<bgp_speaker::msg::DecodedUpdate> {
-    expect_input(rx, 5, "UPDATEs", |i| match i {
-        RibInput::Updates { updates, .. } => Some(updates.clone()),
-        _ => None,
-    })
-    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -174,39 +121,7 @@ async fn rfc7606_treat_as_withdraw_and_attribute_discard() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unparsable_update_resets_with_exact_notification() {
     let (h, mut peer, mut rx) = established(2).await;
-    // Total Path Attribute Length 200 in a 23-octet UPDATE body: the NLRI
-    // cannot be located, so RFC 7606 §4 leaves only a session reset with
-    // UPDATE Message Error / Malformed Attribute List (3/1), no data.
-    let mut b = vec![0, 0, 0, 200];
-    b.extend_from_slice(&good_attrs());
-    peer.send(&message(2, &b)).await;
-
-    let (ty, body) = peer.read_non_keepalive(5).await.expect("NOTIFICATION");
-    assert_eq!(ty, 3, "NOTIFICATION");
-    assert_eq!(body, vec![3, 1], "exactly 3/1 with no data");
-    assert!(peer.read(5).await.is_none(), "connection closed after it");
-    let reason = expect_input(&mut rx, 5, "Down", |i| match i {
-        RibInput::Down {
-            reason, graceful, ..
-        } => Some((*reason, *graceful)),
-        _ => None,
-    })
-    .await;
-    assert_eq!(
-        reason,
-        (
-            DownReason::MessageError {
-                code: 3,
-                subcode: 1
-            },
-            false
-        )
-    );
-    assert!(
-        h.status.last_error().contains("3/1"),
-        "{}",
-        h.status.last_error()
-    );
+    unparsable_update_resets_3_1(&h, &mut peer, &mut rx).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -343,7 +258,7 @@ async fn collision(
     let mut p = params(
         l.local_addr().expect("addr"),
         us,
-        PEER_AS,
+        RAW_PEER_AS,
         ConnectionMode::Both,
     );
     p.fsm.families = vec![AfiSafi::IPV4_UNICAST];
@@ -367,12 +282,12 @@ async fn collision(
     // Give the listener a moment to hand it to the session.
     tokio::time::sleep(Duration::from_millis(200)).await;
     let o = bgp_wire::OpenMessage::new(
-        base::Asn(PEER_AS),
+        base::Asn(RAW_PEER_AS),
         90,
         peer_id,
         vec![
             bgp_wire::Capability::Multiprotocol(AfiSafi::IPV4_UNICAST),
-            bgp_wire::Capability::FourOctetAsn(base::Asn(PEER_AS)),
+            bgp_wire::Capability::FourOctetAsn(base::Asn(RAW_PEER_AS)),
         ],
     );
     let mut open = Vec::new();
@@ -547,26 +462,8 @@ async fn bad_route_refresh_length_with_enhanced_refresh_is_7_1() {
 /// AS (2/2), even where any peer AS would be accepted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn open_from_as_zero_is_bad_peer_as() {
-    let us = IpAddr::from([127, 78, 40, 1]);
-    let l = TcpListener::bind(SocketAddr::new(IpAddr::from([127, 78, 40, 2]), 0))
-        .await
-        .expect("bind raw peer");
-    let remote = l.local_addr().expect("addr");
     let (rib, _rx) = rib_channel();
-    let mut p = params(remote, us, PEER_AS, ConnectionMode::Both);
-    p.fsm.peer_asn = None;
-    let _h = spawn_session(
-        &tokio::runtime::Handle::current(),
-        p,
-        rib,
-        &Registry::default(),
-        None,
-    );
-    let (s, _) = tokio::time::timeout(Duration::from_secs(5), l.accept())
-        .await
-        .expect("the session connects within 5 s")
-        .expect("accept");
-    let mut peer = RawPeer::new(s);
+    let (_h, mut peer) = connect_raw(78, 40, rib, |p| p.fsm.peer_asn = None).await;
     let (ty, _) = peer.read(5).await.expect("OPEN from the speaker");
     assert_eq!(ty, 1);
     let open = bgp_wire::OpenMessage::new(base::Asn(0), 90, Ipv4Addr::new(10, 255, 0, 2), vec![]);

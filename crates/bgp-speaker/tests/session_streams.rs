@@ -7,24 +7,18 @@
 
 mod session_common;
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
-use base::{AfiSafi, Prefix};
-use bgp_fsm::{ConnectionMode, DownReason};
+use base::Prefix;
 use bgp_rib::PeerId;
 use bgp_speaker::msg::{
     BoxFuture, DecodedUpdate, RawUpdates, RibInput, RibPermit, RibSender, RibTx,
 };
 use bgp_speaker::rib::RibMsg;
-use bgp_speaker::sess::{spawn_session, Registry, SessionHandle};
+use bgp_speaker::sess::SessionHandle;
 use session_common::*;
-use tokio::net::TcpListener;
 use tokio::sync::mpsc::Receiver;
-
-const PEER_AS: u32 = 65002;
 
 /// A RIB whose "worker" (a thread of this test) parses the raw batches as
 /// `striped`'s workers do and passes the result on to `inner`.
@@ -106,63 +100,18 @@ impl RibSender for WorkerRib {
 /// Our session (127.79.n.1) connected to a raw peer (127.79.n.2), both
 /// Established, over a [`WorkerRib`].
 async fn established(n: u8) -> (SessionHandle, RawPeer, Receiver<RibMsg>, Arc<AtomicUsize>) {
-    let us = IpAddr::from([127, 79, n, 1]);
-    let peer_ip = IpAddr::from([127, 79, n, 2]);
-    let l = TcpListener::bind(SocketAddr::new(peer_ip, 0))
-        .await
-        .expect("bind raw peer");
-    let remote = l.local_addr().expect("addr");
     let (inner, mut rx) = rib_channel();
     let (rib, batches) = WorkerRib::new(inner);
-    let mut p = params(remote, us, PEER_AS, ConnectionMode::Both);
-    p.fsm.families = vec![AfiSafi::IPV4_UNICAST];
-    let h = spawn_session(
-        &tokio::runtime::Handle::current(),
-        p,
-        rib,
-        &Registry::default(),
-        None,
-    );
-    let (s, _) = tokio::time::timeout(Duration::from_secs(5), l.accept())
-        .await
-        .expect("the session connects within 5 s")
-        .expect("accept");
-    let mut peer = RawPeer::new(s);
-    peer.handshake_caps(PEER_AS, Ipv4Addr::new(10, 255, 0, 2), &[])
-        .await;
-    expect_input(&mut rx, 5, "Up", |i| {
-        matches!(i, RibInput::Up { .. }).then_some(())
-    })
-    .await;
+    let (h, peer) = established_raw(79, n, rib, &mut rx, |_| {}, &[]).await;
     (h, peer, rx, batches)
-}
-
-/// ORIGIN IGP, AS_PATH [65002] (4-octet), NEXT_HOP 192.0.2.1.
-fn good_attrs() -> Vec<u8> {
-    let mut a = vec![0x40, 1, 1, 0];
-    a.extend_from_slice(&[0x40, 2, 6, 2, 1]);
-    a.extend_from_slice(&PEER_AS.to_be_bytes());
-    a.extend_from_slice(&[0x40, 3, 4, 192, 0, 2, 1]);
-    a
-}
-
-fn update(attrs: &[u8], nlri: &[u8]) -> Vec<u8> {
-    let mut b = vec![0, 0];
-    b.extend_from_slice(&(attrs.len() as u16).to_be_bytes());
-    b.extend_from_slice(attrs);
-    b.extend_from_slice(nlri);
-    message(2, &b)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn updates_go_to_the_workers_unparsed() {
     let (h, mut peer, mut rx, batches) = established(1).await;
-    peer.send(&update(&good_attrs(), &[24, 10, 79, 1])).await;
-    let updates = expect_input(&mut rx, 5, "UPDATEs", |i| match i {
-        RibInput::Updates { updates, .. } => Some(updates.clone()),
-        _ => None,
-    })
-    .await;
+    peer.send(&update(&[], &good_attrs(), &[24, 10, 79, 1]))
+        .await;
+    let updates = next_updates(&mut rx).await;
     let want: Prefix = "10.79.1.0/24".parse().expect("prefix");
     assert_eq!(updates.len(), 1);
     assert_eq!(updates[0].announce[0].prefix, want);
@@ -172,31 +121,8 @@ async fn updates_go_to_the_workers_unparsed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unparsable_update_found_by_a_worker_resets_with_exact_notification() {
+    // As session_raw checks for parsing on the session: here the worker
+    // finds the error, the session still sends exactly 3/1.
     let (h, mut peer, mut rx, _) = established(2).await;
-    // As in session_raw: Total Path Attribute Length 200 in a 23-octet
-    // body, so only a reset with 3/1 and no data is left (RFC 7606 §4).
-    let mut b = vec![0, 0, 0, 200];
-    b.extend_from_slice(&good_attrs());
-    peer.send(&message(2, &b)).await;
-    let (ty, body) = peer.read_non_keepalive(5).await.expect("NOTIFICATION");
-    assert_eq!(ty, 3, "NOTIFICATION");
-    assert_eq!(body, vec![3, 1], "exactly 3/1 with no data");
-    assert!(peer.read(5).await.is_none(), "connection closed after it");
-    let reason = expect_input(&mut rx, 5, "Down", |i| match i {
-        RibInput::Down { reason, .. } => Some(*reason),
-        _ => None,
-    })
-    .await;
-    assert_eq!(
-        reason,
-        DownReason::MessageError {
-            code: 3,
-            subcode: 1
-        }
-    );
-    assert!(
-        h.status.last_error().contains("3/1"),
-        "{}",
-        h.status.last_error()
-    );
+    unparsable_update_resets_3_1(&h, &mut peer, &mut rx).await;
 }

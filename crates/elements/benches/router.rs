@@ -24,6 +24,7 @@
 
 use std::path::PathBuf;
 
+use base::thread_cpu_time;
 use base::Prefix;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use elements::{AnyElement, Env, NextHopTable, NhEntry};
@@ -290,17 +291,6 @@ fn bench(c: &mut Criterion) {
     cpu_table(&mut graphs);
 }
 
-/// This thread's CPU time in seconds.
-fn thread_cpu() -> f64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes the timespec we pass.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    t.tv_sec as f64 + t.tv_nsec as f64 / 1e9
-}
-
 /// Mpps per CPU second of this thread (not wall time: the machine is
 /// shared, and a core's throughput is what the target is about), the
 /// graphs taking turns, `ROUNDS` rounds of `CPU_POLLS` polls each; prints
@@ -319,11 +309,11 @@ fn cpu_table(graphs: &mut [(&str, &mut Runner<AnyElement, MemDevice>)]) {
                 continue;
             }
             let rx0 = r.stats().rx;
-            let c0 = thread_cpu();
+            let c0 = thread_cpu_time().unwrap_or_default().as_secs_f64();
             for _ in 0..CPU_POLLS {
                 r.poll();
             }
-            let dt = thread_cpu() - c0;
+            let dt = thread_cpu_time().unwrap_or_default().as_secs_f64() - c0;
             out.push((r.stats().rx - rx0) as f64 / dt / 1e6);
         }
     }

@@ -37,6 +37,7 @@
 
 use std::time::Duration;
 
+use base::thread_cpu_ns;
 use elements::{AnyElement, Env};
 use graph::{Charge, Graph, Runner, VrConfig, VrScheduler};
 use pkt::{build, Batch, DevStats, Device, Mac, MemDevice, Pool};
@@ -99,20 +100,6 @@ impl Device for Paced {
     }
 }
 
-/// This thread's CPU time in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`): the
-/// experiment's only clock, so that the time other tenants of a shared
-/// core take is neither charged to a router nor seen as arrivals.
-fn cpu_ns() -> u64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes the timespec we pass.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    assert_eq!(rc, 0, "CLOCK_THREAD_CPUTIME_ID");
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
-}
-
 thread_local! {
     /// The scheduler's latest clock reading, which the paced devices
     /// read instead of the clock (one system call per scheduler reading,
@@ -120,16 +107,19 @@ thread_local! {
     static NOW: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
-/// The scheduler's clock: `cpu_ns`, remembered for the paced devices.
+/// The scheduler's clock: this thread's CPU time, the experiment's only
+/// clock, so that the time other tenants of a shared core take is neither
+/// charged to a router nor seen as arrivals; remembered for the paced
+/// devices.
 fn sched_clock() -> u64 {
-    let t = cpu_ns();
+    let t = thread_cpu_ns();
     NOW.with(|n| n.set(t));
     t
 }
 
-/// Elapsed CPU time since `start` (a `cpu_ns` reading).
+/// Elapsed CPU time since `start` (a `thread_cpu_ns` reading).
 fn since(start: u64) -> Duration {
-    Duration::from_nanos(cpu_ns().saturating_sub(start))
+    Duration::from_nanos(thread_cpu_ns().saturating_sub(start))
 }
 
 const RMAC: Mac = Mac([2, 0, 0, 0, 0, 1]);
@@ -158,7 +148,7 @@ fn baseline_ns() -> f64 {
     for _ in 0..2000 {
         r.poll();
     }
-    let t = cpu_ns();
+    let t = thread_cpu_ns();
     let mut n = 0u64;
     while since(t) < Duration::from_millis(400) {
         for _ in 0..100 {
@@ -284,7 +274,7 @@ fn run(mode: Mode, c_ns: f64) -> Row {
             let drops = (0..n)
                 .map(|i| s.runner(i).map_or(0, |r| r.devices()[0].dropped))
                 .collect();
-            at_overload = Some((cpu_ns(), sent_v, drops, charged(&s)));
+            at_overload = Some((thread_cpu_ns(), sent_v, drops, charged(&s)));
         }
         if t >= end {
             break;
@@ -353,7 +343,7 @@ fn switch_ns() -> f64 {
         be_delay_us: 0,
     };
     let (mut s, _) = build(mode, f64::INFINITY);
-    let t = cpu_ns();
+    let t = thread_cpu_ns();
     let mut steps = 0u64;
     while since(t) < Duration::from_millis(200) {
         for _ in 0..1000 {
@@ -369,9 +359,9 @@ fn main() {
     let c = baseline_ns();
     let c_sw = switch_ns();
     let clock = {
-        let t = cpu_ns();
+        let t = thread_cpu_ns();
         for _ in 0..99_999 {
-            std::hint::black_box(cpu_ns());
+            std::hint::black_box(thread_cpu_ns());
         }
         since(t).as_nanos() as f64 / 100_000.0
     };

@@ -152,17 +152,8 @@ fn virtual_router_cpu_share_by_time() {
     // the wall clock: on shared CI cores a run that the OS preempted would
     // otherwise be charged for another process's time (the test failed
     // once at load 13 with the wall clock). Still a loose bound.
-    fn thread_cpu_ns() -> u64 {
-        let mut t = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `t` is a valid, writable timespec.
-        let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-        assert_eq!(rc, 0, "CLOCK_THREAD_CPUTIME_ID");
-        t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
-    }
-    let mut s = VrScheduler::with_clock(20_000, Charge::Time, Box::new(thread_cpu_ns));
+    assert!(base::thread_cpu_time().is_some(), "CLOCK_THREAD_CPUTIME_ID");
+    let mut s = VrScheduler::with_clock(20_000, Charge::Time, Box::new(base::thread_cpu_ns));
     let a = s.add(
         vr(5),
         VrConfig {

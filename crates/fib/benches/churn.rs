@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use base::thread_cpu_time;
 use base::{Prefix, Prefix4};
 use fib::dataplane::{Engine, GraphPort, GraphWorker, LoopConfig, WorkerCounters};
 use fib::{Change, Fib, FibTables, PortSpec};
@@ -178,17 +179,6 @@ struct Churned {
     cpu: f64,
 }
 
-/// This thread's CPU time in seconds.
-fn thread_cpu() -> f64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes the timespec we pass.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    t.tv_sec as f64 + t.tv_nsec as f64 / 1e9
-}
-
 /// How a publication applies its deltas to each copy.
 #[derive(Copy, Clone, PartialEq)]
 enum Apply {
@@ -214,7 +204,7 @@ fn churn(
     let mut deltas = Vec::new();
     let mut cs: Vec<Change> = Vec::with_capacity(batch);
     let t0 = Instant::now();
-    let c0 = thread_cpu();
+    let c0 = thread_cpu_time().unwrap_or_default().as_secs_f64();
     'outer: loop {
         *round += 1;
         let gw = IpAddr::V4(if *round % 2 == 1 { G2 } else { G1 });
@@ -247,7 +237,7 @@ fn churn(
         changes,
         publishes,
         secs: t0.elapsed().as_secs_f64(),
-        cpu: thread_cpu() - c0,
+        cpu: thread_cpu_time().unwrap_or_default().as_secs_f64() - c0,
     }
 }
 
@@ -280,7 +270,7 @@ fn spawn_worker(
         let mut wk =
             GraphWorker::new(&info, ports, v4, v6, Some((nb, p)), lc).expect("graph builds");
         let t0 = Instant::now();
-        let c0 = thread_cpu();
+        let c0 = thread_cpu_time().unwrap_or_default().as_secs_f64();
         while !stop.load(Ordering::Relaxed) {
             wk.poll();
         }
@@ -291,7 +281,7 @@ fn spawn_worker(
             to_g1: ports.iter().map(|p| p.to_g1).sum(),
             to_g2: ports.iter().map(|p| p.to_g2).sum(),
             secs: t0.elapsed().as_secs_f64(),
-            cpu: thread_cpu() - c0,
+            cpu: thread_cpu_time().unwrap_or_default().as_secs_f64() - c0,
         }
     })
 }

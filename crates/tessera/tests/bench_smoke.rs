@@ -5,8 +5,9 @@
 //! CSV, JSON and SVG outputs are complete and well-formed. Plain
 //! `tesserad` is the daemon's default pipeline (`tesserad-sharded`); every
 //! mode named explicitly (sequential, sharded at 1 and 2 threads, per-peer,
-//! worker-pool) must run and converge: `not-supported` is a failure, since
-//! tesserad implements them all.
+//! worker-pool, and per-peer and worker-pool with every `router.locks` and
+//! `router.streams` value besides the defaults) must run and converge:
+//! `not-supported` is a failure, since tesserad implements them all.
 //!
 //! Needs root (namespaces) and the Debian daemons; fails with the reason
 //! when either is missing. Bounded: the command is killed after 240 s and
@@ -30,6 +31,12 @@ const MODES: &[&str] = &[
     "tesserad:sharded:2",
     "tesserad:per-peer:2",
     "tesserad:worker-pool:2",
+    // `router.locks` and `router.streams` other than the defaults
+    // (stripes, per-session): the seeds' PBTS and DTS (issue 17).
+    "tesserad:per-peer:2:fine",
+    "tesserad:worker-pool:2:fine",
+    "tesserad:worker-pool:2:stripes:per-worker",
+    "tesserad:worker-pool:2:fine:per-worker",
 ];
 
 fn require_root() {
@@ -198,7 +205,7 @@ fn bench_smoke_every_dut_converges_exactly() {
         assert_eq!(r["status"], "converged", "{spec}: {}\n{log}", r["detail"]);
         assert_eq!(r["monitor_prefixes"], EXPECTED, "{spec}");
     }
-    // 1 ceiling + 5 DUTs + 5 tesserad modes named explicitly.
+    // 1 ceiling + 5 DUTs + the tesserad modes named explicitly.
     let rows = 1 + DUTS.len() + MODES.len();
     check_csv(&out.join("runs.csv"), rows);
     check_csv(&out.join("summary.csv"), rows);

@@ -85,13 +85,6 @@ impl Lab {
         )
         .is_ok()
     }
-    /// `show dataplane --json`, once every core has published.
-    fn show(&self) -> serde_json::Value {
-        let s = self
-            .tessera(&["show", "dataplane", "--json"])
-            .expect("show dataplane");
-        serde_json::from_str(&s).unwrap_or_else(|e| panic!("{e}: {s}"))
-    }
     fn tesserad_log(&self) -> String {
         self.log("tesserad.log")
     }
@@ -103,20 +96,6 @@ fn elem<'a>(v: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
         .as_array()
         .and_then(|a| a.iter().find(|e| e["name"] == name))
         .unwrap_or_else(|| panic!("no element {name} in {v}"))
-}
-
-/// Waits (bounded) until `f` holds on `show dataplane`: the workers
-/// publish their counters when they go idle.
-fn wait_show(lab: &Lab, what: &str, f: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
-    let end = Instant::now() + Duration::from_secs(5);
-    loop {
-        let v = lab.show();
-        if f(&v) {
-            return v;
-        }
-        assert!(Instant::now() < end, "{what}: {v}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 fn counter(v: &serde_json::Value, name: &str, c: &str) -> u64 {
@@ -176,7 +155,7 @@ fn an_operator_graph_forwards_counts_and_reloads_without_dropping_the_fib() {
         );
     }
     assert!(lab.ping("198.19.114.1"), "198.19.114.1 not reached");
-    let v = wait_show(&lab, "the Counter saw the pings", |v| {
+    let v = lab.wait_show("the Counter saw the pings", |v| {
         counter(v, "cnt", "packets") >= 6
     });
     assert!(
@@ -224,7 +203,7 @@ fn an_operator_graph_forwards_counts_and_reloads_without_dropping_the_fib() {
     assert!(e.contains(&want), "want {want} in {e}");
     let before = counter(&lab.show(), "cnt", "packets");
     assert!(lab.ping("198.19.113.1"), "the old graph stopped forwarding");
-    wait_show(&lab, "the old graph still counts", |v| {
+    lab.wait_show("the old graph still counts", |v| {
         counter(v, "cnt", "packets") >= before + 3
     });
 
@@ -243,7 +222,7 @@ fn an_operator_graph_forwards_counts_and_reloads_without_dropping_the_fib() {
     assert!(out.contains("FIB kept"), "{out}");
     assert!(lab.ping("198.19.113.1"), "198.19.113.1 after the change");
     assert!(!lab.ping("198.19.114.1"), "198.19.114.1 still crosses");
-    let v = wait_show(&lab, "the new graph counts", |v| {
+    let v = lab.wait_show("the new graph counts", |v| {
         drops(v, "denied", "discarded") >= 3 && counter(v, "cnt", "packets") >= 3
     });
     assert_eq!(elem(&v, "deny")["class"], "Classifier");

@@ -174,29 +174,8 @@ impl Lab {
         .is_ok_and(|o| o.contains(&format!("{count} received")))
     }
 
-    /// `show dataplane --json`.
-    fn show(&self) -> serde_json::Value {
-        let s = self
-            .tessera(&["show", "dataplane", "--json"])
-            .expect("show dataplane");
-        serde_json::from_str(&s).unwrap_or_else(|e| panic!("{e}: {s}"))
-    }
-
     fn tesserad_log(&self) -> String {
         self.log("tesserad.log")
-    }
-
-    /// Waits (bounded) until `f` holds on `show dataplane`.
-    fn wait_show(&self, what: &str, f: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
-        let end = Instant::now() + Duration::from_secs(10);
-        loop {
-            let v = self.show();
-            if f(&v) {
-                return v;
-            }
-            assert!(Instant::now() < end, "{what}: {v}\n{}", self.tesserad_log());
-            std::thread::sleep(Duration::from_millis(100));
-        }
     }
 
     /// Waits (bounded) until the core received nothing for 300 ms.

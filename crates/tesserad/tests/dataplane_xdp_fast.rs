@@ -93,13 +93,6 @@ impl Lab {
         );
         PathBuf::from(self.write("tesserad.toml", &text))
     }
-    fn show(&self) -> serde_json::Value {
-        let s = self
-            .0
-            .tessera("r", &["show", "dataplane", "--json"])
-            .expect("show dataplane");
-        serde_json::from_str(&s).unwrap_or_else(|e| panic!("{e}: {s}"))
-    }
 }
 
 /// (fast path forwarded, fast path `reason` to the graph, graph cores'
@@ -114,20 +107,6 @@ fn counts(v: &serde_json::Value, reason: &str) -> (u64, u64, u64) {
         x["to_graph"][reason].as_u64().unwrap_or(0),
         rx,
     )
-}
-
-/// Waits (bounded) until `f` holds on `show dataplane` (the graph's
-/// cores publish their counters when they go idle).
-fn wait_show(lab: &Lab, what: &str, f: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
-    let end = Instant::now() + Duration::from_secs(5);
-    loop {
-        let v = lab.show();
-        if f(&v) {
-            return v;
-        }
-        assert!(Instant::now() < end, "{what}: {v}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 #[test]
@@ -161,13 +140,13 @@ fn resolved_traffic_crosses_in_xdp_and_exceptions_reach_the_graph() {
         );
     }
     // Both directions resolved: the map has the route and A's /32.
-    let before = wait_show(&lab, "resolution mirrored", |v| {
+    let before = lab.wait_show("resolution mirrored", |v| {
         v["xdp_fastpath"]["map_set"].as_u64().unwrap_or(0) >= 4
     });
     let (f0, _, g0) = counts(&before, "ttl");
     let out = lab.ping("a", "-c 20 -i 0.05 -W 1 198.19.113.1");
     assert!(out.contains(" 0% packet loss"), "{out}");
-    let after = wait_show(&lab, "the fast path forwarded the pings", |v| {
+    let after = lab.wait_show("the fast path forwarded the pings", |v| {
         counts(v, "ttl").0 >= f0 + 40
     });
     let (f1, _, g1) = counts(&after, "ttl");
@@ -189,9 +168,7 @@ fn resolved_traffic_crosses_in_xdp_and_exceptions_reach_the_graph() {
         out.contains("From 198.18.1.1") && out.contains("Time to live exceeded"),
         "{out}"
     );
-    wait_show(&lab, "the ttl exception counted", |v| {
-        counts(v, "ttl").1 > t0
-    });
+    lab.wait_show("the ttl exception counted", |v| counts(v, "ttl").1 > t0);
 
     // ARP through the graph: B learned R's MAC for its gateway.
     let neigh = lab

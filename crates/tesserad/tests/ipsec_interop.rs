@@ -171,23 +171,11 @@ fn sample(m: &str, name_labels: &str) -> Option<u64> {
 /// the forged packet, and the unknown SPI is a `no_sa` drop of no SA.
 fn check_sa_counters(lab: &Lab) {
     let (replay, forged, unknown) = (("replay", 1), ("auth_failed", 1), ("no_sa", 1));
-    let end = Instant::now() + Duration::from_secs(10);
-    let v = loop {
-        let s = lab
-            .tessera("r", &["show", "dataplane", "--json"])
-            .unwrap_or_else(|e| panic!("show dataplane: {e}"));
-        let v: serde_json::Value = serde_json::from_str(&s).unwrap_or_else(|e| panic!("{e}: {s}"));
-        let inb = sa_row(&v, Some(0x2001), "in");
-        // The workers publish their counters when they go idle.
-        if inb["drops"][forged.0] == forged.1 && sa_row(&v, None, "in")["drops"][unknown.0] == 1 {
-            break v;
-        }
-        assert!(
-            Instant::now() < end,
-            "per-SA counters in show dataplane: {v}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    // The workers publish their counters when they go idle.
+    let v = lab.wait_show("per-SA counters in show dataplane", |v| {
+        sa_row(v, Some(0x2001), "in")["drops"][forged.0] == forged.1
+            && sa_row(v, None, "in")["drops"][unknown.0] == 1
+    });
     let (out, inb, none) = (
         sa_row(&v, Some(0x1001), "out"),
         sa_row(&v, Some(0x2001), "in"),

@@ -593,30 +593,15 @@ fn burst(rx: &mut Receiver<RibMsg>, st: &mut RibState) {
 /// that clock is missing) told to the pacer.
 fn paced_round(st: &mut RibState, pacer: &mut RoundPacer) {
     let wall = std::time::Instant::now();
-    let cpu = thread_cpu();
+    // This thread's CPU time: a round preempted by other processes does
+    // not count as expensive.
+    let cpu = base::thread_cpu_time();
     st.propagate();
-    let cost = match (cpu, thread_cpu()) {
+    let cost = match (cpu, base::thread_cpu_time()) {
         (Some(a), Some(b)) => b.saturating_sub(a),
         _ => wall.elapsed(),
     };
     pacer.round_done(now(), cost);
-}
-
-/// This thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`): a round preempted
-/// by other processes does not count as expensive.
-fn thread_cpu() -> Option<Duration> {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime only writes the timespec it is given.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    if rc != 0 {
-        return None;
-    }
-    let secs = u64::try_from(t.tv_sec).ok()?;
-    let nanos = u32::try_from(t.tv_nsec).ok()?;
-    Some(Duration::new(secs, nanos))
 }
 
 /// [`run`] without round spacing: an export round after every burst.

@@ -1,6 +1,7 @@
 //! Helpers shared by the session tests: temp dirs, a BIRD process guard,
-//! a raw BGP peer on a local socket, and a stand-in for the RIB thread
-//! (the `RibMsg` receiver read directly).
+//! a raw BGP peer on a local socket (with the Established session and the
+//! UPDATEs of `session_raw` and `session_streams`), and a stand-in for the
+//! RIB thread (the `RibMsg` receiver read directly).
 #![allow(dead_code)]
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -15,10 +16,10 @@ use bgp_rib::PeerId;
 use bgp_speaker::msg::{RibInput, RibTx};
 use bgp_speaker::pipeline::ChannelSender;
 use bgp_speaker::rib::RibMsg;
-use bgp_speaker::sess::SessionParams;
+use bgp_speaker::sess::{spawn_session, Registry, SessionHandle, SessionParams};
 use bgp_wire::{Capability, OpenMessage, ParseCtx, HEADER_LEN, MARKER};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
 /// A directory removed on drop.
@@ -215,6 +216,133 @@ pub fn params(
         start: true,
         confed: bgp_wire::ConfedSender::Outside,
     }
+}
+
+/// The raw peer's AS in [`connect_raw`], [`established_raw`] and
+/// [`good_attrs`].
+pub const RAW_PEER_AS: u32 = 65002;
+
+/// Our session (127.`net`.`n`.1, AS 65001, IPv4 unicast, `tune` applied
+/// to its parameters) over `rib`, connected to a raw peer at
+/// 127.`net`.`n`.2 that has sent nothing yet. Each test file takes its
+/// own `net` and each test its own `n`, so tests that run at once never
+/// share an address.
+pub async fn connect_raw(
+    net: u8,
+    n: u8,
+    rib: RibTx,
+    tune: impl FnOnce(&mut SessionParams),
+) -> (SessionHandle, RawPeer) {
+    let us = IpAddr::from([127, net, n, 1]);
+    let peer_ip = IpAddr::from([127, net, n, 2]);
+    let l = TcpListener::bind(SocketAddr::new(peer_ip, 0))
+        .await
+        .expect("bind raw peer");
+    let remote = l.local_addr().expect("addr");
+    let mut p = params(remote, us, RAW_PEER_AS, ConnectionMode::Both);
+    p.fsm.families = vec![AfiSafi::IPV4_UNICAST];
+    tune(&mut p);
+    let h = spawn_session(
+        &tokio::runtime::Handle::current(),
+        p,
+        rib,
+        &Registry::default(),
+        None,
+    );
+    let (s, from) = tokio::time::timeout(Duration::from_secs(5), l.accept())
+        .await
+        .expect("the session connects within 5 s")
+        .expect("accept");
+    assert_eq!(from.ip(), us, "connects from the configured local address");
+    (h, RawPeer::new(s))
+}
+
+/// [`connect_raw`], then the OPEN exchange with the raw peer
+/// ([`RAW_PEER_AS`], with the capabilities `caps` besides the usual
+/// ones): both Established, and the RIB told `Up` through `rx`.
+pub async fn established_raw(
+    net: u8,
+    n: u8,
+    rib: RibTx,
+    rx: &mut mpsc::Receiver<RibMsg>,
+    tune: impl FnOnce(&mut SessionParams),
+    caps: &[Capability],
+) -> (SessionHandle, RawPeer) {
+    let (h, mut peer) = connect_raw(net, n, rib, tune).await;
+    peer.handshake_caps(RAW_PEER_AS, Ipv4Addr::new(10, 255, 0, 2), caps)
+        .await;
+    expect_input(rx, 5, "Up", |i| {
+        matches!(i, RibInput::Up { .. }).then_some(())
+    })
+    .await;
+    (h, peer)
+}
+
+/// ORIGIN IGP, AS_PATH [[`RAW_PEER_AS`]] (4-octet), NEXT_HOP 192.0.2.1.
+pub fn good_attrs() -> Vec<u8> {
+    let mut a = vec![0x40, 1, 1, 0];
+    a.extend_from_slice(&[0x40, 2, 6, 2, 1]);
+    a.extend_from_slice(&RAW_PEER_AS.to_be_bytes());
+    a.extend_from_slice(&[0x40, 3, 4, 192, 0, 2, 1]);
+    a
+}
+
+/// An UPDATE message (RFC 4271 §4.3) of these withdrawn routes, path
+/// attributes and NLRI, each already encoded.
+pub fn update(withdrawn: &[u8], attrs: &[u8], nlri: &[u8]) -> Vec<u8> {
+    let mut b = Vec::new();
+    b.extend_from_slice(&(withdrawn.len() as u16).to_be_bytes());
+    b.extend_from_slice(withdrawn);
+    b.extend_from_slice(&(attrs.len() as u16).to_be_bytes());
+    b.extend_from_slice(attrs);
+    b.extend_from_slice(nlri);
+    message(2, &b)
+}
+
+/// The next batch of UPDATEs the RIB gets (within 5 s).
+pub async fn next_updates(rx: &mut mpsc::Receiver<RibMsg>) -> Vec<bgp_speaker::msg::DecodedUpdate> {
+    expect_input(rx, 5, "UPDATEs", |i| match i {
+        RibInput::Updates { updates, .. } => Some(updates.clone()),
+        _ => None,
+    })
+    .await
+}
+
+/// Sends an UPDATE whose Total Path Attribute Length (200) runs past its
+/// 23-octet body: the NLRI cannot be located, so RFC 7606 §4 leaves only
+/// a session reset with UPDATE Message Error / Malformed Attribute List
+/// (3/1, RFC 4271 §6.3), no data. Checks exactly that NOTIFICATION, the
+/// closed connection, a non-graceful `Down` with 3/1 at the RIB, and the
+/// session's last error.
+pub async fn unparsable_update_resets_3_1(
+    h: &SessionHandle,
+    peer: &mut RawPeer,
+    rx: &mut mpsc::Receiver<RibMsg>,
+) {
+    let mut b = vec![0, 0, 0, 200];
+    b.extend_from_slice(&good_attrs());
+    peer.send(&message(2, &b)).await;
+    let (ty, body) = peer.read_non_keepalive(5).await.expect("NOTIFICATION");
+    assert_eq!(ty, 3, "NOTIFICATION");
+    assert_eq!(body, vec![3, 1], "exactly 3/1 with no data");
+    assert!(peer.read(5).await.is_none(), "connection closed after it");
+    let reason = expect_input(rx, 5, "Down", |i| match i {
+        RibInput::Down {
+            reason, graceful, ..
+        } => Some((*reason, *graceful)),
+        _ => None,
+    })
+    .await;
+    let want = bgp_fsm::DownReason::MessageError {
+        code: 3,
+        subcode: 1,
+    };
+    assert_eq!(reason, (want, false));
+    assert!(
+        h.status.last_error().contains("3/1"),
+        "{}",
+        h.status.last_error()
+    );
 }
 
 /// BIRD as AS 65002 at `bird`, neighbour `us` (AS 65001). It announces

@@ -478,24 +478,6 @@ struct Slot {
     base: [u64; 5],
 }
 
-/// This thread's CPU time in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`): the
-/// schedulers' clock, so that time another process takes from a shared
-/// core is charged to no VR.
-fn cpu_ns() -> u64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes the timespec we pass.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    if rc != 0 {
-        return 0;
-    }
-    (t.tv_sec as u64)
-        .saturating_mul(1_000_000_000)
-        .saturating_add(t.tv_nsec as u64)
-}
-
 type Sched<D> = VrScheduler<AnyElement, VrPort<D>>;
 
 /// One core running virtual routers.
@@ -558,7 +540,9 @@ impl<D: Device<Error = IoError>> VrWorker<D> {
         };
         let mut w = VrWorker {
             demux: Rc::new(RefCell::new(demux)),
-            sched: VrScheduler::with_clock(1, Charge::Time, Box::new(cpu_ns)),
+            // This thread's CPU clock: time another process takes from a
+            // shared core is charged to no VR.
+            sched: VrScheduler::with_clock(1, Charge::Time, Box::new(base::thread_cpu_ns)),
             slots: Vec::new(),
             names,
             text,
@@ -661,7 +645,8 @@ impl<D: Device<Error = IoError>> VrWorker<D> {
         let g_ns = vrs.first().map_or(100_000, |v| {
             u64::from(v.def.granularity_us).saturating_mul(1000)
         });
-        let mut sched: Sched<D> = VrScheduler::with_clock(g_ns, Charge::Time, Box::new(cpu_ns));
+        let mut sched: Sched<D> =
+            VrScheduler::with_clock(g_ns, Charge::Time, Box::new(base::thread_cpu_ns));
         for ((v, s), r) in vrs.into_iter().zip(srcs).zip(runners) {
             let mut slot = match s {
                 Some(Src::Old(k)) => match old.get_mut(k).and_then(Option::take) {

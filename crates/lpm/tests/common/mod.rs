@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use base::thread_cpu_time;
 use base::{Prefix, Prefix4, Prefix6};
 use lpm::NextHop;
 use mrt::{Body, MrtReader};
@@ -303,7 +304,7 @@ where
     let mut down: Vec<Prefix4> = Vec::new();
     let mut deltas = Vec::with_capacity(batch);
     let (mut changes, mut publishes) = (0u64, 0u64);
-    let c0 = thread_cpu_s();
+    let c0 = thread_cpu_time().unwrap_or_default().as_secs_f64();
     let t0 = std::time::Instant::now();
     while t0.elapsed().as_secs_f64() < secs {
         deltas.clear();
@@ -326,7 +327,7 @@ where
         publishes += 1;
     }
     let el = t0.elapsed().as_secs_f64();
-    let cpu = thread_cpu_s() - c0;
+    let cpu = thread_cpu_time().unwrap_or_default().as_secs_f64() - c0;
     stop.store(true, Ordering::Relaxed);
     reader.join().expect("reader");
     Churn {
@@ -338,19 +339,4 @@ where
         lookups: lookups.load(Ordering::Relaxed),
         misses: misses.load(Ordering::Relaxed),
     }
-}
-
-/// CPU time of the calling thread, in seconds.
-pub fn thread_cpu_s() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; the clock id is a
-    // constant the kernel knows.
-    let r = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if r != 0 {
-        return 0.0;
-    }
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }

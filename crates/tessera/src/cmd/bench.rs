@@ -21,10 +21,12 @@ pub struct Args {
     /// monitor peers), or synthetic:PEERSxPREFIXES:shared|unique.
     #[arg(long, default_value = "a,b,c")]
     scenarios: String,
-    /// DUTs, repeatable or comma-separated: tesserad[:PIPELINE[:THREADS]]
-    /// (PIPELINE: sequential, per-peer, worker-pool, sharded; plain
-    /// `tesserad` is the daemon's default, sharded), bird, frr, gobgp,
-    /// openbgpd.
+    /// DUTs, repeatable or comma-separated:
+    /// tesserad[:PIPELINE[:THREADS][:LOCKS][:STREAMS]] (PIPELINE:
+    /// sequential, per-peer, worker-pool, sharded; LOCKS: stripes, fine,
+    /// for per-peer and worker-pool; STREAMS: per-session, per-worker, for
+    /// worker-pool; plain `tesserad` is the daemon's default, sharded),
+    /// bird, frr, gobgp, openbgpd.
     #[arg(
         long = "dut",
         value_delimiter = ',',

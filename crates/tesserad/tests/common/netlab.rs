@@ -1,5 +1,6 @@
 //! The lab of the dataplane tests (`dataplane_bird`, `dataplane_graph`,
-//! `ipsec_interop`, `multipath_bird`): a few network namespaces named
+//! `dataplane_vr`, `dataplane_xdp_fast`, `ipsec_interop`,
+//! `multipath_bird`): a few network namespaces named
 //! `<prefix><name><tag>`, veth links between them, processes started in
 //! them with their output in a log file of the lab's work directory, and
 //! bounded waits. Dropping the lab kills the processes, deletes the
@@ -259,6 +260,40 @@ impl NetLab {
         v.extend_from_slice(args);
         v.extend_from_slice(&["--socket", &sock]);
         self.exec(n, &v)
+    }
+
+    /// `tessera show dataplane --json` against the tesserad under test,
+    /// which every dataplane lab runs in namespace `r`; fails the test
+    /// when it does not answer or the answer is not JSON.
+    pub fn show(&self) -> serde_json::Value {
+        let s = self
+            .tessera("r", &["show", "dataplane", "--json"])
+            .unwrap_or_else(|e| panic!("show dataplane: {e}"));
+        serde_json::from_str(&s).unwrap_or_else(|e| panic!("{e}: {s}"))
+    }
+
+    /// Polls [`Self::show`] every 100 ms until `f` holds on it (the
+    /// dataplane's cores publish their counters when they go idle), for
+    /// up to 10 s; then fails the test with `what`, the last answer and
+    /// tesserad's log. The answer `f` accepted.
+    pub fn wait_show(
+        &self,
+        what: &str,
+        f: impl Fn(&serde_json::Value) -> bool,
+    ) -> serde_json::Value {
+        let end = Instant::now() + Duration::from_secs(10);
+        loop {
+            let v = self.show();
+            if f(&v) {
+                return v;
+            }
+            assert!(
+                Instant::now() < end,
+                "{what}: {v}\n--- tesserad.log\n{}",
+                self.log("tesserad.log")
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 
     /// One control request (what `tessera` sends) to the tesserad of
