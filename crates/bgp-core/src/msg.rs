@@ -291,12 +291,7 @@ pub const MAX_SHARDS: usize = 64;
 /// sweeps its own stale routes, RFC 4724 §4.2).
 pub fn split_updates(updates: Vec<DecodedUpdate>, n: usize) -> Vec<Vec<DecodedUpdate>> {
     let n = n.clamp(1, MAX_SHARDS);
-    // Sized up front: growing the parts (and below, each cut UPDATE's
-    // lists) one push at a time was a twentieth of the daemon's CPU time
-    // in scenario (f), in realloc (docs/BENCHMARKS.md, issue 17). A batch
-    // is a session's read, a few hundred UPDATEs at most.
-    let mut out: Vec<Vec<DecodedUpdate>> =
-        (0..n).map(|_| Vec::with_capacity(updates.len())).collect();
+    let mut out: Vec<Vec<DecodedUpdate>> = (0..n).map(|_| Vec::new()).collect();
     // The shard of each prefix of the current UPDATE, computed once.
     let mut shards: Vec<u8> = Vec::new();
     for u in updates {
@@ -347,22 +342,7 @@ pub fn split_updates(updates: Vec<DecodedUpdate>, n: usize) -> Vec<Vec<DecodedUp
             let bit = 1u64 << (s % 64);
             if touched & bit == 0 {
                 touched |= bit;
-                // Each list of this shard's part at its exact size.
-                let here = |r: std::ops::Range<usize>| {
-                    shards
-                        .get(r)
-                        .map_or(0, |xs| xs.iter().filter(|&&t| usize::from(t) == s).count())
-                };
-                part.push(DecodedUpdate {
-                    announce: Vec::with_capacity(here(0..w_at)),
-                    withdraw: Vec::with_capacity(here(w_at..ma_at)),
-                    multicast: Multicast {
-                        announce: Vec::with_capacity(here(ma_at..mw_at)),
-                        withdraw: Vec::with_capacity(here(mw_at..shards.len())),
-                        ..Multicast::default()
-                    },
-                    ..DecodedUpdate::default()
-                });
+                part.push(DecodedUpdate::default());
             }
             let Some(d) = part.last_mut() else { continue };
             if k < w_at {
@@ -571,10 +551,6 @@ mod tests {
                 assert!(d.announce.iter().all(owned) && d.multicast.announce.iter().all(owned));
                 assert!(d.multicast.withdraw.iter().all(owned));
                 assert!(d.withdraw.is_empty());
-                // Each list allocated once, at its size.
-                assert_eq!(d.announce.capacity(), d.announce.len());
-                assert_eq!(d.multicast.announce.capacity(), d.multicast.announce.len());
-                assert_eq!(d.multicast.withdraw.capacity(), d.multicast.withdraw.len());
                 assert_eq!(d.attrs.is_some(), !d.announce.is_empty());
                 if !d.multicast.announce.is_empty() {
                     assert_eq!(d.multicast.attrs.as_deref(), Some(&*ma));
