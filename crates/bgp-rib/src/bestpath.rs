@@ -176,6 +176,70 @@ fn step(o: Ordering, s: Step) -> Option<(Ordering, Step)> {
     (o != Ordering::Equal).then_some((o, s))
 }
 
+/// Steps 0-3 of the decision (LLGR_STALE, LOCAL_PREF, AS_PATH length,
+/// ORIGIN), which compare every pair of paths whatever the options, copied
+/// out of a path's [`Summary`] into its stored entry (8 bytes), so that the
+/// RIB can rank the paths of a prefix without loading their interned
+/// attribute sets (see `table.rs`: incremental selection).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SelKey {
+    local_pref: u32,
+    as_path_len: u16,
+    origin: u8,
+    flags: u8,
+}
+
+const KEY_HAS_LP: u8 = 1;
+const KEY_LLGR_STALE: u8 = 2;
+
+impl SelKey {
+    /// The key of a path with this summary.
+    pub fn of(s: &Summary) -> SelKey {
+        let mut flags = 0;
+        if s.local_pref().is_some() {
+            flags |= KEY_HAS_LP;
+        }
+        if s.llgr_stale() {
+            flags |= KEY_LLGR_STALE;
+        }
+        SelKey {
+            local_pref: s.local_pref().unwrap_or(0),
+            as_path_len: s.as_path_len(),
+            origin: s.origin() as u8,
+            flags,
+        }
+    }
+
+    /// Steps 0-3 as one number: lower is preferred, and two paths' ranks
+    /// are equal exactly when [`compare`] finds them tied through step 3
+    /// (under the same `cfg`, whose default LOCAL_PREF applies).
+    pub fn rank(&self, cfg: &BestPathConfig) -> u64 {
+        let lp = if self.flags & KEY_HAS_LP != 0 {
+            self.local_pref
+        } else {
+            cfg.default_local_pref
+        };
+        let llgr = u64::from(self.flags & KEY_LLGR_STALE != 0);
+        llgr << 56
+            | u64::from(u32::MAX - lp) << 24
+            | u64::from(self.as_path_len) << 8
+            | u64::from(self.origin)
+    }
+}
+
+/// Whether a scan replaces the incumbent `b` by the challenger `a`:
+/// [`compare`] prefers `a`, except that with
+/// [`BestPathConfig::compare_router_id`] off an eBGP incumbent keeps a tie
+/// that only the router id or a later step breaks (RFC 5004).
+pub fn replaces(a: &Candidate<'_>, b: &Candidate<'_>, cfg: &BestPathConfig) -> bool {
+    let (o, s) = compare(a, b, cfg);
+    if o != Ordering::Less {
+        return false;
+    }
+    let late_tie = matches!(s, Step::RouterId | Step::ClusterListLen | Step::PeerAddr);
+    cfg.compare_router_id || !late_tie || !(a.ebgp && b.ebgp)
+}
+
 /// Compares two candidates. `Less` means `a` is preferred. Returns the
 /// deciding step.
 pub fn compare(a: &Candidate<'_>, b: &Candidate<'_>, cfg: &BestPathConfig) -> (Ordering, Step) {
@@ -259,14 +323,7 @@ pub fn select_by<'a, F>(n: usize, get: F, cfg: &BestPathConfig) -> Option<usize>
 where
     F: Fn(usize) -> Option<Candidate<'a>>,
 {
-    let better = |a: &Candidate<'_>, b: &Candidate<'_>| {
-        let (o, s) = compare(a, b, cfg);
-        if o != Ordering::Less {
-            return false;
-        }
-        let late_tie = matches!(s, Step::RouterId | Step::ClusterListLen | Step::PeerAddr);
-        cfg.compare_router_id || !late_tie || !(a.ebgp && b.ebgp)
-    };
+    let better = |a: &Candidate<'_>, b: &Candidate<'_>| replaces(a, b, cfg);
     if !cfg.deterministic_med || cfg.always_compare_med {
         // With always_compare_med every step compares every pair, so the
         // relation is a total order and a scan is already deterministic.

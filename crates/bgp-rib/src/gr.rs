@@ -244,6 +244,7 @@ impl Llgr<'_> {
                     Some(h) => {
                         self.released.push(p.attrs);
                         p.attrs = h;
+                        p.key = table::key_of(h, self.interner);
                         kept += 1;
                     }
                     None => drop = true,

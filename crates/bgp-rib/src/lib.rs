@@ -9,8 +9,8 @@
 //! * Attribute sets are hash-consed and reference counted ([`AttrSet`],
 //!   [`AttrHandle`], 4 bytes); the semantically relevant fields for
 //!   best-path selection are precomputed when a set is interned.
-//! * A stored path is 12 bytes ([`PathEntry`], including the graceful
-//!   restart stale flag); a prefix holds an exact-size boxed slice of them
+//! * A stored path is 20 bytes ([`PathEntry`], including the graceful
+//!   restart stale flag and its selection key); a prefix holds a vector of them
 //!   plus the index of its best path (the Loc-RIB).
 //! * Best path follows RFC 4271 §9.1.2.2 with the usual tie-breakers, see
 //!   [`bestpath`].

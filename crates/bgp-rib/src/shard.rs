@@ -9,7 +9,7 @@ use bgp_wire::Nlri;
 
 use crate::adjout::{AdjOut, Group};
 use crate::attrs::{AttrSet, AttrsBuilder};
-use crate::bestpath::BestPathConfig;
+use crate::bestpath::{BestPathConfig, SelKey};
 use crate::hash::FastMap;
 use crate::intern::{AttrHandle, Interner};
 use crate::key::PKey;
@@ -489,6 +489,8 @@ impl RibShard {
             suppressed: self.damp_suppressed(peer, prefix, path_id),
             path_id,
             attrs: h,
+            // Set by `table::upsert` from the set.
+            key: SelKey::default(),
         };
         let ctx = SelectCtx {
             interner: &self.interner,

@@ -1,15 +1,42 @@
-//! Per-prefix storage: a hash table from a family's prefix type to an
-//! exact-size boxed slice of 12-byte path records and the best index.
+//! Per-prefix storage: a hash table from a family's prefix type to the
+//! 20-byte path records of each prefix and the best index.
 //!
-//! The slice is reallocated on every insert and removal. Per prefix that
-//! costs a copy of a handful of 12-byte records, and saves the growth slack
-//! and capacity word a `Vec` would keep for each of millions of prefixes.
+//! The vector is kept at its length rounded up to even ([`even`]) and
+//! reallocated when it grows past that or shrinks below it. Per prefix that
+//! costs a copy of a handful of 20-byte records on every second insert, and
+//! saves the growth slack a doubling `Vec` would keep for each of millions
+//! of prefixes.
+//!
+//! # Incremental selection
+//!
+//! The best index is kept equal to what [`bestpath::select_by`] returns
+//! over all the paths in storage order (the full reselection), without
+//! running it on every change. In the plain scan (no deterministic MED,
+//! or always-compare-MED; no next-hop tracking) that is exact because:
+//!
+//! * the scan's winner after one more path is the old winner or the new
+//!   path, whichever [`bestpath::replaces`] keeps (a scan is a fold), so an
+//!   arriving path is compared with the best only;
+//! * steps 0-3 (the path's [`SelKey`] rank) compare every pair whatever the
+//!   options, so the winner has the lowest rank, and only the paths of that
+//!   rank (the *top class*) can decide it: a path ranked below the best can
+//!   be added, changed or removed without changing the best, and a path
+//!   ranked above it becomes the best at once.
+//!
+//! MED (§9.1.2.2 c) only between paths of one neighbouring AS makes the
+//! relation within the top class not transitive, so the scan over it
+//! depends on order: a change to a path of the top class other than a new
+//! last path, or to the best itself (withdrawn, or changed without
+//! becoming strictly better in rank), reselects, over the top class only.
+//! Deterministic MED (grouped by neighbouring AS, where the order of the
+//! groups depends on every path) and next-hop tracking (eligibility that
+//! the key does not carry) always reselect over every path.
 
 use std::hash::Hash;
 
 use base::{Prefix, Prefix4, Prefix6};
 
-use crate::bestpath::{self, BestPathConfig, Candidate};
+use crate::bestpath::{self, BestPathConfig, Candidate, SelKey};
 use crate::intern::{AttrHandle, Interner};
 use crate::nht::{nexthop_ip, NhTable};
 use crate::peer::PeerState;
@@ -22,9 +49,10 @@ pub(crate) const MAX_PATHS: usize = NO_BEST as usize;
 
 /// The paths of one prefix and the index of the best (`NO_BEST`: none).
 /// A prefix with one path (most of a full table from one peer) keeps it
-/// inline, with no heap block (a 12-byte allocation costs a 32-byte
+/// inline, with no heap block (a 20-byte allocation costs a 32-byte
 /// malloc chunk); several live in a boxed `Vec` behind a thin pointer, so
-/// the entry is 16 bytes and a table slot with an IPv4 key 24.
+/// the entry is 24 bytes (16 before the paths carried their selection
+/// key) and a table slot with an IPv4 key 32.
 #[derive(Debug)]
 #[allow(clippy::box_collection)] // Many's thin pointer, on purpose
 pub(crate) enum PrefixEntry {
@@ -39,6 +67,15 @@ pub(crate) enum PrefixEntry {
         paths: Box<Vec<PathEntry>>,
         best: u16,
     },
+}
+
+/// The capacity kept for `n` paths: `n` rounded up to even. A prefix
+/// that gains its paths one by one (a full feed per peer) then reallocates
+/// on every second path, not on each (the profile of scenario (f) had
+/// malloc and free at a fifth of the daemon's time); the slack is at most
+/// one record, and often none in the allocator's 16-byte chunks.
+fn even(n: usize) -> usize {
+    n + (n & 1)
 }
 
 impl Default for PrefixEntry {
@@ -95,7 +132,7 @@ impl PrefixEntry {
                 None => PrefixEntry::Empty { best },
             },
             _ => {
-                v.shrink_to_fit();
+                v.shrink_to(even(v.len()));
                 PrefixEntry::Many {
                     paths: Box::new(v),
                     best,
@@ -114,16 +151,36 @@ impl PrefixEntry {
                 return;
             }
             PrefixEntry::Many { paths, .. } => {
-                paths.reserve_exact(1);
+                if paths.len() == paths.capacity() {
+                    paths.reserve_exact(even(paths.len() + 1) - paths.len());
+                }
                 paths.push(p);
                 return;
             }
             PrefixEntry::One { .. } => {}
         }
-        let mut v = self.take_paths();
-        v.reserve_exact(1);
+        let mut v = Vec::with_capacity(2);
+        v.extend(self.take_paths());
         v.push(p);
         self.set_paths(v);
+    }
+    /// Removes the path at `i` (`None`: no such index), keeping the order
+    /// of the others and the best index as it was.
+    fn remove_path(&mut self, i: usize) -> Option<PathEntry> {
+        if i >= self.paths().len() {
+            return None;
+        }
+        if let PrefixEntry::Many { paths, .. } = self {
+            if paths.len() > 2 {
+                let p = paths.remove(i);
+                paths.shrink_to(even(paths.len()));
+                return Some(p);
+            }
+        }
+        let mut v = self.take_paths();
+        let p = v.remove(i);
+        self.set_paths(v);
+        Some(p)
     }
     pub(crate) fn best_path(&self) -> Option<&PathEntry> {
         self.paths().get(self.best_raw() as usize)
@@ -201,13 +258,194 @@ pub(crate) fn candidate<'a>(p: &PathEntry, ctx: &SelectCtx<'a>) -> Option<Candid
     })
 }
 
+/// The selection key of a path with the attribute set `h` (the default
+/// for a dead handle, which is never eligible).
+pub(crate) fn key_of(h: AttrHandle, interner: &Interner) -> SelKey {
+    interner
+        .get(h)
+        .map_or_else(SelKey::default, |s| SelKey::of(s.summary()))
+}
+
+/// Whether the best can be maintained incrementally (module docs).
+fn incremental(ctx: &SelectCtx<'_>) -> bool {
+    ctx.nht.is_none() && (!ctx.cfg.deterministic_med || ctx.cfg.always_compare_med)
+}
+
+/// The rank of `p` (steps 0-3, lower preferred) when it may be eligible,
+/// read from the entry and the peer table only; `None`: not eligible. A
+/// path with a dead handle gets a rank here and no candidate.
+fn top_rank(p: &PathEntry, ctx: &SelectCtx<'_>) -> Option<u64> {
+    if p.suppressed || !matches!(ctx.peers.get(p.peer.0 as usize), Some(Some(_))) {
+        return None;
+    }
+    Some(p.key.rank(ctx.cfg))
+}
+
+/// The full reselection: [`bestpath::select_by`] over every path.
+pub(crate) fn select_all(paths: &[PathEntry], ctx: &SelectCtx<'_>) -> Option<usize> {
+    let get = |i: usize| candidate(paths.get(i)?, ctx);
+    bestpath::select_by(paths.len(), get, ctx.cfg)
+}
+
+/// The same result as [`select_all`]; in incremental mode the scan runs
+/// over the top class only, found from the inline keys (module docs).
+fn select(paths: &[PathEntry], ctx: &SelectCtx<'_>) -> Option<usize> {
+    if !incremental(ctx) {
+        return select_all(paths, ctx);
+    }
+    let (mut top, mut first, mut ties) = (u64::MAX, None, 0usize);
+    for (i, p) in paths.iter().enumerate() {
+        match top_rank(p, ctx) {
+            Some(r) if r < top => (top, first, ties) = (r, Some(i), 1),
+            Some(r) if r == top => ties += 1,
+            _ => {}
+        }
+    }
+    let first = first?;
+    let dead = std::cell::Cell::new(false);
+    let get = |i: usize| {
+        let p = paths.get(i)?;
+        if top_rank(p, ctx) != Some(top) {
+            return None;
+        }
+        let c = candidate(p, ctx);
+        dead.set(dead.get() || c.is_none());
+        c
+    };
+    let best = if ties == 1 {
+        get(first).map(|_| first)
+    } else {
+        bestpath::select_by(paths.len(), get, ctx.cfg)
+    };
+    if dead.get() {
+        // A dead handle in the top class (the shard's bookkeeping is
+        // wrong): the class was ranked wrongly; scan everything.
+        return select_all(paths, ctx);
+    }
+    best
+}
+
 /// Recomputes the best index; returns whether the best differs from `old`
 /// (the best path before the list was modified).
 pub(crate) fn reselect(e: &mut PrefixEntry, old: Option<PathEntry>, ctx: &SelectCtx<'_>) -> bool {
-    let paths = e.paths();
-    let get = |i: usize| candidate(paths.get(i)?, ctx);
-    e.set_best(bestpath::select_by(paths.len(), get, ctx.cfg).map_or(NO_BEST, |i| i as u16));
+    e.set_best(select(e.paths(), ctx).map_or(NO_BEST, |i| i as u16));
     old != e.best_path().copied()
+}
+
+/// How one prefix's path list changed.
+#[derive(Copy, Clone, Debug)]
+enum Edit {
+    /// A path was added at the end.
+    Appended,
+    /// The path at `i`, before the change `was`, changed in place.
+    Changed { i: usize, was: PathEntry },
+    /// The path at `i` (`was`) was removed.
+    Removed { i: usize, was: PathEntry },
+    /// The path at `i` (`was`) was removed and its new version added at
+    /// the end (new attributes make a path the newest, RFC 5004).
+    Moved { i: usize, was: PathEntry },
+}
+
+/// The best index after `edit`, from `best` (before it, valid then)
+/// without a scan where that is exact (module docs); `None`: reselect.
+/// The edited path's handle is live (the caller holds it).
+fn incremental_best(
+    paths: &[PathEntry],
+    best: Option<(usize, PathEntry)>,
+    edit: Edit,
+    ctx: &SelectCtx<'_>,
+) -> Option<Option<usize>> {
+    let top = best.map(|(_, b)| b.key.rank(ctx.cfg));
+    let in_top = |p: &PathEntry| top.is_some() && top_rank(p, ctx) == top;
+    match edit {
+        Edit::Appended => {
+            let last = paths.len().checked_sub(1)?;
+            appended(paths, best.map(|(b, _)| b), top, last, ctx)
+        }
+        Edit::Removed { i, was } => {
+            if best.is_some_and(|(b, _)| b == i) || in_top(&was) {
+                return None;
+            }
+            Some(best.map(|(b, _)| if b > i { b - 1 } else { b }))
+        }
+        Edit::Moved { i, was } => {
+            if best.is_some_and(|(b, _)| b == i) || in_top(&was) {
+                return None;
+            }
+            let b = best.map(|(b, _)| if b > i { b - 1 } else { b });
+            appended(paths, b, top, paths.len().checked_sub(1)?, ctx)
+        }
+        Edit::Changed { i, was } => {
+            let now = top_rank(paths.get(i)?, ctx);
+            let Some((b, _)) = best else {
+                // Nothing was eligible: the changed path is the only one
+                // that can be.
+                return Some(now.map(|_| i));
+            };
+            match (now, top) {
+                // Strictly better in rank: alone at the top.
+                (Some(r), Some(t)) if r < t => Some(Some(i)),
+                _ if b == i || in_top(&was) => None,
+                (Some(r), Some(t)) if r == t => None,
+                _ => Some(Some(b)),
+            }
+        }
+    }
+}
+
+/// The scan's next step: the best after the eligible or ineligible path at
+/// `last` joined a list whose best was `best` with rank `top`.
+fn appended(
+    paths: &[PathEntry],
+    best: Option<usize>,
+    top: Option<u64>,
+    last: usize,
+    ctx: &SelectCtx<'_>,
+) -> Option<Option<usize>> {
+    let p = paths.get(last)?;
+    let Some(r) = top_rank(p, ctx) else {
+        return Some(best);
+    };
+    let (Some(b), Some(t)) = (best, top) else {
+        return Some(Some(last));
+    };
+    if r != t {
+        return Some(Some(if r < t { last } else { b }));
+    }
+    let (c, cb) = (candidate(p, ctx)?, candidate(paths.get(b)?, ctx)?);
+    Some(Some(if bestpath::replaces(&c, &cb, ctx.cfg) {
+        last
+    } else {
+        b
+    }))
+}
+
+/// Updates the best index after `edit`; `best` is the best index and path
+/// before it. Returns whether the best path changed.
+fn update_best(
+    e: &mut PrefixEntry,
+    best: Option<(usize, PathEntry)>,
+    edit: Edit,
+    ctx: &SelectCtx<'_>,
+) -> bool {
+    let old = best.map(|(_, p)| p);
+    let inc = if incremental(ctx) {
+        incremental_best(e.paths(), best, edit, ctx)
+    } else {
+        None
+    };
+    match inc {
+        Some(b) => {
+            e.set_best(b.map_or(NO_BEST, |i| i as u16));
+            old != e.best_path().copied()
+        }
+        None => reselect(e, old, ctx),
+    }
+}
+
+fn best_of(e: &PrefixEntry) -> Option<(usize, PathEntry)> {
+    let b = e.best_index()?;
+    Some((b, *e.paths().get(b)?))
 }
 
 /// Appends to `out` the multipath set of `e` (see [`crate::multipath`]),
@@ -247,18 +485,25 @@ pub(crate) fn rank(e: &PrefixEntry, n: usize, ctx: &SelectCtx<'_>, out: &mut Vec
     }
 }
 
-/// Adds or replaces the path of (`peer`, `path_id`) under `key`.
+/// Adds or replaces the path of (`peer`, `path_id`) under `key` (its
+/// selection key is computed here).
 pub(crate) fn upsert<K: Key>(
     t: &mut Table<K>,
     key: K,
-    path: PathEntry,
+    mut path: PathEntry,
     ctx: &SelectCtx<'_>,
 ) -> Change {
     let mut ch = Change::default();
+    let live = ctx.interner.get(path.attrs).is_some();
+    path.key = key_of(path.attrs, ctx.interner);
     let e = t.entry(key).or_default();
-    let old = e.best_path().copied();
-    let same = |p: &&mut PathEntry| p.peer == path.peer && p.path_id == path.path_id;
-    if let Some(p) = e.paths_mut().iter_mut().find(same) {
+    let best = best_of(e);
+    let same = |p: &PathEntry| p.peer == path.peer && p.path_id == path.path_id;
+    let edit = if let Some(i) = e.paths().iter().position(same) {
+        let Some(p) = e.paths_mut().get_mut(i) else {
+            return ch;
+        };
+        let was = *p;
         if p.attrs == path.attrs {
             // Duplicate announcement: the caller's new reference is the one
             // to drop. A re-announcement after a graceful restart clears
@@ -267,25 +512,27 @@ pub(crate) fn upsert<K: Key>(
             ch.released = Some(path.attrs);
             if p.suppressed != path.suppressed {
                 p.suppressed = path.suppressed;
-                ch.best_changed = reselect(e, old, ctx);
+                let edit = Edit::Changed { i, was };
+                ch.best_changed = if live {
+                    update_best(e, best, edit, ctx)
+                } else {
+                    reselect(e, best.map(|(_, p)| p), ctx)
+                };
             }
             return ch;
         }
         ch.released = Some(p.attrs);
         ch.replaced = true;
-        p.attrs = path.attrs;
-        p.stale = path.stale;
-        p.suppressed = path.suppressed;
-        if !ctx.cfg.compare_router_id {
+        *p = path;
+        if ctx.cfg.compare_router_id {
+            Edit::Changed { i, was }
+        } else {
             // Paths are kept in arrival order for RFC 5004's "oldest
             // wins": new attributes make the path the newest.
-            let ps = e.paths_mut();
-            if let Some(i) = ps
-                .iter()
-                .position(|p| p.peer == path.peer && p.path_id == path.path_id)
-            {
-                ps[i..].rotate_left(1);
+            if let Some(tail) = e.paths_mut().get_mut(i..) {
+                tail.rotate_left(1);
             }
+            Edit::Moved { i, was }
         }
     } else {
         if e.paths().len() >= MAX_PATHS {
@@ -295,8 +542,13 @@ pub(crate) fn upsert<K: Key>(
         }
         e.push_path(path);
         ch.added = true;
-    }
-    ch.best_changed = reselect(e, old, ctx);
+        Edit::Appended
+    };
+    ch.best_changed = if live {
+        update_best(e, best, edit, ctx)
+    } else {
+        reselect(e, best.map(|(_, p)| p), ctx)
+    };
     ch
 }
 
@@ -321,16 +573,18 @@ pub(crate) fn remove<K: Key>(
         return ch;
     };
     ch.removed = true;
-    let old = e.best_path().copied();
-    let mut v = e.take_paths();
-    ch.released = Some(v.remove(i).attrs);
-    e.set_paths(v);
+    let best = best_of(e);
+    let was = e.remove_path(i);
+    ch.released = was.map(|p| p.attrs);
     if e.paths().is_empty() {
         t.remove(&key);
         ch.best_changed = true;
         return ch;
     }
-    ch.best_changed = reselect(e, old, ctx);
+    ch.best_changed = match was {
+        Some(was) => update_best(e, best, Edit::Removed { i, was }, ctx),
+        None => reselect(e, best.map(|(_, p)| p), ctx),
+    };
     ch
 }
 
@@ -426,6 +680,7 @@ mod tests {
             suppressed: false,
             path_id: 0,
             attrs: AttrHandle(u32::from(peer)),
+            key: SelKey::default(),
         }
     }
 
@@ -433,7 +688,8 @@ mod tests {
     /// every change of representation; no bigger than the boxed slice.
     #[test]
     fn prefix_entry_inline_and_boxed() {
-        assert!(std::mem::size_of::<PrefixEntry>() <= 16);
+        assert_eq!(std::mem::size_of::<PrefixEntry>(), 24);
+        assert_eq!(std::mem::size_of::<(Prefix4, PrefixEntry)>(), 32);
         let mut e = PrefixEntry::default();
         assert!(e.paths().is_empty() && e.best_index().is_none());
         e.push_path(path(1));
@@ -444,6 +700,20 @@ mod tests {
         e.push_path(path(3));
         assert!(matches!(e, PrefixEntry::Many { .. }));
         assert_eq!(e.paths().len(), 3);
+        // Grown two records at a time; shrunk to even.
+        let cap = |e: &PrefixEntry| match e {
+            PrefixEntry::Many { paths, .. } => paths.capacity(),
+            _ => 0,
+        };
+        assert_eq!(cap(&e), 4);
+        e.push_path(path(4));
+        assert_eq!(cap(&e), 4);
+        e.push_path(path(5));
+        assert_eq!(cap(&e), 6);
+        assert_eq!(e.remove_path(4).map(|p| p.peer), Some(PeerId(5)));
+        assert_eq!(e.remove_path(3).map(|p| p.peer), Some(PeerId(4)));
+        assert_eq!(e.remove_path(3), None);
+        assert_eq!(cap(&e), 4);
         assert_eq!(e.best_path().map(|p| p.peer), Some(PeerId(1)));
         let mut v = e.take_paths();
         v.retain(|p| p.peer == PeerId(3));

@@ -7,11 +7,13 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use base::{Afi, Asn, Prefix};
 
+use crate::bestpath::SelKey;
 use crate::intern::AttrHandle;
 use crate::PeerId;
 
-/// One stored path: 12 bytes (the stale and suppressed flags live in what
-/// would be padding after the 2-byte peer id).
+/// One stored path: 20 bytes (the stale and suppressed flags live in what
+/// would be padding after the 2-byte peer id; 8 of them are the selection
+/// key, a copy of what the first decision steps read).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct PathEntry {
     /// The peer the path came from.
@@ -27,6 +29,9 @@ pub struct PathEntry {
     pub path_id: u32,
     /// The path's interned attributes.
     pub attrs: AttrHandle,
+    /// Steps 0-3 of the decision for `attrs` (kept in step with it by the
+    /// table), so that ranking a prefix's paths does not load their sets.
+    pub(crate) key: SelKey,
 }
 
 /// What the RIB needs to know about a peer.

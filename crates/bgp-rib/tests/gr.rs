@@ -71,8 +71,8 @@ fn setup() -> RibShard {
 }
 
 #[test]
-fn path_entry_stays_twelve_bytes() {
-    assert_eq!(std::mem::size_of::<PathEntry>(), 12);
+fn path_entry_stays_twenty_bytes() {
+    assert_eq!(std::mem::size_of::<PathEntry>(), 20);
 }
 
 #[test]
