@@ -156,6 +156,8 @@ pub struct RibCore {
     /// Roles for the propagation rules, rebuilt when a peer goes up/down.
     pub(crate) roles: Vec<Option<PeerRole>>,
     pub(crate) changed: Vec<Prefix>,
+    /// [`arrival_order`]'s buffer, kept between export rounds.
+    pub(crate) order_scratch: Vec<Prefix>,
     /// Best-path changes of [`Self::mcast`] (never in the best feed).
     pub(crate) mcast_changed: Vec<Prefix>,
     pub(crate) scratch: Vec<u8>,
@@ -232,6 +234,7 @@ impl RibCore {
             meter: Box::new(NoMeter),
             roles: vec![None],
             changed: Vec::new(),
+            order_scratch: Vec::new(),
             mcast_changed: Vec::new(),
             scratch: Vec::new(),
             share_encodings: true,
@@ -1390,8 +1393,10 @@ impl RibCore {
         // tracks itself.
         if !self.changed.is_empty() || self.rib.path_changes_pending() {
             let t0 = self.ns();
-            self.changed.sort_unstable();
-            self.changed.dedup();
+            // Export in arrival order (issue 17, (c10)): the prefixes of
+            // one received UPDATE stay together in the peers' pending
+            // queues, so a drain step packs them into one UPDATE again.
+            let arrival = arrival_order(&mut self.changed, &mut self.order_scratch);
             self.counters.best_changes += self.changed.len() as u64;
             let n_changed = self.changed.len() as u64;
             let t_best = self.ns().saturating_sub(t0);
@@ -1421,8 +1426,9 @@ impl RibCore {
                 self.views.update(&self.rib, &self.peers, &changed, out);
             }
             for s in self.rib.shards_mut() {
-                s.export_changes(&changed, &mut ex);
+                s.export_changes(&arrival, &mut ex);
             }
+            self.order_scratch = arrival;
             self.roles = ex.roles;
             let t_export = self.ns().saturating_sub(t0).saturating_sub(t_best);
             let tf = self.ns();
@@ -1566,4 +1572,40 @@ pub fn best_change(rib: &Rib, prefix: &Prefix) -> BestChange {
         }
     }
     c
+}
+
+/// Sorts and dedups `changed` (as the rest of an export round reads it)
+/// and returns the same prefixes in the order of their last change, in
+/// `buf`'s allocation (issue 17, scenario (c10)).
+///
+/// Why: peers' pending queues drain oldest first, a step at a time, and
+/// a step packs prefixes with the same attribute set into one UPDATE. In
+/// prefix order the prefixes of one received UPDATE (one attribute set,
+/// often spread over the address space) landed in different steps and
+/// went out one per UPDATE: 1.07 prefixes per UPDATE to the generators
+/// in (c10) with `--export all`, against the 2.3 they sent and BIRD
+/// passed on. The last change is the one that set the best path the
+/// export sends.
+pub(crate) fn arrival_order(changed: &mut Vec<Prefix>, buf: &mut Vec<Prefix>) -> Vec<Prefix> {
+    let mut idx: Vec<(Prefix, u32)> = changed
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (*p, i as u32))
+        .collect();
+    idx.sort_unstable();
+    // Per prefix the last (highest) index; sorted by prefix for `changed`.
+    let mut last: Vec<(Prefix, u32)> = Vec::with_capacity(idx.len());
+    for e in idx {
+        match last.last_mut() {
+            Some(l) if l.0 == e.0 => l.1 = e.1,
+            _ => last.push(e),
+        }
+    }
+    changed.clear();
+    changed.extend(last.iter().map(|e| e.0));
+    last.sort_unstable_by_key(|e| e.1);
+    let mut out = std::mem::take(buf);
+    out.clear();
+    out.extend(last.iter().map(|e| e.0));
+    out
 }
