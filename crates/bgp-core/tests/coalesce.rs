@@ -201,19 +201,15 @@ proptest! {
     }
 }
 
-/// Prefixes of [`three_feeds`]: about 55 bytes of UPDATE each.
-const FEED: u32 = 1300;
-
-/// [`FEED`] prefixes, each with an attribute set of its own (about 72 kB
-/// of UPDATEs: above the default refill mark, and three of them fit in
-/// the queue limit), announced by feeder 1, then with a shorter path by feeder 2, then
-/// shorter again by feeder 3, while the client has not written what it
-/// was first sent.
+/// 6000 prefixes, each with an attribute set of its own (about 330 kB of
+/// UPDATEs, above the default refill mark), announced by feeder 1, then
+/// with a shorter path by feeder 2, then shorter again by feeder 3, while
+/// the client has not written what it was first sent.
 fn three_feeds(refill_below: u64) -> Client {
     let now = Instant(0);
     let mut h = setup(refill_below);
     let mut c = Client::default();
-    let prefixes: Vec<Prefix> = (0..FEED)
+    let prefixes: Vec<Prefix> = (0..6000u32)
         .map(|i| common::prefix(&format!("10.{}.{}.0/24", i / 256, i % 256)))
         .collect();
     for f in 1..=3u16 {
@@ -239,9 +235,9 @@ fn a_busy_client_gets_each_prefix_once_more_not_once_per_feed() {
         eager.updates, coalesced.updates
     );
     assert_eq!(coalesced.routes, eager.routes, "same final routes");
-    // Without coalescing every feed reaches the client: 3 x FEED. With
-    // it the first feed goes out (the queue was empty), the next two wait
+    // Without coalescing every feed reaches the client: 3 x 6000. With it
+    // the first feed goes out (the queue was empty), the next two wait
     // and go out once, in the last feed's state.
-    assert_eq!(eager.updates, 3 * FEED as usize);
-    assert_eq!(coalesced.updates, 2 * FEED as usize);
+    assert_eq!(eager.updates, 18_000);
+    assert_eq!(coalesced.updates, 12_000);
 }
