@@ -30,17 +30,6 @@ type Shared = (ExportBatch, Bytes, usize);
 /// handed over whole held up to twice what it carried).
 pub(crate) const ENCODE_CHUNK: usize = 64 << 10;
 
-/// The least room a part gets: one drain step's worth, so that many parts
-/// (the stripe modes' 8 or more) still each make progress.
-const PART_ROOM_MIN: u64 = 16 << 10;
-
-/// The room one of `parts` RIB parts may fill in one flush: its share of
-/// [`OUT_QUEUE_LIMIT`] (the parts flush independently and each sees the
-/// same unwritten count).
-pub(crate) fn part_room(parts: usize) -> u64 {
-    (OUT_QUEUE_LIMIT / parts.max(1) as u64).max(PART_ROOM_MIN)
-}
-
 /// Moves what `scratch` holds into `body` as one exact-size buffer; the
 /// scratch keeps its capacity for the next encoding.
 fn seal(scratch: &mut Vec<u8>, body: &mut Vec<Bytes>) {
@@ -68,8 +57,7 @@ fn encode(
 impl RibCore {
     /// Hands every Established session whose queue of encoded bytes is
     /// below [`RibCore::refill_below`] what its Adj-RIB-Out has queued, up
-    /// to this part's share of the room left in that queue
-    /// ([`OUT_QUEUE_LIMIT`], [`part_room`]): the rest stays queued as prefixes and is
+    /// to the room left in that queue ([`OUT_QUEUE_LIMIT`]): the rest stays queued as prefixes and is
     /// encoded by a later flush, once the session's writer has drained
     /// (it wakes the RIB below [`crate::OUT_QUEUE_LOW`]; the periodic
     /// tick retries too). BoRR goes out with the first part of a refresh's
@@ -99,11 +87,13 @@ impl RibCore {
             if now.since(up.last_flush) < entry.meta.mrai && !marked && !up.backlog {
                 continue;
             }
-            // The room is shared by the RIB parts that export to this
-            // session (one per shard thread, each flushing on its own):
-            // each takes at most its share, so that two parts that see
-            // the same empty queue do not each fill it (issue 17 (c30)).
-            let room = (OUT_QUEUE_LIMIT - queued).min(part_room(self.part.count)) as usize;
+            // Each RIB part (shard thread) flushes on its own against the
+            // one count: two parts that see the same queue may each fill
+            // the room. Splitting it (each part its share) cut (c30)'s
+            // peak RSS further but doubled the refills of a fast reader:
+            // (a)'s convergence 0.94 -> 1.8 s, (c10)'s 6.3 -> 9.7 s (ADR
+            // 0004 addendum).
+            let room = (OUT_QUEUE_LIMIT - queued) as usize;
             let te = self.meter.now_ns();
             self.scratch.clear();
             let mut body: Vec<Bytes> = Vec::new();
