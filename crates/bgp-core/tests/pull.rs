@@ -7,14 +7,18 @@ mod common;
 
 use std::sync::atomic::Ordering;
 
+use std::collections::BTreeSet;
+
 use base::{Instant, Prefix};
-use bgp_core::{Output, OUT_QUEUE_LIMIT, OUT_QUEUE_LOW};
+use bgp_core::{Output, Part, PeerEntry, OUT_QUEUE_LIMIT, OUT_QUEUE_LOW};
+use bgp_rib::PeerId;
 use bgp_wire::{Message, ParseCtx};
 use common::Harness;
 
 /// 20000 attribute sets (AS paths 65001 100000..119999) of 20 /32s each: 400k prefixes,
-/// about 3 MB of UPDATEs, three times what the queue may hold.
+/// about 3 MB of UPDATEs, several times what the queue may hold.
 fn load(h: &mut Harness, now: Instant) -> usize {
+    let part = h.core.part;
     let mut n = 0;
     for i in 0u32..20_000 {
         let prefixes: Vec<Prefix> = (0..20u32)
@@ -24,7 +28,13 @@ fn load(h: &mut Harness, now: Instant) -> usize {
                 // /32s keep every prefix distinct (k < 2^24).
                 Prefix::new(std::net::IpAddr::V4(a), 32).expect("prefix")
             })
+            // A part of a split RIB gets its own prefixes (as the runtime
+            // splits each batch).
+            .filter(|p| part.owns(p))
             .collect();
+        if prefixes.is_empty() {
+            continue;
+        }
         n += prefixes.len();
         h.announce(now, 1, &prefixes, &[&format!("path=65001,{}", 100_000 + i)]);
     }
@@ -122,4 +132,127 @@ fn a_slow_session_gets_its_table_in_parts_with_the_end_of_rib_last() {
     assert_eq!(got, total, "every prefix once, the End-of-RIB last");
     assert!(!h.core.export_backlog());
     assert!(rounds >= 3, "{rounds} parts");
+}
+
+/// Hands over what the last round gave peer `p` and returns the prefixes
+/// announced in it, in order, and the End-of-RIBs seen.
+fn take_prefixes(h: &mut Harness, p: u16) -> (usize, Vec<Prefix>, usize) {
+    let ctx = ParseCtx::legacy().with_four_octet_asn(true);
+    let (mut bytes, mut prefixes, mut eors) = (0, Vec::new(), 0);
+    for o in std::mem::take(&mut h.out.out) {
+        let Output::Send {
+            peer,
+            bytes: b,
+            markers,
+        } = o
+        else {
+            continue;
+        };
+        if peer.0 != p {
+            continue;
+        }
+        let mut sent = Vec::new();
+        h.status(p)
+            .hand_over(b, markers, |b| sent.extend_from_slice(&b));
+        bytes += sent.len();
+        let mut rest = &sent[..];
+        while !rest.is_empty() {
+            let (m, len) = Message::parse(rest, ctx).expect("whole messages");
+            if let Message::Update(u) = m {
+                if u.end_of_rib().is_some() {
+                    eors += 1;
+                } else {
+                    assert_eq!(eors, 0, "nothing after this part's End-of-RIB");
+                    let u = u.to_owned().expect("update");
+                    prefixes.extend(u.nlri.iter().map(|n| n.prefix));
+                }
+            }
+            rest = &rest[len..];
+        }
+    }
+    h.out.clear();
+    (bytes, prefixes, eors)
+}
+
+/// Two RIB parts (two shard threads in the daemon) export to one session
+/// and read one count of its unwritten bytes. Both may flush before
+/// either's bytes are counted: each hands over at most the room (one
+/// drain step beyond it), and the table arrives
+/// whole, every prefix once, each part's End-of-RIB after its prefixes.
+#[test]
+fn two_parts_of_one_session_each_fill_at_most_the_room() {
+    let now = Instant(0);
+    let mut hs: Vec<Harness> = (0..2)
+        .map(|index| Harness::new(Part { index, count: 2 }))
+        .collect();
+    let (first, rest) = hs.split_at_mut(1);
+    for n in [1u16, 2] {
+        first[0].add_peer(n, &[]);
+        // The same session (status) in the second part.
+        let meta = first[0].meta(n).clone();
+        let st = first[0].status(n).clone();
+        rest[0]
+            .core
+            .insert_peer(PeerId(n), PeerEntry::new(meta.clone(), st.clone()));
+        rest[0].metas.push((n, meta));
+        rest[0].statuses.push((n, st));
+    }
+    let mut total = 0;
+    for h in &mut hs {
+        h.up(now, 1, &[]);
+        h.core.propagate(now, &mut h.out);
+        total += load(h, now);
+        h.core.propagate(now, &mut h.out);
+        h.out.clear();
+    }
+    assert_eq!(total, 400_000);
+    for h in &mut hs {
+        h.up(now, 2, &[]);
+    }
+    // Both parts flush against the same empty queue, then hand over.
+    for h in &mut hs {
+        h.core.propagate(now, &mut h.out);
+    }
+    let mut got = BTreeSet::new();
+    let mut first_round = 0;
+    for h in &mut hs {
+        let (b, p, eors) = take_prefixes(h, 2);
+        assert!(b > 0 && eors == 0, "a first part, no End-of-RIB yet");
+        first_round += b;
+        got.extend(p);
+    }
+    // One drain step (1024 prefixes, here about 40 KB) per part may go
+    // beyond the room; the parts do not see each other's bytes.
+    assert!(
+        first_round as u64 <= 2 * (OUT_QUEUE_LIMIT + 64 * 1024),
+        "{first_round} bytes handed over in one round by two parts"
+    );
+    let queued = hs[0].status(2).out_queued_bytes.load(Ordering::Relaxed);
+    assert_eq!(queued, first_round as u64);
+    // The writer drains; every prefix arrives once, each part's
+    // End-of-RIB after its last prefix.
+    let mut count = got.len();
+    let mut eors = 0;
+    let mut rounds = 0;
+    while eors < 2 {
+        hs[0].status(2).out_queued_bytes.store(0, Ordering::Relaxed);
+        let mut round = 0;
+        for h in &mut hs {
+            h.core.propagate(now, &mut h.out);
+        }
+        for h in &mut hs {
+            let (b, p, e) = take_prefixes(h, 2);
+            round += b;
+            count += p.len();
+            got.extend(p);
+            eors += e;
+        }
+        assert!(round > 0, "a round with room always makes progress");
+        assert!(round as u64 <= 2 * (OUT_QUEUE_LIMIT + 64 * 1024), "{round}");
+        rounds += 1;
+        assert!(rounds < 1000, "bounded");
+    }
+    assert_eq!(count, total, "no prefix twice");
+    assert_eq!(got.len(), total, "every prefix");
+    assert!(hs.iter().all(|h| !h.core.export_backlog()));
 }

@@ -279,10 +279,8 @@ impl RibShard {
             return;
         };
         let members = g.members;
-        let from = self
-            .lookup(&prefix)
-            .and_then(|r| r.best())
-            .map(|(p, _)| p.peer);
+        let best = self.best_of(&prefix);
+        let from = best.map(|(_, p)| p);
         // Asked on behalf of a member the route did not come from (it is
         // never sent back there): the one exported to, or any (all were
         // put in the groups their keys name before an export round; a
@@ -297,7 +295,7 @@ impl RibShard {
                 .copied(),
         };
         let want = match (from, rep) {
-            (Some(_), Some(r)) => self.desired(r, prefix, policy),
+            (Some(_), Some(r)) => self.desired_of(r, prefix, best, policy),
             _ => None,
         };
         let RibShard {
