@@ -32,7 +32,7 @@ mod common;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use common::netlab::{in_ns, NetLab};
+use common::netlab::{in_ns, udp_sink, NetLab};
 
 crate::netlab_newtype!(
     /// A, B, C and R; dropping it tears everything down.
@@ -391,7 +391,7 @@ const DST: &str = "198.18.200.1";
 
 /// Datagrams received per tag (the first byte, 0..16), readable while
 /// the sink runs.
-type Counts = std::sync::Arc<[std::sync::atomic::AtomicU32; 16]>;
+type Counts = common::netlab::TagCounts;
 
 fn counts(c: &Counts) -> [u32; 16] {
     std::array::from_fn(|i| c[i].load(std::sync::atomic::Ordering::Relaxed))
@@ -507,23 +507,7 @@ impl Lab {
         n: &str,
         stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     ) -> (Counts, std::thread::JoinHandle<()>) {
-        use std::sync::atomic::Ordering;
-        let c: Counts = std::sync::Arc::new(Default::default());
-        let c2 = std::sync::Arc::clone(&c);
-        let h = in_ns(self.ns(n), move || {
-            let s = std::net::UdpSocket::bind((DST, 5001)).expect("bind sink");
-            s.set_read_timeout(Some(Duration::from_millis(100)))
-                .expect("timeout");
-            let mut b = [0u8; 1500];
-            while !stop.load(Ordering::Relaxed) {
-                if let Ok(len) = s.recv(&mut b) {
-                    if len > 0 {
-                        c2[usize::from(b[0] & 15)].fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-            }
-        });
-        (c, h)
+        udp_sink(self.ns(n), DST, 5001, stop)
     }
 
     /// Sends `count` datagrams tagged `tag` to [`DST`]:5001 from `src` in

@@ -41,11 +41,11 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::netlab::{in_ns, NetLab, StopOnDrop};
+use common::netlab::{in_ns, udp_sink, NetLab, StopOnDrop};
 use pkt::Device;
 
 crate::netlab_newtype!(
@@ -54,7 +54,7 @@ crate::netlab_newtype!(
 );
 
 /// Datagrams received per tag (the first byte, 0..16).
-type Counts = Arc<[AtomicU32; 16]>;
+type Counts = common::netlab::TagCounts;
 
 fn counts(c: &Counts) -> [u32; 16] {
     std::array::from_fn(|i| c[i].load(Ordering::Relaxed))
@@ -161,23 +161,12 @@ impl Lab {
     }
 
     /// A UDP sink on [`DST`]:5001 in namespace `n` until `stop`.
-    fn sink(&self, n: &str, stop: Arc<AtomicBool>) -> (Counts, std::thread::JoinHandle<()>) {
-        let c: Counts = Arc::new(Default::default());
-        let c2 = Arc::clone(&c);
-        let h = in_ns(self.ns(n), move || {
-            let s = std::net::UdpSocket::bind((DST, 5001)).expect("bind sink");
-            s.set_read_timeout(Some(Duration::from_millis(100)))
-                .expect("timeout");
-            let mut b = [0u8; 1500];
-            while !stop.load(Ordering::Relaxed) {
-                if let Ok(len) = s.recv(&mut b) {
-                    if len > 0 {
-                        c2[usize::from(b[0] & 15)].fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-            }
-        });
-        (c, h)
+    fn sink(
+        &self,
+        n: &str,
+        stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) -> (Counts, std::thread::JoinHandle<()>) {
+        udp_sink(self.ns(n), DST, 5001, stop)
     }
 
     /// Sends `count` datagrams tagged `tag` to [`DST`]:5001 from

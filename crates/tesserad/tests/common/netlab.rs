@@ -350,6 +350,36 @@ pub fn in_ns<T: Send + 'static>(
     })
 }
 
+/// Datagrams counted by the low 4 bits of their first byte (the tests
+/// tag each flow's payload so that one sink tells the flows apart).
+pub type TagCounts = Arc<[AtomicU32; 16]>;
+
+/// A UDP sink on `addr`:`port` inside namespace `ns` until `stop` is set:
+/// counts each datagram under the low 4 bits of its first byte.
+pub fn udp_sink(
+    ns: String,
+    addr: &'static str,
+    port: u16,
+    stop: Arc<AtomicBool>,
+) -> (TagCounts, std::thread::JoinHandle<()>) {
+    let c: TagCounts = Arc::new(Default::default());
+    let c2 = Arc::clone(&c);
+    let h = in_ns(ns, move || {
+        let s = std::net::UdpSocket::bind((addr, port)).expect("bind sink");
+        s.set_read_timeout(Some(Duration::from_millis(100)))
+            .expect("timeout");
+        let mut b = [0u8; 1500];
+        while !stop.load(Ordering::Relaxed) {
+            if let Ok(len) = s.recv(&mut b) {
+                if len > 0 {
+                    c2[usize::from(b[0] & 15)].fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+    });
+    (c, h)
+}
+
 /// `KEY=N` from a counters line (`dataplane: rx=1 ...`); fails the test
 /// when it is missing.
 pub fn counter(line: &str, key: &str) -> u64 {
