@@ -159,8 +159,9 @@ pub struct RibCore {
     /// Roles for the propagation rules, rebuilt when a peer goes up/down.
     pub(crate) roles: Vec<Option<PeerRole>>,
     pub(crate) changed: Vec<Prefix>,
-    /// [`arrival_order`]'s buffer, kept between export rounds.
+    /// [`arrival_order`]'s buffers, kept between export rounds.
     pub(crate) order_scratch: Vec<Prefix>,
+    pub(crate) order_index: Vec<(Prefix, u32)>,
     /// Best-path changes of [`Self::mcast`] (never in the best feed).
     pub(crate) mcast_changed: Vec<Prefix>,
     pub(crate) scratch: Vec<u8>,
@@ -238,6 +239,7 @@ impl RibCore {
             roles: vec![None],
             changed: Vec::new(),
             order_scratch: Vec::new(),
+            order_index: Vec::new(),
             mcast_changed: Vec::new(),
             scratch: Vec::new(),
             share_encodings: true,
@@ -1399,7 +1401,11 @@ impl RibCore {
             // Export in arrival order (issue 17, (c10)): the prefixes of
             // one received UPDATE stay together in the peers' pending
             // queues, so a drain step packs them into one UPDATE again.
-            let arrival = arrival_order(&mut self.changed, &mut self.order_scratch);
+            let arrival = arrival_order(
+                &mut self.changed,
+                &mut self.order_scratch,
+                &mut self.order_index,
+            );
             self.counters.best_changes += self.changed.len() as u64;
             let n_changed = self.changed.len() as u64;
             let t_best = self.ns().saturating_sub(t0);
@@ -1589,26 +1595,27 @@ pub fn best_change(rib: &Rib, prefix: &Prefix) -> BestChange {
 /// in (c10) with `--export all`, against the 2.3 they sent and BIRD
 /// passed on. The last change is the one that set the best path the
 /// export sends.
-pub(crate) fn arrival_order(changed: &mut Vec<Prefix>, buf: &mut Vec<Prefix>) -> Vec<Prefix> {
-    let mut idx: Vec<(Prefix, u32)> = changed
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (*p, i as u32))
-        .collect();
+pub(crate) fn arrival_order(
+    changed: &mut Vec<Prefix>,
+    buf: &mut Vec<Prefix>,
+    idx: &mut Vec<(Prefix, u32)>,
+) -> Vec<Prefix> {
+    idx.clear();
+    idx.extend(changed.iter().enumerate().map(|(i, p)| (*p, i as u32)));
     idx.sort_unstable();
-    // Per prefix the last (highest) index; sorted by prefix for `changed`.
-    let mut last: Vec<(Prefix, u32)> = Vec::with_capacity(idx.len());
-    for e in idx {
-        match last.last_mut() {
-            Some(l) if l.0 == e.0 => l.1 = e.1,
-            _ => last.push(e),
+    // Per prefix one entry, with its last (highest) index.
+    idx.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        if same {
+            kept.1 = later.1;
         }
-    }
+        same
+    });
     changed.clear();
-    changed.extend(last.iter().map(|e| e.0));
-    last.sort_unstable_by_key(|e| e.1);
+    changed.extend(idx.iter().map(|e| e.0));
+    idx.sort_unstable_by_key(|e| e.1);
     let mut out = std::mem::take(buf);
     out.clear();
-    out.extend(last.iter().map(|e| e.0));
+    out.extend(idx.iter().map(|e| e.0));
     out
 }

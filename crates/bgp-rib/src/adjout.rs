@@ -61,9 +61,9 @@ impl BestOut {
 /// random sample of the backlog, so almost none shared a set: (c10) with
 /// `--export all` sent 1.2 prefixes per UPDATE against the generators'
 /// 1.67 and BIRD's 2.6, and built an attribute block per prefix. An
-/// export round queues its changes sorted by prefix, so in queue order a
-/// step holds neighbouring prefixes of the same rounds, which mostly came
-/// in the same UPDATEs. The queue also makes the drain fair (oldest
+/// export round queues its changes in the order they arrived
+/// (`arrival_order` in bgp-core), so in queue order a step holds the
+/// prefixes of the same received UPDATEs. The queue also makes the drain fair (oldest
 /// first) and O(taken): taking from the front of a hash set rescanned the
 /// emptied front of its table on every step.
 ///

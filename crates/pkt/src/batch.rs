@@ -103,6 +103,11 @@ impl Batch {
         let n = n.min(self.pkts.len());
         self.pkts.drain(..n)
     }
+    /// Keeps only the packets for which `f` is true, in order; the others
+    /// are dropped (recycled).
+    pub fn retain(&mut self, f: impl FnMut(&Packet) -> bool) {
+        self.pkts.retain(f);
+    }
     /// Drops (recycles) every packet.
     pub fn clear(&mut self) {
         self.pkts.clear();

@@ -428,10 +428,7 @@ impl<D: Device<Error = IoError>> Device for VrPort<D> {
                 }
             }
             if failed > 0 {
-                let all: Vec<pkt::Packet> = batch.drain().collect();
-                for p in all.into_iter().filter(|p| !p.is_empty()) {
-                    let _ = batch.push(p);
-                }
+                batch.retain(|p| !p.is_empty());
                 d.no_room += failed;
             }
         }
