@@ -230,11 +230,6 @@ struct Exporters {
     threads: OnceLock<Vec<std::thread::Thread>>,
     /// Set at shutdown (after the last round).
     stop: AtomicBool,
-    /// Senders inside [`Stripes::apply_input`] now: while input is still
-    /// being applied, a round that its spacing allows is held back (at
-    /// most [`ROUND_MIN`]), as a shard thread holds its round while
-    /// another shard is busy ([`bgp_core::RoundPacer::burst_ended`]).
-    applying: AtomicUsize,
 }
 
 /// The stripes of the shared RIB.
@@ -327,7 +322,6 @@ impl Stripes {
                     idle: (0..count).map(|_| AtomicBool::new(false)).collect(),
                     threads: OnceLock::new(),
                     stop: AtomicBool::new(false),
-                    applying: AtomicUsize::new(0),
                 }
             }),
         })
@@ -491,12 +485,10 @@ impl Stripes {
     /// ([`Self::offer`]), so a busy stripe never holds the session up.
     pub fn apply_input(&self, input: RibInput) {
         let parts = fan_out(input, self.parts.len());
-        if let Some(x) = &self.exporters {
-            x.applying.fetch_add(1, Ordering::AcqRel);
+        if self.exporters.is_some() {
             for (i, m) in parts {
                 self.offer(i, m, false);
             }
-            x.applying.fetch_sub(1, Ordering::AcqRel);
             return;
         }
         if self.traversal.is_none() {
@@ -942,12 +934,7 @@ fn run_master(
 /// one at a time) and waits the spacing [`bgp_core::RoundPacer`] gives
 /// that round's cost (this thread's CPU time) before the next: input
 /// applied meanwhile is coalesced into that next round, as on a shard
-/// thread. While sessions are applying input, a round the spacing allows
-/// is held back up to [`ROUND_MIN`] more ([`Exporters::applying`]): without
-/// that hold the export threads, which have nothing else to do, ran a round
-/// as soon as the spacing allowed and sent the generators of scenario (b)
-/// 1.6x the UPDATEs `sharded` sent (docs/BENCHMARKS.md). Returns once
-/// [`Stripes::finish`] has run.
+/// thread. Returns once [`Stripes::finish`] has run.
 fn run_exporter(stripes: Arc<Stripes>, e: usize) {
     let Some(x) = stripes.exporters.as_ref() else {
         return;
@@ -968,13 +955,6 @@ fn run_exporter(stripes: Arc<Stripes>, e: usize) {
             continue;
         }
         idle.store(false, Ordering::SeqCst);
-        // Input still coming in: hold the round back (the next turn of
-        // the loop waits what the pacer says, at most ROUND_MIN from the
-        // first hold), so that it coalesces more best-path changes.
-        let busy = x.applying.load(Ordering::Acquire) > 0;
-        if !pacer.burst_ended(now(), busy) {
-            continue;
-        }
         let wall = Instant::now();
         let cpu = base::thread_cpu_time();
         if stripes.export_round(e, n) {
