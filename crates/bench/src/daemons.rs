@@ -859,7 +859,10 @@ mod tests {
                 "applies to worker-pool only",
             ),
             ("tesserad:per-peer:0:fine", "positive integer"),
-            ("tesserad:hybrid:2:per-worker", "applies to worker-pool only"),
+            (
+                "tesserad:hybrid:2:per-worker",
+                "applies to worker-pool only",
+            ),
         ] {
             match parse(spec) {
                 Ok(s) => panic!("{spec} parsed as {s:?}"),

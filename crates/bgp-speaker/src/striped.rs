@@ -340,7 +340,10 @@ impl Stripes {
         };
         p.hint.store(true, Ordering::SeqCst);
         let e = i % x.n;
-        if x.idle.get(e).is_some_and(|f| f.swap(false, Ordering::SeqCst)) {
+        if x.idle
+            .get(e)
+            .is_some_and(|f| f.swap(false, Ordering::SeqCst))
+        {
             if let Some(t) = x.threads.get().and_then(|t| t.get(e)) {
                 t.unpark();
             }
@@ -434,11 +437,7 @@ impl Stripes {
             if stops > 0 {
                 self.stopped.fetch_add(stops, Ordering::AcqRel);
             }
-            let more = !s
-                .inbox
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .is_empty();
+            let more = !s.inbox.lock().unwrap_or_else(|e| e.into_inner()).is_empty();
             if !more {
                 return;
             }

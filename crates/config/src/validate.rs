@@ -214,7 +214,12 @@ fn router(c: &Ctx<'_>, rr: &RawRouter, policies: &BTreeMap<String, PolicyDef>) -
     };
     let locks = match &rr.locks {
         None => Locks::Stripes,
-        Some(_) if !matches!(pipeline, Pipeline::PerPeer | Pipeline::WorkerPool | Pipeline::Hybrid) => {
+        Some(_)
+            if !matches!(
+                pipeline,
+                Pipeline::PerPeer | Pipeline::WorkerPool | Pipeline::Hybrid
+            ) =>
+        {
             return Err(c.err(
                 "router.locks",
                 "applies to pipeline \"per-peer\", \"worker-pool\" and \"hybrid\" only (the others lock nothing)",
