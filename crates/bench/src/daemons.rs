@@ -80,11 +80,11 @@ pub enum DutKind {
 /// written, so tesserad's default applies.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TesseradSpec {
-    /// `router.pipeline`: sequential, per-peer, worker-pool, sharded, hybrid.
+    /// `router.pipeline`: sequential, per-peer, worker-pool, sharded.
     pub pipeline: String,
     /// `router.threads`.
     pub threads: Option<u32>,
-    /// `router.locks` (`stripes`, `fine`; per-peer, worker-pool and hybrid only).
+    /// `router.locks` (`stripes`, `fine`; per-peer and worker-pool only).
     pub locks: Option<String>,
     /// `router.streams` (`per-session`, `per-worker`; worker-pool only).
     pub streams: Option<String>,
@@ -120,10 +120,10 @@ pub struct DutSpec {
 }
 
 /// tesserad's `router.pipeline` values.
-const PIPELINES: &[&str] = &["sequential", "per-peer", "worker-pool", "sharded", "hybrid"];
+const PIPELINES: &[&str] = &["sequential", "per-peer", "worker-pool", "sharded"];
 /// `router.locks` values, and the pipelines that take the key.
 const LOCKS: &[&str] = &["stripes", "fine"];
-const LOCKS_PIPELINES: &[&str] = &["per-peer", "worker-pool", "hybrid"];
+const LOCKS_PIPELINES: &[&str] = &["per-peer", "worker-pool"];
 /// `router.streams` values, and the pipeline that takes the key.
 const STREAMS: &[&str] = &["per-session", "per-worker"];
 const STREAMS_PIPELINE: &str = "worker-pool";
@@ -143,7 +143,7 @@ impl FromStr for DutSpec {
                 let pipeline = it.next().unwrap_or(DEFAULT_PIPELINE).to_string();
                 if !PIPELINES.contains(&pipeline.as_str()) {
                     return Err(format!(
-                        "{s}: pipeline must be sequential, per-peer, worker-pool, sharded or hybrid"
+                        "{s}: pipeline must be sequential, per-peer, worker-pool or sharded"
                     ));
                 }
                 let (mut threads, mut locks, mut streams) = (None, None, None);
@@ -162,7 +162,7 @@ impl FromStr for DutSpec {
                     } else if LOCKS.contains(&f) && locks.is_none() && streams.is_none() {
                         if !LOCKS_PIPELINES.contains(&pipeline.as_str()) {
                             return Err(format!(
-                                "{s}: router.locks ({f}) applies to per-peer, worker-pool and hybrid only"
+                                "{s}: router.locks ({f}) applies to per-peer and worker-pool only"
                             ));
                         }
                         locks = Some(f.to_string());
@@ -831,8 +831,6 @@ mod tests {
                 "tesserad-worker-pool-2-stripes-per-session",
             ),
             ("tesserad:sharded:2", "tesserad-sharded-2"),
-            ("tesserad:hybrid:2", "tesserad-hybrid-2"),
-            ("tesserad:hybrid:4:fine", "tesserad-hybrid-4-fine"),
             ("tesserad", "tesserad-sharded"),
         ] {
             let s = parse(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
@@ -852,17 +850,13 @@ mod tests {
             ("tesserad:worker-pool:fine:2", "unexpected field \"2\""),
             (
                 "tesserad:sharded:2:fine",
-                "applies to per-peer, worker-pool and hybrid only",
+                "applies to per-peer and worker-pool only",
             ),
             (
                 "tesserad:per-peer:2:per-worker",
                 "applies to worker-pool only",
             ),
             ("tesserad:per-peer:0:fine", "positive integer"),
-            (
-                "tesserad:hybrid:2:per-worker",
-                "applies to worker-pool only",
-            ),
         ] {
             match parse(spec) {
                 Ok(s) => panic!("{spec} parsed as {s:?}"),

@@ -40,7 +40,6 @@ fn modes(c: &mut Criterion) {
     ];
     for t in [1, 2, 4, 8] {
         cases.push((format!("sharded/{t}"), Mode::Sharded(t)));
-        cases.push((format!("hybrid/{t}"), Mode::Hybrid(t, Locks::Stripes)));
         cases.push((
             format!("worker-pool/{t}"),
             Mode::WorkerPool(t, Locks::Stripes),

@@ -14,8 +14,7 @@
 //! mode left; `all`: every mode).
 //! `per-peer` and `worker-pool` run with both lockings (`router.locks`):
 //! `stripes` (8 coarse mutexes) and `fine` (64 nodes, traversal and
-//! modify locks). `hybrid` (feeders apply, THREADS export threads export)
-//! runs with the stripes.
+//! modify locks).
 //!
 //! A 7th argument `raw` hands every mode the UPDATEs as wire bodies, so
 //! parsing is measured too: the feeder (session) threads parse them, as
@@ -151,7 +150,6 @@ fn main() {
         Mode::PerPeer(Locks::Fine),
     ];
     modes.extend(threads.iter().map(|&t| Mode::Sharded(t)));
-    modes.extend(threads.iter().map(|&t| Mode::Hybrid(t, Locks::Stripes)));
     for locks in [Locks::Stripes, Locks::Fine] {
         modes.extend(threads.iter().map(|&t| Mode::WorkerPool(t, locks)));
     }

@@ -34,14 +34,6 @@
 //!   streams, [`Mode::WorkerStreams`]) sessions hand over UPDATE bodies
 //!   undecoded and the worker that takes a batch parses it, so two
 //!   batches of one peer are parsed at once. See [`crate::striped`].
-//! * `hybrid` ([`Mode::Hybrid`]): the locked parts of `per-peer`, each
-//!   session applying its own input on its own thread (no channel hop, no
-//!   copy of the decoded batch), but no applier ever exports: S export
-//!   threads (`router.threads`, one per CPU by default), each owning the
-//!   parts `i % S`, run the paced export rounds and the encoding of their
-//!   parts, woken when a part is left dirty. Export is as parallel as in
-//!   `sharded`; application is as direct as in `per-peer`. See
-//!   [`crate::striped`].
 //!
 //! Limits: the shard count is fixed at start (`router.threads` changes
 //! need a restart); a prefix's shard depends on S, so RIB dumps and
@@ -85,10 +77,6 @@ pub enum Mode {
     /// `worker-pool` with per-worker streams (`router.streams =
     /// "per-worker"`, the seeds' DTS): the workers parse the UPDATEs too.
     WorkerStreams(usize, Locks),
-    /// Locked RIB parts, each session's thread applies its own input (as
-    /// `PerPeer`); N export threads, each owning a subset of the parts,
-    /// run their export rounds (`router.pipeline = "hybrid"`).
-    Hybrid(usize, Locks),
 }
 
 impl Mode {
@@ -117,10 +105,6 @@ impl Mode {
                     config::Streams::PerWorker => Mode::WorkerStreams(n, locks),
                 })
             }
-            config::Pipeline::Hybrid => {
-                let n = threads.map_or_else(default_threads, usize::from);
-                Ok(Mode::Hybrid(n.clamp(1, MAX_SHARDS), locks))
-            }
         }
     }
 
@@ -130,19 +114,17 @@ impl Mode {
             Mode::Sequential => 1,
             Mode::Sharded(n) => n.clamp(1, MAX_SHARDS),
             Mode::PerPeer(l) | Mode::WorkerPool(_, l) | Mode::WorkerStreams(_, l) => l.nodes(),
-            Mode::Hybrid(n, l) => crate::striped::hybrid_parts(n, l),
         }
     }
 
-    /// Threads doing RIB work: shard threads, workers, export threads
-    /// (`hybrid`, beside one thread per peer), or None for one per peer.
+    /// Threads doing RIB work: shard threads, workers, or None for one
+    /// per peer.
     pub fn threads(&self) -> Option<usize> {
         match *self {
             Mode::Sequential => Some(1),
-            Mode::Sharded(n)
-            | Mode::WorkerPool(n, _)
-            | Mode::WorkerStreams(n, _)
-            | Mode::Hybrid(n, _) => Some(n.clamp(1, MAX_SHARDS)),
+            Mode::Sharded(n) | Mode::WorkerPool(n, _) | Mode::WorkerStreams(n, _) => {
+                Some(n.clamp(1, MAX_SHARDS))
+            }
             Mode::PerPeer(_) => None,
         }
     }
@@ -153,28 +135,22 @@ impl Mode {
             Mode::Sharded(_) => "sharded",
             Mode::PerPeer(_) => "per-peer",
             Mode::WorkerPool(..) | Mode::WorkerStreams(..) => "worker-pool",
-            Mode::Hybrid(..) => "hybrid",
         }
     }
 
     /// The name with the locking, for tables and logs: `per-peer/fine`.
     pub fn label(&self) -> String {
         match self {
-            Mode::PerPeer(l) | Mode::WorkerPool(_, l) | Mode::Hybrid(_, l) => {
-                format!("{}/{}", self.name(), l.name())
-            }
+            Mode::PerPeer(l) | Mode::WorkerPool(_, l) => format!("{}/{}", self.name(), l.name()),
             Mode::WorkerStreams(_, l) => format!("{}/{}/streams", self.name(), l.name()),
             _ => self.name().to_string(),
         }
     }
 
-    /// `per-peer` / `worker-pool` / `hybrid`: how the shared RIB is locked.
+    /// `per-peer` / `worker-pool`: how the shared RIB is locked.
     pub fn locks(&self) -> Option<Locks> {
         match *self {
-            Mode::PerPeer(l)
-            | Mode::WorkerPool(_, l)
-            | Mode::WorkerStreams(_, l)
-            | Mode::Hybrid(_, l) => Some(l),
+            Mode::PerPeer(l) | Mode::WorkerPool(_, l) | Mode::WorkerStreams(_, l) => Some(l),
             Mode::Sequential | Mode::Sharded(_) => None,
         }
     }
@@ -210,7 +186,6 @@ impl Pipeline {
             Mode::PerPeer(l) => Some(crate::striped::Striped::new(None, l, false)),
             Mode::WorkerPool(n, l) => Some(crate::striped::Striped::new(Some(n), l, false)),
             Mode::WorkerStreams(n, l) => Some(crate::striped::Striped::new(Some(n), l, true)),
-            Mode::Hybrid(n, l) => Some(crate::striped::Striped::hybrid(n, l)),
             Mode::Sequential | Mode::Sharded(_) => None,
         };
         Pipeline {

@@ -32,25 +32,6 @@
 //!   control request first waits until every input dispatched before it
 //!   is applied (inputs and control travel on different queues).
 //!
-//! * `hybrid` ([`Striped::hybrid`]): sessions apply their own input as in
-//!   `per-peer` (no channel hop, no copy), but never run an export round
-//!   themselves: S export threads (`router.threads`, one per CPU by
-//!   default) each own the stripes `i` with `i % S` equal to their index
-//!   and run those stripes' rounds ([`run_exporter`]), paced by
-//!   [`bgp_core::RoundPacer`] as a shard thread's are. A session that
-//!   leaves a stripe dirty wakes its exporter only when that exporter
-//!   sleeps with nothing to do ([`Exporters`]); while an exporter waits
-//!   out its round spacing, input only accumulates. So export stays
-//!   parallel over S threads (what `per-peer`'s single master lacks), and
-//!   one peer's load uses two threads at least (its session applying, the
-//!   exporters exporting). Sessions never wait for an export round: each
-//!   part of a batch goes into its stripe's inbox, and whoever holds or
-//!   next takes the stripe's lock (the session itself if the lock is free,
-//!   else the export thread after its round, or another session) applies
-//!   the inbox in order before letting go ([`Stripes::offer`], a flat
-//!   combining lock); past [`INBOX_LIMIT`] messages a session waits for
-//!   the lock (back-pressure). The stripe count is [`hybrid_parts`]: one
-//!   per export thread (the parts of `sharded` with S shards).
 //! * `router.locks = "fine"` ([`Locks::Fine`]): [`FINE_NODES`] nodes
 //!   instead of [`STRIPES`] stripes, with the seeds' traversal lock over
 //!   the node table (what a "node" is here: see [`Locks`]).
@@ -70,10 +51,9 @@
 //! table, encoders and interned attributes (memory grows with it, as with
 //! shards); a slow stripe holds up only the peers whose input needs it.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{
-    Arc, Condvar, Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard,
-    TryLockError,
+    Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError,
 };
 use std::time::{Duration, Instant};
 
@@ -96,35 +76,6 @@ pub const STRIPES: usize = 8;
 /// Nodes of the `fine` locking: the most parts a batch can be split into
 /// ([`crate::msg::MAX_SHARDS`]).
 pub const FINE_NODES: usize = 64;
-
-/// The parts of a `hybrid` RIB with `exporters` export threads: with
-/// stripes, one per export thread, the parts `sharded` gives as many shard
-/// threads; with `fine` locks, [`FINE_NODES`].
-///
-/// Why not [`STRIPES`]: every part encodes its own UPDATEs, so the
-/// prefixes of one received UPDATE that fall into k parts go out in k
-/// UPDATEs, and every part interns its own attribute sets. With 8 stripes
-/// `per-peer` sent the generators of scenario (b) `--export all` 2-3x
-/// the UPDATEs `sharded` 2 sent (docs/BENCHMARKS.md, issue 17 quiet run
-/// of 2026-11-26). The appliers do not need more parts than the export
-/// threads: a session that finds its part busy goes on with the others.
-pub fn hybrid_parts(exporters: usize, locks: Locks) -> usize {
-    match locks {
-        Locks::Stripes => exporters.clamp(1, crate::msg::MAX_SHARDS),
-        Locks::Fine => FINE_NODES,
-    }
-}
-
-/// How long an idle export thread sleeps before it looks at its stripes
-/// again although nobody woke it (a safety net: sessions wake it when they
-/// leave a stripe dirty).
-const EXPORTER_IDLE: Duration = Duration::from_millis(100);
-
-/// `hybrid`: messages a stripe's inbox holds before a sender waits for the
-/// stripe's lock and applies them itself (as [`crate::pipeline::RIB_CHANNEL`]
-/// is for a shard: the back-pressure point; each message is one stripe's
-/// part of a batch of up to 256 UPDATEs).
-pub const INBOX_LIMIT: usize = 16;
 
 /// How the shared RIB of `per-peer` and `worker-pool` is locked
 /// (`router.locks`).
@@ -207,29 +158,6 @@ struct StripeState {
 struct Stripe {
     state: Mutex<StripeState>,
     turn: Condvar,
-    /// `hybrid`: set (after the lock is released) by whoever left the
-    /// stripe dirty; taken by its export thread, which then locks the
-    /// stripe and runs the round if it is still dirty.
-    hint: AtomicBool,
-    /// `hybrid`: messages for this stripe not applied yet, in order
-    /// ([`Stripes::offer`]).
-    inbox: Mutex<Vec<RibMsg>>,
-}
-
-/// `hybrid`: the export threads, as the stripes' users see them.
-struct Exporters {
-    /// Stripe `i` belongs to export thread `i % n`.
-    n: usize,
-    /// Per export thread: it is about to sleep, or sleeps, with nothing to
-    /// do. Whoever leaves one of its stripes dirty clears the flag and
-    /// wakes it (once). Set and read `SeqCst` with the stripes' hints, so
-    /// that either the thread sees the hint before it sleeps or the
-    /// session sees the flag.
-    idle: Vec<AtomicBool>,
-    /// The threads, once started.
-    threads: OnceLock<Vec<std::thread::Thread>>,
-    /// Set at shutdown (after the last round).
-    stop: AtomicBool,
 }
 
 /// The stripes of the shared RIB.
@@ -241,8 +169,6 @@ pub struct Stripes {
     /// Stripes on which shutdown was requested: the master stops once
     /// every stripe has answered the request (as every shard thread does).
     stopped: AtomicUsize,
-    /// `hybrid`: export threads run the rounds (never the appliers).
-    exporters: Option<Exporters>,
 }
 
 impl std::fmt::Debug for Stripes {
@@ -258,18 +184,13 @@ fn lock(s: &Stripe) -> MutexGuard<'_, StripeState> {
 }
 
 /// Applies `msg`; true when this made the stripe stop (once per stripe).
-/// `inline`: the applier runs the stripe's export round when the last one
-/// is [`ROUND_MIN`] old (`per-peer`, `worker-pool`); otherwise the stripe
-/// is only left dirty for its export thread (`hybrid`).
-fn apply_locked(s: &mut StripeState, msg: RibMsg, inline: bool) -> bool {
+fn apply_locked(s: &mut StripeState, msg: RibMsg) -> bool {
     let Some(st) = s.st.as_mut() else {
         s.pending.push(msg);
         return false;
     };
     st.handle(msg);
-    if !inline {
-        s.dirty = true;
-    } else if s.last_round.elapsed() >= ROUND_MIN {
+    if s.last_round.elapsed() >= ROUND_MIN {
         st.propagate();
         s.last_round = Instant::now();
         s.dirty = false;
@@ -284,16 +205,15 @@ fn apply_locked(s: &mut StripeState, msg: RibMsg, inline: bool) -> bool {
 impl Stripes {
     /// The nodes of `locks`.
     pub fn with_locks(locks: Locks) -> Arc<Stripes> {
-        Stripes::build(locks.nodes(), locks == Locks::Fine, None)
+        Stripes::build(locks.nodes(), locks == Locks::Fine)
     }
 
     /// `n` stripes without a traversal lock.
     pub fn new(n: usize) -> Arc<Stripes> {
-        Stripes::build(n, false, None)
+        Stripes::build(n, false)
     }
 
-    /// `exporters`: Some(S) for `hybrid` (S export threads).
-    fn build(n: usize, fine: bool, exporters: Option<usize>) -> Arc<Stripes> {
+    fn build(n: usize, fine: bool) -> Arc<Stripes> {
         let start = Instant::now()
             .checked_sub(ROUND_MIN)
             .unwrap_or_else(Instant::now);
@@ -309,45 +229,11 @@ impl Stripes {
                         stopped: false,
                     }),
                     turn: Condvar::new(),
-                    hint: AtomicBool::new(false),
-                    inbox: Mutex::new(Vec::new()),
                 })
                 .collect(),
             traversal: fine.then(|| RwLock::new(())),
             stopped: AtomicUsize::new(0),
-            exporters: exporters.map(|e| {
-                let count = e.clamp(1, n.max(1));
-                Exporters {
-                    n: count,
-                    idle: (0..count).map(|_| AtomicBool::new(false)).collect(),
-                    threads: OnceLock::new(),
-                    stop: AtomicBool::new(false),
-                }
-            }),
         })
-    }
-
-    /// Whether appliers run export rounds themselves (not `hybrid`).
-    fn inline_rounds(&self) -> bool {
-        self.exporters.is_none()
-    }
-
-    /// `hybrid`: stripe `i` was left dirty (its lock released): tell its
-    /// export thread, waking it if it sleeps with nothing to do.
-    fn dirtied(&self, i: usize) {
-        let (Some(x), Some(p)) = (self.exporters.as_ref(), self.parts.get(i)) else {
-            return;
-        };
-        p.hint.store(true, Ordering::SeqCst);
-        let e = i % x.n;
-        if x.idle
-            .get(e)
-            .is_some_and(|f| f.swap(false, Ordering::SeqCst))
-        {
-            if let Some(t) = x.threads.get().and_then(|t| t.get(e)) {
-                t.unpark();
-            }
-        }
     }
 
     pub fn len(&self) -> usize {
@@ -361,103 +247,20 @@ impl Stripes {
     /// Gives stripe `i` its state and applies what waited for it.
     pub(crate) fn install(&self, i: usize, st: RibState) {
         let Some(s) = self.parts.get(i) else { return };
-        let inline = self.inline_rounds();
-        {
-            let _table = self.restructure();
-            let mut g = lock(s);
-            g.st = Some(st);
-            for m in std::mem::take(&mut g.pending) {
-                apply_locked(&mut g, m, inline);
-            }
-        }
-        if !inline {
-            self.dirtied(i);
-            // What was offered meanwhile.
-            self.combine(i, true);
+        let _table = self.restructure();
+        let mut g = lock(s);
+        g.st = Some(st);
+        for m in std::mem::take(&mut g.pending) {
+            apply_locked(&mut g, m);
         }
     }
 
-    /// Applies `msg` on stripe `i` under its lock (`hybrid`: after what
-    /// waits in the stripe's inbox, waiting for the lock).
+    /// Applies `msg` on stripe `i` under its lock.
     pub(crate) fn apply(&self, i: usize, msg: RibMsg) {
-        if self.exporters.is_some() {
-            self.offer(i, msg, true);
-            return;
-        }
         let Some(s) = self.parts.get(i) else { return };
         let _walk = self.walk();
-        if apply_locked(&mut lock(s), msg, true) {
+        if apply_locked(&mut lock(s), msg) {
             self.stopped.fetch_add(1, Ordering::AcqRel);
-        }
-    }
-
-    /// `hybrid`: queues `msg` in stripe `i`'s inbox and applies the inbox
-    /// if the stripe's lock is free (or, `wait`, once it is). A stripe
-    /// whose lock is held (an export round, another session applying) is
-    /// left to the holder, which applies the inbox before it lets go
-    /// ([`Self::combine`]): sessions do not wait for export rounds. Past
-    /// [`INBOX_LIMIT`] queued messages the caller waits for the lock and
-    /// applies them itself (back-pressure, as a full shard channel).
-    /// Order: one FIFO per stripe, filled in each sender's order and applied
-    /// in that order, so each peer's inputs reach each stripe in order.
-    fn offer(&self, i: usize, msg: RibMsg, wait: bool) {
-        let Some(s) = self.parts.get(i) else { return };
-        let queued = {
-            let mut q = s.inbox.lock().unwrap_or_else(|e| e.into_inner());
-            q.push(msg);
-            q.len()
-        };
-        self.combine(i, wait || queued > INBOX_LIMIT);
-    }
-
-    /// `hybrid`: applies stripe `i`'s inbox under its lock, if the lock is
-    /// free (`wait`: once it is), then tells its export thread. After
-    /// letting go it looks again: a message queued while it held the lock
-    /// found the lock taken and left it to this holder.
-    fn combine(&self, i: usize, wait: bool) {
-        let Some(s) = self.parts.get(i) else { return };
-        let mut wait = wait;
-        loop {
-            let (applied, stops) = {
-                let _walk = self.walk();
-                let mut g = if wait {
-                    lock(s)
-                } else {
-                    match s.state.try_lock() {
-                        Ok(g) => g,
-                        Err(TryLockError::Poisoned(e)) => e.into_inner(),
-                        Err(TryLockError::WouldBlock) => return,
-                    }
-                };
-                self.drain_inbox(s, &mut g)
-            };
-            if applied > 0 {
-                self.dirtied(i);
-            }
-            if stops > 0 {
-                self.stopped.fetch_add(stops, Ordering::AcqRel);
-            }
-            let more = !s.inbox.lock().unwrap_or_else(|e| e.into_inner()).is_empty();
-            if !more {
-                return;
-            }
-            wait = false;
-        }
-    }
-
-    /// Applies what waits in `s`'s inbox, in order (`g`: its lock, held);
-    /// (messages applied, stops they caused).
-    fn drain_inbox(&self, s: &Stripe, g: &mut StripeState) -> (usize, usize) {
-        let (mut applied, mut stops) = (0, 0);
-        loop {
-            let batch = std::mem::take(&mut *s.inbox.lock().unwrap_or_else(|e| e.into_inner()));
-            if batch.is_empty() {
-                return (applied, stops);
-            }
-            applied += batch.len();
-            for m in batch {
-                stops += usize::from(apply_locked(g, m, false));
-            }
         }
     }
 
@@ -479,17 +282,8 @@ impl Stripes {
     /// free ones are done; when all that is left is busy, it waits for the
     /// first (no spinning). One message per node per input, and the next
     /// input only after this one: the peer's order per node holds.
-    ///
-    /// `hybrid`: each part goes through the stripe's inbox
-    /// ([`Self::offer`]), so a busy stripe never holds the session up.
     pub fn apply_input(&self, input: RibInput) {
         let parts = fan_out(input, self.parts.len());
-        if self.exporters.is_some() {
-            for (i, m) in parts {
-                self.offer(i, m, false);
-            }
-            return;
-        }
         if self.traversal.is_none() {
             for (i, m) in parts {
                 self.apply(i, m);
@@ -504,9 +298,9 @@ impl Stripes {
             for (i, m) in left {
                 let Some(s) = self.parts.get(i) else { continue };
                 match s.state.try_lock() {
-                    Ok(mut g) => stops += usize::from(apply_locked(&mut g, m, true)),
+                    Ok(mut g) => stops += usize::from(apply_locked(&mut g, m)),
                     Err(TryLockError::Poisoned(e)) => {
-                        stops += usize::from(apply_locked(&mut e.into_inner(), m, true));
+                        stops += usize::from(apply_locked(&mut e.into_inner(), m));
                     }
                     Err(TryLockError::WouldBlock) => busy.push((i, m)),
                 }
@@ -514,7 +308,7 @@ impl Stripes {
             let mut busy = busy.into_iter();
             if let Some((i, m)) = busy.next() {
                 if let Some(s) = self.parts.get(i) {
-                    stops += usize::from(apply_locked(&mut lock(s), m, true));
+                    stops += usize::from(apply_locked(&mut lock(s), m));
                 }
             }
             left = busy.collect();
@@ -551,7 +345,7 @@ impl Stripes {
         // the mark is seen here, under the lock it released.
         let live = link.is_none_or(|l| l.live(seq));
         if let (Some(m), true) = (msg, live) {
-            stop = apply_locked(&mut g, m, true);
+            stop = apply_locked(&mut g, m);
         }
         if let Some(t) = g.turns.get_mut(slot) {
             *t += 1;
@@ -579,68 +373,16 @@ impl Stripes {
         }
     }
 
-    /// A last export round everywhere (shutdown); export threads stop.
+    /// A last export round everywhere (shutdown).
     fn finish(&self) {
-        {
-            let _walk = self.walk();
-            for s in &self.parts {
-                let mut g = lock(s);
-                // `hybrid`: what waits in the inbox goes out too.
-                self.drain_inbox(s, &mut g);
-                if let Some(st) = g.st.as_mut() {
-                    st.propagate();
-                }
-                g.dirty = false;
+        let _walk = self.walk();
+        for s in &self.parts {
+            let mut g = lock(s);
+            if let Some(st) = g.st.as_mut() {
+                st.propagate();
             }
+            g.dirty = false;
         }
-        if let Some(x) = &self.exporters {
-            x.stop.store(true, Ordering::SeqCst);
-            for t in x.threads.get().into_iter().flatten() {
-                t.unpark();
-            }
-        }
-    }
-
-    /// `hybrid`: one export round over export thread `e`'s stripes that
-    /// were left dirty; whether there was any.
-    fn export_round(&self, e: usize, n: usize) -> bool {
-        let mut any = false;
-        for (i, s) in self.parts.iter().enumerate().skip(e).step_by(n.max(1)) {
-            if !s.hint.swap(false, Ordering::SeqCst) {
-                continue;
-            }
-            let stops = {
-                let _walk = self.walk();
-                let mut g = lock(s);
-                // What sessions left in the inbox goes into this round.
-                let (_, stops) = self.drain_inbox(s, &mut g);
-                if g.dirty {
-                    if let Some(st) = g.st.as_mut() {
-                        st.propagate();
-                        any = true;
-                    }
-                    g.last_round = Instant::now();
-                    g.dirty = false;
-                }
-                stops
-            };
-            if stops > 0 {
-                self.stopped.fetch_add(stops, Ordering::AcqRel);
-            }
-            // Offered while the round held the lock: this thread's to
-            // apply (for the next round).
-            self.combine(i, false);
-        }
-        any
-    }
-
-    /// `hybrid`: whether a stripe of export thread `e` has been left dirty.
-    fn hinted(&self, e: usize, n: usize) -> bool {
-        self.parts
-            .iter()
-            .skip(e)
-            .step_by(n.max(1))
-            .any(|s| s.hint.load(Ordering::SeqCst))
     }
 
     fn is_shutdown(&self) -> bool {
@@ -918,7 +660,7 @@ fn run_master(
         loop {
             tokio::select! {
                 r = set.join_next() => if r.is_none() { break },
-                _ = iv.tick() => if stripes.inline_rounds() { stripes.rounds() },
+                _ = iv.tick() => stripes.rounds(),
             }
             if stripes.is_shutdown() {
                 break;
@@ -926,44 +668,6 @@ fn run_master(
         }
     });
     stripes.finish();
-}
-
-/// `hybrid`: export thread `e`. Sleeps until one of its stripes is left
-/// dirty, then runs a round over its dirty stripes (each under its lock,
-/// one at a time) and waits the spacing [`bgp_core::RoundPacer`] gives
-/// that round's cost (this thread's CPU time) before the next: input
-/// applied meanwhile is coalesced into that next round, as on a shard
-/// thread. Returns once [`Stripes::finish`] has run.
-fn run_exporter(stripes: Arc<Stripes>, e: usize) {
-    let Some(x) = stripes.exporters.as_ref() else {
-        return;
-    };
-    let (n, now) = (x.n, crate::rib::now);
-    let Some(idle) = x.idle.get(e) else { return };
-    let mut pacer = bgp_core::RoundPacer::new();
-    while !x.stop.load(Ordering::SeqCst) {
-        let wait = pacer.wait(now());
-        if !wait.is_zero() {
-            // Not idle: sessions do not wake this thread meanwhile.
-            std::thread::park_timeout(wait);
-            continue;
-        }
-        idle.store(true, Ordering::SeqCst);
-        if !stripes.hinted(e, n) {
-            std::thread::park_timeout(EXPORTER_IDLE);
-            continue;
-        }
-        idle.store(false, Ordering::SeqCst);
-        let wall = Instant::now();
-        let cpu = base::thread_cpu_time();
-        if stripes.export_round(e, n) {
-            let cost = match (cpu, base::thread_cpu_time()) {
-                (Some(a), Some(b)) => b.saturating_sub(a),
-                _ => wall.elapsed(),
-            };
-            pacer.round_done(now(), cost);
-        }
-    }
 }
 
 /// The threads of a striped pipeline.
@@ -994,42 +698,12 @@ impl Striped {
         }
     }
 
-    /// `hybrid`: the sessions apply, `exporters` export threads export
-    /// ([`hybrid_parts`] stripes, or `fine` nodes).
-    pub fn hybrid(exporters: usize, locks: Locks) -> Striped {
-        let n = hybrid_parts(exporters, locks);
-        Striped {
-            stripes: Stripes::build(n, locks == Locks::Fine, Some(exporters)),
-            pool: None,
-            worker_rxs: Vec::new(),
-            threads: Vec::new(),
-        }
-    }
-
-    /// Starts the master (over the control channels `rxs`), the workers
-    /// and the export threads.
+    /// Starts the master (over the control channels `rxs`) and workers.
     pub fn spawn(&mut self, rxs: Vec<mpsc::Receiver<RibMsg>>) -> Result<(), String> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()
             .map_err(|e| format!("cannot start the RIB master's timer: {e}"))?;
-        if let Some(x) = self.stripes.exporters.as_ref() {
-            let mut handles = Vec::with_capacity(x.n);
-            for e in 0..x.n {
-                let s = self.stripes.clone();
-                let h = std::thread::Builder::new()
-                    .name(format!("rib-export-{e}"))
-                    .spawn(move || run_exporter(s, e))
-                    .map_err(|err| format!("cannot start a RIB export thread: {err}"))?;
-                handles.push(h.thread().clone());
-                self.threads.push(h);
-            }
-            let _ = x.threads.set(handles);
-            // Stripes installed before the threads existed: look now.
-            for t in x.threads.get().into_iter().flatten() {
-                t.unpark();
-            }
-        }
         let progress = self.pool.as_ref().map(|p| p.progress.clone());
         for (i, rx) in std::mem::take(&mut self.worker_rxs).into_iter().enumerate() {
             let s = self.stripes.clone();

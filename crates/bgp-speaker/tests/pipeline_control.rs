@@ -153,7 +153,6 @@ fn cli_and_metrics_merge_shards() {
         Mode::WorkerPool(2, Locks::Stripes),
         Mode::PerPeer(Locks::Fine),
         Mode::WorkerPool(2, Locks::Fine),
-        Mode::Hybrid(2, Locks::Stripes),
     ] {
         let a = run(mode);
         // Paths carry the time their session came up, which differs
@@ -258,17 +257,6 @@ fn pipeline_config_modes() {
     let s = spec("pipeline = \"worker-pool\"\nthreads = 2\nlocks = \"fine\"\n")
         .expect("worker-pool fine");
     assert_eq!(s.mode, Mode::WorkerPool(2, Locks::Fine));
-    assert_eq!(s.mode.shards(), bgp_speaker::striped::FINE_NODES);
-    // hybrid: threads are export threads, one stripe each (the parts of
-    // sharded); fine locks give the 64 nodes.
-    let s = spec("pipeline = \"hybrid\"\nthreads = 3\n").expect("hybrid");
-    assert_eq!(s.mode, Mode::Hybrid(3, Locks::Stripes));
-    assert_eq!(s.mode.threads(), Some(3));
-    assert_eq!(s.mode.shards(), 3);
-    let s = spec("pipeline = \"hybrid\"\nthreads = 16\n").expect("hybrid 16");
-    assert_eq!(s.mode.shards(), 16);
-    let s = spec("pipeline = \"hybrid\"\nthreads = 2\nlocks = \"fine\"\n").expect("hybrid fine");
-    assert_eq!(s.mode, Mode::Hybrid(2, Locks::Fine));
     assert_eq!(s.mode.shards(), bgp_speaker::striped::FINE_NODES);
     let s = spec("pipeline = \"worker-pool\"\nlocks = \"stripes\"\n").expect("stripes");
     assert_eq!(s.mode.locks(), Some(Locks::Stripes));

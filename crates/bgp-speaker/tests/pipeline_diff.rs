@@ -28,7 +28,7 @@ use bgp_wire::{
 };
 use testkit::inproc::{negotiated, FakePeer, InProc, LocRoute};
 
-const MODES: [Mode; 15] = [
+const MODES: [Mode; 12] = [
     Mode::Sequential,
     Mode::Sharded(1),
     Mode::Sharded(2),
@@ -43,11 +43,6 @@ const MODES: [Mode; 15] = [
     // UPDATEs (the synthetic tests hand them decoded inputs).
     Mode::WorkerStreams(2, Locks::Stripes),
     Mode::WorkerStreams(4, Locks::Fine),
-    // Hybrid: sessions apply, export threads export (1, 2 and, with the
-    // fine nodes, 4 of them).
-    Mode::Hybrid(1, Locks::Stripes),
-    Mode::Hybrid(2, Locks::Stripes),
-    Mode::Hybrid(4, Locks::Fine),
 ];
 
 /// What one peer was sent, replayed: its Adj-RIB-Out as the peer sees it
@@ -638,8 +633,6 @@ fn lock_protocols_under_contention() {
         Mode::WorkerPool(4, Locks::Fine),
         Mode::WorkerStreams(3, Locks::Fine),
         Mode::PerPeer(Locks::Stripes),
-        Mode::Hybrid(2, Locks::Stripes),
-        Mode::Hybrid(3, Locks::Fine),
     ] {
         for k in 0..3 {
             let o = run(mode, &peers, &script);

@@ -12,8 +12,6 @@ fn shutdown_answered_by_every_stripe() {
         Mode::WorkerPool(2, Locks::Stripes),
         Mode::PerPeer(Locks::Fine),
         Mode::WorkerPool(2, Locks::Fine),
-        Mode::Hybrid(2, Locks::Stripes),
-        Mode::Hybrid(2, Locks::Fine),
     ] {
         let parts = mode.shards();
         let ip = InProc::start(mode, &[FakePeer::nth(0)]).expect("start");

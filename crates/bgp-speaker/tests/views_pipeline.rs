@@ -21,7 +21,7 @@ use bgp_speaker::view_feed::{BestChange, ViewRegistry, ViewSpec};
 use bgp_wire::Nlri;
 use testkit::inproc::{shared_table, FakePeer, InProc};
 
-const MODES: [Mode; 9] = [
+const MODES: [Mode; 8] = [
     Mode::Sequential,
     Mode::Sharded(2),
     Mode::Sharded(4),
@@ -30,7 +30,6 @@ const MODES: [Mode; 9] = [
     Mode::WorkerPool(2, Locks::Stripes),
     Mode::WorkerPool(4, Locks::Stripes),
     Mode::WorkerPool(2, Locks::Fine),
-    Mode::Hybrid(2, Locks::Stripes),
 ];
 
 const PREFIXES: usize = 600;

@@ -104,6 +104,6 @@ pub(crate) fn one_rib(pipeline: Pipeline, threads: Option<u16>) -> bool {
     match pipeline {
         Pipeline::Sequential => true,
         Pipeline::Sharded => threads == Some(1),
-        Pipeline::PerPeer | Pipeline::WorkerPool | Pipeline::Hybrid => false,
+        Pipeline::PerPeer | Pipeline::WorkerPool => false,
     }
 }

@@ -9,8 +9,7 @@ use base::{AfiSafi, Asn, Prefix};
 
 /// How UPDATE processing is parallelised (`router.pipeline`): `Sharded`
 /// (the default), `Sequential`, `PerPeer` (the seeds' PBTS, one thread per
-/// peer over a locked RIB), `WorkerPool` (DTS, `threads` workers) and
-/// `Hybrid` (per-peer application, `threads` export threads).
+/// peer over a locked RIB) and `WorkerPool` (DTS, `threads` workers).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Pipeline {
     /// `"sequential"`: one RIB thread.
@@ -21,10 +20,6 @@ pub enum Pipeline {
     WorkerPool,
     /// `"sharded"` (default): `threads` RIB threads, each owning its shard of the prefixes.
     Sharded,
-    /// `"hybrid"`: each session's thread applies its own input to the
-    /// locked, striped RIB (as `per-peer`); `threads` export threads, each
-    /// owning a subset of the stripes, run their export rounds.
-    Hybrid,
 }
 
 /// How the shared RIB of `per-peer` and `worker-pool` is locked
@@ -97,15 +92,14 @@ pub struct Router {
     pub cluster_id: Ipv4Addr,
     /// `pipeline`, default `"sharded"`.
     pub pipeline: Pipeline,
-    /// `locks`, default `"stripes"`: how `per-peer`, `worker-pool` and
-    /// `hybrid` lock their shared RIB; an error with the other pipelines.
+    /// `locks`, default `"stripes"`: how `per-peer` and `worker-pool`
+    /// lock their shared RIB; an error with the other pipelines.
     pub locks: Locks,
     /// `streams`, default `"per-session"`: where `worker-pool` parses
     /// UPDATEs; an error with the other pipelines.
     pub streams: Streams,
     /// `threads`, default `None`: one per CPU core. Shards of `sharded`,
-    /// workers of `worker-pool`, export threads of `hybrid`; not used by
-    /// `sequential` and `per-peer`.
+    /// workers of `worker-pool`; not used by `sequential` and `per-peer`.
     pub threads: Option<u16>,
     /// `next_hop_tracking`, default false: resolve BGP next hops against
     /// the kernel's routing table (routes that are not our own BGP routes);

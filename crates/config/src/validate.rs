@@ -208,21 +208,15 @@ fn router(c: &Ctx<'_>, rr: &RawRouter, policies: &BTreeMap<String, PolicyDef>) -
                 ("per-peer", Pipeline::PerPeer),
                 ("worker-pool", Pipeline::WorkerPool),
                 ("sharded", Pipeline::Sharded),
-                ("hybrid", Pipeline::Hybrid),
             ],
         )?,
     };
     let locks = match &rr.locks {
         None => Locks::Stripes,
-        Some(_)
-            if !matches!(
-                pipeline,
-                Pipeline::PerPeer | Pipeline::WorkerPool | Pipeline::Hybrid
-            ) =>
-        {
+        Some(_) if !matches!(pipeline, Pipeline::PerPeer | Pipeline::WorkerPool) => {
             return Err(c.err(
                 "router.locks",
-                "applies to pipeline \"per-peer\", \"worker-pool\" and \"hybrid\" only (the others lock nothing)",
+                "applies to pipeline \"per-peer\" and \"worker-pool\" only (the others lock nothing)",
             ));
         }
         Some(l) => choice(

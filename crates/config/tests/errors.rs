@@ -135,21 +135,7 @@ fn router_values() {
     assert_eq!(
         r("[router]\nid = \"192.0.2.1\"\nasn = 1\npipeline = \"threads\"\n"),
         "r.toml:4:12: router.pipeline: unknown value \"threads\", expected one of \
-         \"sequential\", \"per-peer\", \"worker-pool\", \"sharded\", \"hybrid\""
-    );
-    // `hybrid` takes `locks` (its RIB is the locked one of `per-peer`);
-    // `sharded` does not, and the message says which pipelines do.
-    let hybrid = config::parse(
-        "[router]\nid = \"192.0.2.1\"\nasn = 1\npipeline = \"hybrid\"\nthreads = 2\nlocks = \"fine\"\n",
-        "r.toml",
-    )
-    .unwrap_or_else(|e| panic!("hybrid refused: {e}"));
-    assert_eq!(hybrid.router.pipeline, config::Pipeline::Hybrid);
-    assert_eq!(hybrid.router.locks, config::Locks::Fine);
-    assert_eq!(
-        r("[router]\nid = \"192.0.2.1\"\nasn = 1\npipeline = \"sharded\"\nlocks = \"fine\"\n"),
-        "r.toml:5:9: router.locks: applies to pipeline \"per-peer\", \"worker-pool\" and \
-         \"hybrid\" only (the others lock nothing)"
+         \"sequential\", \"per-peer\", \"worker-pool\", \"sharded\""
     );
     assert_eq!(
         r("[router]\nid = \"192.0.2.1\"\nasn = 1\nselect_defer_time = 0\n"),

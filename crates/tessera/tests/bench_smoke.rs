@@ -5,7 +5,7 @@
 //! CSV, JSON and SVG outputs are complete and well-formed. Plain
 //! `tesserad` is the daemon's default pipeline (`tesserad-sharded`); every
 //! mode named explicitly (sequential, sharded at 1 and 2 threads, per-peer,
-//! worker-pool, hybrid, and per-peer and worker-pool with every `router.locks` and
+//! worker-pool, and per-peer and worker-pool with every `router.locks` and
 //! `router.streams` value besides the defaults) must run and converge:
 //! `not-supported` is a failure, since tesserad implements them all.
 //!
@@ -37,8 +37,6 @@ const MODES: &[&str] = &[
     "tesserad:worker-pool:2:fine",
     "tesserad:worker-pool:2:stripes:per-worker",
     "tesserad:worker-pool:2:fine:per-worker",
-    // Sessions apply, two export threads export (issue 17).
-    "tesserad:hybrid:2",
 ];
 
 fn require_root() {

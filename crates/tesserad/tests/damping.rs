@@ -9,8 +9,8 @@
 //! (half-life 3 s here) the route is best again and `dst` receives it. An
 //! undamped peer (`dst` itself) flapping another prefix is never
 //! suppressed. Then a reload (`configure`) turns damping off for `src`:
-//! its suppressed route is released at once and new flaps are not counted. Run with the default (sharded) pipeline, with
-//! `per-peer` and with `hybrid`; each takes ~11 s.
+//! its suppressed route is released at once and new flaps are not counted. Run with the default (sharded) pipeline and with
+//! `per-peer`; each takes ~11 s.
 
 mod common;
 mod glue;
@@ -88,13 +88,6 @@ fn flapping_route_is_suppressed_and_released() {
 #[test]
 fn flapping_route_is_suppressed_and_released_per_peer() {
     run("dampp", Some("per-peer"));
-}
-
-/// The same with the sessions applying and export threads exporting
-/// (the reuse is found on a tick, not on input).
-#[test]
-fn flapping_route_is_suppressed_and_released_hybrid() {
-    run("damph", Some("hybrid"));
 }
 
 fn run(test: &str, pipeline: Option<&str>) {

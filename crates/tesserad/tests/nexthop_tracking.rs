@@ -87,13 +87,6 @@ fn next_hops_follow_kernel_routes_worker_pool() {
     scenario("nht-pool", "worker-pool");
 }
 
-/// Next-hop changes reach every stripe through the master, and the
-/// export threads (not the appliers) send what they change.
-#[test]
-fn next_hops_follow_kernel_routes_hybrid() {
-    scenario("nht-hybrid", "hybrid");
-}
-
 /// The steps of the module docs, with `pipeline`.
 fn scenario(name: &str, pipeline: &str) {
     if !common::ready(&tools()) {

@@ -328,7 +328,7 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
     let workers = match mode {
         Mode::Sequential => 2,
         Mode::Sharded(n) => n.clamp(2, crate::pipeline::default_threads().max(2)),
-        Mode::PerPeer(_) | Mode::Hybrid(..) | Mode::WorkerPool(..) | Mode::WorkerStreams(..) => 2,
+        Mode::PerPeer(_) | Mode::WorkerPool(..) | Mode::WorkerStreams(..) => 2,
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)

@@ -23,9 +23,8 @@ pub struct Args {
     scenarios: String,
     /// DUTs, repeatable or comma-separated:
     /// tesserad[:PIPELINE[:THREADS][:LOCKS][:STREAMS]] (PIPELINE:
-    /// sequential, per-peer, worker-pool, sharded, hybrid; LOCKS: stripes,
-    /// fine, for per-peer, worker-pool and hybrid; STREAMS: per-session,
-    /// per-worker, for
+    /// sequential, per-peer, worker-pool, sharded; LOCKS: stripes, fine,
+    /// for per-peer and worker-pool; STREAMS: per-session, per-worker, for
     /// worker-pool; plain `tesserad` is the daemon's default, sharded),
     /// bird, frr, gobgp, openbgpd.
     #[arg(
