@@ -252,6 +252,28 @@ impl Fib {
         v.append(&mut self.out);
     }
 
+    /// Every best route known (installed or not) as the changes that
+    /// would rebuild it in another FIB: what a virtual router added to a
+    /// running dataplane starts from (`table = "main"`). Connected
+    /// prefixes are not in it (every FIB of the dataplane has them).
+    pub fn routes(&self) -> Vec<Change> {
+        let mut v = Vec::with_capacity(self.routes.len());
+        let mut one = |p: Prefix, r: &Route| {
+            v.push(Change {
+                prefix: p,
+                next_hop: Some(r.gw),
+                ecmp: self.ecmp.get(&p).cloned().unwrap_or_default(),
+            });
+        };
+        for (p, r) in &self.routes.v4 {
+            one(Prefix::V4(*p), r);
+        }
+        for (p, r) in &self.routes.v6 {
+            one(Prefix::V6(*p), r);
+        }
+        v
+    }
+
     /// Resolved route changes since the last call (only with `export`).
     pub fn take_exported(&mut self) -> Vec<Exported> {
         std::mem::take(&mut self.exported)

@@ -439,6 +439,20 @@ impl<E: Element, D: Device> Runner<E, D> {
         total
     }
 
+    /// Takes the devices out, for another driver to use a while (a core
+    /// that switches to virtual routers, [`crate::vr`]); the graph stays
+    /// bound to their indices, and a poll without them receives and sends
+    /// nothing. [`Runner::put_devices`] gives them back.
+    pub fn take_devices(&mut self) -> Vec<D> {
+        std::mem::take(&mut self.devices)
+    }
+
+    /// Gives back the devices [`Runner::take_devices`] took: the same
+    /// devices in the same order (the bindings are by index).
+    pub fn put_devices(&mut self, devices: Vec<D>) {
+        self.devices = devices;
+    }
+
     /// The devices.
     pub fn devices(&self) -> &[D] {
         &self.devices

@@ -27,8 +27,10 @@
 //! packets already received into the router's graph inputs, so a router
 //! waiting for its batch still receives every round. That scan of every
 //! router on every decision is most of the switch cost (about 1 us for 17
-//! routers, docs/BENCHMARKS.md "Virtual routers"); a ready list fed by
-//! the devices would cut it.
+//! routers, docs/BENCHMARKS.md "Virtual routers"): a caller that knows
+//! which routers' sources hold frames (the dataplane's demultiplexer, by
+//! its queues) passes it to [`VrScheduler::step_with`], and the routers
+//! known empty are not received from.
 
 use std::time::Instant;
 
@@ -109,6 +111,8 @@ pub struct VrScheduler<E: Element, D: Device> {
     /// (a thread CPU clock is a system call). `None` after an idle
     /// decision (the caller may have slept) and with [`Charge::Packets`].
     last_end: Option<u64>,
+    /// What the last run was charged (0 after an idle decision).
+    last_used: u64,
 }
 
 /// The scheduler's time source, in nanoseconds.
@@ -140,6 +144,7 @@ impl<E: Element, D: Device> VrScheduler<E, D> {
             global_pass: 0,
             clock,
             last_end: None,
+            last_used: 0,
         }
     }
 
@@ -175,10 +180,31 @@ impl<E: Element, D: Device> VrScheduler<E, D> {
         (self.clock)()
     }
 
+    /// What the last decision's run was charged: nanoseconds with
+    /// [`Charge::Time`], packets with [`Charge::Packets`]; 0 when it ran
+    /// no router.
+    pub fn last_charged(&self) -> u64 {
+        self.last_used
+    }
+
     /// One scheduling decision: tops up every router's staged input, picks
     /// the eligible router with the smallest pass and runs it for up to one
     /// granularity. Returns false when no router was eligible (idle).
     pub fn step(&mut self) -> bool {
+        self.step_with(|_| true, || {})
+    }
+
+    /// [`VrScheduler::step`], receiving for router `i` only when
+    /// `ready(i)` (its sources may hold frames: a ready list kept by the
+    /// caller; a router with staged packets stays eligible either way),
+    /// and calling `before_run` between the receive pass and the run
+    /// (the run's own receives are the chosen router's, unconditional).
+    pub fn step_with(
+        &mut self,
+        mut ready: impl FnMut(usize) -> bool,
+        before_run: impl FnOnce(),
+    ) -> bool {
+        self.last_used = 0;
         let now = match self.last_end.take() {
             Some(t) => t,
             None => self.now(),
@@ -188,11 +214,14 @@ impl<E: Element, D: Device> VrScheduler<E, D> {
             let v = &mut self.vrs[i];
             // Receive only while below the batch threshold, so the graph
             // inputs (at least 2 bursts deep) never overflow.
-            if v.runner.staged() < v.cfg.batch.max(1) {
+            let mut staged = v.runner.staged();
+            if staged < v.cfg.batch.max(1) && ready(i) {
                 let n = v.runner.receive();
                 v.stats.packets += n as u64;
+                if n > 0 {
+                    staged = v.runner.staged();
+                }
             }
-            let staged = v.runner.staged();
             if staged == 0 {
                 v.waiting_since = None;
                 v.active = false;
@@ -214,8 +243,10 @@ impl<E: Element, D: Device> VrScheduler<E, D> {
             }
         }
         let Some(b) = best else {
+            before_run();
             return false;
         };
+        before_run();
         let start = self.now();
         let gran = self.granularity;
         let v = &mut self.vrs[b];
@@ -256,6 +287,7 @@ impl<E: Element, D: Device> VrScheduler<E, D> {
             Charge::Packets => packets.max(1),
         };
         v.stats.charged += used;
+        self.last_used = used;
         // The chosen pass was the smallest among eligible routers: it is
         // the virtual time a rejoining router starts from. It never goes
         // back (a router that stayed eligible with an old, low pass must

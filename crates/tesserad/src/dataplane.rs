@@ -445,20 +445,46 @@ impl bgp_speaker::daemon::DataplaneHook for Hook {
         };
         crate::vr::check(new)?;
         // Virtual routers: the cores run VR graphs instead of the main
-        // one (the graph settings are refused with VRs).
+        // one (the graph settings are refused with VRs). Removing the
+        // last VR gives the cores back to the main graph before the graph
+        // part; the first VRs take them after it (so that the main graph
+        // set aside is the new configuration's). While VRs run and stay,
+        // the graph part has nothing to do.
+        let mut msgs = Vec::new();
+        let vrs_now = !dp.vrs().is_empty();
         match &self.vrs {
-            Some(v) => {
+            Some(v) if nd.vrs.is_empty() => {
+                msgs.extend(v.reload(&dp, &self.d.interfaces, &nd.vrs, check, SWAP_WAIT)?);
+            }
+            Some(v) if vrs_now => {
                 return v.reload(&dp, &self.d.interfaces, &nd.vrs, check, SWAP_WAIT);
             }
+            Some(_) => {}
             None if !nd.vrs.is_empty() => {
-                return Err(
-                    "adding [[dataplane.vr]] to a dataplane started without virtual \
-                            routers needs a restart of tesserad"
-                        .into(),
-                );
+                return Err(format!(
+                    "adding [[dataplane.vr]] needs a restart of tesserad: {}",
+                    dataplane::VR_NOT_SUPPORTED
+                ));
             }
             None => {}
         }
+        msgs.extend(self.reload_graph(&dp, nd, check)?);
+        if let (Some(v), false) = (&self.vrs, nd.vrs.is_empty()) {
+            msgs.extend(v.reload(&dp, &self.d.interfaces, &nd.vrs, check, SWAP_WAIT)?);
+        }
+        Ok(msgs)
+    }
+}
+
+impl Hook {
+    /// The graph part of a reload: an operator's graph, or the built-in
+    /// one for the new port groups, swapped in on every core.
+    fn reload_graph(
+        &self,
+        dp: &dataplane::Dataplane,
+        nd: &config::Dataplane,
+        check: bool,
+    ) -> Result<Vec<String>, String> {
         let devs: Vec<&str> = self.d.interfaces.iter().map(|i| i.name.as_str()).collect();
         // The built-in graph for the new port groups (NICBalance) on the
         // running interfaces and settings.
@@ -626,7 +652,8 @@ pub enum Running {
 /// feeds, and the virtual routers' feeds (with VRs).
 pub type Started = (Running, SyncSender<Vec<Change>>, Option<crate::vr::Vrs>);
 
-/// With `[[dataplane.vr]]` (checked by `crate::vr::check`), the hook
+/// Where VRs can run, now or after a reload (`dataplane::vrs_possible`;
+/// `[[dataplane.vr]]` checked by `crate::vr::check`), the hook
 /// feeds the VR fan-out ([`crate::vr::Fan`]), returned with it.
 pub fn start(
     d: &config::Dataplane,
@@ -644,7 +671,10 @@ pub fn start(
     }
     let mut cfg = dp_config(d, k, restart);
     cfg.graph = read_graph(d)?;
-    let (dp, tx, vrs) = if d.vrs.is_empty() {
+    // Virtual routers can run (now, or after a reload adds them) without
+    // the cluster fabric, IPsec and the XDP fast path: the best routes
+    // then go through the VR fan-out.
+    let (dp, tx, vrs) = if !dataplane::vrs_possible(&cfg) {
         let dp = dataplane::start(&cfg, rx).map_err(|e| format!("dataplane: {e}"))?;
         (dp, tx, None)
     } else {
@@ -653,16 +683,19 @@ pub fn start(
         let receivers = std::mem::take(&mut feeds.receivers);
         let dp = dataplane::start_with_vrs(&cfg, rx, receivers)
             .map_err(|e| format!("dataplane: {e}"))?;
-        let (fan, hook, views) = feeds.fan(tx, FEED_DEPTH)?;
-        eprintln!(
-            "dataplane: {} virtual routers: {}",
-            d.vrs.len(),
-            d.vrs
-                .iter()
-                .map(|v| v.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        let routes = crate::vr::VrFeeds::routes_of(&dp);
+        let (fan, hook, views) = feeds.fan(tx, FEED_DEPTH, routes)?;
+        if !d.vrs.is_empty() {
+            eprintln!(
+                "dataplane: {} virtual routers: {}",
+                d.vrs.len(),
+                d.vrs
+                    .iter()
+                    .map(|v| v.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
         (dp, hook, Some(crate::vr::Vrs::new(fan, views, &d.vrs)))
     };
     announce(&cfg);

@@ -4,12 +4,15 @@
 //! per VR on every core, one `graph::VrScheduler` per core).
 //!
 //! Feeds: each VR's FIB takes `Vec<fib::Change>` batches from a channel
-//! of its own. `table = "main"` VRs follow tesserad's best routes: with
-//! VRs, the daemon's best-route hook feeds a fan-out thread ([`Fan`])
-//! that keeps the table, passes every batch to the main FIB and to each
-//! `table = "main"` VR, and gives a VR added by a reload the whole table
-//! first. Without VRs nothing changes: the hook feeds the main FIB
-//! directly.
+//! of its own. `table = "main"` VRs follow tesserad's best routes: the
+//! daemon's best-route hook feeds a fan-out thread ([`Fan`]) that passes
+//! every batch to the main FIB and to each `table = "main"` VR, and gives
+//! a VR added by a reload the main FIB's routes first
+//! (`fib::dataplane::MainRoutes`: the main FIB thread answers after the
+//! batches the fan-out sent before, so nothing is missed or doubled; the
+//! fan-out keeps no copy of the table). The fan-out runs with every
+//! in-process dataplane that can take VRs (not with the cluster fabric
+//! or IPsec), also without VRs, so that a reload can add the first.
 //!
 //! `neighbors = [...]` VRs follow a *view* of the RIB: the best of the
 //! routes learned from those neighbours, chosen by the Loc-RIB's own
@@ -28,9 +31,9 @@
 //!
 //! Not supported yet (refused by [`check`] with `FILE:LINE:COL`): VRs
 //! together with the cluster fabric, an operator's graph, IPsec, NICBalance port
-//! groups or a separate dataplane process (`feed_socket`).
+//! groups or a separate dataplane process (`feed_socket`); the config
+//! refuses the XDP fast path with VRs.
 
-use std::collections::HashMap;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TryRecvError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -47,6 +50,12 @@ const VR_FEED_DEPTH: usize = 64;
 
 /// Routes per batch of the table a new subscriber gets first.
 const SNAPSHOT_BATCH: usize = 4096;
+
+/// How long the fan-out waits for the main FIB's routes.
+const ROUTES_WAIT: Duration = Duration::from_secs(10);
+
+/// Where the fan-out gets the table for a VR added by a reload.
+pub type RoutesSource = Box<dyn Fn() -> Result<Vec<Change>, String> + Send>;
 
 /// How long the fan-out thread waits for a batch before looking at its
 /// commands (subscriptions) again.
@@ -144,40 +153,45 @@ pub struct Fan {
     cmds: mpsc::Sender<FanCmd>,
 }
 
-/// The fan-out thread's state: the best routes now, the subscribers.
+/// The fan-out thread's state: the main FIB, the subscribers, and where
+/// the table for a new one comes from.
 struct FanState {
-    table: HashMap<Prefix, Change>,
     main: SyncSender<Vec<Change>>,
     vrs: Vec<(String, SyncSender<Vec<Change>>)>,
+    routes: RoutesSource,
 }
 
 impl FanState {
+    /// Subscribes `name`: the main FIB's routes first (asked between two
+    /// batches, so the batches from here on follow them), then every
+    /// batch. A VR whose table cannot be had is not subscribed (its FIB
+    /// keeps the connected prefixes; the error is logged).
     fn add(&mut self, name: String, tx: SyncSender<Vec<Change>>) {
-        let mut batch = Vec::with_capacity(SNAPSHOT_BATCH.min(self.table.len()));
-        for c in self.table.values() {
-            batch.push(c.clone());
-            if batch.len() == SNAPSHOT_BATCH && tx.send(std::mem::take(&mut batch)).is_err() {
+        let table = match (self.routes)() {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("tesserad: dataplane.vr {name:?}: no table from the main FIB: {e}");
                 return;
             }
-        }
-        if !batch.is_empty() && tx.send(batch).is_err() {
-            return;
+        };
+        let mut rest = table.into_iter();
+        loop {
+            let b: Vec<Change> = rest.by_ref().take(SNAPSHOT_BATCH).collect();
+            if b.is_empty() {
+                break;
+            }
+            if tx.send(b).is_err() {
+                return;
+            }
         }
         self.vrs.retain(|(n, _)| *n != name);
         self.vrs.push((name, tx));
     }
 
-    /// One batch from the RIB: into the table, to every VR, to the main
-    /// FIB last (it gets the batch itself). False when the main FIB is
-    /// gone (the dataplane stopped).
+    /// One batch from the RIB: to every VR, to the main FIB last (it gets
+    /// the batch itself). False when the main FIB is gone (the dataplane
+    /// stopped).
     fn pass(&mut self, b: Vec<Change>) -> bool {
-        for c in &b {
-            if c.next_hop.is_some() {
-                self.table.insert(c.prefix, c.clone());
-            } else {
-                self.table.remove(&c.prefix);
-            }
-        }
         self.vrs.retain(|(_, tx)| tx.send(b.clone()).is_ok());
         self.main.send(b).is_ok()
     }
@@ -185,20 +199,18 @@ impl FanState {
 
 impl Fan {
     /// Starts the fan-out in front of `main` (the main FIB's feed) with
-    /// the first VRs' channels; returns the sender the daemon's hook
-    /// feeds.
+    /// the first VRs' channels (subscribed before any route) and the
+    /// source of the table for VRs added later; returns the sender the
+    /// daemon's hook feeds.
     pub fn start(
         main: SyncSender<Vec<Change>>,
         vrs: Vec<(String, SyncSender<Vec<Change>>)>,
         depth: usize,
+        routes: RoutesSource,
     ) -> Result<(Fan, SyncSender<Vec<Change>>), String> {
         let (tx, rx) = mpsc::sync_channel::<Vec<Change>>(depth);
         let (ctx, crx) = mpsc::channel::<FanCmd>();
-        let mut st = FanState {
-            table: HashMap::new(),
-            main,
-            vrs,
-        };
+        let mut st = FanState { main, vrs, routes };
         std::thread::Builder::new()
             .name("dp-vr-fan".into())
             .spawn(move || fan(&mut st, &rx, &crx))
@@ -275,9 +287,15 @@ impl VrFeeds {
     }
 
     /// Starts the fan-out in front of `main` with the `table = "main"`
-    /// VRs, and registers the `neighbors` VRs' views in a new registry
-    /// (kept until the daemon installs them at its start).
-    pub fn fan(self, main: SyncSender<Vec<Change>>, depth: usize) -> Result<Fanned, String> {
+    /// VRs (and `routes` for those added later), and registers the
+    /// `neighbors` VRs' views in a new registry (kept until the daemon
+    /// installs them at its start).
+    pub fn fan(
+        self,
+        main: SyncSender<Vec<Change>>,
+        depth: usize,
+        routes: RoutesSource,
+    ) -> Result<Fanned, String> {
         let views = ViewRegistry::new();
         for v in self.views {
             let name = v.name.clone();
@@ -285,8 +303,18 @@ impl VrFeeds {
                 .register(v)
                 .map_err(|e| format!("dataplane.vr {name:?}: {e}"))?;
         }
-        let (fan, hook) = Fan::start(main, self.senders, depth)?;
+        let (fan, hook) = Fan::start(main, self.senders, depth, routes)?;
         Ok((fan, hook, views))
+    }
+
+    /// The table source of a running dataplane: its main FIB's routes.
+    pub fn routes_of(dp: &fib::dataplane::Dataplane) -> RoutesSource {
+        match dp.main_routes() {
+            Some(r) => Box::new(move || r.get(ROUTES_WAIT)),
+            None => Box::new(|| {
+                Err::<Vec<Change>, _>("the dataplane has no main FIB thread".to_string())
+            }),
+        }
     }
 }
 
@@ -388,11 +416,21 @@ impl Vrs {
             .filter(|o| !new.iter().any(|v| v.name == o.name))
             .map(|o| o.name.clone())
             .collect();
+        let was_empty = running.is_empty();
         *running = new.to_vec();
-        let mut msg = format!(
-            "virtual routers: {} running (FIBs of the others kept)",
-            new.len()
-        );
+        let mut msg = if new.is_empty() {
+            "virtual routers: none, the cores run the main graph again (main FIB kept)".to_string()
+        } else if was_empty {
+            format!(
+                "virtual routers: {} running, the cores left the main graph (main FIB kept)",
+                new.len()
+            )
+        } else {
+            format!(
+                "virtual routers: {} running (FIBs of the others kept)",
+                new.len()
+            )
+        };
         if !changed.is_empty() {
             msg += &format!("; added or changed: {}", changed.join(", "));
         }
@@ -466,12 +504,22 @@ mod tests {
     }
 
     /// The fan-out passes every batch to the main FIB and the VRs, and a
-    /// VR added later gets the table first.
+    /// VR added later gets the main FIB's table first; one whose table
+    /// cannot be had is not subscribed.
     #[test]
     fn fan_out_and_snapshot() {
         let (mtx, mrx) = mpsc::sync_channel(8);
         let (vtx, vrx) = mpsc::sync_channel(8);
-        let (fan, tx) = Fan::start(mtx, vec![("red".into(), vtx)], 8).expect("fan");
+        // The main FIB's routes as its thread would answer.
+        let table = vec![ch("198.18.5.0/24", Some("198.18.1.2"))];
+        let t2 = table.clone();
+        let (fan, tx) = Fan::start(
+            mtx,
+            vec![("red".into(), vtx)],
+            8,
+            Box::new(move || Ok::<_, String>(t2.clone())),
+        )
+        .expect("fan");
         tx.send(vec![
             ch("198.18.5.0/24", Some("198.18.1.2")),
             ch("198.18.6.0/24", Some("198.18.1.2")),
@@ -486,11 +534,24 @@ mod tests {
         let (btx, brx) = mpsc::sync_channel(8);
         fan.send(FanCmd::Add("blue".into(), btx));
         let snap = brx.recv_timeout(t).expect("blue's table");
-        assert_eq!(snap, vec![ch("198.18.5.0/24", Some("198.18.1.2"))]);
+        assert_eq!(snap, table);
         tx.send(vec![ch("198.18.7.0/24", Some("198.18.1.2"))])
             .expect("send");
         assert_eq!(brx.recv_timeout(t).expect("blue").len(), 1);
         assert_eq!(vrx.recv_timeout(t).expect("red").len(), 1);
         assert_eq!(mrx.recv_timeout(t).expect("main").len(), 1);
+        let (mtx, mrx) = mpsc::sync_channel(8);
+        let (fan, tx) = Fan::start(
+            mtx,
+            Vec::new(),
+            8,
+            Box::new(|| Err::<Vec<Change>, _>("stopped".to_string())),
+        )
+        .expect("fan");
+        let (gtx, grx) = mpsc::sync_channel(8);
+        fan.send(FanCmd::Add("green".into(), gtx));
+        tx.send(vec![ch("198.18.7.0/24", None)]).expect("send");
+        assert_eq!(mrx.recv_timeout(t).expect("main").len(), 1);
+        assert!(grx.recv_timeout(Duration::from_millis(100)).is_err());
     }
 }

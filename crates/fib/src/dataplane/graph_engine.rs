@@ -806,6 +806,10 @@ pub struct WorkerLink {
 /// Busy poll rounds between two counter snapshots.
 pub const PUBLISH_ROUNDS: u64 = 1024;
 
+/// Busy poll rounds between two looks at the core's other commands
+/// ([`GraphWorker::run_until`]; a channel read each).
+const UNTIL_ROUNDS: u64 = 64;
+
 /// One core's graph over its queue of every port.
 pub struct GraphWorker<D: Device<Error = IoError>> {
     runner: Runner<AnyElement, D>,
@@ -816,6 +820,10 @@ pub struct GraphWorker<D: Device<Error = IoError>> {
     link: Option<WorkerLink>,
     /// Publishes into `link.core`.
     core: Option<CorePublisher>,
+    /// Added to the driver's packets in and out in the per-core counters:
+    /// what the core moved while its devices ran virtual routers (see
+    /// [`GraphWorker::take_devices`]), so that they only grow.
+    core_base: (u64, u64),
 }
 
 impl<D: Device<Error = IoError>> GraphWorker<D> {
@@ -929,6 +937,7 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
             ports: ports.len(),
             link: None,
             core: None,
+            core_base: (0, 0),
         })
     }
 
@@ -946,11 +955,50 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
     fn core_batch(&mut self, idle: bool) {
         let Some(p) = self.core.as_mut() else { return };
         let st = self.runner.stats();
+        let (rx, tx) = (st.rx + self.core_base.0, st.tx + self.core_base.1);
         if idle {
-            p.flush(&self.runner.graph, st.rx, st.tx);
+            p.flush(&self.runner.graph, rx, tx);
         } else {
-            p.batch(&self.runner.graph, st.rx, st.tx);
+            p.batch(&self.runner.graph, rx, tx);
         }
+    }
+
+    /// Takes this core's devices out for the virtual routers
+    /// ([`super::vr`]): the graph, its neighbours and the FIB views stay,
+    /// idle, until [`GraphWorker::put_devices`]. Its element counters
+    /// are withdrawn from `show dataplane` meanwhile (no graph of the
+    /// main table runs).
+    pub(super) fn take_devices(&mut self) -> Vec<D> {
+        self.publish();
+        self.core_batch(true);
+        if let Some(l) = &self.link {
+            if let Ok(mut c) = l.counters.lock() {
+                c.clear();
+            }
+            l.core.set_queues(Vec::new());
+        }
+        self.runner.take_devices()
+    }
+
+    /// Gives back the devices [`GraphWorker::take_devices`] took; the
+    /// per-core counters go on from what the core published meanwhile.
+    pub(super) fn put_devices(&mut self, devs: Vec<D>) {
+        self.runner.put_devices(devs);
+        let st = self.runner.stats();
+        if let (Some(l), Some(p)) = (&self.link, self.core.as_mut()) {
+            let now = l.core.snapshot();
+            self.core_base = (now.rx.saturating_sub(st.rx), now.tx.saturating_sub(st.tx));
+            // The core's drop names were the VRs' demultiplexer's.
+            p.index(&self.runner.graph);
+        }
+        self.publish();
+        self.core_batch(true);
+    }
+
+    /// Graph replacements waiting for this worker (answered by the
+    /// virtual routers' loop while the devices are theirs).
+    pub(super) fn swaps(&self) -> Option<&mpsc::Receiver<Swap>> {
+        self.link.as_ref().map(|l| &l.swaps)
     }
 
     /// Replaces the running graph by the operator's `g`, on the same
@@ -1079,6 +1127,18 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
     /// `poll(2)` after `idle_spins` empty rounds. An I/O error seen by a
     /// device ends the loop with that error.
     pub fn run(&mut self, cfg: LoopConfig, stop: &AtomicBool) -> Result<(), IoError> {
+        self.run_until(cfg, stop, || false).map(drop)
+    }
+
+    /// [`GraphWorker::run`], also ending (with `Ok(true)`) when `until`
+    /// says so: asked every [`UNTIL_ROUNDS`] busy rounds and every idle
+    /// one (a command for the core, off the per-packet path).
+    pub(super) fn run_until(
+        &mut self,
+        cfg: LoopConfig,
+        stop: &AtomicBool,
+        mut until: impl FnMut() -> bool,
+    ) -> Result<bool, IoError> {
         let fds: Vec<_> = self
             .runner
             .devices()
@@ -1098,7 +1158,13 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
             if self.runner.poll() > 0 {
                 idle = 0;
                 self.core_batch(false);
+                if rounds % UNTIL_ROUNDS == 0 && until() {
+                    return Ok(true);
+                }
                 continue;
+            }
+            if until() {
+                return Ok(true);
             }
             idle = idle.saturating_add(1);
             if idle == cfg.idle_spins.max(1) {
@@ -1117,7 +1183,7 @@ impl<D: Device<Error = IoError>> GraphWorker<D> {
         self.core_batch(true);
         match self.runner.devices().iter().find_map(|d| d.last_error()) {
             Some(e) => Err(e),
-            None => Ok(()),
+            None => Ok(false),
         }
     }
 

@@ -39,6 +39,7 @@ pub mod balance;
 pub mod common;
 pub mod core_stats;
 pub mod graph_engine;
+mod switch;
 pub mod vr;
 
 use std::net::{IpAddr, Ipv4Addr};
@@ -178,11 +179,6 @@ fn serve<D: pkt::Device<Error = IoError>>(
         balance,
         vr,
     } = job;
-    if let Some(vj) = vr {
-        let mut w = vr::VrWorker::new(&ports, socks, lc, vj)?;
-        w.run(lc, stop)?;
-        return Ok(w.counters());
-    }
     let Some((fab, fc, live)) = fabric else {
         let mut g = GraphWorker::with_graph(
             &ports,
@@ -198,6 +194,10 @@ fn serve<D: pkt::Device<Error = IoError>>(
         )
         .map_err(|e| e.unwrap_or(IoError::Config("the dataplane graph does not build")))?;
         g.set_link(link);
+        // A core that may run virtual routers (now, or after a reload).
+        if let Some(vj) = vr {
+            return switch::serve(&ports, g, vj, lc, stop);
+        }
         g.run(lc, stop)?;
         return Ok(g.counters());
     };
@@ -309,14 +309,22 @@ pub struct DataplaneConfig {
     /// Virtual routers ([`vr`]): each core runs one built-in graph per VR
     /// under a proportional-share scheduler instead of the main graph.
     /// Not with the fabric, an operator's graph, IPsec or NICBalance
-    /// ([`VR_NOT_SUPPORTED`]).
+    /// ([`VR_NOT_SUPPORTED`]). Where [`vrs_possible`], a reload can add
+    /// the first VRs or remove the last ([`Dataplane::set_vrs`]).
     pub vrs: Vec<VrDef>,
 }
 
 /// Why virtual routers and some other settings do not go together.
 pub const VR_NOT_SUPPORTED: &str = "virtual routers with the cluster fabric, an operator's \
-     graph, IPsec or NICBalance port groups are not supported yet: each VR runs its own \
-     instance of the built-in graph";
+     graph, IPsec, NICBalance port groups or the XDP fast path are not supported yet: each VR \
+     runs its own instance of the built-in graph (and the fast path forwards by the main FIB)";
+
+/// Whether the dataplane of `cfg` can run virtual routers, now or after a
+/// reload ([`Dataplane::set_vrs`]): not with the cluster fabric, IPsec or
+/// the XDP fast path, which a reload cannot take away.
+pub fn vrs_possible(cfg: &DataplaneConfig) -> bool {
+    cfg.fabric.is_none() && cfg.ipsec.is_none() && !cfg.loop_cfg.xdp_fastpath
+}
 
 /// Why an IPsec configuration cannot run (the config crate refuses the
 /// same combinations with the file position).
@@ -460,6 +468,31 @@ pub struct Dataplane {
     fast: Option<Arc<FastMaps>>,
     /// The virtual routers' FIBs and the cores' VR channels.
     vr: Option<Mutex<vr::VrControl>>,
+    /// Asks the main FIB thread for its routes.
+    routes: Option<MainRoutes>,
+}
+
+/// Where the main FIB thread sends a copy of its routes.
+type RoutesReply = mpsc::Sender<Vec<Change>>;
+
+/// A handle on the main FIB's routes, for the thread that feeds virtual
+/// routers (`table = "main"`) added by a reload: [`MainRoutes::get`].
+#[derive(Clone)]
+pub struct MainRoutes(mpsc::Sender<RoutesReply>);
+
+impl MainRoutes {
+    /// Every best route the main FIB knows, after every batch its feed
+    /// had queued when asked (call it from the feed's sending thread,
+    /// between two batches: what it sends next follows from there).
+    /// Errors: the dataplane stopped, or no answer within `wait`.
+    pub fn get(&self, wait: Duration) -> Result<Vec<Change>, String> {
+        let (tx, rx) = mpsc::channel();
+        self.0
+            .send(tx)
+            .map_err(|_| "the dataplane's FIB thread has stopped".to_string())?;
+        rx.recv_timeout(wait)
+            .map_err(|_| format!("the dataplane's FIB thread did not answer within {wait:?}"))
+    }
 }
 
 /// An `ifreq` named `name` and a datagram socket to run interface ioctls
@@ -690,7 +723,8 @@ pub fn start_with_vrs(
         && (cfg.fabric.is_some()
             || cfg.graph.is_some()
             || cfg.ipsec.is_some()
-            || !cfg.balance.is_empty())
+            || !cfg.balance.is_empty()
+            || cfg.loop_cfg.xdp_fastpath)
     {
         return Err(DpError::Config(VR_NOT_SUPPORTED));
     }
@@ -790,8 +824,10 @@ pub fn start_with_vrs(
             fib.add_peer(port, a.ip(), *id, ports);
         }
     }
-    // The VRs' FIBs (threads of their own), each core's first VR set.
-    let (mut vrc, mut vr_sets) = if cfg.vrs.is_empty() {
+    // The VRs' FIBs (threads of their own), each core's first VR set
+    // (empty sets without VRs: the cores run the main graph until a
+    // reload adds VRs). Not with the fabric, IPsec or the XDP fast path.
+    let (mut vrc, mut vr_sets) = if !vrs_possible(cfg) {
         (None, Vec::new())
     } else {
         let (c, sets) = vr::VrControl::start(&cfg.vrs, vr_feeds, specs.clone(), cfg.cores)
@@ -973,12 +1009,15 @@ pub fn start_with_vrs(
         live: Arc::clone(&live),
         fast: fast.map(|(m, _)| m),
         vr: vrc.map(Mutex::new),
+        routes: None,
     };
     if let Some(e) = failed {
         dp.halt();
         return Err(e);
     }
     let fib_stop = Arc::clone(&stop);
+    let (snap_tx, snap_rx) = mpsc::channel::<RoutesReply>();
+    dp.routes = Some(MainRoutes(snap_tx));
     dp.fib = Some(
         std::thread::Builder::new()
             .name("dp-fib".into())
@@ -992,6 +1031,7 @@ pub fn start_with_vrs(
                     exporter,
                     feed_fast.as_mut(),
                     &live,
+                    Some(&snap_rx),
                 )
             })
             .map_err(|_| DpError::Config("cannot spawn the FIB thread"))?,
@@ -1070,6 +1110,7 @@ fn fib_thread(
     mut exporter: Option<kernel::Exporter>,
     mut fast: Option<&mut FastFeed>,
     live: &Mutex<FibReport>,
+    snaps: Option<&Receiver<RoutesReply>>,
 ) -> FibReport {
     let mut r = *live.lock().unwrap_or_else(PoisonError::into_inner);
     let mut deltas = Vec::new();
@@ -1077,6 +1118,18 @@ fn fib_thread(
         let mut took = 0;
         // The sender's first full sync after a restart is complete.
         let mut synced = false;
+        // A copy of the routes for a VR added by a reload: after every
+        // batch sent before the request (its sender, the VR fan-out,
+        // waits for the answer meanwhile), so that the VR then follows
+        // the same batches from there.
+        while let Some(reply) = snaps.and_then(|s| s.try_recv().ok()) {
+            while let Ok(b) = feed.try_recv() {
+                synced |= b.is_empty();
+                fib.apply(&b);
+                took += 1;
+            }
+            let _ = reply.send(fib.routes());
+        }
         if !r.feed_closed {
             match feed.recv_timeout(FIB_TICK) {
                 Ok(b) => {
@@ -1247,9 +1300,9 @@ impl Dataplane {
         self.fast.as_ref()?.counters().ok()
     }
 
-    /// Whether the cores run virtual routers (`cfg.vrs` at start).
+    /// Whether the cores run virtual routers now.
     pub fn runs_vrs(&self) -> bool {
-        self.vr.is_some()
+        !self.vrs().is_empty()
     }
 
     /// The virtual routers running now, in configuration order.
@@ -1272,9 +1325,11 @@ impl Dataplane {
     /// changed; its counters start again), the other VRs keep their FIBs
     /// and counters, and the main FIB is never touched. Each core rebuilds
     /// its VR graphs and scheduler (match and share changes) and answers
-    /// within `wait`. Errors, with nothing changed: a dataplane started
-    /// without VRs (a restart adds them), an empty `defs` (a restart
-    /// removes them), an invalid set.
+    /// within `wait`. The first VRs take the cores' devices from the main
+    /// graph, and an empty `defs` gives them back, at a batch boundary
+    /// (see `switch.rs`). Errors, with nothing changed: a dataplane that
+    /// cannot run VRs ([`vrs_possible`], [`VR_NOT_SUPPORTED`]), an invalid
+    /// set.
     pub fn set_vrs(
         &self,
         defs: &[VrDef],
@@ -1282,15 +1337,16 @@ impl Dataplane {
         wait: Duration,
     ) -> Result<(), String> {
         let Some(v) = &self.vr else {
-            return Err(
-                "adding [[dataplane.vr]] to a dataplane started without virtual \
-                        routers needs a restart of tesserad (the cores run the main graph)"
-                    .into(),
-            );
+            return Err(VR_NOT_SUPPORTED.into());
         };
         v.lock()
             .unwrap_or_else(PoisonError::into_inner)
             .set(defs, feeds, wait)
+    }
+
+    /// A handle on the main FIB's routes ([`MainRoutes::get`]).
+    pub fn main_routes(&self) -> Option<MainRoutes> {
+        self.routes.clone()
     }
 
     /// The FIB thread's counters now.

@@ -15,14 +15,20 @@
 //!
 //! The real devices belong to the core's demultiplexer; a VR's graph sees
 //! one [`VrPort`] per port with the port's name, so the built-in graph
-//! text is the same for every VR. A VR's `FromDevice` reading an empty
-//! queue of a port it owns (or that no VR owns) makes the demultiplexer
-//! read that port once (one burst) and spread the frames over the VRs'
-//! queues: the scheduler's receive pass over the VRs is what polls the
-//! ports, and a VR's reads never spend its time on another VR's frames
-//! (an overloaded VR's backlog waits in its port's receive ring). Frames are moved, never copied;
-//! they come from the demultiplexer's pool (a packet carries its pool)
-//! and nothing is allocated per packet.
+//! text is the same for every VR. Before each scheduling decision the
+//! demultiplexer reads every port once (one burst), when a VR that may
+//! take its frames has an empty queue for it (under ingress rules, its
+//! owner's: an overloaded VR's backlog waits in its port's receive
+//! ring), and spreads the frames over the VRs' queues; the scheduler then
+//! receives only for the VRs whose queues hold frames (a ready list, not
+//! a poll of every port for every VR: `VrScheduler::step_with`). In a
+//! run, the running VR's `FromDevice` reading an empty queue of a port it
+//! owns (or that no VR owns) reads that port again, so a VR's reads never
+//! spend its time on another VR's frames. Transmit rings are kicked once
+//! per few decisions (`KICK_DECISIONS`, `KICK_NS`, and when idle),
+//! not after every run (the device kicks every `kn` frames by itself).
+//! Frames are moved, never copied; they come from the demultiplexer's
+//! pool (a packet carries its pool) and nothing is allocated per packet.
 //!
 //! Matches (one kind per set: [`graph::vr_class`] has the precedence
 //! table): by ingress port, by 802.1Q VLAN id, or by destination prefix.
@@ -55,7 +61,10 @@
 //! Reload ([`super::Dataplane::set_vrs`]): each core rebuilds its VR
 //! graphs and scheduler at once (packets queued inside the old graphs are
 //! dropped with them; ARP caches are re-learned from the VRs' published
-//! neighbours); the FIBs of VRs that stay and the main FIB are kept.
+//! neighbours); the FIBs of VRs that stay and the main FIB are kept. The
+//! first VRs of a reload take each core's devices from its main graph,
+//! and removing the last VR gives them back (`switch.rs`): the main graph
+//! and the main FIB live on meanwhile, idle and fed.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -210,11 +219,12 @@ pub(super) struct CoreVr {
 
 /// A new VR set for a core, and where its answer goes.
 pub(super) struct VrCmd {
-    vrs: Vec<CoreVr>,
-    reply: mpsc::Sender<Result<(), String>>,
+    pub(super) vrs: Vec<CoreVr>,
+    pub(super) reply: mpsc::Sender<Result<(), String>>,
 }
 
-/// What a worker thread in VR mode starts with.
+/// What a worker thread that can run VRs starts with: its first VR set
+/// (empty: the main graph runs), its command channel, its counters.
 pub(super) struct VrJob {
     pub(super) vrs: Vec<CoreVr>,
     pub(super) cmds: mpsc::Receiver<VrCmd>,
@@ -248,6 +258,13 @@ struct Demux<D> {
     /// is charged is never spent on another VR's frames (an overloaded
     /// VR's backlog stays in its port's receive ring).
     owner: Vec<Option<usize>>,
+    /// Set during the scheduler's receive pass ([`Demux::pass`] has read
+    /// the ports): a VR's reads take only what its queues hold.
+    scanning: bool,
+    /// Ports with frames handed to their transmit ring and not kicked
+    /// yet (bit per port): kicked once per few decisions
+    /// ([`VrWorker::kick_due`]), not after every run.
+    dirty: u32,
 }
 
 impl<D: Device> Demux<D> {
@@ -309,6 +326,45 @@ impl<D: Device> Demux<D> {
 
     fn pending(&self) -> bool {
         self.queues.iter().flatten().any(|q| !q.is_empty())
+    }
+
+    /// Before a scheduling decision: reads each port once, when a VR that
+    /// may take its frames has an empty queue for it (its owner's, under
+    /// ingress rules: an overloaded VR's backlog stays in its port's
+    /// receive ring), so that the decision receives only for the VRs
+    /// whose queues hold frames ([`Demux::ready`]) instead of polling
+    /// every port for every VR.
+    fn pass(&mut self) {
+        for port in 0..self.devs.len() {
+            let empty = |q: &Vec<Batch>| q.get(port).is_some_and(Batch::is_empty);
+            let read = match self.owner.get(port).copied().flatten() {
+                Some(o) => self.queues.get(o).is_some_and(empty),
+                None => self.queues.iter().any(empty),
+            };
+            if read {
+                self.fill(port);
+            }
+        }
+    }
+
+    /// Whether VR `vr`'s queues hold frames.
+    fn ready(&self, vr: usize) -> bool {
+        self.queues
+            .get(vr)
+            .is_some_and(|q| q.iter().any(|b| !b.is_empty()))
+    }
+
+    /// Kicks the transmit side of every port sent on since the last kick.
+    fn kick(&mut self) {
+        let dirty = std::mem::take(&mut self.dirty);
+        if dirty == 0 {
+            return;
+        }
+        for (p, dev) in self.devs.iter_mut().enumerate() {
+            if p < 32 && dirty & (1 << p) != 0 {
+                dev.flush();
+            }
+        }
     }
 }
 
@@ -387,7 +443,10 @@ impl<D: Device<Error = IoError>> Device for VrPort<D> {
             .copied()
             .flatten()
             .is_none_or(|o| o == self.vr);
+        // In the receive pass the ports were read already (`Demux::pass`);
+        // in a run, the running VR reads on.
         if mine
+            && !d.scanning
             && d.queues
                 .get(self.vr)
                 .and_then(|q| q.get(self.port))
@@ -448,8 +507,10 @@ impl<D: Device<Error = IoError>> Device for VrPort<D> {
         n
     }
     fn flush(&mut self) {
-        if let Some(dev) = self.demux.borrow_mut().devs.get_mut(self.port) {
-            dev.flush();
+        // The device kicks every `kn` frames itself; the rest goes with
+        // the worker's next kick (a few decisions at most).
+        if self.port < 32 {
+            self.demux.borrow_mut().dirty |= 1 << self.port;
         }
     }
     fn stats(&self) -> DevStats {
@@ -486,27 +547,55 @@ pub(super) struct VrWorker<D: Device<Error = IoError>> {
     text: GraphText,
     ports: usize,
     burst: usize,
-    cmds: mpsc::Receiver<VrCmd>,
     core: Arc<CoreStats>,
+    /// Added to the demultiplexer's frames in and out in the core's
+    /// counters: what the core moved before (the main graph, other VR
+    /// sets), so that they only grow.
+    core_base: (u64, u64),
     /// Scheduling decisions that ran a VR since the last drops store.
     busy: u64,
     /// The demultiplexer's frames received at the last idle publication.
     seen_rx: u64,
+    /// Decisions, and nanoseconds charged to runs, since the last
+    /// transmit kick.
+    unkicked: (u32, u64),
 }
+
+/// A transmit kick (a `sendto` with AF_XDP and AF_PACKET) at least every
+/// this many decisions that ran a VR...
+const KICK_DECISIONS: u32 = 8;
+/// ... or once the runs since the last one were charged this long, and at
+/// every idle decision: a frame waits at most about that long in its
+/// transmit ring (the device kicks every `kn` frames by itself).
+const KICK_NS: u64 = 20_000;
+
+/// Scheduling decisions between two looks at the core's commands (a
+/// channel read each; also at every idle decision).
+const CMD_EVERY: u64 = 64;
+
+/// The answer to a graph replacement while the core runs VRs.
+const SWAP_WITH_VRS: &str = "the dataplane runs virtual routers ([[dataplane.vr]]): their \
+     graphs are the built-in one; the main graph is replaced once no VR is left";
 
 /// The core counters' drop names in VR mode (`vlan_no_room`: frames a
 /// VR sent with no buffer room for its VLAN tag).
 const CORE_DROPS: [&str; 3] = ["no_vr", "vr_queue_full", "vlan_no_room"];
 
 impl<D: Device<Error = IoError>> VrWorker<D> {
+    /// A core running the VR set `vrs` (not empty) on `devs`, publishing
+    /// into `core` (its totals go on from what `core` holds). On an error
+    /// the devices come back with it.
     pub(super) fn new(
         ports: &[GraphPort],
         devs: Vec<D>,
         lc: LoopConfig,
-        job: VrJob,
-    ) -> Result<Self, IoError> {
-        let batch = lc.batch.validate()?;
-        let burst = batch.kp.min(pkt::MAX_BATCH);
+        vrs: Vec<CoreVr>,
+        core: Arc<CoreStats>,
+    ) -> Result<Self, (Vec<D>, String)> {
+        let burst = match lc.batch.validate() {
+            Ok(b) => b.kp.min(pkt::MAX_BATCH),
+            Err(e) => return Err((devs, format!("{e:?}"))),
+        };
         let names: Vec<String> = devs.iter().map(|d| d.name().to_string()).collect();
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
         let engine = if lc.engine == Engine::Fast {
@@ -518,7 +607,8 @@ impl<D: Device<Error = IoError>> VrWorker<D> {
             file: "built-in".into(),
             text: graph_config_ext(ports, &refs, engine, None, None),
         };
-        job.core.set_names(&CORE_DROPS);
+        let now = core.snapshot();
+        core.set_names(&CORE_DROPS);
         let demux = Demux {
             devs,
             pool: Pool::new(DEMUX_BUFFERS),
@@ -534,6 +624,8 @@ impl<D: Device<Error = IoError>> VrWorker<D> {
             pop: false,
             tags: Vec::new(),
             no_room: 0,
+            scanning: false,
+            dirty: 0,
         };
         let mut w = VrWorker {
             demux: Rc::new(RefCell::new(demux)),
@@ -545,15 +637,58 @@ impl<D: Device<Error = IoError>> VrWorker<D> {
             text,
             ports: ports.len(),
             burst,
-            cmds: job.cmds,
-            core: job.core,
+            core,
+            core_base: (now.rx, now.tx),
             busy: 0,
             seen_rx: 0,
+            unkicked: (0, 0),
         };
-        w.rebuild(job.vrs)
-            .map_err(|_| IoError::Config("the VRs' graphs do not build"))?;
+        if let Err(e) = w.rebuild(vrs) {
+            return Err((w.take_devices(), e));
+        }
         w.publish(true);
         Ok(w)
+    }
+
+    /// Takes the devices back out (the core goes back to its main
+    /// graph): the counters are published first; frames queued for the
+    /// VRs are dropped with them.
+    pub(super) fn take_devices(&mut self) -> Vec<D> {
+        self.demux.borrow_mut().kick();
+        self.publish(true);
+        std::mem::take(&mut self.demux.borrow_mut().devs)
+    }
+
+    /// One scheduling decision: the demultiplexer reads the ports once,
+    /// the scheduler receives only for the VRs whose queues hold frames
+    /// and runs one; the transmit rings are kicked when due.
+    fn decide(&mut self) -> bool {
+        let d = &self.demux;
+        {
+            let mut m = d.borrow_mut();
+            m.pass();
+            m.scanning = true;
+        }
+        let ran = self
+            .sched
+            .step_with(|i| d.borrow().ready(i), || d.borrow_mut().scanning = false);
+        self.kick_due(ran);
+        ran
+    }
+
+    /// Kicks the ports' transmit rings after [`KICK_DECISIONS`] busy
+    /// decisions, [`KICK_NS`] of runs, or an idle decision.
+    fn kick_due(&mut self, ran: bool) {
+        let (n, ns) = &mut self.unkicked;
+        if ran {
+            *n += 1;
+            *ns += self.sched.last_charged();
+            if *n < KICK_DECISIONS && *ns < KICK_NS {
+                return;
+            }
+        }
+        self.unkicked = (0, 0);
+        self.demux.borrow_mut().kick();
     }
 
     /// Replaces the core's VR set by `vrs`: every graph and the scheduler
@@ -732,7 +867,11 @@ impl<D: Device<Error = IoError>> VrWorker<D> {
             .iter()
             .map(|s| s.stats.queue_full.load(Ordering::Relaxed))
             .sum();
-        self.core.store(d.rx, d.tx, &[d.no_vr, qf, d.no_room]);
+        self.core.store(
+            d.rx + self.core_base.0,
+            d.tx + self.core_base.1,
+            &[d.no_vr, qf, d.no_room],
+        );
     }
 
     /// The core's totals for the final report: frames received from the
@@ -746,14 +885,31 @@ impl<D: Device<Error = IoError>> VrWorker<D> {
         }
     }
 
-    fn take_cmd(&mut self) {
-        let Ok(cmd) = self.cmds.try_recv() else {
-            return;
+    /// Takes a waiting command: a new VR set is built at once (answered
+    /// here); an empty one is returned (the caller gives the devices back
+    /// to the main graph and answers). Graph replacements are refused
+    /// while VRs run.
+    fn take_cmd(
+        &mut self,
+        cmds: &mpsc::Receiver<VrCmd>,
+        swaps: Option<&mpsc::Receiver<super::Swap>>,
+    ) -> Option<VrCmd> {
+        if let Some(sw) = swaps {
+            while let Ok(x) = sw.try_recv() {
+                let _ = x.reply.send(Err(SWAP_WITH_VRS.into()));
+            }
+        }
+        let Ok(cmd) = cmds.try_recv() else {
+            return None;
         };
+        if cmd.vrs.is_empty() {
+            return Some(cmd);
+        }
         self.publish(true);
         let r = self.rebuild(cmd.vrs);
         let _ = cmd.reply.send(r);
         self.publish(true);
+        None
     }
 
     /// Whether frames wait in a VR's queue or graph input (a VR below its
@@ -763,10 +919,19 @@ impl<D: Device<Error = IoError>> VrWorker<D> {
             || (0..self.slots.len()).any(|k| self.sched.runner(k).is_some_and(|r| r.staged() > 0))
     }
 
-    /// Schedules until `stop` is set; sleeps in `poll(2)` after
+    /// Schedules until `stop` is set (`Ok(None)`) or a command empties
+    /// the VR set (`Ok(Some(it))`, unanswered); sleeps in `poll(2)` after
     /// `idle_spins` decisions that ran no VR (at most 1 ms while frames
-    /// wait for a VR's delay threshold).
-    pub(super) fn run(&mut self, lc: LoopConfig, stop: &AtomicBool) -> Result<(), IoError> {
+    /// wait for a VR's delay threshold). Commands are read every
+    /// [`CMD_EVERY`] busy decisions and every idle one; `swaps`, the main
+    /// graph's replacements, are refused meanwhile.
+    pub(super) fn run(
+        &mut self,
+        lc: LoopConfig,
+        stop: &AtomicBool,
+        cmds: &mpsc::Receiver<VrCmd>,
+        swaps: Option<&mpsc::Receiver<super::Swap>>,
+    ) -> Result<Option<VrCmd>, IoError> {
         let fds: Vec<_> = self
             .demux
             .borrow()
@@ -775,9 +940,15 @@ impl<D: Device<Error = IoError>> VrWorker<D> {
             .filter_map(|d| d.poll_fd())
             .collect();
         let mut idle = 0u32;
+        let mut decisions = 0u64;
         while !stop.load(Ordering::Relaxed) {
-            self.take_cmd();
-            if self.sched.step() {
+            decisions += 1;
+            if decisions % CMD_EVERY == 0 || idle > 0 {
+                if let Some(c) = self.take_cmd(cmds, swaps) {
+                    return Ok(Some(c));
+                }
+            }
+            if self.decide() {
                 idle = 0;
                 self.busy += 1;
                 self.publish(self.busy % super::core_stats::DROPS_EVERY == 0);
@@ -804,10 +975,11 @@ impl<D: Device<Error = IoError>> VrWorker<D> {
                 }
             }
         }
+        self.demux.borrow_mut().kick();
         self.publish(true);
         match self.demux.borrow().devs.iter().find_map(|d| d.last_error()) {
             Some(e) => Err(e),
-            None => Ok(()),
+            None => Ok(None),
         }
     }
 }
@@ -859,7 +1031,9 @@ fn spawn_fib(
     let (s, l) = (Arc::clone(&stop), Arc::clone(&live));
     let thread = std::thread::Builder::new()
         .name(format!("dp-fib-{}", def.name))
-        .spawn(move || super::fib_thread(&mut fib, &mut writer, feed, rings, &s, None, None, &l))
+        .spawn(move || {
+            super::fib_thread(&mut fib, &mut writer, feed, rings, &s, None, None, &l, None)
+        })
         .map_err(|e| format!("VR {:?}: cannot spawn its FIB thread: {e}", def.name))?;
     Ok((
         VrFib {
@@ -979,7 +1153,9 @@ impl VrControl {
 
     /// Replaces the VR set by `defs`. A VR named in `feeds` gets a new
     /// FIB fed by it (a new VR, or one whose source changed); the others
-    /// keep theirs; VRs not in `defs` stop. Everything is checked before
+    /// keep theirs; VRs not in `defs` stop. An empty `defs` stops every
+    /// VR and the cores go back to the main graph (`switch.rs`); the
+    /// first VRs take the cores from it. Everything is checked before
     /// anything changes; each core answers within `wait`.
     pub(super) fn set(
         &mut self,
@@ -988,13 +1164,6 @@ impl VrControl {
         wait: Duration,
     ) -> Result<(), String> {
         check(defs, self.ports)?;
-        if defs.is_empty() {
-            return Err(
-                "removing every [[dataplane.vr]] needs a restart of tesserad \
-                        (the cores run VR graphs; without VRs they run the main graph)"
-                    .into(),
-            );
-        }
         for (n, _) in &feeds {
             if !defs.iter().any(|d| &d.name == n) {
                 return Err(format!("a feed for VR {n:?}, which is not configured"));
@@ -1114,6 +1283,7 @@ impl Drop for VrControl {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{GraphWorker, WorkerLink};
     use super::*;
     use pkt::{build, Mac};
     use std::collections::VecDeque;
@@ -1188,14 +1358,22 @@ mod tests {
     }
 
     /// Three ports (198.18.i.1/24 on port i), one core in a thread of its
-    /// own, the VRs' FIBs fed by the returned senders.
+    /// own (the main graph on a main FIB of the connected prefixes, and
+    /// the VRs: `switch.rs`), the VRs' FIBs fed by the returned senders.
     struct Rig {
         wires: Vec<Wire>,
         ctl: VrControl,
         core: Arc<CoreStats>,
+        /// The main graph's element counters (empty while VRs run).
+        main: Arc<Mutex<Vec<super::super::ElementCounters>>>,
         stop: Arc<AtomicBool>,
         worker: Option<JoinHandle<()>>,
         _feeds: Vec<mpsc::SyncSender<Vec<Change>>>,
+        _fib: (
+            lpm::publish::Writer<FibTables>,
+            io::rss::Consumer<Learned>,
+            mpsc::Sender<super::super::Swap>,
+        ),
     }
 
     impl Drop for Rig {
@@ -1233,6 +1411,11 @@ mod tests {
             })
             .collect();
         let (fs, txs): (Vec<_>, Vec<_>) = defs.iter().map(|d| feed(&d.name)).unzip();
+        let mut writer = left_right(FibTables::new());
+        let _ = writer.publish(&Fib::new(&specs, false).take_deltas());
+        let (learn, learned) = spsc::<Learned>(256);
+        let (swap_tx, swap_rx) = mpsc::channel();
+        let main = Arc::new(Mutex::new(Vec::new()));
         let (mut ctl, mut sets) = VrControl::start(defs, fs, specs, 1).expect("start");
         let wires: Vec<Wire> = (0..3).map(|_| Wire::default()).collect();
         let devs: Vec<TestDev> = wires
@@ -1256,17 +1439,39 @@ mod tests {
             sleep_ms: 1,
             ..LoopConfig::default()
         };
+        let (v4, v6, share) = (writer.reader(), writer.reader(), writer.reader());
+        let link = WorkerLink {
+            swaps: swap_rx,
+            counters: Arc::clone(&main),
+            core: Arc::clone(&core),
+        };
         let worker = std::thread::spawn(move || {
-            let mut w = VrWorker::new(&ports, devs, lc, job).expect("worker");
-            w.run(lc, &s).expect("run");
+            let mut g = GraphWorker::with_graph(
+                &ports,
+                devs,
+                v4,
+                v6,
+                Some((share, learn)),
+                lc,
+                None,
+                None,
+                None,
+                &[],
+            )
+            .map_err(|_| "main graph")
+            .expect("main graph");
+            g.set_link(link);
+            super::super::switch::serve(&ports, g, job, lc, &s).expect("run");
         });
         Rig {
             wires,
             ctl,
             core,
+            main,
             stop,
             worker: Some(worker),
             _feeds: txs,
+            _fib: (writer, learned, swap_tx),
         }
     }
 
@@ -1384,7 +1589,7 @@ mod tests {
 
     /// A reload moves a port to another VR, keeps the FIBs of VRs that
     /// stay, adds a VR with its feed, and refuses a bad set changing
-    /// nothing.
+    /// nothing (removing every VR: the next test).
     #[test]
     fn reload_moves_match_and_refuses_bad_sets() {
         let mut r = rig(&[def("red", 0, 100), def("blue", 1, 100)]);
@@ -1441,11 +1646,73 @@ mod tests {
         );
         assert_eq!(stat(&r.ctl, "blue").tickets, 200);
         assert_eq!(r.ctl.snapshot().len(), 3);
-        let e = r
-            .ctl
+    }
+
+    /// Frames received by the main graph (its `FromDevice` elements).
+    fn main_rx(r: &Rig) -> u64 {
+        let c = r.main.lock().unwrap();
+        c.iter()
+            .filter(|e| e.class == "FromDevice")
+            .map(|e| e.tx)
+            .sum()
+    }
+
+    /// A reload to no VR gives the core back to the main graph (its FIB
+    /// and graph kept: it forwards at once, its counters publish again,
+    /// the core's totals go on), and a reload to VRs takes it again; a
+    /// refused VR set leaves the main graph running.
+    #[test]
+    fn the_last_vr_gives_the_core_back_to_the_main_graph_and_the_first_takes_it() {
+        let mut r = rig(&[def("red", 0, 100), def("blue", 1, 100)]);
+        let send = |n: usize| {
+            for _ in 0..n {
+                r.wires[0]
+                    .rx
+                    .lock()
+                    .unwrap()
+                    .push_back(udp(0, [203, 0, 113, 1]));
+            }
+        };
+        send(4);
+        wait_for("red's 4", || stat(&r.ctl, "red").rx == 4);
+        assert!(r.main.lock().unwrap().is_empty(), "main graph published");
+        let core_rx = r.core.snapshot().rx;
+        assert!(core_rx >= 4);
+        // No VR: the main graph takes the ports.
+        r.ctl
             .set(&[], Vec::new(), Duration::from_secs(5))
-            .expect_err("empty");
-        assert!(e.contains("restart"), "{e}");
+            .expect("remove every VR");
+        assert!(r.ctl.snapshot().is_empty());
+        send(6);
+        wait_for("the main graph's 6", || main_rx(&r) >= 6);
+        wait_for("core totals go on", || r.core.snapshot().rx >= core_rx + 6);
+        // No route to 203.0.113.1 in the main FIB: dropped there.
+        let drops: u64 = r
+            .core
+            .snapshot()
+            .drops
+            .iter()
+            .filter(|(n, _)| *n == "no_route")
+            .map(|x| x.1)
+            .sum();
+        assert!(drops >= 6, "{:?}", r.core.snapshot());
+        // A new VR without a feed is refused before any core changes.
+        assert!(r
+            .ctl
+            .set(&[def("red", 0, 100)], Vec::new(), Duration::from_secs(5))
+            .is_err());
+        send(2);
+        wait_for("the main graph's 8", || main_rx(&r) >= 8);
+        // VRs again: new FIBs, the core leaves the main graph.
+        let (f, _tx) = feed("green");
+        r.ctl
+            .set(&[def("green", 0, 100)], vec![f], Duration::from_secs(5))
+            .expect("add a VR");
+        send(3);
+        wait_for("green's 3", || stat(&r.ctl, "green").rx == 3);
+        assert!(r.main.lock().unwrap().is_empty());
+        assert_eq!(r.core.snapshot().drops[0].0, "no_vr");
+        assert!(r.core.snapshot().rx >= core_rx + 11);
     }
 
     fn with_rules(name: &str, rules: Vec<VrRule>) -> VrDef {

@@ -476,3 +476,40 @@ fn multipath_member_that_does_not_resolve_is_left_out() {
     assert_eq!(f.groups(), 1);
     assert_eq!(spread(&t, "203.0.113.9", 200).len(), 2);
 }
+
+/// `routes()` gives back every best route known, resolved or not, with
+/// its multipath next hops, and nothing for withdrawn or connected
+/// prefixes: applied to a fresh FIB it installs the same routes.
+#[test]
+fn routes_rebuild_the_same_fib() {
+    let mut f = Fib::new(&ports(), false);
+    let mut multi = ch("10.9.0.0/16", Some("10.1.0.7"));
+    multi.ecmp = vec![ip("10.2.0.8")];
+    f.apply(&[
+        ch("10.8.0.0/16", Some("10.1.0.5")),
+        ch("10.7.0.0/16", Some("192.0.2.99")),
+        ch("10.6.0.0/16", Some("10.3.0.5")),
+        ch("10.1.0.0/24", Some("10.3.0.5")),
+        ch("2001:db8:9::/48", Some("2001:db8:2::5")),
+        multi.clone(),
+    ]);
+    f.apply(&[ch("10.6.0.0/16", None)]);
+    let mut got = f.routes();
+    got.sort_by_key(|c| c.prefix.to_string());
+    let mut want = vec![
+        ch("10.8.0.0/16", Some("10.1.0.5")),
+        ch("10.7.0.0/16", Some("192.0.2.99")),
+        ch("2001:db8:9::/48", Some("2001:db8:2::5")),
+        multi,
+    ];
+    want.sort_by_key(|c| c.prefix.to_string());
+    assert_eq!(got, want);
+    let mut g = Fib::new(&ports(), false);
+    g.apply(&got);
+    assert_eq!(g.stats().routes, f.stats().routes);
+    assert_eq!(g.stats().installed, f.stats().installed);
+    assert_eq!(
+        g.resolved_all(pfx("10.9.0.0/16")),
+        f.resolved_all(pfx("10.9.0.0/16"))
+    );
+}
