@@ -59,11 +59,16 @@
 //! paths is selected at run time. The node and leaf pools are advised for
 //! transparent huge pages (`MADV_HUGEPAGE`; Debian's THP mode is
 //! `madvise`), since a random lookup otherwise misses the TLB on every
-//! array.
+//! array; so are the second copy's of a [`publish`] pair, a clone (a
+//! derived clone allocated them without the advice before issue 19's
+//! fourth attempt).
 //!
 //! **Updates.** The control side is the truth; the lookup side is derived
 //! from it. Routes of up to 18 bits live in a hash map keyed by (address,
-//! length); longer routes live in one sorted vector per direct slot. Each
+//! length); longer routes live in one sorted vector per direct slot. A
+//! slot's control state (that vector's header, where its subtree's blocks
+//! are, the short route it inherits) is one 64-byte line, so a change
+//! misses once on it, not once per array. Each
 //! slot's subtree has its own pool blocks (power-of-two size classes with
 //! free lists). A route longer than 18 bits edits its slot's vector, then
 //! changes only what it must (issue 19, third attempt):
@@ -107,8 +112,9 @@
 //!
 //! **Memory** (497k-route IPv4 table, see `docs/BENCHMARKS.md`): lookup
 //! side 4.5 MiB (1 MiB direct array, 1.1 MiB live nodes, 1.8 MiB live
-//! leaves, the rest pool slack); control side about 20 MiB (per-slot
-//! vectors and arrays of 2^18 entries dominate). The 200k-route IPv6
+//! leaves, the rest pool slack); control side 24.3 MiB (the 16 MiB of
+//! per-slot control lines dominate; 4.75 MiB more than the four per-slot
+//! arrays they replaced). The 200k-route IPv6
 //! table: lookup side 29.7 MiB (17.3 MiB live nodes: the groups of 256 and
 //! of 4 nodes; 17.0 MiB with plain nodes). [`Poptrie::memory`]
 //! reports both. Left-right publication doubles everything.

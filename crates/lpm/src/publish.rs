@@ -37,7 +37,7 @@
 //! # Memory cost
 //!
 //! Two full copies of the table: twice [`crate::MemoryUsage`] (lookup and
-//! control parts), about 2 × 24 MiB for the 497k-route IPv4 Poptrie. Plus 64
+//! control parts), about 2 × 29 MiB for the 497k-route IPv4 Poptrie. Plus 64
 //! bytes per reader.
 
 use std::cell::UnsafeCell;

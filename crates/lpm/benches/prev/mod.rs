@@ -1,9 +1,9 @@
-//! The Poptrie as of commit cf7a8be (issue 19's second attempt: IPv6 node
-//! groups, batched updates), kept verbatim as the same-run baseline of the
-//! third attempt (`prev_*` in `examples/lpm_compare.rs`). Not part of the
-//! crate. Only change: the group bits of that commit's `lpm::Key` are fixed
-//! here ([`root_group`], [`group`]), so later changes to `Key` leave this
-//! copy alone.
+//! The Poptrie as of commit df9e158 (issue 19's third attempt: in-place
+//! leaf patches, one-node repaints), kept verbatim as the same-run baseline
+//! of the fourth attempt (`prev_*` in `examples/lpm_compare.rs`). Not part
+//! of the crate. Only changes: the group bits of that commit's `lpm::Key`
+//! are fixed here ([`root_group`], [`group`]), so later changes to `Key`
+//! leave this copy alone, and the unit tests are left out.
 //!
 //! Poptrie (Asai & Ohara, SIGCOMM 2015): a direct-pointing array on the
 //! first [`DIRECT_BITS`] address bits, then 64-ary nodes that find a child
@@ -19,7 +19,7 @@ mod huge;
 mod pool;
 mod update;
 
-/// `Key::ROOT_GROUP` as of commit cf7a8be (IPv4 0, IPv6 8).
+/// `Key::ROOT_GROUP` as of commit df9e158 (IPv4 0, IPv6 8).
 pub(crate) const fn root_group(bits: u32) -> u32 {
     if bits == 32 {
         0
@@ -28,7 +28,7 @@ pub(crate) const fn root_group(bits: u32) -> u32 {
     }
 }
 
-/// `Key::GROUP` as of commit cf7a8be (IPv4 0, IPv6 2).
+/// `Key::GROUP` as of commit df9e158 (IPv4 0, IPv6 2).
 pub(crate) const fn group(bits: u32) -> u32 {
     if bits == 32 {
         0
@@ -90,6 +90,9 @@ pub(crate) struct Sub {
     /// Size classes; `nclass == NO_SUB` when the slot has no subtree.
     nclass: u8,
     lclass: u8,
+    /// Leaves in use at the start of the leaf block (a repaint that
+    /// changes a node group's leaf count moves the ones after it).
+    llen: u32,
 }
 
 impl Node {

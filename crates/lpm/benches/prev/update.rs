@@ -1,7 +1,9 @@
 //! The write side: the control entries (hash map of short routes, sorted
 //! per-slot vectors of long ones) are the truth; the direct array and the
 //! subtrees are derived from them. An update to a prefix longer than
-//! [`DIRECT_BITS`] rebuilds the one subtree under its direct slot; a shorter
+//! [`DIRECT_BITS`] patches one leaf (`patch`), repaints the one node group
+//! where the prefix ends (`repaint`), or else rebuilds the one subtree
+//! under its direct slot; a shorter
 //! prefix repaints the direct slots it covers and rebuilds the subtrees of
 //! those slots whose inherited route changed. Removal therefore always falls
 //! back to the covering route, whatever was inserted in between.
@@ -24,6 +26,7 @@ const EMPTY_SUB: Sub = Sub {
     leaf: 0,
     nclass: NO_SUB,
     lclass: NO_SUB,
+    llen: 0,
 };
 
 /// Scratch stacks for [`build_node`]: each level pushes its painted
@@ -333,6 +336,9 @@ impl<K: Key> Poptrie<K> {
     fn apply(&mut self, a: K, l: u8) -> Result<(), LpmError> {
         let first = a.top(DIRECT_BITS);
         if u32::from(l) > DIRECT_BITS {
+            if self.repaint(first, a, l) {
+                return Ok(());
+            }
             return self.rebuild_slot(first);
         }
         let last = a.last(l).top(DIRECT_BITS);
@@ -395,6 +401,9 @@ impl<K: Key> Poptrie<K> {
         }
         let l = l.min(K::BITS as u8);
         let a = a.masked(l);
+        if let Some(old) = self.patch(a.top(DIRECT_BITS), a, l, nh.0) {
+            return Ok(Some(NextHop(old)));
+        }
         let old = self.set_control(a, l, Some(nh.0));
         if old == Some(nh.0) {
             return Ok(old.map(NextHop));
@@ -501,8 +510,19 @@ impl<K: Key> Poptrie<K> {
             let mut changed = false;
             for &k in order.get(i..i + run).unwrap_or(&[]) {
                 if let Some(c) = changes.get_mut(k as u32 as usize) {
+                    // A next-hop change is patched in place while the
+                    // subtree still matches the control vector (no other
+                    // change of this slot is waiting for the rebuild).
+                    if !changed {
+                        if let Some(old) = c.new.and_then(|v| self.patch(s, c.addr, c.len, v)) {
+                            c.old = Some(old);
+                            continue;
+                        }
+                    }
                     c.old = self.set_control(c.addr, c.len, c.new);
-                    changed |= c.old != c.new;
+                    if c.old != c.new && (changed || !self.repaint(s, c.addr, c.len)) {
+                        changed = true;
+                    }
                 }
             }
             if changed {
@@ -516,6 +536,398 @@ impl<K: Key> Poptrie<K> {
         self.batch_order = order;
         self.batch_changes = changes;
         r
+    }
+
+    /// A next-hop change of the existing route `a/l` (longer than
+    /// [`DIRECT_BITS`], in slot `s`) to `v`, made in place when the leaves
+    /// allow it: the route has no longer route nested inside it (so every
+    /// position it paints at its node is a leaf holding its value, and its
+    /// value is no child's default), and those positions are one whole leaf
+    /// run (the run starts at the route's first position, and the next
+    /// leaf position of the node group after the route starts a run of its
+    /// own). Then the change is one leaf write and the control entry's
+    /// value, and the node bitmaps stay as they are. Returns the previous
+    /// value, or `None` (nothing changed) when the subtree must be rebuilt.
+    ///
+    /// Adjacent runs may end up with equal values (the leaves are then not
+    /// fully compressed); lookups read the same answers, and the next
+    /// rebuild of the slot compresses them again. Both copies of a
+    /// `lpm::publish` pair take the same path, so they stay equal.
+    fn patch(&mut self, s: usize, a: K, l: u8, v: u32) -> Option<u32> {
+        if u32::from(l) <= DIRECT_BITS {
+            return None;
+        }
+        let routes = self.long.get(s)?;
+        let i = routes.binary_search_by_key(&(a, l), |r| (r.0, r.1)).ok()?;
+        let old = routes.get(i)?.2;
+        if old == v {
+            return Some(old);
+        }
+        // Routes nested in a/l sort right after it.
+        let last = a.last(l);
+        if routes.get(i + 1).is_some_and(|r| r.0 <= last) {
+            return None;
+        }
+        let (gb, g, c, span) = self.group_of(s, a, l)?;
+        let leaf = self.whole_run(gb, 1 << g, c, span)?;
+        let x = self.leaves.items.get_mut(leaf)?;
+        if *x != old {
+            return None;
+        }
+        *x = v;
+        if let Some(r) = self.long.get_mut(s).and_then(|rs| rs.get_mut(i)) {
+            r.2 = v;
+        }
+        Some(old)
+    }
+
+    /// The node group of slot `s`'s subtree where the route `a/l` (longer
+    /// than [`DIRECT_BITS`]) is painted: (index of its first node, group
+    /// bits, the route's first position in the group, its positions), if
+    /// every position on the way down is a child.
+    fn group_of(&self, s: usize, a: K, l: u8) -> Option<(usize, u32, usize, usize)> {
+        let d = *self.direct.get(s)?;
+        if d & LEAF != 0 {
+            return None;
+        }
+        let (mut gb, mut off) = (d as usize, DIRECT_BITS);
+        for level in 0..Self::MAX_LEVELS {
+            let g = Self::gbits(level);
+            let lim = off + g + 6;
+            let c = a.chunk(off, g + 6) as usize;
+            if u32::from(l) <= lim {
+                return Some((gb, g, c, 1usize << (lim - u32::from(l))));
+            }
+            let n = self.nodes.items.get(gb + (c >> 6))?;
+            let b = (c & 63) as u32;
+            if (n.vector >> b) & 1 == 0 {
+                return None;
+            }
+            let rank = ((n.vector & super::upto(b)).count_ones() as usize).checked_sub(1)?;
+            gb = n.base1 as usize + (rank << Self::gbits(level + 1));
+            off = lim;
+        }
+        None
+    }
+
+    /// Brings the lookup side in line with the control vector after the
+    /// route `a/l` (longer than [`DIRECT_BITS`], slot `s`) was added,
+    /// changed or removed there, by repainting only the node group where
+    /// the route ends: its positions take the route's value (or, once it
+    /// is gone, the value of the longest route covering it), and that
+    /// group's leaf runs are recomputed. The other groups keep their nodes;
+    /// if the group's leaf count changed, the leaves after it in the slot's
+    /// leaf block move and the nodes pointing at them are adjusted. Returns
+    /// false, having changed nothing, when the subtree must be rebuilt
+    /// instead: a route nested inside `a/l` (its positions are not all
+    /// leaves, or its value is a child's default), no node group where
+    /// `a/l` ends (a new level is needed), an empty vector (the slot goes
+    /// back to a direct leaf), or a leaf block too small for the new runs.
+    ///
+    /// A group whose last route is removed keeps its node (all its
+    /// positions then hold the covering value); the next rebuild of the
+    /// slot drops it. Deterministic, so both copies of a
+    /// `lpm::publish` pair stay equal.
+    fn repaint(&mut self, s: usize, a: K, l: u8) -> bool {
+        self.try_repaint(s, a, l).is_some()
+    }
+
+    fn try_repaint(&mut self, s: usize, a: K, l: u8) -> Option<()> {
+        if u32::from(l) <= DIRECT_BITS {
+            return None;
+        }
+        let routes = self.long.get(s)?;
+        if routes.is_empty() {
+            return None;
+        }
+        let (nv, next) = match routes.binary_search_by_key(&(a, l), |r| (r.0, r.1)) {
+            Ok(i) => (routes.get(i)?.2, i + 1),
+            Err(i) => {
+                // The longest route covering a/l sorts last among those
+                // before it; none: the slot's inherited short route.
+                let cover = routes
+                    .get(..i)?
+                    .iter()
+                    .rev()
+                    .find(|r| r.1 < l && a.masked(r.1) == r.0);
+                let nv = match cover {
+                    Some(r) => r.2,
+                    None => *self.best.get(s)?,
+                };
+                (nv, i)
+            }
+        };
+        // Routes nested in a/l sort right after it.
+        let last = a.last(l);
+        if routes.get(next).is_some_and(|r| r.0 <= last) {
+            return None;
+        }
+        let (gb, g, c, span) = self.group_of(s, a, l)?;
+        let sub = *self.subs.get(s)?;
+        if sub.nclass == NO_SUB {
+            return None;
+        }
+        if g == 0 {
+            return self.repaint_node(s, sub, gb, c, span, nv);
+        }
+        let nn = 1usize << g;
+        let npos = nn << 6;
+        const INTERNAL: u32 = u32::MAX;
+        // The group's current value per position (INTERNAL for children).
+        let mut vals = std::mem::take(&mut self.scratch.vals);
+        let mut fresh = std::mem::take(&mut self.scratch_leaves);
+        let r = (|| {
+            vals.clear();
+            fresh.clear();
+            let group = self.nodes.items.get(gb..gb + nn)?;
+            let l0 = group.first()?.base0 as usize;
+            let mut n_old = 0usize;
+            for n in group {
+                n_old += n.leafvec.count_ones() as usize;
+                for b in 0..64u32 {
+                    if (n.vector >> b) & 1 != 0 {
+                        vals.push(INTERNAL);
+                    } else {
+                        let rank = (n.leafvec & super::upto(b)).count_ones() as usize;
+                        let i = (n.base0 as usize + rank).checked_sub(1)?;
+                        vals.push(*self.leaves.items.get(i)?);
+                    }
+                }
+            }
+            let range = vals.get_mut(c..c + span)?;
+            if range.contains(&INTERNAL) {
+                return None;
+            }
+            range.fill(nv);
+            // New runs, as `build_node` makes them.
+            let mut lv = [(0u64, 0u32); 4];
+            let mut lvs = Vec::new();
+            let lvs: &mut [(u64, u32)] = if nn <= lv.len() {
+                &mut lv[..nn]
+            } else {
+                lvs.resize(nn, (0u64, 0u32));
+                &mut lvs[..]
+            };
+            let mut prev = INTERNAL;
+            for (w, x) in lvs.iter_mut().enumerate() {
+                x.1 = fresh.len() as u32;
+                for (b, &v) in vals.get(w << 6..(w << 6) + 64)?.iter().enumerate() {
+                    if v != INTERNAL && v != prev {
+                        x.0 |= 1u64 << b;
+                        fresh.push(v);
+                        prev = v;
+                    }
+                }
+            }
+            let n_new = fresh.len();
+            let (lstart, lend) = (sub.leaf as usize, sub.leaf as usize + sub.llen as usize);
+            let cap = lstart + (1usize << sub.lclass);
+            let tail = l0 + n_old;
+            let (nstart, nend) = (
+                sub.node as usize,
+                sub.node as usize + (1usize << sub.nclass),
+            );
+            if tail > lend
+                || l0 < lstart
+                || lend - n_old + n_new > cap
+                || npos != vals.len()
+                || cap > self.leaves.items.len()
+                || nend > self.nodes.items.len()
+            {
+                return None;
+            }
+            if n_new != n_old {
+                // Move the leaves after the group; nodes of the block whose
+                // leaves come after the group's follow them.
+                self.leaves
+                    .items
+                    .get_mut(lstart..cap)?
+                    .copy_within(tail - lstart..lend - lstart, l0 + n_new - lstart);
+                let nodes = self.nodes.items.get_mut(nstart..nend)?;
+                for (k, n) in nodes.iter_mut().enumerate() {
+                    let in_group = (k + nstart).wrapping_sub(gb) < nn;
+                    if !in_group && n.base0 as usize >= tail {
+                        n.base0 = (n.base0 as usize + n_new - n_old) as u32;
+                    }
+                }
+                if let Some(x) = self.subs.get_mut(s) {
+                    x.llen = (lend - n_old + n_new - lstart) as u32;
+                }
+            }
+            self.leaves
+                .items
+                .get_mut(l0..l0 + n_new)?
+                .copy_from_slice(&fresh);
+            for (n, &(leafvec, rel)) in self
+                .nodes
+                .items
+                .get_mut(gb..gb + nn)?
+                .iter_mut()
+                .zip(lvs.iter())
+            {
+                n.leafvec = leafvec;
+                n.base0 = l0 as u32 + rel;
+            }
+            Some(())
+        })();
+        self.scratch.vals = vals;
+        self.scratch_leaves = fresh;
+        r
+    }
+
+    /// The leaf index of positions `c..c + span` of the node group at
+    /// `nodes[gb..gb + nn]`, if they are all leaves and exactly one run.
+    fn whole_run(&self, gb: usize, nn: usize, c: usize, span: usize) -> Option<usize> {
+        let nodes = self.nodes.items.get(gb..gb + nn)?;
+        let end = c + span;
+        let mut p = c;
+        // Every position of the range: a leaf, and no run starts after `c`.
+        while p < end {
+            let n = nodes.get(p >> 6)?;
+            let b = p & 63;
+            let k = (64 - b).min(end - p);
+            let m = (u64::MAX >> (64 - k)) << b;
+            let starts = n.leafvec & m;
+            let expect = if p == c { 1u64 << b } else { 0 };
+            if n.vector & m != 0 || starts != expect {
+                return None;
+            }
+            p += k;
+        }
+        // The next leaf position of the group, if any, starts a run.
+        while p < nn << 6 {
+            let n = nodes.get(p >> 6)?;
+            let b = p & 63;
+            let leaves = !n.vector & (u64::MAX << b);
+            if leaves != 0 {
+                if (n.leafvec >> leaves.trailing_zeros()) & 1 == 0 {
+                    return None;
+                }
+                break;
+            }
+            p = (p | 63) + 1;
+        }
+        let n = nodes.get(c >> 6)?;
+        let rank = (n.leafvec & super::upto((c & 63) as u32)).count_ones() as usize;
+        (n.base0 as usize + rank).checked_sub(1)
+    }
+
+    /// [`Self::try_repaint`] for a single node (no group): positions
+    /// `c..c + span` of `nodes[at]` take the value `nv`. Only the runs from the
+    /// range to the next leaf position after it change, so the new leaf
+    /// runs come from bit operations on `leafvec` and two leaf reads: the
+    /// run before the range (does the range continue it?) and the one at
+    /// the next leaf position (does it now start a run?).
+    fn repaint_node(
+        &mut self,
+        s: usize,
+        sub: Sub,
+        at: usize,
+        c: usize,
+        span: usize,
+        nv: u32,
+    ) -> Option<()> {
+        let n = *self.nodes.items.get(at)?;
+        let range = if span >= 64 {
+            u64::MAX
+        } else {
+            ((1u64 << span) - 1) << c
+        };
+        if n.vector & range != 0 || c + span > 64 {
+            return None;
+        }
+        let leafpos = !n.vector;
+        let value = |p: u32| -> Option<u32> {
+            let rank = (n.leafvec & super::upto(p)).count_ones() as usize;
+            let i = (n.base0 as usize + rank).checked_sub(1)?;
+            self.leaves.items.get(i).copied()
+        };
+        let before = leafpos & ((1u64 << c) - 1);
+        let after = if c + span >= 64 {
+            0
+        } else {
+            leafpos & (u64::MAX << (c + span))
+        };
+        // Does the range start a run, and does the next leaf position?
+        let start = match before {
+            0 => true,
+            b => value(63 - b.leading_zeros())? != nv,
+        };
+        let q = (after != 0).then(|| after.trailing_zeros());
+        let q_val = match q {
+            Some(q) => Some(value(q)?),
+            None => None,
+        };
+        let q_start = q_val.is_some_and(|v| v != nv);
+        // Old runs starting in the range or at q are replaced by the new.
+        let span_q = match q {
+            Some(q) => super::upto(q) & !((1u64 << c) - 1),
+            None => u64::MAX << c,
+        };
+        let a = (n.leafvec & ((1u64 << c) - 1)).count_ones() as usize;
+        let b_old = (n.leafvec & span_q).count_ones() as usize;
+        let mut new_leafvec = n.leafvec & !span_q;
+        let mut fresh = [0u32; 2];
+        let mut b_new = 0;
+        if start {
+            new_leafvec |= 1u64 << c;
+            fresh[0] = nv;
+            b_new = 1;
+        }
+        if let (true, Some(q), Some(v)) = (q_start, q, q_val) {
+            new_leafvec |= 1u64 << q;
+            if let Some(x) = fresh.get_mut(b_new) {
+                *x = v;
+            }
+            b_new += 1;
+        }
+        let n_old = n.leafvec.count_ones() as usize;
+        let l0 = n.base0 as usize;
+        let (lstart, lend) = (sub.leaf as usize, sub.leaf as usize + sub.llen as usize);
+        let cap = lstart + (1usize << sub.lclass);
+        let (nstart, nend) = (
+            sub.node as usize,
+            sub.node as usize + (1usize << sub.nclass),
+        );
+        let tail = l0 + n_old;
+        let (from, to) = (l0 + a + b_old, l0 + a + b_new);
+        if l0 < lstart
+            || tail > lend
+            || from > lend
+            || lend - b_old + b_new > cap
+            || cap > self.leaves.items.len()
+            || nend > self.nodes.items.len()
+        {
+            return None;
+        }
+        if b_new != b_old {
+            self.leaves
+                .items
+                .get_mut(lstart..cap)?
+                .copy_within(from - lstart..lend - lstart, to - lstart);
+            for (k, x) in self
+                .nodes
+                .items
+                .get_mut(nstart..nend)?
+                .iter_mut()
+                .enumerate()
+            {
+                if k + nstart != at && x.base0 as usize >= tail {
+                    x.base0 = (x.base0 as usize + b_new - b_old) as u32;
+                }
+            }
+            if let Some(x) = self.subs.get_mut(s) {
+                x.llen = (lend - b_old + b_new - lstart) as u32;
+            }
+        }
+        self.leaves
+            .items
+            .get_mut(l0 + a..l0 + a + b_new)?
+            .copy_from_slice(fresh.get(..b_new)?);
+        if let Some(x) = self.nodes.items.get_mut(at) {
+            x.leafvec = new_leafvec;
+        }
+        Some(())
     }
 
     /// Prefetches slot `s`'s per-slot entries (control vector header,
@@ -535,8 +947,15 @@ impl<K: Key> Poptrie<K> {
     #[inline(always)]
     fn prefetch_slot_data(&self, s: usize) {
         if let Some(v) = self.long.get(s) {
-            prefetch(v.as_ptr());
-            prefetch(v.as_ptr().wrapping_add(v.len().saturating_sub(1)));
+            // The whole vector, up to 16 lines: the binary search of a
+            // change (or the patch's) otherwise waits for each line it
+            // probes (the patch spent 3/4 of its time on one compare).
+            let p = v.as_ptr().cast::<u8>();
+            let bytes = std::mem::size_of_val(v.as_slice());
+            for off in (0..bytes.min(16 * 64)).step_by(64) {
+                prefetch(p.wrapping_add(off));
+            }
+            prefetch(p.wrapping_add(bytes.saturating_sub(1)));
         }
         if let Some(x) = self.subs.get(s) {
             if x.nclass != NO_SUB {
@@ -684,6 +1103,7 @@ fn place<K: Key>(t: &mut Poptrie<K>, nodes: &[Node], leaves: &[u32]) -> Result<S
         leaf: ls,
         nclass: nc,
         lclass: lc,
+        llen: leaves.len() as u32,
     })
 }
 

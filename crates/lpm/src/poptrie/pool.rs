@@ -10,13 +10,31 @@ use crate::LpmError;
 /// 30) in the batched lookup's per-lane state.
 const MAX_INDEX: usize = (1 << 30) - 1;
 
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub(crate) struct Pool<T> {
     pub(crate) items: Vec<T>,
     /// `free[c]`: starts of free blocks of `1 << c` items.
     free: Vec<Vec<u32>>,
     /// Items in live blocks (including rounding).
     live: usize,
+}
+
+// Not derived: a derived clone (what `publish::left_right` makes of the
+// first copy) would allocate the second copy's array without the
+// huge-page advice, so readers of that copy would miss the TLB on most
+// random lookups. The clone reserves the same capacity, advises it, then
+// copies.
+impl<T: Copy> Clone for Pool<T> {
+    fn clone(&self) -> Self {
+        let mut items = Vec::with_capacity(self.items.capacity());
+        super::huge::advise(&items);
+        items.extend_from_slice(&self.items);
+        Pool {
+            items,
+            free: self.free.clone(),
+            live: self.live,
+        }
+    }
 }
 
 /// The size class of a block holding `n` items.
@@ -100,5 +118,24 @@ mod tests {
         assert_eq!(p.alloc(4).unwrap(), (5, 2));
         assert_eq!(p.live(), 9);
         assert!(p.block_mut(100, 4).is_empty());
+    }
+
+    #[test]
+    fn clone_keeps_capacity_contents_and_free_lists() {
+        let mut p: Pool<u32> = Pool::new();
+        let (a, ca) = p.alloc(5).unwrap();
+        p.block_mut(a, 5).copy_from_slice(&[1, 2, 3, 4, 5]);
+        let (b, cb) = p.alloc(2).unwrap();
+        p.free(b, cb);
+        let mut q = p.clone();
+        // The clone reserves (and advises) the original's capacity, not
+        // only its length.
+        assert!(q.items.capacity() >= p.items.capacity());
+        assert_eq!(q.items, p.items);
+        assert_eq!(q.live(), p.live());
+        // Same free lists: both hand out the same block next.
+        assert_eq!(q.alloc(2).unwrap(), p.alloc(2).unwrap());
+        assert_eq!(q.block_mut(a, 5), &[1, 2, 3, 4, 5]);
+        assert_eq!(ca, 3);
     }
 }
