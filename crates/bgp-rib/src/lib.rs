@@ -83,6 +83,7 @@ mod addpath;
 mod adjin;
 mod adjout;
 mod attrs;
+mod counted;
 pub mod bestpath;
 mod damp_shard;
 pub mod damping;
