@@ -93,7 +93,9 @@ fn builder(a: &A, v6: bool) -> AttrsBuilder {
         b.set_med(v);
     }
     if a.no_llgr {
-        b.set(PathAttr::new(AttrValue::Communities(vec![Community::NO_LLGR])));
+        b.set(PathAttr::new(AttrValue::Communities(vec![
+            Community::NO_LLGR,
+        ])));
     }
     b
 }
