@@ -222,29 +222,27 @@ impl RibShard {
             cfg: &self.cfg,
             nht: self.nht.as_ref(),
         };
-        let e = match prefix {
-            Prefix::V4(k) => self.v4.get_mut(&k),
-            Prefix::V6(k) => self.v6.get_mut(&k),
+        // `None`: no such path, or its flag was already `on`.
+        let flip = |e: &mut table::PrefixEntry| {
+            let old = e.best_path().copied();
+            let p = e
+                .paths_mut()
+                .iter_mut()
+                .find(|p| p.peer == peer && p.path_id == pid)?;
+            if p.suppressed == on {
+                return None;
+            }
+            p.suppressed = on;
+            Some(table::reselect(e, old, &ctx))
         };
-        let Some(e) = e else {
-            return;
+        let best_changed = match prefix {
+            Prefix::V4(k) => self.v4.edit(&k, flip),
+            Prefix::V6(k) => self.v6.edit(&k, flip),
         };
-        let old = e.best_path().copied();
-        let Some(p) = e
-            .paths_mut()
-            .iter_mut()
-            .find(|p| p.peer == peer && p.path_id == pid)
-        else {
-            return;
-        };
-        if p.suppressed == on {
-            return;
-        }
-        p.suppressed = on;
-        if table::reselect(e, old, &ctx) {
-            changed.push(prefix);
-        } else if self.tracks_paths() {
-            self.path_changed.push(prefix);
+        match best_changed.flatten() {
+            Some(true) => changed.push(prefix),
+            Some(false) if self.tracks_paths() => self.path_changed.push(prefix),
+            _ => {}
         }
     }
 }

@@ -122,7 +122,6 @@ impl RibShard {
         if afi.is_none_or(|a| a == Afi::Ipv6) {
             n += table::remove_peer(&mut self.v6, peer, true, &ctx, &mut rel, changed, others);
         }
-        self.paths = self.paths.saturating_sub(n);
         if let Some(Some(st)) = self.peers.get_mut(peer.0 as usize) {
             st.accepted = st.accepted.saturating_sub(n as u64);
         }
@@ -170,7 +169,6 @@ impl RibShard {
             Afi::Ipv6 => l.table(&mut self.v6),
             _ => (0, 0),
         };
-        self.paths = self.paths.saturating_sub(removed);
         if let Some(Some(st)) = self.peers.get_mut(peer.0 as usize) {
             st.accepted = st.accepted.saturating_sub(removed as u64);
         }
@@ -236,54 +234,67 @@ impl Llgr<'_> {
             .collect();
         let (mut kept, mut removed) = (0, 0);
         for k in keys {
-            let Some(e) = t.get_mut(&k) else { continue };
-            let old = e.best_path().copied();
-            let mut drop = false;
-            for p in e.paths_mut().iter_mut().filter(|p| hit(p)) {
-                match self.restamp(p.attrs) {
-                    Some(h) => {
-                        self.released.push(p.attrs);
-                        p.attrs = h;
-                        p.key = table::key_of(h, self.interner);
-                        kept += 1;
-                    }
-                    None => drop = true,
-                }
-            }
-            if drop {
-                let mut v = e.take_paths();
-                v.retain(|p| {
-                    let gone = hit(p)
-                        && self
-                            .interner
-                            .get(p.attrs)
-                            .is_none_or(|s| s.summary().no_llgr());
-                    if gone {
-                        self.released.push(p.attrs);
-                        self.gone.push((p.attrs, k.into()));
-                        removed += 1;
-                    }
-                    !gone
-                });
-                e.set_paths(v);
-                if e.paths().is_empty() {
-                    t.remove(&k);
-                    self.changed.push(k.into());
-                    continue;
-                }
-            }
-            let ctx = SelectCtx {
-                interner: self.interner,
-                peers: self.peers,
-                cfg: self.cfg,
-                nht: self.nht,
-            };
-            if table::reselect(e, old, &ctx) {
-                self.changed.push(k.into());
-            } else if let Some(o) = self.others.as_deref_mut() {
-                o.push(k.into());
-            }
+            t.edit(&k, |e| self.entry(k, e, &mut kept, &mut removed));
         }
         (kept, removed)
+    }
+
+    /// One prefix of [`Self::table`]: restamps or drops the stale paths of
+    /// the peer in `e` and reselects (an entry left empty is dropped by
+    /// the table).
+    fn entry<K: Key>(
+        &mut self,
+        k: K,
+        e: &mut crate::table::PrefixEntry,
+        kept: &mut usize,
+        removed: &mut usize,
+    ) {
+        let peer = self.peer;
+        let hit = |p: &crate::types::PathEntry| p.peer == peer && p.stale;
+        let old = e.best_path().copied();
+        let mut drop = false;
+        for p in e.paths_mut().iter_mut().filter(|p| hit(p)) {
+            match self.restamp(p.attrs) {
+                Some(h) => {
+                    self.released.push(p.attrs);
+                    p.attrs = h;
+                    p.key = table::key_of(h, self.interner);
+                    *kept += 1;
+                }
+                None => drop = true,
+            }
+        }
+        if drop {
+            let mut v = e.take_paths();
+            v.retain(|p| {
+                let gone = hit(p)
+                    && self
+                        .interner
+                        .get(p.attrs)
+                        .is_none_or(|s| s.summary().no_llgr());
+                if gone {
+                    self.released.push(p.attrs);
+                    self.gone.push((p.attrs, k.into()));
+                    *removed += 1;
+                }
+                !gone
+            });
+            e.set_paths(v);
+            if e.paths().is_empty() {
+                self.changed.push(k.into());
+                return;
+            }
+        }
+        let ctx = SelectCtx {
+            interner: self.interner,
+            peers: self.peers,
+            cfg: self.cfg,
+            nht: self.nht,
+        };
+        if table::reselect(e, old, &ctx) {
+            self.changed.push(k.into());
+        } else if let Some(o) = self.others.as_deref_mut() {
+            o.push(k.into());
+        }
     }
 }

@@ -84,6 +84,7 @@ mod adjin;
 mod adjout;
 mod attrs;
 pub mod bestpath;
+mod counted;
 mod damp_shard;
 pub mod damping;
 mod encode;

@@ -252,6 +252,18 @@ impl Rib {
     pub fn path_count(&self) -> usize {
         self.shards.iter().map(RibShard::path_count).sum()
     }
+    /// [`RibShard::family_counts`] summed over shards: IPv4 then IPv6,
+    /// each (prefixes, paths).
+    pub fn family_counts(&self) -> [(u64, u64); 2] {
+        let mut t = [(0, 0); 2];
+        for s in &self.shards {
+            for (a, b) in t.iter_mut().zip(s.family_counts()) {
+                a.0 += b.0;
+                a.1 += b.1;
+            }
+        }
+        t
+    }
     /// Distinct attribute sets, summed over shards (a set used in two shards
     /// counts twice: shards share nothing).
     pub fn attr_set_count(&self) -> usize {
@@ -266,6 +278,7 @@ impl Rib {
             total.received += c.received;
             total.accepted += c.accepted;
             total.advertised += c.advertised;
+            total.best += c.best;
         }
         Some(total)
     }

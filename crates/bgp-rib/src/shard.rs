@@ -28,7 +28,6 @@ pub struct RibShard {
     pub(crate) interner: Interner,
     pub(crate) peers: Vec<Option<PeerState>>,
     pub(crate) cfg: BestPathConfig,
-    pub(crate) paths: usize,
     /// Peers whose Adj-RIB-Out keeps several paths per prefix (ADD-PATH
     /// send); while zero, changes to non-best paths are not tracked.
     pub(crate) add_path_peers: usize,
@@ -184,18 +183,21 @@ impl RibShard {
             cfg: &self.cfg,
             nht: self.nht.as_ref(),
         };
+        let track = self.tracks_paths();
         for p in affected {
-            let e = match p {
-                Prefix::V4(k) => self.v4.get_mut(&k),
-                Prefix::V6(k) => self.v6.get_mut(&k),
+            let reselect = |e: &mut PrefixEntry| {
+                let old = e.best_path().copied();
+                table::reselect(e, old, &ctx)
             };
-            let Some(e) = e else { continue };
-            let old = e.best_path().copied();
-            if table::reselect(e, old, &ctx) {
-                changed.push(p);
-            } else if self.tracks_paths() {
+            let best_changed = match p {
+                Prefix::V4(k) => self.v4.edit(&k, reselect),
+                Prefix::V6(k) => self.v6.edit(&k, reselect),
+            };
+            match best_changed {
+                Some(true) => changed.push(p),
                 // A non-best path became (in)eligible.
-                self.path_changed.push(p);
+                Some(false) if track => self.path_changed.push(p),
+                _ => {}
             }
         }
     }
@@ -549,12 +551,6 @@ impl RibShard {
                 p.accepted = p.accepted.saturating_sub(1);
             }
         }
-        if ch.added {
-            self.paths += 1;
-        }
-        if ch.removed {
-            self.paths = self.paths.saturating_sub(1);
-        }
         if ch.best_changed {
             changed.push(prefix);
         } else if self.tracks_paths() && (ch.added || ch.removed || ch.replaced) {
@@ -594,7 +590,7 @@ impl RibShard {
             }
             released.push(h);
         };
-        let mut n = table::remove_peer(
+        table::remove_peer(
             v4,
             peer,
             false,
@@ -603,8 +599,7 @@ impl RibShard {
             changed,
             others.as_deref_mut(),
         );
-        n += table::remove_peer(v6, peer, false, &ctx, &mut rel, changed, others);
-        self.paths = self.paths.saturating_sub(n);
+        table::remove_peer(v6, peer, false, &ctx, &mut rel, changed, others);
         for (p, h) in gone {
             self.index_remove(h, p);
         }
@@ -644,7 +639,16 @@ impl RibShard {
     }
     /// Paths stored (post-policy Adj-RIB-In, all peers).
     pub fn path_count(&self) -> usize {
-        self.paths
+        (self.v4.path_total() + self.v6.path_total()) as usize
+    }
+
+    /// Prefixes and paths stored per family: IPv4 then IPv6, each
+    /// (prefixes, paths); kept as routes change, no walk (`counted.rs`).
+    pub fn family_counts(&self) -> [(u64, u64); 2] {
+        [
+            (self.v4.len() as u64, self.v4.path_total()),
+            (self.v6.len() as u64, self.v6.path_total()),
+        ]
     }
 
     /// Estimated heap bytes of this shard by structure, from table
@@ -690,6 +694,7 @@ impl RibShard {
             received: p.accepted + p.rejected.len() as u64,
             accepted: p.accepted,
             advertised: p.out.as_ref().map_or(0, |o| o.sent_len() as u64),
+            best: self.v4.best_of(peer) + self.v6.best_of(peer),
         })
     }
 }

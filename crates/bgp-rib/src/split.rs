@@ -47,9 +47,6 @@ impl<K, V> SplitMap<K, V> {
     pub(crate) fn values(&self) -> impl Iterator<Item = &V> {
         self.parts.iter().flat_map(|p| p.values())
     }
-    pub(crate) fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
-        self.parts.iter_mut().flat_map(|p| p.values_mut())
-    }
     pub(crate) fn into_iter(self) -> impl Iterator<Item = (K, V)> {
         self.parts.into_iter().flat_map(|p| p.into_iter())
     }

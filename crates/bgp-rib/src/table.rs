@@ -195,7 +195,9 @@ pub(crate) trait Key: Copy + Eq + Hash + Into<Prefix> {}
 impl Key for Prefix4 {}
 impl Key for Prefix6 {}
 
-pub(crate) type Table<K> = crate::split::SplitMap<K, PrefixEntry>;
+/// A family's table: prefixes to their paths, with the counts
+/// `show route count` and `show protocols` read (see `counted.rs`).
+pub(crate) type Table<K> = crate::counted::Counted<K>;
 
 /// What selection reads besides the paths.
 pub(crate) struct SelectCtx<'a> {
@@ -493,10 +495,14 @@ pub(crate) fn upsert<K: Key>(
     mut path: PathEntry,
     ctx: &SelectCtx<'_>,
 ) -> Change {
-    let mut ch = Change::default();
     let live = ctx.interner.get(path.attrs).is_some();
     path.key = key_of(path.attrs, ctx.interner);
-    let e = t.entry(key).or_default();
+    t.edit_or_insert(key, |e| upsert_in(e, path, live, ctx))
+}
+
+/// [`upsert`] on the prefix's entry (`live`: the path's set is interned).
+fn upsert_in(e: &mut PrefixEntry, path: PathEntry, live: bool, ctx: &SelectCtx<'_>) -> Change {
+    let mut ch = Change::default();
     let best = best_of(e);
     let same = |p: &PathEntry| p.peer == path.peer && p.path_id == path.path_id;
     let edit = if let Some(i) = e.paths().iter().position(same) {
@@ -561,10 +567,14 @@ pub(crate) fn remove<K: Key>(
     path_id: u32,
     ctx: &SelectCtx<'_>,
 ) -> Change {
+    t.edit(&key, |e| remove_in(e, peer, path_id, ctx))
+        .unwrap_or_default()
+}
+
+/// [`remove`] on the prefix's entry; an entry left empty is dropped by
+/// the table.
+fn remove_in(e: &mut PrefixEntry, peer: PeerId, path_id: u32, ctx: &SelectCtx<'_>) -> Change {
     let mut ch = Change::default();
-    let Some(e) = t.get_mut(&key) else {
-        return ch;
-    };
     let Some(i) = e
         .paths()
         .iter()
@@ -577,7 +587,6 @@ pub(crate) fn remove<K: Key>(
     let was = e.remove_path(i);
     ch.released = was.map(|p| p.attrs);
     if e.paths().is_empty() {
-        t.remove(&key);
         ch.best_changed = true;
         return ch;
     }
@@ -614,12 +623,13 @@ pub(crate) fn reselect_all<K: Key>(
 /// Flags every path of `peer` stale; returns how many.
 pub(crate) fn mark_stale<K: Key>(t: &mut Table<K>, peer: PeerId) -> usize {
     let mut n = 0;
-    for e in t.values_mut() {
+    t.retain(|_, e| {
         for p in e.paths_mut().iter_mut().filter(|p| p.peer == peer) {
             p.stale = true;
             n += 1;
         }
-    }
+        true
+    });
     n
 }
 

@@ -61,6 +61,9 @@ pub struct PeerCounts {
     pub accepted: u64,
     /// Prefixes currently in the Adj-RIB-Out.
     pub advertised: u64,
+    /// Prefixes whose best path (Loc-RIB) is this peer's (BIRD's
+    /// "preferred"), counted as routes change.
+    pub best: u64,
 }
 
 /// Why an operation was refused. Only caller mistakes; nothing a peer sends

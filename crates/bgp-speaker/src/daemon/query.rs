@@ -54,19 +54,6 @@ fn table_of(af: AfiSafi) -> &'static str {
     }
 }
 
-/// Per-protocol count of best paths (BIRD's "preferred").
-fn preferred_counts(st: &RibState) -> Vec<u64> {
-    let mut v = vec![0u64; st.peers.len().max(1)];
-    for r in st.rib.iter() {
-        if let Some((p, _)) = r.best() {
-            if let Some(c) = v.get_mut(p.peer.0 as usize) {
-                *c += 1;
-            }
-        }
-    }
-    v
-}
-
 /// RFC 4271 §4.5 / RFC 4486 names of a NOTIFICATION code and subcode, as
 /// BIRD prints them.
 pub fn notification_name(code: u8, subcode: u8) -> &'static str {
@@ -115,15 +102,16 @@ fn explain(err: &str) -> String {
     }
 }
 
-fn peer_info(st: &RibState, id: PeerId, e: &PeerEntry, preferred: u64, all: bool) -> ProtocolInfo {
+fn peer_info(st: &RibState, id: PeerId, e: &PeerEntry, all: bool) -> ProtocolInfo {
     let s = e.status.state();
+    // Counters the RIB keeps as routes change: O(shards), no walk.
     let counts = st.rib.peer_counts(id).unwrap_or_default();
     let routes = RouteCounts {
         received: counts.received,
         accepted: counts.accepted,
         filtered: counts.received.saturating_sub(counts.accepted),
         sent: counts.advertised,
-        preferred,
+        preferred: counts.best,
     };
     let proto_state = if s == state::ESTABLISHED {
         ProtoState::Up
@@ -265,9 +253,10 @@ fn peer_info(st: &RibState, id: PeerId, e: &PeerEntry, preferred: u64, all: bool
     }
 }
 
-/// `show protocols [all] [NAME]` and `show neighbor` (one entry).
+/// `show protocols [all] [NAME]` and `show neighbor` (one entry). The
+/// route counts are the RIB's counters ([`bgp_rib::PeerCounts`]): a call
+/// costs O(peers x shards), whatever the size of the table.
 pub fn protocols(st: &RibState, all: bool, name: Option<&str>) -> Vec<ProtocolInfo> {
-    let preferred = preferred_counts(st);
     let mut out = Vec::new();
     if !st.statics.is_empty() && name.is_none_or(|n| n == STATIC_NAME) {
         let n = st.statics.len() as u64;
@@ -285,7 +274,7 @@ pub fn protocols(st: &RibState, all: bool, name: Option<&str>) -> Vec<ProtocolIn
                 accepted: n,
                 filtered: 0,
                 sent: 0,
-                preferred: preferred.get(STATIC_PEER.0 as usize).copied().unwrap_or(0),
+                preferred: st.rib.peer_counts(STATIC_PEER).map_or(0, |c| c.best),
             },
             channels: Vec::new(),
             bgp: None,
@@ -295,8 +284,7 @@ pub fn protocols(st: &RibState, all: bool, name: Option<&str>) -> Vec<ProtocolIn
         if name.is_some_and(|n| n != e.meta.name && n.parse::<IpAddr>().ok() != Some(e.meta.addr)) {
             continue;
         }
-        let pref = preferred.get(id.0 as usize).copied().unwrap_or(0);
-        out.push(peer_info(st, id, e, pref, all));
+        out.push(peer_info(st, id, e, all));
     }
     out
 }
@@ -594,40 +582,25 @@ pub fn route_count(st: &RibState) -> RouteCount {
     route_count_of(st, false)
 }
 
-/// [`route_count`] of the unicast or the `multicast` table.
+/// [`route_count`] of the unicast or the `multicast` table, from the
+/// RIB's counters (per family and per peer, kept as routes change;
+/// `bgp-rib`'s `tests/counters.rs` holds them equal to a walk): O(peers x
+/// shards), not O(routes).
 pub fn route_count_of(st: &RibState, multicast: bool) -> RouteCount {
     let rib = if multicast { &st.mcast } else { &st.rib };
-    let (mut p4, mut p6, mut n4, mut n6) = (0u64, 0u64, 0u64, 0u64);
-    let mut per: Vec<(u64, u64)> = vec![(0, 0); st.peers.len().max(1)];
-    for r in rib.iter() {
-        let n = r.paths.len() as u64;
-        match r.prefix {
-            Prefix::V4(_) => {
-                p4 += 1;
-                n4 += n;
-            }
-            Prefix::V6(_) => {
-                p6 += 1;
-                n6 += n;
-            }
-        }
-        for (i, pe) in r.paths.iter().enumerate() {
-            if let Some(c) = per.get_mut(pe.peer.0 as usize) {
-                c.0 += 1;
-                if r.best == Some(i) {
-                    c.1 += 1;
+    let [(p4, n4), (p6, n6)] = rib.family_counts();
+    let per_protocol = (0..st.peers.len().max(1))
+        .filter_map(|i| {
+            let id = PeerId(i as u16);
+            let c = rib.peer_counts(id).unwrap_or_default();
+            // A path of every stored route counts as accepted.
+            (c.accepted > 0 || st.peers.get(i).is_some_and(Option::is_some)).then(|| {
+                ProtocolCount {
+                    protocol: protocol_name(st, id),
+                    paths: c.accepted,
+                    best: c.best,
                 }
-            }
-        }
-    }
-    let per_protocol = per
-        .iter()
-        .enumerate()
-        .filter(|(i, c)| c.0 > 0 || st.peers.get(*i).is_some_and(Option::is_some))
-        .map(|(i, c)| ProtocolCount {
-            protocol: protocol_name(st, PeerId(i as u16)),
-            paths: c.0,
-            best: c.1,
+            })
         })
         .collect();
     RouteCount {

@@ -331,19 +331,19 @@ impl RibState {
 
     /// Statistics of this shard: per established peer address, (paths in
     /// its post-policy Adj-RIB-In, best paths from it in the Loc-RIB).
+    /// From the RIB's counters, kept as routes change (no walk of the
+    /// table); peers without paths are left out.
     pub fn bmp_counts(&self) -> BTreeMap<IpAddr, (u64, u64)> {
-        let mut by_id: BTreeMap<PeerId, (u64, u64)> = BTreeMap::new();
-        for r in self.core.rib.iter() {
-            for (p, _) in r.iter() {
-                by_id.entry(p.peer).or_default().0 += 1;
-            }
-            if let Some((p, _)) = r.best() {
-                by_id.entry(p.peer).or_default().1 += 1;
-            }
-        }
-        by_id
-            .into_iter()
-            .filter_map(|(id, c)| Some((crate::sess::listener::canonical(self.peer_addr(id)?), c)))
+        self.core
+            .peer_iter()
+            .filter_map(|(id, _)| {
+                let c = self.core.rib.peer_counts(id)?;
+                if c.accepted == 0 {
+                    return None;
+                }
+                let addr = crate::sess::listener::canonical(self.peer_addr(id)?);
+                Some((addr, (c.accepted, c.best)))
+            })
             .collect()
     }
 }
