@@ -275,11 +275,24 @@ impl RibShard {
         policy: &mut E,
         only: Option<PeerId>,
     ) {
+        let best = self.best_of(&prefix);
+        self.group_export_of(gi, prefix, best, policy, only);
+    }
+
+    /// [`Self::group_export`] for `prefix`'s best path `best`, already
+    /// looked up ([`Self::best_of`]).
+    pub(crate) fn group_export_of<E: ExportPolicy + ?Sized>(
+        &mut self,
+        gi: usize,
+        prefix: Prefix,
+        best: Option<(AttrHandle, PeerId)>,
+        policy: &mut E,
+        only: Option<PeerId>,
+    ) {
         let Some(Some(g)) = self.groups.get(gi) else {
             return;
         };
         let members = g.members;
-        let best = self.best_of(&prefix);
         let from = best.map(|(_, p)| p);
         // Asked on behalf of a member the route did not come from (it is
         // never sent back there): the one exported to, or any (all were

@@ -69,6 +69,13 @@ impl Rib {
         changed: &mut Vec<Prefix>,
     ) -> Result<(), RibError> {
         let n = self.shards.len();
+        if let [s] = self.shards.as_mut_slice() {
+            // One shard (each RIB thread of the daemon): no split, no copy.
+            if announce.is_empty() && withdraw.is_empty() {
+                return Ok(());
+            }
+            return s.apply_update(peer, announce, attrs, withdraw, import, changed);
+        }
         for (a, w) in &mut self.split {
             a.clear();
             w.clear();
