@@ -237,10 +237,10 @@ impl RibShard {
         else {
             return;
         };
-        if p.suppressed == on {
+        if p.suppressed() == on {
             return;
         }
-        p.suppressed = on;
+        p.set_suppressed(on);
         if table::reselect(e, old, &ctx) {
             changed.push(prefix);
         } else if self.tracks_paths() {
