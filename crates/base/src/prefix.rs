@@ -329,7 +329,10 @@ mod tests {
         let c: Prefix6 = "2001:db8::/48".parse().unwrap();
         assert!(a < c && c < b, "by address, then length");
         assert_eq!(a.addr_bits(), 0x2001_0db8 << 96);
-        assert_eq!(format!("{a:?}"), format!("Prefix6 {{ addr: {}, len: 32 }}", 0x2001_0db8u128 << 96));
+        assert_eq!(
+            format!("{a:?}"),
+            format!("Prefix6 {{ addr: {}, len: 32 }}", 0x2001_0db8u128 << 96)
+        );
         let s = std::collections::hash_map::RandomState::new();
         let mut h = s.build_hasher();
         (a.addr_bits(), a.len()).hash(&mut h);

@@ -460,7 +460,11 @@ mod tests {
     /// differs; the index is freed with the last such set and reused.
     #[test]
     fn selection_keys_are_shared_counted_and_reused() {
-        assert_eq!(std::mem::size_of::<AttrSet>(), 48, "the index is in padding");
+        assert_eq!(
+            std::mem::size_of::<AttrSet>(),
+            48,
+            "the index is in padding"
+        );
         assert_eq!(std::mem::size_of::<Slot>(), 56);
         let mut i = Interner::new();
         let with_med = |lp, len, med| {

@@ -36,7 +36,9 @@ const PARTS: usize = 16;
 
 /// Each part's share of the hash space, in 256ths: about 2^(i/16) times
 /// part 0's (module docs), summing to 256.
-const SHARES: [u8; PARTS] = [11, 12, 12, 13, 13, 14, 15, 15, 16, 17, 18, 18, 19, 20, 21, 22];
+const SHARES: [u8; PARTS] = [
+    11, 12, 12, 13, 13, 14, 15, 15, 16, 17, 18, 18, 19, 20, 21, 22,
+];
 
 /// The part of each value of hash bits 32..40.
 static PART_OF: [u8; 256] = part_table();
@@ -175,7 +177,11 @@ mod tests {
             m.entry(i.wrapping_mul(0x9e37_79b9) << 8 | 24).or_insert(());
             if i + 1 == next {
                 let r = buckets(&m) as f64 / m.len() as f64;
-                assert!((1.45..1.85).contains(&r), "{} keys: {r:.2} buckets a key", m.len());
+                assert!(
+                    (1.45..1.85).contains(&r),
+                    "{} keys: {r:.2} buckets a key",
+                    m.len()
+                );
                 next = next * 5 / 4;
             }
         }

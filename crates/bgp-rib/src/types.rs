@@ -83,7 +83,11 @@ impl PathEntry {
     /// Sets the key index (kept in step with `attrs` by the table); an
     /// index that does not fit is stored as [`SEL_NONE`].
     pub(crate) fn set_key_index(&mut self, i: u16) {
-        let i = if usize::from(i) < SEL_LIMIT { i } else { SEL_NONE };
+        let i = if usize::from(i) < SEL_LIMIT {
+            i
+        } else {
+            SEL_NONE
+        };
         self.bits = (self.bits & (STALE | SUPPRESSED)) | i << KEY_SHIFT;
     }
 }
