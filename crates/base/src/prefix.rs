@@ -35,11 +35,36 @@ pub struct Prefix4 {
     len: u8,
 }
 
-/// An IPv6 prefix: address in host byte order and a length of 0..=128.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// An IPv6 prefix: address and a length of 0..=128.
+///
+/// The address is kept as its 16 octets in network order, not as a
+/// `u128`: a `u128` is 16-byte aligned on x86-64, which made this type 32
+/// bytes and [`Prefix`] 48, two thirds of it padding, in every list of
+/// prefixes the daemon keeps (changed prefixes, NLRI, queues). As octets
+/// it is 17 bytes and [`Prefix`] 20. Order, equality, hashing and `Debug`
+/// are those of the `u128` form (big-endian octets compare as the number).
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Prefix6 {
-    addr: u128,
+    addr: [u8; 16],
     len: u8,
+}
+
+impl std::hash::Hash for Prefix6 {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        // As the derived hash of the former (u128, u8) fields, so that
+        // hash-ordered tables iterate as before.
+        self.addr_bits().hash(h);
+        self.len.hash(h);
+    }
+}
+
+impl fmt::Debug for Prefix6 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Prefix6")
+            .field("addr", &self.addr_bits())
+            .field("len", &self.len)
+            .finish()
+    }
 }
 
 /// An IPv4 or IPv6 prefix.
@@ -126,7 +151,10 @@ impl Prefix6 {
         if len > 128 {
             return Err(PrefixError::BadLength);
         }
-        Ok(Prefix6 { addr, len })
+        Ok(Prefix6 {
+            addr: addr.to_be_bytes(),
+            len,
+        })
     }
     /// As [`Prefix6::new`] from an [`Ipv6Addr`].
     pub fn from_addr(addr: Ipv6Addr, len: u8) -> Result<Self, PrefixError> {
@@ -141,7 +169,7 @@ impl Prefix6 {
     }
     /// The address in host byte order, including any bits past the length.
     pub const fn addr_bits(self) -> u128 {
-        self.addr
+        u128::from_be_bytes(self.addr)
     }
     /// The address, including any bits past the length.
     pub fn addr(self) -> Ipv6Addr {
@@ -158,13 +186,13 @@ impl Prefix6 {
     /// The canonical form: address bits past the length cleared.
     pub const fn masked(self) -> Self {
         Prefix6 {
-            addr: self.addr & mask6(self.len),
+            addr: (self.addr_bits() & mask6(self.len)).to_be_bytes(),
             len: self.len,
         }
     }
     /// Whether host-order address `a` lies inside this prefix.
     pub const fn contains_addr(self, a: u128) -> bool {
-        (a & mask6(self.len)) == (self.addr & mask6(self.len))
+        (a & mask6(self.len)) == (self.addr_bits() & mask6(self.len))
     }
     /// Octets needed to carry this prefix in NLRI.
     pub const fn nlri_octets(self) -> usize {
@@ -288,6 +316,29 @@ impl FromStr for Prefix {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Octets, not a 16-byte aligned u128: a prefix is 20 bytes, not 48;
+    /// order, hash and Debug as the u128 form gave them.
+    #[test]
+    fn prefix6_is_octets_with_the_u128_semantics() {
+        use std::hash::BuildHasher;
+        assert_eq!(std::mem::size_of::<Prefix6>(), 17);
+        assert_eq!(std::mem::size_of::<Prefix>(), 20);
+        let a: Prefix6 = "2001:db8::/32".parse().unwrap();
+        let b: Prefix6 = "2001:db8:0:1::/64".parse().unwrap();
+        let c: Prefix6 = "2001:db8::/48".parse().unwrap();
+        assert!(a < c && c < b, "by address, then length");
+        assert_eq!(a.addr_bits(), 0x2001_0db8 << 96);
+        assert_eq!(
+            format!("{a:?}"),
+            format!("Prefix6 {{ addr: {}, len: 32 }}", 0x2001_0db8u128 << 96)
+        );
+        let s = std::collections::hash_map::RandomState::new();
+        assert_eq!(s.hash_one(a), s.hash_one((a.addr_bits(), a.len())));
+        let m = Prefix6::new(u128::MAX, 12).unwrap().masked();
+        assert_eq!(m.addr_bits(), 0xfff << 116);
+        assert!(m.contains_addr(0xfff0_u128 << 112));
+    }
 
     #[test]
     fn parse_and_print() {

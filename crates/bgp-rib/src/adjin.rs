@@ -26,7 +26,7 @@ use crate::PeerId;
 fn live_path(e: &PrefixEntry, peer: PeerId, pid: u32) -> Option<AttrHandle> {
     e.paths()
         .iter()
-        .find(|p| p.peer == peer && p.path_id == pid && !p.stale)
+        .find(|p| p.peer == peer && p.path_id == pid && !p.stale())
         .map(|p| p.attrs)
 }
 
@@ -39,7 +39,7 @@ fn collect_live<K: Key>(
 ) {
     for (k, e) in t.iter() {
         let prefix: Prefix = (*k).into();
-        for p in e.paths().iter().filter(|p| p.peer == peer && !p.stale) {
+        for p in e.paths().iter().filter(|p| p.peer == peer && !p.stale()) {
             if skip.is_empty() || !skip.contains_key(&(PKey::from(prefix), p.path_id)) {
                 out.push(((prefix, p.path_id), p.attrs));
             }
@@ -260,7 +260,7 @@ impl RibShard {
                 Prefix::V6(k) => self.v6.get(&k),
             };
             for p in e.map_or(&[][..], |e| e.paths()) {
-                if p.peer == peer && !p.stale && !store.diff.contains_key(&(key, p.path_id)) {
+                if p.peer == peer && !p.stale() && !store.diff.contains_key(&(key, p.path_id)) {
                     routes.push(((prefix, p.path_id), p.attrs));
                 }
             }

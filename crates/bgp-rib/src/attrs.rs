@@ -443,15 +443,45 @@ fn merge_as4(attrs: &mut Vec<PathAttr>) {
 
 /// A frozen attribute set as stored by the RIB: the TLVs in stored form and
 /// their [`Summary`]. Obtain one through [`crate::Interner::get`].
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default)]
 pub struct AttrSet {
     raw: Box<[u8]>,
     summary: Summary,
+    /// The index of the set's selection key in its interner's key table
+    /// (0: none); in what would be padding, so a set is 48 bytes either
+    /// way. Not part of the set's value: equality and hashing ignore it.
+    sel: u16,
+}
+
+impl PartialEq for AttrSet {
+    fn eq(&self, o: &AttrSet) -> bool {
+        self.summary == o.summary && self.raw == o.raw
+    }
+}
+
+impl Eq for AttrSet {}
+
+impl std::hash::Hash for AttrSet {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.raw.hash(h);
+        self.summary.hash(h);
+    }
 }
 
 impl AttrSet {
     pub(crate) fn new(raw: Box<[u8]>, summary: Summary) -> AttrSet {
-        AttrSet { raw, summary }
+        AttrSet {
+            raw,
+            summary,
+            sel: 0,
+        }
+    }
+    /// The selection key index the interner gave this set (0: none).
+    pub(crate) fn sel(&self) -> u16 {
+        self.sel
+    }
+    pub(crate) fn set_sel(&mut self, i: u16) {
+        self.sel = i;
     }
     pub(crate) fn take_raw(&mut self) -> Box<[u8]> {
         std::mem::take(&mut self.raw)

@@ -178,9 +178,10 @@ fn step(o: Ordering, s: Step) -> Option<(Ordering, Step)> {
 
 /// Steps 0-3 of the decision (LLGR_STALE, LOCAL_PREF, AS_PATH length,
 /// ORIGIN), which compare every pair of paths whatever the options, copied
-/// out of a path's [`Summary`] into its stored entry (8 bytes), so that the
-/// RIB can rank the paths of a prefix without loading their interned
-/// attribute sets (see `table.rs`: incremental selection).
+/// out of a set's [`Summary`] (8 bytes) into the shard interner's table of
+/// distinct keys, whose index each stored path carries, so that the RIB
+/// can rank the paths of a prefix without loading their interned
+/// attribute sets (see `table.rs`: incremental selection, and `intern.rs`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct SelKey {
     local_pref: u32,

@@ -229,10 +229,10 @@ impl RibShard {
                 .paths_mut()
                 .iter_mut()
                 .find(|p| p.peer == peer && p.path_id == pid)?;
-            if p.suppressed == on {
+            if p.suppressed() == on {
                 return None;
             }
-            p.suppressed = on;
+            p.set_suppressed(on);
             Some(table::reselect(e, old, &ctx))
         };
         let best_changed = match prefix {

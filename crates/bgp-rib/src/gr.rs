@@ -187,7 +187,7 @@ impl RibShard {
     pub fn stale_count(&self, peer: PeerId) -> usize {
         let v4 = self.v4.values().flat_map(|e| e.paths().iter());
         let v6 = self.v6.values().flat_map(|e| e.paths().iter());
-        v4.chain(v6).filter(|p| p.peer == peer && p.stale).count()
+        v4.chain(v6).filter(|p| p.peer == peer && p.stale()).count()
     }
 }
 
@@ -226,7 +226,7 @@ impl Llgr<'_> {
 
     fn table<K: Key>(&mut self, t: &mut Table<K>) -> (usize, usize) {
         let peer = self.peer;
-        let hit = |p: &crate::types::PathEntry| p.peer == peer && p.stale;
+        let hit = |p: &crate::types::PathEntry| p.peer == peer && p.stale();
         let keys: Vec<K> = t
             .iter()
             .filter(|(_, e)| e.paths().iter().any(hit))
@@ -250,7 +250,7 @@ impl Llgr<'_> {
         removed: &mut usize,
     ) {
         let peer = self.peer;
-        let hit = |p: &crate::types::PathEntry| p.peer == peer && p.stale;
+        let hit = |p: &crate::types::PathEntry| p.peer == peer && p.stale();
         let old = e.best_path().copied();
         let mut drop = false;
         for p in e.paths_mut().iter_mut().filter(|p| hit(p)) {
@@ -258,7 +258,7 @@ impl Llgr<'_> {
                 Some(h) => {
                     self.released.push(p.attrs);
                     p.attrs = h;
-                    p.key = table::key_of(h, self.interner);
+                    p.set_key_index(self.interner.sel_index(h));
                     *kept += 1;
                 }
                 None => drop = true,

@@ -13,9 +13,25 @@
 //! up to half of it is spare capacity; in scenario (c30) of issue 17 the
 //! two shards' arrays were 2 x 14.7 MB at the peak (heaptrack). A chunk,
 //! once full, is never moved; only the last one has spare room.
+//!
+//! # Selection keys
+//!
+//! The interner also keeps the distinct selection keys of its live sets
+//! ([`SelKey`]: steps 0-3 of the decision, 8 bytes) in a small table
+//! (`SelKeys`), and gives each set the index of its key (14 bits, kept in
+//! the set's padding). A stored path carries that index in bits its entry
+//! already had ([`PathEntry`](crate::PathEntry)), so the RIB ranks a
+//! prefix's paths from a table of a few hundred entries that stays in
+//! cache, without loading their sets and without 8 bytes per path. Keys
+//! are reference counted by the sets that use them and their indices
+//! reused; when all 16,383 are in use (a table of that many distinct
+//! LOCAL_PREF / AS_PATH length / ORIGIN / LLGR_STALE combinations), a
+//! new key gets none and the paths with it are ranked from their sets.
 
 use crate::attrs::{AttrSet, AttrsBuilder, Summary};
+use crate::bestpath::SelKey;
 use crate::hash::{hash_one, FastMap};
+use crate::types::{SEL_LIMIT, SEL_NONE};
 
 const NIL: u32 = u32::MAX;
 
@@ -89,6 +105,90 @@ struct Slot {
     next: u32,
 }
 
+/// The distinct selection keys of the live sets (module docs): index 0 is
+/// [`SEL_NONE`], never handed out.
+#[derive(Debug)]
+struct SelKeys {
+    keys: Vec<SelKey>,
+    /// Live sets per key (0: the index is free).
+    refs: Vec<u32>,
+    index: FastMap<SelKey, u16>,
+    free: Vec<u16>,
+    /// Indices handed out are below this ([`SEL_LIMIT`]; lower in tests).
+    limit: usize,
+}
+
+impl Default for SelKeys {
+    fn default() -> Self {
+        SelKeys {
+            keys: vec![SelKey::default()],
+            refs: vec![0],
+            index: FastMap::default(),
+            free: Vec::new(),
+            limit: SEL_LIMIT,
+        }
+    }
+}
+
+impl SelKeys {
+    /// The index of `k` for one more set; [`SEL_NONE`] when the table is
+    /// full.
+    fn acquire(&mut self, k: SelKey) -> u16 {
+        if let Some(&i) = self.index.get(&k) {
+            if let Some(r) = self.refs.get_mut(usize::from(i)) {
+                *r += 1;
+            }
+            return i;
+        }
+        let i = match self.free.pop() {
+            Some(i) => i,
+            None if self.keys.len() < self.limit => {
+                self.keys.push(k);
+                self.refs.push(0);
+                (self.keys.len() - 1) as u16
+            }
+            None => return SEL_NONE,
+        };
+        if let (Some(slot), Some(r)) = (
+            self.keys.get_mut(usize::from(i)),
+            self.refs.get_mut(usize::from(i)),
+        ) {
+            *slot = k;
+            *r = 1;
+        }
+        self.index.insert(k, i);
+        i
+    }
+    /// One set with key index `i` is gone.
+    fn release(&mut self, i: u16) {
+        if i == SEL_NONE {
+            return;
+        }
+        let Some(r) = self.refs.get_mut(usize::from(i)).filter(|r| **r > 0) else {
+            return;
+        };
+        *r -= 1;
+        if *r == 0 {
+            if let Some(k) = self.keys.get(usize::from(i)) {
+                self.index.remove(k);
+            }
+            self.free.push(i);
+        }
+    }
+    fn get(&self, i: u16) -> Option<&SelKey> {
+        if i == SEL_NONE {
+            return None;
+        }
+        self.keys.get(usize::from(i))
+    }
+    fn heap_bytes(&self) -> usize {
+        self.keys.capacity() * std::mem::size_of::<SelKey>()
+            + self.refs.capacity() * 4
+            + self.free.capacity() * 2
+            + crate::hash::table_bytes::<(SelKey, u16)>(self.index.capacity())
+    }
+}
+
 /// The per-shard attribute-set arena.
 #[derive(Debug)]
 pub struct Interner {
@@ -99,6 +199,7 @@ pub struct Interner {
     free: u32,
     live: usize,
     scratch: Vec<u8>,
+    sel: SelKeys,
 }
 
 impl Default for Interner {
@@ -109,6 +210,7 @@ impl Default for Interner {
             free: NIL,
             live: 0,
             scratch: Vec::new(),
+            sel: SelKeys::default(),
         }
     }
 }
@@ -138,6 +240,26 @@ impl Interner {
             .get(h.0 as usize)
             .filter(|s| s.refs > 0)
             .map(|s| &s.set)
+    }
+
+    /// The selection key index of a live handle's set ([`SEL_NONE`]: none,
+    /// or a dead handle).
+    pub(crate) fn sel_index(&self, h: AttrHandle) -> u16 {
+        self.get(h).map_or(SEL_NONE, AttrSet::sel)
+    }
+
+    /// The selection key with index `i` (`None` for [`SEL_NONE`]). Valid
+    /// while a set with that index is live.
+    #[inline]
+    pub(crate) fn sel_key(&self, i: u16) -> Option<&SelKey> {
+        self.sel.get(i)
+    }
+
+    /// Caps the selection key table at `n - 1` keys (at most the 16,383 it
+    /// has), so that tests reach the sets ranked without an index. Takes
+    /// effect for keys not in the table yet.
+    pub(crate) fn limit_sel_keys(&mut self, n: usize) {
+        self.sel.limit = n.clamp(1, SEL_LIMIT);
     }
 
     /// Current reference count (0 for a free slot).
@@ -172,7 +294,8 @@ impl Interner {
             }
             cur = s.next;
         }
-        let set = AttrSet::new(raw.into(), summary);
+        let mut set = AttrSet::new(raw.into(), summary);
+        set.set_sel(self.sel.acquire(SelKey::of(&summary)));
         let slot = Slot {
             set,
             refs: 1,
@@ -211,7 +334,9 @@ impl Interner {
         }
         let raw = s.set.take_raw();
         let summary = *s.set.summary();
+        let sel = s.set.sel();
         let next = s.next;
+        self.sel.release(sel);
         let d = digest(&summary, &raw);
         self.unlink(d, h.0, next);
         if let Some(s) = self.slots.get_mut(h.0 as usize) {
@@ -257,6 +382,7 @@ impl Interner {
         self.slots.capacity() * std::mem::size_of::<Slot>()
             + self.index.capacity() * (std::mem::size_of::<(u32, u32)>() + 1)
             + raw
+            + self.sel.heap_bytes()
     }
 }
 
@@ -320,6 +446,86 @@ mod tests {
         for (m, h) in hs.iter().enumerate() {
             assert_eq!(i.get(*h).unwrap().summary().med(), Some(m as u32));
             assert_eq!(i.intern(&b(m as u32)), *h);
+        }
+    }
+
+    fn lp_len(lp: u32, len: usize) -> AttrsBuilder {
+        let path = bgp_wire::AsPath::from_sequence(vec![base::Asn(64500); len]);
+        let mut b = AttrsBuilder::from_attrs([PathAttr::new(AttrValue::AsPath(path))]);
+        b.set_local_pref(lp);
+        b
+    }
+
+    /// Sets with the same steps 0-3 share one key index, whatever else
+    /// differs; the index is freed with the last such set and reused.
+    #[test]
+    fn selection_keys_are_shared_counted_and_reused() {
+        assert_eq!(
+            std::mem::size_of::<AttrSet>(),
+            48,
+            "the index is in padding"
+        );
+        assert_eq!(std::mem::size_of::<Slot>(), 56);
+        let mut i = Interner::new();
+        let with_med = |lp, len, med| {
+            let mut b = lp_len(lp, len);
+            b.set_med(med);
+            b
+        };
+        let a = i.intern(&with_med(100, 2, 1));
+        let b2 = i.intern(&with_med(100, 2, 2));
+        let c = i.intern(&with_med(200, 2, 1));
+        assert_ne!(a, b2);
+        let (ka, kb, kc) = (i.sel_index(a), i.sel_index(b2), i.sel_index(c));
+        assert_ne!(ka, SEL_NONE);
+        assert_eq!(ka, kb, "MED is not in the key");
+        assert_ne!(ka, kc);
+        let key = |i: &Interner, h: AttrHandle| SelKey::of(i.get(h).unwrap().summary());
+        assert_eq!(i.sel_key(ka), Some(&key(&i, a)));
+        assert_eq!(i.sel_key(kc), Some(&key(&i, c)));
+        assert_eq!(i.sel_key(SEL_NONE), None);
+        // One of two sets gone: the key stays.
+        i.release(a);
+        assert_eq!(i.sel_index(b2), ka);
+        assert_eq!(i.sel.index.get(&key(&i, b2)), Some(&ka));
+        // The last one gone: the index is free and goes to the next new key.
+        let kb_key = key(&i, b2);
+        i.release(b2);
+        assert!(!i.sel.index.contains_key(&kb_key));
+        let d = i.intern(&lp_len(300, 5));
+        assert_eq!(i.sel_index(d), ka);
+        assert_eq!(i.sel_key(ka), Some(&key(&i, d)));
+        assert_eq!(i.sel_key(kc), Some(&key(&i, c)));
+        assert_eq!(i.sel_index(AttrHandle(999)), SEL_NONE, "dead handle");
+    }
+
+    /// A full key table gives new keys no index; they come back once
+    /// room is freed.
+    #[test]
+    fn a_full_key_table_hands_out_none() {
+        let mut i = Interner::new();
+        i.limit_sel_keys(3);
+        let hs: Vec<_> = (0..4).map(|lp| i.intern(&lp_len(lp, 1))).collect();
+        let ks: Vec<_> = hs.iter().map(|h| i.sel_index(*h)).collect();
+        assert_eq!(&ks[..2], &[1, 2]);
+        assert_eq!(&ks[2..], &[SEL_NONE, SEL_NONE]);
+        // A key already in the table still gets its index.
+        let again = i.intern(&{
+            let mut b = lp_len(0, 1);
+            b.set_med(7);
+            b
+        });
+        assert_eq!(i.sel_index(again), 1);
+        i.release(hs[2]);
+        i.release(hs[1]);
+        let e = i.intern(&lp_len(9, 1));
+        assert_eq!(i.sel_index(e), 2);
+        // Without a limit the table stops at 14 bits.
+        let mut full = Interner::new();
+        for lp in 0..(SEL_LIMIT as u32 + 2) {
+            let h = full.intern(&lp_len(lp, 1));
+            let k = full.sel_index(h);
+            assert_eq!(k == SEL_NONE, lp as usize >= SEL_LIMIT - 1, "lp {lp}");
         }
     }
 

@@ -1,8 +1,9 @@
 //! A compact prefix for the per-peer hash maps (rejected routes, the
-//! pre-policy difference, Adj-RIB-Out): 20 bytes where a [`Prefix`] takes
-//! 48 (Prefix6's u128 is 16-byte aligned, and the enum adds another 16 for
-//! its tag). Per-peer maps hold an entry per route per peer, so the key
-//! size is most of their memory: a `(Prefix, u32)` slot was 64 bytes.
+//! pre-policy difference, Adj-RIB-Out): 20 bytes where a [`Prefix`] took
+//! 48 (Prefix6's u128 was 16-byte aligned, and the enum added another 16
+//! for its tag; Prefix6 now keeps octets and [`Prefix`] is 20 bytes too).
+//! Per-peer maps hold an entry per route per peer, so the key size is
+//! most of their memory: a `(Prefix, u32)` slot was 64 bytes.
 
 use std::hash::{Hash, Hasher};
 

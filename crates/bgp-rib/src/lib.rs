@@ -9,15 +9,16 @@
 //! * Attribute sets are hash-consed and reference counted ([`AttrSet`],
 //!   [`AttrHandle`], 4 bytes); the semantically relevant fields for
 //!   best-path selection are precomputed when a set is interned.
-//! * A stored path is 20 bytes ([`PathEntry`], including the graceful
-//!   restart stale flag and its selection key); a prefix holds a vector of them
+//! * A stored path is 12 bytes ([`PathEntry`], including the graceful
+//!   restart stale flag and the 14-bit index of its selection key in the
+//!   shard's interner); a prefix holds one inline or a vector of them
 //!   plus the index of its best path (the Loc-RIB).
 //! * Best path follows RFC 4271 §9.1.2.2 with the usual tie-breakers, see
 //!   [`bestpath`].
 //! * The pre-policy Adj-RIB-In (soft reconfiguration inbound) keeps an entry
 //!   only for routes import policy rejected or modified; the others' set is
-//!   their path's. Per-peer maps key on a 20-byte packed prefix, not the
-//!   48-byte [`base::Prefix`].
+//!   their path's. Per-peer maps key on a 20-byte packed prefix (made when
+//!   [`base::Prefix`] took 48 bytes; it is 20 too now).
 //! * Adj-RIB-Out per peer remembers what was last sent and queues deltas that
 //!   [`RibShard::drain_updates`] packs by attribute set;
 //!   [`RibShard::resend_all`] re-queues it for a ROUTE-REFRESH. Peers

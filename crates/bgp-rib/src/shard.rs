@@ -9,7 +9,7 @@ use bgp_wire::Nlri;
 
 use crate::adjout::{AdjOut, Group};
 use crate::attrs::{AttrSet, AttrsBuilder};
-use crate::bestpath::{BestPathConfig, SelKey};
+use crate::bestpath::BestPathConfig;
 use crate::hash::FastMap;
 use crate::intern::{AttrHandle, Interner};
 use crate::key::PKey;
@@ -337,6 +337,14 @@ impl RibShard {
     pub fn attrs(&self, h: AttrHandle) -> Option<&AttrSet> {
         self.interner.get(h)
     }
+    /// For tests: caps this shard's table of selection keys at `n - 1`
+    /// keys (`intern.rs`), so that paths whose key finds no room, and are
+    /// ranked from their sets instead, come up with a handful of sets.
+    /// Takes effect for keys not in the table yet.
+    #[doc(hidden)]
+    pub fn limit_sel_keys(&mut self, n: usize) {
+        self.interner.limit_sel_keys(n);
+    }
 
     /// Applies one UPDATE's worth of changes from `peer`: withdrawals first,
     /// then announcements, so a prefix in both ends up announced (RFC 4271
@@ -485,15 +493,9 @@ impl RibShard {
         h: AttrHandle,
         changed: &mut Vec<Prefix>,
     ) -> bool {
-        let path = PathEntry {
-            peer,
-            stale: false,
-            suppressed: self.damp_suppressed(peer, prefix, path_id),
-            path_id,
-            attrs: h,
-            // Set by `table::upsert` from the set.
-            key: SelKey::default(),
-        };
+        // Its selection key index is set by `table::upsert` from the set.
+        let mut path = PathEntry::new(peer, path_id, h);
+        path.set_suppressed(self.damp_suppressed(peer, prefix, path_id));
         let ctx = SelectCtx {
             interner: &self.interner,
             peers: &self.peers,

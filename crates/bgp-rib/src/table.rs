@@ -1,9 +1,9 @@
 //! Per-prefix storage: a hash table from a family's prefix type to the
-//! 20-byte path records of each prefix and the best index.
+//! 12-byte path records of each prefix and the best index.
 //!
 //! The vector is kept at its length rounded up to even ([`even`]) and
 //! reallocated when it grows past that or shrinks below it. Per prefix that
-//! costs a copy of a handful of 20-byte records on every second insert, and
+//! costs a copy of a handful of 12-byte records on every second insert, and
 //! saves the growth slack a doubling `Vec` would keep for each of millions
 //! of prefixes.
 //!
@@ -17,7 +17,8 @@
 //! * the scan's winner after one more path is the old winner or the new
 //!   path, whichever [`bestpath::replaces`] keeps (a scan is a fold), so an
 //!   arriving path is compared with the best only;
-//! * steps 0-3 (the path's [`SelKey`] rank) compare every pair whatever the
+//! * steps 0-3 (the path's [`SelKey`] rank, found through the key index
+//!   the path carries, see `intern.rs`) compare every pair whatever the
 //!   options, so the winner has the lowest rank, and only the paths of that
 //!   rank (the *top class*) can decide it: a path ranked below the best can
 //!   be added, changed or removed without changing the best, and a path
@@ -40,7 +41,7 @@ use crate::bestpath::{self, BestPathConfig, Candidate, SelKey};
 use crate::intern::{AttrHandle, Interner};
 use crate::nht::{nexthop_ip, NhTable};
 use crate::peer::PeerState;
-use crate::types::PathEntry;
+use crate::types::{PathEntry, SEL_NONE};
 use crate::PeerId;
 
 pub(crate) const NO_BEST: u16 = u16::MAX;
@@ -49,10 +50,11 @@ pub(crate) const MAX_PATHS: usize = NO_BEST as usize;
 
 /// The paths of one prefix and the index of the best (`NO_BEST`: none).
 /// A prefix with one path (most of a full table from one peer) keeps it
-/// inline, with no heap block (a 20-byte allocation costs a 32-byte
+/// inline, with no heap block (a 12-byte allocation costs a 32-byte
 /// malloc chunk); several live in a boxed `Vec` behind a thin pointer, so
-/// the entry is 24 bytes (16 before the paths carried their selection
-/// key) and a table slot with an IPv4 key 32.
+/// the entry is 16 bytes and a table slot with an IPv4 key 24 (an inline
+/// 8-byte selection key per path made them 24 and 32 for a while; the
+/// paths now carry its index in spare bits, `types.rs`).
 #[derive(Debug)]
 #[allow(clippy::box_collection)] // Many's thin pointer, on purpose
 pub(crate) enum PrefixEntry {
@@ -233,7 +235,7 @@ pub(crate) struct Change {
 /// a next hop (a static route sent with our own address) is eligible at
 /// cost 0.
 pub(crate) fn candidate<'a>(p: &PathEntry, ctx: &SelectCtx<'a>) -> Option<Candidate<'a>> {
-    if p.suppressed {
+    if p.suppressed() {
         // Damped (RFC 2439): in the Adj-RIB-In, not eligible.
         return None;
     }
@@ -268,19 +270,30 @@ pub(crate) fn key_of(h: AttrHandle, interner: &Interner) -> SelKey {
         .map_or_else(SelKey::default, |s| SelKey::of(s.summary()))
 }
 
+/// Steps 0-3 of `p` as one number ([`SelKey::rank`]): from the interner's
+/// key table through the path's index, else (no index: the table was
+/// full) from its set.
+#[inline]
+fn rank_of(p: &PathEntry, ctx: &SelectCtx<'_>) -> u64 {
+    match ctx.interner.sel_key(p.key_index()) {
+        Some(k) => k.rank(ctx.cfg),
+        None => key_of(p.attrs, ctx.interner).rank(ctx.cfg),
+    }
+}
+
 /// Whether the best can be maintained incrementally (module docs).
 fn incremental(ctx: &SelectCtx<'_>) -> bool {
     ctx.nht.is_none() && (!ctx.cfg.deterministic_med || ctx.cfg.always_compare_med)
 }
 
 /// The rank of `p` (steps 0-3, lower preferred) when it may be eligible,
-/// read from the entry and the peer table only; `None`: not eligible. A
-/// path with a dead handle gets a rank here and no candidate.
+/// read from the entry, the key table and the peer table; `None`: not
+/// eligible. A path with a dead handle gets a rank here and no candidate.
 fn top_rank(p: &PathEntry, ctx: &SelectCtx<'_>) -> Option<u64> {
-    if p.suppressed || !matches!(ctx.peers.get(p.peer.0 as usize), Some(Some(_))) {
+    if p.suppressed() || !matches!(ctx.peers.get(p.peer.0 as usize), Some(Some(_))) {
         return None;
     }
-    Some(p.key.rank(ctx.cfg))
+    Some(rank_of(p, ctx))
 }
 
 /// The full reselection: [`bestpath::select_by`] over every path.
@@ -357,7 +370,7 @@ fn incremental_best(
     edit: Edit,
     ctx: &SelectCtx<'_>,
 ) -> Option<Option<usize>> {
-    let top = best.map(|(_, b)| b.key.rank(ctx.cfg));
+    let top = best.map(|(_, b)| rank_of(&b, ctx));
     let in_top = |p: &PathEntry| top.is_some() && top_rank(p, ctx) == top;
     match edit {
         Edit::Appended => {
@@ -488,15 +501,16 @@ pub(crate) fn rank(e: &PrefixEntry, n: usize, ctx: &SelectCtx<'_>, out: &mut Vec
 }
 
 /// Adds or replaces the path of (`peer`, `path_id`) under `key` (its
-/// selection key is computed here).
+/// selection key index is set here, from its set).
 pub(crate) fn upsert<K: Key>(
     t: &mut Table<K>,
     key: K,
     mut path: PathEntry,
     ctx: &SelectCtx<'_>,
 ) -> Change {
-    let live = ctx.interner.get(path.attrs).is_some();
-    path.key = key_of(path.attrs, ctx.interner);
+    let set = ctx.interner.get(path.attrs);
+    let live = set.is_some();
+    path.set_key_index(set.map_or(SEL_NONE, |s| s.sel()));
     t.edit_or_insert(key, |e| upsert_in(e, path, live, ctx))
 }
 
@@ -514,10 +528,10 @@ fn upsert_in(e: &mut PrefixEntry, path: PathEntry, live: bool, ctx: &SelectCtx<'
             // Duplicate announcement: the caller's new reference is the one
             // to drop. A re-announcement after a graceful restart clears
             // the stale flag; selection does not read it.
-            p.stale = path.stale;
+            p.set_stale(path.stale());
             ch.released = Some(path.attrs);
-            if p.suppressed != path.suppressed {
-                p.suppressed = path.suppressed;
+            if p.suppressed() != path.suppressed() {
+                p.set_suppressed(path.suppressed());
                 let edit = Edit::Changed { i, was };
                 ch.best_changed = if live {
                     update_best(e, best, edit, ctx)
@@ -625,7 +639,7 @@ pub(crate) fn mark_stale<K: Key>(t: &mut Table<K>, peer: PeerId) -> usize {
     let mut n = 0;
     t.retain(|_, e| {
         for p in e.paths_mut().iter_mut().filter(|p| p.peer == peer) {
-            p.stale = true;
+            p.set_stale(true);
             n += 1;
         }
         true
@@ -648,7 +662,7 @@ pub(crate) fn remove_peer<K: Key>(
     mut others: Option<&mut Vec<Prefix>>,
 ) -> usize {
     let mut n = 0;
-    let hit = |p: &PathEntry| p.peer == peer && (p.stale || !only_stale);
+    let hit = |p: &PathEntry| p.peer == peer && (p.stale() || !only_stale);
     t.retain(|k, e| {
         if !e.paths().iter().any(hit) {
             return true;
@@ -684,22 +698,39 @@ mod tests {
     use super::*;
 
     fn path(peer: u16) -> PathEntry {
-        PathEntry {
-            peer: PeerId(peer),
-            stale: false,
-            suppressed: false,
-            path_id: 0,
-            attrs: AttrHandle(u32::from(peer)),
-            key: SelKey::default(),
-        }
+        PathEntry::new(PeerId(peer), 0, AttrHandle(u32::from(peer)))
+    }
+
+    /// The two flags and the key index share one word without touching
+    /// each other; an index past 14 bits is stored as none.
+    #[test]
+    fn path_flags_and_key_index_are_independent() {
+        let mut p = path(7);
+        p.set_key_index(0x3fff);
+        assert!(!p.stale() && !p.suppressed());
+        p.set_stale(true);
+        p.set_suppressed(true);
+        assert_eq!(p.key_index(), 0x3fff);
+        p.set_key_index(5);
+        assert!(p.stale() && p.suppressed());
+        assert_eq!(p.key_index(), 5);
+        p.set_stale(false);
+        assert!(!p.stale() && p.suppressed());
+        assert_eq!(p.key_index(), 5);
+        p.set_suppressed(false);
+        assert!(!p.stale() && !p.suppressed());
+        p.set_key_index(0x4000);
+        assert_eq!(p.key_index(), SEL_NONE);
+        assert_eq!((p.peer, p.path_id, p.attrs), (PeerId(7), 0, AttrHandle(7)));
     }
 
     /// One path inline, more on the heap, the best index kept through
     /// every change of representation; no bigger than the boxed slice.
     #[test]
     fn prefix_entry_inline_and_boxed() {
-        assert_eq!(std::mem::size_of::<PrefixEntry>(), 24);
-        assert_eq!(std::mem::size_of::<(Prefix4, PrefixEntry)>(), 32);
+        assert_eq!(std::mem::size_of::<PathEntry>(), 12);
+        assert_eq!(std::mem::size_of::<PrefixEntry>(), 16);
+        assert_eq!(std::mem::size_of::<(Prefix4, PrefixEntry)>(), 24);
         let mut e = PrefixEntry::default();
         assert!(e.paths().is_empty() && e.best_index().is_none());
         e.push_path(path(1));
@@ -730,8 +761,8 @@ mod tests {
         e.set_paths(v);
         assert!(matches!(e, PrefixEntry::One { .. }));
         assert_eq!(e.best_path().map(|p| p.peer), Some(PeerId(3)));
-        e.paths_mut()[0].stale = true;
-        assert!(e.paths()[0].stale);
+        e.paths_mut()[0].set_stale(true);
+        assert!(e.paths()[0].stale());
         e.set_paths(Vec::new());
         assert!(e.best_path().is_none());
         assert!(matches!(e, PrefixEntry::Empty { .. }));

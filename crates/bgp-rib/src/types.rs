@@ -7,31 +7,89 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use base::{Afi, Asn, Prefix};
 
-use crate::bestpath::SelKey;
 use crate::intern::AttrHandle;
 use crate::PeerId;
 
-/// One stored path: 20 bytes (the stale and suppressed flags live in what
-/// would be padding after the 2-byte peer id; 8 of them are the selection
-/// key, a copy of what the first decision steps read).
+/// One stored path: 12 bytes. The stale and suppressed flags and the
+/// index of the path's selection key share one 16-bit word (the room two
+/// `bool`s took after the 2-byte peer id): the key itself (steps 0-3 of
+/// the decision, 8 bytes) lives once per distinct value in the shard's
+/// [`Interner`](crate::Interner), which hands each interned set its index
+/// (see `SelKeys` in `intern.rs`). Ranking a prefix's paths then loads
+/// neither their attribute sets nor 8 more bytes per path.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct PathEntry {
     /// The peer the path came from.
     pub peer: PeerId,
-    /// Kept from a session that went down with graceful restart (RFC 4724
-    /// §4.2) and not re-announced since. Stale paths take part in
-    /// selection like any other.
-    pub stale: bool,
-    /// Suppressed by route-flap damping (RFC 2439): kept, not eligible
-    /// for selection until released (see `damp_shard.rs`).
-    pub suppressed: bool,
+    /// Bit 0: stale; bit 1: suppressed; bits 2-15: the selection key's
+    /// index ([`SEL_NONE`]: not in the key table, read the set).
+    bits: u16,
     /// RFC 7911 path identifier; 0 without ADD-PATH.
     pub path_id: u32,
     /// The path's interned attributes.
     pub attrs: AttrHandle,
-    /// Steps 0-3 of the decision for `attrs` (kept in step with it by the
-    /// table), so that ranking a prefix's paths does not load their sets.
-    pub(crate) key: SelKey,
+}
+
+const STALE: u16 = 1;
+const SUPPRESSED: u16 = 2;
+const KEY_SHIFT: u32 = 2;
+
+/// The key index of a path whose set has no entry in the key table (the
+/// table is full, or the handle is dead): its rank is read from the set.
+pub(crate) const SEL_NONE: u16 = 0;
+/// Key indices are 14 bits: 1..SEL_LIMIT.
+pub(crate) const SEL_LIMIT: usize = 1 << (16 - KEY_SHIFT);
+
+impl PathEntry {
+    /// A path that is neither stale nor suppressed, with no key index
+    /// yet (`table::upsert` sets it from the set).
+    pub(crate) fn new(peer: PeerId, path_id: u32, attrs: AttrHandle) -> PathEntry {
+        PathEntry {
+            peer,
+            bits: 0,
+            path_id,
+            attrs,
+        }
+    }
+    /// Kept from a session that went down with graceful restart (RFC 4724
+    /// §4.2) and not re-announced since. Stale paths take part in
+    /// selection like any other.
+    pub fn stale(&self) -> bool {
+        self.bits & STALE != 0
+    }
+    /// Suppressed by route-flap damping (RFC 2439): kept, not eligible
+    /// for selection until released (see `damp_shard.rs`).
+    pub fn suppressed(&self) -> bool {
+        self.bits & SUPPRESSED != 0
+    }
+    pub(crate) fn set_stale(&mut self, on: bool) {
+        self.set_flag(STALE, on);
+    }
+    pub(crate) fn set_suppressed(&mut self, on: bool) {
+        self.set_flag(SUPPRESSED, on);
+    }
+    fn set_flag(&mut self, f: u16, on: bool) {
+        if on {
+            self.bits |= f;
+        } else {
+            self.bits &= !f;
+        }
+    }
+    /// The index of the path's selection key in the shard's interner
+    /// ([`SEL_NONE`]: none).
+    pub(crate) fn key_index(&self) -> u16 {
+        self.bits >> KEY_SHIFT
+    }
+    /// Sets the key index (kept in step with `attrs` by the table); an
+    /// index that does not fit is stored as [`SEL_NONE`].
+    pub(crate) fn set_key_index(&mut self, i: u16) {
+        let i = if usize::from(i) < SEL_LIMIT {
+            i
+        } else {
+            SEL_NONE
+        };
+        self.bits = (self.bits & (STALE | SUPPRESSED)) | i << KEY_SHIFT;
+    }
 }
 
 /// What the RIB needs to know about a peer.

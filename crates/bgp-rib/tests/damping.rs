@@ -113,7 +113,10 @@ fn flapping_route_suppressed_then_released() {
         2,
         "the suppressed path stays in the Adj-RIB-In"
     );
-    assert!(r.paths.iter().any(|p| p.peer == PeerId(1) && p.suppressed));
+    assert!(r
+        .paths
+        .iter()
+        .any(|p| p.peer == PeerId(1) && p.suppressed()));
     assert_eq!(best_peer(&s), Some(2));
 
     let f = s.damping_state(PeerId(1), pfx("198.18.0.0/24"), 0).unwrap();

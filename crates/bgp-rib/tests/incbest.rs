@@ -176,7 +176,7 @@ fn full_best(s: &RibShard, prefix: &Prefix, peers: &[PeerConfig]) -> Option<usiz
         .collect();
     let get = |i: usize| {
         let p = r.paths.get(i)?;
-        if p.suppressed {
+        if p.suppressed() {
             return None;
         }
         let cfg = peers.get(usize::from(p.peer.0))?;
@@ -199,7 +199,22 @@ fn run(
     damping: bool,
     ops: &[Op],
 ) -> Result<(), TestCaseError> {
+    run_keys(cfg, kinds, damping, ops, None)
+}
+
+/// [`run`] with the shard's selection key table capped at `keys - 1`
+/// keys: the paths whose key finds no room are ranked from their sets.
+fn run_keys(
+    cfg: BestPathConfig,
+    kinds: &[(bool, u8)],
+    damping: bool,
+    ops: &[Op],
+    keys: Option<usize>,
+) -> Result<(), TestCaseError> {
     let mut s = RibShard::new(cfg);
+    if let Some(n) = keys {
+        s.limit_sel_keys(n);
+    }
     let peers: Vec<PeerConfig> = kinds
         .iter()
         .enumerate()
@@ -282,6 +297,18 @@ proptest! {
         ops in prop::collection::vec(arb_op(), 1..80),
     ) {
         run(cfg, &kinds, damping, &ops)?;
+    }
+
+    /// The same with a key table too small for every key (none, or a
+    /// few): paths ranked through the table and from their sets mix.
+    #[test]
+    fn incremental_best_with_a_full_key_table(
+        cfg in arb_config(),
+        kinds in prop::collection::vec((any::<bool>(), 1u8..4), PEERS as usize),
+        ops in prop::collection::vec(arb_op(), 1..80),
+        keys in 1usize..6,
+    ) {
+        run_keys(cfg, &kinds, false, &ops, Some(keys))?;
     }
 }
 

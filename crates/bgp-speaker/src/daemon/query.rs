@@ -439,7 +439,7 @@ pub fn routes_keyed_in(
             if protocol.is_some_and(|n| n != protocol_name(st, pe.peer)) {
                 continue;
             }
-            let mut p = path_info(st, pe.peer, set, best, pe.stale, all);
+            let mut p = path_info(st, pe.peer, set, best, pe.stale(), all);
             p.multipath = members.len() > 1 && members.contains(&i);
             if st.core.rov.is_some() {
                 p.rpki = Some(st.core.rov_state(&r.prefix, set).as_str().into());
@@ -533,7 +533,7 @@ pub fn damped(st: &RibState) -> Vec<(Prefix, RouteInfo)> {
         else {
             continue;
         };
-        let mut p = path_info(st, pe.peer, set, false, pe.stale, false);
+        let mut p = path_info(st, pe.peer, set, false, pe.stale(), false);
         p.damping = damping_info(rib, peer, prefix, pid);
         by_prefix.entry(prefix).or_default().push(p);
     }
@@ -688,7 +688,7 @@ pub fn not_exported(st: &RibState, name: &str, all: bool) -> Option<Vec<(Prefix,
         .filter_map(|(prefix, _why)| {
             let r = st.rib.lookup(&prefix)?;
             let (best, set) = r.best()?;
-            let mut p = path_info(st, best.peer, set, true, best.stale, all);
+            let mut p = path_info(st, best.peer, set, true, best.stale(), all);
             if st.core.rov.is_some() {
                 p.rpki = Some(st.core.rov_state(&prefix, set).as_str().into());
                 p.aspa = st

@@ -125,7 +125,7 @@ impl RibState {
             let r = self.core.rib.lookup(prefix);
             let attrs = r.as_ref().and_then(|r| {
                 r.iter()
-                    .find(|(p, _)| p.peer == peer && p.path_id == *pid && !p.stale)
+                    .find(|(p, _)| p.peer == peer && p.path_id == *pid && !p.stale())
                     .map(|(_, s)| s.raw())
             });
             let id = pid_for(&rec.add_path_rx, prefix, *pid);
@@ -301,7 +301,7 @@ impl RibState {
                         let Some((_, rec)) = peers.get(&p.peer) else {
                             continue;
                         };
-                        if p.stale {
+                        if p.stale() {
                             continue;
                         }
                         let id = pid_for(&rec.add_path_rx, &r.prefix, p.path_id);
