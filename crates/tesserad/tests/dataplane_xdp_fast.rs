@@ -179,7 +179,7 @@ fn resolved_traffic_crosses_in_xdp_and_exceptions_reach_the_graph() {
     let arp = v["xdp_fastpath"]["to_graph"]["other_mac"]
         .as_u64()
         .unwrap_or(0)
-        + v["xdp_fastpath"]["to_graph"]["not_ipv4"]
+        + v["xdp_fastpath"]["to_graph"]["not_ip"]
             .as_u64()
             .unwrap_or(0);
     assert!(arp >= 1, "ARP went past the graph: {v}");
