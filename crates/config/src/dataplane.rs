@@ -16,7 +16,7 @@
 //! frames = 4096            # AF_XDP UMEM frames per socket (power of two)
 //! graph = "/etc/tessera/dataplane.click"   # the operator's element graph
 //! qdisc = false            # af_packet only: send through the interfaces' qdiscs (tc)
-//! xdp_fastpath = false     # af_xdp modes: forward IPv4 in the XDP hook (docs/config.md)
+//! xdp_fastpath = false     # af_xdp modes: forward IPv4/IPv6 in the XDP hook (docs/config.md)
 //!
 //! [[dataplane.interface]]
 //! name = "eth1"

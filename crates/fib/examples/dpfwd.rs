@@ -316,14 +316,7 @@ fn fast_maps(a: &Args) -> Result<(std::sync::Arc<FastMaps>, FastFeed), IoError> 
     for (i, (n, _, _)) in a.ports.iter().enumerate() {
         maps.set_port(i as u32, io::sys::ifindex(n)?)?;
     }
-    let own: Vec<std::net::Ipv4Addr> = a
-        .ports
-        .iter()
-        .filter_map(|(_, ip, _)| match ip {
-            IpAddr::V4(v) => Some(*v),
-            IpAddr::V6(_) => None,
-        })
-        .collect();
+    let own: Vec<IpAddr> = a.ports.iter().map(|(_, ip, _)| *ip).collect();
     let macs = a.ports.iter().map(|(n, _, _)| read_mac(n)).collect();
     let (feed, _) = FastFeed::new(std::sync::Arc::clone(&maps), macs, &own);
     Ok((maps, feed))

@@ -30,7 +30,8 @@
 //! - [`kernel`]: optional export of resolved routes into the Linux kernel
 //!   with raw rtnetlink, in batches (like BIRD's `kernel` protocol).
 //! - [`xdp_mirror`]: the FIB mirrored into the XDP fast path's kernel
-//!   LPM map (`[dataplane] xdp_fastpath`, `io::xdp::fast`): a pure
+//!   LPM maps and ECMP member array (`[dataplane] xdp_fastpath`,
+//!   `io::xdp::fast`): a pure
 //!   `FastMirror` from the same deltas the tables absorb to map changes,
 //!   applied by the FIB thread after each publication.
 //! - [`feed`]: the wire format of best-route changes on the local Unix

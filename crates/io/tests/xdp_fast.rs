@@ -3,9 +3,12 @@
 //! verdict, with the frame as the program left it and the per-CPU counter
 //! that moved. With no AF_XDP socket in the program's XSKMAP, packets for
 //! the graph come back as `XDP_PASS`; forwarded ones as `XDP_REDIRECT`.
+//! IPv4 and IPv6, each punt reason, and ECMP groups, whose member is the
+//! one the element graph's flow hash (`pkt::hdr::flow::flow_hash`) picks.
 
 use io::xdp::fast::{
-    FastCounters, FastHop, FastMaps, FastOp, FastReason, Route4, LOCAL, XDP_PASS, XDP_REDIRECT,
+    FastCounters, FastHop, FastMaps, FastOp, FastReason, Route4, Route6, LOCAL, MAX_MEMBERS,
+    XDP_PASS, XDP_REDIRECT,
 };
 
 const PORT_MAC: [u8; 6] = [0x02, 0, 0, 0, 0x01, 0];
@@ -166,8 +169,8 @@ fn exceptions_go_to_the_graph_unchanged() {
         f[24..26].copy_from_slice(&c.to_be_bytes());
         f
     };
-    let mut v6 = frame(PORT_MAC, 64, [198, 18, 2, 9], 1, 0, 0);
-    v6[12..14].copy_from_slice(&[0x86, 0xdd]);
+    let mut vlan = frame(PORT_MAC, 64, [198, 18, 2, 9], 1, 0, 0);
+    vlan[12..14].copy_from_slice(&[0x81, 0x00]);
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         (
             "options",
@@ -187,7 +190,7 @@ fn exceptions_go_to_the_graph_unchanged() {
             "local",
         ),
         ("arp", arp, "other_mac"),
-        ("ipv6 ethertype", v6, "not_ipv4"),
+        ("vlan ethertype", vlan, "not_ip"),
         (
             "more fragments",
             frame(PORT_MAC, 64, [198, 18, 2, 9], 1, 0, 0x2000),
@@ -281,4 +284,238 @@ fn batched_updates_land() {
     let st = small.apply(ops.get(..20).unwrap());
     assert_eq!((st.set, st.failed), (10, 10), "{st:?}");
     assert!(m.set_port(2, 1).is_err());
+}
+
+const DST6: u128 = 0x2001_0db8_0113_0000_0000_0000_0000_0009;
+const SRC6: u128 = 0x2001_0db8_0001_0000_0000_0000_0000_0002;
+const OWN6: u128 = 0x2001_0db8_0001_0000_0000_0000_0000_0001;
+
+/// Ethernet + IPv6 (next header `nh`, hop limit `hl`) + an 8-byte
+/// UDP-ish header + 8 bytes.
+fn frame6(dst_mac: [u8; 6], hl: u8, src: u128, dst: u128, nh: u8, sport: u16) -> Vec<u8> {
+    let mut f = Vec::new();
+    f.extend_from_slice(&dst_mac);
+    f.extend_from_slice(&SRC_MAC);
+    f.extend_from_slice(&[0x86, 0xdd]);
+    f.extend_from_slice(&[0x60, 0, 0, 0, 0, 16, nh, hl]);
+    f.extend_from_slice(&src.to_be_bytes());
+    f.extend_from_slice(&dst.to_be_bytes());
+    f.extend_from_slice(&sport.to_be_bytes());
+    f.extend_from_slice(&[0x30, 0x39, 0, 16, 0, 0]);
+    f.extend_from_slice(&[0x41; 8]);
+    f
+}
+
+fn setup6() -> FastMaps {
+    let m = setup();
+    let st = m.apply(&[
+        FastOp::Set6(
+            Route6 {
+                addr: DST6,
+                len: 48,
+            },
+            FastHop {
+                slot: 1,
+                dmac: NH_MAC,
+                smac: OUT_MAC,
+            },
+        ),
+        FastOp::Set6(
+            Route6 {
+                addr: OWN6,
+                len: 128,
+            },
+            FastHop::local(),
+        ),
+    ]);
+    assert_eq!((st.set, st.failed), (2, 0), "{st:?}");
+    m
+}
+
+/// IPv6: MACs rewritten, hop limit - 1, nothing else touched, counted as
+/// `forwarded_ipv6`; for every hop limit the fast path forwards.
+#[test]
+fn forwards_ipv6_with_hop_limit_and_macs() {
+    let m = setup6();
+    let p = m
+        .test_program(PORT_MAC)
+        .expect("the verifier accepts the program");
+    let before = m.counters().unwrap();
+    let mut n = 0;
+    for hl in 2..=255u8 {
+        for nh in [17u8, 6, 58, 132] {
+            let f = frame6(PORT_MAC, hl, SRC6, DST6, nh, 4000);
+            let (v, out) = p.run(&f).unwrap();
+            assert_eq!(v, XDP_REDIRECT, "hop limit {hl} next header {nh}");
+            assert_eq!(&out[0..6], &NH_MAC);
+            assert_eq!(&out[6..12], &OUT_MAC);
+            assert_eq!(out[21], hl - 1);
+            assert_eq!(&out[12..21], &f[12..21]);
+            assert_eq!(&out[22..], &f[22..], "addresses and payload untouched");
+            n += 1;
+        }
+    }
+    let after = m.counters().unwrap();
+    assert_eq!(delta(before, after), vec![("forwarded_ipv6", n)]);
+}
+
+/// The RFC 8200/4443/4291/4861 cases go to the graph unchanged, each
+/// counted by its reason.
+#[test]
+fn ipv6_exceptions_go_to_the_graph_unchanged() {
+    let m = setup6();
+    let p = m
+        .test_program(PORT_MAC)
+        .expect("the verifier accepts the program");
+    let ll: u128 = 0xfe80_0000_0000_0000_0000_0000_0000_0002;
+    let mc: u128 = 0xff02_0000_0000_0000_0000_0000_0000_0001;
+    let f6 = |hl: u8, src: u128, dst: u128, nh: u8| frame6(PORT_MAC, hl, src, dst, nh, 4000);
+    let nd = |ty: u8| {
+        let mut f = f6(255, SRC6, DST6, 58);
+        f[54] = ty;
+        f
+    };
+    let mut long = f6(64, SRC6, DST6, 17);
+    long[18..20].copy_from_slice(&17u16.to_be_bytes());
+    let mut v4in6 = f6(64, SRC6, DST6, 17);
+    v4in6[14] = 0x45;
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("hop limit 1", f6(1, SRC6, DST6, 17), "hop_limit"),
+        ("hop limit 0", f6(0, SRC6, DST6, 17), "hop_limit"),
+        ("hop-by-hop", f6(64, SRC6, DST6, 0), "ext_header"),
+        ("routing header", f6(64, SRC6, DST6, 43), "ext_header"),
+        ("fragment header", f6(64, SRC6, DST6, 44), "ext_header"),
+        ("esp", f6(64, SRC6, DST6, 50), "ext_header"),
+        ("destination options", f6(64, SRC6, DST6, 60), "ext_header"),
+        ("link-local source", f6(64, ll, DST6, 17), "scope"),
+        ("link-local destination", f6(64, SRC6, ll, 17), "scope"),
+        ("multicast destination", f6(64, SRC6, mc, 17), "scope"),
+        ("multicast source", f6(64, mc, DST6, 17), "scope"),
+        ("unspecified source", f6(64, 0, DST6, 17), "scope"),
+        ("loopback destination", f6(64, SRC6, 1, 17), "scope"),
+        ("router solicitation", nd(133), "nd"),
+        ("neighbor solicitation", nd(135), "nd"),
+        ("redirect", nd(137), "nd"),
+        ("to us", f6(64, SRC6, OWN6, 17), "local"),
+        ("miss", f6(64, SRC6, DST6 ^ (1 << 100), 17), "no_route"),
+        ("payload beyond the frame", long, "bad_header"),
+        ("version 4", v4in6, "bad_header"),
+        ("short", f6(64, SRC6, DST6, 17)[..53].to_vec(), "short"),
+        (
+            "other mac",
+            frame6(NH_MAC, 64, SRC6, DST6, 17, 4000),
+            "other_mac",
+        ),
+    ];
+    for (what, f, reason) in cases {
+        let before = m.counters().unwrap();
+        let (v, out) = p.run(&f).unwrap();
+        assert_eq!(v, XDP_PASS, "{what}: to the graph (no socket: pass)");
+        assert_eq!(out, f, "{what}: the graph gets the frame as it came");
+        let after = m.counters().unwrap();
+        assert_eq!(delta(before, after), vec![(reason, 1)], "{what}");
+    }
+    // ICMPv6 other than ND (an echo request) is forwarded.
+    let (v, _) = p.run(&nd(128)).unwrap();
+    assert_eq!(v, XDP_REDIRECT, "echo request");
+}
+
+/// ECMP: a group of three members; for many IPv4 and IPv6 flows the
+/// program takes member `flow_hash % 3`, `flow_hash` being the element
+/// graph's (`pkt::hdr::flow::flow_hash`, which `fib::FibTables::pick`
+/// uses): a flow keeps its next hop when the fast path is turned on. An
+/// unresolved member's flows go to the graph (`unresolved`).
+#[test]
+fn ecmp_picks_the_graphs_member() {
+    let m = setup();
+    let p = m.test_program(PORT_MAC).unwrap();
+    let first = 5 * MAX_MEMBERS;
+    let mac = |i: u8| [0x02, 0, 0, 0, 0x0c, i];
+    let mut ops: Vec<FastOp> = (0..3u8)
+        .map(|i| {
+            FastOp::Member(
+                first + u32::from(i),
+                FastHop {
+                    slot: 1,
+                    dmac: mac(i),
+                    smac: OUT_MAC,
+                },
+            )
+        })
+        .collect();
+    ops.push(FastOp::Set(
+        Route4 {
+            addr: u32::from_be_bytes([198, 19, 0, 0]),
+            len: 16,
+        },
+        FastHop::group(first, 3),
+    ));
+    ops.push(FastOp::Set6(
+        Route6 {
+            addr: DST6,
+            len: 48,
+        },
+        FastHop::group(first, 3),
+    ));
+    let st = m.apply(&ops);
+    assert_eq!((st.set, st.failed), (5, 0), "{st:?}");
+    let before = m.counters().unwrap();
+    let mut seen = [0u32; 3];
+    let mut n4 = 0;
+    let mut n6 = 0;
+    for i in 0..200u16 {
+        let mut frames = Vec::new();
+        // IPv4 UDP, TCP, ICMP (no ports), to many destinations.
+        for proto in [17u8, 6, 1] {
+            let mut f = frame(PORT_MAC, 64, [198, 19, (i >> 8) as u8, i as u8], i, 0, 0);
+            f[23] = proto;
+            f[34..36].copy_from_slice(&(1000 + i).to_be_bytes());
+            f[24..26].copy_from_slice(&[0, 0]);
+            let c = csum(&f[14..34]);
+            f[24..26].copy_from_slice(&c.to_be_bytes());
+            frames.push((f, false));
+        }
+        for nh in [17u8, 6, 58] {
+            frames.push((
+                frame6(PORT_MAC, 64, SRC6 + u128::from(i), DST6, nh, i),
+                true,
+            ));
+        }
+        for (f, v6) in frames {
+            let h = pkt::hdr::flow::flow_hash(&f);
+            let want = (h as usize % 3) as u8;
+            let (v, out) = p.run(&f).unwrap();
+            assert_eq!(v, XDP_REDIRECT);
+            assert_eq!(out[0..6], mac(want), "flow {i} v6 {v6}: member {want}");
+            seen[usize::from(want)] += 1;
+            if v6 {
+                n6 += 1;
+            } else {
+                n4 += 1;
+            }
+        }
+    }
+    assert!(seen.iter().all(|s| *s > 100), "spread {seen:?}");
+    let after = m.counters().unwrap();
+    assert_eq!(
+        delta(before, after),
+        vec![("forwarded", n4), ("forwarded_ipv6", n6)]
+    );
+    // Member 1 unresolved: its flows go to the graph, the others do not.
+    m.apply(&[FastOp::Member(first + 1, FastHop::unresolved())]);
+    let before = m.counters().unwrap();
+    let mut punted = 0;
+    for i in 0..60u16 {
+        let f = frame6(PORT_MAC, 64, SRC6, DST6, 17, i);
+        let (v, _) = p.run(&f).unwrap();
+        let member = pkt::hdr::flow::flow_hash(&f) % 3;
+        assert_eq!(v == XDP_PASS, member == 1, "flow {i}");
+        punted += u64::from(member == 1);
+    }
+    assert!(punted > 0);
+    let after = m.counters().unwrap();
+    assert_eq!(
+        after.get(FastReason::Unresolved) - before.get(FastReason::Unresolved),
+        punted
+    );
 }

@@ -270,10 +270,15 @@ pub struct DataplaneInfo {
 /// writes to its LPM map.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct XdpFastInfo {
-    /// Forwarded in the XDP hook.
+    /// Forwarded in the XDP hook (IPv4 and IPv6).
     pub forwarded: u64,
+    /// Of those, IPv6.
+    #[serde(default)]
+    pub forwarded_ipv6: u64,
     /// Handed to the element graph, by reason (`ttl`, `no_route`,
-    /// `not_ipv4`, `options`, `fragment`, `local`, `other_mac`, `short`).
+    /// `not_ip`, `options`, `fragment`, `local`, `other_mac`, `short`,
+    /// `bad_header`, `hop_limit`, `ext_header`, `scope`, `nd`,
+    /// `unresolved`).
     pub to_graph: std::collections::BTreeMap<String, u64>,
     /// LPM map entries written, removed and refused, and the bpf(2)
     /// calls that did it.

@@ -316,10 +316,11 @@ fn xdp_info(
 ) -> mgmt::proto::XdpFastInfo {
     use io::xdp::fast::FastReason;
     mgmt::proto::XdpFastInfo {
-        forwarded: c.get(FastReason::Forwarded),
+        forwarded: c.forwarded(),
+        forwarded_ipv6: c.get(FastReason::Forwarded6),
         to_graph: FastReason::ALL
             .iter()
-            .skip(1)
+            .filter(|r| !r.is_forwarded())
             .map(|r| (r.name().to_string(), c.get(*r)))
             .collect(),
         map_set: m.set,
@@ -755,6 +756,14 @@ pub fn run_separate(d: &config::Dataplane) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     while !STOP.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(100));
+    }
+    // No control socket here: the XDP fast path's counters go to the log.
+    if let Some(c) = dp.fast_counters() {
+        let x = xdp_info(c, dp.fib_report().fast);
+        eprintln!(
+            "dataplane: xdp_fastpath forwarded={} forwarded_ipv6={} to_graph={:?} map_set={} map_failed={}",
+            x.forwarded, x.forwarded_ipv6, x.to_graph, x.map_set, x.map_failed
+        );
     }
     print_report(&dp.stop());
     Ok(())

@@ -198,6 +198,16 @@ fn write_dataplane(out: &mut MetricsWriter, d: &mgmt::proto::DataplaneInfo) {
             x.forwarded,
         );
         out.header(
+            "tessera_dataplane_xdp_fastpath_forwarded_ipv6_total",
+            MetricType::Counter,
+            "IPv6 packets the XDP fast path forwarded (part of the forwarded total), over all CPUs",
+        );
+        out.sample_u64(
+            "tessera_dataplane_xdp_fastpath_forwarded_ipv6_total",
+            &[],
+            x.forwarded_ipv6,
+        );
+        out.header(
             "tessera_dataplane_xdp_fastpath_to_graph_total",
             MetricType::Counter,
             "packets the XDP fast path handed to the element graph, by reason, over all CPUs",

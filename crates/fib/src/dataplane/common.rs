@@ -304,7 +304,8 @@ pub struct LoopConfig {
     /// bypassing them (`PACKET_QDISC_BYPASS`, the default).
     pub qdisc: bool,
     /// The XDP fast path (`[dataplane] xdp_fastpath`, AF_XDP modes only):
-    /// IPv4 with a resolved next hop is forwarded in the XDP hook from a
+    /// IPv4 and IPv6 with a resolved next hop (ECMP included) are
+    /// forwarded in the XDP hook from a
     /// kernel mirror of the FIB ([`crate::xdp_mirror`]); the graph gets
     /// the rest.
     pub xdp_fastpath: bool,

@@ -1057,9 +1057,10 @@ fn fast_path(
     for (i, p) in cfg.ports.iter().enumerate() {
         maps.set_port(i as u32, io::sys::ifindex(&p.name)?)?;
     }
-    let own: Vec<Ipv4Addr> = info
+    let own: Vec<IpAddr> = cfg
+        .ports
         .iter()
-        .flat_map(|p| p.v4.iter().map(|(a, _)| *a))
+        .flat_map(|p| p.addrs.iter().map(|(a, _)| *a))
         .collect();
     let macs = info.iter().map(|p| p.mac).collect();
     let (feed, st) = FastFeed::new(Arc::clone(&maps), macs, &own);

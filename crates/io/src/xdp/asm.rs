@@ -36,6 +36,7 @@ const LD: u8 = 0x00;
 const LDX: u8 = 0x01;
 const ST: u8 = 0x02;
 const STX: u8 = 0x03;
+const ALU: u8 = 0x04;
 const JMP: u8 = 0x05;
 const JMP32: u8 = 0x06;
 const ALU64: u8 = 0x07;
@@ -71,10 +72,13 @@ impl Size {
 pub(crate) enum Alu {
     Add = 0x00,
     Sub = 0x10,
+    Mul = 0x20,
     Or = 0x40,
     And = 0x50,
     Lsh = 0x60,
     Rsh = 0x70,
+    /// Unsigned modulo (a zero divisor leaves `dst` unchanged).
+    Mod = 0x90,
     Xor = 0xa0,
     Mov = 0xb0,
 }
@@ -86,6 +90,7 @@ pub(crate) enum Cond {
     Gt = 0x20,
     Ne = 0x50,
     Le = 0xb0,
+    Ge = 0x30,
 }
 
 /// A jump target, bound once with [`Asm::bind`].
@@ -158,6 +163,23 @@ impl Asm {
     /// `*(size *)(dst + off) = imm`.
     pub fn st(&mut self, sz: Size, dst: u8, off: i16, imm: i32) -> &mut Self {
         self.push(insn(ST | MEM | sz.bits(), dst, 0, off, imm))
+    }
+    /// `dst = imm` for a full 64-bit immediate (the two-slot `ld_imm64`).
+    pub fn ld_imm64(&mut self, dst: u8, imm: u64) -> &mut Self {
+        self.push(insn(
+            LD | IMM | Size::DW.bits(),
+            dst,
+            0,
+            0,
+            imm as u32 as i32,
+        ));
+        self.push(insn(0, 0, 0, 0, (imm >> 32) as u32 as i32))
+    }
+    /// `dst = htobe(dst)` on `bits` (16, 32 or 64) bits, the upper bits
+    /// cleared: a byte swap on the little-endian hosts we run on.
+    pub fn be(&mut self, dst: u8, bits: i32) -> &mut Self {
+        // BPF_ALU | BPF_END | BPF_TO_BE
+        self.push(insn(ALU | 0xd0 | 0x08, dst, 0, 0, bits))
     }
     /// `dst = map` (the two-slot `ld_imm64` the kernel patches with the
     /// map's address).
@@ -253,6 +275,24 @@ mod tests {
         assert_eq!(p[4], insn(0, 0, 0, 0, 0));
         assert_eq!(p[5], insn(0x2d, 2, 3, -6, 0));
         assert_eq!(p[6], insn(0x95, 0, 0, 0, 0));
+    }
+
+    /// The 64-bit immediate load, the byte swap and the multiply/modulo
+    /// opcodes (BPF_LD_IMM64, BPF_ENDIAN(BPF_TO_BE), BPF_ALU64_REG(BPF_MUL),
+    /// BPF_ALU64_REG(BPF_MOD)).
+    #[test]
+    fn wide_immediates_swaps_and_arithmetic() {
+        let mut a = Asm::new();
+        a.ld_imm64(3, 0x9e37_79b9_7f4a_7c15);
+        a.be(2, 64);
+        a.alu(Alu::Mul, 2, 3);
+        a.alu(Alu::Mod, 2, 4);
+        let p = a.finish().unwrap();
+        assert_eq!(p[0], insn(0x18, 3, 0, 0, 0x7f4a_7c15));
+        assert_eq!(p[1], insn(0, 0, 0, 0, 0x9e37_79b9_u32 as i32));
+        assert_eq!(p[2], insn(0xdc, 2, 0, 0, 64));
+        assert_eq!(p[3], insn(0x2f, 2, 3, 0, 0));
+        assert_eq!(p[4], insn(0x9f, 2, 4, 0, 0));
     }
 
     #[test]

@@ -150,8 +150,9 @@ pub fn render_dataplane(out: &mut String, d: &crate::proto::DataplaneInfo) {
     if let Some(x) = &d.xdp_fastpath {
         let _ = writeln!(
             out,
-            "\nXDP fast path: forwarded {}, to the graph {}  {}\n  LPM map: set {} removed {} failed {} in {} bpf calls",
+            "\nXDP fast path: forwarded {} (IPv6 {}), to the graph {}  {}\n  LPM map: set {} removed {} failed {} in {} bpf calls",
             x.forwarded,
+            x.forwarded_ipv6,
             x.to_graph.values().sum::<u64>(),
             nonzero(&x.to_graph),
             x.map_set,
@@ -396,6 +397,7 @@ mod tests {
             cluster: None,
             xdp_fastpath: Some(Box::new(crate::proto::XdpFastInfo {
                 forwarded: 100,
+                forwarded_ipv6: 40,
                 to_graph: [("ttl".to_string(), 2), ("short".to_string(), 0)]
                     .into_iter()
                     .collect(),
@@ -421,7 +423,7 @@ mod tests {
         let mut out = String::new();
         render_dataplane(&mut out, &d);
         assert!(
-            out.contains("XDP fast path: forwarded 100, to the graph 2  ttl=2\n")
+            out.contains("XDP fast path: forwarded 100 (IPv6 40), to the graph 2  ttl=2\n")
                 && out.contains("LPM map: set 5 removed 1 failed 0 in 3 bpf calls"),
             "{out}"
         );
