@@ -293,7 +293,6 @@ fn counts6(v: &serde_json::Value, reason: &str) -> (u64, u64, u64) {
 }
 
 #[test]
-#[ignore = "written at the end of the xdp session and not run yet (the shared build lock left no time to build tesserad's tests); run with --ignored, 3 times"]
 fn ipv6_crosses_in_xdp_with_hop_limit_and_exceptions_reach_the_graph() {
     let mut lab = Lab6::new();
     let cfg = lab.write_config().display().to_string();
@@ -525,7 +524,6 @@ fn take(c: &TagCounts) -> Vec<u32> {
 }
 
 #[test]
-#[ignore = "written at the end of the xdp session and not run yet (the shared build lock left no time to build tesserad's tests); run with --ignored, 3 times"]
 fn ecmp_flows_keep_one_next_hop_in_xdp() {
     let mut lab = LabEcmp::new();
     let cfg = lab.write_config().display().to_string();
