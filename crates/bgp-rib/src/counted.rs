@@ -22,8 +22,8 @@
 
 use std::hash::Hash;
 
+use crate::entry::PrefixEntry;
 use crate::split::SplitMap;
-use crate::table::PrefixEntry;
 use crate::PeerId;
 
 /// A family's prefix table and its counts (see the module docs).

@@ -31,7 +31,13 @@
 use crate::attrs::{AttrSet, AttrsBuilder, Summary};
 use crate::bestpath::SelKey;
 use crate::hash::{hash_one, FastMap};
-use crate::types::{SEL_LIMIT, SEL_NONE};
+
+/// The key index of a path whose set has no entry in the key table (the
+/// table is full, or the handle is dead): its rank is read from the set.
+pub(crate) const SEL_NONE: u16 = 0;
+/// Key indices are 14 bits (`types.rs` packs them above its two flags):
+/// 1..SEL_LIMIT.
+pub(crate) const SEL_LIMIT: usize = 1 << 14;
 
 const NIL: u32 = u32::MAX;
 

@@ -90,6 +90,7 @@ mod damp_shard;
 pub mod damping;
 mod encode;
 mod encode_attrs;
+mod entry;
 mod export;
 mod gr;
 mod group;

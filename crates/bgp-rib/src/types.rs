@@ -7,7 +7,7 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use base::{Afi, Asn, Prefix};
 
-use crate::intern::AttrHandle;
+use crate::intern::{AttrHandle, SEL_LIMIT, SEL_NONE};
 use crate::PeerId;
 
 /// One stored path: 12 bytes. The stale and suppressed flags and the
@@ -34,11 +34,9 @@ const STALE: u16 = 1;
 const SUPPRESSED: u16 = 2;
 const KEY_SHIFT: u32 = 2;
 
-/// The key index of a path whose set has no entry in the key table (the
-/// table is full, or the handle is dead): its rank is read from the set.
-pub(crate) const SEL_NONE: u16 = 0;
-/// Key indices are 14 bits: 1..SEL_LIMIT.
-pub(crate) const SEL_LIMIT: usize = 1 << (16 - KEY_SHIFT);
+// The key indices (`SEL_NONE`, `SEL_LIMIT`) are defined with the key
+// table in `intern.rs`; they must fit in the bits above `KEY_SHIFT`.
+const _: () = assert!(SEL_LIMIT == 1 << (16 - KEY_SHIFT));
 
 impl PathEntry {
     /// A path that is neither stale nor suppressed, with no key index
