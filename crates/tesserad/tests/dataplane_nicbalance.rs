@@ -4,14 +4,14 @@
 //!
 //! ```text
 //! A [a0 198.18.1.2] -- [r0 198.18.1.1] R [r1 198.18.2.1] -- [b0 198.18.2.2] B
-//!   tessera trafgen       tesserad, AF_PACKET, 1 core     tbf 40 Mbit/s on r1
+//!   tessera trafgen       tesserad, AF_PACKET, 1 core     tbf 20 Mbit/s on r1
 //! ```
 //!
 //! Plain veth never backs up on transmit: the kernel moves each frame to
 //! the peer inside our own `sendto`, so overload is shed at the receive
 //! ring (docs/BENCHMARKS.md "NICBalance on veth" has the evidence). To
 //! make transmit the bottleneck, as on the seed's bus, R sends through
-//! the qdisc (`[dataplane] qdisc = true`) and r1 has a 40 Mbit/s token
+//! the qdisc (`[dataplane] qdisc = true`) and r1 has a 20 Mbit/s token
 //! bucket: r1's TPACKET ring fills, the ToDevice queue behind it fills,
 //! and what the core received and processed beyond that is dropped
 //! (`tx_full`, "dropped after processing").
@@ -101,13 +101,15 @@ impl Lab {
         }
         lab.must("a", &["ip", "route", "add", "default", "via", "198.18.1.1"]);
         lab.must("b", &["ip", "route", "add", "default", "via", "198.18.2.1"]);
-        // The slow transmitter: r1 sends at most 40 Mbit/s (about 80 kpps
-        // of 64-byte frames); the queue is large, so frames wait in the
+        // The slow transmitter: r1 sends at most 20 Mbit/s (about 40 kpps
+        // of 64-byte frames; 40 Mbit/s was not a bottleneck for a debug
+        // build's core on an AMD EPYC host, which forwarded about 80 kpps);
+        // the queue is large, so frames wait in the
         // qdisc holding r1's TPACKET slots rather than being dropped there.
         lab.must(
             "r",
             &[
-                "tc", "qdisc", "replace", "dev", "r1", "root", "tbf", "rate", "40mbit", "burst",
+                "tc", "qdisc", "replace", "dev", "r1", "root", "tbf", "rate", "20mbit", "burst",
                 "16kb", "limit", "4mb",
             ],
         );
@@ -366,11 +368,19 @@ fn nicbalance_switch_sheds_overload_at_the_receiver_on_veth() {
         .join()
         .expect("metrics thread")
     };
-    for want in [
+    let mut wants = vec![
         "tessera_dataplane_element_counter{element=\"nb0_1\",class=\"NICBalance\",counter=\"suspensions\"}",
         "tessera_dataplane_element_counter{element=\"in0\",class=\"FromDevice\",counter=\"polls_withheld\"}",
-        "tessera_dataplane_element_drops_total{element=\"out1\",class=\"ToDevice\",reason=\"tx_full\"}",
-    ] {
+    ];
+    // The reload built a new graph, whose `out1` counts from zero; a drop
+    // reason that never occurred has no series, and on a slow core
+    // NICBalance can shed everything before the transmitter drops any.
+    if on.after_processing > 0 {
+        wants.push(
+            "tessera_dataplane_element_drops_total{element=\"out1\",class=\"ToDevice\",reason=\"tx_full\"}",
+        );
+    }
+    for want in wants {
         assert!(m.contains(want), "{want} not in {m}");
     }
     let text = lab.tessera(&["show", "dataplane"]).expect("text");
