@@ -21,5 +21,5 @@ pub use asn::Asn;
 pub use clock::{Clock, Instant, ManualClock, MonotonicClock};
 pub use cputime::{thread_cpu_ns, thread_cpu_time};
 pub use date::civil_from_days;
-pub use prefix::{Prefix, Prefix4, Prefix6, PrefixError};
+pub use prefix::{mask4, mask6, Prefix, Prefix4, Prefix6, PrefixError};
 pub use route::RouteChange;

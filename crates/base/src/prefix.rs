@@ -76,7 +76,8 @@ pub enum Prefix {
     V6(Prefix6),
 }
 
-const fn mask4(len: u8) -> u32 {
+/// The host-order netmask of an IPv4 prefix length (0..=32).
+pub const fn mask4(len: u8) -> u32 {
     if len == 0 {
         0
     } else {
@@ -84,7 +85,8 @@ const fn mask4(len: u8) -> u32 {
     }
 }
 
-const fn mask6(len: u8) -> u128 {
+/// The host-order netmask of an IPv6 prefix length (0..=128).
+pub const fn mask6(len: u8) -> u128 {
     if len == 0 {
         0
     } else {

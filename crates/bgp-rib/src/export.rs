@@ -484,6 +484,7 @@ impl RibShard {
         let RibShard {
             peers,
             groups: update_groups,
+            drain_buf: taken,
             ..
         } = self;
         let Some(Some(st)) = peers.get_mut(peer.0 as usize) else {
@@ -514,7 +515,7 @@ impl RibShard {
         // The step's prefixes first, then what each was sent, looked up
         // side by side (independent cache misses overlap, as in
         // `export_changes`), then packed by set.
-        let mut taken = Vec::with_capacity(max.min(pending.len()));
+        taken.clear();
         pending.take(max, |p| taken.push(p));
         let mut now = [None; LOOKAHEAD];
         for chunk in taken.chunks(LOOKAHEAD) {

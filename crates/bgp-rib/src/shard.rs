@@ -49,6 +49,9 @@ pub struct RibShard {
     /// Views follow this shard ([`Self::set_view_tracking`]): changes of
     /// non-best paths are collected for them.
     pub(crate) views: bool,
+    /// A drain step's prefixes ([`RibShard::drain_updates_max`]), kept so
+    /// that a step does not allocate them.
+    pub(crate) drain_buf: Vec<Prefix>,
 }
 
 /// Estimated heap bytes of one shard by structure ([`RibShard::heap_bytes`]).

@@ -50,11 +50,7 @@ trait Fam: Copy + Eq + Hash + Ord + Debug + Default {
 impl Fam for u32 {
     const BITS: u8 = 32;
     fn masked(self, len: u8) -> Self {
-        match len {
-            0 => 0,
-            l if l >= 32 => self,
-            l => self & (u32::MAX << (32 - u32::from(l))),
-        }
+        self & base::mask4(len.min(32))
     }
     fn set(k: Key<Self>, h: FastHop) -> FastOp {
         FastOp::Set(
@@ -76,11 +72,7 @@ impl Fam for u32 {
 impl Fam for u128 {
     const BITS: u8 = 128;
     fn masked(self, len: u8) -> Self {
-        match len {
-            0 => 0,
-            l if l >= 128 => self,
-            l => self & (u128::MAX << (128 - u32::from(l))),
-        }
+        self & base::mask6(len.min(128))
     }
     fn set(k: Key<Self>, h: FastHop) -> FastOp {
         FastOp::Set6(
