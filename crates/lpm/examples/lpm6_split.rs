@@ -1,6 +1,7 @@
 //! Where an IPv6 lookup's time goes, without hardware counters (the 2 vCPU
 //! VM has none): batched ns per lookup over 2^20 in-route destinations of
-//! the 200k IPv6 table (`cold`: most node and leaf reads miss the caches)
+//! the 200k IPv6 table, in slices of 2^16 (`cold`: most node and leaf reads
+//! miss the caches)
 //! and over the first 2^10 of them repeated (`hot`: everything cached, so
 //! the figure is the instruction cost), ours and `benches/prev/` measured
 //! pass by pass in turn. Also the share of destinations by the length of
@@ -32,19 +33,22 @@ use lpm::{Lpm, Poptrie6};
 
 const BURST: usize = 64;
 
-/// Best ns per lookup of each table over `addrs`, `passes` passes, the
-/// tables in turn on each pass.
-fn best(tables: &[&dyn Lpm<u128>], addrs: &[u128], passes: usize) -> Vec<f64> {
+/// Best ns per lookup of each table over slices of `slice` addresses of
+/// `addrs`, `passes` passes (pass `p` on slice `p mod slices`), the tables
+/// in turn on each pass (as `lpm_compare` measures).
+fn best(tables: &[&dyn Lpm<u128>], addrs: &[u128], slice: usize, passes: usize) -> Vec<f64> {
     let mut out = vec![None; BURST];
     let mut best = vec![f64::MAX; tables.len()];
-    for _ in 0..passes {
+    let slices: Vec<&[u128]> = addrs.chunks(slice).collect();
+    for p in 0..passes {
+        let s = slices[p % slices.len()];
         for (t, b) in tables.iter().zip(best.iter_mut()) {
             let t0 = Instant::now();
-            for c in addrs.chunks(BURST) {
+            for c in s.chunks(BURST) {
                 t.lookup_batch(c, &mut out);
                 black_box(&out);
             }
-            *b = b.min(t0.elapsed().as_nanos() as f64 / addrs.len() as f64);
+            *b = b.min(t0.elapsed().as_nanos() as f64 / s.len() as f64);
         }
     }
     best
@@ -109,9 +113,9 @@ fn main() {
         s40.len()
     );
     let tables: [&dyn Lpm<u128>; 2] = [&ours, &old];
-    let cold = best(&tables, &addrs, 9);
+    let cold = best(&tables, &addrs, 1 << 16, 160);
     let hot_set = &addrs[..1 << 10];
-    let hot = best(&tables, hot_set, 2000);
+    let hot = best(&tables, hot_set, 1 << 10, 4000);
     println!(
         "cold_ns ours={:.2} prev={:.2} ours/prev={:.3}",
         cold[0],
