@@ -259,6 +259,9 @@ impl<K: Key> Poptrie<K> {
     /// value.
     #[inline(always)]
     fn walk(&self, a: K, mut idx: usize) -> u32 {
+        if K::ROOT_GROUP == 0 && K::GROUP == 0 {
+            return self.walk_flat(a, idx);
+        }
         // The first levels unrolled (constant bit offsets, as in the
         // batched rounds), then a loop.
         macro_rules! at {
@@ -278,6 +281,35 @@ impl<K: Key> Poptrie<K> {
         at!(3);
         for level in 4..Self::MAX_LEVELS {
             at!(level);
+        }
+        NO_ROUTE
+    }
+
+    /// The IPv4 form of [`Self::walk`] (no node groups), the loop as it
+    /// was before the IPv6 levels were unrolled, so that IPv4 lookups keep
+    /// their code.
+    #[inline(always)]
+    fn walk_flat(&self, a: K, mut idx: usize) -> u32 {
+        let nodes = &self.nodes.items[..];
+        let mut off = DIRECT_BITS;
+        for level in 0..Self::MAX_LEVELS {
+            let Some(n) = nodes.get(idx) else {
+                return NO_ROUTE;
+            };
+            let c = a.chunk6(off + Self::gbits(level));
+            off += Self::gbits(level) + 6;
+            let m = upto(c);
+            if (n.vector >> c) & 1 != 0 {
+                let gn = Self::gbits(level + 1);
+                idx = (n.base1 as usize)
+                    .wrapping_add(((n.vector & m).count_ones() as usize).wrapping_sub(1) << gn)
+                    .wrapping_add(a.chunk(off, gn) as usize);
+            } else {
+                let i = (n.base0 as usize)
+                    .wrapping_add((n.leafvec & m).count_ones() as usize)
+                    .wrapping_sub(1);
+                return self.leaves.items.get(i).copied().unwrap_or(NO_ROUTE);
+            }
         }
         NO_ROUTE
     }
