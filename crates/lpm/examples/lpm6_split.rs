@@ -12,7 +12,7 @@
 //! ```
 
 #[path = "../tests/common/mod.rs"]
-#[allow(clippy::type_complexity, dead_code)]
+#[allow(clippy::type_complexity)]
 mod common;
 
 #[path = "../benches/prev/mod.rs"]
