@@ -61,8 +61,8 @@
 //! sparse rounds 0-4, then a loop), so that each level's bit offsets are
 //! constants: cutting a 128-bit address at a variable offset took several
 //! instructions and selects per lane and round, at a constant one it is a
-//! byte or word load and a shift (issue 19, branch lpm6: 0.76-0.78x the
-//! lookup's instruction cost, 0.87-0.93x its time on the 200k table; see
+//! byte or word load and a shift (issue 19, branch lpm6: 0.73-0.82x the
+//! lookup's instruction cost, 0.87-0.95x its time on the 200k table; see
 //! `docs/BENCHMARKS.md`). A literal second direct stage at /32 (bits 32
 //! to 48 resolved in one read) was measured and not kept: the 200k table
 //! has 15,081 /32s holding longer routes, so a `u32` array per /32 would
