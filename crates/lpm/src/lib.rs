@@ -67,7 +67,7 @@
 //! to 48 resolved in one read) was measured and not kept: the 200k table
 //! has 15,081 /32s holding longer routes, so a `u32` array per /32 would
 //! take 3.7 GiB and a node group of 1,024 nodes per /32 took 566 MB of
-//! nodes, and was slower on the cold path than the three reads it
+//! nodes, and was slower on the cold path than the two group reads it
 //! replaces. The node and leaf pools are advised for
 //! transparent huge pages (`MADV_HUGEPAGE`; Debian's THP mode is
 //! `madvise`), since a random lookup otherwise misses the TLB on every
