@@ -56,7 +56,19 @@
 //! The per-lane work uses selects, not branches: whether an address ends in
 //! the direct array or in a node is close to random, and mispredictions
 //! cost more than the misses they hide. On x86_64 a POPCNT build of both
-//! paths is selected at run time. The node and leaf pools are advised for
+//! paths is selected at run time. The IPv6 rounds (and the single-address
+//! walk) are unrolled for their first node levels (dense rounds 0-3,
+//! sparse rounds 0-4, then a loop), so that each level's bit offsets are
+//! constants: cutting a 128-bit address at a variable offset took several
+//! instructions and selects per lane and round, at a constant one it is a
+//! byte or word load and a shift (issue 19, branch lpm6: 0.73-0.82x the
+//! lookup's instruction cost, 0.87-0.95x its time on the 200k table; see
+//! `docs/BENCHMARKS.md`). A literal second direct stage at /32 (bits 32
+//! to 48 resolved in one read) was measured and not kept: the 200k table
+//! has 15,081 /32s holding longer routes, so a `u32` array per /32 would
+//! take 3.7 GiB and a node group of 1,024 nodes per /32 took 566 MB of
+//! nodes, and was slower on the cold path than the two group reads it
+//! replaces. The node and leaf pools are advised for
 //! transparent huge pages (`MADV_HUGEPAGE`; Debian's THP mode is
 //! `madvise`), since a random lookup otherwise misses the TLB on every
 //! array; so are the second copy's of a [`publish`] pair, a clone (a

@@ -1,9 +1,10 @@
-//! The Poptrie as of commit df9e158 (issue 19's third attempt: in-place
-//! leaf patches, one-node repaints), kept verbatim as the same-run baseline
-//! of the fourth attempt (`prev_*` in `examples/lpm_compare.rs`). Not part
-//! of the crate. Only changes: the group bits of that commit's `lpm::Key`
-//! are fixed here ([`root_group`], [`group`]), so later changes to `Key`
-//! leave this copy alone, and the unit tests are left out.
+//! The Poptrie as of commit 2717d66 (main before the lpm6 branch: issue 19's
+//! fourth attempt, one control line per slot), kept verbatim as the
+//! same-run baseline of the IPv6 lookup work (`prev_*` in
+//! `examples/lpm_compare.rs`, `examples/lpm6_split.rs`). Not part of the
+//! crate. Only changes: the group bits of that commit's `lpm::Key` are fixed
+//! here ([`root_group`], [`group`]), so later changes to `Key` leave this
+//! copy alone, and the unit tests are left out.
 //!
 //! Poptrie (Asai & Ohara, SIGCOMM 2015): a direct-pointing array on the
 //! first [`DIRECT_BITS`] address bits, then 64-ary nodes that find a child
@@ -19,7 +20,9 @@ mod huge;
 mod pool;
 mod update;
 
-/// `Key::ROOT_GROUP` as of commit df9e158 (IPv4 0, IPv6 8).
+use std::collections::HashMap;
+
+/// `Key::ROOT_GROUP` as of this copy's commit (IPv4 0, IPv6 8).
 pub(crate) const fn root_group(bits: u32) -> u32 {
     if bits == 32 {
         0
@@ -28,7 +31,7 @@ pub(crate) const fn root_group(bits: u32) -> u32 {
     }
 }
 
-/// `Key::GROUP` as of commit df9e158 (IPv4 0, IPv6 2).
+/// `Key::GROUP` as of this copy's commit (IPv4 0, IPv6 2).
 pub(crate) const fn group(bits: u32) -> u32 {
     if bits == 32 {
         0
@@ -36,8 +39,6 @@ pub(crate) const fn group(bits: u32) -> u32 {
         2
     }
 }
-
-use std::collections::HashMap;
 
 use lpm::Key;
 use lpm::{Lpm, NextHop};
@@ -124,6 +125,26 @@ impl Node {
 
 const NO_SUB: u8 = u8::MAX;
 
+/// The write side's state of one direct slot, alone on one cache line: a
+/// route change reads all of it, so one miss (and one prefetch) brings it
+/// in, where four arrays (route vectors, subtree blocks, inherited value,
+/// inherited length) cost four (issue 19, fourth attempt).
+#[derive(Clone, Debug)]
+#[repr(align(64))]
+pub(crate) struct Slot<K> {
+    /// The slot's routes longer than [`DIRECT_BITS`], sorted by (address,
+    /// length), which is the order `build_node` paints in (a covering route
+    /// first). A change edits this small vector and repaints or rebuilds
+    /// the slot's subtree from it.
+    pub(crate) long: Vec<(K, u8, u32)>,
+    /// Where the slot's subtree lives.
+    pub(crate) sub: Sub,
+    /// Value and length of the longest route of length `<= DIRECT_BITS`
+    /// covering the slot (`NO_ROUTE`/`NO_LEN` if none).
+    pub(crate) best: u32,
+    pub(crate) best_len: u8,
+}
+
 /// The generic table; use [`Poptrie4`] or [`Poptrie6`].
 #[derive(Clone, Debug)]
 pub struct Poptrie<K: Key> {
@@ -135,21 +156,15 @@ pub struct Poptrie<K: Key> {
     /// `DIRECT_BITS` or fewer bits, by (address, length): a change looks up
     /// the routes covering it by exact key.
     short: HashMap<(K, u8), u32>,
-    /// Longer routes, per direct slot, sorted by (address, length), which is
-    /// the order `build_node` paints in (a covering route first). A change
-    /// edits one small vector and rebuilds that slot from it.
-    long: Vec<Vec<(K, u8, u32)>>,
+    /// Per direct slot, one cache line each ([`Slot`]): the slot's longer
+    /// routes, its subtree's blocks and its inherited short route.
+    slots: Vec<Slot<K>>,
     n_long: usize,
-    /// Per direct slot: value and length of the longest route of length
-    /// `<= DIRECT_BITS` covering the slot (`NO_ROUTE`/`NO_LEN` if none).
-    best: Vec<u32>,
-    best_len: Vec<u8>,
-    subs: Vec<Sub>,
     /// Scratch space reused by rebuilds (no allocation per update once warm).
     scratch_nodes: Vec<Node>,
     scratch_leaves: Vec<u32>,
     scratch: update::Scratch,
-    /// Batched updates (`LpmMut::apply_all`): sort keys (slot,
+    /// Batched updates ((`LpmMut::apply_all`)): sort keys (slot,
     /// index) and the long-route changes of the batch, reused.
     batch_order: Vec<u64>,
     batch_changes: Vec<update::Change<K>>,
@@ -612,11 +627,8 @@ impl<K: Key> Poptrie<K> {
             live_nodes: self.nodes.live() * std::mem::size_of::<Node>(),
             live_leaves: self.leaves.live() * 4,
             control: self.short.capacity() * per_short
-                + self.long.iter().map(|v| v.capacity()).sum::<usize>() * per_long
-                + self.long.capacity() * std::mem::size_of::<Vec<(K, u8, u32)>>()
-                + self.best.capacity() * 4
-                + self.best_len.capacity()
-                + self.subs.capacity() * std::mem::size_of::<Sub>(),
+                + self.slots.iter().map(|x| x.long.capacity()).sum::<usize>() * per_long
+                + self.slots.capacity() * std::mem::size_of::<Slot<K>>(),
         }
     }
 }

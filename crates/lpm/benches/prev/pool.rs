@@ -10,13 +10,31 @@ use lpm::LpmError;
 /// 30) in the batched lookup's per-lane state.
 const MAX_INDEX: usize = (1 << 30) - 1;
 
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub(crate) struct Pool<T> {
     pub(crate) items: Vec<T>,
     /// `free[c]`: starts of free blocks of `1 << c` items.
     free: Vec<Vec<u32>>,
     /// Items in live blocks (including rounding).
     live: usize,
+}
+
+// Not derived: a derived clone (what `publish::left_right` makes of the
+// first copy) would allocate the second copy's array without the
+// huge-page advice, so readers of that copy would miss the TLB on most
+// random lookups. The clone reserves the same capacity, advises it, then
+// copies.
+impl<T: Copy> Clone for Pool<T> {
+    fn clone(&self) -> Self {
+        let mut items = Vec::with_capacity(self.items.capacity());
+        super::huge::advise(&items);
+        items.extend_from_slice(&self.items);
+        Pool {
+            items,
+            free: self.free.clone(),
+            live: self.live,
+        }
+    }
 }
 
 /// The size class of a block holding `n` items.

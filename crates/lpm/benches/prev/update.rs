@@ -14,7 +14,7 @@ use base::{Prefix4, Prefix6};
 
 use super::pool::Pool;
 use super::{
-    group, has_popcnt, prefetch, root_group, Node, Poptrie, Sub, DIRECT_BITS, LEAF, NO_LEN,
+    group, has_popcnt, prefetch, root_group, Node, Poptrie, Slot, Sub, DIRECT_BITS, LEAF, NO_LEN,
     NO_ROUTE, NO_SUB,
 };
 use lpm::publish::Delta;
@@ -28,6 +28,18 @@ const EMPTY_SUB: Sub = Sub {
     lclass: NO_SUB,
     llen: 0,
 };
+
+impl<K> Slot<K> {
+    /// A slot with no route and no subtree.
+    fn empty() -> Self {
+        Slot {
+            long: Vec::new(),
+            sub: EMPTY_SUB,
+            best: NO_ROUTE,
+            best_len: NO_LEN,
+        }
+    }
+}
 
 /// Scratch stacks for [`build_node`]: each level pushes its painted
 /// positions and child bitmaps and pops them when done, so a rebuild
@@ -241,7 +253,8 @@ impl<K: Key> Default for Poptrie<K> {
 }
 
 impl<K: Key> Poptrie<K> {
-    /// An empty table (allocates the 1 MiB direct array and control arrays).
+    /// An empty table (allocates the 1 MiB direct array and the 16 MiB of
+    /// control lines).
     pub fn new() -> Self {
         let n = 1usize << DIRECT_BITS;
         Poptrie {
@@ -249,11 +262,8 @@ impl<K: Key> Poptrie<K> {
             nodes: Pool::new(),
             leaves: Pool::new(),
             short: HashMap::new(),
-            long: vec![Vec::new(); n],
+            slots: (0..n).map(|_| Slot::empty()).collect(),
             n_long: 0,
-            best: vec![NO_ROUTE; n],
-            best_len: vec![NO_LEN; n],
-            subs: vec![EMPTY_SUB; n],
             scratch_nodes: Vec::new(),
             scratch_leaves: Vec::new(),
             scratch: Scratch::default(),
@@ -289,18 +299,18 @@ impl<K: Key> Poptrie<K> {
         // sorts before the routes it covers.
         for &(a, l, v) in &dedup {
             if u32::from(l) <= DIRECT_BITS {
-                paint(&mut t.best, &mut t.best_len, a, l, v);
+                paint(&mut t.slots, a, l, v);
                 t.short.insert((a, l), v);
-            } else if let Some(slot) = t.long.get_mut(a.top(DIRECT_BITS)) {
-                slot.push((a, l, v));
+            } else if let Some(slot) = t.slots.get_mut(a.top(DIRECT_BITS)) {
+                slot.long.push((a, l, v));
                 t.n_long += 1;
             }
         }
-        for (d, b) in t.direct.iter_mut().zip(&t.best) {
-            *d = LEAF | b;
+        for (d, x) in t.direct.iter_mut().zip(&t.slots) {
+            *d = LEAF | x.best;
         }
-        for s in 0..t.long.len() {
-            if t.long.get(s).is_some_and(|v| !v.is_empty()) {
+        for s in 0..t.slots.len() {
+            if t.slots.get(s).is_some_and(|x| !x.long.is_empty()) {
                 t.rebuild_slot(s)?;
             }
         }
@@ -310,23 +320,23 @@ impl<K: Key> Poptrie<K> {
     /// Rebuilds the subtree of direct slot `s` from its long routes.
     fn rebuild_slot(&mut self, s: usize) -> Result<(), LpmError> {
         // `install` does not read `long`, so lend the slot's vector out.
-        let Some(v) = self.long.get_mut(s).map(std::mem::take) else {
+        let Some(v) = self.slots.get_mut(s).map(|x| std::mem::take(&mut x.long)) else {
             return Ok(());
         };
         let r = install(self, s, &v);
-        if let Some(slot) = self.long.get_mut(s) {
-            *slot = v;
+        if let Some(slot) = self.slots.get_mut(s) {
+            slot.long = v;
         }
         r
     }
 
     /// Brings slot `s` in line with `best[s]` after a short route changed.
     fn refresh(&mut self, s: usize) -> Result<(), LpmError> {
-        if self.subs.get(s).is_some_and(|x| x.nclass != NO_SUB) {
+        if self.slots.get(s).is_some_and(|x| x.sub.nclass != NO_SUB) {
             self.rebuild_slot(s)
         } else {
-            if let (Some(d), Some(b)) = (self.direct.get_mut(s), self.best.get(s)) {
-                *d = LEAF | b;
+            if let (Some(d), Some(x)) = (self.direct.get_mut(s), self.slots.get(s)) {
+                *d = LEAF | x.best;
             }
             Ok(())
         }
@@ -352,8 +362,7 @@ impl<K: Key> Poptrie<K> {
                 .unwrap_or((NO_ROUTE, NO_LEN)),
         };
         for s in first..=last {
-            let (Some(b), Some(bl)) = (self.best.get(s).copied(), self.best_len.get(s).copied())
-            else {
+            let Some((b, bl)) = self.slots.get(s).map(|x| (x.best, x.best_len)) else {
                 break;
             };
             // Slots owned by a longer route keep it; the others take `v`.
@@ -361,9 +370,9 @@ impl<K: Key> Poptrie<K> {
             if owned_by_longer || (b, bl) == (v, vl) {
                 continue;
             }
-            if let (Some(b), Some(bl)) = (self.best.get_mut(s), self.best_len.get_mut(s)) {
-                *b = v;
-                *bl = vl;
+            if let Some(x) = self.slots.get_mut(s) {
+                x.best = v;
+                x.best_len = vl;
             }
             self.refresh(s)?;
         }
@@ -379,7 +388,7 @@ impl<K: Key> Poptrie<K> {
                 None => self.short.remove(&(a, l)),
             };
         }
-        let slot = self.long.get_mut(a.top(DIRECT_BITS))?;
+        let slot = &mut self.slots.get_mut(a.top(DIRECT_BITS))?.long;
         match (slot.binary_search_by_key(&(a, l), |r| (r.0, r.1)), v) {
             (Ok(i), Some(v)) => slot.get_mut(i).map(|r| std::mem::replace(&mut r.2, v)),
             (Ok(i), None) => {
@@ -557,7 +566,7 @@ impl<K: Key> Poptrie<K> {
         if u32::from(l) <= DIRECT_BITS {
             return None;
         }
-        let routes = self.long.get(s)?;
+        let routes = &self.slots.get(s)?.long;
         let i = routes.binary_search_by_key(&(a, l), |r| (r.0, r.1)).ok()?;
         let old = routes.get(i)?.2;
         if old == v {
@@ -575,7 +584,7 @@ impl<K: Key> Poptrie<K> {
             return None;
         }
         *x = v;
-        if let Some(r) = self.long.get_mut(s).and_then(|rs| rs.get_mut(i)) {
+        if let Some(r) = self.slots.get_mut(s).and_then(|x| x.long.get_mut(i)) {
             r.2 = v;
         }
         Some(old)
@@ -636,7 +645,7 @@ impl<K: Key> Poptrie<K> {
         if u32::from(l) <= DIRECT_BITS {
             return None;
         }
-        let routes = self.long.get(s)?;
+        let routes = &self.slots.get(s)?.long;
         if routes.is_empty() {
             return None;
         }
@@ -652,7 +661,7 @@ impl<K: Key> Poptrie<K> {
                     .find(|r| r.1 < l && a.masked(r.1) == r.0);
                 let nv = match cover {
                     Some(r) => r.2,
-                    None => *self.best.get(s)?,
+                    None => self.slots.get(s)?.best,
                 };
                 (nv, i)
             }
@@ -663,7 +672,7 @@ impl<K: Key> Poptrie<K> {
             return None;
         }
         let (gb, g, c, span) = self.group_of(s, a, l)?;
-        let sub = *self.subs.get(s)?;
+        let sub = self.slots.get(s)?.sub;
         if sub.nclass == NO_SUB {
             return None;
         }
@@ -750,8 +759,8 @@ impl<K: Key> Poptrie<K> {
                         n.base0 = (n.base0 as usize + n_new - n_old) as u32;
                     }
                 }
-                if let Some(x) = self.subs.get_mut(s) {
-                    x.llen = (lend - n_old + n_new - lstart) as u32;
+                if let Some(x) = self.slots.get_mut(s) {
+                    x.sub.llen = (lend - n_old + n_new - lstart) as u32;
                 }
             }
             self.leaves
@@ -916,8 +925,8 @@ impl<K: Key> Poptrie<K> {
                     x.base0 = (x.base0 as usize + b_new - b_old) as u32;
                 }
             }
-            if let Some(x) = self.subs.get_mut(s) {
-                x.llen = (lend - b_old + b_new - lstart) as u32;
+            if let Some(x) = self.slots.get_mut(s) {
+                x.sub.llen = (lend - b_old + b_new - lstart) as u32;
             }
         }
         self.leaves
@@ -930,14 +939,11 @@ impl<K: Key> Poptrie<K> {
         Some(())
     }
 
-    /// Prefetches slot `s`'s per-slot entries (control vector header,
-    /// subtree blocks, inherited route, direct entry).
+    /// Prefetches slot `s`'s control line (route vector header, subtree
+    /// blocks, inherited route) and its direct entry.
     #[inline(always)]
     fn prefetch_slot(&self, s: usize) {
-        prefetch(self.long.as_ptr().wrapping_add(s));
-        prefetch(self.subs.as_ptr().wrapping_add(s));
-        prefetch(self.best.as_ptr().wrapping_add(s));
-        prefetch(self.best_len.as_ptr().wrapping_add(s));
+        prefetch(self.slots.as_ptr().wrapping_add(s));
         prefetch(self.direct.as_ptr().wrapping_add(s));
     }
 
@@ -946,22 +952,22 @@ impl<K: Key> Poptrie<K> {
     /// rewritten when the blocks are reused).
     #[inline(always)]
     fn prefetch_slot_data(&self, s: usize) {
-        if let Some(v) = self.long.get(s) {
-            // The whole vector, up to 16 lines: the binary search of a
-            // change (or the patch's) otherwise waits for each line it
-            // probes (the patch spent 3/4 of its time on one compare).
-            let p = v.as_ptr().cast::<u8>();
-            let bytes = std::mem::size_of_val(v.as_slice());
-            for off in (0..bytes.min(16 * 64)).step_by(64) {
-                prefetch(p.wrapping_add(off));
-            }
-            prefetch(p.wrapping_add(bytes.saturating_sub(1)));
+        let Some(slot) = self.slots.get(s) else {
+            return;
+        };
+        // The whole vector, up to 16 lines: the binary search of a change
+        // (or the patch's) otherwise waits for each line it probes (the
+        // patch spent 3/4 of its time on one compare).
+        let p = slot.long.as_ptr().cast::<u8>();
+        let bytes = std::mem::size_of_val(slot.long.as_slice());
+        for off in (0..bytes.min(16 * 64)).step_by(64) {
+            prefetch(p.wrapping_add(off));
         }
-        if let Some(x) = self.subs.get(s) {
-            if x.nclass != NO_SUB {
-                prefetch(self.nodes.items.as_ptr().wrapping_add(x.node as usize));
-                prefetch(self.leaves.items.as_ptr().wrapping_add(x.leaf as usize));
-            }
+        prefetch(p.wrapping_add(bytes.saturating_sub(1)));
+        let x = slot.sub;
+        if x.nclass != NO_SUB {
+            prefetch(self.nodes.items.as_ptr().wrapping_add(x.node as usize));
+            prefetch(self.leaves.items.as_ptr().wrapping_add(x.leaf as usize));
         }
     }
 
@@ -1001,9 +1007,9 @@ impl<K: Key> Poptrie<K> {
             .iter()
             .map(|(&(a, l), &v)| (a, l, NextHop(v)))
             .chain(
-                self.long
+                self.slots
                     .iter()
-                    .flatten()
+                    .flat_map(|x| x.long.iter())
                     .map(|&(a, l, v)| (a, l, NextHop(v))),
             )
     }
@@ -1021,23 +1027,22 @@ pub(crate) struct Change<K> {
 
 /// Sets `best`/`best_len` over the direct slots that `a/l` covers
 /// (`l <= DIRECT_BITS`); called in (address, length) order.
-fn paint<K: Key>(best: &mut [u32], best_len: &mut [u8], a: K, l: u8, v: u32) {
+fn paint<K: Key>(slots: &mut [Slot<K>], a: K, l: u8, v: u32) {
     let first = a.top(DIRECT_BITS);
     let last = a.last(l).top(DIRECT_BITS);
     let n = (last + 1).saturating_sub(first);
-    for (b, bl) in best.iter_mut().zip(best_len.iter_mut()).skip(first).take(n) {
-        *b = v;
-        *bl = l;
+    for x in slots.iter_mut().skip(first).take(n) {
+        x.best = v;
+        x.best_len = l;
     }
 }
 
 /// Replaces slot `s`'s subtree by one built from `routes` (the slot's routes
 /// longer than `DIRECT_BITS`, sorted), or by a direct leaf if there are none.
 fn install<K: Key>(t: &mut Poptrie<K>, s: usize, routes: &[(K, u8, u32)]) -> Result<(), LpmError> {
-    let Some(&old) = t.subs.get(s) else {
+    let Some((old, default)) = t.slots.get(s).map(|x| (x.sub, x.best)) else {
         return Ok(());
     };
-    let default = t.best.get(s).copied().unwrap_or(NO_ROUTE);
     if old.nclass != NO_SUB {
         t.nodes.free(old.node, old.nclass);
         t.leaves.free(old.leaf, old.lclass);
@@ -1073,9 +1078,9 @@ fn install<K: Key>(t: &mut Poptrie<K>, s: usize, routes: &[(K, u8, u32)]) -> Res
         sub = r?;
         sub.node
     };
-    if let (Some(d), Some(x)) = (t.direct.get_mut(s), t.subs.get_mut(s)) {
+    if let (Some(d), Some(x)) = (t.direct.get_mut(s), t.slots.get_mut(s)) {
         *d = entry;
-        *x = sub;
+        x.sub = sub;
     }
     Ok(())
 }
