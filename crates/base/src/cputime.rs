@@ -264,15 +264,24 @@ mod tests {
     }
     #[test]
     fn cycles_ns_follows_the_wall_clock() {
-        let i0 = std::time::Instant::now();
-        let c0 = cycles_ns();
-        std::thread::sleep(Duration::from_millis(30));
-        let c1 = cycles_ns();
-        let wall = i0.elapsed().as_nanos() as f64;
-        let d = c1.saturating_sub(c0) as f64;
-        // Within 5 % of the wall clock over 30 ms (the calibration's
-        // error is far smaller; scheduling noise is not).
-        assert!(d > wall * 0.95 && d < wall * 1.05, "{d} ns against {wall} ns");
+        // The first call calibrates (a 2 ms spin): not in the measurement.
+        let _ = cycles_ns();
+        // Within 5 % of the wall clock over 30 ms in one of five tries
+        // (a preemption between the two clocks' readings can spoil one
+        // try on a loaded machine; a wrong calibration spoils all).
+        let mut seen = Vec::new();
+        for _ in 0..5 {
+            let c0 = cycles_ns();
+            let i0 = std::time::Instant::now();
+            std::thread::sleep(Duration::from_millis(30));
+            let wall = i0.elapsed().as_nanos() as f64;
+            let d = cycles_ns().saturating_sub(c0) as f64;
+            if d > wall * 0.95 && d < wall * 1.05 {
+                return;
+            }
+            seen.push((d, wall));
+        }
+        panic!("cycles_ns against the wall clock (ns): {seen:?}");
     }
 
     #[test]
@@ -303,7 +312,10 @@ mod tests {
         let est = (last - first) as f64;
         let cpu = (cpu_end - cpu_first) as f64;
         let slack = 2.0 * ThreadCpuClock::GAP_NS as f64;
-        assert!(est <= cpu * 1.1 + slack && est >= cpu * 0.9 - slack, "{est} ns against {cpu} ns");
+        assert!(
+            est <= cpu * 1.1 + slack && est >= cpu * 0.9 - slack,
+            "{est} ns against {cpu} ns"
+        );
         assert!(x > 0);
     }
 
@@ -317,7 +329,11 @@ mod tests {
         std::thread::sleep(Duration::from_millis(50));
         let after = c.now_ns();
         assert_eq!(c.anchors(), 2, "the reading after the sleep anchors");
-        assert!(after - before < 10_000_000, "{} ns charged for a sleep", after - before);
+        assert!(
+            after - before < 10_000_000,
+            "{} ns charged for a sleep",
+            after - before
+        );
         // With no anchor on gaps (the cycle counter alone), the sleep
         // would count: this is what the anchor prevents.
         let w0 = cycles_ns();

@@ -791,8 +791,7 @@ impl<D: Device<Error = IoError>> VrWorker<D> {
         let g_ns = vrs.first().map_or(100_000, |v| {
             u64::from(v.def.granularity_us).saturating_mul(1000)
         });
-        let mut sched: Sched<D> =
-            VrScheduler::with_clock(g_ns, Charge::Time, sched_clock());
+        let mut sched: Sched<D> = VrScheduler::with_clock(g_ns, Charge::Time, sched_clock());
         for ((v, s), r) in vrs.into_iter().zip(srcs).zip(runners) {
             let mut slot = match s {
                 Some(Src::Old(k)) => match old.get_mut(k).and_then(Option::take) {
