@@ -171,11 +171,10 @@ fn calibration() -> &'static Calibration {
             }
             let ns = i0.elapsed().as_nanos();
             let ticks = u128::from(rdtsc().wrapping_sub(c0));
-            if ticks == 0 {
-                None
-            } else {
-                u64::try_from((ns << 32) / ticks).ok().filter(|&m| m > 0)
-            }
+            (ns << 32)
+                .checked_div(ticks)
+                .and_then(|m| u64::try_from(m).ok())
+                .filter(|&m| m > 0)
         } else {
             None
         };
