@@ -19,7 +19,7 @@ mod route;
 pub use afi::{Afi, AfiSafi, Safi};
 pub use asn::Asn;
 pub use clock::{Clock, Instant, ManualClock, MonotonicClock};
-pub use cputime::{thread_cpu_ns, thread_cpu_time};
+pub use cputime::{cycles_ns, thread_cpu_ns, thread_cpu_time, ThreadCpuClock};
 pub use date::civil_from_days;
 pub use prefix::{mask4, mask6, Prefix, Prefix4, Prefix6, PrefixError};
 pub use route::RouteChange;

@@ -6,7 +6,7 @@
 //! dpfwd --engine graph|fast --mode xdp|xdp-drv|packet [--cores N] [--queues Q] \
 //!       [--frames 4096] [--kp 32] [--kn 32] \
 //!       --port r0=10.1.0.1/24 --port r1=10.2.0.1/24 --neigh 10.2.0.3=02:00:00:00:0b:00 \
-//!       [--route 203.0.113.0/24=10.2.0.3] [--fastpath xdp|xdp-drv]
+//!       [--route 203.0.113.0/24=10.2.0.3[,10.2.0.4...]] [--fastpath xdp|xdp-drv]
 //! ```
 //! `--cores N` (default 1) runs N dataplane cores over `--queues Q`
 //! RX queues of each port (default N; Q >= N), one AF_XDP socket per
@@ -136,11 +136,17 @@ fn args() -> Args {
                 ));
             }
             "--route" => {
+                // PREFIX=NH[,NH...]: more than one next hop is an ECMP
+                // route (the first is `next_hop`, the rest `ecmp`).
                 let (p, via) = val.split_once('=').unwrap_or_else(|| bad(k));
+                let mut hops = via
+                    .split(',')
+                    .map(|h| h.parse::<IpAddr>().unwrap_or_else(|_| bad(k)));
+                let first = hops.next().unwrap_or_else(|| bad(k));
                 a.routes.push(Change {
                     prefix: p.parse().unwrap_or_else(|_| bad(k)),
-                    next_hop: Some(via.parse().unwrap_or_else(|_| bad(k))),
-                    ecmp: Vec::new(),
+                    next_hop: Some(first),
+                    ecmp: hops.collect(),
                 });
             }
             _ => bad(k),

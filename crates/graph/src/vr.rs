@@ -21,7 +21,9 @@
 //! A decision reads the clock once before its run and once per batch in
 //! it; the last reading is the run's end and the next decision's "now"
 //! (a thread CPU clock is a system call of 0.16-0.4 us, docs/BENCHMARKS.md
-//! "Virtual routers", on veth).
+//! "Virtual routers", on veth: the dataplane passes `base::ThreadCpuClock`,
+//! the cycle counter anchored on that clock every few decisions and
+//! after a gap, so that most decisions make no system call).
 //!
 //! Limits: one core per scheduler (run one per core); the throttle looks at
 //! packets already received into the router's graph inputs, so a router

@@ -561,6 +561,20 @@ pub(super) struct VrWorker<D: Device<Error = IoError>> {
     unkicked: (u32, u64),
 }
 
+/// Readings of the scheduler's clock per anchor on the thread's CPU
+/// clock: a decision reads the clock at least twice, so one
+/// `clock_gettime(CLOCK_THREAD_CPUTIME_ID)` per 16 or more decisions.
+const CLOCK_SYNC_EVERY: u32 = 32;
+
+/// The VR scheduler's clock: this thread's CPU time, estimated by the
+/// cycle counter between anchors on the CPU clock
+/// ([`base::ThreadCpuClock`]): time another process takes from a shared
+/// core is charged to no VR, and most decisions make no system call.
+fn sched_clock() -> graph::Clock {
+    let c = base::ThreadCpuClock::new(CLOCK_SYNC_EVERY);
+    Box::new(move || c.now_ns())
+}
+
 /// A transmit kick (a `sendto` with AF_XDP and AF_PACKET) at least every
 /// this many decisions that ran a VR...
 const KICK_DECISIONS: u32 = 8;
@@ -631,7 +645,7 @@ impl<D: Device<Error = IoError>> VrWorker<D> {
             demux: Rc::new(RefCell::new(demux)),
             // This thread's CPU clock: time another process takes from a
             // shared core is charged to no VR.
-            sched: VrScheduler::with_clock(1, Charge::Time, Box::new(base::thread_cpu_ns)),
+            sched: VrScheduler::with_clock(1, Charge::Time, sched_clock()),
             slots: Vec::new(),
             names,
             text,
@@ -777,8 +791,7 @@ impl<D: Device<Error = IoError>> VrWorker<D> {
         let g_ns = vrs.first().map_or(100_000, |v| {
             u64::from(v.def.granularity_us).saturating_mul(1000)
         });
-        let mut sched: Sched<D> =
-            VrScheduler::with_clock(g_ns, Charge::Time, Box::new(base::thread_cpu_ns));
+        let mut sched: Sched<D> = VrScheduler::with_clock(g_ns, Charge::Time, sched_clock());
         for ((v, s), r) in vrs.into_iter().zip(srcs).zip(runners) {
             let mut slot = match s {
                 Some(Src::Old(k)) => match old.get_mut(k).and_then(Option::take) {
