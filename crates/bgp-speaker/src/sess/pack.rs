@@ -289,32 +289,33 @@ impl Plan {
     /// Marks the prefixes of `wd` and `nl` as seen; seals first when one
     /// was seen before. None: not readable as IPv4 NLRI.
     fn mark(&mut self, wd: &[u8], nl: &[u8]) -> Option<()> {
+        if self.mark_all(wd, nl)? {
+            // A repeat: seal (which also clears what this message marked
+            // so far) and mark it again in the new window.
+            self.seal();
+            self.mark_all(wd, nl)?;
+        }
+        Some(())
+    }
+
+    /// Marks every prefix; true when one was marked before.
+    fn mark_all(&mut self, wd: &[u8], nl: &[u8]) -> Option<bool> {
         let mut hit = false;
         for field in [wd, nl] {
             let mut i = 0;
             while i < field.len() {
                 let (k, next) = prefix_key(field, i, self.add_path)?;
                 let (w, bit) = ((k >> 6) as usize, 1u64 << (k & 63));
-                hit |= self.seen[w] & bit != 0;
-                i = next;
-            }
-        }
-        if hit {
-            self.seal();
-        }
-        for field in [wd, nl] {
-            let mut i = 0;
-            while i < field.len() {
-                let (k, next) = prefix_key(field, i, self.add_path)?;
-                let (w, bit) = ((k >> 6) as usize, 1u64 << (k & 63));
-                if self.seen[w] == 0 {
+                let word = &mut self.seen[w];
+                if *word == 0 {
                     self.dirty.push(w as u32);
                 }
-                self.seen[w] |= bit;
+                hit |= *word & bit != 0;
+                *word |= bit;
                 i = next;
             }
         }
-        Some(())
+        Some(hit)
     }
 
     /// Turns the groups into output pieces; joined groups get a new header.
