@@ -130,9 +130,11 @@ pub enum WriteMsg {
     Close,
 }
 
-/// Most bytes of queued UPDATEs taken into one packing window: what the
-/// RIB may queue for a session ([`bgp_core::OUT_QUEUE_LIMIT`]).
-const WINDOW: usize = 1 << 20;
+/// Most bytes of queued UPDATEs taken into one packing window: twice what
+/// the RIB may queue for a session ([`bgp_core::OUT_QUEUE_LIMIT`]), as two
+/// parts may each fill it, each flush in one piece; packing needs both in
+/// one window.
+const WINDOW: usize = 2 << 20;
 
 /// Most slices handed to one `writev` (below Linux's IOV_MAX of 1024).
 const MAX_SLICES: usize = 512;

@@ -15,7 +15,7 @@
 //!
 //! Order: a joined message moves ahead of what was queued between it and
 //! the message it joins. That is safe for different prefixes only, so
-//! the window keeps a bitmap of the prefixes (and path identifiers) it
+//! the window keeps the set of the prefixes (and path identifiers) it
 //! has seen (withdrawn or announced); a message with one seen before
 //! closes the window ("seal"): nothing after it joins a message before it.
 //! A message that is not an UPDATE (BoRR/EoRR), an End-of-RIB, an UPDATE
@@ -23,7 +23,7 @@
 //! also seals, and is written where it stands. UPDATEs with withdrawn
 //! routes are written where they stand too and mark their prefixes.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use bgp_wire::consts::msg_type;
@@ -32,10 +32,6 @@ use bytes::Bytes;
 
 /// Marks the segments of [`Plan::heads`] (new headers of joined messages).
 pub const HEADS: u32 = u32::MAX;
-
-/// Bits of the seen-prefix bitmap (16 KiB): a window of 1 MiB holds at
-/// most ~200k IPv4 prefixes, most far fewer; a false hit only seals early.
-const SEEN_BITS: u32 = 17;
 
 const NONE: u32 = u32::MAX;
 
@@ -85,7 +81,9 @@ struct Part {
     next: u32,
 }
 
-/// The key is already a hash.
+/// The key is already a hash, or a prefix key that one multiply mixes.
+/// (An exact set: a bitmap of hashes sealed on false hits every few
+/// hundred messages, which packed almost nothing in (c10).)
 #[derive(Default)]
 struct IdHasher(u64);
 
@@ -101,6 +99,10 @@ impl Hasher for IdHasher {
     fn write_u64(&mut self, v: u64) {
         self.0 = v;
     }
+    fn write_u128(&mut self, v: u128) {
+        let x = (v as u64) ^ ((v >> 64) as u64).rotate_left(29);
+        self.0 = x.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
 /// The writer's packing state: its settings and buffers reused from one
@@ -115,8 +117,7 @@ pub struct Plan {
     groups: Vec<Group>,
     parts: Vec<Part>,
     by_attrs: HashMap<u64, u32, BuildHasherDefault<IdHasher>>,
-    seen: Vec<u64>,
-    dirty: Vec<u32>,
+    seen: HashSet<u128, BuildHasherDefault<IdHasher>>,
     heads: Vec<u8>,
     segs: Vec<Seg>,
     /// UPDATEs joined into an earlier one, over the plan's life.
@@ -154,9 +155,6 @@ impl Plan {
         self.heads.clear();
         self.segs.clear();
         self.seal();
-        if self.seen.is_empty() {
-            self.seen = vec![0; 1 << (SEEN_BITS - 6)];
-        }
         for (bi, b) in bufs.iter().enumerate() {
             let bi = bi as u32;
             let mut off = 0usize;
@@ -180,11 +178,12 @@ impl Plan {
 
     /// Nothing after this point joins a group before it.
     fn seal(&mut self) {
-        self.by_attrs.clear();
-        for w in self.dirty.drain(..) {
-            if let Some(x) = self.seen.get_mut(w as usize) {
-                *x = 0;
-            }
+        // Clearing costs the capacity: only when something is in it.
+        if !self.by_attrs.is_empty() {
+            self.by_attrs.clear();
+        }
+        if !self.seen.is_empty() {
+            self.seen.clear();
         }
     }
 
@@ -305,13 +304,7 @@ impl Plan {
             let mut i = 0;
             while i < field.len() {
                 let (k, next) = prefix_key(field, i, self.add_path)?;
-                let (w, bit) = ((k >> 6) as usize, 1u64 << (k & 63));
-                let word = &mut self.seen[w];
-                if *word == 0 {
-                    self.dirty.push(w as u32);
-                }
-                hit |= *word & bit != 0;
-                *word |= bit;
+                hit |= !self.seen.insert(k);
                 i = next;
             }
         }
@@ -390,14 +383,14 @@ fn update_fields(body: &[u8]) -> Option<(Range, Range, Range)> {
     Some(((2, 2 + wl), (a0, n0), (n0, body.len())))
 }
 
-/// The bitmap index of the IPv4 prefix (with its path identifier) at
-/// `i`, and where the next one starts.
-fn prefix_key(f: &[u8], i: usize, add_path: bool) -> Option<(u32, usize)> {
-    let mut k: u64 = 0;
+/// The IPv4 prefix (with its path identifier) at `i` as one key, and
+/// where the next one starts.
+fn prefix_key(f: &[u8], i: usize, add_path: bool) -> Option<(u128, usize)> {
+    let mut k: u128 = 0;
     let mut i = i;
     if add_path {
         let id = f.get(i..i + 4)?;
-        k = u64::from(u32::from_be_bytes([id[0], id[1], id[2], id[3]])) << 40;
+        k = u128::from(u32::from_be_bytes([id[0], id[1], id[2], id[3]])) << 40;
         i += 4;
     }
     let len = *f.get(i)?;
@@ -408,9 +401,8 @@ fn prefix_key(f: &[u8], i: usize, add_path: bool) -> Option<(u32, usize)> {
     let bytes = f.get(i + 1..i + 1 + n)?;
     let mut v = [0u8; 4];
     v[..n].copy_from_slice(bytes);
-    k |= u64::from(u32::from_be_bytes(v)) | (u64::from(len) << 32);
-    let h = k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SEEN_BITS);
-    Some((h as u32, i + 1 + n))
+    k |= u128::from(u32::from_be_bytes(v)) | (u128::from(len) << 32);
+    Some((k, i + 1 + n))
 }
 
 /// A cheap hash of a path attribute block (equality is checked on the
