@@ -8,7 +8,6 @@
 pub mod io;
 pub mod listener;
 pub mod md5;
-pub mod pack;
 mod recv;
 pub mod ttl;
 
@@ -915,15 +914,6 @@ impl Session {
             session,
             link,
         };
-        // The writer joins UPDATEs of different RIB parts with equal path
-        // attributes up to the session's largest message (RFC 8654: 65535
-        // when both sides advertised extended messages, else 4096). Sent
-        // before the RIB can queue anything for this connection.
-        let max = if n.extended_message { 65535 } else { 4096 };
-        let _ = c.urgent.send(io::WriteMsg::Pack {
-            max,
-            add_path: n.add_path_tx(base::AfiSafi::IPV4_UNICAST),
-        });
         // Before the RIB hears of the session: its first flush goes
         // straight to this connection's writer.
         self.writer.publish(session, c.bulk.clone());
