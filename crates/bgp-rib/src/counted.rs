@@ -139,13 +139,15 @@ impl<K: Hash + Eq> Counted<K> {
     /// [`Self::edit`] on the entry of `k`, created empty when missing.
     ///
     /// A missing entry is built on the stack and then moved into its
-    /// slot, never read back from it: the slot of a new prefix is a cache
-    /// miss (a million-prefix table is far larger than the cache), and a
-    /// store to it waits in the store buffer while the next prefixes are
-    /// worked on, where editing it in place made every new prefix wait
-    /// for the line (issue 17, scenario (a): the slot's miss was most of
-    /// `upsert`'s 14 %). One probe in both cases: an edit that empties an
-    /// existing entry removes it through the same entry.
+    /// slot, never read back from it (editing it in place loaded the slot,
+    /// a cache miss in a million-prefix table, before the edit could
+    /// start). One probe in both cases: an edit that empties an existing
+    /// entry removes it through the same entry. The store into the new
+    /// slot still waits for its line (x86 commits stores in order, so a
+    /// missing one holds up the store buffer): in the profile of scenario
+    /// (a) that store is most of this function's time (docs/BENCHMARKS.md,
+    /// "issue 17, import side"); prefetching the slot needs its address,
+    /// which `std`'s map does not give.
     pub(crate) fn edit_or_insert<R>(&mut self, k: K, f: impl FnOnce(&mut PrefixEntry) -> R) -> R {
         match self.map.entry(k) {
             Entry::Occupied(mut o) => {
