@@ -142,12 +142,14 @@ impl<K: Hash + Eq> Counted<K> {
     /// slot, never read back from it (editing it in place loaded the slot,
     /// a cache miss in a million-prefix table, before the edit could
     /// start). One probe in both cases: an edit that empties an existing
-    /// entry removes it through the same entry. The store into the new
-    /// slot still waits for its line (x86 commits stores in order, so a
+    /// entry removes it through the same entry. The store into a new slot
+    /// still waits for its line (x86 commits stores in order, so a
     /// missing one holds up the store buffer): in the profile of scenario
-    /// (a) that store is most of this function's time (docs/BENCHMARKS.md,
-    /// "issue 17, import side"); prefetching the slot needs its address,
-    /// which `std`'s map does not give.
+    /// (a) that store was most of this function's time (docs/BENCHMARKS.md,
+    /// "issue 17, import side"). `std`'s map gives no slot address to
+    /// prefetch, so the accept-all import makes the entries of a chunk of
+    /// prefixes first ([`Self::reserve`]), side by side, and their misses
+    /// overlap.
     pub(crate) fn edit_or_insert<R>(&mut self, k: K, f: impl FnOnce(&mut PrefixEntry) -> R) -> R {
         match self.map.entry(k) {
             Entry::Occupied(mut o) => {
@@ -172,6 +174,17 @@ impl<K: Hash + Eq> Counted<K> {
                 r
             }
         }
+    }
+
+    /// Makes sure `k` has an entry, an empty one when it had none, so that
+    /// a caller about to store a path under each of several prefixes can
+    /// have their slots' cache lines fetched together (see `shard.rs`,
+    /// `LOOKAHEAD`). An entry left empty is counted as none and removed by
+    /// the next [`Self::edit`] or [`Self::edit_or_insert`] of `k`; callers
+    /// edit every prefix they reserve.
+    #[inline]
+    pub(crate) fn reserve(&mut self, k: K) {
+        self.map.entry(k).or_default();
     }
 
     /// Loads the table's probe group for `k` (and `k`'s slot when it is

@@ -397,7 +397,9 @@ impl RibShard {
         if import.accepts_all() {
             // Every prefix takes the UPDATE's set: no editable copy.
             for chunk in announce.chunks(LOOKAHEAD) {
-                self.touch_all(chunk);
+                // Every prefix of the chunk gets a path below, so its
+                // entry can be made now: the slots' misses overlap too.
+                self.reserve_all(chunk);
                 for n in chunk {
                     let prefix = n.prefix.masked();
                     let pid = n.path_id.unwrap_or(0);
@@ -501,6 +503,19 @@ impl RibShard {
             match n.prefix.masked() {
                 Prefix::V4(p) => self.v4.touch(&p),
                 Prefix::V6(p) => self.v6.touch(&p),
+            }
+        }
+    }
+
+    /// [`Self::touch_all`], storing an empty entry for each prefix that has
+    /// none ([`Table::reserve`]): a new prefix's slot is a miss of its own
+    /// after the probe's, and made here, side by side, those misses
+    /// overlap as well. Only where every prefix is then given a path.
+    fn reserve_all(&mut self, nlri: &[Nlri]) {
+        for n in nlri.iter().take(LOOKAHEAD) {
+            match n.prefix.masked() {
+                Prefix::V4(p) => self.v4.reserve(p),
+                Prefix::V6(p) => self.v6.reserve(p),
             }
         }
     }
