@@ -20,6 +20,7 @@
 //! `tests/counters.rs` checks the counts against a walk after random
 //! operation sequences.
 
+use std::collections::hash_map::Entry;
 use std::hash::Hash;
 
 use crate::entry::PrefixEntry;
@@ -136,18 +137,63 @@ impl<K: Hash + Eq> Counted<K> {
     }
 
     /// [`Self::edit`] on the entry of `k`, created empty when missing.
-    pub(crate) fn edit_or_insert<R>(&mut self, k: K, f: impl FnOnce(&mut PrefixEntry) -> R) -> R
-    where
-        K: Copy,
-    {
-        let e = self.map.entry(k).or_default();
-        let before = seen(e);
-        let r = f(e);
-        let after = seen(e);
-        if after.0 == 0 {
-            self.map.remove(&k);
+    ///
+    /// A missing entry is built on the stack and then moved into its
+    /// slot, never read back from it (editing it in place loaded the slot,
+    /// a cache miss in a million-prefix table, before the edit could
+    /// start). One probe in both cases: an edit that empties an existing
+    /// entry removes it through the same entry. The store into a new slot
+    /// still waits for its line (x86 commits stores in order, so a
+    /// missing one holds up the store buffer): in the profile of scenario
+    /// (a) that store was most of this function's time (docs/BENCHMARKS.md,
+    /// "issue 17, import side"). `std`'s map gives no slot address to
+    /// prefetch, so the accept-all import makes the entries of a chunk of
+    /// prefixes first ([`Self::reserve`]), side by side, and their misses
+    /// overlap.
+    pub(crate) fn edit_or_insert<R>(&mut self, k: K, f: impl FnOnce(&mut PrefixEntry) -> R) -> R {
+        match self.map.entry(k) {
+            Entry::Occupied(mut o) => {
+                let e = o.get_mut();
+                let before = seen(e);
+                let r = f(e);
+                let after = seen(e);
+                if after.0 == 0 {
+                    o.remove();
+                }
+                account(&mut self.paths, &mut self.best, before, after);
+                r
+            }
+            Entry::Vacant(v) => {
+                let mut e = PrefixEntry::default();
+                let r = f(&mut e);
+                let after = seen(&e);
+                if after.0 != 0 {
+                    v.insert(e);
+                }
+                account(&mut self.paths, &mut self.best, GONE, after);
+                r
+            }
         }
-        account(&mut self.paths, &mut self.best, before, after);
-        r
+    }
+
+    /// Makes sure `k` has an entry, an empty one when it had none, so that
+    /// a caller about to store a path under each of several prefixes can
+    /// have their slots' cache lines fetched together (see `shard.rs`,
+    /// `LOOKAHEAD`). An entry left empty is counted as none and removed by
+    /// the next [`Self::edit`] or [`Self::edit_or_insert`] of `k`; callers
+    /// edit every prefix they reserve.
+    #[inline]
+    pub(crate) fn reserve(&mut self, k: K) {
+        self.map.entry(k).or_default();
+    }
+
+    /// Loads the table's probe group for `k` (and `k`'s slot when it is
+    /// there) without changing anything: a caller about to edit several
+    /// prefixes touches them first, so that their cache misses overlap
+    /// instead of coming one after the other (see `shard.rs`,
+    /// `LOOKAHEAD`).
+    #[inline]
+    pub(crate) fn touch(&self, k: &K) {
+        std::hint::black_box(self.map.get(k).is_some());
     }
 }
