@@ -74,17 +74,23 @@ fn scrape_and_show_answer_while_a_rib_thread_is_held() {
             .unwrap_or_else(|e| lab.fail(&format!("exabgp command: {e}")));
     };
 
-    // ExaBGP's static route and one from the API: applied and published.
+    // ExaBGP's two static routes (IPv4, IPv6) and one from the API:
+    // applied and published.
     announce("198.19.1.0/24");
-    let [fixed, _] = s.routes();
-    for x in ["198.19.1.0/24", fixed.prefix.as_str()] {
+    let [f4, f6] = s.routes();
+    for x in ["198.19.1.0/24", f4.prefix.as_str(), f6.prefix.as_str()] {
         lab.wait(15, &format!("tesserad has {x}"), || {
             Ok(glue::route(&t, x)?.map(|_| ()))
         });
     }
-    let n0 = 2;
-    lab.wait(10, "peer1's accepted count is 2", || {
-        Ok((accepted(&t)? == n0).then_some(()))
+    let n0 = 3;
+    lab.wait(10, "peer1's accepted count is 3", || {
+        let p = glue::protocol(&t, "peer1")?;
+        if p.routes.accepted == n0 {
+            Ok(Some(()))
+        } else {
+            Err(format!("peer1: {:?}", p.routes))
+        }
     });
     let prefixes0 = master4_prefixes(&t).unwrap_or_else(|e| lab.fail(&e));
 

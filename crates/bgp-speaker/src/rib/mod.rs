@@ -390,16 +390,23 @@ impl RibState {
     }
 
     pub(crate) fn handle(&mut self, msg: RibMsg) {
-        // A batch of UPDATEs publishes when PUBLISH_EVERY has passed;
-        // everything else (rare, and what a command changes) at once, but
-        // a control job only where its caller asks (`pipeline::call_all`
-        // and `Control::call` publish before they answer; a table walk of
-        // the gRPC API need not).
-        let batch = matches!(msg, RibMsg::Input(bgp_core::RibInput::Updates { .. }));
-        let control = matches!(msg, RibMsg::Control(_));
-        if batch {
+        // Route changes (a batch of UPDATEs, next-hop and RPKI changes,
+        // which can come in bursts) publish when PUBLISH_EVERY has
+        // passed; session events and ticks at once; a control job only
+        // where its caller asks (`pipeline::call_all` and `Control::call`
+        // publish before they answer; a table walk of the gRPC API need
+        // not).
+        let batch = matches!(
+            msg,
+            RibMsg::Input(bgp_core::RibInput::Updates { .. })
+                | RibMsg::Nexthop(_)
+                | RibMsg::Vrps(..)
+                | RibMsg::Aspas(..)
+        );
+        if matches!(msg, RibMsg::Input(bgp_core::RibInput::Updates { .. })) {
             self.hold_for_test();
         }
+        let control = matches!(msg, RibMsg::Control(_));
         match msg {
             RibMsg::Input(i) => {
                 let post = self

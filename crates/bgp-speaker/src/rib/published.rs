@@ -10,14 +10,13 @@
 //! and swaps it into its [`PublishSlot`]; a reader clones the `Arc` of
 //! every slot and merges them, never touching a RIB thread.
 //!
-//! When a thread publishes ([`super::RibState`]): after every message
-//! that is not a batch of UPDATEs (session up/down, route refresh, tick,
-//! control job, next-hop and RPKI changes) at once, and after a batch of
-//! UPDATEs or an export round when [`PUBLISH_EVERY`] has passed since the
-//! last snapshot, and whenever the thread runs out of input and is about
-//! to wait, if the throttle held a change back (the striped pipelines'
-//! worker threads have no such point: the tick covers them). A control
-//! job that a caller waits for
+//! When a thread publishes ([`super::RibState`]): after a session event
+//! (up, down, route refresh) or a tick at once; after a batch of
+//! UPDATEs, a next-hop or RPKI change or an export round when
+//! [`PUBLISH_EVERY`] has passed since the last snapshot; and when the
+//! thread runs out of input and is about to wait, if the throttle held a
+//! change back (the striped pipelines' worker threads have no such point:
+//! the tick covers them). A control job that a caller waits for
 //! ([`crate::pipeline::call_all`], `Control::call`) publishes before it
 //! answers, so a command (`neighbor disable`, a reload) is visible to the
 //! next read. So the counts a reader sees lag the RIB by at most the
