@@ -396,7 +396,7 @@ impl GobgpApi for Service {
         if walk.peer.is_none() {
             // The global table's counts are what the RIB threads publish
             // (`show route count`): no walk, no wait for a RIB thread.
-            let parts = ctl.published().map_err(status)?;
+            let parts = blocking(move || ctl.published().map_err(status)).await??;
             let table = match (walk.mcast, walk.v6) {
                 (false, false) => "master4",
                 (false, true) => "master6",

@@ -50,8 +50,10 @@ pub struct Control {
     rib: Vec<Sender<RibMsg>>,
     /// What each RIB thread publishes, in shard order: `show protocols`,
     /// `show neighbor`, `show route count` and `/metrics` read these and
-    /// never wait for a RIB thread (`rib/published.rs`).
-    published: crate::rib::published::Slots,
+    /// never wait for a RIB thread (`rib/published.rs`). Given by
+    /// [`Control::with_published`], or asked of the RIB threads on first
+    /// use.
+    published: std::sync::OnceLock<crate::rib::published::Slots>,
     reload: Arc<ReloadFn>,
     started: SystemTime,
     bfd: super::SharedBfd,
@@ -65,13 +67,10 @@ pub struct Control {
 }
 
 impl Control {
-    /// Over the RIB threads' channels `rib` (running: their published
-    /// counts' slots are asked for here, once).
     pub fn new(rib: Vec<Sender<RibMsg>>, reload: Arc<ReloadFn>, bfd: super::SharedBfd) -> Control {
-        let published = crate::pipeline::published_slots(&rib, RIB_TIMEOUT);
         Control {
             rib,
-            published,
+            published: std::sync::OnceLock::new(),
             reload,
             started: SystemTime::now(),
             bfd,
@@ -178,16 +177,28 @@ impl Control {
         }
     }
 
+    /// Reads the RIB threads' published counts from `slots`
+    /// ([`crate::pipeline::published_slots`], in shard order).
+    pub fn with_published(self, slots: crate::rib::published::Slots) -> Control {
+        let _ = self.published.set(slots);
+        self
+    }
+
     /// The last snapshot every RIB thread published, in shard order;
-    /// never waits for a RIB thread.
+    /// never waits for a RIB thread, except on the first call of a
+    /// `Control` made without [`Self::with_published`], which asks the
+    /// RIB threads for their slots (blocking: not on a tokio worker).
     pub fn published(&self) -> Result<Vec<Arc<crate::rib::published::Published>>, Response> {
-        if self.published.is_empty() || self.published.len() != self.rib.len() {
+        let slots = self
+            .published
+            .get_or_init(|| crate::pipeline::published_slots(&self.rib, RIB_TIMEOUT));
+        if slots.is_empty() || slots.len() != self.rib.len() {
             return Err(Response::error(
                 ErrorCode::Internal,
                 "the RIB threads published no counts",
             ));
         }
-        Ok(crate::rib::published::read_all(&self.published))
+        Ok(crate::rib::published::read_all(slots))
     }
 
     /// `show protocols [all] [NAME]` from the published snapshots.

@@ -585,7 +585,9 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         let running = running.clone();
         Arc::new(move |c: control::PeerChange| reload::change_peer(&running, c))
     };
+    let slots = crate::pipeline::published_slots(pipeline.senders(), Duration::from_secs(30));
     let mut ctl = control::Control::new(pipeline.senders().to_vec(), reload_fn.clone(), bfd)
+        .with_published(slots)
         .with_bmp(bmp_hub.clone())
         .with_dataplane(hooks.dataplane.clone())
         .with_peer_changes(peer_fn);
