@@ -393,6 +393,30 @@ impl GobgpApi for Service {
         let r = req.into_inner();
         let walk = Self::walk_of(r.table_type, &r.name, r.family.as_ref(), &[])?;
         let ctl = self.ctl.clone();
+        if walk.peer.is_none() {
+            // The global table's counts are what the RIB threads publish
+            // (`show route count`): no walk, no wait for a RIB thread.
+            let parts = blocking(move || ctl.published().map_err(status)).await??;
+            let table = match (walk.mcast, walk.v6) {
+                (false, false) => "master4",
+                (false, true) => "master6",
+                (true, false) => "mcast4",
+                (true, true) => "mcast6",
+            };
+            let mut out = apipb::GetTableResponse::default();
+            for p in &parts {
+                let c = if walk.mcast {
+                    &p.mcast_count
+                } else {
+                    &p.route_count
+                };
+                for t in c.tables.iter().filter(|t| t.table == table) {
+                    out.num_destination += t.prefixes;
+                    out.num_path += t.paths;
+                }
+            }
+            return Ok(tonic::Response::new(out));
+        }
         let parts = blocking(move || {
             ctl.call_all(move |st| {
                 let rib = if walk.mcast { &st.mcast } else { &st.rib };

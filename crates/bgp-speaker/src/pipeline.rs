@@ -272,6 +272,13 @@ pub enum CallError {
     Timeout,
 }
 
+/// The [`rib::published::PublishSlot`] of every RIB thread, in shard
+/// order (asked once; the readers then never wait for a RIB thread).
+/// Empty when a RIB thread does not answer within `timeout`.
+pub fn published_slots(txs: &[Sender<RibMsg>], timeout: Duration) -> rib::published::Slots {
+    call_all(txs, timeout, |st| st.published_slot()).unwrap_or_default()
+}
+
 /// Runs `f` on every RIB thread and returns the answers in shard order.
 /// Blocking: not for a tokio worker thread.
 pub fn call_all<R: Send + 'static>(
@@ -285,7 +292,11 @@ pub fn call_all<R: Send + 'static>(
         let f = f.clone();
         let tx = tx.clone();
         let job: rib::ControlFn = Box::new(move |st: &mut RibState| {
-            let _ = tx.send((i, f(st)));
+            let r = f(st);
+            // What the job changed is published before the caller hears
+            // back, so its next read of the published counts sees it.
+            st.publish();
+            let _ = tx.send((i, r));
         });
         rib.blocking_send(RibMsg::Control(job))
             .map_err(|_| CallError::Gone)?;

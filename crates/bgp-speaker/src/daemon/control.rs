@@ -12,7 +12,8 @@ use base::Prefix;
 use bgp_wire::consts::notify;
 use bgp_wire::NotificationMessage;
 use mgmt::proto::{
-    ActionResult, ConfigureResult, Data, ErrorCode, NeighborAction, Request, Response, StatusInfo,
+    ActionResult, ConfigureResult, Data, ErrorCode, NeighborAction, ProtocolInfo, Request,
+    Response, StatusInfo,
 };
 use mgmt::server::ControlHandler;
 use tokio::sync::mpsc::Sender;
@@ -47,6 +48,12 @@ pub type PeerChangeFn = dyn Fn(PeerChange) -> Result<Vec<String>, Response> + Se
 pub struct Control {
     /// One channel per RIB thread, in shard order.
     rib: Vec<Sender<RibMsg>>,
+    /// What each RIB thread publishes, in shard order: `show protocols`,
+    /// `show neighbor`, `show route count` and `/metrics` read these and
+    /// never wait for a RIB thread (`rib/published.rs`). Given by
+    /// [`Control::with_published`], or asked of the RIB threads on first
+    /// use.
+    published: std::sync::OnceLock<crate::rib::published::Slots>,
     reload: Arc<ReloadFn>,
     started: SystemTime,
     bfd: super::SharedBfd,
@@ -63,6 +70,7 @@ impl Control {
     pub fn new(rib: Vec<Sender<RibMsg>>, reload: Arc<ReloadFn>, bfd: super::SharedBfd) -> Control {
         Control {
             rib,
+            published: std::sync::OnceLock::new(),
             reload,
             started: SystemTime::now(),
             bfd,
@@ -169,6 +177,41 @@ impl Control {
         }
     }
 
+    /// Reads the RIB threads' published counts from `slots`
+    /// ([`crate::pipeline::published_slots`], in shard order).
+    pub fn with_published(self, slots: crate::rib::published::Slots) -> Control {
+        let _ = self.published.set(slots);
+        self
+    }
+
+    /// The last snapshot every RIB thread published, in shard order;
+    /// never waits for a RIB thread, except on the first call of a
+    /// `Control` made without [`Self::with_published`], which asks the
+    /// RIB threads for their slots (blocking: not on a tokio worker).
+    pub fn published(&self) -> Result<Vec<Arc<crate::rib::published::Published>>, Response> {
+        let slots = self
+            .published
+            .get_or_init(|| crate::pipeline::published_slots(&self.rib, RIB_TIMEOUT));
+        if slots.is_empty() || slots.len() != self.rib.len() {
+            return Err(Response::error(
+                ErrorCode::Internal,
+                "the RIB threads published no counts",
+            ));
+        }
+        Ok(crate::rib::published::read_all(slots))
+    }
+
+    /// `show protocols [all] [NAME]` from the published snapshots.
+    pub fn protocols(&self, all: bool, name: Option<&str>) -> Result<Vec<ProtocolInfo>, Response> {
+        let parts = self.published()?;
+        Ok(merge::protocols(
+            parts
+                .iter()
+                .map(|p| query::select_protocols(&p.protocols, all, name))
+                .collect(),
+        ))
+    }
+
     /// Runs `f` on the primary RIB thread only and waits for its answer
     /// (for what every shard knows alike, such as the router id).
     pub fn call<R: Send + 'static>(
@@ -180,7 +223,10 @@ impl Control {
         };
         let (tx, rx) = std_mpsc::sync_channel(1);
         let job: crate::rib::ControlFn = Box::new(move |st: &mut RibState| {
-            let _ = tx.send(f(st));
+            let r = f(st);
+            // Published before the answer (see `rib/published.rs`).
+            st.publish();
+            let _ = tx.send(r);
         });
         rib.blocking_send(RibMsg::Control(job))
             .map_err(|_| Response::error(ErrorCode::Internal, "the RIB thread is gone"))?;
@@ -277,22 +323,21 @@ fn parse_prefix(s: &str) -> Result<Prefix, Response> {
 impl ControlHandler for Control {
     fn handle(&self, req: Request) -> Response {
         let r = match req {
-            Request::ShowProtocols { all, name } => self
-                .call_all(move |st| query::protocols(st, all, name.as_deref()))
-                .map(|p| Data::Protocols(merge::protocols(p))),
-            Request::ShowNeighbor { addr } => self
-                .call_all(move |st| {
-                    let id = st.find_peer(&addr);
-                    id.map(|id| {
-                        let name = st.peer(id).map(|p| p.meta.name.clone());
-                        query::protocols(st, true, name.as_deref())
-                    })
-                    .ok_or_else(|| {
-                        Response::error(ErrorCode::NotFound, format!("no neighbor {addr}"))
-                    })
-                })
-                .and_then(|r| r.into_iter().collect::<Result<Vec<_>, _>>())
-                .map(|p| Data::Protocols(merge::protocols(p))),
+            // Published counts: these never wait for a RIB thread.
+            Request::ShowProtocols { all, name } => {
+                self.protocols(all, name.as_deref()).map(Data::Protocols)
+            }
+            Request::ShowNeighbor { addr } => self.protocols(true, None).and_then(|p| {
+                let p = query::find_neighbor(p, &addr);
+                if p.is_empty() {
+                    Err(Response::error(
+                        ErrorCode::NotFound,
+                        format!("no neighbor {addr}"),
+                    ))
+                } else {
+                    Ok(Data::Protocols(p))
+                }
+            }),
             Request::ShowRoute {
                 prefix,
                 all,
@@ -302,8 +347,20 @@ impl ControlHandler for Control {
                 longest_match,
             } => {
                 if count_only {
-                    self.call_all(move |st| query::route_count_of(st, multicast))
-                        .map(|c| Data::RouteCount(merge::route_count(c)))
+                    self.published().map(|parts| {
+                        Data::RouteCount(merge::route_count(
+                            parts
+                                .iter()
+                                .map(|p| {
+                                    if multicast {
+                                        p.mcast_count.clone()
+                                    } else {
+                                        p.route_count.clone()
+                                    }
+                                })
+                                .collect(),
+                        ))
+                    })
                 } else {
                     match prefix.as_deref().map(parse_prefix).transpose() {
                         Err(e) => Err(e),

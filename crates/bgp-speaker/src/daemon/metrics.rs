@@ -8,7 +8,7 @@ use std::sync::Arc;
 use mgmt::metrics::{bgp, LatencyHistogram, MetricType, MetricsSource, MetricsWriter};
 
 use super::control::Control;
-use super::{merge, query};
+use super::merge;
 use crate::rib::RibCounters;
 
 pub struct Metrics {
@@ -18,14 +18,9 @@ pub struct Metrics {
 
 impl MetricsSource for Metrics {
     fn render(&self, out: &mut MetricsWriter) {
-        let Ok(parts) = self.control.call_all(|st| {
-            (
-                query::protocols(st, true, None),
-                query::route_count(st),
-                st.counters.clone(),
-                st.rib.attr_set_count(),
-            )
-        }) else {
+        // What the RIB threads last published (`rib/published.rs`): a
+        // scrape never waits for a RIB thread in a batch.
+        let Ok(parts) = self.control.published() else {
             return;
         };
         let shards = parts.len();
@@ -33,11 +28,11 @@ impl MetricsSource for Metrics {
         let mut counts = Vec::with_capacity(shards);
         let mut counters = Vec::with_capacity(shards);
         let mut attr_sets = 0;
-        for (p, c, k, a) in parts {
-            protos.push(p);
-            counts.push(c);
-            counters.push(k);
-            attr_sets += a;
+        for p in &parts {
+            protos.push(p.protocols.clone());
+            counts.push(p.route_count.clone());
+            counters.push(p.counters.clone());
+            attr_sets += p.attr_sets;
         }
         bgp::write_protocols(out, &merge::protocols(protos));
         bgp::write_rib(out, &merge::route_count(counts));

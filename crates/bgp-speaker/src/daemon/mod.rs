@@ -179,8 +179,10 @@ impl Running {
 const BMP_RIB_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The BMP collectors' way to the RIB threads: control jobs on each,
-/// answers concatenated (dump chunks) or summed (counts).
+/// answers concatenated (dump chunks); counts summed from what each
+/// thread published (`rib/published.rs`).
 fn bmp_access(ribs: Vec<mpsc::Sender<RibMsg>>) -> crate::bmp::RibAccess {
+    let slots = crate::pipeline::published_slots(&ribs, BMP_RIB_TIMEOUT);
     let (r1, r2) = (ribs.clone(), ribs);
     crate::bmp::RibAccess {
         dump: Box::new(move |hub, views| {
@@ -189,12 +191,15 @@ fn bmp_access(ribs: Vec<mpsc::Sender<RibMsg>>) -> crate::bmp::RibAccess {
                 .map(|parts| parts.into_iter().flatten().collect())
                 .map_err(|e| format!("table dump: {e:?}"))
         }),
+        // Statistics Reports sum what the RIB threads last published
+        // (`rib/published.rs`): they never wait for a thread in a batch.
         counts: Box::new(move || {
-            let parts = crate::pipeline::call_all(&r2, BMP_RIB_TIMEOUT, |st| st.bmp_counts())
-                .map_err(|e| format!("statistics: {e:?}"))?;
+            if slots.len() != r2.len() {
+                return Err("statistics: a RIB thread published no counts".into());
+            }
             let mut sum = crate::bmp::Counts::new();
-            for p in parts {
-                for (a, (i, l)) in p {
+            for p in crate::rib::published::read_all(&slots) {
+                for (&a, &(i, l)) in &p.bmp {
                     let e = sum.entry(a).or_default();
                     e.0 += i;
                     e.1 += l;
@@ -580,7 +585,9 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         let running = running.clone();
         Arc::new(move |c: control::PeerChange| reload::change_peer(&running, c))
     };
+    let slots = crate::pipeline::published_slots(pipeline.senders(), Duration::from_secs(30));
     let mut ctl = control::Control::new(pipeline.senders().to_vec(), reload_fn.clone(), bfd)
+        .with_published(slots)
         .with_bmp(bmp_hub.clone())
         .with_dataplane(hooks.dataplane.clone())
         .with_peer_changes(peer_fn);

@@ -289,6 +289,50 @@ pub fn protocols(st: &RibState, all: bool, name: Option<&str>) -> Vec<ProtocolIn
     out
 }
 
+/// [`protocols`] `all` and `name` applied to a part's published `show
+/// protocols all` (`rib/published.rs`): the protocols `name` selects (a
+/// name, or a neighbour's address), without the BGP block unless `all`
+/// (the only thing `all` adds).
+pub fn select_protocols(
+    published: &[ProtocolInfo],
+    all: bool,
+    name: Option<&str>,
+) -> Vec<ProtocolInfo> {
+    let addr: Option<IpAddr> = name.and_then(|n| n.parse().ok());
+    published
+        .iter()
+        .filter(|p| {
+            name.is_none_or(|n| {
+                n == p.name
+                    || (p.kind == ProtocolKind::Bgp
+                        && addr.is_some()
+                        && p.bgp.as_ref().map(|b| b.neighbor_addr) == addr)
+            })
+        })
+        .map(|p| {
+            let mut p = p.clone();
+            if !all {
+                p.bgp = None;
+            }
+            p
+        })
+        .collect()
+}
+
+/// `show neighbor KEY` from merged `show protocols all`: the BGP
+/// neighbour whose name or address is `key` (as `RibCore::find_peer`).
+pub fn find_neighbor(protos: Vec<ProtocolInfo>, key: &str) -> Vec<ProtocolInfo> {
+    let addr: Option<IpAddr> = key.parse().ok();
+    protos
+        .into_iter()
+        .filter(|p| p.kind == ProtocolKind::Bgp)
+        .find(|p| {
+            p.name == key || (addr.is_some() && p.bgp.as_ref().map(|b| b.neighbor_addr) == addr)
+        })
+        .into_iter()
+        .collect()
+}
+
 fn protocol_name(st: &RibState, id: PeerId) -> String {
     if id == STATIC_PEER {
         return STATIC_NAME.into();

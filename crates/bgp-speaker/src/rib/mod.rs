@@ -31,6 +31,7 @@
 mod bmp;
 mod dump;
 pub mod ifaddr;
+pub mod published;
 pub mod views;
 
 use std::sync::OnceLock;
@@ -69,6 +70,12 @@ pub use bgp_core::ROUND_MIN;
 /// hundred microseconds) up to a whole millisecond. Input that arrives
 /// meanwhile waits in the channel and is applied before the round.
 const TIMER_GRAIN: Duration = Duration::from_millis(1);
+
+/// The environment variable of the test hook [`RibState::hold_for_test`].
+pub const HOLD_ENV: &str = "TESSERAD_TEST_HOLD_RIB";
+
+/// The longest the test hook holds a RIB thread.
+pub const HOLD_MAX: Duration = Duration::from_secs(60);
 
 /// A control request: runs on the RIB thread with the whole state.
 pub type ControlFn = Box<dyn FnOnce(&mut RibState) + Send>;
@@ -180,6 +187,16 @@ pub struct RibState {
     nht: Option<std::sync::Arc<crate::nht::Tracker>>,
     /// BMP export (`[bmp]`): post-policy and Loc-RIB changes.
     bmp: Option<crate::bmp::BmpHub>,
+    /// Where this thread publishes its counts for readers that do not
+    /// wait for it (`published.rs`).
+    published: std::sync::Arc<published::PublishSlot>,
+    /// When the last snapshot was taken, and how many so far.
+    last_publish: Option<std::time::Instant>,
+    publish_seq: u64,
+    /// A change since the last snapshot that the throttle held back.
+    unpublished: bool,
+    /// Test hook (`TESSERAD_TEST_HOLD_RIB`, see [`RibState::hold_for_test`]).
+    hold: Option<std::path::PathBuf>,
 }
 
 impl std::ops::Deref for RibState {
@@ -212,7 +229,88 @@ impl RibState {
             bmp: None,
             dumped_round: 0,
             nht: None,
+            published: Default::default(),
+            last_publish: None,
+            publish_seq: 0,
+            unpublished: false,
+            hold: std::env::var_os(HOLD_ENV)
+                .filter(|v| !v.is_empty())
+                .map(std::path::PathBuf::from),
         }
+    }
+
+    /// This thread's published counts (`published.rs`).
+    pub fn published_slot(&self) -> std::sync::Arc<published::PublishSlot> {
+        self.published.clone()
+    }
+
+    /// Takes a snapshot of what the readers that do not wait for this
+    /// thread show (`/metrics`, `show protocols`, `show route count`, BMP
+    /// statistics) and publishes it.
+    pub fn publish(&mut self) {
+        self.publish_seq += 1;
+        let p = published::Published {
+            protocols: crate::daemon::query::protocols(self, true, None),
+            route_count: crate::daemon::query::route_count_of(self, false),
+            mcast_count: crate::daemon::query::route_count_of(self, true),
+            counters: self.core.counters.clone(),
+            attr_sets: self.core.rib.attr_set_count(),
+            bmp: if self.bmp.is_some() {
+                self.bmp_counts()
+            } else {
+                Default::default()
+            },
+            seq: self.publish_seq,
+        };
+        self.published.set(p);
+        self.last_publish = Some(std::time::Instant::now());
+        self.unpublished = false;
+    }
+
+    /// [`Self::publish`] when [`published::PUBLISH_EVERY`] has passed
+    /// since the last snapshot (after UPDATE batches and export rounds).
+    fn maybe_publish(&mut self) {
+        if self
+            .last_publish
+            .is_none_or(|t| t.elapsed() >= published::PUBLISH_EVERY)
+        {
+            self.publish();
+        } else {
+            self.unpublished = true;
+        }
+    }
+
+    /// [`Self::publish`] if a change was held back by the throttle (the
+    /// thread is about to wait for input: its counts are then current).
+    pub(crate) fn publish_pending(&mut self) {
+        if self.unpublished {
+            self.publish();
+        }
+    }
+
+    /// Test hook: with `TESSERAD_TEST_HOLD_RIB=PATH` in the environment,
+    /// a batch of UPDATEs that arrives while the file PATH exists holds
+    /// this thread in that batch (before applying it) until the file is
+    /// removed, at most [`HOLD_MAX`]; the thread creates `PATH.held`
+    /// while it holds. Lets an end-to-end test prove that readers answer
+    /// while a RIB thread is busy, without timing thresholds
+    /// (`crates/tesserad/tests/scrape_busy_rib.rs`). Unset: one branch on
+    /// a `None` per batch.
+    fn hold_for_test(&self) {
+        let Some(path) = &self.hold else {
+            return;
+        };
+        if !path.exists() {
+            return;
+        }
+        let mut marker = path.clone().into_os_string();
+        marker.push(".held");
+        let _ = std::fs::write(&marker, b"held\n");
+        let start = std::time::Instant::now();
+        while path.exists() && start.elapsed() < HOLD_MAX {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = std::fs::remove_file(&marker);
     }
 
     /// Switches next-hop tracking on (before any route): next hops are
@@ -292,6 +390,23 @@ impl RibState {
     }
 
     pub(crate) fn handle(&mut self, msg: RibMsg) {
+        // Route changes (a batch of UPDATEs, next-hop and RPKI changes,
+        // which can come in bursts) publish when PUBLISH_EVERY has
+        // passed; session events and ticks at once; a control job only
+        // where its caller asks (`pipeline::call_all` and `Control::call`
+        // publish before they answer; a table walk of the gRPC API need
+        // not).
+        let batch = matches!(
+            msg,
+            RibMsg::Input(bgp_core::RibInput::Updates { .. })
+                | RibMsg::Nexthop(_)
+                | RibMsg::Vrps(..)
+                | RibMsg::Aspas(..)
+        );
+        if matches!(msg, RibMsg::Input(bgp_core::RibInput::Updates { .. })) {
+            self.hold_for_test();
+        }
+        let control = matches!(msg, RibMsg::Control(_));
         match msg {
             RibMsg::Input(i) => {
                 let post = self
@@ -327,6 +442,11 @@ impl RibState {
             }
         }
         self.deliver();
+        if batch {
+            self.maybe_publish();
+        } else if !control {
+            self.publish();
+        }
     }
 
     /// Exports the changes collected since the last call and hands the
@@ -334,6 +454,7 @@ impl RibState {
     pub(crate) fn propagate(&mut self) {
         self.core.propagate(now(), &mut self.out);
         self.deliver();
+        self.maybe_publish();
     }
 
     /// Runs the export round now: everything applied so far is exported,
@@ -544,7 +665,7 @@ pub fn run(mut rx: Receiver<RibMsg>, mut st: RibState, inflow: std::sync::Arc<In
                 }
             }
         } else {
-            match rx.blocking_recv() {
+            match next_or_idle(&mut rx, &mut st) {
                 Some(m) => Some(m),
                 None => break,
             }
@@ -571,6 +692,21 @@ pub fn run(mut rx: Receiver<RibMsg>, mut st: RibState, inflow: std::sync::Arc<In
         }
         if st.core.shutdown_requested() {
             break;
+        }
+    }
+}
+
+/// The next message, blocking; before blocking on an empty channel the
+/// thread publishes what the throttle of [`RibState::maybe_publish`] held
+/// back, so an idle thread's published counts are current. `None`: every
+/// sender is gone.
+fn next_or_idle(rx: &mut Receiver<RibMsg>, st: &mut RibState) -> Option<RibMsg> {
+    match rx.try_recv() {
+        Ok(m) => Some(m),
+        Err(tokio::sync::mpsc::error::TryRecvError::Disconnected) => None,
+        Err(tokio::sync::mpsc::error::TryRecvError::Empty) => {
+            st.publish_pending();
+            rx.blocking_recv()
         }
     }
 }
@@ -606,7 +742,7 @@ fn paced_round(st: &mut RibState, pacer: &mut RoundPacer) {
 
 /// [`run`] without round spacing: an export round after every burst.
 fn run_unspaced(mut rx: Receiver<RibMsg>, mut st: RibState) {
-    while let Some(msg) = rx.blocking_recv() {
+    while let Some(msg) = next_or_idle(&mut rx, &mut st) {
         st.handle(msg);
         burst(&mut rx, &mut st);
         st.propagate();

@@ -116,6 +116,16 @@ impl Tesserad {
         render: impl FnOnce(&std::path::Path) -> String,
         args: &[&str],
     ) -> Tesserad {
+        Tesserad::start_env(lab, render, args, &[])
+    }
+
+    /// [`Self::start_args`] with extra environment variables (test hooks).
+    pub fn start_env(
+        lab: &Lab,
+        render: impl FnOnce(&std::path::Path) -> String,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Tesserad {
         let dir = lab.path("tesserad");
         std::fs::create_dir_all(&dir).expect("tesserad dir");
         let sock = dir.join("tesserad.sock");
@@ -124,7 +134,9 @@ impl Tesserad {
         let c = config.display().to_string();
         let mut argv = vec![binary(), "-c", &c];
         argv.extend_from_slice(args);
-        let pid = lab.spawn("tesserad", &lab.center_ns, &argv, &[("RUST_LOG", "info")]);
+        let mut vars = vec![("RUST_LOG", "info")];
+        vars.extend_from_slice(env);
+        let pid = lab.spawn("tesserad", &lab.center_ns, &argv, &vars);
         let t = Tesserad {
             pid,
             dir,
