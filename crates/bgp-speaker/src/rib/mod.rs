@@ -249,19 +249,7 @@ impl RibState {
     /// statistics) and publishes it.
     pub fn publish(&mut self) {
         self.publish_seq += 1;
-        let p = published::Published {
-            protocols: crate::daemon::query::protocols(self, true, None),
-            route_count: crate::daemon::query::route_count_of(self, false),
-            mcast_count: crate::daemon::query::route_count_of(self, true),
-            counters: self.core.counters.clone(),
-            attr_sets: self.core.rib.attr_set_count(),
-            bmp: if self.bmp.is_some() {
-                self.bmp_counts()
-            } else {
-                Default::default()
-            },
-            seq: self.publish_seq,
-        };
+        let p = published::snapshot(self, self.publish_seq);
         self.published.set(p);
         self.last_publish = Some(std::time::Instant::now());
         self.unpublished = false;

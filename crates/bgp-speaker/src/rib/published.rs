@@ -63,6 +63,24 @@ pub struct Published {
     pub seq: u64,
 }
 
+/// The snapshot of one RIB thread's state, numbered `seq`: the same
+/// answers the control jobs give (`daemon::query`), taken on that thread.
+pub(super) fn snapshot(st: &super::RibState, seq: u64) -> Published {
+    Published {
+        protocols: crate::daemon::query::protocols(st, true, None),
+        route_count: crate::daemon::query::route_count_of(st, false),
+        mcast_count: crate::daemon::query::route_count_of(st, true),
+        counters: st.core.counters.clone(),
+        attr_sets: st.core.rib.attr_set_count(),
+        bmp: if st.bmp.is_some() {
+            st.bmp_counts()
+        } else {
+            Default::default()
+        },
+        seq,
+    }
+}
+
 /// Where one RIB thread publishes its [`Published`] snapshot.
 #[derive(Debug, Default)]
 pub struct PublishSlot {
