@@ -4,45 +4,17 @@
 //! and `/metrics` (merged counts, the per-stage histograms of seed 000
 //! Table 4.2, and a valid exposition).
 
-use std::net::Ipv4Addr;
 use std::sync::Arc;
 
-use base::{Asn, Prefix, Prefix4};
-use bgp_rib::AttrsBuilder;
 use bgp_speaker::daemon::control::{Control, ReloadFn};
 use bgp_speaker::daemon::metrics::Metrics;
-use bgp_speaker::msg::DecodedUpdate;
 use bgp_speaker::pipeline::{Locks, Mode};
-use bgp_wire::{AsPath, AttrValue, NextHop, Nlri, Origin, PathAttr};
 use mgmt::metrics::{MetricsSource, MetricsWriter};
 use mgmt::proto::{Data, Request, Response};
 use mgmt::server::ControlHandler;
 use testkit::inproc::{FakePeer, InProc};
 
-fn update(peer: usize, asn: u32, from: u32, n: u32, path_len: u32) -> DecodedUpdate {
-    let mut b = AttrsBuilder::new();
-    b.set(PathAttr::new(AttrValue::Origin(Origin::Igp)));
-    let mut path = vec![Asn(asn)];
-    path.extend((0..path_len).map(|j| Asn(64900 + j)));
-    b.set(PathAttr::new(AttrValue::AsPath(AsPath::from_sequence(
-        path,
-    ))));
-    b.set_next_hop(NextHop::V4(Ipv4Addr::new(10, 255, 0, peer as u8 + 1)));
-    b.mark_clean();
-    DecodedUpdate {
-        attrs: Some(Arc::new(b)),
-        announce: (from..from + n)
-            .map(|i| {
-                Nlri::new(Prefix::V4(
-                    Prefix4::new(0x0a00_0000 | (i << 8), 24).unwrap(),
-                ))
-            })
-            .collect(),
-        withdraw: Vec::new(),
-        end_of_rib: None,
-        multicast: Default::default(),
-    }
-}
+use testkit::inproc::announce_24s as update;
 
 struct Answers {
     routes: Data,

@@ -334,6 +334,32 @@ impl InProc {
     }
 }
 
+/// One UPDATE from fake peer `peer` (AS `asn`): the /24s `from..from+n`
+/// of 10.0.0.0/8 (the `i`th is 10.x.y.0 with x.y = `i`; `from + n` at
+/// most 65,536), origin IGP, an
+/// AS path of `asn` and `path_len` more ASNs, next hop 10.255.0.(peer+1).
+pub fn announce_24s(peer: usize, asn: u32, from: u32, n: u32, path_len: u32) -> DecodedUpdate {
+    let mut b = AttrsBuilder::new();
+    b.set(PathAttr::new(AttrValue::Origin(Origin::Igp)));
+    let mut path = vec![Asn(asn)];
+    path.extend((0..path_len).map(|j| Asn(64900 + j)));
+    b.set(PathAttr::new(AttrValue::AsPath(AsPath::from_sequence(
+        path,
+    ))));
+    b.set_next_hop(NextHop::V4(Ipv4Addr::new(10, 255, 0, peer as u8 + 1)));
+    b.mark_clean();
+    DecodedUpdate {
+        attrs: Some(Arc::new(b)),
+        announce: (from..from + n)
+            .filter_map(|i| Prefix4::new(0x0a00_0000 | (i << 8), 24).ok())
+            .map(|p| Nlri::new(Prefix::V4(p)))
+            .collect(),
+        withdraw: Vec::new(),
+        end_of_rib: None,
+        multicast: Default::default(),
+    }
+}
+
 /// Benchmark workload: peer `p`'s table of `m` shared /24s (10.0.0.0/8
 /// upwards), `per_update` prefixes per UPDATE, one attribute set per
 /// UPDATE (AS paths of 2..5 ASNs and MEDs varying with the UPDATE and the
