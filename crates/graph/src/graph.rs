@@ -9,6 +9,15 @@
 //! pushes packets straight into downstream pending batches. Passes repeat
 //! while a back edge left work behind, up to a bound, so a cycle can never
 //! spin the core; leftovers wait for the next poll.
+//!
+//! A bit per element (by its place in that order) says that one of its
+//! inputs may hold packets: set by [`Graph::inject`] and, after an element
+//! or a tick ran, for each of its outputs' targets that holds packets. A
+//! pass visits only the marked elements, in the same order as a walk over
+//! all of them would, so the cost of a run follows the elements a batch
+//! goes through, not the size of the graph (a batch of one packet, as a
+//! virtual router with batching off runs, crosses a handful of a built-in
+//! graph's dozens of elements).
 
 use pkt::{Batch, Pool, MAX_BATCH};
 
@@ -38,6 +47,14 @@ pub struct Graph<E: Element> {
     /// Element index owning each slot, and the input port.
     slot_owner: Vec<(u32, u16)>,
     order: Vec<u32>,
+    /// Each element's place in `order`.
+    place: Vec<u32>,
+    /// Per output target (as `targets`): the place in `order` of the
+    /// element it feeds (`u32::MAX`: unconnected).
+    target_place: Vec<u32>,
+    /// Bit `k`: the element at `order[k]` may have pending input (set
+    /// whenever one of its input slots is not empty).
+    marked: Vec<u64>,
     tickers: Vec<u32>,
     /// Per-packet verdicts and kept packets for `Output::dispatch`, sized
     /// for the largest pending batch.
@@ -182,6 +199,17 @@ impl<E: Element> Graph<E> {
             .collect();
         let max_cap = (0..slots as usize).map(cap).max().unwrap_or(MAX_BATCH);
         let order = topo_order(&adj);
+        let mut place = vec![0u32; n];
+        for (k, &i) in order.iter().enumerate() {
+            place[i as usize] = k as u32;
+        }
+        let target_place = targets
+            .iter()
+            .map(|t| match slot_owner.get(t.slot as usize) {
+                Some(&(e, _)) if t.slot != UNCONNECTED => place[e as usize],
+                _ => u32::MAX,
+            })
+            .collect();
         let tickers = (0..n as u32)
             .filter(|&i| elems[i as usize].wants_tick())
             .collect();
@@ -201,6 +229,9 @@ impl<E: Element> Graph<E> {
             scratch,
             slot_owner,
             order,
+            place,
+            target_place,
+            marked: vec![0; n.div_ceil(64)],
             tickers,
             verdicts: vec![0; max_cap],
             keep: Batch::with_capacity(max_cap),
@@ -349,6 +380,11 @@ impl<E: Element> Graph<E> {
             Some(p) if input < self.ports[elem].inputs => p.take_from(batch),
             _ => 0,
         };
+        if moved > 0 {
+            if let Some(&k) = self.place.get(elem) {
+                self.mark(k);
+            }
+        }
         if n > moved {
             if let Some(s) = self.stats.get_mut(elem) {
                 s.drops[DropReason::OVERFLOW.slot()] += (n - moved) as u64;
@@ -392,20 +428,56 @@ impl<E: Element> Graph<E> {
         did
     }
 
+    fn mark(&mut self, k: u32) {
+        if let Some(w) = self.marked.get_mut((k / 64) as usize) {
+            *w |= 1 << (k % 64);
+        }
+    }
+
+    /// Marks the elements element `i`'s outputs feed whose input now
+    /// holds packets (after `i` ran or ticked).
+    fn mark_targets(&mut self, i: usize) {
+        let ob = self.out_base[i] as usize;
+        for k in ob..ob + usize::from(self.ports[i].outputs) {
+            let (Some(t), Some(&at)) = (self.targets.get(k), self.target_place.get(k)) else {
+                continue;
+            };
+            if at != u32::MAX && self.pending.get(t.slot as usize).is_some_and(|b| !b.is_empty()) {
+                self.mark(at);
+            }
+        }
+    }
+
+    /// The first marked place at or after `from`.
+    fn next_marked(&self, from: usize) -> Option<usize> {
+        let mut w = from / 64;
+        let mut bits = self.marked.get(w)? & (!0u64 << (from % 64));
+        loop {
+            if bits != 0 {
+                return Some(w * 64 + bits.trailing_zeros() as usize);
+            }
+            w += 1;
+            bits = *self.marked.get(w)?;
+        }
+    }
+
     /// Pushes every pending packet through the graph (run to completion).
     pub fn run(&mut self) {
         // Nothing pending (the second run of a poll, after `tick`; a
         // virtual router's decision that found nothing): no pass.
-        if self.pending.iter().all(Batch::is_empty) {
-            return;
-        }
         for _ in 0..MAX_PASSES {
-            let mut did = false;
-            for k in 0..self.order.len() {
+            // One pass: the marked elements in order (an element marked
+            // behind the pass, by a back edge or itself, waits for the
+            // next one, as in a walk over every element).
+            let mut from = 0;
+            while let Some(k) = self.next_marked(from) {
+                self.marked[k / 64] &= !(1 << (k % 64));
                 let i = self.order[k] as usize;
-                did |= self.run_elem(i);
+                self.run_elem(i);
+                self.mark_targets(i);
+                from = k + 1;
             }
-            if !did || self.pending.iter().all(Batch::is_empty) {
+            if self.marked.iter().all(|&w| w == 0) {
                 return;
             }
         }
@@ -427,12 +499,16 @@ impl<E: Element> Graph<E> {
                 keep: &mut self.keep,
             };
             self.elems[i].tick(&mut out);
+            self.mark_targets(i);
         }
         self.run();
     }
 
     /// Packets waiting in pending inputs (0 after a complete `run`).
     pub fn pending_len(&self) -> usize {
+        if self.marked.iter().all(|&w| w == 0) {
+            return 0;
+        }
         self.pending.iter().map(Batch::len).sum()
     }
 
@@ -494,6 +570,115 @@ fn topo_order(adj: &[Vec<u32>]) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::element::BuildError;
+    use crate::lang::Arg;
+
+    /// `Loop`: a packet whose first byte is above 0 goes out of output 1
+    /// with it decremented, else out of output 0. `Pass`: output 0.
+    /// `Gen`: one packet out of output 0 per tick. `Sink`: counts.
+    enum T {
+        Pass,
+        Loop,
+        Gen,
+        Sink(u64),
+    }
+
+    impl Element for T {
+        fn class(&self) -> &'static str {
+            "T"
+        }
+        fn ports(&self) -> Ports {
+            match self {
+                T::Pass => Ports { inputs: 2, outputs: 1 },
+                T::Loop => Ports { inputs: 1, outputs: 2 },
+                T::Gen => Ports { inputs: 0, outputs: 1 },
+                T::Sink(_) => Ports { inputs: 1, outputs: 0 },
+            }
+        }
+        fn process(&mut self, _input: u16, batch: &mut Batch, out: &mut Output<'_>) {
+            match self {
+                T::Pass => out.forward_all(0, batch),
+                T::Loop => {
+                    for mut p in batch.drain() {
+                        let d = p.data_mut();
+                        if d[0] > 0 {
+                            d[0] -= 1;
+                            out.push(1, p);
+                        } else {
+                            out.push(0, p);
+                        }
+                    }
+                }
+                T::Gen => batch.clear(),
+                T::Sink(n) => {
+                    *n += batch.len() as u64;
+                    batch.clear();
+                }
+            }
+        }
+        fn wants_tick(&self) -> bool {
+            matches!(self, T::Gen)
+        }
+        fn tick(&mut self, out: &mut Output<'_>) {
+            if let Some(p) = out.pool.alloc_from(&[0]) {
+                out.push(0, p);
+            }
+        }
+    }
+
+    struct F;
+    impl Factory for F {
+        type Elem = T;
+        fn build(&mut self, _name: &str, class: &str, _args: &[Arg]) -> Result<T, BuildError> {
+            Ok(match class {
+                "Pass" => T::Pass,
+                "Loop" => T::Loop,
+                "Gen" => T::Gen,
+                _ => T::Sink(0),
+            })
+        }
+    }
+
+    fn sunk(g: &Graph<T>, name: &str) -> u64 {
+        match g.find(name).and_then(|i| g.element(i)) {
+            Some(T::Sink(n)) => *n,
+            _ => u64::MAX,
+        }
+    }
+
+    #[test]
+    fn a_cycle_runs_max_passes_per_run_and_its_leftovers_on_the_next() {
+        // a -> l; l[1] -> [1]a (a back edge: one turn per pass); l[0] -> out.
+        let src = "a :: Pass; l :: Loop; out :: Sink; far :: Pass; far2 :: Sink;\n\
+                   a -> l; l[1] -> [1]a; l[0] -> out; far -> far2;";
+        let pool = Pool::new(16);
+        let mut g = Graph::from_str(src, "t", &mut F, pool.clone()).unwrap();
+        let mut b = Batch::with_capacity(4);
+        // 2 * MAX_PASSES + 3 turns: two full runs and a part of a third.
+        let turns = (2 * MAX_PASSES + 3) as u8;
+        b.push(pool.alloc_from(&[turns]).unwrap()).unwrap();
+        g.inject(g.find("a").unwrap(), 0, &mut b);
+        assert_eq!(g.pending_len(), 1);
+        for _ in 0..2 {
+            g.run();
+            assert_eq!((sunk(&g, "out"), g.pending_len()), (0, 1));
+        }
+        g.run();
+        assert_eq!((sunk(&g, "out"), g.pending_len()), (1, 0));
+        assert_eq!(sunk(&g, "far2"), 0);
+        // Nothing pending: a run changes nothing.
+        g.run();
+        assert_eq!((sunk(&g, "out"), g.pending_len()), (1, 0));
+    }
+
+    #[test]
+    fn what_a_tick_emits_runs_in_the_same_call() {
+        let src = "g :: Gen; p :: Pass; out :: Sink; g -> p -> out;";
+        let mut g = Graph::from_str(src, "t", &mut F, Pool::new(16)).unwrap();
+        g.tick();
+        g.tick();
+        assert_eq!((sunk(&g, "out"), g.pending_len()), (2, 0));
+    }
 
     #[test]
     fn topo() {

@@ -563,8 +563,12 @@ pub(super) struct VrWorker<D: Device<Error = IoError>> {
 
 /// Readings of the scheduler's clock per anchor on the thread's CPU
 /// clock: a decision reads the clock at least twice, so one
-/// `clock_gettime(CLOCK_THREAD_CPUTIME_ID)` per 16 or more decisions.
-const CLOCK_SYNC_EVERY: u32 = 32;
+/// `clock_gettime(CLOCK_THREAD_CPUTIME_ID)` per 128 or more decisions
+/// (and one after every gap of `base::ThreadCpuClock::GAP_NS`, where the
+/// thread may have been off its CPU). With batching off, anchoring every
+/// 32 readings was 3.4 % of the core (docs/BENCHMARKS.md, "Issue 19:
+/// virtual routers, batching off at the seed's efficiency").
+const CLOCK_SYNC_EVERY: u32 = 256;
 
 /// The VR scheduler's clock: this thread's CPU time, estimated by the
 /// cycle counter between anchors on the CPU clock
@@ -586,6 +590,14 @@ const KICK_NS: u64 = 20_000;
 /// Scheduling decisions between two looks at the core's commands (a
 /// channel read each; also at every idle decision).
 const CMD_EVERY: u64 = 64;
+
+/// Busy decisions between two stores of the VRs' counters (relaxed
+/// stores for every VR and the core; every decision was 1 % of the core
+/// with batching off): readers see them at most this many decisions
+/// late, and at once when the core goes idle. A divisor of
+/// `core_stats::DROPS_EVERY`, so the drops are stored as often as before
+/// in busy decisions.
+const PUBLISH_EVERY: u64 = 16;
 
 /// The answer to a graph replacement while the core runs VRs.
 const SWAP_WITH_VRS: &str = "the dataplane runs virtual routers ([[dataplane.vr]]): their \
@@ -964,7 +976,9 @@ impl<D: Device<Error = IoError>> VrWorker<D> {
             if self.decide() {
                 idle = 0;
                 self.busy += 1;
-                self.publish(self.busy % super::core_stats::DROPS_EVERY == 0);
+                if self.busy % PUBLISH_EVERY == 0 {
+                    self.publish(self.busy % super::core_stats::DROPS_EVERY == 0);
+                }
                 continue;
             }
             idle = idle.saturating_add(1);
