@@ -442,7 +442,12 @@ impl<E: Element> Graph<E> {
             let (Some(t), Some(&at)) = (self.targets.get(k), self.target_place.get(k)) else {
                 continue;
             };
-            if at != u32::MAX && self.pending.get(t.slot as usize).is_some_and(|b| !b.is_empty()) {
+            if at != u32::MAX
+                && self
+                    .pending
+                    .get(t.slot as usize)
+                    .is_some_and(|b| !b.is_empty())
+            {
                 self.mark(at);
             }
         }
@@ -589,10 +594,22 @@ mod tests {
         }
         fn ports(&self) -> Ports {
             match self {
-                T::Pass => Ports { inputs: 2, outputs: 1 },
-                T::Loop => Ports { inputs: 1, outputs: 2 },
-                T::Gen => Ports { inputs: 0, outputs: 1 },
-                T::Sink(_) => Ports { inputs: 1, outputs: 0 },
+                T::Pass => Ports {
+                    inputs: 2,
+                    outputs: 1,
+                },
+                T::Loop => Ports {
+                    inputs: 1,
+                    outputs: 2,
+                },
+                T::Gen => Ports {
+                    inputs: 0,
+                    outputs: 1,
+                },
+                T::Sink(_) => Ports {
+                    inputs: 1,
+                    outputs: 0,
+                },
             }
         }
         fn process(&mut self, _input: u16, batch: &mut Batch, out: &mut Output<'_>) {
