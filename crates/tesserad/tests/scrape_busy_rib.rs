@@ -152,4 +152,20 @@ fn scrape_and_show_answer_while_a_rib_thread_is_held() {
         master4_prefixes(&t).unwrap_or_else(|e| lab.fail(&e)),
         prefixes0 + 1
     );
+    // And a scrape, rendered on the listener's thread from the snapshots
+    // (not a text kept from before the hold), has it too.
+    lab.wait(15, "/metrics has the held batch's route", || {
+        let m = glue::scrape(&lab, METRICS_PORT)?;
+        let a = value(
+            &m,
+            "tessera_protocol_routes",
+            &[("protocol", "peer1"), ("kind", "accepted")],
+        );
+        let p = value(&m, "tessera_rib_prefixes", &[("table", "master4")]);
+        if a == Some((n0 + 1) as f64) && p == Some((prefixes0 + 1) as f64) {
+            Ok(Some(()))
+        } else {
+            Err(format!("accepted {a:?}, master4 prefixes {p:?}"))
+        }
+    });
 }

@@ -13,7 +13,9 @@
 //! Every answer comes from the daemon's control handler (the CLI's
 //! [`mgmt::proto::Request`]s) or its metrics source: no second way into
 //! the RIB. Control calls run on tokio's blocking pool, at most
-//! [`MAX_CONTROL_CALLS`] at once. The conversions are pure
+//! [`MAX_CONTROL_CALLS`] at once; a scrape is rendered on the listener's
+//! own thread (the source's part that never waits) and takes the pool only
+//! for the part that may wait (see [`MetricsSource`]). The conversions are pure
 //! ([`birdwatcher`], [`snapshot`], [`ratelimit`]); this file is the edge.
 //!
 //! Our own code, and why: the birdwatcher shapes have no library; the
@@ -42,6 +44,7 @@ use std::convert::Infallible;
 use std::io;
 use std::net::SocketAddr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::{oneshot, Semaphore};
@@ -94,6 +97,11 @@ impl Default for Limits {
 struct App {
     src: Sources,
     calls: Semaphore,
+    /// The part of a scrape that waits ([`MetricsSource::render_waiting`]):
+    /// one at a time, apart from the control calls.
+    scrapes: Semaphore,
+    /// Bytes of the last `/metrics` answer (the next one's buffer).
+    metrics_len: AtomicUsize,
     streams: Arc<Semaphore>,
     limiter: Mutex<ratelimit::RateLimiter>,
     epoch: Instant,
@@ -141,6 +149,8 @@ pub fn serve_with(addr: SocketAddr, src: Sources, limits: Limits) -> io::Result<
     let app = Arc::new(App {
         src,
         calls: Semaphore::new(MAX_CONTROL_CALLS),
+        scrapes: Semaphore::new(1),
+        metrics_len: AtomicUsize::new(0),
         streams: Arc::new(Semaphore::new(MAX_EVENT_STREAMS)),
         limiter: Mutex::new(ratelimit::RateLimiter::new(
             limits.rate_burst,
@@ -309,24 +319,65 @@ fn unexpected() -> Response {
     fail(ErrorCode::Internal, "unexpected answer from the daemon")
 }
 
+/// `/metrics`: [`MetricsSource::render`] on this thread (it never waits,
+/// so the scrape needs no pool thread's wake-up and no CPU slice of a
+/// second thread; the text goes into a buffer of the last scrape's size),
+/// then, only for a source that [`MetricsSource::waits`], its
+/// `render_waiting` on the blocking pool (one at a time, with a permit
+/// of its own: a scrape never queues behind the REST API's control
+/// calls). The render's wall and CPU time, the wait for the pool and the
+/// size are logged at debug level (target `web::metrics`).
 async fn metrics(State(app): State<Arc<App>>) -> Response {
+    let t0 = Instant::now();
     let src = Arc::clone(&app.src.metrics);
-    let Ok(_permit) = app.calls.acquire().await else {
-        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+    let cpu0 = base::thread_cpu_ns();
+    let mut w = MetricsWriter::with_capacity(app.metrics_len.load(Ordering::Relaxed));
+    let rendered = catch_unwind(AssertUnwindSafe(|| {
+        src.render(&mut w);
+        w
+    }));
+    let render_ns = t0.elapsed().as_nanos() as u64;
+    let render_cpu_ns = base::thread_cpu_ns().saturating_sub(cpu0);
+    let Ok(mut w) = rendered else {
+        return (StatusCode::INTERNAL_SERVER_ERROR, "metrics source failed\n").into_response();
     };
-    let body = tokio::task::spawn_blocking(move || {
-        let mut w = MetricsWriter::new();
-        catch_unwind(AssertUnwindSafe(|| src.render(&mut w))).map(|()| w.into_string())
-    })
-    .await;
-    match body {
-        Ok(Ok(b)) => (
-            [(header::CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE))],
-            b,
-        )
-            .into_response(),
-        _ => (StatusCode::INTERNAL_SERVER_ERROR, "metrics source failed\n").into_response(),
+    let mut pool_ns = 0;
+    if src.waits() {
+        let Ok(_permit) = app.scrapes.acquire().await else {
+            return StatusCode::SERVICE_UNAVAILABLE.into_response();
+        };
+        let t1 = Instant::now();
+        let more = tokio::task::spawn_blocking(move || {
+            catch_unwind(AssertUnwindSafe(|| {
+                src.render_waiting(&mut w);
+                w
+            }))
+        })
+        .await;
+        pool_ns = t1.elapsed().as_nanos() as u64;
+        match more {
+            Ok(Ok(x)) => w = x,
+            _ => {
+                return (StatusCode::INTERNAL_SERVER_ERROR, "metrics source failed\n")
+                    .into_response()
+            }
+        }
     }
+    let body = w.into_string();
+    app.metrics_len.store(body.len(), Ordering::Relaxed);
+    tracing::debug!(
+        target: "web::metrics",
+        render_us = render_ns / 1000,
+        render_cpu_us = render_cpu_ns / 1000,
+        waiting_us = pool_ns / 1000,
+        bytes = body.len(),
+        "scrape"
+    );
+    (
+        [(header::CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE))],
+        body,
+    )
+        .into_response()
 }
 
 async fn status(State(app): State<Arc<App>>) -> Response {
@@ -510,9 +561,14 @@ async fn take_snapshot(app: &App) -> Value {
     let src = Arc::clone(&app.src.metrics);
     let text = tokio::task::spawn_blocking(move || {
         let mut w = MetricsWriter::new();
-        catch_unwind(AssertUnwindSafe(|| src.render(&mut w)))
-            .map(|()| w.into_string())
-            .unwrap_or_default()
+        catch_unwind(AssertUnwindSafe(|| {
+            src.render(&mut w);
+            if src.waits() {
+                src.render_waiting(&mut w);
+            }
+        }))
+        .map(|()| w.into_string())
+        .unwrap_or_default()
     })
     .await
     .unwrap_or_default();

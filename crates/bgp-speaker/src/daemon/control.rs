@@ -201,6 +201,27 @@ impl Control {
         Ok(crate::rib::published::read_all(slots))
     }
 
+    /// The last snapshot every RIB thread published, in shard order, or
+    /// `None` before [`Self::with_published`] gave the slots: never
+    /// blocks (for `/metrics`, read on the HTTP listener's thread).
+    pub fn published_now(&self) -> Option<Vec<Arc<crate::rib::published::Published>>> {
+        let slots = self.published.get()?;
+        if slots.is_empty() || slots.len() != self.rib.len() {
+            return None;
+        }
+        Some(crate::rib::published::read_all(slots))
+    }
+
+    /// Whether the BFD task runs (`/metrics` then asks it).
+    pub fn has_bfd(&self) -> bool {
+        self.bfd.lock().is_ok_and(|g| g.is_some())
+    }
+
+    /// Whether a dataplane is attached (`/metrics` then reads it).
+    pub fn has_dataplane(&self) -> bool {
+        self.dataplane.is_some()
+    }
+
     /// `show protocols [all] [NAME]` from the published snapshots.
     pub fn protocols(&self, all: bool, name: Option<&str>) -> Result<Vec<ProtocolInfo>, Response> {
         let parts = self.published()?;

@@ -17,10 +17,13 @@ pub struct Metrics {
 }
 
 impl MetricsSource for Metrics {
+    /// The RIB's families, the latency histograms and the RIB counters:
+    /// all read from what the RIB threads last published
+    /// (`rib/published.rs`) and from atomics, so a scrape never waits for
+    /// a RIB thread in a batch, nor for any other thread (this runs on the
+    /// HTTP listener's own thread).
     fn render(&self, out: &mut MetricsWriter) {
-        // What the RIB threads last published (`rib/published.rs`): a
-        // scrape never waits for a RIB thread in a batch.
-        let Ok(parts) = self.control.published() else {
+        let Some(parts) = self.control.published_now() else {
             return;
         };
         let shards = parts.len();
@@ -44,6 +47,15 @@ impl MetricsSource for Metrics {
             "RIB threads (shards) of the UPDATE pipeline",
         );
         out.sample_u64("tessera_rib_threads", &[], shards as u64);
+    }
+
+    /// BFD (a query to the BFD task) and the dataplane (its threads'
+    /// counters): only when the daemon runs them.
+    fn waits(&self) -> bool {
+        self.control.has_bfd() || self.control.has_dataplane()
+    }
+
+    fn render_waiting(&self, out: &mut MetricsWriter) {
         if let Ok((sessions, c)) = self.control.bfd_sessions() {
             write_bfd(out, &sessions, &c);
         }

@@ -25,7 +25,28 @@ pub const METRICS_LIMITS: Limits = Limits {
     reserved_request: Duration::from_secs(2),
 };
 
-/// Fills a scrape. Called on the HTTP connection thread for every scrape.
+/// Fills a scrape, in two parts.
+///
+/// [`Self::render`] runs on the HTTP listener's own thread for every
+/// scrape, so it must never wait for another thread or task: it reads
+/// what their owners publish (atomics, snapshots swapped into a slot).
+/// Handing it to a pool thread instead cost a scrape a second thread's
+/// wake-up and its wait for a CPU, which on a loaded machine was most of
+/// its latency (issue 17, docs/BENCHMARKS.md).
+///
+/// The families that have to ask another task or thread go in
+/// [`Self::render_waiting`]: when [`Self::waits`] is true, the listener
+/// runs it after `render` on its blocking pool and appends its text.
 pub trait MetricsSource: Send + Sync + 'static {
+    /// The families that never wait (called on the listener's thread).
     fn render(&self, out: &mut MetricsWriter);
+
+    /// Whether [`Self::render_waiting`] has anything to write.
+    fn waits(&self) -> bool {
+        false
+    }
+
+    /// The families that may wait for another task or thread, written
+    /// after [`Self::render`]'s (called on a blocking-pool thread).
+    fn render_waiting(&self, _out: &mut MetricsWriter) {}
 }

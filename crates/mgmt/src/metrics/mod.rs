@@ -134,6 +134,15 @@ impl MetricsWriter {
         Self::default()
     }
 
+    /// A writer whose buffer holds `bytes` before it grows (the size of
+    /// the last exposition: one allocation per scrape, not one per
+    /// doubling).
+    pub fn with_capacity(bytes: usize) -> Self {
+        MetricsWriter {
+            out: String::with_capacity(bytes),
+        }
+    }
+
     /// `# HELP` and `# TYPE` lines opening a family. Write all samples of
     /// the family right after.
     pub fn header(&mut self, name: &str, kind: MetricType, help: &str) {
