@@ -44,7 +44,7 @@ impl BestOut {
     /// Entries of its own (overrides of its group's table, or the whole
     /// table of a peer in no group).
     pub(crate) fn has_private(&self) -> bool {
-        self.sent.len() > 0
+        !self.sent.is_empty()
     }
     pub(crate) fn sent_len(&self) -> usize {
         self.sent.len() + self.member.map_or(0, |m| m.advertised)
