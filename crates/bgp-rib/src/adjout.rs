@@ -565,11 +565,6 @@ fn clear_bit_in<K, V: Copy + From<Slot>>(
 {
     m.retain(|k, v| {
         let mut s = Slot::from(*v);
-        if s.mask == 0 {
-            // Reserved and never updated (not reached: see
-            // `Group::reserve`): it holds no reference.
-            return false;
-        }
         if s.mask & b != 0 {
             s.mask &= !b;
             if let Some(p) = prefix(k) {
@@ -617,35 +612,9 @@ impl Group {
         }
     }
     pub(crate) fn get(&self, p: &Prefix) -> Option<Slot> {
-        let s: Option<Slot> = match p.masked() {
+        match p.masked() {
             Prefix::V4(k) => each_width!(&self.v4, m => m.get(&P4::from(k)).map(|&s| s.into())),
             p @ Prefix::V6(_) => self.v6.get(&PKey::from(p)).copied(),
-        };
-        // An entry without members is one reserved ([`Group::reserve`]):
-        // none.
-        s.filter(|s| s.mask != 0)
-    }
-    /// Makes sure `p` has an entry, one without members (which counts as
-    /// none) where it had none, so that an export round about to write
-    /// the entries of several prefixes has their slots' cache lines
-    /// fetched side by side: a new prefix's slot is a store miss of its
-    /// own after the probe's, and one at a time those stalls added up
-    /// (issue 17, scenario (a); the Loc-RIB does the same, `shard.rs`).
-    /// The caller must [`Group::update`] every prefix it reserves before
-    /// anything else reads the table: the update removes an entry left
-    /// without members.
-    pub(crate) fn reserve(&mut self, p: &Prefix) {
-        let none = Slot {
-            h: AttrHandle(0),
-            mask: 0,
-        };
-        match p.masked() {
-            Prefix::V4(k) => each_width!(&mut self.v4, m => {
-                m.entry(P4::from(k)).or_insert(none.into());
-            }),
-            p @ Prefix::V6(_) => {
-                self.v6.entry(PKey::from(p)).or_insert(none);
-            }
         }
     }
     /// Widens the IPv4 table's slots (a copy of the table) if member
@@ -665,6 +634,12 @@ impl Group {
             .filter(|s| s.mask & (1u32 << bit) != 0)
             .map(|s| s.h)
     }
+    /// Loads `p`'s entry into the cache and drops it: a lookup ahead of
+    /// [`Group::update`], so that the misses of a few prefixes overlap
+    /// (see `export_changes`).
+    pub(crate) fn touch(&self, p: &Prefix) {
+        std::hint::black_box(self.get(p));
+    }
     /// Replaces `p`'s entry by what `f` makes of it (`None`: none, or
     /// remove it) with one probe of the table, where a [`Group::get`] and
     /// a [`Group::set`] took two; returns the previous entry.
@@ -683,15 +658,14 @@ impl Group {
         {
             match m.entry(k) {
                 Entry::Occupied(mut o) => {
-                    // Without members: reserved, none.
-                    let old = Some(Slot::from(*o.get())).filter(|s| s.mask != 0);
-                    match f(old) {
+                    let old = Slot::from(*o.get());
+                    match f(Some(old)) {
                         Some(s) => *o.get_mut() = s.into(),
                         None => {
                             o.remove();
                         }
                     }
-                    old
+                    Some(old)
                 }
                 Entry::Vacant(v) => {
                     if let Some(s) = f(None) {
@@ -716,11 +690,9 @@ impl Group {
         where
             Slot: From<V>,
         {
-            // An entry without members is a reserved one: none.
-            let some = |s: Slot| Some(s).filter(|s| s.mask != 0);
             match (m.entry(k), slot) {
-                (Entry::Occupied(mut o), Some(s)) => some(o.insert(s.into()).into()),
-                (Entry::Occupied(o), None) => some(o.remove().into()),
+                (Entry::Occupied(mut o), Some(s)) => Some(o.insert(s.into()).into()),
+                (Entry::Occupied(o), None) => Some(o.remove().into()),
                 (Entry::Vacant(v), Some(s)) => {
                     v.insert(s.into());
                     None
@@ -775,40 +747,6 @@ mod tests {
 
     fn p(i: u32) -> Prefix {
         Prefix::V4(Prefix4::new(0x0a00_0000 | i << 8, 24).unwrap())
-    }
-
-    /// A reserved entry counts as none: `get` and `update` see none, an
-    /// update to none removes it, and clearing a bit drops a leftover one
-    /// without handing its placeholder set to be released.
-    #[test]
-    fn reserved_entries_count_as_none() {
-        let mut g = Group::new((1, true));
-        let v6: Prefix = "2001:db8::/48".parse().unwrap();
-        let s = |h, mask| Slot {
-            h: AttrHandle(h),
-            mask,
-        };
-        for x in [p(1), p(2), p(3), v6] {
-            g.reserve(&x);
-            assert_eq!(g.get(&x), None, "{x}");
-        }
-        assert_eq!(g.update(p(1), |old| old.or(Some(s(5, 1)))), None);
-        assert_eq!(g.get(&p(1)), Some(s(5, 1)));
-        // Reserving an entry that exists leaves it as it is.
-        g.reserve(&p(1));
-        assert_eq!(g.get(&p(1)), Some(s(5, 1)));
-        assert_eq!(g.update(p(2), |old| old), None);
-        assert_eq!(g.set(v6, Some(s(6, 2))), None);
-        assert_eq!(g.get(&v6), Some(s(6, 2)));
-        assert_eq!(g.prefixes_of(0).collect::<Vec<_>>(), vec![p(1)]);
-        // p(3) was never updated: clearing drops it and frees nothing
-        // for it.
-        let (mut had, mut freed) = (Vec::new(), Vec::new());
-        g.clear_bit(0, &mut |x, h| had.push((x, h)), &mut freed);
-        assert_eq!(had, vec![(p(1), AttrHandle(5))]);
-        assert_eq!(freed, vec![AttrHandle(5)]);
-        assert_eq!(g.update(p(3), |old| old), None);
-        assert_eq!(g.get(&v6), Some(s(6, 2)));
     }
 
     /// A group's IPv4 slots widen as members with higher bits join, keep

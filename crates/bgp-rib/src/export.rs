@@ -104,16 +104,15 @@ impl RibShard {
             // time inside the export's longer work they were 12 % of
             // scenario (a)'s CPU time (issue 17); side by side the
             // misses overlap. The Loc-RIB does not change meanwhile. The
-            // group's own entries of the same prefixes are made beside
-            // them, for the same reason (`Group::reserve`); every one is
-            // updated by the exports below.
+            // group's own entries of the same prefixes are loaded beside
+            // them, for the same reason (`Group::touch`).
             for chunk in changed.chunks(LOOKAHEAD) {
                 let mut best = [None; LOOKAHEAD];
                 for (b, p) in best.iter_mut().zip(chunk) {
                     let p = p.masked();
                     *b = self.best_of(&p);
-                    if let Some(Some(g)) = self.groups.get_mut(gi) {
-                        g.reserve(&p);
+                    if let Some(Some(g)) = self.groups.get(gi) {
+                        g.touch(&p);
                     }
                 }
                 for (p, b) in chunk.iter().zip(best) {
