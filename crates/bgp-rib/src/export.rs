@@ -105,7 +105,10 @@ impl RibShard {
             // scenario (a)'s CPU time (issue 17); side by side the
             // misses overlap. The Loc-RIB does not change meanwhile. The
             // group's own entries of the same prefixes are loaded beside
-            // them, for the same reason (`Group::touch`).
+            // them, for the same reason (`Group::touch`; with the one
+            // probe of `Group::update` no CPU-s change was measurable in
+            // (a): the stall moved to the other misses, docs/BENCHMARKS.md
+            // "Issue 17, export side").
             for chunk in changed.chunks(LOOKAHEAD) {
                 let mut best = [None; LOOKAHEAD];
                 for (b, p) in best.iter_mut().zip(chunk) {
