@@ -44,9 +44,9 @@ impl BestOut {
     /// Entries of its own (overrides of its group's table, or the whole
     /// table of a peer in no group).
     pub(crate) fn has_private(&self) -> bool {
-        self.sent.len() > 0
+        !self.sent.is_empty()
     }
-    fn sent_len(&self) -> usize {
+    pub(crate) fn sent_len(&self) -> usize {
         self.sent.len() + self.member.map_or(0, |m| m.advertised)
     }
 }
@@ -157,20 +157,35 @@ impl Pending {
 /// a packed handle (a 9-byte slot of alignment 1, where `(Prefix4,
 /// AttrHandle)` took 12 and the two-family key 24), since a full IPv4
 /// table is where an Adj-RIB-Out's memory goes.
+///
+/// It counts its entries itself (`n`), so that [`Sent::is_empty`] is one
+/// load: an update group member's `sent` holds only its overrides, almost
+/// always none, and the group's export skips its lookups then (issue 17,
+/// scenario (a): two lookups per prefix and member in empty tables).
 #[derive(Debug, Default)]
 pub(crate) struct Sent {
     v4: SplitMap<P4, PHandle>,
     v6: SplitMap<PKey, AttrHandle>,
+    /// Entries in `v4` and `v6`; every change goes through [`Sent::set`].
+    n: usize,
 }
 
 impl Sent {
     fn len(&self) -> usize {
-        self.v4.len() + self.v6.len()
+        debug_assert_eq!(self.n, self.v4.len() + self.v6.len());
+        self.n
+    }
+    /// No entry at all (one load; see the type's docs).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.n == 0
     }
     fn heap_bytes(&self) -> usize {
         self.v4.heap_bytes() + self.v6.heap_bytes()
     }
     pub(crate) fn get(&self, p: &Prefix) -> Option<AttrHandle> {
+        if self.is_empty() {
+            return None;
+        }
         match p.masked() {
             Prefix::V4(k) => self.v4.get(&P4::from(k)).map(|&h| h.into()),
             p @ Prefix::V6(_) => self.v6.get(&PKey::from(p)).copied(),
@@ -183,10 +198,18 @@ impl Sent {
         p: Prefix,
         want: Option<AttrHandle>,
     ) -> (Option<AttrHandle>, Option<Option<AttrHandle>>) {
-        match p.masked() {
+        let r = match p.masked() {
             Prefix::V4(k) => set_in(&mut self.v4, P4::from(k), want),
             p @ Prefix::V6(_) => set_in(&mut self.v6, PKey::from(p), want),
+        };
+        // An entry was removed (it held a reference, none is wanted) or
+        // added (none held, one wanted, a change queued).
+        match (r, want) {
+            ((Some(_), _), None) => self.n = self.n.saturating_sub(1),
+            ((None, Some(_)), Some(_)) => self.n += 1,
+            _ => {}
         }
+        r
     }
     pub(crate) fn iter(&self) -> impl Iterator<Item = (PKey, AttrHandle)> + '_ {
         let v4 = (self.v4.iter())
@@ -610,6 +633,52 @@ impl Group {
         self.get(p)
             .filter(|s| s.mask & (1u32 << bit) != 0)
             .map(|s| s.h)
+    }
+    /// Loads `p`'s entry into the cache and drops it: a lookup ahead of
+    /// [`Group::update`], so that the misses of a few prefixes overlap
+    /// (see `export_changes`).
+    pub(crate) fn touch(&self, p: &Prefix) {
+        std::hint::black_box(self.get(p));
+    }
+    /// Replaces `p`'s entry by what `f` makes of it (`None`: none, or
+    /// remove it) with one probe of the table, where a [`Group::get`] and
+    /// a [`Group::set`] took two; returns the previous entry.
+    pub(crate) fn update(
+        &mut self,
+        p: Prefix,
+        f: impl FnOnce(Option<Slot>) -> Option<Slot>,
+    ) -> Option<Slot> {
+        fn put<K: std::hash::Hash + Eq, V: Copy + From<Slot>>(
+            m: &mut SplitMap<K, V>,
+            k: K,
+            f: impl FnOnce(Option<Slot>) -> Option<Slot>,
+        ) -> Option<Slot>
+        where
+            Slot: From<V>,
+        {
+            match m.entry(k) {
+                Entry::Occupied(mut o) => {
+                    let old = Slot::from(*o.get());
+                    match f(Some(old)) {
+                        Some(s) => *o.get_mut() = s.into(),
+                        None => {
+                            o.remove();
+                        }
+                    }
+                    Some(old)
+                }
+                Entry::Vacant(v) => {
+                    if let Some(s) = f(None) {
+                        v.insert(s.into());
+                    }
+                    None
+                }
+            }
+        }
+        match p.masked() {
+            Prefix::V4(k) => each_width!(&mut self.v4, m => put(m, P4::from(k), f)),
+            p @ Prefix::V6(_) => put(&mut self.v6, PKey::from(p), f),
+        }
     }
     /// Sets `p`'s entry (`None`: removes it); returns the previous one.
     pub(crate) fn set(&mut self, p: Prefix, slot: Option<Slot>) -> Option<Slot> {

@@ -103,11 +103,20 @@ impl RibShard {
             // cache miss in a table of a million prefixes, and one at a
             // time inside the export's longer work they were 12 % of
             // scenario (a)'s CPU time (issue 17); side by side the
-            // misses overlap. The Loc-RIB does not change meanwhile.
+            // misses overlap. The Loc-RIB does not change meanwhile. The
+            // group's own entries of the same prefixes are loaded beside
+            // them, for the same reason (`Group::touch`; with the one
+            // probe of `Group::update` no CPU-s change was measurable in
+            // (a): the stall moved to the other misses, docs/BENCHMARKS.md
+            // "Issue 17, export side").
             for chunk in changed.chunks(LOOKAHEAD) {
                 let mut best = [None; LOOKAHEAD];
                 for (b, p) in best.iter_mut().zip(chunk) {
-                    *b = self.best_of(&p.masked());
+                    let p = p.masked();
+                    *b = self.best_of(&p);
+                    if let Some(Some(g)) = self.groups.get(gi) {
+                        g.touch(&p);
+                    }
                 }
                 for (p, b) in chunk.iter().zip(best) {
                     self.group_export_of(gi, p.masked(), b, policy, None);
@@ -431,32 +440,27 @@ impl RibShard {
         let Some(Some(st)) = peers.get_mut(peer.0 as usize) else {
             return;
         };
-        match st.out.as_mut() {
-            Some(AdjOut::Best(out)) if out.member.is_some() => {
-                let Some(m) = out.member else {
-                    return;
-                };
-                if let Some(Some(g)) = groups.get(m.group as usize) {
-                    for p in g.prefixes_of(m.bit) {
-                        out.pending.insert(p);
-                    }
-                }
-                // Overrides (see `group.rs`).
-                for (p, _) in out.sent.iter() {
-                    if let Some(p) = p.prefix() {
-                        out.pending.insert(p);
-                    }
-                }
+        let out = match st.out.as_mut() {
+            Some(AdjOut::Best(out)) => out,
+            Some(AdjOut::Paths(out)) => return out.resend_all(),
+            None => return,
+        };
+        // Queued in prefix order, not in the order of whichever table
+        // holds them (a group's, a member's overrides, a private table):
+        // a drain of part of the queue then takes the same prefixes
+        // whether the peer is in an update group or not (the property
+        // test in `tests/group.rs` compares partial drains).
+        let mut all: Vec<Prefix> = Vec::with_capacity(out.sent_len());
+        if let Some(m) = out.member {
+            if let Some(Some(g)) = groups.get(m.group as usize) {
+                all.extend(g.prefixes_of(m.bit));
             }
-            Some(AdjOut::Best(out)) => {
-                for (p, _) in out.sent.iter() {
-                    if let Some(p) = p.prefix() {
-                        out.pending.insert(p);
-                    }
-                }
-            }
-            Some(AdjOut::Paths(out)) => out.resend_all(),
-            None => {}
+        }
+        // A member's overrides (see `group.rs`), or a private table.
+        all.extend(out.sent.iter().filter_map(|(p, _)| p.prefix()));
+        all.sort_unstable();
+        for p in all {
+            out.pending.insert(p);
         }
     }
 

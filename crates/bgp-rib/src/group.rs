@@ -324,93 +324,110 @@ impl RibShard {
             return;
         };
         let ebgp = g.key.1;
-        let old = g.get(&prefix);
-        let old_mask = old.map_or(0, |s| s.mask);
-        // The entry's set after this step: the old one while members that
-        // are not being exported to still have it.
         let only_bit = only.and_then(|o| members.iter().position(|m| *m == Some(o)));
-        let keep_old = match (only, only_bit) {
-            (None, _) => false,
-            (Some(_), Some(b)) => old_mask & !(1u32 << b) != 0,
-            (Some(_), None) => old_mask != 0,
-        };
-        let value = if keep_old { old.map(|s| s.h) } else { want };
-        let mut mask = 0u32;
-        for (j, m) in members.iter().enumerate() {
-            let Some(m) = *m else {
-                continue;
+        // One probe of the group's table: the closure gets the old entry
+        // and returns the new one, written in place (issue 17, scenario
+        // (a): a `get` and a `set` per prefix were two probes of a table
+        // of a million prefixes).
+        let mut step = |old: Option<Slot>| -> (Option<Slot>, bool) {
+            let old_mask = old.map_or(0, |s| s.mask);
+            // The entry's set after this step: the old one while members
+            // that are not being exported to still have it.
+            let keep_old = match (only, only_bit) {
+                (None, _) => false,
+                (Some(_), Some(b)) => old_mask & !(1u32 << b) != 0,
+                (Some(_), None) => old_mask != 0,
             };
-            let bit = 1u32 << j;
-            if only.is_some_and(|o| o != m) {
-                mask |= old_mask & bit;
-                continue;
-            }
-            let Some(Some(st)) = peers.get_mut(m.0 as usize) else {
-                continue;
-            };
-            let Some(AdjOut::Best(out)) = st.out.as_mut() else {
-                continue;
-            };
-            let had_bit = old_mask & bit != 0;
-            let was = if had_bit {
-                old.map(|s| s.h)
-            } else {
-                out.sent.get(&prefix)
-            };
-            let now = if Some(m) == from { None } else { want };
-            let to_bit = now.is_some() && now == value;
-            if to_bit {
-                mask |= bit;
-            }
-            // The override: what `now` is when it is not the entry's set.
-            // A reference it drops is released after the comparison below
-            // reads the set.
-            let over = if to_bit { None } else { now };
-            let mut dropped = None;
-            if over.is_some() || out.sent.get(&prefix).is_some() {
-                if let Some(h) = over {
-                    interner.acquire(h);
+            let value = if keep_old { old.map(|s| s.h) } else { want };
+            let mut mask = 0u32;
+            for (j, m) in members.iter().enumerate() {
+                let Some(m) = *m else {
+                    continue;
+                };
+                let bit = 1u32 << j;
+                if only.is_some_and(|o| o != m) {
+                    mask |= old_mask & bit;
+                    continue;
                 }
-                dropped = out.sent.set(prefix, over).0;
-            }
-            if let Some(me) = out.member.as_mut() {
-                match (had_bit, to_bit) {
-                    (false, true) => me.advertised += 1,
-                    (true, false) => me.advertised = me.advertised.saturating_sub(1),
-                    _ => {}
+                let Some(Some(st)) = peers.get_mut(m.0 as usize) else {
+                    continue;
+                };
+                let Some(AdjOut::Best(out)) = st.out.as_mut() else {
+                    continue;
+                };
+                let had_bit = old_mask & bit != 0;
+                // The member's override, if it has any: almost never, and
+                // then its table is empty and not probed.
+                let private = if out.sent.is_empty() {
+                    None
+                } else {
+                    out.sent.get(&prefix)
+                };
+                let was = if had_bit { old.map(|s| s.h) } else { private };
+                let now = if Some(m) == from { None } else { want };
+                let to_bit = now.is_some() && now == value;
+                if to_bit {
+                    mask |= bit;
                 }
-            }
-            if was != now {
-                // As for a private table (`export_one`): towards eBGP a set
-                // that encodes like the one sent is recorded, not sent again.
-                let same_on_wire = ebgp
-                    && !out.pending.contains(&prefix)
-                    && match (was, now) {
-                        (Some(o), Some(n)) => match (interner.get(o), interner.get(n)) {
-                            (Some(a), Some(b)) => same_towards_ebgp(a, b),
+                // The override: what `now` is when it is not the entry's
+                // set. A reference it drops is released after the
+                // comparison below reads the set.
+                let over = if to_bit { None } else { now };
+                let mut dropped = None;
+                if over.is_some() || private.is_some() {
+                    if let Some(h) = over {
+                        interner.acquire(h);
+                    }
+                    dropped = out.sent.set(prefix, over).0;
+                }
+                if let Some(me) = out.member.as_mut() {
+                    match (had_bit, to_bit) {
+                        (false, true) => me.advertised += 1,
+                        (true, false) => me.advertised = me.advertised.saturating_sub(1),
+                        _ => {}
+                    }
+                }
+                if was != now {
+                    // As for a private table (`export_one`): towards eBGP a
+                    // set that encodes like the one sent is recorded, not
+                    // sent again. Only a set replacing a set can be; the
+                    // pending set is probed only then.
+                    let same_on_wire = ebgp
+                        && match (was, now) {
+                            (Some(o), Some(n)) => {
+                                !out.pending.contains(&prefix)
+                                    && match (interner.get(o), interner.get(n)) {
+                                        (Some(a), Some(b)) => same_towards_ebgp(a, b),
+                                        _ => false,
+                                    }
+                            }
                             _ => false,
-                        },
-                        _ => false,
-                    };
-                if !same_on_wire {
-                    out.pending.insert(prefix);
+                        };
+                    if !same_on_wire {
+                        out.pending.insert(prefix);
+                    }
+                }
+                if let Some(d) = dropped {
+                    interner.release(d);
                 }
             }
-            if let Some(d) = dropped {
-                interner.release(d);
-            }
-        }
-        let slot = match value {
-            Some(h) if mask != 0 => Some(Slot { h, mask }),
-            _ => None,
+            let slot = match value {
+                Some(h) if mask != 0 => Some(Slot { h, mask }),
+                _ => None,
+            };
+            (slot, keep_old)
         };
-        // References: the entry keeps one on its set; `want` came with one.
+        let mut kept = (false, false);
+        let prev = g.update(prefix, |old| {
+            let (slot, keep_old) = step(old);
+            kept = (slot.is_some(), keep_old);
+            slot
+        });
         // References: the old entry held one on its set and `want` came
         // with one; the new entry keeps the one of the set it holds.
-        let prev = g.set(prefix, slot);
-        let (keep_prev, keep_want) = match slot {
-            None => (false, false),
-            Some(_) => (keep_old, !keep_old),
+        let (keep_prev, keep_want) = match kept {
+            (false, _) => (false, false),
+            (true, keep_old) => (keep_old, !keep_old),
         };
         if let (Some(p), false) = (prev, keep_prev) {
             interner.release(p.h);

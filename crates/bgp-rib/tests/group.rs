@@ -582,3 +582,116 @@ fn wide_groups_export_what_private_tables_export() {
     }
     same(&mut grouped, &mut private, N);
 }
+
+/// A member with an override, then a group export that folds it back
+/// (issue 17: a member's override table is probed only when it is not
+/// empty, and the group's entry is read and written with one probe).
+/// Peer 2 comes back up while a change of the prefix has not reached
+/// peers 1 and 3: its full export gives it the new set as an override.
+/// The next export round gives the whole group the new set: peer 2's
+/// override folds into its bit without a second announcement, the
+/// others are queued, and a withdrawal then reaches everyone. The same
+/// operations on private tables give the same batches and Adj-RIBs-Out.
+#[test]
+fn an_override_folds_back_into_the_group() {
+    let x: Prefix = "198.18.0.0/24".parse().unwrap();
+    let mut s = shard();
+    let mut p = ByClass {
+        class: vec![0; PEERS as usize],
+        groups: true,
+    };
+    for i in 0..PEERS {
+        s.export_full(PeerId(i), &mut p).unwrap();
+    }
+    let announce = |s: &mut RibShard, set: usize, ch: &mut Vec<Prefix>| {
+        let n = [Nlri::new(x)];
+        let b = attrs(set, false);
+        s.apply_update(PeerId(0), &n, Some(&b), &[], &mut bgp_rib::AcceptAll, ch)
+            .unwrap();
+    };
+    let raw = |s: &RibShard, i: u16| s.adj_out(PeerId(i), &x).map(|a| a.raw().to_vec());
+    let mut ch = Vec::new();
+    announce(&mut s, 0, &mut ch);
+    s.export_changes(&ch, &mut p);
+    ch.clear();
+    for i in 0..PEERS {
+        s.drain_updates(PeerId(i));
+    }
+    let old = raw(&s, 1).expect("peer 1 was sent the first set");
+    // The second set (another AS_PATH: not the same on the wire), not
+    // exported yet; peer 2 flaps and is exported to alone.
+    announce(&mut s, 3, &mut ch);
+    assert_eq!(ch, vec![x]);
+    let mut gone = Vec::new();
+    s.peer_down(PeerId(2), &mut gone).unwrap();
+    assert!(gone.is_empty(), "peer 2 announced nothing");
+    s.export_full(PeerId(2), &mut p).unwrap();
+    assert!(s.update_groups().iter().any(|g| g.contains(&PeerId(2))));
+    let new = raw(&s, 2).expect("peer 2 has the new set");
+    assert_ne!(new, old);
+    assert_eq!(raw(&s, 1), Some(old.clone()), "peer 1 still has the old");
+    assert_eq!(raw(&s, 3), Some(old));
+    assert!(s.adj_out_heap_bytes(PeerId(2)).0 > 0, "an override");
+    assert_eq!(s.peer_counts(PeerId(2)).unwrap().advertised, 1);
+    let b = s.drain_updates(PeerId(2));
+    assert_eq!(b.announce.len(), 1);
+    assert_eq!(b.announce[0].1, vec![x]);
+    // The round that brings the change to the group folds it back.
+    s.export_changes(&ch, &mut p);
+    for i in 1..=3 {
+        assert_eq!(raw(&s, i), Some(new.clone()), "peer {i}");
+        assert_eq!(s.peer_counts(PeerId(i)).unwrap().advertised, 1, "peer {i}");
+    }
+    assert_eq!(s.pending_updates(PeerId(2)), 0, "peer 2 has it already");
+    assert_eq!(s.pending_updates(PeerId(1)), 1);
+    assert_eq!(s.pending_updates(PeerId(3)), 1);
+    assert_eq!(s.pending_updates(PeerId(0)), 0, "the source");
+    for i in 0..PEERS {
+        s.drain_updates(PeerId(i));
+    }
+    // A withdrawal reaches every member, peer 2 included: what it has is
+    // its bit now, not an override.
+    ch.clear();
+    let w = [Nlri::new(x)];
+    s.apply_update(PeerId(0), &[], None, &w, &mut bgp_rib::AcceptAll, &mut ch)
+        .unwrap();
+    s.export_changes(&ch, &mut p);
+    for i in 1..=3 {
+        assert_eq!(raw(&s, i), None, "peer {i}");
+        assert_eq!(s.peer_counts(PeerId(i)).unwrap().advertised, 0, "peer {i}");
+        assert_eq!(s.drain_updates(PeerId(i)).withdraw, vec![x], "peer {i}");
+    }
+    // The same operations on private tables: the same batches and
+    // Adj-RIBs-Out after every step (`run`).
+    let ops = [
+        Op::Announce {
+            peer: 0,
+            prefix: 0,
+            set: 0,
+        },
+        Op::Export,
+        Op::Drain {
+            peer: 2,
+            max: usize::MAX,
+        },
+        Op::Announce {
+            peer: 0,
+            prefix: 0,
+            set: 3,
+        },
+        Op::Down { peer: 2 },
+        Op::Full { peer: 2 },
+        Op::Drain {
+            peer: 2,
+            max: usize::MAX,
+        },
+        Op::Export,
+        Op::Drain {
+            peer: 2,
+            max: usize::MAX,
+        },
+        Op::Withdraw { peer: 0, prefix: 0 },
+        Op::Export,
+    ];
+    assert!(run(&ops, &[0; PEERS as usize]).unwrap() > 0);
+}
