@@ -8,6 +8,7 @@
 pub mod io;
 pub mod listener;
 pub mod md5;
+pub mod pack;
 mod recv;
 pub mod ttl;
 
@@ -152,7 +153,7 @@ pub fn spawn_session_with(
 struct Conn {
     frames: mpsc::Receiver<io::ReadEvent>,
     urgent: UnboundedSender<io::WriteMsg>,
-    bulk: UnboundedSender<bytes::Bytes>,
+    bulk: UnboundedSender<crate::msg::Bulk>,
     local: SocketAddr,
     remote: SocketAddr,
     outgoing: bool,
@@ -556,9 +557,10 @@ impl Session {
         match c {
             SessionCmd::Send(buf) => match self.conn.as_ref() {
                 Some(conn) if self.fsm.state() == State::Established => {
-                    if let Err(e) = conn.bulk.send(bytes::Bytes::from(buf)) {
+                    let raw = (bytes::Bytes::from(buf), pack::Origin::NONE);
+                    if let Err(e) = conn.bulk.send(raw) {
                         // The writer has ended (and counted what it had).
-                        self.status.unqueue(e.0.len() as u64);
+                        self.status.unqueue(e.0 .0.len() as u64);
                     }
                 }
                 _ => {
@@ -914,6 +916,12 @@ impl Session {
             session,
             link,
         };
+        // The writer joins UPDATEs of different RIB parts with equal path
+        // attributes up to the session's largest message (RFC 8654: 65535
+        // when both sides advertised extended messages, else 4096). Sent
+        // before the RIB can queue anything for this connection.
+        let max = if n.extended_message { 65535 } else { 4096 };
+        let _ = c.urgent.send(io::WriteMsg::Pack { max });
         // Before the RIB hears of the session: its first flush goes
         // straight to this connection's writer.
         self.writer.publish(session, c.bulk.clone());
