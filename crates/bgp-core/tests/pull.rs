@@ -256,3 +256,73 @@ fn two_parts_of_one_session_each_fill_at_most_the_room() {
     assert_eq!(got.len(), total, "every prefix");
     assert!(hs.iter().all(|h| !h.core.export_backlog()));
 }
+
+/// With the RIB split, each part refills against its own unwritten bytes
+/// (`PeerStatus::part_queued_bytes`, raised by its flush, lowered by the
+/// writer): a part that flushes after another part filled the room still
+/// queues its own UPDATEs for the same arrival range, so the writer sees
+/// both and can join those with equal attributes (issue 17). A part over
+/// the mark gets nothing until its own bytes are written.
+#[test]
+fn each_part_refills_against_its_own_bytes() {
+    let now = Instant(0);
+    let mut hs: Vec<Harness> = (0..2)
+        .map(|index| Harness::new(Part { index, count: 2 }))
+        .collect();
+    let (first, rest) = hs.split_at_mut(1);
+    for n in [1u16, 2] {
+        first[0].add_peer(n, &[]);
+        let meta = first[0].meta(n).clone();
+        let st = first[0].status(n).clone();
+        rest[0]
+            .core
+            .insert_peer(PeerId(n), PeerEntry::new(meta.clone(), st.clone()));
+        rest[0].metas.push((n, meta));
+        rest[0].statuses.push((n, st));
+    }
+    for h in &mut hs {
+        h.up(now, 1, &[]);
+        h.core.propagate(now, &mut h.out);
+        load(h, now);
+        h.core.propagate(now, &mut h.out);
+        h.out.clear();
+    }
+    for h in &mut hs {
+        h.up(now, 2, &[]);
+    }
+    // Part 0 flushes and hands over first: the session's queue is full.
+    {
+        let h = &mut hs[0];
+        h.core.propagate(now, &mut h.out);
+    }
+    let (b0, _, _) = take_prefixes(&mut hs[0], 2);
+    assert!(b0 as u64 >= OUT_QUEUE_LIMIT, "part 0 filled the room: {b0}");
+    let st = hs[0].status(2).clone();
+    assert_eq!(st.part_queued(0), b0 as u64);
+    // Part 1 still gets its own room.
+    {
+        let h = &mut hs[1];
+        h.core.propagate(now, &mut h.out);
+    }
+    let (b1, p1, _) = take_prefixes(&mut hs[1], 2);
+    assert!(b1 as u64 >= OUT_QUEUE_LIMIT && !p1.is_empty(), "{b1}");
+    assert_eq!(st.part_queued(1), b1 as u64);
+    // Both over the mark: nothing more.
+    for h in &mut hs {
+        h.core.propagate(now, &mut h.out);
+        assert_eq!(take_prefixes(h, 2).0, 0);
+    }
+    // The writer writes part 0's bytes: part 0 refills, part 1 does not.
+    st.unqueue(b0 as u64);
+    assert!(st.unqueue_part(0, b0 as u64), "crossed the mark");
+    {
+        let h = &mut hs[0];
+        h.core.propagate(now, &mut h.out);
+    }
+    assert!(take_prefixes(&mut hs[0], 2).0 > 0);
+    {
+        let h = &mut hs[1];
+        h.core.propagate(now, &mut h.out);
+    }
+    assert_eq!(take_prefixes(&mut hs[1], 2).0, 0);
+}

@@ -518,10 +518,13 @@ impl RibState {
                         part: self.core.part.index as u32,
                         flush: self.flushes,
                     };
+                    // The part's count was raised by its flush.
+                    let part = origin.part as usize;
                     status.hand_over(bytes, markers, |buf| {
                         // Straight onto the connection's writer queue; a
                         // session gone since this was encoded drops it.
                         if let Err(buf) = link.writer.send(session, buf, origin) {
+                            status.unqueue_part(part, buf.len() as u64);
                             status.unqueue(buf.len() as u64);
                         }
                     });

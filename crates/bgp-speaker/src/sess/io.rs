@@ -17,6 +17,7 @@ use tokio::sync::mpsc;
 use super::pack::{self, Origin, Plan};
 use crate::msg::PeerStatus;
 use crate::stages::{self, Stage};
+use bgp_core::QUEUE_PARTS;
 
 /// Largest piece of UPDATE backlog written before urgent messages get a
 /// turn.
@@ -144,6 +145,9 @@ const MAX_SLICES: usize = 512;
 struct Window {
     bufs: Vec<bytes::Bytes>,
     origins: Vec<Origin>,
+    /// Per RIB part (index modulo `QUEUE_PARTS`): its input bytes in the
+    /// window still counted in [`PeerStatus::part_queued_bytes`].
+    part_left: [u64; QUEUE_PARTS],
     plan: Plan,
     pos: usize,
     counted: u64,
@@ -166,10 +170,16 @@ pub async fn writer(
     let mut win = Window::default();
     write_loop(&mut wr, &mut urgent, &mut bulk, &status, &drained, &mut win).await;
     let mut unsent = win.counted;
+    for (p, n) in win.part_left.iter().enumerate() {
+        status.unqueue_part(p, *n);
+    }
     // Refuse further sends, then count what is still queued.
     bulk.close();
-    while let Ok((b, _)) = bulk.try_recv() {
+    while let Ok((b, o)) = bulk.try_recv() {
         unsent += b.len() as u64;
+        if o != Origin::NONE {
+            status.unqueue_part(o.part as usize, b.len() as u64);
+        }
     }
     status.unqueue(unsent);
 }
@@ -200,11 +210,13 @@ async fn write_chunk(
 ) -> Option<bool> {
     let Window {
         bufs,
-        origins: _,
+        origins,
+        part_left,
         plan,
         pos,
         counted,
     } = win;
+    let mut part_written = [0u64; QUEUE_PARTS];
     let segs = plan.segs();
     let heads = plan.heads();
     let (mut bytes, mut updates, mut refreshes) = (0usize, 0u64, 0u64);
@@ -223,6 +235,9 @@ async fn write_chunk(
             slices.push(IoSlice::new(piece));
         }
         bytes += piece.len();
+        if let Some(o) = origins.get(s.buf as usize).filter(|o| **o != Origin::NONE) {
+            part_written[o.part as usize % QUEUE_PARTS] += piece.len() as u64;
+        }
         updates += u64::from(s.updates);
         refreshes += u64::from(s.refreshes);
         let done = s.ends_msg && bytes >= CHUNK;
@@ -246,18 +261,33 @@ async fn write_chunk(
     }
     // Joined messages leave fewer bytes than came in: the rest of the
     // input is uncounted once the window is written.
-    let n = if *pos >= segs.len() {
+    let all = *pos >= segs.len();
+    let n = if all {
         *counted
     } else {
         (bytes as u64).min(*counted)
     };
     *counted -= n;
+    // Each part's count, too: a part below the mark gets its refill.
+    let mut part_low = false;
+    for (p, left) in part_left.iter_mut().enumerate() {
+        let m = if all {
+            *left
+        } else {
+            part_written[p].min(*left)
+        };
+        if m > 0 {
+            *left -= m;
+            part_low |= status.unqueue_part(p, m);
+        }
+    }
     status.updates_out.fetch_add(updates, Ordering::Relaxed);
     status.refreshes_out.fetch_add(refreshes, Ordering::Relaxed);
     status
         .msgs_out
         .fetch_add(updates + refreshes, Ordering::Relaxed);
-    Some(status.unqueue(n))
+    let low = status.unqueue(n);
+    Some(low || part_low)
 }
 
 async fn write_loop(
@@ -325,16 +355,18 @@ fn take_window(
     win.bufs.clear();
     win.origins.clear();
     win.pos = 0;
-    let mut size = first.0.len();
-    win.bufs.push(first.0);
-    win.origins.push(first.1);
-    while size < WINDOW {
-        let Ok((b, o)) = bulk.try_recv() else {
-            break;
-        };
+    let mut size = 0;
+    let mut next = Some(first);
+    while let Some((b, o)) = next.take() {
         size += b.len();
+        if o != Origin::NONE {
+            win.part_left[o.part as usize % QUEUE_PARTS] += b.len() as u64;
+        }
         win.bufs.push(b);
         win.origins.push(o);
+        if size < WINDOW {
+            next = bulk.try_recv().ok();
+        }
     }
     win.counted = size as u64;
     win.plan.plan(&win.bufs, &win.origins);
