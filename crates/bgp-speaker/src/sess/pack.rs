@@ -53,6 +53,10 @@ impl Origin {
     };
 }
 
+/// Pieces of one buffer are merged while below this size (the writer's
+/// chunk).
+const SEG_MAX: usize = 64 * 1024;
+
 /// Marks the segments of [`Plan::heads`] (new headers of joined messages).
 pub const HEADS: u32 = u32::MAX;
 
@@ -397,7 +401,11 @@ impl Plan {
         refreshes: u32,
     ) {
         if let Some(s) = self.segs.last_mut() {
-            if s.buf == buf && s.end == start && buf != HEADS {
+            // Pieces of one buffer merge up to about `SEG_MAX`: the writer
+            // cuts its chunks at piece ends, so one large buffer (a raw
+            // send) still lets urgent messages through between chunks.
+            let small = (s.end - s.start) as usize <= SEG_MAX;
+            if s.buf == buf && s.end == start && buf != HEADS && small {
                 s.end = end;
                 s.ends_msg = ends_msg;
                 s.updates += updates;
@@ -694,6 +702,24 @@ mod tests {
         let (p, out) = run(4096, &bufs);
         assert_eq!(out, update(&[], &attrs(1), &[1, 2, 3], true));
         assert_eq!(p.joined(), 1);
+    }
+
+    #[test]
+    fn a_large_buffer_is_cut_into_pieces_at_message_ends() {
+        // 1 MiB of one raw send: pieces of about 64 KiB, so the writer can
+        // let urgent messages (KEEPALIVE) through between them.
+        let one = update(&[], &attrs(1), &[1], false);
+        let mut big = Vec::new();
+        while big.len() < (1 << 20) {
+            big.extend_from_slice(&one);
+        }
+        let (p, out) = run(4096, &[(big.clone(), Origin::NONE)]);
+        assert_eq!(out, big);
+        assert!(p.segs().len() >= 16, "{} pieces", p.segs().len());
+        for s in p.segs() {
+            assert!(s.ends_msg);
+            assert!((s.end - s.start) as usize <= SEG_MAX + one.len());
+        }
     }
 
     #[test]
