@@ -76,20 +76,7 @@ impl RibCore {
             let Some(up) = entry.up.as_mut() else {
                 continue;
             };
-            // With the RIB split, each part refills against its own
-            // unwritten bytes (issue 17): every part's UPDATEs for one
-            // arrival range then sit in the writer's queue together, where
-            // it joins those with equal path attributes. Filling against
-            // the one count let the first part to flush take the whole
-            // room, the other's matching UPDATEs a refill later.
-            let queued = if self.part.count > 1 {
-                // (At most the total: a runtime that counts the total only
-                // still holds each part back.)
-                let total = entry.status.queued_bytes();
-                entry.status.part_queued(self.part.index).min(total)
-            } else {
-                entry.status.queued_bytes()
-            };
+            let queued = entry.status.queued_bytes();
             // Coalescing: a session with unwritten bytes above the refill
             // mark gets nothing new until its writer drains below it (and
             // wakes the RIB): its changes wait as prefixes meanwhile.
@@ -100,11 +87,12 @@ impl RibCore {
             if now.since(up.last_flush) < entry.meta.mrai && !marked && !up.backlog {
                 continue;
             }
-            // Each RIB part (shard thread) flushes on its own against its
-            // own count: up to parts x the room per session. Splitting the
-            // room instead (each part its share) cut (c30)'s peak RSS but
-            // doubled the refills of a fast reader: (a)'s convergence 0.94
-            // -> 1.8 s, (c10)'s 6.3 -> 9.7 s (ADR 0004 addendum).
+            // Each RIB part (shard thread) flushes on its own against the
+            // one count: two parts that see the same queue may each fill
+            // the room. Splitting it (each part its share) cut (c30)'s
+            // peak RSS further but doubled the refills of a fast reader:
+            // (a)'s convergence 0.94 -> 1.8 s, (c10)'s 6.3 -> 9.7 s (ADR
+            // 0004 addendum).
             let room = (OUT_QUEUE_LIMIT - queued) as usize;
             let te = self.meter.now_ns();
             self.scratch.clear();
@@ -222,10 +210,6 @@ impl RibCore {
                 None
             };
             up.last_flush = now;
-            if self.part.count > 1 {
-                // Uncounted by the writer as it writes them.
-                entry.status.queue_part(self.part.index, size as u64);
-            }
             self.counters.updates_sent += msgs as u64;
             self.counters.bytes_sent += size as u64;
             out.out.push(Output::Send {

@@ -94,7 +94,7 @@ pub use bytes::Bytes;
 pub use meter::{Meter, NoMeter};
 pub use msg::{
     fan_out, split_updates, DecodedUpdate, FlushBarrier, LinkAddrs, Multicast, NexthopUpdate,
-    PeerStatus, RibInput, SessionCmd, SessionUp, MAX_SHARDS, QUEUE_PARTS,
+    PeerStatus, RibInput, SessionCmd, SessionUp, MAX_SHARDS,
 };
 pub use outbox::{
     concat, BestChange, Level, Marker, Markers, Note, Outbox, Output, Sample, Stage, ViewBatch,

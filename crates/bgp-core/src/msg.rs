@@ -462,11 +462,6 @@ pub struct PeerStatus {
     /// written: the RIB stops draining this peer's Adj-RIB-Out while it is
     /// above its limit.
     pub out_queued_bytes: AtomicU64,
-    /// The same per RIB part (index modulo [`QUEUE_PARTS`]): with the RIB
-    /// split, each part refills against its own bytes, so every part's
-    /// UPDATEs for one arrival range are queued together and the writer
-    /// can join those with equal attributes (issue 17).
-    pub part_queued_bytes: [AtomicU64; QUEUE_PARTS],
     /// Sum and count of UPDATE decode times in nanoseconds.
     pub decode_ns: AtomicU64,
     /// Human-readable last error (NOTIFICATION sent/received, socket error).
@@ -484,34 +479,7 @@ pub struct PeerStatus {
     pub out_lock: Mutex<()>,
 }
 
-/// How many RIB parts [`PeerStatus::part_queued_bytes`] tells apart
-/// (parts beyond share a count: they refill less, never more).
-pub const QUEUE_PARTS: usize = 8;
-
 impl PeerStatus {
-    /// Bytes RIB part `part` handed over that are not written yet.
-    pub fn part_queued(&self, part: usize) -> u64 {
-        self.part_queued_bytes[part % QUEUE_PARTS].load(Ordering::Relaxed)
-    }
-
-    /// RIB part `part` handed over `n` more bytes (counted in the total
-    /// by [`PeerStatus::hand_over`]).
-    pub fn queue_part(&self, part: usize, n: u64) {
-        self.part_queued_bytes[part % QUEUE_PARTS].fetch_add(n, Ordering::Relaxed);
-    }
-
-    /// `n` of part `part`'s bytes were written (or dropped); true when
-    /// that part's count crossed [`crate::OUT_QUEUE_LOW`] downwards.
-    pub fn unqueue_part(&self, part: usize, n: u64) -> bool {
-        let old = self.part_queued_bytes[part % QUEUE_PARTS]
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
-                Some(v.saturating_sub(n))
-            })
-            .unwrap_or(0);
-        let low = crate::OUT_QUEUE_LOW;
-        old >= low && old.saturating_sub(n) < low
-    }
-
     /// `n` queued bytes were written (or dropped): subtracts them from
     /// [`PeerStatus::out_queued_bytes`] without wrapping below zero.
     /// True when this crossed [`crate::OUT_QUEUE_LOW`] downwards: the RIB

@@ -221,12 +221,6 @@ impl RibPermit {
     }
 }
 
-/// What a connection's writer queue carries: encoded messages and the RIB
-/// flush they come from (the writer packs by it, [`crate::sess::pack`]).
-pub type Bulk = (bytes::Bytes, Origin);
-
-pub use crate::sess::pack::Origin;
-
 /// The writer queue of a session's current connection. The session
 /// publishes it when it reaches Established (before the RIB hears of the
 /// session) and withdraws it when it leaves, so a RIB thread hands encoded
@@ -234,13 +228,13 @@ pub use crate::sess::pack::Origin;
 /// through the session task.
 #[derive(Debug, Default)]
 pub struct WriterSlot {
-    inner: Mutex<Option<(u64, UnboundedSender<Bulk>)>>,
+    inner: Mutex<Option<(u64, UnboundedSender<bytes::Bytes>)>>,
 }
 
 impl WriterSlot {
     /// Session number `session` (see `bgp_core::SessionUp::session`) now
     /// writes through `tx`.
-    pub fn publish(&self, session: u64, tx: UnboundedSender<Bulk>) {
+    pub fn publish(&self, session: u64, tx: UnboundedSender<bytes::Bytes>) {
         *self.inner.lock().unwrap_or_else(|e| e.into_inner()) = Some((session, tx));
     }
 
@@ -249,19 +243,14 @@ impl WriterSlot {
         *self.inner.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
-    /// Hands `buf`, encoded for session number `session` by the flush
-    /// `origin`, to its writer (a refcounted buffer: update-group members
-    /// share one); gives it back when that session is gone (the caller
-    /// then uncounts it from the queued bytes).
-    pub fn send(
-        &self,
-        session: u64,
-        buf: bytes::Bytes,
-        origin: Origin,
-    ) -> Result<(), bytes::Bytes> {
+    /// Hands `buf`, encoded for session number `session`, to its writer
+    /// (a refcounted buffer: update-group members share one); gives it
+    /// back when that session is gone (the caller then uncounts it from
+    /// the queued bytes).
+    pub fn send(&self, session: u64, buf: bytes::Bytes) -> Result<(), bytes::Bytes> {
         let g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         match g.as_ref() {
-            Some((s, tx)) if *s == session => tx.send((buf, origin)).map_err(|e| e.0 .0),
+            Some((s, tx)) if *s == session => tx.send(buf).map_err(|e| e.0),
             _ => Err(buf),
         }
     }

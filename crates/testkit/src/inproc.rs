@@ -55,7 +55,7 @@ pub struct LocRoute {
 /// What a fake session receives: commands, and bytes on its writer queue.
 type FakeSession = (
     UnboundedReceiver<SessionCmd>,
-    UnboundedReceiver<bgp_speaker::msg::Bulk>,
+    UnboundedReceiver<bytes::Bytes>,
 );
 
 /// A running pipeline with fake sessions.
@@ -65,7 +65,7 @@ pub struct InProc {
     /// Per fake peer (index i is `PeerId(i + 1)`): what the RIB sent it,
     /// as commands and on its writer queue.
     outs: Vec<Mutex<FakeSession>>,
-    writers: Vec<(Arc<WriterSlot>, UnboundedSender<bgp_speaker::msg::Bulk>)>,
+    writers: Vec<(Arc<WriterSlot>, UnboundedSender<bytes::Bytes>)>,
     statuses: Vec<Arc<PeerStatus>>,
     peers: Vec<FakePeer>,
 }
@@ -318,7 +318,7 @@ impl InProc {
                 out.push(b);
             }
         }
-        while let Ok((b, _)) = bytes.try_recv() {
+        while let Ok(b) = bytes.try_recv() {
             st.unqueue(b.len() as u64);
             out.push(b.to_vec());
         }

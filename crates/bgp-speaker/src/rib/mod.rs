@@ -195,8 +195,6 @@ pub struct RibState {
     publish_seq: u64,
     /// A change since the last snapshot that the throttle held back.
     unpublished: bool,
-    /// Flushes handed to sessions so far (each a new [`crate::msg::Origin`]).
-    flushes: u64,
     /// Test hook (`TESSERAD_TEST_HOLD_RIB`, see [`RibState::hold_for_test`]).
     hold: Option<std::path::PathBuf>,
 }
@@ -235,7 +233,6 @@ impl RibState {
             last_publish: None,
             publish_seq: 0,
             unpublished: false,
-            flushes: 0,
             hold: std::env::var_os(HOLD_ENV)
                 .filter(|v| !v.is_empty())
                 .map(std::path::PathBuf::from),
@@ -511,20 +508,10 @@ impl RibState {
                     }
                     let session = e.up.as_ref().map_or(0, |u| u.session);
                     let status = &e.status;
-                    // One flush of this part: each of its prefixes once
-                    // (the writer's packing relies on it, sess/pack.rs).
-                    self.flushes += 1;
-                    let origin = crate::msg::Origin {
-                        part: self.core.part.index as u32,
-                        flush: self.flushes,
-                    };
-                    // The part's count was raised by its flush.
-                    let part = origin.part as usize;
                     status.hand_over(bytes, markers, |buf| {
                         // Straight onto the connection's writer queue; a
                         // session gone since this was encoded drops it.
-                        if let Err(buf) = link.writer.send(session, buf, origin) {
-                            status.unqueue_part(part, buf.len() as u64);
+                        if let Err(buf) = link.writer.send(session, buf) {
                             status.unqueue(buf.len() as u64);
                         }
                     });

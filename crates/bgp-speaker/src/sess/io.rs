@@ -8,16 +8,12 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use bgp_wire::{frame, ParseCtx, WireError, HEADER_LEN};
-use std::io::IoSlice;
-
 use tokio::io::AsyncWriteExt;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::mpsc;
 
-use super::pack::{self, Origin, Plan};
 use crate::msg::PeerStatus;
 use crate::stages::{self, Stage};
-use bgp_core::QUEUE_PARTS;
 
 /// Largest piece of UPDATE backlog written before urgent messages get a
 /// turn.
@@ -119,184 +115,66 @@ pub async fn reader(rd: OwnedReadHalf, tx: mpsc::Sender<ReadEvent>) {
 #[derive(Debug)]
 pub enum WriteMsg {
     Urgent(Vec<u8>),
-    /// The session is Established with this largest message (4096, or
-    /// 65535 with RFC 8654 extended messages). Its queued UPDATEs are
-    /// packed from then on ([`super::pack`]).
-    Pack {
-        max: usize,
-    },
     /// Write what is queued as urgent, then close the connection.
     Close,
 }
 
-/// Most bytes of queued UPDATEs taken into one packing window: twice what
-/// the RIB may queue for a session ([`bgp_core::OUT_QUEUE_LIMIT`]), as two
-/// parts may each fill it, each flush in one piece; packing needs both in
-/// one window.
-const WINDOW: usize = 2 << 20;
-
-/// Most slices handed to one `writev` (below Linux's IOV_MAX of 1024).
-const MAX_SLICES: usize = 512;
-
-/// What the writer holds of the bulk queue: a window of buffers, its plan
-/// (see [`super::pack`]), how far it is written, and how many of its
-/// input bytes are still counted in [`PeerStatus::out_queued_bytes`].
-#[derive(Default)]
-struct Window {
-    bufs: Vec<bytes::Bytes>,
-    origins: Vec<Origin>,
-    /// Per RIB part (index modulo `QUEUE_PARTS`): its input bytes in the
-    /// window still counted in [`PeerStatus::part_queued_bytes`].
-    part_left: [u64; QUEUE_PARTS],
-    plan: Plan,
-    pos: usize,
-    counted: u64,
+/// Where the chunk that starts at `off` should end: whole messages, at
+/// least [`CHUNK`] bytes unless the buffer ends first; with the number of
+/// UPDATEs and of ROUTE-REFRESHes (BoRR/EoRR markers) in it.
+fn chunk_end(buf: &[u8], off: usize) -> (usize, u64, u64) {
+    let mut end = off;
+    let (mut updates, mut refreshes) = (0u64, 0u64);
+    while end < buf.len() && end - off < CHUNK {
+        let len = buf
+            .get(end + 16..end + 18)
+            .map_or(0, |b| u16::from_be_bytes([b[0], b[1]]) as usize);
+        if len < HEADER_LEN {
+            // Not a message boundary (cannot happen with our encoder):
+            // write the rest as it is.
+            return (buf.len(), updates, refreshes);
+        }
+        match buf.get(end + 18).copied() {
+            Some(bgp_wire::consts::msg_type::UPDATE) => updates += 1,
+            Some(bgp_wire::consts::msg_type::ROUTE_REFRESH) => refreshes += 1,
+            _ => {}
+        }
+        end = (end + len).min(buf.len());
+    }
+    (end, updates, refreshes)
 }
 
 /// Writes until the connection fails, `Close` arrives or the session goes
 /// away. Every byte handed over in `bulk` leaves
-/// [`PeerStatus::out_queued_bytes`] exactly once: when written (or joined
-/// into another message, [`super::pack`]), or when the writer ends with it
-/// unsent.
+/// [`PeerStatus::out_queued_bytes`] exactly once: when written, or when
+/// the writer ends with it unsent.
 /// `drained` is notified when the queue falls below
 /// [`bgp_core::OUT_QUEUE_LOW`] (the RIB then encodes more for it).
 pub async fn writer(
     mut wr: OwnedWriteHalf,
     mut urgent: mpsc::UnboundedReceiver<WriteMsg>,
-    mut bulk: mpsc::UnboundedReceiver<(bytes::Bytes, Origin)>,
+    mut bulk: mpsc::UnboundedReceiver<bytes::Bytes>,
     status: Arc<PeerStatus>,
     drained: Arc<tokio::sync::Notify>,
 ) {
-    let mut win = Window::default();
-    write_loop(&mut wr, &mut urgent, &mut bulk, &status, &drained, &mut win).await;
-    let mut unsent = win.counted;
-    for (p, n) in win.part_left.iter().enumerate() {
-        status.unqueue_part(p, *n);
-    }
+    let mut cur: Option<(bytes::Bytes, usize)> = None;
+    write_loop(&mut wr, &mut urgent, &mut bulk, &status, &drained, &mut cur).await;
+    let mut unsent = cur.map_or(0, |(b, off)| b.len().saturating_sub(off)) as u64;
     // Refuse further sends, then count what is still queued.
     bulk.close();
-    while let Ok((b, o)) = bulk.try_recv() {
+    while let Ok(b) = bulk.try_recv() {
         unsent += b.len() as u64;
-        if o != Origin::NONE {
-            status.unqueue_part(o.part as usize, b.len() as u64);
-        }
     }
     status.unqueue(unsent);
-}
-
-/// Writes all of `slices`, however the kernel splits it.
-async fn write_all_vectored(
-    wr: &mut OwnedWriteHalf,
-    mut slices: &mut [IoSlice<'_>],
-) -> std::io::Result<()> {
-    while !slices.is_empty() {
-        let n = wr.write_vectored(slices).await?;
-        if n == 0 {
-            return Err(std::io::ErrorKind::WriteZero.into());
-        }
-        IoSlice::advance_slices(&mut slices, n);
-    }
-    Ok(())
-}
-
-/// Writes the next chunk of the window: whole output messages, at least
-/// [`CHUNK`] bytes unless the window ends first. None when the connection
-/// failed; else whether the queue crossed [`bgp_core::OUT_QUEUE_LOW`]
-/// downwards.
-async fn write_chunk(
-    wr: &mut OwnedWriteHalf,
-    win: &mut Window,
-    status: &PeerStatus,
-) -> Option<bool> {
-    let Window {
-        bufs,
-        origins,
-        part_left,
-        plan,
-        pos,
-        counted,
-    } = win;
-    let mut part_written = [0u64; QUEUE_PARTS];
-    let segs = plan.segs();
-    let heads = plan.heads();
-    let (mut bytes, mut updates, mut refreshes) = (0usize, 0u64, 0u64);
-    let mut slices: Vec<IoSlice<'_>> = Vec::with_capacity(64);
-    let t0 = std::time::Instant::now();
-    while *pos < segs.len() {
-        let s = segs[*pos];
-        *pos += 1;
-        let src: &[u8] = if s.buf == pack::HEADS {
-            heads
-        } else {
-            bufs.get(s.buf as usize).map_or(&[][..], |b| &b[..])
-        };
-        let piece = src.get(s.start as usize..s.end as usize).unwrap_or(&[]);
-        if !piece.is_empty() {
-            slices.push(IoSlice::new(piece));
-        }
-        bytes += piece.len();
-        if let Some(o) = origins.get(s.buf as usize).filter(|o| **o != Origin::NONE) {
-            part_written[o.part as usize % QUEUE_PARTS] += piece.len() as u64;
-        }
-        updates += u64::from(s.updates);
-        refreshes += u64::from(s.refreshes);
-        let done = s.ends_msg && bytes >= CHUNK;
-        if slices.len() >= MAX_SLICES || done || *pos == segs.len() {
-            if write_all_vectored(wr, &mut slices).await.is_err() {
-                return None;
-            }
-            slices.clear();
-        }
-        if done {
-            break;
-        }
-    }
-    stages::record(Stage::Write, t0);
-    // Buffers read for the last time are freed now, not with the window.
-    let first = *pos;
-    for (i, b) in bufs.iter_mut().enumerate() {
-        if plan.last_use(i).is_some_and(|u| (u as usize) < first) && !b.is_empty() {
-            *b = bytes::Bytes::new();
-        }
-    }
-    // Joined messages leave fewer bytes than came in: the rest of the
-    // input is uncounted once the window is written.
-    let all = *pos >= segs.len();
-    let n = if all {
-        *counted
-    } else {
-        (bytes as u64).min(*counted)
-    };
-    *counted -= n;
-    // Each part's count, too: a part below the mark gets its refill.
-    let mut part_low = false;
-    for (p, left) in part_left.iter_mut().enumerate() {
-        let m = if all {
-            *left
-        } else {
-            part_written[p].min(*left)
-        };
-        if m > 0 {
-            *left -= m;
-            part_low |= status.unqueue_part(p, m);
-        }
-    }
-    status.updates_out.fetch_add(updates, Ordering::Relaxed);
-    status.refreshes_out.fetch_add(refreshes, Ordering::Relaxed);
-    status
-        .msgs_out
-        .fetch_add(updates + refreshes, Ordering::Relaxed);
-    let low = status.unqueue(n);
-    Some(low || part_low)
 }
 
 async fn write_loop(
     wr: &mut OwnedWriteHalf,
     urgent: &mut mpsc::UnboundedReceiver<WriteMsg>,
-    bulk: &mut mpsc::UnboundedReceiver<(bytes::Bytes, Origin)>,
+    bulk: &mut mpsc::UnboundedReceiver<bytes::Bytes>,
     status: &PeerStatus,
     drained: &tokio::sync::Notify,
-    win: &mut Window,
+    cur: &mut Option<(bytes::Bytes, usize)>,
 ) {
     loop {
         while let Ok(m) = urgent.try_recv() {
@@ -306,7 +184,6 @@ async fn write_loop(
                         return;
                     }
                 }
-                WriteMsg::Pack { max } => win.plan.set_session(max),
                 WriteMsg::Close => {
                     let _ = wr.flush().await;
                     let _ = wr.shutdown().await;
@@ -314,11 +191,28 @@ async fn write_loop(
                 }
             }
         }
-        if win.pos < win.plan.segs().len() {
-            match write_chunk(wr, win, status).await {
-                None => return,
-                Some(true) => drained.notify_one(),
-                Some(false) => {}
+        if let Some((buf, off)) = cur.as_mut() {
+            let (end, updates, refreshes) = chunk_end(buf, *off);
+            let Some(piece) = buf.get(*off..end) else {
+                *cur = None;
+                continue;
+            };
+            let t0 = std::time::Instant::now();
+            if wr.write_all(piece).await.is_err() {
+                return;
+            }
+            stages::record(Stage::Write, t0);
+            if status.unqueue((end - *off) as u64) {
+                drained.notify_one();
+            }
+            status.updates_out.fetch_add(updates, Ordering::Relaxed);
+            status.refreshes_out.fetch_add(refreshes, Ordering::Relaxed);
+            status
+                .msgs_out
+                .fetch_add(updates + refreshes, Ordering::Relaxed);
+            *off = end;
+            if *off >= buf.len() {
+                *cur = None;
             }
             continue;
         }
@@ -330,7 +224,6 @@ async fn write_loop(
                         return;
                     }
                 }
-                Some(WriteMsg::Pack { max }) => win.plan.set_session(max),
                 Some(WriteMsg::Close) | None => {
                     let _ = wr.flush().await;
                     let _ = wr.shutdown().await;
@@ -338,36 +231,9 @@ async fn write_loop(
                 }
             },
             b = bulk.recv() => match b {
-                Some(b) => take_window(win, b, bulk),
+                Some(b) => *cur = Some((b, 0)),
                 None => return,
             },
         }
     }
-}
-
-/// Starts a window with `first` and whatever else is queued (up to
-/// [`WINDOW`] bytes; nothing is waited for), and plans it.
-fn take_window(
-    win: &mut Window,
-    first: (bytes::Bytes, Origin),
-    bulk: &mut mpsc::UnboundedReceiver<(bytes::Bytes, Origin)>,
-) {
-    win.bufs.clear();
-    win.origins.clear();
-    win.pos = 0;
-    let mut size = 0;
-    let mut next = Some(first);
-    while let Some((b, o)) = next.take() {
-        size += b.len();
-        if o != Origin::NONE {
-            win.part_left[o.part as usize % QUEUE_PARTS] += b.len() as u64;
-        }
-        win.bufs.push(b);
-        win.origins.push(o);
-        if size < WINDOW {
-            next = bulk.try_recv().ok();
-        }
-    }
-    win.counted = size as u64;
-    win.plan.plan(&win.bufs, &win.origins);
 }

@@ -8,7 +8,6 @@
 pub mod io;
 pub mod listener;
 pub mod md5;
-pub mod pack;
 mod recv;
 pub mod ttl;
 
@@ -153,7 +152,7 @@ pub fn spawn_session_with(
 struct Conn {
     frames: mpsc::Receiver<io::ReadEvent>,
     urgent: UnboundedSender<io::WriteMsg>,
-    bulk: UnboundedSender<crate::msg::Bulk>,
+    bulk: UnboundedSender<bytes::Bytes>,
     local: SocketAddr,
     remote: SocketAddr,
     outgoing: bool,
@@ -557,10 +556,9 @@ impl Session {
         match c {
             SessionCmd::Send(buf) => match self.conn.as_ref() {
                 Some(conn) if self.fsm.state() == State::Established => {
-                    let raw = (bytes::Bytes::from(buf), pack::Origin::NONE);
-                    if let Err(e) = conn.bulk.send(raw) {
+                    if let Err(e) = conn.bulk.send(bytes::Bytes::from(buf)) {
                         // The writer has ended (and counted what it had).
-                        self.status.unqueue(e.0 .0.len() as u64);
+                        self.status.unqueue(e.0.len() as u64);
                     }
                 }
                 _ => {
@@ -916,12 +914,6 @@ impl Session {
             session,
             link,
         };
-        // The writer joins UPDATEs of different RIB parts with equal path
-        // attributes up to the session's largest message (RFC 8654: 65535
-        // when both sides advertised extended messages, else 4096). Sent
-        // before the RIB can queue anything for this connection.
-        let max = if n.extended_message { 65535 } else { 4096 };
-        let _ = c.urgent.send(io::WriteMsg::Pack { max });
         // Before the RIB hears of the session: its first flush goes
         // straight to this connection's writer.
         self.writer.publish(session, c.bulk.clone());
