@@ -18,9 +18,14 @@ use common::Harness;
 /// 20000 attribute sets (AS paths 65001 100000..119999) of 20 /32s each: 400k prefixes,
 /// about 3 MB of UPDATEs, several times what the queue may hold.
 fn load(h: &mut Harness, now: Instant) -> usize {
+    load_sets(h, now, 20_000)
+}
+
+/// The first `sets` attribute sets of [`load`]'s table.
+fn load_sets(h: &mut Harness, now: Instant, sets: u32) -> usize {
     let part = h.core.part;
     let mut n = 0;
-    for i in 0u32..20_000 {
+    for i in 0u32..sets {
         let prefixes: Vec<Prefix> = (0..20u32)
             .map(|j| {
                 let k = i * 20 + j;
@@ -255,4 +260,137 @@ fn two_parts_of_one_session_each_fill_at_most_the_room() {
     assert_eq!(count, total, "no prefix twice");
     assert_eq!(got.len(), total, "every prefix");
     assert!(hs.iter().all(|h| !h.core.export_backlog()));
+}
+
+/// Many slow sessions (issue 17, scenario (c30): every peer receives the
+/// table and reads slower than the RIB encodes) share
+/// [`bgp_core::OUT_QUEUE_BUDGET`]: each is handed at most its share
+/// ([`bgp_core::session_queue_limit`], one drain step beyond it), none is
+/// starved, its writer is told to wake the RIB at a quarter of its share,
+/// and each still gets the whole table, every prefix once, End-of-RIB
+/// last. With the budget lifted (`u64::MAX`) every session may fill the
+/// whole [`OUT_QUEUE_LIMIT`] again, several times the budget in all.
+#[test]
+fn many_slow_sessions_share_the_budget_of_unwritten_bytes() {
+    use bgp_core::{session_queue_limit, OUT_QUEUE_BUDGET, OUT_QUEUE_FLOOR};
+    const RECEIVERS: u16 = 12;
+    const STEP: u64 = 64 * 1024;
+    let first_round = |budget: u64| {
+        let now = Instant(0);
+        let mut h = Harness::new(bgp_core::Part::WHOLE);
+        h.core.queue_budget = budget;
+        for n in 1..=RECEIVERS + 1 {
+            h.add_peer(n, &[]);
+        }
+        h.up(now, 1, &[]);
+        h.core.propagate(now, &mut h.out);
+        // 160k prefixes, about 1.2 MB of UPDATEs per session.
+        let total = load_sets(&mut h, now, 8_000);
+        h.core.propagate(now, &mut h.out);
+        h.out.clear();
+        for n in 2..=RECEIVERS + 1 {
+            h.up(now, n, &[]);
+        }
+        h.core.propagate(now, &mut h.out);
+        let got: Vec<(u64, Vec<Prefix>)> = take_each(&mut h, RECEIVERS + 1)
+            .into_iter()
+            .skip(2)
+            .map(|(b, p, eors)| {
+                assert_eq!(eors, 0, "no End-of-RIB in the first part");
+                (b as u64, p)
+            })
+            .collect();
+        (h, total, got)
+    };
+
+    // The earlier bound: each of the 12 sessions fills about 1 MiB.
+    let (_, _, old) = first_round(u64::MAX);
+    let old_sum: u64 = old.iter().map(|(b, _)| b).sum();
+    assert!(
+        old_sum > 2 * OUT_QUEUE_BUDGET,
+        "{old_sum} bytes without the budget"
+    );
+
+    let (mut h, total, got) = first_round(OUT_QUEUE_BUDGET);
+    let limit = session_queue_limit(OUT_QUEUE_BUDGET, RECEIVERS as usize);
+    assert!(
+        limit < OUT_QUEUE_LIMIT && limit >= OUT_QUEUE_FLOOR,
+        "{limit}"
+    );
+    let sum: u64 = got.iter().map(|(b, _)| b).sum();
+    for (i, (b, _)) in got.iter().enumerate() {
+        assert!(*b > 0, "session {} starved", i + 2);
+        assert!(
+            *b <= limit + STEP,
+            "session {}: {b} bytes, limit {limit}",
+            i + 2
+        );
+    }
+    assert!(
+        sum <= OUT_QUEUE_BUDGET + u64::from(RECEIVERS) * STEP,
+        "{sum} bytes handed over in one round"
+    );
+    // The writer wakes the RIB at a quarter of the session's bound.
+    let st = h.status(2).clone();
+    assert_eq!(st.out_low_mark.load(Ordering::Relaxed), limit / 4);
+    let queued = st.out_queued_bytes.load(Ordering::Relaxed);
+    assert!(st.unqueue(queued - limit / 4 + 1), "crossing reported");
+    assert!(!st.unqueue(1), "once");
+
+    // Writers drain; every session gets the whole table, every prefix
+    // once, with its End-of-RIB last, and never more than its bound at a
+    // time.
+    let mut counts: Vec<(BTreeSet<Prefix>, usize, usize)> = got
+        .into_iter()
+        .map(|(_, p)| (p.iter().copied().collect(), p.len(), 0))
+        .collect();
+    let mut rounds = 0;
+    while counts.iter().any(|c| c.2 == 0) {
+        for n in 2..=RECEIVERS + 1 {
+            h.status(n).out_queued_bytes.store(0, Ordering::Relaxed);
+        }
+        h.core.propagate(now_of(rounds), &mut h.out);
+        let each = take_each(&mut h, RECEIVERS + 1);
+        for (n, (b, p, eors)) in each.into_iter().enumerate().skip(2) {
+            let c = &mut counts[n - 2];
+            assert!(b as u64 <= OUT_QUEUE_LIMIT + STEP, "{b}");
+            assert!(c.2 == 0 || p.is_empty(), "nothing after the End-of-RIB");
+            c.1 += p.len();
+            c.0.extend(p);
+            c.2 += eors;
+        }
+        rounds += 1;
+        assert!(rounds < 1000, "bounded");
+    }
+    for (i, (set, n, eors)) in counts.iter().enumerate() {
+        assert_eq!(
+            (set.len(), *n, *eors),
+            (total, total, 1),
+            "session {}",
+            i + 2
+        );
+    }
+    assert!(!h.core.export_backlog());
+}
+
+fn now_of(round: u32) -> Instant {
+    Instant(u64::from(round) * 1_000_000)
+}
+
+/// [`take_prefixes`] for every peer 0..=`last` at once, by peer id.
+fn take_each(h: &mut Harness, last: u16) -> Vec<(usize, Vec<Prefix>, usize)> {
+    let mut by_peer: Vec<Vec<Output>> = (0..=last).map(|_| Vec::new()).collect();
+    for o in std::mem::take(&mut h.out.out) {
+        if let Output::Send { peer, .. } = &o {
+            if let Some(v) = by_peer.get_mut(usize::from(peer.0)) {
+                v.push(o);
+            }
+        }
+    }
+    let mut each = Vec::new();
+    for (n, outs) in by_peer.into_iter().enumerate() {
+        h.out.out = outs;
+        each.push(take_prefixes(h, n as u16));
+    }
+    each
 }
