@@ -58,35 +58,8 @@ pub const GR_STALE_PATH_TIME: Duration = Duration::from_secs(360);
 pub const OUT_QUEUE_LIMIT: u64 = 1 << 20;
 
 /// Unwritten bytes below which a session's writer asks the RIB for more
-/// ([`crate::msg::PeerStatus::unqueue`] returns true on the crossing),
-/// for a session that may fill [`OUT_QUEUE_LIMIT`]; a session held to a
-/// smaller bound by [`OUT_QUEUE_BUDGET`] gets a quarter of that bound
-/// (`PeerStatus::out_low_mark`).
+/// ([`crate::msg::PeerStatus::unqueue`] returns true on the crossing).
 pub const OUT_QUEUE_LOW: u64 = OUT_QUEUE_LIMIT / 4;
-
-/// Encoded bytes all busy sessions together should have unwritten (per RIB
-/// part, like [`OUT_QUEUE_LIMIT`]): with `n` sessions that have bytes
-/// unwritten or changes held back, each may fill `OUT_QUEUE_BUDGET / n`,
-/// at least [`OUT_QUEUE_FLOOR`] and at most [`OUT_QUEUE_LIMIT`] (issue 17,
-/// scenario (c30): 31 slow readers each holding up to 2 x 1 MiB were the
-/// peak RSS above BIRD's). A lone fast reader keeps the whole limit; many
-/// slow readers share the budget, and the kernel's socket buffers keep
-/// their connections busy between two refills.
-pub const OUT_QUEUE_BUDGET: u64 = 4 << 20;
-
-/// The least a busy session may fill under [`OUT_QUEUE_BUDGET`]: two
-/// writes of the session's writer, so that no session starves (a bound
-/// shared by the sessions' count, not first come first served) and a
-/// refill is never smaller than a few drain steps.
-pub const OUT_QUEUE_FLOOR: u64 = 128 << 10;
-
-/// The bound on one session's unwritten encoded bytes when `busy`
-/// sessions (the session itself included) have bytes unwritten or changes
-/// held back: `budget / busy` within [[`OUT_QUEUE_FLOOR`],
-/// [`OUT_QUEUE_LIMIT`]].
-pub fn session_queue_limit(budget: u64, busy: usize) -> u64 {
-    (budget / busy.max(1) as u64).clamp(OUT_QUEUE_FLOOR, OUT_QUEUE_LIMIT)
-}
 
 /// Prefixes taken from an Adj-RIB-Out part at a time while a flush fills
 /// the room left in the session's queue.
@@ -210,11 +183,6 @@ pub struct RibCore {
     /// [`OUT_QUEUE_LIMIT`] gives the earlier behaviour (top up every
     /// round); for tests and benchmarks, not a configuration key.
     pub refill_below: u64,
-    /// [`OUT_QUEUE_BUDGET`] by default: what all busy sessions together may
-    /// have unwritten, shared out by [`session_queue_limit`]; `u64::MAX`
-    /// lets every session fill [`OUT_QUEUE_LIMIT`] (the earlier bound). For
-    /// tests and benchmarks, not a configuration key.
-    pub queue_budget: u64,
     pub(crate) shutdown: bool,
     /// Per peer id: the received count this part last added to
     /// `PeerStatus::rib_received`.
@@ -279,7 +247,6 @@ impl RibCore {
             share_encodings: true,
             next_enc_class: 0,
             refill_below: OUT_QUEUE_LOW,
-            queue_budget: OUT_QUEUE_BUDGET,
             shutdown: false,
             reported: Vec::new(),
             defer: None,

@@ -14,14 +14,12 @@ use base::Instant;
 use bgp_rib::PeerId;
 
 use crate::core::{
-    route_refresh, route_refresh_msg, session_queue_limit, OutQueue, RibCore, DRAIN_STEP,
-    OUT_QUEUE_LIMIT,
+    route_refresh, route_refresh_msg, OutQueue, RibCore, DRAIN_STEP, OUT_QUEUE_LIMIT,
 };
 use crate::outbox::{Marker, Markers, Outbox, Output, Stage};
 use bgp_rib::{ExportBatch, RibShard, UpdateEncoder};
 use bytes::Bytes;
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
 
 /// A batch drained this flush, its encoding and its message count.
 type Shared = (ExportBatch, Bytes, usize);
@@ -58,11 +56,8 @@ fn encode(
 
 impl RibCore {
     /// Hands every Established session whose queue of encoded bytes is
-    /// below its refill mark ([`RibCore::refill_below`], scaled to the
-    /// session's bound) what its Adj-RIB-Out has queued, up to the room
-    /// left below its bound ([`OUT_QUEUE_LIMIT`], or less when many
-    /// sessions are busy: [`crate::OUT_QUEUE_BUDGET`] shared out by
-    /// [`session_queue_limit`]): the rest stays queued as prefixes and is
+    /// below [`RibCore::refill_below`] what its Adj-RIB-Out has queued, up
+    /// to the room left in that queue ([`OUT_QUEUE_LIMIT`]): the rest stays queued as prefixes and is
     /// encoded by a later flush, once the session's writer has drained
     /// (it wakes the RIB below [`crate::OUT_QUEUE_LOW`]; the periodic
     /// tick retries too). BoRR goes out with the first part of a refresh's
@@ -73,25 +68,6 @@ impl RibCore {
         // with their encoding. Another member whose step drains an equal
         // batch gets the same buffer.
         let mut share: HashMap<(usize, usize, usize, u64), Vec<Shared>> = HashMap::new();
-        // Sessions that compete for the budget of unwritten bytes: those
-        // with bytes unwritten or changes waiting to be encoded (counted
-        // before any is filled, so that a table exported to many new
-        // sessions at once is shared out from the first flush).
-        let mut busy = 0;
-        for (i, e) in self.peers.iter().enumerate() {
-            let Some(e) = e.as_ref().filter(|e| e.up.is_some()) else {
-                continue;
-            };
-            let id = PeerId(i as u16);
-            let waiting = || {
-                [&self.rib, &self.mcast]
-                    .iter()
-                    .any(|r| r.shards().iter().any(|s| s.pending_updates(id) > 0))
-            };
-            if e.status.queued_bytes() > 0 || waiting() {
-                busy += 1;
-            }
-        }
         for i in 0..self.peers.len() {
             let id = PeerId(i as u16);
             let Some(Some(entry)) = self.peers.get_mut(i) else {
@@ -101,21 +77,10 @@ impl RibCore {
                 continue;
             };
             let queued = entry.status.queued_bytes();
-            // This session's bound: the budget shared by the busy sessions.
-            // Its writer wakes the RIB at a quarter
-            // of it, where the refill mark is by default.
-            let limit = session_queue_limit(self.queue_budget, busy.max(1));
-            let low = limit / 4;
-            if entry.status.out_low_mark.load(Ordering::Relaxed) != low {
-                entry.status.out_low_mark.store(low, Ordering::Relaxed);
-            }
-            let mark = (u128::from(self.refill_below) * u128::from(limit)
-                / u128::from(OUT_QUEUE_LIMIT))
-            .min(u128::from(limit)) as u64;
             // Coalescing: a session with unwritten bytes above the refill
             // mark gets nothing new until its writer drains below it (and
             // wakes the RIB): its changes wait as prefixes meanwhile.
-            if queued >= mark {
+            if queued >= OUT_QUEUE_LIMIT.min(self.refill_below) {
                 continue;
             }
             let marked = !up.eor_owed.is_empty() || !up.refresh_owed.is_empty();
@@ -128,7 +93,7 @@ impl RibCore {
             // peak RSS further but doubled the refills of a fast reader:
             // (a)'s convergence 0.94 -> 1.8 s, (c10)'s 6.3 -> 9.7 s (ADR
             // 0004 addendum).
-            let room = (limit - queued) as usize;
+            let room = (OUT_QUEUE_LIMIT - queued) as usize;
             let te = self.meter.now_ns();
             self.scratch.clear();
             let mut body: Vec<Bytes> = Vec::new();

@@ -86,9 +86,8 @@ mod statics;
 pub mod views;
 
 pub use crate::core::{
-    best_change, best_next_hop, route_refresh, session_queue_limit, OutQueue, RibCore, RibCounters,
-    ENHANCED_REFRESH_STALE, GR_STALE_PATH_TIME, OUT_QUEUE_BUDGET, OUT_QUEUE_FLOOR, OUT_QUEUE_LIMIT,
-    OUT_QUEUE_LOW,
+    best_change, best_next_hop, route_refresh, OutQueue, RibCore, RibCounters,
+    ENHANCED_REFRESH_STALE, GR_STALE_PATH_TIME, OUT_QUEUE_LIMIT, OUT_QUEUE_LOW,
 };
 pub use aggregate::{covers, Aggregate};
 pub use bytes::Bytes;

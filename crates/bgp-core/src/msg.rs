@@ -462,10 +462,6 @@ pub struct PeerStatus {
     /// written: the RIB stops draining this peer's Adj-RIB-Out while it is
     /// above its limit.
     pub out_queued_bytes: AtomicU64,
-    /// The low mark [`PeerStatus::unqueue`] reports crossing: a quarter of
-    /// the bound the RIB last gave this session (`bgp_core::
-    /// session_queue_limit`); 0 until then, meaning [`crate::OUT_QUEUE_LOW`].
-    pub out_low_mark: AtomicU64,
     /// Sum and count of UPDATE decode times in nanoseconds.
     pub decode_ns: AtomicU64,
     /// Human-readable last error (NOTIFICATION sent/received, socket error).
@@ -486,10 +482,9 @@ pub struct PeerStatus {
 impl PeerStatus {
     /// `n` queued bytes were written (or dropped): subtracts them from
     /// [`PeerStatus::out_queued_bytes`] without wrapping below zero.
-    /// True when this crossed the session's low mark
-    /// ([`PeerStatus::out_low_mark`], by default [`crate::OUT_QUEUE_LOW`])
-    /// downwards: the RIB holds back the rest of this session's changes
-    /// while the queue is full, so the writer should wake it.
+    /// True when this crossed [`crate::OUT_QUEUE_LOW`] downwards: the RIB
+    /// holds back the rest of this session's changes while the queue is
+    /// full, so the writer should wake it.
     pub fn unqueue(&self, n: u64) -> bool {
         let old = self
             .out_queued_bytes
@@ -497,10 +492,7 @@ impl PeerStatus {
                 Some(v.saturating_sub(n))
             })
             .unwrap_or(0);
-        let low = match self.out_low_mark.load(Ordering::Relaxed) {
-            0 => crate::OUT_QUEUE_LOW,
-            m => m,
-        };
+        let low = crate::OUT_QUEUE_LOW;
         old >= low && old.saturating_sub(n) < low
     }
 
