@@ -61,6 +61,16 @@ pub const OUT_QUEUE_LIMIT: u64 = 1 << 20;
 /// ([`crate::msg::PeerStatus::unqueue`] returns true on the crossing).
 pub const OUT_QUEUE_LOW: u64 = OUT_QUEUE_LIMIT / 4;
 
+/// With more busy sessions than this (bytes unwritten or changes pending),
+/// each RIB part fills only its share of a session's room (the room over
+/// the number of parts), so that the parts together hold at most
+/// [`OUT_QUEUE_LIMIT`] per session instead of one limit each (issue 17,
+/// scenario (c30): 31 slow readers at up to 2 x 1 MiB each were the spike
+/// of its peak RSS). Fewer sessions keep the whole room per part: a fast
+/// reader among a few needs the fewer refills more (the share alone
+/// doubled (a)'s and (c10)'s convergence times, ADR 0004).
+pub const CROWDED_SESSIONS: usize = 16;
+
 /// Prefixes taken from an Adj-RIB-Out part at a time while a flush fills
 /// the room left in the session's queue.
 pub(crate) const DRAIN_STEP: usize = 1024;

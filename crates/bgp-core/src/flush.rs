@@ -14,7 +14,8 @@ use base::Instant;
 use bgp_rib::PeerId;
 
 use crate::core::{
-    route_refresh, route_refresh_msg, OutQueue, RibCore, DRAIN_STEP, OUT_QUEUE_LIMIT,
+    route_refresh, route_refresh_msg, OutQueue, RibCore, CROWDED_SESSIONS, DRAIN_STEP,
+    OUT_QUEUE_LIMIT,
 };
 use crate::outbox::{Marker, Markers, Outbox, Output, Stage};
 use bgp_rib::{ExportBatch, RibShard, UpdateEncoder};
@@ -68,6 +69,27 @@ impl RibCore {
         // with their encoding. Another member whose step drains an equal
         // batch gets the same buffer.
         let mut share: HashMap<(usize, usize, usize, u64), Vec<Shared>> = HashMap::new();
+        // Many busy sessions (bytes unwritten or changes pending): each
+        // part fills only its share of a session's room.
+        let mut busy = 0;
+        for (i, e) in self.peers.iter().enumerate() {
+            let Some(e) = e.as_ref().filter(|e| e.up.is_some()) else {
+                continue;
+            };
+            let id = PeerId(i as u16);
+            if e.status.queued_bytes() > 0
+                || [&self.rib, &self.mcast]
+                    .iter()
+                    .any(|r| r.shards().iter().any(|s| s.pending_updates(id) > 0))
+            {
+                busy += 1;
+            }
+        }
+        let parts = if busy > CROWDED_SESSIONS {
+            self.part.count.max(1)
+        } else {
+            1
+        };
         for i in 0..self.peers.len() {
             let id = PeerId(i as u16);
             let Some(Some(entry)) = self.peers.get_mut(i) else {
@@ -92,8 +114,9 @@ impl RibCore {
             // the room. Splitting it (each part its share) cut (c30)'s
             // peak RSS further but doubled the refills of a fast reader:
             // (a)'s convergence 0.94 -> 1.8 s, (c10)'s 6.3 -> 9.7 s (ADR
-            // 0004 addendum).
-            let room = (OUT_QUEUE_LIMIT - queued) as usize;
+            // 0004 addendum); so only with more than `CROWDED_SESSIONS`
+            // busy sessions, which share the sockets' bandwidth anyway.
+            let room = (OUT_QUEUE_LIMIT - queued) as usize / parts;
             let te = self.meter.now_ns();
             self.scratch.clear();
             let mut body: Vec<Bytes> = Vec::new();

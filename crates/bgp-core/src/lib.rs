@@ -86,7 +86,7 @@ mod statics;
 pub mod views;
 
 pub use crate::core::{
-    best_change, best_next_hop, route_refresh, OutQueue, RibCore, RibCounters,
+    best_change, best_next_hop, route_refresh, OutQueue, RibCore, RibCounters, CROWDED_SESSIONS,
     ENHANCED_REFRESH_STALE, GR_STALE_PATH_TIME, OUT_QUEUE_LIMIT, OUT_QUEUE_LOW,
 };
 pub use aggregate::{covers, Aggregate};

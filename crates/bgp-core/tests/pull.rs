@@ -256,3 +256,127 @@ fn two_parts_of_one_session_each_fill_at_most_the_room() {
     assert_eq!(got.len(), total, "every prefix");
     assert!(hs.iter().all(|h| !h.core.export_backlog()));
 }
+
+/// One attribute set per prefix (scenario (c30)'s unique paths, which do
+/// not pack): `n` /32s with AS paths 65001 200000.., about 65 bytes of
+/// UPDATE each.
+fn load_unique(h: &mut Harness, now: Instant, n: u32) -> usize {
+    let part = h.core.part;
+    let mut count = 0;
+    for k in 0..n {
+        let a = std::net::Ipv4Addr::new(11, (k >> 16) as u8, (k >> 8) as u8, k as u8);
+        let p = Prefix::new(std::net::IpAddr::V4(a), 32).expect("prefix");
+        if !part.owns(&p) {
+            continue;
+        }
+        count += 1;
+        h.announce(now, 1, &[p], &[&format!("path=65001,{}", 200_000 + k)]);
+    }
+    count
+}
+
+/// More than [`bgp_core::CROWDED_SESSIONS`] busy sessions over two RIB
+/// parts (scenario (c30): 31 sessions, 2 shard threads): each part fills
+/// only its share of a session's room, so both parts together hand a
+/// session about [`OUT_QUEUE_LIMIT`] per round, not one limit each; every
+/// session still gets every prefix once, each part's End-of-RIB last.
+#[test]
+fn crowded_sessions_get_one_limit_from_all_parts_together() {
+    use bgp_core::CROWDED_SESSIONS;
+    const STEP: u64 = 80 * 1024;
+    let receivers = CROWDED_SESSIONS as u16 + 1;
+    let now = Instant(0);
+    let mut hs: Vec<Harness> = (0..2)
+        .map(|index| Harness::new(Part { index, count: 2 }))
+        .collect();
+    let (first, rest) = hs.split_at_mut(1);
+    for n in 1..=receivers + 1 {
+        first[0].add_peer(n, &[]);
+        let meta = first[0].meta(n).clone();
+        let st = first[0].status(n).clone();
+        rest[0]
+            .core
+            .insert_peer(PeerId(n), PeerEntry::new(meta.clone(), st.clone()));
+        rest[0].metas.push((n, meta));
+        rest[0].statuses.push((n, st));
+    }
+    let mut total = 0;
+    for h in &mut hs {
+        h.up(now, 1, &[]);
+        h.core.propagate(now, &mut h.out);
+        // 40k prefixes, about 2.6 MB of UPDATEs per session: more than
+        // one limit per part.
+        total += load_unique(h, now, 40_000);
+        h.core.propagate(now, &mut h.out);
+        h.out.clear();
+    }
+    assert_eq!(total, 40_000);
+    for h in &mut hs {
+        for n in 2..=receivers + 1 {
+            h.up(now, n, &[]);
+        }
+    }
+    for h in &mut hs {
+        h.core.propagate(now, &mut h.out);
+    }
+    let mut got: Vec<(BTreeSet<Prefix>, usize, usize)> =
+        (0..=receivers + 1).map(|_| Default::default()).collect();
+    let mut first_round = vec![0u64; usize::from(receivers) + 2];
+    for h in &mut hs {
+        for (n, (b, p, e)) in take_each(h, receivers + 1).into_iter().enumerate() {
+            first_round[n] += b as u64;
+            got[n].1 += p.len();
+            got[n].0.extend(p);
+            got[n].2 += e;
+        }
+    }
+    for (n, &b) in first_round.iter().enumerate().skip(2) {
+        assert!(b > 0, "session {n} starved");
+        assert!(
+            b <= OUT_QUEUE_LIMIT + 2 * STEP,
+            "session {n}: {b} bytes from two parts in one round"
+        );
+    }
+    // The writers drain; every session gets its table.
+    let mut rounds = 0;
+    while got.iter().skip(2).any(|g| g.2 < 2) {
+        for h in &hs {
+            for n in 2..=receivers + 1 {
+                h.status(n).out_queued_bytes.store(0, Ordering::Relaxed);
+            }
+        }
+        for h in &mut hs {
+            h.core.propagate(now, &mut h.out);
+        }
+        for h in &mut hs {
+            for (n, (_, p, e)) in take_each(h, receivers + 1).into_iter().enumerate() {
+                got[n].1 += p.len();
+                got[n].0.extend(p);
+                got[n].2 += e;
+            }
+        }
+        rounds += 1;
+        assert!(rounds < 1000, "bounded");
+    }
+    for (n, (set, count, eors)) in got.iter().enumerate().skip(2) {
+        assert_eq!((set.len(), *count, *eors), (total, total, 2), "session {n}");
+    }
+}
+
+/// [`take_prefixes`] for every peer 0..=`last` at once, by peer id.
+fn take_each(h: &mut Harness, last: u16) -> Vec<(usize, Vec<Prefix>, usize)> {
+    let mut by_peer: Vec<Vec<Output>> = (0..=last).map(|_| Vec::new()).collect();
+    for o in std::mem::take(&mut h.out.out) {
+        if let Output::Send { peer, .. } = &o {
+            if let Some(v) = by_peer.get_mut(usize::from(peer.0)) {
+                v.push(o);
+            }
+        }
+    }
+    let mut each = Vec::new();
+    for (n, outs) in by_peer.into_iter().enumerate() {
+        h.out.out = outs;
+        each.push(take_prefixes(h, n as u16));
+    }
+    each
+}
