@@ -134,6 +134,26 @@ fn a_slow_session_gets_its_table_in_parts_with_the_end_of_rib_last() {
     assert!(rounds >= 3, "{rounds} parts");
 }
 
+/// Two RIB parts of one daemon, each with sessions `peers`: the same
+/// sessions (meta and status) in both parts.
+fn two_parts_of_sessions(peers: impl IntoIterator<Item = u16>) -> Vec<Harness> {
+    let mut hs: Vec<Harness> = (0..2)
+        .map(|index| Harness::new(Part { index, count: 2 }))
+        .collect();
+    let (first, rest) = hs.split_at_mut(1);
+    for n in peers {
+        first[0].add_peer(n, &[]);
+        let meta = first[0].meta(n).clone();
+        let st = first[0].status(n).clone();
+        rest[0]
+            .core
+            .insert_peer(PeerId(n), PeerEntry::new(meta.clone(), st.clone()));
+        rest[0].metas.push((n, meta));
+        rest[0].statuses.push((n, st));
+    }
+    hs
+}
+
 /// Hands over what the last round gave peer `p` and returns the prefixes
 /// announced in it, in order, and the End-of-RIBs seen.
 fn take_prefixes(h: &mut Harness, p: u16) -> (usize, Vec<Prefix>, usize) {
@@ -182,21 +202,7 @@ fn take_prefixes(h: &mut Harness, p: u16) -> (usize, Vec<Prefix>, usize) {
 #[test]
 fn two_parts_of_one_session_each_fill_at_most_the_room() {
     let now = Instant(0);
-    let mut hs: Vec<Harness> = (0..2)
-        .map(|index| Harness::new(Part { index, count: 2 }))
-        .collect();
-    let (first, rest) = hs.split_at_mut(1);
-    for n in [1u16, 2] {
-        first[0].add_peer(n, &[]);
-        // The same session (status) in the second part.
-        let meta = first[0].meta(n).clone();
-        let st = first[0].status(n).clone();
-        rest[0]
-            .core
-            .insert_peer(PeerId(n), PeerEntry::new(meta.clone(), st.clone()));
-        rest[0].metas.push((n, meta));
-        rest[0].statuses.push((n, st));
-    }
+    let mut hs = two_parts_of_sessions([1u16, 2]);
     let mut total = 0;
     for h in &mut hs {
         h.up(now, 1, &[]);
@@ -286,20 +292,7 @@ fn crowded_sessions_get_one_limit_from_all_parts_together() {
     const STEP: u64 = 80 * 1024;
     let receivers = CROWDED_SESSIONS as u16 + 1;
     let now = Instant(0);
-    let mut hs: Vec<Harness> = (0..2)
-        .map(|index| Harness::new(Part { index, count: 2 }))
-        .collect();
-    let (first, rest) = hs.split_at_mut(1);
-    for n in 1..=receivers + 1 {
-        first[0].add_peer(n, &[]);
-        let meta = first[0].meta(n).clone();
-        let st = first[0].status(n).clone();
-        rest[0]
-            .core
-            .insert_peer(PeerId(n), PeerEntry::new(meta.clone(), st.clone()));
-        rest[0].metas.push((n, meta));
-        rest[0].statuses.push((n, st));
-    }
+    let mut hs = two_parts_of_sessions(1..=receivers + 1);
     let mut total = 0;
     for h in &mut hs {
         h.up(now, 1, &[]);

@@ -106,6 +106,20 @@ impl ExportPolicy for ByClass {
     }
 }
 
+/// A shard whose peers all share one export class, in update groups, each
+/// given its full table (empty here).
+fn one_group() -> (RibShard, ByClass) {
+    let mut s = shard();
+    let mut p = ByClass {
+        class: vec![0; PEERS as usize],
+        groups: true,
+    };
+    for i in 0..PEERS {
+        s.export_full(PeerId(i), &mut p).unwrap();
+    }
+    (s, p)
+}
+
 fn shard() -> RibShard {
     let mut s = RibShard::new(BestPathConfig::default());
     for i in 0..PEERS {
@@ -387,14 +401,7 @@ fn peers_with_one_key_share_a_table() {
     ];
     let rounds = run(&ops, &[0; PEERS as usize]).unwrap();
     assert_eq!(rounds, 1);
-    let mut s = shard();
-    let mut p = ByClass {
-        class: vec![0; PEERS as usize],
-        groups: true,
-    };
-    for i in 0..PEERS {
-        s.export_full(PeerId(i), &mut p).unwrap();
-    }
+    let (mut s, mut p) = one_group();
     let mut g = s.update_groups();
     g.sort();
     assert_eq!(
@@ -595,14 +602,7 @@ fn wide_groups_export_what_private_tables_export() {
 #[test]
 fn an_override_folds_back_into_the_group() {
     let x: Prefix = "198.18.0.0/24".parse().unwrap();
-    let mut s = shard();
-    let mut p = ByClass {
-        class: vec![0; PEERS as usize],
-        groups: true,
-    };
-    for i in 0..PEERS {
-        s.export_full(PeerId(i), &mut p).unwrap();
-    }
+    let (mut s, mut p) = one_group();
     let announce = |s: &mut RibShard, set: usize, ch: &mut Vec<Prefix>| {
         let n = [Nlri::new(x)];
         let b = attrs(set, false);
