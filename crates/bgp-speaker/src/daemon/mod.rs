@@ -694,12 +694,19 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
     if let Some(h) = &bmp_hub {
         h.stopping();
     }
-    // RFC 4486/8203: tell every peer why we go away.
     // The forwarding plane keeps the routes of now: the withdrawals of
-    // the sessions closed below are not sent to it.
+    // the sessions closed below are not sent to it. Every RIB thread
+    // closes its feed before any closes a session: a session closed by
+    // one thread reaches the others as a session-down event, and a thread
+    // that had not closed its feed yet sent that session's withdrawals to
+    // the kernel (`kernel_persist` lost routes under load; the
+    // graceful_restart test's last step).
     let _ = ctl.call_all(|st: &mut RibState| {
         st.close_best_feed();
         st.close_views();
+    });
+    // RFC 4486/8203: tell every peer why we go away.
+    let _ = ctl.call_all(|st: &mut RibState| {
         let ids: Vec<PeerId> = st.peer_iter().map(|(id, _)| id).collect();
         for id in ids {
             let n = NotificationMessage::shutdown(
