@@ -682,28 +682,7 @@ impl Group {
     }
     /// Sets `p`'s entry (`None`: removes it); returns the previous one.
     pub(crate) fn set(&mut self, p: Prefix, slot: Option<Slot>) -> Option<Slot> {
-        fn put<K: std::hash::Hash + Eq, V: Copy + From<Slot>>(
-            m: &mut SplitMap<K, V>,
-            k: K,
-            slot: Option<Slot>,
-        ) -> Option<Slot>
-        where
-            Slot: From<V>,
-        {
-            match (m.entry(k), slot) {
-                (Entry::Occupied(mut o), Some(s)) => Some(o.insert(s.into()).into()),
-                (Entry::Occupied(o), None) => Some(o.remove().into()),
-                (Entry::Vacant(v), Some(s)) => {
-                    v.insert(s.into());
-                    None
-                }
-                (Entry::Vacant(_), None) => None,
-            }
-        }
-        match p.masked() {
-            Prefix::V4(k) => each_width!(&mut self.v4, m => put(m, P4::from(k), slot)),
-            p @ Prefix::V6(_) => put(&mut self.v6, PKey::from(p), slot),
-        }
+        self.update(p, |_| slot)
     }
     pub(crate) fn is_empty(&self) -> bool {
         each_width!(&self.v4, m => m.len()) + self.v6.len() == 0

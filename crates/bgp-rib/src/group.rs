@@ -357,12 +357,8 @@ impl RibShard {
                 };
                 let had_bit = old_mask & bit != 0;
                 // The member's override, if it has any: almost never, and
-                // then its table is empty and not probed.
-                let private = if out.sent.is_empty() {
-                    None
-                } else {
-                    out.sent.get(&prefix)
-                };
+                // then its table is empty and not probed (`Sent::get`).
+                let private = out.sent.get(&prefix);
                 let was = if had_bit { old.map(|s| s.h) } else { private };
                 let now = if Some(m) == from { None } else { want };
                 let to_bit = now.is_some() && now == value;

@@ -393,19 +393,17 @@ impl<E: Element> Graph<E> {
         }
     }
 
-    fn run_elem(&mut self, i: usize) -> bool {
+    fn run_elem(&mut self, i: usize) {
         let p = self.ports[i];
         let e = &mut self.elems[i];
         let base = self.in_base[i] as usize;
         let ob = self.out_base[i] as usize;
         let targets = &self.targets[ob..ob + usize::from(p.outputs)];
-        let mut did = false;
         for port in 0..p.inputs {
             let slot = base + usize::from(port);
             if self.pending[slot].is_empty() {
                 continue;
             }
-            did = true;
             std::mem::swap(&mut self.pending[slot], &mut self.scratch[slot]);
             let batch = &mut self.scratch[slot];
             let stats = &mut self.stats[i];
@@ -425,7 +423,6 @@ impl<E: Element> Graph<E> {
                 batch.clear();
             }
         }
-        did
     }
 
     fn mark(&mut self, k: u32) {

@@ -192,24 +192,26 @@ impl Control {
         let slots = self
             .published
             .get_or_init(|| crate::pipeline::published_slots(&self.rib, RIB_TIMEOUT));
-        if slots.is_empty() || slots.len() != self.rib.len() {
-            return Err(Response::error(
-                ErrorCode::Internal,
-                "the RIB threads published no counts",
-            ));
-        }
-        Ok(crate::rib::published::read_all(slots))
+        self.read_published(slots).ok_or_else(|| {
+            Response::error(ErrorCode::Internal, "the RIB threads published no counts")
+        })
     }
 
     /// The last snapshot every RIB thread published, in shard order, or
     /// `None` before [`Self::with_published`] gave the slots: never
     /// blocks (for `/metrics`, read on the HTTP listener's thread).
     pub fn published_now(&self) -> Option<Vec<Arc<crate::rib::published::Published>>> {
-        let slots = self.published.get()?;
-        if slots.is_empty() || slots.len() != self.rib.len() {
-            return None;
-        }
-        Some(crate::rib::published::read_all(slots))
+        self.read_published(self.published.get()?)
+    }
+
+    /// Every RIB thread's snapshot from `slots`, if there is one slot per
+    /// RIB thread.
+    fn read_published(
+        &self,
+        slots: &[Arc<crate::rib::published::PublishSlot>],
+    ) -> Option<Vec<Arc<crate::rib::published::Published>>> {
+        (!slots.is_empty() && slots.len() == self.rib.len())
+            .then(|| crate::rib::published::read_all(slots))
     }
 
     /// Whether the BFD task runs (`/metrics` then asks it).
