@@ -6,15 +6,8 @@
 //! dpfwd --engine graph|fast --mode xdp|xdp-drv|packet [--cores N] [--queues Q] \
 //!       [--frames 4096] [--kp 32] [--kn 32] \
 //!       --port r0=10.1.0.1/24 --port r1=10.2.0.1/24 --neigh 10.2.0.3=02:00:00:00:0b:00 \
-//!       [--route 203.0.113.0/24=10.2.0.3[,10.2.0.4...]] [--fastpath xdp|xdp-drv] \
-//!       [--umem shared|private] [--bind copy|auto|zerocopy]
+//!       [--route 203.0.113.0/24=10.2.0.3[,10.2.0.4...]] [--fastpath xdp|xdp-drv]
 //! ```
-//! `--umem` (AF_XDP): `shared` (the default) puts every socket of a core
-//! on one UMEM that is the core's packet pool (`io::xdp::XskUmem`: no copy
-//! of ours between ports), `private` gives each socket its own (copied in
-//! and out, as before). `--bind` is the shared UMEM's bind mode
-//! (`io::xdp::XskBind`; default `copy` on the generic hook, `auto` with
-//! `--mode xdp-drv`).
 //! `--cores N` (default 1) runs N dataplane cores over `--queues Q`
 //! RX queues of each port (default N; Q >= N), one AF_XDP socket per
 //! queue, core `c` reading queues `c, c + N, ...`
@@ -38,7 +31,7 @@ use fib::xdp_mirror::FastFeed;
 use fib::{Change, Fib, FibTables, PortSpec};
 use io::packet::{PacketConfig, PacketSocket};
 use io::xdp::fast::FastMaps;
-use io::xdp::{XdpMode, XdpProgram, XskBind, XskConfig, XskSocket, XskUmem};
+use io::xdp::{XdpMode, XdpProgram, XskConfig, XskQueues, XskSocket};
 use io::IoError;
 use lpm::publish::left_right;
 
@@ -79,8 +72,6 @@ struct Args {
     /// `--cores`, `--queues` (None: as many as cores).
     cores: Option<usize>,
     queues: Option<u32>,
-    /// `--bind` (None: by the hook).
-    bind: Option<XskBind>,
 }
 
 fn args() -> Args {
@@ -95,7 +86,6 @@ fn args() -> Args {
         drv: false,
         cores: None,
         queues: None,
-        bind: None,
     };
     let v: Vec<String> = std::env::args().skip(1).collect();
     let mut it = v.iter();
@@ -123,21 +113,6 @@ fn args() -> Args {
                 a.fast = Some(match val.as_str() {
                     "xdp" => XdpMode::Skb,
                     "xdp-drv" => XdpMode::Driver,
-                    _ => bad(k),
-                })
-            }
-            "--umem" => {
-                a.lc.xdp_shared_umem = match val.as_str() {
-                    "shared" => true,
-                    "private" => false,
-                    _ => bad(k),
-                }
-            }
-            "--bind" => {
-                a.bind = Some(match val.as_str() {
-                    "copy" => XskBind::Copy,
-                    "auto" => XskBind::Auto,
-                    "zerocopy" => XskBind::ZeroCopy,
                     _ => bad(k),
                 })
             }
@@ -233,9 +208,6 @@ fn run<D: pkt::Device<Error = IoError>>(
     g.run(lc, stop)?;
     let counters = g.counters();
     println!("dpfwd: {counters:?}");
-    for x in g.queue_counters() {
-        println!("dpfwd: {}", queue_line(&x));
-    }
     if let Some(m) = maps {
         println!("dpfwd: fast path {:?}", m.counters());
     }
@@ -284,26 +256,45 @@ fn run_cores(a: &Args) -> Result<(), IoError> {
         ..a.lc
     };
     let mut rings = Vec::new();
-    let nqs = vec![nq; progs.len()];
     std::thread::scope(|s| {
         let mut hs = Vec::new();
         for core in 0..cores {
             let (v4, v6, share) = (w.reader(), w.reader(), w.reader());
             let (p, c) = io::rss::spsc::<Learned>(256);
             rings.push(c);
-            let (progs, ports, nqs) = (&progs, &ports, &nqs);
+            let (progs, ports) = (&progs, &ports);
             hs.push(s.spawn(move || -> Result<String, IoError> {
-                let bind = a
-                    .bind
-                    .unwrap_or(if a.drv { XskBind::Auto } else { XskBind::Copy });
-                let mut socks =
-                    fib::dataplane::open_core_sockets(progs, &nqs, core, cores, &lc, bind)?;
-                for d in &mut socks {
-                    d.set_kn(lc.batch.kn);
-                }
+                let socks = progs
+                    .iter()
+                    .map(|prog| {
+                        let mut qs = Vec::new();
+                        for q in fib::dataplane::core_queues(core, cores, nq) {
+                            let mut xc = XskConfig::new(q);
+                            xc.frame_count = lc.xdp_frames;
+                            xc.ring_size = (lc.xdp_frames / 2).max(xc.ring_size.min(lc.xdp_frames));
+                            qs.push(XskSocket::open(prog, &xc)?);
+                        }
+                        let mut d = XskQueues::new(qs)?;
+                        d.set_kn(lc.batch.kn);
+                        Ok(d)
+                    })
+                    .collect::<Result<Vec<_>, IoError>>()?;
                 let mut g = GraphWorker::new(ports, socks, v4, v6, Some((share, p)), lc)?;
                 g.run(lc, &STOP)?;
-                let q: Vec<String> = g.queue_counters().iter().map(queue_line).collect();
+                let q: Vec<String> = g
+                    .queue_counters()
+                    .iter()
+                    .map(|x| {
+                        format!(
+                            "port{}q{} rx={} tx={} ring_drops={}",
+                            x.port,
+                            x.q.queue,
+                            x.q.stats.rx,
+                            x.q.stats.tx,
+                            x.q.ring_drops.unwrap_or(0)
+                        )
+                    })
+                    .collect();
                 Ok(format!(
                     "core{core}: {:?}\n  {}",
                     g.counters(),
@@ -323,22 +314,6 @@ fn run_cores(a: &Args) -> Result<(), IoError> {
         }
     });
     Ok(())
-}
-
-/// One queue's counters as dpfwd prints them.
-fn queue_line(x: &fib::dataplane::core_stats::PortQueue) -> String {
-    format!(
-        "port{}q{} rx={} tx={} ring_drops={} buffers={} rx_copied={} tx_copied={} errors={}",
-        x.port,
-        x.q.queue,
-        x.q.stats.rx,
-        x.q.stats.tx,
-        x.q.ring_drops.unwrap_or(0),
-        x.q.buffers.unwrap_or("-"),
-        x.q.stats.rx_copied,
-        x.q.stats.tx_copied,
-        x.q.stats.errors,
-    )
 }
 
 /// The fast path's maps with the ports in the DEVMAP, and their feed.
@@ -394,33 +369,17 @@ fn main() {
             })
             .collect::<Result<Vec<_>, _>>();
         progs.and_then(|progs| {
-            // One UMEM for both ports (the core's pool), as many frames as
-            // the private UMEMs would have had together.
-            let umem = match a.lc.xdp_shared_umem {
-                true => Some(XskUmem::new(
-                    (a.lc.xdp_frames * progs.len() as u32).next_power_of_two(),
-                    2048,
-                )?),
-                false => None,
-            };
             let socks = progs
                 .iter()
                 .map(|prog| {
                     let mut xc = XskConfig::new(0);
                     xc.frame_count = a.lc.xdp_frames;
                     xc.ring_size = (a.lc.xdp_frames / 2).max(xc.ring_size.min(a.lc.xdp_frames));
-                    xc.bind = a.bind.unwrap_or(XskBind::Copy);
-                    let mut s = match &umem {
-                        Some(u) => XskSocket::open_shared(prog, &xc, u)?,
-                        None => XskSocket::open(prog, &xc)?,
-                    };
+                    let mut s = XskSocket::open(prog, &xc)?;
                     s.set_kn(a.lc.batch.kn);
                     Ok(s)
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            if let (Some(u), Some(s)) = (&umem, socks.first()) {
-                println!("dpfwd: shared UMEM, {} ({:?})", s.buffers(), u.stats());
-            }
             run(&a, socks, fast.as_mut().map(|(m, f)| (&**m, f)))
         })
     } else {

@@ -1,14 +1,10 @@
 //! Packet I/O for Tessera's forwarding plane (Linux only).
 //!
 //! What this crate owns:
-//! - [`xdp`]: AF_XDP (the kernel's copy mode on veth). The XSKMAP, a
-//!   six-instruction XDP program and its attachment are made with raw
-//!   `bpf(2)` calls (no libbpf, libxdp or clang); each [`xdp::XskSocket`]
-//!   has its fill, completion, RX and TX rings, and either one UMEM per
-//!   core shared by the core's sockets ([`xdp::XskUmem`], which is the
-//!   core's `pkt::Pool`: frames go to the graph and out of another port in
-//!   place, without a copy of ours) or, the fallback, a private UMEM per
-//!   socket (frames copied in and out).
+//! - [`xdp`]: AF_XDP in copy mode. The XSKMAP, a six-instruction XDP
+//!   program and its attachment are made with raw `bpf(2)` calls (no libbpf,
+//!   libxdp or clang); each [`xdp::XskSocket`] has its own UMEM and its
+//!   fill, completion, RX and TX rings.
 //! - [`xdp::fast`]: the XDP fast path, IPv4 forwarded inside the XDP hook
 //!   (LPM_TRIE lookup, RFC 1624 TTL/checksum, MAC rewrite, DEVMAP
 //!   redirect) with everything else redirected to the AF_XDP sockets. Its
@@ -35,10 +31,8 @@
 //! round and kicks TX after `kn` frames (RouteBricks' batch sizes,
 //! [`BatchSizes`]). Every device implements `pkt::Device`, the batch
 //! source/sink the element graph drives (one trait, one `pkt::Batch`, one
-//! `pkt::DevStats`): on a private UMEM (and for AF_PACKET, pcap) received
-//! frames are copied from the kernel ring into the core's `pkt::Pool`,
-//! sent packets into the TX ring ([`device`]); on a shared UMEM only a
-//! packet of another pool is copied when it is sent.
+//! `pkt::DevStats`): received frames are copied from the kernel ring into
+//! the core's `pkt::Pool`, sent packets into the TX ring ([`device`]).
 //!
 //! Multi-queue: one XSKMAP slot and one socket per RX queue, each owned by
 //! one core; a core that serves several queues of one interface reads them

@@ -382,16 +382,6 @@ pub struct QueueInfo {
     /// receive ring (left on the wire), when the device tells.
     #[serde(default)]
     pub ring_drops: Option<u64>,
-    /// How frames reach the graph (AF_XDP): `shared-umem` (the core's
-    /// UMEM is its packet pool, no copy of ours), `shared-umem/zero-copy`
-    /// (and the kernel bound zero-copy), `copy` (a private UMEM per
-    /// socket, copied in and out: the fallback).
-    #[serde(default)]
-    pub buffers: Option<String>,
-    /// Frames copied between the queue's UMEM and a packet buffer, in and
-    /// out (0 when every frame went in place).
-    #[serde(default)]
-    pub copied: u64,
 }
 
 /// One IPsec SA's counters (`show dataplane`, `tessera_ipsec_sa_*`).

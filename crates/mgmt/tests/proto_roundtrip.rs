@@ -202,8 +202,6 @@ fn responses_round_trip() {
                     rx: 10,
                     tx: 8,
                     ring_drops: None,
-                    buffers: Some("copy".into()),
-                    copied: 20,
                 }],
             }],
             cluster: Some(Box::new(mgmt::proto::ClusterInfo {

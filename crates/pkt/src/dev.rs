@@ -48,12 +48,6 @@ pub struct DevStats {
     pub tx_kicks: u64,
     /// Frames the kernel rejected, truncated or malformed descriptors.
     pub errors: u64,
-    /// Received frames copied from the device's ring into a pool buffer
-    /// (zero for a device that hands the graph its frames in place).
-    pub rx_copied: u64,
-    /// Sent packets copied into the device's ring (zero when sent in
-    /// place, by address).
-    pub tx_copied: u64,
 }
 
 /// One hardware queue's counters, for a device bound to queues of an
@@ -68,9 +62,6 @@ pub struct QueueStats {
     /// receive ring, when the device can tell (as
     /// [`Device::rx_ring_drops`]).
     pub ring_drops: Option<u64>,
-    /// How the queue's frames reach the graph, when the device says
-    /// (AF_XDP: `copy`, `shared-umem`, `shared-umem/zero-copy`).
-    pub buffers: Option<&'static str>,
 }
 
 /// A packet source and sink polled in batches.

@@ -21,14 +21,8 @@
 //! rare), and the free list's length counts the packets out, so the last
 //! of the two to go frees it.
 //!
-//! The arena is one page-aligned allocation so that an AF_XDP device can
-//! register it as its UMEM ([`Pool::region`], [`Packet::frame_index`]) and
-//! receive into and send from the pool's own buffers: a buffer handed to
-//! the kernel leaves the free list without a packet ([`Pool::take_frame`],
-//! [`Packet::into_frame`]) and comes back as a packet
-//! ([`Pool::packet_from_frame`]) or to the free list ([`Pool::put_frame`]).
-//! While the kernel holds a buffer it is out, as if a packet held it, so
-//! the arena outlives it (the device returns such buffers when it closes).
+//! The arena is one allocation so that an AF_XDP device can register it as
+//! its UMEM ([`Pool::region`], [`Packet::frame_index`]).
 
 use std::cell::Cell;
 use std::marker::PhantomData;
@@ -39,8 +33,6 @@ pub const DEFAULT_BUF_SIZE: usize = 2048;
 /// Default headroom reserved in front of received data, so encapsulations
 /// and in-place ICMP errors can prepend headers without copying the payload.
 pub const DEFAULT_HEADROOM: usize = 128;
-/// Alignment of the arena: a page, as `XDP_UMEM_REG` requires of a UMEM.
-pub const ARENA_ALIGN: usize = 4096;
 
 /// Why a pool could not be created.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -112,22 +104,17 @@ impl Inner {
     }
 }
 
-/// The arena's layout: `len` bytes, page-aligned.
-fn arena_layout(len: usize) -> Option<std::alloc::Layout> {
-    std::alloc::Layout::from_size_align(len, ARENA_ALIGN).ok()
-}
-
 impl Drop for Inner {
     fn drop(&mut self) {
-        // SAFETY: `base` was allocated with `arena_layout(arena_len)` and
-        // `free`/`count` come from `Box::into_raw` of a boxed slice of
-        // exactly this length (see `Pool::with_geometry`), and this runs
-        // once, when neither a handle nor a packet refers to the pool any
-        // more.
+        // SAFETY: `base`/`arena_len` and `free`/`count` come from
+        // `Box::into_raw` of boxed slices of exactly these lengths (see
+        // `Pool::with_geometry`), and this runs once, when neither a
+        // handle nor a packet refers to the pool any more.
         unsafe {
-            if let Some(l) = arena_layout(self.arena_len) {
-                std::alloc::dealloc(self.base.as_ptr(), l);
-            }
+            drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+                self.base.as_ptr(),
+                self.arena_len,
+            )));
             drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
                 self.free.as_ptr(),
                 self.count,
@@ -201,13 +188,9 @@ impl Pool {
             return Err(PoolError::BadGeometry);
         }
         let arena_len = count.checked_mul(buf_size).ok_or(PoolError::BadGeometry)?;
-        let layout = arena_layout(arena_len).ok_or(PoolError::BadGeometry)?;
-        // SAFETY: the layout's size is above zero (count and buf_size are:
-        // headroom < buf_size).
-        let raw = unsafe { std::alloc::alloc_zeroed(layout) };
-        let Some(base) = NonNull::new(raw) else {
-            std::alloc::handle_alloc_error(layout)
-        };
+        let arena: Box<[u8]> = vec![0u8; arena_len].into_boxed_slice();
+        let raw = Box::into_raw(arena) as *mut u8;
+        let base = NonNull::new(raw).ok_or(PoolError::BadGeometry)?;
         // Free list in reverse so the first allocations take low indices.
         let free: Box<[u32]> = (0..count as u32).rev().collect();
         let free = NonNull::new(Box::into_raw(free) as *mut u32).ok_or(PoolError::BadGeometry)?;
@@ -262,66 +245,6 @@ impl Pool {
     pub fn headroom(&self) -> usize {
         self.inner().headroom
     }
-    /// Takes a buffer off the free list without making a packet of it, to
-    /// hand it to a device (an AF_XDP fill ring). It stays out, as if a
-    /// packet held it, until [`Pool::put_frame`] or
-    /// [`Pool::packet_from_frame`] returns it. `None` when the pool is empty.
-    #[inline]
-    pub fn take_frame(&self) -> Option<u32> {
-        self.inner().take()
-    }
-
-    /// Returns buffer `idx`, taken by [`Pool::take_frame`] or
-    /// [`Packet::into_frame`], to the free list. An index beyond the pool
-    /// is ignored.
-    ///
-    /// # Safety
-    /// Buffer `idx` is out and nobody else holds it: no packet owns it and
-    /// it is not on the free list (returning it twice would let two
-    /// packets share one buffer).
-    #[inline]
-    pub unsafe fn put_frame(&self, idx: u32) {
-        let i = self.inner();
-        if (idx as usize) < i.count {
-            i.put(idx);
-        }
-    }
-
-    /// Makes a packet of buffer `idx` (taken by [`Pool::take_frame`] or
-    /// [`Packet::into_frame`]) holding `len` bytes from offset `head` of
-    /// the buffer, with default annotations: how a device hands a frame
-    /// the kernel wrote in place to the graph. `None` (and the buffer
-    /// stays out) when `idx` is beyond the pool or `head + len` beyond
-    /// the buffer.
-    ///
-    /// # Safety
-    /// As [`Pool::put_frame`]: buffer `idx` is out and nobody else holds
-    /// it (the kernel no longer writes it).
-    #[inline]
-    pub unsafe fn packet_from_frame(&self, idx: u32, head: usize, len: usize) -> Option<Packet> {
-        let i = self.inner();
-        if idx as usize >= i.count || head.checked_add(len)? > i.buf_size {
-            return None;
-        }
-        // SAFETY: idx < count, so the buffer lies inside the arena.
-        let buf = unsafe { NonNull::new_unchecked(i.base.as_ptr().add(idx as usize * i.buf_size)) };
-        Some(Packet {
-            buf,
-            pool: self.inner,
-            idx,
-            // Both below buf_size <= 65535 (checked above and at creation).
-            head: head as u16,
-            len: len as u16,
-            anno: Anno::default(),
-        })
-    }
-
-    /// True when `p`'s buffer is one of this pool's.
-    #[inline]
-    pub fn owns(&self, p: &Packet) -> bool {
-        p.pool == self.inner
-    }
-
     /// The arena: start and length. Buffer `i` is at `i * buf_size`. Meant
     /// for registering the pool as an AF_XDP UMEM; writing through it to a
     /// buffer that a live `Packet` owns is the caller's responsibility.
@@ -457,19 +380,6 @@ impl Packet {
     }
     /// Returns the buffer to its pool now (same as dropping).
     pub fn recycle(self) {}
-
-    /// Gives up the packet but not its buffer: returns (buffer index,
-    /// offset of the data in the buffer, length), and the buffer stays
-    /// out of the free list until [`Pool::put_frame`] or
-    /// [`Pool::packet_from_frame`] takes it back. How a device hands a
-    /// packet's buffer to the kernel without a copy (an AF_XDP TX ring on
-    /// the pool's arena). Forgetting the index leaks the buffer, never
-    /// more.
-    #[inline]
-    pub fn into_frame(self) -> (u32, usize, usize) {
-        let me = std::mem::ManuallyDrop::new(self);
-        (me.idx, me.head as usize, me.len as usize)
-    }
 
     /// Grows the packet at the front by `n` bytes (taken from headroom) and
     /// returns the new front bytes (old contents of the headroom).
@@ -611,60 +521,6 @@ mod tests {
         let p = Pool::new(2);
         drop(p.alloc());
         drop(p);
-    }
-
-    #[test]
-    fn arena_is_page_aligned() {
-        for n in [1, 3, 4096] {
-            let p = Pool::new(n);
-            assert_eq!(p.region().0 as usize % ARENA_ALIGN, 0);
-            assert_eq!(p.region().1, n * DEFAULT_BUF_SIZE);
-        }
-    }
-
-    #[test]
-    fn frames_leave_and_come_back() {
-        let pool = Pool::with_geometry(4, 256, 16).unwrap();
-        let base = pool.region().0 as usize;
-        // A buffer handed out without a packet, written in place (as the
-        // kernel writes a received frame), comes back as a packet.
-        let f = pool.take_frame().unwrap();
-        assert_eq!(pool.available(), 3);
-        // SAFETY: buffer `f` is out and ours; the write stays inside it.
-        unsafe { ((base + f as usize * 256 + 40) as *mut u8).write(7) };
-        // SAFETY: `f` is out, held by nobody.
-        assert!(
-            unsafe { pool.packet_from_frame(f, 250, 7) }.is_none(),
-            "beyond the buffer"
-        );
-        assert!(
-            unsafe { pool.packet_from_frame(9, 0, 1) }.is_none(),
-            "beyond the pool"
-        );
-        // SAFETY: as above.
-        let mut p = unsafe { pool.packet_from_frame(f, 40, 3) }.unwrap();
-        assert!(pool.owns(&p));
-        assert_eq!((p.frame_index(), p.headroom(), p.data()[0]), (f, 40, 7));
-        assert_eq!(p.tailroom(), 256 - 43);
-        p.push_front(40).unwrap();
-        assert_eq!(pool.available(), 3);
-        // Sent without a copy: the buffer stays out until put back.
-        let (idx, head, len) = p.into_frame();
-        assert_eq!((idx, head, len), (f, 0, 43));
-        assert_eq!(pool.available(), 3);
-        // SAFETY: `idx` is out, held by nobody.
-        unsafe { pool.put_frame(idx) };
-        assert_eq!(pool.available(), 4);
-        let other = Pool::new(1);
-        assert!(!pool.owns(&other.alloc().unwrap()));
-        // Every buffer out as frames: the pool is empty; all back, full.
-        let all: Vec<u32> = std::iter::from_fn(|| pool.take_frame()).collect();
-        assert_eq!((all.len(), pool.available()), (4, 0));
-        for i in all {
-            // SAFETY: each was taken once and is held by nobody.
-            unsafe { pool.put_frame(i) };
-        }
-        assert_eq!(pool.available(), 4);
     }
 
     #[test]

@@ -425,8 +425,6 @@ impl bgp_speaker::daemon::DataplaneHook for Hook {
                             rx: q.q.stats.rx,
                             tx: q.q.stats.tx,
                             ring_drops: q.q.ring_drops,
-                            buffers: q.q.buffers.map(str::to_string),
-                            copied: q.q.stats.rx_copied + q.q.stats.tx_copied,
                         })
                         .collect(),
                 })

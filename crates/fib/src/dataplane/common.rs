@@ -299,11 +299,6 @@ pub struct LoopConfig {
     pub engine: Engine,
     /// AF_XDP UMEM frames per socket (power of two; half RX, half TX).
     pub xdp_frames: u32,
-    /// AF_XDP: one UMEM per core shared by its sockets, the core's packet
-    /// pool (no copy of ours between ports; `io::xdp::XskUmem`), falling
-    /// back to a private UMEM per socket where the kernel refuses. False:
-    /// always the private UMEMs (copy in and out).
-    pub xdp_shared_umem: bool,
     /// AF_PACKET sends through the interfaces' queueing disciplines
     /// (`tc`: a shaper makes a port slower than the core) instead of
     /// bypassing them (`PACKET_QDISC_BYPASS`, the default).
@@ -324,7 +319,6 @@ impl Default for LoopConfig {
             sleep_ms: 5,
             engine: Engine::Auto,
             xdp_frames: 4096,
-            xdp_shared_umem: true,
             qdisc: false,
             xdp_fastpath: false,
         }

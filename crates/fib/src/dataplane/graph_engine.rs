@@ -41,14 +41,10 @@
 //! tables ([`NeighShare`]): with a hash fanout a reply may reach a core
 //! that did not ask.
 //!
-//! Buffers: one `pkt::Pool` per core for what the graph builds; with
-//! AF_XDP the core's sockets share one UMEM that is a second pool
-//! (`io::xdp::XskUmem`, see [`super::open_core_sockets`]): received
-//! frames are packets of it in place and leave by address, and only a
-//! packet of the graph's pool (ARP, ICMP) is copied when sent. Other
-//! devices (and the private-UMEM fallback) copy each received frame into a
-//! buffer of the graph's pool and each sent packet into the TX ring. No
-//! allocation per packet after warm-up either way. Counters are the graph's per-element plain integers.
+//! Buffers: one `pkt::Pool` per core; the devices (crate `io`, each a
+//! `pkt::Device`) copy each received frame into a pool buffer and each
+//! sent packet into the TX ring, recycling the buffer at once, so nothing
+//! is allocated per packet after warm-up. Counters are the graph's per-element plain integers.
 //!
 //! The same code builds an operator's graph (`[dataplane] graph`,
 //! [`GraphWorker::with_graph`]): the built-in text above or the

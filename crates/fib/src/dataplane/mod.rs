@@ -53,7 +53,7 @@ use io::fabric::FabricDevice;
 use io::packet::{Fanout, FanoutMode, PacketConfig, PacketSocket};
 use io::rss::{spsc, Consumer};
 use io::xdp::fast::{ApplyStats, FastCounters, FastMaps};
-use io::xdp::{XdpMode, XdpProgram, XskBind, XskConfig, XskQueues, XskSocket, XskUmem};
+use io::xdp::{XdpMode, XdpProgram, XskConfig, XskQueues, XskSocket};
 use io::IoError;
 use lpm::publish::{left_right, Writer};
 
@@ -267,83 +267,6 @@ pub enum Queues {
 /// queues: `core, core + cores, ...` (every queue on exactly one core).
 pub fn core_queues(core: usize, cores: usize, queues: u32) -> impl Iterator<Item = u32> {
     (core as u32..queues).step_by(cores.max(1))
-}
-
-/// Opens core `core`'s AF_XDP sockets (of `cores`): for each port (its
-/// program in `progs`, its queue count in `nq`), the queues
-/// [`core_queues`] gives it, as one `XskQueues` per port, each socket's
-/// fill ring and UMEM sized by `lc.xdp_frames`. With `lc.xdp_shared_umem`
-/// every socket of the core is on one `io::xdp::XskUmem` (received frames
-/// go to the graph and out of another port without a copy of ours),
-/// bound with `bind`; where the kernel refuses it, the core falls back to
-/// a private UMEM per socket (copy in and out), and `show dataplane` says
-/// which (`buffers` of each queue).
-pub fn open_core_sockets(
-    progs: &[Arc<XdpProgram>],
-    nq: &[u32],
-    core: usize,
-    cores: usize,
-    lc: &LoopConfig,
-    bind: XskBind,
-) -> Result<Vec<XskQueues>, IoError> {
-    let xc = |q: u32| {
-        let mut xc = XskConfig::new(q);
-        xc.frame_count = lc.xdp_frames;
-        xc.ring_size = (lc.xdp_frames / 2).max(xc.ring_size.min(lc.xdp_frames));
-        xc.bind = bind;
-        xc
-    };
-    let queues = |i: usize| core_queues(core, cores, nq.get(i).copied().unwrap_or(1));
-    if lc.xdp_shared_umem {
-        // As many frames as the private UMEMs would have had together.
-        let nsock: usize = (0..progs.len()).map(|i| queues(i).count()).sum();
-        let frames = (lc.xdp_frames as usize * nsock.max(1))
-            .next_power_of_two()
-            .min(1 << 20) as u32;
-        let shared = XskUmem::new(frames, 2048).and_then(|umem| {
-            progs
-                .iter()
-                .enumerate()
-                .map(|(i, pr)| {
-                    let qs = queues(i)
-                        .map(|q| XskSocket::open_shared(pr, &xc(q), &umem))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    XskQueues::new(qs)
-                })
-                .collect::<Result<Vec<_>, IoError>>()
-        });
-        match shared {
-            Ok(v) => return Ok(v),
-            Err(e) => eprintln!(
-                "dataplane: core {core}: no shared UMEM ({e}); copy mode, a UMEM per socket"
-            ),
-        }
-    }
-    // A queue a refused shared socket was bound to stays taken a moment
-    // after it closed (the kernel releases the socket's buffer pool in a
-    // deferred work item): retry on EBUSY for up to a second.
-    let open = |pr: &Arc<XdpProgram>, q: u32| {
-        let mut tries = 50;
-        loop {
-            match XskSocket::open(pr, &xc(q)) {
-                Err(e) if e.errno() == Some(libc::EBUSY) && tries > 0 => {
-                    tries -= 1;
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                r => return r,
-            }
-        }
-    };
-    progs
-        .iter()
-        .enumerate()
-        .map(|(i, pr)| {
-            let qs = queues(i)
-                .map(|q| open(pr, q))
-                .collect::<Result<Vec<_>, _>>()?;
-            XskQueues::new(qs)
-        })
-        .collect()
 }
 
 /// Why several queues of a veth cannot be read on the generic hook.
@@ -1032,24 +955,26 @@ pub fn start_with_vrs(
                     drop(ready);
                     serve(socks?, job, lc, &stop)
                 } else {
-                    // This core's queues of each port, as one device,
-                    // on one UMEM shared by them where the kernel allows.
-                    // The native hook may bind zero-copy where the driver
-                    // offers it (veth does not); the generic one copies.
-                    let bind = match mode {
-                        IoMode::AfXdpDriver => XskBind::Auto,
-                        _ => XskBind::Copy,
-                    };
-                    let socks = open_core_sockets(&progs, &nq, core, ncores, &lc, bind).map(|v| {
-                        v.into_iter()
-                            .zip(&ports)
-                            .map(|(mut d, p)| {
-                                d.set_name(&p.name);
-                                d.set_kn(lc.batch.kn);
-                                d
-                            })
-                            .collect::<Vec<_>>()
-                    });
+                    // This core's queues of each port, as one device.
+                    let socks = progs
+                        .iter()
+                        .zip(&ports)
+                        .zip(&nq)
+                        .map(|((pr, p), &n)| {
+                            let mut qs = Vec::new();
+                            for q in core_queues(core, ncores, n) {
+                                let mut xc = XskConfig::new(q);
+                                xc.frame_count = lc.xdp_frames;
+                                xc.ring_size =
+                                    (lc.xdp_frames / 2).max(xc.ring_size.min(lc.xdp_frames));
+                                qs.push(XskSocket::open(pr, &xc)?);
+                            }
+                            let mut d = XskQueues::new(qs)?;
+                            d.set_name(&p.name);
+                            d.set_kn(lc.batch.kn);
+                            Ok(d)
+                        })
+                        .collect::<Result<Vec<_>, _>>();
                     let _ = ready.send(socks.as_ref().map(|_| ()).map_err(|e| *e));
                     drop(ready);
                     serve(socks?, job, lc, &stop)

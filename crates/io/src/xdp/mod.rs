@@ -1,6 +1,4 @@
-//! AF_XDP (the kernel's copy mode on veth), on a private UMEM per socket
-//! or one UMEM per core shared by its sockets and serving as its packet
-//! pool ([`XskUmem`], no copy of ours between ports): [`XdpProgram`] (map, program, link) per interface
+//! AF_XDP in copy mode: [`XdpProgram`] (map, program, link) per interface
 //! and [`XskSocket`] per (interface, queue), [`XskQueues`] for the
 //! queues of one interface that one core serves; the optional XDP fast path
 //! ([`fast`]) that forwards IPv4 and IPv6 in the kernel's hook and hands the rest to
@@ -12,9 +10,7 @@ pub mod fast;
 mod queues;
 mod ring;
 mod socket;
-mod umem;
 
 pub use bpf::{XdpMode, XdpProgram};
 pub use queues::XskQueues;
-pub use socket::{XdpKernelStats, XskBind, XskConfig, XskSocket};
-pub use umem::{UmemStats, XskUmem};
+pub use socket::{XdpKernelStats, XskConfig, XskSocket};

@@ -133,8 +133,6 @@ impl pkt::Device for XskQueues {
             t.tx_ring_full += x.tx_ring_full;
             t.tx_kicks += x.tx_kicks;
             t.errors += x.errors;
-            t.rx_copied += x.rx_copied;
-            t.tx_copied += x.tx_copied;
         }
         t
     }

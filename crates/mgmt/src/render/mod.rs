@@ -205,8 +205,8 @@ pub fn render_dataplane(out: &mut String, d: &crate::proto::DataplaneInfo) {
     }
     let _ = writeln!(
         out,
-        "\n{:<16} {:>5} {:>4} {:>14} {:>14} {:>12} {:>12}  {}",
-        "Interface", "Queue", "Core", "Received", "Sent", "Ring drops", "Copied", "Buffers"
+        "\n{:<16} {:>5} {:>4} {:>14} {:>14} {:>12}",
+        "Interface", "Queue", "Core", "Received", "Sent", "Ring drops"
     );
     for c in &d.per_core {
         for q in &c.queues {
@@ -215,15 +215,8 @@ pub fn render_dataplane(out: &mut String, d: &crate::proto::DataplaneInfo) {
                 .map_or_else(|| "-".to_string(), |n| n.to_string());
             let _ = writeln!(
                 out,
-                "{:<16} {:>5} {:>4} {:>14} {:>14} {:>12} {:>12}  {}",
-                q.port,
-                q.queue,
-                c.core,
-                q.rx,
-                q.tx,
-                drops,
-                q.copied,
-                q.buffers.as_deref().unwrap_or("-")
+                "{:<16} {:>5} {:>4} {:>14} {:>14} {:>12}",
+                q.port, q.queue, c.core, q.rx, q.tx, drops
             );
         }
     }
@@ -399,8 +392,6 @@ mod tests {
                     rx: 9,
                     tx: 1,
                     ring_drops: Some(0),
-                    buffers: Some("shared-umem".into()),
-                    copied: 3,
                 }],
             }],
             cluster: None,
@@ -445,7 +436,7 @@ mod tests {
         let q = out.lines().find(|l| l.starts_with("r0 ")).expect(&out);
         assert_eq!(
             q.split_whitespace().collect::<Vec<_>>(),
-            ["r0", "2", "0", "9", "1", "0", "3", "shared-umem"],
+            ["r0", "2", "0", "9", "1", "0"],
             "{out}"
         );
         assert!(out.starts_with("Graph: built-in (1 cores)\n"), "{out}");
