@@ -226,6 +226,8 @@ fn resolve(s: &RibShard, b: &ExportBatch) -> Resolved {
 /// Both shards' views of every peer: Adj-RIB-Out contents, counters and
 /// the number of changes pending.
 fn check_same(a: &RibShard, b: &RibShard) -> Result<(), TestCaseError> {
+    // The grouped shard's members: pending bits and queues agree.
+    prop_assert_eq!(a.check_pending_bits(), Ok(()));
     for i in 0..PEERS {
         let p = PeerId(i);
         prop_assert_eq!(a.peer_counts(p), b.peer_counts(p), "counts of peer {}", i);
@@ -694,4 +696,154 @@ fn an_override_folds_back_into_the_group() {
         Op::Export,
     ];
     assert!(run(&ops, &[0; PEERS as usize]).unwrap() > 0);
+}
+
+/// A member's pending state is its bit in the group's entry plus its
+/// queue (issue 17, scenario (a)): the two must agree. A prefix changed
+/// twice before a drain is queued and sent once, with the last set; a
+/// withdrawal of a pending prefix whose entry lost its last member is
+/// still sent (the entry stays for the pending bits alone and goes with
+/// the last drain); a partial drain takes the oldest and leaves the rest
+/// pending, in order; a route refresh does not queue a pending prefix
+/// twice; a member that leaves for a private table keeps its queue.
+#[test]
+fn pending_bits_and_queues_agree() {
+    let pfx = prefixes();
+    let (mut s, mut p) = one_group();
+    let ok = |s: &RibShard| assert_eq!(s.check_pending_bits(), Ok(()));
+    let mut ch = Vec::new();
+    let announce = |s: &mut RibShard, x: Prefix, set: usize, ch: &mut Vec<Prefix>| {
+        let b = attrs(set, matches!(x, Prefix::V6(_)));
+        let n = [Nlri::new(x)];
+        s.apply_update(PeerId(0), &n, Some(&b), &[], &mut bgp_rib::AcceptAll, ch)
+            .unwrap();
+    };
+    let withdraw = |s: &mut RibShard, x: Prefix, ch: &mut Vec<Prefix>| {
+        let n = [Nlri::new(x)];
+        s.apply_update(PeerId(0), &[], None, &n, &mut bgp_rib::AcceptAll, ch)
+            .unwrap();
+    };
+    let raw = |s: &RibShard, h| s.attrs(h).map(|a| a.raw().to_vec());
+    // Changed twice before a drain: sent once, with the second set.
+    let x = pfx[0];
+    announce(&mut s, x, 0, &mut ch);
+    s.export_changes(&ch, &mut p);
+    ch.clear();
+    ok(&s);
+    let raw_first = s.adj_out(PeerId(1), &x).map(|a| a.raw().to_vec());
+    assert!(raw_first.is_some());
+    announce(&mut s, x, 3, &mut ch);
+    s.export_changes(&ch, &mut p);
+    ch.clear();
+    ok(&s);
+    // Peers 0-3 (eBGP) and 4-5 (iBGP).
+    assert_eq!(s.update_groups().len(), 2);
+    for i in 1..PEERS {
+        assert_eq!(s.pending_updates(PeerId(i)), 1, "peer {i}");
+    }
+    let b = s.drain_updates(PeerId(1));
+    assert_eq!(b.announce.len(), 1);
+    assert_eq!(b.announce[0].1, vec![x]);
+    let sent = raw(&s, b.announce[0].0).unwrap();
+    assert_eq!(
+        s.adj_out(PeerId(1), &x).map(|a| a.raw().to_vec()),
+        Some(sent.clone())
+    );
+    assert_ne!(Some(sent), raw_first, "the second set");
+    assert_eq!(s.pending_updates(PeerId(1)), 0);
+    assert!(s.drain_updates(PeerId(1)).announce.is_empty(), "sent once");
+    ok(&s);
+    // Withdrawn while pending for peers 2.. (not for peer 1, which
+    // drained): the entry has no member left, and every member is still
+    // sent the withdrawal, once.
+    withdraw(&mut s, x, &mut ch);
+    s.export_changes(&ch, &mut p);
+    ch.clear();
+    ok(&s);
+    for i in 1..PEERS {
+        assert_eq!(s.pending_updates(PeerId(i)), 1, "peer {i}");
+        assert_eq!(s.adj_out(PeerId(i), &x), None, "peer {i}");
+    }
+    for i in 1..PEERS {
+        let b = s.drain_updates(PeerId(i));
+        assert_eq!(b.withdraw, vec![x], "peer {i}");
+        assert!(b.announce.is_empty(), "peer {i}");
+        ok(&s);
+    }
+    assert!(s.drain_updates(PeerId(2)).withdraw.is_empty(), "sent once");
+    // A partial drain: the oldest first, the rest pending in order.
+    let order = [pfx[3], pfx[1], pfx[5], pfx[0], pfx[2]];
+    for (k, x) in order.iter().enumerate() {
+        announce(&mut s, *x, if k % 2 == 0 { 0 } else { 3 }, &mut ch);
+        s.export_changes(&ch, &mut p);
+        ch.clear();
+    }
+    // pfx[3] changes again: it keeps its place.
+    announce(&mut s, pfx[3], 5, &mut ch);
+    s.export_changes(&ch, &mut p);
+    ch.clear();
+    ok(&s);
+    let taken = |b: &ExportBatch| {
+        let mut v: Vec<Prefix> = b.announce.iter().flat_map(|(_, v)| v.clone()).collect();
+        v.extend(&b.withdraw);
+        v.sort_unstable();
+        v
+    };
+    let sorted = |v: &[Prefix]| {
+        let mut v = v.to_vec();
+        v.sort_unstable();
+        v
+    };
+    assert_eq!(s.pending_updates(PeerId(3)), 5);
+    assert_eq!(
+        taken(&s.drain_updates_max(PeerId(3), 2)),
+        sorted(&order[..2])
+    );
+    ok(&s);
+    assert_eq!(s.pending_updates(PeerId(3)), 3);
+    // A route refresh with three pending: the two drained are queued
+    // again, after them, the three not twice.
+    s.resend_all(PeerId(3));
+    s.export_full(PeerId(3), &mut p).unwrap();
+    ok(&s);
+    assert_eq!(s.pending_updates(PeerId(3)), 5);
+    assert_eq!(taken(&s.drain_updates_max(PeerId(3), 1)), vec![order[2]]);
+    assert_eq!(
+        taken(&s.drain_updates_max(PeerId(3), 2)),
+        sorted(&order[3..])
+    );
+    assert_eq!(
+        taken(&s.drain_updates_max(PeerId(3), 9)),
+        sorted(&order[..2])
+    );
+    ok(&s);
+    // Peer 4 leaves the group (a policy of its own) with its queue: its
+    // private pending set drains the same prefixes in the same order.
+    assert_eq!(s.pending_updates(PeerId(4)), 5);
+    s.drain_updates_max(PeerId(4), 1);
+    p.class[4] = 2;
+    s.export_full(PeerId(4), &mut p).unwrap();
+    ok(&s);
+    assert!(s.update_groups().iter().all(|g| !g.contains(&PeerId(4))));
+    assert_eq!(s.pending_updates(PeerId(4)), 4);
+    assert_eq!(taken(&s.drain_updates_max(PeerId(4), 1)), vec![order[1]]);
+    assert_eq!(taken(&s.drain_updates(PeerId(4))), sorted(&order[2..]));
+    // ... and back into the group with one pending: a bit again.
+    withdraw(&mut s, pfx[5], &mut ch);
+    s.export_changes(&ch, &mut p);
+    ch.clear();
+    assert_eq!(s.pending_updates(PeerId(4)), 1);
+    p.class[4] = 0;
+    s.export_full(PeerId(4), &mut p).unwrap();
+    ok(&s);
+    assert!(s.update_groups().iter().any(|g| g.contains(&PeerId(4))));
+    assert_eq!(s.drain_updates(PeerId(4)).withdraw, vec![pfx[5]]);
+    ok(&s);
+    for i in 0..PEERS {
+        s.drain_updates(PeerId(i));
+    }
+    ok(&s);
+    for i in 0..PEERS {
+        assert_eq!(s.pending_updates(PeerId(i)), 0, "peer {i}");
+    }
 }
