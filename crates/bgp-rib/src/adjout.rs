@@ -80,8 +80,8 @@ impl BestOut {
 /// two more cache misses per prefix and member). Its sets stay empty; the
 /// queue holds each prefix whose bit is set exactly once, in the order the
 /// bits were set. Moving into a group turns a private queue's prefixes into
-/// bits ([`Pending::into_queue`]), moving out turns them back
-/// ([`Pending::from_queue`]).
+/// bits ([`Pending::drop_sets_keep_queue`]), moving out turns them back
+/// ([`Pending::sets_from_queue`]).
 #[derive(Debug, Default)]
 pub(crate) struct Pending {
     v4: FastSet<P4>,
@@ -139,7 +139,7 @@ impl Pending {
     /// Empties the sets, keeping the queue, and hands each queued prefix
     /// to `f` in order: a peer joining an update group, whose pending
     /// prefixes become its bits in the group's pending masks.
-    pub(crate) fn into_queue(&mut self, mut f: impl FnMut(Prefix)) {
+    pub(crate) fn drop_sets_keep_queue(&mut self, mut f: impl FnMut(Prefix)) {
         self.v4 = FastSet::default();
         self.v6 = FastSet::default();
         for k in &self.order4 {
@@ -156,7 +156,7 @@ impl Pending {
     /// Fills the sets from the queue: a member leaving its group, whose
     /// pending bits there were cleared, keeps its queue as a private
     /// peer's pending set.
-    pub(crate) fn from_queue(&mut self) {
+    pub(crate) fn sets_from_queue(&mut self) {
         self.v4 = self.order4.iter().copied().collect();
         self.v6 = self.order6.iter().copied().collect();
     }

@@ -189,7 +189,7 @@ impl RibShard {
                             }
                             // Its pending prefixes become its pending bits,
                             // in the order of its queue.
-                            out.pending.into_queue(|p| {
+                            out.pending.drop_sets_keep_queue(|p| {
                                 g.mark_pending(p, 0);
                             });
                             out.solo = None;
@@ -223,7 +223,7 @@ impl RibShard {
                     bit: bit as u8,
                     advertised: 0,
                 });
-                out.pending.into_queue(|p| {
+                out.pending.drop_sets_keep_queue(|p| {
                     g.mark_pending(p, bit as u8);
                 });
             }
@@ -275,7 +275,7 @@ impl RibShard {
         g.clear_bit(m.bit, &mut had, &mut freed);
         // Its pending bits are gone with the rest: its queue becomes a
         // private pending set.
-        out.pending.from_queue();
+        out.pending.sets_from_queue();
         if g.members.iter().all(Option::is_none) {
             // Every entry had no member left and is gone.
             *slot = None;
