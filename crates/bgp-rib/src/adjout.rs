@@ -28,9 +28,7 @@ use crate::PeerId;
 ///
 /// A member of an update group (`member`, see [`crate::group`]) keeps
 /// what it was sent as its bit in the group's table; `sent` holds only
-/// its overrides (usually none). Its pending prefixes are its bit in the
-/// entries' pending masks ([`Slot::pmask`]) and `pending`'s queue alone
-/// (its sets stay empty; see [`Pending`]).
+/// its overrides (usually none).
 #[derive(Debug, Default)]
 pub(crate) struct BestOut {
     pub(crate) sent: Sent,
@@ -71,17 +69,6 @@ impl BestOut {
 ///
 /// Cost: the queue holds each pending prefix a second time (5 bytes for
 /// IPv4), only while it is pending.
-///
-/// An update group member uses the queue alone: whether a prefix is
-/// pending is its bit in the group entry's pending mask ([`Slot::pmask`]),
-/// which the export reads and writes in the same probe of the group's
-/// table as the member mask, and the drain clears in the probe that reads
-/// what was sent (issue 17, scenario (a): the set's insert and take were
-/// two more cache misses per prefix and member). Its sets stay empty; the
-/// queue holds each prefix whose bit is set exactly once, in the order the
-/// bits were set. Moving into a group turns a private queue's prefixes into
-/// bits ([`Pending::drop_sets_keep_queue`]), moving out turns them back
-/// ([`Pending::sets_from_queue`]).
 #[derive(Debug, Default)]
 pub(crate) struct Pending {
     v4: FastSet<P4>,
@@ -96,9 +83,8 @@ pub(crate) struct Pending {
 const PENDING_KEEP: usize = 4096;
 
 impl Pending {
-    /// Prefixes pending (each is queued once, private peer or member).
     pub(crate) fn len(&self) -> usize {
-        self.order4.len() + self.order6.len()
+        self.v4.len() + self.v6.len()
     }
     fn heap_bytes(&self) -> usize {
         table_bytes::<P4>(self.v4.capacity())
@@ -127,78 +113,6 @@ impl Pending {
                 }
             }
         };
-    }
-    /// Queues `p` without the set: for an update group member, whose
-    /// pending bit in the group's entry was clear and has just been set.
-    pub(crate) fn push(&mut self, p: Prefix) {
-        match p.masked() {
-            Prefix::V4(k) => self.order4.push_back(P4::from(k)),
-            p @ Prefix::V6(_) => self.order6.push_back(PKey::from(p)),
-        }
-    }
-    /// Empties the sets, keeping the queue, and hands each queued prefix
-    /// to `f` in order: a peer joining an update group, whose pending
-    /// prefixes become its bits in the group's pending masks.
-    pub(crate) fn drop_sets_keep_queue(&mut self, mut f: impl FnMut(Prefix)) {
-        self.v4 = FastSet::default();
-        self.v6 = FastSet::default();
-        for k in &self.order4 {
-            if let Some(p) = k.prefix4() {
-                f(Prefix::V4(p));
-            }
-        }
-        for k in &self.order6 {
-            if let Some(p) = k.prefix() {
-                f(p);
-            }
-        }
-    }
-    /// Fills the sets from the queue: a member leaving its group, whose
-    /// pending bits there were cleared, keeps its queue as a private
-    /// peer's pending set.
-    pub(crate) fn sets_from_queue(&mut self) {
-        self.v4 = self.order4.iter().copied().collect();
-        self.v6 = self.order6.iter().copied().collect();
-    }
-    /// [`Pending::take`] of an update group member: pops up to `max`
-    /// prefixes from the queue alone (the caller clears their bits in the
-    /// group's pending masks).
-    pub(crate) fn take_queued(&mut self, max: usize, mut f: impl FnMut(Prefix)) {
-        let mut left = max;
-        while left > 0 {
-            let Some(k) = self.order4.pop_front() else {
-                break;
-            };
-            if let Some(p) = k.prefix4() {
-                f(Prefix::V4(p));
-            }
-            left -= 1;
-        }
-        while left > 0 {
-            let Some(k) = self.order6.pop_front() else {
-                break;
-            };
-            if let Some(p) = k.prefix() {
-                f(p);
-            }
-            left -= 1;
-        }
-        if self.order4.is_empty() && self.order4.capacity() > PENDING_KEEP {
-            self.order4 = VecDeque::new();
-        }
-        if self.order6.is_empty() && self.order6.capacity() > PENDING_KEEP {
-            self.order6 = VecDeque::new();
-        }
-    }
-    /// The queue, oldest first, and whether the sets are empty (for
-    /// [`crate::RibShard::check_pending_bits`]).
-    pub(crate) fn queued(&self) -> (Vec<Prefix>, bool) {
-        let v4 = (self.order4.iter()).filter_map(|k| Some(Prefix::V4(k.prefix4()?)));
-        let v6 = self.order6.iter().filter_map(|k| k.prefix());
-        (
-            v4.chain(v6).collect(),
-            self.v4.is_empty() && self.v6.is_empty(),
-        )
     }
     /// Removes up to `max` prefixes, oldest first, and hands each to `f`.
     /// Once empty, a large table is given back (a full-table burst does
@@ -562,74 +476,47 @@ impl PathsOut {
 /// Members per group: one bit each in an entry's mask.
 pub(crate) const MEMBERS: usize = 32;
 
-/// One shared entry: the set exported, who it was exported to, and which
-/// members have the prefix pending.
-///
-/// An entry exists while `mask` or `pmask` is not zero, and holds one
-/// reference on `h` while `mask` is not zero. An entry with `mask` zero
-/// (its set, [`NO_SET`], is not read) keeps the pending bits of members
-/// that were withdrawn, or that have only an override, until they drain.
+/// One shared entry: the set exported and who it was exported to.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Slot {
     pub(crate) h: AttrHandle,
     pub(crate) mask: u32,
-    /// Members with the prefix pending (queued in their
-    /// [`BestOut::pending`]).
-    pub(crate) pmask: u32,
 }
 
-/// The set of an entry without members ([`Slot`]): never read.
-pub(crate) const NO_SET: AttrHandle = AttrHandle(u32::MAX);
-
-/// A [`Slot`] stored with alignment 1 and its member and pending masks in
-/// `N` bytes each (the low `8 * N` bits; a group's table is widened
-/// before a member gets a higher bit, see [`Group::make_room`]). With the
-/// packed IPv4 key a group table's slot is 11 bytes for up to 8 members,
-/// 13 for 16 and 17 for 32, where `(Prefix4, Slot)` took 16 (issue 17,
-/// scenario (a): a group of two over a full IPv4 table). The pending mask
-/// costs a byte a slot for up to 8 members, where each member's pending
-/// set took 6 per slot of its table while the prefix was pending.
+/// A [`Slot`] stored with alignment 1 and its member mask in `N` bytes
+/// (the low `8 * N` bits; a group's table is widened before a member gets
+/// a higher bit, see [`Group::make_room`]). With the packed IPv4 key a
+/// group table's slot is 10 bytes for up to 8 members, 11 for 16 and 13
+/// for 32, where `(Prefix4, Slot)` took 16 (issue 17, scenario (a): a
+/// group of two over a full IPv4 table).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 struct PSlot<const N: usize> {
     h: PHandle,
     mask: [u8; N],
-    pmask: [u8; N],
-}
-
-/// The low `N` bytes of `m`.
-fn low_bytes<const N: usize>(m: u32) -> [u8; N] {
-    let mut out = [0u8; N];
-    for (d, b) in out.iter_mut().zip(m.to_le_bytes()) {
-        *d = b;
-    }
-    out
-}
-
-/// [`low_bytes`] back.
-fn from_low_bytes<const N: usize>(m: [u8; N]) -> u32 {
-    let mut b = [0u8; 4];
-    for (d, x) in b.iter_mut().zip(m) {
-        *d = x;
-    }
-    u32::from_le_bytes(b)
 }
 
 impl<const N: usize> From<Slot> for PSlot<N> {
     fn from(s: Slot) -> PSlot<N> {
+        let mut mask = [0u8; N];
+        for (d, b) in mask.iter_mut().zip(s.mask.to_le_bytes()) {
+            *d = b;
+        }
         PSlot {
             h: s.h.into(),
-            mask: low_bytes(s.mask),
-            pmask: low_bytes(s.pmask),
+            mask,
         }
     }
 }
 
 impl<const N: usize> From<PSlot<N>> for Slot {
     fn from(s: PSlot<N>) -> Slot {
+        let mut b = [0u8; 4];
+        for (d, m) in b.iter_mut().zip(s.mask) {
+            *d = m;
+        }
         Slot {
             h: s.h.into(),
-            mask: from_low_bytes(s.mask),
-            pmask: from_low_bytes(s.pmask),
+            mask: u32::from_le_bytes(b),
         }
     }
 }
@@ -678,19 +565,17 @@ fn clear_bit_in<K, V: Copy + From<Slot>>(
 {
     m.retain(|k, v| {
         let mut s = Slot::from(*v);
-        let held = s.mask != 0;
         if s.mask & b != 0 {
             s.mask &= !b;
             if let Some(p) = prefix(k) {
                 had(p, s.h);
             }
+            *v = V::from(s);
         }
-        s.pmask &= !b;
-        *v = V::from(s);
-        if held && s.mask == 0 {
+        if s.mask == 0 {
             freed.push(s.h);
         }
-        s.mask != 0 || s.pmask != 0
+        s.mask != 0
     });
 }
 
@@ -748,34 +633,6 @@ impl Group {
         self.get(p)
             .filter(|s| s.mask & (1u32 << bit) != 0)
             .map(|s| s.h)
-    }
-    /// Sets member `bit`'s pending bit for `p` (an entry without members
-    /// if there is none); returns whether it was clear (the caller queues
-    /// `p` then).
-    pub(crate) fn mark_pending(&mut self, p: Prefix, bit: u8) -> bool {
-        let b = 1u32 << bit;
-        let old = self.update(p, |old| {
-            let mut s = old.unwrap_or(Slot {
-                h: NO_SET,
-                mask: 0,
-                pmask: 0,
-            });
-            s.pmask |= b;
-            Some(s)
-        });
-        old.is_none_or(|s| s.pmask & b == 0)
-    }
-    /// Clears member `bit`'s pending bit for `p` (a drain took it) and
-    /// returns what the member was sent, if its bit is set; the entry goes
-    /// when neither mask is left.
-    pub(crate) fn take_pending(&mut self, p: Prefix, bit: u8) -> Option<AttrHandle> {
-        let b = 1u32 << bit;
-        let old = self.update(p, |old| {
-            let mut s = old?;
-            s.pmask &= !b;
-            (s.mask != 0 || s.pmask != 0).then_some(s)
-        })?;
-        (old.mask & b != 0).then_some(old.h)
     }
     /// Loads `p`'s entry into the cache and drops it: a lookup ahead of
     /// [`Group::update`], so that the misses of a few prefixes overlap
@@ -846,18 +703,9 @@ impl Group {
     pub(crate) fn heap_bytes(&self) -> usize {
         each_width!(&self.v4, m => m.heap_bytes()) + self.v6.heap_bytes()
     }
-    /// Every entry (for [`crate::RibShard::check_pending_bits`]).
-    pub(crate) fn entries(&self) -> Vec<(Prefix, Slot)> {
-        let mut v: Vec<(Prefix, Slot)> = each_width!(&self.v4, m => m
-            .iter()
-            .filter_map(|(k, s)| Some((Prefix::V4(k.prefix4()?), Slot::from(*s))))
-            .collect());
-        v.extend(self.v6.iter().filter_map(|(k, s)| Some((k.prefix()?, *s))));
-        v
-    }
-    /// Clears member `bit` everywhere, its pending bit too, handing each
-    /// (prefix, set) it had to `had` and each set whose entry is left
-    /// without members (its reference) to `freed`.
+    /// Clears member `bit` everywhere, handing each (prefix, set) it had
+    /// to `had` and each set whose entry is left without members (and so
+    /// removed) to `freed`.
     pub(crate) fn clear_bit(
         &mut self,
         bit: u8,
@@ -893,7 +741,6 @@ mod tests {
                 Some(Slot {
                     h: AttrHandle(i),
                     mask,
-                    pmask: 0,
                 }),
             );
         }
@@ -902,7 +749,6 @@ mod tests {
             Some(Slot {
                 h: AttrHandle(7),
                 mask: 3,
-                pmask: 0,
             }),
         );
         assert!(matches!(g.v4, V4Slots::M8(_)));
@@ -916,7 +762,6 @@ mod tests {
             Some(Slot {
                 h: AttrHandle(1),
                 mask: 1 << 15 | 1,
-                pmask: 0,
             }),
         );
         g.make_room(31);
@@ -927,15 +772,13 @@ mod tests {
             Some(Slot {
                 h: AttrHandle(2),
                 mask: 1 << 31,
-                pmask: 0,
             }),
         );
         assert_eq!(
             g.get(&p(1)),
             Some(Slot {
                 h: AttrHandle(1),
-                mask: 1 << 15 | 1,
-                pmask: 0,
+                mask: 1 << 15 | 1
             })
         );
         assert_eq!(g.sent(31, &p(2)), Some(AttrHandle(2)));
@@ -946,8 +789,7 @@ mod tests {
                 g.get(&p(i)),
                 Some(Slot {
                     h: AttrHandle(i),
-                    mask,
-                    pmask: 0,
+                    mask
                 }),
                 "{i}"
             );
@@ -964,16 +806,14 @@ mod tests {
             g.get(&p(9)),
             Some(Slot {
                 h: AttrHandle(9),
-                mask: 2,
-                pmask: 0,
+                mask: 2
             })
         );
         assert_eq!(
             g.get(&v6),
             Some(Slot {
                 h: AttrHandle(7),
-                mask: 2,
-                pmask: 0,
+                mask: 2
             })
         );
     }

@@ -451,29 +451,16 @@ impl RibShard {
         // whether the peer is in an update group or not (the property
         // test in `tests/group.rs` compares partial drains).
         let mut all: Vec<Prefix> = Vec::with_capacity(out.sent_len());
-        let group = out
-            .member
-            .and_then(|m| Some((groups.get_mut(m.group as usize)?.as_mut()?, m.bit)));
-        if let Some((g, bit)) = &group {
-            all.extend(g.prefixes_of(*bit));
+        if let Some(m) = out.member {
+            if let Some(Some(g)) = groups.get(m.group as usize) {
+                all.extend(g.prefixes_of(m.bit));
+            }
         }
         // A member's overrides (see `group.rs`), or a private table.
         all.extend(out.sent.iter().filter_map(|(p, _)| p.prefix()));
         all.sort_unstable();
-        match group {
-            // A member's pending bits (see `group.rs`).
-            Some((g, bit)) => {
-                for p in all {
-                    if g.mark_pending(p, bit) {
-                        out.pending.push(p);
-                    }
-                }
-            }
-            None => {
-                for p in all {
-                    out.pending.insert(p);
-                }
-            }
+        for p in all {
+            out.pending.insert(p);
         }
     }
 
@@ -523,34 +510,21 @@ impl RibShard {
             ..
         } = &mut **out;
         // What the peer was sent: its bit in its group's table, or its own.
-        // A member's pending bits are cleared in the same probe.
-        let mut group =
-            member.and_then(|m| Some((update_groups.get_mut(m.group as usize)?.as_mut()?, m.bit)));
+        let group =
+            member.and_then(|m| Some((update_groups.get(m.group as usize)?.as_ref()?, m.bit)));
+        let state = |p: &Prefix| match group {
+            Some((g, bit)) => g.sent(bit, p).or_else(|| sent.get(p)),
+            None => sent.get(p),
+        };
         // The step's prefixes first, then what each was sent, looked up
         // side by side (independent cache misses overlap, as in
-        // `export_changes`; a member's entries are loaded ahead, then
-        // taken), then packed by set.
+        // `export_changes`), then packed by set.
         taken.clear();
-        match group {
-            Some(_) => pending.take_queued(max, |p| taken.push(p)),
-            None => pending.take(max, |p| taken.push(p)),
-        }
+        pending.take(max, |p| taken.push(p));
         let mut now = [None; LOOKAHEAD];
         for chunk in taken.chunks(LOOKAHEAD) {
-            match group.as_mut() {
-                Some((g, bit)) => {
-                    for p in chunk {
-                        g.touch(p);
-                    }
-                    for (s, p) in now.iter_mut().zip(chunk) {
-                        *s = g.take_pending(*p, *bit).or_else(|| sent.get(p));
-                    }
-                }
-                None => {
-                    for (s, p) in now.iter_mut().zip(chunk) {
-                        *s = sent.get(p);
-                    }
-                }
+            for (s, p) in now.iter_mut().zip(chunk) {
+                *s = state(p);
             }
             for (&p, s) in chunk.iter().zip(now) {
                 match s {

@@ -14,16 +14,9 @@
 //!
 //! * An entry exists while some member's bit is set; it holds one
 //!   reference on its set (a private table holds one per peer).
-//! * Each member keeps its own pending prefixes and drains at its own pace
+//! * Each member keeps its own pending set and drains at its own pace
 //!   (pull export, ADR 0004); a drain reads the entry at drain time, as
-//!   a private peer's reads its `sent` table. A member's "pending" is its
-//!   bit in the entry's pending mask, written by the export in the same
-//!   probe as the member mask and cleared by the drain in the probe that
-//!   reads what was sent, plus its queue (in `Pending`) of the prefixes
-//!   whose bit it set, oldest first, each once. An entry stays while a bit
-//!   of either mask is set: a withdrawn prefix, or a member's override,
-//!   keeps a member-less entry (no set, no reference) until every member
-//!   that has it pending drained it.
+//!   a private peer's reads its `sent` table.
 //! * A peer is in the group its key names: a new session joins with an
 //!   empty Adj-RIB-Out. When its key changes (a policy change on reload, a
 //!   reconfigured peer) it moves at once: its bits become overrides of
@@ -60,7 +53,7 @@
 
 use base::Prefix;
 
-use crate::adjout::{AdjOut, Group, GroupKey, Member, Slot, NO_SET};
+use crate::adjout::{AdjOut, Group, GroupKey, Member, Slot};
 use crate::export::same_towards_ebgp;
 use crate::intern::AttrHandle;
 use crate::policy::ExportPolicy;
@@ -177,21 +170,9 @@ impl RibShard {
                             let sent = std::mem::take(&mut out.sent);
                             let mut n = 0;
                             for (p, h) in sent.into_entries() {
-                                g.set(
-                                    p,
-                                    Some(Slot {
-                                        h,
-                                        mask: 1,
-                                        pmask: 0,
-                                    }),
-                                );
+                                g.set(p, Some(Slot { h, mask: 1 }));
                                 n += 1;
                             }
-                            // Its pending prefixes become its pending bits,
-                            // in the order of its queue.
-                            out.pending.drop_sets_keep_queue(|p| {
-                                g.mark_pending(p, 0);
-                            });
                             out.solo = None;
                             out.member = Some(Member {
                                 group: gi as u16,
@@ -222,9 +203,6 @@ impl RibShard {
                     group: gi as u16,
                     bit: bit as u8,
                     advertised: 0,
-                });
-                out.pending.drop_sets_keep_queue(|p| {
-                    g.mark_pending(p, bit as u8);
                 });
             }
         }
@@ -273,9 +251,6 @@ impl RibShard {
             }
         };
         g.clear_bit(m.bit, &mut had, &mut freed);
-        // Its pending bits are gone with the rest: its queue becomes a
-        // private pending set.
-        out.pending.sets_from_queue();
         if g.members.iter().all(Option::is_none) {
             // Every entry had no member left and is gone.
             *slot = None;
@@ -356,8 +331,6 @@ impl RibShard {
         // of a million prefixes).
         let mut step = |old: Option<Slot>| -> (Option<Slot>, bool) {
             let old_mask = old.map_or(0, |s| s.mask);
-            let old_pmask = old.map_or(0, |s| s.pmask);
-            let mut pmask = old_pmask;
             // The entry's set after this step: the old one while members
             // that are not being exported to still have it.
             let keep_old = match (only, only_bit) {
@@ -410,40 +383,32 @@ impl RibShard {
                         _ => {}
                     }
                 }
-                // Pending: its bit in the entry's pending mask (read in
-                // this probe), queued once when the bit is set.
-                let pending = old_pmask & bit != 0;
-                if was != now && !pending {
+                if was != now {
                     // As for a private table (`export_one`): towards eBGP a
-                    // set that encodes like the one sent (and not pending)
-                    // is recorded, not sent again. Only a set replacing a
-                    // set can be.
+                    // set that encodes like the one sent is recorded, not
+                    // sent again. Only a set replacing a set can be; the
+                    // pending set is probed only then.
                     let same_on_wire = ebgp
                         && match (was, now) {
-                            (Some(o), Some(n)) => match (interner.get(o), interner.get(n)) {
-                                (Some(a), Some(b)) => same_towards_ebgp(a, b),
-                                _ => false,
-                            },
+                            (Some(o), Some(n)) => {
+                                !out.pending.contains(&prefix)
+                                    && match (interner.get(o), interner.get(n)) {
+                                        (Some(a), Some(b)) => same_towards_ebgp(a, b),
+                                        _ => false,
+                                    }
+                            }
                             _ => false,
                         };
                     if !same_on_wire {
-                        pmask |= bit;
-                        out.pending.push(prefix);
+                        out.pending.insert(prefix);
                     }
                 }
                 if let Some(d) = dropped {
                     interner.release(d);
                 }
             }
-            // Without members the entry stays for the pending bits alone,
-            // with no set.
             let slot = match value {
-                Some(h) if mask != 0 => Some(Slot { h, mask, pmask }),
-                _ if pmask != 0 => Some(Slot {
-                    h: NO_SET,
-                    mask: 0,
-                    pmask,
-                }),
+                Some(h) if mask != 0 => Some(Slot { h, mask }),
                 _ => None,
             };
             (slot, keep_old)
@@ -451,17 +416,16 @@ impl RibShard {
         let mut kept = (false, false);
         let prev = g.update(prefix, |old| {
             let (slot, keep_old) = step(old);
-            kept = (slot.is_some_and(|s| s.mask != 0), keep_old);
+            kept = (slot.is_some(), keep_old);
             slot
         });
-        // References: the old entry held one on its set if it had members
-        // and `want` came with one; the new entry keeps the one of the set
-        // it holds, if it has members.
+        // References: the old entry held one on its set and `want` came
+        // with one; the new entry keeps the one of the set it holds.
         let (keep_prev, keep_want) = match kept {
             (false, _) => (false, false),
             (true, keep_old) => (keep_old, !keep_old),
         };
-        if let (Some(p), false) = (prev.filter(|s| s.mask != 0), keep_prev) {
+        if let (Some(p), false) = (prev, keep_prev) {
             interner.release(p.h);
         }
         if let (Some(h), false) = (want, keep_want) {
@@ -473,63 +437,6 @@ impl RibShard {
     /// keeps alone).
     pub fn shared_adj_out_heap_bytes(&self) -> usize {
         self.groups.iter().flatten().map(Group::heap_bytes).sum()
-    }
-
-    /// Checks that every update group member's pending bits and queue
-    /// agree (each prefix whose bit is set queued exactly once, nothing
-    /// else queued, its private pending sets empty), that no entry is left
-    /// with both masks empty and that the member counts match the bits.
-    /// For tests: it walks every group's table.
-    #[doc(hidden)]
-    pub fn check_pending_bits(&self) -> Result<(), String> {
-        for (gi, g) in self.groups.iter().enumerate() {
-            let Some(g) = g else { continue };
-            let entries = g.entries();
-            if let Some((p, _)) = entries.iter().find(|(_, s)| s.mask == 0 && s.pmask == 0) {
-                return Err(format!("group {gi}: {p} has an empty entry"));
-            }
-            let mut used = 0u32;
-            for (bit, m) in g.members.iter().enumerate() {
-                let Some(m) = m else { continue };
-                let b = 1u32 << bit;
-                used |= b;
-                let Some(AdjOut::Best(out)) = self.peer_state(*m).and_then(|p| p.out.as_ref())
-                else {
-                    return Err(format!("group {gi}: member {m:?} has no Adj-RIB-Out"));
-                };
-                if out.member.map(|x| (x.group as usize, x.bit as usize)) != Some((gi, bit)) {
-                    return Err(format!("group {gi}: member {m:?} does not know its bit"));
-                }
-                let (mut queued, sets_empty) = out.pending.queued();
-                if !sets_empty {
-                    return Err(format!("group {gi}: member {m:?} has a pending set"));
-                }
-                let n = queued.len();
-                queued.sort_unstable();
-                queued.dedup();
-                if queued.len() != n {
-                    return Err(format!("group {gi}: member {m:?} queued a prefix twice"));
-                }
-                let mut bits: Vec<Prefix> = (entries.iter())
-                    .filter(|(_, s)| s.pmask & b != 0)
-                    .map(|(p, _)| *p)
-                    .collect();
-                bits.sort_unstable();
-                if bits != queued {
-                    return Err(format!(
-                        "group {gi}: member {m:?} pending bits {bits:?}, queue {queued:?}"
-                    ));
-                }
-                let advertised = entries.iter().filter(|(_, s)| s.mask & b != 0).count();
-                if out.member.map(|x| x.advertised) != Some(advertised) {
-                    return Err(format!("group {gi}: member {m:?} advertised count"));
-                }
-            }
-            if let Some((p, _)) = (entries.iter()).find(|(_, s)| (s.mask | s.pmask) & !used != 0) {
-                return Err(format!("group {gi}: {p} has a bit of no member"));
-            }
-        }
-        Ok(())
     }
 
     /// The update groups of this shard, as the peers of each (for tests
