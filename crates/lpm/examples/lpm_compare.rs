@@ -13,7 +13,7 @@
 //! to 200k) or `churn` (route changes per second through `publish` while a
 //! reader looks up; the reader runs on a thread of its own). Every figure is
 //! also measured, on the same routes and addresses right after ours, for
-//! the structure before the lpm6 branch (`prev_*`, main at 2717d66,
+//! main's structure before the churn branch (`prev_*`, main at e1b99e3,
 //! `benches/prev/`) and for the one before issue 19 (`old_*`,
 //! `benches/baseline/`). Prints `key=value` lines; cycles are TSC ticks, the
 //! unit `dpdk-test-fib` reports, so the two compare without a clock
@@ -38,8 +38,8 @@ mod common;
 )]
 mod baseline;
 
-// The Poptrie before the lpm6 branch (main at 2717d66), kept
-// verbatim as the same-run baseline of its IPv6 work (`prev_*` keys).
+// Main's Poptrie before the churn branch (main at e1b99e3), kept
+// verbatim as the same-run baseline of its update work (`prev_*` keys).
 #[path = "../benches/prev/mod.rs"]
 #[allow(
     clippy::all,
