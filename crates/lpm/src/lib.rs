@@ -229,6 +229,20 @@ pub trait LpmMut<P: Copy> {
         }
         r
     }
+    /// Applies `deltas` to this table given `done`: an equal table (the
+    /// other copy of a [`publish`] pair) that has just applied the same
+    /// `deltas` with [`LpmMut::apply_all`]. Leaves this table equal to
+    /// `done` and returns what `done`'s `apply_all` returned. The default
+    /// applies `deltas` again; [`Poptrie`] copies what `done` recorded
+    /// writing instead of recomputing it (and applies `deltas` itself when
+    /// `done` is not its copy one batch ahead).
+    fn apply_again(&mut self, deltas: &[publish::Delta<P>], done: &Self) -> Result<(), LpmError>
+    where
+        Self: Sized,
+    {
+        let _ = done;
+        self.apply_all(deltas)
+    }
     /// Whether no prefix is stored.
     fn is_empty(&self) -> bool {
         self.len() == 0
