@@ -135,7 +135,9 @@ impl<K: Key> Poptrie<K> {
 
     /// Applies the batch `done` recorded, if `done` is this table's other
     /// copy, one batch ahead of this one; returns the batch's result, or
-    /// `None` when the caller must apply the batch itself.
+    /// `None` when the caller must apply the batch itself. (Not inlined:
+    /// once per batch, and so that profiles show the replay apart.)
+    #[inline(never)]
     pub(crate) fn again(&mut self, done: &Self) -> Option<Result<(), LpmError>> {
         let log = &done.log;
         if !log.ok
