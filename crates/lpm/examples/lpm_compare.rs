@@ -56,7 +56,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
-use lpm::{Lpm, LpmMut, Poptrie4, Poptrie6};
+use lpm::{Lpm, LpmMut, NextHop, Poptrie4, Poptrie6};
 
 /// Lookups per measured pass; a multiple of DPDK's burst of 64.
 const N_ADDRS: usize = 1 << 20;
@@ -192,6 +192,34 @@ fn run_v4(name: &str, mut routes: common::Routes4, out: &Path) {
         "lookup_bytes={} live_node_bytes={} live_leaf_bytes={} control_bytes={}",
         m.lookup, m.live_nodes, m.live_leaves, m.control
     );
+    // The control side once a batch has run: it then holds the batch's
+    // write log, which the other copy of a publish pair replays. One batch
+    // of 10,000 changes of the churn mix (`common::churn4`).
+    {
+        use lpm::publish::Delta;
+        let mut rng = common::XorShift(0x5eed);
+        let n = routes.len() as u64;
+        let ds: Vec<_> = (0..10_000)
+            .map(|_| {
+                let (p, nh) = routes[rng.below(n) as usize];
+                match rng.below(4) {
+                    0 | 1 => Delta::Insert(p, NextHop((nh.0 + 1) & 0xffff)),
+                    2 => Delta::Remove(p),
+                    _ => Delta::Insert(p, nh),
+                }
+            })
+            .collect();
+        let mut c = t.clone();
+        c.apply_all(&ds).expect("batch");
+        let mut q = prev::Poptrie4::from_routes(routes.iter().copied()).expect("build");
+        q.apply_all(&ds).expect("batch");
+        println!(
+            "control_bytes_after_batch={} prev_control_bytes_after_batch={} prev_lookup_bytes={}",
+            c.memory().control,
+            q.memory().control,
+            q.memory().lookup
+        );
+    }
     write_file(
         &out.join("routes.txt"),
         routes
@@ -234,6 +262,25 @@ fn run_v6(mut routes: common::Routes6, out: &Path) {
         "lookup_bytes={} live_node_bytes={} live_leaf_bytes={} control_bytes={}",
         m.lookup, m.live_nodes, m.live_leaves, m.control
     );
+    // As in `run_v4`: the control side with a 10,000-change batch's log.
+    {
+        use lpm::publish::Delta;
+        let mut rng = common::XorShift(0x5eed);
+        let n = routes.len() as u64;
+        let ds: Vec<_> = (0..10_000)
+            .map(|_| {
+                let (p, nh) = routes[rng.below(n) as usize];
+                match rng.below(4) {
+                    0 | 1 => Delta::Insert(p, NextHop((nh.0 + 1) & 0xffff)),
+                    2 => Delta::Remove(p),
+                    _ => Delta::Insert(p, nh),
+                }
+            })
+            .collect();
+        let mut c = t.clone();
+        c.apply_all(&ds).expect("batch");
+        println!("control_bytes_after_batch={}", c.memory().control);
+    }
     write_file(
         &out.join("routes.txt"),
         routes

@@ -33,8 +33,8 @@
 //! 500k-route table takes tens of milliseconds, so rebuilding per batch would
 //! cap the update rate far below the 1M changes/s target, and copy-on-write
 //! of parts would need reference counts on the read path. Left-right keeps
-//! incremental updates (each delta is applied twice) and a plain `&T` for
-//! lookups.
+//! incremental updates (each delta is applied once and, on the second copy,
+//! replayed: [`Absorb::absorb_again`]) and a plain `&T` for lookups.
 //!
 //! # Memory cost
 //!

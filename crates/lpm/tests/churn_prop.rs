@@ -277,7 +277,14 @@ where
         for (ci, t) in copies.iter().enumerate() {
             prop_assert_eq!(t.len(), live.len(), "batch {}: copy {} route count", bi, ci);
             for &a in &probes {
-                prop_assert_eq!(t.lookup(a), reference.lookup(a), "batch {}: copy {} {:?}", bi, ci, a);
+                prop_assert_eq!(
+                    t.lookup(a),
+                    reference.lookup(a),
+                    "batch {}: copy {} {:?}",
+                    bi,
+                    ci,
+                    a
+                );
             }
         }
     }

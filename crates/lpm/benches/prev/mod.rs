@@ -261,7 +261,8 @@ fn upto(i: u32) -> u64 {
 impl<K: Key> Poptrie<K> {
     /// Most node levels a lookup can visit (past the direct array): the
     /// first resolves `ROOT_GROUP + 6` bits, every further one `GROUP + 6`.
-    const MAX_LEVELS: u32 = 1 + (K::BITS - DIRECT_BITS - 6 - root_group(K::BITS)).div_ceil(6 + group(K::BITS));
+    const MAX_LEVELS: u32 =
+        1 + (K::BITS - DIRECT_BITS - 6 - root_group(K::BITS)).div_ceil(6 + group(K::BITS));
 
     /// Group bits of node level `level` (0 = just below the direct array).
     #[inline(always)]

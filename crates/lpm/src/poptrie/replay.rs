@@ -29,7 +29,10 @@
 //! and every single insert or removal moves the version on). Otherwise,
 //! and for a log that does not fit the copy (impossible unless the copies
 //! diverged), the batch is applied again the ordinary way, or the first
-//! copy is cloned.
+//! copy is cloned. (Two clones of one table changed differently by as many
+//! batches share lineage and version: handing one to the other's
+//! [`crate::LpmMut::apply_again`] breaks its contract, and is not
+//! detected.)
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -376,7 +379,10 @@ mod tests {
         a.apply_all(&[Delta::Insert(routes[0], NextHop(7))])
             .expect("insert");
         assert_eq!(d.apply_again(&[], &a), Ok(()));
-        assert!(answers(&d) == answers(&b), "copied from a log of another version");
+        assert!(
+            answers(&d) == answers(&b),
+            "copied from a log of another version"
+        );
         assert!(answers(&d) != answers(&a));
     }
 
@@ -412,7 +418,13 @@ mod tests {
             .collect();
         let addrs: Vec<u128> = routes
             .iter()
-            .flat_map(|p| [p.addr_bits(), p.addr_bits() | 0xffff, p.addr_bits() ^ (1 << 80)])
+            .flat_map(|p| {
+                [
+                    p.addr_bits(),
+                    p.addr_bits() | 0xffff,
+                    p.addr_bits() ^ (1 << 80),
+                ]
+            })
             .collect();
         churn::<u128, _, _>(&routes, &addrs, Reference6::default());
     }

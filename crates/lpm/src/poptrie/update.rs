@@ -586,8 +586,9 @@ impl<K: Key> Poptrie<K> {
     ///
     /// Adjacent runs may end up with equal values (the leaves are then not
     /// fully compressed); lookups read the same answers, and the next
-    /// rebuild of the slot compresses them again. Both copies of a
-    /// [`crate::publish`] pair take the same path, so they stay equal.
+    /// rebuild of the slot compresses them again. The other copy of a
+    /// [`crate::publish`] pair copies the leaf and the route's value from
+    /// this one (`replay.rs`), so they stay equal.
     fn patch(&mut self, s: usize, a: K, l: u8, v: u32) -> Option<u32> {
         if u32::from(l) <= DIRECT_BITS {
             return None;
@@ -671,8 +672,8 @@ impl<K: Key> Poptrie<K> {
     ///
     /// A group whose last route is removed keeps its node (all its
     /// positions then hold the covering value); the next rebuild of the
-    /// slot drops it. Deterministic, so both copies of a
-    /// [`crate::publish`] pair stay equal.
+    /// slot drops it. Records the ranges it wrote, which the other copy of
+    /// a [`crate::publish`] pair copies (`replay.rs`).
     fn repaint(&mut self, s: usize, a: K, l: u8) -> bool {
         self.try_repaint(s, a, l).is_some()
     }
