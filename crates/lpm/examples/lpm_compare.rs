@@ -209,7 +209,8 @@ fn run_v4(name: &str, mut routes: common::Routes4, out: &Path) {
                 }
             })
             .collect();
-        let mut c = t.clone();
+        // Both built afresh (a clone's vectors have no spare capacity).
+        let mut c = Poptrie4::from_routes(routes.iter().copied()).expect("build");
         c.apply_all(&ds).expect("batch");
         let mut q = prev::Poptrie4::from_routes(routes.iter().copied()).expect("build");
         q.apply_all(&ds).expect("batch");
@@ -277,9 +278,15 @@ fn run_v6(mut routes: common::Routes6, out: &Path) {
                 }
             })
             .collect();
-        let mut c = t.clone();
+        let mut c = Poptrie6::from_routes(routes.iter().copied()).expect("build");
         c.apply_all(&ds).expect("batch");
-        println!("control_bytes_after_batch={}", c.memory().control);
+        let mut q = prev::Poptrie6::from_routes(routes.iter().copied()).expect("build");
+        q.apply_all(&ds).expect("batch");
+        println!(
+            "control_bytes_after_batch={} prev_control_bytes_after_batch={}",
+            c.memory().control,
+            q.memory().control
+        );
     }
     write_file(
         &out.join("routes.txt"),
