@@ -175,19 +175,15 @@ impl<K: Key> Poptrie<K> {
                     prefetch(self.slots.as_ptr().wrapping_add(s as usize));
                 }
             }
-            Op::Slot(s) => {
-                if !near {
-                    prefetch(self.slots.as_ptr().wrapping_add(s as usize));
-                    prefetch(self.direct.as_ptr().wrapping_add(s as usize));
-                }
+            Op::Slot(s) if !near => {
+                prefetch(self.slots.as_ptr().wrapping_add(s as usize));
+                prefetch(self.direct.as_ptr().wrapping_add(s as usize));
             }
-            Op::Range { leaf, start, .. } => {
-                if near {
-                    if leaf {
-                        prefetch(self.leaves.items.as_ptr().wrapping_add(start as usize));
-                    } else {
-                        prefetch(self.nodes.items.as_ptr().wrapping_add(start as usize));
-                    }
+            Op::Range { leaf, start, .. } if near => {
+                if leaf {
+                    prefetch(self.leaves.items.as_ptr().wrapping_add(start as usize));
+                } else {
+                    prefetch(self.nodes.items.as_ptr().wrapping_add(start as usize));
                 }
             }
             _ => {}
