@@ -722,7 +722,7 @@ impl<K: Key> Poptrie<K> {
             control: self.short.capacity() * per_short
                 + self.slots.iter().map(|x| x.long.capacity()).sum::<usize>() * per_long
                 + self.slots.capacity() * std::mem::size_of::<Slot<K>>()
-                + self.log.ops.capacity() * std::mem::size_of::<replay::Op<K>>(),
+                + self.log.bytes(),
         }
     }
 }

@@ -40,17 +40,19 @@ use super::{prefetch, Poptrie};
 use crate::key::Key;
 use crate::LpmError;
 
-/// One recorded write of a batch.
+/// One recorded write of a batch: 16 bytes for both families (the
+/// routes an op carries are kept beside the ops, in [`Log::routes`] and
+/// [`Log::shorts`]).
 #[derive(Copy, Clone, Debug)]
-pub(crate) enum Op<K> {
+pub(crate) enum Op {
     /// `slots[s].long[i].2 = v` (a next-hop change of a listed route).
     LongSet { s: u32, i: u32, v: u32 },
-    /// `slots[s].long.insert(i, r)`.
-    LongInsert { s: u32, i: u32, r: (K, u8, u32) },
+    /// `slots[s].long.insert(i, routes[r])`.
+    LongInsert { s: u32, i: u32, r: u32 },
     /// `slots[s].long.remove(i)`.
     LongRemove { s: u32, i: u32 },
-    /// A short route set (`Some`) or removed in the map.
-    Short { a: K, l: u8, v: Option<u32> },
+    /// `shorts[k]`: a short route set (`Some`) or removed in the map.
+    Short { k: u32 },
     /// Slot `s`'s direct entry and control fields (subtree blocks,
     /// inherited route) changed: copy them.
     Slot(u32),
@@ -74,7 +76,26 @@ pub(crate) struct Log<K> {
     pub(crate) base: u64,
     /// What the batch returned.
     pub(crate) result: Result<(), LpmError>,
-    pub(crate) ops: Vec<Op<K>>,
+    pub(crate) ops: Vec<Op>,
+    /// Routes inserted into route vectors ([`Op::LongInsert`]).
+    pub(crate) routes: Vec<(K, u8, u32)>,
+    /// Short-route map changes ([`Op::Short`]).
+    pub(crate) shorts: Vec<(K, u8, Option<u32>)>,
+}
+
+impl<K> Log<K> {
+    fn clear(&mut self) {
+        self.ops.clear();
+        self.routes.clear();
+        self.shorts.clear();
+    }
+
+    /// Bytes held (capacity).
+    pub(crate) fn bytes(&self) -> usize {
+        self.ops.capacity() * std::mem::size_of::<Op>()
+            + self.routes.capacity() * std::mem::size_of::<(K, u8, u32)>()
+            + self.shorts.capacity() * std::mem::size_of::<(K, u8, Option<u32>)>()
+    }
 }
 
 impl<K> Default for Log<K> {
@@ -85,6 +106,8 @@ impl<K> Default for Log<K> {
             base: 0,
             result: Ok(()),
             ops: Vec::new(),
+            routes: Vec::new(),
+            shorts: Vec::new(),
         }
     }
 }
@@ -106,15 +129,35 @@ const NEAR: usize = 8;
 impl<K: Key> Poptrie<K> {
     /// Records `op` if a batch is being recorded.
     #[inline(always)]
-    pub(crate) fn note(&mut self, op: Op<K>) {
+    pub(crate) fn note(&mut self, op: Op) {
         if self.log.on {
             self.log.ops.push(op);
         }
     }
 
+    /// Records `slots[s].long.insert(i, r)`.
+    #[inline(always)]
+    pub(crate) fn note_insert(&mut self, s: u32, i: u32, r: (K, u8, u32)) {
+        if self.log.on {
+            let k = self.log.routes.len() as u32;
+            self.log.routes.push(r);
+            self.log.ops.push(Op::LongInsert { s, i, r: k });
+        }
+    }
+
+    /// Records a short route's map change.
+    #[inline(always)]
+    pub(crate) fn note_short(&mut self, a: K, l: u8, v: Option<u32>) {
+        if self.log.on {
+            let k = self.log.shorts.len() as u32;
+            self.log.shorts.push((a, l, v));
+            self.log.ops.push(Op::Short { k });
+        }
+    }
+
     /// Starts recording a batch.
     pub(crate) fn log_begin(&mut self) {
-        self.log.ops.clear();
+        self.log.clear();
         self.log.on = true;
         self.log.ok = false;
         self.log.base = self.version;
@@ -158,13 +201,13 @@ impl<K: Key> Poptrie<K> {
         }
         self.version = done.version;
         self.log.ok = false;
-        self.log.ops.clear();
+        self.log.clear();
         Some(log.result)
     }
 
     /// Prefetches the lines op `op` will write in this copy.
     #[inline(always)]
-    fn prefetch_op(&self, op: &Op<K>, near: bool) {
+    fn prefetch_op(&self, op: &Op, near: bool) {
         match *op {
             Op::LongSet { s, i, .. } | Op::LongInsert { s, i, .. } | Op::LongRemove { s, i } => {
                 if near {
@@ -213,6 +256,7 @@ impl<K: Key> Poptrie<K> {
                     self.slots.get_mut(s as usize)?.long.get_mut(i as usize)?.2 = v;
                 }
                 Op::LongInsert { s, i, r } => {
+                    let r = *done.log.routes.get(r as usize)?;
                     let long = &mut self.slots.get_mut(s as usize)?.long;
                     if i as usize > long.len() {
                         return None;
@@ -226,7 +270,8 @@ impl<K: Key> Poptrie<K> {
                     }
                     long.remove(i as usize);
                 }
-                Op::Short { a, l, v } => {
+                Op::Short { k } => {
+                    let (a, l, v) = *done.log.shorts.get(k as usize)?;
                     match v {
                         Some(v) => self.short.insert((a, l), v),
                         None => self.short.remove(&(a, l)),
@@ -380,6 +425,12 @@ mod tests {
             "copied from a log of another version"
         );
         assert!(answers(&d) != answers(&a));
+    }
+
+    #[test]
+    fn ops_are_16_bytes() {
+        // The log's memory (docs/BENCHMARKS.md): routes live beside the ops.
+        assert_eq!(std::mem::size_of::<Op>(), 16);
     }
 
     #[test]

@@ -395,7 +395,7 @@ impl<K: Key> Poptrie<K> {
                 Some(v) => self.short.insert((a, l), v),
                 None => self.short.remove(&(a, l)),
             };
-            self.note(Op::Short { a, l, v });
+            self.note_short(a, l, v);
             return old;
         }
         let s = a.top(DIRECT_BITS);
@@ -413,14 +413,8 @@ impl<K: Key> Poptrie<K> {
             (Err(i), Some(v)) => {
                 slot.insert(i, (a, l, v));
                 self.n_long += 1;
-                (
-                    None,
-                    Op::LongInsert {
-                        s,
-                        i: at(i),
-                        r: (a, l, v),
-                    },
-                )
+                self.note_insert(s, at(i), (a, l, v));
+                return None;
             }
             (Err(_), None) => return None,
         };
