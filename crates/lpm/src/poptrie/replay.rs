@@ -21,7 +21,7 @@
 //! with its final value, whatever an earlier change of the batch wrote
 //! there. The vector edits and pool operations, which depend on order, are
 //! replayed in order. The two copies are then equal word for word (unit
-//! test `replay_leaves_copies_identical`).
+//! tests `replay_leaves_copies_identical_v4` and `_v6`).
 //!
 //! The log is used only when the second copy is provably where the first
 //! was before the batch: the same lineage (set when a table is created,
