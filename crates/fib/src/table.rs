@@ -257,6 +257,40 @@ impl Absorb<FibDelta> for FibTables {
         self.batch6 = v6;
         r
     }
+
+    /// [`FibTables::absorb_all`] on the second copy of the pair: the same
+    /// parts in the same order, but each family's route batch through
+    /// [`LpmMut::apply_again`], which copies what `done`'s Poptrie wrote
+    /// for it instead of recomputing it.
+    fn absorb_again(&mut self, ds: &[FibDelta], done: &Self) -> Result<(), LpmError> {
+        let mut v4 = std::mem::take(&mut self.batch4);
+        let mut v6 = std::mem::take(&mut self.batch6);
+        let mut r = Ok(());
+        for d in ds {
+            match *d {
+                FibDelta::Insert4(p, nh) => v4.push(Delta::Insert(p, nh)),
+                FibDelta::Remove4(p) => v4.push(Delta::Remove(p)),
+                FibDelta::Insert6(p, nh) => v6.push(Delta::Insert(p, nh)),
+                FibDelta::Remove6(p) => v6.push(Delta::Remove(p)),
+                _ => {
+                    if let Err(e) = self.absorb(d) {
+                        r = r.and(Err(e));
+                    }
+                }
+            }
+        }
+        if !v4.is_empty() {
+            r = r.and(self.v4.apply_again(&v4, &done.v4));
+        }
+        if !v6.is_empty() {
+            r = r.and(self.v6.apply_again(&v6, &done.v6));
+        }
+        v4.clear();
+        v6.clear();
+        self.batch4 = v4;
+        self.batch6 = v6;
+        r
+    }
 }
 
 /// So that an `elements` lookup (or any `Lpm` user) can read the IPv4 part

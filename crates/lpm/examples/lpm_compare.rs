@@ -13,7 +13,7 @@
 //! to 200k) or `churn` (route changes per second through `publish` while a
 //! reader looks up; the reader runs on a thread of its own). Every figure is
 //! also measured, on the same routes and addresses right after ours, for
-//! the structure before the lpm6 branch (`prev_*`, main at 2717d66,
+//! main's structure before the churn branch (`prev_*`, main at e1b99e3,
 //! `benches/prev/`) and for the one before issue 19 (`old_*`,
 //! `benches/baseline/`). Prints `key=value` lines; cycles are TSC ticks, the
 //! unit `dpdk-test-fib` reports, so the two compare without a clock
@@ -38,8 +38,8 @@ mod common;
 )]
 mod baseline;
 
-// The Poptrie before the lpm6 branch (main at 2717d66), kept
-// verbatim as the same-run baseline of its IPv6 work (`prev_*` keys).
+// Main's Poptrie before the churn branch (main at e1b99e3), kept
+// verbatim as the same-run baseline of its update work (`prev_*` keys).
 #[path = "../benches/prev/mod.rs"]
 #[allow(
     clippy::all,
@@ -56,7 +56,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
-use lpm::{Lpm, LpmMut, Poptrie4, Poptrie6};
+use lpm::{Lpm, LpmMut, NextHop, Poptrie4, Poptrie6};
 
 /// Lookups per measured pass; a multiple of DPDK's burst of 64.
 const N_ADDRS: usize = 1 << 20;
@@ -192,6 +192,35 @@ fn run_v4(name: &str, mut routes: common::Routes4, out: &Path) {
         "lookup_bytes={} live_node_bytes={} live_leaf_bytes={} control_bytes={}",
         m.lookup, m.live_nodes, m.live_leaves, m.control
     );
+    // The control side once a batch has run: it then holds the batch's
+    // write log, which the other copy of a publish pair replays. One batch
+    // of 10,000 changes of the churn mix (`common::churn4`).
+    {
+        use lpm::publish::Delta;
+        let mut rng = common::XorShift(0x5eed);
+        let n = routes.len() as u64;
+        let ds: Vec<_> = (0..10_000)
+            .map(|_| {
+                let (p, nh) = routes[rng.below(n) as usize];
+                match rng.below(4) {
+                    0 | 1 => Delta::Insert(p, NextHop((nh.0 + 1) & 0xffff)),
+                    2 => Delta::Remove(p),
+                    _ => Delta::Insert(p, nh),
+                }
+            })
+            .collect();
+        // Both built afresh (a clone's vectors have no spare capacity).
+        let mut c = Poptrie4::from_routes(routes.iter().copied()).expect("build");
+        c.apply_all(&ds).expect("batch");
+        let mut q = prev::Poptrie4::from_routes(routes.iter().copied()).expect("build");
+        q.apply_all(&ds).expect("batch");
+        println!(
+            "control_bytes_after_batch={} prev_control_bytes_after_batch={} prev_lookup_bytes={}",
+            c.memory().control,
+            q.memory().control,
+            q.memory().lookup
+        );
+    }
     write_file(
         &out.join("routes.txt"),
         routes
@@ -234,6 +263,31 @@ fn run_v6(mut routes: common::Routes6, out: &Path) {
         "lookup_bytes={} live_node_bytes={} live_leaf_bytes={} control_bytes={}",
         m.lookup, m.live_nodes, m.live_leaves, m.control
     );
+    // As in `run_v4`: the control side with a 10,000-change batch's log.
+    {
+        use lpm::publish::Delta;
+        let mut rng = common::XorShift(0x5eed);
+        let n = routes.len() as u64;
+        let ds: Vec<_> = (0..10_000)
+            .map(|_| {
+                let (p, nh) = routes[rng.below(n) as usize];
+                match rng.below(4) {
+                    0 | 1 => Delta::Insert(p, NextHop((nh.0 + 1) & 0xffff)),
+                    2 => Delta::Remove(p),
+                    _ => Delta::Insert(p, nh),
+                }
+            })
+            .collect();
+        let mut c = Poptrie6::from_routes(routes.iter().copied()).expect("build");
+        c.apply_all(&ds).expect("batch");
+        let mut q = prev::Poptrie6::from_routes(routes.iter().copied()).expect("build");
+        q.apply_all(&ds).expect("batch");
+        println!(
+            "control_bytes_after_batch={} prev_control_bytes_after_batch={}",
+            c.memory().control,
+            q.memory().control
+        );
+    }
     write_file(
         &out.join("routes.txt"),
         routes

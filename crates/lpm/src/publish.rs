@@ -12,7 +12,9 @@
 //! 3. waits until every reader that might still be reading the old copy has
 //!    left its read section (per-reader epoch counters, below), and
 //! 4. replays the same deltas on the old copy, so both copies are equal
-//!    again when `publish` returns.
+//!    again when `publish` returns ([`Absorb::absorb_again`]: the old copy
+//!    may copy what step 1 wrote from the new one, which it only reads,
+//!    instead of recomputing it).
 //!
 //! Each reader owns a cache-line-sized slot holding an epoch counter that
 //! only it writes: odd while inside a read section, even outside. Entering is
@@ -31,8 +33,8 @@
 //! 500k-route table takes tens of milliseconds, so rebuilding per batch would
 //! cap the update rate far below the 1M changes/s target, and copy-on-write
 //! of parts would need reference counts on the read path. Left-right keeps
-//! incremental updates (each delta is applied twice) and a plain `&T` for
-//! lookups.
+//! incremental updates (each delta is applied once and, on the second copy,
+//! replayed: [`Absorb::absorb_again`]) and a plain `&T` for lookups.
 //!
 //! # Memory cost
 //!
@@ -76,6 +78,21 @@ pub trait Absorb<D> {
         }
         r
     }
+
+    /// Applies `ds` to this copy given `done`, the other copy, which was
+    /// equal to this one and has just applied `ds` with
+    /// [`Absorb::absorb_all`]; [`Writer::publish`] calls this for the second
+    /// copy. Must leave this copy equal to `done` and return what `done`'s
+    /// `absorb_all` returned. The default applies `ds` again; a table may
+    /// instead copy what the first application wrote (the [`crate::Poptrie`]
+    /// does). `done` is being read by readers meanwhile: read it only.
+    fn absorb_again(&mut self, ds: &[D], done: &Self) -> Result<(), LpmError>
+    where
+        Self: Sized,
+    {
+        let _ = done;
+        self.absorb_all(ds)
+    }
 }
 
 impl<P: Copy, T: LpmMut<P>> Absorb<Delta<P>> for T {
@@ -91,6 +108,10 @@ impl<P: Copy, T: LpmMut<P>> Absorb<Delta<P>> for T {
 
     fn absorb_all(&mut self, ds: &[Delta<P>]) -> Result<(), LpmError> {
         self.apply_all(ds)
+    }
+
+    fn absorb_again(&mut self, ds: &[Delta<P>], done: &Self) -> Result<(), LpmError> {
+        self.apply_again(ds, done)
     }
 }
 
@@ -181,13 +202,34 @@ impl<T: Send + Sync> Writer<T> {
 
     /// Applies `deltas` and publishes them to readers; returns when both
     /// copies hold them. A delta the table refuses is skipped (identically
-    /// on both copies); the first refusal is returned.
+    /// on both copies); the first refusal is returned. The standby copy
+    /// takes them with [`Absorb::absorb_all`], the old copy, once readers
+    /// have left it, with [`Absorb::absorb_again`] (which may read the
+    /// copy readers now use, never write it).
     pub fn publish<D>(&mut self, deltas: &[D]) -> Result<(), LpmError>
     where
         T: Absorb<D>,
     {
-        let mut first = Ok(());
-        self.publish_with(|t| first = t.absorb_all(deltas));
+        let old = self.shared.active.load(Ordering::Acquire) & 1;
+        let standby = 1 - old;
+        // SAFETY: as in `publish_with`: no reader holds a reference to the
+        // standby copy, and `&mut self` excludes other writer borrows.
+        let first = unsafe { &mut *self.shared.copies[standby].get() }.absorb_all(deltas);
+        self.swap_and_wait(standby);
+        // SAFETY: after the wait no reference to `old` exists (as in
+        // `publish_with`), so `&mut` to it is exclusive. `standby` is now
+        // read by readers and, through this shared reference, by
+        // `absorb_again`; nothing mutates it until the next publication
+        // (which needs `&mut self`, so this borrow has ended).
+        let (done, stale) = unsafe {
+            (
+                &*self.shared.copies[standby].get(),
+                &mut *self.shared.copies[old].get(),
+            )
+        };
+        let again = stale.absorb_again(deltas, done);
+        debug_assert_eq!(first, again, "the copies answered a batch differently");
+        let _ = again;
         first
     }
 
@@ -203,15 +245,21 @@ impl<T: Send + Sync> Writer<T> {
         // that could have seen this copy as active to end. `&mut self`
         // excludes other writer-side borrows.
         f(unsafe { &mut *self.shared.copies[standby].get() });
+        self.swap_and_wait(standby);
+        // SAFETY: after the wait every reader section that started before
+        // the swap has ended, and later sections read `standby`; so no
+        // reference to `old` exists.
+        f(unsafe { &mut *self.shared.copies[old].get() });
+    }
+
+    /// Makes copy `standby` the active one and waits until no reader can
+    /// still be reading the other.
+    fn swap_and_wait(&self, standby: usize) {
         self.shared.active.store(standby, Ordering::SeqCst);
         // Pairs with the reader's fence: either the reader sees the new
         // `active`, or we see its odd epoch and wait for it.
         fence(Ordering::SeqCst);
         self.wait_for_readers();
-        // SAFETY: after the wait every reader section that started before
-        // the swap has ended, and later sections read `standby`; so no
-        // reference to `old` exists.
-        f(unsafe { &mut *self.shared.copies[old].get() });
     }
 
     fn wait_for_readers(&self) {

@@ -7,6 +7,12 @@
 //! reference table (`lpm::reference`) does after the same changes applied
 //! one by one. Probes: every live or changed prefix's first and last
 //! address and their neighbours, plus random addresses.
+//!
+//! The second copy of a pair does not recompute a batch: it replays the
+//! write log of the first (`LpmMut::apply_again`). `publish` takes that
+//! path on every batch, alternating the copies; the `*_replay_*` tests
+//! drive two copies directly and hand the second copy no deltas at all, so
+//! that it can only have copied what the first one wrote.
 
 use base::{Prefix4, Prefix6};
 use lpm::publish::{left_right, Delta};
@@ -192,8 +198,131 @@ where
     Ok(())
 }
 
+/// Two copies of one table, the roles swapping every batch as in a
+/// publish pair: the first applies the batch (`apply_all`), the second
+/// replays it (`apply_again`) *without the deltas*, and both must answer as
+/// the reference after every batch.
+#[allow(clippy::type_complexity)]
+fn replay<A, P, T, R>(
+    init: &[(A, u8, u32)],
+    batches: &[Vec<Op<A>>],
+    extra: &[A],
+    prefix: impl Fn(A, u8) -> (P, A),
+    last: impl Fn(A, u8) -> A,
+    build: impl Fn(&[(P, NextHop)]) -> T,
+) -> Result<(), TestCaseError>
+where
+    A: Copy + PartialEq + std::fmt::Debug,
+    P: Copy + std::fmt::Debug,
+    T: Lpm<A> + LpmMut<P> + Clone,
+    R: Lpm<A> + LpmMut<P> + Default,
+{
+    let mut live: Vec<(A, u8, u32)> = Vec::new();
+    for &(a, l, n) in init {
+        let (_, a) = prefix(a, l);
+        match live.iter_mut().find(|r| (r.0, r.1) == (a, l)) {
+            Some(r) => r.2 = n,
+            None => live.push((a, l, n)),
+        }
+    }
+    let routes: Vec<(P, NextHop)> = live
+        .iter()
+        .map(|&(a, l, n)| (prefix(a, l).0, NextHop(n)))
+        .collect();
+    let mut reference = R::default();
+    for &(p, n) in &routes {
+        reference
+            .insert(p, n)
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    }
+    let mut copies = [build(&routes), build(&routes)];
+    copies[1] = copies[0].clone();
+    let mut probes: Vec<A> = extra.to_vec();
+    for (bi, ops) in batches.iter().enumerate() {
+        let mut deltas = Vec::new();
+        for op in ops {
+            match *op {
+                Op::NextHop(i, n) if !live.is_empty() => {
+                    let k = i % live.len();
+                    live[k].2 = n;
+                    let (a, l, _) = live[k];
+                    deltas.push(Delta::Insert(prefix(a, l).0, NextHop(n)));
+                }
+                Op::Insert(a, l, n) => {
+                    let (p, a) = prefix(a, l);
+                    match live.iter_mut().find(|r| (r.0, r.1) == (a, l)) {
+                        Some(r) => r.2 = n,
+                        None => live.push((a, l, n)),
+                    }
+                    deltas.push(Delta::Insert(p, NextHop(n)));
+                    probes.extend([a, last(a, l)]);
+                }
+                Op::Remove(i) if !live.is_empty() => {
+                    let (a, l, _) = live.swap_remove(i % live.len());
+                    deltas.push(Delta::Remove(prefix(a, l).0));
+                }
+                _ => {}
+            }
+        }
+        let [c0, c1] = &mut copies;
+        let (first, second) = if bi % 2 == 0 { (c0, c1) } else { (c1, c0) };
+        let r = first.apply_all(&deltas);
+        prop_assert_eq!(second.apply_again(&[], first), r, "batch {}: result", bi);
+        reference
+            .apply_all(&deltas)
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        for (a, l, _) in &live {
+            probes.extend([*a, last(*a, *l)]);
+        }
+        for (ci, t) in copies.iter().enumerate() {
+            prop_assert_eq!(t.len(), live.len(), "batch {}: copy {} route count", bi, ci);
+            for &a in &probes {
+                prop_assert_eq!(
+                    t.lookup(a),
+                    reference.lookup(a),
+                    "batch {}: copy {} {:?}",
+                    bi,
+                    ci,
+                    a
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn ipv4_replay_matches_reference((init, batches) in ops(addr4(), len4()), extra in proptest::collection::vec(any::<u32>(), 16)) {
+        replay::<_, _, _, Reference4>(
+            &init,
+            &batches,
+            &extra,
+            |a, l| {
+                let p = Prefix4::new(a, l).expect("len <= 32").masked();
+                (p, p.addr_bits())
+            },
+            |a, l| a | u32::MAX.checked_shr(u32::from(l)).unwrap_or(0),
+            |r| Poptrie4::from_routes(r.iter().copied()).expect("build"),
+        )?;
+    }
+
+    #[test]
+    fn ipv6_replay_matches_reference((init, batches) in ops(addr6(), len6()), extra in proptest::collection::vec(any::<u128>(), 16)) {
+        replay::<_, _, _, Reference6>(
+            &init,
+            &batches,
+            &extra,
+            |a, l| {
+                let p = Prefix6::new(a, l).expect("len <= 128").masked();
+                (p, p.addr_bits())
+            },
+            |a, l| a | u128::MAX.checked_shr(u32::from(l)).unwrap_or(0),
+            |r| Poptrie6::from_routes(r.iter().copied()).expect("build"),
+        )?;
+    }
 
     #[test]
     fn ipv4_churn_matches_reference((init, batches) in ops(addr4(), len4()), extra in proptest::collection::vec(any::<u32>(), 16)) {

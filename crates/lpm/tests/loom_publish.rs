@@ -5,7 +5,9 @@
 //! (`scripts/test` does). Without `--cfg loom` this file is empty.
 //!
 //! The table in the model is two cells, `a` and `b`, both set to the
-//! version number by each publication. Every access to them goes through
+//! version number by each publication (the second copy by copying it from
+//! the first, which readers are reading by then, as the Poptrie's replay
+//! does). Every access to them goes through
 //! `loom::cell::UnsafeCell`, so loom checks, in every interleaving it
 //! explores (and for every value a weak-memory load may return), that each
 //! writer-side mutation of a copy is ordered by happens-before with every
@@ -64,6 +66,18 @@ impl Absorb<u32> for Table {
         // SAFETY: plain writes of a `u32`; loom checks they do not race.
         self.a.with_mut(|p| unsafe { *p = *v });
         self.b.with_mut(|p| unsafe { *p = *v });
+        Ok(())
+    }
+
+    /// The second copy copies from the first, as the Poptrie's replay does:
+    /// loom checks that reading `done` (the copy readers now use) while
+    /// writing this one races with nothing.
+    fn absorb_again(&mut self, vs: &[u32], done: &Self) -> Result<(), LpmError> {
+        let v = done.version();
+        assert_eq!(Some(&v), vs.last(), "the other copy holds the batch");
+        // SAFETY: plain writes of a `u32`; loom checks they do not race.
+        self.a.with_mut(|p| unsafe { *p = v });
+        self.b.with_mut(|p| unsafe { *p = v });
         Ok(())
     }
 }

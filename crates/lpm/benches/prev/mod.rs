@@ -1,10 +1,10 @@
-//! The Poptrie as of commit 2717d66 (main before the lpm6 branch: issue 19's
-//! fourth attempt, one control line per slot), kept verbatim as the
-//! same-run baseline of the IPv6 lookup work (`prev_*` in
-//! `examples/lpm_compare.rs`, `examples/lpm6_split.rs`). Not part of the
-//! crate. Only changes: the group bits of that commit's `lpm::Key` are fixed
-//! here ([`root_group`], [`group`]), so later changes to `Key` leave this
-//! copy alone, and the unit tests are left out.
+//! The Poptrie as of commit e1b99e3 (main after issue 19's lpm6 branch:
+//! unrolled IPv6 node levels), kept verbatim as the same-run baseline of
+//! the churn work (`prev_*` / `churn prev` in `examples/lpm_compare.rs`,
+//! `examples/lpm6_split.rs`). Not part of the crate. Only changes: the
+//! group bits of that commit's `lpm::Key` are fixed here ([`root_group`],
+//! [`group`]), so later changes to `Key` leave this copy alone, and the
+//! unit tests are left out.
 //!
 //! Poptrie (Asai & Ohara, SIGCOMM 2015): a direct-pointing array on the
 //! first [`DIRECT_BITS`] address bits, then 64-ary nodes that find a child
@@ -288,6 +288,37 @@ impl<K: Key> Poptrie<K> {
     /// value.
     #[inline(always)]
     fn walk(&self, a: K, mut idx: usize) -> u32 {
+        if root_group(K::BITS) == 0 && group(K::BITS) == 0 {
+            return self.walk_flat(a, idx);
+        }
+        // The first levels unrolled (constant bit offsets, as in the
+        // batched rounds), then a loop.
+        macro_rules! at {
+            ($l:expr) => {
+                if $l >= Self::MAX_LEVELS {
+                    return NO_ROUTE;
+                }
+                match self.step(a, idx, $l) {
+                    Ok(next) => idx = next,
+                    Err(v) => return v,
+                }
+            };
+        }
+        at!(0);
+        at!(1);
+        at!(2);
+        at!(3);
+        for level in 4..Self::MAX_LEVELS {
+            at!(level);
+        }
+        NO_ROUTE
+    }
+
+    /// The IPv4 form of [`Self::walk`] (no node groups), the loop as it
+    /// was before the IPv6 levels were unrolled, so that IPv4 lookups keep
+    /// their code.
+    #[inline(always)]
+    fn walk_flat(&self, a: K, mut idx: usize) -> u32 {
         let nodes = &self.nodes.items[..];
         let mut off = DIRECT_BITS;
         for level in 0..Self::MAX_LEVELS {
@@ -310,6 +341,29 @@ impl<K: Key> Poptrie<K> {
             }
         }
         NO_ROUTE
+    }
+
+    /// One node of [`Self::walk`] at node level `level`: the child's
+    /// index, or the leaf value where the walk ends.
+    #[inline(always)]
+    fn step(&self, a: K, idx: usize, level: u32) -> Result<usize, u32> {
+        let Some(n) = self.nodes.items.get(idx) else {
+            return Err(NO_ROUTE);
+        };
+        let off = Self::level_off(level);
+        let c = a.chunk6(off + Self::gbits(level));
+        let m = upto(c);
+        if (n.vector >> c) & 1 != 0 {
+            let gn = Self::gbits(level + 1);
+            Ok((n.base1 as usize)
+                .wrapping_add(((n.vector & m).count_ones() as usize).wrapping_sub(1) << gn)
+                .wrapping_add(a.chunk(off + Self::gbits(level) + 6, gn) as usize))
+        } else {
+            let i = (n.base0 as usize)
+                .wrapping_add((n.leafvec & m).count_ones() as usize)
+                .wrapping_sub(1);
+            Err(self.leaves.items.get(i).copied().unwrap_or(NO_ROUTE))
+        }
     }
 
     #[inline(always)]
@@ -347,47 +401,119 @@ impl<K: Key> Poptrie<K> {
         }
     }
 
-    /// The rounds of a group where few lanes are at a node, from node
-    /// level `level` starting at bit offset `off`: the node lanes (`mask`)
-    /// are listed once, each round visits only the listed ones, then lists
-    /// those that went on to a child.
+    /// Bit offset where node level `level` starts (level 0 just below the
+    /// direct array). With `level` a constant (the unrolled rounds below),
+    /// every shift of the address by it is a constant shift.
     #[inline(always)]
-    fn sparse_rounds(&self, ac: &[K], cur: &mut [u32], mask: u64, mut off: u32, mut level: u32) {
+    const fn level_off(level: u32) -> u32 {
+        if level == 0 {
+            DIRECT_BITS
+        } else {
+            DIRECT_BITS + root_group(K::BITS) + 6 + (level - 1) * (group(K::BITS) + 6)
+        }
+    }
+
+    /// One sparse round at node level `level`: visits the `k` lanes listed
+    /// in `act`, returns the mask of those that went on to a child.
+    #[inline(always)]
+    fn sparse_round(&self, ac: &[K], cur: &mut [u32], act: &[u8], k: usize, level: u32) -> u64 {
         let nodes = &self.nodes.items[..];
         let np = nodes.as_ptr();
         let lp = self.leaves.items.as_ptr();
+        let ch = Self::level_off(level) + Self::gbits(level);
+        let (noff, gn) = (ch + 6, Self::gbits(level + 1));
+        let mut next_mask = 0u64;
+        for &i in act.iter().take(k) {
+            let i = usize::from(i);
+            let (Some(c), Some(a)) = (cur.get_mut(i), ac.get(i)) else {
+                continue;
+            };
+            let n = nodes.get(*c as usize).unwrap_or(&EMPTY_NODE);
+            let (is_child, child, leaf) = n.ranks(a.chunk6(ch), gn, a.chunk(noff, gn));
+            *c = if is_child {
+                child & !(LEAF | PENDING)
+            } else {
+                PENDING | (leaf & !(LEAF | PENDING))
+            };
+            prefetch_node(if is_child {
+                np.wrapping_add(child as usize).cast::<u8>()
+            } else {
+                lp.wrapping_add(leaf as usize).cast::<u8>()
+            });
+            next_mask |= u64::from(is_child) << (i & 63);
+        }
+        next_mask
+    }
+
+    /// The rounds of a group where few lanes are at a node, from node
+    /// level `level`: the node lanes (`mask`) are listed once, each round
+    /// visits only the listed ones, then lists those that went on to a
+    /// child. The first levels are unrolled, so that their bit offsets are
+    /// constants (a shift of a 128-bit address by a variable amount costs
+    /// several instructions and a branch-free select; by a constant, one or
+    /// two); deeper levels (IPv6 routes longer than /56) loop.
+    #[inline(always)]
+    fn sparse_rounds(&self, ac: &[K], cur: &mut [u32], mask: u64, level: u32) {
         let mut act = [0u8; 64];
         let mut k = list(&mut act, mask);
-        for _ in 0..Self::MAX_LEVELS {
-            if k == 0 {
-                break;
-            }
-            let ch = off + Self::gbits(level);
-            let (noff, gn) = (ch + 6, Self::gbits(level + 1));
-            let mut next_mask = 0u64;
-            for &i in act.iter().take(k) {
-                let i = usize::from(i);
-                let (Some(c), Some(a)) = (cur.get_mut(i), ac.get(i)) else {
-                    continue;
-                };
-                let n = nodes.get(*c as usize).unwrap_or(&EMPTY_NODE);
-                let (is_child, child, leaf) = n.ranks(a.chunk6(ch), gn, a.chunk(noff, gn));
-                *c = if is_child {
-                    child & !(LEAF | PENDING)
-                } else {
-                    PENDING | (leaf & !(LEAF | PENDING))
-                };
-                prefetch_node(if is_child {
-                    np.wrapping_add(child as usize).cast::<u8>()
-                } else {
-                    lp.wrapping_add(leaf as usize).cast::<u8>()
-                });
-                next_mask |= u64::from(is_child) << (i & 63);
-            }
-            k = list(&mut act, next_mask);
-            off = noff;
+        let mut level = level;
+        macro_rules! at {
+            ($l:expr) => {
+                if level == $l && k != 0 && $l < Self::MAX_LEVELS {
+                    let m = self.sparse_round(ac, cur, &act, k, $l);
+                    k = list(&mut act, m);
+                    level += 1;
+                }
+            };
+        }
+        at!(0);
+        at!(1);
+        at!(2);
+        at!(3);
+        at!(4);
+        while k != 0 && level < Self::MAX_LEVELS {
+            let m = self.sparse_round(ac, cur, &act, k, level);
+            k = list(&mut act, m);
             level += 1;
         }
+    }
+
+    /// One dense round at node level `level`: visits every lane (a lane
+    /// that is done visits a stand-in and keeps its state), returns the
+    /// mask of lanes that went on to a child.
+    #[inline(always)]
+    fn dense_round(&self, ac: &[K], cur: &mut [u32], level: u32) -> u64 {
+        let nodes = &self.nodes.items[..];
+        let np = nodes.as_ptr();
+        let lp = self.leaves.items.as_ptr();
+        let ch = Self::level_off(level) + Self::gbits(level);
+        let (noff, gn) = (ch + 6, Self::gbits(level + 1));
+        let mut any = 0u64;
+        for (i, (c, a)) in cur.iter_mut().zip(ac).enumerate() {
+            let v = *c;
+            let is_node = v & (LEAF | PENDING) == 0;
+            let n = nodes
+                .get(if is_node { v as usize } else { 0 })
+                .unwrap_or(&EMPTY_NODE);
+            let (is_child, child, leaf) = n.ranks(a.chunk6(ch), gn, a.chunk(noff, gn));
+            let next = if is_child {
+                child & !(LEAF | PENDING)
+            } else {
+                PENDING | (leaf & !(LEAF | PENDING))
+            };
+            *c = if is_node { next } else { v };
+            // Lanes going on to another node keep the group going.
+            any |= u64::from(is_node & is_child) << (i & 63);
+            let p = if !is_node {
+                np.cast::<u8>()
+            } else if is_child {
+                np.wrapping_add(child as usize).cast::<u8>()
+            } else {
+                lp.wrapping_add(leaf as usize).cast::<u8>()
+            };
+            prefetch_node(p);
+        }
+        any
     }
 
     /// One group of at most `N` addresses. Lane state `cur`: `LEAF |
@@ -399,7 +525,6 @@ impl<K: Key> Poptrie<K> {
         let nodes = &self.nodes.items[..];
         let leaves = &self.leaves.items[..];
         let np = nodes.as_ptr();
-        let lp = leaves.as_ptr();
         let mut cur = [LEAF | NO_ROUTE; N];
         let mut mask = 0u64;
         for (i, (c, a)) in cur.iter_mut().zip(ac).enumerate() {
@@ -415,52 +540,39 @@ impl<K: Key> Poptrie<K> {
             // (N <= 64: the lanes fit a bit mask.)
             mask |= u64::from(is_node) << (i & 63);
         }
-        if (mask.count_ones() as usize) * 4 < ac.len() * 3 {
-            // Few lanes at a node (destinations in short routes or in no
-            // route): visit only those.
-            self.sparse_rounds(ac, &mut cur, mask, DIRECT_BITS, 0);
-            Self::finish(&cur, oc, leaves);
-            return;
+        let few = |m: u64| (m.count_ones() as usize) * 4 < ac.len() * 3;
+        // Dense rounds while at least 3/4 of the lanes are at a node, then
+        // sparse ones (IPv6 lanes end at different depths). Unrolled for
+        // the first levels, as in `sparse_rounds`.
+        let mut level = 0;
+        macro_rules! at {
+            ($l:expr) => {
+                if level == $l && $l < Self::MAX_LEVELS {
+                    if mask == 0 {
+                        Self::finish(&cur, oc, leaves);
+                        return;
+                    }
+                    if few(mask) {
+                        self.sparse_rounds(ac, &mut cur, mask, $l);
+                        Self::finish(&cur, oc, leaves);
+                        return;
+                    }
+                    mask = self.dense_round(ac, &mut cur, $l);
+                    level += 1;
+                }
+            };
         }
-        let mut off = DIRECT_BITS;
-        for level in 0..Self::MAX_LEVELS {
-            let ch = off + Self::gbits(level);
-            let (noff, gn) = (ch + 6, Self::gbits(level + 1));
-            let mut any = 0u64;
-            for (i, (c, a)) in cur.iter_mut().zip(ac).enumerate() {
-                let v = *c;
-                let is_node = v & (LEAF | PENDING) == 0;
-                let n = nodes
-                    .get(if is_node { v as usize } else { 0 })
-                    .unwrap_or(&EMPTY_NODE);
-                let (is_child, child, leaf) = n.ranks(a.chunk6(ch), gn, a.chunk(noff, gn));
-                let next = if is_child {
-                    child & !(LEAF | PENDING)
-                } else {
-                    PENDING | (leaf & !(LEAF | PENDING))
-                };
-                *c = if is_node { next } else { v };
-                // Lanes going on to another node keep the group going.
-                any |= u64::from(is_node & is_child) << (i & 63);
-                let p = if !is_node {
-                    np.cast::<u8>()
-                } else if is_child {
-                    np.wrapping_add(child as usize).cast::<u8>()
-                } else {
-                    lp.wrapping_add(leaf as usize).cast::<u8>()
-                };
-                prefetch_node(p);
-            }
-            if any == 0 {
+        at!(0);
+        at!(1);
+        at!(2);
+        at!(3);
+        while mask != 0 && level < Self::MAX_LEVELS {
+            if few(mask) {
+                self.sparse_rounds(ac, &mut cur, mask, level);
                 break;
             }
-            off = noff;
-            if (any.count_ones() as usize) * 4 < ac.len() * 3 {
-                // Most lanes are done (IPv6 lanes end at different depths):
-                // go on with only the others.
-                self.sparse_rounds(ac, &mut cur, any, off, level + 1);
-                break;
-            }
+            mask = self.dense_round(ac, &mut cur, level);
+            level += 1;
         }
         Self::finish(&cur, oc, leaves);
     }

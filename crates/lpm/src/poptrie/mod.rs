@@ -8,6 +8,7 @@
 
 mod huge;
 mod pool;
+mod replay;
 mod update;
 
 use std::collections::HashMap;
@@ -142,6 +143,15 @@ pub struct Poptrie<K: Key> {
     batch_changes: Vec<update::Change<K>>,
     /// The CPU has a POPCNT instruction (checked once at construction).
     popcnt: bool,
+    /// What the last batch wrote, for the other copy of a
+    /// [`crate::publish`] pair to copy instead of recomputing
+    /// (`replay.rs`).
+    log: replay::Log<K>,
+    /// Which table this is a copy of (kept by clones) and how many changes
+    /// it has seen: a log applies only to a copy of the same lineage at
+    /// the version it was recorded from.
+    lineage: u64,
+    version: u64,
 }
 
 const NO_LEN: u8 = u8::MAX;
@@ -711,7 +721,8 @@ impl<K: Key> Poptrie<K> {
             live_leaves: self.leaves.live() * 4,
             control: self.short.capacity() * per_short
                 + self.slots.iter().map(|x| x.long.capacity()).sum::<usize>() * per_long
-                + self.slots.capacity() * std::mem::size_of::<Slot<K>>(),
+                + self.slots.capacity() * std::mem::size_of::<Slot<K>>()
+                + self.log.bytes(),
         }
     }
 }

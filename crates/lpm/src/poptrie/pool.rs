@@ -100,6 +100,12 @@ impl<T: Copy + Default> Pool<T> {
     pub(crate) fn live(&self) -> usize {
         self.live
     }
+
+    /// The free lists (tests compare the two copies of a pair).
+    #[cfg(test)]
+    pub(crate) fn free_lists(&self) -> &[Vec<u32>] {
+        &self.free
+    }
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use base::{Prefix4, Prefix6};
 
 use super::pool::Pool;
+use super::replay::{self, Op};
 use super::{
     has_popcnt, prefetch, Node, Poptrie, Slot, Sub, DIRECT_BITS, LEAF, NO_LEN, NO_ROUTE, NO_SUB,
 };
@@ -269,6 +270,9 @@ impl<K: Key> Poptrie<K> {
             batch_order: Vec::new(),
             batch_changes: Vec::new(),
             popcnt: has_popcnt(),
+            log: replay::Log::default(),
+            lineage: replay::new_lineage(),
+            version: 0,
         }
     }
 
@@ -375,6 +379,9 @@ impl<K: Key> Poptrie<K> {
                 x.best = v;
                 x.best_len = vl;
             }
+            // Also covers `refresh`'s write of the direct entry (the copy
+            // takes the final state of both).
+            self.note(Op::Slot(s as u32));
             self.refresh(s)?;
         }
         Ok(())
@@ -384,25 +391,35 @@ impl<K: Key> Poptrie<K> {
     /// returns the previous value.
     fn set_control(&mut self, a: K, l: u8, v: Option<u32>) -> Option<u32> {
         if u32::from(l) <= DIRECT_BITS {
-            return match v {
+            let old = match v {
                 Some(v) => self.short.insert((a, l), v),
                 None => self.short.remove(&(a, l)),
             };
+            self.note_short(a, l, v);
+            return old;
         }
-        let slot = &mut self.slots.get_mut(a.top(DIRECT_BITS))?.long;
-        match (slot.binary_search_by_key(&(a, l), |r| (r.0, r.1)), v) {
-            (Ok(i), Some(v)) => slot.get_mut(i).map(|r| std::mem::replace(&mut r.2, v)),
+        let s = a.top(DIRECT_BITS);
+        let slot = &mut self.slots.get_mut(s)?.long;
+        let (s, at) = (s as u32, |i: usize| i as u32);
+        let (old, op) = match (slot.binary_search_by_key(&(a, l), |r| (r.0, r.1)), v) {
+            (Ok(i), Some(v)) => (
+                slot.get_mut(i).map(|r| std::mem::replace(&mut r.2, v)),
+                Op::LongSet { s, i: at(i), v },
+            ),
             (Ok(i), None) => {
                 self.n_long -= 1;
-                Some(slot.remove(i).2)
+                (Some(slot.remove(i).2), Op::LongRemove { s, i: at(i) })
             }
             (Err(i), Some(v)) => {
                 slot.insert(i, (a, l, v));
                 self.n_long += 1;
-                None
+                self.note_insert(s, at(i), (a, l, v));
+                return None;
             }
-            (Err(_), None) => None,
-        }
+            (Err(_), None) => return None,
+        };
+        self.note(op);
+        old
     }
 
     fn insert_raw(&mut self, a: K, l: u8, nh: NextHop) -> Result<Option<NextHop>, LpmError> {
@@ -454,6 +471,7 @@ impl<K: Key> Poptrie<K> {
         &mut self,
         ds: impl Iterator<Item = (K, u8, Option<NextHop>)>,
     ) -> Result<(), LpmError> {
+        self.log_begin();
         let mut r = Ok(());
         let mut order = std::mem::take(&mut self.batch_order);
         let mut changes = std::mem::take(&mut self.batch_changes);
@@ -545,6 +563,7 @@ impl<K: Key> Poptrie<K> {
         }
         self.batch_order = order;
         self.batch_changes = changes;
+        self.log_end(r);
         r
     }
 
@@ -561,8 +580,9 @@ impl<K: Key> Poptrie<K> {
     ///
     /// Adjacent runs may end up with equal values (the leaves are then not
     /// fully compressed); lookups read the same answers, and the next
-    /// rebuild of the slot compresses them again. Both copies of a
-    /// [`crate::publish`] pair take the same path, so they stay equal.
+    /// rebuild of the slot compresses them again. The other copy of a
+    /// [`crate::publish`] pair copies the leaf and the route's value from
+    /// this one (`replay.rs`), so they stay equal.
     fn patch(&mut self, s: usize, a: K, l: u8, v: u32) -> Option<u32> {
         if u32::from(l) <= DIRECT_BITS {
             return None;
@@ -588,6 +608,16 @@ impl<K: Key> Poptrie<K> {
         if let Some(r) = self.slots.get_mut(s).and_then(|x| x.long.get_mut(i)) {
             r.2 = v;
         }
+        self.note(Op::LongSet {
+            s: s as u32,
+            i: i as u32,
+            v,
+        });
+        self.note(Op::Range {
+            leaf: true,
+            start: leaf as u32,
+            len: 1,
+        });
         Some(old)
     }
 
@@ -636,8 +666,8 @@ impl<K: Key> Poptrie<K> {
     ///
     /// A group whose last route is removed keeps its node (all its
     /// positions then hold the covering value); the next rebuild of the
-    /// slot drops it. Deterministic, so both copies of a
-    /// [`crate::publish`] pair stay equal.
+    /// slot drops it. Records the ranges it wrote, which the other copy of
+    /// a [`crate::publish`] pair copies (`replay.rs`).
     fn repaint(&mut self, s: usize, a: K, l: u8) -> bool {
         self.try_repaint(s, a, l).is_some()
     }
@@ -778,6 +808,24 @@ impl<K: Key> Poptrie<K> {
                 n.leafvec = leafvec;
                 n.base0 = l0 as u32 + rel;
             }
+            // What changed: the group's leaves (and, if their count
+            // changed, every leaf after them and every node of the block).
+            let (leaves, nodes) = if n_new != n_old {
+                self.note(Op::Slot(s as u32));
+                (lend - n_old + n_new - l0, (nstart, nend - nstart))
+            } else {
+                (n_new, (gb, nn))
+            };
+            self.note(Op::Range {
+                leaf: true,
+                start: l0 as u32,
+                len: leaves as u32,
+            });
+            self.note(Op::Range {
+                leaf: false,
+                start: nodes.0 as u32,
+                len: nodes.1 as u32,
+            });
             Some(())
         })();
         self.scratch.vals = vals;
@@ -937,6 +985,24 @@ impl<K: Key> Poptrie<K> {
         if let Some(x) = self.nodes.items.get_mut(at) {
             x.leafvec = new_leafvec;
         }
+        // What changed: the node's new runs (and, if their count changed,
+        // every leaf after them and every node of the block).
+        let (leaves, nodes) = if b_new != b_old {
+            self.note(Op::Slot(s as u32));
+            (lend - b_old + b_new - (l0 + a), (nstart, nend - nstart))
+        } else {
+            (b_new, (at, 1))
+        };
+        self.note(Op::Range {
+            leaf: true,
+            start: (l0 + a) as u32,
+            len: leaves as u32,
+        });
+        self.note(Op::Range {
+            leaf: false,
+            start: nodes.0 as u32,
+            len: nodes.1 as u32,
+        });
         Some(())
     }
 
@@ -1047,6 +1113,16 @@ fn install<K: Key>(t: &mut Poptrie<K>, s: usize, routes: &[(K, u8, u32)]) -> Res
     if old.nclass != NO_SUB {
         t.nodes.free(old.node, old.nclass);
         t.leaves.free(old.leaf, old.lclass);
+        t.note(Op::Free {
+            leaf: false,
+            start: old.node,
+            class: old.nclass,
+        });
+        t.note(Op::Free {
+            leaf: true,
+            start: old.leaf,
+            class: old.lclass,
+        });
     }
     let mut sub = EMPTY_SUB;
     let entry = if routes.is_empty() {
@@ -1083,19 +1159,35 @@ fn install<K: Key>(t: &mut Poptrie<K>, s: usize, routes: &[(K, u8, u32)]) -> Res
         *d = entry;
         x.sub = sub;
     }
+    t.note(Op::Slot(s as u32));
     Ok(())
 }
 
 /// Copies a subtree built with block-relative indices into fresh blocks.
 fn place<K: Key>(t: &mut Poptrie<K>, nodes: &[Node], leaves: &[u32]) -> Result<Sub, LpmError> {
     let (ns, nc) = t.nodes.alloc(nodes.len())?;
+    t.note(Op::Alloc {
+        leaf: false,
+        start: ns,
+        class: nc,
+    });
     let (ls, lc) = match t.leaves.alloc(leaves.len()) {
         Ok(x) => x,
         Err(e) => {
             t.nodes.free(ns, nc);
+            t.note(Op::Free {
+                leaf: false,
+                start: ns,
+                class: nc,
+            });
             return Err(e);
         }
     };
+    t.note(Op::Alloc {
+        leaf: true,
+        start: ls,
+        class: lc,
+    });
     for (dst, src) in t.nodes.block_mut(ns, nodes.len()).iter_mut().zip(nodes) {
         *dst = Node {
             base0: src.base0.wrapping_add(ls),
@@ -1104,6 +1196,16 @@ fn place<K: Key>(t: &mut Poptrie<K>, nodes: &[Node], leaves: &[u32]) -> Result<S
         };
     }
     t.leaves.block_mut(ls, leaves.len()).copy_from_slice(leaves);
+    t.note(Op::Range {
+        leaf: false,
+        start: ns,
+        len: nodes.len() as u32,
+    });
+    t.note(Op::Range {
+        leaf: true,
+        start: ls,
+        len: leaves.len() as u32,
+    });
     Ok(Sub {
         node: ns,
         leaf: ls,
@@ -1155,12 +1257,23 @@ fn raw<P: Copy, K>(d: &Delta<P>, f: impl Fn(P) -> (K, u8)) -> (K, u8, Option<Nex
 
 impl LpmMut<Prefix4> for Poptrie<u32> {
     fn insert(&mut self, p: Prefix4, nh: NextHop) -> Result<Option<NextHop>, LpmError> {
+        self.log_forget();
         self.insert_raw(p.addr_bits(), p.len(), nh)
     }
     fn apply_all(&mut self, deltas: &[Delta<Prefix4>]) -> Result<(), LpmError> {
         self.apply_batch(deltas.iter().map(|d| raw(d, |p| (p.addr_bits(), p.len()))))
     }
+    /// Copies what `done`'s [`LpmMut::apply_all`] of `deltas` wrote, when
+    /// `done` is this table's other copy one batch ahead (`replay.rs`);
+    /// else applies `deltas`.
+    fn apply_again(&mut self, deltas: &[Delta<Prefix4>], done: &Self) -> Result<(), LpmError> {
+        match self.again(done) {
+            Some(r) => r,
+            None => self.apply_all(deltas),
+        }
+    }
     fn remove(&mut self, p: Prefix4) -> Option<NextHop> {
+        self.log_forget();
         self.remove_raw(p.addr_bits(), p.len())
     }
     fn len(&self) -> usize {
@@ -1170,12 +1283,23 @@ impl LpmMut<Prefix4> for Poptrie<u32> {
 
 impl LpmMut<Prefix6> for Poptrie<u128> {
     fn insert(&mut self, p: Prefix6, nh: NextHop) -> Result<Option<NextHop>, LpmError> {
+        self.log_forget();
         self.insert_raw(p.addr_bits(), p.len(), nh)
     }
     fn apply_all(&mut self, deltas: &[Delta<Prefix6>]) -> Result<(), LpmError> {
         self.apply_batch(deltas.iter().map(|d| raw(d, |p| (p.addr_bits(), p.len()))))
     }
+    /// Copies what `done`'s [`LpmMut::apply_all`] of `deltas` wrote, when
+    /// `done` is this table's other copy one batch ahead (`replay.rs`);
+    /// else applies `deltas`.
+    fn apply_again(&mut self, deltas: &[Delta<Prefix6>], done: &Self) -> Result<(), LpmError> {
+        match self.again(done) {
+            Some(r) => r,
+            None => self.apply_all(deltas),
+        }
+    }
     fn remove(&mut self, p: Prefix6) -> Option<NextHop> {
+        self.log_forget();
         self.remove_raw(p.addr_bits(), p.len())
     }
     fn len(&self) -> usize {
