@@ -314,7 +314,8 @@ fn nicbalance_switch_sheds_overload_at_the_receiver_on_veth() {
         // What the next failure needs to tell a slow receiver from a
         // transmitter that backs up instead of dropping (seen 4 times in
         // a row on one VM, never reproduced after its restart).
-        lab.exec("r", &["tc", "-s", "qdisc", "show", "dev", "r1"]).unwrap_or_else(|e| e),
+        lab.exec("r", &["tc", "-s", "qdisc", "show", "dev", "r1"])
+            .unwrap_or_else(|e| e),
         std::fs::read_to_string("/proc/loadavg").unwrap_or_default(),
         lab.show()
     );
