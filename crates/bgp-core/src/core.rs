@@ -71,6 +71,20 @@ pub const OUT_QUEUE_LOW: u64 = OUT_QUEUE_LIMIT / 4;
 /// doubled (a)'s and (c10)'s convergence times, ADR 0004).
 pub const CROWDED_SESSIONS: usize = 16;
 
+/// Best-path changes at which a crowded core (more than
+/// [`CROWDED_SESSIONS`] busy sessions at its last flush) runs its export
+/// round without waiting for the pacer ([`RibCore::round_due`]). Large
+/// rounds span several sessions' routes: each member of an update group
+/// then drains a batch of its own (its own routes left out), few batches
+/// are equal, and every member's encoding is queued at once. Rounds of
+/// about one drain step less a generator's routes let most members share
+/// one encoding (issue 17, scenario (c30): sessions per encoded buffer
+/// 1.6 -> 3.7, peak RSS 126 -> 97 MiB, CPU-s -17 %; BENCHMARKS "(c30) why
+/// worker-pool peaks at 102 MiB"). Not below that crowd: with a few
+/// sessions, small rounds coalesce less and send more UPDATEs (scenario
+/// (b): +30-40 % messages when every core capped its rounds).
+pub const CROWDED_ROUND: usize = 768;
+
 /// Prefixes taken from an Adj-RIB-Out part at a time while a flush fills
 /// the room left in the session's queue.
 pub(crate) const DRAIN_STEP: usize = 1024;
@@ -194,6 +208,8 @@ pub struct RibCore {
     /// round); for tests and benchmarks, not a configuration key.
     pub refill_below: u64,
     pub(crate) shutdown: bool,
+    /// Sessions with bytes unwritten or changes pending at the last flush.
+    pub(crate) busy_sessions: usize,
     /// Per peer id: the received count this part last added to
     /// `PeerStatus::rib_received`.
     pub(crate) reported: Vec<u64>,
@@ -258,6 +274,7 @@ impl RibCore {
             next_enc_class: 0,
             refill_below: OUT_QUEUE_LOW,
             shutdown: false,
+            busy_sessions: 0,
             reported: Vec::new(),
             defer: None,
             rov: None,
@@ -621,6 +638,13 @@ impl RibCore {
     /// runtime bounds a burst by it).
     pub fn pending_changes(&self) -> usize {
         self.changed.len() + self.mcast_changed.len()
+    }
+
+    /// Whether the export round should run now, whatever its pacing says:
+    /// the core is crowded (more than [`CROWDED_SESSIONS`] busy sessions
+    /// at its last flush) and [`CROWDED_ROUND`] best-path changes wait.
+    pub fn round_due(&self) -> bool {
+        self.busy_sessions > CROWDED_SESSIONS && self.pending_changes() >= CROWDED_ROUND
     }
 
     /// The table of `safi` (multicast, or unicast for anything else) and

@@ -85,6 +85,7 @@ impl RibCore {
                 busy += 1;
             }
         }
+        self.busy_sessions = busy;
         let parts = if busy > CROWDED_SESSIONS {
             self.part.count.max(1)
         } else {

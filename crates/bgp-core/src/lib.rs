@@ -86,8 +86,8 @@ mod statics;
 pub mod views;
 
 pub use crate::core::{
-    best_change, best_next_hop, route_refresh, OutQueue, RibCore, RibCounters, CROWDED_SESSIONS,
-    ENHANCED_REFRESH_STALE, GR_STALE_PATH_TIME, OUT_QUEUE_LIMIT, OUT_QUEUE_LOW,
+    best_change, best_next_hop, route_refresh, OutQueue, RibCore, RibCounters, CROWDED_ROUND,
+    CROWDED_SESSIONS, ENHANCED_REFRESH_STALE, GR_STALE_PATH_TIME, OUT_QUEUE_LIMIT, OUT_QUEUE_LOW,
 };
 pub use aggregate::{covers, Aggregate};
 pub use bytes::Bytes;

@@ -373,3 +373,50 @@ fn take_each(h: &mut Harness, last: u16) -> Vec<(usize, Vec<Prefix>, usize)> {
     }
     each
 }
+
+/// A core that saw more than [`bgp_core::CROWDED_SESSIONS`] busy sessions
+/// at its last flush wants its export round once
+/// [`bgp_core::CROWDED_ROUND`] best-path changes wait
+/// (`RibCore::round_due`, which the RIB thread obeys instead of its
+/// pacer); with one session fewer it leaves the round to the pacer.
+#[test]
+fn a_crowded_core_wants_its_round_at_a_size() {
+    use bgp_core::{CROWDED_ROUND, CROWDED_SESSIONS};
+    for receivers in [CROWDED_SESSIONS as u16, CROWDED_SESSIONS as u16 + 1] {
+        let crowded = usize::from(receivers) > CROWDED_SESSIONS;
+        let now = Instant(0);
+        let mut hs = two_parts_of_sessions(1..=receivers + 1);
+        // The part that owns the prefixes below (11.0.0.0/20).
+        let first = Prefix::new("11.0.0.0".parse().expect("address"), 32).expect("prefix");
+        let owner = usize::from(!hs[0].core.part.owns(&first));
+        let h = &mut hs[owner];
+        for n in 1..=receivers + 1 {
+            h.up(now, n, &[]);
+        }
+        h.core.propagate(now, &mut h.out);
+        // A table nobody reads: every receiver keeps bytes unwritten.
+        let loaded = load_unique(h, now, 4_000);
+        assert!(loaded > CROWDED_ROUND, "{loaded}");
+        h.core.propagate(now, &mut h.out);
+        assert_eq!(h.core.pending_changes(), 0);
+        assert!(!h.core.round_due(), "nothing waits");
+        // The same prefixes on a longer path: one change each.
+        let mut changed = 0;
+        for k in 0..4_000u32 {
+            let a = std::net::Ipv4Addr::new(11, (k >> 16) as u8, (k >> 8) as u8, k as u8);
+            let p = Prefix::new(std::net::IpAddr::V4(a), 32).expect("prefix");
+            if !h.core.part.owns(&p) {
+                continue;
+            }
+            assert_eq!(
+                h.core.round_due(),
+                crowded && changed >= CROWDED_ROUND,
+                "{receivers} receivers, {changed} changes"
+            );
+            h.announce(now, 1, &[p], &[&format!("path=65001,65009,{}", 200_000 + k)]);
+            changed += 1;
+            assert_eq!(h.core.pending_changes(), changed);
+        }
+        assert_eq!(h.core.round_due(), crowded, "{receivers} receivers");
+    }
+}

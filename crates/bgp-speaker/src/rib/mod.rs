@@ -636,7 +636,13 @@ pub fn run(mut rx: Receiver<RibMsg>, mut st: RibState, inflow: std::sync::Arc<In
     let mut dirty = false;
     loop {
         let msg = if dirty {
-            let wait = pacer.wait(now());
+            // A crowded core's round is due at a size, not a time
+            // (`RibCore::round_due`).
+            let wait = if st.core.round_due() {
+                Duration::ZERO
+            } else {
+                pacer.wait(now())
+            };
             if wait.is_zero() {
                 None
             } else if wait < TIMER_GRAIN {
@@ -665,7 +671,7 @@ pub fn run(mut rx: Receiver<RibMsg>, mut st: RibState, inflow: std::sync::Arc<In
                 burst(&mut rx, &mut st);
                 let others_busy = inflow.leave();
                 dirty = true;
-                if pacer.burst_ended(now(), others_busy) {
+                if pacer.burst_ended(now(), others_busy) || st.core.round_due() {
                     paced_round(&mut st, &mut pacer);
                     dirty = false;
                 }
@@ -703,7 +709,7 @@ fn next_or_idle(rx: &mut Receiver<RibMsg>, st: &mut RibState) -> Option<RibMsg> 
 /// once [`MAX_CHANGED`] best-path changes wait for export).
 fn burst(rx: &mut Receiver<RibMsg>, st: &mut RibState) {
     for _ in 0..MAX_BURST {
-        if st.core.pending_changes() >= MAX_CHANGED {
+        if st.core.pending_changes() >= MAX_CHANGED || st.core.round_due() {
             break;
         }
         match rx.try_recv() {
