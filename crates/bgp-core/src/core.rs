@@ -210,6 +210,10 @@ pub struct RibCore {
     pub(crate) shutdown: bool,
     /// Sessions with bytes unwritten or changes pending at the last flush.
     pub(crate) busy_sessions: usize,
+    /// Prefixes in both tables when the last export round began: what they
+    /// grew by since tells how many of the pending changes are new
+    /// prefixes ([`Self::round_due`]).
+    pub(crate) round_prefixes: usize,
     /// Per peer id: the received count this part last added to
     /// `PeerStatus::rib_received`.
     pub(crate) reported: Vec<u64>,
@@ -275,6 +279,7 @@ impl RibCore {
             refill_below: OUT_QUEUE_LOW,
             shutdown: false,
             busy_sessions: 0,
+            round_prefixes: 0,
             reported: Vec::new(),
             defer: None,
             rov: None,
@@ -642,9 +647,22 @@ impl RibCore {
 
     /// Whether the export round should run now, whatever its pacing says:
     /// the core is crowded (more than [`CROWDED_SESSIONS`] busy sessions
-    /// at its last flush) and [`CROWDED_ROUND`] best-path changes wait.
+    /// at its last flush), [`CROWDED_ROUND`] best-path changes wait, and
+    /// most of them are new prefixes (the tables grew by at least half as
+    /// many since the last round began). Changes of known prefixes are
+    /// left to the pacer: waiting coalesces them (a prefix announced by
+    /// ten feeders is exported once), which capped rounds did not
+    /// (scenario (g), a route server with 100 clients: +40 % CPU-s).
     pub fn round_due(&self) -> bool {
-        self.busy_sessions > CROWDED_SESSIONS && self.pending_changes() >= CROWDED_ROUND
+        let pending = self.pending_changes();
+        self.busy_sessions > CROWDED_SESSIONS
+            && pending >= CROWDED_ROUND
+            && self.prefix_total().saturating_sub(self.round_prefixes) * 2 >= pending
+    }
+
+    /// Prefixes in the unicast and multicast tables of this core.
+    fn prefix_total(&self) -> usize {
+        self.rib.prefix_count() + self.mcast.prefix_count()
     }
 
     /// The table of `safi` (multicast, or unicast for anything else) and
@@ -1428,6 +1446,7 @@ impl RibCore {
         if self.deferring(now, out) {
             return;
         }
+        self.round_prefixes = self.prefix_total();
         // Aggregates follow their contributors' changes.
         self.update_aggregates();
         // ADD-PATH peers also hear of non-best path changes, which the RIB

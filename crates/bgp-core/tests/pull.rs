@@ -377,8 +377,9 @@ fn take_each(h: &mut Harness, last: u16) -> Vec<(usize, Vec<Prefix>, usize)> {
 /// A core that saw more than [`bgp_core::CROWDED_SESSIONS`] busy sessions
 /// at its last flush wants its export round once
 /// [`bgp_core::CROWDED_ROUND`] best-path changes wait
-/// (`RibCore::round_due`, which the RIB thread obeys instead of its
-/// pacer); with one session fewer it leaves the round to the pacer.
+/// new prefixes wait (`RibCore::round_due`, which the RIB thread obeys
+/// instead of its pacer); with one session fewer, or for changes of known
+/// prefixes, it leaves the round to the pacer.
 #[test]
 fn a_crowded_core_wants_its_round_at_a_size() {
     use bgp_core::{CROWDED_ROUND, CROWDED_SESSIONS};
@@ -400,9 +401,9 @@ fn a_crowded_core_wants_its_round_at_a_size() {
         h.core.propagate(now, &mut h.out);
         assert_eq!(h.core.pending_changes(), 0);
         assert!(!h.core.round_due(), "nothing waits");
-        // The same prefixes on a longer path: one change each.
+        // New prefixes (11.0.16.0 and up): one change each.
         let mut changed = 0;
-        for k in 0..4_000u32 {
+        for k in 4_096..8_096u32 {
             let a = std::net::Ipv4Addr::new(11, (k >> 16) as u8, (k >> 8) as u8, k as u8);
             let p = Prefix::new(std::net::IpAddr::V4(a), 32).expect("prefix");
             if !h.core.part.owns(&p) {
@@ -413,10 +414,32 @@ fn a_crowded_core_wants_its_round_at_a_size() {
                 crowded && changed >= CROWDED_ROUND,
                 "{receivers} receivers, {changed} changes"
             );
-            h.announce(now, 1, &[p], &[&format!("path=65001,65009,{}", 200_000 + k)]);
+            h.announce(now, 1, &[p], &[&format!("path=65001,{}", 200_000 + k)]);
             changed += 1;
             assert_eq!(h.core.pending_changes(), changed);
         }
+        assert!(changed >= CROWDED_ROUND, "{changed}");
         assert_eq!(h.core.round_due(), crowded, "{receivers} receivers");
+        // Known prefixes changing (a longer path): left to the pacer,
+        // which coalesces them, however many wait.
+        h.core.propagate(now, &mut h.out);
+        let mut changed = 0;
+        for k in 0..4_000u32 {
+            let a = std::net::Ipv4Addr::new(11, (k >> 16) as u8, (k >> 8) as u8, k as u8);
+            let p = Prefix::new(std::net::IpAddr::V4(a), 32).expect("prefix");
+            if !h.core.part.owns(&p) {
+                continue;
+            }
+            h.announce(
+                now,
+                1,
+                &[p],
+                &[&format!("path=65001,65009,{}", 200_000 + k)],
+            );
+            changed += 1;
+        }
+        assert_eq!(h.core.pending_changes(), changed);
+        assert!(changed >= CROWDED_ROUND);
+        assert!(!h.core.round_due(), "{receivers} receivers, known prefixes");
     }
 }
