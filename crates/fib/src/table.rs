@@ -146,6 +146,48 @@ impl FibTables {
     }
 }
 
+impl FibTables {
+    /// [`Absorb::absorb_all`] (`done`: none) or [`Absorb::absorb_again`]
+    /// (`done`: the copy that has just taken `ds`): the adjacency, group
+    /// and neighbour changes one by one, then each family's route changes
+    /// as one batch.
+    fn absorb_split(&mut self, ds: &[FibDelta], done: Option<&Self>) -> Result<(), LpmError> {
+        let mut v4 = std::mem::take(&mut self.batch4);
+        let mut v6 = std::mem::take(&mut self.batch6);
+        let mut r = Ok(());
+        for d in ds {
+            match *d {
+                FibDelta::Insert4(p, nh) => v4.push(Delta::Insert(p, nh)),
+                FibDelta::Remove4(p) => v4.push(Delta::Remove(p)),
+                FibDelta::Insert6(p, nh) => v6.push(Delta::Insert(p, nh)),
+                FibDelta::Remove6(p) => v6.push(Delta::Remove(p)),
+                _ => {
+                    if let Err(e) = self.absorb(d) {
+                        r = r.and(Err(e));
+                    }
+                }
+            }
+        }
+        if !v4.is_empty() {
+            r = r.and(match done {
+                Some(d) => self.v4.apply_again(&v4, &d.v4),
+                None => self.v4.apply_all(&v4),
+            });
+        }
+        if !v6.is_empty() {
+            r = r.and(match done {
+                Some(d) => self.v6.apply_again(&v6, &d.v6),
+                None => self.v6.apply_all(&v6),
+            });
+        }
+        v4.clear();
+        v6.clear();
+        self.batch4 = v4;
+        self.batch6 = v6;
+        r
+    }
+}
+
 impl Absorb<FibDelta> for FibTables {
     fn absorb(&mut self, d: &FibDelta) -> Result<(), LpmError> {
         match d {
@@ -229,33 +271,7 @@ impl Absorb<FibDelta> for FibTables {
     /// the error returned is that of the adjacency/group/neighbour part,
     /// else IPv4's, else IPv6's (not necessarily the earliest in the batch).
     fn absorb_all(&mut self, ds: &[FibDelta]) -> Result<(), LpmError> {
-        let mut v4 = std::mem::take(&mut self.batch4);
-        let mut v6 = std::mem::take(&mut self.batch6);
-        let mut r = Ok(());
-        for d in ds {
-            match *d {
-                FibDelta::Insert4(p, nh) => v4.push(Delta::Insert(p, nh)),
-                FibDelta::Remove4(p) => v4.push(Delta::Remove(p)),
-                FibDelta::Insert6(p, nh) => v6.push(Delta::Insert(p, nh)),
-                FibDelta::Remove6(p) => v6.push(Delta::Remove(p)),
-                _ => {
-                    if let Err(e) = self.absorb(d) {
-                        r = r.and(Err(e));
-                    }
-                }
-            }
-        }
-        if !v4.is_empty() {
-            r = r.and(self.v4.apply_all(&v4));
-        }
-        if !v6.is_empty() {
-            r = r.and(self.v6.apply_all(&v6));
-        }
-        v4.clear();
-        v6.clear();
-        self.batch4 = v4;
-        self.batch6 = v6;
-        r
+        self.absorb_split(ds, None)
     }
 
     /// [`FibTables::absorb_all`] on the second copy of the pair: the same
@@ -263,33 +279,7 @@ impl Absorb<FibDelta> for FibTables {
     /// [`LpmMut::apply_again`], which copies what `done`'s Poptrie wrote
     /// for it instead of recomputing it.
     fn absorb_again(&mut self, ds: &[FibDelta], done: &Self) -> Result<(), LpmError> {
-        let mut v4 = std::mem::take(&mut self.batch4);
-        let mut v6 = std::mem::take(&mut self.batch6);
-        let mut r = Ok(());
-        for d in ds {
-            match *d {
-                FibDelta::Insert4(p, nh) => v4.push(Delta::Insert(p, nh)),
-                FibDelta::Remove4(p) => v4.push(Delta::Remove(p)),
-                FibDelta::Insert6(p, nh) => v6.push(Delta::Insert(p, nh)),
-                FibDelta::Remove6(p) => v6.push(Delta::Remove(p)),
-                _ => {
-                    if let Err(e) = self.absorb(d) {
-                        r = r.and(Err(e));
-                    }
-                }
-            }
-        }
-        if !v4.is_empty() {
-            r = r.and(self.v4.apply_again(&v4, &done.v4));
-        }
-        if !v6.is_empty() {
-            r = r.and(self.v6.apply_again(&v6, &done.v6));
-        }
-        v4.clear();
-        v6.clear();
-        self.batch4 = v4;
-        self.batch6 = v6;
-        r
+        self.absorb_split(ds, Some(done))
     }
 }
 
