@@ -266,12 +266,17 @@ fn two_parts_of_one_session_each_fill_at_most_the_room() {
 /// One attribute set per prefix (scenario (c30)'s unique paths, which do
 /// not pack): `n` /32s with AS paths 65001 200000.., about 65 bytes of
 /// UPDATE each.
+/// The `k`-th host route of 11.0.0.0/8.
+fn host_prefix(k: u32) -> Prefix {
+    let a = std::net::Ipv4Addr::new(11, (k >> 16) as u8, (k >> 8) as u8, k as u8);
+    Prefix::new(std::net::IpAddr::V4(a), 32).expect("prefix")
+}
+
 fn load_unique(h: &mut Harness, now: Instant, n: u32) -> usize {
     let part = h.core.part;
     let mut count = 0;
     for k in 0..n {
-        let a = std::net::Ipv4Addr::new(11, (k >> 16) as u8, (k >> 8) as u8, k as u8);
-        let p = Prefix::new(std::net::IpAddr::V4(a), 32).expect("prefix");
+        let p = host_prefix(k);
         if !part.owns(&p) {
             continue;
         }
@@ -388,7 +393,7 @@ fn a_crowded_core_wants_its_round_at_a_size() {
         let now = Instant(0);
         let mut hs = two_parts_of_sessions(1..=receivers + 1);
         // The part that owns the prefixes below (11.0.0.0/20).
-        let first = Prefix::new("11.0.0.0".parse().expect("address"), 32).expect("prefix");
+        let first = host_prefix(0);
         let owner = usize::from(!hs[0].core.part.owns(&first));
         let h = &mut hs[owner];
         for n in 1..=receivers + 1 {
@@ -404,8 +409,7 @@ fn a_crowded_core_wants_its_round_at_a_size() {
         // New prefixes (11.0.16.0 and up): one change each.
         let mut changed = 0;
         for k in 4_096..8_096u32 {
-            let a = std::net::Ipv4Addr::new(11, (k >> 16) as u8, (k >> 8) as u8, k as u8);
-            let p = Prefix::new(std::net::IpAddr::V4(a), 32).expect("prefix");
+            let p = host_prefix(k);
             if !h.core.part.owns(&p) {
                 continue;
             }
@@ -425,8 +429,7 @@ fn a_crowded_core_wants_its_round_at_a_size() {
         h.core.propagate(now, &mut h.out);
         let mut changed = 0;
         for k in 0..4_000u32 {
-            let a = std::net::Ipv4Addr::new(11, (k >> 16) as u8, (k >> 8) as u8, k as u8);
-            let p = Prefix::new(std::net::IpAddr::V4(a), 32).expect("prefix");
+            let p = host_prefix(k);
             if !h.core.part.owns(&p) {
                 continue;
             }

@@ -135,6 +135,32 @@ impl<K: Key> Poptrie<K> {
         }
     }
 
+    /// Records a rewrite in slot `s`: `leaves` leaves from `leaf0` and the
+    /// node range `nodes` (start, length); `moved`: their counts changed,
+    /// so the slot's control line did too (recorded first).
+    pub(crate) fn note_rewrite(
+        &mut self,
+        s: usize,
+        moved: bool,
+        leaf0: usize,
+        leaves: usize,
+        nodes: (usize, usize),
+    ) {
+        if moved {
+            self.note(Op::Slot(s as u32));
+        }
+        self.note(Op::Range {
+            leaf: true,
+            start: leaf0 as u32,
+            len: leaves as u32,
+        });
+        self.note(Op::Range {
+            leaf: false,
+            start: nodes.0 as u32,
+            len: nodes.1 as u32,
+        });
+    }
+
     /// Records `slots[s].long.insert(i, r)`.
     #[inline(always)]
     pub(crate) fn note_insert(&mut self, s: u32, i: u32, r: (K, u8, u32)) {

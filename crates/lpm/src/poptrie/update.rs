@@ -810,22 +810,13 @@ impl<K: Key> Poptrie<K> {
             }
             // What changed: the group's leaves (and, if their count
             // changed, every leaf after them and every node of the block).
-            let (leaves, nodes) = if n_new != n_old {
-                self.note(Op::Slot(s as u32));
+            let moved = n_new != n_old;
+            let (leaves, nodes) = if moved {
                 (lend - n_old + n_new - l0, (nstart, nend - nstart))
             } else {
                 (n_new, (gb, nn))
             };
-            self.note(Op::Range {
-                leaf: true,
-                start: l0 as u32,
-                len: leaves as u32,
-            });
-            self.note(Op::Range {
-                leaf: false,
-                start: nodes.0 as u32,
-                len: nodes.1 as u32,
-            });
+            self.note_rewrite(s, moved, l0, leaves, nodes);
             Some(())
         })();
         self.scratch.vals = vals;
@@ -987,22 +978,13 @@ impl<K: Key> Poptrie<K> {
         }
         // What changed: the node's new runs (and, if their count changed,
         // every leaf after them and every node of the block).
-        let (leaves, nodes) = if b_new != b_old {
-            self.note(Op::Slot(s as u32));
+        let moved = b_new != b_old;
+        let (leaves, nodes) = if moved {
             (lend - b_old + b_new - (l0 + a), (nstart, nend - nstart))
         } else {
             (b_new, (at, 1))
         };
-        self.note(Op::Range {
-            leaf: true,
-            start: (l0 + a) as u32,
-            len: leaves as u32,
-        });
-        self.note(Op::Range {
-            leaf: false,
-            start: nodes.0 as u32,
-            len: nodes.1 as u32,
-        });
+        self.note_rewrite(s, moved, l0 + a, leaves, nodes);
         Some(())
     }
 
