@@ -16,8 +16,7 @@
 
 #[path = "../tests/cc_lab/mod.rs"]
 mod cc_lab;
-#[path = "../tests/common/mod.rs"]
-mod common;
+use e2e as common;
 
 use std::time::Duration;
 

@@ -13,7 +13,7 @@
 //! contributor is withdrawn the aggregate is withdrawn, and the
 //! suppressed more specifics' export follows the aggregate.
 
-mod common;
+use e2e as common;
 mod glue;
 
 use common::exabgp::{self, Exabgp};

@@ -22,7 +22,7 @@
 //! BIRD 2.0.12 has no ASPA, so there is no cross-check against it (unlike
 //! `rpki_stayrtr.rs`'s origin validation).
 
-mod common;
+use e2e as common;
 
 use common::rtr::{self, show_rpki, Paths, RTR_PORT};
 use common::tesserad::Tesserad;

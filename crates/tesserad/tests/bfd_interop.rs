@@ -14,7 +14,7 @@
 //! Every wait is bounded; the lab removes its namespaces and processes on
 //! drop, failures included.
 
-mod common;
+use e2e as common;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

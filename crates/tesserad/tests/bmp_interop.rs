@@ -15,7 +15,7 @@
 //! Peer Down when BIRD disables its session, `show bmp`, and Termination
 //! when tesserad stops.
 
-mod common;
+use e2e as common;
 
 use std::time::Duration;
 

@@ -33,7 +33,7 @@
 //! `ip`, `ping`, `bird`, `birdc`; every wait is bounded and the
 //! namespaces are removed, also on failure.
 
-mod common;
+use e2e as common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;

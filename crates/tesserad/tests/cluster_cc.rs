@@ -22,7 +22,7 @@
 //! every step is bounded and the namespaces are removed (also on failure).
 
 mod cc_lab;
-mod common;
+use e2e as common;
 
 use cc_lab::{jain, measure, Measured};
 use std::time::Duration;

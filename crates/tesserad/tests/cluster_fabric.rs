@@ -20,7 +20,7 @@
 //! ICMP. Needs root, `ip`, `ping`, `tshark`; every step is bounded and the
 //! namespaces are removed (also on failure).
 
-mod common;
+use e2e as common;
 
 use std::time::Duration;
 

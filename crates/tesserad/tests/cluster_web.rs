@@ -15,7 +15,7 @@
 //! bounded (about 15 s when it passes); the namespaces and daemons are
 //! removed also on failure.
 
-mod common;
+use e2e as common;
 
 use common::cluster::{self, exec, Cluster};
 

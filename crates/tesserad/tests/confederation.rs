@@ -18,7 +18,7 @@
 //! 4. NO_EXPORT stops at the confederation's edge (FRR gets it, BIRD not),
 //!    NO_EXPORT_SUBCONFED at our member AS (neither gets it).
 
-mod common;
+use e2e as common;
 
 use common::bird::Bird;
 use common::frr::Frr;

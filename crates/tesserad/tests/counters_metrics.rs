@@ -9,7 +9,7 @@
 //!   `policy` stage counts the named import policy's evaluations (one per
 //!   prefix), which the `rib_update` stage no longer includes.
 
-mod common;
+use e2e as common;
 mod glue;
 
 use common::frr::{self, Frr};

@@ -20,7 +20,7 @@
 //! Route refresh in both directions and the message counters are in
 //! `counters_metrics.rs`.
 
-mod common;
+use e2e as common;
 mod glue;
 
 use common::exabgp::{self, Exabgp};

@@ -12,7 +12,7 @@
 //! its suppressed route is released at once and new flaps are not counted. Run with the default (sharded) pipeline and with
 //! `per-peer`; each takes ~11 s.
 
-mod common;
+use e2e as common;
 mod glue;
 
 use std::time::{Duration, Instant};

@@ -29,7 +29,7 @@
 //! `ping`, `bird`, `birdc`; every step is bounded (a pass takes a few
 //! seconds, a failure under a minute) and everything is torn down.
 
-mod common;
+use e2e as common;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream, UdpSocket};

@@ -22,14 +22,14 @@
 //! `ping`; every step is bounded and everything is torn down (also on
 //! failure).
 
-mod common;
+use e2e as common;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use common::netlab::NetLab;
 
-crate::netlab_newtype!(
+e2e::netlab_newtype!(
     /// A, R and B; dropping it tears everything down.
     Lab
 );

@@ -26,7 +26,7 @@
 //! Needs root, `ip`, `ping`, `ethtool`; every wait is bounded and the
 //! namespaces go away with the lab (also on failure). About 5 s.
 
-mod common;
+use e2e as common;
 
 use std::collections::BTreeSet;
 use std::net::UdpSocket;
@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 
 use common::netlab::{in_ns, NetLab};
 
-crate::netlab_newtype!(
+e2e::netlab_newtype!(
     /// A, R and B; dropping it tears everything down.
     Lab
 );

@@ -29,7 +29,7 @@
 //! `--nocapture`) for docs/BENCHMARKS.md. Needs root, `ip`, `tc`, `ping`;
 //! every step is bounded and everything is torn down (also on failure).
 
-mod common;
+use e2e as common;
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};

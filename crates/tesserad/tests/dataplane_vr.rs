@@ -36,14 +36,14 @@
 //! forwards toward its own peer's next hop, follows that peer's session
 //! and a reload of its neighbour list.
 
-mod common;
+use e2e as common;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use common::netlab::{in_ns, udp_sink, NetLab};
 
-crate::netlab_newtype!(
+e2e::netlab_newtype!(
     /// A, B, C and R; dropping it tears everything down.
     Lab
 );

@@ -30,7 +30,7 @@
 //! arrive at B and C, each flow at one of them only, and the fast path
 //! forwarded them (its counters, printed at stop).
 
-mod common;
+use e2e as common;
 
 use std::io::Write;
 use std::net::UdpSocket;
@@ -42,7 +42,7 @@ use std::time::{Duration, Instant};
 
 use common::netlab::{counter, in_ns, udp_sink, NetLab, StopOnDrop, TagCounts};
 
-crate::netlab_newtype!(
+e2e::netlab_newtype!(
     /// A, R and B; dropping it tears everything down.
     Lab
 );
@@ -216,7 +216,7 @@ fn resolved_traffic_crosses_in_xdp_and_exceptions_reach_the_graph() {
     );
 }
 
-crate::netlab_newtype!(
+e2e::netlab_newtype!(
     /// A, R and B over IPv6; dropping it tears everything down.
     Lab6
 );
@@ -388,7 +388,7 @@ fn ipv6_crosses_in_xdp_with_hop_limit_and_exceptions_reach_the_graph() {
     );
 }
 
-crate::netlab_newtype!(
+e2e::netlab_newtype!(
     /// A, R, B and C (both families); dropping it tears everything down.
     LabEcmp
 );

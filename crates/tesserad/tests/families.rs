@@ -20,7 +20,7 @@
 //! The hand-written-peer side (families not negotiated, the forwarding
 //! feed, the 3/9 reset) is in `families_loopback.rs`.
 
-mod common;
+use e2e as common;
 
 use common::frr::Frr;
 use common::peer::Session;

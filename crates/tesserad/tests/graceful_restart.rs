@@ -8,7 +8,7 @@
 //! three BIRDs. Restarting side: tesserad killed and started with `-R`,
 //! BIRD and FRR keep its routes without a flap.
 
-mod common;
+use e2e as common;
 
 use common::bird::Bird;
 use common::frr::Frr;

@@ -3,7 +3,7 @@
 //! command's output is checked, and what the CLI changes is checked at
 //! BIRD.
 
-mod common;
+use e2e as common;
 
 use std::process::{Child, Command, Stdio};
 

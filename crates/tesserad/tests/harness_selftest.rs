@@ -4,7 +4,7 @@
 //! withdrawal. These do not involve tesserad; they prove the harness so a
 //! failing tesserad scenario points at tesserad.
 
-mod common;
+use e2e as common;
 
 use common::bird::Bird;
 use common::peer::{wait_established, wait_gone, wait_present, wait_route, Expect, Peer, Session};

@@ -1,7 +1,7 @@
 //! tesserad against openbgpd: the scenario list of `tests/interop/openbgpd/README.md`.
 //! Each test fails with "tesserad does not start: ..." until the daemon runs.
 
-mod common;
+use e2e as common;
 
 use common::peer::{Peer, Session};
 use common::scenario;

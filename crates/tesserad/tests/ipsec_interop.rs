@@ -38,7 +38,7 @@
 //! Every step is bounded (a pass takes seconds, a failure under a minute)
 //! and the namespaces and processes go away on drop, also on failure.
 
-mod common;
+use e2e as common;
 
 use std::net::UdpSocket;
 use std::process::Command;
@@ -56,7 +56,7 @@ const IN_SALT: &str = "05060708";
 /// tesserad's `/metrics`, inside R's namespace.
 const METRICS: &str = "127.0.0.1:9324";
 
-crate::netlab_newtype!(
+e2e::netlab_newtype!(
     /// A, R and P; dropping it tears everything down.
     Lab
 );

@@ -6,7 +6,7 @@
 //! BIRD two hops away, and `ttl` on accepted connections. For those,
 //! tesserad runs in leaf 1, the lab's center routes, BIRD is in leaf 2.
 
-mod common;
+use e2e as common;
 
 use std::time::{Duration, Instant};
 

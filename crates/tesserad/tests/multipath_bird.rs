@@ -23,7 +23,7 @@
 //! `ethtool`, `bird`, `birdc`; each wait is bounded (a pass takes about
 //! 15 s) and the lab is torn down on failure too.
 
-mod common;
+use e2e as common;
 
 use std::net::UdpSocket;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -37,7 +37,7 @@ use common::netlab::{bird_third_party_conf, in_ns, NetLab, StopOnDrop};
 const FLOWS: usize = 64;
 const PER_FLOW: u32 = 20;
 
-crate::netlab_newtype!(
+e2e::netlab_newtype!(
     /// The lab of the module docs; dropping it tears everything down.
     Lab
 );

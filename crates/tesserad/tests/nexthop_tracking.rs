@@ -17,7 +17,7 @@
 //!
 //! Once per pipeline mode: every RIB part hears of next-hop changes.
 
-mod common;
+use e2e as common;
 
 use common::exabgp::Exabgp;
 use common::peer::{wait_established, wait_gone, Peer, Session};

@@ -35,7 +35,7 @@
 //! fails at the end listing every case whose observation differs.
 //! Section numbers are RFC 7606's unless another RFC is named.
 
-mod common;
+use e2e as common;
 #[path = "rfc7606_exabgp/raw.rs"]
 mod raw;
 

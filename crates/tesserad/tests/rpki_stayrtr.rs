@@ -21,7 +21,7 @@
 //! (198.18.1.1:3323, inside the test's namespaces), so that BIRD on leaf 1
 //! reaches the same cache.
 
-mod common;
+use e2e as common;
 
 use common::bird::Bird;
 use common::rtr::{self, path_states, show_rpki, Paths, RTR_PORT};

@@ -12,7 +12,7 @@
 //! requests waited for every RIB thread (30 s for the CLI, then an error),
 //! and a scrape too.
 
-mod common;
+use e2e as common;
 mod glue;
 
 use common::exabgp::{self, Exabgp};

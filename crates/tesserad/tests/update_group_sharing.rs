@@ -12,7 +12,7 @@
 //! of the neighbour form one update group and share encodings, whether
 //! they name the same policy or an equal copy under another name.
 
-mod common;
+use e2e as common;
 mod glue;
 
 use common::bird::{self, Bird};

@@ -38,7 +38,7 @@
 //! Needs root, `ip`, `ping`, `ethtool`; bounded, torn down also on
 //! failure.
 
-mod common;
+use e2e as common;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -48,7 +48,7 @@ use std::time::{Duration, Instant};
 use common::netlab::{in_ns, udp_sink, NetLab, StopOnDrop};
 use pkt::Device;
 
-crate::netlab_newtype!(
+e2e::netlab_newtype!(
     /// The namespaces; dropping it tears everything down.
     Lab
 );

@@ -1,6 +1,6 @@
 //! The measurement of the cluster congestion-control test and bench
 //! (`tests/cluster_cc.rs`, `benches/cluster_cc.rs`) on the netns cluster
-//! lab of `common::cluster` (the includer declares `mod common`): four
+//! lab of `common::cluster` (the includer declares `use e2e as common;`): four
 //! tesserads in network namespaces, three ingress nodes sending to one
 //! egress node whose external port is emulated by a TX
 //! shaper at C pps (`egress_shape_pps`), so that overload is reachable on

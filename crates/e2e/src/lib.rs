@@ -1,9 +1,9 @@
 //! Interop test harness: network namespaces, process guards, bounded waits,
 //! config templates and one launcher + query helper per real BGP daemon.
 //!
-//! Each test file includes this with `mod common;`; not every test uses
-//! every helper, hence the `dead_code` allowance.
-#![allow(dead_code)]
+//! tesserad's integration tests use it as `use e2e as common;`. It was
+//! their `tests/common` module, compiled into each of 36 test binaries;
+//! as a crate it is compiled once.
 
 pub mod bird;
 pub mod cluster;
@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 pub use lab::Lab;
 
-/// Repository root (`crates/tesserad/../..`).
+/// Repository root (`crates/e2e/../..`).
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }

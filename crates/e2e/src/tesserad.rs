@@ -79,8 +79,30 @@ impl Config {
     }
 }
 
+/// The `tesserad` binary cargo built beside the running test: a test
+/// binary is `target/<profile>/deps/NAME-HASH`, the daemon
+/// `target/<profile>/tesserad` (what `CARGO_BIN_EXE_tesserad` names in
+/// tesserad's own tests; this crate is compiled once for all of them, so
+/// it finds the binary from the test's path instead).
 pub fn binary() -> &'static str {
-    env!("CARGO_BIN_EXE_tesserad")
+    static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| sibling_binary("tesserad"))
+}
+
+/// `target/<profile>/NAME` for the running test binary.
+pub fn sibling_binary(name: &str) -> String {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("a test binary lives in target/<profile>/deps");
+    let bin = dir.join(name);
+    assert!(
+        bin.is_file(),
+        "{} is not built (cargo builds it for tesserad's integration tests)",
+        bin.display()
+    );
+    bin.display().to_string()
 }
 
 impl Tesserad {

@@ -253,7 +253,7 @@ impl NetLab {
 
     /// `tessera ARGS --socket <work dir>/tesserad.sock` in namespace `n`.
     pub fn tessera(&self, n: &str, args: &[&str]) -> Result<String, String> {
-        let bin = Path::new(env!("CARGO_BIN_EXE_tesserad")).with_file_name("tessera");
+        let bin = Path::new(&super::tesserad::sibling_binary("tessera")).to_path_buf();
         let bin = bin.display().to_string();
         let sock = self.path("tesserad.sock").display().to_string();
         let mut v = vec![bin.as_str()];
@@ -322,10 +322,10 @@ impl Drop for NetLab {
 macro_rules! netlab_newtype {
     ($(#[$m:meta])* $name:ident) => {
         $(#[$m])*
-        struct $name($crate::common::netlab::NetLab);
+        struct $name($crate::netlab::NetLab);
 
         impl std::ops::Deref for $name {
-            type Target = $crate::common::netlab::NetLab;
+            type Target = $crate::netlab::NetLab;
             fn deref(&self) -> &Self::Target {
                 &self.0
             }
