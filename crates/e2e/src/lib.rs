@@ -17,6 +17,7 @@ pub mod peer;
 pub mod rtr;
 pub mod scenario;
 pub mod tesserad;
+pub mod uml;
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -8,7 +8,7 @@ the SA (SPI 0x1001, KEY_IN); the inner UDP datagram is answered with
 "echo:" + its payload, sealed with the SA (SPI 0x2001, KEY_OUT, random IV)
 toward 198.18.2.1, and sent back. A packet for the protected network
 198.18.3.0/24 seen in the clear is counted (`clear`). Stops after WANT
-answers or SECS seconds; prints `ready` when sniffing, one line per
+distinct answered datagrams or SECS seconds; prints `ready` when sniffing, one line per
 opened packet. Then it sends three packets R must drop, for its per-SA
 counters: its first answer again (a replay, RFC 4303 Sec. 3.4.3), a new
 answer with one ciphertext bit flipped (an ICV failure), and one sealed
@@ -67,14 +67,18 @@ def handle(p):
     first.setdefault("frame", frame)
     first.setdefault("reply", reply)
     stats["sent"] += 1
+    answered.add(data)
 
 
+# The distinct datagrams answered: a resent one (its first answer came
+# late) is answered again but counts once toward WANT.
+answered = set()
 sniff(
     iface=iface,
     prn=handle,
     store=False,
     timeout=secs,
-    stop_filter=lambda _: stats["sent"] >= want,
+    stop_filter=lambda _: len(answered) >= want,
     started_callback=lambda: print("ready", flush=True),
 )
 if "frame" in first:
