@@ -8,7 +8,7 @@
 //! where a route ends, the same leaf runs, the same subtree rebuilds. So
 //! the first application ([`Poptrie::apply_batch`]) records a **write log**
 //! while it runs: every edit of a slot's route vector by index, every
-//! short-route map change, every pool block allocated or freed, the node and
+//! short-route entry written, every pool block allocated or freed, the node and
 //! leaf ranges it wrote, and the slots whose control line or direct entry it
 //! changed. The second copy ([`Poptrie::replay`]) replays the log: route
 //! vector edits by index (no search), pool operations in order (the free
@@ -41,8 +41,7 @@ use crate::key::Key;
 use crate::LpmError;
 
 /// One recorded write of a batch: 16 bytes for both families (the
-/// routes an op carries are kept beside the ops, in [`Log::routes`] and
-/// [`Log::shorts`]).
+/// routes an op inserts are kept beside the ops, in [`Log::routes`]).
 #[derive(Copy, Clone, Debug)]
 pub(crate) enum Op {
     /// `slots[s].long[i].2 = v` (a next-hop change of a listed route).
@@ -51,8 +50,8 @@ pub(crate) enum Op {
     LongInsert { s: u32, i: u32, r: u32 },
     /// `slots[s].long.remove(i)`.
     LongRemove { s: u32, i: u32 },
-    /// `shorts[k]`: a short route set (`Some`) or removed in the map.
-    Short { k: u32 },
+    /// `short[i] = v`: a short route set, or removed (`NO_ROUTE`).
+    Short { i: u32, v: u32 },
     /// Slot `s`'s direct entry and control fields (subtree blocks,
     /// inherited route) changed: copy them.
     Slot(u32),
@@ -79,22 +78,18 @@ pub(crate) struct Log<K> {
     pub(crate) ops: Vec<Op>,
     /// Routes inserted into route vectors ([`Op::LongInsert`]).
     pub(crate) routes: Vec<(K, u8, u32)>,
-    /// Short-route map changes ([`Op::Short`]).
-    pub(crate) shorts: Vec<(K, u8, Option<u32>)>,
 }
 
 impl<K> Log<K> {
     fn clear(&mut self) {
         self.ops.clear();
         self.routes.clear();
-        self.shorts.clear();
     }
 
     /// Bytes held (capacity).
     pub(crate) fn bytes(&self) -> usize {
         self.ops.capacity() * std::mem::size_of::<Op>()
             + self.routes.capacity() * std::mem::size_of::<(K, u8, u32)>()
-            + self.shorts.capacity() * std::mem::size_of::<(K, u8, Option<u32>)>()
     }
 }
 
@@ -107,7 +102,6 @@ impl<K> Default for Log<K> {
             result: Ok(()),
             ops: Vec::new(),
             routes: Vec::new(),
-            shorts: Vec::new(),
         }
     }
 }
@@ -168,16 +162,6 @@ impl<K: Key> Poptrie<K> {
             let k = self.log.routes.len() as u32;
             self.log.routes.push(r);
             self.log.ops.push(Op::LongInsert { s, i, r: k });
-        }
-    }
-
-    /// Records a short route's map change.
-    #[inline(always)]
-    pub(crate) fn note_short(&mut self, a: K, l: u8, v: Option<u32>) {
-        if self.log.on {
-            let k = self.log.shorts.len() as u32;
-            self.log.shorts.push((a, l, v));
-            self.log.ops.push(Op::Short { k });
         }
     }
 
@@ -296,12 +280,8 @@ impl<K: Key> Poptrie<K> {
                     }
                     long.remove(i as usize);
                 }
-                Op::Short { k } => {
-                    let (a, l, v) = *done.log.shorts.get(k as usize)?;
-                    match v {
-                        Some(v) => self.short.insert((a, l), v),
-                        None => self.short.remove(&(a, l)),
-                    };
+                Op::Short { i, v } => {
+                    *self.short.get_mut(i as usize)? = v;
                 }
                 Op::Slot(s) => {
                     let s = s as usize;
@@ -342,6 +322,7 @@ impl<K: Key> Poptrie<K> {
             }
         }
         self.n_long = done.n_long;
+        self.n_short = done.n_short;
         Some(())
     }
 }
@@ -363,7 +344,8 @@ mod tests {
         assert_eq!(a.leaves.free_lists(), b.leaves.free_lists());
         assert_eq!(a.nodes.live(), b.nodes.live());
         assert_eq!(a.leaves.live(), b.leaves.live());
-        assert_eq!(a.short, b.short);
+        assert!(a.short == b.short, "short routes differ");
+        assert_eq!(a.n_short, b.n_short);
         assert_eq!(a.n_long, b.n_long);
         for (i, (x, y)) in a.slots.iter().zip(&b.slots).enumerate() {
             assert!(x.long == y.long, "slot {i}: route vectors differ");

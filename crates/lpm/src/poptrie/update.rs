@@ -8,14 +8,13 @@
 //! those slots whose inherited route changed. Removal therefore always falls
 //! back to the covering route, whatever was inserted in between.
 
-use std::collections::HashMap;
-
 use base::{Prefix4, Prefix6};
 
 use super::pool::Pool;
 use super::replay::{self, Op};
 use super::{
-    has_popcnt, prefetch, Node, Poptrie, Slot, Sub, DIRECT_BITS, LEAF, NO_LEN, NO_ROUTE, NO_SUB,
+    has_popcnt, prefetch, short_index, short_prefix, Node, Poptrie, Slot, Sub, DIRECT_BITS, LEAF,
+    NO_LEN, NO_ROUTE, NO_SUB, SHORT_SLOTS,
 };
 use crate::key::Key;
 use crate::publish::Delta;
@@ -261,7 +260,8 @@ impl<K: Key> Poptrie<K> {
             direct: vec![LEAF | NO_ROUTE; n],
             nodes: Pool::new(),
             leaves: Pool::new(),
-            short: HashMap::new(),
+            short: vec![NO_ROUTE; SHORT_SLOTS],
+            n_short: 0,
             slots: (0..n).map(|_| Slot::empty()).collect(),
             n_long: 0,
             scratch_nodes: Vec::new(),
@@ -297,13 +297,15 @@ impl<K: Key> Poptrie<K> {
                 _ => dedup.push(r),
             }
         }
-        t.short.reserve(dedup.len() / 16);
         // (address, length) order is a valid paint order: a covering route
         // sorts before the routes it covers.
         for &(a, l, v) in &dedup {
             if u32::from(l) <= DIRECT_BITS {
                 paint(&mut t.slots, a, l, v);
-                t.short.insert((a, l), v);
+                if let Some(x) = t.short.get_mut(short_index(a, l)) {
+                    *x = v;
+                    t.n_short += 1;
+                }
             } else if let Some(slot) = t.slots.get_mut(a.top(DIRECT_BITS)) {
                 slot.long.push((a, l, v));
                 t.n_long += 1;
@@ -359,13 +361,10 @@ impl<K: Key> Poptrie<K> {
         let last = a.last(l).top(DIRECT_BITS);
         // The route of length <= l that now covers the prefix: itself if
         // present, else the longest shorter route covering it.
-        let (v, vl) = match self.short.get(&(a, l)) {
-            Some(&v) => (v, l),
-            None => (0..l)
-                .rev()
-                .find_map(|m| self.short.get(&(a.masked(m), m)).map(|&v| (v, m)))
-                .unwrap_or((NO_ROUTE, NO_LEN)),
-        };
+        let (v, vl) = (0..=l)
+            .rev()
+            .find_map(|m| self.short_get(a, m).map(|v| (v, m)))
+            .unwrap_or((NO_ROUTE, NO_LEN));
         for s in first..=last {
             let Some((b, bl)) = self.slots.get(s).map(|x| (x.best, x.best_len)) else {
                 break;
@@ -391,12 +390,16 @@ impl<K: Key> Poptrie<K> {
     /// returns the previous value.
     fn set_control(&mut self, a: K, l: u8, v: Option<u32>) -> Option<u32> {
         if u32::from(l) <= DIRECT_BITS {
-            let old = match v {
-                Some(v) => self.short.insert((a, l), v),
-                None => self.short.remove(&(a, l)),
-            };
-            self.note_short(a, l, v);
-            return old;
+            let i = short_index(a, l);
+            let x = self.short.get_mut(i)?;
+            let old = std::mem::replace(x, v.unwrap_or(NO_ROUTE));
+            let (was, is) = (old != NO_ROUTE, v.is_some());
+            self.n_short = self.n_short + usize::from(is) - usize::from(was);
+            self.note(Op::Short {
+                i: i as u32,
+                v: v.unwrap_or(NO_ROUTE),
+            });
+            return was.then_some(old);
         }
         let s = a.top(DIRECT_BITS);
         let slot = &mut self.slots.get_mut(s)?.long;
@@ -626,11 +629,15 @@ impl<K: Key> Poptrie<K> {
     /// bits, the route's first position in the group, its positions), if
     /// every position on the way down is a child.
     fn group_of(&self, s: usize, a: K, l: u8) -> Option<(usize, u32, usize, usize)> {
-        let d = *self.direct.get(s)?;
-        if d & LEAF != 0 {
+        // The root group from the slot's control line, not from the direct
+        // entry: they name the same node (`install` writes both), and the
+        // line is already in cache, where the direct entry was one more
+        // miss per change (issue 19, sixth attempt).
+        let sub = self.slots.get(s)?.sub;
+        if sub.nclass == NO_SUB {
             return None;
         }
-        let (mut gb, mut off) = (d as usize, DIRECT_BITS);
+        let (mut gb, mut off) = (sub.node as usize, DIRECT_BITS);
         for level in 0..Self::MAX_LEVELS {
             let g = Self::gbits(level);
             let lim = off + g + 6;
@@ -989,11 +996,12 @@ impl<K: Key> Poptrie<K> {
     }
 
     /// Prefetches slot `s`'s control line (route vector header, subtree
-    /// blocks, inherited route) and its direct entry.
+    /// blocks, inherited route). The direct entry is not read by a change
+    /// (`group_of` takes the root from the line), only written by a
+    /// rebuild, so it is not prefetched.
     #[inline(always)]
     fn prefetch_slot(&self, s: usize) {
         prefetch(self.slots.as_ptr().wrapping_add(s));
-        prefetch(self.direct.as_ptr().wrapping_add(s));
     }
 
     /// Prefetches what slot `s`'s entries point to: its route vector and
@@ -1046,15 +1054,30 @@ impl<K: Key> Poptrie<K> {
 
     /// Number of routes.
     fn count(&self) -> usize {
-        self.short.len() + self.n_long
+        self.n_short + self.n_long
     }
 
-    /// Every route: those of up to [`DIRECT_BITS`] bits in no defined
-    /// order, then the longer ones in (address, length) order.
+    /// The value of the short route `a/l` (`l <= DIRECT_BITS`; host bits
+    /// of `a` ignored), if there is one.
+    #[inline(always)]
+    fn short_get(&self, a: K, l: u8) -> Option<u32> {
+        self.short
+            .get(short_index(a, l))
+            .copied()
+            .filter(|&v| v != NO_ROUTE)
+    }
+
+    /// Every route: those of up to [`DIRECT_BITS`] bits by length, then
+    /// address; then the longer ones in (address, length) order.
     pub fn iter(&self) -> impl Iterator<Item = (K, u8, NextHop)> + '_ {
         self.short
             .iter()
-            .map(|(&(a, l), &v)| (a, l, NextHop(v)))
+            .enumerate()
+            .filter(|&(_, &v)| v != NO_ROUTE)
+            .map(|(i, &v)| {
+                let (a, l) = short_prefix::<K>(i);
+                (a, l, NextHop(v))
+            })
             .chain(
                 self.slots
                     .iter()
@@ -1306,6 +1329,53 @@ mod tests {
 
     fn p(a: u32, l: u8) -> Prefix4 {
         Prefix4::new(a, l).unwrap()
+    }
+
+    #[test]
+    fn short_routes_have_one_entry_each() {
+        // Every short prefix has its own entry, and the entry gives the
+        // prefix back (`iter` reads them so).
+        let mut seen = vec![false; SHORT_SLOTS];
+        for l in 0..=DIRECT_BITS as u8 {
+            for top in 0..1usize << l {
+                let a4 = u32::from_top(top, u32::from(l));
+                let a6 = u128::from_top(top, u32::from(l));
+                let i = short_index(a4, l);
+                assert_eq!(i, short_index(a6, l));
+                assert!(!std::mem::replace(&mut seen[i], true), "/{l} entry {i} shared");
+                assert_eq!(short_prefix::<u32>(i), (a4, l));
+                assert_eq!(short_prefix::<u128>(i), (a6, l));
+                // Host bits do not move the entry.
+                assert_eq!(short_index(a4 | !u32::MAX.masked(l), l), i);
+            }
+        }
+        assert_eq!(short_index(0xffff_ffffu32, 0), 1);
+        assert_eq!(seen.iter().filter(|&&x| x).count(), SHORT_SLOTS - 1);
+        // Routes and their count through the public side.
+        let mut t = Poptrie4::new();
+        let p = |a: u32, l: u8| Prefix4::new(a, l).expect("len");
+        t.insert(p(0, 0), NextHop(1)).expect("insert");
+        t.insert(p(0x0a00_0000, 8), NextHop(2)).expect("insert");
+        t.insert(p(0x0a40_0000, 18), NextHop(3)).expect("insert");
+        assert_eq!(t.insert(p(0x0a00_0000, 8), NextHop(4)), Ok(Some(NextHop(2))));
+        assert_eq!(t.len(), 3);
+        assert_eq!(t.lookup(0x0a40_0001), Some(NextHop(3)));
+        assert_eq!(t.lookup(0x0a80_0001), Some(NextHop(4)));
+        assert_eq!(t.lookup(0x0b00_0001), Some(NextHop(1)));
+        let mut all: Vec<_> = t.iter().collect();
+        all.sort_unstable();
+        assert_eq!(
+            all,
+            [
+                (0, 0, NextHop(1)),
+                (0x0a00_0000, 8, NextHop(4)),
+                (0x0a40_0000, 18, NextHop(3))
+            ]
+        );
+        assert_eq!(t.remove(p(0x0a00_0000, 8)), Some(NextHop(4)));
+        assert_eq!(t.remove(p(0x0a00_0000, 8)), None);
+        assert_eq!(t.len(), 2);
+        assert_eq!(t.lookup(0x0a80_0001), Some(NextHop(1)));
     }
 
     #[test]
