@@ -36,7 +36,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{prefetch, Poptrie};
+use super::{prefetch, prefetch_node, Poptrie};
 use crate::key::Key;
 use crate::LpmError;
 
@@ -215,9 +215,13 @@ impl<K: Key> Poptrie<K> {
         Some(log.result)
     }
 
-    /// Prefetches the lines op `op` will write in this copy.
+    /// Prefetches the lines op `op` will write in this copy, and those of
+    /// `done` it copies from: by the replay, `done`'s first lines written
+    /// by the batch have left this core's caches (the profile of issue
+    /// 19's sixth attempt had the slot line copy and the node range copies
+    /// waiting on them).
     #[inline(always)]
-    fn prefetch_op(&self, op: &Op, near: bool) {
+    fn prefetch_op(&self, done: &Self, op: &Op, near: bool) {
         match *op {
             Op::LongSet { s, i, .. } | Op::LongInsert { s, i, .. } | Op::LongRemove { s, i } => {
                 if near {
@@ -229,14 +233,18 @@ impl<K: Key> Poptrie<K> {
                 }
             }
             Op::Slot(s) if !near => {
-                prefetch(self.slots.as_ptr().wrapping_add(s as usize));
-                prefetch(self.direct.as_ptr().wrapping_add(s as usize));
+                for t in [self, done] {
+                    prefetch(t.slots.as_ptr().wrapping_add(s as usize));
+                    prefetch(t.direct.as_ptr().wrapping_add(s as usize));
+                }
             }
             Op::Range { leaf, start, .. } if near => {
-                if leaf {
-                    prefetch(self.leaves.items.as_ptr().wrapping_add(start as usize));
-                } else {
-                    prefetch(self.nodes.items.as_ptr().wrapping_add(start as usize));
+                for t in [self, done] {
+                    if leaf {
+                        prefetch(t.leaves.items.as_ptr().wrapping_add(start as usize));
+                    } else {
+                        prefetch_node(t.nodes.items.as_ptr().wrapping_add(start as usize));
+                    }
                 }
             }
             _ => {}
@@ -251,13 +259,13 @@ impl<K: Key> Poptrie<K> {
         for (k, op) in ops.iter().enumerate() {
             while far < (k + FAR).min(ops.len()) {
                 if let Some(o) = ops.get(far) {
-                    self.prefetch_op(o, false);
+                    self.prefetch_op(done, o, false);
                 }
                 far += 1;
             }
             while near < (k + NEAR).min(ops.len()) {
                 if let Some(o) = ops.get(near) {
-                    self.prefetch_op(o, true);
+                    self.prefetch_op(done, o, true);
                 }
                 near += 1;
             }

@@ -13,7 +13,7 @@ use base::{Prefix4, Prefix6};
 use super::pool::Pool;
 use super::replay::{self, Op};
 use super::{
-    has_popcnt, prefetch, short_index, short_prefix, Node, Poptrie, Slot, Sub, DIRECT_BITS, LEAF,
+    has_popcnt, prefetch, prefetch_node, short_index, short_prefix, Node, Poptrie, Slot, Sub, DIRECT_BITS, LEAF,
     NO_LEN, NO_ROUTE, NO_SUB, SHORT_SLOTS,
 };
 use crate::key::Key;
@@ -510,13 +510,17 @@ impl<K: Key> Poptrie<K> {
         }
         // (slot, index): by slot, and within a slot in batch order.
         order.sort_unstable();
-        // A change costs a few cache misses (the slot's control vector
-        // header, then its buffer; the slot's subtree blocks and direct
-        // entry), which the sorted order lets us prefetch: the per-slot
-        // arrays `FAR` changes ahead, what they point to `NEAR` ahead.
+        // A change costs a few cache misses (the slot's control line, then
+        // its route vector and its subtree's root node, then the leaf or
+        // child node where the change ends), which the sorted order lets
+        // us prefetch: the control lines `FAR` changes ahead, what they
+        // point to `NEAR` ahead, and the root node's leaf or child for the
+        // change's address `CLOSE` ahead, by then in cache (issue 19,
+        // sixth attempt: patch and repaint waited on that leaf).
         const FAR: usize = 16;
         const NEAR: usize = 8;
-        let (mut far, mut near) = (0, 0);
+        const CLOSE: usize = 4;
+        let (mut far, mut near, mut close) = (0, 0, 0);
         let mut i = 0;
         while let Some(&first) = order.get(i) {
             let s = (first >> 32) as usize;
@@ -537,6 +541,14 @@ impl<K: Key> Poptrie<K> {
                     self.prefetch_slot_data((k >> 32) as usize);
                 }
                 near += 1;
+            }
+            while close < (i + run + CLOSE).min(order.len()) {
+                if let Some(&k) = order.get(close) {
+                    if let Some(c) = changes.get(k as u32 as usize) {
+                        self.prefetch_change((k >> 32) as usize, c.addr);
+                    }
+                }
+                close += 1;
             }
             let mut changed = false;
             for &k in order.get(i..i + run).unwrap_or(&[]) {
@@ -1025,6 +1037,31 @@ impl<K: Key> Poptrie<K> {
         if x.nclass != NO_SUB {
             prefetch(self.nodes.items.as_ptr().wrapping_add(x.node as usize));
             prefetch(self.leaves.items.as_ptr().wrapping_add(x.leaf as usize));
+        }
+    }
+
+    /// Prefetches where a change to a route of slot `s` at address `a`
+    /// leaves the subtree's root node group: the leaf that `patch` and
+    /// `repaint` read, or the child node that `group_of` goes on to. Reads
+    /// the root node, which [`Self::prefetch_slot_data`] fetched earlier.
+    #[inline(always)]
+    fn prefetch_change(&self, s: usize, a: K) {
+        let Some(sub) = self.slots.get(s).map(|x| x.sub) else {
+            return;
+        };
+        if sub.nclass == NO_SUB {
+            return;
+        }
+        let Some(n) = self.nodes.items.get(Self::root_of(a, sub.node) as usize) else {
+            return;
+        };
+        let ch = DIRECT_BITS + K::ROOT_GROUP;
+        let gn = Self::gbits(1);
+        let (is_child, child, leaf) = n.ranks(a.chunk6(ch), gn, a.chunk(ch + 6, gn));
+        if is_child {
+            prefetch_node(self.nodes.items.as_ptr().wrapping_add(child as usize));
+        } else {
+            prefetch(self.leaves.items.as_ptr().wrapping_add(leaf as usize));
         }
     }
 
