@@ -145,6 +145,8 @@ pub struct Poptrie<K: Key> {
     /// index) and the long-route changes of the batch, reused.
     batch_order: Vec<u64>,
     batch_changes: Vec<update::Change<K>>,
+    /// The radix sort's second buffer for `batch_order`.
+    batch_sorted: Vec<u64>,
     /// The CPU has a POPCNT instruction (checked once at construction).
     popcnt: bool,
     /// What the last batch wrote, for the other copy of a
