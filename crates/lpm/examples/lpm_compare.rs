@@ -11,7 +11,9 @@
 //! synthetic routes, real length mix), `v4-synth1m` (the same with 1M, the
 //! size of issue 19's target), `v6` (real route-views6 table padded
 //! to 200k) or `churn` (route changes per second through `publish` while a
-//! reader looks up; the reader runs on a thread of its own). Every figure is
+//! reader looks up; the reader runs on a thread of its own; `churn-new OUTDIR
+//! [BATCH] [reader|noreader] [SECS]` runs only ours, one setting, for a
+//! profile of the writer). Every figure is
 //! also measured, on the same routes and addresses right after ours, for
 //! main's structure before the churn branch (`prev_*`, main at e1b99e3,
 //! `benches/prev/`) and for the one before issue 19 (`old_*`,

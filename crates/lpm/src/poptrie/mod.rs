@@ -196,7 +196,8 @@ pub struct MemoryUsage {
     pub live_nodes: usize,
     /// Bytes of leaf entries in live blocks (allocation rounding included).
     pub live_leaves: usize,
-    /// Estimate of the write side: route map and per-slot control arrays.
+    /// Estimate of the write side: short-route array, route vectors,
+    /// per-slot control lines and the last batch's write log.
     pub control: usize,
 }
 
@@ -737,8 +738,7 @@ impl<K: Key> Poptrie<K> {
 
     /// Sizes of the lookup structures and the control side.
     pub fn memory(&self) -> MemoryUsage {
-        // Hash map slot plus control byte and load-factor slack; a long route
-        // is one vector element.
+        // The short-route array; a long route is one vector element.
         let per_long = std::mem::size_of::<(K, u8, u32)>();
         MemoryUsage {
             lookup: self.direct.capacity() * 4 + self.nodes.bytes() + self.leaves.bytes(),

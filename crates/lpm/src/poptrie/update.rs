@@ -1,4 +1,4 @@
-//! The write side: the control entries (hash map of short routes, sorted
+//! The write side: the control entries (array of short routes, sorted
 //! per-slot vectors of long ones) are the truth; the direct array and the
 //! subtrees are derived from them. An update to a prefix longer than
 //! [`DIRECT_BITS`] patches one leaf (`patch`), repaints the one node group
@@ -13,8 +13,8 @@ use base::{Prefix4, Prefix6};
 use super::pool::Pool;
 use super::replay::{self, Op};
 use super::{
-    has_popcnt, prefetch, prefetch_node, short_index, short_prefix, Node, Poptrie, Slot, Sub, DIRECT_BITS, LEAF,
-    NO_LEN, NO_ROUTE, NO_SUB, SHORT_SLOTS,
+    has_popcnt, prefetch, prefetch_node, short_index, short_prefix, Node, Poptrie, Slot, Sub,
+    DIRECT_BITS, LEAF, NO_LEN, NO_ROUTE, NO_SUB, SHORT_SLOTS,
 };
 use crate::key::Key;
 use crate::publish::Delta;
@@ -1443,7 +1443,10 @@ mod tests {
                 let a6 = u128::from_top(top, u32::from(l));
                 let i = short_index(a4, l);
                 assert_eq!(i, short_index(a6, l));
-                assert!(!std::mem::replace(&mut seen[i], true), "/{l} entry {i} shared");
+                assert!(
+                    !std::mem::replace(&mut seen[i], true),
+                    "/{l} entry {i} shared"
+                );
                 assert_eq!(short_prefix::<u32>(i), (a4, l));
                 assert_eq!(short_prefix::<u128>(i), (a6, l));
                 // Host bits do not move the entry.
@@ -1458,7 +1461,10 @@ mod tests {
         t.insert(p(0, 0), NextHop(1)).expect("insert");
         t.insert(p(0x0a00_0000, 8), NextHop(2)).expect("insert");
         t.insert(p(0x0a40_0000, 18), NextHop(3)).expect("insert");
-        assert_eq!(t.insert(p(0x0a00_0000, 8), NextHop(4)), Ok(Some(NextHop(2))));
+        assert_eq!(
+            t.insert(p(0x0a00_0000, 8), NextHop(4)),
+            Ok(Some(NextHop(2)))
+        );
         assert_eq!(t.len(), 3);
         assert_eq!(t.lookup(0x0a40_0001), Some(NextHop(3)));
         assert_eq!(t.lookup(0x0a80_0001), Some(NextHop(4)));
