@@ -252,8 +252,8 @@ impl<K: Key> Default for Poptrie<K> {
 }
 
 impl<K: Key> Poptrie<K> {
-    /// An empty table (allocates the 1 MiB direct array and the 16 MiB of
-    /// control lines).
+    /// An empty table (allocates the 1 MiB direct array, the 16 MiB of
+    /// control lines and the 2 MiB short-route array).
     pub fn new() -> Self {
         let n = 1usize << DIRECT_BITS;
         Poptrie {
