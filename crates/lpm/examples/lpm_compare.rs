@@ -11,7 +11,9 @@
 //! synthetic routes, real length mix), `v4-synth1m` (the same with 1M, the
 //! size of issue 19's target), `v6` (real route-views6 table padded
 //! to 200k) or `churn` (route changes per second through `publish` while a
-//! reader looks up; the reader runs on a thread of its own). Every figure is
+//! reader looks up; the reader runs on a thread of its own; `churn-new OUTDIR
+//! [BATCH] [reader|noreader] [SECS]` runs only ours, one setting, for a
+//! profile of the writer). Every figure is
 //! also measured, on the same routes and addresses right after ours, for
 //! main's structure before the churn branch (`prev_*`, main at e1b99e3,
 //! `benches/prev/`) and for the one before issue 19 (`old_*`,
@@ -326,7 +328,7 @@ fn run_v6(mut routes: common::Routes6, out: &Path) {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (Some(which), Some(out)) = (args.get(1), args.get(2)) else {
-        eprintln!("usage: lpm_compare v4-real|v4-synth|v4-synth1m|v6|churn OUTDIR");
+        eprintln!("usage: lpm_compare v4-real|v4-synth|v4-synth1m|v6|churn|churn-new OUTDIR");
         std::process::exit(2);
     };
     let out = Path::new(out);
@@ -374,6 +376,25 @@ fn main() {
                 }
             }
             if failed != 0 {
+                std::process::exit(1);
+            }
+        }
+        "churn-new" => {
+            // Ours alone, one batch size and reader setting, for a profile
+            // of the writer (`perf record`): `churn-new OUT [BATCH] [reader]
+            // [SECS]`, default batch 10,000 with the reader for 20 s.
+            let arg = |i: usize| args.get(i).map(String::as_str);
+            let batch = arg(3).and_then(|x| x.parse().ok()).unwrap_or(10_000);
+            let reader = arg(4).is_none_or(|x| x == "reader");
+            let secs = arg(5).and_then(|x| x.parse().ok()).unwrap_or(20.0);
+            let (v4, _) = common::load_routes(common::REAL_V4);
+            let v4 = common::dedup4(v4);
+            let r = common::churn4(&v4, batch, secs, reader);
+            println!(
+                "churn new routes={} batch={} reader={reader} changes_per_s={:.0} changes_per_cpu_s={:.0} publishes={} reader_lookups={} reader_misses={}",
+                r.routes, r.batch, r.changes_per_s, r.changes_per_cpu_s, r.publishes, r.lookups, r.misses
+            );
+            if r.misses != 0 {
                 std::process::exit(1);
             }
         }

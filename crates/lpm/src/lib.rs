@@ -76,8 +76,11 @@
 //! fourth attempt).
 //!
 //! **Updates.** The control side is the truth; the lookup side is derived
-//! from it. Routes of up to 18 bits live in a hash map keyed by (address,
-//! length); longer routes live in one sorted vector per direct slot. A
+//! from it. Routes of up to 18 bits live in an array with one entry per
+//! possible prefix (`2^19` entries of 4 bytes, indexed by length, then
+//! address: one read per exact-key probe, where a SipHash map cost 6 % of
+//! a batch and 11 % of its replay; issue 19, sixth attempt); longer routes
+//! live in one sorted vector per direct slot. A
 //! slot's control state (that vector's header, where its subtree's blocks
 //! are, the short route it inherits) is one 64-byte line, so a change
 //! misses once on it, not once per array. Each
@@ -111,9 +114,11 @@
 //! routes in order, then the long ones sorted by slot: a slot's changes are
 //! patched or repainted one by one until one needs a rebuild, then the
 //! slot's vector takes the rest and its subtree is rebuilt once; the
-//! sorted order lets the next slots' control and subtree lines (the whole
-//! route vector, up to 16 lines) be prefetched while the current one is
-//! updated.
+//! sorted order (a radix sort on the slot) lets the next slots' control and
+//! subtree lines (the whole route vector, up to 16 lines), and then the
+//! leaf or child node each change reaches from its root node, be
+//! prefetched while the current one is updated. A change finds its
+//! subtree's root in the slot's control line, not in the direct array.
 //!
 //! **Publication.** [`publish`] keeps two copies (left-right): the writer
 //! applies a batch of deltas to the copy readers are not using, swaps an
@@ -122,7 +127,7 @@
 //! never do an atomic read-modify-write; a batch becomes visible all at
 //! once. The old copy does not recompute the batch (issue 19, churn): the
 //! first application records a write log (route-vector edits by index,
-//! short-route map changes, pool blocks allocated and freed, the node and
+//! short-route entries written, pool blocks allocated and freed, the node and
 //! leaf ranges and the slots it wrote), and the second replays it, copying
 //! the written ranges, control lines and direct entries from the copy
 //! readers now use (`poptrie/replay.rs`; [`LpmMut::apply_again`]). The
@@ -139,10 +144,12 @@
 //! of 4 nodes; 17.0 MiB with plain nodes). [`Poptrie::memory`]
 //! reports both. Left-right publication doubles everything. Once a batch
 //! has run, its write log stays on the control side until the next: 16
-//! bytes per recorded write (a few per change; an inserted route or a
-//! short route's change also keeps the route), 1.07 MB after a batch of
-//! 10,000 changes on the real IPv4 table, 3.5 % of a copy
-//! (`control_bytes_after_batch` of `examples/lpm_compare`).
+//! bytes per recorded write (a few per change; an inserted route also
+//! keeps the route), about 1 MB after a batch of 10,000 changes on the
+//! real IPv4 table, 3.5 % of a copy (`control_bytes_after_batch` of
+//! `examples/lpm_compare`). The short-route array is 2 MiB in every table
+//! (IPv6 too); it replaced a hash map of about 1 MB on the real IPv4 table
+//! (see `docs/BENCHMARKS.md`, issue 19's sixth attempt, for the figures).
 //!
 //! **Limits.** Next hops up to [`NextHop::MAX_VALID`]; pools up to 2^30
 //! entries ([`LpmError::Full`] past that). Lookups never allocate and never

@@ -11,8 +11,6 @@ mod pool;
 mod replay;
 mod update;
 
-use std::collections::HashMap;
-
 use crate::key::Key;
 use crate::{Lpm, NextHop};
 use pool::Pool;
@@ -126,9 +124,15 @@ pub struct Poptrie<K: Key> {
     nodes: Pool<Node>,
     leaves: Pool<u32>,
     /// Control plane, the truth the lookup side is derived from. Routes of
-    /// `DIRECT_BITS` or fewer bits, by (address, length): a change looks up
-    /// the routes covering it by exact key.
-    short: HashMap<(K, u8), u32>,
+    /// `DIRECT_BITS` or fewer bits, indexed by (length, address) as
+    /// [`short_index`] numbers them (`2^(DIRECT_BITS + 1)` entries, 2 MiB;
+    /// `NO_ROUTE`: no route): a change looks up the routes covering it by
+    /// exact key, one array read each, where a hash map hashed the key
+    /// with SipHash for every probe (issue 19, sixth attempt: 6 % of the
+    /// batch's first application and 11 % of its replay).
+    short: Vec<u32>,
+    /// Routes in `short`.
+    n_short: usize,
     /// Per direct slot, one cache line each ([`Slot`]): the slot's longer
     /// routes, its subtree's blocks and its inherited short route.
     slots: Vec<Slot<K>>,
@@ -141,6 +145,8 @@ pub struct Poptrie<K: Key> {
     /// index) and the long-route changes of the batch, reused.
     batch_order: Vec<u64>,
     batch_changes: Vec<update::Change<K>>,
+    /// The radix sort's second buffer for `batch_order`.
+    batch_sorted: Vec<u64>,
     /// The CPU has a POPCNT instruction (checked once at construction).
     popcnt: bool,
     /// What the last batch wrote, for the other copy of a
@@ -156,6 +162,26 @@ pub struct Poptrie<K: Key> {
 
 const NO_LEN: u8 = u8::MAX;
 
+/// Entries of the short-route array: one per prefix of up to
+/// [`DIRECT_BITS`] bits.
+const SHORT_SLOTS: usize = 1 << (DIRECT_BITS + 1);
+
+/// Where the route `a/l` (`l <= DIRECT_BITS`) lives in the short-route
+/// array: `2^l + (the first l bits of a)`, so each length has its own
+/// block and no two prefixes share an entry (`/0` is entry 1).
+#[inline(always)]
+pub(crate) fn short_index<K: Key>(a: K, l: u8) -> usize {
+    let l = u32::from(l).min(DIRECT_BITS);
+    // `top(0)` reads one bit; the mask makes it 0.
+    (1usize << l) | (a.top(l) & ((1usize << l) - 1))
+}
+
+/// The prefix of short-route entry `i` (the inverse of [`short_index`]).
+pub(crate) fn short_prefix<K: Key>(i: usize) -> (K, u8) {
+    let l = i.max(1).ilog2();
+    (K::from_top(i & ((1usize << l) - 1), l), l as u8)
+}
+
 /// IPv4 Poptrie.
 pub type Poptrie4 = Poptrie<u32>;
 /// IPv6 Poptrie.
@@ -170,7 +196,8 @@ pub struct MemoryUsage {
     pub live_nodes: usize,
     /// Bytes of leaf entries in live blocks (allocation rounding included).
     pub live_leaves: usize,
-    /// Estimate of the write side: route map and per-slot control arrays.
+    /// Estimate of the write side: short-route array, route vectors,
+    /// per-slot control lines and the last batch's write log.
     pub control: usize,
 }
 
@@ -711,15 +738,13 @@ impl<K: Key> Poptrie<K> {
 
     /// Sizes of the lookup structures and the control side.
     pub fn memory(&self) -> MemoryUsage {
-        // Hash map slot plus control byte and load-factor slack; a long route
-        // is one vector element.
-        let per_short = (std::mem::size_of::<((K, u8), u32)>() + 1) * 8 / 7;
+        // The short-route array; a long route is one vector element.
         let per_long = std::mem::size_of::<(K, u8, u32)>();
         MemoryUsage {
             lookup: self.direct.capacity() * 4 + self.nodes.bytes() + self.leaves.bytes(),
             live_nodes: self.nodes.live() * std::mem::size_of::<Node>(),
             live_leaves: self.leaves.live() * 4,
-            control: self.short.capacity() * per_short
+            control: self.short.capacity() * 4
                 + self.slots.iter().map(|x| x.long.capacity()).sum::<usize>() * per_long
                 + self.slots.capacity() * std::mem::size_of::<Slot<K>>()
                 + self.log.bytes(),

@@ -8,7 +8,7 @@
 //! where a route ends, the same leaf runs, the same subtree rebuilds. So
 //! the first application ([`Poptrie::apply_batch`]) records a **write log**
 //! while it runs: every edit of a slot's route vector by index, every
-//! short-route map change, every pool block allocated or freed, the node and
+//! short-route entry written, every pool block allocated or freed, the node and
 //! leaf ranges it wrote, and the slots whose control line or direct entry it
 //! changed. The second copy ([`Poptrie::replay`]) replays the log: route
 //! vector edits by index (no search), pool operations in order (the free
@@ -36,13 +36,12 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{prefetch, Poptrie};
+use super::{prefetch, prefetch_node, Poptrie};
 use crate::key::Key;
 use crate::LpmError;
 
 /// One recorded write of a batch: 16 bytes for both families (the
-/// routes an op carries are kept beside the ops, in [`Log::routes`] and
-/// [`Log::shorts`]).
+/// routes an op inserts are kept beside the ops, in [`Log::routes`]).
 #[derive(Copy, Clone, Debug)]
 pub(crate) enum Op {
     /// `slots[s].long[i].2 = v` (a next-hop change of a listed route).
@@ -51,8 +50,8 @@ pub(crate) enum Op {
     LongInsert { s: u32, i: u32, r: u32 },
     /// `slots[s].long.remove(i)`.
     LongRemove { s: u32, i: u32 },
-    /// `shorts[k]`: a short route set (`Some`) or removed in the map.
-    Short { k: u32 },
+    /// `short[i] = v`: a short route set, or removed (`NO_ROUTE`).
+    Short { i: u32, v: u32 },
     /// Slot `s`'s direct entry and control fields (subtree blocks,
     /// inherited route) changed: copy them.
     Slot(u32),
@@ -79,22 +78,18 @@ pub(crate) struct Log<K> {
     pub(crate) ops: Vec<Op>,
     /// Routes inserted into route vectors ([`Op::LongInsert`]).
     pub(crate) routes: Vec<(K, u8, u32)>,
-    /// Short-route map changes ([`Op::Short`]).
-    pub(crate) shorts: Vec<(K, u8, Option<u32>)>,
 }
 
 impl<K> Log<K> {
     fn clear(&mut self) {
         self.ops.clear();
         self.routes.clear();
-        self.shorts.clear();
     }
 
     /// Bytes held (capacity).
     pub(crate) fn bytes(&self) -> usize {
         self.ops.capacity() * std::mem::size_of::<Op>()
             + self.routes.capacity() * std::mem::size_of::<(K, u8, u32)>()
-            + self.shorts.capacity() * std::mem::size_of::<(K, u8, Option<u32>)>()
     }
 }
 
@@ -107,7 +102,6 @@ impl<K> Default for Log<K> {
             result: Ok(()),
             ops: Vec::new(),
             routes: Vec::new(),
-            shorts: Vec::new(),
         }
     }
 }
@@ -171,16 +165,6 @@ impl<K: Key> Poptrie<K> {
         }
     }
 
-    /// Records a short route's map change.
-    #[inline(always)]
-    pub(crate) fn note_short(&mut self, a: K, l: u8, v: Option<u32>) {
-        if self.log.on {
-            let k = self.log.shorts.len() as u32;
-            self.log.shorts.push((a, l, v));
-            self.log.ops.push(Op::Short { k });
-        }
-    }
-
     /// Starts recording a batch.
     pub(crate) fn log_begin(&mut self) {
         self.log.clear();
@@ -231,11 +215,15 @@ impl<K: Key> Poptrie<K> {
         Some(log.result)
     }
 
-    /// Prefetches the lines op `op` will write in this copy.
+    /// Prefetches the lines op `op` will write in this copy, and those of
+    /// `done` it copies from: by the replay, `done`'s first lines written
+    /// by the batch have left this core's caches (the profile of issue
+    /// 19's sixth attempt had the slot line copy and the node range copies
+    /// waiting on them).
     #[inline(always)]
-    fn prefetch_op(&self, op: &Op, near: bool) {
+    fn prefetch_op(&self, done: &Self, op: &Op, near: bool) {
         match *op {
-            Op::LongSet { s, i, .. } | Op::LongInsert { s, i, .. } | Op::LongRemove { s, i } => {
+            Op::LongSet { s, i, .. } => {
                 if near {
                     if let Some(x) = self.slots.get(s as usize) {
                         prefetch(x.long.as_ptr().wrapping_add(i as usize));
@@ -244,15 +232,36 @@ impl<K: Key> Poptrie<K> {
                     prefetch(self.slots.as_ptr().wrapping_add(s as usize));
                 }
             }
+            Op::LongInsert { s, i, .. } | Op::LongRemove { s, i } => {
+                if near {
+                    // The entries after `i` move: their lines (up to 16,
+                    // as the first application prefetches the vector),
+                    // where the profile had the move waiting.
+                    if let Some(x) = self.slots.get(s as usize) {
+                        let p = x.long.as_ptr().wrapping_add(i as usize).cast::<u8>();
+                        let bytes = std::mem::size_of_val(x.long.get(i as usize..).unwrap_or(&[]));
+                        for off in (0..bytes.min(16 * 64)).step_by(64) {
+                            prefetch(p.wrapping_add(off));
+                        }
+                        prefetch(p.wrapping_add(bytes.saturating_sub(1)));
+                    }
+                } else {
+                    prefetch(self.slots.as_ptr().wrapping_add(s as usize));
+                }
+            }
             Op::Slot(s) if !near => {
-                prefetch(self.slots.as_ptr().wrapping_add(s as usize));
-                prefetch(self.direct.as_ptr().wrapping_add(s as usize));
+                for t in [self, done] {
+                    prefetch(t.slots.as_ptr().wrapping_add(s as usize));
+                    prefetch(t.direct.as_ptr().wrapping_add(s as usize));
+                }
             }
             Op::Range { leaf, start, .. } if near => {
-                if leaf {
-                    prefetch(self.leaves.items.as_ptr().wrapping_add(start as usize));
-                } else {
-                    prefetch(self.nodes.items.as_ptr().wrapping_add(start as usize));
+                for t in [self, done] {
+                    if leaf {
+                        prefetch(t.leaves.items.as_ptr().wrapping_add(start as usize));
+                    } else {
+                        prefetch_node(t.nodes.items.as_ptr().wrapping_add(start as usize));
+                    }
                 }
             }
             _ => {}
@@ -267,13 +276,13 @@ impl<K: Key> Poptrie<K> {
         for (k, op) in ops.iter().enumerate() {
             while far < (k + FAR).min(ops.len()) {
                 if let Some(o) = ops.get(far) {
-                    self.prefetch_op(o, false);
+                    self.prefetch_op(done, o, false);
                 }
                 far += 1;
             }
             while near < (k + NEAR).min(ops.len()) {
                 if let Some(o) = ops.get(near) {
-                    self.prefetch_op(o, true);
+                    self.prefetch_op(done, o, true);
                 }
                 near += 1;
             }
@@ -296,12 +305,8 @@ impl<K: Key> Poptrie<K> {
                     }
                     long.remove(i as usize);
                 }
-                Op::Short { k } => {
-                    let (a, l, v) = *done.log.shorts.get(k as usize)?;
-                    match v {
-                        Some(v) => self.short.insert((a, l), v),
-                        None => self.short.remove(&(a, l)),
-                    };
+                Op::Short { i, v } => {
+                    *self.short.get_mut(i as usize)? = v;
                 }
                 Op::Slot(s) => {
                     let s = s as usize;
@@ -342,6 +347,7 @@ impl<K: Key> Poptrie<K> {
             }
         }
         self.n_long = done.n_long;
+        self.n_short = done.n_short;
         Some(())
     }
 }
@@ -363,7 +369,8 @@ mod tests {
         assert_eq!(a.leaves.free_lists(), b.leaves.free_lists());
         assert_eq!(a.nodes.live(), b.nodes.live());
         assert_eq!(a.leaves.live(), b.leaves.live());
-        assert_eq!(a.short, b.short);
+        assert!(a.short == b.short, "short routes differ");
+        assert_eq!(a.n_short, b.n_short);
         assert_eq!(a.n_long, b.n_long);
         for (i, (x, y)) in a.slots.iter().zip(&b.slots).enumerate() {
             assert!(x.long == y.long, "slot {i}: route vectors differ");

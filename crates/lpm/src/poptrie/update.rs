@@ -1,4 +1,4 @@
-//! The write side: the control entries (hash map of short routes, sorted
+//! The write side: the control entries (array of short routes, sorted
 //! per-slot vectors of long ones) are the truth; the direct array and the
 //! subtrees are derived from them. An update to a prefix longer than
 //! [`DIRECT_BITS`] patches one leaf (`patch`), repaints the one node group
@@ -8,14 +8,13 @@
 //! those slots whose inherited route changed. Removal therefore always falls
 //! back to the covering route, whatever was inserted in between.
 
-use std::collections::HashMap;
-
 use base::{Prefix4, Prefix6};
 
 use super::pool::Pool;
 use super::replay::{self, Op};
 use super::{
-    has_popcnt, prefetch, Node, Poptrie, Slot, Sub, DIRECT_BITS, LEAF, NO_LEN, NO_ROUTE, NO_SUB,
+    has_popcnt, prefetch, prefetch_node, short_index, short_prefix, Node, Poptrie, Slot, Sub,
+    DIRECT_BITS, LEAF, NO_LEN, NO_ROUTE, NO_SUB, SHORT_SLOTS,
 };
 use crate::key::Key;
 use crate::publish::Delta;
@@ -253,15 +252,16 @@ impl<K: Key> Default for Poptrie<K> {
 }
 
 impl<K: Key> Poptrie<K> {
-    /// An empty table (allocates the 1 MiB direct array and the 16 MiB of
-    /// control lines).
+    /// An empty table (allocates the 1 MiB direct array, the 16 MiB of
+    /// control lines and the 2 MiB short-route array).
     pub fn new() -> Self {
         let n = 1usize << DIRECT_BITS;
         Poptrie {
             direct: vec![LEAF | NO_ROUTE; n],
             nodes: Pool::new(),
             leaves: Pool::new(),
-            short: HashMap::new(),
+            short: vec![NO_ROUTE; SHORT_SLOTS],
+            n_short: 0,
             slots: (0..n).map(|_| Slot::empty()).collect(),
             n_long: 0,
             scratch_nodes: Vec::new(),
@@ -269,6 +269,7 @@ impl<K: Key> Poptrie<K> {
             scratch: Scratch::default(),
             batch_order: Vec::new(),
             batch_changes: Vec::new(),
+            batch_sorted: Vec::new(),
             popcnt: has_popcnt(),
             log: replay::Log::default(),
             lineage: replay::new_lineage(),
@@ -297,13 +298,15 @@ impl<K: Key> Poptrie<K> {
                 _ => dedup.push(r),
             }
         }
-        t.short.reserve(dedup.len() / 16);
         // (address, length) order is a valid paint order: a covering route
         // sorts before the routes it covers.
         for &(a, l, v) in &dedup {
             if u32::from(l) <= DIRECT_BITS {
                 paint(&mut t.slots, a, l, v);
-                t.short.insert((a, l), v);
+                if let Some(x) = t.short.get_mut(short_index(a, l)) {
+                    *x = v;
+                    t.n_short += 1;
+                }
             } else if let Some(slot) = t.slots.get_mut(a.top(DIRECT_BITS)) {
                 slot.long.push((a, l, v));
                 t.n_long += 1;
@@ -359,13 +362,10 @@ impl<K: Key> Poptrie<K> {
         let last = a.last(l).top(DIRECT_BITS);
         // The route of length <= l that now covers the prefix: itself if
         // present, else the longest shorter route covering it.
-        let (v, vl) = match self.short.get(&(a, l)) {
-            Some(&v) => (v, l),
-            None => (0..l)
-                .rev()
-                .find_map(|m| self.short.get(&(a.masked(m), m)).map(|&v| (v, m)))
-                .unwrap_or((NO_ROUTE, NO_LEN)),
-        };
+        let (v, vl) = (0..=l)
+            .rev()
+            .find_map(|m| self.short_get(a, m).map(|v| (v, m)))
+            .unwrap_or((NO_ROUTE, NO_LEN));
         for s in first..=last {
             let Some((b, bl)) = self.slots.get(s).map(|x| (x.best, x.best_len)) else {
                 break;
@@ -391,12 +391,16 @@ impl<K: Key> Poptrie<K> {
     /// returns the previous value.
     fn set_control(&mut self, a: K, l: u8, v: Option<u32>) -> Option<u32> {
         if u32::from(l) <= DIRECT_BITS {
-            let old = match v {
-                Some(v) => self.short.insert((a, l), v),
-                None => self.short.remove(&(a, l)),
-            };
-            self.note_short(a, l, v);
-            return old;
+            let i = short_index(a, l);
+            let x = self.short.get_mut(i)?;
+            let old = std::mem::replace(x, v.unwrap_or(NO_ROUTE));
+            let (was, is) = (old != NO_ROUTE, v.is_some());
+            self.n_short = self.n_short + usize::from(is) - usize::from(was);
+            self.note(Op::Short {
+                i: i as u32,
+                v: v.unwrap_or(NO_ROUTE),
+            });
+            return was.then_some(old);
         }
         let s = a.top(DIRECT_BITS);
         let slot = &mut self.slots.get_mut(s)?.long;
@@ -506,14 +510,18 @@ impl<K: Key> Poptrie<K> {
             });
         }
         // (slot, index): by slot, and within a slot in batch order.
-        order.sort_unstable();
-        // A change costs a few cache misses (the slot's control vector
-        // header, then its buffer; the slot's subtree blocks and direct
-        // entry), which the sorted order lets us prefetch: the per-slot
-        // arrays `FAR` changes ahead, what they point to `NEAR` ahead.
+        sort_by_slot(&mut order, &mut self.batch_sorted);
+        // A change costs a few cache misses (the slot's control line, then
+        // its route vector and its subtree's root node, then the leaf or
+        // child node where the change ends), which the sorted order lets
+        // us prefetch: the control lines `FAR` changes ahead, what they
+        // point to `NEAR` ahead, and the root node's leaf or child for the
+        // change's address `CLOSE` ahead, by then in cache (issue 19,
+        // sixth attempt: patch and repaint waited on that leaf).
         const FAR: usize = 16;
         const NEAR: usize = 8;
-        let (mut far, mut near) = (0, 0);
+        const CLOSE: usize = 4;
+        let (mut far, mut near, mut close) = (0, 0, 0);
         let mut i = 0;
         while let Some(&first) = order.get(i) {
             let s = (first >> 32) as usize;
@@ -534,6 +542,14 @@ impl<K: Key> Poptrie<K> {
                     self.prefetch_slot_data((k >> 32) as usize);
                 }
                 near += 1;
+            }
+            while close < (i + run + CLOSE).min(order.len()) {
+                if let Some(&k) = order.get(close) {
+                    if let Some(c) = changes.get(k as u32 as usize) {
+                        self.prefetch_change((k >> 32) as usize, c.addr);
+                    }
+                }
+                close += 1;
             }
             let mut changed = false;
             for &k in order.get(i..i + run).unwrap_or(&[]) {
@@ -626,11 +642,15 @@ impl<K: Key> Poptrie<K> {
     /// bits, the route's first position in the group, its positions), if
     /// every position on the way down is a child.
     fn group_of(&self, s: usize, a: K, l: u8) -> Option<(usize, u32, usize, usize)> {
-        let d = *self.direct.get(s)?;
-        if d & LEAF != 0 {
+        // The root group from the slot's control line, not from the direct
+        // entry: they name the same node (`install` writes both), and the
+        // line is already in cache, where the direct entry was one more
+        // miss per change (issue 19, sixth attempt).
+        let sub = self.slots.get(s)?.sub;
+        if sub.nclass == NO_SUB {
             return None;
         }
-        let (mut gb, mut off) = (d as usize, DIRECT_BITS);
+        let (mut gb, mut off) = (sub.node as usize, DIRECT_BITS);
         for level in 0..Self::MAX_LEVELS {
             let g = Self::gbits(level);
             let lim = off + g + 6;
@@ -989,11 +1009,12 @@ impl<K: Key> Poptrie<K> {
     }
 
     /// Prefetches slot `s`'s control line (route vector header, subtree
-    /// blocks, inherited route) and its direct entry.
+    /// blocks, inherited route). The direct entry is not read by a change
+    /// (`group_of` takes the root from the line), only written by a
+    /// rebuild, so it is not prefetched.
     #[inline(always)]
     fn prefetch_slot(&self, s: usize) {
         prefetch(self.slots.as_ptr().wrapping_add(s));
-        prefetch(self.direct.as_ptr().wrapping_add(s));
     }
 
     /// Prefetches what slot `s`'s entries point to: its route vector and
@@ -1017,6 +1038,31 @@ impl<K: Key> Poptrie<K> {
         if x.nclass != NO_SUB {
             prefetch(self.nodes.items.as_ptr().wrapping_add(x.node as usize));
             prefetch(self.leaves.items.as_ptr().wrapping_add(x.leaf as usize));
+        }
+    }
+
+    /// Prefetches where a change to a route of slot `s` at address `a`
+    /// leaves the subtree's root node group: the leaf that `patch` and
+    /// `repaint` read, or the child node that `group_of` goes on to. Reads
+    /// the root node, which [`Self::prefetch_slot_data`] fetched earlier.
+    #[inline(always)]
+    fn prefetch_change(&self, s: usize, a: K) {
+        let Some(sub) = self.slots.get(s).map(|x| x.sub) else {
+            return;
+        };
+        if sub.nclass == NO_SUB {
+            return;
+        }
+        let Some(n) = self.nodes.items.get(Self::root_of(a, sub.node) as usize) else {
+            return;
+        };
+        let ch = DIRECT_BITS + K::ROOT_GROUP;
+        let gn = Self::gbits(1);
+        let (is_child, child, leaf) = n.ranks(a.chunk6(ch), gn, a.chunk(ch + 6, gn));
+        if is_child {
+            prefetch_node(self.nodes.items.as_ptr().wrapping_add(child as usize));
+        } else {
+            prefetch(self.leaves.items.as_ptr().wrapping_add(leaf as usize));
         }
     }
 
@@ -1046,15 +1092,30 @@ impl<K: Key> Poptrie<K> {
 
     /// Number of routes.
     fn count(&self) -> usize {
-        self.short.len() + self.n_long
+        self.n_short + self.n_long
     }
 
-    /// Every route: those of up to [`DIRECT_BITS`] bits in no defined
-    /// order, then the longer ones in (address, length) order.
+    /// The value of the short route `a/l` (`l <= DIRECT_BITS`; host bits
+    /// of `a` ignored), if there is one.
+    #[inline(always)]
+    fn short_get(&self, a: K, l: u8) -> Option<u32> {
+        self.short
+            .get(short_index(a, l))
+            .copied()
+            .filter(|&v| v != NO_ROUTE)
+    }
+
+    /// Every route: those of up to [`DIRECT_BITS`] bits by length, then
+    /// address; then the longer ones in (address, length) order.
     pub fn iter(&self) -> impl Iterator<Item = (K, u8, NextHop)> + '_ {
         self.short
             .iter()
-            .map(|(&(a, l), &v)| (a, l, NextHop(v)))
+            .enumerate()
+            .filter(|&(_, &v)| v != NO_ROUTE)
+            .map(|(i, &v)| {
+                let (a, l) = short_prefix::<K>(i);
+                (a, l, NextHop(v))
+            })
             .chain(
                 self.slots
                     .iter()
@@ -1072,6 +1133,46 @@ pub(crate) struct Change<K> {
     /// The new value (`None`: remove) and, once applied, the previous one.
     new: Option<u32>,
     old: Option<u32>,
+}
+
+/// Sorts batch keys `(slot << 32) | index`, which are distinct and come
+/// in increasing index order, as `sort_unstable` would: a stable LSD radix
+/// sort on the slot (two passes of 9 bits; slots have `DIRECT_BITS`),
+/// keeping the index order within a slot. `tmp` is reused scratch. The
+/// comparison sort was 6 % of a 10,000-change batch's first application
+/// (issue 19, sixth attempt); a small batch keeps it.
+fn sort_by_slot(keys: &mut Vec<u64>, tmp: &mut Vec<u64>) {
+    const BITS: u32 = DIRECT_BITS.div_ceil(2);
+    const BUCKETS: usize = 1 << BITS;
+    if keys.len() < 256 {
+        keys.sort_unstable();
+        return;
+    }
+    tmp.clear();
+    tmp.resize(keys.len(), 0);
+    for pass in 0..2 {
+        let shift = 32 + pass * BITS;
+        let digit = |k: u64| ((k >> shift) as usize) & (BUCKETS - 1);
+        let mut at = [0usize; BUCKETS];
+        for &k in keys.iter() {
+            if let Some(c) = at.get_mut(digit(k)) {
+                *c += 1;
+            }
+        }
+        let mut sum = 0;
+        for c in at.iter_mut() {
+            sum += std::mem::replace(c, sum);
+        }
+        for &k in keys.iter() {
+            if let Some(c) = at.get_mut(digit(k)) {
+                if let Some(x) = tmp.get_mut(*c) {
+                    *x = k;
+                }
+                *c += 1;
+            }
+        }
+        std::mem::swap(keys, tmp);
+    }
 }
 
 /// Sets `best`/`best_len` over the direct slots that `a/l` covers
@@ -1306,6 +1407,82 @@ mod tests {
 
     fn p(a: u32, l: u8) -> Prefix4 {
         Prefix4::new(a, l).unwrap()
+    }
+
+    #[test]
+    fn radix_sort_orders_batches_as_the_comparison_sort() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut tmp = Vec::new();
+        for n in [0, 1, 255, 256, 1000, 10_000] {
+            // Few slots (many changes per slot) and all of them.
+            for slots in [3u64, 1 << DIRECT_BITS] {
+                let mut keys: Vec<u64> = (0..n as u64)
+                    .map(|i| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        ((x % slots) << 32) | i
+                    })
+                    .collect();
+                let mut want = keys.clone();
+                want.sort_unstable();
+                sort_by_slot(&mut keys, &mut tmp);
+                assert!(keys == want, "{n} keys over {slots} slots");
+            }
+        }
+    }
+
+    #[test]
+    fn short_routes_have_one_entry_each() {
+        // Every short prefix has its own entry, and the entry gives the
+        // prefix back (`iter` reads them so).
+        let mut seen = vec![false; SHORT_SLOTS];
+        for l in 0..=DIRECT_BITS as u8 {
+            for top in 0..1usize << l {
+                let a4 = u32::from_top(top, u32::from(l));
+                let a6 = u128::from_top(top, u32::from(l));
+                let i = short_index(a4, l);
+                assert_eq!(i, short_index(a6, l));
+                assert!(
+                    !std::mem::replace(&mut seen[i], true),
+                    "/{l} entry {i} shared"
+                );
+                assert_eq!(short_prefix::<u32>(i), (a4, l));
+                assert_eq!(short_prefix::<u128>(i), (a6, l));
+                // Host bits do not move the entry.
+                assert_eq!(short_index(a4 | !u32::MAX.masked(l), l), i);
+            }
+        }
+        assert_eq!(short_index(0xffff_ffffu32, 0), 1);
+        assert_eq!(seen.iter().filter(|&&x| x).count(), SHORT_SLOTS - 1);
+        // Routes and their count through the public side.
+        let mut t = Poptrie4::new();
+        let p = |a: u32, l: u8| Prefix4::new(a, l).expect("len");
+        t.insert(p(0, 0), NextHop(1)).expect("insert");
+        t.insert(p(0x0a00_0000, 8), NextHop(2)).expect("insert");
+        t.insert(p(0x0a40_0000, 18), NextHop(3)).expect("insert");
+        assert_eq!(
+            t.insert(p(0x0a00_0000, 8), NextHop(4)),
+            Ok(Some(NextHop(2)))
+        );
+        assert_eq!(t.len(), 3);
+        assert_eq!(t.lookup(0x0a40_0001), Some(NextHop(3)));
+        assert_eq!(t.lookup(0x0a80_0001), Some(NextHop(4)));
+        assert_eq!(t.lookup(0x0b00_0001), Some(NextHop(1)));
+        let mut all: Vec<_> = t.iter().collect();
+        all.sort_unstable();
+        assert_eq!(
+            all,
+            [
+                (0, 0, NextHop(1)),
+                (0x0a00_0000, 8, NextHop(4)),
+                (0x0a40_0000, 18, NextHop(3))
+            ]
+        );
+        assert_eq!(t.remove(p(0x0a00_0000, 8)), Some(NextHop(4)));
+        assert_eq!(t.remove(p(0x0a00_0000, 8)), None);
+        assert_eq!(t.len(), 2);
+        assert_eq!(t.lookup(0x0a80_0001), Some(NextHop(1)));
     }
 
     #[test]
