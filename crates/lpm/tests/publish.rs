@@ -163,12 +163,12 @@ fn writer_waits_for_an_open_read_section() {
     w.publish(&[Delta::Insert(p, NextHop(2))]).expect("publish");
     let waited = left.load(Ordering::SeqCst);
     let (seen, after) = reader.join().expect("reader");
-    assert_eq!(seen, Some(NextHop(1)));
-    assert_eq!(after, Some(NextHop(2)));
     assert!(
         waited,
         "publish returned while a section that began before it was open"
     );
+    assert_eq!(seen, Some(NextHop(1)));
+    assert_eq!(after, Some(NextHop(2)));
 }
 
 #[test]
