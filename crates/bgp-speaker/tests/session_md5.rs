@@ -203,10 +203,23 @@ async fn session_with_password_reaches_established_with_bird() {
         matches!(i, RibInput::Up { .. }).then_some(())
     })
     .await;
-    // A few keepalives (BIRD sends one a second) into the capture: 4 s,
-    // since 2 s once caught only two of BIRD's segments on a loaded
-    // machine (the check below wants three from each side).
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    // A few keepalives (BIRD sends one a second) into the capture, until
+    // three segments from each side are in (the check below), bounded:
+    // a fixed 2 s, then 4 s, were guesses that a loaded machine beat.
+    let sides = [us.to_string(), bird_ip.to_string()];
+    let from = |text: &str, side: &str| {
+        text.lines()
+            .filter(|l| l.split('\t').next() == Some(side))
+            .count()
+    };
+    let end = tokio::time::Instant::now() + Duration::from_secs(30);
+    while tokio::time::Instant::now() < end {
+        let text = std::fs::read_to_string(&cap.out).unwrap_or_default();
+        if sides.iter().all(|side| from(&text, side) >= 3) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     let text = cap.finish();
     let rows: Vec<(&str, Vec<&str>)> = text
         .lines()
@@ -216,7 +229,7 @@ async fn session_with_password_reaches_established_with_bird() {
             (src, kinds.split(',').collect())
         })
         .collect();
-    for side in [us.to_string(), bird_ip.to_string()] {
+    for side in sides {
         assert!(
             rows.iter().filter(|(s, _)| *s == side).count() >= 3,
             "too few segments from {side} captured:\n{text}"

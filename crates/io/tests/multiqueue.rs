@@ -33,7 +33,7 @@ use io::xdp::{XdpMode, XdpProgram, XskConfig, XskQueues, XskSocket};
 use pkt::{Batch, Device, Pool, QueueStats};
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::UdpSocket;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
@@ -87,6 +87,18 @@ fn parse(f: &[u8]) -> Option<(u16, u32)> {
     Some((u16::try_from(flow).ok()?, seq))
 }
 
+/// Waits until the receiving threads have counted `total` frames (or 20 s
+/// passed: the count is asserted by the caller), then 300 ms more for a
+/// late duplicate to show. It was a fixed 300 ms after the sender ended:
+/// on a loaded machine the queue threads can be that far behind.
+fn wait_for_frames(count: &AtomicU32, total: u32) {
+    let end = Instant::now() + Duration::from_secs(20);
+    while count.load(Ordering::Relaxed) < total && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+}
+
 /// hostA: FLOWS sockets (one source port each), PER_FLOW datagrams each,
 /// interleaved, to hostB through the router.
 fn send_flows() {
@@ -122,10 +134,12 @@ fn multi_queue(mode: XdpMode) -> Vec<usize> {
     )
     .unwrap_or_else(|e| panic!("attach the XDP program ({mode:?}) with {n} queues to r0: {e}"));
     let stop = Arc::new(AtomicBool::new(false));
+    let count = Arc::new(AtomicU32::new(0));
     let (ready_tx, ready_rx) = mpsc::channel::<u32>();
     let mut workers = Vec::new();
     for q in 0..n {
         let (prog, stop, ready) = (Arc::clone(&prog), Arc::clone(&stop), ready_tx.clone());
+        let count = Arc::clone(&count);
         workers.push(in_ns(&r_ns, move || {
             let cpu = q as usize % cpus;
             pin_to(cpu);
@@ -151,6 +165,7 @@ fn multi_queue(mode: XdpMode) -> Vec<usize> {
                 for p in b.drain() {
                     if let Some(x) = parse(p.data()) {
                         rep.frames.push(x);
+                        count.fetch_add(1, Ordering::Relaxed);
                     }
                 }
                 assert!(dev.last_error().is_none(), "rx: {:?}", dev.last_error());
@@ -181,7 +196,7 @@ fn multi_queue(mode: XdpMode) -> Vec<usize> {
     join_within(sender, Duration::from_secs(20), "hostA sender");
     // Let the last frames drain, then stop the queue threads.
     let total = u32::from(FLOWS) * PER_FLOW;
-    std::thread::sleep(Duration::from_millis(300));
+    wait_for_frames(&count, total);
     stop.store(true, Ordering::Relaxed);
     let reports: Vec<QueueReport> = workers
         .into_iter()
@@ -279,8 +294,10 @@ fn per_tx_queue(n: u32, mode: XdpMode, gro: bool, grouped: bool) -> (PerRxQueue,
     }
     let (r_ns, a_ns) = (t.r.clone(), t.a.clone());
     let stop = Arc::new(AtomicBool::new(false));
+    let count = Arc::new(AtomicU32::new(0));
     let (ready_tx, ready_rx) = mpsc::channel::<()>();
     let st = Arc::clone(&stop);
+    let counted = Arc::clone(&count);
     let rx = in_ns(&r_ns, move || {
         let prog = XdpProgram::attach("r0", mode, n)
             .unwrap_or_else(|e| panic!("attach ({mode:?}) with {n} queues to r0: {e}"));
@@ -305,6 +322,7 @@ fn per_tx_queue(n: u32, mode: XdpMode, gro: bool, grouped: bool) -> (PerRxQueue,
                 for p in b.drain() {
                     if let Some(m) = frame_seq(p.data()) {
                         got[0].push((m >> 16, m & 0xffff));
+                        counted.fetch_add(1, Ordering::Relaxed);
                     }
                 }
                 assert!(dev.last_error().is_none(), "rx: {:?}", dev.last_error());
@@ -325,6 +343,7 @@ fn per_tx_queue(n: u32, mode: XdpMode, gro: bool, grouped: bool) -> (PerRxQueue,
                 for p in b.drain() {
                     if let Some(m) = frame_seq(p.data()) {
                         got[q].push((m >> 16, m & 0xffff));
+                        counted.fetch_add(1, Ordering::Relaxed);
                     }
                 }
                 assert!(s.last_error().is_none(), "rx q{q}: {:?}", s.last_error());
@@ -373,7 +392,7 @@ fn per_tx_queue(n: u32, mode: XdpMode, gro: bool, grouped: bool) -> (PerRxQueue,
         }
     });
     join_within(tx, Duration::from_secs(20), "hostA's XSK sender");
-    std::thread::sleep(Duration::from_millis(300));
+    wait_for_frames(&count, n * PER_QUEUE);
     stop.store(true, Ordering::Relaxed);
     let (got, qs) = join_within(rx, Duration::from_secs(30), "r0's queue reader");
     let counts: Vec<usize> = got.iter().map(Vec::len).collect();

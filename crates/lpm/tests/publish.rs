@@ -140,29 +140,35 @@ fn writer_waits_for_an_open_read_section() {
     let mut w = left_right(t);
     let mut h = w.reader();
     let (tx, rx) = std::sync::mpsc::channel();
+    // Set by the reader just before it leaves its section. The writer's
+    // wait is checked by this order, not by a duration: a writer thread
+    // preempted between `recv` and `publish` (a loaded CI machine) would
+    // have seen a short wait with the code right.
+    let left = Arc::new(AtomicBool::new(false));
+    let leaving = Arc::clone(&left);
     let reader = thread::spawn(move || {
         let g = h.read();
         tx.send(()).expect("send");
         thread::sleep(Duration::from_millis(200));
         // The section began before the publish: it keeps the old table.
         let seen = g.lookup(0x0a01_0101);
+        leaving.store(true, Ordering::SeqCst);
         drop(g);
         let after = h.read().lookup(0x0a01_0101);
         (seen, after)
     });
     rx.recv().expect("reader started");
-    let t0 = Instant::now();
     // The first half of publish (standby copy + swap) does not wait; the
     // replay on the old copy must wait for the reader to leave.
     w.publish(&[Delta::Insert(p, NextHop(2))]).expect("publish");
-    let waited = t0.elapsed();
+    let waited = left.load(Ordering::SeqCst);
     let (seen, after) = reader.join().expect("reader");
+    assert!(
+        waited,
+        "publish returned while a section that began before it was open"
+    );
     assert_eq!(seen, Some(NextHop(1)));
     assert_eq!(after, Some(NextHop(2)));
-    assert!(
-        waited >= Duration::from_millis(100),
-        "publish returned after {waited:?} while a section was open"
-    );
 }
 
 #[test]
@@ -177,7 +183,9 @@ fn dropped_readers_do_not_block_and_refusals_are_reported() {
         Delta::Insert(p, NextHop(7)),
     ]);
     assert_eq!(r, Err(lpm::LpmError::NextHopTooLarge));
-    assert!(t0.elapsed() < Duration::from_secs(1));
+    // A writer that waited for the dropped reader would wait forever; the
+    // bound leaves a preempted thread its margin (it was 1 s).
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
     // The valid delta of the batch was applied to both copies.
     assert_eq!(w.table().lookup(0xc000_0201), Some(NextHop(7)));
     let mut h = w.reader();

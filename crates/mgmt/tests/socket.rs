@@ -285,8 +285,9 @@ fn unix_drip(
     every: Duration,
     give_up: Duration,
 ) -> std::thread::JoinHandle<Option<Duration>> {
+    let t0 = std::time::Instant::now();
     let s = UnixStream::connect(path).unwrap();
-    drip(s, b'x', every, give_up, |s, t| {
+    drip(s, t0, b'x', every, give_up, |s, t| {
         s.set_read_timeout(Some(t)).unwrap()
     })
 }

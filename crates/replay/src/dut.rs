@@ -126,11 +126,18 @@ mod tests {
         let s = sample(&[me]).expect("own /proc entry");
         assert!(s.processes >= 1);
         assert!(s.peak_rss_kib > 0 && s.peak_rss_kib >= s.rss_kib / 2);
-        // Burn a little CPU and see the counter move.
+        // Burn 150 ms of this thread's CPU time (not of wall time: a
+        // thread preempted on a loaded machine gets a fraction of it) and
+        // see the counter move; the wall bound only stops a runaway loop.
+        let cpu0 = base::thread_cpu_time().expect("CLOCK_THREAD_CPUTIME_ID");
         let t0 = std::time::Instant::now();
         let mut x = 0u64;
-        while t0.elapsed().as_millis() < 150 {
-            x = x.wrapping_mul(31).wrapping_add(7);
+        while base::thread_cpu_time().expect("clock") - cpu0 < std::time::Duration::from_millis(150)
+            && t0.elapsed() < std::time::Duration::from_secs(60)
+        {
+            for _ in 0..1000 {
+                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+            }
         }
         std::hint::black_box(x);
         let s2 = sample(&[me]).expect("own /proc entry");

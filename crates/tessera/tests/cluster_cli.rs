@@ -131,7 +131,8 @@ fn up_three_nodes_status_all_up_then_down_leaves_nothing() {
     let (ok, out) = tessera(&["cluster", "down", "--dir", &d]);
     assert!(ok, "down failed: {out}");
     assert!(namespaces(&name).is_empty(), "{:?}", namespaces(&name));
-    let end = Instant::now() + Duration::from_secs(5);
+    // Generous: processes killed on a loaded machine take a while to go.
+    let end = Instant::now() + Duration::from_secs(30);
     while !listed.iter().all(|&p| gone(p)) {
         assert!(
             Instant::now() < end,

@@ -323,8 +323,11 @@ fn routes_cross_the_cluster_by_ibgp_and_a_dead_node_is_withdrawn_by_bfd() {
     // BFD takes B out of A's and C's live sets.
     let pinger = ping_in_background(c.host_ns(1), "198.18.3.2", 300);
     std::thread::sleep(Duration::from_millis(500));
-    let t0 = Instant::now();
+    // From B's death, not from before `stop`: it first runs `kill -CONT`
+    // as a command, which can take a while on a loaded machine, then
+    // kills B and reaps it, so B is dead when it returns.
     c.c.lab.stop("n2");
+    let t0 = Instant::now();
     let gone = c.wait_b_gone(t0);
     let down = c.wait_live_line("down", 1, t0);
     // C, whose neighbours have no `bfd`, still follows B by BFD.
@@ -369,8 +372,10 @@ fn routes_cross_the_cluster_by_ibgp_and_a_dead_node_is_withdrawn_by_bfd() {
 
     // Freeze B: its kernel keeps the TCP sessions open (hold time 9 s),
     // so only BFD can tell, and fast fall-over must withdraw in time.
-    let t0 = Instant::now();
+    // From when B is stopped: `signal` runs `kill` as a command (slow on
+    // a loaded machine), and B is stopped when it returns.
     c.c.lab.signal(pid, "STOP");
+    let t0 = Instant::now();
     let gone = c.wait_b_gone(t0);
     let down = c.wait_live_line("down", 2, t0);
     c.c.lab.signal(pid, "CONT");

@@ -276,13 +276,29 @@ fn policies_reload_and_statics() {
     }
 
     // Reload 1: both policies change. Before: every count that must not
-    // move.
-    std::thread::sleep(std::time::Duration::from_secs(1));
-    let by_updates = p_by.updates_received().unwrap_or_else(|e| lab.fail(&e));
-    let by_refresh = count_type(p_by, "refresh");
-    let dst_refresh = count_type(p_dst, "refresh");
-    let src_refresh = count_type(p_src, "refresh");
-    let src_updates = p_src.updates_received().unwrap_or_else(|e| lab.fail(&e));
+    // move, once they have held still for a second (the start's UPDATEs
+    // all delivered: a fixed second was a guess, short on a loaded
+    // machine; bounded, the comparison below tells what moved).
+    let counts = || {
+        (
+            p_by.updates_received().unwrap_or_else(|e| lab.fail(&e)),
+            count_type(p_by, "refresh"),
+            count_type(p_dst, "refresh"),
+            count_type(p_src, "refresh"),
+            p_src.updates_received().unwrap_or_else(|e| lab.fail(&e)),
+        )
+    };
+    let settle = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let mut last = counts();
+    loop {
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        let now = counts();
+        if now == last || std::time::Instant::now() > settle {
+            break;
+        }
+        last = now;
+    }
+    let (by_updates, by_refresh, dst_refresh, src_refresh, src_updates) = counts();
     let rr_refresh = frr_refreshes_received(&p_rr).unwrap_or_else(|e| lab.fail(&e));
     std::fs::write(&t.config, config(&sock, (250, 88, 110), false)).expect("rewrite config");
     let c = glue::configure(&t).unwrap_or_else(|e| lab.fail(&e));

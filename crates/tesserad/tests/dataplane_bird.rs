@@ -419,7 +419,14 @@ fn scenario(io_mode: &str, src: Source, engine: fib::dataplane::Engine, cores: u
     });
     std::thread::sleep(Duration::from_millis(300));
     send(&lab, 3, 500);
-    std::thread::sleep(Duration::from_millis(500));
+    // Until all 500 arrived (bounded; the counts are asserted below), then
+    // 300 ms for a stray to B: a fixed 500 ms was a guess at how far
+    // behind a forwarder on a loaded machine may be.
+    let end = Instant::now() + Duration::from_secs(20);
+    while get(&nb)[3] + get(&nc)[3] < 500 && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
     stop.store(true, Ordering::Relaxed);
     sink_b.join().expect("sink B");
     sink_c.join().expect("sink C");

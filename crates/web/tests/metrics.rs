@@ -35,16 +35,18 @@ fn serve_metrics(src: Arc<Source>) -> web::WebServer {
 }
 
 /// A client that sends `byte` every `every` and never ends its request
-/// head, until the server closes the connection (its time, from
-/// connecting) or `give_up` passes (`None`).
+/// head, until the server closes the connection (its time, from `t0`,
+/// taken before connecting: the server's deadline cannot start earlier,
+/// however late this thread starts on a loaded machine) or `give_up`
+/// passes (`None`).
 fn drip_bytes(
     mut s: TcpStream,
+    t0: std::time::Instant,
     byte: u8,
     every: Duration,
     give_up: Duration,
 ) -> std::thread::JoinHandle<Option<Duration>> {
     std::thread::spawn(move || {
-        let t0 = std::time::Instant::now();
         s.set_read_timeout(Some(Duration::from_millis(5))).unwrap();
         let mut buf = [0u8; 256];
         while t0.elapsed() < give_up {
@@ -176,8 +178,9 @@ fn drip(
     every: Duration,
     give_up: Duration,
 ) -> std::thread::JoinHandle<Option<Duration>> {
+    let t0 = std::time::Instant::now();
     let s = TcpStream::connect(addr).unwrap();
-    drip_bytes(s, b'G', every, give_up)
+    drip_bytes(s, t0, b'G', every, give_up)
 }
 
 /// Every slot held by clients dripping a request head a byte at a time: a

@@ -5,16 +5,20 @@ use std::time::Duration;
 
 /// A client that sends `byte` every `every` and never ends its request
 /// (no newline, no blank line), until the server closes the connection
-/// (its time, from connecting) or `give_up` passes (`None`).
+/// (its time, from `t0`) or `give_up` passes (`None`).
+///
+/// `t0` is taken before connecting: the server's deadline cannot start
+/// earlier, so a time measured from it is never short of the deadline,
+/// however late this thread starts on a loaded machine.
 pub fn drip<S: Read + Write + Send + 'static>(
     mut s: S,
+    t0: std::time::Instant,
     byte: u8,
     every: Duration,
     give_up: Duration,
     set_timeout: impl Fn(&S, Duration) + Send + 'static,
 ) -> std::thread::JoinHandle<Option<Duration>> {
     std::thread::spawn(move || {
-        let t0 = std::time::Instant::now();
         set_timeout(&s, Duration::from_millis(5));
         let mut buf = [0u8; 256];
         while t0.elapsed() < give_up {
