@@ -27,6 +27,8 @@ use std::time::{Duration, Instant};
 pub const KERNEL: &str = "linux.uml";
 /// Where the package keeps the guest's modules, one directory per version.
 pub const MODULES: &str = "/usr/lib/uml/modules";
+/// What the guest's console shows when the caller's script has ended.
+pub const SCRIPT_ENDED: &str = "guest: script ended";
 
 /// A running UML guest.
 pub struct Guest {
@@ -82,7 +84,7 @@ impl Guest {
                  mount -t proc proc /proc\nmount -t sysfs sys /sys\n\
                  echo {} > /proc/sys/kernel/modprobe\nip link set lo up\n\
                  {script}\n\
-                 echo 'guest: script ended'\n\
+                 echo '{SCRIPT_ENDED}'\n\
                  poweroff -f 2>/dev/null || halt -f 2>/dev/null || echo o > /proc/sysrq-trigger\n",
                 wrapper.display()
             ),
@@ -127,12 +129,17 @@ impl Guest {
     }
 
     /// Waits (bounded) until the console shows `what`; fails the test
-    /// with the console otherwise.
+    /// with the console otherwise, at once when the guest's script has
+    /// ended without it.
     pub fn wait_log(&self, what: &str, secs: u64) {
         let end = Instant::now() + Duration::from_secs(secs);
         while Instant::now() < end {
-            if self.log().contains(what) {
+            let log = self.log();
+            if log.contains(what) {
                 return;
+            }
+            if log.contains(SCRIPT_ENDED) {
+                panic!("the UML guest's script ended before `{what}`:\n{log}");
             }
             std::thread::sleep(Duration::from_millis(100));
         }
