@@ -39,6 +39,25 @@ pub struct Guest {
     pgid: i32,
 }
 
+/// Makes sure `/dev/net/tun` exists (a minimal `/dev` may lack the node
+/// although the kernel has TUN/TAP): `ip tuntap add` and the guest's tap
+/// open it.
+pub fn ensure_tun() {
+    let p = Path::new("/dev/net/tun");
+    if p.exists() {
+        return;
+    }
+    let _ = std::fs::create_dir_all("/dev/net");
+    let ok = Command::new("mknod")
+        .args(["/dev/net/tun", "c", "10", "200"])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        ok && p.exists(),
+        "no /dev/net/tun and mknod could not make it"
+    );
+}
+
 /// The guest's kernel version: the one directory under [`MODULES`].
 fn modules_version() -> String {
     let mut v: Vec<String> = std::fs::read_dir(MODULES)

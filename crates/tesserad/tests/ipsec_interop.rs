@@ -512,6 +512,7 @@ fn ipsec_kernel_xfrm_both_directions() {
     // P bridges the link to R with the guest's tap: the guest's kernel is
     // 198.18.2.2, and P itself has no address.
     lab.must_cmd("p", "ip addr flush dev p0");
+    common::uml::ensure_tun();
     lab.must_cmd("p", "ip tuntap add tapk mode tap");
     lab.must_cmd("p", "ip link add br0 type bridge");
     lab.must_cmd("p", "ip link set p0 master br0");
