@@ -293,12 +293,13 @@ fn policies_reload_and_statics() {
     loop {
         std::thread::sleep(std::time::Duration::from_secs(1));
         let now = counts();
-        if now == last || std::time::Instant::now() > settle {
+        let still = now == last;
+        last = now;
+        if still || std::time::Instant::now() > settle {
             break;
         }
-        last = now;
     }
-    let (by_updates, by_refresh, dst_refresh, src_refresh, src_updates) = counts();
+    let (by_updates, by_refresh, dst_refresh, src_refresh, src_updates) = last;
     let rr_refresh = frr_refreshes_received(&p_rr).unwrap_or_else(|e| lab.fail(&e));
     std::fs::write(&t.config, config(&sock, (250, 88, 110), false)).expect("rewrite config");
     let c = glue::configure(&t).unwrap_or_else(|e| lab.fail(&e));
