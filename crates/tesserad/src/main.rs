@@ -3,6 +3,7 @@
 //! forwarding plane of crate `fib` (see `dataplane.rs`); with `[cluster]`,
 //! BFD to the other nodes driving the fabric's live set (`liveness.rs`).
 
+mod alloc;
 mod dataplane;
 mod liveness;
 mod logging;
