@@ -30,17 +30,20 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// mimalloc's options that tesserad sets unless the environment names
 /// them (module docs).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub const DEFAULTS: [(&std::ffi::CStr, &std::ffi::CStr); 2] = [
     (c"MIMALLOC_ARENA_EAGER_COMMIT", c"0"),
     (c"MIMALLOC_PURGE_DELAY", c"0"),
 ];
 
 /// `.init_array` entries run in ascending priority: 100 comes before
-/// mimalloc's own constructor (101).
+/// mimalloc's own constructor (101). ELF only; tesserad is Linux-only.
+#[cfg(target_os = "linux")]
 #[used]
 #[link_section = ".init_array.00100"]
 static SET_DEFAULTS: extern "C" fn() = set_defaults;
 
+#[cfg(target_os = "linux")]
 extern "C" fn set_defaults() {
     for (name, value) in DEFAULTS {
         // SAFETY: before `main`, with one thread; both strings are
@@ -60,6 +63,7 @@ mod tests {
     /// The constructor ran before the test harness's `main`: the variables
     /// are set in the test process (to the defaults unless the environment
     /// already had them), which is what mimalloc read when it initialised.
+    #[cfg(target_os = "linux")]
     #[test]
     fn the_constructor_sets_mimalloc_defaults_before_main() {
         for (name, _) in DEFAULTS {
