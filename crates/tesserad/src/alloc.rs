@@ -8,15 +8,17 @@
 //! glibc's malloc hands each such free back to the arena the memory came
 //! from, under that arena's lock, and profiles put the allocator at
 //! 15-20 % of the daemon's CPU. In the same runs, mimalloc cut the
-//! default pipeline's CPU-s in scenarios (b), (c10), (c30) and (f).
+//! default pipeline's CPU-s by 23-30 % in scenarios (c10), (c30) and (f)
+//! and by 10 % under steady churn (h); (a), (b) and (g) did not move.
 //!
 //! Two of mimalloc's defaults are changed so that the resident size
 //! follows what is live (issue 17 compares peak RSS with BIRD's):
 //! - arenas commit on demand (`MIMALLOC_ARENA_EAGER_COMMIT=0`);
 //! - freed pages go back to the OS at once (`MIMALLOC_PURGE_DELAY=0`).
 //!
-//! With mimalloc's defaults, peak RSS was 16-25 % higher in (a), (c10) and
-//! (c30), which put it above BIRD's.
+//! With mimalloc's defaults, (g)'s peak RSS was 35-45 % above glibc's.
+//! With the defaults minus transparent huge pages it was 15-20 % above
+//! in (a), (c10) and (c30), which put (a) and (c10) over BIRD's.
 //!
 //! mimalloc reads its options from the environment when it initialises,
 //! in a constructor of priority 101, before `main`, and reserves its
