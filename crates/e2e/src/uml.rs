@@ -18,6 +18,7 @@
 //! SIGKILL to its process group, which also reaches its helper
 //! processes), also when a test fails.
 
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -110,7 +111,8 @@ impl Guest {
         )
         .expect("guest init");
         for f in [&wrapper, &init] {
-            let _ = Command::new("chmod").arg("+x").arg(f).status();
+            std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o755))
+                .unwrap_or_else(|e| panic!("chmod {}: {e}", f.display()));
         }
         let uml_dir = dir.join("uml-dir");
         std::fs::create_dir_all(&uml_dir).expect("uml dir");
@@ -151,21 +153,21 @@ impl Guest {
     /// with the console otherwise, at once when the guest's script has
     /// ended without it.
     pub fn wait_log(&self, what: &str, secs: u64) {
-        let end = Instant::now() + Duration::from_secs(secs);
-        while Instant::now() < end {
-            let log = self.log();
-            if log.contains(what) {
-                return;
-            }
-            if log.contains(SCRIPT_ENDED) {
-                panic!("the UML guest's script ended before `{what}`:\n{log}");
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        panic!(
-            "timed out waiting for `{what}` on the UML guest's console:\n{}",
-            self.log()
-        );
+        crate::wait_until(
+            Duration::from_secs(secs),
+            &format!("`{what}` on the UML guest's console"),
+            || self.log(),
+            || {
+                let log = self.log();
+                if log.contains(what) {
+                    return Ok(Some(()));
+                }
+                if log.contains(SCRIPT_ENDED) {
+                    panic!("the UML guest's script ended before `{what}`:\n{log}");
+                }
+                Ok(None)
+            },
+        )
     }
 
     /// Waits (bounded) for the guest to power off; whether it did.
@@ -183,21 +185,18 @@ impl Guest {
 
 impl Drop for Guest {
     fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(Some(_))) {
-            // Its helpers leave with it on a clean halt; a group kill
-            // finds nothing (ESRCH) and is harmless.
+        if !matches!(self.child.try_wait(), Ok(Some(_))) {
             // SAFETY: kill has no memory preconditions.
-            unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
-            return;
+            unsafe { libc::kill(self.pgid, libc::SIGTERM) };
+            if !self.wait_exit(10) {
+                // SAFETY: as above.
+                unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
+                let _ = self.child.wait();
+            }
         }
+        // Helper processes that outlived the halt; after a clean halt they
+        // left with it and the group kill finds nothing (ESRCH).
         // SAFETY: as above.
-        unsafe { libc::kill(self.pgid, libc::SIGTERM) };
-        if !self.wait_exit(10) {
-            // SAFETY: as above.
-            unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
-            let _ = self.child.wait();
-        }
-        // SAFETY: as above (helper processes that outlived the halt).
         unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
     }
 }

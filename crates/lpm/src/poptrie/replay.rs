@@ -223,31 +223,27 @@ impl<K: Key> Poptrie<K> {
     #[inline(always)]
     fn prefetch_op(&self, done: &Self, op: &Op, near: bool) {
         match *op {
-            Op::LongSet { s, i, .. } => {
-                if near {
-                    if let Some(x) = self.slots.get(s as usize) {
-                        prefetch(x.long.as_ptr().wrapping_add(i as usize));
-                    }
-                } else {
+            Op::LongSet { s, i, .. } | Op::LongInsert { s, i, .. } | Op::LongRemove { s, i } => {
+                if !near {
                     prefetch(self.slots.as_ptr().wrapping_add(s as usize));
+                    return;
                 }
-            }
-            Op::LongInsert { s, i, .. } | Op::LongRemove { s, i } => {
-                if near {
-                    // The entries after `i` move: their lines (up to 16,
-                    // as the first application prefetches the vector),
-                    // where the profile had the move waiting.
-                    if let Some(x) = self.slots.get(s as usize) {
-                        let p = x.long.as_ptr().wrapping_add(i as usize).cast::<u8>();
-                        let bytes = std::mem::size_of_val(x.long.get(i as usize..).unwrap_or(&[]));
-                        for off in (0..bytes.min(16 * 64)).step_by(64) {
-                            prefetch(p.wrapping_add(off));
-                        }
-                        prefetch(p.wrapping_add(bytes.saturating_sub(1)));
-                    }
-                } else {
-                    prefetch(self.slots.as_ptr().wrapping_add(s as usize));
+                let Some(x) = self.slots.get(s as usize) else {
+                    return;
+                };
+                let p = x.long.as_ptr().wrapping_add(i as usize).cast::<u8>();
+                if matches!(op, Op::LongSet { .. }) {
+                    prefetch(p);
+                    return;
                 }
+                // An insert or a removal moves the entries after `i`: their
+                // lines (up to 16, as the first application prefetches the
+                // vector), where the profile had the move waiting.
+                let bytes = std::mem::size_of_val(x.long.get(i as usize..).unwrap_or(&[]));
+                for off in (0..bytes.min(16 * 64)).step_by(64) {
+                    prefetch(p.wrapping_add(off));
+                }
+                prefetch(p.wrapping_add(bytes.saturating_sub(1)));
             }
             Op::Slot(s) if !near => {
                 for t in [self, done] {
