@@ -291,78 +291,138 @@ pub const MAX_SHARDS: usize = 64;
 /// sweeps its own stale routes, RFC 4724 §4.2).
 pub fn split_updates(updates: Vec<DecodedUpdate>, n: usize) -> Vec<Vec<DecodedUpdate>> {
     let n = n.clamp(1, MAX_SHARDS);
-    let mut out: Vec<Vec<DecodedUpdate>> = (0..n).map(|_| Vec::new()).collect();
-    // The shard of each prefix of the current UPDATE, computed once.
+    if n == 1 {
+        return vec![updates];
+    }
+    // First pass: the shard of every prefix of the batch (one flat list,
+    // in each UPDATE's list order), the shards each UPDATE touches, and
+    // how many pieces each shard gets, so that nothing below grows by
+    // doubling (the session thread runs this for every batch).
     let mut shards: Vec<u8> = Vec::new();
-    for u in updates {
-        let m = &u.multicast;
-        if u.end_of_rib.is_some()
-            || (u.announce.is_empty() && u.withdraw.is_empty() && m.is_empty())
-        {
+    let mut touches: Vec<u64> = Vec::with_capacity(updates.len());
+    let mut pieces = [0usize; MAX_SHARDS];
+    for u in &updates {
+        let mask = if to_every_part(u) {
+            // End-of-RIB and empty UPDATEs go to every shard.
+            u64::MAX >> (64 - n)
+        } else {
+            let mut mask = 0u64;
+            for x in nlri_of(u) {
+                // n <= MAX_SHARDS = 64 fits a byte and a bit of the mask.
+                let s = bgp_rib::shard_for(&x.prefix, n);
+                shards.push(s as u8);
+                mask |= 1 << s;
+            }
+            mask
+        };
+        touches.push(mask);
+        for (s, count) in pieces.iter_mut().enumerate().take(n) {
+            *count += usize::from(mask & (1 << s) != 0);
+        }
+    }
+    let mut out: Vec<Vec<DecodedUpdate>> = pieces
+        .iter()
+        .take(n)
+        .map(|&c| Vec::with_capacity(c))
+        .collect();
+    // Per cut UPDATE: each shard's count of prefixes in each of the four
+    // lists, and where its piece sits in its part (reset per UPDATE).
+    let mut counts = vec![[0u32; 4]; n];
+    let mut slot = vec![usize::MAX; n];
+    let mut at = 0;
+    for (u, mask) in updates.into_iter().zip(touches) {
+        if to_every_part(&u) {
             for part in out.iter_mut() {
                 part.push(u.clone());
             }
             continue;
         }
-        shards.clear();
-        shards.extend(
-            u.announce
-                .iter()
-                .chain(&u.withdraw)
-                .chain(&m.announce)
-                .chain(&m.withdraw)
-                // n <= MAX_SHARDS = 64 fits a byte.
-                .map(|x| bgp_rib::shard_for(&x.prefix, n) as u8),
-        );
-        let first = shards.first().copied().unwrap_or(0);
-        if shards.iter().all(|&s| s == first) {
-            if let Some(part) = out.get_mut(usize::from(first)) {
+        let m = &u.multicast;
+        let lens = [
+            u.announce.len(),
+            u.withdraw.len(),
+            m.announce.len(),
+            m.withdraw.len(),
+        ];
+        let total: usize = lens.iter().sum();
+        let own = shards.get(at..at + total).unwrap_or_default();
+        at += total;
+        if mask.count_ones() == 1 {
+            if let Some(part) = out.get_mut(mask.trailing_zeros() as usize) {
                 part.push(u);
             }
             continue;
         }
-        // Which shards already got their part of this UPDATE (n <= 64,
-        // see MAX_SHARDS).
-        let mut touched = 0u64;
-        // Where each list starts in the chain above.
-        let w_at = u.announce.len();
-        let ma_at = w_at + u.withdraw.len();
-        let mw_at = ma_at + m.announce.len();
-        let all = u
-            .announce
-            .iter()
-            .chain(&u.withdraw)
-            .chain(&m.announce)
-            .chain(&m.withdraw);
-        for (k, x) in all.enumerate() {
-            let s = usize::from(shards.get(k).copied().unwrap_or(0));
-            let Some(part) = out.get_mut(s) else {
-                continue;
-            };
-            let bit = 1u64 << (s % 64);
-            if touched & bit == 0 {
-                touched |= bit;
-                part.push(DecodedUpdate::default());
+        // Cut: each touched shard gets a piece with exact-size lists, the
+        // attributes shared where it has announcements.
+        counts.fill([0; 4]);
+        let mut k = 0;
+        for (list, len) in lens.iter().enumerate() {
+            for &s in own.get(k..k + len).unwrap_or_default() {
+                if let Some(c) = counts.get_mut(usize::from(s)) {
+                    c[list] += 1;
+                }
             }
-            let Some(d) = part.last_mut() else { continue };
-            if k < w_at {
-                if d.attrs.is_none() {
-                    d.attrs.clone_from(&u.attrs);
+            k += len;
+        }
+        for (s, c) in counts.iter().enumerate() {
+            if mask & (1 << s) == 0 {
+                continue;
+            }
+            let cap = |i: usize| c[i] as usize;
+            let d = DecodedUpdate {
+                attrs: if c[0] > 0 { u.attrs.clone() } else { None },
+                announce: Vec::with_capacity(cap(0)),
+                withdraw: Vec::with_capacity(cap(1)),
+                end_of_rib: None,
+                multicast: Multicast {
+                    attrs: if c[2] > 0 { m.attrs.clone() } else { None },
+                    announce: Vec::with_capacity(cap(2)),
+                    withdraw: Vec::with_capacity(cap(3)),
+                },
+            };
+            if let (Some(part), Some(i)) = (out.get_mut(s), slot.get_mut(s)) {
+                *i = part.len();
+                part.push(d);
+            }
+        }
+        let lists = [&u.announce, &u.withdraw, &m.announce, &m.withdraw];
+        let mut k = 0;
+        for (list, nlri) in lists.into_iter().enumerate() {
+            for x in nlri {
+                let s = usize::from(own.get(k).copied().unwrap_or(0));
+                k += 1;
+                let i = slot.get(s).copied().unwrap_or(usize::MAX);
+                let Some(d) = out.get_mut(s).and_then(|p| p.get_mut(i)) else {
+                    continue;
+                };
+                match list {
+                    0 => d.announce.push(*x),
+                    1 => d.withdraw.push(*x),
+                    2 => d.multicast.announce.push(*x),
+                    _ => d.multicast.withdraw.push(*x),
                 }
-                d.announce.push(*x);
-            } else if k < ma_at {
-                d.withdraw.push(*x);
-            } else if k < mw_at {
-                if d.multicast.attrs.is_none() {
-                    d.multicast.attrs.clone_from(&m.attrs);
-                }
-                d.multicast.announce.push(*x);
-            } else {
-                d.multicast.withdraw.push(*x);
             }
         }
     }
     out
+}
+
+/// End-of-RIB markers and UPDATEs without NLRI go to every RIB part.
+fn to_every_part(u: &DecodedUpdate) -> bool {
+    u.end_of_rib.is_some()
+        || (u.announce.is_empty() && u.withdraw.is_empty() && u.multicast.is_empty())
+}
+
+/// Every NLRI of `u`: announced, withdrawn, then multicast announced and
+/// withdrawn ([`split_updates`] relies on this order).
+fn nlri_of(u: &DecodedUpdate) -> impl Iterator<Item = &Nlri> {
+    let m = &u.multicast;
+    u.announce
+        .iter()
+        .chain(&u.withdraw)
+        .chain(&m.announce)
+        .chain(&m.withdraw)
 }
 
 /// Orders the output of several shard threads to one session around a
@@ -564,5 +624,105 @@ mod tests {
         u.multicast.withdraw = vec![nlri(1)];
         let parts = split_updates(vec![u], n);
         assert_eq!(parts.iter().map(Vec::len).sum::<usize>(), 1);
+    }
+
+    use proptest::prelude::*;
+
+    /// An UPDATE from a generated description: prefixes (as third octets)
+    /// of the four lists, or an End-of-RIB marker.
+    fn update(
+        lists: &[Vec<u8>; 4],
+        eor: bool,
+        ua: &Arc<AttrsBuilder>,
+        ma: &Arc<AttrsBuilder>,
+    ) -> DecodedUpdate {
+        let v = |i: usize| lists[i].iter().map(|&b| nlri(b)).collect::<Vec<_>>();
+        let mut u = DecodedUpdate {
+            attrs: (!lists[0].is_empty()).then(|| ua.clone()),
+            announce: v(0),
+            withdraw: v(1),
+            ..DecodedUpdate::default()
+        };
+        u.multicast = Multicast {
+            attrs: (!lists[2].is_empty()).then(|| ma.clone()),
+            announce: v(2),
+            withdraw: v(3),
+        };
+        if eor {
+            u = DecodedUpdate {
+                end_of_rib: Some(AfiSafi::IPV4_UNICAST),
+                ..DecodedUpdate::default()
+            };
+        }
+        u
+    }
+
+    proptest! {
+        /// The split equals a model that filters each UPDATE by shard:
+        /// each part gets, in arrival order, every marker or empty UPDATE
+        /// whole, and of every other UPDATE that has a prefix it owns a
+        /// piece with exactly its own prefixes of each list, in order, and
+        /// the (shared) attributes where it has announcements.
+        #[test]
+        fn split_matches_a_filter_by_shard(
+            batch in proptest::collection::vec(
+                (proptest::array::uniform4(proptest::collection::vec(any::<u8>(), 0..6)), any::<bool>(), 0u8..8),
+                0..24,
+            ),
+            n in 1usize..=17,
+        ) {
+            let ua = Arc::new(AttrsBuilder::new());
+            let mut ma = AttrsBuilder::new();
+            ma.set_med(7);
+            let ma = Arc::new(ma);
+            // One in eight is an End-of-RIB marker.
+            let updates: Vec<DecodedUpdate> = batch
+                .iter()
+                .map(|(lists, _, k)| update(lists, *k == 0, &ua, &ma))
+                .collect();
+            let parts = split_updates(updates.clone(), n);
+            prop_assert_eq!(parts.len(), n);
+            for (s, part) in parts.iter().enumerate() {
+                let own = |x: &&Nlri| bgp_rib::shard_for(&x.prefix, n) == s;
+                let keep = |l: &[Nlri]| l.iter().filter(own).copied().collect::<Vec<_>>();
+                let mut want = Vec::new();
+                for u in &updates {
+                    let m = &u.multicast;
+                    let every = u.end_of_rib.is_some()
+                        || (u.announce.is_empty() && u.withdraw.is_empty() && m.is_empty());
+                    if every {
+                        want.push(u.clone());
+                        continue;
+                    }
+                    let (a, w, b, x) = (keep(&u.announce), keep(&u.withdraw), keep(&m.announce), keep(&m.withdraw));
+                    if a.is_empty() && w.is_empty() && b.is_empty() && x.is_empty() {
+                        continue;
+                    }
+                    want.push(DecodedUpdate {
+                        attrs: if a.is_empty() { None } else { u.attrs.clone() },
+                        announce: a,
+                        withdraw: w,
+                        end_of_rib: None,
+                        multicast: Multicast {
+                            attrs: if b.is_empty() { None } else { m.attrs.clone() },
+                            announce: b,
+                            withdraw: x,
+                        },
+                    });
+                }
+                prop_assert_eq!(part.len(), want.len(), "part {} of {}", s, n);
+                for (got, w) in part.iter().zip(&want) {
+                    prop_assert_eq!(&got.announce, &w.announce);
+                    prop_assert_eq!(&got.withdraw, &w.withdraw);
+                    prop_assert_eq!(got.end_of_rib, w.end_of_rib);
+                    prop_assert_eq!(&got.multicast, &w.multicast);
+                    prop_assert_eq!(got.attrs.as_deref(), w.attrs.as_deref());
+                    // Shared, not copied.
+                    if let (Some(g), Some(w)) = (&got.attrs, &w.attrs) {
+                        prop_assert!(Arc::ptr_eq(g, w));
+                    }
+                }
+            }
+        }
     }
 }
