@@ -295,29 +295,26 @@ pub fn split_updates(updates: Vec<DecodedUpdate>, n: usize) -> Vec<Vec<DecodedUp
         return vec![updates];
     }
     // First pass: the shard of every prefix of the batch (one flat list,
-    // in each UPDATE's list order), the shards each UPDATE touches, and
-    // how many pieces each shard gets, so that nothing below grows by
-    // doubling (the session thread runs this for every batch).
+    // in each UPDATE's list order), the shards each UPDATE touches (0:
+    // every shard, an End-of-RIB or an UPDATE without NLRI), and how many
+    // pieces each shard gets, so that nothing below grows by doubling (the
+    // session thread runs this for every batch).
     let mut shards: Vec<u8> = Vec::new();
     let mut touches: Vec<u64> = Vec::with_capacity(updates.len());
     let mut pieces = [0usize; MAX_SHARDS];
     for u in &updates {
-        let mask = if to_every_part(u) {
-            // End-of-RIB and empty UPDATEs go to every shard.
-            u64::MAX >> (64 - n)
-        } else {
-            let mut mask = 0u64;
+        let mut mask = 0u64;
+        if !to_every_part(u) {
             for x in nlri_of(u) {
                 // n <= MAX_SHARDS = 64 fits a byte and a bit of the mask.
                 let s = bgp_rib::shard_for(&x.prefix, n);
                 shards.push(s as u8);
                 mask |= 1 << s;
             }
-            mask
-        };
+        }
         touches.push(mask);
         for (s, count) in pieces.iter_mut().enumerate().take(n) {
-            *count += usize::from(mask & (1 << s) != 0);
+            *count += usize::from(mask == 0 || mask & (1 << s) != 0);
         }
     }
     let mut out: Vec<Vec<DecodedUpdate>> = pieces
@@ -326,12 +323,11 @@ pub fn split_updates(updates: Vec<DecodedUpdate>, n: usize) -> Vec<Vec<DecodedUp
         .map(|&c| Vec::with_capacity(c))
         .collect();
     // Per cut UPDATE: each shard's count of prefixes in each of the four
-    // lists, and where its piece sits in its part (reset per UPDATE).
+    // lists (reset per UPDATE).
     let mut counts = vec![[0u32; 4]; n];
-    let mut slot = vec![usize::MAX; n];
     let mut at = 0;
     for (u, mask) in updates.into_iter().zip(touches) {
-        if to_every_part(&u) {
+        if mask == 0 {
             for part in out.iter_mut() {
                 part.push(u.clone());
             }
@@ -381,8 +377,7 @@ pub fn split_updates(updates: Vec<DecodedUpdate>, n: usize) -> Vec<Vec<DecodedUp
                     withdraw: Vec::with_capacity(cap(3)),
                 },
             };
-            if let (Some(part), Some(i)) = (out.get_mut(s), slot.get_mut(s)) {
-                *i = part.len();
+            if let Some(part) = out.get_mut(s) {
                 part.push(d);
             }
         }
@@ -392,8 +387,8 @@ pub fn split_updates(updates: Vec<DecodedUpdate>, n: usize) -> Vec<Vec<DecodedUp
             for x in nlri {
                 let s = usize::from(own.get(k).copied().unwrap_or(0));
                 k += 1;
-                let i = slot.get(s).copied().unwrap_or(usize::MAX);
-                let Some(d) = out.get_mut(s).and_then(|p| p.get_mut(i)) else {
+                // This UPDATE's piece is the last one of its shard's part.
+                let Some(d) = out.get_mut(s).and_then(|p| p.last_mut()) else {
                     continue;
                 };
                 match list {
@@ -666,7 +661,7 @@ mod tests {
         #[test]
         fn split_matches_a_filter_by_shard(
             batch in proptest::collection::vec(
-                (proptest::array::uniform4(proptest::collection::vec(any::<u8>(), 0..6)), any::<bool>(), 0u8..8),
+                (proptest::array::uniform4(proptest::collection::vec(any::<u8>(), 0..6)), 0u8..8),
                 0..24,
             ),
             n in 1usize..=17,
@@ -678,7 +673,7 @@ mod tests {
             // One in eight is an End-of-RIB marker.
             let updates: Vec<DecodedUpdate> = batch
                 .iter()
-                .map(|(lists, _, k)| update(lists, *k == 0, &ua, &ma))
+                .map(|(lists, k)| update(lists, *k == 0, &ua, &ma))
                 .collect();
             let parts = split_updates(updates.clone(), n);
             prop_assert_eq!(parts.len(), n);
@@ -688,9 +683,7 @@ mod tests {
                 let mut want = Vec::new();
                 for u in &updates {
                     let m = &u.multicast;
-                    let every = u.end_of_rib.is_some()
-                        || (u.announce.is_empty() && u.withdraw.is_empty() && m.is_empty());
-                    if every {
+                    if to_every_part(u) {
                         want.push(u.clone());
                         continue;
                     }
