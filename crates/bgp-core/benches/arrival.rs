@@ -2,40 +2,80 @@
 //! dedup the round's best-path changes, and list each prefix once in the
 //! order of its last change), on rounds of 4,096 and 32,768 changes
 //! (`MAX_CHANGED`, where a burst stops for a round) over /24s with
-//! repeats, in a pseudo-random order. Two cases per size: IPv4 only (one
-//! `u64` sorted per change) and the same round with one IPv6 prefix added
-//! (the general path: (prefix, index) pairs), so both are measured in the
-//! same run. Throughput in changes/s.
+//! repeats, in a pseudo-random order: IPv4 only, and a dual-stack round
+//! with every fifth change an IPv6 /48. Each against `pairs`, the
+//! algorithm `arrival_order` had before (one sort of (prefix, index)
+//! pairs for every change), copied here as the baseline of the same run.
+//! Throughput in changes/s.
 
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 
 use base::{Prefix, Prefix4, Prefix6};
 use bgp_core::{arrival_order, ArrivalScratch};
 
-/// `n` changes over about `n / 2` distinct /24s (so about half repeat).
-fn round(n: usize) -> Vec<Prefix> {
+/// `n` changes over about `n / 2` distinct prefixes (so about half
+/// repeat); with `v6`, every fifth an IPv6 /48.
+fn round(n: usize, v6: bool) -> Vec<Prefix> {
     let mut x = 0x9e37_79b9_u64;
     (0..n)
-        .map(|_| {
+        .map(|j| {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             let i = (x % (n as u64 / 2).max(1)) as u32;
-            Prefix::V4(Prefix4::new(0x0a00_0000 + (i << 8), 24).expect("valid length"))
+            if v6 && j % 5 == 0 {
+                let a = 0x2001_0db8_u128 << 96 | u128::from(i) << 80;
+                Prefix::V6(Prefix6::new(a, 48).expect("valid length"))
+            } else {
+                Prefix::V4(Prefix4::new(0x0a00_0000 + (i << 8), 24).expect("valid length"))
+            }
         })
         .collect()
+}
+
+/// The baseline: what `arrival_order` did before, for every change (the
+/// arrival order into `out`, whose allocation is kept, as the real one
+/// keeps its buffer).
+fn pairs(
+    changed: &mut Vec<Prefix>,
+    idx: &mut Vec<(Prefix, u32)>,
+    keep: &mut Vec<bool>,
+    out: &mut Vec<Prefix>,
+) {
+    idx.clear();
+    idx.extend(changed.iter().enumerate().map(|(i, p)| (*p, i as u32)));
+    idx.sort_unstable();
+    idx.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        if same {
+            kept.1 = later.1;
+        }
+        same
+    });
+    keep.clear();
+    keep.resize(changed.len(), false);
+    for e in idx.iter() {
+        if let Some(k) = keep.get_mut(e.1 as usize) {
+            *k = true;
+        }
+    }
+    out.clear();
+    out.extend(
+        changed
+            .iter()
+            .zip(keep.iter())
+            .filter(|(_, k)| **k)
+            .map(|(p, _)| *p),
+    );
+    changed.clear();
+    changed.extend(idx.iter().map(|e| e.0));
 }
 
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("arrival_order");
     for n in [4096usize, 32_768] {
-        let v4 = round(n);
-        let mut mixed = v4.clone();
-        mixed.push(Prefix::V6(
-            Prefix6::new(0x2001_0db8 << 96, 32).expect("valid length"),
-        ));
         g.throughput(Throughput::Elements(n as u64));
-        for (name, input) in [("ipv4", &v4), ("with-one-ipv6", &mixed)] {
+        for (name, input) in [("ipv4", round(n, false)), ("dual-stack", round(n, true))] {
             let mut scratch = ArrivalScratch::default();
             g.bench_function(format!("{name}/{n}"), |b| {
                 b.iter_batched_ref(
@@ -44,6 +84,17 @@ fn bench(c: &mut Criterion) {
                         let out = arrival_order(changed, &mut scratch);
                         black_box(out.len());
                         scratch.buf = out;
+                    },
+                    BatchSize::SmallInput,
+                )
+            });
+            let (mut idx, mut keep, mut out) = (Vec::new(), Vec::new(), Vec::new());
+            g.bench_function(format!("{name}/{n}/pairs (before)"), |b| {
+                b.iter_batched_ref(
+                    || input.clone(),
+                    |changed| {
+                        pairs(changed, &mut idx, &mut keep, &mut out);
+                        black_box(out.len());
                     },
                     BatchSize::SmallInput,
                 )

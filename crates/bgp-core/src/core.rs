@@ -1637,11 +1637,12 @@ pub fn best_change(rib: &Rib, prefix: &Prefix) -> BestChange {
 pub struct ArrivalScratch {
     /// The arrival order handed out (the caller gives it back here).
     pub buf: Vec<Prefix>,
-    /// The general path: (prefix, index) pairs.
-    idx: Vec<(Prefix, u32)>,
-    /// The IPv4 path: prefix and index packed into one word.
+    /// IPv4 changes: prefix and index packed into one word.
     keys: Vec<u64>,
-    /// The IPv4 path: the sorted prefixes before they become `changed`.
+    /// IPv6 changes (and every change of a round too large for a word's
+    /// index): (prefix, index) pairs.
+    pairs: Vec<(Prefix, u32)>,
+    /// The sorted prefixes before they become `changed`.
     sorted: Vec<Prefix>,
     /// Which changes are their prefix's last.
     keep: Vec<bool>,
@@ -1650,8 +1651,8 @@ pub struct ArrivalScratch {
 /// Bits of an [`ArrivalScratch::keys`] word that hold the change's index:
 /// below them the prefix length, above them the IPv4 address, so that the
 /// words sort as (prefix, index) pairs do. A round of 2^24 changes or
-/// more takes the general path (the daemon's RIB threads stop taking
-/// input for a round at 32k changes).
+/// more sorts pairs only (the daemon's RIB threads stop taking input for
+/// a round at 32k changes).
 const KEY_INDEX_BITS: u32 = 24;
 
 /// Sorts and dedups `changed` (as the rest of an export round reads it)
@@ -1670,62 +1671,41 @@ const KEY_INDEX_BITS: u32 = 24;
 /// One sort (by prefix, for the dedup); the arrival order is then the
 /// changes that are their prefix's last, read in place (`keep` marks
 /// them), where a second sort by index cost about 2 % of scenario (a)'s
-/// CPU time (issue 17). A round of IPv4 prefixes only (the common case)
-/// sorts one `u64` per change (address, length, index) instead of a
-/// 24-byte (prefix, index) pair compared field by field: that sort was
-/// 5 % of (a)'s CPU time (docs/BENCHMARKS.md, "the export round's sort").
+/// CPU time (issue 17). IPv4 changes are sorted as one `u64` each
+/// (address, length, index) instead of a 24-byte (prefix, index) pair
+/// compared field by field: that sort was 5 % of (a)'s CPU time
+/// (docs/BENCHMARKS.md, "the export round's sort"). IPv6 changes are
+/// sorted as pairs, apart; every IPv4 prefix orders before every IPv6 one.
 #[doc(hidden)]
 pub fn arrival_order(changed: &mut Vec<Prefix>, scratch: &mut ArrivalScratch) -> Vec<Prefix> {
-    if v4_keys(changed, &mut scratch.keys) {
-        return arrival_order_v4(changed, scratch);
-    }
-    let ArrivalScratch { buf, idx, keep, .. } = scratch;
-    idx.clear();
-    idx.extend(changed.iter().enumerate().map(|(i, p)| (*p, i as u32)));
-    idx.sort_unstable();
-    // Per prefix one entry, with its last (highest) index.
-    idx.dedup_by(|later, kept| {
-        let same = later.0 == kept.0;
-        if same {
-            kept.1 = later.1;
-        }
-        same
-    });
-    mark(keep, changed.len(), idx.iter().map(|e| e.1 as usize));
-    let out = kept_in_order(changed, keep, buf);
-    changed.clear();
-    changed.extend(idx.iter().map(|e| e.0));
-    out
+    arrival_order_words(changed, scratch, 1 << KEY_INDEX_BITS)
 }
 
-/// `keys` = one word per change of `changed` (see [`KEY_INDEX_BITS`]);
-/// false (and `keys` unusable) when a change is IPv6 or there are too
-/// many.
-fn v4_keys(changed: &[Prefix], keys: &mut Vec<u64>) -> bool {
-    keys.clear();
-    if changed.len() >= 1 << KEY_INDEX_BITS {
-        return false;
-    }
-    for (i, p) in changed.iter().enumerate() {
-        match p {
-            Prefix::V4(p) => keys.push(
-                u64::from(p.addr_bits()) << 32 | u64::from(p.len()) << KEY_INDEX_BITS | i as u64,
-            ),
-            Prefix::V6(_) => return false,
-        }
-    }
-    true
-}
-
-/// [`arrival_order`] over the words [`v4_keys`] made.
-fn arrival_order_v4(changed: &mut Vec<Prefix>, scratch: &mut ArrivalScratch) -> Vec<Prefix> {
+/// [`arrival_order`], with words for IPv4 only in rounds of fewer than
+/// `max_words` changes (tests take the pairs-only path with 0).
+fn arrival_order_words(
+    changed: &mut Vec<Prefix>,
+    scratch: &mut ArrivalScratch,
+    max_words: usize,
+) -> Vec<Prefix> {
     let ArrivalScratch {
         buf,
         keys,
+        pairs,
         sorted,
         keep,
-        ..
     } = scratch;
+    keys.clear();
+    pairs.clear();
+    let words = changed.len() < max_words.min(1 << KEY_INDEX_BITS);
+    for (i, p) in changed.iter().enumerate() {
+        match p {
+            Prefix::V4(p) if words => keys.push(
+                u64::from(p.addr_bits()) << 32 | u64::from(p.len()) << KEY_INDEX_BITS | i as u64,
+            ),
+            _ => pairs.push((*p, i as u32)),
+        }
+    }
     let index = |k: u64| (k & ((1 << KEY_INDEX_BITS) - 1)) as usize;
     keys.sort_unstable();
     // Per prefix the last word of its run: the highest index.
@@ -1742,27 +1722,30 @@ fn arrival_order_v4(changed: &mut Vec<Prefix>, scratch: &mut ArrivalScratch) -> 
         w += 1;
     }
     keys.truncate(w);
-    mark(keep, changed.len(), keys.iter().map(|&k| index(k)));
-    sorted.clear();
-    sorted.extend(keys.iter().filter_map(|&k| changed.get(index(k)).copied()));
-    let out = kept_in_order(changed, keep, buf);
-    std::mem::swap(changed, sorted);
-    out
-}
-
-/// `keep` sized for `n` changes, true at `last`.
-fn mark(keep: &mut Vec<bool>, n: usize, last: impl Iterator<Item = usize>) {
+    pairs.sort_unstable();
+    // Per prefix one pair, with its last (highest) index.
+    pairs.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        if same {
+            kept.1 = later.1;
+        }
+        same
+    });
     keep.clear();
-    keep.resize(n, false);
+    keep.resize(changed.len(), false);
+    let last = keys
+        .iter()
+        .map(|&k| index(k))
+        .chain(pairs.iter().map(|e| e.1 as usize));
     for i in last {
         if let Some(k) = keep.get_mut(i) {
             *k = true;
         }
     }
-}
-
-/// The changes `keep` marks, in their order, in `buf`'s allocation.
-fn kept_in_order(changed: &[Prefix], keep: &[bool], buf: &mut Vec<Prefix>) -> Vec<Prefix> {
+    // The words hold IPv4 prefixes only, and those sort first.
+    sorted.clear();
+    sorted.extend(keys.iter().filter_map(|&k| changed.get(index(k)).copied()));
+    sorted.extend(pairs.iter().map(|e| e.0));
     let mut out = std::mem::take(buf);
     out.clear();
     out.extend(
@@ -1772,12 +1755,13 @@ fn kept_in_order(changed: &[Prefix], keep: &[bool], buf: &mut Vec<Prefix>) -> Ve
             .filter(|(_, k)| **k)
             .map(|(p, _)| *p),
     );
+    std::mem::swap(changed, sorted);
     out
 }
 
 #[cfg(test)]
 mod arrival_tests {
-    use super::{arrival_order, ArrivalScratch};
+    use super::{arrival_order, arrival_order_words, ArrivalScratch};
     use base::Prefix;
 
     /// The order as it was computed before (a second sort by index):
@@ -1861,6 +1845,12 @@ mod arrival_tests {
                 })
                 .collect();
             let (sorted, arrival) = by_two_sorts(&changed);
+            // Pairs only (a round too large for the words) as well.
+            let mut pairs_only = changed.clone();
+            let mut scratch2 = ArrivalScratch::default();
+            let out = arrival_order_words(&mut pairs_only, &mut scratch2, 0);
+            assert_eq!(out, arrival, "round {round}, pairs only");
+            assert_eq!(pairs_only, sorted, "round {round}, pairs only");
             scratch.buf = arrival_order(&mut changed, &mut scratch);
             assert_eq!(scratch.buf, arrival, "round {round}");
             assert_eq!(changed, sorted, "round {round}");
