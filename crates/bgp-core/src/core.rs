@@ -1668,9 +1668,9 @@ const KEY_INDEX_BITS: u32 = 24;
 /// passed on. The last change is the one that set the best path the
 /// export sends.
 ///
-/// One sort (by prefix, for the dedup); the arrival order is then the
-/// changes that are their prefix's last, read in place (`keep` marks
-/// them), where a second sort by index cost about 2 % of scenario (a)'s
+/// Each change is sorted once (by prefix, for the dedup); the arrival
+/// order is then the changes that are their prefix's last, read in place
+/// (`keep` marks them), where a second sort by index cost about 2 % of scenario (a)'s
 /// CPU time (issue 17). IPv4 changes are sorted as one `u64` each
 /// (address, length, index) instead of a 24-byte (prefix, index) pair
 /// compared field by field: that sort was 5 % of (a)'s CPU time
@@ -1828,9 +1828,9 @@ mod arrival_tests {
                     x ^= x << 17;
                     let a = 0x0a00_0000 | (((x >> 8) as u32 % 97) << 8);
                     // Lengths that share an address (10.0.0.0/8, /16, /24),
-                    // host bits set on some, and now and then an IPv6
-                    // prefix: both the one-word (IPv4) path and the
-                    // general one, each against the reference.
+                    // host bits set on some, and in every third round some
+                    // IPv6 prefixes: IPv4 words and IPv6 pairs in one
+                    // round, each against the reference.
                     match x % 11 {
                         0 if round % 3 == 0 => Prefix::V6(
                             base::Prefix6::new(0x2001_0db8 << 96 | u128::from(x % 5) << 64, 64)
