@@ -3,15 +3,16 @@
 //! order of its last change), on rounds of 4,096 and 32,768 changes
 //! (`MAX_CHANGED`, where a burst stops for a round) over /24s with
 //! repeats, in a pseudo-random order: IPv4 only, and a dual-stack round
-//! with every fifth change an IPv6 /48. Each against `pairs`, the
-//! algorithm `arrival_order` had before (one sort of (prefix, index)
-//! pairs for every change), copied here as the baseline of the same run.
+//! with every fifth change an IPv6 /48. Each against
+//! [`bgp_core::arrival_order_pairs`], the algorithm `arrival_order` had
+//! before (one sort of (prefix, index) pairs for every change), as the
+//! baseline of the same run.
 //! Throughput in changes/s.
 
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 
 use base::{Prefix, Prefix4, Prefix6};
-use bgp_core::{arrival_order, ArrivalScratch};
+use bgp_core::{arrival_order, arrival_order_pairs, ArrivalScratch};
 
 /// `n` changes over about `n / 2` distinct prefixes (so about half
 /// repeat); with `v6`, every fifth an IPv6 /48.
@@ -33,44 +34,6 @@ fn round(n: usize, v6: bool) -> Vec<Prefix> {
         .collect()
 }
 
-/// The baseline: what `arrival_order` did before, for every change (the
-/// arrival order into `out`, whose allocation is kept, as the real one
-/// keeps its buffer).
-fn pairs(
-    changed: &mut Vec<Prefix>,
-    idx: &mut Vec<(Prefix, u32)>,
-    keep: &mut Vec<bool>,
-    out: &mut Vec<Prefix>,
-) {
-    idx.clear();
-    idx.extend(changed.iter().enumerate().map(|(i, p)| (*p, i as u32)));
-    idx.sort_unstable();
-    idx.dedup_by(|later, kept| {
-        let same = later.0 == kept.0;
-        if same {
-            kept.1 = later.1;
-        }
-        same
-    });
-    keep.clear();
-    keep.resize(changed.len(), false);
-    for e in idx.iter() {
-        if let Some(k) = keep.get_mut(e.1 as usize) {
-            *k = true;
-        }
-    }
-    out.clear();
-    out.extend(
-        changed
-            .iter()
-            .zip(keep.iter())
-            .filter(|(_, k)| **k)
-            .map(|(p, _)| *p),
-    );
-    changed.clear();
-    changed.extend(idx.iter().map(|e| e.0));
-}
-
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("arrival_order");
     for n in [4096usize, 32_768] {
@@ -88,13 +51,14 @@ fn bench(c: &mut Criterion) {
                     BatchSize::SmallInput,
                 )
             });
-            let (mut idx, mut keep, mut out) = (Vec::new(), Vec::new(), Vec::new());
+            let mut scratch = ArrivalScratch::default();
             g.bench_function(format!("{name}/{n}/pairs (before)"), |b| {
                 b.iter_batched_ref(
                     || input.clone(),
                     |changed| {
-                        pairs(changed, &mut idx, &mut keep, &mut out);
+                        let out = arrival_order_pairs(changed, &mut scratch);
                         black_box(out.len());
+                        scratch.buf = out;
                     },
                     BatchSize::SmallInput,
                 )
