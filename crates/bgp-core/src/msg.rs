@@ -301,7 +301,9 @@ pub fn split_updates(updates: Vec<DecodedUpdate>, n: usize) -> Vec<Vec<DecodedUp
     // session thread runs this for every batch).
     let mut shards: Vec<u8> = Vec::new();
     let mut touches: Vec<u64> = Vec::with_capacity(updates.len());
+    // Pieces per shard, beside the UPDATEs every shard gets.
     let mut pieces = [0usize; MAX_SHARDS];
+    let mut every = 0;
     for u in &updates {
         let mut mask = 0u64;
         if !to_every_part(u) {
@@ -313,18 +315,23 @@ pub fn split_updates(updates: Vec<DecodedUpdate>, n: usize) -> Vec<Vec<DecodedUp
             }
         }
         touches.push(mask);
-        for (s, count) in pieces.iter_mut().enumerate().take(n) {
-            *count += usize::from(mask == 0 || mask & (1 << s) != 0);
+        if mask == 0 {
+            every += 1;
+        }
+        for s in shards_in(mask) {
+            if let Some(c) = pieces.get_mut(s) {
+                *c += 1;
+            }
         }
     }
     let mut out: Vec<Vec<DecodedUpdate>> = pieces
         .iter()
         .take(n)
-        .map(|&c| Vec::with_capacity(c))
+        .map(|&c| Vec::with_capacity(c + every))
         .collect();
-    // Per cut UPDATE: each shard's count of prefixes in each of the four
-    // lists (reset per UPDATE).
-    let mut counts = vec![[0u32; 4]; n];
+    // Per cut UPDATE: each touched shard's count of prefixes in each of
+    // the four lists (reset as its piece is made).
+    let mut counts = [[0u32; 4]; MAX_SHARDS];
     let mut at = 0;
     for (u, mask) in updates.into_iter().zip(touches) {
         if mask == 0 {
@@ -351,7 +358,6 @@ pub fn split_updates(updates: Vec<DecodedUpdate>, n: usize) -> Vec<Vec<DecodedUp
         }
         // Cut: each touched shard gets a piece with exact-size lists, the
         // attributes shared where it has announcements.
-        counts.fill([0; 4]);
         let mut k = 0;
         for (list, len) in lens.iter().enumerate() {
             for &s in own.get(k..k + len).unwrap_or_default() {
@@ -361,10 +367,10 @@ pub fn split_updates(updates: Vec<DecodedUpdate>, n: usize) -> Vec<Vec<DecodedUp
             }
             k += len;
         }
-        for (s, c) in counts.iter().enumerate() {
-            if mask & (1 << s) == 0 {
+        for s in shards_in(mask) {
+            let Some(c) = counts.get_mut(s).map(std::mem::take) else {
                 continue;
-            }
+            };
             let cap = |i: usize| c[i] as usize;
             let d = DecodedUpdate {
                 attrs: if c[0] > 0 { u.attrs.clone() } else { None },
@@ -401,6 +407,17 @@ pub fn split_updates(updates: Vec<DecodedUpdate>, n: usize) -> Vec<Vec<DecodedUp
         }
     }
     out
+}
+
+/// The shards whose bits `mask` sets, lowest first.
+fn shards_in(mut mask: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let s = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            s
+        })
+    })
 }
 
 /// End-of-RIB markers and UPDATEs without NLRI go to every RIB part.
