@@ -17,6 +17,13 @@
 //! [`Guest`] stops it (SIGTERM, which UML turns into a clean halt, then
 //! SIGKILL to its process group, which also reaches its helper
 //! processes), also when a test fails.
+//!
+//! On hosts whose XSAVE area is larger than Debian's UML 6.1 knows (CPUs
+//! with AVX-512, protection keys or AMX), UML cannot set a guest process's
+//! FPU state through ptrace and every guest process dies at once. There
+//! the guest runs under a seccomp filter that makes UML fall back to the
+//! FXSAVE area, and with glibc's AVX code paths turned off inside it
+//! ([`Guest::boot`]; measured on an Intel Xeon with AMX).
 
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -71,6 +78,86 @@ fn modules_version() -> String {
         .unwrap_or_else(|| panic!("no module directory under {MODULES}"))
 }
 
+/// Bytes of the FPU state Debian's UML (6.1) hands to the host kernel:
+/// `struct _xstate` (the 512-byte legacy area, the 64-byte XSAVE header
+/// and the 256 bytes of AVX's upper halves).
+const UML_XSTATE: u32 = 832;
+
+/// Whether this CPU's XSAVE area (CPUID leaf 0xD, sub-leaf 0, EBX: the
+/// size for the features enabled in XCR0) is larger than what UML 6.1
+/// knows. UML saves and restores each guest process's FPU state with
+/// `PTRACE_GETREGSET`/`PTRACE_SETREGSET` of `NT_X86_XSTATE` and an
+/// 832-byte buffer, but the host kernel takes a set only with a buffer of
+/// its whole XSAVE size. Where the CPU has AVX-512, protection keys or AMX
+/// (an Intel Xeon with AMX: 11,008 bytes), every guest process dies at its
+/// first switch ("ptrace set fp regs failed, errno = 14", then "Attempted
+/// to kill init"), and the guest never runs its script.
+fn xstate_larger_than_uml_knows() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[allow(unused_unsafe)]
+        // SAFETY: CPUID exists on every x86-64 CPU.
+        let r = unsafe { std::arch::x86_64::__cpuid_count(0xd, 0) };
+        r.ebx > UML_XSTATE
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// A seccomp filter for the UML process and its children: `ptrace`'s
+/// `PTRACE_GETREGSET` and `PTRACE_SETREGSET` of `NT_X86_XSTATE` fail with
+/// EIO, everything else is allowed. UML probes XSAVE support once at boot
+/// with such a `PTRACE_GETREGSET`; when it fails, UML uses
+/// `PTRACE_GETFPREGS`/`PTRACE_SETFPREGS` (the 512-byte FXSAVE area, the
+/// same on every host) instead. The guest's syscalls are emulated by UML
+/// (`PTRACE_SYSEMU` skips seccomp), so only UML's own calls are filtered.
+fn no_xstate_regset_filter() -> Vec<libc::sock_filter> {
+    const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
+    const PTRACE_GETREGSET: u32 = 0x4204;
+    const PTRACE_SETREGSET: u32 = 0x4205;
+    const NT_X86_XSTATE: u32 = 0x202;
+    // Offsets in `struct seccomp_data`: nr, arch, then args[] from 16
+    // (low words first on little-endian x86-64).
+    const NR: u32 = 0;
+    const ARCH: u32 = 4;
+    const ARG0: u32 = 16;
+    const ARG2: u32 = 32;
+    let ld = |k: u32| libc::sock_filter {
+        code: (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16,
+        jt: 0,
+        jf: 0,
+        k,
+    };
+    let jeq = |k: u32, jt: u8, jf: u8| libc::sock_filter {
+        code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+        jt,
+        jf,
+        k,
+    };
+    let ret = |k: u32| libc::sock_filter {
+        code: (libc::BPF_RET | libc::BPF_K) as u16,
+        jt: 0,
+        jf: 0,
+        k,
+    };
+    // Jumps count the instructions skipped after the jump itself.
+    vec![
+        ld(ARCH),                                        // 0
+        jeq(AUDIT_ARCH_X86_64, 0, 8),                    // 1: else allow
+        ld(NR),                                          // 2
+        jeq(libc::SYS_ptrace as u32, 0, 6),              // 3: else allow
+        ld(ARG0),                                        // 4
+        jeq(PTRACE_GETREGSET, 1, 0),                     // 5: to 7
+        jeq(PTRACE_SETREGSET, 0, 3),                     // 6: else allow
+        ld(ARG2),                                        // 7
+        jeq(NT_X86_XSTATE, 0, 1),                        // 8: else allow
+        ret(libc::SECCOMP_RET_ERRNO | libc::EIO as u32), // 9
+        ret(libc::SECCOMP_RET_ALLOW),                    // 10
+    ]
+}
+
 impl Guest {
     /// Boots a guest in namespace `ns` on tap `tap` (which must exist
     /// there: `ip tuntap add TAP mode tap`), its interface named `vec0`,
@@ -80,6 +167,17 @@ impl Guest {
     /// script, the module wrapper, UML's own files and `log` go there).
     pub fn boot(ns: &str, tap: &str, dir: &Path, script: &str, log: &str) -> Guest {
         let ver = modules_version();
+        let fxsave_only = xstate_larger_than_uml_knows();
+        // Only the FXSAVE area (x87, SSE) is carried across UML's switches
+        // then (see `no_xstate_regset_filter`): glibc's AVX and AVX-512
+        // string functions must not run in the guest. Its init and the
+        // module loader (which the guest kernel starts with an environment
+        // of its own) both set this.
+        let tunables = if fxsave_only {
+            "export GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX,-AVX2,-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD,-AVX_VNNI,-EVEX,-FMA,-FMA4,-XSAVE,-XSAVEC\n"
+        } else {
+            ""
+        };
         let root = dir.join("uml-modroot");
         let libmod = root.join("lib/modules");
         std::fs::create_dir_all(&libmod).expect("module root");
@@ -91,7 +189,7 @@ impl Guest {
         std::fs::write(
             &wrapper,
             format!(
-                "#!/bin/sh\nexec /usr/sbin/modprobe -d {} \"$@\"\n",
+                "#!/bin/sh\n{tunables}exec /usr/sbin/modprobe -d {} \"$@\"\n",
                 root.display()
             ),
         )
@@ -100,13 +198,13 @@ impl Guest {
         std::fs::write(
             &init,
             format!(
-                "#!/bin/sh\nexport PATH=/usr/sbin:/usr/bin:/sbin:/bin\n\
+                "#!/bin/sh\nexport PATH=/usr/sbin:/usr/bin:/sbin:/bin\n{tunables}\
                  mount -t proc proc /proc\nmount -t sysfs sys /sys\n\
                  echo {} > /proc/sys/kernel/modprobe\nip link set lo up\n\
                  {script}\n\
                  echo '{SCRIPT_ENDED}'\n\
                  poweroff -f 2>/dev/null || halt -f 2>/dev/null || echo o > /proc/sysrq-trigger\n",
-                wrapper.display()
+                wrapper.display(),
             ),
         )
         .expect("guest init");
@@ -118,8 +216,8 @@ impl Guest {
         std::fs::create_dir_all(&uml_dir).expect("uml dir");
         let log = dir.join(log);
         let out = std::fs::File::create(&log).expect("guest log");
-        let child = Command::new("ip")
-            .args(["netns", "exec", ns, KERNEL])
+        let mut cmd = Command::new("ip");
+        cmd.args(["netns", "exec", ns, KERNEL])
             .args([
                 "mem=160M".to_string(),
                 "root=/dev/root".to_string(),
@@ -137,7 +235,31 @@ impl Guest {
             .stdin(Stdio::null())
             .stdout(out.try_clone().expect("log"))
             .stderr(out)
-            .process_group(0)
+            .process_group(0);
+        if fxsave_only {
+            let filter = no_xstate_regset_filter();
+            // SAFETY: between fork and exec the closure only makes two
+            // prctl calls on memory it owns (`filter`, moved in).
+            unsafe {
+                cmd.pre_exec(move || {
+                    let prog = libc::sock_fprog {
+                        len: filter.len() as u16,
+                        filter: filter.as_ptr().cast_mut(),
+                    };
+                    if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                        || libc::prctl(
+                            libc::PR_SET_SECCOMP,
+                            libc::SECCOMP_MODE_FILTER,
+                            &prog as *const libc::sock_fprog,
+                        ) != 0
+                    {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
+        let child = cmd
             .spawn()
             .unwrap_or_else(|e| panic!("{KERNEL}: {e} (Debian package user-mode-linux)"));
         let pgid = child.id() as i32;
