@@ -4,7 +4,10 @@
 //! * best path: one selection among 10 paths, and reselecting 20k prefixes
 //!   when their best peer goes down;
 //! * export: queueing a 100k-prefix Loc-RIB to a peer and draining it packed
-//!   by attribute set.
+//!   by attribute set;
+//! * parts: what two RIB parts cost on the import side without threads
+//!   (issue 17): the 10 x 100k shared table into one shard, into one shard
+//!   cut as two parts receive it, and into two shards on one thread.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -158,6 +161,71 @@ fn insert(c: &mut Criterion) {
     g.finish();
 }
 
+/// `w`'s UPDATEs cut by owning part of `parts` (`shard_for`), as the
+/// sessions' split hands them over: (part, index into `w.updates`,
+/// that part's prefixes), in arrival order.
+fn cut(w: &Workload, parts: usize) -> Vec<(usize, usize, Vec<Nlri>)> {
+    let mut out = Vec::new();
+    let mut pieces: Vec<Vec<Nlri>> = vec![Vec::new(); parts];
+    for (i, (_, _, n)) in w.updates.iter().enumerate() {
+        for x in n {
+            pieces[bgp_rib::shard_for(&x.prefix, parts)].push(*x);
+        }
+        for (k, p) in pieces.iter_mut().enumerate() {
+            if !p.is_empty() {
+                out.push((k, i, std::mem::take(p)));
+            }
+        }
+    }
+    out
+}
+
+/// One thread applies the pieces of [`cut`] into `tables` shards (a
+/// piece of part `k` into shard `k % tables`).
+fn load_cut(w: &Workload, pieces: &[(usize, usize, Vec<Nlri>)], tables: usize) -> Vec<RibShard> {
+    let mut ss: Vec<RibShard> = (0..tables)
+        .map(|_| {
+            let mut s = RibShard::new(BestPathConfig::default());
+            for (i, p) in w.peers.iter().enumerate() {
+                s.add_peer(PeerId(i as u16), p.clone());
+            }
+            s
+        })
+        .collect();
+    let mut changed = Vec::new();
+    for (k, i, n) in pieces {
+        let (peer, b, _) = &w.updates[*i];
+        changed.clear();
+        ss[k % tables]
+            .apply_update(*peer, n, Some(b), &[], &mut AcceptAll, &mut changed)
+            .expect("registered peer");
+    }
+    ss
+}
+
+/// What two RIB parts cost on the import side without threads (issue
+/// 17): the 10 x 100k shared table into one shard whole, into one shard
+/// cut as two parts would get it (more, smaller UPDATEs), and into two
+/// shards, one per part, on one thread.
+fn parts(c: &mut Criterion) {
+    let mut g = c.benchmark_group("parts");
+    g.sample_size(10);
+    let w = workload(10, 100_000);
+    let pieces = cut(&w, 2);
+    g.throughput(Throughput::Elements(w.paths as u64));
+    g.bench_function("one_shard_whole", |b| b.iter_with_large_drop(|| load(&w)));
+    for (name, tables) in [("one_shard_cut_in_two", 1), ("two_shards", 2)] {
+        g.bench_function(name, |b| {
+            b.iter_with_large_drop(|| {
+                let ss = load_cut(&w, &pieces, tables);
+                assert_eq!(ss.iter().map(RibShard::path_count).sum::<usize>(), w.paths);
+                ss
+            })
+        });
+    }
+    g.finish();
+}
+
 fn bestpath(c: &mut Criterion) {
     let mut g = c.benchmark_group("bestpath");
     let w = workload(10, 20_000);
@@ -240,5 +308,5 @@ fn export(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, insert, bestpath, export);
+criterion_group!(benches, insert, parts, bestpath, export);
 criterion_main!(benches);

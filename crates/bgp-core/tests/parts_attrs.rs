@@ -1,0 +1,90 @@
+//! Issue 17, ADR 0006's premise: when a received UPDATE is cut between
+//! two RIB parts, each part encodes its half towards a session with the
+//! same path attribute bytes, so a join by attribute bytes (per session,
+//! before or at the writer) can put the halves back into one UPDATE.
+
+mod common;
+
+use base::Instant;
+use bgp_core::{Output, Part};
+use common::*;
+
+/// Path attribute bytes and NLRI count of every UPDATE in `bytes`.
+fn updates(bytes: &[u8]) -> Vec<(Vec<u8>, usize)> {
+    let mut out = Vec::new();
+    let mut rest = bytes;
+    while rest.len() >= 19 {
+        let len = usize::from(u16::from_be_bytes([rest[16], rest[17]]));
+        assert!(len >= 19 && len <= rest.len(), "a whole message");
+        if rest[18] == 2 {
+            let body = &rest[19..len];
+            let wl = usize::from(u16::from_be_bytes([body[0], body[1]]));
+            let al = usize::from(u16::from_be_bytes([body[2 + wl], body[3 + wl]]));
+            let attrs = body[4 + wl..4 + wl + al].to_vec();
+            let mut nlri = &body[4 + wl + al..];
+            let mut n = 0;
+            while let Some(&bits) = nlri.first() {
+                nlri = &nlri[1 + usize::from(bits).div_ceil(8)..];
+                n += 1;
+            }
+            if n > 0 {
+                out.push((attrs, n));
+            }
+        }
+        rest = &rest[len..];
+    }
+    out
+}
+
+#[test]
+fn the_parts_encode_a_cut_update_with_equal_attribute_bytes() {
+    let now = Instant(0);
+    // Eight /24s in distinct /20 blocks: both parts of two own some.
+    let all: Vec<_> = (0..8u32)
+        .map(|i| {
+            let a = std::net::Ipv4Addr::from(0xc612_0000u32 + (i << 12) * 3);
+            prefix(&format!("{a}/24"))
+        })
+        .collect();
+    let mut per_part = Vec::new();
+    for index in 0..2 {
+        let mut h = Harness::new(Part { index, count: 2 });
+        h.add_peer(1, &[]);
+        h.add_peer(2, &[]);
+        h.up(now, 1, &[]);
+        h.up(now, 2, &[]);
+        h.core.propagate(now, &mut h.out);
+        h.out.out.clear();
+        let mine: Vec<_> = all
+            .iter()
+            .copied()
+            .filter(|p| bgp_rib::shard_for(p, 2) == index)
+            .collect();
+        assert!(!mine.is_empty(), "part {index} owns none of the prefixes");
+        h.announce(now, 1, &mine, &["comm=65000:1", "path=65001,64999"]);
+        h.core.propagate(now, &mut h.out);
+        let mut sent = Vec::new();
+        for o in h.out.out.drain(..) {
+            if let Output::Send {
+                peer,
+                bytes,
+                markers,
+            } = o
+            {
+                if peer.0 == 2 {
+                    h.statuses[1]
+                        .1
+                        .hand_over(bytes, markers, |b| sent.extend_from_slice(&b));
+                }
+            }
+        }
+        let u = updates(&sent);
+        assert_eq!(u.len(), 1, "part {index}: one UPDATE for its half");
+        assert_eq!(u[0].1, mine.len());
+        per_part.push(u[0].0.clone());
+    }
+    assert_eq!(
+        per_part[0], per_part[1],
+        "the two halves' path attributes differ on the wire"
+    );
+}
