@@ -168,11 +168,12 @@ impl Guest {
     pub fn boot(ns: &str, tap: &str, dir: &Path, script: &str, log: &str) -> Guest {
         let ver = modules_version();
         let fxsave_only = xstate_larger_than_uml_knows();
-        // Only the FXSAVE area (x87, SSE) is carried across UML's switches
-        // then (see `no_xstate_regset_filter`): glibc's AVX and AVX-512
-        // string functions must not run in the guest. Its init and the
-        // module loader (which the guest kernel starts with an environment
-        // of its own) both set this.
+        // Only the FXSAVE area (x87, SSE) is saved and restored then (see
+        // `no_xstate_regset_filter`), and glibc's AVX and AVX-512 string
+        // functions misbehave in the guest: with the filter alone, `ip`
+        // printed "%s%s%s" and misparsed `dir in`. So they are turned off
+        // there. Its init and the module loader (which the guest kernel
+        // starts with an environment of its own) both set this.
         let tunables = if fxsave_only {
             "export GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX,-AVX2,-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD,-AVX_VNNI,-EVEX,-FMA,-FMA4,-XSAVE,-XSAVEC\n"
         } else {

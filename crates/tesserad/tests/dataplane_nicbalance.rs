@@ -341,17 +341,14 @@ fn nicbalance_switch_sheds_overload_at_the_receiver_on_veth() {
     assert!(on.congested > 0, "never congested: {on:?}");
     assert!(on.suspensions + on.ticket_cuts > 0, "never acted: {on:?}");
     assert!(on.polls_withheld > 0 && on.left_on_wire > 0, "{on:?}");
-    // Fewer drops after processing, both absolutely and per offered
-    // frame (the two phases' offered loads differ on a shared machine).
-    assert!(
-        on.after_processing * 2 < off.after_processing,
-        "off {off:?}\non {on:?}"
-    );
-    assert!(
-        (on.after_processing as f64 / on.offered.max(1) as f64)
-            < (off.after_processing as f64 / off.offered.max(1) as f64),
-        "off {off:?}\non {on:?}"
-    );
+    // Drops after processing at most half as many per offered frame (the
+    // two phases' offered loads differ on a shared machine: under the full
+    // suite on an Intel VM, 1.37M frames were offered with it off and
+    // 1.81M on, and the absolute counts, 1.25M against 0.82M, missed a
+    // halving that the per-frame rates, 0.91 against 0.45, met). Alone,
+    // the rates are about 0.94 against 0.21.
+    let rate = |p: &Phase| p.after_processing as f64 / p.offered.max(1) as f64;
+    assert!(rate(&on) * 2.0 < rate(&off), "off {off:?}\non {on:?}");
     // Still forwarding.
     assert!(on.delivered > 0, "{on:?}");
 
