@@ -7,31 +7,23 @@ mod common;
 
 use base::Instant;
 use bgp_core::{Output, Part};
+use bgp_wire::{Message, ParseCtx};
 use common::*;
 
-/// Path attribute bytes and NLRI count of every UPDATE in `bytes`.
-fn updates(bytes: &[u8]) -> Vec<(Vec<u8>, usize)> {
+/// Path attribute bytes and NLRI count of every UPDATE with NLRI in
+/// `bytes`.
+fn updates(mut bytes: &[u8]) -> Vec<(Vec<u8>, usize)> {
+    let ctx = ParseCtx::legacy().with_four_octet_asn(true);
     let mut out = Vec::new();
-    let mut rest = bytes;
-    while rest.len() >= 19 {
-        let len = usize::from(u16::from_be_bytes([rest[16], rest[17]]));
-        assert!(len >= 19 && len <= rest.len(), "a whole message");
-        if rest[18] == 2 {
-            let body = &rest[19..len];
-            let wl = usize::from(u16::from_be_bytes([body[0], body[1]]));
-            let al = usize::from(u16::from_be_bytes([body[2 + wl], body[3 + wl]]));
-            let attrs = body[4 + wl..4 + wl + al].to_vec();
-            let mut nlri = &body[4 + wl + al..];
-            let mut n = 0;
-            while let Some(&bits) = nlri.first() {
-                nlri = &nlri[1 + usize::from(bits).div_ceil(8)..];
-                n += 1;
-            }
+    while !bytes.is_empty() {
+        let (m, len) = Message::parse(bytes, ctx).expect("whole messages");
+        bytes = &bytes[len..];
+        if let Message::Update(u) = m {
+            let n = u.nlri().count();
             if n > 0 {
-                out.push((attrs, n));
+                out.push((u.attributes_raw().to_vec(), n));
             }
         }
-        rest = &rest[len..];
     }
     out
 }
@@ -64,7 +56,8 @@ fn the_parts_encode_a_cut_update_with_equal_attribute_bytes() {
         h.announce(now, 1, &mine, &["comm=65000:1", "path=65001,64999"]);
         h.core.propagate(now, &mut h.out);
         let mut sent = Vec::new();
-        for o in h.out.out.drain(..) {
+        let outs: Vec<Output> = h.out.out.drain(..).collect();
+        for o in outs {
             if let Output::Send {
                 peer,
                 bytes,
@@ -72,8 +65,7 @@ fn the_parts_encode_a_cut_update_with_equal_attribute_bytes() {
             } = o
             {
                 if peer.0 == 2 {
-                    h.statuses[1]
-                        .1
+                    h.status(2)
                         .hand_over(bytes, markers, |b| sent.extend_from_slice(&b));
                 }
             }

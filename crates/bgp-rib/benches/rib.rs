@@ -127,11 +127,17 @@ fn workload(peers: usize, prefixes: usize) -> Workload {
     }
 }
 
-fn load(w: &Workload) -> RibShard {
+/// An empty shard with `w`'s peers.
+fn shard(w: &Workload) -> RibShard {
     let mut s = RibShard::new(BestPathConfig::default());
     for (i, p) in w.peers.iter().enumerate() {
         s.add_peer(PeerId(i as u16), p.clone());
     }
+    s
+}
+
+fn load(w: &Workload) -> RibShard {
+    let mut s = shard(w);
     let mut changed = Vec::new();
     for (peer, b, n) in &w.updates {
         changed.clear();
@@ -183,15 +189,7 @@ fn cut(w: &Workload, parts: usize) -> Vec<(usize, usize, Vec<Nlri>)> {
 /// One thread applies the pieces of [`cut`] into `tables` shards (a
 /// piece of part `k` into shard `k % tables`).
 fn load_cut(w: &Workload, pieces: &[(usize, usize, Vec<Nlri>)], tables: usize) -> Vec<RibShard> {
-    let mut ss: Vec<RibShard> = (0..tables)
-        .map(|_| {
-            let mut s = RibShard::new(BestPathConfig::default());
-            for (i, p) in w.peers.iter().enumerate() {
-                s.add_peer(PeerId(i as u16), p.clone());
-            }
-            s
-        })
-        .collect();
+    let mut ss: Vec<RibShard> = (0..tables).map(|_| shard(w)).collect();
     let mut changed = Vec::new();
     for (k, i, n) in pieces {
         let (peer, b, _) = &w.updates[*i];

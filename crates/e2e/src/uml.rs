@@ -205,7 +205,7 @@ impl Guest {
                  {script}\n\
                  echo '{SCRIPT_ENDED}'\n\
                  poweroff -f 2>/dev/null || halt -f 2>/dev/null || echo o > /proc/sysrq-trigger\n",
-                wrapper.display(),
+                wrapper.display()
             ),
         )
         .expect("guest init");
