@@ -291,6 +291,8 @@ pub struct DutEnv<'a> {
     /// drops the routes of one feeder. Every peer has its own AS.
     /// tesserad and BIRD only.
     pub route_server: Option<usize>,
+    /// `--dut-cpus`: the DUT process's affinity ([`crate::cpus`]).
+    pub cpus: Option<&'a [usize]>,
 }
 
 /// Whether each generator peer has its own AS ([`generator_as`]).
@@ -463,13 +465,19 @@ pub fn start(spec: &DutSpec, env: &DutEnv<'_>) -> Result<RunningDut, (BenchError
     let err = out
         .try_clone()
         .map_err(|e| (BenchError::DutStart, e.to_string()))?;
-    let child = Command::new("ip")
-        .args(["netns", "exec", env.ns])
+    let mut cmd = Command::new("ip");
+    cmd.args(["netns", "exec", env.ns])
         .args(&argv)
         .current_dir(env.dir)
         .stdin(Stdio::null())
         .stdout(out)
-        .stderr(err)
+        .stderr(err);
+    // `ip netns exec` execs the daemon in the same process, which keeps
+    // the mask; its threads and children inherit it.
+    if let Some(c) = env.cpus {
+        crate::cpus::pin_command(&mut cmd, c);
+    }
+    let child = cmd
         .spawn()
         .map_err(|e| (BenchError::DutStart, format!("{}: {e}", argv.join(" "))))?;
     let mut dut = RunningDut {
@@ -489,6 +497,17 @@ pub fn start(spec: &DutSpec, env: &DutEnv<'_>) -> Result<RunningDut, (BenchError
             return Err((kind, format!("{} exited: {tail}", argv.join(" "))));
         }
         if listening(env.ns) {
+            if let Some(c) = env.cpus {
+                // The kernel's word, not ours, that the mask holds.
+                let want = crate::cpus::format_list(c);
+                let got = crate::cpus::allowed_list_of(dut.pid);
+                if got.as_deref() != Some(want.as_str()) {
+                    return Err((
+                        BenchError::Placement,
+                        format!("the DUT runs on CPUs {got:?}, not {want}"),
+                    ));
+                }
+            }
             return Ok(dut);
         }
         if t0.elapsed() > Duration::from_secs(20) {
@@ -871,6 +890,7 @@ mod tests {
             foreign_next_hops: false,
             export_all: false,
             route_server: None,
+            cpus: None,
         };
         let conf = tesserad_conf(
             &env,
@@ -908,6 +928,7 @@ mod tests {
             foreign_next_hops: false,
             export_all: false,
             route_server: None,
+            cpus: None,
         };
         for text in [
             tesserad_conf(&env, &TesseradSpec::of("sharded", Some(2))),
@@ -960,6 +981,7 @@ mod tests {
             foreign_next_hops: false,
             export_all: false,
             route_server: Some(2),
+            cpus: None,
         };
         let t = tesserad_conf(&env, &TesseradSpec::of("sharded", None));
         assert_eq!(t.matches("route_server_client = true").count(), 4, "{t}");
@@ -1010,6 +1032,7 @@ mod tests {
             foreign_next_hops: false,
             export_all: false,
             route_server: None,
+            cpus: None,
         };
         let all = DutEnv {
             export_all: true,

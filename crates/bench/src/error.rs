@@ -19,6 +19,8 @@ pub enum BenchError {
     Workload,
     /// Writing results failed.
     Output,
+    /// `--dut-cpus` could not be applied.
+    Placement,
 }
 
 impl fmt::Display for BenchError {
@@ -31,6 +33,7 @@ impl fmt::Display for BenchError {
             BenchError::Replay => "replay",
             BenchError::Workload => "building the workload",
             BenchError::Output => "writing results",
+            BenchError::Placement => "placing the DUT on its CPUs",
         })
     }
 }

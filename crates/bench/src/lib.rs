@@ -18,14 +18,16 @@
 //! that fails or does not converge is recorded as such; neither stops the
 //! benchmark.
 //!
-//! Limits: the DUT and the generator share the machine (on 2 cores they
-//! compete), so the ceiling is measured in the same run and reported next
-//! to every figure; generator sessions are IPv4 (RIB dumps replay their
+//! Limits: by default the DUT and the generator share the machine (on 2
+//! cores they compete), so the ceiling is measured in the same run and
+//! reported next to every figure; on a larger machine `--dut-cpus`
+//! ([`cpus`]) gives the DUT CPUs of its own; generator sessions are IPv4 (RIB dumps replay their
 //! IPv4 routes only; traces carry IPv6 routes over IPv4 sessions).
 
 pub mod churn;
 pub mod cluster;
 pub mod cluster_bench;
+pub mod cpus;
 pub mod daemons;
 mod error;
 pub mod netns;

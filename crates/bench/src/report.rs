@@ -223,6 +223,9 @@ pub fn summary_md(rep: &BenchReport, rows: &[SummaryRow]) -> String {
         "Started {} (UTC), scale {}, {} repetition(s); median [min-max].\n",
         rep.started, rep.scale, rep.reps
     );
+    if let Some(p) = &rep.placement {
+        let _ = writeln!(s, "{p}.\n");
+    }
     s.push_str("| case | DUT | converged | convergence s | above ceiling s | prefixes/s | CPU-s | peak RSS MiB | RSS MiB / exporting peer | bytes/path | at monitor | note |\n");
     s.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     let f = |v: Option<(f64, f64, f64)>, p: usize| {
@@ -274,6 +277,7 @@ pub fn to_json(rep: &BenchReport, rows: &[SummaryRow]) -> serde_json::Value {
         "started": rep.started,
         "scale": rep.scale,
         "reps": rep.reps,
+        "placement": rep.placement,
         "versions": rep.versions.iter().map(|(d, v)| serde_json::json!({"dut": d, "version": v})).collect::<Vec<_>>(),
         "cases": rep.cases.iter().map(|(n, a)| serde_json::json!({"name": n, "about": a})).collect::<Vec<_>>(),
         "summary": rows.iter().map(|r| serde_json::json!({

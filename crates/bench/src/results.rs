@@ -106,6 +106,9 @@ pub struct BenchReport {
     /// (case name, paths the DUT stores: every announced prefix of every
     /// peer) for cases without withdrawals: the summary's bytes per path.
     pub paths: Vec<(String, u64)>,
+    /// `--dut-cpus`: where the DUT and the generator ran
+    /// ([`crate::cpus::Placement::describe`]); `None`: every CPU shared.
+    pub placement: Option<String>,
 }
 
 #[cfg(test)]

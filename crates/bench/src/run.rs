@@ -2,6 +2,7 @@
 //! ceiling and every DUT's repetitions.
 
 use crate::churn;
+use crate::cpus;
 use crate::daemons::{self, generator_as, DutEnv, DutSpec, DUT_AS, HOLD_TIME, MONITOR_AS};
 use crate::error::BenchError;
 use crate::netns::{self, in_netns, peer_addr, Topology, DUT_ADDR, MONITOR_ADDR};
@@ -42,6 +43,10 @@ pub struct BenchConfig {
     pub rate: f64,
     /// Scenario (h): how long the trace is looped.
     pub duration: Duration,
+    /// `--dut-cpus`: every DUT on these CPUs, the bench with its
+    /// generator and monitor on the others ([`crate::cpus`]); `None`:
+    /// everything shares every CPU.
+    pub dut_cpus: Option<Vec<usize>>,
 }
 
 /// Runs the benchmark. `say` gets the status lines (one a second while a
@@ -73,6 +78,18 @@ pub fn run(
         reps: cfg.reps,
         ..BenchReport::default()
     };
+    // The DUT on its own CPUs, this process (generator, monitor) on the
+    // rest, until the end (every way out: the guard).
+    let placement = match &cfg.dut_cpus {
+        Some(c) => Some(PlacementGuard(
+            cpus::Placement::apply(c).map_err(|e| (BenchError::Placement, e))?,
+        )),
+        None => None,
+    };
+    rep.placement = placement.as_ref().map(|p| p.0.describe());
+    if let Some(p) = &rep.placement {
+        say(p);
+    }
     let work = std::env::temp_dir().join(format!("{}-work", cfg.name));
     // Removed on every way out, errors included (the `?`s below).
     let _work_guard = RemoveOnDrop(work.clone());
@@ -124,6 +141,15 @@ pub fn run(
     }
     report::write_all(&rep, &cfg.out).map_err(|e| (BenchError::Output, e))?;
     Ok(rep)
+}
+
+/// Gives the bench process its CPUs back when dropped.
+struct PlacementGuard(cpus::Placement);
+
+impl Drop for PlacementGuard {
+    fn drop(&mut self) {
+        self.0.restore();
+    }
 }
 
 /// Removes a run's work directory when dropped.
@@ -351,6 +377,7 @@ fn one_dut_run(
         foreign_next_hops: case.foreign_next_hops,
         export_all: cfg.export_all,
         route_server: case.route_server,
+        cpus: cfg.dut_cpus.as_deref(),
     };
     let mut dut = match daemons::start(d, &env) {
         Ok(x) => x,
@@ -525,6 +552,7 @@ fn churn_run(
         foreign_next_hops: false,
         export_all: true,
         route_server: None,
+        cpus: cfg.dut_cpus.as_deref(),
     };
     let mut dut = match daemons::start(d, &env) {
         Ok(x) => x,

@@ -297,6 +297,100 @@ fn bench_smoke_export_all_reaches_every_generator() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// `--dut-cpus`: the DUTs start on the CPU named, the bench keeps the
+/// others. The bench checks each DUT's mask in `/proc/PID/status` after
+/// the start and fails the run when it differs, so "converged" below
+/// means the kernel had the DUT on that CPU; the report says where each
+/// side ran. A CPU this process may not use is refused before anything
+/// starts.
+#[test]
+fn bench_smoke_dut_cpus_pins_the_dut() {
+    require_root();
+    let allowed = std::fs::read_to_string("/proc/self/status")
+        .expect("status")
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("Cpus_allowed_list:")
+                .map(|v| v.trim().to_string())
+        })
+        .expect("Cpus_allowed_list");
+    // The last CPU of the last range: "0-1" -> 1, "0,2-3" -> 3.
+    let last: usize = allowed
+        .rsplit([',', '-'])
+        .next()
+        .and_then(|x| x.parse().ok())
+        .expect("a CPU number");
+    let out = std::env::temp_dir().join(format!("bench-smoke-cpus-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tessera"));
+    cmd.args([
+        "bench",
+        "--scenarios",
+        "synthetic:2x2000:shared",
+        "--reps",
+        "1",
+        "--no-ceiling",
+        "--timeout",
+        "40",
+        "--dut",
+        "tesserad,bird",
+        "--dut-cpus",
+        &last.to_string(),
+    ])
+    .arg("--tesserad")
+    .arg(tesserad())
+    .arg("--out")
+    .arg(&out);
+    let (ok, log, _) = run_bounded(&mut cmd, Duration::from_secs(120));
+    assert!(ok, "tessera bench --dut-cpus failed:\n{log}");
+    for label in ["tesserad-sharded", "bird"] {
+        let line = log
+            .lines()
+            .find(|l| l.starts_with(&format!("== 2x2000-shared {label} rep 1:")))
+            .unwrap_or_else(|| panic!("no summary line for {label}:\n{log}"));
+        assert!(line.contains(": converged "), "{line}");
+    }
+    let summary = std::fs::read_to_string(out.join("summary.md")).expect("summary.md");
+    let want = if allowed == last.to_string() {
+        format!("DUT CPUs: {last}; the generator shares them")
+    } else {
+        format!("DUT CPUs: {last}; the generator on ")
+    };
+    assert!(summary.contains(&want), "{want:?} not in:\n{summary}");
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("results.json")).expect("results.json"),
+    )
+    .expect("json");
+    assert!(
+        json["placement"]
+            .as_str()
+            .is_some_and(|p| p.starts_with(&want)),
+        "{}",
+        json["placement"]
+    );
+    let _ = std::fs::remove_dir_all(&out);
+
+    // A CPU beyond this process's mask: a clear error, nothing started.
+    let mut bad = Command::new(env!("CARGO_BIN_EXE_tessera"));
+    bad.args([
+        "bench",
+        "--scenarios",
+        "synthetic:2x20:shared",
+        "--dut",
+        "bird",
+    ])
+    .args(["--reps", "1", "--no-ceiling", "--dut-cpus", "1023"])
+    .arg("--out")
+    .arg(&out);
+    let (ok, log, _) = run_bounded(&mut bad, Duration::from_secs(30));
+    assert!(!ok, "CPU 1023 was accepted:\n{log}");
+    assert!(
+        log.contains("--dut-cpus: CPU 1023 is not one this process may use"),
+        "{log}"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
 /// Scenario (g) at a small size: a route server with 2 feeders and 4
 /// clients (2 of them through export policies of their own), tesserad
 /// and BIRD; both converge and send the clients routes (what the

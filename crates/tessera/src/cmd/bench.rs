@@ -66,6 +66,13 @@ pub struct Args {
     /// Scenario h: UPDATEs per second of the looped update trace.
     #[arg(long, default_value_t = 10_000.0)]
     rate: f64,
+    /// Put every DUT on these CPUs (`0,1`, `0-3`) and the bench, with its
+    /// generator and monitor, on the CPUs this process may use that are
+    /// not listed, as on a router whose daemon has its cores to itself.
+    /// tesserad's default thread count follows the DUT's CPUs. Default:
+    /// everything shares every CPU.
+    #[arg(long)]
+    dut_cpus: Option<String>,
     /// Scenario h: seconds the update trace is looped.
     #[arg(long, default_value_t = 60)]
     duration: u64,
@@ -84,6 +91,12 @@ pub fn run(a: Args) -> CmdResult {
     if a.reps == 0 {
         return Err("--reps must be at least 1".into());
     }
+    let dut_cpus = a
+        .dut_cpus
+        .as_deref()
+        .map(bench::cpus::parse_list)
+        .transpose()
+        .map_err(|e| format!("--dut-cpus: {e}"))?;
     let mut scenarios = Vec::new();
     for s in a
         .scenarios
@@ -120,6 +133,7 @@ pub fn run(a: Args) -> CmdResult {
         export_all: a.export == "all",
         rate: a.rate,
         duration: Duration::from_secs(a.duration),
+        dut_cpus,
         name: format!("tb{}", std::process::id()),
     };
     let stop = Arc::new(AtomicBool::new(false));
