@@ -127,6 +127,39 @@ fn check_svg(p: &Path) {
     );
 }
 
+/// `tessera bench ARGS --tesserad TESSERAD --out OUT`, ARGS split at
+/// white space.
+fn bench_cmd(args: &str, out: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tessera"));
+    cmd.arg("bench")
+        .args(args.split_whitespace())
+        .arg("--tesserad")
+        .arg(tesserad())
+        .arg("--out")
+        .arg(out);
+    cmd
+}
+
+/// The line of `label`'s first run of `case` in the log; it must say
+/// the run converged.
+fn converged_line<'a>(log: &'a str, case: &str, label: &str) -> &'a str {
+    let line = log
+        .lines()
+        .find(|l| l.starts_with(&format!("== {case} {label} rep 1:")))
+        .unwrap_or_else(|| panic!("no summary line for {label}:\n{log}"));
+    assert!(line.contains(": converged "), "{line}");
+    line
+}
+
+/// What the generators read from the DUT, from a run line.
+fn generators_read(line: &str) -> u64 {
+    line.split("generators read ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count in {line}"))
+}
+
 #[test]
 fn bench_smoke_every_dut_converges_exactly() {
     require_root();
@@ -254,22 +287,11 @@ fn bench_smoke_export_all_reaches_every_generator() {
     require_root();
     let out = std::env::temp_dir().join(format!("bench-smoke-ea-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tessera"));
-    cmd.args([
-        "bench",
-        "--scenarios",
-        "synthetic:2x2000:unique",
-        "--reps",
-        "1",
-        "--export",
-        "all",
-        "--no-ceiling",
-    ])
-    .args(["--timeout", "40", "--dut", &DUTS.join(",")])
-    .arg("--tesserad")
-    .arg(tesserad())
-    .arg("--out")
-    .arg(&out);
+    let duts = DUTS.join(",");
+    let mut cmd = bench_cmd(
+        &format!("--scenarios synthetic:2x2000:unique --reps 1 --export all --no-ceiling --timeout 40 --dut {duts}"),
+        &out,
+    );
     let (ok, log, _) = run_bounded(&mut cmd, Duration::from_secs(240));
     assert!(ok, "tessera bench --export all failed:\n{log}");
     for d in DUTS {
@@ -278,19 +300,9 @@ fn bench_smoke_export_all_reaches_every_generator() {
         } else {
             d
         };
-        let line = log
-            .lines()
-            .find(|l| l.starts_with(&format!("== 2x2000-unique-export-all {label} rep 1:")))
-            .unwrap_or_else(|| panic!("no summary line for {label}:\n{log}"));
-        assert!(line.contains(": converged "), "{line}");
-        let read: u64 = line
-            .split("generators read ")
-            .nth(1)
-            .and_then(|r| r.split(' ').next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no count in {line}"));
+        let line = converged_line(&log, "2x2000-unique-export-all", label);
         assert!(
-            read > 20,
+            generators_read(line) > 20,
             "{label} exported nothing to the generators: {line}"
         );
     }
@@ -322,33 +334,15 @@ fn bench_smoke_dut_cpus_pins_the_dut() {
         .expect("a CPU number");
     let out = std::env::temp_dir().join(format!("bench-smoke-cpus-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tessera"));
-    cmd.args([
-        "bench",
-        "--scenarios",
-        "synthetic:2x2000:shared",
-        "--reps",
-        "1",
-        "--no-ceiling",
-        "--timeout",
-        "40",
-        "--dut",
-        "tesserad,bird",
-        "--dut-cpus",
-        &last.to_string(),
-    ])
-    .arg("--tesserad")
-    .arg(tesserad())
-    .arg("--out")
-    .arg(&out);
+    let cpu = last.to_string();
+    let mut cmd = bench_cmd(
+        &format!("--scenarios synthetic:2x2000:shared --reps 1 --no-ceiling --timeout 40 --dut tesserad,bird --dut-cpus {cpu}"),
+        &out,
+    );
     let (ok, log, _) = run_bounded(&mut cmd, Duration::from_secs(120));
     assert!(ok, "tessera bench --dut-cpus failed:\n{log}");
     for label in ["tesserad-sharded", "bird"] {
-        let line = log
-            .lines()
-            .find(|l| l.starts_with(&format!("== 2x2000-shared {label} rep 1:")))
-            .unwrap_or_else(|| panic!("no summary line for {label}:\n{log}"));
-        assert!(line.contains(": converged "), "{line}");
+        converged_line(&log, "2x2000-shared", label);
     }
     let summary = std::fs::read_to_string(out.join("summary.md")).expect("summary.md");
     let want = if allowed == last.to_string() {
@@ -371,17 +365,10 @@ fn bench_smoke_dut_cpus_pins_the_dut() {
     let _ = std::fs::remove_dir_all(&out);
 
     // A CPU beyond this process's mask: a clear error, nothing started.
-    let mut bad = Command::new(env!("CARGO_BIN_EXE_tessera"));
-    bad.args([
-        "bench",
-        "--scenarios",
-        "synthetic:2x20:shared",
-        "--dut",
-        "bird",
-    ])
-    .args(["--reps", "1", "--no-ceiling", "--dut-cpus", "1023"])
-    .arg("--out")
-    .arg(&out);
+    let mut bad = bench_cmd(
+        "--scenarios synthetic:2x20:shared --dut bird --reps 1 --no-ceiling --dut-cpus 1023",
+        &out,
+    );
     let (ok, log, _) = run_bounded(&mut bad, Duration::from_secs(30));
     assert!(!ok, "CPU 1023 was accepted:\n{log}");
     assert!(
@@ -400,38 +387,18 @@ fn bench_smoke_route_server_scenario() {
     require_root();
     let out = std::env::temp_dir().join(format!("bench-smoke-rs-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tessera"));
-    cmd.args([
-        "bench",
-        "--scenarios",
-        "g:2x2000x4",
-        "--reps",
-        "1",
-        "--no-ceiling",
-        "--timeout",
-        "40",
-        "--dut",
-        "tesserad,bird",
-    ])
-    .arg("--tesserad")
-    .arg(tesserad())
-    .arg("--out")
-    .arg(&out);
+    let mut cmd = bench_cmd(
+        "--scenarios g:2x2000x4 --reps 1 --no-ceiling --timeout 40 --dut tesserad,bird",
+        &out,
+    );
     let (ok, log, _) = run_bounded(&mut cmd, Duration::from_secs(180));
     assert!(ok, "tessera bench g failed:\n{log}");
     for label in ["tesserad-sharded", "bird"] {
-        let line = log
-            .lines()
-            .find(|l| l.starts_with(&format!("== g-rs-2x2000-4c {label} rep 1:")))
-            .unwrap_or_else(|| panic!("no summary line for {label}:\n{log}"));
-        assert!(line.contains(": converged "), "{line}");
-        let read: u64 = line
-            .split("generators read ")
-            .nth(1)
-            .and_then(|r| r.split(' ').next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("no count in {line}"));
-        assert!(read > 40, "{label} sent the clients nothing: {line}");
+        let line = converged_line(&log, "g-rs-2x2000-4c", label);
+        assert!(
+            generators_read(line) > 40,
+            "{label} sent the clients nothing: {line}"
+        );
     }
     let _ = std::fs::remove_dir_all(&out);
 }
