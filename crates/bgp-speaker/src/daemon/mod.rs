@@ -308,6 +308,26 @@ pub enum Notify {
 /// [`Hooks::logging`]: installs the subscriber for a filter and `[log]`.
 pub type LogInit = fn(&str, &config::Config) -> Result<(), String>;
 
+/// At most this many configured sessions share one session thread on a
+/// machine of 2 CPUs or fewer ([`session_workers`]).
+const FEW_SESSIONS: usize = 32;
+
+/// The session threads of the sharded pipeline: as many as it has RIB
+/// parts, up to the CPU count, at least 2; but one on a machine of 2 CPUs
+/// or fewer with at most [`FEW_SESSIONS`] configured sessions. There the
+/// RIB parts already take the CPUs, and a second session thread only adds
+/// preemptions: one thread for all sessions cut the default's CPU-s by
+/// 9-21 % in (b), (c10), (c30) and (f) on 2 vCPUs (docs/BENCHMARKS.md, "one
+/// session thread for two RIB parts"); with 100 route-server clients one
+/// thread writing to all of them was slower, hence the bound.
+fn session_workers(parts: usize, cpus: usize, sessions: usize) -> usize {
+    if cpus <= 2 && sessions <= FEW_SESSIONS {
+        1
+    } else {
+        parts.clamp(2, cpus.max(2))
+    }
+}
+
 /// [`run`] with [`Hooks`].
 pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), String> {
     let spec = Spec::load(path)?;
@@ -328,11 +348,14 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         spec::restarting(&mut spec, hooks.forwarding_kept);
         Duration::from_secs(u64::from(spec.config.router.select_defer_time))
     });
-    // Sessions read, frame and decode on these threads; the sharded
-    // pipeline gets as many as it has shards, up to the CPU count.
+    // Sessions read, frame and decode on these threads.
     let workers = match mode {
         Mode::Sequential => 2,
-        Mode::Sharded(n) => n.clamp(2, crate::pipeline::default_threads().max(2)),
+        Mode::Sharded(n) => session_workers(
+            n,
+            crate::pipeline::default_threads(),
+            spec.config.neighbors.len(),
+        ),
         Mode::PerPeer(_) | Mode::WorkerPool(..) | Mode::WorkerStreams(..) => 2,
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -745,4 +768,24 @@ pub fn run_with(path: &Path, log: Option<&str>, hooks: Hooks) -> Result<(), Stri
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::session_workers;
+
+    #[test]
+    fn session_threads_follow_parts_cpus_and_sessions() {
+        // 2 CPUs, up to 32 configured sessions: one thread.
+        assert_eq!(session_workers(2, 2, 11), 1);
+        assert_eq!(session_workers(2, 2, 32), 1);
+        assert_eq!(session_workers(1, 1, 3), 1);
+        // 2 CPUs, a route server's 110 sessions: two.
+        assert_eq!(session_workers(2, 2, 110), 2);
+        // More CPUs: one per part, at least 2, at most the CPUs.
+        assert_eq!(session_workers(16, 16, 11), 16);
+        assert_eq!(session_workers(4, 16, 11), 4);
+        assert_eq!(session_workers(1, 4, 11), 2);
+        assert_eq!(session_workers(64, 16, 11), 16);
+    }
 }
