@@ -313,15 +313,16 @@ pub type LogInit = fn(&str, &config::Config) -> Result<(), String>;
 const FEW_SESSIONS: usize = 32;
 
 /// The session threads of the sharded pipeline: as many as it has RIB
-/// parts, up to the CPU count, at least 2; but one on a machine of 2 CPUs
-/// or fewer with at most [`FEW_SESSIONS`] configured sessions. There the
-/// RIB parts already take the CPUs, and a second session thread only adds
-/// preemptions: one thread for all sessions cut the default's CPU-s by
-/// 9-21 % in (b), (c10), (c30) and (f) on 2 vCPUs (docs/BENCHMARKS.md, "one
-/// session thread for two RIB parts"); with 100 route-server clients one
-/// thread writing to all of them was slower, hence the bound.
+/// parts, up to the CPU count, at least 2; but one where two or more RIB
+/// parts run on a machine of 2 CPUs or fewer with at most
+/// [`FEW_SESSIONS`] configured sessions. There the RIB parts already take
+/// the CPUs, and a second session thread only adds preemptions: one
+/// session thread cut the default's CPU-s in (f) by 13 % (docs/BENCHMARKS.md,
+/// "one session thread on two CPUs"); with 100 route-server clients one
+/// thread writing to all of them was slower, hence the bound. One RIB part
+/// (`threads = 1`) keeps two session threads, as measured there.
 fn session_workers(parts: usize, cpus: usize, sessions: usize) -> usize {
-    if cpus <= 2 && sessions <= FEW_SESSIONS {
+    if parts >= 2 && cpus <= 2 && sessions <= FEW_SESSIONS {
         1
     } else {
         parts.clamp(2, cpus.max(2))
@@ -779,7 +780,9 @@ mod tests {
         // 2 CPUs, up to 32 configured sessions: one thread.
         assert_eq!(session_workers(2, 2, 11), 1);
         assert_eq!(session_workers(2, 2, 32), 1);
-        assert_eq!(session_workers(1, 1, 3), 1);
+        // One RIB part keeps two session threads.
+        assert_eq!(session_workers(1, 2, 11), 2);
+        assert_eq!(session_workers(1, 1, 3), 2);
         // 2 CPUs, a route server's 110 sessions: two.
         assert_eq!(session_workers(2, 2, 110), 2);
         // More CPUs: one per part, at least 2, at most the CPUs.
