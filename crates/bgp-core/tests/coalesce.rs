@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
 use base::{Instant, Prefix};
-use bgp_core::{Output, OUT_QUEUE_LIMIT};
+use bgp_core::OUT_QUEUE_LIMIT;
 use bgp_wire::{Message, ParseCtx};
 use common::Harness;
 use proptest::prelude::*;
@@ -80,22 +80,8 @@ fn setup(refill_below: u64) -> Harness {
 /// Hands the client what the last rounds produced; its queued bytes stay
 /// counted (nothing written yet).
 fn take(h: &mut Harness, c: &mut Client) {
-    let outs: Vec<Output> = h.out.out.drain(..).collect();
-    for o in outs {
-        if let Output::Send {
-            peer,
-            bytes,
-            markers,
-        } = o
-        {
-            if peer.0 == CLIENT {
-                let mut sent = Vec::new();
-                h.status(CLIENT)
-                    .hand_over(bytes, markers, |b| sent.extend_from_slice(&b));
-                c.read(&sent);
-            }
-        }
-    }
+    let sent = h.handed_to(CLIENT);
+    c.read(&sent);
     h.out.notes.clear();
     h.out.best.clear();
     h.out.samples.clear();

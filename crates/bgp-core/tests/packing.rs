@@ -10,7 +10,6 @@
 mod common;
 
 use base::{Instant, Prefix};
-use bgp_core::Output;
 use bgp_wire::{Message, ParseCtx};
 use common::Harness;
 
@@ -35,36 +34,20 @@ fn load(h: &mut Harness, now: Instant) {
 fn take(h: &mut Harness, p: u16) -> (usize, usize) {
     let ctx = ParseCtx::legacy().with_four_octet_asn(true);
     let (mut msgs, mut prefixes) = (0, 0);
-    let outs: Vec<Output> = h.out.out.drain(..).collect();
-    for o in outs {
-        let Output::Send {
-            peer,
-            bytes: b,
-            markers,
-        } = o
-        else {
-            continue;
-        };
-        if peer.0 != p {
-            continue;
-        }
-        let mut sent = Vec::new();
-        h.status(p)
-            .hand_over(b, markers, |b| sent.extend_from_slice(&b));
-        let mut rest = &sent[..];
-        while !rest.is_empty() {
-            let (m, len) = Message::parse(rest, ctx).expect("whole messages");
-            if let Message::Update(u) = m {
-                if u.end_of_rib().is_none() {
-                    let n = u.to_owned().expect("update").nlri.len();
-                    if n > 0 {
-                        msgs += 1;
-                        prefixes += n;
-                    }
+    let sent = h.handed_to(p);
+    let mut rest = &sent[..];
+    while !rest.is_empty() {
+        let (m, len) = Message::parse(rest, ctx).expect("whole messages");
+        if let Message::Update(u) = m {
+            if u.end_of_rib().is_none() {
+                let n = u.to_owned().expect("update").nlri.len();
+                if n > 0 {
+                    msgs += 1;
+                    prefixes += n;
                 }
             }
-            rest = &rest[len..];
         }
+        rest = &rest[len..];
     }
     h.out.notes.clear();
     h.out.best.clear();
@@ -74,13 +57,7 @@ fn take(h: &mut Harness, p: u16) -> (usize, usize) {
 #[test]
 fn a_backlog_goes_out_one_update_per_received_update() {
     let now = Instant(0);
-    let mut h = Harness::new(bgp_core::Part::WHOLE);
-    h.add_peer(1, &[]);
-    h.add_peer(2, &[]);
-    h.up(now, 1, &[]);
-    h.up(now, 2, &[]);
-    h.core.propagate(now, &mut h.out);
-    h.out.out.clear();
+    let mut h = Harness::with_peers_up(bgp_core::Part::WHOLE, now, &[1, 2]);
     // The whole load before one export round: a backlog of 9000 changes.
     load(&mut h, now);
     h.core.propagate(now, &mut h.out);

@@ -6,7 +6,7 @@
 mod common;
 
 use base::Instant;
-use bgp_core::{Output, Part};
+use bgp_core::Part;
 use bgp_wire::{Message, ParseCtx};
 use common::*;
 
@@ -40,13 +40,7 @@ fn the_parts_encode_a_cut_update_with_equal_attribute_bytes() {
         .collect();
     let mut per_part = Vec::new();
     for index in 0..2 {
-        let mut h = Harness::new(Part { index, count: 2 });
-        h.add_peer(1, &[]);
-        h.add_peer(2, &[]);
-        h.up(now, 1, &[]);
-        h.up(now, 2, &[]);
-        h.core.propagate(now, &mut h.out);
-        h.out.out.clear();
+        let mut h = Harness::with_peers_up(Part { index, count: 2 }, now, &[1, 2]);
         let mine: Vec<_> = all
             .iter()
             .copied()
@@ -55,21 +49,7 @@ fn the_parts_encode_a_cut_update_with_equal_attribute_bytes() {
         assert!(!mine.is_empty(), "part {index} owns none of the prefixes");
         h.announce(now, 1, &mine, &["comm=65000:1", "path=65001,64999"]);
         h.core.propagate(now, &mut h.out);
-        let mut sent = Vec::new();
-        let outs: Vec<Output> = h.out.out.drain(..).collect();
-        for o in outs {
-            if let Output::Send {
-                peer,
-                bytes,
-                markers,
-            } = o
-            {
-                if peer.0 == 2 {
-                    h.status(2)
-                        .hand_over(bytes, markers, |b| sent.extend_from_slice(&b));
-                }
-            }
-        }
+        let sent = h.handed_to(2);
         let u = updates(&sent);
         assert_eq!(u.len(), 1, "part {index}: one UPDATE for its half");
         assert_eq!(u[0].1, mine.len());

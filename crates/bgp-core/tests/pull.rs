@@ -42,42 +42,26 @@ fn load(h: &mut Harness, now: Instant) -> usize {
 }
 
 /// What one round handed peer `p`: (bytes, prefixes announced, End-of-RIB
-/// seen, End-of-RIB after the last announcement of the buffer). The
-/// session writes nothing: its queued bytes stay counted.
+/// seen, with nothing after it). The session writes nothing: its queued
+/// bytes stay counted.
 fn take(h: &mut Harness, p: u16) -> (usize, usize, bool) {
     let ctx = ParseCtx::legacy().with_four_octet_asn(true);
-    let (mut bytes, mut prefixes, mut eor) = (0, 0, false);
-    let outs: Vec<Output> = h.out.out.drain(..).collect();
-    for o in outs {
-        let Output::Send {
-            peer,
-            bytes: b,
-            markers,
-        } = o
-        else {
-            continue;
-        };
-        if peer.0 != p {
-            continue;
-        }
-        let mut sent = Vec::new();
-        h.status(p)
-            .hand_over(b, markers, |b| sent.extend_from_slice(&b));
-        bytes += sent.len();
-        let mut rest = &sent[..];
-        while !rest.is_empty() {
-            let (m, len) = Message::parse(rest, ctx).expect("whole messages");
-            if let Message::Update(u) = m {
-                if u.end_of_rib().is_some() {
-                    assert!(!eor, "one End-of-RIB");
-                    eor = true;
-                } else {
-                    assert!(!eor, "nothing after the End-of-RIB");
-                    prefixes += u.to_owned().expect("update").nlri.len();
-                }
+    let (mut prefixes, mut eor) = (0, false);
+    let sent = h.handed_to(p);
+    let bytes = sent.len();
+    let mut rest = &sent[..];
+    while !rest.is_empty() {
+        let (m, len) = Message::parse(rest, ctx).expect("whole messages");
+        if let Message::Update(u) = m {
+            if u.end_of_rib().is_some() {
+                assert!(!eor, "one End-of-RIB");
+                eor = true;
+            } else {
+                assert!(!eor, "nothing after the End-of-RIB");
+                prefixes += u.to_owned().expect("update").nlri.len();
             }
-            rest = &rest[len..];
         }
+        rest = &rest[len..];
     }
     h.out.notes.clear();
     h.out.best.clear();
@@ -158,37 +142,22 @@ fn two_parts_of_sessions(peers: impl IntoIterator<Item = u16>) -> Vec<Harness> {
 /// announced in it, in order, and the End-of-RIBs seen.
 fn take_prefixes(h: &mut Harness, p: u16) -> (usize, Vec<Prefix>, usize) {
     let ctx = ParseCtx::legacy().with_four_octet_asn(true);
-    let (mut bytes, mut prefixes, mut eors) = (0, Vec::new(), 0);
-    for o in std::mem::take(&mut h.out.out) {
-        let Output::Send {
-            peer,
-            bytes: b,
-            markers,
-        } = o
-        else {
-            continue;
-        };
-        if peer.0 != p {
-            continue;
-        }
-        let mut sent = Vec::new();
-        h.status(p)
-            .hand_over(b, markers, |b| sent.extend_from_slice(&b));
-        bytes += sent.len();
-        let mut rest = &sent[..];
-        while !rest.is_empty() {
-            let (m, len) = Message::parse(rest, ctx).expect("whole messages");
-            if let Message::Update(u) = m {
-                if u.end_of_rib().is_some() {
-                    eors += 1;
-                } else {
-                    assert_eq!(eors, 0, "nothing after this part's End-of-RIB");
-                    let u = u.to_owned().expect("update");
-                    prefixes.extend(u.nlri.iter().map(|n| n.prefix));
-                }
+    let (mut prefixes, mut eors) = (Vec::new(), 0);
+    let sent = h.handed_to(p);
+    let bytes = sent.len();
+    let mut rest = &sent[..];
+    while !rest.is_empty() {
+        let (m, len) = Message::parse(rest, ctx).expect("whole messages");
+        if let Message::Update(u) = m {
+            if u.end_of_rib().is_some() {
+                eors += 1;
+            } else {
+                assert_eq!(eors, 0, "nothing after this part's End-of-RIB");
+                let u = u.to_owned().expect("update");
+                prefixes.extend(u.nlri.iter().map(|n| n.prefix));
             }
-            rest = &rest[len..];
         }
+        rest = &rest[len..];
     }
     h.out.clear();
     (bytes, prefixes, eors)

@@ -318,20 +318,8 @@ fn bench_smoke_export_all_reaches_every_generator() {
 #[test]
 fn bench_smoke_dut_cpus_pins_the_dut() {
     require_root();
-    let allowed = std::fs::read_to_string("/proc/self/status")
-        .expect("status")
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("Cpus_allowed_list:")
-                .map(|v| v.trim().to_string())
-        })
-        .expect("Cpus_allowed_list");
-    // The last CPU of the last range: "0-1" -> 1, "0,2-3" -> 3.
-    let last: usize = allowed
-        .rsplit([',', '-'])
-        .next()
-        .and_then(|x| x.parse().ok())
-        .expect("a CPU number");
+    let allowed = bench::cpus::allowed().expect("this process's CPUs");
+    let last = *allowed.last().expect("a CPU");
     let out = std::env::temp_dir().join(format!("bench-smoke-cpus-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     let cpu = last.to_string();
@@ -345,7 +333,7 @@ fn bench_smoke_dut_cpus_pins_the_dut() {
         converged_line(&log, "2x2000-shared", label);
     }
     let summary = std::fs::read_to_string(out.join("summary.md")).expect("summary.md");
-    let want = if allowed == last.to_string() {
+    let want = if allowed.len() == 1 {
         format!("DUT CPUs: {last}; the generator shares them")
     } else {
         format!("DUT CPUs: {last}; the generator on ")

@@ -311,6 +311,43 @@ impl Harness {
         }
     }
 
+    /// A harness of `part` with `peers` configured and up, their first
+    /// export round run and its output dropped.
+    pub fn with_peers_up(part: Part, now: Instant, peers: &[u16]) -> Harness {
+        let mut h = Harness::new(part);
+        for &n in peers {
+            h.add_peer(n, &[]);
+        }
+        for &n in peers {
+            h.up(now, n, &[]);
+        }
+        h.core.propagate(now, &mut h.out);
+        h.out.out.clear();
+        h
+    }
+
+    /// Takes every output of the last calls and hands peer `n`'s encoded
+    /// bytes over as its session's writer would (they stay counted in its
+    /// queued bytes: nothing is written); returns them in order. Other
+    /// peers' output is dropped.
+    pub fn handed_to(&mut self, n: u16) -> Vec<u8> {
+        let mut sent = Vec::new();
+        for o in std::mem::take(&mut self.out.out) {
+            if let Output::Send {
+                peer,
+                bytes,
+                markers,
+            } = o
+            {
+                if peer.0 == n {
+                    self.status(n)
+                        .hand_over(bytes, markers, |b| sent.extend_from_slice(&b));
+                }
+            }
+        }
+        sent
+    }
+
     pub fn add_peer(&mut self, n: u16, words: &[&str]) {
         let meta = peer_meta(n, words);
         let status = Arc::new(PeerStatus::default());
