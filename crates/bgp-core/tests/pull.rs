@@ -45,27 +45,9 @@ fn load(h: &mut Harness, now: Instant) -> usize {
 /// seen, with nothing after it). The session writes nothing: its queued
 /// bytes stay counted.
 fn take(h: &mut Harness, p: u16) -> (usize, usize, bool) {
-    let ctx = ParseCtx::legacy().with_four_octet_asn(true);
-    let (mut prefixes, mut eor) = (0, false);
-    let sent = h.handed_to(p);
-    let bytes = sent.len();
-    let mut rest = &sent[..];
-    while !rest.is_empty() {
-        let (m, len) = Message::parse(rest, ctx).expect("whole messages");
-        if let Message::Update(u) = m {
-            if u.end_of_rib().is_some() {
-                assert!(!eor, "one End-of-RIB");
-                eor = true;
-            } else {
-                assert!(!eor, "nothing after the End-of-RIB");
-                prefixes += u.to_owned().expect("update").nlri.len();
-            }
-        }
-        rest = &rest[len..];
-    }
-    h.out.notes.clear();
-    h.out.best.clear();
-    (bytes, prefixes, eor)
+    let (bytes, prefixes, eors) = take_prefixes(h, p);
+    assert!(eors <= 1, "one End-of-RIB");
+    (bytes, prefixes.len(), eors == 1)
 }
 
 #[test]
