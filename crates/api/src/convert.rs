@@ -6,8 +6,8 @@
 use std::net::IpAddr;
 
 use base::{Asn, Prefix};
+use bgp_core::StaticRoute;
 use bgp_rib::AttrsBuilder;
-use bgp_speaker::rib::StaticRoute;
 use bgp_wire::{AsPath, AsSegment, AttrValue, Community, NextHop, Origin, PathAttr, SegmentType};
 use mgmt::proto::{BgpState, ChannelInfo, MessageCounts, PathInfo, ProtoState, ProtocolInfo};
 use prost::Message;

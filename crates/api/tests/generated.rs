@@ -15,6 +15,10 @@ fn checked_in_code_matches_the_proto_files() {
     let r = tonic_build::configure()
         .build_client(true)
         .build_server(true)
+        // The client and server need tonic, which only the `server`
+        // feature brings (the fuzz targets build without it).
+        .client_mod_attribute("apipb", "#[cfg(feature = \"server\")]")
+        .server_mod_attribute("apipb", "#[cfg(feature = \"server\")]")
         .out_dir(&out)
         .compile_protos(
             &[

@@ -897,6 +897,7 @@ impl PeerType {
     }
 }
 /// Generated client implementations.
+#[cfg(feature = "server")]
 pub mod gobgp_api_client {
     #![allow(
         unused_variables,
@@ -1276,6 +1277,7 @@ pub mod gobgp_api_client {
     }
 }
 /// Generated server implementations.
+#[cfg(feature = "server")]
 pub mod gobgp_api_server {
     #![allow(
         unused_variables,
