@@ -61,9 +61,7 @@ fn checked_in() -> (String, String) {
     let path = root().join("src/gen/apipb.rs");
     let text = std::fs::read_to_string(&path).expect("src/gen/apipb.rs");
     match text.split_once('\n') {
-        Some((first, body)) if first.starts_with(STAMP) => {
-            (format!("{first}\n"), body.to_string())
-        }
+        Some((first, body)) if first.starts_with(STAMP) => (format!("{first}\n"), body.to_string()),
         _ => (String::new(), text),
     }
 }
