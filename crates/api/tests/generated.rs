@@ -16,7 +16,7 @@
 //! (prost-build, prettyplease, petgraph and a second build of syn) cost
 //! about 80 CPU-s of a cold build for a check that the stamp makes.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 const PROTOS: [&str; 2] = ["proto/gobgp.proto", "proto/attribute.proto"];
 const STAMP: &str = "// tessera-stamp: proto ";
@@ -121,11 +121,11 @@ fn checked_in_code_matches_the_proto_files() {
         .expect("tonic-build (protoc from Debian's protobuf-compiler)")
         .expect("apipb.rs generated");
     let fresh = format!("{}{body}", stamp(&body));
-    let path: &Path = &root().join("src/gen/apipb.rs");
+    let path = root().join("src/gen/apipb.rs");
     if std::env::var_os("TESSERA_REGEN_PROTO").is_some() {
-        std::fs::write(path, &fresh).expect("write src/gen/apipb.rs");
+        std::fs::write(&path, &fresh).expect("write src/gen/apipb.rs");
     }
-    let checked_in = std::fs::read_to_string(path).expect("src/gen/apipb.rs");
+    let checked_in = std::fs::read_to_string(&path).expect("src/gen/apipb.rs");
     assert!(
         checked_in == fresh,
         "src/gen/apipb.rs differs from what proto/ generates: run \
