@@ -16,7 +16,7 @@ use sync::{Arc, AtomicUsize, Ordering, UnsafeCell};
 
 /// The ring's synchronisation primitives: `std`'s in a normal build,
 /// `loom`'s when built with `RUSTFLAGS="--cfg loom"` for the model test
-/// (`tests/loom_rss.rs`). The `std` cell wraps `core::cell::UnsafeCell` in
+/// (`loom/tests/rss.rs` at the repository root). The `std` cell wraps `core::cell::UnsafeCell` in
 /// loom's closure API (`with`, `with_mut`), inlined to the same code.
 mod sync {
     #[cfg(not(loom))]

@@ -26,7 +26,7 @@
 //! yields) until that reader's epoch changes: a reader that stops forever
 //! inside a section stalls the writer, never the other readers.
 //!
-//! `tests/loom_publish.rs` model-checks this protocol with loom (run by
+//! `loom/tests/publish.rs` at the repository root model-checks this protocol with loom (run by
 //! `scripts/test`; the primitives come through `crate::sync`).
 //!
 //! Why left-right and not `arc-swap` of rebuilt tables: a full rebuild of a
@@ -291,7 +291,7 @@ impl<T: Send + Sync> ReadHandle<T> {
     /// store, one fence, one load.
     pub fn read(&mut self) -> ReadGuard<'_, T> {
         self.epoch = self.epoch.wrapping_add(1) | 1;
-        // Release, not Relaxed (found by the loom model, tests/loom_publish.rs):
+        // Release, not Relaxed (found by the loom model, loom/tests/publish.rs):
         // the writer may see this section's epoch `e` odd, then, on its next
         // load, already the *next* section's entering value `e + 2` (this
         // reader dropped the guard, storing `e + 1` with Release, and entered

@@ -1,6 +1,6 @@
 //! The synchronisation primitives `publish` uses: `std`'s in a normal build,
 //! `loom`'s when built with `RUSTFLAGS="--cfg loom"` for the model test
-//! (`tests/loom_publish.rs`). Re-exports only, so the normal build is the
+//! (`loom/tests/publish.rs` at the repository root). Re-exports only, so the normal build is the
 //! same code as naming `std` directly.
 
 #[cfg(not(loom))]
