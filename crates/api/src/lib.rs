@@ -42,8 +42,9 @@ pub mod apipb {
     //! The generated messages and service.
     #![allow(missing_docs, clippy::all, clippy::pedantic)]
     // Generated from proto/*.proto by tonic-build and checked in, so that
-    // building needs no protoc; `tests/generated.rs` fails when it drifts
-    // from the .proto files (TESSERA_REGEN_PROTO=1 rewrites it).
+    // building needs no protoc; `tests/generated.rs` fails when its stamp
+    // no longer matches the .proto files or the code, and with
+    // `--features regen` and TESSERA_REGEN_PROTO=1 rewrites it.
     include!("gen/apipb.rs");
 }
 #[cfg(feature = "server")]
