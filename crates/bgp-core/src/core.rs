@@ -71,19 +71,31 @@ pub const OUT_QUEUE_LOW: u64 = OUT_QUEUE_LIMIT / 4;
 /// doubled (a)'s and (c10)'s convergence times, ADR 0004).
 pub const CROWDED_SESSIONS: usize = 16;
 
-/// Best-path changes at which a crowded core (more than
-/// [`CROWDED_SESSIONS`] busy sessions at its last flush) runs its export
-/// round without waiting for the pacer ([`RibCore::round_due`]). Large
-/// rounds span several sessions' routes: each member of an update group
-/// then drains a batch of its own (its own routes left out), few batches
-/// are equal, and every member's encoding is queued at once. Rounds of
-/// about one drain step less a generator's routes let most members share
-/// one encoding (issue 17, scenario (c30): sessions per encoded buffer
-/// 1.6 -> 3.7, peak RSS 126 -> 97 MiB, CPU-s -17 %; BENCHMARKS "(c30) why
-/// worker-pool peaks at 102 MiB"). Not below that crowd: with a few
-/// sessions, small rounds coalesce less and send more UPDATEs (scenario
-/// (b): +30-40 % messages when every core capped its rounds).
-pub const CROWDED_ROUND: usize = 768;
+/// Best-path changes at which an export round of new prefixes runs
+/// without waiting for the pacer ([`RibCore::round_due`]); changes of
+/// known prefixes wait for the pacer, which coalesces them.
+///
+/// * A RIB thread or part that lags behind its input (ten sessions
+///   feeding it, scenario (c10)) otherwise runs its bursts to
+///   `MAX_CHANGED` (32k changes). Rounds of 768 cost less per prefix:
+///   in (c10), -26 % CPU-s and -25 % time for the default, -20 % and
+///   -25 % for sequential; in process, 32k-change rounds cost 1.2x
+///   what 768-change rounds cost per prefix (`examples/round_size.rs`;
+///   docs/BENCHMARKS.md "Export rounds of new prefixes at 768 changes on
+///   every core"). The likely reason, not confirmed (no hardware
+///   counters): the export finds the Loc-RIB entries the import of a
+///   small round touched still in the cache.
+/// * Only nearly pure rounds of new prefixes (7/8) outside a crowd: with
+///   half, ten feeds of the same prefixes (scenario (b)) sent 16 % more
+///   UPDATEs for 10 % more CPU-s.
+/// * Crowded cores (many exporting sessions) were the first to get the
+///   rule, for update groups: large rounds span several sessions' routes,
+///   so each member of a group drains a batch of its own (its own routes
+///   left out), few batches are equal, and every member's encoding is
+///   queued at once. Rounds of about one drain step less a generator's
+///   routes let most members share one encoding (scenario (c30): sessions
+///   per encoded buffer 1.6 -> 3.7, peak RSS 126 -> 97 MiB, CPU-s -17 %).
+pub const NEW_PREFIX_ROUND: usize = 768;
 
 /// Prefixes taken from an Adj-RIB-Out part at a time while a flush fills
 /// the room left in the session's queue.
@@ -642,18 +654,25 @@ impl RibCore {
     }
 
     /// Whether the export round should run now, whatever its pacing says:
-    /// the core is crowded (more than [`CROWDED_SESSIONS`] busy sessions
-    /// at its last flush), [`CROWDED_ROUND`] best-path changes wait, and
-    /// most of them are new prefixes (the tables grew by at least half as
-    /// many since the last round began). Changes of known prefixes are
-    /// left to the pacer: waiting coalesces them (a prefix announced by
-    /// ten feeders is exported once), which capped rounds did not
-    /// (scenario (g), a route server with 100 clients: +40 % CPU-s).
+    /// [`NEW_PREFIX_ROUND`] best-path changes wait and nearly all of them
+    /// are new prefixes: the tables grew by at least 7/8 as many since the
+    /// last round began, or by half as many in a crowded core (more than
+    /// [`CROWDED_SESSIONS`] busy sessions at its last flush). Changes of
+    /// known prefixes are left to the pacer: waiting coalesces them (a
+    /// prefix announced by ten feeders is exported once), which capped
+    /// rounds did not (scenario (g), a route server with 100 clients:
+    /// +40 % CPU-s; see [`NEW_PREFIX_ROUND`] for scenario (b)).
     pub fn round_due(&self) -> bool {
         let pending = self.pending_changes();
-        self.busy_sessions > CROWDED_SESSIONS
-            && pending >= CROWDED_ROUND
-            && self.prefix_total().saturating_sub(self.round_prefixes) * 2 >= pending
+        if pending < NEW_PREFIX_ROUND {
+            return false;
+        }
+        let new = self.prefix_total().saturating_sub(self.round_prefixes);
+        if self.busy_sessions > CROWDED_SESSIONS {
+            new * 2 >= pending
+        } else {
+            new * 8 >= pending * 7
+        }
     }
 
     /// Prefixes in the unicast and multicast tables of this core.

@@ -89,8 +89,8 @@ pub mod views;
 #[doc(hidden)]
 pub use crate::core::{arrival_order, arrival_order_pairs, ArrivalScratch};
 pub use crate::core::{
-    best_change, best_next_hop, route_refresh, OutQueue, RibCore, RibCounters, CROWDED_ROUND,
-    CROWDED_SESSIONS, ENHANCED_REFRESH_STALE, GR_STALE_PATH_TIME, OUT_QUEUE_LIMIT, OUT_QUEUE_LOW,
+    best_change, best_next_hop, route_refresh, OutQueue, RibCore, RibCounters, CROWDED_SESSIONS,
+    ENHANCED_REFRESH_STALE, GR_STALE_PATH_TIME, NEW_PREFIX_ROUND, OUT_QUEUE_LIMIT, OUT_QUEUE_LOW,
 };
 pub use aggregate::{covers, Aggregate};
 pub use bytes::Bytes;

@@ -330,16 +330,16 @@ fn take_each(h: &mut Harness, last: u16) -> Vec<(usize, Vec<Prefix>, usize)> {
     each
 }
 
-/// A core that saw more than [`bgp_core::CROWDED_SESSIONS`] busy sessions
-/// at its last flush wants its export round once
-/// [`bgp_core::CROWDED_ROUND`] best-path changes wait
-/// new prefixes wait (`RibCore::round_due`, which the RIB thread obeys
-/// instead of its pacer); with one session fewer, or for changes of known
-/// prefixes, it leaves the round to the pacer.
+/// A core wants its export round once [`bgp_core::NEW_PREFIX_ROUND`]
+/// best-path changes of new prefixes wait (`RibCore::round_due`, which the
+/// RIB thread obeys instead of its pacer): nearly all new with few
+/// sessions, at least half with more than [`bgp_core::CROWDED_SESSIONS`]
+/// busy ones; changes of known prefixes are left to the pacer however
+/// many wait.
 #[test]
-fn a_crowded_core_wants_its_round_at_a_size() {
-    use bgp_core::{CROWDED_ROUND, CROWDED_SESSIONS};
-    for receivers in [CROWDED_SESSIONS as u16, CROWDED_SESSIONS as u16 + 1] {
+fn a_core_wants_its_round_of_new_prefixes_at_a_size() {
+    use bgp_core::{CROWDED_SESSIONS, NEW_PREFIX_ROUND};
+    for receivers in [1, CROWDED_SESSIONS as u16 + 1] {
         let crowded = usize::from(receivers) > CROWDED_SESSIONS;
         let now = Instant(0);
         let mut hs = two_parts_of_sessions(1..=receivers + 1);
@@ -353,7 +353,7 @@ fn a_crowded_core_wants_its_round_at_a_size() {
         h.core.propagate(now, &mut h.out);
         // A table nobody reads: every receiver keeps bytes unwritten.
         let loaded = load_unique(h, now, 4_000);
-        assert!(loaded > CROWDED_ROUND, "{loaded}");
+        assert!(loaded > NEW_PREFIX_ROUND, "{loaded}");
         h.core.propagate(now, &mut h.out);
         assert_eq!(h.core.pending_changes(), 0);
         assert!(!h.core.round_due(), "nothing waits");
@@ -366,15 +366,15 @@ fn a_crowded_core_wants_its_round_at_a_size() {
             }
             assert_eq!(
                 h.core.round_due(),
-                crowded && changed >= CROWDED_ROUND,
+                changed >= NEW_PREFIX_ROUND,
                 "{receivers} receivers, {changed} changes"
             );
             h.announce(now, 1, &[p], &[&format!("path=65001,{}", 200_000 + k)]);
             changed += 1;
             assert_eq!(h.core.pending_changes(), changed);
         }
-        assert!(changed >= CROWDED_ROUND, "{changed}");
-        assert_eq!(h.core.round_due(), crowded, "{receivers} receivers");
+        assert!(changed >= NEW_PREFIX_ROUND, "{changed}");
+        assert!(h.core.round_due(), "{receivers} receivers");
         // Known prefixes changing (a longer path): left to the pacer,
         // which coalesces them, however many wait.
         h.core.propagate(now, &mut h.out);
@@ -393,7 +393,39 @@ fn a_crowded_core_wants_its_round_at_a_size() {
             changed += 1;
         }
         assert_eq!(h.core.pending_changes(), changed);
-        assert!(changed >= CROWDED_ROUND);
+        assert!(changed >= NEW_PREFIX_ROUND);
         assert!(!h.core.round_due(), "{receivers} receivers, known prefixes");
+        // Mixed: due once the new prefixes are at least 7/8 of what waits,
+        // or half in a crowded core.
+        let cases = [
+            (1_000, 1_000, crowded),
+            (1_000, 1_001, false),
+            (875, 125, true),
+            (874, 126, crowded),
+        ];
+        for (i, (new_n, known_n, due)) in cases.into_iter().enumerate() {
+            h.core.propagate(now, &mut h.out);
+            let owned = |k: &u32| h.core.part.owns(&host_prefix(*k));
+            // New prefixes: each case its own (11.1.0.0, 11.2.0.0, ...).
+            let from = 65_536 * (i as u32 + 1);
+            let new: Vec<u32> = (from..).filter(owned).take(new_n).collect();
+            let known: Vec<u32> = (0..4_000).filter(owned).take(known_n).collect();
+            for j in 0..new_n.max(known_n) {
+                if let Some(k) = known.get(j) {
+                    let path = format!("path=65001,{},{}", 65_100 + i, 200_000 + k);
+                    h.announce(now, 1, &[host_prefix(*k)], &[path.as_str()]);
+                }
+                if let Some(n) = new.get(j) {
+                    let path = format!("path=65001,{}", 300_000 + n);
+                    h.announce(now, 1, &[host_prefix(*n)], &[path.as_str()]);
+                }
+            }
+            assert_eq!(h.core.pending_changes(), new_n + known_n);
+            assert_eq!(
+                h.core.round_due(),
+                due,
+                "{receivers} receivers: {new_n} new, {known_n} known"
+            );
+        }
     }
 }

@@ -636,7 +636,7 @@ pub fn run(mut rx: Receiver<RibMsg>, mut st: RibState, inflow: std::sync::Arc<In
     let mut dirty = false;
     loop {
         let msg = if dirty {
-            // A crowded core's round is due at a size, not a time
+            // A round of mostly new prefixes is due at a size, not a time
             // (`RibCore::round_due`).
             let wait = if st.core.round_due() {
                 Duration::ZERO
