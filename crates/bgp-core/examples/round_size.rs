@@ -6,7 +6,8 @@
 //! Prints the thread's CPU time per prefix for each R, the sizes
 //! interleaved over the reps:
 //! `taskset -c 1 target/release/examples/round_size [N] [REPS] [R,R,...]`.
-//! A lagging RIB thread's rounds are `MAX_CHANGED` (32k) in the daemon.
+//! Before `NEW_PREFIX_ROUND` applied to every core, a RIB thread that
+//! lagged behind its input ran rounds of up to `MAX_CHANGED` (32k).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -88,11 +89,12 @@ fn main() {
             Prefix::V4(base::Prefix4::new(a, 24).expect("prefix"))
         })
         .collect();
+    // Distinct by construction; an odd multiplier is a bijection, so the
+    // order is a permutation of them.
     prefixes.sort_unstable_by_key(|p| match p {
         Prefix::V4(q) => q.addr_bits().wrapping_mul(0x2545_f491),
         Prefix::V6(_) => 0,
     });
-    prefixes.dedup();
     let h = common::Harness::with_peers_up(Part::WHOLE, at(0), &[1, 2]);
     let meta = h.meta(1).clone();
     let updates: Vec<DecodedUpdate> = prefixes
