@@ -11,7 +11,6 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
 
 use base::{Instant, Prefix};
 use bgp_core::{DecodedUpdate, Part, RibInput};
@@ -20,36 +19,24 @@ use bgp_rib::PeerId;
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-fn at(ms: u64) -> Instant {
-    Instant::ZERO + Duration::from_millis(ms)
-}
+/// The time of every call: nothing here depends on it (no MRAI, no
+/// deferral).
+const NOW: Instant = Instant::ZERO;
 
 fn run(updates: &[DecodedUpdate], round: usize) -> (f64, usize) {
-    let mut h = common::Harness::with_peers_up(Part::WHOLE, at(0), &[1, 2]);
+    let mut h = common::Harness::with_peers_up(Part::WHOLE, NOW, &[1, 2]);
     h.core.want_best = false;
     let cpu = base::thread_cpu_time().expect("thread CPU clock");
     let mut sent = 0usize;
+    // A round, then the monitor's writer takes all it was handed.
     let mut flush = |h: &mut common::Harness| {
-        h.core.propagate(at(1), &mut h.out);
-        for o in std::mem::take(&mut h.out.out) {
-            if let bgp_core::Output::Send {
-                peer,
-                bytes,
-                markers,
-            } = o
-            {
-                if let Some((_, st)) = h.statuses.iter().find(|(n, _)| *n == peer.0) {
-                    st.hand_over(bytes, markers, |b| sent += b.len());
-                }
-            }
-        }
-        for (_, st) in &h.statuses {
-            st.out_queued_bytes.store(0, Ordering::Relaxed);
-        }
+        h.core.propagate(NOW, &mut h.out);
+        sent += h.handed_to(2).len();
+        h.status(2).out_queued_bytes.store(0, Ordering::Relaxed);
     };
     for u in updates {
         h.core.handle(
-            at(1),
+            NOW,
             RibInput::Updates {
                 peer: PeerId(1),
                 updates: vec![u.clone()],
@@ -95,7 +82,7 @@ fn main() {
         Prefix::V4(q) => q.addr_bits().wrapping_mul(0x2545_f491),
         Prefix::V6(_) => 0,
     });
-    let h = common::Harness::with_peers_up(Part::WHOLE, at(0), &[1, 2]);
+    let h = common::Harness::with_peers_up(Part::WHOLE, NOW, &[1, 2]);
     let meta = h.meta(1).clone();
     let updates: Vec<DecodedUpdate> = prefixes
         .chunks(3)

@@ -410,15 +410,13 @@ fn a_core_wants_its_round_of_new_prefixes_at_a_size() {
             let from = 65_536 * (i as u32 + 1);
             let new: Vec<u32> = (from..).filter(owned).take(new_n).collect();
             let known: Vec<u32> = (0..4_000).filter(owned).take(known_n).collect();
-            for j in 0..new_n.max(known_n) {
-                if let Some(k) = known.get(j) {
-                    let path = format!("path=65001,{},{}", 65_100 + i, 200_000 + k);
-                    h.announce(now, 1, &[host_prefix(*k)], &[path.as_str()]);
-                }
-                if let Some(n) = new.get(j) {
-                    let path = format!("path=65001,{}", 300_000 + n);
-                    h.announce(now, 1, &[host_prefix(*n)], &[path.as_str()]);
-                }
+            for k in known {
+                let path = format!("path=65001,{},{}", 65_100 + i, 200_000 + k);
+                h.announce(now, 1, &[host_prefix(k)], &[path.as_str()]);
+            }
+            for k in new {
+                let path = format!("path=65001,{}", 300_000 + k);
+                h.announce(now, 1, &[host_prefix(k)], &[path.as_str()]);
             }
             assert_eq!(h.core.pending_changes(), new_n + known_n);
             assert_eq!(
